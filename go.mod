@@ -1,0 +1,3 @@
+module github.com/mpigo/mpi
+
+go 1.24
