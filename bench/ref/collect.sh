@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Run the full Open MPI reference set and write bench/ref/results-<date>.txt.
+#   bench/ref/collect.sh [OUTFILE]
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+out=${1:-$here/results-$(date +%Y-%m-%d).txt}
+run=$here/run.sh
+
+{
+	echo "# Open MPI shared-memory reference for mpigo bench"
+	echo "# date:     $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+	echo "# machine:  nproc=$(nproc), CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), kernel $(uname -r), $(. /etc/os-release; echo "$PRETTY_NAME")"
+	echo "# Open MPI: $(ompi_info --version 2>/dev/null | head -1) ($(dpkg-query -W -f='${Package} ${Version}' openmpi-bin 2>/dev/null || true))"
+	echo "# mpicc:    $(mpicc --version | head -1)"
+	echo "# vader:    $(ompi_info --param btl vader --level 9 --parsable | grep -E 'single_copy_mechanism:value|btl_vader_eager_limit:value|max_send_size:value' | sed 's/mca:btl:vader:param://' | tr '\n' ' ')"
+	echo "# build:    mpicc -O2 -Wall -o osu_like bench/ref/osu_like.c (by run.sh)"
+	echo "# Each section below starts with the exact mpirun command (from run.sh), then the raw output."
+} >"$out"
+
+section() {
+	echo >>"$out"
+	echo "## bench/ref/run.sh $*" >>"$out"
+	"$run" "$@" >>"$out" 2>&1
+}
+
+section latency
+section bw
+section bw -rbuf-per-slot
+section bibw
+section bibw -rbuf-per-slot
+for n in 2 4; do
+	section -n "$n" allreduce
+	section -n "$n" bcast
+	section -n "$n" barrier
+done
+section netpipe -p 0 -u 4194304
+
+# Repeatability: the key sizes three more times each (runs vary by ~10-20%).
+echo >>"$out"
+echo "# ---- repeats of key sizes (3 runs each) ----" >>"$out"
+for rep in 1 2 3; do
+	section latency -sizes 8,4194304
+	section bw -sizes 4194304:4194304
+	section bw -sizes 4194304:4194304 -rbuf-per-slot
+	section bibw -sizes 4194304:4194304
+	section bibw -sizes 4194304:4194304 -rbuf-per-slot
+	for n in 2 4; do
+		section -n "$n" allreduce -sizes 8,1048576
+		section -n "$n" bcast -sizes 8,1048576
+		section -n "$n" barrier
+	done
+done
+echo "wrote $out"

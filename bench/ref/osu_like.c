@@ -1,0 +1,292 @@
+/*
+ * osu_like: Open MPI reference side for `mpigo bench`.
+ *
+ * Written for the mpigo project; the test definitions mirror cmd/mpigo/bench.go
+ * (OSU-style output, but this is not OSU code).
+ *
+ *   osu_like TEST [-sizes MIN:MAX | -sizes A,B,C] [-iters N] [-rbuf-per-slot]
+ *
+ * TEST: latency, bw, bibw, allreduce, bcast, barrier.
+ * Output: '#' comment lines, then "SIZE VALUE" per size (us, or MB/s with
+ * MB = 10^6 bytes), printed by rank 0.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WINDOW 64
+#define MAX_SIZES 64
+
+enum test { T_LATENCY, T_BW, T_BIBW, T_ALLREDUCE, T_BCAST, T_BARRIER };
+
+static int rank, nranks;
+static int opt_iters;        /* 0: chosen by size */
+static int opt_rbuf_per_slot; /* bw/bibw: one receive buffer per window slot */
+
+static void die(const char *msg)
+{
+    if (rank == 0)
+        fprintf(stderr, "osu_like: %s\n", msg);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+    exit(2);
+}
+
+/* Same rule as benchConfig.iterations in cmd/mpigo/bench.go. */
+static void iterations(long size, int small, int large, int *warm, int *iters)
+{
+    int n = small;
+    if (size > 64L << 10)
+        n = large;
+    if (size >= 1L << 20)
+        n = large / 4 > 10 ? large / 4 : 10;
+    if (opt_iters > 0)
+        n = opt_iters;
+    *iters = n;
+    *warm = n / 10 > 1 ? n / 10 : 1;
+}
+
+/* Page-aligned buffer, touched so that no page fault lands inside the timing. */
+static void *alloc_buf(size_t size)
+{
+    void *p = NULL;
+    if (size == 0)
+        size = 1;
+    if (posix_memalign(&p, 4096, size) != 0)
+        die("posix_memalign failed");
+    memset(p, 'a', size);
+    return p;
+}
+
+static double latency(long size)
+{
+    int warm, iters, i;
+    char *buf = alloc_buf(size);
+    double start = 0;
+    iterations(size, 10000, 1000, &warm, &iters);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (i = 0; i < warm + iters; i++) {
+        if (i == warm)
+            start = MPI_Wtime();
+        if (rank == 0) {
+            MPI_Send(buf, (int)size, MPI_CHAR, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(buf, (int)size, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+            MPI_Recv(buf, (int)size, MPI_CHAR, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(buf, (int)size, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+        }
+    }
+    double el = MPI_Wtime() - start;
+    free(buf);
+    return el * 1e6 / iters / 2;
+}
+
+static double bandwidth(long size, int both)
+{
+    int warm, iters, i, w, nreq;
+    int nrbuf = opt_rbuf_per_slot ? WINDOW : 1;
+    char *sbuf = alloc_buf(size);
+    char *rbuf[WINDOW];
+    char ack[4] = {0};
+    MPI_Request reqs[2 * WINDOW];
+    double start = 0, el;
+
+    for (w = 0; w < nrbuf; w++)
+        rbuf[w] = alloc_buf(size);
+    for (; w < WINDOW; w++)
+        rbuf[w] = rbuf[0]; /* same buffer reused, as OSU does */
+    iterations(size, 100, 20, &warm, &iters);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (i = 0; i < warm + iters; i++) {
+        if (i == warm)
+            start = MPI_Wtime();
+        if (rank > 1)
+            continue;
+        int peer = 1 - rank;
+        nreq = 0;
+        if (rank == 1 || both)
+            for (w = 0; w < WINDOW; w++)
+                MPI_Irecv(rbuf[w], (int)size, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &reqs[nreq++]);
+        if (rank == 0 || both)
+            for (w = 0; w < WINDOW; w++)
+                MPI_Isend(sbuf, (int)size, MPI_CHAR, peer, 2, MPI_COMM_WORLD, &reqs[nreq++]);
+        MPI_Waitall(nreq, reqs, MPI_STATUSES_IGNORE);
+        if (rank == 0)
+            MPI_Recv(ack, 4, MPI_CHAR, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        else
+            MPI_Send(ack, 4, MPI_CHAR, 0, 3, MPI_COMM_WORLD);
+    }
+    el = MPI_Wtime() - start;
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (w = 0; w < nrbuf; w++)
+        free(rbuf[w]);
+    free(sbuf);
+    double bytes = (double)size * WINDOW * iters * (both ? 2 : 1);
+    return bytes / el / 1e6;
+}
+
+/* Average time per call on this rank; returns the max over ranks (on rank 0). */
+static double collective(enum test t, long size)
+{
+    int warm, iters, i;
+    int count = size / 8 > 0 ? (int)(size / 8) : 1;
+    double *in = NULL, *out = NULL;
+    char *bbuf = NULL;
+    double start = 0, avg, maxavg = 0;
+
+    if (t == T_ALLREDUCE) {
+        in = alloc_buf((size_t)count * sizeof(double));
+        out = alloc_buf((size_t)count * sizeof(double));
+        for (i = 0; i < count; i++)
+            in[i] = 1.0;
+    } else if (t == T_BCAST) {
+        bbuf = alloc_buf(size);
+    }
+    iterations(size, 1000, 100, &warm, &iters);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (i = 0; i < warm + iters; i++) {
+        if (i == warm)
+            start = MPI_Wtime();
+        switch (t) {
+        case T_ALLREDUCE:
+            MPI_Allreduce(in, out, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            break;
+        case T_BCAST:
+            MPI_Bcast(bbuf, (int)size, MPI_CHAR, 0, MPI_COMM_WORLD);
+            break;
+        default:
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+    }
+    avg = (MPI_Wtime() - start) * 1e6 / iters;
+    MPI_Reduce(&avg, &maxavg, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    free(in);
+    free(out);
+    free(bbuf);
+    return maxavg;
+}
+
+static int parse_sizes(const char *s, long *out)
+{
+    int n = 0;
+    const char *colon = strchr(s, ':');
+    if (colon) {
+        char *end;
+        long lo = strtol(s, &end, 10), hi;
+        if (end != colon)
+            return -1;
+        hi = strtol(colon + 1, &end, 10);
+        if (*end || lo < 0 || hi < lo)
+            return -1;
+        if (lo == 0) {
+            out[n++] = 0;
+            lo = 1;
+        }
+        for (long v = lo; v <= hi && n < MAX_SIZES; v *= 2)
+            out[n++] = v;
+        return n;
+    }
+    while (*s && n < MAX_SIZES) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 0 || (*end && *end != ','))
+            return -1;
+        out[n++] = v;
+        s = *end ? end + 1 : end;
+    }
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *names[] = {"latency", "bw", "bibw", "allreduce", "bcast", "barrier"};
+    enum test t = T_LATENCY;
+    const char *spec = NULL;
+    long sizes[MAX_SIZES];
+    int nsizes, i, found = 0;
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len, major, minor, release = 0;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+
+    if (argc < 2)
+        die("usage: osu_like latency|bw|bibw|allreduce|bcast|barrier [-sizes MIN:MAX|A,B,...] [-iters N] [-rbuf-per-slot]");
+    for (i = 0; i < 6; i++)
+        if (strcmp(argv[1], names[i]) == 0) {
+            t = (enum test)i;
+            found = 1;
+        }
+    if (!found)
+        die("unknown test (want latency, bw, bibw, allreduce, bcast or barrier)");
+    for (i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (a[0] == '-' && a[1] == '-')
+            a++; /* accept --flag as well as -flag */
+        if (strcmp(a, "-sizes") == 0 && i + 1 < argc)
+            spec = argv[++i];
+        else if (strcmp(a, "-iters") == 0 && i + 1 < argc)
+            opt_iters = atoi(argv[++i]);
+        else if (strcmp(a, "-rbuf-per-slot") == 0)
+            opt_rbuf_per_slot = 1;
+        else
+            die("bad argument");
+    }
+    if (!spec)
+        spec = (t == T_ALLREDUCE || t == T_BCAST) ? "8:1048576" : t == T_BARRIER ? "0" : "1:4194304";
+    if (t == T_BARRIER)
+        spec = "0";
+    nsizes = parse_sizes(spec, sizes);
+    if (nsizes <= 0)
+        die("bad -sizes (want MIN:MAX or a comma list)");
+    if (nranks < 2 && (t == T_LATENCY || t == T_BW || t == T_BIBW))
+        die("this test needs at least 2 ranks");
+
+#if defined(OMPI_MAJOR_VERSION)
+    major = OMPI_MAJOR_VERSION;
+    minor = OMPI_MINOR_VERSION;
+    release = OMPI_RELEASE_VERSION;
+    (void)len;
+    MPI_Get_library_version(lib, &len);
+#else
+    MPI_Get_version(&major, &minor);
+    MPI_Get_library_version(lib, &len);
+#endif
+    if (rank == 0) {
+        printf("# osu_like %s\n", names[t]);
+#if defined(OMPI_MAJOR_VERSION)
+        printf("# Open MPI %d.%d.%d, %d ranks%s\n", major, minor, release, nranks,
+               (t == T_BW || t == T_BIBW) ? (opt_rbuf_per_slot ? ", rbuf per window slot" : ", one rbuf") : "");
+#else
+        printf("# %s (MPI %d.%d), %d ranks\n", strtok(lib, "\n"), major, minor, nranks);
+#endif
+        printf("# %-10s %s\n", "Size", (t == T_BW || t == T_BIBW) ? "Bandwidth (MB/s)" : "Latency (us)");
+        fflush(stdout);
+    }
+    for (i = 0; i < nsizes; i++) {
+        double v;
+        long size = sizes[i];
+        if (size > 0x7fffffffL)
+            die("size too large");
+        switch (t) {
+        case T_LATENCY:
+            v = latency(size);
+            break;
+        case T_BW:
+            v = bandwidth(size, 0);
+            break;
+        case T_BIBW:
+            v = bandwidth(size, 1);
+            break;
+        default:
+            v = collective(t, size);
+        }
+        if (rank == 0) {
+            printf("%-12ld %.2f\n", size, v);
+            fflush(stdout);
+        }
+    }
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,364 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mpigo/mpi"
+)
+
+const benchUsage = `Usage: mpigo bench TEST [flags]
+
+Tests (output follows the OSU micro-benchmarks: '#' comment lines, then
+"SIZE VALUE" per message size):
+  latency    half the round trip of a blocking ping-pong between ranks 0 and 1 (us)
+  bw         rank 0 sends windows of 64 non-blocking messages to rank 1,
+             which acknowledges each window (MB/s, MB = 10^6 bytes)
+  bibw       like bw, in both directions at once (MB/s, both directions counted)
+  allreduce  Allreduce of SIZE bytes of float64 with Sum (us, slowest rank's average)
+  bcast      Bcast of SIZE bytes from rank 0 (us)
+  barrier    Barrier (us; one line with size 0)
+
+Flags:
+`
+
+type benchConfig struct {
+	test      string
+	n         int
+	transport string
+	sizes     []int
+	iters     int
+	api       string
+	out       io.Writer
+}
+
+func bench(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fmt.Fprint(stderr, benchUsage)
+		benchFlags(&benchConfig{}, stderr).PrintDefaults()
+		return 2
+	}
+	cfg := &benchConfig{test: args[0], out: stdout}
+	fs := benchFlags(cfg, stderr)
+	sizes := fs.Lookup("sizes")
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mpigo bench: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	var err error
+	spec := sizes.Value.String()
+	if spec == "" {
+		spec = defaultSizes(cfg.test)
+	}
+	if cfg.sizes, err = parseSizes(spec); err != nil {
+		fmt.Fprintf(stderr, "mpigo bench: -sizes %q: %v\n", spec, err)
+		return 2
+	}
+	if err := runBench(cfg); err != nil {
+		fmt.Fprintf(stderr, "mpigo bench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func benchFlags(cfg *benchConfig, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, benchUsage); fs.PrintDefaults() }
+	fs.IntVar(&cfg.n, "n", 2, "number of ranks")
+	fs.StringVar(&cfg.transport, "transport", "inproc", "transport between ranks: inproc (goroutine ranks)")
+	fs.String("sizes", "", "message sizes in bytes: a list (8,1024) or MIN:MAX (powers of two)")
+	fs.IntVar(&cfg.iters, "iters", 0, "iterations per size (0: chosen by size)")
+	fs.StringVar(&cfg.api, "api", "typed", "API to measure: typed (mpi.Send[T]) or raw (c.Send(buf, count, dt, ...))")
+	return fs
+}
+
+func defaultSizes(test string) string {
+	switch test {
+	case "allreduce", "bcast":
+		return "8:1048576"
+	case "barrier":
+		return "0"
+	}
+	return "1:4194304"
+}
+
+func parseSizes(s string) ([]int, error) {
+	if lo, hi, ok := strings.Cut(s, ":"); ok {
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := strconv.Atoi(hi)
+		if err1 != nil || err2 != nil || a < 0 || b < a {
+			return nil, errors.New("want MIN:MAX with 0 <= MIN <= MAX")
+		}
+		var out []int
+		if a == 0 {
+			out = append(out, 0)
+			a = 1
+		}
+		for v := a; v <= b; v *= 2 {
+			out = append(out, v)
+		}
+		return out, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 0 {
+			return nil, fmt.Errorf("bad size %q", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// iterations returns the warm-up and timed iterations for a size.
+func (b *benchConfig) iterations(size int, small, large int) (warm, iters int) {
+	iters = small
+	if size > 64<<10 {
+		iters = large
+	}
+	if size >= 1<<20 {
+		iters = max(large/4, 10)
+	}
+	if b.iters > 0 {
+		iters = b.iters
+	}
+	return max(iters/10, 1), iters
+}
+
+func runBench(b *benchConfig) error {
+	if b.transport != "inproc" {
+		return fmt.Errorf("transport %q is not available in this build (available: inproc)", b.transport)
+	}
+	if b.api != "typed" && b.api != "raw" {
+		return fmt.Errorf("-api %q: want typed or raw", b.api)
+	}
+	var body func(c *mpi.Comm, size int) (float64, error)
+	unit := "Latency (us)"
+	switch b.test {
+	case "latency":
+		body = b.latency
+	case "bw":
+		body, unit = b.bw, "Bandwidth (MB/s)"
+	case "bibw":
+		body, unit = b.bibw, "Bandwidth (MB/s)"
+	case "allreduce":
+		body = b.allreduce
+	case "bcast":
+		body = b.bcast
+	case "barrier":
+		body = b.barrier
+	default:
+		return fmt.Errorf("unknown test %q (want latency, bw, bibw, allreduce, bcast or barrier)", b.test)
+	}
+	if b.n < 2 && (b.test == "latency" || b.test == "bw" || b.test == "bibw") {
+		return fmt.Errorf("%s needs at least 2 ranks", b.test)
+	}
+	fmt.Fprintf(b.out, "# mpigo bench %s\n", b.test)
+	fmt.Fprintf(b.out, "# mpigo %s, transport %s, %d ranks, api %s, %s, GOMAXPROCS %d\n", mpi.Version, b.transport, b.n, b.api, runtime.Version(), runtime.GOMAXPROCS(0))
+	fmt.Fprintf(b.out, "# %-10s %s\n", "Size", unit)
+	return mpi.Run(b.n, func(world *mpi.Comm) error {
+		for _, size := range b.sizes {
+			v, err := body(world, size)
+			if err != nil {
+				return fmt.Errorf("size %d: %w", size, err)
+			}
+			if world.Rank() == 0 {
+				fmt.Fprintf(b.out, "%-12d %.2f\n", size, v)
+			}
+		}
+		return nil
+	})
+}
+
+func (b *benchConfig) send(c *mpi.Comm, buf []byte, dest, tag int) error {
+	if b.api == "raw" {
+		return c.Send(buf, len(buf), mpi.Byte, dest, tag)
+	}
+	return mpi.Send(c, buf, dest, tag)
+}
+
+func (b *benchConfig) recv(c *mpi.Comm, buf []byte, src, tag int) error {
+	if b.api == "raw" {
+		_, err := c.Recv(buf, len(buf), mpi.Byte, src, tag)
+		return err
+	}
+	_, err := mpi.RecvInto(c, buf, src, tag)
+	return err
+}
+
+func (b *benchConfig) isend(c *mpi.Comm, buf []byte, dest, tag int) (*mpi.Request, error) {
+	if b.api == "raw" {
+		return c.Isend(buf, len(buf), mpi.Byte, dest, tag)
+	}
+	return mpi.Isend(c, buf, dest, tag)
+}
+
+func (b *benchConfig) irecv(c *mpi.Comm, buf []byte, src, tag int) (*mpi.Request, error) {
+	if b.api == "raw" {
+		return c.Irecv(buf, len(buf), mpi.Byte, src, tag)
+	}
+	return mpi.IrecvInto(c, buf, src, tag)
+}
+
+func (b *benchConfig) latency(c *mpi.Comm, size int) (float64, error) {
+	buf := make([]byte, size)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	warm, iters := b.iterations(size, 10000, 1000)
+	if err := mpi.Barrier(c); err != nil {
+		return 0, err
+	}
+	var start time.Time
+	for i := 0; i < warm+iters; i++ {
+		if i == warm {
+			start = time.Now()
+		}
+		switch c.Rank() {
+		case 0:
+			if err := b.send(c, buf, 1, 1); err != nil {
+				return 0, err
+			}
+			if err := b.recv(c, buf, 1, 1); err != nil {
+				return 0, err
+			}
+		case 1:
+			if err := b.recv(c, buf, 0, 1); err != nil {
+				return 0, err
+			}
+			if err := b.send(c, buf, 0, 1); err != nil {
+				return 0, err
+			}
+		}
+	}
+	el := time.Since(start)
+	return float64(el.Nanoseconds()) / 1e3 / float64(iters) / 2, nil
+}
+
+const window = 64
+
+func (b *benchConfig) bw(c *mpi.Comm, size int) (float64, error) {
+	return b.bandwidth(c, size, false)
+}
+
+func (b *benchConfig) bibw(c *mpi.Comm, size int) (float64, error) {
+	return b.bandwidth(c, size, true)
+}
+
+func (b *benchConfig) bandwidth(c *mpi.Comm, size int, both bool) (float64, error) {
+	sbuf := make([]byte, size)
+	rbufs := make([][]byte, window)
+	for i := range rbufs {
+		rbufs[i] = make([]byte, size) // one buffer per window slot, as osu_bw does
+	}
+	ack := make([]byte, 4)
+	warm, iters := b.iterations(size, 100, 20)
+	reqs := make([]*mpi.Request, 0, 2*window)
+	if err := mpi.Barrier(c); err != nil {
+		return 0, err
+	}
+	me := c.Rank()
+	var start time.Time
+	for i := 0; i < warm+iters; i++ {
+		if i == warm {
+			start = time.Now()
+		}
+		if me > 1 {
+			continue
+		}
+		peer := 1 - me
+		reqs = reqs[:0]
+		if me == 1 || both {
+			for w := 0; w < window; w++ {
+				r, err := b.irecv(c, rbufs[w], peer, 2)
+				if err != nil {
+					return 0, err
+				}
+				reqs = append(reqs, r)
+			}
+		}
+		if me == 0 || both {
+			for w := 0; w < window; w++ {
+				r, err := b.isend(c, sbuf, peer, 2)
+				if err != nil {
+					return 0, err
+				}
+				reqs = append(reqs, r)
+			}
+		}
+		ws := make([]mpi.Waiter, len(reqs))
+		for k, r := range reqs {
+			ws[k] = r
+		}
+		if err := mpi.WaitAll(ws...); err != nil {
+			return 0, err
+		}
+		if me == 0 {
+			if err := b.recv(c, ack, 1, 3); err != nil {
+				return 0, err
+			}
+		} else {
+			if err := b.send(c, ack, 0, 3); err != nil {
+				return 0, err
+			}
+		}
+	}
+	el := time.Since(start).Seconds()
+	bytes := float64(size) * window * float64(iters)
+	if both {
+		bytes *= 2
+	}
+	if err := mpi.Barrier(c); err != nil {
+		return 0, err
+	}
+	return bytes / el / 1e6, nil
+}
+
+// collective times body and returns the slowest rank's average in us.
+func (b *benchConfig) collective(c *mpi.Comm, size int, body func() error) (float64, error) {
+	warm, iters := b.iterations(size, 1000, 100)
+	if err := mpi.Barrier(c); err != nil {
+		return 0, err
+	}
+	var start time.Time
+	for i := 0; i < warm+iters; i++ {
+		if i == warm {
+			start = time.Now()
+		}
+		if err := body(); err != nil {
+			return 0, err
+		}
+	}
+	avg := float64(time.Since(start).Nanoseconds()) / 1e3 / float64(iters)
+	return mpi.Allreduce(c, avg, mpi.Max[float64]())
+}
+
+func (b *benchConfig) allreduce(c *mpi.Comm, size int) (float64, error) {
+	v := make([]float64, max(size/8, 1))
+	out := make([]float64, len(v))
+	return b.collective(c, size, func() error {
+		return mpi.AllreduceSliceInto(c, v, out, mpi.Sum[float64]())
+	})
+}
+
+func (b *benchConfig) bcast(c *mpi.Comm, size int) (float64, error) {
+	v := make([]byte, size)
+	return b.collective(c, size, func() error {
+		_, err := mpi.Bcast(c, v, 0)
+		return err
+	})
+}
+
+func (b *benchConfig) barrier(c *mpi.Comm, size int) (float64, error) {
+	return b.collective(c, size, func() error { return mpi.Barrier(c) })
+}

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+
+	"github.com/mpigo/mpi"
+)
+
+func info(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("info", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg := mpi.DefaultConfig()
+	fmt.Fprintf(stdout, "mpigo %s (MPI %d.%d semantics)\n", mpi.Version, mpi.StandardVersion, mpi.StandardSubversion)
+	fmt.Fprintf(stdout, "go:          %s %s/%s, GOMAXPROCS=%d\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
+	fmt.Fprintf(stdout, "transports:  self (a rank to itself), inproc (goroutine ranks, single copy)\n")
+	fmt.Fprintf(stdout, "thread level: multiple (every call is safe from any goroutine)\n")
+	fmt.Fprintf(stdout, "tunables:\n")
+	fmt.Fprintf(stdout, "  MPIGO_EAGER_LIMIT = %d bytes (largest eager message; larger ones use rendezvous)\n", cfg.EagerLimit)
+	fmt.Fprintf(stdout, "  MPIGO_NP          = ranks a program started without a launcher runs as goroutines (default 1)\n")
+	fmt.Fprintf(stdout, "limits:\n")
+	fmt.Fprintf(stdout, "  tag upper bound   = %d\n", mpi.TagUB)
+	fmt.Fprintf(stdout, "  bsend overhead    = %d bytes\n", mpi.BsendOverhead)
+	return 0
+}

@@ -1,0 +1,44 @@
+// Command mpigo runs and measures mpigo programs.
+//
+//	mpigo bench TEST [flags]   micro-benchmarks in the style of the OSU suite
+//	mpigo info                 version, transports and tunables
+//
+// Run "mpigo help" for details.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `mpigo: MPI for Go
+
+Usage:
+  mpigo bench TEST [flags]   run a micro-benchmark (TEST: latency, bw, bibw,
+                             allreduce, bcast, barrier); "mpigo bench -h" for flags
+  mpigo info                 print the version, transports and tunables
+  mpigo help                 print this message
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "bench":
+		return bench(args[1:], stdout, stderr)
+	case "info":
+		return info(args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "mpigo: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}

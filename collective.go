@@ -1,0 +1,441 @@
+package mpi
+
+import (
+	"unsafe"
+
+	"github.com/mpigo/mpi/internal/coll"
+)
+
+// This file is the typed collective layer. Values become bytes as in the
+// point-to-point layer; the algorithms in internal/coll move them over the
+// communicator's private collective context.
+
+func (c *Comm) checkRoot(op string, root int) error {
+	if err := c.check(op); err != nil {
+		return err
+	}
+	if root < 0 || root >= len(c.group) {
+		return c.handle(c.errorf(op, ErrRoot, loc{}, "root %d is not a rank of %s (size %d)", root, c.Name(), len(c.group)))
+	}
+	return nil
+}
+
+func (c *Comm) collErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := err.(*Error); ok {
+		return c.handle(err)
+	}
+	return c.handle(c.errorf(op, ErrOther, loc{}, "%v", err))
+}
+
+func checkOp[T any](c *Comm, op string, o Op[T]) error {
+	if err := c.check(op); err != nil {
+		return err
+	}
+	if !o.valid() {
+		return c.handle(c.errorf(op, ErrOp, loc{}, "zero Op: make one with NewOp or use a predefined one such as Sum"))
+	}
+	return nil
+}
+
+// ownBytes returns the bytes of v in memory that belongs to the caller.
+func ownBytes[T any](t typeInfo, v *T) ([]byte, error) {
+	b, err := viewBytes(t, v, nil)
+	if err != nil {
+		return nil, err
+	}
+	if t.shape == shapePlainSlice || t.shape == shapeString {
+		b = append([]byte(nil), b...)
+	}
+	return b, nil
+}
+
+// valueCombine folds whole values with op.fn.
+func valueCombine[T any](t typeInfo, op Op[T]) coll.Combine {
+	return func(acc, in []byte, accFirst bool) ([]byte, error) {
+		var a, b T
+		if err := fromBytes(t, acc, &a); err != nil {
+			return nil, err
+		}
+		if err := fromBytes(t, in, &b); err != nil {
+			return nil, err
+		}
+		var r T
+		if accFirst {
+			r = op.fn(a, b)
+		} else {
+			r = op.fn(b, a)
+		}
+		return ownBytes(t, &r)
+	}
+}
+
+// alignedView returns b as []E, copying into aligned memory if b is not
+// aligned for E, and the bytes backing the view.
+func alignedView[E any](t typeInfo, b []byte) ([]E, []byte) {
+	var s []E
+	if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%uintptr(t.align) != 0 {
+		nb := make([]E, len(b)/t.size)
+		copy(unsafeBytes(nb, t.size), b)
+		return nb, unsafeBytes(nb, t.size)
+	}
+	if len(b) == 0 {
+		return s, b
+	}
+	return unsafe.Slice((*E)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/t.size), b
+}
+
+func unsafeBytes[E any](s []E, size int) []byte {
+	if len(s) == 0 {
+		return []byte{}
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*size)
+}
+
+// sliceCombine folds slices elementwise with op.
+func sliceCombine[E any](op Op[E]) coll.Combine {
+	t := typeOf[E]()
+	if t.shape != shapePlain {
+		ts := typeOf[[]E]()
+		return func(acc, in []byte, accFirst bool) ([]byte, error) {
+			var a, b []E
+			if err := fromBytes(ts, acc, &a); err != nil {
+				return nil, err
+			}
+			if err := fromBytes(ts, in, &b); err != nil {
+				return nil, err
+			}
+			if len(a) != len(b) {
+				return nil, errLen(len(a), len(b))
+			}
+			op.apply(a, b, accFirst)
+			return ownBytes(ts, &a)
+		}
+	}
+	return func(acc, in []byte, accFirst bool) ([]byte, error) {
+		if len(acc) != len(in) {
+			return nil, errLen(len(acc)/t.size, len(in)/t.size)
+		}
+		a, ab := alignedView[E](t, acc)
+		b, _ := alignedView[E](t, in)
+		op.apply(a, b, accFirst)
+		return ab, nil
+	}
+}
+
+type lenError struct{ a, b int }
+
+func (e lenError) Error() string {
+	return "ranks passed slices of different lengths (" + itoa(e.a) + " and " + itoa(e.b) + ")"
+}
+
+func errLen(a, b int) error { return lenError{a, b} }
+
+// Barrier returns only when every rank of c has called it (MPI_Barrier).
+func Barrier(c *Comm) error {
+	if err := c.check("Barrier"); err != nil {
+		return err
+	}
+	return c.collErr("Barrier", coll.Barrier(c.coll(), c.collTag()))
+}
+
+// Bcast returns root's v on every rank of c (MPI_Bcast). Non-root ranks'
+// v is ignored.
+func Bcast[T any](c *Comm, v T, root int) (T, error) {
+	var zero T
+	if err := c.checkRoot("Bcast", root); err != nil {
+		return zero, err
+	}
+	t := typeOf[T]()
+	var b []byte
+	if c.rank == root {
+		var err error
+		if b, err = viewBytes(t, &v, nil); err != nil {
+			return zero, c.typeErr("Bcast", loc{}, err)
+		}
+	}
+	got, err := coll.BcastVar(c.coll(), b, root, c.collTag())
+	if err != nil {
+		return zero, c.collErr("Bcast", err)
+	}
+	if c.rank == root {
+		return v, nil
+	}
+	var r T
+	if err := fromBytes(t, got, &r); err != nil {
+		return zero, c.typeErr("Bcast", loc{}, err)
+	}
+	return r, nil
+}
+
+// reduceT runs a reduction of whole values to root (root < 0: to all).
+func reduceT[T any](c *Comm, opname string, v T, op Op[T], root int) (T, error) {
+	var zero T
+	if err := checkOp(c, opname, op); err != nil {
+		return zero, err
+	}
+	if root >= 0 {
+		if err := c.checkRoot(opname, root); err != nil {
+			return zero, err
+		}
+	}
+	t := typeOf[T]()
+	b, err := ownBytes(t, &v)
+	if err != nil {
+		return zero, c.typeErr(opname, loc{}, err)
+	}
+	f := valueCombine(t, op)
+	var res []byte
+	if root >= 0 {
+		res, err = coll.Reduce(c.coll(), b, f, op.commutative, root, c.collTag())
+		if err == nil && c.rank != root {
+			return zero, nil
+		}
+	} else {
+		res, err = coll.Allreduce(c.coll(), b, f, op.commutative, c.collTag())
+	}
+	if err != nil {
+		return zero, c.collErr(opname, err)
+	}
+	var r T
+	if err := fromBytes(t, res, &r); err != nil {
+		return zero, c.typeErr(opname, loc{}, err)
+	}
+	return r, nil
+}
+
+// Reduce combines every rank's v with op and returns the result at root
+// (MPI_Reduce); other ranks get the zero value. Values are combined in rank
+// order, so op need not be commutative.
+func Reduce[T any](c *Comm, v T, op Op[T], root int) (T, error) {
+	return reduceT(c, "Reduce", v, op, root)
+}
+
+// Allreduce combines every rank's v with op and returns the result on
+// every rank (MPI_Allreduce).
+func Allreduce[T any](c *Comm, v T, op Op[T]) (T, error) {
+	return reduceT(c, "Allreduce", v, op, -1)
+}
+
+// reduceSliceT runs an elementwise reduction (root < 0: to all).
+func reduceSliceT[E any](c *Comm, opname string, v []E, op Op[E], root int) ([]E, error) {
+	if err := checkOp(c, opname, op); err != nil {
+		return nil, err
+	}
+	if root >= 0 {
+		if err := c.checkRoot(opname, root); err != nil {
+			return nil, err
+		}
+	}
+	ts := typeOf[[]E]()
+	b, err := ownBytes(ts, &v)
+	if err != nil {
+		return nil, c.typeErr(opname, loc{}, err)
+	}
+	f := sliceCombine(op)
+	var res []byte
+	if root >= 0 {
+		res, err = coll.Reduce(c.coll(), b, f, op.commutative, root, c.collTag())
+		if err == nil && c.rank != root {
+			return nil, nil
+		}
+	} else {
+		res, err = coll.Allreduce(c.coll(), b, f, op.commutative, c.collTag())
+	}
+	if err != nil {
+		return nil, c.collErr(opname, err)
+	}
+	var r []E
+	if err := fromBytes(ts, res, &r); err != nil {
+		return nil, c.typeErr(opname, loc{}, err)
+	}
+	return r, nil
+}
+
+// ReduceSlice combines the slices of every rank elementwise with op and
+// returns the result at root (MPI_Reduce with a count); other ranks get
+// nil. All slices must have the same length.
+func ReduceSlice[E any](c *Comm, v []E, op Op[E], root int) ([]E, error) {
+	return reduceSliceT(c, "ReduceSlice", v, op, root)
+}
+
+// AllreduceSlice combines the slices of every rank elementwise with op and
+// returns the result on every rank (MPI_Allreduce with a count).
+func AllreduceSlice[E any](c *Comm, v []E, op Op[E]) ([]E, error) {
+	return reduceSliceT(c, "AllreduceSlice", v, op, -1)
+}
+
+// AllreduceSliceInto is AllreduceSlice that writes the result into out,
+// which must have the length of v.
+func AllreduceSliceInto[E any](c *Comm, v, out []E, op Op[E]) error {
+	if len(out) != len(v) {
+		return c.handle(c.errorf("AllreduceSliceInto", ErrCount, loc{}, "out has %d elements, v has %d", len(out), len(v)))
+	}
+	r, err := reduceSliceT(c, "AllreduceSliceInto", v, op, -1)
+	if err != nil {
+		return err
+	}
+	copy(out, r)
+	return nil
+}
+
+// Scan returns, on rank r, v(0) op v(1) op ... op v(r): the inclusive
+// prefix reduction in rank order (MPI_Scan).
+func Scan[T any](c *Comm, v T, op Op[T]) (T, error) {
+	var zero T
+	if err := checkOp(c, "Scan", op); err != nil {
+		return zero, err
+	}
+	t := typeOf[T]()
+	b, err := ownBytes(t, &v)
+	if err != nil {
+		return zero, c.typeErr("Scan", loc{}, err)
+	}
+	res, err := coll.Scan(c.coll(), b, valueCombine(t, op), op.commutative, c.collTag())
+	if err != nil {
+		return zero, c.collErr("Scan", err)
+	}
+	var r T
+	if err := fromBytes(t, res, &r); err != nil {
+		return zero, c.typeErr("Scan", loc{}, err)
+	}
+	return r, nil
+}
+
+// Exscan returns, on rank r > 0, v(0) op ... op v(r-1): the exclusive
+// prefix reduction (MPI_Exscan). Rank 0 gets the zero value and ok false.
+func Exscan[T any](c *Comm, v T, op Op[T]) (res T, ok bool, err error) {
+	var zero T
+	if err := checkOp(c, "Exscan", op); err != nil {
+		return zero, false, err
+	}
+	t := typeOf[T]()
+	b, err := ownBytes(t, &v)
+	if err != nil {
+		return zero, false, c.typeErr("Exscan", loc{}, err)
+	}
+	out, err := coll.Exscan(c.coll(), b, valueCombine(t, op), op.commutative, c.collTag())
+	if err != nil {
+		return zero, false, c.collErr("Exscan", err)
+	}
+	if c.rank == 0 {
+		return zero, false, nil
+	}
+	var r T
+	if err := fromBytes(t, out, &r); err != nil {
+		return zero, false, c.typeErr("Exscan", loc{}, err)
+	}
+	return r, true, nil
+}
+
+func decodeAll[T any](c *Comm, op string, t typeInfo, parts [][]byte) ([]T, error) {
+	out := make([]T, len(parts))
+	for i, p := range parts {
+		if err := fromBytes(t, p, &out[i]); err != nil {
+			return nil, c.typeErr(op, loc{}, err)
+		}
+	}
+	return out, nil
+}
+
+// Gather returns every rank's v, in rank order, at root (MPI_Gather);
+// other ranks get nil. Values may differ in size from rank to rank (as with
+// MPI_Gatherv).
+func Gather[T any](c *Comm, v T, root int) ([]T, error) {
+	if err := c.checkRoot("Gather", root); err != nil {
+		return nil, err
+	}
+	t := typeOf[T]()
+	b, err := viewBytes(t, &v, nil)
+	if err != nil {
+		return nil, c.typeErr("Gather", loc{}, err)
+	}
+	parts, err := coll.Gather(c.coll(), b, root, c.collTag())
+	if err != nil {
+		return nil, c.collErr("Gather", err)
+	}
+	if c.rank != root {
+		return nil, nil
+	}
+	return decodeAll[T](c, "Gather", t, parts)
+}
+
+// Allgather returns every rank's v, in rank order, on every rank
+// (MPI_Allgather, and MPI_Allgatherv when sizes differ).
+func Allgather[T any](c *Comm, v T) ([]T, error) {
+	if err := c.check("Allgather"); err != nil {
+		return nil, err
+	}
+	t := typeOf[T]()
+	b, err := viewBytes(t, &v, nil)
+	if err != nil {
+		return nil, c.typeErr("Allgather", loc{}, err)
+	}
+	parts, err := coll.Allgather(c.coll(), b, c.collTag())
+	if err != nil {
+		return nil, c.collErr("Allgather", err)
+	}
+	return decodeAll[T](c, "Allgather", t, parts)
+}
+
+// Scatter sends vs[i] from root to rank i and returns each rank's value
+// (MPI_Scatter, MPI_Scatterv). vs is read only at root, where it must have
+// one value per rank.
+func Scatter[T any](c *Comm, vs []T, root int) (T, error) {
+	var zero T
+	if err := c.checkRoot("Scatter", root); err != nil {
+		return zero, err
+	}
+	t := typeOf[T]()
+	var parts [][]byte
+	if c.rank == root {
+		if len(vs) != len(c.group) {
+			return zero, c.handle(c.errorf("Scatter", ErrCount, loc{}, "root has %d values for %d ranks", len(vs), len(c.group)))
+		}
+		parts = make([][]byte, len(vs))
+		for i := range vs {
+			b, err := viewBytes(t, &vs[i], nil)
+			if err != nil {
+				return zero, c.typeErr("Scatter", loc{}, err)
+			}
+			parts[i] = b
+		}
+	}
+	got, err := coll.Scatter(c.coll(), parts, root, c.collTag())
+	if err != nil {
+		return zero, c.collErr("Scatter", err)
+	}
+	var r T
+	if err := fromBytes(t, got, &r); err != nil {
+		return zero, c.typeErr("Scatter", loc{}, err)
+	}
+	return r, nil
+}
+
+// Alltoall sends vs[j] to rank j and returns the values every rank sent
+// to this one, in rank order (MPI_Alltoall, MPI_Alltoallv). vs must have
+// one value per rank.
+func Alltoall[T any](c *Comm, vs []T) ([]T, error) {
+	if err := c.check("Alltoall"); err != nil {
+		return nil, err
+	}
+	if len(vs) != len(c.group) {
+		return nil, c.handle(c.errorf("Alltoall", ErrCount, loc{}, "%d values for %d ranks", len(vs), len(c.group)))
+	}
+	t := typeOf[T]()
+	parts := make([][]byte, len(vs))
+	for i := range vs {
+		b, err := viewBytes(t, &vs[i], nil)
+		if err != nil {
+			return nil, c.typeErr("Alltoall", loc{}, err)
+		}
+		parts[i] = b
+	}
+	got, err := coll.Alltoall(c.coll(), parts, c.collTag())
+	if err != nil {
+		return nil, c.collErr("Alltoall", err)
+	}
+	return decodeAll[T](c, "Alltoall", t, got)
+}

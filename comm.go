@@ -1,0 +1,296 @@
+package mpi
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mpigo/mpi/internal/coll"
+	"github.com/mpigo/mpi/internal/engine"
+)
+
+// Wildcards and special values.
+const (
+	// AnySource matches a message from any rank (MPI_ANY_SOURCE).
+	AnySource = engine.AnySource
+	// AnyTag matches a message with any tag (MPI_ANY_TAG).
+	AnyTag = engine.AnyTag
+	// ProcNull is a rank that does not exist: sends to it and receives from
+	// it complete at once and move nothing (MPI_PROC_NULL).
+	ProcNull = -2
+	// Undefined is the color that leaves a rank out of Split, and the count
+	// that cannot be expressed in a datatype (MPI_UNDEFINED).
+	Undefined = -32766
+	// TagUB is the largest valid tag (MPI_TAG_UB).
+	TagUB = 1<<30 - 1
+)
+
+// Comm is a communicator: a group of ranks and a private space for their
+// messages (MPI_Comm). A message sent on one communicator can only be
+// received on the same communicator. A Comm is safe for use by many
+// goroutines at once.
+type Comm struct {
+	p     *proc
+	ctx   uint32 // point-to-point context; ctx+1 carries collectives
+	rank  int
+	group []int // world rank of each member
+	name  string
+
+	errh  atomic.Pointer[ErrHandler]
+	seq   atomic.Uint32 // collective call number, for collective tags
+	freed atomic.Bool
+
+	shadow *Comm // the same members on the collective context ctx+1
+}
+
+// newComm makes a communicator and its collective shadow.
+func newComm(p *proc, ctx uint32, rank int, group []int, name string) *Comm {
+	c := &Comm{p: p, ctx: ctx, rank: rank, group: group, name: name}
+	c.shadow = &Comm{p: p, ctx: ctx + 1, rank: rank, group: group, name: name}
+	return c
+}
+
+// coll returns the point-to-point service collectives on c run on: c's
+// members on c's private collective context, which user messages (even
+// AnySource/AnyTag receives) can never match.
+func (c *Comm) coll() coll.Comm { return collComm{c.shadow} }
+
+// newWorld makes the world communicator of p.
+func newWorld(p *proc, n int) *Comm {
+	g := make([]int, n)
+	for i := range g {
+		g[i] = i
+	}
+	p.ctx.reserve(0) // world
+	p.ctx.reserve(1) // reserved for a per-process communicator
+	return newComm(p, 0, p.rank, g, "WORLD")
+}
+
+// Rank returns the caller's rank in c, from 0 to Size()-1.
+func (c *Comm) Rank() int { return c.rank }
+
+// Size returns the number of ranks in c.
+func (c *Comm) Size() int { return len(c.group) }
+
+// Name returns c's name: "WORLD", or a name set with SetName, or a
+// generated description.
+func (c *Comm) Name() string {
+	if c == nil {
+		return "nil communicator"
+	}
+	return c.name
+}
+
+// SetName names c in error messages (MPI_Comm_set_name).
+func (c *Comm) SetName(name string) { c.name = name; c.shadow.name = name }
+
+// SetErrHandler sets what happens when a call on c fails
+// (MPI_Comm_set_errhandler). Communicators made from c inherit it.
+func (c *Comm) SetErrHandler(h *ErrHandler) { c.errh.Store(h) }
+
+// ErrHandler returns c's error handler.
+func (c *Comm) ErrHandler() *ErrHandler {
+	if h := c.errh.Load(); h != nil {
+		return h
+	}
+	return ErrorsReturn
+}
+
+// WorldRank returns the world rank of the member with rank r of c.
+func (c *Comm) WorldRank(r int) int { return c.group[r] }
+
+// check validates c for call op.
+func (c *Comm) check(op string) error {
+	if c == nil || c.p == nil {
+		return (*Comm)(nil).errorf(op, ErrComm, loc{}, "nil communicator")
+	}
+	if c.freed.Load() {
+		return c.errorf(op, ErrComm, loc{}, "communicator has been freed")
+	}
+	return nil
+}
+
+// Free releases c (MPI_Comm_free). Pending operations on it complete
+// normally; c must not be used again.
+func (c *Comm) Free() error {
+	if err := c.check("Free"); err != nil {
+		return err
+	}
+	if c.ctx == 0 {
+		return c.handle(c.errorf("Free", ErrComm, loc{}, "the world communicator cannot be freed"))
+	}
+	c.freed.Store(true)
+	c.p.ctx.release(c.ctx / 2)
+	return nil
+}
+
+// Dup returns a new communicator with the same members and ranks as c and
+// a new context, so that its messages never mix with c's (MPI_Comm_dup).
+// It is collective over c.
+func (c *Comm) Dup() (*Comm, error) {
+	if err := c.check("Dup"); err != nil {
+		return nil, err
+	}
+	id, err := c.newContext()
+	if err != nil {
+		return nil, c.handle(c.errorf("Dup", ErrIntern, loc{}, "agreeing on a context: %v", err))
+	}
+	d := newComm(c.p, id*2, c.rank, c.group, c.name+".dup")
+	d.errh.Store(c.errh.Load())
+	return d, nil
+}
+
+// Split partitions c into one new communicator per color
+// (MPI_Comm_split). Members with the same color join the same
+// communicator, ordered by key and then by their rank in c. A rank that
+// passes color Undefined gets a nil *Comm. Split is collective over c.
+func (c *Comm) Split(color, key int) (*Comm, error) {
+	if err := c.check("Split"); err != nil {
+		return nil, err
+	}
+	if color < 0 && color != Undefined {
+		return nil, c.handle(c.errorf("Split", ErrArg, loc{}, "color %d is negative (only Undefined may be)", color))
+	}
+	var mine [16]byte
+	binary.LittleEndian.PutUint64(mine[:], uint64(int64(color)))
+	binary.LittleEndian.PutUint64(mine[8:], uint64(int64(key)))
+	all, err := coll.Allgather(c.coll(), mine[:], c.collTag())
+	if err != nil {
+		return nil, c.handle(c.errorf("Split", ErrIntern, loc{}, "exchanging colors: %v", err))
+	}
+	type member struct{ key, rank int }
+	var members []member
+	for r, b := range all {
+		if len(b) != 16 {
+			return nil, c.handle(c.errorf("Split", ErrIntern, loc{}, "bad color record from rank %d", r))
+		}
+		if int(int64(binary.LittleEndian.Uint64(b))) == color {
+			members = append(members, member{int(int64(binary.LittleEndian.Uint64(b[8:]))), r})
+		}
+	}
+	// Every rank takes part in choosing the context, even those left out.
+	id, err := c.newContext()
+	if err != nil {
+		return nil, c.handle(c.errorf("Split", ErrIntern, loc{}, "agreeing on a context: %v", err))
+	}
+	if color == Undefined {
+		c.p.ctx.release(id)
+		return nil, nil
+	}
+	sort.SliceStable(members, func(i, j int) bool { return members[i].key < members[j].key })
+	group := make([]int, len(members))
+	rank := 0
+	for i, m := range members {
+		group[i] = c.group[m.rank]
+		if m.rank == c.rank {
+			rank = i
+		}
+	}
+	s := newComm(c.p, id*2, rank, group, fmt.Sprintf("%s.split(%d)", c.name, color))
+	s.errh.Store(c.errh.Load())
+	return s, nil
+}
+
+// collTag returns the base tag for the next collective call on c. Every
+// member calls collectives on c in the same order, so they agree on it; each
+// call may use 8 tags from the base.
+func (c *Comm) collTag() int {
+	return int(c.seq.Add(1)%(1<<24)) * 8
+}
+
+// Context ids. Context id k gives the point-to-point context 2k and the
+// collective context 2k+1. A new communicator's id must be free on every
+// member: the members AND their free masks together and take the lowest
+// common free id. Goroutines creating communicators at the same time may
+// pick the same id locally; a second round confirms the choice everywhere
+// or retries.
+const ctxIDs = 1 << 14
+
+type ctxAlloc struct {
+	mu   sync.Mutex
+	used [ctxIDs / 64]uint64
+}
+
+func (a *ctxAlloc) reserve(id uint32) {
+	a.mu.Lock()
+	a.used[id/64] |= 1 << (id % 64)
+	a.mu.Unlock()
+}
+
+func (a *ctxAlloc) release(id uint32) {
+	a.mu.Lock()
+	a.used[id/64] &^= 1 << (id % 64)
+	a.mu.Unlock()
+}
+
+// freeMask returns the bitmap of free ids as bytes.
+func (a *ctxAlloc) freeMask() []byte {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b := make([]byte, len(a.used)*8)
+	for i, w := range a.used {
+		binary.LittleEndian.PutUint64(b[i*8:], ^w)
+	}
+	return b
+}
+
+// tryTake reserves id if it is still free.
+func (a *ctxAlloc) tryTake(id uint32) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.used[id/64]&(1<<(id%64)) != 0 {
+		return false
+	}
+	a.used[id/64] |= 1 << (id % 64)
+	return true
+}
+
+func andBytes(acc, in []byte, _ bool) ([]byte, error) {
+	if len(acc) != len(in) {
+		return nil, fmt.Errorf("mask length %d != %d", len(acc), len(in))
+	}
+	for i := range acc {
+		acc[i] &= in[i]
+	}
+	return acc, nil
+}
+
+// newContext agrees with every member of c on a context id free on all of them.
+func (c *Comm) newContext() (uint32, error) {
+	cc := c.coll()
+	for attempt := 0; attempt < 64; attempt++ {
+		mask, err := coll.Allreduce(cc, c.p.ctx.freeMask(), andBytes, true, c.collTag())
+		if err != nil {
+			return 0, err
+		}
+		id := uint32(ctxIDs)
+		for i := 0; i+8 <= len(mask); i += 8 {
+			if w := binary.LittleEndian.Uint64(mask[i:]); w != 0 {
+				id = uint32(i/8*64 + bits.TrailingZeros64(w))
+				break
+			}
+		}
+		if id == ctxIDs {
+			return 0, fmt.Errorf("all %d context ids are in use (free communicators you no longer need)", ctxIDs)
+		}
+		ok := c.p.ctx.tryTake(id)
+		flag := []byte{0}
+		if ok {
+			flag[0] = 1
+		}
+		all, err := coll.Allreduce(cc, flag, andBytes, true, c.collTag())
+		if err != nil {
+			return 0, err
+		}
+		if all[0] == 1 {
+			return id, nil
+		}
+		if ok {
+			c.p.ctx.release(id)
+		}
+	}
+	return 0, fmt.Errorf("could not agree on a context id")
+}

@@ -1,0 +1,634 @@
+// Package engine is the matching and protocol core of one rank.
+//
+// An Engine is plain logic: it takes events (a send posted, a receive
+// posted, a frame arrived, a cancel) and answers with effects (frames to
+// hand to a transport, requests completed). It performs no I/O, starts no
+// goroutines and reads no clocks, so every interleaving of events can be
+// replayed deterministically in tests.
+//
+// Frames the engine wants sent are appended to an Outbox that the caller
+// owns; the caller sends them after the engine call returns, when the
+// engine's lock is no longer held. Transports that deliver synchronously
+// (goroutine ranks) can then call straight into the peer's engine without
+// risk of lock-order deadlock.
+//
+// # Protocols
+//
+// Messages of at most Config.EagerLimit bytes travel eagerly: the whole
+// payload goes in one Eager frame; if no receive is posted, the receiver
+// copies it into the unexpected queue. Larger messages use rendezvous: the
+// sender announces the message with an RTS frame and keeps its buffer. If the
+// transport shares memory with the peer, the RTS carries the buffer itself
+// (Region) and the receiver copies straight out of it when it matches, then
+// answers Fin (one copy, the sender's memory to the receiver's). Otherwise
+// the receiver answers CTS with the number of bytes it accepts, and the
+// sender streams Data frames that land directly in the posted buffer.
+//
+// A synchronous send is eager or rendezvous as its size says; eager ones
+// carry FlagSync and complete only when the receiver's Ack comes back.
+//
+// # Matching
+//
+// A receive matches a message when contexts are equal, the source is equal
+// or AnySource, and the tag is equal or AnyTag. Posted receives are searched
+// in the order they were posted and unexpected messages in the order they
+// arrived, which with in-order transports gives MPI's non-overtaking rule.
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mpigo/mpi/internal/wire"
+)
+
+// Wildcards for receives and probes.
+const (
+	AnySource = -1
+	AnyTag    = -1
+)
+
+// Errors reported in a Status.
+var (
+	ErrTruncate = errors.New("message truncated")
+	ErrType     = errors.New("type mismatch")
+	ErrProtocol = errors.New("protocol error")
+)
+
+// Config holds the engine's tunables.
+type Config struct {
+	// EagerLimit is the largest message sent eagerly, in bytes.
+	EagerLimit int
+	// ChunkSize is the largest Data frame of a rendezvous over a transport
+	// that cannot read the sender's memory directly.
+	ChunkSize int
+}
+
+// DefaultConfig returns the default tunables.
+func DefaultConfig() Config {
+	return Config{EagerLimit: 16 << 10, ChunkSize: 256 << 10}
+}
+
+// Item is one effect: a frame to send and, once the transport has accepted
+// it (its payload may be reused), a request to complete.
+type Item struct {
+	F    wire.Frame
+	Done *Request // complete when F has been handed to the transport
+}
+
+// Outbox collects the frames an engine call wants sent. The zero value is
+// ready; keep it on the stack so the hot path does not allocate.
+type Outbox struct {
+	small [4]Item
+	n     int
+	more  []Item
+}
+
+func (o *Outbox) add() *Item {
+	if o.n < len(o.small) {
+		o.n++
+		it := &o.small[o.n-1]
+		*it = Item{}
+		return it
+	}
+	o.more = append(o.more, Item{})
+	return &o.more[len(o.more)-1]
+}
+
+// Len returns the number of items.
+func (o *Outbox) Len() int { return o.n + len(o.more) }
+
+// At returns item i.
+func (o *Outbox) At(i int) *Item {
+	if i < o.n {
+		return &o.small[i]
+	}
+	return &o.more[i-o.n]
+}
+
+// Reset empties the outbox.
+func (o *Outbox) Reset() {
+	for i := 0; i < o.n; i++ {
+		o.small[i] = Item{}
+	}
+	o.n = 0
+	o.more = o.more[:0]
+}
+
+// inbound is a message that arrived before its receive: an eager copy or a
+// rendezvous announcement.
+type inbound struct {
+	hdr    wire.Header
+	from   int    // world rank of the sender
+	data   []byte // eager payload (owned copy)
+	region []byte // RTS: the sender's buffer, if readable in place
+	next   *inbound
+}
+
+// Message is an unexpected message taken out of matching by Mprobe; only
+// MRecv may receive it.
+type Message struct{ m *inbound }
+
+// Status returns the message's status as a receive would report it.
+func (m *Message) Status() Status {
+	return Status{Source: int(m.m.hdr.Src), Tag: int(m.m.hdr.Tag), Size: int(m.m.hdr.Size), Sig: m.m.hdr.Sig}
+}
+
+// Engine is the matching engine of one rank. All methods are safe for
+// concurrent use.
+type Engine struct {
+	mu   sync.Mutex
+	rank int // world rank: the From of frames this engine emits
+	cfg  Config
+
+	postedHead, postedTail *Request
+	unexpHead, unexpTail   *inbound
+
+	nextID uint64
+	sends  map[uint64]*Request // sends waiting for CTS, Fin, Ack or CancelAck
+	recvs  map[uint64]*Request // rendezvous receives waiting for Data
+
+	probes []*Waiter // blocked probes, woken by the next unexpected arrival
+
+	direct func(peer int) bool
+
+	dead    error // set by Abort: every operation fails with it
+	aborted atomic.Bool
+}
+
+// New returns the engine of the rank with world rank rank. direct reports
+// whether the transport to a peer lets the receiver read the sender's memory
+// in place (nil: never).
+func New(rank int, cfg Config, direct func(peer int) bool) *Engine {
+	if cfg.EagerLimit < 0 {
+		cfg.EagerLimit = 0
+	}
+	if cfg.ChunkSize <= 0 {
+		cfg.ChunkSize = DefaultConfig().ChunkSize
+	}
+	if direct == nil {
+		direct = func(int) bool { return false }
+	}
+	return &Engine{rank: rank, cfg: cfg, direct: direct,
+		sends: make(map[uint64]*Request), recvs: make(map[uint64]*Request)}
+}
+
+// Rank returns the engine's world rank.
+func (e *Engine) Rank() int { return e.rank }
+
+// Config returns the engine's tunables.
+func (e *Engine) Config() Config { return e.cfg }
+
+// Send starts the send r. Frames to transmit are appended to out; r
+// completes when the last of them is handed to the transport, or later when
+// the peer answers.
+func (e *Engine) Send(r *Request, out *Outbox) {
+	r.Op = OpSend
+	if e.aborted.Load() {
+		r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: e.Err()})
+		return
+	}
+	n := len(r.Buf)
+	eager := n <= e.cfg.EagerLimit
+	if !eager || r.Mode == Synchronous {
+		// The peer will answer: register r so the answer finds it.
+		e.mu.Lock()
+		if e.dead != nil {
+			err := e.dead
+			e.mu.Unlock()
+			r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: err})
+			return
+		}
+		e.nextID++
+		r.id = e.nextID
+		e.sends[r.id] = r
+		e.mu.Unlock()
+	}
+	it := out.add()
+	f := &it.F
+	f.From, f.To = e.rank, r.To
+	f.Context, f.Src, f.Tag, f.Size, f.Sig, f.SendID = r.Context, int32(r.Self), int32(r.Tag), int64(n), r.Sig, r.id
+	if r.Mode == Synchronous {
+		f.Flags = wire.FlagSync
+	}
+	if eager {
+		f.Kind = wire.Eager
+		f.Payload = r.Buf
+		if r.Mode != Synchronous {
+			it.Done = r
+		}
+		return
+	}
+	f.Kind = wire.RTS
+	if e.direct(r.To) {
+		f.Region = r.Buf
+	}
+}
+
+// matches reports whether receive (or probe) envelope (ctx, src, tag) matches h.
+func matches(ctx uint32, src, tag int, h *wire.Header) bool {
+	return h.Context == ctx && (src == AnySource || int(h.Src) == src) && (tag == AnyTag || int(h.Tag) == tag)
+}
+
+// PostRecv starts the receive r: it takes the first matching unexpected
+// message, or queues r until one arrives.
+func (e *Engine) PostRecv(r *Request, out *Outbox) {
+	r.Op = OpRecv
+	e.mu.Lock()
+	if e.dead != nil {
+		e.mu.Unlock()
+		r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: e.dead})
+		return
+	}
+	var prev *inbound
+	for m := e.unexpHead; m != nil; prev, m = m, m.next {
+		if matches(r.Context, r.Peer, r.Tag, &m.hdr) {
+			e.unlinkUnexp(prev, m)
+			e.consume(r, m, out)
+			e.mu.Unlock()
+			return
+		}
+	}
+	r.next = nil
+	if e.postedTail == nil {
+		e.postedHead = r
+	} else {
+		e.postedTail.next = r
+	}
+	e.postedTail = r
+	e.mu.Unlock()
+}
+
+func (e *Engine) unlinkUnexp(prev, m *inbound) {
+	if prev == nil {
+		e.unexpHead = m.next
+	} else {
+		prev.next = m.next
+	}
+	if e.unexpTail == m {
+		e.unexpTail = prev
+	}
+	m.next = nil
+}
+
+// takePosted removes and returns the first posted receive matching h.
+func (e *Engine) takePosted(h *wire.Header) *Request {
+	var prev *Request
+	for r := e.postedHead; r != nil; prev, r = r, r.next {
+		if matches(r.Context, r.Peer, r.Tag, h) {
+			if prev == nil {
+				e.postedHead = r.next
+			} else {
+				prev.next = r.next
+			}
+			if e.postedTail == r {
+				e.postedTail = prev
+			}
+			r.next = nil
+			return r
+		}
+	}
+	return nil
+}
+
+// accept sizes r's buffer for a message of size bytes and returns the
+// status skeleton and how many bytes will be stored. e.mu is held.
+func accept(r *Request, h *wire.Header) (Status, int) {
+	st := Status{Source: int(h.Src), Tag: int(h.Tag), Size: int(h.Size), Sig: h.Sig}
+	if r.Sig != 0 && h.Sig != 0 && r.Sig != h.Sig {
+		st.Err = ErrType
+		return st, 0
+	}
+	size := int(h.Size)
+	if r.Buf == nil && r.Alloc != nil {
+		r.Buf = r.Alloc(size)
+	}
+	n := size
+	if n > len(r.Buf) {
+		n = len(r.Buf)
+		st.Err = ErrTruncate
+	}
+	st.Count = n
+	return st, n
+}
+
+// consume delivers the unexpected message m to the receive r. e.mu is held.
+func (e *Engine) consume(r *Request, m *inbound, out *Outbox) {
+	st, n := accept(r, &m.hdr)
+	r.from = m.from
+	switch m.hdr.Kind {
+	case wire.Eager:
+		copy(r.Buf[:n], m.data)
+		putBuf(m.data)
+		m.data = nil
+		if m.hdr.Flags&wire.FlagSync != 0 {
+			e.reply(out, wire.Ack, m, 0, 0)
+		}
+		r.complete(st)
+	case wire.RTS:
+		e.startRendezvous(r, m.from, &m.hdr, m.region, st, n, out)
+	}
+}
+
+// startRendezvous answers an RTS that matched r. e.mu is held.
+func (e *Engine) startRendezvous(r *Request, from int, h *wire.Header, region []byte, st Status, n int, out *Outbox) {
+	if region != nil {
+		copy(r.Buf[:n], region)
+		it := out.add()
+		it.F = wire.Frame{Header: wire.Header{Kind: wire.Fin, Context: h.Context, SendID: h.SendID, Size: int64(n)}, From: e.rank, To: from}
+		r.complete(st)
+		return
+	}
+	e.nextID++
+	r.id = e.nextID
+	it := out.add()
+	it.F = wire.Frame{Header: wire.Header{Kind: wire.CTS, Context: h.Context, SendID: h.SendID, RecvID: r.id, Size: int64(n)}, From: e.rank, To: from}
+	if n == 0 {
+		r.complete(st)
+		return
+	}
+	r.status, r.want, r.got = st, n, 0
+	e.recvs[r.id] = r
+}
+
+func (e *Engine) reply(out *Outbox, k wire.Kind, m *inbound, flags uint8, size int64) {
+	it := out.add()
+	it.F = wire.Frame{Header: wire.Header{Kind: k, Flags: flags, Context: m.hdr.Context, SendID: m.hdr.SendID, Size: size}, From: e.rank, To: m.from}
+}
+
+// Deliver processes a frame that arrived from a peer. f borrows its payload:
+// the engine copies what it keeps.
+func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch f.Kind {
+	case wire.Eager, wire.RTS:
+		if int64(len(f.Payload)) > f.Size {
+			return fmt.Errorf("%w: %v frame from %d carries %d bytes for a %d-byte message", ErrProtocol, f.Kind, f.From, len(f.Payload), f.Size)
+		}
+		if r := e.takePosted(&f.Header); r != nil {
+			st, n := accept(r, &f.Header)
+			r.from = f.From
+			if f.Kind == wire.Eager {
+				copy(r.Buf[:n], f.Payload)
+				if f.Flags&wire.FlagSync != 0 {
+					it := out.add()
+					it.F = wire.Frame{Header: wire.Header{Kind: wire.Ack, Context: f.Context, SendID: f.SendID}, From: e.rank, To: f.From}
+				}
+				r.complete(st)
+			} else {
+				e.startRendezvous(r, f.From, &f.Header, f.Region, st, n, out)
+			}
+			return nil
+		}
+		m := &inbound{hdr: f.Header, from: f.From, region: f.Region}
+		if f.Kind == wire.Eager {
+			m.data = getBuf(len(f.Payload))
+			copy(m.data, f.Payload)
+		}
+		if e.unexpTail == nil {
+			e.unexpHead = m
+		} else {
+			e.unexpTail.next = m
+		}
+		e.unexpTail = m
+		for _, w := range e.probes {
+			w.Wake()
+		}
+		e.probes = e.probes[:0]
+	case wire.CTS:
+		r := e.sends[f.SendID]
+		if r == nil {
+			return fmt.Errorf("%w: CTS for unknown send %d from %d", ErrProtocol, f.SendID, f.From)
+		}
+		delete(e.sends, f.SendID)
+		n := int(f.Size)
+		if n > len(r.Buf) {
+			return fmt.Errorf("%w: CTS from %d asks %d bytes of a %d-byte send", ErrProtocol, f.From, n, len(r.Buf))
+		}
+		if n == 0 {
+			r.complete(Status{})
+			return nil
+		}
+		for off := 0; off < n; off += e.cfg.ChunkSize {
+			end := min(off+e.cfg.ChunkSize, n)
+			it := out.add()
+			it.F = wire.Frame{Header: wire.Header{Kind: wire.Data, Context: r.Context, Src: int32(r.Self), Tag: int32(r.Tag),
+				Size: int64(n), Offset: int64(off), SendID: r.id, RecvID: f.RecvID}, From: e.rank, To: f.From, Payload: r.Buf[off:end]}
+			if end == n {
+				it.Done = r
+			}
+		}
+	case wire.Data:
+		r := e.recvs[f.RecvID]
+		if r == nil {
+			return fmt.Errorf("%w: data for unknown receive %d from %d", ErrProtocol, f.RecvID, f.From)
+		}
+		off := int(f.Offset)
+		if off+len(f.Payload) > r.want {
+			return fmt.Errorf("%w: data from %d overruns the receive (%d+%d > %d)", ErrProtocol, f.From, off, len(f.Payload), r.want)
+		}
+		copy(r.Buf[off:], f.Payload)
+		r.got += len(f.Payload)
+		if r.got >= r.want {
+			delete(e.recvs, f.RecvID)
+			r.complete(r.status)
+		}
+	case wire.Fin, wire.Ack:
+		r := e.sends[f.SendID]
+		if r == nil {
+			return fmt.Errorf("%w: %v for unknown send %d from %d", ErrProtocol, f.Kind, f.SendID, f.From)
+		}
+		delete(e.sends, f.SendID)
+		r.complete(Status{})
+	case wire.CancelReq:
+		flags := uint8(0)
+		var prev *inbound
+		for m := e.unexpHead; m != nil; prev, m = m, m.next {
+			if m.from == f.From && m.hdr.SendID == f.SendID && m.hdr.SendID != 0 {
+				e.unlinkUnexp(prev, m)
+				putBuf(m.data)
+				flags = wire.FlagCancelled
+				break
+			}
+		}
+		it := out.add()
+		it.F = wire.Frame{Header: wire.Header{Kind: wire.CancelAck, Flags: flags, Context: f.Context, SendID: f.SendID}, From: e.rank, To: f.From}
+	case wire.CancelAck:
+		r := e.sends[f.SendID]
+		if r == nil || f.Flags&wire.FlagCancelled == 0 {
+			// Too late: the send matched and completes (or completed) normally.
+			return nil
+		}
+		delete(e.sends, f.SendID)
+		r.complete(Status{Source: r.Peer, Tag: r.Tag, Cancelled: true})
+	default:
+		return fmt.Errorf("%w: unexpected %v frame from %d", ErrProtocol, f.Kind, f.From)
+	}
+	return nil
+}
+
+// Iprobe reports whether a message matching (ctx, src, tag) is waiting to be
+// received, without receiving it. If none is and w is not nil, w is woken at
+// the next arrival of any unexpected message, so that a blocking probe can
+// park and then probe again.
+func (e *Engine) Iprobe(ctx uint32, src, tag int, w *Waiter) (Status, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dead != nil {
+		return Status{Err: e.dead}, true
+	}
+	for m := e.unexpHead; m != nil; m = m.next {
+		if matches(ctx, src, tag, &m.hdr) {
+			return Status{Source: int(m.hdr.Src), Tag: int(m.hdr.Tag), Size: int(m.hdr.Size), Count: int(m.hdr.Size), Sig: m.hdr.Sig}, true
+		}
+	}
+	if w != nil {
+		e.probes = append(e.probes, w)
+	}
+	return Status{}, false
+}
+
+// Improbe is Iprobe that also takes the matched message out of matching, so
+// no other receive or probe can see it; receive it with MRecv.
+func (e *Engine) Improbe(ctx uint32, src, tag int, w *Waiter) (*Message, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dead != nil {
+		return nil, true
+	}
+	var prev *inbound
+	for m := e.unexpHead; m != nil; prev, m = m, m.next {
+		if matches(ctx, src, tag, &m.hdr) {
+			e.unlinkUnexp(prev, m)
+			return &Message{m: m}, true
+		}
+	}
+	if w != nil {
+		e.probes = append(e.probes, w)
+	}
+	return nil, false
+}
+
+// MRecv receives the message m (from Improbe) into r. m must not be used again.
+func (e *Engine) MRecv(m *Message, r *Request, out *Outbox) {
+	r.Op = OpRecv
+	e.mu.Lock()
+	e.consume(r, m.m, out)
+	e.mu.Unlock()
+	m.m = nil
+}
+
+// CancelRecv withdraws the posted receive r if it has not matched yet, and
+// completes it as cancelled. It reports whether it did.
+func (e *Engine) CancelRecv(r *Request) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var prev *Request
+	for q := e.postedHead; q != nil; prev, q = q, q.next {
+		if q == r {
+			if prev == nil {
+				e.postedHead = q.next
+			} else {
+				prev.next = q.next
+			}
+			if e.postedTail == q {
+				e.postedTail = prev
+			}
+			q.next = nil
+			r.complete(Status{Source: r.Peer, Tag: r.Tag, Cancelled: true})
+			return true
+		}
+	}
+	return false
+}
+
+// CancelSend asks the receiver to withdraw the send r if it has not matched
+// yet. Only sends still waiting for their peer (rendezvous and synchronous
+// sends) can be cancelled; the answer arrives as a CancelAck, after which r
+// completes either cancelled or normally. It reports whether a request was sent.
+func (e *Engine) CancelSend(r *Request, out *Outbox) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if r.id == 0 || e.sends[r.id] != r || r.cancel {
+		return false
+	}
+	r.cancel = true
+	it := out.add()
+	it.F = wire.Frame{Header: wire.Header{Kind: wire.CancelReq, Context: r.Context, SendID: r.id}, From: e.rank, To: r.To}
+	return true
+}
+
+// Pending returns the number of posted receives, unexpected messages, and
+// sends and receives in the middle of a protocol. Tests use it to check that
+// the engine is left clean.
+func (e *Engine) Pending() (posted, unexpected, sends, recvs int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for r := e.postedHead; r != nil; r = r.next {
+		posted++
+	}
+	for m := e.unexpHead; m != nil; m = m.next {
+		unexpected++
+	}
+	return posted, unexpected, len(e.sends), len(e.recvs)
+}
+
+// Abort fails every pending operation with err and makes every later one
+// fail with it too; blocked probes are woken. The job is going down.
+func (e *Engine) Abort(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.dead != nil {
+		return
+	}
+	e.dead = err
+	e.aborted.Store(true)
+	for r := e.postedHead; r != nil; {
+		next := r.next
+		r.next = nil
+		r.Fail(err)
+		r = next
+	}
+	e.postedHead, e.postedTail = nil, nil
+	for id, r := range e.sends {
+		delete(e.sends, id)
+		r.Fail(err)
+	}
+	for id, r := range e.recvs {
+		delete(e.recvs, id)
+		r.Fail(err)
+	}
+	for _, w := range e.probes {
+		w.Wake()
+	}
+	e.probes = nil
+}
+
+// Err returns the error the engine was aborted with, or nil.
+func (e *Engine) Err() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.dead
+}
+
+// FailAll completes every request that waits on the peer with world rank
+// peer with err (the peer died or its connection broke).
+func (e *Engine) FailAll(peer int, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for id, r := range e.sends {
+		if r.To == peer {
+			delete(e.sends, id)
+			r.Fail(err)
+		}
+	}
+	for id, r := range e.recvs {
+		if r.from == peer {
+			delete(e.recvs, id)
+			r.Fail(err)
+		}
+	}
+}

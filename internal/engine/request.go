@@ -1,0 +1,206 @@
+package engine
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Op says what a request does.
+type Op uint8
+
+// Request operations.
+const (
+	OpSend Op = iota + 1
+	OpRecv
+)
+
+// Mode is the send mode of MPI: standard, synchronous, ready or buffered.
+// Buffered sends reach the engine as standard sends from the attached buffer.
+type Mode uint8
+
+// Send modes.
+const (
+	Standard Mode = iota
+	Synchronous
+	Ready
+)
+
+// Status describes a completed receive (or a cancelled operation).
+type Status struct {
+	Source    int    // rank of the sender in the communicator
+	Tag       int    // tag of the message
+	Size      int    // bytes the sender sent
+	Count     int    // bytes stored in the receive buffer (min of Size and the buffer)
+	Sig       uint64 // type signature the sender attached (0: untyped)
+	Cancelled bool   // the operation was cancelled
+	Err       error  // ErrTruncate, ErrType or a transport error
+}
+
+// Request is one send or receive in flight. The caller fills in the public
+// fields, hands it to Engine.Send or Engine.PostRecv, and waits on it; the
+// engine owns it until it completes. A Request may be reused after Reset.
+type Request struct {
+	Op      Op
+	Mode    Mode
+	Context uint32
+	// Peer is the communicator rank of the destination (sends) or the
+	// source, or AnySource (receives).
+	Peer int
+	// Self is the sender's own rank in the communicator (sends only).
+	Self int
+	// To is the world rank (transport address) of the destination (sends only).
+	To  int
+	Tag int
+	// Buf is the send buffer, or the receive buffer. For a receive with a
+	// nil Buf and a non-nil Alloc, the buffer is allocated when the message
+	// matches and its size is known.
+	Buf   []byte
+	Alloc func(n int) []byte
+	// Sig is the type signature: attached to a send; checked by a receive
+	// (0 on either side matches anything).
+	Sig uint64
+	// OnDone, if set, is called once r has completed, on whichever
+	// goroutine completed it; it must not block.
+	OnDone func(r *Request)
+
+	status Status
+	id     uint64
+	from   int // receives: world rank of the matched sender
+	got    int // receives: rendezvous bytes arrived so far
+	want   int // receives: rendezvous bytes expected
+	cancel bool
+	next   *Request // posted queue link
+
+	done   atomic.Uint32
+	waiter atomic.Pointer[Waiter]
+}
+
+// Reset clears r for reuse. r must be complete (or never started).
+func (r *Request) Reset() {
+	*r = Request{}
+}
+
+// Done reports whether r has completed. It never blocks.
+func (r *Request) Done() bool { return r.done.Load() != 0 }
+
+// Status returns r's status. It is meaningful only once Done reports true.
+func (r *Request) Status() Status { return r.status }
+
+// Buffer returns the receive buffer, which may have been allocated on match.
+func (r *Request) Buffer() []byte { return r.Buf }
+
+// complete records st and wakes whoever waits on r.
+func (r *Request) complete(st Status) {
+	r.status = st
+	r.done.Store(1)
+	if w := r.waiter.Load(); w != nil {
+		w.Wake()
+	}
+	if r.OnDone != nil {
+		r.OnDone(r)
+	}
+}
+
+// Fail completes r with err, unless it is already complete.
+func (r *Request) Fail(err error) {
+	if !r.Done() {
+		r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: err})
+	}
+}
+
+// Wait blocks until r completes, spinning briefly before it parks, and
+// returns its status.
+func (r *Request) Wait() Status {
+	if !r.Done() && !r.spin() {
+		w := getWaiter()
+		r.waiter.Store(w)
+		for !r.Done() {
+			w.Park()
+		}
+		r.waiter.Store(nil)
+		putWaiter(w)
+	}
+	return r.status
+}
+
+// SetWaiter registers w to be woken when r completes (nil unregisters).
+// WaitAny and WaitSome use one Waiter for many requests.
+func (r *Request) SetWaiter(w *Waiter) { r.waiter.Store(w) }
+
+// Waiter parks a goroutine until some request wakes it. Wakeups may be
+// spurious: always re-check the condition after Park returns.
+type Waiter struct{ ch chan struct{} }
+
+// NewWaiter returns a ready Waiter.
+func NewWaiter() *Waiter { return &Waiter{ch: make(chan struct{}, 1)} }
+
+// Wake wakes the parked goroutine, or makes its next Park return at once.
+func (w *Waiter) Wake() {
+	select {
+	case w.ch <- struct{}{}:
+	default:
+	}
+}
+
+// Park blocks until Wake is called.
+func (w *Waiter) Park() { <-w.ch }
+
+var waiterPool = sync.Pool{New: func() any { return NewWaiter() }}
+
+func getWaiter() *Waiter  { return waiterPool.Get().(*Waiter) }
+func putWaiter(w *Waiter) { waiterPool.Put(w) }
+
+// GetWaiter and PutWaiter lend pooled Waiters.
+func GetWaiter() *Waiter { return getWaiter() }
+
+// PutWaiter returns a Waiter to the pool.
+func PutWaiter(w *Waiter) { putWaiter(w) }
+
+// SpinIters and YieldIters bound how long a waiter polls before it parks.
+// Polling catches a reply that is already on its way (a round trip between
+// goroutine ranks takes well under a microsecond); parking keeps ranks that
+// wait long from burning a core, so that jobs with more ranks than cores
+// run promptly.
+var (
+	SpinIters  = 64
+	YieldIters = 16
+)
+
+func (r *Request) spin() bool {
+	for i := 0; i < SpinIters; i++ {
+		if r.Done() {
+			return true
+		}
+	}
+	for i := 0; i < YieldIters; i++ {
+		runtime.Gosched()
+		if r.Done() {
+			return true
+		}
+	}
+	return false
+}
+
+// spin polls cond briefly and reports whether it became true.
+func spin(cond func() bool) bool {
+	for i := 0; i < SpinIters; i++ {
+		if cond() {
+			return true
+		}
+	}
+	for i := 0; i < YieldIters; i++ {
+		runtime.Gosched()
+		if cond() {
+			return true
+		}
+	}
+	return false
+}
+
+// Spin polls cond briefly, as Wait does, and reports whether it became true.
+func Spin(cond func() bool) bool { return spin(cond) }
+
+// Complete records st and wakes whoever waits on r. The runtime calls it for
+// the Done request of an Item once the transport has accepted the frame.
+func (r *Request) Complete(st Status) { r.complete(st) }

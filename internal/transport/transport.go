@@ -1,0 +1,74 @@
+// Package transport defines how frames move between ranks. A transport
+// moves bytes; it knows nothing of MPI matching or protocols.
+//
+// The required interface is one method. Extra powers are optional
+// interfaces that the runtime discovers by type assertion:
+// DirectReader (the peer can read a frame's Region in place).
+package transport
+
+import (
+	"fmt"
+
+	"github.com/mpigo/mpi/internal/wire"
+)
+
+// Handler receives the frames that arrive for an endpoint. The frame
+// borrows its payload: it is valid only until the handler returns.
+type Handler func(f *wire.Frame)
+
+// Transport sends frames to peers.
+type Transport interface {
+	// Send hands f to the transport for delivery to the endpoint f.To and
+	// returns when f.Payload may be reused. Frames from one goroutine to one
+	// peer arrive in the order they were sent.
+	Send(f *wire.Frame) error
+}
+
+// DirectReader is implemented by transports whose peers share the
+// sender's address space, so a receiver may copy straight out of a frame's
+// Region.
+type DirectReader interface {
+	DirectRead(peer int) bool
+}
+
+// Router sends each frame over the transport chosen for its destination.
+type Router struct {
+	byPeer []Transport
+}
+
+// NewRouter returns a router for n peers; route(peer) chooses the transport.
+func NewRouter(n int, route func(peer int) Transport) *Router {
+	r := &Router{byPeer: make([]Transport, n)}
+	for p := range r.byPeer {
+		r.byPeer[p] = route(p)
+	}
+	return r
+}
+
+// Send sends f over the transport for f.To.
+func (r *Router) Send(f *wire.Frame) error {
+	if f.To < 0 || f.To >= len(r.byPeer) || r.byPeer[f.To] == nil {
+		return fmt.Errorf("transport: no route to rank %d", f.To)
+	}
+	return r.byPeer[f.To].Send(f)
+}
+
+// DirectRead reports whether the transport to peer supports DirectReader.
+func (r *Router) DirectRead(peer int) bool {
+	if peer < 0 || peer >= len(r.byPeer) {
+		return false
+	}
+	d, ok := r.byPeer[peer].(DirectReader)
+	return ok && d.DirectRead(peer)
+}
+
+// Name returns a short name for the transport to peer, for diagnostics.
+func (r *Router) Name(peer int) string {
+	if peer < 0 || peer >= len(r.byPeer) || r.byPeer[peer] == nil {
+		return "none"
+	}
+	if n, ok := r.byPeer[peer].(interface{ Name() string }); ok {
+		return n.Name()
+	}
+	return fmt.Sprintf("%T", r.byPeer[peer])
+}

@@ -1,0 +1,166 @@
+package mpi
+
+// Integer is the set of Go integer types.
+type Integer interface {
+	~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uintptr
+}
+
+// Float is the set of Go floating-point types.
+type Float interface{ ~float32 | ~float64 }
+
+// Complex is the set of Go complex types.
+type Complex interface{ ~complex64 | ~complex128 }
+
+// Ordered is the set of number types that Min and Max work on.
+type Ordered interface{ Integer | Float }
+
+// Number is the set of number types that Sum and Prod work on.
+type Number interface{ Integer | Float | Complex }
+
+// Op is a reduction operation on values of type T (MPI_Op). Make one from
+// any function with NewOp, or use a predefined one (Sum, Max, ...), which
+// reductions over slices run as tight loops with no call per element.
+type Op[T any] struct {
+	name        string
+	fn          func(a, b T) T
+	vec         func(inout, in []T) // inout[i] = inout[i] op in[i]; nil for user ops
+	commutative bool
+}
+
+// NewOp returns an operation that combines a and b with f. f may be a
+// closure that carries state. If commutative is false, reductions apply f
+// in rank order: the operand from the lower ranks is always a.
+func NewOp[T any](f func(a, b T) T, commutative bool) Op[T] {
+	return Op[T]{name: "user", fn: f, commutative: commutative}
+}
+
+// Name returns the operation's name ("sum", "max", ..., or "user").
+func (o Op[T]) Name() string { return o.name }
+
+// Commutative reports whether the operation is commutative.
+func (o Op[T]) Commutative() bool { return o.commutative }
+
+func (o Op[T]) valid() bool { return o.fn != nil }
+
+// apply combines in into inout elementwise: inout[i] = inout[i] op in[i]
+// when leftFirst, in[i] op inout[i] otherwise.
+func (o Op[T]) apply(inout, in []T, leftFirst bool) {
+	if o.vec != nil && (leftFirst || o.commutative) {
+		o.vec(inout, in)
+		return
+	}
+	in = in[:len(inout)]
+	if leftFirst {
+		for i := range inout {
+			inout[i] = o.fn(inout[i], in[i])
+		}
+	} else {
+		for i := range inout {
+			inout[i] = o.fn(in[i], inout[i])
+		}
+	}
+}
+
+func predef[T any](name string, fn func(a, b T) T, vec func(inout, in []T)) Op[T] {
+	return Op[T]{name: name, fn: fn, vec: vec, commutative: true}
+}
+
+// Sum adds (MPI_SUM).
+func Sum[T Number]() Op[T] {
+	return predef("sum", func(a, b T) T { return a + b }, func(x, y []T) {
+		y = y[:len(x)]
+		for i := range x {
+			x[i] += y[i]
+		}
+	})
+}
+
+// Prod multiplies (MPI_PROD).
+func Prod[T Number]() Op[T] {
+	return predef("prod", func(a, b T) T { return a * b }, func(x, y []T) {
+		y = y[:len(x)]
+		for i := range x {
+			x[i] *= y[i]
+		}
+	})
+}
+
+// Min takes the smaller (MPI_MIN).
+func Min[T Ordered]() Op[T] {
+	return predef("min", func(a, b T) T { return min(a, b) }, func(x, y []T) {
+		y = y[:len(x)]
+		for i := range x {
+			x[i] = min(x[i], y[i])
+		}
+	})
+}
+
+// Max takes the larger (MPI_MAX).
+func Max[T Ordered]() Op[T] {
+	return predef("max", func(a, b T) T { return max(a, b) }, func(x, y []T) {
+		y = y[:len(x)]
+		for i := range x {
+			x[i] = max(x[i], y[i])
+		}
+	})
+}
+
+// Land is logical and (MPI_LAND).
+func Land[T ~bool]() Op[T] {
+	return predef("land", func(a, b T) T { return a && b }, func(x, y []T) {
+		y = y[:len(x)]
+		for i := range x {
+			x[i] = x[i] && y[i]
+		}
+	})
+}
+
+// Lor is logical or (MPI_LOR).
+func Lor[T ~bool]() Op[T] {
+	return predef("lor", func(a, b T) T { return a || b }, func(x, y []T) {
+		y = y[:len(x)]
+		for i := range x {
+			x[i] = x[i] || y[i]
+		}
+	})
+}
+
+// Lxor is logical exclusive or (MPI_LXOR).
+func Lxor[T ~bool]() Op[T] {
+	return predef("lxor", func(a, b T) T { return a != b }, func(x, y []T) {
+		y = y[:len(x)]
+		for i := range x {
+			x[i] = x[i] != y[i]
+		}
+	})
+}
+
+// Band is bitwise and (MPI_BAND).
+func Band[T Integer]() Op[T] {
+	return predef("band", func(a, b T) T { return a & b }, func(x, y []T) {
+		y = y[:len(x)]
+		for i := range x {
+			x[i] &= y[i]
+		}
+	})
+}
+
+// Bor is bitwise or (MPI_BOR).
+func Bor[T Integer]() Op[T] {
+	return predef("bor", func(a, b T) T { return a | b }, func(x, y []T) {
+		y = y[:len(x)]
+		for i := range x {
+			x[i] |= y[i]
+		}
+	})
+}
+
+// Bxor is bitwise exclusive or (MPI_BXOR).
+func Bxor[T Integer]() Op[T] {
+	return predef("bxor", func(a, b T) T { return a ^ b }, func(x, y []T) {
+		y = y[:len(x)]
+		for i := range x {
+			x[i] ^= y[i]
+		}
+	})
+}

@@ -1,0 +1,556 @@
+package mpi
+
+import (
+	"sync"
+
+	"github.com/mpigo/mpi/internal/engine"
+)
+
+// This file is the low-level point-to-point layer: buffers of bytes with a
+// count and a Datatype, as in the MPI standard (chapter 3). The typed layer
+// (typed.go) turns Go values into bytes and calls the same internals.
+
+// slot is a pooled engine request for blocking calls, with room for a
+// small value so that scalars need no allocation.
+type slot struct {
+	er     engine.Request
+	inline [8]uint64
+}
+
+var slotPool = sync.Pool{New: func() any { return new(slot) }}
+
+func getSlot() *slot { return slotPool.Get().(*slot) }
+
+func putSlot(s *slot) {
+	s.er.Reset()
+	s.inline = [8]uint64{}
+	slotPool.Put(s)
+}
+
+// checkDest validates a send's destination and tag.
+func (c *Comm) checkDest(op string, dest, tag int) error {
+	if err := c.check(op); err != nil {
+		return err
+	}
+	if dest != ProcNull && (dest < 0 || dest >= len(c.group)) {
+		return c.handle(c.errorf(op, ErrRank, at("dest", dest, tag), "rank %d does not exist (size %d)", dest, len(c.group)))
+	}
+	if tag < 0 || tag > TagUB {
+		return c.handle(c.errorf(op, ErrTag, at("dest", dest, tag), "tags run from 0 to %d", TagUB))
+	}
+	return nil
+}
+
+// checkSource validates a receive's or probe's source and tag.
+func (c *Comm) checkSource(op string, src, tag int) error {
+	if err := c.check(op); err != nil {
+		return err
+	}
+	if src != ProcNull && src != AnySource && (src < 0 || src >= len(c.group)) {
+		return c.handle(c.errorf(op, ErrRank, at("source", src, tag), "rank %d does not exist (size %d)", src, len(c.group)))
+	}
+	if tag != AnyTag && (tag < 0 || tag > TagUB) {
+		return c.handle(c.errorf(op, ErrTag, at("source", src, tag), "tags run from 0 to %d, or AnyTag", TagUB))
+	}
+	return nil
+}
+
+// checkBuf returns the first count elements of dt in buf.
+func (c *Comm) checkBuf(op string, l loc, buf []byte, count int, dt *Datatype) ([]byte, error) {
+	if dt == nil {
+		return nil, c.handle(c.errorf(op, ErrType, l, "nil datatype"))
+	}
+	if count < 0 {
+		return nil, c.handle(c.errorf(op, ErrCount, l, "negative count %d", count))
+	}
+	n := count * dt.size
+	if n > len(buf) {
+		return nil, c.handle(c.errorf(op, ErrBuffer, l, "%d elements of %s need %d bytes, the buffer has %d", count, dt.name, n, len(buf)))
+	}
+	return buf[:n], nil
+}
+
+// startSend fills er for a send of buf to dest and starts it.
+func (c *Comm) startSend(er *engine.Request, buf []byte, sig uint64, dest, tag int, mode engine.Mode) {
+	er.Context, er.Peer, er.Self, er.To, er.Tag = c.ctx, dest, c.rank, c.group[dest], tag
+	er.Buf, er.Sig, er.Mode = buf, sig, mode
+	out := outboxPool.Get().(*engine.Outbox)
+	c.p.eng.Send(er, out)
+	c.p.exec(out)
+	outboxPool.Put(out)
+}
+
+// startRecv fills er for a receive from src and starts it.
+func (c *Comm) startRecv(er *engine.Request, buf []byte, alloc func(int) []byte, sig uint64, src, tag int) {
+	er.Context, er.Peer, er.Tag = c.ctx, src, tag
+	er.Buf, er.Alloc, er.Sig = buf, alloc, sig
+	out := outboxPool.Get().(*engine.Outbox)
+	c.p.eng.PostRecv(er, out)
+	c.p.exec(out)
+	outboxPool.Put(out)
+}
+
+// send is a blocking send of buf (validated) in mode.
+func (c *Comm) send(op string, buf []byte, sig uint64, dest, tag int, mode engine.Mode) error {
+	if dest == ProcNull {
+		return nil
+	}
+	s := getSlot()
+	c.startSend(&s.er, buf, sig, dest, tag, mode)
+	st := s.er.Wait()
+	var err error
+	if st.Err != nil {
+		err = c.handle(c.statusErr(op, at("dest", dest, tag), st))
+	}
+	putSlot(s)
+	return err
+}
+
+// bsend copies buf into the attached buffer and sends it from there. The
+// returned request completes when the data has been copied.
+func (c *Comm) bsend(op string, buf []byte, sig uint64, dest, tag int) error {
+	if dest == ProcNull {
+		return nil
+	}
+	data, release, err := c.p.bsend.Alloc(len(buf))
+	if err != nil {
+		return c.handle(c.errorf(op, ErrBuffer, at("dest", dest, tag), "%v (%d bytes + %d overhead)", err, len(buf), BsendOverhead))
+	}
+	copy(data, buf)
+	er := &engine.Request{OnDone: func(*engine.Request) { release() }}
+	c.startSend(er, data, sig, dest, tag, engine.Standard)
+	return nil
+}
+
+// BsendOverhead is the space each buffered send takes in the attached
+// buffer on top of its data (MPI_BSEND_OVERHEAD).
+const BsendOverhead = engine.BsendOverhead
+
+// BufferAttach gives the calling rank a buffer for buffered sends
+// (MPI_Buffer_attach). Each Bsend takes its data size plus BsendOverhead
+// from it until the message has left.
+func (c *Comm) BufferAttach(buf []byte) error {
+	if err := c.check("BufferAttach"); err != nil {
+		return err
+	}
+	if err := c.p.bsend.Attach(buf); err != nil {
+		return c.handle(c.errorf("BufferAttach", ErrBuffer, loc{}, "%v", err))
+	}
+	return nil
+}
+
+// BufferDetach waits until every buffered send has left the attached
+// buffer, then detaches it and returns it (MPI_Buffer_detach).
+func (c *Comm) BufferDetach() ([]byte, error) {
+	if err := c.check("BufferDetach"); err != nil {
+		return nil, err
+	}
+	b, err := c.p.bsend.Detach()
+	if err != nil {
+		return nil, c.handle(c.errorf("BufferDetach", ErrBuffer, loc{}, "%v", err))
+	}
+	return b, nil
+}
+
+// lowSend validates and performs a blocking low-level send.
+func (c *Comm) lowSend(op string, buf []byte, count int, dt *Datatype, dest, tag int, mode engine.Mode) error {
+	if err := c.checkDest(op, dest, tag); err != nil {
+		return err
+	}
+	b, err := c.checkBuf(op, at("dest", dest, tag), buf, count, dt)
+	if err != nil {
+		return err
+	}
+	return c.send(op, b, dt.sig, dest, tag, mode)
+}
+
+// Send sends count elements of dt from buf to rank dest with tag, and
+// returns when buf may be reused (MPI_Send). Small messages are copied out
+// at once; large ones wait for the receiver.
+func (c *Comm) Send(buf []byte, count int, dt *Datatype, dest, tag int) error {
+	return c.lowSend("Send", buf, count, dt, dest, tag, engine.Standard)
+}
+
+// Ssend is a synchronous send: it returns only once the receiver has
+// matched the message (MPI_Ssend).
+func (c *Comm) Ssend(buf []byte, count int, dt *Datatype, dest, tag int) error {
+	return c.lowSend("Ssend", buf, count, dt, dest, tag, engine.Synchronous)
+}
+
+// Rsend is a ready send: the matching receive must already be posted
+// (MPI_Rsend). mpigo does not rely on that; it behaves like Send.
+func (c *Comm) Rsend(buf []byte, count int, dt *Datatype, dest, tag int) error {
+	return c.lowSend("Rsend", buf, count, dt, dest, tag, engine.Ready)
+}
+
+// Bsend is a buffered send: the data is copied into the buffer attached
+// with BufferAttach and Bsend returns at once (MPI_Bsend). It fails with
+// ErrBuffer if the attached buffer has no room.
+func (c *Comm) Bsend(buf []byte, count int, dt *Datatype, dest, tag int) error {
+	if err := c.checkDest("Bsend", dest, tag); err != nil {
+		return err
+	}
+	b, err := c.checkBuf("Bsend", at("dest", dest, tag), buf, count, dt)
+	if err != nil {
+		return err
+	}
+	return c.bsend("Bsend", b, dt.sig, dest, tag)
+}
+
+// isend validates and starts a low-level non-blocking send.
+func (c *Comm) isend(op string, buf []byte, count int, dt *Datatype, dest, tag int, mode engine.Mode) (*Request, error) {
+	if err := c.checkDest(op, dest, tag); err != nil {
+		return nil, err
+	}
+	b, err := c.checkBuf(op, at("dest", dest, tag), buf, count, dt)
+	if err != nil {
+		return nil, err
+	}
+	if dest == ProcNull {
+		return c.nullRequest(op, Status{}), nil
+	}
+	r := c.newRequest(op, at("dest", dest, tag))
+	c.startSend(r.er, b, dt.sig, dest, tag, mode)
+	return r, nil
+}
+
+// Isend starts a send and returns at once (MPI_Isend). buf must not be
+// modified until the request completes.
+func (c *Comm) Isend(buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
+	return c.isend("Isend", buf, count, dt, dest, tag, engine.Standard)
+}
+
+// Issend starts a synchronous send (MPI_Issend): the request completes once
+// the receiver has matched the message.
+func (c *Comm) Issend(buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
+	return c.isend("Issend", buf, count, dt, dest, tag, engine.Synchronous)
+}
+
+// Irsend starts a ready send (MPI_Irsend).
+func (c *Comm) Irsend(buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
+	return c.isend("Irsend", buf, count, dt, dest, tag, engine.Ready)
+}
+
+// Ibsend starts a buffered send (MPI_Ibsend); the request is complete as
+// soon as the data is in the attached buffer, which is before Ibsend returns.
+func (c *Comm) Ibsend(buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
+	if err := c.Bsend(buf, count, dt, dest, tag); err != nil {
+		return nil, err
+	}
+	return c.nullRequest("Ibsend", Status{}), nil
+}
+
+// lowRecv validates a low-level receive and returns its buffer.
+func (c *Comm) lowRecvBuf(op string, buf []byte, count int, dt *Datatype, src, tag int) ([]byte, error) {
+	if err := c.checkSource(op, src, tag); err != nil {
+		return nil, err
+	}
+	return c.checkBuf(op, at("source", src, tag), buf, count, dt)
+}
+
+// Recv receives a message from rank src (or AnySource) with tag (or AnyTag)
+// into buf, which has room for count elements of dt (MPI_Recv). A longer
+// message fills the buffer and fails with ErrTruncate.
+func (c *Comm) Recv(buf []byte, count int, dt *Datatype, src, tag int) (Status, error) {
+	b, err := c.lowRecvBuf("Recv", buf, count, dt, src, tag)
+	if err != nil {
+		return Status{}, err
+	}
+	return c.recv("Recv", b, dt.sig, dt.size, src, tag)
+}
+
+// recv is a blocking receive into b.
+func (c *Comm) recv(op string, b []byte, sig uint64, elem, src, tag int) (Status, error) {
+	if src == ProcNull {
+		return procNullStatus, nil
+	}
+	s := getSlot()
+	c.startRecv(&s.er, b, nil, sig, src, tag)
+	est := s.er.Wait()
+	st := statusOf(est, elem)
+	var err error
+	if est.Err != nil {
+		err = c.handle(c.statusErr(op, at("source", src, tag), est))
+	}
+	putSlot(s)
+	return st, err
+}
+
+// Irecv starts a receive and returns at once (MPI_Irecv). buf must not be
+// used until the request completes.
+func (c *Comm) Irecv(buf []byte, count int, dt *Datatype, src, tag int) (*Request, error) {
+	b, err := c.lowRecvBuf("Irecv", buf, count, dt, src, tag)
+	if err != nil {
+		return nil, err
+	}
+	if src == ProcNull {
+		return c.nullRequest("Irecv", procNullStatus), nil
+	}
+	r := c.newRequest("Irecv", at("source", src, tag))
+	r.elem = dt.size
+	c.startRecv(r.er, b, nil, dt.sig, src, tag)
+	return r, nil
+}
+
+// sendInit makes a persistent send request.
+func (c *Comm) sendInit(op string, buf []byte, count int, dt *Datatype, dest, tag int, mode engine.Mode, buffered bool) (*Request, error) {
+	if err := c.checkDest(op, dest, tag); err != nil {
+		return nil, err
+	}
+	if _, err := c.checkBuf(op, at("dest", dest, tag), buf, count, dt); err != nil {
+		return nil, err
+	}
+	r := &Request{c: c, op: op, at: at("dest", dest, tag), persistent: true, finished: true}
+	r.start = func(r *Request) error {
+		b := buf[:count*dt.size]
+		if dest == ProcNull {
+			r.mu.Lock()
+			r.er, r.finished = nil, true
+			r.mu.Unlock()
+			return nil
+		}
+		if buffered {
+			err := c.bsend(op, b, dt.sig, dest, tag)
+			r.mu.Lock()
+			r.er, r.finished, r.err = nil, true, err
+			r.mu.Unlock()
+			return err
+		}
+		er := new(engine.Request)
+		r.mu.Lock()
+		r.er = er
+		r.mu.Unlock()
+		c.startSend(er, b, dt.sig, dest, tag, mode)
+		return nil
+	}
+	return r, nil
+}
+
+// SendInit makes a persistent standard send (MPI_Send_init): each Start
+// sends the current contents of buf.
+func (c *Comm) SendInit(buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
+	return c.sendInit("SendInit", buf, count, dt, dest, tag, engine.Standard, false)
+}
+
+// SsendInit makes a persistent synchronous send (MPI_Ssend_init).
+func (c *Comm) SsendInit(buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
+	return c.sendInit("SsendInit", buf, count, dt, dest, tag, engine.Synchronous, false)
+}
+
+// RsendInit makes a persistent ready send (MPI_Rsend_init).
+func (c *Comm) RsendInit(buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
+	return c.sendInit("RsendInit", buf, count, dt, dest, tag, engine.Ready, false)
+}
+
+// BsendInit makes a persistent buffered send (MPI_Bsend_init).
+func (c *Comm) BsendInit(buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
+	return c.sendInit("BsendInit", buf, count, dt, dest, tag, engine.Standard, true)
+}
+
+// RecvInit makes a persistent receive (MPI_Recv_init): each Start posts a
+// receive into buf.
+func (c *Comm) RecvInit(buf []byte, count int, dt *Datatype, src, tag int) (*Request, error) {
+	b, err := c.lowRecvBuf("RecvInit", buf, count, dt, src, tag)
+	if err != nil {
+		return nil, err
+	}
+	r := &Request{c: c, op: "RecvInit", at: at("source", src, tag), persistent: true, finished: true, elem: dt.size}
+	r.start = func(r *Request) error {
+		if src == ProcNull {
+			r.mu.Lock()
+			r.er, r.finished, r.st = nil, true, procNullStatus
+			r.mu.Unlock()
+			return nil
+		}
+		er := new(engine.Request)
+		r.mu.Lock()
+		r.er = er
+		r.mu.Unlock()
+		c.startRecv(er, b, nil, dt.sig, src, tag)
+		return nil
+	}
+	return r, nil
+}
+
+// Sendrecv sends one message and receives another at the same time, so two
+// ranks can exchange data without deadlock (MPI_Sendrecv).
+func (c *Comm) Sendrecv(sendbuf []byte, sendcount int, sendtype *Datatype, dest, sendtag int,
+	recvbuf []byte, recvcount int, recvtype *Datatype, src, recvtag int) (Status, error) {
+	rr, err := c.Irecv(recvbuf, recvcount, recvtype, src, recvtag)
+	if err != nil {
+		return Status{}, err
+	}
+	if err := c.lowSend("Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, engine.Standard); err != nil {
+		rr.Cancel()
+		rr.Wait()
+		return Status{}, err
+	}
+	return rr.Wait()
+}
+
+// SendrecvReplace sends the contents of buf and receives into the same
+// buffer (MPI_Sendrecv_replace).
+func (c *Comm) SendrecvReplace(buf []byte, count int, dt *Datatype, dest, sendtag, src, recvtag int) (Status, error) {
+	b, err := c.lowRecvBuf("SendrecvReplace", buf, count, dt, src, recvtag)
+	if err != nil {
+		return Status{}, err
+	}
+	tmp := append([]byte(nil), b...)
+	return c.Sendrecv(tmp, count, dt, dest, sendtag, b, count, dt, src, recvtag)
+}
+
+// probe blocks until a message matching (src, tag) can be received.
+func (c *Comm) probe(src, tag int) engine.Status {
+	eng := c.p.eng
+	if st, ok := eng.Iprobe(c.ctx, src, tag, nil); ok {
+		return st
+	}
+	for {
+		w := engine.GetWaiter()
+		st, ok := eng.Iprobe(c.ctx, src, tag, w)
+		if ok {
+			engine.PutWaiter(w)
+			return st
+		}
+		w.Park()
+		engine.PutWaiter(w)
+	}
+}
+
+// Probe waits until a message from src with tag can be received and returns
+// its status without receiving it (MPI_Probe). Status.Bytes is its size.
+func (c *Comm) Probe(src, tag int) (Status, error) {
+	if err := c.checkSource("Probe", src, tag); err != nil {
+		return Status{}, err
+	}
+	if src == ProcNull {
+		return procNullStatus, nil
+	}
+	st := c.probe(src, tag)
+	if st.Err != nil {
+		return Status{}, c.handle(c.statusErr("Probe", at("source", src, tag), st))
+	}
+	return statusOf(st, 0), nil
+}
+
+// Iprobe reports whether a message from src with tag can be received now,
+// and its status, without receiving it (MPI_Iprobe).
+func (c *Comm) Iprobe(src, tag int) (bool, Status, error) {
+	if err := c.checkSource("Iprobe", src, tag); err != nil {
+		return false, Status{}, err
+	}
+	if src == ProcNull {
+		return true, procNullStatus, nil
+	}
+	st, ok := c.p.eng.Iprobe(c.ctx, src, tag, nil)
+	if st.Err != nil {
+		return false, Status{}, c.handle(c.statusErr("Iprobe", at("source", src, tag), st))
+	}
+	return ok, statusOf(st, 0), nil
+}
+
+// Message is a message taken out of matching by Mprobe or Improbe
+// (MPI_Message). Only a receive on this Message can get it, which makes
+// "probe for the size, then receive" safe when several goroutines receive
+// from the same communicator.
+type Message struct {
+	c    *Comm
+	m    *engine.Message // nil for a message from ProcNull
+	used bool
+}
+
+func (c *Comm) mprobe(op string, src, tag int, block bool) (*Message, Status, bool, error) {
+	if err := c.checkSource(op, src, tag); err != nil {
+		return nil, Status{}, false, err
+	}
+	if src == ProcNull {
+		return &Message{c: c}, procNullStatus, true, nil
+	}
+	eng := c.p.eng
+	for {
+		var w *engine.Waiter
+		if block {
+			w = engine.GetWaiter()
+		}
+		m, ok := eng.Improbe(c.ctx, src, tag, w)
+		if ok || !block {
+			if w != nil {
+				engine.PutWaiter(w)
+			}
+			if ok && m == nil {
+				return nil, Status{}, false, c.handle(c.statusErr(op, at("source", src, tag), engine.Status{Err: eng.Err()}))
+			}
+			if !ok {
+				return nil, Status{}, false, nil
+			}
+			st := m.Status()
+			st.Count = st.Size
+			return &Message{c: c, m: m}, statusOf(st, 0), true, nil
+		}
+		w.Park()
+		engine.PutWaiter(w)
+	}
+}
+
+// Mprobe waits for a message from src with tag and takes it out of
+// matching: no other receive or probe will see it. Receive it with
+// Message.Recv or mpi.Mrecv (MPI_Mprobe).
+func (c *Comm) Mprobe(src, tag int) (*Message, Status, error) {
+	m, st, _, err := c.mprobe("Mprobe", src, tag, true)
+	return m, st, err
+}
+
+// Improbe is the non-blocking Mprobe: if no message matches it returns
+// (false, nil, ...) (MPI_Improbe).
+func (c *Comm) Improbe(src, tag int) (bool, *Message, Status, error) {
+	m, st, ok, err := c.mprobe("Improbe", src, tag, false)
+	return ok, m, st, err
+}
+
+// take marks m used and returns its engine message.
+func (m *Message) take(op string) (*engine.Message, error) {
+	if m == nil || m.used {
+		return nil, (*Comm)(nil).errorf(op, ErrRequest, loc{}, "message is nil or has been received already")
+	}
+	m.used = true
+	return m.m, nil
+}
+
+// Recv receives the message into buf, which has room for count elements of
+// dt (MPI_Mrecv).
+func (m *Message) Recv(buf []byte, count int, dt *Datatype) (Status, error) {
+	r, err := m.Irecv(buf, count, dt)
+	if err != nil {
+		return Status{}, err
+	}
+	return r.Wait()
+}
+
+// Irecv starts receiving the message into buf (MPI_Imrecv).
+func (m *Message) Irecv(buf []byte, count int, dt *Datatype) (*Request, error) {
+	em, err := m.take("Mrecv")
+	if err != nil {
+		return nil, err
+	}
+	c := m.c
+	b, err := c.checkBuf("Mrecv", loc{}, buf, count, dt)
+	if err != nil {
+		return nil, err
+	}
+	if em == nil {
+		return c.nullRequest("Mrecv", procNullStatus), nil
+	}
+	r := c.newRequest("Mrecv", loc{})
+	r.elem = dt.size
+	c.startMRecv(em, r.er, b, nil, dt.sig)
+	return r, nil
+}
+
+// startMRecv receives the matched message em into er.
+func (c *Comm) startMRecv(em *engine.Message, er *engine.Request, buf []byte, alloc func(int) []byte, sig uint64) {
+	er.Context, er.Buf, er.Alloc, er.Sig = c.ctx, buf, alloc, sig
+	out := outboxPool.Get().(*engine.Outbox)
+	c.p.eng.MRecv(em, er, out)
+	c.p.exec(out)
+	outboxPool.Put(out)
+}

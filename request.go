@@ -1,0 +1,381 @@
+package mpi
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/mpigo/mpi/internal/engine"
+)
+
+// Request is a non-blocking or persistent operation in flight
+// (MPI_Request). Wait or Test it to learn how it ended. A Request may be
+// waited on by one goroutine at a time; waiting again after completion
+// returns the same result.
+type Request struct {
+	c  *Comm
+	op string
+	at loc // peer and tag, for error messages
+
+	mu         sync.Mutex
+	er         *engine.Request // the engine's request; nil if none is active
+	persistent bool
+	start      func(r *Request) error       // persistent: posts a new operation
+	finish     func(st engine.Status) error // typed receives: decode the data
+	elem       int
+	freed      bool
+	finished   bool
+	st         Status
+	err        error
+}
+
+// Waiter is anything WaitAll can wait for: a *Request or a *Pending[T].
+type Waiter interface {
+	request() *Request
+}
+
+func (r *Request) request() *Request { return r }
+
+// newRequest returns a request for op with an engine request ready to fill.
+func (c *Comm) newRequest(op string, l loc) *Request {
+	return &Request{c: c, op: op, at: l, er: new(engine.Request)}
+}
+
+// nullRequest is a request that is already complete with st (ProcNull).
+func (c *Comm) nullRequest(op string, st Status) *Request {
+	return &Request{c: c, op: op, finished: true, st: st}
+}
+
+// complete turns the engine's status into r's result. r.mu is held.
+func (r *Request) complete() {
+	est := r.er.Status()
+	r.st = statusOf(est, r.elem)
+	r.err = r.c.statusErr(r.op, r.at, est)
+	if r.err == nil && r.finish != nil && !est.Cancelled {
+		r.err = r.finish(est)
+	}
+	r.finished = true
+	if r.persistent {
+		r.er = nil // inactive until the next Start
+	}
+}
+
+// statusErr converts an engine status error into an *Error.
+func (c *Comm) statusErr(op string, l loc, st engine.Status) error {
+	switch {
+	case st.Err == nil:
+		return nil
+	case errors.Is(st.Err, engine.ErrTruncate):
+		return c.errorf(op, ErrTruncate, l, "%d-byte message from rank %d (tag %d) does not fit the %d-byte buffer", st.Size, st.Source, st.Tag, st.Count)
+	case errors.Is(st.Err, engine.ErrType):
+		return c.errorf(op, ErrType, l, "message from rank %d (tag %d) was sent as another type", st.Source, st.Tag)
+	case errors.Is(st.Err, ErrProcFailed):
+		e := c.errorf(op, ErrProcFailed, l, "").(*Error)
+		e.Cause = st.Err
+		return e
+	default:
+		e := c.errorf(op, ErrOther, l, "").(*Error)
+		e.Cause = st.Err
+		return e
+	}
+}
+
+// Wait blocks until r completes and returns its status (MPI_Wait). A
+// persistent request becomes inactive and may be started again.
+func (r *Request) Wait() (Status, error) {
+	if r == nil {
+		return Status{}, fmt.Errorf("mpi: Wait: %w: nil request", ErrRequest)
+	}
+	r.mu.Lock()
+	if r.freed {
+		r.mu.Unlock()
+		return Status{}, fmt.Errorf("mpi: Wait: %w: request has been freed", ErrRequest)
+	}
+	er := r.er
+	if er == nil || r.finished {
+		st, err := r.st, r.err
+		r.mu.Unlock()
+		return st, err
+	}
+	r.mu.Unlock()
+	er.Wait()
+	r.mu.Lock()
+	if r.er == er && !r.finished {
+		r.complete()
+	}
+	st, err := r.st, r.err
+	r.mu.Unlock()
+	return st, r.c.handle(err)
+}
+
+// Test reports whether r has completed, without blocking, and if so its
+// status (MPI_Test).
+func (r *Request) Test() (bool, Status, error) {
+	if r == nil {
+		return false, Status{}, fmt.Errorf("mpi: Test: %w: nil request", ErrRequest)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.freed {
+		return false, Status{}, fmt.Errorf("mpi: Test: %w: request has been freed", ErrRequest)
+	}
+	if r.er == nil || r.finished {
+		return true, r.st, r.err
+	}
+	if !r.er.Done() {
+		return false, Status{}, nil
+	}
+	r.complete()
+	return true, r.st, r.c.handle(r.err)
+}
+
+// done reports whether Wait would return at once.
+func (r *Request) done() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.freed || r.er == nil || r.finished || r.er.Done()
+}
+
+// active reports whether r has an operation in flight or finished but not
+// yet waited for; inactive persistent and null requests are ignored by
+// WaitAny and friends.
+func (r *Request) active() bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.freed && r.er != nil && !r.finished
+}
+
+// Cancel asks for r to be cancelled (MPI_Cancel). A receive that has not
+// matched is withdrawn; a send is withdrawn if its receiver has not matched
+// it yet (rendezvous and synchronous sends). Cancel does not wait: Wait for
+// r and check Status.Cancelled to learn whether it worked.
+func (r *Request) Cancel() error {
+	if r == nil {
+		return fmt.Errorf("mpi: Cancel: %w: nil request", ErrRequest)
+	}
+	r.mu.Lock()
+	if r.freed {
+		r.mu.Unlock()
+		return fmt.Errorf("mpi: Cancel: %w: request has been freed", ErrRequest)
+	}
+	er := r.er
+	r.mu.Unlock()
+	if er == nil || er.Done() {
+		return nil
+	}
+	p := r.c.p
+	if er.Op == engine.OpRecv {
+		p.eng.CancelRecv(er)
+		return nil
+	}
+	out := outboxPool.Get().(*engine.Outbox)
+	p.eng.CancelSend(er, out)
+	p.exec(out)
+	outboxPool.Put(out)
+	return nil
+}
+
+// Free releases r (MPI_Request_free). An operation in flight goes on to
+// completion, but nobody can wait for it any more. Using r afterwards
+// returns ErrRequest.
+func (r *Request) Free() error {
+	if r == nil {
+		return fmt.Errorf("mpi: Free: %w: nil request", ErrRequest)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.freed {
+		return fmt.Errorf("mpi: Free: %w: request has been freed already", ErrRequest)
+	}
+	r.freed = true
+	return nil
+}
+
+// Start starts a persistent request made by SendInit, RecvInit and the
+// like (MPI_Start). It is an error to start a request that is active.
+func (r *Request) Start() error {
+	if r == nil {
+		return fmt.Errorf("mpi: Start: %w: nil request", ErrRequest)
+	}
+	r.mu.Lock()
+	if r.freed || !r.persistent {
+		r.mu.Unlock()
+		return r.c.handle(r.c.errorf("Start", ErrRequest, r.at, "not a persistent request (or freed)"))
+	}
+	if r.er != nil && !r.finished {
+		r.mu.Unlock()
+		return r.c.handle(r.c.errorf("Start", ErrRequest, r.at, "request is already active"))
+	}
+	r.finished = false
+	r.st, r.err = Status{}, nil
+	r.mu.Unlock()
+	return r.start(r)
+}
+
+// StartAll starts every request in reqs (MPI_Startall).
+func StartAll(reqs ...*Request) error {
+	for _, r := range reqs {
+		if err := r.Start(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WaitAll waits for every request and returns their errors joined, each
+// naming its index (MPI_Waitall).
+func WaitAll(reqs ...Waiter) error {
+	var errs []error
+	for i, w := range reqs {
+		if w == nil {
+			continue
+		}
+		if _, err := w.request().Wait(); err != nil {
+			errs = append(errs, fmt.Errorf("request %d: %w", i, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// WaitAllStatus is WaitAll for low-level requests that also returns every
+// status, in order.
+func WaitAllStatus(reqs []*Request) ([]Status, error) {
+	sts := make([]Status, len(reqs))
+	var errs []error
+	for i, r := range reqs {
+		if r == nil {
+			continue
+		}
+		st, err := r.Wait()
+		sts[i] = st
+		if err != nil {
+			errs = append(errs, fmt.Errorf("request %d: %w", i, err))
+		}
+	}
+	return sts, errors.Join(errs...)
+}
+
+// park blocks until one of the active requests in reqs completes.
+func park(reqs []*Request) {
+	var ers []*engine.Request
+	for _, r := range reqs {
+		if r.active() {
+			r.mu.Lock()
+			ers = append(ers, r.er)
+			r.mu.Unlock()
+		}
+	}
+	anyDone := func() bool {
+		for _, er := range ers {
+			if er.Done() {
+				return true
+			}
+		}
+		return false
+	}
+	if len(ers) == 0 || engine.Spin(anyDone) {
+		return
+	}
+	w := engine.GetWaiter()
+	for _, er := range ers {
+		er.SetWaiter(w)
+	}
+	for !anyDone() {
+		w.Park()
+	}
+	for _, er := range ers {
+		er.SetWaiter(nil)
+	}
+	engine.PutWaiter(w)
+}
+
+// WaitAny waits until one of the active requests completes and returns its
+// index and status (MPI_Waitany). If no request is active, it returns
+// Undefined at once.
+func WaitAny(reqs []*Request) (int, Status, error) {
+	for {
+		idx, ok, st, err := TestAny(reqs)
+		if ok {
+			return idx, st, err
+		}
+		park(reqs)
+	}
+}
+
+// TestAny reports whether one of the active requests has completed, and
+// which, without blocking (MPI_Testany). If none is active it reports
+// (Undefined, true).
+func TestAny(reqs []*Request) (int, bool, Status, error) {
+	any := false
+	for i, r := range reqs {
+		if !r.active() {
+			continue
+		}
+		any = true
+		if ok, st, err := r.Test(); ok {
+			return i, true, st, err
+		}
+	}
+	if !any {
+		return Undefined, true, Status{}, nil
+	}
+	return Undefined, false, Status{}, nil
+}
+
+// WaitSome waits until at least one active request completes and returns
+// the indices and statuses of all that have (MPI_Waitsome). If none is
+// active it returns nil slices.
+func WaitSome(reqs []*Request) ([]int, []Status, error) {
+	for {
+		idx, sts, err := TestSome(reqs)
+		if len(idx) > 0 || err != nil || !anyActive(reqs) {
+			return idx, sts, err
+		}
+		park(reqs)
+	}
+}
+
+func anyActive(reqs []*Request) bool {
+	for _, r := range reqs {
+		if r.active() {
+			return true
+		}
+	}
+	return false
+}
+
+// TestSome returns the indices and statuses of the active requests that
+// have completed, without blocking (MPI_Testsome).
+func TestSome(reqs []*Request) ([]int, []Status, error) {
+	var idx []int
+	var sts []Status
+	var errs []error
+	for i, r := range reqs {
+		if !r.active() || !r.done() {
+			continue
+		}
+		_, st, err := r.Test()
+		idx = append(idx, i)
+		sts = append(sts, st)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("request %d: %w", i, err))
+		}
+	}
+	return idx, sts, errors.Join(errs...)
+}
+
+// TestAll reports whether every request has completed, without blocking
+// (MPI_Testall). Only when it reports true are the requests finished (and
+// the statuses returned).
+func TestAll(reqs []*Request) (bool, []Status, error) {
+	for _, r := range reqs {
+		if r != nil && !r.done() {
+			return false, nil, nil
+		}
+	}
+	sts, err := WaitAllStatus(reqs)
+	return true, sts, err
+}

@@ -1,0 +1,239 @@
+package mpi
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mpigo/mpi/internal/engine"
+	"github.com/mpigo/mpi/internal/transport"
+	"github.com/mpigo/mpi/internal/transport/inproc"
+	"github.com/mpigo/mpi/internal/transport/self"
+	"github.com/mpigo/mpi/internal/wire"
+)
+
+// job is a set of ranks that started together and share a world
+// communicator. With Run, all of them are goroutines of this process.
+type job struct {
+	size  int
+	procs []*proc
+
+	failOnce sync.Once
+	failure  atomic.Pointer[error] // why the job is going down
+
+	// exit ends the process; tests replace it.
+	exit func(code int)
+}
+
+// proc is the runtime of one rank: its engine, its transports, and the
+// state MPI keeps per process.
+type proc struct {
+	job  *job
+	rank int // world rank
+	eng  *engine.Engine
+	tr   *transport.Router
+
+	bsend engine.BsendBuffer
+	ctx   ctxAlloc
+
+	world *Comm
+}
+
+var outboxPool = sync.Pool{New: func() any { return new(engine.Outbox) }}
+
+// exec hands the frames in out to the transports and completes the
+// requests that were waiting for that.
+func (p *proc) exec(out *engine.Outbox) {
+	for i, n := 0, out.Len(); i < n; i++ {
+		it := out.At(i)
+		err := p.tr.Send(&it.F)
+		if it.Done != nil {
+			if err != nil {
+				it.Done.Fail(fmt.Errorf("%w: %w", ErrProcFailed, err))
+			} else {
+				it.Done.Complete(engine.Status{})
+			}
+		} else if err != nil && it.F.Kind != wire.Eager {
+			// A protocol reply that cannot be delivered: the peer is gone.
+			p.eng.FailAll(it.F.To, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, it.F.To, err))
+		}
+	}
+	out.Reset()
+}
+
+// deliver is the transport handler: a frame arrived for this rank.
+func (p *proc) deliver(f *wire.Frame) {
+	out := outboxPool.Get().(*engine.Outbox)
+	if err := p.eng.Deliver(f, out); err != nil {
+		p.job.abort(p.rank, 1, fmt.Errorf("%w: rank %d: %w", ErrIntern, p.rank, err))
+	}
+	p.exec(out)
+	outboxPool.Put(out)
+}
+
+// abort takes the whole job down: every rank's pending and future
+// operations fail with ErrProcFailed naming the cause. With exit, the
+// process also exits with code after printing why.
+func (j *job) abort(rank, code int, cause error) {
+	j.failOnce.Do(func() {
+		err := fmt.Errorf("%w: job aborted by rank %d: %w", ErrProcFailed, rank, cause)
+		j.failure.Store(&err)
+		for _, p := range j.procs {
+			if p != nil {
+				p.eng.Abort(err)
+			}
+		}
+	})
+	if code != 0 && j.exit != nil {
+		fmt.Fprintf(stderr, "mpigo: rank %d aborted the job: %v\n", rank, cause)
+		j.exit(code)
+	}
+}
+
+// Config holds the tunables of the runtime. The zero value is not useful;
+// start from DefaultConfig.
+type Config struct {
+	// EagerLimit is the largest message, in bytes, sent eagerly; larger
+	// ones use the rendezvous protocol. Environment: MPIGO_EAGER_LIMIT.
+	EagerLimit int
+	// NoDirectRead makes goroutine ranks use the streamed rendezvous
+	// protocol (CTS, then Data frames) that byte-stream transports use,
+	// instead of copying straight out of the sender's buffer. It exists to
+	// test and measure that protocol.
+	NoDirectRead bool
+}
+
+// DefaultConfig returns the built-in tunables, overridden by the
+// environment (MPIGO_EAGER_LIMIT).
+func DefaultConfig() Config {
+	c := Config{EagerLimit: engine.DefaultConfig().EagerLimit}
+	if v, ok := envInt("MPIGO_EAGER_LIMIT"); ok && v >= 0 {
+		c.EagerLimit = v
+	}
+	return c
+}
+
+// newLocalJob builds n goroutine ranks connected by the inproc transport.
+func newLocalJob(n int, cfg Config) *job {
+	j := &job{size: n, procs: make([]*proc, n), exit: os.Exit}
+	fab := inproc.NewFabric(n)
+	ecfg := engine.DefaultConfig()
+	ecfg.EagerLimit = cfg.EagerLimit
+	for r := 0; r < n; r++ {
+		p := &proc{job: j, rank: r}
+		in := fab.Attach(r, p.deliver)
+		me := self.New(r, p.deliver)
+		p.tr = transport.NewRouter(n, func(peer int) transport.Transport {
+			if peer == r {
+				return me
+			}
+			return in
+		})
+		direct := p.tr.DirectRead
+		if cfg.NoDirectRead {
+			direct = nil
+		}
+		p.eng = engine.New(r, ecfg, direct)
+		p.world = newWorld(p, n)
+		j.procs[r] = p
+	}
+	return j
+}
+
+// Run runs f on n ranks that are goroutines of this process, each with its
+// own world communicator, and returns when all of them have returned.
+// Messages between the ranks are copied once, from the sender's memory into
+// the receiver's buffer.
+//
+// If a rank returns an error or panics, the job is aborted: every other
+// rank's pending and later calls fail with ErrProcFailed, so no rank is left
+// blocked. Run returns the ranks' errors joined, each prefixed with its rank.
+func Run(n int, f func(world *Comm) error) error {
+	return RunConfig(n, DefaultConfig(), f)
+}
+
+// RunConfig is Run with explicit tunables.
+func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
+	if n < 1 {
+		return fmt.Errorf("mpi: Run: %w: need at least one rank, got %d", ErrArg, n)
+	}
+	j := newLocalJob(n, cfg)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r := 0; r < n; r++ {
+		wg.Add(1)
+		go func(p *proc) {
+			defer wg.Done()
+			errs[p.rank] = runRank(p, f)
+		}(j.procs[r])
+	}
+	wg.Wait()
+	var all []error
+	for r, err := range errs {
+		if err != nil {
+			all = append(all, &RankError{Rank: r, Err: err})
+		}
+	}
+	return errors.Join(all...)
+}
+
+// RankError is the error of one rank in a job.
+type RankError struct {
+	Rank int
+	Err  error
+}
+
+func (e *RankError) Error() string { return fmt.Sprintf("rank %d: %v", e.Rank, e.Err) }
+
+// Unwrap returns the rank's error.
+func (e *RankError) Unwrap() error { return e.Err }
+
+// runRank runs f on p, turning a panic into an error, and aborts the job
+// (without exiting) if f fails so that no other rank waits forever.
+func runRank(p *proc, f func(*Comm) error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("panic: %v\n%s", v, debug.Stack())
+		}
+		if err != nil {
+			// Errors caused by another rank's failure are not new failures.
+			if fp := p.job.failure.Load(); fp == nil || !errors.Is(err, ErrProcFailed) {
+				p.job.abort(p.rank, 0, err)
+			}
+		}
+	}()
+	return f(p.world)
+}
+
+// Main is the entry point of an MPI program. It finds out how the process
+// was started, runs f on every rank this process hosts, and exits: with
+// status 0 if every rank returned nil, and otherwise with status 1 after
+// printing which rank failed and why.
+//
+// A program started without a launcher runs as a single rank (a singleton
+// job of size 1).
+func Main(f func(world *Comm) error) {
+	n := 1
+	if v, ok := envInt("MPIGO_NP"); ok && v > 0 {
+		// A convenience for one-node jobs: MPIGO_NP=4 ./prog runs 4 goroutine ranks.
+		n = v
+	}
+	err := Run(n, f)
+	if err != nil {
+		fmt.Fprintf(stderr, "mpigo: job failed:\n%v\n", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// Abort ends the whole job: the process exits with code after every rank's
+// pending calls have been failed (MPI_Abort).
+func Abort(c *Comm, code int) {
+	if code == 0 {
+		code = 1
+	}
+	c.p.job.abort(c.p.rank, code, fmt.Errorf("Abort called with code %d on %s", code, c.Name()))
+}

@@ -1,0 +1,57 @@
+package mpi
+
+import "github.com/mpigo/mpi/internal/engine"
+
+// Status describes a completed receive: who sent the message, with which
+// tag, and how much of it arrived (MPI_Status).
+type Status struct {
+	// Source is the rank of the sender in the communicator (ProcNull for a
+	// receive from ProcNull).
+	Source int
+	// Tag is the message's tag (AnyTag for a receive from ProcNull).
+	Tag int
+
+	bytes     int // bytes stored in the buffer
+	size      int // bytes the sender sent
+	elem      int // size of one element of the receive's type (0: bytes)
+	cancelled bool
+}
+
+// Bytes returns the number of bytes received.
+func (s Status) Bytes() int { return s.bytes }
+
+// Count returns the number of elements received, in elements of the
+// receive's type: the T of a typed receive (the element type for a slice),
+// the datatype of a low-level one. It returns Undefined if the bytes are not
+// a whole number of elements (MPI_Get_count).
+func (s Status) Count() int {
+	if s.elem <= 1 {
+		return s.bytes
+	}
+	if s.bytes%s.elem != 0 {
+		return Undefined
+	}
+	return s.bytes / s.elem
+}
+
+// CountOf returns the number of whole elements of dt received, or
+// Undefined if the bytes are not a whole number of them (MPI_Get_count).
+func (s Status) CountOf(dt *Datatype) int {
+	if dt == nil || dt.size == 0 {
+		return Undefined
+	}
+	if s.bytes%dt.size != 0 {
+		return Undefined
+	}
+	return s.bytes / dt.size
+}
+
+// Cancelled reports whether the operation was cancelled (MPI_Test_cancelled).
+func (s Status) Cancelled() bool { return s.cancelled }
+
+// procNullStatus is the status of a receive from ProcNull.
+var procNullStatus = Status{Source: ProcNull, Tag: AnyTag}
+
+func statusOf(st engine.Status, elem int) Status {
+	return Status{Source: st.Source, Tag: st.Tag, bytes: st.Count, size: st.Size, elem: elem, cancelled: st.Cancelled}
+}

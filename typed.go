@@ -1,0 +1,486 @@
+package mpi
+
+import (
+	"reflect"
+	"unsafe"
+
+	"github.com/mpigo/mpi/internal/datatype"
+	"github.com/mpigo/mpi/internal/engine"
+)
+
+// This file is the typed point-to-point layer. A value of type T travels
+// in one of four ways, decided once per type:
+//
+//   - plain: T is fixed-size and holds no pointers (numbers, bool, arrays
+//     and structs of those): its memory is sent as it is;
+//   - plain slice: []E with plain E: the elements' memory is sent as it is;
+//   - string: its bytes are sent as they are;
+//   - encoded: anything else is encoded by the codec (internal/datatype).
+//
+// Every typed message carries the type signature of T (of E for slices), so
+// a receive of another type fails with ErrType instead of decoding garbage.
+
+type shape uint8
+
+const (
+	shapePlain shape = iota
+	shapePlainSlice
+	shapeString
+	shapeEncoded
+)
+
+// typeInfo is what the typed layer needs to know about T.
+type typeInfo struct {
+	shape shape
+	size  int    // plain: size of T; plain slice: size of E
+	align int    // alignment of the element
+	sig   uint64 // signature carried by messages
+	info  *datatype.Info
+}
+
+func typeOf[T any]() typeInfo {
+	info := datatype.InfoFor[T]()
+	switch {
+	case info.Plain:
+		return typeInfo{shapePlain, info.Size, info.Align, info.Sig, info}
+	case info.Elem != nil && info.Elem.Plain && info.Type.Kind() == reflect.Slice:
+		return typeInfo{shapePlainSlice, info.Elem.Size, info.Elem.Align, info.Elem.Sig, info}
+	case info.Type.Kind() == reflect.String:
+		return typeInfo{shapeString, 1, 1, info.Sig, info}
+	}
+	return typeInfo{shapeEncoded, 0, 1, info.Sig, info}
+}
+
+// elemSize is the unit Status.Count counts in.
+func (t typeInfo) elemSize() int {
+	if t.shape == shapeEncoded {
+		return 1
+	}
+	return t.size
+}
+
+type sliceHeader struct {
+	data unsafe.Pointer
+	len  int
+	cap  int
+}
+
+// viewBytes returns the bytes a value of T sends, borrowing its memory
+// where it can. For a plain value, scratch must hold at least t.size bytes
+// unless it is nil, in which case a copy is allocated.
+func viewBytes[T any](t typeInfo, v *T, scratch []byte) ([]byte, error) {
+	switch t.shape {
+	case shapePlain:
+		if t.size > len(scratch) {
+			p := new(T)
+			*p = *v
+			return unsafe.Slice((*byte)(unsafe.Pointer(p)), t.size), nil
+		}
+		*(*T)(unsafe.Pointer(unsafe.SliceData(scratch))) = *v
+		return scratch[:t.size], nil
+	case shapePlainSlice:
+		h := (*sliceHeader)(unsafe.Pointer(v))
+		if h.len == 0 {
+			return []byte{}, nil
+		}
+		return unsafe.Slice((*byte)(h.data), h.len*t.size), nil
+	case shapeString:
+		s := *(*string)(unsafe.Pointer(v))
+		if len(s) == 0 {
+			return []byte{}, nil
+		}
+		return unsafe.Slice(unsafe.StringData(s), len(s)), nil
+	}
+	vv := *v
+	b, err := datatype.Encode(nil, &vv)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// fromBytes makes a T out of received bytes. For slices and strings the
+// result shares b's memory, so b must belong to the caller.
+func fromBytes[T any](t typeInfo, b []byte, v *T) error {
+	switch t.shape {
+	case shapePlain:
+		if len(b) != t.size {
+			return errTypeSize(t, len(b))
+		}
+		*v = *(*T)(unsafe.Pointer(unsafe.SliceData(b)))
+		return nil
+	case shapePlainSlice:
+		if len(b)%t.size != 0 {
+			return errTypeSize(t, len(b))
+		}
+		n := len(b) / t.size
+		if n == 0 {
+			h := (*sliceHeader)(unsafe.Pointer(v))
+			*h = sliceHeader{data: unsafe.Pointer(&zeroBase), len: 0, cap: 0}
+			return nil
+		}
+		if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%uintptr(t.align) != 0 {
+			nb := make([]byte, len(b)+t.align)
+			off := (t.align - int(uintptr(unsafe.Pointer(unsafe.SliceData(nb)))%uintptr(t.align))) % t.align
+			nb = nb[off : off+len(b)]
+			copy(nb, b)
+			b = nb
+		}
+		*(*sliceHeader)(unsafe.Pointer(v)) = sliceHeader{data: unsafe.Pointer(unsafe.SliceData(b)), len: n, cap: n}
+		return nil
+	case shapeString:
+		*(*string)(unsafe.Pointer(v)) = unsafe.String(unsafe.SliceData(b), len(b))
+		return nil
+	}
+	p := new(T)
+	if err := datatype.Decode(b, p); err != nil {
+		return err
+	}
+	*v = *p
+	return nil
+}
+
+var zeroBase uint64
+
+type typeSizeError struct {
+	t typeInfo
+	n int
+}
+
+func (e *typeSizeError) Error() string {
+	if e.t.shape == shapePlain {
+		return "a " + itoa(e.n) + "-byte message is not one " + e.t.info.Type.String() + " (" + itoa(e.t.size) + " bytes)"
+	}
+	return "a " + itoa(e.n) + "-byte message is not a whole number of " + e.t.info.Type.Elem().String() + " (" + itoa(e.t.size) + " bytes each)"
+}
+
+func errTypeSize(t typeInfo, n int) error { return &typeSizeError{t, n} }
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+		if n == 0 {
+			break
+		}
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}
+
+// typeErr converts a typed-layer conversion error into an *Error.
+func (c *Comm) typeErr(op string, l loc, err error) error {
+	e := c.errorf(op, ErrType, l, "%v", err).(*Error)
+	return c.handle(e)
+}
+
+func inlineBytes(s *slot) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s.inline[0])), len(s.inline)*8)
+}
+
+// sendT is every typed blocking send.
+func sendT[T any](c *Comm, op string, v *T, dest, tag int, mode engine.Mode) error {
+	if err := c.checkDest(op, dest, tag); err != nil {
+		return err
+	}
+	if dest == ProcNull {
+		return nil
+	}
+	t := typeOf[T]()
+	s := getSlot()
+	b, err := viewBytes(t, v, inlineBytes(s))
+	if err != nil {
+		putSlot(s)
+		return c.typeErr(op, at("dest", dest, tag), err)
+	}
+	c.startSend(&s.er, b, t.sig, dest, tag, mode)
+	st := s.er.Wait()
+	if st.Err != nil {
+		err = c.handle(c.statusErr(op, at("dest", dest, tag), st))
+	}
+	putSlot(s)
+	return err
+}
+
+// Send sends v to rank dest of c with tag, and returns when v's memory may
+// be reused (MPI_Send). v may be of any type: plain values and slices of
+// them are sent from their memory with no encoding; anything else is
+// encoded. A value that cannot be encoded (a channel, a function) gives
+// ErrType naming its type.
+func Send[T any](c *Comm, v T, dest, tag int) error {
+	return sendT(c, "Send", &v, dest, tag, engine.Standard)
+}
+
+// Ssend is Send that returns only once the receiver has matched the
+// message (MPI_Ssend).
+func Ssend[T any](c *Comm, v T, dest, tag int) error {
+	return sendT(c, "Ssend", &v, dest, tag, engine.Synchronous)
+}
+
+// Rsend is a ready-mode Send (MPI_Rsend): the receive must already be posted.
+func Rsend[T any](c *Comm, v T, dest, tag int) error {
+	return sendT(c, "Rsend", &v, dest, tag, engine.Ready)
+}
+
+// Bsend copies v into the buffer attached with BufferAttach and returns at
+// once (MPI_Bsend).
+func Bsend[T any](c *Comm, v T, dest, tag int) error {
+	if err := c.checkDest("Bsend", dest, tag); err != nil {
+		return err
+	}
+	t := typeOf[T]()
+	b, err := viewBytes(t, &v, nil)
+	if err != nil {
+		return c.typeErr("Bsend", at("dest", dest, tag), err)
+	}
+	return c.bsend("Bsend", b, t.sig, dest, tag)
+}
+
+// isendT starts a typed non-blocking send.
+func isendT[T any](c *Comm, op string, v T, dest, tag int, mode engine.Mode) (*Request, error) {
+	if err := c.checkDest(op, dest, tag); err != nil {
+		return nil, err
+	}
+	if dest == ProcNull {
+		return c.nullRequest(op, Status{}), nil
+	}
+	t := typeOf[T]()
+	b, err := viewBytes(t, &v, nil)
+	if err != nil {
+		return nil, c.typeErr(op, at("dest", dest, tag), err)
+	}
+	r := c.newRequest(op, at("dest", dest, tag))
+	c.startSend(r.er, b, t.sig, dest, tag, mode)
+	return r, nil
+}
+
+// Isend starts sending v and returns at once (MPI_Isend). If v is a slice,
+// its elements must not be modified until the request completes.
+func Isend[T any](c *Comm, v T, dest, tag int) (*Request, error) {
+	return isendT(c, "Isend", v, dest, tag, engine.Standard)
+}
+
+// Issend starts a synchronous send (MPI_Issend).
+func Issend[T any](c *Comm, v T, dest, tag int) (*Request, error) {
+	return isendT(c, "Issend", v, dest, tag, engine.Synchronous)
+}
+
+// recvArgs chooses the buffer a typed receive of T posts: a slot's inline
+// room for small plain values, allocation on match otherwise.
+func recvBuf(t typeInfo, s *slot) ([]byte, func(int) []byte) {
+	if t.shape == shapePlain {
+		if t.size <= len(s.inline)*8 {
+			return inlineBytes(s)[:t.size], nil
+		}
+		return make([]byte, t.size), nil
+	}
+	return nil, allocBytes
+}
+
+// finishRecv turns a completed typed receive into a T.
+func finishRecv[T any](c *Comm, op string, l loc, t typeInfo, er *engine.Request, v *T) (Status, error) {
+	est := er.Status()
+	st := statusOf(est, t.elemSize())
+	if est.Err != nil {
+		return st, c.handle(c.statusErr(op, l, est))
+	}
+	b := er.Buffer()
+	if t.shape == shapePlain {
+		if est.Size != t.size {
+			return st, c.typeErr(op, l, errTypeSize(t, est.Size))
+		}
+	} else if b == nil {
+		b = []byte{}
+	}
+	if err := fromBytes(t, b[:est.Count], v); err != nil {
+		return st, c.typeErr(op, l, err)
+	}
+	return st, nil
+}
+
+// Recv receives a value of type T from rank source (or AnySource) with tag
+// (or AnyTag) and returns it with its status (MPI_Recv). Slices and strings
+// are allocated to the size of the message; to receive into memory you
+// already have, use RecvInto. A message sent as another type gives ErrType.
+func Recv[T any](c *Comm, source, tag int) (T, Status, error) {
+	var v T
+	if err := c.checkSource("Recv", source, tag); err != nil {
+		return v, Status{}, err
+	}
+	if source == ProcNull {
+		return v, procNullStatus, nil
+	}
+	t := typeOf[T]()
+	s := getSlot()
+	buf, alloc := recvBuf(t, s)
+	c.startRecv(&s.er, buf, alloc, t.sig, source, tag)
+	s.er.Wait()
+	st, err := finishRecv(c, "Recv", at("source", source, tag), t, &s.er, &v)
+	putSlot(s)
+	return v, st, err
+}
+
+// RecvInto receives a message of elements of E into buf, which must be
+// large enough (MPI_Recv into an existing buffer); Status.Count says how
+// many elements arrived. It allocates nothing. E must be plain
+// (fixed-size, without pointers).
+func RecvInto[E any](c *Comm, buf []E, source, tag int) (Status, error) {
+	if err := c.checkSource("RecvInto", source, tag); err != nil {
+		return Status{}, err
+	}
+	t := typeOf[E]()
+	if t.shape != shapePlain {
+		return Status{}, c.typeErr("RecvInto", at("source", source, tag), errNotPlain(t))
+	}
+	return c.recv("RecvInto", datatype.SliceBytes(buf), t.sig, t.size, source, tag)
+}
+
+type notPlainError struct{ t typeInfo }
+
+func (e notPlainError) Error() string {
+	return e.t.info.Type.String() + " is not a plain type (it holds pointers, strings, slices, maps or interfaces); use Recv"
+}
+
+func errNotPlain(t typeInfo) error { return notPlainError{t} }
+
+// Pending is a typed receive in flight, returned by Irecv. Wait returns the
+// value.
+type Pending[T any] struct {
+	req *Request
+	t   typeInfo
+	v   T
+	st  Status
+	err error
+	got bool
+}
+
+func (p *Pending[T]) request() *Request { return p.req }
+
+// Request returns the underlying request, for WaitAny, Cancel and the like.
+func (p *Pending[T]) Request() *Request { return p.req }
+
+// Wait blocks until the value has arrived and returns it.
+func (p *Pending[T]) Wait() (T, Status, error) {
+	if p.got {
+		return p.v, p.st, p.err
+	}
+	st, err := p.req.Wait()
+	if err != nil || p.req.er == nil || st.Cancelled() {
+		p.st, p.err = st, err
+		if p.req.er == nil && err == nil && !st.Cancelled() { // ProcNull
+			p.got = true
+		}
+		return p.v, st, err
+	}
+	p.st, p.err = finishRecv(p.req.c, p.req.op, p.req.at, p.t, p.req.er, &p.v)
+	p.got = true
+	return p.v, p.st, p.err
+}
+
+// Test reports whether the value has arrived, without blocking, and if so returns it.
+func (p *Pending[T]) Test() (bool, T, Status, error) {
+	if !p.req.done() {
+		var zero T
+		return false, zero, Status{}, nil
+	}
+	v, st, err := p.Wait()
+	return true, v, st, err
+}
+
+// Irecv starts receiving a value of type T and returns at once (MPI_Irecv).
+func Irecv[T any](c *Comm, source, tag int) (*Pending[T], error) {
+	if err := c.checkSource("Irecv", source, tag); err != nil {
+		return nil, err
+	}
+	t := typeOf[T]()
+	if source == ProcNull {
+		return &Pending[T]{req: c.nullRequest("Irecv", procNullStatus), t: t}, nil
+	}
+	r := c.newRequest("Irecv", at("source", source, tag))
+	r.elem = t.elemSize()
+	var buf []byte
+	var alloc func(int) []byte
+	if t.shape == shapePlain {
+		buf = make([]byte, max(t.size, 1))[:t.size]
+	} else {
+		alloc = allocBytes
+	}
+	c.startRecv(r.er, buf, alloc, t.sig, source, tag)
+	return &Pending[T]{req: r, t: t}, nil
+}
+
+// Probe waits until a message from source with tag can be received and
+// returns its status without receiving it (MPI_Probe).
+func Probe(c *Comm, source, tag int) (Status, error) { return c.Probe(source, tag) }
+
+// Mprobe waits for a message and takes it out of matching, so that only
+// Mrecv on the returned Message receives it (MPI_Mprobe). This is the safe
+// way for several goroutines to receive messages of unknown size.
+func Mprobe(c *Comm, source, tag int) (*Message, Status, error) { return c.Mprobe(source, tag) }
+
+// Mrecv receives the message m as a value of type T (MPI_Mrecv).
+func Mrecv[T any](m *Message) (T, Status, error) {
+	var v T
+	em, err := m.take("Mrecv")
+	if err != nil {
+		return v, Status{}, err
+	}
+	if em == nil {
+		return v, procNullStatus, nil
+	}
+	c := m.c
+	t := typeOf[T]()
+	s := getSlot()
+	buf, alloc := recvBuf(t, s)
+	c.startMRecv(em, &s.er, buf, alloc, t.sig)
+	s.er.Wait()
+	st, err := finishRecv(c, "Mrecv", loc{}, t, &s.er, &v)
+	putSlot(s)
+	return v, st, err
+}
+
+// Sendrecv sends v to dest and receives a value of type R from source at
+// the same time (MPI_Sendrecv).
+func Sendrecv[T, R any](c *Comm, v T, dest, sendtag, source, recvtag int) (R, Status, error) {
+	var zero R
+	p, err := Irecv[R](c, source, recvtag)
+	if err != nil {
+		return zero, Status{}, err
+	}
+	if err := Send(c, v, dest, sendtag); err != nil {
+		p.req.Cancel()
+		p.req.Wait()
+		return zero, Status{}, err
+	}
+	return p.Wait()
+}
+
+// IrecvInto starts receiving elements of E into buf and returns at once
+// (MPI_Irecv into an existing buffer). buf must not be used until the
+// request completes. E must be plain.
+func IrecvInto[E any](c *Comm, buf []E, source, tag int) (*Request, error) {
+	if err := c.checkSource("IrecvInto", source, tag); err != nil {
+		return nil, err
+	}
+	t := typeOf[E]()
+	if t.shape != shapePlain {
+		return nil, c.typeErr("IrecvInto", at("source", source, tag), errNotPlain(t))
+	}
+	if source == ProcNull {
+		return c.nullRequest("IrecvInto", procNullStatus), nil
+	}
+	r := c.newRequest("IrecvInto", at("source", source, tag))
+	r.elem = t.size
+	c.startRecv(r.er, datatype.SliceBytes(buf), nil, t.sig, source, tag)
+	return r, nil
+}
