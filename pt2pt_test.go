@@ -501,6 +501,9 @@ func TestCancelRecv(t *testing.T) {
 			}
 		}
 		// The message sent afterwards goes to the next receive, not the cancelled one.
+		if err := mpi.Barrier(world); err != nil {
+			return err
+		}
 		if world.Rank() == 0 {
 			return mpi.Send(world, 5, 1, 77)
 		}

@@ -17,9 +17,34 @@ run=$here/run.sh
 	echo "# Each section below starts with the exact mpirun command (from run.sh), then the raw output."
 } >"$out"
 
+# Idle CPU percent over one second (from /proc/stat). This machine has only
+# 2 cores: anything else running (go test, a build) skews every number.
+idle_pct() {
+	local a b
+	read -r -a a < <(grep '^cpu ' /proc/stat)
+	sleep 1
+	read -r -a b < <(grep '^cpu ' /proc/stat)
+	local tot=0 i
+	for i in 1 2 3 4 5 6 7 8; do tot=$((tot + b[i] - a[i])); done
+	echo $(((b[4] - a[4] + b[5] - a[5]) * 100 / (tot > 0 ? tot : 1)))
+}
+
+# Wait (up to QUIET_WAIT seconds, default 300) for the machine to be >= 90% idle.
+wait_quiet() {
+	local deadline=$((SECONDS + ${QUIET_WAIT:-300})) idle
+	while :; do
+		idle=$(idle_pct)
+		((idle >= 90 || SECONDS >= deadline)) && break
+	done
+	echo "$idle"
+}
+
 section() {
+	local idle
+	idle=$(wait_quiet)
 	echo >>"$out"
 	echo "## bench/ref/run.sh $*" >>"$out"
+	echo "# machine idle before run: ${idle}%$( ((idle < 90)) && echo ' (BUSY: other load present, numbers suspect)')" >>"$out"
 	"$run" "$@" >>"$out" 2>&1
 }
 

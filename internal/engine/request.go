@@ -72,7 +72,10 @@ type Request struct {
 	cancel bool
 	next   *Request // posted queue link
 
+	// done is set when the result is in; fin once the completer has
+	// stopped touching r. Only after fin may the owner reuse r.
 	done   atomic.Uint32
+	fin    atomic.Uint32
 	waiter atomic.Pointer[Waiter]
 }
 
@@ -82,7 +85,7 @@ func (r *Request) Reset() {
 }
 
 // Done reports whether r has completed. It never blocks.
-func (r *Request) Done() bool { return r.done.Load() != 0 }
+func (r *Request) Done() bool { return r.fin.Load() != 0 }
 
 // Status returns r's status. It is meaningful only once Done reports true.
 func (r *Request) Status() Status { return r.status }
@@ -90,15 +93,21 @@ func (r *Request) Status() Status { return r.status }
 // Buffer returns the receive buffer, which may have been allocated on match.
 func (r *Request) Buffer() []byte { return r.Buf }
 
-// complete records st and wakes whoever waits on r.
+// complete records st and wakes whoever waits on r. The waiter handshake:
+// the completer stores done and then loads waiter; a waiter stores waiter
+// and then loads done; so at least one of them sees the other and no
+// wake-up is lost. fin is stored last: after it, r is not touched here, so
+// its owner may reuse it.
 func (r *Request) complete(st Status) {
+	onDone := r.OnDone
 	r.status = st
 	r.done.Store(1)
 	if w := r.waiter.Load(); w != nil {
 		w.Wake()
 	}
-	if r.OnDone != nil {
-		r.OnDone(r)
+	r.fin.Store(1)
+	if onDone != nil {
+		onDone(r)
 	}
 }
 
@@ -115,8 +124,11 @@ func (r *Request) Wait() Status {
 	if !r.Done() && !r.spin() {
 		w := getWaiter()
 		r.waiter.Store(w)
-		for !r.Done() {
+		for r.done.Load() == 0 {
 			w.Park()
+		}
+		for !r.Done() { // the completer is finishing; it takes nanoseconds
+			runtime.Gosched()
 		}
 		r.waiter.Store(nil)
 		putWaiter(w)
@@ -125,7 +137,9 @@ func (r *Request) Wait() Status {
 }
 
 // SetWaiter registers w to be woken when r completes (nil unregisters).
-// WaitAny and WaitSome use one Waiter for many requests.
+// WaitAny and WaitSome use one Waiter for many requests. After
+// unregistering, a late Wake may still reach w: Waiter users must tolerate
+// spurious wake-ups.
 func (r *Request) SetWaiter(w *Waiter) { r.waiter.Store(w) }
 
 // Waiter parks a goroutine until some request wakes it. Wakeups may be
