@@ -17,7 +17,11 @@ type slot struct {
 	inline [8]uint64
 }
 
-var slotPool = sync.Pool{New: func() any { return new(slot) }}
+var slotPool = sync.Pool{New: func() any {
+	s := new(slot)
+	s.er.W = engine.NewWaiter()
+	return s
+}}
 
 func getSlot() *slot { return slotPool.Get().(*slot) }
 
@@ -74,20 +78,18 @@ func (c *Comm) checkBuf(op string, l loc, buf []byte, count int, dt *Datatype) (
 func (c *Comm) startSend(er *engine.Request, buf []byte, sig uint64, dest, tag int, mode engine.Mode) {
 	er.Context, er.Peer, er.Self, er.To, er.Tag = c.ctx, dest, c.rank, c.group[dest], tag
 	er.Buf, er.Sig, er.Mode = buf, sig, mode
-	out := outboxPool.Get().(*engine.Outbox)
-	c.p.eng.Send(er, out)
-	c.p.exec(out)
-	outboxPool.Put(out)
+	var out engine.Outbox
+	c.p.eng.Send(er, &out)
+	c.p.exec(&out)
 }
 
 // startRecv fills er for a receive from src and starts it.
 func (c *Comm) startRecv(er *engine.Request, buf []byte, alloc func(int) []byte, sig uint64, src, tag int) {
 	er.Context, er.Peer, er.Tag = c.ctx, src, tag
 	er.Buf, er.Alloc, er.Sig = buf, alloc, sig
-	out := outboxPool.Get().(*engine.Outbox)
-	c.p.eng.PostRecv(er, out)
-	c.p.exec(out)
-	outboxPool.Put(out)
+	var out engine.Outbox
+	c.p.eng.PostRecv(er, &out)
+	c.p.exec(&out)
 }
 
 // send is a blocking send of buf (validated) in mode.
@@ -549,8 +551,7 @@ func (m *Message) Irecv(buf []byte, count int, dt *Datatype) (*Request, error) {
 // startMRecv receives the matched message em into er.
 func (c *Comm) startMRecv(em *engine.Message, er *engine.Request, buf []byte, alloc func(int) []byte, sig uint64) {
 	er.Context, er.Buf, er.Alloc, er.Sig = c.ctx, buf, alloc, sig
-	out := outboxPool.Get().(*engine.Outbox)
-	c.p.eng.MRecv(em, er, out)
-	c.p.exec(out)
-	outboxPool.Put(out)
+	var out engine.Outbox
+	c.p.eng.MRecv(em, er, &out)
+	c.p.exec(&out)
 }

@@ -171,10 +171,9 @@ func (r *Request) Cancel() error {
 		p.eng.CancelRecv(er)
 		return nil
 	}
-	out := outboxPool.Get().(*engine.Outbox)
-	p.eng.CancelSend(er, out)
-	p.exec(out)
-	outboxPool.Put(out)
+	var out engine.Outbox
+	p.eng.CancelSend(er, &out)
+	p.exec(&out)
 	return nil
 }
 

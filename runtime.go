@@ -42,14 +42,16 @@ type proc struct {
 	world *Comm
 }
 
-var outboxPool = sync.Pool{New: func() any { return new(engine.Outbox) }}
-
 // exec hands the frames in out to the transports and completes the
 // requests that were waiting for that.
 func (p *proc) exec(out *engine.Outbox) {
-	for i, n := 0, out.Len(); i < n; i++ {
+	n := out.Len()
+	if n == 0 {
+		return
+	}
+	for i := 0; i < n; i++ {
 		it := out.At(i)
-		err := p.tr.Send(&it.F)
+		err := p.tr.Send(it.F)
 		if it.Done != nil {
 			if err != nil {
 				it.Done.Fail(fmt.Errorf("%w: %w", ErrProcFailed, err))
@@ -61,17 +63,15 @@ func (p *proc) exec(out *engine.Outbox) {
 			p.eng.FailAll(it.F.To, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, it.F.To, err))
 		}
 	}
-	out.Reset()
 }
 
 // deliver is the transport handler: a frame arrived for this rank.
-func (p *proc) deliver(f *wire.Frame) {
-	out := outboxPool.Get().(*engine.Outbox)
-	if err := p.eng.Deliver(f, out); err != nil {
+func (p *proc) deliver(f wire.Frame) {
+	var out engine.Outbox
+	if err := p.eng.Deliver(&f, &out); err != nil {
 		p.job.abort(p.rank, 1, fmt.Errorf("%w: rank %d: %w", ErrIntern, p.rank, err))
 	}
-	p.exec(out)
-	outboxPool.Put(out)
+	p.exec(&out)
 }
 
 // abort takes the whole job down: every rank's pending and future

@@ -21,6 +21,7 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -50,13 +51,27 @@ func InfoOf(t reflect.Type) *Info {
 	return v.(*Info)
 }
 
-// InfoFor returns the Info of T. After the first call for a T it does not allocate.
+// fast is a direct-mapped cache in front of the sync.Map, indexed by the
+// address of the type descriptor: a hit costs a load and a compare.
+var fast [1024]atomic.Pointer[Info]
+
+func typeAddr(t reflect.Type) uintptr {
+	// A reflect.Type made by the reflect package is a *rtype: the interface's
+	// data word is the descriptor's address, unique per type.
+	return (*[2]uintptr)(unsafe.Pointer(&t))[1]
+}
+
+// InfoFor returns the Info of T. After the first call for a T it does not
+// allocate, and usually costs a few nanoseconds.
 func InfoFor[T any]() *Info {
 	t := reflect.TypeFor[T]()
-	if v, ok := cache.Load(t); ok {
-		return v.(*Info)
+	slot := &fast[(typeAddr(t)>>4)%uintptr(len(fast))]
+	if info := slot.Load(); info != nil && info.Type == t {
+		return info
 	}
-	return InfoOf(t)
+	info := InfoOf(t)
+	slot.Store(info)
+	return info
 }
 
 // plain reports whether values of t are fixed-size memory with no pointers.

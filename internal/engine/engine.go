@@ -81,7 +81,7 @@ type Item struct {
 // Outbox collects the frames an engine call wants sent. The zero value is
 // ready; keep it on the stack so the hot path does not allocate.
 type Outbox struct {
-	small [4]Item
+	small [2]Item
 	n     int
 	more  []Item
 }

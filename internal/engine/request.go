@@ -63,6 +63,9 @@ type Request struct {
 	// OnDone, if set, is called once r has completed, on whichever
 	// goroutine completed it; it must not block.
 	OnDone func(r *Request)
+	// W, if set, is the Waiter Wait parks on; otherwise one is borrowed
+	// from a pool. Pooled requests keep their own to save the borrowing.
+	W *Waiter
 
 	status Status
 	id     uint64
@@ -79,9 +82,12 @@ type Request struct {
 	waiter atomic.Pointer[Waiter]
 }
 
-// Reset clears r for reuse. r must be complete (or never started).
+// Reset clears r for reuse, keeping its Waiter. r must be complete (or
+// never started).
 func (r *Request) Reset() {
+	w := r.W
 	*r = Request{}
+	r.W = w
 }
 
 // Done reports whether r has completed. It never blocks.
@@ -122,7 +128,10 @@ func (r *Request) Fail(err error) {
 // returns its status.
 func (r *Request) Wait() Status {
 	if !r.Done() && !r.spin() {
-		w := getWaiter()
+		w := r.W
+		if w == nil {
+			w = getWaiter()
+		}
 		r.waiter.Store(w)
 		for r.done.Load() == 0 {
 			w.Park()
@@ -131,7 +140,9 @@ func (r *Request) Wait() Status {
 			runtime.Gosched()
 		}
 		r.waiter.Store(nil)
-		putWaiter(w)
+		if w != r.W {
+			putWaiter(w)
+		}
 	}
 	return r.status
 }
@@ -177,8 +188,8 @@ func PutWaiter(w *Waiter) { putWaiter(w) }
 // wait long from burning a core, so that jobs with more ranks than cores
 // run promptly.
 var (
-	SpinIters  = 64
-	YieldIters = 16
+	SpinIters  = 0
+	YieldIters = 0
 )
 
 func (r *Request) spin() bool {

@@ -14,14 +14,15 @@ import (
 
 // Handler receives the frames that arrive for an endpoint. The frame
 // borrows its payload: it is valid only until the handler returns.
-type Handler func(f *wire.Frame)
+type Handler func(f wire.Frame)
 
 // Transport sends frames to peers.
 type Transport interface {
 	// Send hands f to the transport for delivery to the endpoint f.To and
 	// returns when f.Payload may be reused. Frames from one goroutine to one
-	// peer arrive in the order they were sent.
-	Send(f *wire.Frame) error
+	// peer arrive in the order they were sent. Frames travel by value so
+	// that the caller's memory does not escape through the interface call.
+	Send(f wire.Frame) error
 }
 
 // DirectReader is implemented by transports whose peers share the
@@ -46,7 +47,7 @@ func NewRouter(n int, route func(peer int) Transport) *Router {
 }
 
 // Send sends f over the transport for f.To.
-func (r *Router) Send(f *wire.Frame) error {
+func (r *Router) Send(f wire.Frame) error {
 	if f.To < 0 || f.To >= len(r.byPeer) || r.byPeer[f.To] == nil {
 		return fmt.Errorf("transport: no route to rank %d", f.To)
 	}

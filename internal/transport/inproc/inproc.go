@@ -37,7 +37,7 @@ func (fb *Fabric) Detach(rank int) { fb.handlers[rank].Store(nil) }
 type Transport struct{ fb *Fabric }
 
 // Send delivers f to its destination's handler before it returns.
-func (t *Transport) Send(f *wire.Frame) error {
+func (t *Transport) Send(f wire.Frame) error {
 	if f.To < 0 || f.To >= len(t.fb.handlers) {
 		return fmt.Errorf("inproc: no rank %d", f.To)
 	}

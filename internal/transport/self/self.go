@@ -18,7 +18,7 @@ type Transport struct {
 func New(rank int, h transport.Handler) *Transport { return &Transport{rank: rank, h: h} }
 
 // Send delivers f to the rank's own handler before it returns.
-func (t *Transport) Send(f *wire.Frame) error {
+func (t *Transport) Send(f wire.Frame) error {
 	if f.To != t.rank {
 		return fmt.Errorf("self: frame for rank %d sent on rank %d's self transport", f.To, t.rank)
 	}
