@@ -318,8 +318,9 @@ func (c *Comm) sendInit(op string, buf []byte, count int, dt *Datatype, dest, ta
 			r.mu.Unlock()
 			return err
 		}
-		er := new(engine.Request)
 		r.mu.Lock()
+		r.e.Reset()
+		er := &r.e
 		r.er = er
 		r.mu.Unlock()
 		c.startSend(er, b, dt.sig, dest, tag, mode)
@@ -364,8 +365,9 @@ func (c *Comm) RecvInit(buf []byte, count int, dt *Datatype, src, tag int) (*Req
 			r.mu.Unlock()
 			return nil
 		}
-		er := new(engine.Request)
 		r.mu.Lock()
+		r.e.Reset()
+		er := &r.e
 		r.er = er
 		r.mu.Unlock()
 		c.startRecv(er, b, nil, dt.sig, src, tag)

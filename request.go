@@ -19,6 +19,7 @@ type Request struct {
 
 	mu         sync.Mutex
 	er         *engine.Request // the engine's request; nil if none is active
+	e          engine.Request  // storage for er, reused by persistent requests
 	persistent bool
 	start      func(r *Request) error       // persistent: posts a new operation
 	finish     func(st engine.Status) error // typed receives: decode the data
@@ -38,7 +39,9 @@ func (r *Request) request() *Request { return r }
 
 // newRequest returns a request for op with an engine request ready to fill.
 func (c *Comm) newRequest(op string, l loc) *Request {
-	return &Request{c: c, op: op, at: l, er: new(engine.Request)}
+	r := &Request{c: c, op: op, at: l}
+	r.er = &r.e
+	return r
 }
 
 // nullRequest is a request that is already complete with st (ProcNull).
