@@ -6,7 +6,8 @@ import (
 )
 
 // Unexpected eager payloads are copied into pooled buffers in power-of-two
-// size classes, so that a steady stream of early messages does not allocate.
+// size classes, and the queue entries that hold them are pooled too, so a
+// steady stream of early messages does not allocate.
 const maxPooledClass = 24 // 16 MiB
 
 var bufPools [maxPooledClass + 1]sync.Pool
@@ -18,25 +19,33 @@ func class(n int) int {
 	return bits.Len(uint(n - 1))
 }
 
-func getBuf(n int) []byte {
+// getBuf returns a buffer of n bytes, and the box to give back to putBuf.
+func getBuf(n int) (*[]byte, []byte) {
 	c := class(n)
 	if c > maxPooledClass {
-		return make([]byte, n)
+		b := make([]byte, n)
+		return nil, b
 	}
 	if p, _ := bufPools[c].Get().(*[]byte); p != nil {
-		return (*p)[:n]
+		return p, (*p)[:n]
 	}
-	return make([]byte, n, 1<<c)
+	b := make([]byte, 1<<c)
+	return &b, b[:n]
 }
 
-func putBuf(b []byte) {
-	if b == nil {
-		return
+func putBuf(p *[]byte) {
+	if p != nil {
+		bufPools[class(cap(*p))].Put(p)
 	}
-	c := class(cap(b))
-	if c > maxPooledClass || cap(b) != 1<<c {
-		return
-	}
-	b = b[:cap(b)]
-	bufPools[c].Put(&b)
+}
+
+var inboundPool = sync.Pool{New: func() any { return new(inbound) }}
+
+func newInbound() *inbound { return inboundPool.Get().(*inbound) }
+
+// freeInbound returns m and its payload buffer to their pools.
+func freeInbound(m *inbound) {
+	putBuf(m.box)
+	*m = inbound{}
+	inboundPool.Put(m)
 }

@@ -123,6 +123,7 @@ type inbound struct {
 	hdr    wire.Header
 	from   int    // world rank of the sender
 	data   []byte // eager payload (owned copy)
+	box    *[]byte // pooled storage of data
 	region []byte // RTS: the sender's buffer, if readable in place
 	next   *inbound
 }
@@ -321,14 +322,14 @@ func (e *Engine) consume(r *Request, m *inbound, out *Outbox) {
 	switch m.hdr.Kind {
 	case wire.Eager:
 		copy(r.Buf[:n], m.data)
-		putBuf(m.data)
-		m.data = nil
 		if m.hdr.Flags&wire.FlagSync != 0 {
 			e.reply(out, wire.Ack, m, 0, 0)
 		}
+		freeInbound(m)
 		r.complete(st)
 	case wire.RTS:
 		e.startRendezvous(r, m.from, &m.hdr, m.region, st, n, out)
+		freeInbound(m)
 	}
 }
 
@@ -383,9 +384,10 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 			}
 			return nil
 		}
-		m := &inbound{hdr: f.Header, from: f.From, region: f.Region}
+		m := newInbound()
+		m.hdr, m.from, m.region = f.Header, f.From, f.Region
 		if f.Kind == wire.Eager {
-			m.data = getBuf(len(f.Payload))
+			m.box, m.data = getBuf(len(f.Payload))
 			copy(m.data, f.Payload)
 		}
 		if e.unexpTail == nil {
@@ -449,7 +451,7 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 		for m := e.unexpHead; m != nil; prev, m = m, m.next {
 			if m.from == f.From && m.hdr.SendID == f.SendID && m.hdr.SendID != 0 {
 				e.unlinkUnexp(prev, m)
-				putBuf(m.data)
+				freeInbound(m)
 				flags = wire.FlagCancelled
 				break
 			}
