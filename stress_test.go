@@ -19,7 +19,7 @@ import (
 // sender.
 func TestStress(t *testing.T) {
 	total := 100_000
-	if testing.Short() || raceEnabled {
+	if testing.Short() {
 		total = 20_000
 	}
 	for _, tc := range transports() {

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestBenchOutput(t *testing.T) {
+	tests := []struct {
+		args  []string
+		sizes []int
+	}{
+		{[]string{"bench", "latency", "-sizes", "8,70000", "-iters", "20"}, []int{8, 70000}},
+		{[]string{"bench", "latency", "-api", "raw", "-sizes", "1:4", "-iters", "20"}, []int{1, 2, 4}},
+		{[]string{"bench", "bw", "-sizes", "1024", "-iters", "3"}, []int{1024}},
+		{[]string{"bench", "bibw", "-sizes", "100000", "-iters", "2", "-api", "raw"}, []int{100000}},
+		{[]string{"bench", "allreduce", "-n", "3", "-sizes", "8,64", "-iters", "10"}, []int{8, 64}},
+		{[]string{"bench", "bcast", "-n", "4", "-sizes", "16", "-iters", "10"}, []int{16}},
+		{[]string{"bench", "barrier", "-n", "5", "-iters", "10"}, []int{0}},
+	}
+	for _, tt := range tests {
+		var out, errb bytes.Buffer
+		if code := run(tt.args, &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", tt.args, code, errb.String())
+		}
+		var sizes []int
+		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			if strings.HasPrefix(line, "#") {
+				continue
+			}
+			f := strings.Fields(line)
+			if len(f) != 2 {
+				t.Fatalf("%v: bad data line %q", tt.args, line)
+			}
+			size, err1 := strconv.Atoi(f[0])
+			v, err2 := strconv.ParseFloat(f[1], 64)
+			if err1 != nil || err2 != nil || v <= 0 {
+				t.Fatalf("%v: bad data line %q", tt.args, line)
+			}
+			sizes = append(sizes, size)
+		}
+		if len(sizes) != len(tt.sizes) {
+			t.Fatalf("%v: sizes %v, want %v\n%s", tt.args, sizes, tt.sizes, out.String())
+		}
+		if !strings.HasPrefix(out.String(), "# mpigo bench "+tt.args[1]) {
+			t.Errorf("%v: header missing:\n%s", tt.args, out.String())
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{nil, 2, "Usage"},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"bench"}, 2, "Tests"},
+		{[]string{"bench", "nosuch"}, 1, `unknown test "nosuch"`},
+		{[]string{"bench", "latency", "-transport", "carrier-pigeon"}, 1, `transport "carrier-pigeon" is not available`},
+		{[]string{"bench", "latency", "-sizes", "9:3"}, 2, "MIN:MAX"},
+		{[]string{"bench", "latency", "-n", "1"}, 1, "at least 2 ranks"},
+		{[]string{"bench", "latency", "-api", "fancy"}, 1, "want typed or raw"},
+	}
+	for _, tt := range tests {
+		var out, errb bytes.Buffer
+		code := run(tt.args, &out, &errb)
+		if code != tt.code || !strings.Contains(errb.String(), tt.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", tt.args, code, errb.String(), tt.code, tt.msg)
+		}
+	}
+}
+
+func TestInfo(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"info"}, &out, &errb); code != 0 {
+		t.Fatal(errb.String())
+	}
+	for _, want := range []string{"mpigo 0.", "inproc", "MPIGO_EAGER_LIMIT", "tag upper bound"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("info lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -1,5 +1,0 @@
-//go:build race
-
-package mpi_test
-
-const raceEnabled = true
