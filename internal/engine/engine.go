@@ -121,10 +121,10 @@ func (o *Outbox) Reset() {
 // rendezvous announcement.
 type inbound struct {
 	hdr    wire.Header
-	from   int    // world rank of the sender
-	data   []byte // eager payload (owned copy)
+	from   int     // world rank of the sender
+	data   []byte  // eager payload (owned copy)
 	box    *[]byte // pooled storage of data
-	region []byte // RTS: the sender's buffer, if readable in place
+	region []byte  // RTS: the sender's buffer, if readable in place
 	next   *inbound
 }
 
