@@ -1,6 +1,8 @@
 package mpi
 
 import (
+	"math/bits"
+	"sync"
 	"unsafe"
 
 	"github.com/mpigo/mpi/internal/coll"
@@ -219,10 +221,47 @@ func Allreduce[T any](c *Comm, v T, op Op[T]) (T, error) {
 	return reduceT(c, "Allreduce", v, op, -1)
 }
 
+// scratchPools hold receive buffers for in-place reductions, by
+// power-of-two size class.
+var scratchPools [40]sync.Pool
+
+func getScratch(n int) *[]byte {
+	c := bits.Len(uint(max(n-1, 0)))
+	if p, _ := scratchPools[c].Get().(*[]byte); p != nil {
+		return p
+	}
+	b := make([]byte, 1<<c)
+	return &b
+}
+
+func putScratch(p *[]byte) { scratchPools[bits.Len(uint(cap(*p)-1))].Put(p) }
+
+// allreduceFast runs a predefined elementwise operation over plain elements
+// in place in out: no encoding, no per-element call, and no allocation but
+// a pooled receive buffer.
+func allreduceFast[E any](c *Comm, t typeInfo, op Op[E], out []E) error {
+	b := unsafeBytes(out, t.size)
+	sp := getScratch(len(b))
+	defer putScratch(sp)
+	return coll.AllreduceInPlace(c.coll(), b, (*sp)[:len(b)], func(inout, in []byte) {
+		x, _ := alignedView[E](t, inout)
+		y, _ := alignedView[E](t, in)
+		op.vec(x, y)
+	}, c.collTag())
+}
+
 // reduceSliceT runs an elementwise reduction (root < 0: to all).
 func reduceSliceT[E any](c *Comm, opname string, v []E, op Op[E], root int) ([]E, error) {
 	if err := checkOp(c, opname, op); err != nil {
 		return nil, err
+	}
+	if root < 0 && op.vec != nil && typeOf[E]().shape == shapePlain {
+		res := make([]E, len(v))
+		copy(res, v)
+		if err := allreduceFast(c, typeOf[E](), op, res); err != nil {
+			return nil, c.collErr(opname, err)
+		}
+		return res, nil
 	}
 	if root >= 0 {
 		if err := c.checkRoot(opname, root); err != nil {
@@ -272,6 +311,13 @@ func AllreduceSlice[E any](c *Comm, v []E, op Op[E]) ([]E, error) {
 func AllreduceSliceInto[E any](c *Comm, v, out []E, op Op[E]) error {
 	if len(out) != len(v) {
 		return c.handle(c.errorf("AllreduceSliceInto", ErrCount, loc{}, "out has %d elements, v has %d", len(out), len(v)))
+	}
+	if err := checkOp(c, "AllreduceSliceInto", op); err != nil {
+		return err
+	}
+	if op.vec != nil && typeOf[E]().shape == shapePlain {
+		copy(out, v)
+		return c.collErr("AllreduceSliceInto", allreduceFast(c, typeOf[E](), op, out))
 	}
 	r, err := reduceSliceT(c, "AllreduceSliceInto", v, op, -1)
 	if err != nil {

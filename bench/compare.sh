@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Run one benchmark with mpigo and with Open MPI's shared-memory transport,
+# back to back, and print the two columns side by side with their ratio.
+#
+#   bench/compare.sh [-n N] TEST [-sizes LIST|MIN:MAX]
+#
+# TEST is latency, bw, bibw, allreduce, bcast or barrier. The Open MPI side
+# is bench/ref/run.sh (needs openmpi-bin and libopenmpi-dev). For bw and
+# bibw both sides use one receive buffer per window slot. Only ratios from
+# one run mean anything on a shared machine.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+n=2
+if [[ ${1:-} == -n ]]; then n=$2; shift 2; fi
+test=${1:?usage: compare.sh [-n N] TEST [-sizes SPEC]}
+shift
+sizes=()
+if [[ ${1:-} == -sizes ]]; then sizes=(-sizes "$2"); shift 2; fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+(cd "$here/.." && go build -o "$tmp/mpigo" ./cmd/mpigo)
+
+extra=()
+[[ $test == bw || $test == bibw ]] && extra=(-rbuf-per-slot)
+
+echo "# $test, $n ranks: mpigo (goroutine ranks, inproc) vs Open MPI (processes, vader), run back to back"
+"$tmp/mpigo" bench "$test" -n "$n" "${sizes[@]}" >"$tmp/ours"
+"$here/ref/run.sh" -n "$n" "$test" "${sizes[@]}" "${extra[@]}" >"$tmp/theirs" 2>/dev/null
+unit=$(grep -m1 -E 'Latency|Bandwidth' "$tmp/ours" | sed 's/^# *Size *//')
+better="lower is better"
+[[ $unit == Bandwidth* ]] && better="higher is better"
+printf "# %-10s %14s %14s %8s   (%s, %s)\n" Size mpigo "Open MPI" ratio "$unit" "$better"
+awk '!/^#/ && NF==2 {print $1, $2}' "$tmp/theirs" >"$tmp/t2"
+awk '!/^#/ && NF==2 {print $1, $2}' "$tmp/ours" | while read -r size ours; do
+	theirs=$(awk -v s="$size" '$1==s {print $2}' "$tmp/t2")
+	[[ -z $theirs ]] && theirs=nan
+	awk -v s="$size" -v a="$ours" -v b="$theirs" 'BEGIN { r = (b+0 > 0) ? a/b : 0; printf "%-12s %14.2f %14s %8.2f\n", s, a, b, r }'
+done
