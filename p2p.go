@@ -97,6 +97,15 @@ func (c *Comm) send(op string, buf []byte, sig uint64, dest, tag int, mode engin
 	if dest == ProcNull {
 		return nil
 	}
+	if mode != engine.Synchronous {
+		if f, ok := c.p.eng.EagerFrame(c.ctx, c.rank, c.group[dest], tag, buf, sig); ok {
+			// Eager and unanswered: complete once the transport has it.
+			if err := c.p.tr.Send(f); err != nil {
+				return c.handle(c.errorf(op, ErrProcFailed, at("dest", dest, tag), "%v", err))
+			}
+			return nil
+		}
+	}
 	s := getSlot()
 	c.startSend(&s.er, buf, sig, dest, tag, mode)
 	st := s.er.Wait()

@@ -197,6 +197,11 @@ func sendT[T any](c *Comm, op string, v *T, dest, tag int, mode engine.Mode) err
 		return nil
 	}
 	t := typeOf[T]()
+	if t.shape == shapePlainSlice || t.shape == shapeString {
+		// The bytes are the caller's memory already: no slot needed.
+		b, _ := viewBytes(t, v, nil)
+		return c.send(op, b, t.sig, dest, tag, mode)
+	}
 	s := getSlot()
 	b, err := viewBytes(t, v, inlineBytes(s))
 	if err != nil {

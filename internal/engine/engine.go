@@ -228,6 +228,19 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 	}
 }
 
+// EagerFrame returns the frame of a standard-mode send of buf that the
+// protocol sends eagerly and that needs no answer, so that a blocking send
+// can hand it to the transport without a Request: once the transport has
+// taken it, the send is complete. It reports false if the message must go
+// through Send (too large for eager, or the engine has been aborted).
+func (e *Engine) EagerFrame(ctx uint32, self, to, tag int, buf []byte, sig uint64) (wire.Frame, bool) {
+	if len(buf) > e.cfg.EagerLimit || e.aborted.Load() {
+		return wire.Frame{}, false
+	}
+	return wire.Frame{Header: wire.Header{Kind: wire.Eager, Context: ctx, Src: int32(self), Tag: int32(tag), Size: int64(len(buf)), Sig: sig},
+		From: e.rank, To: to, Payload: buf}, true
+}
+
 // matches reports whether receive (or probe) envelope (ctx, src, tag) matches h.
 func matches(ctx uint32, src, tag int, h *wire.Header) bool {
 	return h.Context == ctx && (src == AnySource || int(h.Src) == src) && (tag == AnyTag || int(h.Tag) == tag)
