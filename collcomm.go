@@ -41,16 +41,32 @@ func (cc collComm) RecvAlloc(src, tag int) ([]byte, error) {
 	return b[:st.Count], cc.err("collective receive", at("source", src, tag), st)
 }
 
+// Isend and Irecv return a pooled slot as the request; its Wait puts it
+// back, so collectives allocate no requests.
 func (cc collComm) Isend(buf []byte, dst, tag int) (coll.Request, error) {
-	er := new(engine.Request)
-	cc.c.startSend(er, buf, 0, dst, tag, engine.Standard)
-	return collReq{cc, er, at("dest", dst, tag)}, nil
+	s := getSlot()
+	s.c, s.at = cc.c, at("dest", dst, tag)
+	cc.c.startSend(&s.er, buf, 0, dst, tag, engine.Standard)
+	return s, nil
 }
 
 func (cc collComm) Irecv(buf []byte, src, tag int) (coll.Request, error) {
-	er := new(engine.Request)
-	cc.c.startRecv(er, buf, nil, 0, src, tag)
-	return collReq{cc, er, at("source", src, tag)}, nil
+	s := getSlot()
+	s.c, s.at = cc.c, at("source", src, tag)
+	cc.c.startRecv(&s.er, buf, nil, 0, src, tag)
+	return s, nil
+}
+
+// Wait makes a slot a coll.Request: it waits, then returns the slot to
+// the pool. It must be called exactly once.
+func (s *slot) Wait() (int, error) {
+	st := s.er.Wait()
+	c, l := s.c, s.at
+	putSlot(s)
+	if st.Err != nil {
+		return st.Count, c.statusErr("collective", l, st)
+	}
+	return st.Count, nil
 }
 
 func (cc collComm) err(op string, l loc, st engine.Status) error {
@@ -60,13 +76,3 @@ func (cc collComm) err(op string, l loc, st engine.Status) error {
 	return cc.c.statusErr(op, l, st)
 }
 
-type collReq struct {
-	cc collComm
-	er *engine.Request
-	l  loc
-}
-
-func (r collReq) Wait() (int, error) {
-	st := r.er.Wait()
-	return st.Count, r.cc.err("collective", r.l, st)
-}

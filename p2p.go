@@ -15,6 +15,8 @@ import (
 type slot struct {
 	er     engine.Request
 	inline [8]uint64
+	c      *Comm // when used as a collective's request
+	at     loc
 }
 
 var slotPool = sync.Pool{New: func() any {
@@ -28,6 +30,7 @@ func getSlot() *slot { return slotPool.Get().(*slot) }
 func putSlot(s *slot) {
 	s.er.Reset()
 	s.inline = [8]uint64{}
+	s.c, s.at = nil, loc{}
 	slotPool.Put(s)
 }
 
