@@ -75,4 +75,3 @@ func (cc collComm) err(op string, l loc, st engine.Status) error {
 	}
 	return cc.c.statusErr(op, l, st)
 }
-
