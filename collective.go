@@ -172,34 +172,47 @@ func Bcast[T any](c *Comm, v T, root int) (T, error) {
 	return r, nil
 }
 
+// reduceBytes runs a reduction of byte values to root, or to all if root
+// < 0. It reports whether this rank holds a result.
+func (c *Comm) reduceBytes(opname string, b []byte, f coll.Combine, commutative bool, root int) ([]byte, bool, error) {
+	var res []byte
+	var err error
+	if root >= 0 {
+		res, err = coll.Reduce(c.coll(), b, f, commutative, root, c.collTag())
+	} else {
+		res, err = coll.Allreduce(c.coll(), b, f, commutative, c.collTag())
+	}
+	if err != nil {
+		return nil, false, c.collErr(opname, err)
+	}
+	return res, root < 0 || c.rank == root, nil
+}
+
+// checkReduce validates a reduction's op and root (root < 0: to all).
+func checkReduce[T any](c *Comm, opname string, op Op[T], root int) error {
+	if err := checkOp(c, opname, op); err != nil {
+		return err
+	}
+	if root >= 0 {
+		return c.checkRoot(opname, root)
+	}
+	return nil
+}
+
 // reduceT runs a reduction of whole values to root (root < 0: to all).
 func reduceT[T any](c *Comm, opname string, v T, op Op[T], root int) (T, error) {
 	var zero T
-	if err := checkOp(c, opname, op); err != nil {
+	if err := checkReduce(c, opname, op, root); err != nil {
 		return zero, err
-	}
-	if root >= 0 {
-		if err := c.checkRoot(opname, root); err != nil {
-			return zero, err
-		}
 	}
 	t := typeOf[T]()
 	b, err := ownBytes(t, &v)
 	if err != nil {
 		return zero, c.typeErr(opname, loc{}, err)
 	}
-	f := valueCombine(t, op)
-	var res []byte
-	if root >= 0 {
-		res, err = coll.Reduce(c.coll(), b, f, op.commutative, root, c.collTag())
-		if err == nil && c.rank != root {
-			return zero, nil
-		}
-	} else {
-		res, err = coll.Allreduce(c.coll(), b, f, op.commutative, c.collTag())
-	}
-	if err != nil {
-		return zero, c.collErr(opname, err)
+	res, mine, err := c.reduceBytes(opname, b, valueCombine(t, op), op.commutative, root)
+	if err != nil || !mine {
+		return zero, err
 	}
 	var r T
 	if err := fromBytes(t, res, &r); err != nil {
@@ -252,7 +265,7 @@ func allreduceFast[E any](c *Comm, t typeInfo, op Op[E], out []E) error {
 
 // reduceSliceT runs an elementwise reduction (root < 0: to all).
 func reduceSliceT[E any](c *Comm, opname string, v []E, op Op[E], root int) ([]E, error) {
-	if err := checkOp(c, opname, op); err != nil {
+	if err := checkReduce(c, opname, op, root); err != nil {
 		return nil, err
 	}
 	if root < 0 && op.vec != nil && typeOf[E]().shape == shapePlain {
@@ -263,28 +276,14 @@ func reduceSliceT[E any](c *Comm, opname string, v []E, op Op[E], root int) ([]E
 		}
 		return res, nil
 	}
-	if root >= 0 {
-		if err := c.checkRoot(opname, root); err != nil {
-			return nil, err
-		}
-	}
 	ts := typeOf[[]E]()
 	b, err := ownBytes(ts, &v)
 	if err != nil {
 		return nil, c.typeErr(opname, loc{}, err)
 	}
-	f := sliceCombine(op)
-	var res []byte
-	if root >= 0 {
-		res, err = coll.Reduce(c.coll(), b, f, op.commutative, root, c.collTag())
-		if err == nil && c.rank != root {
-			return nil, nil
-		}
-	} else {
-		res, err = coll.Allreduce(c.coll(), b, f, op.commutative, c.collTag())
-	}
-	if err != nil {
-		return nil, c.collErr(opname, err)
+	res, mine, err := c.reduceBytes(opname, b, sliceCombine(op), op.commutative, root)
+	if err != nil || !mine {
+		return nil, err
 	}
 	var r []E
 	if err := fromBytes(ts, res, &r); err != nil {

@@ -330,15 +330,20 @@ func (c *Comm) sendInit(op string, buf []byte, count int, dt *Datatype, dest, ta
 			r.mu.Unlock()
 			return err
 		}
-		r.mu.Lock()
-		r.e.Reset()
-		er := &r.e
-		r.er = er
-		r.mu.Unlock()
+		er := r.activate()
 		c.startSend(er, b, dt.sig, dest, tag, mode)
 		return nil
 	}
 	return r, nil
+}
+
+// activate makes r's engine request ready for a new operation.
+func (r *Request) activate() *engine.Request {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.e.Reset()
+	r.er = &r.e
+	return r.er
 }
 
 // SendInit makes a persistent standard send (MPI_Send_init): each Start
@@ -377,11 +382,7 @@ func (c *Comm) RecvInit(buf []byte, count int, dt *Datatype, src, tag int) (*Req
 			r.mu.Unlock()
 			return nil
 		}
-		r.mu.Lock()
-		r.e.Reset()
-		er := &r.e
-		r.er = er
-		r.mu.Unlock()
+		er := r.activate()
 		c.startRecv(er, b, nil, dt.sig, src, tag)
 		return nil
 	}
