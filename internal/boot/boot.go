@@ -1,0 +1,127 @@
+// Package boot finds out how a process was started and lets its ranks find
+// each other.
+//
+// A launcher tells a rank who it is through the environment and runs a
+// small key-value store that all ranks of the job share, in the shape of
+// PMI: each rank puts its address, all ranks fence, then any rank may get
+// any other's. Detect reads the environment:
+//
+//   - MPIGO_RANK, MPIGO_SIZE and MPIGO_KVS set: started by `mpigo run`; the
+//     store is at the address in MPIGO_KVS (see Server).
+//   - nothing set: a singleton, a job of one rank with a private store.
+//
+// PMI-1 (MPICH's Hydra) and PMI-2 (Slurm) fit behind the same KV interface
+// and come later.
+package boot
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+)
+
+// Environment variables set by `mpigo run` for every rank.
+const (
+	EnvRank      = "MPIGO_RANK"       // world rank of the process
+	EnvSize      = "MPIGO_SIZE"       // number of processes in the job
+	EnvLocalRank = "MPIGO_LOCAL_RANK" // rank among the processes on this node
+	EnvLocalSize = "MPIGO_LOCAL_SIZE" // number of processes on this node
+	EnvNode      = "MPIGO_NODE"       // name of this node
+	EnvKVS       = "MPIGO_KVS"        // address of the launcher's key-value store
+	EnvJobID     = "MPIGO_JOBID"      // identifier of the job
+)
+
+// KV is the job's shared key-value store. Put publishes a value; Fence
+// waits until every rank has called Fence, after which every value put
+// before the fence is visible to Get.
+type KV interface {
+	Put(key, value string) error
+	Fence() error
+	Get(key string) (string, error)
+	Close() error
+}
+
+// Info describes this process's place in the job.
+type Info struct {
+	Rank, Size           int
+	LocalRank, LocalSize int
+	Node                 string
+	JobID                uint64
+	Launcher             string // "mpigo" or "singleton"
+	KV                   KV
+}
+
+// Detect reads the environment. It returns an error if a launcher's
+// variables are present but inconsistent, rather than silently running a
+// singleton.
+func Detect() (*Info, error) {
+	rs, hasRank := os.LookupEnv(EnvRank)
+	ss, hasSize := os.LookupEnv(EnvSize)
+	kvs, hasKVS := os.LookupEnv(EnvKVS)
+	if !hasRank && !hasSize && !hasKVS {
+		host, _ := os.Hostname()
+		return &Info{Rank: 0, Size: 1, LocalRank: 0, LocalSize: 1, Node: host, Launcher: "singleton", KV: newLocalKV()}, nil
+	}
+	if !hasRank || !hasSize || !hasKVS {
+		return nil, fmt.Errorf("boot: %s, %s and %s must be set together (have rank %q, size %q, kvs %q)", EnvRank, EnvSize, EnvKVS, rs, ss, kvs)
+	}
+	info := &Info{Launcher: "mpigo"}
+	var err error
+	if info.Rank, err = strconv.Atoi(rs); err != nil {
+		return nil, fmt.Errorf("boot: %s=%q is not a number", EnvRank, rs)
+	}
+	if info.Size, err = strconv.Atoi(ss); err != nil || info.Size < 1 {
+		return nil, fmt.Errorf("boot: %s=%q is not a positive number", EnvSize, ss)
+	}
+	if info.Rank < 0 || info.Rank >= info.Size {
+		return nil, fmt.Errorf("boot: %s=%d is out of range for %s=%d", EnvRank, info.Rank, EnvSize, info.Size)
+	}
+	info.LocalRank, info.LocalSize = info.Rank, info.Size
+	if v, err := strconv.Atoi(os.Getenv(EnvLocalRank)); err == nil {
+		info.LocalRank = v
+	}
+	if v, err := strconv.Atoi(os.Getenv(EnvLocalSize)); err == nil {
+		info.LocalSize = v
+	}
+	info.Node = os.Getenv(EnvNode)
+	if info.Node == "" {
+		info.Node, _ = os.Hostname()
+	}
+	if v, err := strconv.ParseUint(os.Getenv(EnvJobID), 10, 64); err == nil {
+		info.JobID = v
+	}
+	if info.KV, err = Dial(kvs, info.Rank); err != nil {
+		return nil, err
+	}
+	return info, nil
+}
+
+// localKV is the store of a singleton.
+type localKV struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func newLocalKV() *localKV { return &localKV{m: map[string]string{}} }
+
+func (k *localKV) Put(key, value string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.m[key] = value
+	return nil
+}
+
+func (k *localKV) Fence() error { return nil }
+
+func (k *localKV) Get(key string) (string, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	v, ok := k.m[key]
+	if !ok {
+		return "", fmt.Errorf("boot: no value for key %q", key)
+	}
+	return v, nil
+}
+
+func (k *localKV) Close() error { return nil }
