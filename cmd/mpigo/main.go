@@ -1,5 +1,6 @@
 // Command mpigo runs and measures mpigo programs.
 //
+//	mpigo run -n N PROGRAM     start an MPI job of N processes
 //	mpigo bench TEST [flags]   micro-benchmarks in the style of the OSU suite
 //	mpigo info                 version, transports and tunables
 //
@@ -15,6 +16,8 @@ import (
 const usage = `mpigo: MPI for Go
 
 Usage:
+  mpigo run -n N PROGRAM [ARGS...]   start an MPI job of N processes on this
+                             machine; "mpigo run -h" for flags
   mpigo bench TEST [flags]   run a micro-benchmark (TEST: latency, bw, bibw,
                              allreduce, bcast, barrier); "mpigo bench -h" for flags
   mpigo info                 print the version, transports and tunables
@@ -31,6 +34,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch args[0] {
+	case "run":
+		return runCmd(args[1:], stdout, stderr)
 	case "bench":
 		return bench(args[1:], stdout, stderr)
 	case "info":

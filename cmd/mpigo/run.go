@@ -1,0 +1,354 @@
+package main
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mpigo/mpi/internal/boot"
+)
+
+const runUsage = `Usage: mpigo run [flags] -n N PROGRAM [ARGS...] [: -n M PROGRAM2 [ARGS...] ...]
+
+Starts N processes of PROGRAM as one MPI job on this machine. PROGRAM is an
+executable, or a Go package (a directory such as ./examples/pi), which is
+built once first. Groups separated by ":" start different programs in one
+job (MPMD): ranks are numbered in the order of the groups.
+
+Every rank gets MPIGO_RANK, MPIGO_SIZE, MPIGO_LOCAL_RANK, MPIGO_LOCAL_SIZE,
+MPIGO_NODE, MPIGO_JOBID and MPIGO_KVS (the address of the job's key-value
+store) in its environment. Output is forwarded line by line; standard input
+goes to rank 0; SIGINT and SIGTERM are passed on to every rank. The job
+ends when every rank has exited, or as soon as one fails: then the others
+are stopped and mpigo run exits with the failed rank's status.
+
+Flags:
+`
+
+type runConfig struct {
+	tagOutput bool
+	timeout   time.Duration
+	groups    []runGroup
+}
+
+type runGroup struct {
+	n    int
+	prog string
+	args []string
+}
+
+func runFlags(cfg *runConfig, n *int, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, runUsage); fs.PrintDefaults() }
+	fs.IntVar(n, "n", 1, "number of processes (ranks) to start")
+	fs.IntVar(n, "np", 1, "same as -n")
+	if cfg != nil {
+		fs.BoolVar(&cfg.tagOutput, "tag-output", false, "prefix every output line with [RANK]")
+		fs.DurationVar(&cfg.timeout, "timeout", 0, "stop the job after this long (e.g. 30s, 5m) and report the ranks still running")
+	}
+	return fs
+}
+
+// parseRun parses the command line into groups.
+func parseRun(args []string, stderr io.Writer) (*runConfig, error) {
+	cfg := &runConfig{}
+	first := true
+	for {
+		var n int
+		var fs *flag.FlagSet
+		if first {
+			fs = runFlags(cfg, &n, stderr)
+		} else {
+			fs = runFlags(nil, &n, stderr)
+		}
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 || rest[0] == ":" {
+			return nil, errors.New("no program given (usage: mpigo run -n N PROGRAM [ARGS...])")
+		}
+		if n < 1 {
+			return nil, fmt.Errorf("-n %d: need at least one process", n)
+		}
+		g := runGroup{n: n, prog: rest[0]}
+		i := 1
+		for i < len(rest) && rest[i] != ":" {
+			i++
+		}
+		g.args = rest[1:i]
+		cfg.groups = append(cfg.groups, g)
+		if i == len(rest) {
+			return cfg, nil
+		}
+		args = rest[i+1:]
+		first = false
+	}
+}
+
+func runCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, runUsage)
+		runFlags(&runConfig{}, new(int), stderr).PrintDefaults()
+		return 2
+	}
+	cfg, err := parseRun(args, stderr)
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stderr, "mpigo run: %v\n", err)
+		}
+		return 2
+	}
+	tmp, err := os.MkdirTemp("", "mpigo-run-")
+	if err != nil {
+		fmt.Fprintf(stderr, "mpigo run: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	for i := range cfg.groups {
+		path, err := resolveProgram(cfg.groups[i].prog, tmp, i, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "mpigo run: %v\n", err)
+			return 1
+		}
+		cfg.groups[i].prog = path
+	}
+	return launch(cfg, stdout, stderr)
+}
+
+// resolveProgram returns an executable for prog, building it first if it
+// is a Go package.
+func resolveProgram(prog, tmp string, i int, stderr io.Writer) (string, error) {
+	st, err := os.Stat(prog)
+	isPkg := err == nil && st.IsDir()
+	if !isPkg && err != nil && (strings.HasPrefix(prog, "./") || strings.HasPrefix(prog, "../")) {
+		return "", fmt.Errorf("%s: no such file or directory", prog)
+	}
+	if !isPkg {
+		if strings.ContainsRune(prog, os.PathSeparator) {
+			if err != nil {
+				return "", fmt.Errorf("%s: %v", prog, err)
+			}
+			return filepath.Abs(prog)
+		}
+		p, err := exec.LookPath(prog)
+		if err != nil {
+			return "", fmt.Errorf("%s: not found in PATH", prog)
+		}
+		return p, nil
+	}
+	out := filepath.Join(tmp, fmt.Sprintf("%s.%d", filepath.Base(filepath.Clean(prog)), i))
+	fmt.Fprintf(stderr, "mpigo run: building %s\n", prog)
+	build := exec.Command("go", "build", "-o", out, ".")
+	build.Dir = prog
+	build.Stdout, build.Stderr = stderr, stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("building %s failed: %v", prog, err)
+	}
+	return out, nil
+}
+
+// rankProc is one launched process.
+type rankProc struct {
+	rank  int
+	cmd   *exec.Cmd
+	state *os.ProcessState
+	err   error
+	done  bool
+}
+
+// lineWriter forwards output line by line, optionally prefixed, so lines
+// of different ranks never mix.
+type lineWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (lw lineWriter) copyFrom(r io.Reader, prefix string, wg *sync.WaitGroup) {
+	defer wg.Done()
+	sc := bufio.NewReader(r)
+	for {
+		line, err := sc.ReadString('\n')
+		if len(line) > 0 {
+			if !strings.HasSuffix(line, "\n") {
+				line += "\n"
+			}
+			lw.mu.Lock()
+			io.WriteString(lw.w, prefix+line)
+			lw.mu.Unlock()
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func launch(cfg *runConfig, stdout, stderr io.Writer) int {
+	size := 0
+	for _, g := range cfg.groups {
+		size += g.n
+	}
+	kvs, err := boot.NewServer("127.0.0.1:0", size)
+	if err != nil {
+		fmt.Fprintf(stderr, "mpigo run: %v\n", err)
+		return 1
+	}
+	defer kvs.Close()
+	var idb [8]byte
+	rand.Read(idb[:])
+	jobID := binary.LittleEndian.Uint64(idb[:]) >> 1
+	host, _ := os.Hostname()
+
+	var outMu sync.Mutex
+	out := lineWriter{&outMu, stdout}
+	errw := lineWriter{&outMu, stderr}
+	var copiers sync.WaitGroup
+	procs := make([]*rankProc, 0, size)
+	exited := make(chan *rankProc, size)
+
+	// Each rank runs in a process group of its own; signals go to the
+	// whole group, so helpers a rank started go too and release its output.
+	stopAll := func(sig syscall.Signal) {
+		for _, p := range procs {
+			if !p.done && p.cmd.Process != nil {
+				syscall.Kill(-p.cmd.Process.Pid, sig)
+			}
+		}
+	}
+	rank := 0
+	for _, g := range cfg.groups {
+		for i := 0; i < g.n; i++ {
+			cmd := exec.Command(g.prog, g.args...)
+			cmd.Env = append(os.Environ(),
+				boot.EnvRank+"="+strconv.Itoa(rank),
+				boot.EnvSize+"="+strconv.Itoa(size),
+				boot.EnvLocalRank+"="+strconv.Itoa(rank),
+				boot.EnvLocalSize+"="+strconv.Itoa(size),
+				boot.EnvNode+"="+host,
+				boot.EnvJobID+"="+strconv.FormatUint(jobID, 10),
+				boot.EnvKVS+"="+kvs.Addr(),
+			)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			if rank == 0 {
+				cmd.Stdin = os.Stdin
+			}
+			prefix := ""
+			if cfg.tagOutput {
+				prefix = fmt.Sprintf("[%d] ", rank)
+			}
+			so, err1 := cmd.StdoutPipe()
+			se, err2 := cmd.StderrPipe()
+			if err := errors.Join(err1, err2, cmd.Start()); err != nil {
+				fmt.Fprintf(stderr, "mpigo run: cannot start rank %d (%s): %v\n", rank, g.prog, err)
+				stopAll(syscall.SIGKILL)
+				return 1
+			}
+			copiers.Add(2)
+			go out.copyFrom(so, prefix, &copiers)
+			go errw.copyFrom(se, prefix, &copiers)
+			p := &rankProc{rank: rank, cmd: cmd}
+			procs = append(procs, p)
+			go func() {
+				// Wait after the pipes are drained would deadlock on a
+				// child that fills them; Process.Wait does not touch them.
+				p.state, p.err = p.cmd.Process.Wait()
+				exited <- p
+			}()
+			rank++
+		}
+	}
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var timeout <-chan time.Time
+	if cfg.timeout > 0 {
+		timeout = time.After(cfg.timeout)
+	}
+
+	code := 0
+	running := size
+	var killTimer <-chan time.Time
+	failed := false
+	for running > 0 {
+		select {
+		case p := <-exited:
+			p.done = true
+			running--
+			c, how := exitStatus(p)
+			if c != 0 && !failed {
+				failed = true
+				code = c
+				fmt.Fprintf(stderr, "mpigo run: rank %d (pid %d) %s; stopping the other %d rank(s)\n", p.rank, p.cmd.Process.Pid, how, running)
+				stopAll(syscall.SIGTERM)
+				killTimer = time.After(3 * time.Second)
+			}
+		case s := <-sigs:
+			fmt.Fprintf(stderr, "mpigo run: got %v, passing it on to %d running rank(s)\n", s, running)
+			stopAll(s.(syscall.Signal))
+			if code == 0 {
+				code = 128 + int(s.(syscall.Signal))
+			}
+			failed = true
+			killTimer = time.After(3 * time.Second)
+		case <-timeout:
+			var left []string
+			for _, p := range procs {
+				if !p.done {
+					left = append(left, strconv.Itoa(p.rank))
+				}
+			}
+			fmt.Fprintf(stderr, "mpigo run: timeout after %v; rank(s) still running: %s; stopping them\n", cfg.timeout, strings.Join(left, ", "))
+			stopAll(syscall.SIGTERM)
+			if !failed {
+				code = 124
+				failed = true
+			}
+			timeout = nil
+			killTimer = time.After(3 * time.Second)
+		case <-killTimer:
+			var left []int
+			for _, p := range procs {
+				if !p.done {
+					left = append(left, p.rank)
+				}
+			}
+			sort.Ints(left)
+			fmt.Fprintf(stderr, "mpigo run: rank(s) %v did not stop after SIGTERM; killing them\n", left)
+			stopAll(syscall.SIGKILL)
+			killTimer = nil
+		}
+	}
+	copiers.Wait()
+	return code
+}
+
+// exitStatus returns the exit code to report for p and a description.
+func exitStatus(p *rankProc) (int, string) {
+	if p.err != nil {
+		return 1, fmt.Sprintf("could not be waited for: %v", p.err)
+	}
+	ws, ok := p.state.Sys().(syscall.WaitStatus)
+	switch {
+	case ok && ws.Signaled():
+		return 128 + int(ws.Signal()), fmt.Sprintf("was killed by signal %d (%v)", int(ws.Signal()), ws.Signal())
+	case p.state.ExitCode() != 0:
+		return p.state.ExitCode(), fmt.Sprintf("exited with status %d", p.state.ExitCode())
+	}
+	return 0, "exited normally"
+}

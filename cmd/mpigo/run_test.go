@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+func needSh(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh on this machine")
+	}
+}
+
+func runJob(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(append([]string{"run"}, args...), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func sortedLines(s string) []string {
+	l := strings.Split(strings.TrimSpace(s), "\n")
+	sort.Strings(l)
+	return l
+}
+
+func TestRunTagOutputAndEnv(t *testing.T) {
+	needSh(t)
+	out, errs, code := runJob(t, "-np", "3", "--tag-output", "sh", "-c", `echo "r=$MPIGO_RANK s=$MPIGO_SIZE"; echo err >&2`)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := []string{"[0] r=0 s=3", "[1] r=1 s=3", "[2] r=2 s=3"}
+	if got := sortedLines(out); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("stdout %q, want %q", got, want)
+	}
+	if strings.Count(errs, "err\n") != 3 || !strings.Contains(errs, "[1] err") {
+		t.Errorf("stderr %q", errs)
+	}
+}
+
+func TestRunMPMD(t *testing.T) {
+	needSh(t)
+	out, errs, code := runJob(t, "-n", "1", "sh", "-c", `echo master $MPIGO_RANK/$MPIGO_SIZE`, ":", "-n", "2", "sh", "-c", `echo worker $MPIGO_RANK/$MPIGO_SIZE`)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := []string{"master 0/3", "worker 1/3", "worker 2/3"}
+	if got := sortedLines(out); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestRunFailureStopsJob(t *testing.T) {
+	needSh(t)
+	start := time.Now()
+	_, errs, code := runJob(t, "-n", "4", "sh", "-c", `if [ $MPIGO_RANK = 2 ]; then exit 7; fi; sleep 30`)
+	if code != 7 {
+		t.Errorf("exit %d, want 7 (the failed rank's status)", code)
+	}
+	if !strings.Contains(errs, "rank 2") || !strings.Contains(errs, "exited with status 7") {
+		t.Errorf("stderr does not name the failed rank: %q", errs)
+	}
+	if time.Since(start) > 20*time.Second {
+		t.Errorf("the other ranks were not stopped promptly")
+	}
+	_, errs, code = runJob(t, "-n", "2", "sh", "-c", `if [ $MPIGO_RANK = 1 ]; then kill -9 $$; fi; sleep 30`)
+	if code != 128+9 || !strings.Contains(errs, "rank 1") || !strings.Contains(errs, "killed by signal 9") {
+		t.Errorf("killed rank: exit %d, stderr %q", code, errs)
+	}
+}
+
+func TestRunTimeout(t *testing.T) {
+	needSh(t)
+	_, errs, code := runJob(t, "--timeout", "300ms", "-n", "2", "sh", "-c", `if [ $MPIGO_RANK = 0 ]; then exit 0; fi; sleep 30`)
+	if code != 124 || !strings.Contains(errs, "timeout after 300ms") || !strings.Contains(errs, "still running: 1") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
+
+func TestRunBuildsPackage(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	out, errs, code := runJob(t, "-n", "2", "./testdata/envprog", "a", "b")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := []string{"rank 0 of 2 kvs-set=true args=[a b]", "rank 1 of 2 kvs-set=true args=[a b]"}
+	if got := sortedLines(out); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got %q", got)
+	}
+	if !strings.Contains(errs, "building ./testdata/envprog") {
+		t.Errorf("no progress message for the build: %q", errs)
+	}
+}
+
+func TestRunUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"-n", "2"}, "no program given"},
+		{[]string{"-n", "0", "true"}, "need at least one process"},
+		{[]string{"./no/such/prog"}, "no such file or directory"},
+		{[]string{"no-such-program-anywhere"}, "not found in PATH"},
+	}
+	for _, tt := range tests {
+		_, errs, code := runJob(t, tt.args...)
+		if code == 0 || !strings.Contains(errs, tt.msg) {
+			t.Errorf("%v: exit %d, stderr %q, want %q", tt.args, code, errs, tt.msg)
+		}
+	}
+}
