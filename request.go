@@ -3,6 +3,7 @@ package mpi
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/mpigo/mpi/internal/engine"
@@ -229,15 +230,22 @@ func StartAll(reqs ...*Request) error {
 
 // WaitAll waits for every request and returns their errors joined, each
 // naming its index (MPI_Waitall).
+//
+// It waits for the requests from last to first: requests usually complete
+// in the order they were started, so waiting for the last one first parks
+// the caller once instead of once per request.
 func WaitAll(reqs ...Waiter) error {
 	var errs []error
-	for i, w := range reqs {
-		if w == nil {
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if reqs[i] == nil {
 			continue
 		}
-		if _, err := w.request().Wait(); err != nil {
+		if _, err := reqs[i].request().Wait(); err != nil {
 			errs = append(errs, fmt.Errorf("request %d: %w", i, err))
 		}
+	}
+	if len(errs) > 1 {
+		slices.Reverse(errs)
 	}
 	return errors.Join(errs...)
 }
@@ -247,7 +255,8 @@ func WaitAll(reqs ...Waiter) error {
 func WaitAllStatus(reqs []*Request) ([]Status, error) {
 	sts := make([]Status, len(reqs))
 	var errs []error
-	for i, r := range reqs {
+	for i := len(reqs) - 1; i >= 0; i-- { // last first, as WaitAll does
+		r := reqs[i]
 		if r == nil {
 			continue
 		}
@@ -256,6 +265,9 @@ func WaitAllStatus(reqs []*Request) ([]Status, error) {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("request %d: %w", i, err))
 		}
+	}
+	if len(errs) > 1 {
+		slices.Reverse(errs)
 	}
 	return sts, errors.Join(errs...)
 }
