@@ -11,7 +11,8 @@ import (
 // matrix, so that a new transport is tested by adding one line here. The
 // inproc variants force each protocol path: the default (eager, then
 // single-copy rendezvous), rendezvous for every message, and the streamed
-// CTS/Data rendezvous that byte-stream transports use.
+// CTS/Data rendezvous that byte-stream transports use; tcp runs the ranks
+// over loopback TCP, as separate processes would talk.
 type transportCase struct {
 	name string
 	cfg  mpi.Config
@@ -24,10 +25,13 @@ func transports() []transportCase {
 	stream := d
 	stream.EagerLimit = 64
 	stream.NoDirectRead = true
+	tcp := d
+	tcp.Transport = "tcp"
 	return []transportCase{
 		{"inproc", d},
 		{"inproc-rendezvous", rndv},
 		{"inproc-stream", stream},
+		{"tcp", tcp},
 	}
 }
 

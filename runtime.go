@@ -3,15 +3,18 @@ package mpi
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
+	"github.com/mpigo/mpi/internal/boot"
 	"github.com/mpigo/mpi/internal/engine"
 	"github.com/mpigo/mpi/internal/transport"
 	"github.com/mpigo/mpi/internal/transport/inproc"
 	"github.com/mpigo/mpi/internal/transport/self"
+	"github.com/mpigo/mpi/internal/transport/tcp"
 	"github.com/mpigo/mpi/internal/wire"
 )
 
@@ -26,6 +29,14 @@ type job struct {
 
 	// exit ends the process; tests replace it.
 	exit func(code int)
+
+	closers []func() error // transports to close when the job ends
+}
+
+func (j *job) close() {
+	for _, c := range j.closers {
+		c()
+	}
 }
 
 // proc is the runtime of one rank: its engine, its transports, and the
@@ -104,6 +115,11 @@ type Config struct {
 	// instead of copying straight out of the sender's buffer. It exists to
 	// test and measure that protocol.
 	NoDirectRead bool
+	// Transport connects the goroutine ranks of Run: "inproc" (the
+	// default) or "tcp", which sends every message over loopback TCP as
+	// separate processes would; it exists to test and measure the tcp
+	// transport with the same programs.
+	Transport string
 }
 
 // DefaultConfig returns the built-in tunables, overridden by the
@@ -116,21 +132,53 @@ func DefaultConfig() Config {
 	return c
 }
 
-// newLocalJob builds n goroutine ranks connected by the inproc transport.
-func newLocalJob(n int, cfg Config) *job {
+// newLocalJob builds n goroutine ranks connected by the transport cfg names.
+func newLocalJob(n int, cfg Config) (*job, error) {
 	j := &job{size: n, procs: make([]*proc, n), exit: os.Exit}
-	fab := inproc.NewFabric(n)
 	ecfg := engine.DefaultConfig()
 	ecfg.EagerLimit = cfg.EagerLimit
+	var fab *inproc.Fabric
+	var lns []net.Listener
+	switch cfg.Transport {
+	case "", "inproc":
+		fab = inproc.NewFabric(n)
+	case "tcp":
+		for r := 0; r < n; r++ {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				for _, l := range lns {
+					l.Close()
+				}
+				return nil, fmt.Errorf("mpi: %w: tcp transport: %v", ErrOther, err)
+			}
+			lns = append(lns, ln)
+		}
+	default:
+		return nil, fmt.Errorf("mpi: %w: unknown transport %q (want inproc or tcp)", ErrArg, cfg.Transport)
+	}
 	for r := 0; r < n; r++ {
 		p := &proc{job: j, rank: r}
-		in := fab.Attach(r, p.deliver)
 		me := self.New(r, p.deliver)
+		var other transport.Transport
+		if fab != nil {
+			other = fab.Attach(r, p.deliver)
+		} else {
+			t := tcp.New(tcp.Config{Rank: r, Size: n,
+				Addrs:   func(peer int) (string, error) { return lns[peer].Addr().String(), nil },
+				Handler: p.deliver,
+				OnPeerError: func(peer int, err error) {
+					if peer >= 0 {
+						p.eng.FailAll(peer, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, peer, err))
+					}
+				}}, lns[r])
+			j.closers = append(j.closers, t.Close)
+			other = t
+		}
 		p.tr = transport.NewRouter(n, func(peer int) transport.Transport {
 			if peer == r {
 				return me
 			}
-			return in
+			return other
 		})
 		direct := p.tr.DirectRead
 		if cfg.NoDirectRead {
@@ -140,7 +188,7 @@ func newLocalJob(n int, cfg Config) *job {
 		p.world = newWorld(p, n)
 		j.procs[r] = p
 	}
-	return j
+	return j, nil
 }
 
 // Run runs f on n ranks that are goroutines of this process, each with its
@@ -160,7 +208,11 @@ func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 	if n < 1 {
 		return fmt.Errorf("mpi: Run: %w: need at least one rank, got %d", ErrArg, n)
 	}
-	j := newLocalJob(n, cfg)
+	j, err := newLocalJob(n, cfg)
+	if err != nil {
+		return err
+	}
+	defer j.close()
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for r := 0; r < n; r++ {
@@ -213,16 +265,30 @@ func runRank(p *proc, f func(*Comm) error) (err error) {
 // status 0 if every rank returned nil, and otherwise with status 1 after
 // printing which rank failed and why.
 //
-// A program started without a launcher runs as a single rank (a singleton
-// job of size 1).
+// Under `mpigo run` the process is one rank of the launcher's job, and
+// talks to the other processes over TCP. A program started without a
+// launcher runs as a single rank (a singleton job of size 1), or as
+// MPIGO_NP goroutine ranks if that variable is set.
 func Main(f func(world *Comm) error) {
+	info, err := boot.Detect()
+	if err != nil {
+		fmt.Fprintf(stderr, "mpigo: %v\n", err)
+		os.Exit(1)
+	}
+	if info.Launcher != "singleton" {
+		err := runLaunched(info, DefaultConfig(), f)
+		info.KV.Close()
+		if err != nil {
+			fmt.Fprintf(stderr, "mpigo: rank %d failed: %v\n", info.Rank, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	n := 1
 	if v, ok := envInt("MPIGO_NP"); ok && v > 0 {
-		// A convenience for one-node jobs: MPIGO_NP=4 ./prog runs 4 goroutine ranks.
 		n = v
 	}
-	err := Run(n, f)
-	if err != nil {
+	if err := Run(n, f); err != nil {
 		fmt.Fprintf(stderr, "mpigo: job failed:\n%v\n", err)
 		os.Exit(1)
 	}

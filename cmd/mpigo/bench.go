@@ -75,7 +75,7 @@ func benchFlags(cfg *benchConfig, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, benchUsage); fs.PrintDefaults() }
 	fs.IntVar(&cfg.n, "n", 2, "number of ranks")
-	fs.StringVar(&cfg.transport, "transport", "inproc", "transport between ranks: inproc (goroutine ranks)")
+	fs.StringVar(&cfg.transport, "transport", "inproc", "transport between ranks: inproc (goroutine ranks, single copy) or tcp (loopback sockets)")
 	fs.String("sizes", "", "message sizes in bytes: a list (8,1024) or MIN:MAX (powers of two)")
 	fs.IntVar(&cfg.iters, "iters", 0, "iterations per size (0: chosen by size)")
 	fs.StringVar(&cfg.api, "api", "typed", "API to measure: typed (mpi.Send[T]) or raw (c.Send(buf, count, dt, ...))")
@@ -136,8 +136,8 @@ func (b *benchConfig) iterations(size int, small, large int) (warm, iters int) {
 }
 
 func runBench(b *benchConfig) error {
-	if b.transport != "inproc" {
-		return fmt.Errorf("transport %q is not available in this build (available: inproc)", b.transport)
+	if b.transport != "inproc" && b.transport != "tcp" {
+		return fmt.Errorf("transport %q is not available in this build (available: inproc, tcp)", b.transport)
 	}
 	if b.api != "typed" && b.api != "raw" {
 		return fmt.Errorf("-api %q: want typed or raw", b.api)
@@ -166,7 +166,9 @@ func runBench(b *benchConfig) error {
 	fmt.Fprintf(b.out, "# mpigo bench %s\n", b.test)
 	fmt.Fprintf(b.out, "# mpigo %s, transport %s, %d ranks, api %s, %s, GOMAXPROCS %d\n", mpi.Version, b.transport, b.n, b.api, runtime.Version(), runtime.GOMAXPROCS(0))
 	fmt.Fprintf(b.out, "# %-10s %s\n", "Size", unit)
-	return mpi.Run(b.n, func(world *mpi.Comm) error {
+	cfg := mpi.DefaultConfig()
+	cfg.Transport = b.transport
+	return mpi.RunConfig(b.n, cfg, func(world *mpi.Comm) error {
 		for _, size := range b.sizes {
 			v, err := body(world, size)
 			if err != nil {

@@ -19,6 +19,7 @@ func TestBenchOutput(t *testing.T) {
 		{[]string{"bench", "allreduce", "-n", "3", "-sizes", "8,64", "-iters", "10"}, []int{8, 64}},
 		{[]string{"bench", "bcast", "-n", "4", "-sizes", "16", "-iters", "10"}, []int{16}},
 		{[]string{"bench", "barrier", "-n", "5", "-iters", "10"}, []int{0}},
+		{[]string{"bench", "latency", "-transport", "tcp", "-sizes", "8,100000", "-iters", "20"}, []int{8, 100000}},
 	}
 	for _, tt := range tests {
 		var out, errb bytes.Buffer

@@ -116,3 +116,21 @@ func TestRunUsage(t *testing.T) {
 		}
 	}
 }
+
+// A real MPI program under mpigo run: four processes over TCP.
+func TestRunMPIProgram(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	out, errs, code := runJob(t, "-n", "4", "../../examples/pi", "-intervals", "100000")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "pi is approximately 3.14159") || !strings.Contains(out, "(4 ranks, 100000 intervals)") {
+		t.Errorf("output %q", out)
+	}
+	out, errs, code = runJob(t, "-n", "3", "../../examples/ring", "-laps", "5")
+	if code != 0 || !strings.Contains(out, "token is 15 after 5 laps of 3 ranks") {
+		t.Errorf("ring: exit %d, %q %q", code, out, errs)
+	}
+}

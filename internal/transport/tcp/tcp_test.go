@@ -1,0 +1,263 @@
+package tcp
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mpigo/mpi/internal/wire"
+)
+
+type endpoint struct {
+	t    *Transport
+	mu   sync.Mutex
+	got  map[int][]wire.Frame // by sender
+	errs []string
+}
+
+func startJob(t *testing.T, n int, job uint64) []*endpoint {
+	t.Helper()
+	eps := make([]*endpoint, n)
+	lns := make([]net.Listener, n)
+	for r := range eps {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns[r] = ln
+	}
+	for r := range eps {
+		ep := &endpoint{got: map[int][]wire.Frame{}}
+		ep.t = New(Config{Rank: r, Size: n, JobID: job,
+			Addrs: func(peer int) (string, error) { return lns[peer].Addr().String(), nil },
+			Handler: func(f wire.Frame) {
+				f.Payload = append([]byte(nil), f.Payload...)
+				ep.mu.Lock()
+				ep.got[f.From] = append(ep.got[f.From], f)
+				ep.mu.Unlock()
+			},
+			OnPeerError: func(peer int, err error) {
+				ep.mu.Lock()
+				ep.errs = append(ep.errs, fmt.Sprintf("%d: %v", peer, err))
+				ep.mu.Unlock()
+			}}, lns[r])
+		eps[r] = ep
+	}
+	t.Cleanup(func() {
+		for _, ep := range eps {
+			ep.t.Close()
+		}
+	})
+	return eps
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func pay(n, seed int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*13 + seed)
+	}
+	return b
+}
+
+// Every pair exchanges frames of several sizes, from several goroutines
+// at once (simultaneous dials included); everything arrives intact and in
+// order per sending goroutine.
+func TestExchange(t *testing.T) {
+	const n, goroutines = 4, 3
+	sizes := []int{0, 1, 64 << 10, 4 << 20}
+	eps := startJob(t, n, 7)
+	var wg sync.WaitGroup
+	for r := 0; r < n; r++ {
+		for g := 0; g < goroutines; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for peer := 0; peer < n; peer++ {
+					if peer == r {
+						continue
+					}
+					for i, sz := range sizes {
+						p := pay(sz, r+peer+i)
+						f := wire.Frame{Header: wire.Header{Kind: wire.Eager, Src: int32(g), Tag: int32(i), Size: int64(sz), Sig: uint64(crc32.ChecksumIEEE(p))},
+							From: r, To: peer, Payload: p}
+						if err := eps[r].t.Send(f); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	want := (n - 1) * goroutines * len(sizes)
+	for r, ep := range eps {
+		waitFor(t, fmt.Sprintf("rank %d's frames", r), func() bool {
+			ep.mu.Lock()
+			defer ep.mu.Unlock()
+			total := 0
+			for _, fs := range ep.got {
+				total += len(fs)
+			}
+			return total == want
+		})
+		for from, fs := range ep.got {
+			next := map[int32]int32{}
+			for _, f := range fs {
+				if f.From != from || f.To != r {
+					t.Errorf("addresses %d->%d on %d->%d", f.From, f.To, from, r)
+				}
+				if uint64(crc32.ChecksumIEEE(f.Payload)) != f.Sig || int64(len(f.Payload)) != f.Size {
+					t.Errorf("corrupt frame from %d", from)
+				}
+				if f.Tag != next[f.Src] {
+					t.Errorf("from %d goroutine %d: frame %d arrived when %d was due", from, f.Src, f.Tag, next[f.Src])
+				}
+				next[f.Src] = f.Tag + 1
+			}
+		}
+		if len(ep.errs) > 0 {
+			t.Errorf("rank %d: peer errors %v", r, ep.errs)
+		}
+	}
+}
+
+func TestHandshakeMismatch(t *testing.T) {
+	eps := startJob(t, 2, 1)
+	addr := eps[0].t.Addr()
+	tests := []struct {
+		mod  func(hs []byte)
+		want string
+	}{
+		{func(hs []byte) { hs[0] = 'X' }, "bad magic"},
+		{func(hs []byte) { hs[5] = 9 }, "wire version 9"},
+		{func(hs []byte) { binary.LittleEndian.PutUint64(hs[6:], 2) }, "job 2"},
+		{func(hs []byte) { binary.LittleEndian.PutUint32(hs[14:], 5) }, "rank 5"},
+	}
+	for _, tt := range tests {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hs [handshakeSize]byte
+		copy(hs[:], magic[:])
+		hs[5] = wire.Version
+		binary.LittleEndian.PutUint64(hs[6:], 1)
+		binary.LittleEndian.PutUint32(hs[14:], 1)
+		tt.mod(hs[:])
+		nc.Write(hs[:])
+		waitFor(t, "the handshake error", func() bool {
+			eps[0].mu.Lock()
+			defer eps[0].mu.Unlock()
+			return len(eps[0].errs) > 0 && strings.Contains(eps[0].errs[len(eps[0].errs)-1], tt.want)
+		})
+		nc.Close()
+	}
+}
+
+func TestPeerFailure(t *testing.T) {
+	eps := startJob(t, 2, 3)
+	if err := eps[0].t.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager}, From: 0, To: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := eps[1].t.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager}, From: 1, To: 0}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "frames", func() bool {
+		eps[1].mu.Lock()
+		defer eps[1].mu.Unlock()
+		return len(eps[1].got[0]) == 1
+	})
+	eps[1].t.Close() // rank 1 goes away
+	waitFor(t, "rank 0 to notice", func() bool {
+		eps[0].mu.Lock()
+		defer eps[0].mu.Unlock()
+		return len(eps[0].errs) > 0 && strings.HasPrefix(eps[0].errs[0], "1: ")
+	})
+	var err error
+	for i := 0; i < 100 && err == nil; i++ { // the kernel may take a write or two to notice
+		err = eps[0].t.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: 1 << 16}, From: 0, To: 1, Payload: make([]byte, 1<<16)})
+	}
+	if err == nil || !strings.Contains(err.Error(), "rank 1") {
+		t.Errorf("send to a dead peer: %v", err)
+	}
+	if len(eps[1].errs) != 0 {
+		t.Errorf("the closed side reported errors: %v", eps[1].errs)
+	}
+}
+
+func TestNoRoute(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	tr := New(Config{Rank: 0, Size: 2, Addrs: func(int) (string, error) { return "", errors.New("unknown") }, Handler: func(wire.Frame) {}}, ln)
+	defer tr.Close()
+	if err := tr.Send(wire.Frame{To: 1}); err == nil || !strings.Contains(err.Error(), "no address for rank 1") {
+		t.Errorf("got %v", err)
+	}
+}
+
+// FuzzReadFrames feeds arbitrary bytes to the frame reader: errors are
+// fine, panics and huge allocations are not.
+func FuzzReadFrames(f *testing.F) {
+	var b bytes.Buffer
+	var hb [wire.HeaderSize]byte
+	h := wire.Header{Kind: wire.Eager, Size: 3}
+	h.Marshal(hb[:], 3)
+	b.Write(hb[:])
+	b.WriteString("abc")
+	f.Add(b.Bytes())
+	f.Add(hb[:10])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ReadFrames(bytes.NewReader(data), 0, 1, 1<<16, func(fr wire.Frame) {
+			if len(fr.Payload) > 1<<16 || fr.From != 1 {
+				t.Fatalf("bad frame %+v", fr.Header)
+			}
+		})
+	})
+}
+
+func BenchmarkPingPong(b *testing.B) {
+	for _, size := range []int{8, 1 << 20} {
+		b.Run(fmt.Sprint(size), func(b *testing.B) {
+			lns := []net.Listener{}
+			for i := 0; i < 2; i++ {
+				ln, _ := net.Listen("tcp", "127.0.0.1:0")
+				lns = append(lns, ln)
+			}
+			got := make([]chan struct{}, 2)
+			trs := make([]*Transport, 2)
+			for r := 0; r < 2; r++ {
+				got[r] = make(chan struct{}, 1)
+				trs[r] = New(Config{Rank: r, Size: 2, Addrs: func(p int) (string, error) { return lns[p].Addr().String(), nil },
+					Handler: func(wire.Frame) { got[r] <- struct{}{} }}, lns[r])
+				defer trs[r].Close()
+			}
+			p := make([]byte, size)
+			b.SetBytes(int64(2 * size))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				trs[0].Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: int64(size)}, From: 0, To: 1, Payload: p})
+				<-got[1]
+				trs[1].Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: int64(size)}, From: 1, To: 0, Payload: p})
+				<-got[0]
+			}
+		})
+	}
+}
