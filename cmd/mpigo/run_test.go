@@ -134,3 +134,24 @@ func TestRunMPIProgram(t *testing.T) {
 		t.Errorf("ring: exit %d, %q %q", code, out, errs)
 	}
 }
+
+// A rank that fails while the others wait for it: the job ends at once,
+// with the failed rank named, and nothing hangs.
+func TestRunMPIFailure(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	for _, mode := range []string{"error", "panic"} {
+		start := time.Now()
+		_, errs, code := runJob(t, "--timeout", "60s", "-n", "3", "./testdata/failprog", mode)
+		if code == 0 || code == 124 {
+			t.Errorf("%s: exit %d", mode, code)
+		}
+		if !strings.Contains(errs, "rank 1") || !strings.Contains(errs, "on purpose") {
+			t.Errorf("%s: stderr does not explain: %q", mode, errs)
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Errorf("%s: took %v", mode, time.Since(start))
+		}
+	}
+}
