@@ -27,10 +27,11 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		return fmt.Errorf("mpi: rank %d cannot listen for peers: %w", info.Rank, err)
 	}
 	addrKey := func(r int) string { return "mpigo.tcp." + strconv.Itoa(r) }
+	defer p.startReplies()()
 	tr := tcp.New(tcp.Config{
 		Rank: info.Rank, Size: info.Size, JobID: info.JobID,
 		Addrs:   func(peer int) (string, error) { return info.KV.Get(addrKey(peer)) },
-		Handler: p.deliver,
+		Handler: p.deliverQueued,
 		OnPeerError: func(peer int, err error) {
 			if peer < 0 {
 				fmt.Fprintf(stderr, "mpigo: rank %d: %v\n", info.Rank, err)

@@ -34,8 +34,8 @@ type job struct {
 }
 
 func (j *job) close() {
-	for _, c := range j.closers {
-		c()
+	for i := len(j.closers) - 1; i >= 0; i-- { // transports first, then their reply senders
+		j.closers[i]()
 	}
 }
 
@@ -49,6 +49,7 @@ type proc struct {
 
 	bsend engine.BsendBuffer
 	ctx   ctxAlloc
+	q     *replies // reply sender for tcp deliveries
 
 	world *Comm
 }
@@ -83,6 +84,70 @@ func (p *proc) deliver(f wire.Frame) {
 		p.job.abort(p.rank, 1, fmt.Errorf("%w: rank %d: %w", ErrIntern, p.rank, err))
 	}
 	p.exec(&out)
+}
+
+// replies queues the frames that deliveries from a transport's own
+// goroutine (tcp readers) want sent, and a goroutine of the proc sends them.
+// A reader must never block in a write: if two ranks' readers each waited
+// for the other to read, with both socket buffers full, neither would.
+type replies struct {
+	mu    sync.Mutex
+	items []engine.Item
+	wake  chan struct{}
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+// startReplies starts p's reply sender; the returned function stops it.
+func (p *proc) startReplies() func() error {
+	q := &replies{wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	p.q = q
+	go func() {
+		defer close(q.done)
+		var batch engine.Outbox
+		for {
+			select {
+			case <-q.wake:
+			case <-q.stop:
+				return
+			}
+			q.mu.Lock()
+			items := q.items
+			q.items = nil
+			q.mu.Unlock()
+			for _, it := range items {
+				batch.Reset()
+				*batch.Add() = it
+				p.exec(&batch)
+			}
+		}
+	}()
+	return func() error {
+		close(q.stop)
+		<-q.done
+		return nil
+	}
+}
+
+// deliverQueued is the handler for transports that deliver on their own
+// goroutines: the engine's answers go to the reply sender.
+func (p *proc) deliverQueued(f wire.Frame) {
+	var out engine.Outbox
+	if err := p.eng.Deliver(&f, &out); err != nil {
+		p.job.abort(p.rank, 1, fmt.Errorf("%w: rank %d: %w", ErrIntern, p.rank, err))
+	}
+	if n := out.Len(); n > 0 {
+		q := p.q
+		q.mu.Lock()
+		for i := 0; i < n; i++ {
+			q.items = append(q.items, *out.At(i))
+		}
+		q.mu.Unlock()
+		select {
+		case q.wake <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // abort takes the whole job down: every rank's pending and future
@@ -163,9 +228,10 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 		if fab != nil {
 			other = fab.Attach(r, p.deliver)
 		} else {
+			j.closers = append(j.closers, p.startReplies())
 			t := tcp.New(tcp.Config{Rank: r, Size: n,
 				Addrs:   func(peer int) (string, error) { return lns[peer].Addr().String(), nil },
-				Handler: p.deliver,
+				Handler: p.deliverQueued,
 				OnPeerError: func(peer int, err error) {
 					if peer >= 0 {
 						p.eng.FailAll(peer, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, peer, err))

@@ -215,6 +215,13 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 	host, _ := os.Hostname()
 
 	var outMu sync.Mutex
+	// say writes the launcher's own messages; ranks' lines go through the
+	// same lock so the two never mix.
+	say := func(format string, args ...any) {
+		outMu.Lock()
+		fmt.Fprintf(stderr, format, args...)
+		outMu.Unlock()
+	}
 	out := lineWriter{&outMu, stdout}
 	errw := lineWriter{&outMu, stderr}
 	var copiers sync.WaitGroup
@@ -254,7 +261,7 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 			so, err1 := cmd.StdoutPipe()
 			se, err2 := cmd.StderrPipe()
 			if err := errors.Join(err1, err2, cmd.Start()); err != nil {
-				fmt.Fprintf(stderr, "mpigo run: cannot start rank %d (%s): %v\n", rank, g.prog, err)
+				say("mpigo run: cannot start rank %d (%s): %v\n", rank, g.prog, err)
 				stopAll(syscall.SIGKILL)
 				return 1
 			}
@@ -294,12 +301,12 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 			if c != 0 && !failed {
 				failed = true
 				code = c
-				fmt.Fprintf(stderr, "mpigo run: rank %d (pid %d) %s; stopping the other %d rank(s)\n", p.rank, p.cmd.Process.Pid, how, running)
+				say("mpigo run: rank %d (pid %d) %s; stopping the other %d rank(s)\n", p.rank, p.cmd.Process.Pid, how, running)
 				stopAll(syscall.SIGTERM)
 				killTimer = time.After(3 * time.Second)
 			}
 		case s := <-sigs:
-			fmt.Fprintf(stderr, "mpigo run: got %v, passing it on to %d running rank(s)\n", s, running)
+			say("mpigo run: got %v, passing it on to %d running rank(s)\n", s, running)
 			stopAll(s.(syscall.Signal))
 			if code == 0 {
 				code = 128 + int(s.(syscall.Signal))
@@ -313,7 +320,7 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 					left = append(left, strconv.Itoa(p.rank))
 				}
 			}
-			fmt.Fprintf(stderr, "mpigo run: timeout after %v; rank(s) still running: %s; stopping them\n", cfg.timeout, strings.Join(left, ", "))
+			say("mpigo run: timeout after %v; rank(s) still running: %s; stopping them\n", cfg.timeout, strings.Join(left, ", "))
 			stopAll(syscall.SIGTERM)
 			if !failed {
 				code = 124
@@ -329,7 +336,7 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 				}
 			}
 			sort.Ints(left)
-			fmt.Fprintf(stderr, "mpigo run: rank(s) %v did not stop after SIGTERM; killing them\n", left)
+			say("mpigo run: rank(s) %v did not stop after SIGTERM; killing them\n", left)
 			stopAll(syscall.SIGKILL)
 			killTimer = nil
 		}

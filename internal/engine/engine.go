@@ -97,6 +97,10 @@ func (o *Outbox) add() *Item {
 	return &o.more[len(o.more)-1]
 }
 
+// Add appends an empty item and returns it, for callers that build an
+// Outbox themselves.
+func (o *Outbox) Add() *Item { return o.add() }
+
 // Len returns the number of items.
 func (o *Outbox) Len() int { return o.n + len(o.more) }
 
