@@ -2,8 +2,11 @@
 # Run one benchmark with mpigo and with Open MPI's shared-memory transport,
 # back to back, and print the two columns side by side with their ratio.
 #
-#   bench/compare.sh [-n N] TEST [-sizes LIST|MIN:MAX]
+#   bench/compare.sh [-n N] [-transport inproc|tcp] TEST [-sizes LIST|MIN:MAX]
 #
+# With -transport tcp, mpigo's ranks talk over loopback TCP and Open MPI
+# uses its tcp BTL (BTL=self,tcp); otherwise mpigo uses goroutine ranks and
+# Open MPI shared memory (vader).
 # TEST is latency, bw, bibw, allreduce, bcast or barrier. The Open MPI side
 # is bench/ref/run.sh (needs openmpi-bin and libopenmpi-dev). For bw and
 # bibw both sides use one receive buffer per window slot. Only ratios from
@@ -11,7 +14,20 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 n=2
-if [[ ${1:-} == -n ]]; then n=$2; shift 2; fi
+transport=inproc
+while [[ ${1:-} == -n || ${1:-} == -transport ]]; do
+	case $1 in
+	-n) n=$2 ;;
+	-transport) transport=$2 ;;
+	esac
+	shift 2
+done
+if [[ $transport == tcp ]]; then
+	export BTL=self,tcp
+	theirs_name="Open MPI tcp BTL"
+else
+	theirs_name="Open MPI vader"
+fi
 test=${1:?usage: compare.sh [-n N] TEST [-sizes SPEC]}
 shift
 sizes=()
@@ -24,8 +40,8 @@ trap 'rm -rf "$tmp"' EXIT
 extra=()
 [[ $test == bw || $test == bibw ]] && extra=(-rbuf-per-slot)
 
-echo "# $test, $n ranks: mpigo (goroutine ranks, inproc) vs Open MPI (processes, vader), run back to back"
-"$tmp/mpigo" bench "$test" -n "$n" "${sizes[@]}" >"$tmp/ours"
+echo "# $test, $n ranks: mpigo (transport $transport) vs $theirs_name, run back to back"
+"$tmp/mpigo" bench "$test" -n "$n" -transport "$transport" "${sizes[@]}" >"$tmp/ours"
 "$here/ref/run.sh" -n "$n" "$test" "${sizes[@]}" "${extra[@]}" >"$tmp/theirs" 2>/dev/null
 unit=$(grep -m1 -E 'Latency|Bandwidth' "$tmp/ours" | sed 's/^# *Size *//')
 better="lower is better"
