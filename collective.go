@@ -1,6 +1,7 @@
 package mpi
 
 import (
+	"errors"
 	"math/bits"
 	"sync"
 	"unsafe"
@@ -28,6 +29,12 @@ func (c *Comm) collErr(op string, err error) error {
 	}
 	if _, ok := err.(*Error); ok {
 		return c.handle(err)
+	}
+	var inner *Error
+	if errors.As(err, &inner) { // a point-to-point step failed: keep its class
+		e := c.errorf(op, inner.Class, loc{}, "").(*Error)
+		e.Cause = err
+		return c.handle(e)
 	}
 	return c.handle(c.errorf(op, ErrOther, loc{}, "%v", err))
 }

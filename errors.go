@@ -56,6 +56,11 @@ func (e *Error) Error() string {
 		b.WriteString(")")
 	}
 	b.WriteString(": ")
+	if e.Cause != nil && e.Msg == "" && strings.HasPrefix(e.Cause.Error(), e.Class.Error()) {
+		// The cause already says what class it is.
+		b.WriteString(e.Cause.Error())
+		return b.String()
+	}
 	b.WriteString(e.Class.Error())
 	if e.Msg != "" {
 		b.WriteString(": ")

@@ -1,67 +1,93 @@
 package mpi
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"strconv"
+	"sync"
 
 	"github.com/mpigo/mpi/internal/boot"
 	"github.com/mpigo/mpi/internal/engine"
 	"github.com/mpigo/mpi/internal/transport"
+	"github.com/mpigo/mpi/internal/transport/inproc"
 	"github.com/mpigo/mpi/internal/transport/self"
 	"github.com/mpigo/mpi/internal/transport/tcp"
 )
 
-// runLaunched runs f as one rank of a job started by a launcher: the rank
-// listens for its peers, publishes its address in the job's store, waits
-// at a fence for every rank to do the same, and then connects to peers as
-// it first sends to them.
+// runLaunched runs f on the ranks this process hosts in a job started by a
+// launcher. Every hosted rank listens for its peers and publishes its
+// address in the job's store; the process waits at a fence for every
+// process to do the same; then ranks connect to peers in other processes as
+// they first send to them. Ranks hosted by the same process (the
+// launcher's --ranks-per-proc) are goroutines that talk through inproc.
 func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	j := &job{size: info.Size, exit: os.Exit}
-	p := &proc{job: j, rank: info.Rank}
-	j.procs = []*proc{p}
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("mpi: rank %d cannot listen for peers: %w", info.Rank, err)
-	}
+	defer j.close()
+	base, k := info.Rank, info.RanksHere
+	local := func(r int) bool { return r >= base && r < base+k }
+	fab := inproc.NewFabric(info.Size)
 	addrKey := func(r int) string { return "mpigo.tcp." + strconv.Itoa(r) }
-	defer p.startReplies()()
-	tr := tcp.New(tcp.Config{
-		Rank: info.Rank, Size: info.Size, JobID: info.JobID,
-		Addrs:   func(peer int) (string, error) { return info.KV.Get(addrKey(peer)) },
-		Handler: p.deliverQueued,
-		OnPeerError: func(peer int, err error) {
-			if peer < 0 {
-				fmt.Fprintf(stderr, "mpigo: rank %d: %v\n", info.Rank, err)
-				return
-			}
-			p.eng.FailAll(peer, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, peer, err))
-		},
-	}, ln)
-	defer tr.Close()
-	me := self.New(info.Rank, p.deliver)
-	p.tr = transport.NewRouter(info.Size, func(peer int) transport.Transport {
-		if peer == info.Rank {
-			return me
-		}
-		return tr
-	})
 	ecfg := engine.DefaultConfig()
 	ecfg.EagerLimit = cfg.EagerLimit
-	p.eng = engine.New(info.Rank, ecfg, p.tr.DirectRead)
-	p.world = newWorld(p, info.Size)
-
-	if err := info.KV.Put(addrKey(info.Rank), tr.Addr()); err != nil {
-		return err
+	for r := base; r < base+k; r++ {
+		p := &proc{job: j, rank: r}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("mpi: rank %d cannot listen for peers: %w", r, err)
+		}
+		j.closers = append(j.closers, p.startReplies())
+		tr := tcp.New(tcp.Config{
+			Rank: r, Size: info.Size, JobID: info.JobID,
+			Addrs:   func(peer int) (string, error) { return info.KV.Get(addrKey(peer)) },
+			Handler: p.deliverQueued,
+			OnPeerError: func(peer int, err error) {
+				if peer < 0 {
+					fmt.Fprintf(stderr, "mpigo: rank %d: %v\n", r, err)
+					return
+				}
+				p.eng.FailAll(peer, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, peer, err))
+			},
+		}, ln)
+		j.closers = append(j.closers, tr.Close)
+		in := fab.Attach(r, p.deliver)
+		me := self.New(r, p.deliver)
+		p.tr = transport.NewRouter(info.Size, func(peer int) transport.Transport {
+			switch {
+			case peer == r:
+				return me
+			case local(peer):
+				return in
+			}
+			return tr
+		})
+		p.eng = engine.New(r, ecfg, p.tr.DirectRead)
+		p.world = newWorld(p, info.Size)
+		j.procs = append(j.procs, p)
+		if err := info.KV.Put(addrKey(r), tr.Addr()); err != nil {
+			return err
+		}
 	}
 	if err := info.KV.Fence(); err != nil {
 		return err
 	}
-	if err := runRank(p, f); err != nil {
-		return err
+	errs := make([]error, k)
+	var wg sync.WaitGroup
+	for i, p := range j.procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := runRank(p, f); err != nil {
+				errs[i] = &RankError{Rank: p.rank, Err: err}
+				return
+			}
+			// Finalize: nobody leaves while a peer may still be talking to it.
+			if err := Barrier(p.world); err != nil {
+				errs[i] = &RankError{Rank: p.rank, Err: err}
+			}
+		}()
 	}
-	// Finalize: nobody leaves while a peer may still be talking to it.
-	return Barrier(p.world)
+	wg.Wait()
+	return errors.Join(errs...)
 }

@@ -298,6 +298,26 @@ func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 	return errors.Join(all...)
 }
 
+// primaryErrors drops, from the errors of a failed job, the ones that only
+// report that another rank failed, when there is such another failure: they
+// are consequences, not causes.
+func primaryErrors(err error) error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return err
+	}
+	var causes []error
+	for _, e := range j.Unwrap() {
+		if !errors.Is(e, ErrProcFailed) {
+			causes = append(causes, e)
+		}
+	}
+	if len(causes) == 0 {
+		return err
+	}
+	return errors.Join(causes...)
+}
+
 // RankError is the error of one rank in a job.
 type RankError struct {
 	Rank int
@@ -345,7 +365,7 @@ func Main(f func(world *Comm) error) {
 		err := runLaunched(info, DefaultConfig(), f)
 		info.KV.Close()
 		if err != nil {
-			fmt.Fprintf(stderr, "mpigo: rank %d failed: %v\n", info.Rank, err)
+			fmt.Fprintf(stderr, "mpigo: %v\n", primaryErrors(err))
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -355,7 +375,7 @@ func Main(f func(world *Comm) error) {
 		n = v
 	}
 	if err := Run(n, f); err != nil {
-		fmt.Fprintf(stderr, "mpigo: job failed:\n%v\n", err)
+		fmt.Fprintf(stderr, "mpigo: job failed:\n%v\n", primaryErrors(err))
 		os.Exit(1)
 	}
 	os.Exit(0)

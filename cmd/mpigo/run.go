@@ -24,7 +24,8 @@ import (
 
 const runUsage = `Usage: mpigo run [flags] -n N PROGRAM [ARGS...] [: -n M PROGRAM2 [ARGS...] ...]
 
-Starts N processes of PROGRAM as one MPI job on this machine. PROGRAM is an
+Starts N ranks of PROGRAM as one MPI job on this machine, one process
+each (or --ranks-per-proc K goroutine ranks per process). PROGRAM is an
 executable, or a Go package (a directory such as ./examples/pi), which is
 built once first. Groups separated by ":" start different programs in one
 job (MPMD): ranks are numbered in the order of the groups.
@@ -40,9 +41,10 @@ Flags:
 `
 
 type runConfig struct {
-	tagOutput bool
-	timeout   time.Duration
-	groups    []runGroup
+	tagOutput    bool
+	timeout      time.Duration
+	ranksPerProc int
+	groups       []runGroup
 }
 
 type runGroup struct {
@@ -60,6 +62,7 @@ func runFlags(cfg *runConfig, n *int, stderr io.Writer) *flag.FlagSet {
 	if cfg != nil {
 		fs.BoolVar(&cfg.tagOutput, "tag-output", false, "prefix every output line with [RANK]")
 		fs.DurationVar(&cfg.timeout, "timeout", 0, "stop the job after this long (e.g. 30s, 5m) and report the ranks still running")
+		fs.IntVar(&cfg.ranksPerProc, "ranks-per-proc", 1, "host this many ranks as goroutines in each process (hybrid: goroutines inside, processes between)")
 	}
 	return fs
 }
@@ -108,6 +111,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg, err := parseRun(args, stderr)
+	if err == nil && cfg.ranksPerProc < 1 {
+		err = fmt.Errorf("--ranks-per-proc %d: need at least 1", cfg.ranksPerProc)
+	}
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stderr, "mpigo run: %v\n", err)
@@ -163,9 +169,10 @@ func resolveProgram(prog, tmp string, i int, stderr io.Writer) (string, error) {
 	return out, nil
 }
 
-// rankProc is one launched process.
+// rankProc is one launched process, hosting ranks rank .. rank+n-1.
 type rankProc struct {
 	rank  int
+	n     int
 	cmd   *exec.Cmd
 	state *os.ProcessState
 	err   error
@@ -199,11 +206,12 @@ func (lw lineWriter) copyFrom(r io.Reader, prefix string, wg *sync.WaitGroup) {
 }
 
 func launch(cfg *runConfig, stdout, stderr io.Writer) int {
-	size := 0
+	size, nprocs := 0, 0
 	for _, g := range cfg.groups {
 		size += g.n
+		nprocs += (g.n + cfg.ranksPerProc - 1) / cfg.ranksPerProc
 	}
-	kvs, err := boot.NewServer("127.0.0.1:0", size)
+	kvs, err := boot.NewServer("127.0.0.1:0", nprocs)
 	if err != nil {
 		fmt.Fprintf(stderr, "mpigo run: %v\n", err)
 		return 1
@@ -225,8 +233,8 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 	out := lineWriter{&outMu, stdout}
 	errw := lineWriter{&outMu, stderr}
 	var copiers sync.WaitGroup
-	procs := make([]*rankProc, 0, size)
-	exited := make(chan *rankProc, size)
+	procs := make([]*rankProc, 0, nprocs)
+	exited := make(chan *rankProc, nprocs)
 
 	// Each rank runs in a process group of its own; signals go to the
 	// whole group, so helpers a rank started go too and release its output.
@@ -239,11 +247,13 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 	}
 	rank := 0
 	for _, g := range cfg.groups {
-		for i := 0; i < g.n; i++ {
+		for i := 0; i < g.n; i += cfg.ranksPerProc {
+			here := min(cfg.ranksPerProc, g.n-i)
 			cmd := exec.Command(g.prog, g.args...)
 			cmd.Env = append(os.Environ(),
 				boot.EnvRank+"="+strconv.Itoa(rank),
 				boot.EnvSize+"="+strconv.Itoa(size),
+				boot.EnvRanksHere+"="+strconv.Itoa(here),
 				boot.EnvLocalRank+"="+strconv.Itoa(rank),
 				boot.EnvLocalSize+"="+strconv.Itoa(size),
 				boot.EnvNode+"="+host,
@@ -255,8 +265,10 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 				cmd.Stdin = os.Stdin
 			}
 			prefix := ""
-			if cfg.tagOutput {
+			if cfg.tagOutput && here == 1 {
 				prefix = fmt.Sprintf("[%d] ", rank)
+			} else if cfg.tagOutput {
+				prefix = fmt.Sprintf("[%d-%d] ", rank, rank+here-1)
 			}
 			so, err1 := cmd.StdoutPipe()
 			se, err2 := cmd.StderrPipe()
@@ -268,7 +280,7 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 			copiers.Add(2)
 			go out.copyFrom(so, prefix, &copiers)
 			go errw.copyFrom(se, prefix, &copiers)
-			p := &rankProc{rank: rank, cmd: cmd}
+			p := &rankProc{rank: rank, n: here, cmd: cmd}
 			procs = append(procs, p)
 			go func() {
 				// Wait after the pipes are drained would deadlock on a
@@ -276,7 +288,7 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 				p.state, p.err = p.cmd.Process.Wait()
 				exited <- p
 			}()
-			rank++
+			rank += here
 		}
 	}
 
@@ -289,7 +301,7 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 	}
 
 	code := 0
-	running := size
+	running := nprocs
 	var killTimer <-chan time.Time
 	failed := false
 	for running > 0 {
@@ -301,7 +313,7 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 			if c != 0 && !failed {
 				failed = true
 				code = c
-				say("mpigo run: rank %d (pid %d) %s; stopping the other %d rank(s)\n", p.rank, p.cmd.Process.Pid, how, running)
+				say("mpigo run: %s (pid %d) %s; stopping the other %d process(es)\n", p.ranks(), p.cmd.Process.Pid, how, running)
 				stopAll(syscall.SIGTERM)
 				killTimer = time.After(3 * time.Second)
 			}
@@ -343,6 +355,14 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 	}
 	copiers.Wait()
 	return code
+}
+
+// ranks names the ranks p hosts.
+func (p *rankProc) ranks() string {
+	if p.n <= 1 {
+		return fmt.Sprintf("rank %d", p.rank)
+	}
+	return fmt.Sprintf("ranks %d-%d", p.rank, p.rank+p.n-1)
 }
 
 // exitStatus returns the exit code to report for p and a description.

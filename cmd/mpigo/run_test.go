@@ -133,6 +133,21 @@ func TestRunMPIProgram(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "token is 15 after 5 laps of 3 ranks") {
 		t.Errorf("ring: exit %d, %q %q", code, out, errs)
 	}
+	// Hybrid: goroutine ranks inside processes, tcp between them.
+	out, errs, code = runJob(t, "-n", "7", "--ranks-per-proc", "3", "--tag-output", "../../examples/ring", "-laps", "4")
+	if code != 0 || !strings.Contains(out, "[0-2] token is 28 after 4 laps of 7 ranks") {
+		t.Errorf("hybrid ring: exit %d, %q %q", code, out, errs)
+	}
+}
+
+func TestRunStdinToRankZero(t *testing.T) {
+	needSh(t)
+	cmd := exec.Command("go", "run", ".", "run", "-n", "2", "--tag-output", "sh", "-c", `read line; echo "got $line"`)
+	cmd.Stdin = strings.NewReader("hello\n")
+	out, _ := cmd.CombinedOutput() // rank 1 reads end of file and prints "got "
+	if !strings.Contains(string(out), "[0] got hello") || strings.Contains(string(out), "[1] got hello") {
+		t.Errorf("stdin went to the wrong rank:\n%s", out)
+	}
 }
 
 // A rank that fails while the others wait for it: the job ends at once,
@@ -141,9 +156,13 @@ func TestRunMPIFailure(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
-	for _, mode := range []string{"error", "panic"} {
+	for _, mode := range []string{"error", "panic", "hybrid"} {
 		start := time.Now()
-		_, errs, code := runJob(t, "--timeout", "60s", "-n", "3", "./testdata/failprog", mode)
+		args := []string{"--timeout", "60s", "-n", "3", "./testdata/failprog", mode}
+		if mode == "hybrid" {
+			args = append([]string{"--ranks-per-proc", "2"}, args...)
+		}
+		_, errs, code := runJob(t, args...)
 		if code == 0 || code == 124 {
 			t.Errorf("%s: exit %d", mode, code)
 		}

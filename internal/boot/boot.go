@@ -23,8 +23,9 @@ import (
 
 // Environment variables set by `mpigo run` for every rank.
 const (
-	EnvRank      = "MPIGO_RANK"       // world rank of the process
-	EnvSize      = "MPIGO_SIZE"       // number of processes in the job
+	EnvRank      = "MPIGO_RANK"       // world rank of the (first) rank this process hosts
+	EnvSize      = "MPIGO_SIZE"       // number of ranks in the job
+	EnvRanksHere = "MPIGO_RANKS_HERE" // ranks this process hosts as goroutines (default 1)
 	EnvLocalRank = "MPIGO_LOCAL_RANK" // rank among the processes on this node
 	EnvLocalSize = "MPIGO_LOCAL_SIZE" // number of processes on this node
 	EnvNode      = "MPIGO_NODE"       // name of this node
@@ -33,8 +34,9 @@ const (
 )
 
 // KV is the job's shared key-value store. Put publishes a value; Fence
-// waits until every rank has called Fence, after which every value put
-// before the fence is visible to Get.
+// waits until every process of the job has called Fence, after which every
+// value put before the fence is visible to Get. A process that hosts
+// several ranks fences once for all of them.
 type KV interface {
 	Put(key, value string) error
 	Fence() error
@@ -44,7 +46,8 @@ type KV interface {
 
 // Info describes this process's place in the job.
 type Info struct {
-	Rank, Size           int
+	Rank, Size           int // first rank hosted here, ranks in the job
+	RanksHere            int // ranks hosted by this process: Rank .. Rank+RanksHere-1
 	LocalRank, LocalSize int
 	Node                 string
 	JobID                uint64
@@ -61,7 +64,7 @@ func Detect() (*Info, error) {
 	kvs, hasKVS := os.LookupEnv(EnvKVS)
 	if !hasRank && !hasSize && !hasKVS {
 		host, _ := os.Hostname()
-		return &Info{Rank: 0, Size: 1, LocalRank: 0, LocalSize: 1, Node: host, Launcher: "singleton", KV: newLocalKV()}, nil
+		return &Info{Rank: 0, Size: 1, RanksHere: 1, LocalRank: 0, LocalSize: 1, Node: host, Launcher: "singleton", KV: newLocalKV()}, nil
 	}
 	if !hasRank || !hasSize || !hasKVS {
 		return nil, fmt.Errorf("boot: %s, %s and %s must be set together (have rank %q, size %q, kvs %q)", EnvRank, EnvSize, EnvKVS, rs, ss, kvs)
@@ -76,6 +79,14 @@ func Detect() (*Info, error) {
 	}
 	if info.Rank < 0 || info.Rank >= info.Size {
 		return nil, fmt.Errorf("boot: %s=%d is out of range for %s=%d", EnvRank, info.Rank, EnvSize, info.Size)
+	}
+	info.RanksHere = 1
+	if v, ok := os.LookupEnv(EnvRanksHere); ok {
+		k, err := strconv.Atoi(v)
+		if err != nil || k < 1 || info.Rank+k > info.Size {
+			return nil, fmt.Errorf("boot: %s=%q does not fit ranks %d.. of %d", EnvRanksHere, v, info.Rank, info.Size)
+		}
+		info.RanksHere = k
 	}
 	info.LocalRank, info.LocalSize = info.Rank, info.Size
 	if v, err := strconv.Atoi(os.Getenv(EnvLocalRank)); err == nil {

@@ -20,7 +20,8 @@ import (
 // Keys contain no spaces; values run to the end of the line and contain no
 // newline.
 
-// Server is the launcher's side of the store for a job of Size ranks.
+// Server is the launcher's side of the store for a job of Size processes
+// (a fence completes when all of them have reached it).
 type Server struct {
 	ln   net.Listener
 	size int
@@ -34,8 +35,8 @@ type Server struct {
 	wg      sync.WaitGroup
 }
 
-// NewServer starts a store for size ranks listening on addr (e.g.
-// "127.0.0.1:0").
+// NewServer starts a store for a job of size processes, listening on addr
+// (e.g. "127.0.0.1:0").
 func NewServer(addr string, size int) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
