@@ -39,7 +39,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		}
 		j.closers = append(j.closers, p.startReplies())
 		tr := tcp.New(tcp.Config{
-			Rank: r, Size: info.Size, JobID: info.JobID,
+			Rank: r, Size: info.Size, JobID: info.JobID, Secret: info.Secret,
 			Addrs:   func(peer int) (string, error) { return info.KV.Get(addrKey(peer)) },
 			Handler: p.deliverQueued,
 			OnPeerError: func(peer int, err error) {

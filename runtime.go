@@ -1,6 +1,7 @@
 package mpi
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"net"
@@ -204,10 +205,13 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 	ecfg.EagerLimit = cfg.EagerLimit
 	var fab *inproc.Fabric
 	var lns []net.Listener
+	var secret []byte
 	switch cfg.Transport {
 	case "", "inproc":
 		fab = inproc.NewFabric(n)
 	case "tcp":
+		secret = make([]byte, 32)
+		rand.Read(secret)
 		for r := 0; r < n; r++ {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
@@ -229,7 +233,7 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 			other = fab.Attach(r, p.deliver)
 		} else {
 			j.closers = append(j.closers, p.startReplies())
-			t := tcp.New(tcp.Config{Rank: r, Size: n,
+			t := tcp.New(tcp.Config{Rank: r, Size: n, Secret: secret,
 				Addrs:   func(peer int) (string, error) { return lns[peer].Addr().String(), nil },
 				Handler: p.deliverQueued,
 				OnPeerError: func(peer int, err error) {

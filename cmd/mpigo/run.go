@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -220,6 +221,8 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 	var idb [8]byte
 	rand.Read(idb[:])
 	jobID := binary.LittleEndian.Uint64(idb[:]) >> 1
+	secret := make([]byte, 32)
+	rand.Read(secret)
 	host, _ := os.Hostname()
 
 	var outMu sync.Mutex
@@ -259,8 +262,9 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 				boot.EnvNode+"="+host,
 				boot.EnvJobID+"="+strconv.FormatUint(jobID, 10),
 				boot.EnvKVS+"="+kvs.Addr(),
+				boot.EnvSecret+"="+hex.EncodeToString(secret),
 			)
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			cmd.SysProcAttr = rankProcAttr()
 			if rank == 0 {
 				cmd.Stdin = os.Stdin
 			}

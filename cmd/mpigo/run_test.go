@@ -2,9 +2,15 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"sort"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -171,6 +177,51 @@ func TestRunMPIFailure(t *testing.T) {
 		}
 		if time.Since(start) > 30*time.Second {
 			t.Errorf("%s: took %v", mode, time.Since(start))
+		}
+	}
+}
+
+// Killing the launcher itself (kill -9) takes its ranks with it: no orphans.
+func TestRunLauncherKilled(t *testing.T) {
+	needSh(t)
+	if runtime.GOOS != "linux" {
+		t.Skip("needs Linux's parent-death signal")
+	}
+	bin := filepath.Join(t.TempDir(), "mpigo")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	marker := fmt.Sprintf("mpigo-orphan-test-%d", os.Getpid())
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "run", "-n", "3", "sh", "-c", `echo $$ > `+dir+`/pid.$MPIGO_RANK; exec sleep 30 # `+marker)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	deadline := time.Now().Add(20 * time.Second)
+	for len(pids) < 3 && time.Now().Before(deadline) {
+		pids = pids[:0]
+		for r := 0; r < 3; r++ {
+			b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("pid.%d", r)))
+			if pid, err2 := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && err2 == nil {
+				pids = append(pids, pid)
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(pids) < 3 {
+		t.Fatal("the ranks did not start")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	deadline = time.Now().Add(10 * time.Second)
+	for _, pid := range pids {
+		for syscall.Kill(pid, 0) == nil {
+			if time.Now().After(deadline) {
+				syscall.Kill(pid, syscall.SIGKILL)
+				t.Fatalf("rank process %d outlived its launcher", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
 }

@@ -15,6 +15,7 @@
 package boot
 
 import (
+	"encoding/hex"
 	"fmt"
 	"os"
 	"strconv"
@@ -31,6 +32,7 @@ const (
 	EnvNode      = "MPIGO_NODE"       // name of this node
 	EnvKVS       = "MPIGO_KVS"        // address of the launcher's key-value store
 	EnvJobID     = "MPIGO_JOBID"      // identifier of the job
+	EnvSecret    = "MPIGO_SECRET"     // the job's secret (hex): connections between ranks must prove it
 )
 
 // KV is the job's shared key-value store. Put publishes a value; Fence
@@ -51,6 +53,7 @@ type Info struct {
 	LocalRank, LocalSize int
 	Node                 string
 	JobID                uint64
+	Secret               []byte // the job's shared secret; empty for a singleton
 	Launcher             string // "mpigo" or "singleton"
 	KV                   KV
 }
@@ -101,6 +104,12 @@ func Detect() (*Info, error) {
 	}
 	if v, err := strconv.ParseUint(os.Getenv(EnvJobID), 10, 64); err == nil {
 		info.JobID = v
+	}
+	if s := os.Getenv(EnvSecret); s != "" {
+		if info.Secret, err = hex.DecodeString(s); err != nil {
+			return nil, fmt.Errorf("boot: %s is not hex", EnvSecret)
+		}
+		os.Unsetenv(EnvSecret) // programs the rank starts do not inherit it
 	}
 	if info.KV, err = Dial(kvs, info.Rank); err != nil {
 		return nil, err

@@ -7,9 +7,12 @@
 // per pair mean that two ranks dialing each other at the same moment need
 // no tie-break, and frames from one rank to another arrive in order.
 //
-// A connection starts with a handshake: magic "MPIGO", the wire version,
-// the job id and the dialer's rank; a mismatch closes it with an error that
-// says what differed. Then each frame is the 64-byte wire header followed
+// A connection starts with a handshake. The accepting side sends a random
+// 32-byte challenge; the dialer answers with magic "MPIGO", the wire
+// version, the job id, its rank, and an HMAC-SHA256 of the challenge and
+// those fields keyed with the job's secret (which the launcher hands to the
+// ranks out of band). A stranger, a bad secret or a mismatch closes the
+// connection with an error that says what was wrong; the job goes on. Then each frame is the 64-byte wire header followed
 // by its payload, written with one writev (net.Buffers) so the payload is
 // not copied. One goroutine per accepted connection reads frames and hands
 // them to the Handler.
@@ -17,12 +20,16 @@ package tcp
 
 import (
 	"bufio"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/mpigo/mpi/internal/transport"
 	"github.com/mpigo/mpi/internal/wire"
@@ -38,6 +45,9 @@ type Config struct {
 	// Handler receives every arriving frame, on the reading goroutine of
 	// the peer's connection. The frame borrows its payload.
 	Handler transport.Handler
+	// Secret is the job's shared secret: a connection must prove it knows
+	// it before any frame from it is accepted.
+	Secret []byte
 	// OnPeerError, if set, is called once when a connection to or from a
 	// peer fails (not when it is closed by Close); peer is -1 for a
 	// connection that failed its handshake.
@@ -66,9 +76,24 @@ type conn struct {
 	bufs  net.Buffers
 }
 
-const handshakeSize = 5 + 1 + 8 + 4
+const (
+	handshakeSize = 5 + 1 + 8 + 4
+	nonceSize     = 32
+	macSize       = sha256.Size
+)
+
+// mac proves knowledge of the secret for this challenge and greeting.
+func mac(secret, nonce, hello []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write(nonce)
+	m.Write(hello)
+	return m.Sum(nil)
+}
 
 var magic = [5]byte{'M', 'P', 'I', 'G', 'O'}
+
+// handshakeTimeout bounds how long a connection may take to prove itself.
+const handshakeTimeout = 10 * time.Second
 
 // New starts an endpoint that accepts connections on ln.
 func New(cfg Config, ln net.Listener) *Transport {
@@ -130,12 +155,21 @@ func (t *Transport) connect(peer int) (net.Conn, error) {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	var hs [handshakeSize]byte
+	var nonce [nonceSize]byte
+	nc.SetDeadline(time.Now().Add(handshakeTimeout))
+	if _, err := io.ReadFull(nc, nonce[:]); err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("tcp: handshake with rank %d at %s: no challenge: %w", peer, addr, err)
+	}
+	var hs [handshakeSize + macSize]byte
 	copy(hs[:], magic[:])
 	hs[5] = wire.Version
 	binary.LittleEndian.PutUint64(hs[6:], t.cfg.JobID)
 	binary.LittleEndian.PutUint32(hs[14:], uint32(t.cfg.Rank))
-	if _, err := nc.Write(hs[:]); err != nil {
+	copy(hs[handshakeSize:], mac(t.cfg.Secret, nonce[:], hs[:handshakeSize]))
+	_, err = nc.Write(hs[:])
+	nc.SetDeadline(time.Time{})
+	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("tcp: handshake with rank %d at %s: %w", peer, addr, err)
 	}
@@ -213,13 +247,24 @@ func (t *Transport) read(nc net.Conn) {
 		t.mu.Unlock()
 	}()
 	r := bufio.NewReaderSize(nc, 64<<10)
-	var hs [handshakeSize]byte
-	if _, err := io.ReadFull(r, hs[:]); err != nil {
+	var nonce [nonceSize]byte
+	rand.Read(nonce[:])
+	nc.SetDeadline(time.Now().Add(handshakeTimeout))
+	var hs [handshakeSize + macSize]byte
+	if _, err := nc.Write(nonce[:]); err != nil {
 		return
 	}
-	peer, err := t.checkHandshake(hs[:])
+	if _, err := io.ReadFull(r, hs[:]); err != nil {
+		t.peerError(-1, fmt.Errorf("tcp: connection from %s closed during the handshake: %w", nc.RemoteAddr(), err))
+		return
+	}
+	nc.SetDeadline(time.Time{})
+	peer, err := t.checkHandshake(hs[:handshakeSize])
+	if err == nil && !hmac.Equal(hs[handshakeSize:], mac(t.cfg.Secret, nonce[:], hs[:handshakeSize])) {
+		err = errors.New("tcp: peer does not know the job's secret")
+	}
 	if err != nil {
-		t.peerError(-1, err)
+		t.peerError(-1, fmt.Errorf("%w (connection from %s refused)", err, nc.RemoteAddr()))
 		return
 	}
 	err = ReadFrames(r, t.cfg.Rank, peer, wire.MaxPayload, t.cfg.Handler)

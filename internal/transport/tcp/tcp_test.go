@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -35,7 +36,7 @@ func startJob(t *testing.T, n int, job uint64) []*endpoint {
 	}
 	for r := range eps {
 		ep := &endpoint{got: map[int][]wire.Frame{}}
-		ep.t = New(Config{Rank: r, Size: n, JobID: job,
+		ep.t = New(Config{Rank: r, Size: n, JobID: job, Secret: []byte("s3cret"),
 			Addrs: func(peer int) (string, error) { return lns[peer].Addr().String(), nil },
 			Handler: func(f wire.Frame) {
 				f.Payload = append([]byte(nil), f.Payload...)
@@ -152,24 +153,68 @@ func TestHandshakeMismatch(t *testing.T) {
 		{func(hs []byte) { binary.LittleEndian.PutUint64(hs[6:], 2) }, "job 2"},
 		{func(hs []byte) { binary.LittleEndian.PutUint32(hs[14:], 5) }, "rank 5"},
 	}
+	tests = append(tests, struct {
+		mod  func(hs []byte)
+		want string
+	}{func(hs []byte) { hs[handshakeSize] ^= 1 }, "does not know the job's secret"})
 	for _, tt := range tests {
 		nc, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var hs [handshakeSize]byte
+		var nonce [nonceSize]byte
+		if _, err := io.ReadFull(nc, nonce[:]); err != nil {
+			t.Fatal(err)
+		}
+		var hs [handshakeSize + macSize]byte
 		copy(hs[:], magic[:])
 		hs[5] = wire.Version
 		binary.LittleEndian.PutUint64(hs[6:], 1)
 		binary.LittleEndian.PutUint32(hs[14:], 1)
+		copy(hs[handshakeSize:], mac([]byte("s3cret"), nonce[:], hs[:handshakeSize]))
 		tt.mod(hs[:])
 		nc.Write(hs[:])
+		var fb [wire.HeaderSize]byte // a frame after a refused handshake must not arrive
+		(&wire.Header{Kind: wire.Eager}).Marshal(fb[:], 0)
+		nc.Write(fb[:])
 		waitFor(t, "the handshake error", func() bool {
 			eps[0].mu.Lock()
 			defer eps[0].mu.Unlock()
 			return len(eps[0].errs) > 0 && strings.Contains(eps[0].errs[len(eps[0].errs)-1], tt.want)
 		})
 		nc.Close()
+	}
+	eps[0].mu.Lock()
+	n := len(eps[0].got)
+	eps[0].mu.Unlock()
+	if n != 0 {
+		t.Errorf("frames from refused connections were delivered")
+	}
+	// The job goes on: the real peer still gets through.
+	if err := eps[1].t.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager}, From: 1, To: 0}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the real peer's frame", func() bool {
+		eps[0].mu.Lock()
+		defer eps[0].mu.Unlock()
+		return len(eps[0].got[1]) == 1
+	})
+}
+
+// A peer with the wrong secret is refused.
+func TestWrongSecret(t *testing.T) {
+	eps := startJob(t, 2, 5)
+	eps[1].t.cfg.Secret = []byte("wrong")
+	eps[1].t.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager}, From: 1, To: 0})
+	waitFor(t, "the refusal", func() bool {
+		eps[0].mu.Lock()
+		defer eps[0].mu.Unlock()
+		return len(eps[0].errs) > 0 && strings.Contains(eps[0].errs[0], "does not know the job's secret")
+	})
+	eps[0].mu.Lock()
+	defer eps[0].mu.Unlock()
+	if len(eps[0].got) != 0 {
+		t.Error("a frame from a peer with the wrong secret was delivered")
 	}
 }
 
