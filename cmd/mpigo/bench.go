@@ -5,12 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mpigo/mpi"
+	"github.com/mpigo/mpi/internal/boot"
 )
 
 const benchUsage = `Usage: mpigo bench TEST [flags]
@@ -29,6 +31,8 @@ Flags:
 `
 
 type benchConfig struct {
+	args      []string // the command line, to start ranks as processes
+	errOut    io.Writer
 	test      string
 	n         int
 	transport string
@@ -44,7 +48,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 		benchFlags(&benchConfig{}, stderr).PrintDefaults()
 		return 2
 	}
-	cfg := &benchConfig{test: args[0], out: stdout}
+	cfg := &benchConfig{test: args[0], out: stdout, errOut: stderr, args: append([]string{"bench"}, args...)}
 	fs := benchFlags(cfg, stderr)
 	sizes := fs.Lookup("sizes")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -75,7 +79,7 @@ func benchFlags(cfg *benchConfig, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, benchUsage); fs.PrintDefaults() }
 	fs.IntVar(&cfg.n, "n", 2, "number of ranks")
-	fs.StringVar(&cfg.transport, "transport", "inproc", "transport between ranks: inproc (goroutine ranks, single copy) or tcp (loopback sockets)")
+	fs.StringVar(&cfg.transport, "transport", "inproc", "transport between ranks: inproc (goroutine ranks, single copy) or tcp (ranks are processes on this machine)")
 	fs.String("sizes", "", "message sizes in bytes: a list (8,1024) or MIN:MAX (powers of two)")
 	fs.IntVar(&cfg.iters, "iters", 0, "iterations per size (0: chosen by size)")
 	fs.StringVar(&cfg.api, "api", "typed", "API to measure: typed (mpi.Send[T]) or raw (c.Send(buf, count, dt, ...))")
@@ -163,12 +167,12 @@ func runBench(b *benchConfig) error {
 	if b.n < 2 && (b.test == "latency" || b.test == "bw" || b.test == "bibw") {
 		return fmt.Errorf("%s needs at least 2 ranks", b.test)
 	}
-	fmt.Fprintf(b.out, "# mpigo bench %s\n", b.test)
-	fmt.Fprintf(b.out, "# mpigo %s, transport %s, %d ranks, api %s, %s, GOMAXPROCS %d\n", mpi.Version, b.transport, b.n, b.api, runtime.Version(), runtime.GOMAXPROCS(0))
-	fmt.Fprintf(b.out, "# %-10s %s\n", "Size", unit)
-	cfg := mpi.DefaultConfig()
-	cfg.Transport = b.transport
-	return mpi.RunConfig(b.n, cfg, func(world *mpi.Comm) error {
+	header := func() {
+		fmt.Fprintf(b.out, "# mpigo bench %s\n", b.test)
+		fmt.Fprintf(b.out, "# mpigo %s, transport %s, %d ranks, api %s, %s, GOMAXPROCS %d\n", mpi.Version, b.transport, b.n, b.api, runtime.Version(), runtime.GOMAXPROCS(0))
+		fmt.Fprintf(b.out, "# %-10s %s\n", "Size", unit)
+	}
+	rank := func(world *mpi.Comm) error {
 		for _, size := range b.sizes {
 			v, err := body(world, size)
 			if err != nil {
@@ -179,7 +183,28 @@ func runBench(b *benchConfig) error {
 			}
 		}
 		return nil
-	})
+	}
+	if b.transport == "tcp" {
+		// Ranks are processes on this machine, started as mpigo run would.
+		if _, launched := os.LookupEnv(boot.EnvRank); launched {
+			mpi.Main(func(world *mpi.Comm) error {
+				if world.Rank() == 0 {
+					header()
+				}
+				return rank(world)
+			})
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		if code := launch(&runConfig{ranksPerProc: 1, groups: []runGroup{{n: b.n, prog: exe, args: b.args}}}, b.out, b.errOut); code != 0 {
+			return fmt.Errorf("the benchmark job failed (status %d)", code)
+		}
+		return nil
+	}
+	header()
+	return mpi.Run(b.n, rank)
 }
 
 func (b *benchConfig) send(c *mpi.Comm, buf []byte, dest, tag int) error {
