@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 
@@ -16,6 +17,18 @@ import (
 	"github.com/mpigo/mpi/internal/transport/tcp"
 )
 
+// shareCores gives this process its share of the node's cores, as MPI
+// launchers bind one rank per core, unless GOMAXPROCS is set: here hosts
+// ranks of the local node's total. Measured on 2 cores with 2 ranks, one
+// thread each halves TCP ping-pong latency (25 us instead of 53 us): the
+// Go scheduler no longer wakes idle threads on every message.
+func shareCores(here, total int) {
+	if _, set := os.LookupEnv("GOMAXPROCS"); set || total < 1 {
+		return
+	}
+	runtime.GOMAXPROCS(max(1, runtime.NumCPU()*here/total))
+}
+
 // runLaunched runs f on the ranks this process hosts in a job started by a
 // launcher. Every hosted rank listens for its peers and publishes its
 // address in the job's store; the process waits at a fence for every
@@ -26,6 +39,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	j := &job{size: info.Size, exit: os.Exit}
 	defer j.close()
 	base, k := info.Rank, info.RanksHere
+	shareCores(k, info.LocalSize)
 	local := func(r int) bool { return r >= base && r < base+k }
 	fab := inproc.NewFabric(info.Size)
 	addrKey := func(r int) string { return "mpigo.tcp." + strconv.Itoa(r) }
