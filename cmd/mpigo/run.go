@@ -170,6 +170,10 @@ func resolveProgram(prog, tmp string, i int, stderr io.Writer) (string, error) {
 	return out, nil
 }
 
+// killGrace is how long ranks get to exit after SIGTERM before SIGKILL,
+// so that a failed job is gone within about a second.
+const killGrace = time.Second
+
 // rankProc is one launched process, hosting ranks rank .. rank+n-1.
 type rankProc struct {
 	rank  int
@@ -319,7 +323,7 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 				code = c
 				say("mpigo run: %s (pid %d) %s; stopping the other %d process(es)\n", p.ranks(), p.cmd.Process.Pid, how, running)
 				stopAll(syscall.SIGTERM)
-				killTimer = time.After(3 * time.Second)
+				killTimer = time.After(killGrace)
 			}
 		case s := <-sigs:
 			say("mpigo run: got %v, passing it on to %d running rank(s)\n", s, running)
@@ -328,7 +332,7 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 				code = 128 + int(s.(syscall.Signal))
 			}
 			failed = true
-			killTimer = time.After(3 * time.Second)
+			killTimer = time.After(killGrace)
 		case <-timeout:
 			var left []string
 			for _, p := range procs {
@@ -343,7 +347,7 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 				failed = true
 			}
 			timeout = nil
-			killTimer = time.After(3 * time.Second)
+			killTimer = time.After(killGrace)
 		case <-killTimer:
 			var left []int
 			for _, p := range procs {

@@ -225,3 +225,14 @@ func TestRunLauncherKilled(t *testing.T) {
 		}
 	}
 }
+
+// mpi.Abort ends the whole job with the given code.
+func TestRunAbort(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	_, errs, code := runJob(t, "--timeout", "60s", "-n", "3", "./testdata/failprog", "abort")
+	if code != 5 || !strings.Contains(errs, "rank 1 aborted the job: Abort called with code 5") || !strings.Contains(errs, "exited with status 5") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}
