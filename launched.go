@@ -51,20 +51,8 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		if err != nil {
 			return fmt.Errorf("mpi: rank %d cannot listen for peers: %w", r, err)
 		}
-		j.closers = append(j.closers, p.startReplies())
-		tr := tcp.New(tcp.Config{
-			Rank: r, Size: info.Size, JobID: info.JobID, Secret: info.Secret,
-			Addrs:   func(peer int) (string, error) { return info.KV.Get(addrKey(peer)) },
-			Handler: p.deliverQueued,
-			OnPeerError: func(peer int, err error) {
-				if peer < 0 {
-					fmt.Fprintf(stderr, "mpigo: rank %d: %v\n", r, err)
-					return
-				}
-				p.eng.FailAll(peer, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, peer, err))
-			},
-		}, ln)
-		j.closers = append(j.closers, tr.Close)
+		tr := p.startTCP(ln, tcp.Config{Size: info.Size, JobID: info.JobID, Secret: info.Secret,
+			Addrs: func(peer int) (string, error) { return info.KV.Get(addrKey(peer)) }})
 		in := fab.Attach(r, p.deliver)
 		me := self.New(r, p.deliver)
 		p.tr = transport.NewRouter(info.Size, func(peer int) transport.Transport {

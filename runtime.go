@@ -130,6 +130,25 @@ func (p *proc) startReplies() func() error {
 	}
 }
 
+// startTCP starts p's tcp endpoint on ln: cfg gives the job's size, secret
+// and address lookup; the rank, the handler and the failure callback are
+// p's. The endpoint and its reply sender stop when the job closes.
+func (p *proc) startTCP(ln net.Listener, cfg tcp.Config) *tcp.Transport {
+	p.job.closers = append(p.job.closers, p.startReplies())
+	cfg.Rank = p.rank
+	cfg.Handler = p.deliverQueued
+	cfg.OnPeerError = func(peer int, err error) {
+		if peer < 0 { // a stranger or a bad handshake: refused, the job goes on
+			fmt.Fprintf(stderr, "mpigo: rank %d: %v\n", p.rank, err)
+			return
+		}
+		p.eng.FailAll(peer, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, peer, err))
+	}
+	t := tcp.New(cfg, ln)
+	p.job.closers = append(p.job.closers, t.Close)
+	return t
+}
+
 // deliverQueued is the handler for transports that deliver on their own
 // goroutines: the engine's answers go to the reply sender.
 func (p *proc) deliverQueued(f wire.Frame) {
@@ -232,17 +251,8 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 		if fab != nil {
 			other = fab.Attach(r, p.deliver)
 		} else {
-			j.closers = append(j.closers, p.startReplies())
-			t := tcp.New(tcp.Config{Rank: r, Size: n, Secret: secret,
-				Addrs:   func(peer int) (string, error) { return lns[peer].Addr().String(), nil },
-				Handler: p.deliverQueued,
-				OnPeerError: func(peer int, err error) {
-					if peer >= 0 {
-						p.eng.FailAll(peer, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, peer, err))
-					}
-				}}, lns[r])
-			j.closers = append(j.closers, t.Close)
-			other = t
+			other = p.startTCP(lns[r], tcp.Config{Size: n, Secret: secret,
+				Addrs: func(peer int) (string, error) { return lns[peer].Addr().String(), nil }})
 		}
 		p.tr = transport.NewRouter(n, func(peer int) transport.Transport {
 			if peer == r {
