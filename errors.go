@@ -40,6 +40,8 @@ type Error struct {
 	Cause error  // an underlying error, if any
 }
 
+// Error formats the error as "mpi: OP on rank R of COMM (PEER, TAG):
+// CLASS: DETAILS".
 func (e *Error) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "mpi: %s on rank %d", e.Op, e.Rank)

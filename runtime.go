@@ -338,6 +338,7 @@ type RankError struct {
 	Err  error
 }
 
+// Error formats the error as "rank R: ERR".
 func (e *RankError) Error() string { return fmt.Sprintf("rank %d: %v", e.Rank, e.Err) }
 
 // Unwrap returns the rank's error.

@@ -54,6 +54,7 @@ const (
 
 var kindNames = [...]string{"invalid", "eager", "rts", "cts", "data", "fin", "ack", "cancel-req", "cancel-ack"}
 
+// String returns the kind's name, e.g. "rts".
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]
