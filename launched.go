@@ -51,7 +51,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		if err != nil {
 			return fmt.Errorf("mpi: rank %d cannot listen for peers: %w", r, err)
 		}
-		tr := p.startTCP(ln, tcp.Config{Size: info.Size, JobID: info.JobID, Secret: info.Secret,
+		tr := p.startTCP(ln, tcp.Config{Size: info.Size, JobID: info.JobID, Secret: info.Secret, SockBuf: cfg.TCPSockBuf,
 			Addrs: func(peer int) (string, error) { return info.KV.Get(addrKey(peer)) }})
 		in := fab.Attach(r, p.deliver)
 		me := self.New(r, p.deliver)

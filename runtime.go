@@ -200,6 +200,10 @@ type Config struct {
 	// instead of copying straight out of the sender's buffer. It exists to
 	// test and measure that protocol.
 	NoDirectRead bool
+	// TCPSockBuf, if positive, sets the kernel socket buffer sizes of tcp
+	// connections, in bytes (0: the kernel's default, which autotunes).
+	// Environment: MPIGO_TCP_SOCKBUF.
+	TCPSockBuf int
 	// Transport connects the goroutine ranks of Run: "inproc" (the
 	// default) or "tcp", which sends every message over loopback TCP as
 	// separate processes would; it exists to test and measure the tcp
@@ -213,6 +217,9 @@ func DefaultConfig() Config {
 	c := Config{EagerLimit: engine.DefaultConfig().EagerLimit}
 	if v, ok := envInt("MPIGO_EAGER_LIMIT"); ok && v >= 0 {
 		c.EagerLimit = v
+	}
+	if v, ok := envInt("MPIGO_TCP_SOCKBUF"); ok && v >= 0 {
+		c.TCPSockBuf = v
 	}
 	return c
 }
@@ -251,7 +258,7 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 		if fab != nil {
 			other = fab.Attach(r, p.deliver)
 		} else {
-			other = p.startTCP(lns[r], tcp.Config{Size: n, Secret: secret,
+			other = p.startTCP(lns[r], tcp.Config{Size: n, Secret: secret, SockBuf: cfg.TCPSockBuf,
 				Addrs: func(peer int) (string, error) { return lns[peer].Addr().String(), nil }})
 		}
 		p.tr = transport.NewRouter(n, func(peer int) transport.Transport {

@@ -45,6 +45,9 @@ type Config struct {
 	// Handler receives every arriving frame, on the reading goroutine of
 	// the peer's connection. The frame borrows its payload.
 	Handler transport.Handler
+	// SockBuf, if positive, sets the kernel's send and receive buffer sizes
+	// (SO_SNDBUF, SO_RCVBUF) of every connection, in bytes.
+	SockBuf int
 	// Secret is the job's shared secret: a connection must prove it knows
 	// it before any frame from it is accepted.
 	Secret []byte
@@ -154,6 +157,10 @@ func (t *Transport) connect(peer int) (net.Conn, error) {
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
+		if t.cfg.SockBuf > 0 {
+			tc.SetWriteBuffer(t.cfg.SockBuf)
+			tc.SetReadBuffer(t.cfg.SockBuf)
+		}
 	}
 	var nonce [nonceSize]byte
 	nc.SetDeadline(time.Now().Add(handshakeTimeout))
@@ -246,6 +253,10 @@ func (t *Transport) read(nc net.Conn) {
 		delete(t.in, nc)
 		t.mu.Unlock()
 	}()
+	if tc, ok := nc.(*net.TCPConn); ok && t.cfg.SockBuf > 0 {
+		tc.SetReadBuffer(t.cfg.SockBuf)
+		tc.SetWriteBuffer(t.cfg.SockBuf)
+	}
 	r := bufio.NewReaderSize(nc, 64<<10)
 	var nonce [nonceSize]byte
 	rand.Read(nonce[:])
