@@ -29,6 +29,16 @@ func shareCores(here, total int) {
 	runtime.GOMAXPROCS(max(1, runtime.NumCPU()*here/total))
 }
 
+// isLocalName reports whether node names this machine's loopback (ranks
+// then listen on 127.0.0.1 only).
+func isLocalName(node string) bool {
+	switch node {
+	case "", "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	return false
+}
+
 // runLaunched runs f on the ranks this process hosts in a job started by a
 // launcher. Every hosted rank listens for its peers and publishes its
 // address in the job's store; the process waits at a fence for every
@@ -40,6 +50,23 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	defer j.close()
 	base, k := info.Rank, info.RanksHere
 	shareCores(k, info.LocalSize)
+	if info.KVSAddr != "" {
+		// Ranks started through ssh are not children of the launcher: they
+		// leave when it does.
+		err := boot.Watch(info.KVSAddr, func() {
+			fmt.Fprintf(stderr, "mpigo: rank %d: the launcher went away; exiting\n", base)
+			os.Exit(1)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	// Ranks of a one-machine job listen on loopback; with remote hosts the
+	// launcher names the address peers should dial (MPIGO_ADDR).
+	bindHost, advertise := "127.0.0.1", "127.0.0.1"
+	if a := info.Addr; a != "" && !isLocalName(a) {
+		bindHost, advertise = "", a
+	}
 	local := func(r int) bool { return r >= base && r < base+k }
 	fab := inproc.NewFabric(info.Size)
 	addrKey := func(r int) string { return "mpigo.tcp." + strconv.Itoa(r) }
@@ -47,10 +74,11 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	ecfg.EagerLimit = cfg.EagerLimit
 	for r := base; r < base+k; r++ {
 		p := &proc{job: j, rank: r}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := net.Listen("tcp", net.JoinHostPort(bindHost, "0"))
 		if err != nil {
 			return fmt.Errorf("mpi: rank %d cannot listen for peers: %w", r, err)
 		}
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
 		tr := p.startTCP(ln, tcp.Config{Size: info.Size, JobID: info.JobID, Secret: info.Secret, SockBuf: cfg.TCPSockBuf,
 			Addrs: func(peer int) (string, error) { return info.KV.Get(addrKey(peer)) }})
 		in := fab.Attach(r, p.deliver)
@@ -67,7 +95,8 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		p.eng = engine.New(r, ecfg, p.tr.DirectRead)
 		p.world = newWorld(p, info.Size)
 		j.procs = append(j.procs, p)
-		if err := info.KV.Put(addrKey(r), tr.Addr()); err != nil {
+		_ = tr
+		if err := info.KV.Put(addrKey(r), net.JoinHostPort(advertise, port)); err != nil {
 			return err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -45,6 +46,10 @@ type runConfig struct {
 	tagOutput    bool
 	timeout      time.Duration
 	ranksPerProc int
+	hostList     string
+	hostfile     string
+	agent        string
+	hosts        []hostSlots
 	groups       []runGroup
 }
 
@@ -64,6 +69,9 @@ func runFlags(cfg *runConfig, n *int, stderr io.Writer) *flag.FlagSet {
 		fs.BoolVar(&cfg.tagOutput, "tag-output", false, "prefix every output line with [RANK]")
 		fs.DurationVar(&cfg.timeout, "timeout", 0, "stop the job after this long (e.g. 30s, 5m) and report the ranks still running")
 		fs.IntVar(&cfg.ranksPerProc, "ranks-per-proc", 1, "host this many ranks as goroutines in each process (hybrid: goroutines inside, processes between)")
+		fs.StringVar(&cfg.hostList, "host", "", "start ranks on these hosts through the launch agent: h1:2,h2:2 (host:slots; slots default 1)")
+		fs.StringVar(&cfg.hostfile, "hostfile", "", "read hosts from this file: lines \"host:N\" (MPICH) or \"host slots=N\" (Open MPI); # comments")
+		fs.StringVar(&cfg.agent, "launch-agent", "ssh", "command that runs a command on a host, called as AGENT HOST COMMAND (with --host/--hostfile)")
 	}
 	return fs
 }
@@ -114,6 +122,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseRun(args, stderr)
 	if err == nil && cfg.ranksPerProc < 1 {
 		err = fmt.Errorf("--ranks-per-proc %d: need at least 1", cfg.ranksPerProc)
+	}
+	if err == nil {
+		cfg.hosts, err = parseHosts(cfg.hostList, cfg.hostfile)
 	}
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
@@ -170,6 +181,98 @@ func resolveProgram(prog, tmp string, i int, stderr io.Writer) (string, error) {
 	return out, nil
 }
 
+// hostSlots is a host and how many ranks it takes.
+type hostSlots struct {
+	name  string
+	slots int
+}
+
+// parseHosts reads --host ("h1:2,h2") and --hostfile (lines "h:2",
+// "h slots=2" or "h"; # starts a comment).
+func parseHosts(list, file string) ([]hostSlots, error) {
+	var hosts []hostSlots
+	add := func(spec, where string) error {
+		spec = strings.TrimSpace(spec)
+		if spec == "" {
+			return nil
+		}
+		name, n := spec, 1
+		if f := strings.Fields(spec); len(f) > 1 {
+			name = f[0]
+			for _, kv := range f[1:] {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || (k != "slots" && k != "max_slots") {
+					return fmt.Errorf("%s: cannot read %q (want \"host slots=N\")", where, spec)
+				}
+				if k == "slots" {
+					s, err := strconv.Atoi(v)
+					if err != nil || s < 1 {
+						return fmt.Errorf("%s: bad slot count in %q", where, spec)
+					}
+					n = s
+				}
+			}
+		} else if h, s, ok := strings.Cut(spec, ":"); ok {
+			v, err := strconv.Atoi(s)
+			if err != nil || v < 1 {
+				return fmt.Errorf("%s: bad slot count in %q (want host:N)", where, spec)
+			}
+			name, n = h, v
+		}
+		hosts = append(hosts, hostSlots{name, n})
+		return nil
+	}
+	if list != "" {
+		for _, h := range strings.Split(list, ",") {
+			if err := add(h, "--host"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("--hostfile: %v", err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			line, _, _ = strings.Cut(line, "#")
+			if err := add(line, fmt.Sprintf("%s:%d", file, i+1)); err != nil {
+				return nil, err
+			}
+		}
+		if len(hosts) == 0 {
+			return nil, fmt.Errorf("--hostfile %s names no host", file)
+		}
+	}
+	return hosts, nil
+}
+
+// hostFor returns the host of slot number slot, filling hosts in order and
+// wrapping round when every slot is taken (as MPICH does).
+func hostFor(hosts []hostSlots, slot int) string {
+	total := 0
+	for _, h := range hosts {
+		total += h.slots
+	}
+	slot %= total
+	for _, h := range hosts {
+		if slot < h.slots {
+			return h.name
+		}
+		slot -= h.slots
+	}
+	return hosts[0].name
+}
+
+func isLoopback(h string) bool {
+	return h == "localhost" || h == "127.0.0.1" || h == "::1"
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
 // killGrace is how long ranks get to exit after SIGTERM before SIGKILL,
 // so that a failed job is gone within about a second.
 const killGrace = time.Second
@@ -216,7 +319,15 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 		size += g.n
 		nprocs += (g.n + cfg.ranksPerProc - 1) / cfg.ranksPerProc
 	}
-	kvs, err := boot.NewServer("127.0.0.1:0", nprocs)
+	remote := false
+	for _, h := range cfg.hosts {
+		remote = remote || !isLoopback(h.name)
+	}
+	kvsAddr := "127.0.0.1:0"
+	if remote {
+		kvsAddr = ":0"
+	}
+	kvs, err := boot.NewServer(kvsAddr, nprocs)
 	if err != nil {
 		fmt.Fprintf(stderr, "mpigo run: %v\n", err)
 		return 1
@@ -228,6 +339,13 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 	secret := make([]byte, 32)
 	rand.Read(secret)
 	host, _ := os.Hostname()
+	kvsPublic := kvs.Addr()
+	if remote {
+		_, port, _ := net.SplitHostPort(kvs.Addr())
+		kvsPublic = net.JoinHostPort(host, port)
+	}
+	cwd, _ := os.Getwd()
+	slot := 0 // next host slot to fill
 
 	var outMu sync.Mutex
 	// say writes the launcher's own messages; ranks' lines go through the
@@ -256,18 +374,45 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 	for _, g := range cfg.groups {
 		for i := 0; i < g.n; i += cfg.ranksPerProc {
 			here := min(cfg.ranksPerProc, g.n-i)
-			cmd := exec.Command(g.prog, g.args...)
-			cmd.Env = append(os.Environ(),
-				boot.EnvRank+"="+strconv.Itoa(rank),
-				boot.EnvSize+"="+strconv.Itoa(size),
-				boot.EnvRanksHere+"="+strconv.Itoa(here),
-				boot.EnvLocalRank+"="+strconv.Itoa(rank),
-				boot.EnvLocalSize+"="+strconv.Itoa(size),
-				boot.EnvNode+"="+host,
-				boot.EnvJobID+"="+strconv.FormatUint(jobID, 10),
-				boot.EnvKVS+"="+kvs.Addr(),
-				boot.EnvSecret+"="+hex.EncodeToString(secret),
-			)
+			node, addr := host, ""
+			if len(cfg.hosts) > 0 {
+				node = hostFor(cfg.hosts, slot)
+				slot += here
+				if !isLoopback(node) {
+					addr = node
+				}
+			}
+			env := []string{
+				boot.EnvRank + "=" + strconv.Itoa(rank),
+				boot.EnvSize + "=" + strconv.Itoa(size),
+				boot.EnvRanksHere + "=" + strconv.Itoa(here),
+				boot.EnvLocalRank + "=" + strconv.Itoa(rank),
+				boot.EnvLocalSize + "=" + strconv.Itoa(size),
+				boot.EnvNode + "=" + node,
+				boot.EnvJobID + "=" + strconv.FormatUint(jobID, 10),
+				boot.EnvKVS + "=" + kvsPublic,
+				boot.EnvSecret + "=" + hex.EncodeToString(secret),
+			}
+			if addr != "" {
+				env = append(env, boot.EnvAddr+"="+addr)
+			}
+			var cmd *exec.Cmd
+			if len(cfg.hosts) == 0 {
+				cmd = exec.Command(g.prog, g.args...)
+				cmd.Env = append(os.Environ(), env...)
+			} else {
+				agent := strings.Fields(cfg.agent)
+				remoteCmd := "cd " + shellQuote(cwd) + " && exec env"
+				for _, e := range env {
+					remoteCmd += " " + shellQuote(e)
+				}
+				remoteCmd += " " + shellQuote(g.prog)
+				for _, a := range g.args {
+					remoteCmd += " " + shellQuote(a)
+				}
+				cmd = exec.Command(agent[0], append(agent[1:], node, remoteCmd)...)
+				cmd.Env = os.Environ()
+			}
 			cmd.SysProcAttr = rankProcAttr()
 			if rank == 0 {
 				cmd.Stdin = os.Stdin

@@ -236,3 +236,73 @@ func TestRunAbort(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 }
+
+func TestParseHosts(t *testing.T) {
+	dir := t.TempDir()
+	hf := filepath.Join(dir, "hosts")
+	os.WriteFile(hf, []byte("# cluster\nnode1 slots=4\nnode2:2\nnode3   # one slot\n\n"), 0o644)
+	hosts, err := parseHosts("a:2,b", hf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []hostSlots{{"a", 2}, {"b", 1}, {"node1", 4}, {"node2", 2}, {"node3", 1}}
+	if fmt.Sprint(hosts) != fmt.Sprint(want) {
+		t.Errorf("got %v, want %v", hosts, want)
+	}
+	order := ""
+	for s := 0; s < 12; s++ {
+		order += hostFor(hosts[:2], s) + " "
+	}
+	if order != "a a b a a b a a b a a b " {
+		t.Errorf("placement %q", order)
+	}
+	for _, bad := range []string{"a:0", "a:x", "a:-1"} {
+		if _, err := parseHosts(bad, ""); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	os.WriteFile(hf, []byte("node1 slots=zero\n"), 0o644)
+	if _, err := parseHosts("", hf); err == nil || !strings.Contains(err.Error(), "hosts:1") {
+		t.Errorf("bad hostfile: %v", err)
+	}
+	if q := shellQuote("it's"); q != `'it'\''s'` {
+		t.Errorf("shellQuote: %s", q)
+	}
+}
+
+// sshAgent returns the launch agent for the ssh tests (an sshd that
+// accepts the current user's key on localhost), or skips.
+func sshAgent(t *testing.T) string {
+	agent := os.Getenv("MPIGO_TEST_SSH")
+	if agent == "" {
+		if os.Getenv("MPIGO_REQUIRE_INTEGRATION") == "1" {
+			t.Fatal("MPIGO_TEST_SSH is not set: .ci/run sets up sshd on localhost and sets it")
+		}
+		t.Skip("no sshd for the ssh tests: set MPIGO_TEST_SSH to a launch agent such as \"ssh -p 2222 -o BatchMode=yes\" (.ci/run does)")
+	}
+	return agent
+}
+
+// Ranks started over ssh (to localhost, as to any host): results, a
+// hostfile in Open MPI's format, and a failing rank that ends the job.
+func TestRunSSH(t *testing.T) {
+	agent := sshAgent(t)
+	out, errs, code := runJob(t, "--launch-agent", agent, "--host", "localhost:2", "-n", "3", "--tag-output", "../../examples/pi", "-intervals", "1000")
+	if code != 0 || !strings.Contains(out, "[0] pi is approximately 3.14159") {
+		t.Fatalf("pi over ssh: exit %d\n%s\n%s", code, out, errs)
+	}
+	hf := filepath.Join(t.TempDir(), "hosts")
+	os.WriteFile(hf, []byte("localhost slots=2\n"), 0o644)
+	out, errs, code = runJob(t, "--launch-agent", agent, "--hostfile", hf, "-n", "4", "--ranks-per-proc", "2", "../../examples/ring", "-laps", "2")
+	if code != 0 || !strings.Contains(out, "token is 8 after 2 laps of 4 ranks") {
+		t.Fatalf("ring over ssh: exit %d\n%s\n%s", code, out, errs)
+	}
+	start := time.Now()
+	_, errs, code = runJob(t, "--launch-agent", agent, "--host", "localhost:4", "--timeout", "60s", "-n", "3", "./testdata/failprog")
+	if code == 0 || code == 124 || !strings.Contains(errs, "rank 1") || !strings.Contains(errs, "on purpose") {
+		t.Errorf("failure over ssh: exit %d, %q", code, errs)
+	}
+	if time.Since(start) > 30*time.Second {
+		t.Errorf("failure over ssh took %v", time.Since(start))
+	}
+}

@@ -33,6 +33,7 @@ const (
 	EnvKVS       = "MPIGO_KVS"        // address of the launcher's key-value store
 	EnvJobID     = "MPIGO_JOBID"      // identifier of the job
 	EnvSecret    = "MPIGO_SECRET"     // the job's secret (hex): connections between ranks must prove it
+	EnvAddr      = "MPIGO_ADDR"       // host name or address peers dial to reach this process (default: loopback)
 )
 
 // KV is the job's shared key-value store. Put publishes a value; Fence
@@ -55,6 +56,8 @@ type Info struct {
 	JobID                uint64
 	Secret               []byte // the job's shared secret; empty for a singleton
 	Launcher             string // "mpigo" or "singleton"
+	KVSAddr              string // the launcher's store, for Watch
+	Addr                 string // where peers reach this process (MPIGO_ADDR); empty: loopback
 	KV                   KV
 }
 
@@ -72,7 +75,7 @@ func Detect() (*Info, error) {
 	if !hasRank || !hasSize || !hasKVS {
 		return nil, fmt.Errorf("boot: %s, %s and %s must be set together (have rank %q, size %q, kvs %q)", EnvRank, EnvSize, EnvKVS, rs, ss, kvs)
 	}
-	info := &Info{Launcher: "mpigo"}
+	info := &Info{Launcher: "mpigo", KVSAddr: kvs}
 	var err error
 	if info.Rank, err = strconv.Atoi(rs); err != nil {
 		return nil, fmt.Errorf("boot: %s=%q is not a number", EnvRank, rs)
@@ -98,6 +101,7 @@ func Detect() (*Info, error) {
 	if v, err := strconv.Atoi(os.Getenv(EnvLocalSize)); err == nil {
 		info.LocalSize = v
 	}
+	info.Addr = os.Getenv(EnvAddr)
 	info.Node = os.Getenv(EnvNode)
 	if info.Node == "" {
 		info.Node, _ = os.Hostname()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
@@ -16,6 +17,8 @@ import (
 //	put KEY VALUE      -> ok
 //	fence              -> ok            (once every rank has sent fence)
 //	get KEY            -> val VALUE | err MESSAGE
+//	watch              -> (no answer; the connection stays open while the
+//	                      launcher lives, so a rank learns of its death)
 //
 // Keys contain no spaces; values run to the end of the line and contain no
 // newline.
@@ -134,6 +137,11 @@ func (s *Server) serve(c net.Conn) {
 			} else if !reply("err no value for key %s", rest) {
 				return
 			}
+		case "watch":
+			// Block until the launcher closes the store (or dies): the
+			// rank's read then fails and it knows to exit.
+			io.Copy(io.Discard, r)
+			return
 		case "fence":
 			s.mu.Lock()
 			wait := s.release
@@ -220,3 +228,22 @@ func (k *client) Get(key string) (string, error) {
 }
 
 func (k *client) Close() error { return k.conn.Close() }
+
+// Watch calls lost (on its own goroutine) if the launcher's store goes
+// away, which happens when the launcher exits or dies: a rank started on
+// another host through ssh has no other way to learn it is orphaned.
+func Watch(addr string, lost func()) error {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("boot: cannot watch the launcher at %s: %w", addr, err)
+	}
+	if _, err := io.WriteString(c, "watch\n"); err != nil {
+		c.Close()
+		return err
+	}
+	go func() {
+		io.Copy(io.Discard, c)
+		lost()
+	}()
+	return nil
+}
