@@ -257,7 +257,7 @@ func (t *Transport) read(nc net.Conn) {
 		tc.SetReadBuffer(t.cfg.SockBuf)
 		tc.SetWriteBuffer(t.cfg.SockBuf)
 	}
-	r := bufio.NewReaderSize(nc, 64<<10)
+	r := bufio.NewReaderSize(newPollReader(nc), 64<<10)
 	var nonce [nonceSize]byte
 	rand.Read(nonce[:])
 	nc.SetDeadline(time.Now().Add(handshakeTimeout))

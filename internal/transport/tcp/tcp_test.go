@@ -135,9 +135,11 @@ func TestExchange(t *testing.T) {
 				next[f.Src] = f.Tag + 1
 			}
 		}
+		ep.mu.Lock()
 		if len(ep.errs) > 0 {
 			t.Errorf("rank %d: peer errors %v", r, ep.errs)
 		}
+		ep.mu.Unlock()
 	}
 }
 
@@ -244,6 +246,8 @@ func TestPeerFailure(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "rank 1") {
 		t.Errorf("send to a dead peer: %v", err)
 	}
+	eps[1].mu.Lock()
+	defer eps[1].mu.Unlock()
 	if len(eps[1].errs) != 0 {
 		t.Errorf("the closed side reported errors: %v", eps[1].errs)
 	}
