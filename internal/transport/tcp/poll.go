@@ -66,4 +66,3 @@ func (r *pollReader) Read(p []byte) (int, error) {
 	}
 	return n, nil
 }
-
