@@ -47,7 +47,15 @@ func isLocalName(node string) bool {
 // launcher's --ranks-per-proc) are goroutines that talk through inproc.
 func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	j := &job{size: info.Size, exit: os.Exit}
-	defer j.close()
+	// Connections close only after a clean finish. On failure the caller
+	// reports the error first and exits, which closes them: peers that
+	// notice the closed connections then fail after this rank has said why.
+	ok := false
+	defer func() {
+		if ok {
+			j.close()
+		}
+	}()
 	base, k := info.Rank, info.RanksHere
 	shareCores(k, info.LocalSize)
 	if info.KVSAddr != "" {
@@ -120,5 +128,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	err := errors.Join(errs...)
+	ok = err == nil
+	return err
 }

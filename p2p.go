@@ -89,6 +89,9 @@ func (c *Comm) startSend(er *engine.Request, buf []byte, sig uint64, dest, tag i
 // startRecv fills er for a receive from src and starts it.
 func (c *Comm) startRecv(er *engine.Request, buf []byte, alloc func(int) []byte, sig uint64, src, tag int) {
 	er.Context, er.Peer, er.Tag = c.ctx, src, tag
+	if src >= 0 {
+		er.FromWorld = c.group[src] + 1
+	}
 	er.Buf, er.Alloc, er.Sig = buf, alloc, sig
 	var out engine.Outbox
 	c.p.eng.PostRecv(er, &out)

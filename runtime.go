@@ -319,6 +319,12 @@ func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 	return errors.Join(all...)
 }
 
+// ExitPeerFailed is the exit status of a process started by a launcher
+// whose ranks failed only because another rank of the job failed
+// (ErrProcFailed). `mpigo run` uses it to name the rank that failed first
+// rather than the ones that lost it.
+const ExitPeerFailed = 75
+
 // primaryErrors drops, from the errors of a failed job, the ones that only
 // report that another rank failed, when there is such another failure: they
 // are consequences, not causes.
@@ -337,6 +343,19 @@ func primaryErrors(err error) error {
 		return err
 	}
 	return errors.Join(causes...)
+}
+
+// onlyPeerFailures reports whether every error in err is ErrProcFailed.
+func onlyPeerFailures(err error) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !onlyPeerFailures(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return errors.Is(err, ErrProcFailed)
 }
 
 // RankError is the error of one rank in a job.
@@ -387,7 +406,11 @@ func Main(f func(world *Comm) error) {
 		err := runLaunched(info, DefaultConfig(), f)
 		info.KV.Close()
 		if err != nil {
-			fmt.Fprintf(stderr, "mpigo: %v\n", primaryErrors(err))
+			err = primaryErrors(err)
+			fmt.Fprintf(stderr, "mpigo: %v\n", err)
+			if onlyPeerFailures(err) {
+				os.Exit(ExitPeerFailed)
+			}
 			os.Exit(1)
 		}
 		os.Exit(0)

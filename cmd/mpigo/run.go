@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mpigo/mpi"
 	"github.com/mpigo/mpi/internal/boot"
 )
 
@@ -456,27 +457,59 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 	code := 0
 	running := nprocs
 	var killTimer <-chan time.Time
-	failed := false
+	failed := false                // the job is being stopped
+	stopping := false              // we have sent SIGTERM: deaths by it are ours
+	var forwarded syscall.Signal   // a signal the user sent us and we passed on
+	var stopTimer <-chan time.Time // stop the job when no culprit shows up
+	var culprit *rankProc
+	var consequence *rankProc // first rank that failed only because a peer did
 	for running > 0 {
 		select {
 		case p := <-exited:
 			p.done = true
 			running--
 			c, how := exitStatus(p)
-			if c != 0 && !failed {
-				failed = true
-				code = c
+			if c == 0 || culprit != nil || (stopping && (c == 128+int(syscall.SIGTERM) || c == 128+int(forwarded))) {
+				break
+			}
+			if c == mpi.ExitPeerFailed || (len(cfg.hosts) > 0 && c == 255) {
+				// It failed because another rank did (or, through ssh, we
+				// cannot tell): name that one if it shows up, this one
+				// otherwise, and give the culprit a moment to be reaped.
+				if consequence == nil {
+					consequence = p
+				}
+				if !failed && stopTimer == nil {
+					stopTimer = time.After(500 * time.Millisecond)
+				}
+				break
+			} else {
+				culprit = p
+				if code == 0 {
+					code = c
+				}
 				say("mpigo run: %s (pid %d) %s; stopping the other %d process(es)\n", p.ranks(), p.cmd.Process.Pid, how, running)
+			}
+			if !failed {
+				failed, stopping = true, true
+				stopAll(syscall.SIGTERM)
+				killTimer = time.After(killGrace)
+			}
+		case <-stopTimer:
+			stopTimer = nil
+			if !failed {
+				failed, stopping = true, true
 				stopAll(syscall.SIGTERM)
 				killTimer = time.After(killGrace)
 			}
 		case s := <-sigs:
 			say("mpigo run: got %v, passing it on to %d running rank(s)\n", s, running)
-			stopAll(s.(syscall.Signal))
+			forwarded = s.(syscall.Signal)
+			stopAll(forwarded)
 			if code == 0 {
 				code = 128 + int(s.(syscall.Signal))
 			}
-			failed = true
+			failed, stopping = true, true
 			killTimer = time.After(killGrace)
 		case <-timeout:
 			var left []string
@@ -491,6 +524,7 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 				code = 124
 				failed = true
 			}
+			stopping = true
 			timeout = nil
 			killTimer = time.After(killGrace)
 		case <-killTimer:
@@ -507,6 +541,13 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 		}
 	}
 	copiers.Wait()
+	if culprit == nil && consequence != nil {
+		_, how := exitStatus(consequence)
+		say("mpigo run: %s (pid %d) %s after losing a peer\n", consequence.ranks(), consequence.cmd.Process.Pid, how)
+		if code == 0 {
+			code = mpi.ExitPeerFailed
+		}
+	}
 	return code
 }
 

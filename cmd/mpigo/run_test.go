@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -304,5 +306,108 @@ func TestRunSSH(t *testing.T) {
 	}
 	if time.Since(start) > 30*time.Second {
 		t.Errorf("failure over ssh took %v", time.Since(start))
+	}
+}
+
+// Ranks killed (kill -9) at random moments of a running job: the job ends
+// promptly with the killed rank named, and no rank survives.
+func TestRunKillRandomRank(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	bin := filepath.Join(t.TempDir(), "ringpid")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/ringpid").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	for round := 0; round < 3; round++ {
+		dir := t.TempDir()
+		const n = 4
+		type result struct {
+			errs string
+			code int
+		}
+		done := make(chan result, 1)
+		go func() {
+			_, errs, code := runJob(t, "--timeout", "60s", "-n", strconv.Itoa(n), bin, dir)
+			done <- result{errs, code}
+		}()
+		pids := make([]int, n)
+		deadline := time.Now().Add(20 * time.Second)
+		for r := 0; r < n; r++ {
+			for pids[r] == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("ranks did not start")
+				}
+				b, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("pid.%d", r)))
+				pids[r], _ = strconv.Atoi(string(b))
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+		time.Sleep(time.Duration(rng.Intn(300)) * time.Millisecond)
+		victim := rng.Intn(n)
+		start := time.Now()
+		syscall.Kill(pids[victim], syscall.SIGKILL)
+		var res result
+		select {
+		case res = <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("round %d: the job did not end after rank %d was killed", round, victim)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Errorf("round %d: the job took %v to end", round, took)
+		}
+		if res.code != 128+9 || !strings.Contains(res.errs, fmt.Sprintf("rank %d (pid %d) was killed by signal 9", victim, pids[victim])) {
+			t.Errorf("round %d: exit %d, stderr %q", round, res.code, res.errs)
+		}
+		for r, pid := range pids {
+			if syscall.Kill(pid, 0) == nil {
+				time.Sleep(100 * time.Millisecond)
+				if syscall.Kill(pid, 0) == nil {
+					syscall.Kill(pid, syscall.SIGKILL)
+					t.Errorf("round %d: rank %d survived", round, r)
+				}
+			}
+		}
+	}
+}
+
+// SIGINT to the launcher reaches every rank; the job ends with 130.
+func TestRunForwardsSignals(t *testing.T) {
+	needSh(t)
+	bin := filepath.Join(t.TempDir(), "mpigo")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "run", "-n", "2", "sh", "-c", `trap 'echo "rank $MPIGO_RANK got INT"; exit 0' INT; touch `+dir+`/up.$MPIGO_RANK; while :; do sleep 0.05; done`)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, e0 := os.Stat(filepath.Join(dir, "up.0"))
+		_, e1 := os.Stat(filepath.Join(dir, "up.1"))
+		if e0 == nil && e1 == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("ranks did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit: %v\n%s", err, out.String())
+	}
+	for _, want := range []string{"rank 0 got INT", "rank 1 got INT", "got interrupt, passing it on to 2 running rank(s)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
 	}
 }

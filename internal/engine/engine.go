@@ -634,7 +634,10 @@ func (e *Engine) Err() error {
 }
 
 // FailAll completes every request that waits on the peer with world rank
-// peer with err (the peer died or its connection broke).
+// peer with err (the peer died or its connection broke): sends to it,
+// receives in the middle of a protocol with it, and posted receives whose
+// source is that rank (AnySource receives stay: another rank may satisfy
+// them).
 func (e *Engine) FailAll(peer int, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -649,5 +652,25 @@ func (e *Engine) FailAll(peer int, err error) {
 			delete(e.recvs, id)
 			r.Fail(err)
 		}
+	}
+	// Posted receives that can only be satisfied by the dead rank.
+	var prev *Request
+	for r := e.postedHead; r != nil; {
+		next := r.next
+		if r.FromWorld == peer+1 {
+			if prev == nil {
+				e.postedHead = next
+			} else {
+				prev.next = next
+			}
+			if e.postedTail == r {
+				e.postedTail = prev
+			}
+			r.next = nil
+			r.Fail(err)
+		} else {
+			prev = r
+		}
+		r = next
 	}
 }

@@ -49,6 +49,10 @@ type Request struct {
 	Peer int
 	// Self is the sender's own rank in the communicator (sends only).
 	Self int
+	// FromWorld is, for a receive from a specific source, 1 + the source's
+	// world rank, so that FailAll can fail it when that rank dies; 0 for
+	// AnySource or unknown.
+	FromWorld int
 	// To is the world rank (transport address) of the destination (sends only).
 	To  int
 	Tag int

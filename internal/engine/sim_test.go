@@ -665,3 +665,27 @@ func BenchmarkEagerUnexpected(b *testing.B) {
 		e.PostRecv(r, &out)
 	}
 }
+
+// FailAll fails what depends on the dead peer and nothing else.
+func TestEngineFailAll(t *testing.T) {
+	s := newSim(t, 3, simConfig{eager: 8, chunk: 4})
+	fromDead := &Request{Context: 1, Peer: 1, FromWorld: 2, Tag: 1, Buf: make([]byte, 4)}
+	fromLive := &Request{Context: 1, Peer: 0, FromWorld: 1, Tag: 1, Buf: make([]byte, 4)}
+	anySrc := &Request{Context: 1, Peer: AnySource, Tag: 1, Buf: make([]byte, 4)}
+	for _, r := range []*Request{fromDead, fromLive, anySrc} {
+		s.recv(2, r)
+	}
+	toDead := &Request{Context: 1, Peer: 1, To: 1, Tag: 1, Buf: payload(100)} // rendezvous, waiting
+	s.send(2, toDead)
+	boom := errors.New("rank 1 died")
+	s.engs[2].FailAll(1, boom)
+	if !errors.Is(fromDead.Status().Err, boom) || !errors.Is(toDead.Status().Err, boom) {
+		t.Errorf("requests on the dead rank: %+v %+v", fromDead.Status(), toDead.Status())
+	}
+	if fromLive.Done() || anySrc.Done() {
+		t.Error("FailAll failed requests that do not depend on the dead rank")
+	}
+	if p, _, _, _ := s.engs[2].Pending(); p != 2 {
+		t.Errorf("%d receives still posted, want 2", p)
+	}
+}
