@@ -310,3 +310,49 @@ func BenchmarkPingPong(b *testing.B) {
 		})
 	}
 }
+
+// A peer that proves the secret and then sends garbage loses its
+// connection (reported as a failure of that peer); nothing panics and the
+// other peers are unaffected.
+func TestGarbageFrames(t *testing.T) {
+	eps := startJob(t, 4, 9)
+	for i, garbage := range [][]byte{
+		bytes.Repeat([]byte{0xFF}, wire.HeaderSize),                        // bad magic
+		append([]byte{wire.Magic, wire.Version, 200}, make([]byte, 61)...), // bad kind
+		func() []byte { // a payload length beyond the limit
+			var hb [wire.HeaderSize]byte
+			(&wire.Header{Kind: wire.Eager, Size: 1 << 40}).Marshal(hb[:], wire.MaxPayload)
+			binary.LittleEndian.PutUint32(hb[56:], wire.MaxPayload+1)
+			return hb[:]
+		}(),
+	} {
+		nc, err := net.Dial("tcp", eps[0].t.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var nonce [nonceSize]byte
+		io.ReadFull(nc, nonce[:])
+		var hs [handshakeSize + macSize]byte
+		copy(hs[:], magic[:])
+		hs[5] = wire.Version
+		binary.LittleEndian.PutUint64(hs[6:], 9)
+		binary.LittleEndian.PutUint32(hs[14:], uint32(i+1)) // claims to be rank i+1
+		copy(hs[handshakeSize:], mac([]byte("s3cret"), nonce[:], hs[:handshakeSize]))
+		nc.Write(hs[:])
+		nc.Write(garbage)
+		waitFor(t, fmt.Sprintf("garbage %d to be refused", i), func() bool {
+			eps[0].mu.Lock()
+			defer eps[0].mu.Unlock()
+			return len(eps[0].errs) > i && strings.HasPrefix(eps[0].errs[i], fmt.Sprintf("%d: ", i+1))
+		})
+		nc.Close()
+	}
+	if err := eps[1].t.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager}, From: 1, To: 0}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a good frame after the garbage", func() bool {
+		eps[0].mu.Lock()
+		defer eps[0].mu.Unlock()
+		return len(eps[0].got[1]) == 1
+	})
+}
