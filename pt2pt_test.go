@@ -618,7 +618,7 @@ func TestBsend(t *testing.T) {
 	matrix(t, 2, func(world *mpi.Comm) error {
 		// Messages larger than the eager limit stay in the attached buffer
 		// until the receiver takes them, so the buffer can fill up.
-		const n, size = 20, 20_000
+		const n, size = 20, 100_000
 		if world.Rank() == 0 {
 			if err := mpi.Bsend(world, 1, 1, 0); !errors.Is(err, mpi.ErrBuffer) {
 				return fmt.Errorf("Bsend without a buffer: %v", err)
