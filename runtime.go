@@ -137,6 +137,7 @@ func (p *proc) startTCP(ln net.Listener, cfg tcp.Config) *tcp.Transport {
 	p.job.closers = append(p.job.closers, p.startReplies())
 	cfg.Rank = p.rank
 	cfg.Handler = p.deliverQueued
+	cfg.Place = func(h *wire.Header, from, n int) []byte { return p.eng.DataDest(h, from, n) }
 	cfg.OnPeerError = func(peer int, err error) {
 		if peer < 0 { // a stranger or a bad handshake: refused, the job goes on
 			fmt.Fprintf(stderr, "mpigo: rank %d: %v\n", p.rank, err)

@@ -453,7 +453,9 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 		if off+len(f.Payload) > r.want {
 			return fmt.Errorf("%w: data from %d overruns the receive (%d+%d > %d)", ErrProtocol, f.From, off, len(f.Payload), r.want)
 		}
-		copy(r.Buf[off:], f.Payload)
+		if len(f.Payload) > 0 && &r.Buf[off] != &f.Payload[0] { // not read in place already
+			copy(r.Buf[off:], f.Payload)
+		}
 		r.got += len(f.Payload)
 		if r.got >= r.want {
 			delete(e.recvs, f.RecvID)
@@ -491,6 +493,29 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 		return fmt.Errorf("%w: unexpected %v frame from %d", ErrProtocol, f.Kind, f.From)
 	}
 	return nil
+}
+
+// DataDest returns where the n-byte payload of the Data frame with header
+// h from the world rank from belongs: the part of the posted receive buffer it
+// fills. A byte-stream transport reads the payload straight into it and
+// then delivers the frame, whose copy the engine then skips. It returns
+// nil if the frame does not belong to a receive in progress (the frame is
+// then read and delivered as usual, and Deliver reports the error).
+func (e *Engine) DataDest(h *wire.Header, from, n int) []byte {
+	if h.Kind != wire.Data {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r := e.recvs[h.RecvID]
+	if r == nil || r.from != from {
+		return nil
+	}
+	off := int(h.Offset)
+	if off < 0 || n < 0 || off+n > r.want {
+		return nil
+	}
+	return r.Buf[off : off+n : off+n]
 }
 
 // Iprobe reports whether a message matching (ctx, src, tag) is waiting to be

@@ -51,6 +51,11 @@ type Config struct {
 	// Secret is the job's shared secret: a connection must prove it knows
 	// it before any frame from it is accepted.
 	Secret []byte
+	// Place, if set, returns where the payload of a frame belongs (the
+	// posted receive buffer, for rendezvous Data), so that the reader
+	// reads it there directly instead of into its own buffer; nil means
+	// "read it as usual". The frame is then delivered with that payload.
+	Place func(h *wire.Header, from, n int) []byte
 	// OnPeerError, if set, is called once when a connection to or from a
 	// peer fails (not when it is closed by Close); peer is -1 for a
 	// connection that failed its handshake.
@@ -278,7 +283,7 @@ func (t *Transport) read(nc net.Conn) {
 		t.peerError(-1, fmt.Errorf("%w (connection from %s refused)", err, nc.RemoteAddr()))
 		return
 	}
-	err = ReadFrames(r, t.cfg.Rank, peer, wire.MaxPayload, t.cfg.Handler)
+	err = ReadFrames(r, t.cfg.Rank, peer, wire.MaxPayload, t.cfg.Handler, t.cfg.Place)
 	if err != nil && !errors.Is(err, io.EOF) {
 		t.peerError(peer, fmt.Errorf("tcp: connection from rank %d: %w", peer, err))
 	} else if err != nil {
@@ -288,8 +293,10 @@ func (t *Transport) read(nc net.Conn) {
 
 // ReadFrames reads frames from r until it fails, handing each to h with
 // From set to peer and To to self. Payloads larger than limit are refused.
-// It returns io.EOF at a clean end between frames.
-func ReadFrames(r io.Reader, self, peer, limit int, h transport.Handler) error {
+// If place gives a destination of the payload's exact length, the payload
+// is read straight into it. It returns io.EOF at a clean end between
+// frames.
+func ReadFrames(r io.Reader, self, peer, limit int, h transport.Handler, place func(h *wire.Header, from, n int) []byte) error {
 	var hb [wire.HeaderSize]byte
 	var buf []byte
 	for {
@@ -305,6 +312,15 @@ func ReadFrames(r io.Reader, self, peer, limit int, h transport.Handler) error {
 		}
 		if n > limit {
 			return fmt.Errorf("frame payload of %d bytes exceeds the limit of %d", n, limit)
+		}
+		if place != nil && n > 0 {
+			if dst := place(&hdr, peer, n); len(dst) == n {
+				if _, err := io.ReadFull(r, dst); err != nil {
+					return fmt.Errorf("truncated frame payload: %w", err)
+				}
+				h(wire.Frame{Header: hdr, From: peer, To: self, Payload: dst})
+				continue
+			}
 		}
 		if cap(buf) < n {
 			buf = make([]byte, n)
