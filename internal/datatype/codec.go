@@ -2,338 +2,208 @@ package datatype
 
 import (
 	"bytes"
-	"encoding"
 	"encoding/binary"
 	"encoding/gob"
 	"errors"
 	"fmt"
 	"reflect"
-	"sync"
-	"unsafe"
 )
 
-// Errors of the codec. Every error of Encode, Decode and Check wraps one of
-// them (test with errors.Is) and names the Go type concerned, as in
-// "datatype: cannot encode chan int: channels cannot be sent".
+// Errors of the codec; every error wraps one of them and names the type.
 var (
-	ErrEncode = errors.New("datatype: cannot encode")
-	ErrDecode = errors.New("datatype: cannot decode")
+	ErrEncode = errors.New("cannot encode")
+	ErrDecode = errors.New("cannot decode")
 )
 
-// method is how the codec handles a type.
-type method uint8
+// The codec. Strings and []string, the commonest non-plain shapes, have a
+// hand-written format (a []string is a uvarint count, then a uvarint length
+// and the bytes of each string); everything else goes through
+// encoding/gob. A later measurement may replace gob; the type signature
+// that travels with every message keeps the formats from being confused.
 
-const (
-	viaGob     method = iota // encoding/gob, through a struct{ V *T } wrapper
-	viaString                // a string type: its bytes
-	viaStrings               // a slice of a string type: uvarint count, then uvarint length and bytes of each
-	viaMemory                // a plain type: its memory
-	viaElems                 // a slice of a plain type of non-zero size: its elements' memory
-	refused                  // values of the type can never be encoded
+var (
+	stringType  = reflect.TypeFor[string]()
+	stringsType = reflect.TypeFor[[]string]()
 )
 
-// codec is what Encode and Decode know about a type; computed once per type.
-type codec struct {
-	method method
-	size   int          // viaMemory: size of a value; viaElems: size of an element
-	wrap   reflect.Type // viaGob: struct{ V *T }
-	why    string       // refused: why, naming the part of the type at fault
-}
-
-var codecs sync.Map // reflect.Type -> *codec
-
-func codecOf(t reflect.Type) *codec {
-	if c, ok := codecs.Load(t); ok {
-		return c.(*codec)
-	}
-	c := &codec{}
-	info := InfoOf(t)
-	switch {
-	case info.Plain:
-		c.method, c.size = viaMemory, info.Size
-	case t.Kind() == reflect.String:
-		c.method = viaString
-	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String:
-		c.method = viaStrings
-	case t.Kind() == reflect.Slice && info.Elem.Plain && info.Elem.Size > 0:
-		c.method, c.size = viaElems, info.Elem.Size
-	default:
-		if c.why = refusal(t, "", map[reflect.Type]bool{}); c.why != "" {
-			c.method = refused
-		} else {
-			c.method = viaGob
-			// gob only encodes structs at top level as one wants; the wrapper
-			// makes any type one field of a struct. A pointer field costs
-			// nothing on the wire (gob flattens pointers) and spares a copy.
-			c.wrap = reflect.StructOf([]reflect.StructField{{Name: "V", Type: reflect.PointerTo(t)}})
+// boolCheck returns a function that reports whether the bools in the
+// memory of one value of the plain type t are all 0 or 1, the only bytes
+// that Go programs may find in a bool, or nil if t holds no bool.
+func boolCheck(t reflect.Type) func([]byte) bool {
+	switch t.Kind() {
+	case reflect.Bool:
+		return func(b []byte) bool { return b[0] <= 1 }
+	case reflect.Array:
+		elem := boolCheck(t.Elem())
+		if elem == nil || t.Len() == 0 {
+			return nil
 		}
-	}
-	v, _ := codecs.LoadOrStore(t, c)
-	return v.(*codec)
-}
-
-// Check reports an error (wrapping ErrEncode) naming t if values of t can
-// never be encoded: t contains a channel, a function, an unsafe.Pointer or
-// a uintptr, or a struct that has fields but no exported one, where the
-// encoding would reach it. A nil result does not promise that every value
-// encodes: the dynamic types of interface values must be registered with
-// gob.Register, and a slice of pointers cannot hold nil.
-func Check(t reflect.Type) error {
-	if c := codecOf(t); c.method == refused {
-		return fmt.Errorf("%w %v: %s", ErrEncode, t, c.why)
+		size := int(t.Elem().Size())
+		return func(b []byte) bool {
+			for i := 0; i < len(b); i += size {
+				if !elem(b[i : i+size]) {
+					return false
+				}
+			}
+			return true
+		}
+	case reflect.Struct:
+		type field struct {
+			off, size int
+			check     func([]byte) bool
+		}
+		var fields []field
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if check := boolCheck(f.Type); check != nil {
+				fields = append(fields, field{int(f.Offset), int(f.Type.Size()), check})
+			}
+		}
+		if len(fields) == 0 {
+			return nil
+		}
+		return func(b []byte) bool {
+			for _, f := range fields {
+				if !f.check(b[f.off : f.off+f.size]) {
+					return false
+				}
+			}
+			return true
+		}
 	}
 	return nil
 }
 
-var (
-	gobEncoder      = reflect.TypeFor[gob.GobEncoder]()
-	binaryMarshaler = reflect.TypeFor[encoding.BinaryMarshaler]()
-	textMarshaler   = reflect.TypeFor[encoding.TextMarshaler]()
-)
-
-// marshals reports whether gob encodes t through its own method.
-func marshals(t reflect.Type) bool {
-	for _, m := range []reflect.Type{gobEncoder, binaryMarshaler, textMarshaler} {
-		if t.Implements(m) || (t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(m)) {
-			return true
-		}
-	}
-	return false
+// Check reports an error naming t if values of t can never be encoded.
+func Check(t reflect.Type) error {
+	return check(t, t, map[reflect.Type]bool{})
 }
 
-// refusal returns why values of t, found at path inside the type being
-// checked, can never be encoded, or "" if they can.
-func refusal(t reflect.Type, path string, seen map[reflect.Type]bool) string {
+func check(top, t reflect.Type, seen map[reflect.Type]bool) error {
 	if seen[t] {
-		return "" // being checked further up, or checked already
+		return nil
 	}
 	seen[t] = true
-	if marshals(t) || plain(t) {
-		return ""
-	}
-	why := func(s string) string {
-		if path == "" {
-			return s
+	bad := func(why string) error {
+		if t == top {
+			return fmt.Errorf("%w %v: %s", ErrEncode, top, why)
 		}
-		return fmt.Sprintf("%v at %s: %s", t, path, s)
+		return fmt.Errorf("%w %v: it contains %v, and %s", ErrEncode, top, t, why)
 	}
 	switch t.Kind() {
 	case reflect.Chan:
-		return why("channels cannot be sent")
+		return bad("channels cannot be sent")
 	case reflect.Func:
-		return why("functions cannot be sent")
+		return bad("functions cannot be sent")
 	case reflect.UnsafePointer, reflect.Uintptr:
-		return why("addresses mean nothing on another rank")
-	case reflect.Pointer:
-		return refusal(t.Elem(), path, seen)
-	case reflect.Array, reflect.Slice:
-		return refusal(t.Elem(), path+"[]", seen)
+		return bad("raw pointers mean nothing on another rank")
+	case reflect.Array, reflect.Slice, reflect.Pointer:
+		return check(top, t.Elem(), seen)
 	case reflect.Map:
-		if s := refusal(t.Key(), path+"(key)", seen); s != "" {
-			return s
+		if err := check(top, t.Key(), seen); err != nil {
+			return err
 		}
-		return refusal(t.Elem(), path+"[]", seen)
+		return check(top, t.Elem(), seen)
 	case reflect.Struct:
-		exported := false
-		for i := range t.NumField() {
+		exported := 0
+		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
 			if !f.IsExported() {
-				continue // gob ignores it
+				continue
 			}
-			exported = true
-			if s := refusal(f.Type, path+"."+f.Name, seen); s != "" {
-				return s
+			exported++
+			if err := check(top, f.Type, seen); err != nil {
+				return err
 			}
 		}
-		if !exported && t.NumField() > 0 {
-			return why("it has no exported fields, and only exported fields are encoded")
+		if exported == 0 && t.NumField() > 0 {
+			return bad("it has no exported fields, and only exported fields are encoded")
 		}
 	}
-	return ""
+	return nil
 }
 
-// Encode appends the encoding of *v to dst and returns the extended slice.
-// v must be a non-nil pointer. On error dst is returned unchanged (though
-// bytes past its length may have been written).
-func Encode(dst []byte, v any) (out []byte, err error) {
-	switch p := v.(type) {
-	case *string:
-		if p != nil {
-			return append(dst, *p...), nil
-		}
-	case *[]string:
-		if p != nil {
-			return appendStrings(dst, *p), nil
-		}
-	case *[]byte:
-		if p != nil {
-			return append(dst, *p...), nil
-		}
-	}
+// Encode appends the encoding of *v to dst. v must be a non-nil pointer.
+func Encode(dst []byte, v any) ([]byte, error) {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return dst, fmt.Errorf("%w %T: Encode needs a non-nil pointer", ErrEncode, v)
+		return nil, fmt.Errorf("%w: Encode needs a non-nil pointer, got %T", ErrEncode, v)
 	}
-	t := rv.Type().Elem()
-	c := codecOf(t)
-	switch c.method {
-	case refused:
-		return dst, fmt.Errorf("%w %v: %s", ErrEncode, t, c.why)
-	case viaString:
-		return append(dst, rv.Elem().String()...), nil
-	case viaStrings:
-		s := rv.Elem()
-		dst = binary.AppendUvarint(dst, uint64(s.Len()))
-		for i := range s.Len() {
-			e := s.Index(i).String()
-			dst = binary.AppendUvarint(dst, uint64(len(e)))
-			dst = append(dst, e...)
+	switch p := v.(type) {
+	case *string:
+		return append(dst, *p...), nil
+	case *[]string:
+		dst = binary.AppendUvarint(dst, uint64(len(*p)))
+		for _, s := range *p {
+			dst = binary.AppendUvarint(dst, uint64(len(s)))
+			dst = append(dst, s...)
 		}
 		return dst, nil
-	case viaMemory:
-		return append(dst, unsafe.Slice((*byte)(rv.UnsafePointer()), c.size)...), nil
-	case viaElems:
-		s := rv.Elem()
-		if s.Len() == 0 {
-			return dst, nil
-		}
-		return append(dst, unsafe.Slice((*byte)(s.UnsafePointer()), s.Len()*c.size)...), nil
 	}
-	defer func() {
-		if r := recover(); r != nil { // a panicking marshal method, say
-			out, err = dst, fmt.Errorf("%w %v: %v", ErrEncode, t, r)
-		}
-	}()
-	w := reflect.New(c.wrap)
-	w.Elem().Field(0).Set(rv.Convert(c.wrap.Field(0).Type))
+	t := rv.Type().Elem()
+	if err := Check(t); err != nil {
+		return nil, err
+	}
 	buf := bytes.NewBuffer(dst)
-	if err := gob.NewEncoder(buf).EncodeValue(w); err != nil {
-		return dst, fmt.Errorf("%w %v: %v", ErrEncode, t, err)
+	// gob wants a struct around the value so that any type can travel.
+	wrapped := reflect.New(reflect.StructOf([]reflect.StructField{{Name: "V", Type: t}}))
+	wrapped.Elem().Field(0).Set(rv.Elem())
+	if err := gob.NewEncoder(buf).EncodeValue(wrapped); err != nil {
+		return nil, fmt.Errorf("%w %v: %v", ErrEncode, t, err)
 	}
 	return buf.Bytes(), nil
 }
 
-func appendStrings(dst []byte, s []string) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(s)))
-	for _, e := range s {
-		dst = binary.AppendUvarint(dst, uint64(len(e)))
-		dst = append(dst, e...)
-	}
-	return dst
-}
-
-// Decode decodes b, as made by Encode, into *v. v must be a non-nil
-// pointer. *v is replaced, not merged into, and is left alone on error.
-// Malformed input and trailing bytes are errors (wrapping ErrDecode), never
-// panics. The result does not share memory with b.
+// Decode decodes b into *v. v must be a non-nil pointer. Malformed input
+// and trailing bytes are errors, never panics.
 func Decode(b []byte, v any) (err error) {
-	switch p := v.(type) {
-	case *string:
-		if p != nil {
-			*p = string(b)
-			return nil
-		}
-	case *[]string:
-		if p != nil {
-			s, err := decodeStrings(b)
-			if err != nil {
-				return fmt.Errorf("%w []string: %v", ErrDecode, err)
-			}
-			*p = s
-			return nil
-		}
-	case *[]byte:
-		if p != nil {
-			*p = append(make([]byte, 0, len(b)), b...)
-			return nil
-		}
-	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return fmt.Errorf("%w %T: Decode needs a non-nil pointer", ErrDecode, v)
+		return fmt.Errorf("%w: Decode needs a non-nil pointer, got %T", ErrDecode, v)
+	}
+	switch p := v.(type) {
+	case *string:
+		*p = string(b)
+		return nil
+	case *[]string:
+		return decodeStrings(b, p)
 	}
 	t := rv.Type().Elem()
-	c := codecOf(t)
-	switch c.method {
-	case refused:
-		return fmt.Errorf("%w %v: %s", ErrDecode, t, c.why)
-	case viaString:
-		rv.Elem().SetString(string(b))
-		return nil
-	case viaStrings:
-		s, err := decodeStrings(b)
-		if err != nil {
-			return fmt.Errorf("%w %v: %v", ErrDecode, t, err)
-		}
-		out := reflect.MakeSlice(t, len(s), len(s))
-		for i, e := range s {
-			out.Index(i).SetString(e)
-		}
-		rv.Elem().Set(out)
-		return nil
-	case viaMemory:
-		if len(b) != c.size {
-			return fmt.Errorf("%w %v: %d bytes, want %d", ErrDecode, t, len(b), c.size)
-		}
-		copy(unsafe.Slice((*byte)(rv.UnsafePointer()), c.size), b)
-		return nil
-	case viaElems:
-		if len(b)%c.size != 0 {
-			return fmt.Errorf("%w %v: %d bytes are not a whole number of %d-byte elements", ErrDecode, t, len(b), c.size)
-		}
-		n := len(b) / c.size
-		out := reflect.MakeSlice(t, n, n)
-		if n > 0 {
-			copy(unsafe.Slice((*byte)(out.UnsafePointer()), len(b)), b)
-		}
-		rv.Elem().Set(out)
-		return nil
-	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w %v: malformed input (%v)", ErrDecode, t, r)
 		}
 	}()
 	r := bytes.NewReader(b)
-	w := reflect.New(c.wrap)
-	if err := gob.NewDecoder(r).DecodeValue(w); err != nil {
+	wrapped := reflect.New(reflect.StructOf([]reflect.StructField{{Name: "V", Type: t}}))
+	if err := gob.NewDecoder(r).DecodeValue(wrapped); err != nil {
 		return fmt.Errorf("%w %v: %v", ErrDecode, t, err)
 	}
 	if r.Len() != 0 {
 		return fmt.Errorf("%w %v: %d trailing bytes", ErrDecode, t, r.Len())
 	}
-	if p := w.Elem().Field(0); p.IsNil() {
-		rv.Elem().SetZero() // gob leaves out zero values
-	} else {
-		rv.Elem().Set(p.Elem())
-	}
+	rv.Elem().Set(wrapped.Elem().Field(0))
 	return nil
 }
 
-// decodeStrings decodes the []string format. The strings share one
-// allocation.
-func decodeStrings(b []byte) ([]string, error) {
+func decodeStrings(b []byte, p *[]string) error {
 	n, k := binary.Uvarint(b)
-	if k <= 0 {
-		return nil, errors.New("bad count")
+	if k <= 0 || n > uint64(len(b)) {
+		return fmt.Errorf("%w []string: bad count", ErrDecode)
 	}
-	if n > uint64(len(b)-k) { // every string takes at least one byte
-		return nil, fmt.Errorf("count %d exceeds the %d bytes left", n, len(b)-k)
-	}
-	all := string(b[k:])
+	b = b[k:]
 	out := make([]string, n)
-	off := 0
 	for i := range out {
-		l, k := binary.Uvarint(b[len(b)-len(all)+off:])
-		if k <= 0 || l > uint64(len(all)-off-k) {
-			return nil, fmt.Errorf("bad length of element %d", i)
+		l, k := binary.Uvarint(b)
+		if k <= 0 || l > uint64(len(b)-k) {
+			return fmt.Errorf("%w []string: bad length of element %d", ErrDecode, i)
 		}
-		off += k
-		out[i] = all[off : off+int(l)]
-		off += int(l)
+		out[i] = string(b[k : k+int(l)])
+		b = b[k+int(l):]
 	}
-	if off != len(all) {
-		return nil, fmt.Errorf("%d trailing bytes", len(all)-off)
+	if len(b) != 0 {
+		return fmt.Errorf("%w []string: %d trailing bytes", ErrDecode, len(b))
 	}
-	return out, nil
+	*p = out
+	return nil
 }

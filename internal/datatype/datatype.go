@@ -1,3 +1,19 @@
+// Package datatype decides how a Go value becomes message bytes.
+//
+// A type is plain when its values are fixed-size memory without pointers:
+// booleans, integers, floats, complex numbers, and arrays and structs made
+// only of those, at any depth. Plain values, and slices of plain elements,
+// travel as their raw memory with no encoding. Everything else (strings,
+// slices of non-plain elements, maps, pointers, interfaces) is encoded by
+// the codec in this package. uintptr and unsafe.Pointer are treated as
+// pointers, so they are not plain: their values mean nothing on another
+// rank.
+//
+// Every type has a 64-bit signature: a hash of a canonical description of
+// its structure (kinds, sizes, array lengths, field names and types, in
+// order, and the name of every named type). A message carries the
+// signature of its type, so a receive of another type can be refused
+// before it decodes garbage.
 package datatype
 
 import (
@@ -10,52 +26,33 @@ import (
 )
 
 // Info describes how values of one Go type travel. It is computed once per
-// type, cached, and never modified afterwards.
+// type and cached.
 type Info struct {
 	Type  reflect.Type
-	Plain bool   // fixed size and no pointers anywhere (see the package doc)
-	Size  int    // size in bytes of a value, as reflect reports it (meaningful for plain types)
-	Align int    // alignment in bytes of a value
+	Plain bool   // fixed size, no pointers anywhere
+	Size  int    // size in bytes of a value (meaningful for plain types)
+	Align int    // alignment in bytes
 	Sig   uint64 // structural signature; never 0
-	Elem  *Info  // for slices: the element's Info; nil for every other kind
+	Elem  *Info  // for slices and arrays: the element's Info
 }
 
 var cache sync.Map // reflect.Type -> *Info
 
-// InfoOf returns the Info of t. After the first call for a type it does
-// not allocate.
+// InfoOf returns the Info of t.
 func InfoOf(t reflect.Type) *Info {
 	if v, ok := cache.Load(t); ok {
 		return v.(*Info)
 	}
-	return build(t, nil)
-}
-
-// build computes the Info of t and caches it. pending holds the slice types
-// whose Info is being built further up the stack, so that a recursive slice
-// type (type T []T) is its own Elem instead of an endless recursion.
-func build(t reflect.Type, pending map[reflect.Type]*Info) *Info {
-	if v, ok := cache.Load(t); ok {
-		return v.(*Info)
-	}
-	if info := pending[t]; info != nil {
-		return info
-	}
-	info := &Info{Type: t, Plain: plain(t), Size: int(t.Size()), Align: t.Align(), Sig: signature(t)}
-	if t.Kind() == reflect.Slice {
-		if pending == nil {
-			pending = map[reflect.Type]*Info{}
-		}
-		pending[t] = info
-		info.Elem = build(t.Elem(), pending)
+	info := &Info{Type: t, Plain: plain(t, map[reflect.Type]bool{}), Size: int(t.Size()), Align: t.Align(), Sig: signature(t)}
+	if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+		info.Elem = InfoOf(t.Elem())
 	}
 	v, _ := cache.LoadOrStore(t, info)
 	return v.(*Info)
 }
 
-// fast is a direct-mapped cache in front of the sync.Map, indexed by a hash
-// of the address of the type descriptor: a hit costs a load and a compare.
-// Two types sharing a slot only cost each other the sync.Map lookup.
+// fast is a direct-mapped cache in front of the sync.Map, indexed by the
+// address of the type descriptor: a hit costs a load and a compare.
 var fast [1024]atomic.Pointer[Info]
 
 func typeAddr(t reflect.Type) uintptr {
@@ -68,8 +65,7 @@ func typeAddr(t reflect.Type) uintptr {
 // allocate, and usually costs a few nanoseconds.
 func InfoFor[T any]() *Info {
 	t := reflect.TypeFor[T]()
-	// Fibonacci hashing: the top 10 bits of the address times 2^64/phi.
-	slot := &fast[uint64(typeAddr(t))*0x9E3779B97F4A7C15>>(64-10)]
+	slot := &fast[(typeAddr(t)>>4)%uintptr(len(fast))]
 	if info := slot.Load(); info != nil && info.Type == t {
 		return info
 	}
@@ -79,41 +75,42 @@ func InfoFor[T any]() *Info {
 }
 
 // plain reports whether values of t are fixed-size memory with no pointers.
-// It needs no guard against recursive types: a type can only contain itself
-// through a pointer, slice, map, channel, function or interface, and plain
-// stops at all of those.
-func plain(t reflect.Type) bool {
+func plain(t reflect.Type, seen map[reflect.Type]bool) bool {
 	switch t.Kind() {
 	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
 		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
 		return true
 	case reflect.Array:
-		return plain(t.Elem())
+		return plain(t.Elem(), seen)
 	case reflect.Struct:
-		for i := range t.NumField() {
-			if !plain(t.Field(i).Type) {
+		if seen[t] {
+			return false
+		}
+		seen[t] = true
+		for i := 0; i < t.NumField(); i++ {
+			if !plain(t.Field(i).Type, seen) {
 				return false
 			}
 		}
 		return true
 	}
-	return false // uintptr, unsafe.Pointer, string, slice, map, pointer, interface, chan, func
+	return false
 }
 
-// signature hashes the canonical description of t. It is never 0.
+// signature hashes a canonical description of t.
 func signature(t reflect.Type) uint64 {
 	h := fnv.New64a()
-	h.Write(describe(nil, t, map[reflect.Type]int{}))
-	if s := h.Sum64(); s != 0 {
-		return s
+	var b []byte
+	b = describe(b, t, map[reflect.Type]int{})
+	h.Write(b)
+	s := h.Sum64()
+	if s == 0 {
+		s = 1
 	}
-	return 1
+	return s
 }
 
-// describe appends the canonical description of t to b. A type met again
-// is written as a back-reference to the order in which it was first met,
-// which keeps recursive types finite and the description deterministic.
 func describe(b []byte, t reflect.Type, seen map[reflect.Type]int) []byte {
 	if t.Name() != "" {
 		b = append(b, t.PkgPath()...)
@@ -136,7 +133,7 @@ func describe(b []byte, t reflect.Type, seen map[reflect.Type]int) []byte {
 		b = strconv.AppendInt(b, int64(t.Len()), 10)
 		b = append(b, ']')
 		b = describe(b, t.Elem(), seen)
-	case reflect.Slice, reflect.Pointer, reflect.Chan:
+	case reflect.Slice, reflect.Pointer:
 		b = append(b, '(')
 		b = describe(b, t.Elem(), seen)
 		b = append(b, ')')
@@ -148,11 +145,8 @@ func describe(b []byte, t reflect.Type, seen map[reflect.Type]int) []byte {
 		b = append(b, ')')
 	case reflect.Struct:
 		b = append(b, '{')
-		for i := range t.NumField() {
+		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
-			if f.Anonymous {
-				b = append(b, '^')
-			}
 			b = append(b, f.Name...)
 			b = append(b, ' ')
 			b = describe(b, f.Type, seen)
@@ -161,11 +155,34 @@ func describe(b []byte, t reflect.Type, seen map[reflect.Type]int) []byte {
 		b = append(b, '}')
 	case reflect.Interface:
 		b = append(b, '{')
-		for i := range t.NumMethod() {
+		for i := 0; i < t.NumMethod(); i++ {
 			b = append(b, t.Method(i).Name...)
 			b = append(b, ';')
 		}
 		b = append(b, '}')
 	}
 	return b
+}
+
+// ValueBytes returns the memory of *p. It is meaningful only for plain T.
+func ValueBytes[T any](p *T) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(p)), unsafe.Sizeof(*p))
+}
+
+// SliceBytes returns the memory of s's elements, without copying. It is
+// meaningful only for plain E.
+func SliceBytes[E any](s []E) []byte {
+	if len(s) == 0 {
+		return []byte{}
+	}
+	var e E
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(e)))
+}
+
+// MakeSlice allocates a []E of nbytes/sizeof(E) elements and returns it
+// with its memory as bytes.
+func MakeSlice[E any](nbytes int) ([]E, []byte) {
+	var e E
+	s := make([]E, nbytes/int(max(unsafe.Sizeof(e), 1)))
+	return s, SliceBytes(s)
 }
