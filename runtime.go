@@ -27,6 +27,8 @@ type job struct {
 
 	failOnce sync.Once
 	failure  atomic.Pointer[error] // why the job is going down
+	exitMu   sync.Mutex
+	exiting  bool // a rank is printing why and exiting the process
 
 	// exit ends the process; tests replace it.
 	exit func(code int)
@@ -175,6 +177,16 @@ func (p *proc) deliverQueued(f wire.Frame) {
 // operations fail with ErrProcFailed naming the cause. With exit, the
 // process also exits with code after printing why.
 func (j *job) abort(rank, code int, cause error) {
+	// The first rank to take the process down is the one that explains
+	// why; ranks that fail because of it wait for the exit.
+	willExit := code != 0 && j.exit != nil
+	j.exitMu.Lock()
+	if j.exiting {
+		j.exitMu.Unlock()
+		select {}
+	}
+	j.exiting = willExit
+	j.exitMu.Unlock()
 	j.failOnce.Do(func() {
 		err := fmt.Errorf("%w: job aborted by rank %d: %w", ErrProcFailed, rank, cause)
 		j.failure.Store(&err)
@@ -184,7 +196,7 @@ func (j *job) abort(rank, code int, cause error) {
 			}
 		}
 	})
-	if code != 0 && j.exit != nil {
+	if willExit {
 		fmt.Fprintf(stderr, "mpigo: rank %d aborted the job: %v\n", rank, cause)
 		j.exit(code)
 	}
