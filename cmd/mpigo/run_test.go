@@ -380,7 +380,7 @@ func TestRunForwardsSignals(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(bin, "run", "-n", "2", "sh", "-c", `trap 'echo "rank $MPIGO_RANK got INT"; exit 0' INT; touch `+dir+`/up.$MPIGO_RANK; sleep 30 & wait`)
+	cmd := exec.Command(bin, "run", "-n", "2", "sh", "-c", `trap 'echo "rank $MPIGO_RANK got INT"; kill $!; exit 0' INT; touch `+dir+`/up.$MPIGO_RANK; sleep 30 & wait`)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
