@@ -665,8 +665,8 @@ func (e *Engine) Err() error {
 // FailAll completes every request that waits on the peer with world rank
 // peer with err (the peer died or its connection broke): sends to it,
 // receives in the middle of a protocol with it, and posted receives whose
-// source is that rank (AnySource receives stay: another rank may satisfy
-// them).
+// source is that rank or AnySource (which might have been waiting for it;
+// MPI's fault-tolerance proposal fails them too).
 func (e *Engine) FailAll(peer int, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -686,7 +686,7 @@ func (e *Engine) FailAll(peer int, err error) {
 	var prev *Request
 	for r := e.postedHead; r != nil; {
 		next := r.next
-		if r.FromWorld == peer+1 {
+		if r.FromWorld == peer+1 || (r.FromWorld == 0 && r.Peer == AnySource) {
 			if prev == nil {
 				e.postedHead = next
 			} else {
