@@ -101,7 +101,7 @@ func mac(secret, nonce, hello []byte) []byte {
 var magic = [5]byte{'M', 'P', 'I', 'G', 'O'}
 
 // handshakeTimeout bounds how long a connection may take to prove itself.
-const handshakeTimeout = 10 * time.Second
+const handshakeTimeout = time.Minute
 
 // New starts an endpoint that accepts connections on ln.
 func New(cfg Config, ln net.Listener) *Transport {
