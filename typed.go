@@ -43,7 +43,7 @@ func typeOf[T any]() typeInfo {
 	switch {
 	case info.Plain:
 		return typeInfo{shapePlain, info.Size, info.Align, info.Sig, info}
-	case info.Elem != nil && info.Elem.Plain && info.Type.Kind() == reflect.Slice:
+	case info.Elem != nil && info.Elem.Plain && info.Elem.Size > 0 && info.Type.Kind() == reflect.Slice:
 		return typeInfo{shapePlainSlice, info.Elem.Size, info.Elem.Align, info.Elem.Sig, info}
 	case info.Type.Kind() == reflect.String:
 		return typeInfo{shapeString, 1, 1, info.Sig, info}
@@ -107,11 +107,17 @@ func fromBytes[T any](t typeInfo, b []byte, v *T) error {
 		if len(b) != t.size {
 			return errTypeSize(t, len(b))
 		}
+		if !t.info.ValidBools(b) {
+			return errBadBool(t.info.Type)
+		}
 		*v = *(*T)(unsafe.Pointer(unsafe.SliceData(b)))
 		return nil
 	case shapePlainSlice:
 		if len(b)%t.size != 0 {
 			return errTypeSize(t, len(b))
+		}
+		if !t.info.Elem.ValidBools(b) {
+			return errBadBool(t.info.Type)
 		}
 		n := len(b) / t.size
 		if n == 0 {
@@ -155,6 +161,14 @@ func (e *typeSizeError) Error() string {
 }
 
 func errTypeSize(t typeInfo, n int) error { return &typeSizeError{t, n} }
+
+type badBoolError struct{ t reflect.Type }
+
+func (e badBoolError) Error() string {
+	return "the message holds a byte other than 0 or 1 where " + e.t.String() + " has a bool"
+}
+
+func errBadBool(t reflect.Type) error { return badBoolError{t} }
 
 func itoa(n int) string {
 	var b [20]byte
@@ -347,7 +361,13 @@ func RecvInto[E any](c *Comm, buf []E, source, tag int) (Status, error) {
 	if t.shape != shapePlain {
 		return Status{}, c.typeErr("RecvInto", at("source", source, tag), errNotPlain(t))
 	}
-	return c.recv("RecvInto", datatype.SliceBytes(buf), t.sig, t.size, source, tag)
+	b := datatype.SliceBytes(buf)
+	st, err := c.recv("RecvInto", b, t.sig, t.size, source, tag)
+	if got := b[:min(st.Bytes(), len(b))]; err == nil && !t.info.ValidBools(got) {
+		t.info.FixBools(got)
+		err = c.typeErr("RecvInto", at("source", source, tag), errBadBool(t.info.Type))
+	}
+	return st, err
 }
 
 type notPlainError struct{ t typeInfo }

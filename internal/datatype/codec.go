@@ -2,29 +2,77 @@ package datatype
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/binary"
 	"encoding/gob"
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
+	"unsafe"
 )
 
-// Errors of the codec; every error wraps one of them and names the type.
+// Errors of the codec. Every error of Encode, Decode and Check wraps one of
+// them (test with errors.Is) and names the Go type concerned, as in
+// "datatype: cannot encode chan int: channels cannot be sent".
 var (
-	ErrEncode = errors.New("cannot encode")
-	ErrDecode = errors.New("cannot decode")
+	ErrEncode = errors.New("datatype: cannot encode")
+	ErrDecode = errors.New("datatype: cannot decode")
 )
 
-// The codec. Strings and []string, the commonest non-plain shapes, have a
-// hand-written format (a []string is a uvarint count, then a uvarint length
-// and the bytes of each string); everything else goes through
-// encoding/gob. A later measurement may replace gob; the type signature
-// that travels with every message keeps the formats from being confused.
+// method is how the codec handles a type.
+type method uint8
 
-var (
-	stringType  = reflect.TypeFor[string]()
-	stringsType = reflect.TypeFor[[]string]()
+const (
+	viaGob     method = iota // encoding/gob, through a struct{ V *T } wrapper
+	viaString                // a string type: its bytes
+	viaStrings               // a slice of a string type: uvarint count, then uvarint length and bytes of each
+	viaMemory                // a plain type: its memory
+	viaElems                 // a slice of a plain type of non-zero size: its elements' memory
+	refused                  // values of the type can never be encoded
 )
+
+// codec is what Encode and Decode know about a type; computed once per type.
+type codec struct {
+	method method
+	size   int               // viaMemory: size of a value; viaElems: size of an element
+	bools  func([]byte) bool // viaMemory, viaElems: validates the bools of one value; nil if it has none
+	wrap   reflect.Type      // viaGob: struct{ V *T }
+	why    string            // refused: why, naming the part of the type at fault
+}
+
+var codecs sync.Map // reflect.Type -> *codec
+
+func codecOf(t reflect.Type) *codec {
+	if c, ok := codecs.Load(t); ok {
+		return c.(*codec)
+	}
+	c := &codec{}
+	info := InfoOf(t)
+	switch {
+	case info.Plain:
+		c.method, c.size, c.bools = viaMemory, info.Size, boolCheck(t)
+	case t.Kind() == reflect.String:
+		c.method = viaString
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String:
+		c.method = viaStrings
+	case t.Kind() == reflect.Slice && info.Elem.Plain && info.Elem.Size > 0:
+		c.method, c.size, c.bools = viaElems, info.Elem.Size, boolCheck(t.Elem())
+	default:
+		if c.why = refusal(t, "", map[reflect.Type]bool{}); c.why != "" {
+			c.method = refused
+		} else {
+			c.method = viaGob
+			// gob encodes a struct's fields but not, say, a bare nil pointer
+			// or interface; the wrapper makes any type one field of a
+			// struct. A pointer field costs nothing on the wire (gob
+			// flattens pointers) and spares a copy of the value.
+			c.wrap = reflect.StructOf([]reflect.StructField{{Name: "V", Type: reflect.PointerTo(t)}})
+		}
+	}
+	v, _ := codecs.LoadOrStore(t, c)
+	return v.(*codec)
+}
 
 // boolCheck returns a function that reports whether the bools in the
 // memory of one value of the plain type t are all 0 or 1, the only bytes
@@ -74,136 +122,282 @@ func boolCheck(t reflect.Type) func([]byte) bool {
 	return nil
 }
 
-// Check reports an error naming t if values of t can never be encoded.
+// Check reports an error (wrapping ErrEncode) naming t if values of t can
+// never be encoded: t contains a channel, a function, an unsafe.Pointer or
+// a uintptr, or a struct that has fields but no exported one, where the
+// encoding would reach it. A nil result does not promise that every value
+// encodes: the dynamic types of interface values must be registered with
+// gob.Register, and a slice of pointers cannot hold nil.
 func Check(t reflect.Type) error {
-	return check(t, t, map[reflect.Type]bool{})
-}
-
-func check(top, t reflect.Type, seen map[reflect.Type]bool) error {
-	if seen[t] {
-		return nil
-	}
-	seen[t] = true
-	bad := func(why string) error {
-		if t == top {
-			return fmt.Errorf("%w %v: %s", ErrEncode, top, why)
-		}
-		return fmt.Errorf("%w %v: it contains %v, and %s", ErrEncode, top, t, why)
-	}
-	switch t.Kind() {
-	case reflect.Chan:
-		return bad("channels cannot be sent")
-	case reflect.Func:
-		return bad("functions cannot be sent")
-	case reflect.UnsafePointer, reflect.Uintptr:
-		return bad("raw pointers mean nothing on another rank")
-	case reflect.Array, reflect.Slice, reflect.Pointer:
-		return check(top, t.Elem(), seen)
-	case reflect.Map:
-		if err := check(top, t.Key(), seen); err != nil {
-			return err
-		}
-		return check(top, t.Elem(), seen)
-	case reflect.Struct:
-		exported := 0
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			exported++
-			if err := check(top, f.Type, seen); err != nil {
-				return err
-			}
-		}
-		if exported == 0 && t.NumField() > 0 {
-			return bad("it has no exported fields, and only exported fields are encoded")
-		}
+	if c := codecOf(t); c.method == refused {
+		return fmt.Errorf("%w %v: %s", ErrEncode, t, c.why)
 	}
 	return nil
 }
 
-// Encode appends the encoding of *v to dst. v must be a non-nil pointer.
-func Encode(dst []byte, v any) ([]byte, error) {
-	rv := reflect.ValueOf(v)
-	if rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return nil, fmt.Errorf("%w: Encode needs a non-nil pointer, got %T", ErrEncode, v)
+var (
+	gobEncoder      = reflect.TypeFor[gob.GobEncoder]()
+	binaryMarshaler = reflect.TypeFor[encoding.BinaryMarshaler]()
+	textMarshaler   = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// marshals reports whether gob encodes t through its own method.
+func marshals(t reflect.Type) bool {
+	for _, m := range []reflect.Type{gobEncoder, binaryMarshaler, textMarshaler} {
+		if t.Implements(m) || (t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(m)) {
+			return true
+		}
 	}
+	return false
+}
+
+// refusal returns why values of t, found at path inside the type being
+// checked, can never be encoded, or "" if they can.
+func refusal(t reflect.Type, path string, seen map[reflect.Type]bool) string {
+	if seen[t] {
+		return "" // being checked further up, or checked already
+	}
+	seen[t] = true
+	if marshals(t) || plain(t) {
+		return ""
+	}
+	why := func(s string) string {
+		if path == "" {
+			return s
+		}
+		return fmt.Sprintf("%v at %s: %s", t, path, s)
+	}
+	switch t.Kind() {
+	case reflect.Chan:
+		return why("channels cannot be sent")
+	case reflect.Func:
+		return why("functions cannot be sent")
+	case reflect.UnsafePointer, reflect.Uintptr:
+		return why("addresses mean nothing on another rank")
+	case reflect.Pointer:
+		return refusal(t.Elem(), path, seen)
+	case reflect.Array, reflect.Slice:
+		return refusal(t.Elem(), path+"[]", seen)
+	case reflect.Map:
+		if s := refusal(t.Key(), path+"(key)", seen); s != "" {
+			return s
+		}
+		return refusal(t.Elem(), path+"[]", seen)
+	case reflect.Struct:
+		exported := false
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue // gob ignores it
+			}
+			exported = true
+			if s := refusal(f.Type, path+"."+f.Name, seen); s != "" {
+				return s
+			}
+		}
+		if !exported && t.NumField() > 0 {
+			return why("it has no exported fields, and only exported fields are encoded")
+		}
+	}
+	return ""
+}
+
+// Encode appends the encoding of *v to dst and returns the extended slice.
+// v must be a non-nil pointer. On error dst is returned unchanged (though
+// bytes past its length may have been written). *v must not hold a cycle
+// of pointers (see the package doc).
+func Encode(dst []byte, v any) (out []byte, err error) {
 	switch p := v.(type) {
 	case *string:
-		return append(dst, *p...), nil
-	case *[]string:
-		dst = binary.AppendUvarint(dst, uint64(len(*p)))
-		for _, s := range *p {
-			dst = binary.AppendUvarint(dst, uint64(len(s)))
-			dst = append(dst, s...)
+		if p != nil {
+			return append(dst, *p...), nil
 		}
-		return dst, nil
+	case *[]string:
+		if p != nil {
+			return appendStrings(dst, *p), nil
+		}
+	case *[]byte:
+		if p != nil {
+			return append(dst, *p...), nil
+		}
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return dst, fmt.Errorf("%w %T: Encode needs a non-nil pointer", ErrEncode, v)
 	}
 	t := rv.Type().Elem()
-	if err := Check(t); err != nil {
-		return nil, err
+	c := codecOf(t)
+	switch c.method {
+	case refused:
+		return dst, fmt.Errorf("%w %v: %s", ErrEncode, t, c.why)
+	case viaString:
+		return append(dst, rv.Elem().String()...), nil
+	case viaStrings:
+		s := rv.Elem()
+		dst = binary.AppendUvarint(dst, uint64(s.Len()))
+		for i := range s.Len() {
+			e := s.Index(i).String()
+			dst = binary.AppendUvarint(dst, uint64(len(e)))
+			dst = append(dst, e...)
+		}
+		return dst, nil
+	case viaMemory:
+		return append(dst, unsafe.Slice((*byte)(rv.UnsafePointer()), c.size)...), nil
+	case viaElems:
+		s := rv.Elem()
+		if s.Len() == 0 {
+			return dst, nil
+		}
+		return append(dst, unsafe.Slice((*byte)(s.UnsafePointer()), s.Len()*c.size)...), nil
 	}
+	defer func() {
+		if r := recover(); r != nil { // a panicking marshal method, say
+			out, err = dst, fmt.Errorf("%w %v: %v", ErrEncode, t, r)
+		}
+	}()
+	w := reflect.New(c.wrap)
+	w.Elem().Field(0).Set(rv.Convert(c.wrap.Field(0).Type))
 	buf := bytes.NewBuffer(dst)
-	// gob wants a struct around the value so that any type can travel.
-	wrapped := reflect.New(reflect.StructOf([]reflect.StructField{{Name: "V", Type: t}}))
-	wrapped.Elem().Field(0).Set(rv.Elem())
-	if err := gob.NewEncoder(buf).EncodeValue(wrapped); err != nil {
-		return nil, fmt.Errorf("%w %v: %v", ErrEncode, t, err)
+	if err := gob.NewEncoder(buf).EncodeValue(w); err != nil {
+		return dst, fmt.Errorf("%w %v: %v", ErrEncode, t, err)
 	}
 	return buf.Bytes(), nil
 }
 
-// Decode decodes b into *v. v must be a non-nil pointer. Malformed input
-// and trailing bytes are errors, never panics.
-func Decode(b []byte, v any) (err error) {
-	rv := reflect.ValueOf(v)
-	if rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return fmt.Errorf("%w: Decode needs a non-nil pointer, got %T", ErrDecode, v)
+func appendStrings(dst []byte, s []string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	for _, e := range s {
+		dst = binary.AppendUvarint(dst, uint64(len(e)))
+		dst = append(dst, e...)
 	}
+	return dst
+}
+
+// Decode decodes b, as made by Encode, into *v. v must be a non-nil
+// pointer. *v is replaced, not merged into, and is left alone on error.
+// Malformed input and trailing bytes are errors (wrapping ErrDecode), never
+// panics; so is a bool byte other than 0 or 1 in a plain value. The result
+// does not share memory with b, except that the strings of a []string share
+// one allocation.
+func Decode(b []byte, v any) (err error) {
 	switch p := v.(type) {
 	case *string:
-		*p = string(b)
-		return nil
+		if p != nil {
+			*p = string(b)
+			return nil
+		}
 	case *[]string:
-		return decodeStrings(b, p)
+		if p != nil {
+			s, err := decodeStrings(b)
+			if err != nil {
+				return fmt.Errorf("%w []string: %v", ErrDecode, err)
+			}
+			*p = s
+			return nil
+		}
+	case *[]byte:
+		if p != nil {
+			*p = append(make([]byte, 0, len(b)), b...)
+			return nil
+		}
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return fmt.Errorf("%w %T: Decode needs a non-nil pointer", ErrDecode, v)
 	}
 	t := rv.Type().Elem()
+	c := codecOf(t)
+	switch c.method {
+	case refused:
+		return fmt.Errorf("%w %v: %s", ErrDecode, t, c.why)
+	case viaString:
+		rv.Elem().SetString(string(b))
+		return nil
+	case viaStrings:
+		s, err := decodeStrings(b)
+		if err != nil {
+			return fmt.Errorf("%w %v: %v", ErrDecode, t, err)
+		}
+		out := reflect.MakeSlice(t, len(s), len(s))
+		for i, e := range s {
+			out.Index(i).SetString(e)
+		}
+		rv.Elem().Set(out)
+		return nil
+	case viaMemory:
+		if len(b) != c.size {
+			return fmt.Errorf("%w %v: %d bytes, want %d", ErrDecode, t, len(b), c.size)
+		}
+		if c.bools != nil && !c.bools(b) {
+			return fmt.Errorf("%w %v: a bool is neither 0 nor 1", ErrDecode, t)
+		}
+		copy(unsafe.Slice((*byte)(rv.UnsafePointer()), c.size), b)
+		return nil
+	case viaElems:
+		if len(b)%c.size != 0 {
+			return fmt.Errorf("%w %v: %d bytes are not a whole number of %d-byte elements", ErrDecode, t, len(b), c.size)
+		}
+		if c.bools != nil {
+			for i := 0; i < len(b); i += c.size {
+				if !c.bools(b[i : i+c.size]) {
+					return fmt.Errorf("%w %v: a bool of element %d is neither 0 nor 1", ErrDecode, t, i/c.size)
+				}
+			}
+		}
+		n := len(b) / c.size
+		out := reflect.MakeSlice(t, n, n)
+		if n > 0 {
+			copy(unsafe.Slice((*byte)(out.UnsafePointer()), len(b)), b)
+		}
+		rv.Elem().Set(out)
+		return nil
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w %v: malformed input (%v)", ErrDecode, t, r)
 		}
 	}()
 	r := bytes.NewReader(b)
-	wrapped := reflect.New(reflect.StructOf([]reflect.StructField{{Name: "V", Type: t}}))
-	if err := gob.NewDecoder(r).DecodeValue(wrapped); err != nil {
+	w := reflect.New(c.wrap)
+	if err := gob.NewDecoder(r).DecodeValue(w); err != nil {
 		return fmt.Errorf("%w %v: %v", ErrDecode, t, err)
 	}
 	if r.Len() != 0 {
 		return fmt.Errorf("%w %v: %d trailing bytes", ErrDecode, t, r.Len())
 	}
-	rv.Elem().Set(wrapped.Elem().Field(0))
+	if p := w.Elem().Field(0); p.IsNil() {
+		rv.Elem().SetZero() // gob leaves zero values out
+	} else {
+		rv.Elem().Set(p.Elem())
+	}
 	return nil
 }
 
-func decodeStrings(b []byte, p *[]string) error {
+// decodeStrings decodes the []string format. The strings share one
+// allocation.
+func decodeStrings(b []byte) ([]string, error) {
 	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b)) {
-		return fmt.Errorf("%w []string: bad count", ErrDecode)
+	if k <= 0 {
+		return nil, errors.New("bad count")
 	}
-	b = b[k:]
+	rest := b[k:]
+	if n > uint64(len(rest)) { // every string takes at least one byte
+		return nil, fmt.Errorf("count %d exceeds the %d bytes left", n, len(rest))
+	}
+	all := string(rest)
 	out := make([]string, n)
+	off := 0
 	for i := range out {
-		l, k := binary.Uvarint(b)
-		if k <= 0 || l > uint64(len(b)-k) {
-			return fmt.Errorf("%w []string: bad length of element %d", ErrDecode, i)
+		l, k := binary.Uvarint(rest[off:])
+		if k <= 0 || l > uint64(len(rest)-off-k) {
+			return nil, fmt.Errorf("bad length of element %d", i)
 		}
-		out[i] = string(b[k : k+int(l)])
-		b = b[k+int(l):]
+		off += k
+		out[i] = all[off : off+int(l)]
+		off += int(l)
 	}
-	if len(b) != 0 {
-		return fmt.Errorf("%w []string: %d trailing bytes", ErrDecode, len(b))
+	if off != len(rest) {
+		return nil, fmt.Errorf("%d trailing bytes", len(rest)-off)
 	}
-	*p = out
-	return nil
+	return out, nil
 }

@@ -1,19 +1,3 @@
-// Package datatype decides how a Go value becomes message bytes.
-//
-// A type is plain when its values are fixed-size memory without pointers:
-// booleans, integers, floats, complex numbers, and arrays and structs made
-// only of those, at any depth. Plain values, and slices of plain elements,
-// travel as their raw memory with no encoding. Everything else (strings,
-// slices of non-plain elements, maps, pointers, interfaces) is encoded by
-// the codec in this package. uintptr and unsafe.Pointer are treated as
-// pointers, so they are not plain: their values mean nothing on another
-// rank.
-//
-// Every type has a 64-bit signature: a hash of a canonical description of
-// its structure (kinds, sizes, array lengths, field names and types, in
-// order, and the name of every named type). A message carries the
-// signature of its type, so a receive of another type can be refused
-// before it decodes garbage.
 package datatype
 
 import (
@@ -26,33 +10,93 @@ import (
 )
 
 // Info describes how values of one Go type travel. It is computed once per
-// type and cached.
+// type, cached, and never modified afterwards.
 type Info struct {
 	Type  reflect.Type
-	Plain bool   // fixed size, no pointers anywhere
-	Size  int    // size in bytes of a value (meaningful for plain types)
-	Align int    // alignment in bytes
+	Plain bool   // fixed size and no pointers anywhere (see the package doc)
+	Size  int    // size in bytes of a value, as reflect reports it (meaningful for plain types)
+	Align int    // alignment in bytes of a value
 	Sig   uint64 // structural signature; never 0
-	Elem  *Info  // for slices and arrays: the element's Info
+	Elem  *Info  // for slices: the element's Info; nil for every other kind
+
+	// bools checks the bools in one value of a plain type; nil when the
+	// type holds none.
+	bools func([]byte) bool
+}
+
+// ValidBools reports whether every bool in b, a run of whole values of the
+// plain type i describes, is 0 or 1: the only bytes a Go bool may hold.
+// Received memory of a type holding bools must pass it before a Go program
+// reads it; for types without bools it costs nothing.
+func (i *Info) ValidBools(b []byte) bool {
+	if i.bools == nil || i.Size == 0 {
+		return true
+	}
+	if i.Size == 1 { // bool itself, or a wrapper of one
+		for _, c := range b {
+			if c > 1 {
+				return false
+			}
+		}
+		return true
+	}
+	for off := 0; off+i.Size <= len(b); off += i.Size {
+		if !i.bools(b[off : off+i.Size]) {
+			return false
+		}
+	}
+	return true
+}
+
+// FixBools rewrites every bool in b (a run of whole values of the plain
+// type i describes) that is neither 0 nor 1 to 1, so that memory which
+// failed ValidBools is safe for a Go program to read.
+func (i *Info) FixBools(b []byte) {
+	if i.bools == nil || i.Size == 0 {
+		return
+	}
+	fixBools(i.Type, b)
 }
 
 var cache sync.Map // reflect.Type -> *Info
 
-// InfoOf returns the Info of t.
+// InfoOf returns the Info of t. After the first call for a type it does
+// not allocate.
 func InfoOf(t reflect.Type) *Info {
 	if v, ok := cache.Load(t); ok {
 		return v.(*Info)
 	}
-	info := &Info{Type: t, Plain: plain(t, map[reflect.Type]bool{}), Size: int(t.Size()), Align: t.Align(), Sig: signature(t)}
-	if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
-		info.Elem = InfoOf(t.Elem())
+	return build(t, nil)
+}
+
+// build computes the Info of t and caches it. pending holds the slice types
+// whose Info is being built further up the stack, so that a recursive slice
+// type (type T []T) is its own Elem instead of an endless recursion.
+func build(t reflect.Type, pending map[reflect.Type]*Info) *Info {
+	if v, ok := cache.Load(t); ok {
+		return v.(*Info)
+	}
+	if info := pending[t]; info != nil {
+		return info
+	}
+	info := &Info{Type: t, Plain: plain(t), Size: int(t.Size()), Align: t.Align(), Sig: signature(t)}
+	if info.Plain {
+		info.bools = boolCheck(t)
+	}
+	if t.Kind() == reflect.Slice {
+		if pending == nil {
+			pending = map[reflect.Type]*Info{}
+		}
+		pending[t] = info
+		info.Elem = build(t.Elem(), pending)
 	}
 	v, _ := cache.LoadOrStore(t, info)
 	return v.(*Info)
 }
 
-// fast is a direct-mapped cache in front of the sync.Map, indexed by the
-// address of the type descriptor: a hit costs a load and a compare.
+// fast is a direct-mapped cache in front of the sync.Map, indexed by a hash
+// of the address of the type descriptor: a hit costs a load and a compare.
+// Two types sharing a slot only cost each other the sync.Map lookup.
 var fast [1024]atomic.Pointer[Info]
 
 func typeAddr(t reflect.Type) uintptr {
@@ -65,7 +109,8 @@ func typeAddr(t reflect.Type) uintptr {
 // allocate, and usually costs a few nanoseconds.
 func InfoFor[T any]() *Info {
 	t := reflect.TypeFor[T]()
-	slot := &fast[(typeAddr(t)>>4)%uintptr(len(fast))]
+	// Fibonacci hashing: the top 10 bits of the address times 2^64/phi.
+	slot := &fast[uint64(typeAddr(t))*0x9E3779B97F4A7C15>>(64-10)]
 	if info := slot.Load(); info != nil && info.Type == t {
 		return info
 	}
@@ -75,46 +120,47 @@ func InfoFor[T any]() *Info {
 }
 
 // plain reports whether values of t are fixed-size memory with no pointers.
-func plain(t reflect.Type, seen map[reflect.Type]bool) bool {
+// It needs no guard against recursive types: a type can only contain itself
+// through a pointer, slice, map, channel, function or interface, and plain
+// stops at all of those.
+func plain(t reflect.Type) bool {
 	switch t.Kind() {
 	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
 		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
 		return true
 	case reflect.Array:
-		return plain(t.Elem(), seen)
+		return plain(t.Elem())
 	case reflect.Struct:
-		if seen[t] {
-			return false
-		}
-		seen[t] = true
-		for i := 0; i < t.NumField(); i++ {
-			if !plain(t.Field(i).Type, seen) {
+		for i := range t.NumField() {
+			if !plain(t.Field(i).Type) {
 				return false
 			}
 		}
 		return true
 	}
-	return false
+	return false // uintptr, unsafe.Pointer, string, slice, map, pointer, interface, chan, func
 }
 
-// signature hashes a canonical description of t.
+// signature hashes the canonical description of t. It is never 0.
 func signature(t reflect.Type) uint64 {
 	h := fnv.New64a()
-	var b []byte
-	b = describe(b, t, map[reflect.Type]int{})
-	h.Write(b)
-	s := h.Sum64()
-	if s == 0 {
-		s = 1
+	h.Write(describe(nil, t, map[reflect.Type]int{}))
+	if s := h.Sum64(); s != 0 {
+		return s
 	}
-	return s
+	return 1
 }
 
+// describe appends the canonical description of t to b. A type met again
+// is written as a back-reference to the order in which it was first met,
+// which keeps recursive types finite and the description deterministic.
 func describe(b []byte, t reflect.Type, seen map[reflect.Type]int) []byte {
 	if t.Name() != "" {
-		b = append(b, t.PkgPath()...)
-		b = append(b, '.')
+		if t.PkgPath() != "" { // not a predeclared type
+			b = append(b, t.PkgPath()...)
+			b = append(b, '.')
+		}
 		b = append(b, t.Name()...)
 		b = append(b, '=')
 	}
@@ -133,7 +179,7 @@ func describe(b []byte, t reflect.Type, seen map[reflect.Type]int) []byte {
 		b = strconv.AppendInt(b, int64(t.Len()), 10)
 		b = append(b, ']')
 		b = describe(b, t.Elem(), seen)
-	case reflect.Slice, reflect.Pointer:
+	case reflect.Slice, reflect.Pointer, reflect.Chan:
 		b = append(b, '(')
 		b = describe(b, t.Elem(), seen)
 		b = append(b, ')')
@@ -145,8 +191,11 @@ func describe(b []byte, t reflect.Type, seen map[reflect.Type]int) []byte {
 		b = append(b, ')')
 	case reflect.Struct:
 		b = append(b, '{')
-		for i := 0; i < t.NumField(); i++ {
+		for i := range t.NumField() {
 			f := t.Field(i)
+			if f.Anonymous {
+				b = append(b, '^')
+			}
 			b = append(b, f.Name...)
 			b = append(b, ' ')
 			b = describe(b, f.Type, seen)
@@ -155,7 +204,7 @@ func describe(b []byte, t reflect.Type, seen map[reflect.Type]int) []byte {
 		b = append(b, '}')
 	case reflect.Interface:
 		b = append(b, '{')
-		for i := 0; i < t.NumMethod(); i++ {
+		for i := range t.NumMethod() {
 			b = append(b, t.Method(i).Name...)
 			b = append(b, ';')
 		}
@@ -164,25 +213,27 @@ func describe(b []byte, t reflect.Type, seen map[reflect.Type]int) []byte {
 	return b
 }
 
-// ValueBytes returns the memory of *p. It is meaningful only for plain T.
-func ValueBytes[T any](p *T) []byte {
-	return unsafe.Slice((*byte)(unsafe.Pointer(p)), unsafe.Sizeof(*p))
-}
-
-// SliceBytes returns the memory of s's elements, without copying. It is
-// meaningful only for plain E.
-func SliceBytes[E any](s []E) []byte {
-	if len(s) == 0 {
-		return []byte{}
+// fixBools sets to 1 every bool byte above 1 in b, which holds whole values
+// of the plain type t.
+func fixBools(t reflect.Type, b []byte) {
+	size := int(t.Size())
+	if size == 0 {
+		return
 	}
-	var e E
-	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(e)))
-}
-
-// MakeSlice allocates a []E of nbytes/sizeof(E) elements and returns it
-// with its memory as bytes.
-func MakeSlice[E any](nbytes int) ([]E, []byte) {
-	var e E
-	s := make([]E, nbytes/int(max(unsafe.Sizeof(e), 1)))
-	return s, SliceBytes(s)
+	for off := 0; off+size <= len(b); off += size {
+		v := b[off : off+size]
+		switch t.Kind() {
+		case reflect.Bool:
+			if v[0] > 1 {
+				v[0] = 1
+			}
+		case reflect.Array:
+			fixBools(t.Elem(), v)
+		case reflect.Struct:
+			for i := range t.NumField() {
+				f := t.Field(i)
+				fixBools(f.Type, v[f.Offset:f.Offset+f.Type.Size()])
+			}
+		}
+	}
 }

@@ -387,7 +387,7 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 	defer e.mu.Unlock()
 	switch f.Kind {
 	case wire.Eager, wire.RTS:
-		if int64(len(f.Payload)) > f.Size {
+		if int64(len(f.Payload)) > f.Size || (f.Kind == wire.Eager && int64(len(f.Payload)) != f.Size) {
 			return fmt.Errorf("%w: %v frame from %d carries %d bytes for a %d-byte message", ErrProtocol, f.Kind, f.From, len(f.Payload), f.Size)
 		}
 		if r := e.takePosted(&f.Header); r != nil {
@@ -426,11 +426,11 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 		if r == nil {
 			return fmt.Errorf("%w: CTS for unknown send %d from %d", ErrProtocol, f.SendID, f.From)
 		}
-		delete(e.sends, f.SendID)
 		n := int(f.Size)
-		if n > len(r.Buf) {
+		if n < 0 || n > len(r.Buf) {
 			return fmt.Errorf("%w: CTS from %d asks %d bytes of a %d-byte send", ErrProtocol, f.From, n, len(r.Buf))
 		}
+		delete(e.sends, f.SendID)
 		if n == 0 {
 			r.complete(Status{})
 			return nil
@@ -564,6 +564,14 @@ func (e *Engine) Improbe(ctx uint32, src, tag int, w *Waiter) (*Message, bool) {
 func (e *Engine) MRecv(m *Message, r *Request, out *Outbox) {
 	r.Op = OpRecv
 	e.mu.Lock()
+	if e.dead != nil {
+		err := e.dead
+		freeInbound(m.m)
+		e.mu.Unlock()
+		m.m = nil
+		r.Fail(err)
+		return
+	}
 	e.consume(r, m.m, out)
 	e.mu.Unlock()
 	m.m = nil
