@@ -64,6 +64,12 @@ type Config struct {
 	// ChunkSize is the largest Data frame of a rendezvous over a transport
 	// that cannot read the sender's memory directly.
 	ChunkSize int
+	// Fetch, if set, copies len(dst) bytes at addr in the process pid into
+	// dst: a transport between processes that can read a peer's memory
+	// (cross-memory attach) sets it, and RTS frames with wire.FlagRemote
+	// are then answered by one copy straight into the receive buffer and a
+	// Fin. If Fetch fails, the receive falls back to CTS and Data frames.
+	Fetch func(pid, addr uint64, dst []byte) error
 }
 
 // DefaultConfig returns the default tunables. The eager limit was chosen
@@ -356,8 +362,14 @@ func (e *Engine) consume(r *Request, m *inbound, out *Outbox) {
 
 // startRendezvous answers an RTS that matched r. e.mu is held.
 func (e *Engine) startRendezvous(r *Request, from int, h *wire.Header, region []byte, st Status, n int, out *Outbox) {
-	if region != nil {
-		copy(r.Buf[:n], region)
+	fetched := false
+	if region == nil && h.Flags&wire.FlagRemote != 0 && e.cfg.Fetch != nil && n > 0 {
+		fetched = e.cfg.Fetch(h.RecvID, uint64(h.Offset), r.Buf[:n]) == nil
+	}
+	if region != nil || fetched {
+		if region != nil {
+			copy(r.Buf[:n], region)
+		}
 		it := out.add()
 		it.F = wire.Frame{Header: wire.Header{Kind: wire.Fin, Context: h.Context, SendID: h.SendID, Size: int64(n)}, From: e.rank, To: from}
 		r.complete(st)

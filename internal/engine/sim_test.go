@@ -732,3 +732,45 @@ func TestEngineDataDest(t *testing.T) {
 	}
 	s.clean(t)
 }
+
+// TestRemoteFetch: an RTS with FlagRemote is answered by Fetch and a Fin,
+// and by the usual CTS when Fetch fails.
+func TestRemoteFetch(t *testing.T) {
+	src := pattern(300)
+	for _, fail := range []bool{false, true} {
+		cfg := Config{EagerLimit: 8, ChunkSize: 64}
+		var asked [2]uint64
+		cfg.Fetch = func(pid, addr uint64, dst []byte) error {
+			asked = [2]uint64{pid, addr}
+			if fail {
+				return errors.New("not permitted")
+			}
+			copy(dst, src[addr:])
+			return nil
+		}
+		e := New(1, cfg, nil)
+		r := &Request{Context: 1, Peer: 0, Tag: 3, Buf: make([]byte, 300)}
+		var out Outbox
+		e.PostRecv(r, &out)
+		f := wire.Frame{Header: wire.Header{Kind: wire.RTS, Flags: wire.FlagRemote, Context: 1, Tag: 3, Size: 300, SendID: 9, RecvID: 4242, Offset: 0}, From: 0, To: 1}
+		if err := e.Deliver(&f, &out); err != nil {
+			t.Fatal(err)
+		}
+		if asked != [2]uint64{4242, 0} {
+			t.Errorf("Fetch asked for %v", asked)
+		}
+		if out.Len() != 1 {
+			t.Fatalf("%d frames out, want 1", out.Len())
+		}
+		k := out.At(0).F.Kind
+		if fail {
+			if k != wire.CTS || r.Done() {
+				t.Errorf("failed fetch: sent %v, done %v; want a CTS and a pending receive", k, r.Done())
+			}
+			continue
+		}
+		if k != wire.Fin || !r.Done() || !bytes.Equal(r.Buf, src) {
+			t.Errorf("fetch: sent %v, done %v, data equal %v", k, r.Done(), bytes.Equal(r.Buf, src))
+		}
+	}
+}

@@ -70,6 +70,11 @@ const (
 	FlagCancelled
 	// FlagTruncated in a CTS or Fin says the receiver took fewer bytes than were sent.
 	FlagTruncated
+	// FlagRemote in an RTS says the receiver may read the message in place
+	// from the sender's process: Offset holds the message's address there
+	// and RecvID the process's id. A receiver that cannot read it answers
+	// with a CTS as usual.
+	FlagRemote
 )
 
 // Header is the fixed part of a frame.

@@ -1,0 +1,231 @@
+package shm
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/mpigo/mpi/internal/wire"
+)
+
+// A ring is a single-producer, single-consumer byte stream in shared
+// memory. Its layout, at the start of its memory:
+//
+//	[0, 8)      tail: bytes ever written (only the producer stores it)
+//	[64, 72)    head: bytes ever read (only the consumer stores it)
+//	[128, ...)  data: a power-of-two number of bytes, used modulo its size
+//
+// tail and head live in cache lines of their own so that the producer and
+// the consumer do not steal each other's line on every update. The
+// producer copies bytes in, then stores tail: the store publishes them
+// (Go's atomics order the plain copies before it). The consumer loads tail,
+// copies or hands out the bytes before it, then stores head, which gives
+// their room back. Frames (a wire header and its payload) follow each other
+// in the stream; one may straddle the end of the data and continue at its
+// start, and one larger than the ring is written in parts as room appears.
+type ring struct {
+	tail *atomic.Uint64
+	head *atomic.Uint64
+	data []byte
+	mask uint64
+}
+
+// ringHeader is the size of a ring's index lines before its data.
+const ringHeader = 128
+
+// ringBytes is the memory a ring of capacity c takes.
+func ringBytes(c int) int { return ringHeader + c }
+
+// newRing views mem (at least ringBytes(c) bytes, 8-byte aligned) as a ring
+// of capacity c, a power of two.
+func newRing(mem []byte, c int) ring {
+	return ring{
+		tail: (*atomic.Uint64)(unsafe.Pointer(&mem[0])),
+		head: (*atomic.Uint64)(unsafe.Pointer(&mem[64])),
+		data: mem[ringHeader : ringHeader+c : ringHeader+c],
+		mask: uint64(c - 1),
+	}
+}
+
+// put copies as much of p as fits at position pos (the producer's tail),
+// wrapping at the end of the data, given that the consumer's head is head.
+// It returns the number of bytes copied; the caller publishes them.
+func (r *ring) put(pos, head uint64, p []byte) int {
+	free := uint64(len(r.data)) - (pos - head)
+	n := min(uint64(len(p)), free)
+	if n == 0 {
+		return 0
+	}
+	at := pos & r.mask
+	k := copy(r.data[at:], p[:n])
+	copy(r.data, p[k:n])
+	return int(n)
+}
+
+// get copies len(p) bytes at position pos into p, wrapping at the end. The
+// caller has checked that they are there.
+func (r *ring) get(pos uint64, p []byte) {
+	at := pos & r.mask
+	k := copy(p, r.data[at:])
+	copy(p[k:], r.data)
+}
+
+// view returns the n bytes at pos if they are contiguous in the data, or
+// nil if they wrap.
+func (r *ring) view(pos uint64, n int) []byte {
+	at := pos & r.mask
+	if at+uint64(n) > uint64(len(r.data)) {
+		return nil
+	}
+	return r.data[at : at+uint64(n) : at+uint64(n)]
+}
+
+// reader is the consumer's side of a ring: it turns the stream back into
+// frames, possibly across several polls when a frame arrives in parts.
+type reader struct {
+	ring
+	head    uint64 // local copy of the published head
+	from    int    // the producer's world rank
+	self    int
+	partial bool // the header of the current frame has been read
+	hdr     wire.Header
+	n       int    // its payload length
+	dst     []byte // where the payload goes: a placed receive buffer or scratch
+	got     int    // payload bytes copied into dst so far
+	scratch []byte
+	hb      [wire.HeaderSize]byte
+}
+
+// poll delivers the frames that have arrived whole, through deliver, and
+// moves the bytes of a frame that is still arriving into its destination.
+// place, if not nil, may give the destination of a payload (the posted
+// receive buffer it fills). It reports whether it consumed anything, and
+// fails on a malformed header.
+func (rd *reader) poll(deliver func(f wire.Frame), place func(h *wire.Header, from, n int) []byte, limit int) (bool, error) {
+	tail := rd.tail.Load()
+	if tail == rd.head {
+		return false, nil
+	}
+	for {
+		avail := tail - rd.head
+		if !rd.partial {
+			if avail < wire.HeaderSize {
+				break
+			}
+			rd.get(rd.head, rd.hb[:])
+			h, n, err := wire.Unmarshal(rd.hb[:])
+			if err != nil {
+				return true, err
+			}
+			if n > limit {
+				return true, errTooBig(n, limit)
+			}
+			avail -= wire.HeaderSize
+			// A whole frame that does not wrap is handed out in place: the
+			// engine copies what it keeps before deliver returns.
+			if uint64(n) <= avail {
+				if v := rd.view(rd.head+wire.HeaderSize, n); v != nil || n == 0 {
+					rd.head += wire.HeaderSize
+					if pd := placed(place, &h, rd.from, n); pd != nil {
+						copy(pd, v)
+						v = pd
+					}
+					deliver(wire.Frame{Header: h, From: rd.from, To: rd.self, Payload: v})
+					rd.head += uint64(n)
+					rd.ring.head.Store(rd.head)
+					continue
+				}
+			}
+			rd.head += wire.HeaderSize
+			rd.partial, rd.hdr, rd.n, rd.got = true, h, n, 0
+			rd.dst = placed(place, &h, rd.from, n)
+			if rd.dst == nil {
+				if cap(rd.scratch) < n {
+					rd.scratch = make([]byte, n)
+				}
+				rd.dst = rd.scratch[:n]
+			}
+		}
+		k := int(min(uint64(rd.n-rd.got), tail-rd.head))
+		if k > 0 {
+			rd.get(rd.head, rd.dst[rd.got:rd.got+k])
+			rd.got += k
+			rd.head += uint64(k)
+		}
+		if rd.got < rd.n {
+			break
+		}
+		rd.partial = false
+		deliver(wire.Frame{Header: rd.hdr, From: rd.from, To: rd.self, Payload: rd.dst})
+		rd.dst = nil
+		if cap(rd.scratch) > 4<<20 { // do not keep a huge buffer for one large frame
+			rd.scratch = nil
+		}
+	}
+	rd.ring.head.Store(rd.head)
+	return true, nil
+}
+
+func placed(place func(h *wire.Header, from, n int) []byte, h *wire.Header, from, n int) []byte {
+	if place == nil || n == 0 {
+		return nil
+	}
+	if d := place(h, from, n); len(d) == n {
+		return d
+	}
+	return nil
+}
+
+// writer is the producer's side of a ring.
+type writer struct {
+	ring
+	tail uint64 // local copy of the published tail
+	head uint64 // last head seen: room is at least what it implies
+}
+
+// write copies p into the ring as room allows, publishing as it goes, and
+// calls wait when the ring is full; wait returns an error to give up (the
+// consumer died or the transport closed). After each publication it calls
+// published, which wakes the consumer if it sleeps.
+func (w *writer) write(p []byte, wait func(spins int) error, published func()) error {
+	spins := 0
+	for len(p) > 0 {
+		if uint64(len(w.data))-(w.tail-w.head) < uint64(len(p)) {
+			w.head = w.ring.head.Load()
+		}
+		k := w.put(w.tail, w.head, p)
+		if k == 0 {
+			published()
+			if err := wait(spins); err != nil {
+				return err
+			}
+			spins++
+			continue
+		}
+		spins = 0
+		p = p[k:]
+		w.tail += uint64(k)
+		w.ring.tail.Store(w.tail)
+		published()
+	}
+	return nil
+}
+
+// writeFrame writes a header and its payload; small frames are published
+// by a single store.
+func (w *writer) writeFrame(hb []byte, payload []byte, wait func(spins int) error, published func()) error {
+	if uint64(len(w.data))-(w.tail-w.head) < uint64(len(hb)+len(payload)) {
+		w.head = w.ring.head.Load()
+	}
+	if free := uint64(len(w.data)) - (w.tail - w.head); free >= uint64(len(hb)+len(payload)) {
+		w.put(w.tail, w.head, hb)
+		w.put(w.tail+uint64(len(hb)), w.head, payload)
+		w.tail += uint64(len(hb) + len(payload))
+		w.ring.tail.Store(w.tail)
+		published()
+		return nil
+	}
+	if err := w.write(hb, wait, published); err != nil {
+		return err
+	}
+	return w.write(payload, wait, published)
+}

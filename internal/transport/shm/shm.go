@@ -1,0 +1,478 @@
+// Package shm moves frames between processes on one node through shared
+// memory.
+//
+// Every rank owns an inbox: a file in /dev/shm (mode 0600, named after the
+// job and the rank) that holds one single-producer, single-consumer ring per
+// local peer. A sender copies a frame into its ring in the receiver's inbox
+// and publishes it with one atomic store; the receiver's poller finds it,
+// hands it to the engine (in place when it does not wrap) and gives the
+// room back. Large messages skip the rings when the kernel allows it: the
+// RTS names the sender's buffer and the receiver copies it straight into
+// the posted receive buffer with process_vm_readv (Fetch).
+//
+// Start-up is three steps around the launcher's fences: New creates and
+// maps the inbox; after a fence, Attach maps the peers' inboxes and tests
+// cross-memory attach towards each; after a second fence, Ready unlinks the
+// inbox (every peer has it mapped by then, so nothing is left in /dev/shm
+// whatever happens next) and starts the poller.
+//
+// Waiting: the poller spins for a short while after the last frame, then
+// sleeps on a futex in its inbox; a sender that publishes a frame wakes it
+// if it sleeps. See "Waking a sleeping poller" in ARCHITECTURE.md for why
+// no wake-up is lost.
+package shm
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/mpigo/mpi/internal/transport"
+	"github.com/mpigo/mpi/internal/wire"
+)
+
+const (
+	magic   = "mpigoshm"
+	version = 1
+	ctlSize = 4096 // control page; the canRead flags follow at ctlFlags
+	// offsets in the control page
+	offVersion  = 8
+	offSlots    = 12
+	offRing     = 16
+	offPid      = 24
+	offProbe    = 32
+	offSleeping = 64
+	offFlags    = 128
+)
+
+// Tunables of the poller, chosen by measurement on 2 cores: spinning
+// longer than a few tens of microseconds buys no latency and costs CPU
+// that computing ranks need.
+var (
+	// SpinTime is how long the poller keeps polling after the last frame
+	// before it sleeps on its futex (Config.Spin overrides it).
+	SpinTime = 50 * time.Microsecond
+	// SleepTime bounds a futex sleep: the poller then checks that its
+	// peers are alive.
+	SleepTime = 100 * time.Millisecond
+)
+
+// Config describes one rank's endpoint.
+type Config struct {
+	Rank  int    // this rank (world)
+	Size  int    // ranks in the job
+	JobID uint64 // names the job's files
+	// Locals are the world ranks of this node that talk through shared
+	// memory, in ascending order, Rank among them.
+	Locals []int
+	Dir    string // where inboxes live; default /dev/shm
+	// RingSize is each ring's capacity in bytes, a power of two; 0 picks
+	// one by the number of local ranks.
+	RingSize int
+	NoCMA    bool // never copy by cross-memory attach (for tests)
+	// Spin is how long the poller polls after the last frame before it
+	// sleeps: 0 means SpinTime, a negative value not at all.
+	Spin time.Duration
+	Handler  transport.Handler
+	// Place may give the destination of a payload (see tcp.Config.Place).
+	Place func(h *wire.Header, from, n int) []byte
+	// OnPeerError is told when a peer's process is gone or sent garbage.
+	OnPeerError func(peer int, err error)
+}
+
+// DefaultRingSize is the ring capacity for n local ranks: 1 MiB per pair up
+// to 16 ranks, shrinking so that a node's rings stay within 256 MiB of
+// (lazily touched) shared memory, and never below 64 KiB.
+func DefaultRingSize(n int) int {
+	c := 1 << 20
+	for c > 64<<10 && n*n*c > 256<<20 {
+		c >>= 1
+	}
+	return c
+}
+
+// Name is the file of rank's inbox in job jobID.
+func Name(dir string, jobID uint64, rank int) string {
+	if dir == "" {
+		dir = "/dev/shm"
+	}
+	return filepath.Join(dir, "mpigo-"+strconv.FormatUint(jobID, 10)+"-"+strconv.Itoa(rank))
+}
+
+// RemoveJob deletes whatever inboxes of job jobID are left in dir (a launcher
+// calls it when the job ends, in case a rank died before unlinking its
+// own). It returns how many it removed.
+func RemoveJob(dir string, jobID uint64) int {
+	if dir == "" {
+		dir = "/dev/shm"
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "mpigo-"+strconv.FormatUint(jobID, 10)+"-*"))
+	n := 0
+	for _, f := range names {
+		if os.Remove(f) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Transport is one rank's shared-memory endpoint.
+type Transport struct {
+	cfg      Config
+	slotOf   []int32 // world rank -> index in Locals, or -1
+	me       int     // my index in Locals
+	name     string
+	mem      []byte
+	ringSize int
+	sleeping *atomic.Uint32
+	peers    []*peer  // by slot; nil for me
+	readers  []reader // by slot
+	pid      int
+
+	closed  atomic.Bool
+	started bool
+	done    chan struct{}
+	once   sync.Once
+}
+
+type peer struct {
+	rank     int
+	mu       sync.Mutex
+	mem      []byte
+	w        writer
+	sleeping *atomic.Uint32
+	pid      int
+	cma      bool
+	dead     atomic.Bool
+	hb       [wire.HeaderSize]byte
+}
+
+// New creates and maps this rank's inbox.
+func New(cfg Config) (*Transport, error) {
+	t := &Transport{cfg: cfg, slotOf: make([]int32, cfg.Size), me: -1, pid: os.Getpid(), done: make(chan struct{})}
+	for i := range t.slotOf {
+		t.slotOf[i] = -1
+	}
+	for i, r := range cfg.Locals {
+		if r < 0 || r >= cfg.Size || (i > 0 && r <= cfg.Locals[i-1]) {
+			return nil, fmt.Errorf("shm: bad list of local ranks %v", cfg.Locals)
+		}
+		t.slotOf[r] = int32(i)
+		if r == cfg.Rank {
+			t.me = i
+		}
+	}
+	if t.me < 0 {
+		return nil, fmt.Errorf("shm: rank %d is not among the local ranks %v", cfg.Rank, cfg.Locals)
+	}
+	n := len(cfg.Locals)
+	t.ringSize = cfg.RingSize
+	if t.ringSize == 0 {
+		t.ringSize = DefaultRingSize(n)
+	}
+	if t.ringSize < 4096 || t.ringSize&(t.ringSize-1) != 0 {
+		return nil, fmt.Errorf("shm: ring size %d is not a power of two of at least 4096", t.ringSize)
+	}
+	if offFlags+n > ctlSize {
+		return nil, fmt.Errorf("shm: %d local ranks are more than one inbox serves (%d)", n, ctlSize-offFlags)
+	}
+	size := ctlSize + n*ringBytes(t.ringSize)
+	t.name = Name(cfg.Dir, cfg.JobID, cfg.Rank)
+	f, err := os.OpenFile(t.name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("shm: rank %d: creating its inbox: %w", cfg.Rank, err)
+	}
+	defer f.Close()
+	if err := f.Truncate(int64(size)); err != nil {
+		os.Remove(t.name)
+		return nil, fmt.Errorf("shm: rank %d: sizing its inbox (%d bytes): %w", cfg.Rank, size, err)
+	}
+	if t.mem, err = mapFile(f, size); err != nil {
+		os.Remove(t.name)
+		return nil, fmt.Errorf("shm: rank %d: mapping its inbox: %w", cfg.Rank, err)
+	}
+	copy(t.mem, magic)
+	le := binary.LittleEndian
+	le.PutUint32(t.mem[offVersion:], version)
+	le.PutUint32(t.mem[offSlots:], uint32(n))
+	le.PutUint64(t.mem[offRing:], uint64(t.ringSize))
+	le.PutUint64(t.mem[offPid:], uint64(t.pid))
+	le.PutUint64(t.mem[offProbe:], uint64(uintptr(unsafe.Pointer(&t.mem[0]))))
+	t.sleeping = (*atomic.Uint32)(unsafe.Pointer(&t.mem[offSleeping]))
+	t.readers = make([]reader, n)
+	for i := range t.readers {
+		off := ctlSize + i*ringBytes(t.ringSize)
+		t.readers[i] = reader{ring: newRing(t.mem[off:], t.ringSize), from: cfg.Locals[i], self: cfg.Rank}
+	}
+	return t, nil
+}
+
+// Attach maps every local peer's inbox and records, in this rank's inbox,
+// towards which peers cross-memory attach works. Every local rank must
+// have called New before.
+func (t *Transport) Attach() error {
+	t.peers = make([]*peer, len(t.cfg.Locals))
+	le := binary.LittleEndian
+	for i, r := range t.cfg.Locals {
+		if i == t.me {
+			continue
+		}
+		name := Name(t.cfg.Dir, t.cfg.JobID, r)
+		f, err := os.OpenFile(name, os.O_RDWR, 0)
+		if err != nil {
+			return fmt.Errorf("shm: rank %d: opening the inbox of rank %d: %w", t.cfg.Rank, r, err)
+		}
+		st, err := f.Stat()
+		if err == nil && st.Size() < ctlSize {
+			err = fmt.Errorf("it is %d bytes", st.Size())
+		}
+		var mem []byte
+		if err == nil {
+			mem, err = mapFile(f, int(st.Size()))
+		}
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("shm: rank %d: mapping the inbox of rank %d: %w", t.cfg.Rank, r, err)
+		}
+		if string(mem[:len(magic)]) != magic || le.Uint32(mem[offVersion:]) != version ||
+			int(le.Uint32(mem[offSlots:])) != len(t.cfg.Locals) || int(le.Uint64(mem[offRing:])) != t.ringSize {
+			return fmt.Errorf("shm: rank %d: the inbox of rank %d does not match this job's layout", t.cfg.Rank, r)
+		}
+		p := &peer{rank: r, mem: mem, pid: int(le.Uint64(mem[offPid:])),
+			sleeping: (*atomic.Uint32)(unsafe.Pointer(&mem[offSleeping]))}
+		off := ctlSize + t.me*ringBytes(t.ringSize)
+		p.w = writer{ring: newRing(mem[off:], t.ringSize)}
+		p.w.tail = p.w.ring.tail.Load()
+		p.w.head = p.w.ring.head.Load()
+		t.peers[i] = p
+		if !t.cfg.NoCMA {
+			var probe [len(magic)]byte
+			if Fetch(uint64(p.pid), le.Uint64(mem[offProbe:]), probe[:]) == nil && string(probe[:]) == magic {
+				t.mem[offFlags+i] = 1
+			}
+		}
+	}
+	return nil
+}
+
+// Ready unlinks this rank's inbox, learns from each peer whether it may
+// read this rank's memory, and starts delivering. Every local rank must
+// have called Attach before.
+func (t *Transport) Ready() {
+	os.Remove(t.name)
+	for _, p := range t.peers {
+		if p != nil {
+			p.cma = !t.cfg.NoCMA && p.mem[offFlags+t.me] == 1
+		}
+	}
+	t.started = true
+	go t.poll()
+}
+
+// Abandon removes this rank's inbox file if it still exists: for a start-up
+// that failed before Ready.
+func (t *Transport) Abandon() { os.Remove(t.name) }
+
+// Name says what this transport is, for mpigo info and error messages.
+func (t *Transport) Name() string { return "shm" }
+
+// DirectRead reports whether peer can read this rank's messages in place
+// (by cross-memory attach).
+func (t *Transport) DirectRead(peer int) bool {
+	p := t.peer(peer)
+	return p != nil && p.cma
+}
+
+// CMA reports whether any peer copies from this rank by cross-memory
+// attach.
+func (t *Transport) CMA() bool {
+	for _, p := range t.peers {
+		if p != nil && p.cma {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *Transport) peer(rank int) *peer {
+	if rank < 0 || rank >= len(t.slotOf) {
+		return nil
+	}
+	s := t.slotOf[rank]
+	if s < 0 || t.peers == nil {
+		return nil
+	}
+	return t.peers[s]
+}
+
+// ErrClosed is returned by Send after Close.
+var ErrClosed = errors.New("shm: transport closed")
+
+// Send copies f into the receiver's ring. It blocks while the ring is full.
+func (t *Transport) Send(f wire.Frame) error {
+	p := t.peer(f.To)
+	if p == nil {
+		return fmt.Errorf("shm: rank %d is not a local peer of rank %d", f.To, t.cfg.Rank)
+	}
+	if len(f.Payload) > wire.MaxPayload {
+		return fmt.Errorf("shm: frame payload of %d bytes exceeds %d", len(f.Payload), wire.MaxPayload)
+	}
+	if f.Kind == wire.RTS && len(f.Region) > 0 && p.cma {
+		f.Flags |= wire.FlagRemote
+		f.Offset = int64(uintptr(unsafe.Pointer(&f.Region[0])))
+		f.RecvID = uint64(t.pid)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if t.closed.Load() {
+		return ErrClosed
+	}
+	if p.dead.Load() {
+		return fmt.Errorf("shm: rank %d (process %d) is gone", p.rank, p.pid)
+	}
+	f.Header.Marshal(p.hb[:], len(f.Payload))
+	wait := func(spins int) error { return t.waitRoom(p, spins) }
+	wake := func() {
+		if p.sleeping.Load() == 1 && p.sleeping.CompareAndSwap(1, 0) {
+			futexWake(p.sleeping)
+		}
+	}
+	return p.w.writeFrame(p.hb[:], f.Payload, wait, wake)
+}
+
+// waitRoom waits for the receiver to free room in a full ring.
+func (t *Transport) waitRoom(p *peer, spins int) error {
+	if t.closed.Load() {
+		return ErrClosed
+	}
+	switch {
+	case spins < 64:
+		runtime.Gosched()
+		return nil
+	case spins%256 == 0:
+		if !alive(p.pid) {
+			p.dead.Store(true)
+			return fmt.Errorf("shm: rank %d (process %d) is gone", p.rank, p.pid)
+		}
+	}
+	time.Sleep(20 * time.Microsecond)
+	return nil
+}
+
+// poll is the delivering goroutine: it polls the rings, spins briefly when
+// they are empty, then sleeps until a sender wakes it.
+func (t *Transport) poll() {
+	defer close(t.done)
+	deliver := func(f wire.Frame) { t.cfg.Handler(f) }
+	spin := t.cfg.Spin
+	if spin == 0 {
+		spin = SpinTime
+	}
+	last := time.Now()
+	checked := last
+	for !t.closed.Load() {
+		busy := false
+		for i := range t.readers {
+			if i == t.me {
+				continue
+			}
+			p := t.peers[i]
+			if p.dead.Load() {
+				continue
+			}
+			got, err := t.readers[i].poll(deliver, t.cfg.Place, wire.MaxPayload)
+			if err != nil {
+				t.fail(p, fmt.Errorf("shm: garbage from rank %d: %w", p.rank, err))
+			}
+			busy = busy || got
+		}
+		now := time.Now()
+		if now.Sub(checked) > SleepTime {
+			checked = now
+			t.checkPeers()
+		}
+		if busy {
+			last = now
+			runtime.Gosched()
+			continue
+		}
+		if now.Sub(last) < spin {
+			runtime.Gosched()
+			continue
+		}
+		t.sleeping.Store(1)
+		if t.pending() {
+			t.sleeping.Store(0)
+			continue
+		}
+		futexWait(t.sleeping, 1, SleepTime)
+		t.sleeping.Store(0)
+		last = time.Now()
+	}
+}
+
+// pending reports whether some ring holds bytes not yet consumed.
+func (t *Transport) pending() bool {
+	for i := range t.readers {
+		if i != t.me && t.readers[i].tail.Load() != t.readers[i].head {
+			return true
+		}
+	}
+	return false
+}
+
+// checkPeers reports peers whose process is gone, once each.
+func (t *Transport) checkPeers() {
+	for i, p := range t.peers {
+		if p == nil || p.dead.Load() || alive(p.pid) {
+			continue
+		}
+		// Take what it sent before it went.
+		t.readers[i].poll(func(f wire.Frame) { t.cfg.Handler(f) }, t.cfg.Place, wire.MaxPayload)
+		t.fail(p, fmt.Errorf("shm: rank %d (process %d) is gone", p.rank, p.pid))
+	}
+}
+
+func (t *Transport) fail(p *peer, err error) {
+	if p.dead.Swap(true) {
+		return
+	}
+	if t.cfg.OnPeerError != nil {
+		t.cfg.OnPeerError(p.rank, err)
+	}
+}
+
+// Close stops the poller and unmaps the memory. It is safe to call more
+// than once.
+func (t *Transport) Close() error {
+	t.once.Do(func() {
+		t.closed.Store(true)
+		if t.started {
+			futexWake(t.sleeping)
+			<-t.done
+		}
+		os.Remove(t.name)
+		for _, p := range t.peers {
+			if p != nil {
+				p.mu.Lock()
+				unmap(p.mem)
+				p.mem = nil
+				p.mu.Unlock()
+			}
+		}
+		unmap(t.mem)
+	})
+	return nil
+}
+
+func errTooBig(n, limit int) error {
+	return fmt.Errorf("frame payload of %d bytes exceeds the limit of %d", n, limit)
+}

@@ -1,0 +1,309 @@
+package shm
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/mpigo/mpi/internal/wire"
+)
+
+// memRing is a ring in ordinary memory, for the protocol tests.
+func memRing(c int) (writer, reader) {
+	mem := make([]uint64, ringBytes(c)/8)
+	b := unsafeBytes(mem)
+	return writer{ring: newRing(b, c)}, reader{ring: newRing(b, c), from: 0, self: 1}
+}
+
+func frame(i, n int) (wire.Header, []byte) {
+	p := make([]byte, n)
+	for k := range p {
+		p[k] = byte(i*7 + k)
+	}
+	return wire.Header{Kind: wire.Eager, Tag: int32(i), Size: int64(n)}, p
+}
+
+// TestRingSequential: frames of every size around the capacity, written
+// and read in turns, wrap around the data and come back whole and in
+// order; the consumer sees a partial frame when the producer has only
+// published part of it.
+func TestRingSequential(t *testing.T) {
+	const c = 4096
+	w, rd := memRing(c)
+	sizes := []int{0, 1, 7, 8, 100, 1000, c - wire.HeaderSize, c - wire.HeaderSize + 1, c, 3*c + 5, 17}
+	var got []wire.Frame
+	deliver := func(f wire.Frame) {
+		f.Payload = append([]byte(nil), f.Payload...)
+		got = append(got, f)
+	}
+	for round := 0; round < 5; round++ {
+		for i, n := range sizes {
+			h, p := frame(i, n)
+			var hb [wire.HeaderSize]byte
+			h.Marshal(hb[:], len(p))
+			// The consumer runs whenever the producer waits for room, as
+			// the receiving process would.
+			wait := func(int) error {
+				if _, err := rd.poll(deliver, nil, 1<<20); err != nil {
+					return err
+				}
+				return nil
+			}
+			if err := w.writeFrame(hb[:], p, wait, func() {}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := rd.poll(deliver, nil, 1<<20); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 {
+				t.Fatalf("round %d size %d: %d frames delivered, want 1", round, n, len(got))
+			}
+			if got[0].Tag != int32(i) || !bytes.Equal(got[0].Payload, p) {
+				t.Fatalf("round %d size %d: frame %d came back wrong", round, n, got[0].Tag)
+			}
+			got = got[:0]
+		}
+	}
+	if w.tail != rd.head {
+		t.Errorf("tail %d, head %d", w.tail, rd.head)
+	}
+}
+
+// TestRingFull: a producer facing a full ring waits, and refuses when its
+// wait says so; nothing is published twice.
+func TestRingFull(t *testing.T) {
+	const c = 4096
+	w, rd := memRing(c)
+	_, p := frame(1, c-wire.HeaderSize)
+	var hb [wire.HeaderSize]byte
+	(&wire.Header{Kind: wire.Eager, Size: int64(len(p))}).Marshal(hb[:], len(p))
+	if err := w.writeFrame(hb[:], p, func(int) error { return errors.New("full") }, func() {}); err != nil {
+		t.Fatalf("a frame that fits exactly: %v", err)
+	}
+	stop := errors.New("stop")
+	waits := 0
+	err := w.writeFrame(hb[:], p[:10], func(int) error { waits++; return stop }, func() {})
+	if !errors.Is(err, stop) || waits != 1 {
+		t.Fatalf("full ring: err %v after %d waits", err, waits)
+	}
+	n := 0
+	rd.poll(func(f wire.Frame) { n++ }, nil, 1<<20)
+	if n != 1 {
+		t.Fatalf("%d frames, want 1", n)
+	}
+}
+
+// TestRingConcurrent: a producer and a consumer goroutine stream frames
+// of random sizes through a small ring; every frame arrives intact and in
+// order (checked by CRC), with partial frames landing in placed buffers.
+func TestRingConcurrent(t *testing.T) {
+	const c = 8192
+	const frames = 3000
+	w, rd := memRing(c)
+	rng := rand.New(rand.NewPCG(1, 2))
+	sizes := make([]int, frames)
+	for i := range sizes {
+		switch rng.IntN(4) {
+		case 0:
+			sizes[i] = rng.IntN(16)
+		case 1:
+			sizes[i] = rng.IntN(c)
+		case 2:
+			sizes[i] = c + rng.IntN(3*c)
+		default:
+			sizes[i] = rng.IntN(200)
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		var hb [wire.HeaderSize]byte
+		for i, n := range sizes {
+			_, p := frame(i, n)
+			(&wire.Header{Kind: wire.Data, Tag: int32(i), Size: int64(n), Sig: uint64(crc32.ChecksumIEEE(p))}).Marshal(hb[:], n)
+			if err := w.writeFrame(hb[:], p, func(int) error { runtime.Gosched(); return nil }, func() {}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	next := 0
+	place := func(h *wire.Header, from, n int) []byte {
+		if h.Tag%2 == 0 {
+			return make([]byte, n)
+		}
+		return nil
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for next < frames {
+		_, err := rd.poll(func(f wire.Frame) {
+			if int(f.Tag) != next || len(f.Payload) != sizes[next] || uint64(crc32.ChecksumIEEE(f.Payload)) != f.Sig {
+				t.Errorf("frame %d: tag %d, %d bytes, crc ok %v", next, f.Tag, len(f.Payload), uint64(crc32.ChecksumIEEE(f.Payload)) == f.Sig)
+			}
+			next++
+		}, place, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stuck after %d frames", next)
+		}
+		runtime.Gosched()
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRingGarbage: a header that is not one fails the poll instead of
+// delivering.
+func TestRingGarbage(t *testing.T) {
+	w, rd := memRing(4096)
+	junk := bytes.Repeat([]byte{0xff}, wire.HeaderSize)
+	w.writeFrame(junk, nil, func(int) error { return nil }, func() {})
+	if _, err := rd.poll(func(wire.Frame) { t.Error("garbage delivered") }, nil, 1<<20); err == nil {
+		t.Error("garbage accepted")
+	}
+}
+
+// endpoints builds n shm transports in one process (one "node"), as the
+// runtime does for ranks in separate processes.
+func endpoints(t *testing.T, n int, cfg Config, h func(rank int, f wire.Frame)) []*Transport {
+	t.Helper()
+	dir := t.TempDir()
+	job := rand.Uint64()
+	locals := make([]int, n)
+	for i := range locals {
+		locals[i] = i
+	}
+	ts := make([]*Transport, n)
+	for r := range ts {
+		c := cfg
+		c.Rank, c.Size, c.JobID, c.Locals, c.Dir = r, n, job, locals, dir
+		c.Handler = func(f wire.Frame) { h(r, f) }
+		tr, err := New(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts[r] = tr
+		t.Cleanup(func() { tr.Close() })
+	}
+	for _, tr := range ts {
+		if err := tr.Attach(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tr := range ts {
+		tr.Ready()
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "*")); len(left) != 0 {
+		t.Errorf("inboxes left after Ready: %v", left)
+	}
+	return ts
+}
+
+// TestTransportStress: every rank sends checksummed frames of mixed sizes
+// to every other at once; all arrive, per-pair in order, and the pollers
+// sleep and wake without losing a frame (Spin -1 makes them sleep
+// between almost every frame).
+func TestTransportStress(t *testing.T) {
+	const n, per = 4, 400
+	var mu sync.Mutex
+	next := make([][]int, n)
+	for i := range next {
+		next[i] = make([]int, n)
+	}
+	var bad []string
+	var wg sync.WaitGroup
+	wg.Add(n * (n - 1) * per)
+	ts := endpoints(t, n, Config{RingSize: 16 << 10, Spin: -1}, func(rank int, f wire.Frame) {
+		mu.Lock()
+		defer mu.Unlock()
+		if int(f.Tag) != next[rank][f.From] || uint64(crc32.ChecksumIEEE(f.Payload)) != f.Sig {
+			bad = append(bad, fmt.Sprintf("%d->%d frame %d (want %d)", f.From, rank, f.Tag, next[rank][f.From]))
+		}
+		next[rank][f.From]++
+		wg.Done()
+	})
+	for from := range ts {
+		for to := range ts {
+			if from == to {
+				continue
+			}
+			go func() {
+				rng := rand.New(rand.NewPCG(uint64(from), uint64(to)))
+				for i := 0; i < per; i++ {
+					p := make([]byte, rng.IntN(40<<10))
+					for k := range p {
+						p[k] = byte(rng.Uint32())
+					}
+					f := wire.Frame{Header: wire.Header{Kind: wire.Eager, Tag: int32(i), Size: int64(len(p)), Sig: uint64(crc32.ChecksumIEEE(p))}, From: from, To: to, Payload: p}
+					if err := ts[from].Send(f); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+	}
+	ch := make(chan struct{})
+	go func() { wg.Wait(); close(ch) }()
+	select {
+	case <-ch:
+	case <-time.After(60 * time.Second):
+		t.Fatal("frames lost: the stress test did not finish")
+	}
+	if len(bad) > 0 {
+		t.Fatalf("%d bad frames, first: %s", len(bad), bad[0])
+	}
+}
+
+// TestFetch: cross-memory attach reads this process's memory, and the
+// endpoints agree to use it (CMA is on by default where permitted).
+func TestFetch(t *testing.T) {
+	ok, why := CMAStatus()
+	if !ok {
+		t.Skipf("cross-memory attach not available: %s", why)
+	}
+	src := bytes.Repeat([]byte("mpigo"), 1000)
+	dst := make([]byte, len(src))
+	if err := Fetch(uint64(os.Getpid()), uint64(addrOf(src)), dst); err != nil || !bytes.Equal(src, dst) {
+		t.Fatalf("Fetch: %v", err)
+	}
+	ts := endpoints(t, 2, Config{}, func(int, wire.Frame) {})
+	if !ts[0].DirectRead(1) || !ts[1].DirectRead(0) {
+		t.Error("endpoints in one process do not use cross-memory attach")
+	}
+	ts2 := endpoints(t, 2, Config{NoCMA: true}, func(int, wire.Frame) {})
+	if ts2[0].DirectRead(1) {
+		t.Error("NoCMA ignored")
+	}
+}
+
+// TestRemoveJob: the launcher's clean-up removes a job's leftover inboxes
+// and nothing else.
+func TestRemoveJob(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{Name(dir, 7, 0), Name(dir, 7, 12), Name(dir, 77, 0)} {
+		os.WriteFile(name, nil, 0o600)
+	}
+	if n := RemoveJob(dir, 7); n != 2 {
+		t.Errorf("removed %d, want 2", n)
+	}
+	if _, err := os.Stat(Name(dir, 77, 0)); err != nil {
+		t.Error("another job's inbox was removed")
+	}
+}
+
+func unsafeBytes(m []uint64) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(&m[0])), len(m)*8) }
+
+func addrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(&b[0])) }
