@@ -80,8 +80,8 @@ type Config struct {
 	NoCMA    bool // never copy by cross-memory attach (for tests)
 	// Spin is how long the poller polls after the last frame before it
 	// sleeps: 0 means SpinTime, a negative value not at all.
-	Spin time.Duration
-	Handler  transport.Handler
+	Spin    time.Duration
+	Handler transport.Handler
 	// Place may give the destination of a payload (see tcp.Config.Place).
 	Place func(h *wire.Header, from, n int) []byte
 	// OnPeerError is told when a peer's process is gone or sent garbage.
@@ -140,7 +140,7 @@ type Transport struct {
 	closed  atomic.Bool
 	started bool
 	done    chan struct{}
-	once   sync.Once
+	once    sync.Once
 }
 
 type peer struct {
