@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/mpigo/mpi/internal/transport"
 	"github.com/mpigo/mpi/internal/transport/inproc"
 	"github.com/mpigo/mpi/internal/transport/self"
+	"github.com/mpigo/mpi/internal/transport/shm"
 	"github.com/mpigo/mpi/internal/transport/tcp"
 )
 
@@ -80,6 +82,30 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	addrKey := func(r int) string { return "mpigo.tcp." + strconv.Itoa(r) }
 	ecfg := engine.DefaultConfig()
 	ecfg.EagerLimit = cfg.EagerLimit
+	// Processes of one node talk through shared memory unless told
+	// otherwise. Every rank of the job makes the same choice (the launcher
+	// gives them all the same MPIGO_TRANSPORT), so all fence alike.
+	var useShm bool
+	switch cfg.Transport {
+	case "", "shm":
+		useShm = true
+	case "tcp":
+	default:
+		return fmt.Errorf("mpi: %w: MPIGO_TRANSPORT=%q: want shm or tcp", ErrArg, cfg.Transport)
+	}
+	onNode := func(r int) bool { _, ok := slices.BinarySearch(info.NodeRanks, r); return ok }
+	shmPeers := useShm && len(info.NodeRanks) > k
+	if shmPeers {
+		ecfg.Fetch = shm.Fetch
+	}
+	var shms []*shm.Transport
+	defer func() {
+		if !ok {
+			for _, t := range shms {
+				t.Abandon()
+			}
+		}
+	}()
 	for r := base; r < base+k; r++ {
 		p := &proc{job: j, rank: r}
 		ln, err := net.Listen("tcp", net.JoinHostPort(bindHost, "0"))
@@ -91,12 +117,21 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 			Addrs: func(peer int) (string, error) { return info.KV.Get(addrKey(peer)) }})
 		in := fab.Attach(r, p.deliver)
 		me := self.New(r, p.deliver)
+		var sh *shm.Transport
+		if shmPeers {
+			if sh, err = p.startShm(shm.Config{Size: info.Size, JobID: info.JobID, Locals: info.NodeRanks}); err != nil {
+				return fmt.Errorf("mpi: rank %d: shared memory with the ranks of node %s: %w (MPIGO_TRANSPORT=tcp avoids it)", r, info.Node, err)
+			}
+			shms = append(shms, sh)
+		}
 		p.tr = transport.NewRouter(info.Size, func(peer int) transport.Transport {
 			switch {
 			case peer == r:
 				return me
 			case local(peer):
 				return in
+			case sh != nil && onNode(peer):
+				return sh
 			}
 			return tr
 		})
@@ -110,6 +145,21 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	}
 	if err := info.KV.Fence(); err != nil {
 		return err
+	}
+	if useShm {
+		// Every inbox of the node exists now: map the peers', then, once
+		// every rank has, unlink our own and start delivering.
+		for _, t := range shms {
+			if err := t.Attach(); err != nil {
+				return err
+			}
+		}
+		if err := info.KV.Fence(); err != nil {
+			return err
+		}
+		for _, t := range shms {
+			t.Ready()
+		}
 	}
 	errs := make([]error, k)
 	var wg sync.WaitGroup

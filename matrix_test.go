@@ -12,7 +12,10 @@ import (
 // inproc variants force each protocol path: the default (eager, then
 // single-copy rendezvous), rendezvous for every message, and the streamed
 // CTS/Data rendezvous that byte-stream transports use; tcp runs the ranks
-// over loopback TCP, as separate processes would talk.
+// over loopback TCP, as separate processes would talk; shm runs them over
+// shared-memory rings with large messages copied by cross-memory attach,
+// and shm-ring with every large message streamed through the rings (the
+// fallback where the kernel refuses cross-memory attach).
 type transportCase struct {
 	name string
 	cfg  mpi.Config
@@ -27,11 +30,18 @@ func transports() []transportCase {
 	stream.NoDirectRead = true
 	tcp := d
 	tcp.Transport = "tcp"
+	shm := d
+	shm.Transport = "shm"
+	shmRing := shm
+	shmRing.EagerLimit = 64
+	shmRing.NoDirectRead = true
 	return []transportCase{
 		{"inproc", d},
 		{"inproc-rendezvous", rndv},
 		{"inproc-stream", stream},
 		{"tcp", tcp},
+		{"shm", shm},
+		{"shm-ring", shmRing},
 	}
 }
 

@@ -2,6 +2,7 @@ package mpi
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"github.com/mpigo/mpi/internal/transport"
 	"github.com/mpigo/mpi/internal/transport/inproc"
 	"github.com/mpigo/mpi/internal/transport/self"
+	"github.com/mpigo/mpi/internal/transport/shm"
 	"github.com/mpigo/mpi/internal/transport/tcp"
 	"github.com/mpigo/mpi/internal/wire"
 )
@@ -140,16 +142,20 @@ func (p *proc) startTCP(ln net.Listener, cfg tcp.Config) *tcp.Transport {
 	cfg.Rank = p.rank
 	cfg.Handler = p.deliverQueued
 	cfg.Place = func(h *wire.Header, from, n int) []byte { return p.eng.DataDest(h, from, n) }
-	cfg.OnPeerError = func(peer int, err error) {
-		if peer < 0 { // a stranger or a bad handshake: refused, the job goes on
-			fmt.Fprintf(stderr, "mpigo: rank %d: %v\n", p.rank, err)
-			return
-		}
-		p.eng.FailAll(peer, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, peer, err))
-	}
+	cfg.OnPeerError = p.peerFailed
 	t := tcp.New(cfg, ln)
 	p.job.closers = append(p.job.closers, t.Close)
 	return t
+}
+
+// peerFailed fails what depends on a peer that is gone; a negative peer is
+// a stranger or a bad handshake, which is refused while the job goes on.
+func (p *proc) peerFailed(peer int, err error) {
+	if peer < 0 {
+		fmt.Fprintf(stderr, "mpigo: rank %d: %v\n", p.rank, err)
+		return
+	}
+	p.eng.FailAll(peer, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, peer, err))
 }
 
 // deliverQueued is the handler for transports that deliver on their own
@@ -218,9 +224,12 @@ type Config struct {
 	// Environment: MPIGO_TCP_SOCKBUF.
 	TCPSockBuf int
 	// Transport connects the goroutine ranks of Run: "inproc" (the
-	// default) or "tcp", which sends every message over loopback TCP as
-	// separate processes would; it exists to test and measure the tcp
-	// transport with the same programs.
+	// default), "tcp", which sends every message over loopback TCP as
+	// separate processes would, or "shm", which sends it through shared
+	// memory rings as processes on one node would; the last two exist to
+	// test and measure those transports with the same programs. In a job
+	// started by mpigo run it forces the transport between processes of
+	// one node: "tcp" or "shm" (the default). Environment: MPIGO_TRANSPORT.
 	Transport string
 }
 
@@ -234,6 +243,7 @@ func DefaultConfig() Config {
 	if v, ok := envInt("MPIGO_TCP_SOCKBUF"); ok && v >= 0 {
 		c.TCPSockBuf = v
 	}
+	c.Transport = os.Getenv("MPIGO_TRANSPORT")
 	return c
 }
 
@@ -245,9 +255,16 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 	var fab *inproc.Fabric
 	var lns []net.Listener
 	var secret []byte
+	var shms []*shm.Transport
+	var idb [8]byte
+	rand.Read(idb[:])
+	jobID := binary.LittleEndian.Uint64(idb[:])
 	switch cfg.Transport {
 	case "", "inproc":
 		fab = inproc.NewFabric(n)
+	case "shm":
+		shms = make([]*shm.Transport, n)
+		ecfg.Fetch = shm.Fetch
 	case "tcp":
 		secret = make([]byte, 32)
 		rand.Read(secret)
@@ -262,7 +279,7 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 			lns = append(lns, ln)
 		}
 	default:
-		return nil, fmt.Errorf("mpi: %w: unknown transport %q (want inproc or tcp)", ErrArg, cfg.Transport)
+		return nil, fmt.Errorf("mpi: %w: unknown transport %q (want inproc, shm or tcp)", ErrArg, cfg.Transport)
 	}
 	for r := 0; r < n; r++ {
 		p := &proc{job: j, rank: r}
@@ -270,6 +287,16 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 		var other transport.Transport
 		if fab != nil {
 			other = fab.Attach(r, p.deliver)
+		} else if shms != nil {
+			t, err := p.startShm(shm.Config{Size: n, JobID: jobID, Locals: everyone(n), NoCMA: cfg.NoDirectRead})
+			if err != nil {
+				for _, t := range shms[:r] {
+					t.Abandon()
+				}
+				return nil, fmt.Errorf("mpi: %w: shm transport: %v", ErrOther, err)
+			}
+			shms[r] = t
+			other = t
 		} else {
 			other = p.startTCP(lns[r], tcp.Config{Size: n, Secret: secret, SockBuf: cfg.TCPSockBuf,
 				Addrs: func(peer int) (string, error) { return lns[peer].Addr().String(), nil }})
@@ -288,7 +315,54 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 		p.world = newWorld(p, n)
 		j.procs[r] = p
 	}
+	if shms != nil {
+		if err := attachShm(shms); err != nil {
+			return nil, fmt.Errorf("mpi: %w: shm transport: %v", ErrOther, err)
+		}
+		for _, t := range shms {
+			t.Ready()
+		}
+	}
 	return j, nil
+}
+
+// everyone lists the ranks 0..n-1.
+func everyone(n int) []int {
+	l := make([]int, n)
+	for i := range l {
+		l[i] = i
+	}
+	return l
+}
+
+// attachShm attaches each of ts to its peers; on failure it removes every
+// inbox.
+func attachShm(ts []*shm.Transport) error {
+	for _, t := range ts {
+		if err := t.Attach(); err != nil {
+			for _, t := range ts {
+				t.Abandon()
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// startShm creates p's shared-memory endpoint: cfg gives the job's size, id
+// and local ranks; the rank, the handler and the failure callback are p's.
+// The caller then attaches it and makes it ready around the job's fences.
+func (p *proc) startShm(cfg shm.Config) (*shm.Transport, error) {
+	cfg.Rank = p.rank
+	cfg.Handler = p.deliverQueued
+	cfg.Place = func(h *wire.Header, from, n int) []byte { return p.eng.DataDest(h, from, n) }
+	cfg.OnPeerError = p.peerFailed
+	t, err := shm.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.job.closers = append(p.job.closers, p.startReplies(), t.Close)
+	return t, nil
 }
 
 // Run runs f on n ranks that are goroutines of this process, each with its

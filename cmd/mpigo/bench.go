@@ -79,7 +79,7 @@ func benchFlags(cfg *benchConfig, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, benchUsage); fs.PrintDefaults() }
 	fs.IntVar(&cfg.n, "n", 2, "number of ranks")
-	fs.StringVar(&cfg.transport, "transport", "inproc", "transport between ranks: inproc (goroutine ranks, single copy) or tcp (ranks are processes on this machine)")
+	fs.StringVar(&cfg.transport, "transport", "inproc", "transport between ranks: inproc (goroutine ranks, single copy), shm or tcp (ranks are processes on this machine talking through shared memory or loopback TCP)")
 	fs.String("sizes", "", "message sizes in bytes: a list (8,1024) or MIN:MAX (powers of two)")
 	fs.IntVar(&cfg.iters, "iters", 0, "iterations per size (0: chosen by size)")
 	fs.StringVar(&cfg.api, "api", "typed", "API to measure: typed (mpi.Send[T]) or raw (c.Send(buf, count, dt, ...))")
@@ -140,8 +140,8 @@ func (b *benchConfig) iterations(size int, small, large int) (warm, iters int) {
 }
 
 func runBench(b *benchConfig) error {
-	if b.transport != "inproc" && b.transport != "tcp" {
-		return fmt.Errorf("transport %q is not available in this build (available: inproc, tcp)", b.transport)
+	if b.transport != "inproc" && b.transport != "tcp" && b.transport != "shm" {
+		return fmt.Errorf("transport %q is not available in this build (available: inproc, shm, tcp)", b.transport)
 	}
 	if b.api != "typed" && b.api != "raw" {
 		return fmt.Errorf("-api %q: want typed or raw", b.api)
@@ -184,8 +184,9 @@ func runBench(b *benchConfig) error {
 		}
 		return nil
 	}
-	if b.transport == "tcp" {
-		// Ranks are processes on this machine, started as mpigo run would.
+	if b.transport == "tcp" || b.transport == "shm" {
+		// Ranks are processes on this machine, started as mpigo run would,
+		// talking through the transport asked for.
 		if _, launched := os.LookupEnv(boot.EnvRank); launched {
 			mpi.Main(func(world *mpi.Comm) error {
 				if world.Rank() == 0 {
@@ -198,7 +199,7 @@ func runBench(b *benchConfig) error {
 		if err != nil {
 			return err
 		}
-		if code := launch(&runConfig{ranksPerProc: 1, groups: []runGroup{{n: b.n, prog: exe, args: b.args}}}, b.out, b.errOut); code != 0 {
+		if code := launch(&runConfig{ranksPerProc: 1, transport: b.transport, groups: []runGroup{{n: b.n, prog: exe, args: b.args}}}, b.out, b.errOut); code != 0 {
 			return fmt.Errorf("the benchmark job failed (status %d)", code)
 		}
 		return nil

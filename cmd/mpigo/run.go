@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/mpigo/mpi"
 	"github.com/mpigo/mpi/internal/boot"
+	"github.com/mpigo/mpi/internal/transport/shm"
 )
 
 const runUsage = `Usage: mpigo run [flags] -n N PROGRAM [ARGS...] [: -n M PROGRAM2 [ARGS...] ...]
@@ -34,8 +36,9 @@ built once first. Groups separated by ":" start different programs in one
 job (MPMD): ranks are numbered in the order of the groups.
 
 Every rank gets MPIGO_RANK, MPIGO_SIZE, MPIGO_LOCAL_RANK, MPIGO_LOCAL_SIZE,
-MPIGO_NODE, MPIGO_JOBID and MPIGO_KVS (the address of the job's key-value
-store) in its environment. Output is forwarded line by line; standard input
+MPIGO_NODE, MPIGO_NODE_RANKS (the ranks on its node), MPIGO_JOBID and
+MPIGO_KVS (the address of the job's key-value store) in its environment.
+Processes on one node talk through shared memory, others over TCP. Output is forwarded line by line; standard input
 goes to rank 0; SIGINT and SIGTERM are passed on to every rank. The job
 ends when every rank has exited, or as soon as one fails: then the others
 are stopped and mpigo run exits with the failed rank's status.
@@ -50,6 +53,7 @@ type runConfig struct {
 	hostList     string
 	hostfile     string
 	agent        string
+	transport    string
 	hosts        []hostSlots
 	groups       []runGroup
 }
@@ -73,6 +77,7 @@ func runFlags(cfg *runConfig, n *int, stderr io.Writer) *flag.FlagSet {
 		fs.StringVar(&cfg.hostList, "host", "", "start ranks on these hosts through the launch agent: h1:2,h2:2 (host:slots; slots default 1)")
 		fs.StringVar(&cfg.hostfile, "hostfile", "", "read hosts from this file: lines \"host:N\" (MPICH) or \"host slots=N\" (Open MPI); # comments")
 		fs.StringVar(&cfg.agent, "launch-agent", "ssh", "command that runs a command on a host, called as AGENT HOST COMMAND (with --host/--hostfile)")
+		fs.StringVar(&cfg.transport, "transport", "", "force the transport between processes of one node: shm (the default) or tcp (sets MPIGO_TRANSPORT)")
 	}
 	return fs
 }
@@ -121,6 +126,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg, err := parseRun(args, stderr)
+	if err == nil && cfg.transport != "" && cfg.transport != "shm" && cfg.transport != "tcp" {
+		err = fmt.Errorf("-transport %q: want shm or tcp", cfg.transport)
+	}
 	if err == nil && cfg.ranksPerProc < 1 {
 		err = fmt.Errorf("--ranks-per-proc %d: need at least 1", cfg.ranksPerProc)
 	}
@@ -371,24 +379,47 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 			}
 		}
 	}
+	// Place every process first: ranks learn which ranks share their node.
+	nodeOf := make([]string, 0, size)
+	for _, g := range cfg.groups {
+		for i := 0; i < g.n; i += cfg.ranksPerProc {
+			here := min(cfg.ranksPerProc, g.n-i)
+			node := host
+			if len(cfg.hosts) > 0 {
+				node = hostFor(cfg.hosts, slot)
+				slot += here
+			}
+			for k := 0; k < here; k++ {
+				nodeOf = append(nodeOf, node)
+			}
+		}
+	}
+	nodeRanks := map[string][]int{}
+	for r, node := range nodeOf {
+		nodeRanks[node] = append(nodeRanks[node], r)
+	}
+	if len(cfg.hosts) == 0 {
+		// Whatever happens to the ranks, nothing of the job stays in
+		// /dev/shm (ranks unlink their inboxes as soon as their peers have
+		// mapped them; this is for ranks killed before that).
+		defer shm.RemoveJob("", jobID)
+	}
 	rank := 0
 	for _, g := range cfg.groups {
 		for i := 0; i < g.n; i += cfg.ranksPerProc {
 			here := min(cfg.ranksPerProc, g.n-i)
-			node, addr := host, ""
-			if len(cfg.hosts) > 0 {
-				node = hostFor(cfg.hosts, slot)
-				slot += here
-				if !isLoopback(node) {
-					addr = node
-				}
+			node, addr := nodeOf[rank], ""
+			if len(cfg.hosts) > 0 && !isLoopback(node) {
+				addr = node
 			}
+			local := nodeRanks[node]
 			env := []string{
 				boot.EnvRank + "=" + strconv.Itoa(rank),
 				boot.EnvSize + "=" + strconv.Itoa(size),
 				boot.EnvRanksHere + "=" + strconv.Itoa(here),
-				boot.EnvLocalRank + "=" + strconv.Itoa(rank),
-				boot.EnvLocalSize + "=" + strconv.Itoa(size),
+				boot.EnvLocalRank + "=" + strconv.Itoa(slices.Index(local, rank)),
+				boot.EnvLocalSize + "=" + strconv.Itoa(len(local)),
+				boot.EnvNodeRanks + "=" + boot.FormatRanks(local),
 				boot.EnvNode + "=" + node,
 				boot.EnvJobID + "=" + strconv.FormatUint(jobID, 10),
 				boot.EnvKVS + "=" + kvsPublic,
@@ -396,6 +427,9 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 			}
 			if addr != "" {
 				env = append(env, boot.EnvAddr+"="+addr)
+			}
+			if cfg.transport != "" {
+				env = append(env, "MPIGO_TRANSPORT="+cfg.transport)
 			}
 			var cmd *exec.Cmd
 			if len(cfg.hosts) == 0 {

@@ -18,7 +18,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -30,6 +32,7 @@ const (
 	EnvLocalRank = "MPIGO_LOCAL_RANK" // rank among the processes on this node
 	EnvLocalSize = "MPIGO_LOCAL_SIZE" // number of processes on this node
 	EnvNode      = "MPIGO_NODE"       // name of this node
+	EnvNodeRanks = "MPIGO_NODE_RANKS" // the world ranks on this node, as ranges: 0-3,8
 	EnvKVS       = "MPIGO_KVS"        // address of the launcher's key-value store
 	EnvJobID     = "MPIGO_JOBID"      // identifier of the job
 	EnvSecret    = "MPIGO_SECRET"     // the job's secret (hex): connections between ranks must prove it
@@ -53,6 +56,7 @@ type Info struct {
 	RanksHere            int // ranks hosted by this process: Rank .. Rank+RanksHere-1
 	LocalRank, LocalSize int
 	Node                 string
+	NodeRanks            []int // world ranks on this node, ascending (at least this process's)
 	JobID                uint64
 	Secret               []byte // the job's shared secret; empty for a singleton
 	Launcher             string // "mpigo" or "singleton"
@@ -70,7 +74,7 @@ func Detect() (*Info, error) {
 	kvs, hasKVS := os.LookupEnv(EnvKVS)
 	if !hasRank && !hasSize && !hasKVS {
 		host, _ := os.Hostname()
-		return &Info{Rank: 0, Size: 1, RanksHere: 1, LocalRank: 0, LocalSize: 1, Node: host, Launcher: "singleton", KV: newLocalKV()}, nil
+		return &Info{Rank: 0, Size: 1, RanksHere: 1, LocalRank: 0, LocalSize: 1, Node: host, NodeRanks: []int{0}, Launcher: "singleton", KV: newLocalKV()}, nil
 	}
 	if !hasRank || !hasSize || !hasKVS {
 		return nil, fmt.Errorf("boot: %s, %s and %s must be set together (have rank %q, size %q, kvs %q)", EnvRank, EnvSize, EnvKVS, rs, ss, kvs)
@@ -100,6 +104,20 @@ func Detect() (*Info, error) {
 	}
 	if v, err := strconv.Atoi(os.Getenv(EnvLocalSize)); err == nil {
 		info.LocalSize = v
+	}
+	info.NodeRanks = nil
+	if v := os.Getenv(EnvNodeRanks); v != "" {
+		rs, err := ParseRanks(v, info.Size)
+		if err != nil {
+			return nil, fmt.Errorf("boot: %s=%q: %v", EnvNodeRanks, v, err)
+		}
+		info.NodeRanks = rs
+	}
+	if !containsRun(info.NodeRanks, info.Rank, info.RanksHere) {
+		info.NodeRanks = make([]int, info.RanksHere)
+		for i := range info.NodeRanks {
+			info.NodeRanks[i] = info.Rank + i
+		}
 	}
 	info.Addr = os.Getenv(EnvAddr)
 	info.Node = os.Getenv(EnvNode)
@@ -149,3 +167,64 @@ func (k *localKV) Get(key string) (string, error) {
 }
 
 func (k *localKV) Close() error { return nil }
+
+// FormatRanks writes ascending ranks as comma-separated ranges: 0-3,8,10-11.
+func FormatRanks(rs []int) string {
+	var b strings.Builder
+	for i := 0; i < len(rs); {
+		j := i
+		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(rs[i]))
+		if j > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(rs[j]))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// ParseRanks reads what FormatRanks writes: strictly ascending ranks below
+// size.
+func ParseRanks(s string, size int) ([]int, error) {
+	var rs []int
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return nil, fmt.Errorf("bad rank %q", lo)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil {
+				return nil, fmt.Errorf("bad rank %q", hi)
+			}
+		}
+		if a < 0 || b < a || b >= size || (len(rs) > 0 && a <= rs[len(rs)-1]) {
+			return nil, fmt.Errorf("ranks %q out of order or range (size %d)", part, size)
+		}
+		if b-a > size {
+			return nil, fmt.Errorf("range %q too long", part)
+		}
+		for r := a; r <= b; r++ {
+			rs = append(rs, r)
+		}
+	}
+	return rs, nil
+}
+
+// containsRun reports whether rs holds every rank from first to
+// first+n-1.
+func containsRun(rs []int, first, n int) bool {
+	for r := first; r < first+n; r++ {
+		if _, ok := slices.BinarySearch(rs, r); !ok {
+			return false
+		}
+	}
+	return n > 0
+}

@@ -167,7 +167,8 @@ func Unmarshal(b []byte) (Header, int, error) {
 	h.RecvID = le.Uint64(b[40:])
 	h.Sig = le.Uint64(b[48:])
 	n := le.Uint32(b[56:])
-	if h.Size < 0 || h.Offset < 0 || n > MaxPayload || h.Offset > h.Size || le.Uint32(b[60:]) != 0 {
+	remote := h.Kind == RTS && h.Flags&FlagRemote != 0 // Offset is an address
+	if h.Size < 0 || n > MaxPayload || le.Uint32(b[60:]) != 0 || (!remote && (h.Offset < 0 || h.Offset > h.Size)) {
 		return h, 0, fmt.Errorf("%w: size %d offset %d payload %d", ErrLength, h.Size, h.Offset, n)
 	}
 	if (h.Kind == Eager || h.Kind == Data) && h.Offset+int64(n) > h.Size {
