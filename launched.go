@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/mpigo/mpi/internal/boot"
 	"github.com/mpigo/mpi/internal/engine"
@@ -95,8 +96,16 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	}
 	onNode := func(r int) bool { _, ok := slices.BinarySearch(info.NodeRanks, r); return ok }
 	shmPeers := useShm && len(info.NodeRanks) > k
+	var spin time.Duration
 	if shmPeers {
 		ecfg.Fetch = shm.Fetch
+		if d, err := time.ParseDuration(os.Getenv("MPIGO_SHM_SPIN")); err == nil {
+			spin = d
+			if d == 0 {
+				spin = -1
+			}
+			engine.PollTime = d
+		}
 	}
 	var shms []*shm.Transport
 	defer func() {
@@ -119,7 +128,8 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		me := self.New(r, p.deliver)
 		var sh *shm.Transport
 		if shmPeers {
-			if sh, err = p.startShm(shm.Config{Size: info.Size, JobID: info.JobID, Locals: info.NodeRanks}); err != nil {
+			if sh, err = p.startShm(shm.Config{Size: info.Size, JobID: info.JobID, Locals: info.NodeRanks,
+				Spin: spin, Oversubscribed: len(info.NodeRanks) > runtime.NumCPU()}); err != nil {
 				return fmt.Errorf("mpi: rank %d: shared memory with the ranks of node %s: %w (MPIGO_TRANSPORT=tcp avoids it)", r, info.Node, err)
 			}
 			shms = append(shms, sh)

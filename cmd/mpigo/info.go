@@ -4,10 +4,23 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 
 	"github.com/mpigo/mpi"
+	"github.com/mpigo/mpi/internal/transport/shm"
 )
+
+// shmStatus says whether this machine's /dev/shm can hold a job's inboxes.
+func shmStatus() string {
+	f, err := os.CreateTemp("/dev/shm", "mpigo-info-*")
+	if err != nil {
+		return fmt.Sprintf("unavailable (%v): processes of one node will need MPIGO_TRANSPORT=tcp", err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return "/dev/shm is writable: per-pair rings, futex wake-ups"
+}
 
 func info(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("info", flag.ContinueOnError)
@@ -18,12 +31,22 @@ func info(args []string, stdout, stderr io.Writer) int {
 	cfg := mpi.DefaultConfig()
 	fmt.Fprintf(stdout, "mpigo %s (MPI %d.%d semantics)\n", mpi.Version, mpi.StandardVersion, mpi.StandardSubversion)
 	fmt.Fprintf(stdout, "go:          %s %s/%s, GOMAXPROCS=%d\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
-	fmt.Fprintf(stdout, "transports:  self (a rank to itself), inproc (goroutine ranks, single copy), tcp (processes)\n")
+	fmt.Fprintf(stdout, "transports:  self (a rank to itself), inproc (goroutine ranks, single copy), shm (processes of one node), tcp (other processes)\n")
+	fmt.Fprintf(stdout, "shm:         %s\n", shmStatus())
+	_, why := shm.CMAStatus()
+	fmt.Fprintf(stdout, "shm large messages: %s\n", why)
 	fmt.Fprintf(stdout, "launchers:   mpigo run (MPIGO_RANK, MPIGO_SIZE, MPIGO_KVS), singleton\n")
 	fmt.Fprintf(stdout, "thread level: multiple (every call is safe from any goroutine)\n")
 	fmt.Fprintf(stdout, "tunables:\n")
 	fmt.Fprintf(stdout, "  MPIGO_EAGER_LIMIT = %d bytes (largest eager message; larger ones use rendezvous)\n", cfg.EagerLimit)
 	fmt.Fprintf(stdout, "  MPIGO_TCP_SOCKBUF = %d bytes (tcp socket buffers; 0: the kernel's autotuned default)\n", cfg.TCPSockBuf)
+	transport := cfg.Transport
+	if transport == "" {
+		transport = "shm"
+	}
+	fmt.Fprintf(stdout, "  MPIGO_TRANSPORT   = %s (between processes of one node: shm or tcp)\n", transport)
+	fmt.Fprintf(stdout, "  shm rings         = %d KiB per pair of ranks for 2..16 ranks on a node, %d KiB at 64\n", shm.DefaultRingSize(2)>>10, shm.DefaultRingSize(64)>>10)
+	fmt.Fprintf(stdout, "  shm poller        = spins %v after the last message, then sleeps on a futex\n", shm.SpinTime)
 	fmt.Fprintf(stdout, "  MPIGO_NP          = ranks a program started without a launcher runs as goroutines (default 1)\n")
 	fmt.Fprintf(stdout, "limits:\n")
 	fmt.Fprintf(stdout, "  tag upper bound   = %d\n", mpi.TagUB)

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Op says what a request does.
@@ -131,7 +132,7 @@ func (r *Request) Fail(err error) {
 // Wait blocks until r completes, spinning briefly before it parks, and
 // returns its status.
 func (r *Request) Wait() Status {
-	if !r.Done() && !r.spin() {
+	if !r.Done() && !r.spin() && !r.pollWait() {
 		w := r.W
 		if w == nil {
 			w = getWaiter()
@@ -233,3 +234,66 @@ func Spin(cond func() bool) bool { return spin(cond) }
 // Complete records st and wakes whoever waits on r. The runtime calls it for
 // the Done request of an Item once the transport has accepted the frame.
 func (r *Request) Complete(st Status) { r.complete(st) }
+
+// A Poller moves frames from transports that deliver only when polled
+// (shared memory): a goroutine about to block in Wait polls them itself for
+// a while, so that a reply that comes within microseconds is delivered and
+// seen without handing it from one goroutine to another. Begin starts one
+// waiter's polling (senders then know someone polls) and returns what it
+// polls, until End.
+type Poller interface {
+	Begin() Polling
+}
+
+// Polling is one waiter's polling session. Idle is called now and then
+// when polls find nothing: it yields the processor to whoever has work.
+type Polling interface {
+	Poll() bool
+	Idle()
+	End()
+}
+
+var poller atomic.Pointer[Poller]
+
+// SetPoller installs p (nil removes it) for every Wait in the process.
+func SetPoller(p Poller) {
+	if p == nil {
+		poller.Store(nil)
+		return
+	}
+	poller.Store(&p)
+}
+
+// PollTime is how long Wait polls before it parks, when a Poller is set.
+var PollTime = 50 * time.Microsecond
+
+// pollWait polls the installed Poller until r completes or PollTime passes.
+func (r *Request) pollWait() bool {
+	pp := poller.Load()
+	if pp == nil || PollTime <= 0 {
+		return false
+	}
+	p := (*pp).Begin()
+	defer p.End()
+	var start time.Time
+	for i := 0; ; i++ {
+		if r.Done() {
+			return true
+		}
+		if p.Poll() {
+			continue
+		}
+		if i&15 == 15 {
+			// Let goroutines and processes that have work run first: on a
+			// busy node, they are what this wait is waiting for.
+			p.Idle()
+		}
+		if i&31 == 0 {
+			if start.IsZero() {
+				start = time.Now()
+			} else if time.Since(start) > PollTime {
+				return r.Done()
+			}
+		}
+	}
+}

@@ -80,8 +80,11 @@ type Config struct {
 	NoCMA    bool // never copy by cross-memory attach (for tests)
 	// Spin is how long the poller polls after the last frame before it
 	// sleeps: 0 means SpinTime, a negative value not at all.
-	Spin    time.Duration
-	Handler transport.Handler
+	Spin time.Duration
+	// Oversubscribed says the node runs more ranks than it has cores:
+	// waiting then yields the core to other processes (sched_yield).
+	Oversubscribed bool
+	Handler        transport.Handler
 	// Place may give the destination of a payload (see tcp.Config.Place).
 	Place func(h *wire.Header, from, n int) []byte
 	// OnPeerError is told when a peer's process is gone or sent garbage.
@@ -133,8 +136,10 @@ type Transport struct {
 	mem      []byte
 	ringSize int
 	sleeping *atomic.Uint32
-	peers    []*peer  // by slot; nil for me
-	readers  []reader // by slot
+	waiters  atomic.Int32 // goroutines of this process polling in Wait
+	busy     atomic.Bool  // someone is consuming the rings
+	peers    []*peer      // by slot; nil for me
+	readers  []reader     // by slot
 	pid      int
 
 	closed  atomic.Bool
@@ -274,6 +279,7 @@ func (t *Transport) Ready() {
 		}
 	}
 	t.started = true
+	register(t)
 	go t.poll()
 }
 
@@ -371,41 +377,37 @@ func (t *Transport) waitRoom(p *peer, spins int) error {
 // they are empty, then sleeps until a sender wakes it.
 func (t *Transport) poll() {
 	defer close(t.done)
-	deliver := func(f wire.Frame) { t.cfg.Handler(f) }
+	deliver := t.cfg.Handler
 	spin := t.cfg.Spin
 	if spin == 0 {
 		spin = SpinTime
 	}
 	last := time.Now()
 	checked := last
-	for !t.closed.Load() {
-		busy := false
-		for i := range t.readers {
-			if i == t.me {
-				continue
-			}
-			p := t.peers[i]
-			if p.dead.Load() {
-				continue
-			}
-			got, err := t.readers[i].poll(deliver, t.cfg.Place, wire.MaxPayload)
-			if err != nil {
-				t.fail(p, fmt.Errorf("shm: garbage from rank %d: %w", p.rank, err))
-			}
-			busy = busy || got
+	sawWork := false
+	for idle := 0; !t.closed.Load(); {
+		if t.progress(deliver) {
+			sawWork, idle = true, 0
+			runtime.Gosched()
+			continue
+		}
+		// Reading the clock costs more than a poll: look at it seldom.
+		if idle++; idle&63 != 0 && spin > 0 {
+			t.idle()
+			continue
 		}
 		now := time.Now()
+		if sawWork {
+			last, sawWork = now, false
+		}
 		if now.Sub(checked) > SleepTime {
 			checked = now
 			t.checkPeers()
 		}
-		if busy {
-			last = now
-			runtime.Gosched()
-			continue
-		}
-		if now.Sub(last) < spin {
-			runtime.Gosched()
+		// While goroutines poll in Wait, a sleeping poller would only make
+		// senders pay a futex wake for nothing.
+		if now.Sub(last) < spin || t.waiters.Load() > 0 {
+			t.idle()
 			continue
 		}
 		t.sleeping.Store(1)
@@ -419,10 +421,44 @@ func (t *Transport) poll() {
 	}
 }
 
+// idle yields to other goroutines, and to other processes on an
+// oversubscribed node.
+func (t *Transport) idle() {
+	runtime.Gosched()
+	if t.cfg.Oversubscribed {
+		schedYield()
+	}
+}
+
+// progress consumes what the rings hold unless another goroutine is
+// already doing so, and reports whether it found anything.
+func (t *Transport) progress(deliver func(f wire.Frame)) bool {
+	if !t.busy.CompareAndSwap(false, true) {
+		return false
+	}
+	busy := false
+	for i := range t.readers {
+		if i == t.me {
+			continue
+		}
+		p := t.peers[i]
+		if p.dead.Load() {
+			continue
+		}
+		got, err := t.readers[i].poll(deliver, t.cfg.Place, wire.MaxPayload)
+		if err != nil {
+			t.fail(p, fmt.Errorf("shm: garbage from rank %d: %w", p.rank, err))
+		}
+		busy = busy || got
+	}
+	t.busy.Store(false)
+	return busy
+}
+
 // pending reports whether some ring holds bytes not yet consumed.
 func (t *Transport) pending() bool {
 	for i := range t.readers {
-		if i != t.me && t.readers[i].tail.Load() != t.readers[i].head {
+		if i != t.me && t.readers[i].tail.Load() != t.readers[i].ring.head.Load() {
 			return true
 		}
 	}
@@ -431,12 +467,13 @@ func (t *Transport) pending() bool {
 
 // checkPeers reports peers whose process is gone, once each.
 func (t *Transport) checkPeers() {
-	for i, p := range t.peers {
+	for _, p := range t.peers {
 		if p == nil || p.dead.Load() || alive(p.pid) {
 			continue
 		}
 		// Take what it sent before it went.
-		t.readers[i].poll(func(f wire.Frame) { t.cfg.Handler(f) }, t.cfg.Place, wire.MaxPayload)
+		for t.progress(t.cfg.Handler) {
+		}
 		t.fail(p, fmt.Errorf("shm: rank %d (process %d) is gone", p.rank, p.pid))
 	}
 }
@@ -455,6 +492,7 @@ func (t *Transport) fail(p *peer, err error) {
 func (t *Transport) Close() error {
 	t.once.Do(func() {
 		t.closed.Store(true)
+		unregister(t)
 		if t.started {
 			futexWake(t.sleeping)
 			<-t.done

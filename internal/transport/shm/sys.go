@@ -135,3 +135,6 @@ const (
 	futexWaitOp = 0
 	futexWakeOp = 1
 )
+
+// schedYield gives the core to another runnable process, if any.
+func schedYield() { unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }

@@ -1,0 +1,103 @@
+package shm
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mpigo/mpi/internal/engine"
+)
+
+// The transports of this process that are ready, polled by goroutines
+// about to block in Wait (engine.Poller). The list is replaced, never
+// changed, so a session keeps the one it began with.
+var (
+	activeMu sync.Mutex
+	active   atomic.Pointer[activeList]
+)
+
+type activeList struct{ ts []*Transport }
+
+// oversubscribed is set when a transport of this process serves more local
+// ranks than the node has cores: waiting ranks then give their core away
+// instead of spinning on it.
+var oversubscribed atomic.Bool
+
+type waitPoller struct{}
+
+// Begin keeps the transports' pollers awake while this goroutine polls
+// (a sleeping poller makes every sender pay for a futex wake).
+func (waitPoller) Begin() engine.Polling {
+	l := active.Load()
+	if l == nil {
+		l = &activeList{}
+	}
+	for _, t := range l.ts {
+		t.waiters.Add(1)
+	}
+	return l
+}
+
+// Poll consumes the rings of every transport of the session.
+func (l *activeList) Poll() bool {
+	got := false
+	for _, t := range l.ts {
+		if t.progress(t.cfg.Handler) {
+			got = true
+		}
+	}
+	return got
+}
+
+// Idle yields the processor to other goroutines and, when the node has
+// more ranks than cores, to other processes.
+func (l *activeList) Idle() {
+	runtime.Gosched()
+	if oversubscribed.Load() {
+		schedYield()
+	}
+}
+
+// End undoes Begin. The pollers' own sleep protocol covers what arrives
+// next: a sender wakes a poller that sleeps.
+func (l *activeList) End() {
+	for _, t := range l.ts {
+		t.waiters.Add(-1)
+	}
+}
+
+func register(t *Transport) {
+	activeMu.Lock()
+	defer activeMu.Unlock()
+	l := &activeList{}
+	if p := active.Load(); p != nil {
+		l.ts = append(l.ts, p.ts...)
+	}
+	l.ts = append(l.ts, t)
+	active.Store(l)
+	if t.cfg.Oversubscribed {
+		oversubscribed.Store(true)
+	}
+	engine.SetPoller(waitPoller{})
+}
+
+func unregister(t *Transport) {
+	activeMu.Lock()
+	defer activeMu.Unlock()
+	p := active.Load()
+	if p == nil {
+		return
+	}
+	l := &activeList{}
+	for _, u := range p.ts {
+		if u != t {
+			l.ts = append(l.ts, u)
+		}
+	}
+	if len(l.ts) == 0 {
+		engine.SetPoller(nil)
+		active.Store(nil)
+		return
+	}
+	active.Store(l)
+}
