@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -307,3 +308,52 @@ func TestRemoveJob(t *testing.T) {
 func unsafeBytes(m []uint64) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(&m[0])), len(m)*8) }
 
 func addrOf(b []byte) uintptr { return uintptr(unsafe.Pointer(&b[0])) }
+
+// TestDeadPeer: a peer whose process is gone is reported once, within
+// about SleepTime, and sends to it fail instead of waiting for room that
+// will never come.
+func TestDeadPeer(t *testing.T) {
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skip("cannot start a process:", err)
+	}
+	gone := cmd.Process.Pid
+	reported := make(chan int, 4)
+	dir := t.TempDir()
+	locals := []int{0, 1}
+	var ts []*Transport
+	for r := 0; r < 2; r++ {
+		tr, err := New(Config{Rank: r, Size: 2, JobID: 99, Locals: locals, Dir: dir, RingSize: 4096,
+			Handler: func(wire.Frame) {}, OnPeerError: func(peer int, err error) { reported <- peer }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { tr.Close() })
+		ts = append(ts, tr)
+	}
+	for _, tr := range ts {
+		if err := tr.Attach(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ts[0].peers[1].pid = gone // rank 1's process "died"
+	ts[0].Ready()             // rank 1 never polls: its ring fills
+	select {
+	case peer := <-reported:
+		if peer != 1 {
+			t.Errorf("reported rank %d, want 1", peer)
+		}
+	case <-time.After(10 * SleepTime):
+		t.Fatal("the dead peer was not reported")
+	}
+	big := make([]byte, 8192)
+	err := ts[0].Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: int64(len(big))}, From: 0, To: 1, Payload: big})
+	if err == nil {
+		t.Error("a send to a dead peer succeeded")
+	}
+	select {
+	case <-reported:
+		t.Error("reported twice")
+	default:
+	}
+}

@@ -1,5 +1,7 @@
-// ringpid writes its pid to DIR/pid.RANK and passes a token round the ring
-// until it is killed; mpigo run's tests kill ranks of it at random.
+// ringpid writes its pid to DIR/pid.RANK (and the job id to DIR/job) and
+// passes a token round the ring until it is killed, every fourth lap with
+// half a megabyte of company so that some kills land mid-rendezvous;
+// mpigo run's tests kill ranks of it at random.
 package main
 
 import (
@@ -13,16 +15,23 @@ import (
 func main() {
 	dir := os.Args[1]
 	mpi.Main(func(world *mpi.Comm) error {
+		os.WriteFile(filepath.Join(dir, "job"), []byte(os.Getenv("MPIGO_JOBID")), 0o644)
 		os.WriteFile(filepath.Join(dir, fmt.Sprintf("pid.%d", world.Rank())), []byte(fmt.Sprint(os.Getpid())), 0o644)
 		me, n := world.Rank(), world.Size()
-		token := 0
-		for {
+		token := []int{0}
+		big := make([]int, 64<<10)
+		for lap := 0; ; lap++ {
 			next, prev := (me+1)%n, (me+n-1)%n
-			r, err := mpi.Isend(world, token+1, next, 0)
+			msg := []int{token[0] + 1}
+			if lap%4 == 3 {
+				big[0] = token[0] + 1
+				msg = big
+			}
+			r, err := mpi.Isend(world, msg, next, 0)
 			if err != nil {
 				return err
 			}
-			if token, _, err = mpi.Recv[int](world, prev, 0); err != nil {
+			if token, _, err = mpi.Recv[[]int](world, prev, 0); err != nil {
 				return err
 			}
 			if _, err := r.Wait(); err != nil {
