@@ -144,3 +144,30 @@ func BenchmarkAllreduce(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPingPongShm is the 8-byte ping-pong over the shared-memory
+// transport between goroutine ranks: with GOMAXPROCS=1 (-cpu 1) it
+// measures the software path alone, without cache lines crossing cores.
+func BenchmarkPingPongShm(b *testing.B) {
+	cfg := mpi.DefaultConfig()
+	cfg.Transport = "shm"
+	b.ReportAllocs()
+	mpi.RunConfig(2, cfg, func(c *mpi.Comm) error {
+		v := make([]byte, 8)
+		peer := 1 - c.Rank()
+		mpi.Barrier(c)
+		if c.Rank() == 0 {
+			b.ResetTimer()
+		}
+		for i := 0; i < b.N; i++ {
+			if c.Rank() == 0 {
+				mpi.Send(c, v, peer, 1)
+				mpi.RecvInto(c, v, peer, 1)
+			} else {
+				mpi.RecvInto(c, v, peer, 1)
+				mpi.Send(c, v, peer, 1)
+			}
+		}
+		return nil
+	})
+}

@@ -112,10 +112,15 @@ func (rd *reader) poll(deliver func(f wire.Frame), place func(h *wire.Header, fr
 				break
 			}
 			rd.get(rd.head, rd.hb[:])
-			h, n, err := wire.Unmarshal(rd.hb[:])
+			var n int
+			var err error
+			// The header lives in the reader, not on the stack: place
+			// takes its address, which would move a local to the heap.
+			rd.hdr, n, err = wire.Unmarshal(rd.hb[:])
 			if err != nil {
 				return true, err
 			}
+			h := &rd.hdr
 			if n > limit {
 				return true, errTooBig(n, limit)
 			}
@@ -125,19 +130,19 @@ func (rd *reader) poll(deliver func(f wire.Frame), place func(h *wire.Header, fr
 			if uint64(n) <= avail {
 				if v := rd.view(rd.head+wire.HeaderSize, n); v != nil || n == 0 {
 					rd.head += wire.HeaderSize
-					if pd := placed(place, &h, rd.from, n); pd != nil {
+					if pd := placed(place, h, rd.from, n); pd != nil {
 						copy(pd, v)
 						v = pd
 					}
-					deliver(wire.Frame{Header: h, From: rd.from, To: rd.self, Payload: v})
+					deliver(wire.Frame{Header: *h, From: rd.from, To: rd.self, Payload: v})
 					rd.head += uint64(n)
 					rd.ring.head.Store(rd.head)
 					continue
 				}
 			}
 			rd.head += wire.HeaderSize
-			rd.partial, rd.hdr, rd.n, rd.got = true, h, n, 0
-			rd.dst = placed(place, &h, rd.from, n)
+			rd.partial, rd.n, rd.got = true, n, 0
+			rd.dst = placed(place, h, rd.from, n)
 			if rd.dst == nil {
 				if cap(rd.scratch) < n {
 					rd.scratch = make([]byte, n)
