@@ -35,6 +35,18 @@ const ringHeader = 128
 // ringBytes is the memory a ring of capacity c takes.
 func ringBytes(c int) int { return ringHeader + c }
 
+// slotBytes is the memory of one sender's slot in an inbox: its fast box,
+// then its ring.
+func slotBytes(c int) int { return boxBytes + ringBytes(c) }
+
+// A roomWaiter is what a writer calls on: waitRoom when the ring is full
+// (an error gives up: the consumer died or the transport closed), wake
+// after each publication (it wakes the consumer if it sleeps).
+type roomWaiter interface {
+	waitRoom(spins int) error
+	wake()
+}
+
 // newRing views mem (at least ringBytes(c) bytes, 8-byte aligned) as a ring
 // of capacity c, a power of two.
 func newRing(mem []byte, c int) ring {
@@ -83,6 +95,8 @@ func (r *ring) view(pos uint64, n int) []byte {
 // frames, possibly across several polls when a frame arrives in parts.
 type reader struct {
 	ring
+	box     box
+	bpos    uint64 // fast-box frames consumed
 	head    uint64 // local copy of the published head
 	from    int    // the producer's world rank
 	self    int
@@ -101,7 +115,12 @@ type reader struct {
 // receive buffer it fills). It reports whether it consumed anything, and
 // fails on a malformed header.
 func (rd *reader) poll(deliver func(f wire.Frame), place func(h *wire.Header, from, n int) []byte, limit int) (bool, error) {
-	tail := rd.tail.Load()
+	return rd.pollTo(rd.tail.Load(), deliver, place, limit)
+}
+
+// pollTo is poll for the bytes before tail, a value of the ring's tail
+// loaded earlier.
+func (rd *reader) pollTo(tail uint64, deliver func(f wire.Frame), place func(h *wire.Header, from, n int) []byte, limit int) (bool, error) {
 	if tail == rd.head {
 		return false, nil
 	}
@@ -188,10 +207,9 @@ type writer struct {
 }
 
 // write copies p into the ring as room allows, publishing as it goes, and
-// calls wait when the ring is full; wait returns an error to give up (the
-// consumer died or the transport closed). After each publication it calls
-// published, which wakes the consumer if it sleeps.
-func (w *writer) write(p []byte, wait func(spins int) error, published func()) error {
+// calls rw.waitRoom when the ring is full and rw.wake after each
+// publication.
+func (w *writer) write(p []byte, rw roomWaiter) error {
 	spins := 0
 	for len(p) > 0 {
 		if uint64(len(w.data))-(w.tail-w.head) < uint64(len(p)) {
@@ -199,8 +217,8 @@ func (w *writer) write(p []byte, wait func(spins int) error, published func()) e
 		}
 		k := w.put(w.tail, w.head, p)
 		if k == 0 {
-			published()
-			if err := wait(spins); err != nil {
+			rw.wake()
+			if err := rw.waitRoom(spins); err != nil {
 				return err
 			}
 			spins++
@@ -210,14 +228,14 @@ func (w *writer) write(p []byte, wait func(spins int) error, published func()) e
 		p = p[k:]
 		w.tail += uint64(k)
 		w.ring.tail.Store(w.tail)
-		published()
+		rw.wake()
 	}
 	return nil
 }
 
 // writeFrame writes a header and its payload; small frames are published
 // by a single store.
-func (w *writer) writeFrame(hb []byte, payload []byte, wait func(spins int) error, published func()) error {
+func (w *writer) writeFrame(hb []byte, payload []byte, rw roomWaiter) error {
 	if uint64(len(w.data))-(w.tail-w.head) < uint64(len(hb)+len(payload)) {
 		w.head = w.ring.head.Load()
 	}
@@ -226,11 +244,11 @@ func (w *writer) writeFrame(hb []byte, payload []byte, wait func(spins int) erro
 		w.put(w.tail+uint64(len(hb)), w.head, payload)
 		w.tail += uint64(len(hb) + len(payload))
 		w.ring.tail.Store(w.tail)
-		published()
+		rw.wake()
 		return nil
 	}
-	if err := w.write(hb, wait, published); err != nil {
+	if err := w.write(hb, rw); err != nil {
 		return err
 	}
-	return w.write(payload, wait, published)
+	return w.write(payload, rw)
 }

@@ -149,6 +149,7 @@ type Transport struct {
 }
 
 type peer struct {
+	t        *Transport
 	rank     int
 	mu       sync.Mutex
 	mem      []byte
@@ -157,6 +158,9 @@ type peer struct {
 	pid      int
 	cma      bool
 	dead     atomic.Bool
+	box      box
+	bpos     uint64 // fast-box frames written
+	dirty    bool   // the ring may hold frames not yet consumed
 	hb       [wire.HeaderSize]byte
 }
 
@@ -189,7 +193,7 @@ func New(cfg Config) (*Transport, error) {
 	if offFlags+n > ctlSize {
 		return nil, fmt.Errorf("shm: %d local ranks are more than one inbox serves (%d)", n, ctlSize-offFlags)
 	}
-	size := ctlSize + n*ringBytes(t.ringSize)
+	size := ctlSize + n*slotBytes(t.ringSize)
 	t.name = Name(cfg.Dir, cfg.JobID, cfg.Rank)
 	f, err := os.OpenFile(t.name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -214,8 +218,8 @@ func New(cfg Config) (*Transport, error) {
 	t.sleeping = (*atomic.Uint32)(unsafe.Pointer(&t.mem[offSleeping]))
 	t.readers = make([]reader, n)
 	for i := range t.readers {
-		off := ctlSize + i*ringBytes(t.ringSize)
-		t.readers[i] = reader{ring: newRing(t.mem[off:], t.ringSize), from: cfg.Locals[i], self: cfg.Rank}
+		off := ctlSize + i*slotBytes(t.ringSize)
+		t.readers[i] = reader{box: newBox(t.mem[off:]), ring: newRing(t.mem[off+boxBytes:], t.ringSize), from: cfg.Locals[i], self: cfg.Rank}
 	}
 	return t, nil
 }
@@ -251,10 +255,11 @@ func (t *Transport) Attach() error {
 			int(le.Uint32(mem[offSlots:])) != len(t.cfg.Locals) || int(le.Uint64(mem[offRing:])) != t.ringSize {
 			return fmt.Errorf("shm: rank %d: the inbox of rank %d does not match this job's layout", t.cfg.Rank, r)
 		}
-		p := &peer{rank: r, mem: mem, pid: int(le.Uint64(mem[offPid:])),
+		p := &peer{t: t, rank: r, mem: mem, pid: int(le.Uint64(mem[offPid:])),
 			sleeping: (*atomic.Uint32)(unsafe.Pointer(&mem[offSleeping]))}
-		off := ctlSize + t.me*ringBytes(t.ringSize)
-		p.w = writer{ring: newRing(mem[off:], t.ringSize)}
+		off := ctlSize + t.me*slotBytes(t.ringSize)
+		p.box = newBox(mem[off:])
+		p.w = writer{ring: newRing(mem[off+boxBytes:], t.ringSize)}
 		p.w.tail = p.w.ring.tail.Load()
 		p.w.head = p.w.ring.head.Load()
 		t.peers[i] = p
@@ -344,19 +349,31 @@ func (t *Transport) Send(f wire.Frame) error {
 	if p.dead.Load() {
 		return fmt.Errorf("shm: rank %d (process %d) is gone", p.rank, p.pid)
 	}
-	f.Header.Marshal(p.hb[:], len(f.Payload))
-	wait := func(spins int) error { return t.waitRoom(p, spins) }
-	wake := func() {
-		if p.sleeping.Load() == 1 && p.sleeping.CompareAndSwap(1, 0) {
-			futexWake(p.sleeping)
+	if fits(&f) {
+		if p.dirty && p.w.ring.head.Load() == p.w.tail {
+			p.dirty = false
+		}
+		if !p.dirty && p.box.put(p.bpos, &f) {
+			p.bpos++
+			p.wake()
+			return nil
 		}
 	}
-	return p.w.writeFrame(p.hb[:], f.Payload, wait, wake)
+	p.dirty = true
+	f.Header.Marshal(p.hb[:], len(f.Payload))
+	return p.w.writeFrame(p.hb[:], f.Payload, p)
+}
+
+// wake wakes the peer's poller if it sleeps (see the package doc).
+func (p *peer) wake() {
+	if p.sleeping.Load() == 1 && p.sleeping.CompareAndSwap(1, 0) {
+		futexWake(p.sleeping)
+	}
 }
 
 // waitRoom waits for the receiver to free room in a full ring.
-func (t *Transport) waitRoom(p *peer, spins int) error {
-	if t.closed.Load() {
+func (p *peer) waitRoom(spins int) error {
+	if p.t.closed.Load() {
 		return ErrClosed
 	}
 	switch {
@@ -445,7 +462,11 @@ func (t *Transport) progress(deliver func(f wire.Frame)) bool {
 		if p.dead.Load() {
 			continue
 		}
-		got, err := t.readers[i].poll(deliver, t.cfg.Place, wire.MaxPayload)
+		rd := &t.readers[i]
+		tail := rd.tail.Load()
+		got := rd.drainBox(deliver)
+		more, err := rd.pollTo(tail, deliver, t.cfg.Place, wire.MaxPayload)
+		got = got || more
 		if err != nil {
 			t.fail(p, fmt.Errorf("shm: garbage from rank %d: %w", p.rank, err))
 		}
@@ -455,10 +476,16 @@ func (t *Transport) progress(deliver func(f wire.Frame)) bool {
 	return busy
 }
 
-// pending reports whether some ring holds bytes not yet consumed.
+// pending reports whether some ring or box holds a frame not yet
+// consumed; while another goroutine consumes them, it says yes.
 func (t *Transport) pending() bool {
+	if !t.busy.CompareAndSwap(false, true) {
+		return true
+	}
+	defer t.busy.Store(false)
 	for i := range t.readers {
-		if i != t.me && t.readers[i].tail.Load() != t.readers[i].ring.head.Load() {
+		rd := &t.readers[i]
+		if i != t.me && (rd.tail.Load() != rd.ring.head.Load() || rd.box.ready(rd.bpos)) {
 			return true
 		}
 	}
