@@ -105,6 +105,9 @@ type replies struct {
 
 // startReplies starts p's reply sender; the returned function stops it.
 func (p *proc) startReplies() func() error {
+	if p.q != nil { // one reply sender serves every transport of the rank
+		return func() error { return nil }
+	}
 	q := &replies{wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	p.q = q
 	go func() {
