@@ -165,7 +165,7 @@ func Bcast[T any](c *Comm, v T, root int) (T, error) {
 			return zero, c.typeErr("Bcast", loc{}, err)
 		}
 	}
-	got, err := coll.BcastVar(c.coll(), b, root, c.collTag())
+	got, err := coll.BcastVarAlg(c.coll(), b, root, c.collTag())
 	if err != nil {
 		return zero, c.collErr("Bcast", err)
 	}
@@ -258,12 +258,13 @@ func putScratch(p *[]byte) { scratchPools[bits.Len(uint(cap(*p)-1))].Put(p) }
 
 // allreduceFast runs a predefined elementwise operation over plain elements
 // in place in out: no encoding, no per-element call, and no allocation but
-// a pooled receive buffer.
+// a pooled receive buffer. The algorithm (recursive doubling, Rabenseifner
+// or ring) is chosen by size.
 func allreduceFast[E any](c *Comm, t typeInfo, op Op[E], out []E) error {
 	b := unsafeBytes(out, t.size)
 	sp := getScratch(len(b))
 	defer putScratch(sp)
-	return coll.AllreduceInPlace(c.coll(), b, (*sp)[:len(b)], func(inout, in []byte) {
+	return coll.AllreduceVec(c.coll(), "", b, (*sp)[:len(b)], t.size, func(inout, in []byte) {
 		x, _ := alignedView[E](t, inout)
 		y, _ := alignedView[E](t, in)
 		op.vec(x, y)
@@ -425,7 +426,7 @@ func Allgather[T any](c *Comm, v T) ([]T, error) {
 	if err != nil {
 		return nil, c.typeErr("Allgather", loc{}, err)
 	}
-	parts, err := coll.Allgather(c.coll(), b, c.collTag())
+	parts, err := coll.AllgatherSel(c.coll(), b, c.collTag())
 	if err != nil {
 		return nil, c.collErr("Allgather", err)
 	}
