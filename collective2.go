@@ -194,3 +194,26 @@ func Iexscan[T any](c *Comm, v T, op Op[T]) (*Future[T], error) {
 		return r, err
 	})
 }
+
+// ScanSlice returns on rank r the elementwise inclusive prefix reduction
+// of the slices of ranks 0..r, in rank order (MPI_Scan with a count). All
+// slices must have the same length.
+func ScanSlice[E any](c *Comm, v []E, op Op[E]) ([]E, error) {
+	if err := checkOp(c, "ScanSlice", op); err != nil {
+		return nil, err
+	}
+	ts := typeOf[[]E]()
+	b, err := ownBytes(ts, &v)
+	if err != nil {
+		return nil, c.typeErr("ScanSlice", loc{}, err)
+	}
+	res, err := coll.Scan(c.coll(), b, sliceCombine(op), op.commutative, c.collTag())
+	if err != nil {
+		return nil, c.collErr("ScanSlice", err)
+	}
+	var r []E
+	if err := fromBytes(ts, res, &r); err != nil {
+		return nil, c.typeErr("ScanSlice", loc{}, err)
+	}
+	return r, nil
+}

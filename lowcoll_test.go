@@ -36,11 +36,7 @@ var matmulOp = mpi.NewReduceOp(func(in, inout []byte, count int, dt *mpi.Datatyp
 	}
 }, false)
 
-func bytesI64(b []byte) []int64 {
-	out := make([]int64, 0, len(b)/8)
-	_ = out
-	return unsafeI64(b)
-}
+func bytesI64(b []byte) []int64 { return unsafeI64(b) }
 
 func mat(r int) []int64 {
 	if r%2 == 1 {
@@ -555,6 +551,10 @@ func TestTypedReduceScatterLoc(t *testing.T) {
 		g, err := mpi.Bcast(c, graph, 0)
 		if err != nil || len(g) != 3000 || len(g["k49"][0]) != 49 {
 			return check(c, false, "Bcast graph: %d %v", len(g), err)
+		}
+		sc, err := mpi.ScanSlice(c, []int{me, 1}, mpi.Sum[int]())
+		if err != nil || !slices.Equal(sc, []int{me * (me + 1) / 2, me + 1}) {
+			return check(c, false, "ScanSlice: %v %v", sc, err)
 		}
 		l := []int{1, 2, 3}
 		if err := mpi.ReduceLocalSlice([]int{10, 20, 30}, l, mpi.Sum[int]()); err != nil || !reflect.DeepEqual(l, []int{11, 22, 33}) {
