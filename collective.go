@@ -165,7 +165,7 @@ func Bcast[T any](c *Comm, v T, root int) (T, error) {
 			return zero, c.typeErr("Bcast", loc{}, err)
 		}
 	}
-	got, err := coll.BcastVarAlg(c.coll(), b, root, c.collTag())
+	got, err := coll.BcastVarAlg(c.coll(), "", b, root, c.collTag())
 	if err != nil {
 		return zero, c.collErr("Bcast", err)
 	}

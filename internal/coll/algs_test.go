@@ -152,20 +152,23 @@ func TestBcastAlgorithms(t *testing.T) {
 
 func TestBcastVarAlg(t *testing.T) {
 	forRoots(t, func(t *testing.T, p, root int) {
-		// 200000 bytes is above the default binomial limit, so both paths run.
-		for _, n := range []int{0, 3, 200_000} {
+		for _, tc := range []struct {
+			alg string
+			n   int
+		}{{"", 0}, {"", 3}, {AlgBinomial, 1000}, {AlgScatterAllgather, 0}, {AlgScatterAllgather, 1001}} {
+			n := tc.n
 			want := bytes.Repeat([]byte{byte(root + 1)}, n)
 			run(t, p, func(c Comm) error {
 				var buf []byte
 				if c.Rank() == root {
 					buf = want
 				}
-				got, err := BcastVarAlg(c, buf, root, tagBase)
+				got, err := BcastVarAlg(c, tc.alg, buf, root, tagBase)
 				if err != nil {
 					return err
 				}
 				if !bytes.Equal(got, want) {
-					t.Errorf("n=%d rank %d: got %d bytes", n, c.Rank(), len(got))
+					t.Errorf("%s n=%d rank %d: got %d bytes", tc.alg, n, c.Rank(), len(got))
 				}
 				return nil
 			})

@@ -74,17 +74,18 @@ func bcastScatterAllgather(c Comm, buf []byte, r, p, root, tag int) error {
 	return nil
 }
 
-// BcastVarAlg is BcastVar with algorithm selection at root. Root picks the
-// algorithm by the buffer's length, which only it knows: a short buffer
+// BcastVarAlg is BcastVar with algorithm selection at root. Root uses alg,
+// or if alg is "" picks one by the buffer's length, which only it knows
+// (other ranks' alg is ignored): with binomial, the buffer
 // travels down the binomial tree with one trailing flag byte; for a long
-// one, the tree carries only its length (and the flag), and the buffer
-// follows with BcastAlg's selection. Uses tag..tag+2.
-func BcastVarAlg(c Comm, buf []byte, root, tag int) ([]byte, error) {
-	b, err := bcastVarAlg(c, buf, root, tag)
+// other, the tree carries only its length (and the flag), and the buffer
+// follows with scatter_allgather. Uses tag..tag+2.
+func BcastVarAlg(c Comm, alg string, buf []byte, root, tag int) ([]byte, error) {
+	b, err := bcastVarAlg(c, alg, buf, root, tag)
 	return b, wrap("bcast", err)
 }
 
-func bcastVarAlg(c Comm, buf []byte, root, tag int) ([]byte, error) {
+func bcastVarAlg(c Comm, alg string, buf []byte, root, tag int) ([]byte, error) {
 	p, r, err := setupRoot(c, root)
 	if err != nil {
 		return nil, err
@@ -94,7 +95,10 @@ func bcastVarAlg(c Comm, buf []byte, root, tag int) ([]byte, error) {
 	}
 	var msg []byte
 	if r == root {
-		if Select(CollBcast, Situation{Ranks: p, Bytes: len(buf), Fixed: true}) == AlgBinomial {
+		if alg == "" {
+			alg = Select(CollBcast, Situation{Ranks: p, Bytes: len(buf), Fixed: true})
+		}
+		if alg == AlgBinomial {
 			msg = make([]byte, len(buf)+1)
 			copy(msg, buf)
 		} else {
@@ -125,5 +129,5 @@ func bcastVarAlg(c Comm, buf []byte, root, tag int) ([]byte, error) {
 		}
 		buf = make([]byte, n)
 	}
-	return buf, bcastAlg(c, "", buf, root, tag+1)
+	return buf, bcastAlg(c, AlgScatterAllgather, buf, root, tag+1)
 }

@@ -53,10 +53,10 @@ const (
 // DefaultRules is the built-in table, chosen by measurement with goroutine
 // ranks and tcp on a 2-core machine (docs/collectives.md has the numbers).
 var DefaultRules = map[string]string{
-	CollAllreduce:     "recursive_doubling:16384,rabenseifner:262144,ring",
-	CollBcast:         "binomial:65536,scatter_allgather",
-	CollAllgather:     "bruck:1024,recursive_doubling:65536,ring",
-	CollAlltoall:      "bruck:256,scattered:16384,pairwise",
+	CollAllreduce:     "recursive_doubling:32768,rabenseifner,ring",
+	CollBcast:         "binomial:4194304,scatter_allgather",
+	CollAllgather:     "recursive_doubling,ring",
+	CollAlltoall:      "bruck:64,scattered:131072,pairwise",
 	CollReduceScatter: "recursive_halving",
 }
 
