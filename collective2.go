@@ -217,3 +217,61 @@ func ScanSlice[E any](c *Comm, v []E, op Op[E]) ([]E, error) {
 	}
 	return r, nil
 }
+
+// BcastInto copies root's buf into buf on every rank (MPI_Bcast with a
+// count): buf must hold plain elements and have the same length
+// everywhere. Nothing is allocated; the algorithm is chosen by size.
+func BcastInto[E any](c *Comm, buf []E, root int) error {
+	if err := c.checkRoot("BcastInto", root); err != nil {
+		return err
+	}
+	t := typeOf[E]()
+	if t.shape != shapePlain {
+		return c.typeErr("BcastInto", loc{}, errNotPlain(t))
+	}
+	return c.collErr("BcastInto", coll.BcastAlg(c.coll(), "", unsafeBytes(buf, t.size), root, c.collTag()))
+}
+
+// AllgatherInto gathers every rank's v (plain elements, the same length
+// everywhere) into out on every rank, rank i's at out[i·len(v):]
+// (MPI_Allgather with a count). out must have len(v)·Size() elements.
+func AllgatherInto[E any](c *Comm, v, out []E) error {
+	if err := c.check("AllgatherInto"); err != nil {
+		return err
+	}
+	t := typeOf[E]()
+	if t.shape != shapePlain {
+		return c.typeErr("AllgatherInto", loc{}, errNotPlain(t))
+	}
+	p := len(c.group)
+	if len(out) != p*len(v) {
+		return c.handle(c.errorf("AllgatherInto", ErrCount, loc{}, "out has %d elements, want %d", len(out), p*len(v)))
+	}
+	copy(out[c.rank*len(v):], v)
+	b := unsafeBytes(out, t.size)
+	offs := make([]int, p+1)
+	for i := range offs {
+		offs[i] = i * len(v) * t.size
+	}
+	return c.collErr("AllgatherInto", coll.AllgathervBuf(c.coll(), "", b, offs, c.collTag()))
+}
+
+// AlltoallInto sends block j of send (len(send)/Size() plain elements) to
+// rank j and receives rank j's block into block j of recv (MPI_Alltoall
+// with a count). send and recv must have the same length, a multiple of
+// Size(), on every rank, and must not overlap.
+func AlltoallInto[E any](c *Comm, send, recv []E) error {
+	if err := c.check("AlltoallInto"); err != nil {
+		return err
+	}
+	t := typeOf[E]()
+	if t.shape != shapePlain {
+		return c.typeErr("AlltoallInto", loc{}, errNotPlain(t))
+	}
+	p := len(c.group)
+	if len(send) != len(recv) || len(send)%p != 0 {
+		return c.handle(c.errorf("AlltoallInto", ErrCount, loc{}, "send has %d elements and recv %d, for %d ranks", len(send), len(recv), p))
+	}
+	blk := len(send) / p * t.size
+	return c.collErr("AlltoallInto", coll.AlltoallBuf(c.coll(), "", unsafeBytes(send, t.size), unsafeBytes(recv, t.size), blk, c.collTag()))
+}

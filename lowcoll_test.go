@@ -556,6 +556,33 @@ func TestTypedReduceScatterLoc(t *testing.T) {
 		if err != nil || !slices.Equal(sc, []int{me * (me + 1) / 2, me + 1}) {
 			return check(c, false, "ScanSlice: %v %v", sc, err)
 		}
+		// The Into forms.
+		bi := []float64{0, 0}
+		if me == n-1 {
+			bi = []float64{1.5, 2.5}
+		}
+		if err := mpi.BcastInto(c, bi, n-1); err != nil || bi[1] != 2.5 {
+			return check(c, false, "BcastInto: %v %v", bi, err)
+		}
+		agi := make([]int32, 2*n)
+		if err := mpi.AllgatherInto(c, []int32{int32(me), -int32(me)}, agi); err != nil || agi[2*(n-1)+1] != -int32(n-1) {
+			return check(c, false, "AllgatherInto: %v %v", agi, err)
+		}
+		a2s, a2r := make([]uint16, 3*n), make([]uint16, 3*n)
+		for i := range a2s {
+			a2s[i] = uint16(me*100 + i/3)
+		}
+		if err := mpi.AlltoallInto(c, a2s, a2r); err != nil {
+			return err
+		}
+		for j := range n {
+			if a2r[3*j+2] != uint16(j*100+me) {
+				return check(c, false, "AlltoallInto: %v", a2r)
+			}
+		}
+		if err := mpi.BcastInto(c, []string{"x"}, 0); !errors.Is(err, mpi.ErrType) {
+			return check(c, false, "BcastInto of strings: %v", err)
+		}
 		l := []int{1, 2, 3}
 		if err := mpi.ReduceLocalSlice([]int{10, 20, 30}, l, mpi.Sum[int]()); err != nil || !reflect.DeepEqual(l, []int{11, 22, 33}) {
 			return check(c, false, "ReduceLocalSlice: %v %v", l, err)

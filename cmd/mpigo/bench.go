@@ -411,7 +411,9 @@ func (b *benchConfig) barrier(c *mpi.Comm, size int) (float64, error) {
 }
 
 // moreColl measures allgather, alltoall, reduce, reduce_scatter and scan,
-// through the low-level layer with -api raw and the typed one otherwise.
+// through the low-level layer with -api raw and the typed one otherwise
+// (the forms that write into the caller's slices where there is one:
+// BcastInto, AllgatherInto, AlltoallInto, AllreduceSliceInto).
 func (b *benchConfig) moreColl(c *mpi.Comm, size int) (float64, error) {
 	body, err := b.collBody(c, b.test, size)
 	if err != nil {
@@ -439,7 +441,7 @@ func (b *benchConfig) collBody(c *mpi.Comm, test string, size int) (func() error
 		if raw {
 			return func() error { return c.Bcast(v, size, mpi.Byte, 0) }, nil
 		}
-		return func() error { _, err := mpi.Bcast(c, v, 0); return err }, nil
+		return func() error { return mpi.BcastInto(c, v, 0) }, nil
 	case "barrier":
 		return func() error { return mpi.Barrier(c) }, nil
 	case "allgather":
@@ -447,17 +449,13 @@ func (b *benchConfig) collBody(c *mpi.Comm, test string, size int) (func() error
 		if raw {
 			return func() error { return c.Allgather(v, size, mpi.Byte, out, size, mpi.Byte) }, nil
 		}
-		return func() error { _, err := mpi.Allgather(c, v); return err }, nil
+		return func() error { return mpi.AllgatherInto(c, v, out) }, nil
 	case "alltoall":
 		send, recv := make([]byte, size*p), make([]byte, size*p)
 		if raw {
 			return func() error { return c.Alltoall(send, size, mpi.Byte, recv, size, mpi.Byte) }, nil
 		}
-		parts := make([][]byte, p)
-		for i := range parts {
-			parts[i] = send[i*size : (i+1)*size]
-		}
-		return func() error { _, err := mpi.Alltoall(c, parts); return err }, nil
+		return func() error { return mpi.AlltoallInto(c, send, recv) }, nil
 	case "reduce":
 		v, out := make([]float64, elems), make([]float64, elems)
 		if raw {

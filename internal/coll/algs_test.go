@@ -155,7 +155,7 @@ func TestBcastVarAlg(t *testing.T) {
 		for _, tc := range []struct {
 			alg string
 			n   int
-		}{{"", 0}, {"", 3}, {AlgBinomial, 1000}, {AlgScatterAllgather, 0}, {AlgScatterAllgather, 1001}} {
+		}{{"", 0}, {"", 3}, {AlgBinomial, 1000}, {AlgBinomial, inlineBcast + 1}, {AlgScatterAllgather, 0}, {AlgScatterAllgather, 1001}} {
 			n := tc.n
 			want := bytes.Repeat([]byte{byte(root + 1)}, n)
 			run(t, p, func(c Comm) error {

@@ -76,10 +76,10 @@ func bcastScatterAllgather(c Comm, buf []byte, r, p, root, tag int) error {
 
 // BcastVarAlg is BcastVar with algorithm selection at root. Root uses alg,
 // or if alg is "" picks one by the buffer's length, which only it knows
-// (other ranks' alg is ignored): with binomial, the buffer
-// travels down the binomial tree with one trailing flag byte; for a long
-// other, the tree carries only its length (and the flag), and the buffer
-// follows with scatter_allgather. Uses tag..tag+2.
+// (other ranks' alg is ignored). A buffer of at most 64 KiB going by
+// binomial tree travels with one trailing flag byte; otherwise the tree
+// first carries its length and the algorithm (9 bytes), and the buffer
+// follows with BcastAlg. Uses tag..tag+2.
 func BcastVarAlg(c Comm, alg string, buf []byte, root, tag int) ([]byte, error) {
 	b, err := bcastVarAlg(c, alg, buf, root, tag)
 	return b, wrap("bcast", err)
@@ -98,12 +98,16 @@ func bcastVarAlg(c Comm, alg string, buf []byte, root, tag int) ([]byte, error) 
 		if alg == "" {
 			alg = Select(CollBcast, Situation{Ranks: p, Bytes: len(buf), Fixed: true})
 		}
-		if alg == AlgBinomial {
+		if alg == AlgBinomial && len(buf) <= inlineBcast {
 			msg = make([]byte, len(buf)+1)
 			copy(msg, buf)
 		} else {
+			code := byte(1)
+			if alg == AlgScatterAllgather {
+				code = 2
+			}
 			msg = binary.LittleEndian.AppendUint64(nil, uint64(len(buf)))
-			msg = append(msg, 1)
+			msg = append(msg, code)
 		}
 	}
 	msg, err = bcastVar(c, msg, root, tag)
@@ -119,7 +123,7 @@ func bcastVarAlg(c Comm, alg string, buf []byte, root, tag int) ([]byte, error) 
 		}
 		return msg[: len(msg)-1 : len(msg)-1], nil
 	}
-	if len(msg) != 9 || msg[8] != 1 {
+	if len(msg) != 9 || msg[8] > 2 {
 		return nil, fmt.Errorf("%w: bad broadcast header", ErrMessage)
 	}
 	n := binary.LittleEndian.Uint64(msg)
@@ -129,5 +133,15 @@ func bcastVarAlg(c Comm, alg string, buf []byte, root, tag int) ([]byte, error) 
 		}
 		buf = make([]byte, n)
 	}
-	return buf, bcastAlg(c, AlgScatterAllgather, buf, root, tag+1)
+	alg = AlgBinomial
+	if msg[8] == 2 {
+		alg = AlgScatterAllgather
+	}
+	return buf, bcastAlg(c, alg, buf, root, tag+1)
 }
+
+// inlineBcast is the longest buffer BcastVarAlg sends inline, in one
+// binomial broadcast with its flag byte; a longer one is announced first so
+// that every rank receives it straight into a buffer of the right size,
+// and root need not copy it.
+const inlineBcast = 64 << 10
