@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/mpigo/mpi"
+	"github.com/mpigo/mpi/internal/coll"
 )
 
 func info(args []string, stdout, stderr io.Writer) int {
@@ -25,6 +26,13 @@ func info(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  MPIGO_EAGER_LIMIT = %d bytes (largest eager message; larger ones use rendezvous)\n", cfg.EagerLimit)
 	fmt.Fprintf(stdout, "  MPIGO_TCP_SOCKBUF = %d bytes (tcp socket buffers; 0: the kernel's autotuned default)\n", cfg.TCPSockBuf)
 	fmt.Fprintf(stdout, "  MPIGO_NP          = ranks a program started without a launcher runs as goroutines (default 1)\n")
+	fmt.Fprintf(stdout, "collective algorithms (first rule whose size bound holds and that applies; docs/collectives.md):\n")
+	for _, e := range coll.Table() {
+		fmt.Fprintf(stdout, "  %-25s = %s  (%s; size: %s)\n", coll.EnvName(e.Coll), coll.FormatRules(e.Rules), e.Source, coll.Sizes[e.Coll])
+		if e.Err != nil {
+			fmt.Fprintf(stdout, "  %-25s   ignored: %v\n", "", e.Err)
+		}
+	}
 	fmt.Fprintf(stdout, "limits:\n")
 	fmt.Fprintf(stdout, "  tag upper bound   = %d\n", mpi.TagUB)
 	fmt.Fprintf(stdout, "  bsend overhead    = %d bytes\n", mpi.BsendOverhead)
