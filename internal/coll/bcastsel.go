@@ -10,7 +10,8 @@ import (
 //
 //   - binomial: lg p rounds of whole-buffer messages (Bcast);
 //   - scatter_allgather (van de Geijn): a binomial scatter gives relative
-//     rank i the i-th of p segments, then a ring allgather assembles them:
+//     rank i the i-th of p segments, then a ring allgather (without the
+//     link into root, whose buffer is never written) assembles them:
 //     lg p + p-1 rounds, but root sends only n bytes in total and every
 //     rank about 2n, against n·lg p for root in the binomial tree.
 //
@@ -64,10 +65,24 @@ func bcastScatterAllgather(c Comm, buf []byte, r, p, root, tag int) error {
 	if err := waitAll(reqs); err != nil {
 		return err
 	}
+	// Ring allgather without the link into root, which has every segment
+	// and whose buffer must not be written.
 	right, left := toRank(vr+1, root, p), toRank(vr-1+p, root, p)
 	for s := 0; s < p-1; s++ {
 		si, ri := (vr-s+p)%p, (vr-s-1+2*p)%p
-		if err := exchange2(c, seg(si, si+1), right, seg(ri, ri+1), left, tag+1); err != nil {
+		var err error
+		switch {
+		case vr == 0:
+			err = c.Send(seg(si, si+1), right, tag+1)
+			if err != nil {
+				err = fmt.Errorf("send to %d: %w", right, err)
+			}
+		case vr == p-1:
+			err = recvExact(c, seg(ri, ri+1), left, tag+1)
+		default:
+			err = exchange2(c, seg(si, si+1), right, seg(ri, ri+1), left, tag+1)
+		}
+		if err != nil {
 			return err
 		}
 	}
