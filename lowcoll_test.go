@@ -650,6 +650,14 @@ func TestCollectiveArgErrors(t *testing.T) {
 				return fmt.Errorf("%s: got %v, want an *Error of class %v", tc.name, tc.err, tc.class)
 			}
 		}
+		// A non-blocking collective reports its argument errors at Wait, naming itself.
+		r, err := c.Iallreduce(buf, buf, 2, mpi.Float64, mpi.OpLand)
+		if err != nil {
+			return err
+		}
+		if _, err := r.Wait(); !errors.Is(err, mpi.ErrOp) || !strings.Contains(err.Error(), "Iallreduce") {
+			return fmt.Errorf("Iallreduce with a bad op: %v", err)
+		}
 		if err := mpi.ReduceLocal(buf, buf, 2, mpi.Float64, mpi.OpBxor); !errors.Is(err, mpi.ErrOp) {
 			return fmt.Errorf("ReduceLocal bxor on Float64: %v", err)
 		}

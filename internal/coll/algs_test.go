@@ -346,3 +346,22 @@ func TestSelect(t *testing.T) {
 		}
 	}
 }
+
+func TestEnvOverride(t *testing.T) {
+	env := map[string]string{
+		"MPIGO_COLL_ALLREDUCE": "ring",
+		"MPIGO_COLL_BCAST":     "binomial:x",
+	}
+	tab := buildTable(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	ar := tab[CollAllreduce]
+	if ar.Source != "MPIGO_COLL_ALLREDUCE" || SelectFrom(ar.Rules, CollAllreduce, Situation{Ranks: 4, Bytes: 8, Commutative: true, Elems: 4}) != AlgRing {
+		t.Errorf("allreduce override not in force: %+v", ar)
+	}
+	bc := tab[CollBcast]
+	if bc.Err == nil || bc.Source != "default" || FormatRules(bc.Rules) != DefaultRules[CollBcast] {
+		t.Errorf("a bad bcast override must leave the default and report: %+v", bc)
+	}
+	if tab[CollAlltoall].Source != "default" {
+		t.Errorf("alltoall: %+v", tab[CollAlltoall])
+	}
+}

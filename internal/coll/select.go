@@ -189,23 +189,28 @@ var (
 	table     map[string]Entry
 )
 
-func loadTable() {
-	table = map[string]Entry{}
+func loadTable() { table = buildTable(os.LookupEnv) }
+
+// buildTable makes the table in force from the defaults and the variables
+// lookup finds.
+func buildTable(lookup func(string) (string, bool)) map[string]Entry {
+	t := map[string]Entry{}
 	for coll, def := range DefaultRules {
 		rules, err := ParseRules(coll, def)
 		if err != nil {
 			panic("coll: bad default rules: " + err.Error())
 		}
 		e := Entry{Coll: coll, Rules: rules, Source: "default"}
-		if v, ok := os.LookupEnv(EnvName(coll)); ok && v != "" {
+		if v, ok := lookup(EnvName(coll)); ok && v != "" {
 			if r, err := ParseRules(coll, v); err != nil {
 				e.Err = err
 			} else {
 				e.Rules, e.Source = r, EnvName(coll)
 			}
 		}
-		table[coll] = e
+		t[coll] = e
 	}
+	return t
 }
 
 // Table returns the rules in force for every collective, in a fixed order.
