@@ -264,11 +264,19 @@ func allreduceFast[E any](c *Comm, t typeInfo, op Op[E], out []E) error {
 	b := unsafeBytes(out, t.size)
 	sp := getScratch(len(b))
 	defer putScratch(sp)
-	return coll.AllreduceVec(c.coll(), "", b, (*sp)[:len(b)], t.size, func(inout, in []byte) {
-		x, _ := alignedView[E](t, inout)
+	return coll.AllreduceVec(c.coll(), "", b, (*sp)[:len(b)], t.size, vecOf(t, op), c.collTag())
+}
+
+// vecOf turns a predefined op's slice kernel into a byte kernel.
+func vecOf[E any](t typeInfo, op Op[E]) coll.VecOp {
+	return func(inout, in []byte) {
+		x, xb := alignedView[E](t, inout)
 		y, _ := alignedView[E](t, in)
 		op.vec(x, y)
-	}, c.collTag())
+		if len(xb) > 0 && &xb[0] != &inout[0] {
+			copy(inout, xb)
+		}
+	}
 }
 
 // reduceSliceT runs an elementwise reduction (root < 0: to all).
@@ -276,11 +284,24 @@ func reduceSliceT[E any](c *Comm, opname string, v []E, op Op[E], root int) ([]E
 	if err := checkReduce(c, opname, op, root); err != nil {
 		return nil, err
 	}
-	if root < 0 && op.vec != nil && typeOf[E]().shape == shapePlain {
+	if op.vec != nil && typeOf[E]().shape == shapePlain {
 		res := make([]E, len(v))
 		copy(res, v)
-		if err := allreduceFast(c, typeOf[E](), op, res); err != nil {
+		if root < 0 {
+			if err := allreduceFast(c, typeOf[E](), op, res); err != nil {
+				return nil, c.collErr(opname, err)
+			}
+			return res, nil
+		}
+		t := typeOf[E]()
+		b := unsafeBytes(res, t.size)
+		sp := getScratch(len(b))
+		defer putScratch(sp)
+		if err := coll.ReduceVec(c.coll(), b, (*sp)[:len(b)], vecOf(t, op), root, c.collTag()); err != nil {
 			return nil, c.collErr(opname, err)
+		}
+		if c.rank != root {
+			return nil, nil
 		}
 		return res, nil
 	}

@@ -66,11 +66,7 @@ func reduceScatterT[E any](c *Comm, name string, v []E, counts []int, op Op[E]) 
 		}
 		sp := getScratch(len(b))
 		defer putScratch(sp)
-		err := coll.ReduceScatterVec(c.coll(), b, (*sp)[:len(b)], offs, func(inout, in []byte) {
-			x, _ := alignedView[E](t, inout)
-			y, _ := alignedView[E](t, in)
-			op.vec(x, y)
-		}, tag)
+		err := coll.ReduceScatterVec(c.coll(), b, (*sp)[:len(b)], offs, vecOf(t, op), tag)
 		if err != nil {
 			return nil, c.collErr(name, err)
 		}
@@ -201,6 +197,17 @@ func Iexscan[T any](c *Comm, v T, op Op[T]) (*Future[T], error) {
 func ScanSlice[E any](c *Comm, v []E, op Op[E]) ([]E, error) {
 	if err := checkOp(c, "ScanSlice", op); err != nil {
 		return nil, err
+	}
+	if t := typeOf[E](); op.vec != nil && t.shape == shapePlain {
+		res := make([]E, len(v))
+		copy(res, v)
+		b := unsafeBytes(res, t.size)
+		sp := getScratch(2 * len(b))
+		defer putScratch(sp)
+		if _, err := coll.ScanVec(c.coll(), b, (*sp)[:2*len(b)], vecOf(t, op), true, c.collTag()); err != nil {
+			return nil, c.collErr("ScanSlice", err)
+		}
+		return res, nil
 	}
 	ts := typeOf[[]E]()
 	b, err := ownBytes(ts, &v)

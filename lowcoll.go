@@ -502,6 +502,17 @@ func (c *Comm) Reduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Redu
 	if err != nil {
 		return err
 	}
+	if op.commutative { // in place, binomial, nothing allocated
+		sp := getScratch(2 * n)
+		defer putScratch(sp)
+		work, scratch := (*sp)[:n], (*sp)[n:2*n]
+		if c.rank == root {
+			work = recvbuf[:n]
+		}
+		copy(work, in)
+		f, _ := op.vec(dt)
+		return c.collErr(name, coll.ReduceVec(c.coll(), work, scratch, f, root, c.collTag()))
+	}
 	f, _ := op.combine(dt)
 	res, err := coll.Reduce(c.coll(), in, f, op.commutative, root, c.collTag())
 	if err != nil {
@@ -677,6 +688,21 @@ func (c *Comm) scan(name string, sendbuf, recvbuf []byte, count int, dt *Datatyp
 	in, err := c.input(name, sendbuf, recvbuf, n)
 	if err != nil {
 		return err
+	}
+	if op.commutative { // recursive doubling in place, nothing allocated
+		sp := getScratch(3 * n)
+		defer putScratch(sp)
+		work := (*sp)[2*n : 3*n]
+		copy(work, in)
+		f, _ := op.vec(dt)
+		have, err := coll.ScanVec(c.coll(), work, (*sp)[:2*n], f, inclusive, c.collTag())
+		if err != nil {
+			return c.collErr(name, err)
+		}
+		if have {
+			copy(recvbuf[:n], work)
+		}
+		return nil
 	}
 	f, _ := op.combine(dt)
 	var res []byte

@@ -365,3 +365,50 @@ func TestEnvOverride(t *testing.T) {
 		t.Errorf("alltoall: %+v", tab[CollAlltoall])
 	}
 }
+
+func TestReduceVec(t *testing.T) {
+	forRoots(t, func(t *testing.T, p, root int) {
+		for _, n := range []int{0, 1, 100} {
+			want := i64sum(p, n)
+			run(t, p, func(c Comm) error {
+				buf := i64vec(c.Rank(), n)
+				if err := ReduceVec(c, buf, make([]byte, len(buf)), addI64, root, tagBase); err != nil {
+					return err
+				}
+				if c.Rank() == root && !bytes.Equal(buf, want) {
+					t.Errorf("n=%d: wrong sum at root", n)
+				}
+				return nil
+			})
+		}
+	})
+}
+
+func TestScanVec(t *testing.T) {
+	forSizes(t, func(t *testing.T, p int) {
+		for _, inclusive := range []bool{true, false} {
+			run(t, p, func(c Comm) error {
+				r := c.Rank()
+				buf := i64vec(r, 5)
+				orig := bytes.Clone(buf)
+				have, err := ScanVec(c, buf, make([]byte, 2*len(buf)), addI64, inclusive, tagBase)
+				if err != nil {
+					return err
+				}
+				hi := r
+				if inclusive {
+					hi = r + 1
+				}
+				switch {
+				case have != (hi > 0):
+					t.Errorf("inclusive=%v rank %d: have=%v", inclusive, r, have)
+				case have && !bytes.Equal(buf, i64sum(hi, 5)):
+					t.Errorf("inclusive=%v rank %d: wrong prefix", inclusive, r)
+				case !have && !bytes.Equal(buf, orig):
+					t.Errorf("rank 0's exclusive buffer changed")
+				}
+				return nil
+			})
+		}
+	})
+}
