@@ -297,7 +297,7 @@ func reduceSliceT[E any](c *Comm, opname string, v []E, op Op[E], root int) ([]E
 		b := unsafeBytes(res, t.size)
 		sp := getScratch(len(b))
 		defer putScratch(sp)
-		if err := coll.ReduceVec(c.coll(), b, (*sp)[:len(b)], vecOf(t, op), root, c.collTag()); err != nil {
+		if err := coll.ReduceVec(c.coll(), "", b, (*sp)[:len(b)], t.size, vecOf(t, op), root, c.collTag()); err != nil {
 			return nil, c.collErr(opname, err)
 		}
 		if c.rank != root {

@@ -511,7 +511,7 @@ func (c *Comm) Reduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Redu
 		}
 		copy(work, in)
 		f, _ := op.vec(dt)
-		return c.collErr(name, coll.ReduceVec(c.coll(), work, scratch, f, root, c.collTag()))
+		return c.collErr(name, coll.ReduceVec(c.coll(), "", work, scratch, dt.size, f, root, c.collTag()))
 	}
 	f, _ := op.combine(dt)
 	res, err := coll.Reduce(c.coll(), in, f, op.commutative, root, c.collTag())

@@ -367,21 +367,32 @@ func TestEnvOverride(t *testing.T) {
 }
 
 func TestReduceVec(t *testing.T) {
-	forRoots(t, func(t *testing.T, p, root int) {
-		for _, n := range []int{0, 1, 100} {
-			want := i64sum(p, n)
-			run(t, p, func(c Comm) error {
-				buf := i64vec(c.Rank(), n)
-				if err := ReduceVec(c, buf, make([]byte, len(buf)), addI64, root, tagBase); err != nil {
-					return err
+	for _, alg := range algorithms[CollReduce] {
+		t.Run(alg, func(t *testing.T) {
+			forRoots(t, func(t *testing.T, p, root int) {
+				for _, n := range []int{0, 1, 7, 100} {
+					want := i64sum(p, n)
+					run(t, p, func(c Comm) error {
+						buf := i64vec(c.Rank(), n)
+						err := ReduceVec(c, alg, buf, make([]byte, len(buf)), 8, addI64, root, tagBase)
+						if !Applicable(CollReduce, alg, Situation{Ranks: p, Commutative: true, Elems: n}) {
+							if !errors.Is(err, ErrArg) {
+								t.Errorf("n=%d: inapplicable algorithm gave %v", n, err)
+							}
+							return nil
+						}
+						if err != nil {
+							return err
+						}
+						if c.Rank() == root && !bytes.Equal(buf, want) {
+							t.Errorf("n=%d: wrong sum at root", n)
+						}
+						return nil
+					})
 				}
-				if c.Rank() == root && !bytes.Equal(buf, want) {
-					t.Errorf("n=%d: wrong sum at root", n)
-				}
-				return nil
 			})
-		}
-	})
+		})
+	}
 }
 
 func TestScanVec(t *testing.T) {

@@ -33,15 +33,16 @@ const (
 	CollAllgather     = "allgather"
 	CollAlltoall      = "alltoall"
 	CollReduceScatter = "reduce_scatter"
+	CollReduce        = "reduce"
 )
 
 // The algorithms.
 const (
 	AlgRecursiveDoubling = "recursive_doubling" // allreduce, allgather (power-of-two ranks for allgather)
-	AlgRabenseifner      = "rabenseifner"       // allreduce: recursive-halving reduce-scatter + recursive-doubling allgather
+	AlgRabenseifner      = "rabenseifner"       // allreduce, reduce: recursive-halving reduce-scatter + recursive-doubling allgather (or binomial gather)
 	AlgRing              = "ring"               // allreduce, allgather
 	AlgReduceBcast       = "reduce_bcast"       // allreduce: binomial reduce in rank order + broadcast
-	AlgBinomial          = "binomial"           // bcast
+	AlgBinomial          = "binomial"           // bcast, reduce
 	AlgScatterAllgather  = "scatter_allgather"  // bcast: binomial scatter + ring allgather (van de Geijn)
 	AlgBruck             = "bruck"              // allgather, alltoall (equal block sizes)
 	AlgPairwise          = "pairwise"           // alltoall
@@ -58,6 +59,7 @@ var DefaultRules = map[string]string{
 	CollAllgather:     "recursive_doubling,ring",
 	CollAlltoall:      "bruck:64,scattered:131072,pairwise",
 	CollReduceScatter: "recursive_halving",
+	CollReduce:        "binomial",
 }
 
 // fallback is each collective's algorithm that always applies.
@@ -67,6 +69,7 @@ var fallback = map[string]string{
 	CollAllgather:     AlgRing,
 	CollAlltoall:      AlgPairwise,
 	CollReduceScatter: AlgReduceScatterv,
+	CollReduce:        AlgBinomial,
 }
 
 // algorithms lists each collective's algorithms.
@@ -76,6 +79,7 @@ var algorithms = map[string][]string{
 	CollAllgather:     {AlgBruck, AlgRecursiveDoubling, AlgRing},
 	CollAlltoall:      {AlgBruck, AlgScattered, AlgPairwise},
 	CollReduceScatter: {AlgRecursiveHalving, AlgReduceScatterv},
+	CollReduce:        {AlgBinomial, AlgRabenseifner},
 }
 
 // Rule is one entry of a collective's list: use Alg when the message is at
@@ -101,6 +105,7 @@ var Sizes = map[string]string{
 	CollAllgather:     "bytes each rank contributes",
 	CollAlltoall:      "bytes each rank sends to one peer",
 	CollReduceScatter: "bytes of the whole input vector",
+	CollReduce:        "bytes of the vector (commutative operations on equal-length vectors)",
 }
 
 func isPof2(p int) bool { return p > 0 && p&(p-1) == 0 }
@@ -217,7 +222,7 @@ func buildTable(lookup func(string) (string, bool)) map[string]Entry {
 func Table() []Entry {
 	tableOnce.Do(loadTable)
 	var out []Entry
-	for _, coll := range []string{CollAllreduce, CollBcast, CollAllgather, CollAlltoall, CollReduceScatter} {
+	for _, coll := range []string{CollAllreduce, CollReduce, CollBcast, CollAllgather, CollAlltoall, CollReduceScatter} {
 		out = append(out, table[coll])
 	}
 	return out
