@@ -333,6 +333,17 @@ func TestConcurrentCollectives(t *testing.T) {
 					if err == nil && s != 4*(i+it) {
 						err = fmt.Errorf("comm %d: %d", i, s)
 					}
+					if err == nil && it%10 == 0 { // long vectors: Rabenseifner and friends
+						v := make([]float64, 20_000)
+						v[19_999] = float64(i)
+						var got []float64
+						if got, err = mpi.AllreduceSlice(c, v, mpi.Sum[float64]()); err == nil && got[19_999] != float64(4*i) {
+							err = fmt.Errorf("comm %d: long allreduce %v", i, got[19_999])
+						}
+						if err == nil {
+							err = mpi.BcastInto(c, v, it%4)
+						}
+					}
 					if err != nil {
 						errs[i] = err
 						return
