@@ -39,7 +39,8 @@ Tests (output follows the OSU micro-benchmarks: '#' comment lines, then
              start, computation lasting that long, and wait; columns are
              overall, compute and pure times (us) and the overlap (%%):
              100·(1 - (overall - compute)/pure), 100 when communication
-             hides entirely behind computation
+             hides entirely behind computation; -yield makes the
+             computation yield its processor now and then
 
 Flags:
 `
@@ -55,6 +56,7 @@ type benchConfig struct {
 	api       string
 	out       io.Writer
 	extra     string // further columns of the current line (non-blocking tests)
+	yield     bool   // non-blocking tests: the computation yields its processor
 }
 
 func bench(args []string, stdout, stderr io.Writer) int {
@@ -97,6 +99,7 @@ func benchFlags(cfg *benchConfig, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&cfg.transport, "transport", "inproc", "transport between ranks: inproc (goroutine ranks, single copy) or tcp (ranks are processes on this machine)")
 	fs.String("sizes", "", "message sizes in bytes: a list (8,1024) or MIN:MAX (powers of two)")
 	fs.IntVar(&cfg.iters, "iters", 0, "iterations per size (0: chosen by size)")
+	fs.BoolVar(&cfg.yield, "yield", false, "non-blocking tests: the computation yields its processor now and then (like calling MPI_Test in OSU's compute loop)")
 	fs.StringVar(&cfg.api, "api", "typed", "API to measure: typed (mpi.Send[T]) or raw (c.Send(buf, count, dt, ...))")
 	return fs
 }
@@ -510,13 +513,18 @@ func (b *benchConfig) istart(c *mpi.Comm, test string, size int) (func() (*mpi.R
 	return nil, fmt.Errorf("no non-blocking collective %q", test)
 }
 
-// compute busy-works for about d.
-func compute(d time.Duration) {
+// compute busy-works for about d; with yield it gives its processor to
+// other goroutines (the collectives' progress) between slices of work, as
+// OSU's tests can call MPI_Test inside the computation.
+func compute(d time.Duration, yield bool) {
 	end := time.Now().Add(d)
 	x := 1.0
 	for time.Now().Before(end) {
 		for i := 0; i < 100; i++ {
 			x = x*1.0000001 + 1e-9
+		}
+		if yield {
+			runtime.Gosched()
 		}
 	}
 	sink.Store(math.Float64bits(x)) // keeps the loop from being optimised away
@@ -546,7 +554,7 @@ func (b *benchConfig) nonblocking(c *mpi.Comm, size int) (float64, error) {
 				return 0, err
 			}
 			if work > 0 {
-				compute(work)
+				compute(work, b.yield)
 			}
 			if _, err := r.Wait(); err != nil {
 				return 0, err
@@ -562,7 +570,7 @@ func (b *benchConfig) nonblocking(c *mpi.Comm, size int) (float64, error) {
 	work := time.Duration(pure * 1e3)
 	t0 := time.Now()
 	for i := 0; i < 20; i++ {
-		compute(work)
+		compute(work, b.yield)
 	}
 	comp := float64(time.Since(t0).Nanoseconds()) / 1e3 / 20
 	overall, err := run(work)

@@ -26,6 +26,7 @@ func TestBenchOutput(t *testing.T) {
 		{[]string{"bench", "reduce_scatter", "-n", "3", "-sizes", "96", "-iters", "5", "-api", "raw"}, []int{96}},
 		{[]string{"bench", "scan", "-n", "3", "-sizes", "8", "-iters", "5"}, []int{8}},
 		{[]string{"bench", "iallreduce", "-n", "2", "-sizes", "8", "-iters", "5"}, []int{8}},
+		{[]string{"bench", "ialltoall", "-n", "3", "-sizes", "8,1024", "-iters", "5", "-yield"}, []int{8, 1024}},
 		{[]string{"bench", "ibarrier", "-n", "3", "-iters", "5"}, []int{0}},
 	}
 	for _, tt := range tests {
