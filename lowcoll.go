@@ -91,8 +91,8 @@ func (c *Comm) Ibcast(buf []byte, count int, dt *Datatype, root int) (*Request, 
 	return c.startColl("Ibcast", func(v *Comm) error { return v.Bcast(buf, count, dt, root) })
 }
 
-// counts returns the byte offsets of p blocks of counts[i] elements of dt
-// at element displacements displs (nil: packed in rank order).
+// blockRanges returns the byte ranges of the blocks of counts[i] elements
+// of size bytes at element displacements displs (nil: packed in rank order).
 func blockRanges(counts, displs []int, size int) (lo, hi []int) {
 	lo, hi = make([]int, len(counts)), make([]int, len(counts))
 	off := 0

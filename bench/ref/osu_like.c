@@ -136,7 +136,6 @@ static double collective(enum test t, long size)
     double start = 0, avg, maxavg = 0;
 
     int blk = count / nranks > 0 ? count / nranks : 1;
-    int *rcounts = NULL;
     char *bout = NULL;
     if (t == T_ALLREDUCE || t == T_REDUCE || t == T_SCAN || t == T_REDUCE_SCATTER) {
         size_t n = t == T_REDUCE_SCATTER ? (size_t)blk * nranks : (size_t)count;
@@ -153,7 +152,6 @@ static double collective(enum test t, long size)
         bbuf = alloc_buf((size > 0 ? size : 1) * nranks);
         bout = alloc_buf((size > 0 ? size : 1) * nranks);
     }
-    (void)rcounts;
     iterations(size, 1000, 100, &warm, &iters);
     MPI_Barrier(MPI_COMM_WORLD);
     for (i = 0; i < warm + iters; i++) {
