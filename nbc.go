@@ -15,7 +15,10 @@ import (
 // then runs the blocking algorithm on a view of c pinned to that tag base,
 // so the operation progresses while the caller computes, and concurrent
 // collectives on one communicator never exchange each other's messages.
-// The request completes when the goroutine is done.
+// The request completes when the goroutine is done. Buffers and values
+// passed to the call (slices, maps, ...) must not be modified until then.
+// Cancel has no effect on such a request (MPI makes cancelling a
+// collective erroneous); Free lets it finish unobserved.
 
 // pinnedView returns a view of c whose next (and only) collective uses
 // tag base tag. It reports errors without calling c's error handler; the
@@ -50,7 +53,8 @@ func (c *Comm) startColl(op string, body func(v *Comm) error) (*Request, error) 
 }
 
 // Future is a typed non-blocking collective in flight (Iallreduce,
-// Ibcast, ...). Wait returns its result. It is also a Waiter, so WaitAll
+// Ibcast, ...). Wait returns its result. The values passed to the call
+// must not be modified until it completes. It is also a Waiter, so WaitAll
 // takes it; its Request works with WaitAny, Test and the like.
 type Future[T any] struct {
 	req *Request
