@@ -57,7 +57,7 @@ func (c *Comm) lowOp(name string, count int, dt *Datatype, op *ReduceOp) (int, e
 	if count < 0 {
 		return 0, c.argErr(name, ErrCount, "negative count %d", count)
 	}
-	if _, err := op.ordered(dt); err != nil {
+	if err := op.check(dt); err != nil {
 		return 0, c.argErr(name, ErrOp, "%v", err)
 	}
 	return count * dt.size, nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -664,5 +665,68 @@ func TestCollectiveArgErrors(t *testing.T) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCollectivesAllocateNothing: the fixed-size paths allocate nothing per
+// call, for every allreduce algorithm's size range (counted process-wide
+// over 50 calls on both goroutine ranks).
+func TestCollectivesAllocateNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are meaningless under the race detector")
+	}
+	for _, n := range []int{1, 1024, 65536} {
+		var allocs [4]float64
+		err := mpi.Run(2, func(c *mpi.Comm) error {
+			v, out := make([]float64, n), make([]float64, n)
+			sum := mpi.Sum[float64]()
+			calls := []func(){
+				func() { mpi.AllreduceSliceInto(c, v, out, sum) },
+				func() { c.Allreduce(mpi.AsBytes(v), mpi.AsBytes(out), n, mpi.Float64, mpi.OpSum) },
+				func() { c.Allreduce(mpi.InPlace, mpi.AsBytes(out), n, mpi.Float64, mpi.OpMax) },
+				func() {
+					// A barrier keeps rank 0 from running ahead and piling up
+					// unexpected messages, whose buffers the engine allocates.
+					c.Reduce(mpi.AsBytes(v), mpi.AsBytes(out), n, mpi.Float64, mpi.OpSum, 1)
+					c.Barrier()
+				},
+			}
+			var ms runtime.MemStats
+			for i, f := range calls {
+				f() // warm the pools
+				if err := c.Barrier(); err != nil {
+					return err
+				}
+				if c.Rank() == 0 {
+					runtime.ReadMemStats(&ms)
+					allocs[i] = -float64(ms.Mallocs)
+				}
+				if err := c.Barrier(); err != nil {
+					return err
+				}
+				for range 50 {
+					f()
+				}
+				if err := c.Barrier(); err != nil {
+					return err
+				}
+				if c.Rank() == 0 {
+					runtime.ReadMemStats(&ms)
+					allocs[i] = (allocs[i] + float64(ms.Mallocs)) / 50
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, a := range allocs {
+			// Pools refill now and then (more often under -race, where
+			// sync.Pool drops items on purpose): allow well under one
+			// allocation per call, which a per-call allocation would exceed.
+			if a >= 0.5 {
+				t.Errorf("%d float64s, call %d: %v allocations per call", n, i, a)
+			}
+		}
 	}
 }

@@ -51,28 +51,42 @@ func (o *ReduceOp) Name() string { return o.name }
 // Commutative reports whether the operation is commutative (MPI_Op_commutative).
 func (o *ReduceOp) Commutative() bool { return o.commutative }
 
+// check reports whether o can combine elements of dt, without allocating.
+func (o *ReduceOp) check(dt *Datatype) error {
+	switch {
+	case o == nil:
+		return fmt.Errorf("nil operation")
+	case dt == nil:
+		return fmt.Errorf("nil datatype")
+	case o.user == nil && dt.ops[o.name] == nil:
+		return fmt.Errorf("operation %s is not defined on datatype %s", o.name, dt.name)
+	}
+	return nil
+}
+
 // ordered returns f(in, inout): inout = in ⊕ inout, the MPI convention.
 func (o *ReduceOp) ordered(dt *Datatype) (func(in, inout []byte), error) {
-	if o == nil {
-		return nil, fmt.Errorf("nil operation")
-	}
-	if dt == nil {
-		return nil, fmt.Errorf("nil datatype")
+	if err := o.check(dt); err != nil {
+		return nil, err
 	}
 	if o.user != nil {
 		f := o.user
 		return func(in, inout []byte) { f(in, inout, len(inout)/dt.size, dt) }, nil
 	}
 	k := dt.ops[o.name]
-	if k == nil {
-		return nil, fmt.Errorf("operation %s is not defined on datatype %s", o.name, dt.name)
-	}
 	// Predefined operations are commutative: in ⊕ inout = inout ⊕ in.
 	return func(in, inout []byte) { k(inout, in) }, nil
 }
 
-// vec returns inout = inout ⊕ in for a commutative operation.
+// vec returns inout = inout ⊕ in for a commutative operation. For the
+// predefined operations it is the datatype's kernel itself (no allocation).
 func (o *ReduceOp) vec(dt *Datatype) (coll.VecOp, error) {
+	if err := o.check(dt); err != nil {
+		return nil, err
+	}
+	if o.user == nil {
+		return dt.ops[o.name], nil
+	}
 	f, err := o.ordered(dt)
 	if err != nil {
 		return nil, err
