@@ -45,7 +45,11 @@ func TestAllreduceVecAlgorithms(t *testing.T) {
 	for _, alg := range algorithms[CollAllreduce] {
 		t.Run(alg, func(t *testing.T) {
 			forSizes(t, func(t *testing.T, p int) {
-				for _, n := range []int{0, 1, 3, 17, 1000} {
+				ns := []int{0, 1, 3, 17, 1000, 20_000}
+				if p <= 4 {
+					ns = append(ns, 150_000) // 1.2 MB
+				}
+				for _, n := range ns {
 					sit := Situation{Ranks: p, Commutative: true, Fixed: true, Elems: n}
 					if !Applicable(CollAllreduce, alg, sit) {
 						run(t, p, func(c Comm) error {
@@ -91,7 +95,7 @@ func TestAllreduceVecAlgorithms(t *testing.T) {
 
 func TestReduceScatterVec(t *testing.T) {
 	forSizes(t, func(t *testing.T, p int) {
-		for _, shape := range []string{"block", "varied", "empty"} {
+		for _, shape := range []string{"block", "varied", "empty", "long"} {
 			counts := make([]int, p)
 			for i := range counts {
 				switch shape {
@@ -99,6 +103,8 @@ func TestReduceScatterVec(t *testing.T) {
 					counts[i] = 3
 				case "varied":
 					counts[i] = (i * 5) % 4 // some zero
+				case "long":
+					counts[i] = 5000 + i // uneven, above the eager limit
 				}
 			}
 			offs := make([]int, p+1)
@@ -370,7 +376,7 @@ func TestReduceVec(t *testing.T) {
 	for _, alg := range algorithms[CollReduce] {
 		t.Run(alg, func(t *testing.T) {
 			forRoots(t, func(t *testing.T, p, root int) {
-				for _, n := range []int{0, 1, 7, 100} {
+				for _, n := range []int{0, 1, 7, 100, 20_000} {
 					want := i64sum(p, n)
 					run(t, p, func(c Comm) error {
 						buf := i64vec(c.Rank(), n)
