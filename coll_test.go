@@ -14,7 +14,7 @@ import (
 // Conformance tests for collectives and communicators, modelled on the
 // MPICH test suite's coll and comm directories.
 
-var collSizes = []int{1, 2, 3, 4, 7, 8}
+var collSizes = []int{1, 2, 3, 4, 5, 7, 8}
 
 func forSizes(t *testing.T, f func(world *mpi.Comm) error) {
 	for _, n := range collSizes {
@@ -332,6 +332,17 @@ func TestConcurrentCollectives(t *testing.T) {
 					s, err := mpi.Allreduce(c, i+it, mpi.Sum[int]())
 					if err == nil && s != 4*(i+it) {
 						err = fmt.Errorf("comm %d: %d", i, s)
+					}
+					if err == nil && it%10 == 0 { // long vectors: Rabenseifner and friends
+						v := make([]float64, 20_000)
+						v[19_999] = float64(i)
+						var got []float64
+						if got, err = mpi.AllreduceSlice(c, v, mpi.Sum[float64]()); err == nil && got[19_999] != float64(4*i) {
+							err = fmt.Errorf("comm %d: long allreduce %v", i, got[19_999])
+						}
+						if err == nil {
+							err = mpi.BcastInto(c, v, it%4)
+						}
 					}
 					if err != nil {
 						errs[i] = err

@@ -165,7 +165,7 @@ func Bcast[T any](c *Comm, v T, root int) (T, error) {
 			return zero, c.typeErr("Bcast", loc{}, err)
 		}
 	}
-	got, err := coll.BcastVar(c.coll(), b, root, c.collTag())
+	got, err := coll.BcastVarAlg(c.coll(), "", b, root, c.collTag())
 	if err != nil {
 		return zero, c.collErr("Bcast", err)
 	}
@@ -258,16 +258,25 @@ func putScratch(p *[]byte) { scratchPools[bits.Len(uint(cap(*p)-1))].Put(p) }
 
 // allreduceFast runs a predefined elementwise operation over plain elements
 // in place in out: no encoding, no per-element call, and no allocation but
-// a pooled receive buffer.
+// a pooled receive buffer. The algorithm (recursive doubling, Rabenseifner
+// or ring) is chosen by size.
 func allreduceFast[E any](c *Comm, t typeInfo, op Op[E], out []E) error {
 	b := unsafeBytes(out, t.size)
 	sp := getScratch(len(b))
 	defer putScratch(sp)
-	return coll.AllreduceInPlace(c.coll(), b, (*sp)[:len(b)], func(inout, in []byte) {
-		x, _ := alignedView[E](t, inout)
+	return coll.AllreduceVec(c.coll(), "", b, (*sp)[:len(b)], t.size, vecOf(t, op), c.collTag())
+}
+
+// vecOf turns a predefined op's slice kernel into a byte kernel.
+func vecOf[E any](t typeInfo, op Op[E]) coll.VecOp {
+	return func(inout, in []byte) {
+		x, xb := alignedView[E](t, inout)
 		y, _ := alignedView[E](t, in)
 		op.vec(x, y)
-	}, c.collTag())
+		if len(xb) > 0 && &xb[0] != &inout[0] {
+			copy(inout, xb)
+		}
+	}
 }
 
 // reduceSliceT runs an elementwise reduction (root < 0: to all).
@@ -275,11 +284,24 @@ func reduceSliceT[E any](c *Comm, opname string, v []E, op Op[E], root int) ([]E
 	if err := checkReduce(c, opname, op, root); err != nil {
 		return nil, err
 	}
-	if root < 0 && op.vec != nil && typeOf[E]().shape == shapePlain {
+	if op.vec != nil && typeOf[E]().shape == shapePlain {
 		res := make([]E, len(v))
 		copy(res, v)
-		if err := allreduceFast(c, typeOf[E](), op, res); err != nil {
+		if root < 0 {
+			if err := allreduceFast(c, typeOf[E](), op, res); err != nil {
+				return nil, c.collErr(opname, err)
+			}
+			return res, nil
+		}
+		t := typeOf[E]()
+		b := unsafeBytes(res, t.size)
+		sp := getScratch(len(b))
+		defer putScratch(sp)
+		if err := coll.ReduceVec(c.coll(), "", b, (*sp)[:len(b)], t.size, vecOf(t, op), root, c.collTag()); err != nil {
 			return nil, c.collErr(opname, err)
+		}
+		if c.rank != root {
+			return nil, nil
 		}
 		return res, nil
 	}
@@ -425,7 +447,7 @@ func Allgather[T any](c *Comm, v T) ([]T, error) {
 	if err != nil {
 		return nil, c.typeErr("Allgather", loc{}, err)
 	}
-	parts, err := coll.Allgather(c.coll(), b, c.collTag())
+	parts, err := coll.AllgatherSel(c.coll(), b, c.collTag())
 	if err != nil {
 		return nil, c.collErr("Allgather", err)
 	}

@@ -44,6 +44,7 @@ type Comm struct {
 	freed atomic.Bool
 
 	shadow *Comm // the same members on the collective context ctx+1
+	pinned int   // non-blocking collective views: 1 + the tag base they own
 }
 
 // newComm makes a communicator and its collective shadow.
@@ -198,6 +199,9 @@ func (c *Comm) Split(color, key int) (*Comm, error) {
 // member calls collectives on c in the same order, so they agree on it; each
 // call may use 8 tags from the base.
 func (c *Comm) collTag() int {
+	if c.pinned != 0 {
+		return c.pinned - 1
+	}
 	return int(c.seq.Add(1)%(1<<24)) * 8
 }
 

@@ -164,3 +164,49 @@ func Bxor[T Integer]() Op[T] {
 		}
 	})
 }
+
+// ValueLoc is a value with the index of where it came from (usually a
+// rank), the element type of MinLoc and MaxLoc (MPI's pair types such as
+// MPI_DOUBLE_INT).
+type ValueLoc[T Ordered] struct {
+	Value T
+	Loc   int
+}
+
+// MinLoc takes the smaller value and its location; on a tie, the smaller
+// location (MPI_MINLOC).
+func MinLoc[T Ordered]() Op[ValueLoc[T]] {
+	f := func(a, b ValueLoc[T]) ValueLoc[T] {
+		if b.Value < a.Value || (b.Value == a.Value && b.Loc < a.Loc) {
+			return b
+		}
+		return a
+	}
+	return predef("minloc", f, func(x, y []ValueLoc[T]) {
+		y = y[:len(x)]
+		for i := range x {
+			if y[i].Value < x[i].Value || (y[i].Value == x[i].Value && y[i].Loc < x[i].Loc) {
+				x[i] = y[i]
+			}
+		}
+	})
+}
+
+// MaxLoc takes the larger value and its location; on a tie, the smaller
+// location (MPI_MAXLOC).
+func MaxLoc[T Ordered]() Op[ValueLoc[T]] {
+	f := func(a, b ValueLoc[T]) ValueLoc[T] {
+		if b.Value > a.Value || (b.Value == a.Value && b.Loc < a.Loc) {
+			return b
+		}
+		return a
+	}
+	return predef("maxloc", f, func(x, y []ValueLoc[T]) {
+		y = y[:len(x)]
+		for i := range x {
+			if y[i].Value > x[i].Value || (y[i].Value == x[i].Value && y[i].Loc < x[i].Loc) {
+				x[i] = y[i]
+			}
+		}
+	})
+}

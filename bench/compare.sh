@@ -2,12 +2,13 @@
 # Run one benchmark with mpigo and with Open MPI's shared-memory transport,
 # back to back, and print the two columns side by side with their ratio.
 #
-#   bench/compare.sh [-n N] [-transport inproc|shm|tcp] TEST [-sizes LIST|MIN:MAX]
+#   bench/compare.sh [-n N] [-transport inproc|shm|tcp] [-api typed|raw] TEST [-sizes LIST|MIN:MAX]
 #
 # With -transport tcp, mpigo's ranks talk over loopback TCP and Open MPI
 # uses its tcp BTL (BTL=self,tcp); otherwise mpigo uses goroutine ranks and
 # Open MPI shared memory (vader).
-# TEST is latency, bw, bibw, allreduce, bcast or barrier. The Open MPI side
+# TEST is latency, bw, bibw, allreduce, bcast, barrier, allgather, alltoall,
+# reduce, reduce_scatter or scan. The Open MPI side
 # is bench/ref/run.sh (needs openmpi-bin and libopenmpi-dev). For bw and
 # bibw both sides use one receive buffer per window slot. Only ratios from
 # one run mean anything on a shared machine.
@@ -15,10 +16,12 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 n=2
 transport=inproc
-while [[ ${1:-} == -n || ${1:-} == -transport ]]; do
+api=typed
+while [[ ${1:-} == -n || ${1:-} == -transport || ${1:-} == -api ]]; do
 	case $1 in
 	-n) n=$2 ;;
 	-transport) transport=$2 ;;
+	-api) api=$2 ;;
 	esac
 	shift 2
 done
@@ -40,8 +43,8 @@ trap 'rm -rf "$tmp"' EXIT
 extra=()
 [[ $test == bw || $test == bibw ]] && extra=(-rbuf-per-slot)
 
-echo "# $test, $n ranks: mpigo (transport $transport) vs $theirs_name, run back to back"
-"$tmp/mpigo" bench "$test" -n "$n" -transport "$transport" "${sizes[@]}" >"$tmp/ours"
+echo "# $test, $n ranks: mpigo (transport $transport, api $api) vs $theirs_name, run back to back"
+"$tmp/mpigo" bench "$test" -n "$n" -transport "$transport" -api "$api" "${sizes[@]}" >"$tmp/ours"
 "$here/ref/run.sh" -n "$n" "$test" "${sizes[@]}" "${extra[@]}" >"$tmp/theirs" 2>/dev/null
 unit=$(grep -m1 -E 'Latency|Bandwidth' "$tmp/ours" | sed 's/^# *Size *//')
 better="lower is better"

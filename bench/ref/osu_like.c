@@ -6,7 +6,8 @@
  *
  *   osu_like TEST [-sizes MIN:MAX | -sizes A,B,C] [-iters N] [-rbuf-per-slot]
  *
- * TEST: latency, bw, bibw, allreduce, bcast, barrier.
+ * TEST: latency, bw, bibw, allreduce, bcast, barrier, allgather, alltoall,
+ * reduce, reduce_scatter, scan (sizes as in `mpigo bench -h`).
  * Output: '#' comment lines, then "SIZE VALUE" per size (us, or MB/s with
  * MB = 10^6 bytes), printed by rank 0.
  */
@@ -18,7 +19,7 @@
 #define WINDOW 64
 #define MAX_SIZES 64
 
-enum test { T_LATENCY, T_BW, T_BIBW, T_ALLREDUCE, T_BCAST, T_BARRIER };
+enum test { T_LATENCY, T_BW, T_BIBW, T_ALLREDUCE, T_BCAST, T_BARRIER, T_ALLGATHER, T_ALLTOALL, T_REDUCE, T_REDUCE_SCATTER, T_SCAN, NTESTS };
 
 static int rank, nranks;
 static int opt_iters;        /* 0: chosen by size */
@@ -134,13 +135,22 @@ static double collective(enum test t, long size)
     char *bbuf = NULL;
     double start = 0, avg, maxavg = 0;
 
-    if (t == T_ALLREDUCE) {
-        in = alloc_buf((size_t)count * sizeof(double));
-        out = alloc_buf((size_t)count * sizeof(double));
-        for (i = 0; i < count; i++)
+    int blk = count / nranks > 0 ? count / nranks : 1;
+    char *bout = NULL;
+    if (t == T_ALLREDUCE || t == T_REDUCE || t == T_SCAN || t == T_REDUCE_SCATTER) {
+        size_t n = t == T_REDUCE_SCATTER ? (size_t)blk * nranks : (size_t)count;
+        in = alloc_buf(n * sizeof(double));
+        out = alloc_buf(n * sizeof(double));
+        for (i = 0; i < (int)n; i++)
             in[i] = 1.0;
     } else if (t == T_BCAST) {
         bbuf = alloc_buf(size);
+    } else if (t == T_ALLGATHER) {
+        bbuf = alloc_buf(size > 0 ? size : 1);
+        bout = alloc_buf((size > 0 ? size : 1) * nranks);
+    } else if (t == T_ALLTOALL) {
+        bbuf = alloc_buf((size > 0 ? size : 1) * nranks);
+        bout = alloc_buf((size > 0 ? size : 1) * nranks);
     }
     iterations(size, 1000, 100, &warm, &iters);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -154,6 +164,21 @@ static double collective(enum test t, long size)
         case T_BCAST:
             MPI_Bcast(bbuf, (int)size, MPI_CHAR, 0, MPI_COMM_WORLD);
             break;
+        case T_ALLGATHER:
+            MPI_Allgather(bbuf, (int)size, MPI_CHAR, bout, (int)size, MPI_CHAR, MPI_COMM_WORLD);
+            break;
+        case T_ALLTOALL:
+            MPI_Alltoall(bbuf, (int)size, MPI_CHAR, bout, (int)size, MPI_CHAR, MPI_COMM_WORLD);
+            break;
+        case T_REDUCE:
+            MPI_Reduce(in, out, count, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+            break;
+        case T_REDUCE_SCATTER:
+            MPI_Reduce_scatter_block(in, out, blk, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            break;
+        case T_SCAN:
+            MPI_Scan(in, out, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            break;
         default:
             MPI_Barrier(MPI_COMM_WORLD);
         }
@@ -163,6 +188,7 @@ static double collective(enum test t, long size)
     free(in);
     free(out);
     free(bbuf);
+    free(bout);
     return maxavg;
 }
 
@@ -199,7 +225,8 @@ static int parse_sizes(const char *s, long *out)
 
 int main(int argc, char **argv)
 {
-    static const char *names[] = {"latency", "bw", "bibw", "allreduce", "bcast", "barrier"};
+    static const char *names[] = {"latency", "bw", "bibw", "allreduce", "bcast", "barrier",
+                                  "allgather", "alltoall", "reduce", "reduce_scatter", "scan"};
     enum test t = T_LATENCY;
     const char *spec = NULL;
     long sizes[MAX_SIZES];
@@ -212,14 +239,14 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 
     if (argc < 2)
-        die("usage: osu_like latency|bw|bibw|allreduce|bcast|barrier [-sizes MIN:MAX|A,B,...] [-iters N] [-rbuf-per-slot]");
-    for (i = 0; i < 6; i++)
+        die("usage: osu_like latency|bw|bibw|allreduce|bcast|barrier|allgather|alltoall|reduce|reduce_scatter|scan [-sizes MIN:MAX|A,B,...] [-iters N] [-rbuf-per-slot]");
+    for (i = 0; i < NTESTS; i++)
         if (strcmp(argv[1], names[i]) == 0) {
             t = (enum test)i;
             found = 1;
         }
     if (!found)
-        die("unknown test (want latency, bw, bibw, allreduce, bcast or barrier)");
+        die("unknown test (want latency, bw, bibw, allreduce, bcast, barrier, allgather, alltoall, reduce, reduce_scatter or scan)");
     for (i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (a[0] == '-' && a[1] == '-')
@@ -234,7 +261,7 @@ int main(int argc, char **argv)
             die("bad argument");
     }
     if (!spec)
-        spec = (t == T_ALLREDUCE || t == T_BCAST) ? "8:1048576" : t == T_BARRIER ? "0" : "1:4194304";
+        spec = t >= T_ALLREDUCE && t != T_BARRIER ? "8:1048576" : t == T_BARRIER ? "0" : "1:4194304";
     if (t == T_BARRIER)
         spec = "0";
     nsizes = parse_sizes(spec, sizes);

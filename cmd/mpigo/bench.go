@@ -5,10 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mpigo/mpi"
@@ -26,6 +28,19 @@ Tests (output follows the OSU micro-benchmarks: '#' comment lines, then
   allreduce  Allreduce of SIZE bytes of float64 with Sum (us, slowest rank's average)
   bcast      Bcast of SIZE bytes from rank 0 (us)
   barrier    Barrier (us; one line with size 0)
+  allgather  Allgather of SIZE bytes from every rank (us)
+  alltoall   Alltoall of SIZE bytes to every peer (us)
+  reduce     Reduce of SIZE bytes of float64 with Sum to rank 0 (us)
+  reduce_scatter  ReduceScatterBlock of a SIZE-byte float64 vector (us)
+  scan       Scan of SIZE bytes of float64 with Sum (us)
+  iallreduce, ibcast, iallgather, ialltoall, ibarrier
+             the non-blocking forms, measured as OSU's non-blocking
+             collective tests do: the pure time (start + wait), then a
+             start, computation lasting that long, and wait; columns are
+             overall, compute and pure times (us) and the overlap (%%):
+             100·(1 - (overall - compute)/pure), 100 when communication
+             hides entirely behind computation; -yield makes the
+             computation yield its processor now and then
 
 Flags:
 `
@@ -40,6 +55,8 @@ type benchConfig struct {
 	iters     int
 	api       string
 	out       io.Writer
+	extra     string // further columns of the current line (non-blocking tests)
+	yield     bool   // non-blocking tests: the computation yields its processor
 }
 
 func bench(args []string, stdout, stderr io.Writer) int {
@@ -82,6 +99,7 @@ func benchFlags(cfg *benchConfig, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&cfg.transport, "transport", "inproc", "transport between ranks: inproc (goroutine ranks, single copy), shm or tcp (ranks are processes on this machine talking through shared memory or loopback TCP)")
 	fs.String("sizes", "", "message sizes in bytes: a list (8,1024) or MIN:MAX (powers of two)")
 	fs.IntVar(&cfg.iters, "iters", 0, "iterations per size (0: chosen by size)")
+	fs.BoolVar(&cfg.yield, "yield", false, "non-blocking tests: the computation yields its processor now and then (like calling MPI_Test in OSU's compute loop)")
 	fs.StringVar(&cfg.api, "api", "typed", "API to measure: typed (mpi.Send[T]) or raw (c.Send(buf, count, dt, ...))")
 	return fs
 }
@@ -90,8 +108,10 @@ func defaultSizes(test string) string {
 	switch test {
 	case "allreduce", "bcast":
 		return "8:1048576"
-	case "barrier":
+	case "barrier", "ibarrier":
 		return "0"
+	case "allgather", "alltoall", "reduce", "reduce_scatter", "scan", "iallreduce", "ibcast", "iallgather", "ialltoall":
+		return "8:1048576"
 	}
 	return "1:4194304"
 }
@@ -161,8 +181,15 @@ func runBench(b *benchConfig) error {
 		body = b.bcast
 	case "barrier":
 		body = b.barrier
+	case "allgather", "alltoall", "reduce", "reduce_scatter", "scan":
+		body = b.moreColl
+	case "iallreduce", "ibcast", "iallgather", "ialltoall", "ibarrier":
+		body, unit = b.nonblocking, "Overall(us)  Compute(us)  Pure(us)  Overlap(%)"
 	default:
-		return fmt.Errorf("unknown test %q (want latency, bw, bibw, allreduce, bcast or barrier)", b.test)
+		return fmt.Errorf("unknown test %q (want latency, bw, bibw, allreduce, bcast, barrier, allgather, alltoall, reduce, reduce_scatter, scan, iallreduce, ibcast, iallgather, ialltoall or ibarrier)", b.test)
+	}
+	if b.test == "ibarrier" {
+		b.sizes = []int{0}
 	}
 	if b.n < 2 && (b.test == "latency" || b.test == "bw" || b.test == "bibw") {
 		return fmt.Errorf("%s needs at least 2 ranks", b.test)
@@ -179,7 +206,11 @@ func runBench(b *benchConfig) error {
 				return fmt.Errorf("size %d: %w", size, err)
 			}
 			if world.Rank() == 0 {
-				fmt.Fprintf(b.out, "%-12d %.2f\n", size, v)
+				if b.extra != "" {
+					fmt.Fprintf(b.out, "%-12d %.2f %s\n", size, v, b.extra)
+				} else {
+					fmt.Fprintf(b.out, "%-12d %.2f\n", size, v)
+				}
 			}
 		}
 		return nil
@@ -372,21 +403,185 @@ func (b *benchConfig) collective(c *mpi.Comm, size int, body func() error) (floa
 }
 
 func (b *benchConfig) allreduce(c *mpi.Comm, size int) (float64, error) {
-	v := make([]float64, max(size/8, 1))
-	out := make([]float64, len(v))
-	return b.collective(c, size, func() error {
-		return mpi.AllreduceSliceInto(c, v, out, mpi.Sum[float64]())
-	})
+	body, _ := b.collBody(c, "allreduce", size)
+	return b.collective(c, size, body)
 }
 
 func (b *benchConfig) bcast(c *mpi.Comm, size int) (float64, error) {
-	v := make([]byte, size)
-	return b.collective(c, size, func() error {
-		_, err := mpi.Bcast(c, v, 0)
-		return err
-	})
+	body, _ := b.collBody(c, "bcast", size)
+	return b.collective(c, size, body)
 }
 
 func (b *benchConfig) barrier(c *mpi.Comm, size int) (float64, error) {
 	return b.collective(c, size, func() error { return mpi.Barrier(c) })
+}
+
+// moreColl measures allgather, alltoall, reduce, reduce_scatter and scan,
+// through the low-level layer with -api raw and the typed one otherwise
+// (the forms that write into the caller's slices where there is one:
+// BcastInto, AllgatherInto, AlltoallInto, AllreduceSliceInto).
+func (b *benchConfig) moreColl(c *mpi.Comm, size int) (float64, error) {
+	body, err := b.collBody(c, b.test, size)
+	if err != nil {
+		return 0, err
+	}
+	return b.collective(c, size, body)
+}
+
+// collBody returns one call of collective test at size.
+func (b *benchConfig) collBody(c *mpi.Comm, test string, size int) (func() error, error) {
+	p := c.Size()
+	elems := max(size/8, 1)
+	raw := b.api == "raw"
+	switch test {
+	case "allreduce":
+		v, out := make([]float64, elems), make([]float64, elems)
+		if raw {
+			return func() error {
+				return c.Allreduce(mpi.AsBytes(v), mpi.AsBytes(out), elems, mpi.Float64, mpi.OpSum)
+			}, nil
+		}
+		return func() error { return mpi.AllreduceSliceInto(c, v, out, mpi.Sum[float64]()) }, nil
+	case "bcast":
+		v := make([]byte, size)
+		if raw {
+			return func() error { return c.Bcast(v, size, mpi.Byte, 0) }, nil
+		}
+		return func() error { return mpi.BcastInto(c, v, 0) }, nil
+	case "barrier":
+		return func() error { return mpi.Barrier(c) }, nil
+	case "allgather":
+		v, out := make([]byte, size), make([]byte, size*p)
+		if raw {
+			return func() error { return c.Allgather(v, size, mpi.Byte, out, size, mpi.Byte) }, nil
+		}
+		return func() error { return mpi.AllgatherInto(c, v, out) }, nil
+	case "alltoall":
+		send, recv := make([]byte, size*p), make([]byte, size*p)
+		if raw {
+			return func() error { return c.Alltoall(send, size, mpi.Byte, recv, size, mpi.Byte) }, nil
+		}
+		return func() error { return mpi.AlltoallInto(c, send, recv) }, nil
+	case "reduce":
+		v, out := make([]float64, elems), make([]float64, elems)
+		if raw {
+			return func() error {
+				return c.Reduce(mpi.AsBytes(v), mpi.AsBytes(out), elems, mpi.Float64, mpi.OpSum, 0)
+			}, nil
+		}
+		return func() error { _, err := mpi.ReduceSlice(c, v, mpi.Sum[float64](), 0); return err }, nil
+	case "reduce_scatter":
+		blk := max(elems/p, 1)
+		v, out := make([]float64, blk*p), make([]float64, blk)
+		if raw {
+			return func() error {
+				return c.ReduceScatterBlock(mpi.AsBytes(v), mpi.AsBytes(out), blk, mpi.Float64, mpi.OpSum)
+			}, nil
+		}
+		return func() error { _, err := mpi.ReduceScatterBlock(c, v, mpi.Sum[float64]()); return err }, nil
+	case "scan":
+		v, out := make([]float64, elems), make([]float64, elems)
+		if raw {
+			return func() error { return c.Scan(mpi.AsBytes(v), mpi.AsBytes(out), elems, mpi.Float64, mpi.OpSum) }, nil
+		}
+		return func() error { _, err := mpi.ScanSlice(c, v, mpi.Sum[float64]()); return err }, nil
+	}
+	return nil, fmt.Errorf("no collective %q", test)
+}
+
+// istart returns a function starting one non-blocking collective (low-level layer).
+func (b *benchConfig) istart(c *mpi.Comm, test string, size int) (func() (*mpi.Request, error), error) {
+	p := c.Size()
+	elems := max(size/8, 1)
+	switch test {
+	case "iallreduce":
+		v, out := make([]float64, elems), make([]float64, elems)
+		return func() (*mpi.Request, error) {
+			return c.Iallreduce(mpi.AsBytes(v), mpi.AsBytes(out), elems, mpi.Float64, mpi.OpSum)
+		}, nil
+	case "ibcast":
+		v := make([]byte, size)
+		return func() (*mpi.Request, error) { return c.Ibcast(v, size, mpi.Byte, 0) }, nil
+	case "iallgather":
+		v, out := make([]byte, size), make([]byte, size*p)
+		return func() (*mpi.Request, error) { return c.Iallgather(v, size, mpi.Byte, out, size, mpi.Byte) }, nil
+	case "ialltoall":
+		send, recv := make([]byte, size*p), make([]byte, size*p)
+		return func() (*mpi.Request, error) { return c.Ialltoall(send, size, mpi.Byte, recv, size, mpi.Byte) }, nil
+	case "ibarrier":
+		return c.Ibarrier, nil
+	}
+	return nil, fmt.Errorf("no non-blocking collective %q", test)
+}
+
+// compute busy-works for about d; with yield it gives its processor to
+// other goroutines (the collectives' progress) between slices of work, as
+// OSU's tests can call MPI_Test inside the computation.
+func compute(d time.Duration, yield bool) {
+	end := time.Now().Add(d)
+	x := 1.0
+	for time.Now().Before(end) {
+		for i := 0; i < 100; i++ {
+			x = x*1.0000001 + 1e-9
+		}
+		if yield {
+			runtime.Gosched()
+		}
+	}
+	sink.Store(math.Float64bits(x)) // keeps the loop from being optimised away
+}
+
+var sink atomic.Uint64
+
+// nonblocking measures a non-blocking collective as OSU's osu_i* tests do
+// and returns the overall time; the other columns go to b.extra.
+func (b *benchConfig) nonblocking(c *mpi.Comm, size int) (float64, error) {
+	start, err := b.istart(c, b.test, size)
+	if err != nil {
+		return 0, err
+	}
+	warm, iters := b.iterations(size, 200, 50)
+	run := func(work time.Duration) (float64, error) {
+		if err := mpi.Barrier(c); err != nil {
+			return 0, err
+		}
+		var t0 time.Time
+		for i := 0; i < warm+iters; i++ {
+			if i == warm {
+				t0 = time.Now()
+			}
+			r, err := start()
+			if err != nil {
+				return 0, err
+			}
+			if work > 0 {
+				compute(work, b.yield)
+			}
+			if _, err := r.Wait(); err != nil {
+				return 0, err
+			}
+		}
+		avg := float64(time.Since(t0).Nanoseconds()) / 1e3 / float64(iters)
+		return mpi.Allreduce(c, avg, mpi.Max[float64]())
+	}
+	pure, err := run(0)
+	if err != nil {
+		return 0, err
+	}
+	work := time.Duration(pure * 1e3)
+	t0 := time.Now()
+	for i := 0; i < 20; i++ {
+		compute(work, b.yield)
+	}
+	comp := float64(time.Since(t0).Nanoseconds()) / 1e3 / 20
+	overall, err := run(work)
+	if err != nil {
+		return 0, err
+	}
+	overlap := 100 * (1 - (overall-comp)/pure)
+	overlap = max(0, min(100, overlap))
+	if c.Rank() == 0 { // only rank 0 prints; other goroutine ranks share b
+		b.extra = fmt.Sprintf("%12.2f %9.2f %10.1f", comp, pure, overlap)
+	}
+	return overall, nil
 }

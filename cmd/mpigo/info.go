@@ -8,6 +8,7 @@ import (
 	"runtime"
 
 	"github.com/mpigo/mpi"
+	"github.com/mpigo/mpi/internal/coll"
 	"github.com/mpigo/mpi/internal/transport/shm"
 )
 
@@ -48,6 +49,13 @@ func info(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  shm rings         = %d KiB per pair of ranks for 2..16 ranks on a node, %d KiB at 64\n", shm.DefaultRingSize(2)>>10, shm.DefaultRingSize(64)>>10)
 	fmt.Fprintf(stdout, "  shm poller        = spins %v after the last message, then sleeps on a futex\n", shm.SpinTime)
 	fmt.Fprintf(stdout, "  MPIGO_NP          = ranks a program started without a launcher runs as goroutines (default 1)\n")
+	fmt.Fprintf(stdout, "collective algorithms (first rule whose size bound holds and that applies; docs/collectives.md):\n")
+	for _, e := range coll.Table() {
+		fmt.Fprintf(stdout, "  %-25s = %s  (%s; size: %s)\n", coll.EnvName(e.Coll), coll.FormatRules(e.Rules), e.Source, coll.Sizes[e.Coll])
+		if e.Err != nil {
+			fmt.Fprintf(stdout, "  %-25s   ignored: %v\n", "", e.Err)
+		}
+	}
 	fmt.Fprintf(stdout, "limits:\n")
 	fmt.Fprintf(stdout, "  tag upper bound   = %d\n", mpi.TagUB)
 	fmt.Fprintf(stdout, "  bsend overhead    = %d bytes\n", mpi.BsendOverhead)

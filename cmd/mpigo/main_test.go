@@ -20,6 +20,14 @@ func TestBenchOutput(t *testing.T) {
 		{[]string{"bench", "bcast", "-n", "4", "-sizes", "16", "-iters", "10"}, []int{16}},
 		{[]string{"bench", "barrier", "-n", "5", "-iters", "10"}, []int{0}},
 		{[]string{"bench", "latency", "-transport", "tcp", "-sizes", "8,100000", "-iters", "20"}, []int{8, 100000}},
+		{[]string{"bench", "allgather", "-n", "3", "-sizes", "8,4096", "-iters", "5"}, []int{8, 4096}},
+		{[]string{"bench", "alltoall", "-n", "3", "-sizes", "8", "-iters", "5", "-api", "raw"}, []int{8}},
+		{[]string{"bench", "reduce", "-n", "3", "-sizes", "64", "-iters", "5"}, []int{64}},
+		{[]string{"bench", "reduce_scatter", "-n", "3", "-sizes", "96", "-iters", "5", "-api", "raw"}, []int{96}},
+		{[]string{"bench", "scan", "-n", "3", "-sizes", "8", "-iters", "5"}, []int{8}},
+		{[]string{"bench", "iallreduce", "-n", "2", "-sizes", "8", "-iters", "5"}, []int{8}},
+		{[]string{"bench", "ialltoall", "-n", "3", "-sizes", "8,1024", "-iters", "5", "-yield"}, []int{8, 1024}},
+		{[]string{"bench", "ibarrier", "-n", "3", "-iters", "5"}, []int{0}},
 	}
 	for _, tt := range tests {
 		var out, errb bytes.Buffer
@@ -32,7 +40,7 @@ func TestBenchOutput(t *testing.T) {
 				continue
 			}
 			f := strings.Fields(line)
-			if len(f) != 2 {
+			if len(f) != 2 && (len(f) != 5 || !strings.HasPrefix(tt.args[1], "i")) {
 				t.Fatalf("%v: bad data line %q", tt.args, line)
 			}
 			size, err1 := strconv.Atoi(f[0])
@@ -80,7 +88,7 @@ func TestInfo(t *testing.T) {
 	if code := run([]string{"info"}, &out, &errb); code != 0 {
 		t.Fatal(errb.String())
 	}
-	for _, want := range []string{"mpigo 0.", "inproc", "MPIGO_EAGER_LIMIT", "tag upper bound"} {
+	for _, want := range []string{"mpigo 0.", "inproc", "MPIGO_EAGER_LIMIT", "tag upper bound", "MPIGO_COLL_ALLREDUCE", "recursive_doubling"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("info lacks %q:\n%s", want, out.String())
 		}

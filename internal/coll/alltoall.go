@@ -6,7 +6,10 @@ import "bytes"
 // rank order (the own entry is a copy of parts[Rank()]). parts must hold
 // exactly p entries on every rank; sizes may differ.
 //
-// Algorithm: pairwise exchange. In step k = 1..p-1 rank r sends
+// Algorithm: scattered (all sends posted at once, then the receives in
+// order) when Select picks it for the longest part, else pairwise
+// exchange; the two match message for message, so ranks whose part sizes
+// differ may choose differently. Pairwise exchange: In step k = 1..p-1 rank r sends
 // parts[(r+k) mod p] with Isend while receiving from (r-k) mod p with
 // RecvAlloc, then waits for the send; the two ranks paired in a step do
 // the same step, so it cannot deadlock. Cost: p-1 rounds; each rank sends
@@ -24,6 +27,13 @@ func alltoall(c Comm, parts [][]byte, tag int) ([][]byte, error) {
 	}
 	if err := checkParts(parts, p); err != nil {
 		return nil, err
+	}
+	maxPart := 0
+	for _, b := range parts {
+		maxPart = max(maxPart, len(b))
+	}
+	if Select(CollAlltoall, Situation{Ranks: p, Bytes: maxPart}) == AlgScattered {
+		return alltoallScattered(c, parts, r, p, tag)
 	}
 	out := make([][]byte, p)
 	out[r] = bytes.Clone(parts[r])

@@ -1,0 +1,284 @@
+package mpi
+
+import (
+	"github.com/mpigo/mpi/internal/coll"
+)
+
+// Typed reduce-scatter, local reduction and the typed non-blocking
+// collectives.
+
+// ReduceScatterBlock combines the slices of every rank elementwise with op
+// and returns block r of the result on rank r: elements
+// [r·len(v)/p, (r+1)·len(v)/p) (MPI_Reduce_scatter_block). len(v) must be
+// the same on every rank and a multiple of the number of ranks.
+func ReduceScatterBlock[E any](c *Comm, v []E, op Op[E]) ([]E, error) {
+	p := c.Size()
+	if p > 0 && len(v)%p != 0 {
+		return nil, c.handle(c.errorf("ReduceScatterBlock", ErrCount, loc{}, "%d elements do not split into %d equal blocks", len(v), p))
+	}
+	counts := make([]int, p)
+	for i := range counts {
+		counts[i] = len(v) / max(p, 1)
+	}
+	return reduceScatterT(c, "ReduceScatterBlock", v, counts, op)
+}
+
+// ReduceScatter combines the slices of every rank elementwise with op and
+// returns on rank r the r-th block of the result, blocks having counts[i]
+// elements in rank order (MPI_Reduce_scatter). Σ counts must be len(v).
+// Predefined operations on plain elements use recursive halving; other
+// operations are reduced in rank order and scattered.
+func ReduceScatter[E any](c *Comm, v []E, counts []int, op Op[E]) ([]E, error) {
+	return reduceScatterT(c, "ReduceScatter", v, counts, op)
+}
+
+func reduceScatterT[E any](c *Comm, name string, v []E, counts []int, op Op[E]) ([]E, error) {
+	if err := checkOp(c, name, op); err != nil {
+		return nil, err
+	}
+	p, r := len(c.group), c.rank
+	if len(counts) != p {
+		return nil, c.handle(c.errorf(name, ErrCount, loc{}, "%d counts for %d ranks", len(counts), p))
+	}
+	total := 0
+	for _, n := range counts {
+		if n < 0 {
+			return nil, c.handle(c.errorf(name, ErrCount, loc{}, "negative count %d", n))
+		}
+		total += n
+	}
+	if total != len(v) {
+		return nil, c.handle(c.errorf(name, ErrCount, loc{}, "counts add up to %d, the slice has %d elements", total, len(v)))
+	}
+	lo := make([]int, p+1)
+	for i, n := range counts {
+		lo[i+1] = lo[i] + n
+	}
+	tag := c.collTag()
+	t := typeOf[E]()
+	if op.vec != nil && t.shape == shapePlain {
+		buf := make([]E, len(v))
+		copy(buf, v)
+		b := unsafeBytes(buf, t.size)
+		offs := make([]int, p+1)
+		for i := range offs {
+			offs[i] = lo[i] * t.size
+		}
+		sp := getScratch(len(b))
+		defer putScratch(sp)
+		err := coll.ReduceScatterVec(c.coll(), b, (*sp)[:len(b)], offs, vecOf(t, op), tag)
+		if err != nil {
+			return nil, c.collErr(name, err)
+		}
+		return buf[lo[r]:lo[r+1]:lo[r+1]], nil
+	}
+	ts := typeOf[[]E]()
+	b, err := ownBytes(ts, &v)
+	if err != nil {
+		return nil, c.typeErr(name, loc{}, err)
+	}
+	res, err := coll.Reduce(c.coll(), b, sliceCombine(op), op.commutative, 0, tag)
+	if err != nil {
+		return nil, c.collErr(name, err)
+	}
+	var parts [][]byte
+	if r == 0 {
+		var all []E
+		if err := fromBytes(ts, res, &all); err != nil {
+			return nil, c.typeErr(name, loc{}, err)
+		}
+		parts = make([][]byte, p)
+		for i := range p {
+			blk := all[lo[i]:lo[i+1]]
+			if parts[i], err = ownBytes(ts, &blk); err != nil {
+				return nil, c.typeErr(name, loc{}, err)
+			}
+		}
+	}
+	got, err := coll.Scatter(c.coll(), parts, 0, tag+2)
+	if err != nil {
+		return nil, c.collErr(name, err)
+	}
+	var out []E
+	if err := fromBytes(ts, got, &out); err != nil {
+		return nil, c.typeErr(name, loc{}, err)
+	}
+	return out, nil
+}
+
+// ReduceLocalSlice sets inout[i] = in[i] op inout[i] for every element,
+// with no communication (MPI_Reduce_local); in holds the operand of the
+// lower ranks. The slices must have the same length.
+func ReduceLocalSlice[E any](in, inout []E, op Op[E]) error {
+	if !op.valid() {
+		return (*Comm)(nil).errorf("ReduceLocalSlice", ErrOp, loc{}, "zero Op")
+	}
+	if len(in) != len(inout) {
+		return (*Comm)(nil).errorf("ReduceLocalSlice", ErrCount, loc{}, "slices of %d and %d elements", len(in), len(inout))
+	}
+	op.apply(inout, in, false)
+	return nil
+}
+
+// Ibcast starts a Bcast (MPI_Ibcast); the Future's Wait returns root's v.
+func Ibcast[T any](c *Comm, v T, root int) (*Future[T], error) {
+	return startFuture(c, "Ibcast", func(vc *Comm) (T, error) { return Bcast(vc, v, root) })
+}
+
+// Ireduce starts a Reduce (MPI_Ireduce).
+func Ireduce[T any](c *Comm, v T, op Op[T], root int) (*Future[T], error) {
+	return startFuture(c, "Ireduce", func(vc *Comm) (T, error) { return Reduce(vc, v, op, root) })
+}
+
+// Iallreduce starts an Allreduce (MPI_Iallreduce).
+func Iallreduce[T any](c *Comm, v T, op Op[T]) (*Future[T], error) {
+	return startFuture(c, "Iallreduce", func(vc *Comm) (T, error) { return Allreduce(vc, v, op) })
+}
+
+// IreduceSlice starts a ReduceSlice (MPI_Ireduce with a count). v must not
+// be modified until the Future completes.
+func IreduceSlice[E any](c *Comm, v []E, op Op[E], root int) (*Future[[]E], error) {
+	return startFuture(c, "IreduceSlice", func(vc *Comm) ([]E, error) { return ReduceSlice(vc, v, op, root) })
+}
+
+// IallreduceSlice starts an AllreduceSlice (MPI_Iallreduce with a count).
+// v must not be modified until the Future completes.
+func IallreduceSlice[E any](c *Comm, v []E, op Op[E]) (*Future[[]E], error) {
+	return startFuture(c, "IallreduceSlice", func(vc *Comm) ([]E, error) { return AllreduceSlice(vc, v, op) })
+}
+
+// IreduceScatterBlock starts a ReduceScatterBlock (MPI_Ireduce_scatter_block).
+func IreduceScatterBlock[E any](c *Comm, v []E, op Op[E]) (*Future[[]E], error) {
+	return startFuture(c, "IreduceScatterBlock", func(vc *Comm) ([]E, error) { return ReduceScatterBlock(vc, v, op) })
+}
+
+// IreduceScatter starts a ReduceScatter (MPI_Ireduce_scatter).
+func IreduceScatter[E any](c *Comm, v []E, counts []int, op Op[E]) (*Future[[]E], error) {
+	return startFuture(c, "IreduceScatter", func(vc *Comm) ([]E, error) { return ReduceScatter(vc, v, counts, op) })
+}
+
+// Igather starts a Gather (MPI_Igather, MPI_Igatherv).
+func Igather[T any](c *Comm, v T, root int) (*Future[[]T], error) {
+	return startFuture(c, "Igather", func(vc *Comm) ([]T, error) { return Gather(vc, v, root) })
+}
+
+// Iallgather starts an Allgather (MPI_Iallgather, MPI_Iallgatherv).
+func Iallgather[T any](c *Comm, v T) (*Future[[]T], error) {
+	return startFuture(c, "Iallgather", func(vc *Comm) ([]T, error) { return Allgather(vc, v) })
+}
+
+// Iscatter starts a Scatter (MPI_Iscatter, MPI_Iscatterv).
+func Iscatter[T any](c *Comm, vs []T, root int) (*Future[T], error) {
+	return startFuture(c, "Iscatter", func(vc *Comm) (T, error) { return Scatter(vc, vs, root) })
+}
+
+// Ialltoall starts an Alltoall (MPI_Ialltoall, MPI_Ialltoallv).
+func Ialltoall[T any](c *Comm, vs []T) (*Future[[]T], error) {
+	return startFuture(c, "Ialltoall", func(vc *Comm) ([]T, error) { return Alltoall(vc, vs) })
+}
+
+// Iscan starts a Scan (MPI_Iscan).
+func Iscan[T any](c *Comm, v T, op Op[T]) (*Future[T], error) {
+	return startFuture(c, "Iscan", func(vc *Comm) (T, error) { return Scan(vc, v, op) })
+}
+
+// Iexscan starts an Exscan (MPI_Iexscan); rank 0's result is the zero
+// value.
+func Iexscan[T any](c *Comm, v T, op Op[T]) (*Future[T], error) {
+	return startFuture(c, "Iexscan", func(vc *Comm) (T, error) {
+		r, _, err := Exscan(vc, v, op)
+		return r, err
+	})
+}
+
+// ScanSlice returns on rank r the elementwise inclusive prefix reduction
+// of the slices of ranks 0..r, in rank order (MPI_Scan with a count). All
+// slices must have the same length.
+func ScanSlice[E any](c *Comm, v []E, op Op[E]) ([]E, error) {
+	if err := checkOp(c, "ScanSlice", op); err != nil {
+		return nil, err
+	}
+	if t := typeOf[E](); op.vec != nil && t.shape == shapePlain {
+		res := make([]E, len(v))
+		copy(res, v)
+		b := unsafeBytes(res, t.size)
+		sp := getScratch(2 * len(b))
+		defer putScratch(sp)
+		if _, err := coll.ScanVec(c.coll(), b, (*sp)[:2*len(b)], vecOf(t, op), true, c.collTag()); err != nil {
+			return nil, c.collErr("ScanSlice", err)
+		}
+		return res, nil
+	}
+	ts := typeOf[[]E]()
+	b, err := ownBytes(ts, &v)
+	if err != nil {
+		return nil, c.typeErr("ScanSlice", loc{}, err)
+	}
+	res, err := coll.Scan(c.coll(), b, sliceCombine(op), op.commutative, c.collTag())
+	if err != nil {
+		return nil, c.collErr("ScanSlice", err)
+	}
+	var r []E
+	if err := fromBytes(ts, res, &r); err != nil {
+		return nil, c.typeErr("ScanSlice", loc{}, err)
+	}
+	return r, nil
+}
+
+// BcastInto copies root's buf into buf on every rank (MPI_Bcast with a
+// count): buf must hold plain elements and have the same length
+// everywhere. Nothing is allocated; the algorithm is chosen by size.
+func BcastInto[E any](c *Comm, buf []E, root int) error {
+	if err := c.checkRoot("BcastInto", root); err != nil {
+		return err
+	}
+	t := typeOf[E]()
+	if t.shape != shapePlain {
+		return c.typeErr("BcastInto", loc{}, errNotPlain(t))
+	}
+	return c.collErr("BcastInto", coll.BcastAlg(c.coll(), "", unsafeBytes(buf, t.size), root, c.collTag()))
+}
+
+// AllgatherInto gathers every rank's v (plain elements, the same length
+// everywhere) into out on every rank, rank i's at out[i·len(v):]
+// (MPI_Allgather with a count). out must have len(v)·Size() elements.
+func AllgatherInto[E any](c *Comm, v, out []E) error {
+	if err := c.check("AllgatherInto"); err != nil {
+		return err
+	}
+	t := typeOf[E]()
+	if t.shape != shapePlain {
+		return c.typeErr("AllgatherInto", loc{}, errNotPlain(t))
+	}
+	p := len(c.group)
+	if len(out) != p*len(v) {
+		return c.handle(c.errorf("AllgatherInto", ErrCount, loc{}, "out has %d elements, want %d", len(out), p*len(v)))
+	}
+	copy(out[c.rank*len(v):], v)
+	b := unsafeBytes(out, t.size)
+	offs := make([]int, p+1)
+	for i := range offs {
+		offs[i] = i * len(v) * t.size
+	}
+	return c.collErr("AllgatherInto", coll.AllgathervBuf(c.coll(), "", b, offs, c.collTag()))
+}
+
+// AlltoallInto sends block j of send (len(send)/Size() plain elements) to
+// rank j and receives rank j's block into block j of recv (MPI_Alltoall
+// with a count). send and recv must have the same length, a multiple of
+// Size(), on every rank, and must not overlap.
+func AlltoallInto[E any](c *Comm, send, recv []E) error {
+	if err := c.check("AlltoallInto"); err != nil {
+		return err
+	}
+	t := typeOf[E]()
+	if t.shape != shapePlain {
+		return c.typeErr("AlltoallInto", loc{}, errNotPlain(t))
+	}
+	p := len(c.group)
+	if len(send) != len(recv) || len(send)%p != 0 {
+		return c.handle(c.errorf("AlltoallInto", ErrCount, loc{}, "send has %d elements and recv %d, for %d ranks", len(send), len(recv), p))
+	}
+	blk := len(send) / p * t.size
+	return c.collErr("AlltoallInto", coll.AlltoallBuf(c.coll(), "", unsafeBytes(send, t.size), unsafeBytes(recv, t.size), blk, c.collTag()))
+}

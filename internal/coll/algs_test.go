@@ -1,0 +1,431 @@
+package coll
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"math"
+	"testing"
+)
+
+// Every algorithm of every selectable collective, run directly for every
+// size in sizes (powers of two and not), in eager and rendezvous mode.
+
+// i64vec is rank r's vector of n int64 elements.
+func i64vec(r, n int) []byte {
+	b := make([]byte, 8*n)
+	for i := range n {
+		binary.LittleEndian.PutUint64(b[8*i:], uint64(1_000_003*r+7*i+1))
+	}
+	return b
+}
+
+func i64sum(p, n int) []byte {
+	out := make([]byte, 8*n)
+	for r := range p {
+		addI64(out, i64vec(r, n))
+	}
+	return out
+}
+
+func addI64(inout, in []byte) {
+	for i := 0; i+8 <= len(inout); i += 8 {
+		binary.LittleEndian.PutUint64(inout[i:], binary.LittleEndian.Uint64(inout[i:])+binary.LittleEndian.Uint64(in[i:]))
+	}
+}
+
+func addF64(inout, in []byte) {
+	for i := 0; i+8 <= len(inout); i += 8 {
+		v := math.Float64frombits(binary.LittleEndian.Uint64(inout[i:])) + math.Float64frombits(binary.LittleEndian.Uint64(in[i:]))
+		binary.LittleEndian.PutUint64(inout[i:], math.Float64bits(v))
+	}
+}
+
+func TestAllreduceVecAlgorithms(t *testing.T) {
+	for _, alg := range algorithms[CollAllreduce] {
+		t.Run(alg, func(t *testing.T) {
+			forSizes(t, func(t *testing.T, p int) {
+				ns := []int{0, 1, 3, 17, 1000, 20_000}
+				if p <= 4 {
+					ns = append(ns, 150_000) // 1.2 MB
+				}
+				for _, n := range ns {
+					sit := Situation{Ranks: p, Commutative: true, Fixed: true, Elems: n}
+					if !Applicable(CollAllreduce, alg, sit) {
+						run(t, p, func(c Comm) error {
+							err := AllreduceVec(c, alg, i64vec(c.Rank(), n), make([]byte, 8*n), 8, addI64, tagBase)
+							if !errors.Is(err, ErrArg) {
+								t.Errorf("n=%d: inapplicable algorithm gave %v, want ErrArg", n, err)
+							}
+							return nil
+						})
+						continue
+					}
+					want := i64sum(p, n)
+					run(t, p, func(c Comm) error {
+						buf := i64vec(c.Rank(), n)
+						if err := AllreduceVec(c, alg, buf, make([]byte, 8*n), 8, addI64, tagBase); err != nil {
+							return err
+						}
+						if !bytes.Equal(buf, want) {
+							t.Errorf("n=%d rank %d: wrong sum", n, c.Rank())
+						}
+						return nil
+					})
+					// Floating point: every rank must get the same bits.
+					res := make([][]byte, p)
+					run(t, p, func(c Comm) error {
+						buf := make([]byte, 8*n)
+						for i := range n {
+							binary.LittleEndian.PutUint64(buf[8*i:], binary.LittleEndian.Uint64(fval(c.Rank()+i)))
+						}
+						res[c.Rank()] = buf
+						return AllreduceVec(c, alg, buf, make([]byte, 8*n), 8, addF64, tagBase)
+					})
+					for r := 1; r < p; r++ {
+						if !bytes.Equal(res[r], res[0]) {
+							t.Errorf("n=%d: rank %d's float result differs from rank 0's", n, r)
+						}
+					}
+				}
+			})
+		})
+	}
+}
+
+func TestReduceScatterVec(t *testing.T) {
+	forSizes(t, func(t *testing.T, p int) {
+		for _, shape := range []string{"block", "varied", "empty", "long"} {
+			counts := make([]int, p)
+			for i := range counts {
+				switch shape {
+				case "block":
+					counts[i] = 3
+				case "varied":
+					counts[i] = (i * 5) % 4 // some zero
+				case "long":
+					counts[i] = 5000 + i // uneven, above the eager limit
+				}
+			}
+			offs := make([]int, p+1)
+			for i, n := range counts {
+				offs[i+1] = offs[i] + 8*n
+			}
+			n := offs[p] / 8
+			want := i64sum(p, n)
+			run(t, p, func(c Comm) error {
+				r := c.Rank()
+				buf := i64vec(r, n)
+				if err := ReduceScatterVec(c, buf, make([]byte, len(buf)), offs, addI64, tagBase); err != nil {
+					return err
+				}
+				if !bytes.Equal(buf[offs[r]:offs[r+1]], want[offs[r]:offs[r+1]]) {
+					t.Errorf("%s rank %d: wrong block", shape, r)
+				}
+				return nil
+			})
+		}
+	})
+}
+
+func TestBcastAlgorithms(t *testing.T) {
+	for _, alg := range algorithms[CollBcast] {
+		t.Run(alg, func(t *testing.T) {
+			forRoots(t, func(t *testing.T, p, root int) {
+				for _, n := range []int{0, 1, 5, 1000} {
+					want := make([]byte, n)
+					for i := range want {
+						want[i] = byte(root*13 + i)
+					}
+					run(t, p, func(c Comm) error {
+						buf := make([]byte, n)
+						if c.Rank() == root {
+							copy(buf, want)
+						}
+						if err := BcastAlg(c, alg, buf, root, tagBase); err != nil {
+							return err
+						}
+						if !bytes.Equal(buf, want) {
+							t.Errorf("n=%d rank %d: got %x", n, c.Rank(), buf)
+						}
+						return nil
+					})
+				}
+			})
+		})
+	}
+}
+
+func TestBcastVarAlg(t *testing.T) {
+	forRoots(t, func(t *testing.T, p, root int) {
+		for _, tc := range []struct {
+			alg string
+			n   int
+		}{{"", 0}, {"", 3}, {AlgBinomial, 1000}, {AlgBinomial, inlineBcast + 1}, {AlgScatterAllgather, 0}, {AlgScatterAllgather, 1001}} {
+			n := tc.n
+			want := bytes.Repeat([]byte{byte(root + 1)}, n)
+			run(t, p, func(c Comm) error {
+				var buf []byte
+				if c.Rank() == root {
+					buf = want
+				}
+				got, err := BcastVarAlg(c, tc.alg, buf, root, tagBase)
+				if err != nil {
+					return err
+				}
+				if !bytes.Equal(got, want) {
+					t.Errorf("%s n=%d rank %d: got %d bytes", tc.alg, n, c.Rank(), len(got))
+				}
+				return nil
+			})
+		}
+	})
+}
+
+func TestAllgathervAlgorithms(t *testing.T) {
+	for _, alg := range algorithms[CollAllgather] {
+		t.Run(alg, func(t *testing.T) {
+			forSizes(t, func(t *testing.T, p int) {
+				for _, varied := range []bool{false, true} {
+					size := func(i int) int {
+						if varied {
+							return len(payload(i, 1))
+						}
+						return 5
+					}
+					offs := make([]int, p+1)
+					for i := range p {
+						offs[i+1] = offs[i] + size(i)
+					}
+					want := make([]byte, 0, offs[p])
+					for i := range p {
+						want = append(want, bytes.Repeat([]byte{byte(i + 1)}, size(i))...)
+					}
+					sit := Situation{Ranks: p, Fixed: !varied}
+					run(t, p, func(c Comm) error {
+						r := c.Rank()
+						buf := make([]byte, offs[p])
+						copy(buf[offs[r]:], want[offs[r]:offs[r+1]])
+						err := AllgathervBuf(c, alg, buf, offs, tagBase)
+						if !Applicable(CollAllgather, alg, sit) {
+							if !errors.Is(err, ErrArg) {
+								t.Errorf("inapplicable: got %v, want ErrArg", err)
+							}
+							return nil
+						}
+						if err != nil {
+							return err
+						}
+						if !bytes.Equal(buf, want) {
+							t.Errorf("varied=%v rank %d: got %x want %x", varied, r, buf, want)
+						}
+						return nil
+					})
+				}
+			})
+		})
+	}
+}
+
+func TestAllgatherSel(t *testing.T) {
+	forSizes(t, func(t *testing.T, p int) {
+		run(t, p, func(c Comm) error {
+			got, err := AllgatherSel(c, payload(c.Rank(), 2), tagBase)
+			if err != nil {
+				return err
+			}
+			checkBlocks(t, c.Rank(), got, p, func(i int) []byte { return payload(i, 2) })
+			return nil
+		})
+	})
+}
+
+func TestAlltoallAlgorithms(t *testing.T) {
+	for _, alg := range algorithms[CollAlltoall] {
+		t.Run(alg, func(t *testing.T) {
+			forSizes(t, func(t *testing.T, p int) {
+				for _, blk := range []int{0, 1, 3, 100} {
+					block := func(from, to int) []byte {
+						b := make([]byte, blk)
+						for i := range b {
+							b[i] = byte(from*37 + to*11 + i)
+						}
+						return b
+					}
+					run(t, p, func(c Comm) error {
+						r := c.Rank()
+						send := make([]byte, 0, p*blk)
+						for j := range p {
+							send = append(send, block(r, j)...)
+						}
+						recv := make([]byte, p*blk)
+						if err := AlltoallBuf(c, alg, send, recv, blk, tagBase); err != nil {
+							return err
+						}
+						for j := range p {
+							if !bytes.Equal(recv[j*blk:(j+1)*blk], block(j, r)) {
+								t.Errorf("blk=%d rank %d: block from %d wrong", blk, r, j)
+							}
+						}
+						return nil
+					})
+				}
+			})
+		})
+	}
+}
+
+func TestAlltoallScattered(t *testing.T) {
+	forSizes(t, func(t *testing.T, p int) {
+		run(t, p, func(c Comm) error {
+			r := c.Rank()
+			parts := make([][]byte, p)
+			for j := range parts {
+				parts[j] = payload(r, j)
+			}
+			// Odd ranks use the scattered exchange and even ones pairwise:
+			// the two must interoperate.
+			var got [][]byte
+			var err error
+			if r%2 == 1 {
+				got, err = alltoallScattered(c, parts, r, p, tagBase)
+			} else {
+				got, err = Alltoall(c, parts, tagBase)
+			}
+			if err != nil {
+				return err
+			}
+			for i := range p {
+				if !bytes.Equal(got[i], payload(i, r)) {
+					t.Errorf("rank %d: block from %d = %v", r, i, got[i])
+				}
+			}
+			return nil
+		})
+	})
+}
+
+func TestSelect(t *testing.T) {
+	rules, err := ParseRules(CollAllreduce, "recursive_doubling:100,rabenseifner:1000,ring")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		sit  Situation
+		want string
+	}{
+		{Situation{Ranks: 4, Bytes: 8, Commutative: true, Elems: 1}, AlgRecursiveDoubling},
+		{Situation{Ranks: 4, Bytes: 500, Commutative: true, Elems: 60}, AlgRabenseifner},
+		{Situation{Ranks: 4, Bytes: 5000, Commutative: true, Elems: 600}, AlgRing},
+		{Situation{Ranks: 4, Bytes: 5000, Commutative: false, Elems: 600}, AlgReduceBcast},
+		// Too few elements for Rabenseifner's segments: ring does not fit either.
+		{Situation{Ranks: 8, Bytes: 500, Commutative: true, Elems: 3}, AlgReduceBcast},
+	}
+	for _, tc := range cases {
+		if got := SelectFrom(rules, CollAllreduce, tc.sit); got != tc.want {
+			t.Errorf("%+v: got %s, want %s", tc.sit, got, tc.want)
+		}
+	}
+	if got := FormatRules(rules); got != "recursive_doubling:100,rabenseifner:1000,ring" {
+		t.Errorf("FormatRules: %s", got)
+	}
+	for _, bad := range []string{"", "nosuch", "ring:x", "ring:-1", "bruck"} {
+		if _, err := ParseRules(CollAllreduce, bad); err == nil {
+			t.Errorf("ParseRules(%q) accepted", bad)
+		}
+	}
+	if _, err := ParseRules("nosuch", "ring"); err == nil {
+		t.Error("unknown collective accepted")
+	}
+	if got := SelectFrom(nil, CollAlltoall, Situation{Ranks: 3, Bytes: 1, Fixed: true}); got != AlgPairwise {
+		t.Errorf("empty rules: got %s", got)
+	}
+	// The default table parses and every collective has an entry.
+	for _, e := range Table() {
+		if len(e.Rules) == 0 {
+			t.Errorf("%s: no rules", e.Coll)
+		}
+	}
+	for coll, def := range DefaultRules {
+		if _, err := ParseRules(coll, def); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestEnvOverride(t *testing.T) {
+	env := map[string]string{
+		"MPIGO_COLL_ALLREDUCE": "ring",
+		"MPIGO_COLL_BCAST":     "binomial:x",
+	}
+	tab := buildTable(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	ar := tab[CollAllreduce]
+	if ar.Source != "MPIGO_COLL_ALLREDUCE" || SelectFrom(ar.Rules, CollAllreduce, Situation{Ranks: 4, Bytes: 8, Commutative: true, Elems: 4}) != AlgRing {
+		t.Errorf("allreduce override not in force: %+v", ar)
+	}
+	bc := tab[CollBcast]
+	if bc.Err == nil || bc.Source != "default" || FormatRules(bc.Rules) != DefaultRules[CollBcast] {
+		t.Errorf("a bad bcast override must leave the default and report: %+v", bc)
+	}
+	if tab[CollAlltoall].Source != "default" {
+		t.Errorf("alltoall: %+v", tab[CollAlltoall])
+	}
+}
+
+func TestReduceVec(t *testing.T) {
+	for _, alg := range algorithms[CollReduce] {
+		t.Run(alg, func(t *testing.T) {
+			forRoots(t, func(t *testing.T, p, root int) {
+				for _, n := range []int{0, 1, 7, 100, 20_000} {
+					want := i64sum(p, n)
+					run(t, p, func(c Comm) error {
+						buf := i64vec(c.Rank(), n)
+						err := ReduceVec(c, alg, buf, make([]byte, len(buf)), 8, addI64, root, tagBase)
+						if !Applicable(CollReduce, alg, Situation{Ranks: p, Commutative: true, Elems: n}) {
+							if !errors.Is(err, ErrArg) {
+								t.Errorf("n=%d: inapplicable algorithm gave %v", n, err)
+							}
+							return nil
+						}
+						if err != nil {
+							return err
+						}
+						if c.Rank() == root && !bytes.Equal(buf, want) {
+							t.Errorf("n=%d: wrong sum at root", n)
+						}
+						return nil
+					})
+				}
+			})
+		})
+	}
+}
+
+func TestScanVec(t *testing.T) {
+	forSizes(t, func(t *testing.T, p int) {
+		for _, inclusive := range []bool{true, false} {
+			run(t, p, func(c Comm) error {
+				r := c.Rank()
+				buf := i64vec(r, 5)
+				orig := bytes.Clone(buf)
+				have, err := ScanVec(c, buf, make([]byte, 2*len(buf)), addI64, inclusive, tagBase)
+				if err != nil {
+					return err
+				}
+				hi := r
+				if inclusive {
+					hi = r + 1
+				}
+				switch {
+				case have != (hi > 0):
+					t.Errorf("inclusive=%v rank %d: have=%v", inclusive, r, have)
+				case have && !bytes.Equal(buf, i64sum(hi, 5)):
+					t.Errorf("inclusive=%v rank %d: wrong prefix", inclusive, r)
+				case !have && !bytes.Equal(buf, orig):
+					t.Errorf("rank 0's exclusive buffer changed")
+				}
+				return nil
+			})
+		}
+	})
+}

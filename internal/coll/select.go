@@ -1,0 +1,263 @@
+package coll
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Algorithm selection.
+//
+// Every collective that has more than one algorithm picks one with Select,
+// from ONE table of rules: for each collective, an ordered list of
+// (algorithm, largest message size) pairs. Select takes the first rule whose
+// size bound holds and whose algorithm can run (Applicable: a power of two
+// for some, a commutative operation for others, equal block sizes for
+// Bruck). The last rule of each list has no bound and an algorithm that
+// always applies, so selection never fails.
+//
+// The table is written in the same text form the environment overrides use:
+// "alg:maxbytes,alg:maxbytes,...,alg", where maxbytes is the per-rank message
+// size in bytes (Sizes documents what it means for each collective). The
+// variable MPIGO_COLL_<NAME> (NAME in upper case: ALLREDUCE, BCAST, ...)
+// replaces a collective's list, e.g. MPIGO_COLL_ALLREDUCE=ring forces ring
+// allreduce, MPIGO_COLL_ALLREDUCE=recursive_doubling:65536,ring moves the
+// threshold. A variable that does not parse is reported by Table and ignored.
+
+// The collectives that have a choice of algorithm.
+const (
+	CollAllreduce     = "allreduce"
+	CollBcast         = "bcast"
+	CollAllgather     = "allgather"
+	CollAlltoall      = "alltoall"
+	CollReduceScatter = "reduce_scatter"
+	CollReduce        = "reduce"
+)
+
+// The algorithms.
+const (
+	AlgRecursiveDoubling = "recursive_doubling" // allreduce, allgather (power-of-two ranks for allgather)
+	AlgRabenseifner      = "rabenseifner"       // allreduce, reduce: recursive-halving reduce-scatter + recursive-doubling allgather (or binomial gather)
+	AlgRing              = "ring"               // allreduce, allgather
+	AlgReduceBcast       = "reduce_bcast"       // allreduce: binomial reduce in rank order + broadcast
+	AlgBinomial          = "binomial"           // bcast, reduce
+	AlgScatterAllgather  = "scatter_allgather"  // bcast: binomial scatter + ring allgather (van de Geijn)
+	AlgBruck             = "bruck"              // allgather, alltoall (equal block sizes)
+	AlgPairwise          = "pairwise"           // alltoall
+	AlgScattered         = "scattered"          // alltoall: every exchange posted at once
+	AlgRecursiveHalving  = "recursive_halving"  // reduce_scatter (commutative)
+	AlgReduceScatterv    = "reduce_scatterv"    // reduce_scatter: reduce to rank 0 in rank order + scatter
+)
+
+// DefaultRules is the built-in table, chosen by measurement with goroutine
+// ranks and tcp on a 2-core machine (docs/collectives.md has the numbers).
+var DefaultRules = map[string]string{
+	CollAllreduce:     "recursive_doubling:32768,rabenseifner,ring",
+	CollBcast:         "binomial:4194304,scatter_allgather",
+	CollAllgather:     "recursive_doubling,ring",
+	CollAlltoall:      "bruck:64,scattered:131072,pairwise",
+	CollReduceScatter: "recursive_halving",
+	CollReduce:        "binomial",
+}
+
+// fallback is each collective's algorithm that always applies.
+var fallback = map[string]string{
+	CollAllreduce:     AlgReduceBcast,
+	CollBcast:         AlgBinomial,
+	CollAllgather:     AlgRing,
+	CollAlltoall:      AlgPairwise,
+	CollReduceScatter: AlgReduceScatterv,
+	CollReduce:        AlgBinomial,
+}
+
+// algorithms lists each collective's algorithms.
+var algorithms = map[string][]string{
+	CollAllreduce:     {AlgRecursiveDoubling, AlgRabenseifner, AlgRing, AlgReduceBcast},
+	CollBcast:         {AlgBinomial, AlgScatterAllgather},
+	CollAllgather:     {AlgBruck, AlgRecursiveDoubling, AlgRing},
+	CollAlltoall:      {AlgBruck, AlgScattered, AlgPairwise},
+	CollReduceScatter: {AlgRecursiveHalving, AlgReduceScatterv},
+	CollReduce:        {AlgBinomial, AlgRabenseifner},
+}
+
+// Rule is one entry of a collective's list: use Alg when the message is at
+// most MaxBytes bytes (MaxBytes < 0: any size).
+type Rule struct {
+	Alg      string
+	MaxBytes int
+}
+
+// Situation is what selection depends on.
+type Situation struct {
+	Ranks       int  // communicator size
+	Bytes       int  // per-rank message size (see Sizes)
+	Commutative bool // the reduction's operation is commutative
+	Fixed       bool // every rank's blocks have the same size (needed by Bruck)
+	Elems       int  // elements in the vector (reductions; segments split on element boundaries)
+}
+
+// Sizes documents, per collective, which size Select compares with MaxBytes.
+var Sizes = map[string]string{
+	CollAllreduce:     "bytes of the vector",
+	CollBcast:         "bytes broadcast",
+	CollAllgather:     "bytes each rank contributes",
+	CollAlltoall:      "bytes each rank sends to one peer",
+	CollReduceScatter: "bytes of the whole input vector",
+	CollReduce:        "bytes of the vector (commutative operations on equal-length vectors)",
+}
+
+func isPof2(p int) bool { return p > 0 && p&(p-1) == 0 }
+
+// Applicable reports whether alg can run collective coll in situation s.
+func Applicable(coll, alg string, s Situation) bool {
+	switch alg {
+	case AlgRecursiveDoubling:
+		if coll == CollAllgather {
+			return isPof2(s.Ranks)
+		}
+		return coll == CollAllreduce && s.Commutative
+	case AlgRabenseifner:
+		pof2 := 1
+		for pof2*2 <= s.Ranks {
+			pof2 *= 2
+		}
+		return s.Commutative && s.Elems >= pof2
+	case AlgRing:
+		if coll == CollAllreduce {
+			return s.Commutative && s.Elems >= s.Ranks
+		}
+		return true
+	case AlgBruck:
+		return coll == CollAllgather || s.Fixed
+	case AlgRecursiveHalving:
+		return s.Commutative
+	}
+	for _, a := range algorithms[coll] {
+		if a == alg {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseRules parses "alg:maxbytes,...,alg" for collective coll.
+func ParseRules(coll, s string) ([]Rule, error) {
+	known := algorithms[coll]
+	if known == nil {
+		return nil, fmt.Errorf("unknown collective %q", coll)
+	}
+	var rules []Rule
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		alg, lim, hasLim := strings.Cut(f, ":")
+		r := Rule{Alg: alg, MaxBytes: -1}
+		ok := false
+		for _, k := range known {
+			ok = ok || k == alg
+		}
+		if !ok {
+			return nil, fmt.Errorf("%s: unknown algorithm %q (known: %s)", coll, alg, strings.Join(known, ", "))
+		}
+		if hasLim {
+			n, err := strconv.Atoi(lim)
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("%s: bad size %q in %q", coll, lim, f)
+			}
+			r.MaxBytes = n
+		}
+		rules = append(rules, r)
+	}
+	if len(rules) == 0 {
+		return nil, fmt.Errorf("%s: empty rule list", coll)
+	}
+	return rules, nil
+}
+
+// EnvName returns the environment variable that overrides coll's rules.
+func EnvName(coll string) string { return "MPIGO_COLL_" + strings.ToUpper(coll) }
+
+// Entry is one collective's row of the table in force.
+type Entry struct {
+	Coll   string
+	Rules  []Rule
+	Source string // "default" or the environment variable that set it
+	Err    error  // a variable that did not parse (the default is in force)
+}
+
+var (
+	tableOnce sync.Once
+	table     map[string]Entry
+)
+
+func loadTable() { table = buildTable(os.LookupEnv) }
+
+// buildTable makes the table in force from the defaults and the variables
+// lookup finds.
+func buildTable(lookup func(string) (string, bool)) map[string]Entry {
+	t := map[string]Entry{}
+	for coll, def := range DefaultRules {
+		rules, err := ParseRules(coll, def)
+		if err != nil {
+			panic("coll: bad default rules: " + err.Error())
+		}
+		e := Entry{Coll: coll, Rules: rules, Source: "default"}
+		if v, ok := lookup(EnvName(coll)); ok && v != "" {
+			if r, err := ParseRules(coll, v); err != nil {
+				e.Err = err
+			} else {
+				e.Rules, e.Source = r, EnvName(coll)
+			}
+		}
+		t[coll] = e
+	}
+	return t
+}
+
+// Table returns the rules in force for every collective, in a fixed order.
+func Table() []Entry {
+	tableOnce.Do(loadTable)
+	var out []Entry
+	for _, coll := range []string{CollAllreduce, CollReduce, CollBcast, CollAllgather, CollAlltoall, CollReduceScatter} {
+		out = append(out, table[coll])
+	}
+	return out
+}
+
+// Select returns the algorithm for coll in situation s under the table in
+// force (defaults plus environment overrides).
+func Select(coll string, s Situation) string {
+	tableOnce.Do(loadTable)
+	return SelectFrom(table[coll].Rules, coll, s)
+}
+
+// SelectFrom is Select over an explicit rule list. It is pure: the same
+// arguments give the same answer on every rank, which the algorithms need,
+// since all ranks must run the same one.
+func SelectFrom(rules []Rule, coll string, s Situation) string {
+	for _, r := range rules {
+		if (r.MaxBytes < 0 || s.Bytes <= r.MaxBytes) && Applicable(coll, r.Alg, s) {
+			return r.Alg
+		}
+	}
+	return fallback[coll]
+}
+
+// FormatRules writes rules back in the text form ParseRules reads.
+func FormatRules(rules []Rule) string {
+	var b strings.Builder
+	for i, r := range rules {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(r.Alg)
+		if r.MaxBytes >= 0 {
+			b.WriteString(":" + strconv.Itoa(r.MaxBytes))
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,731 @@
+package mpi
+
+import (
+	"unsafe"
+
+	"github.com/mpigo/mpi/internal/coll"
+)
+
+// This file is the low-level collective layer: buffers with a count and a
+// Datatype, shaped like the C API (MPI-3.1 chapter 5). Counts are in
+// elements of the datatype; displacements (Gatherv, Scatterv, Allgatherv,
+// Alltoallv) are in elements of the datatype too, and in bytes for
+// Alltoallw, as in MPI. Every call is collective: all ranks of c call it
+// in the same order with matching arguments. Each has a non-blocking form
+// (Ibarrier, Ibcast, ...) returning a *Request; the buffers must not be
+// touched until it completes.
+
+// InPlace, passed as the send buffer, makes a collective take its input
+// from the receive buffer and leave the result there (MPI_IN_PLACE): for
+// Gather(v) at root, root's block is already in place in recvbuf; for
+// Scatter(v) at root, root's block stays in sendbuf and recvbuf is
+// ignored; for Allgather(v), each rank's block is already in place; for
+// Alltoall, recvbuf holds the blocks to send; for the reductions, recvbuf
+// holds the input (Reduce: at root only). Only the identity of InPlace
+// counts: do not modify or reslice it.
+var InPlace = make([]byte, 0, 1)
+
+func isInPlace(b []byte) bool {
+	return cap(b) == cap(InPlace) && len(b) == 0 && unsafe.SliceData(b) == unsafe.SliceData(InPlace)
+}
+
+// Barrier blocks until every rank of c has called it (MPI_Barrier).
+func (c *Comm) Barrier() error { return Barrier(c) }
+
+// Ibarrier starts a barrier (MPI_Ibarrier): the request completes once
+// every rank has started it.
+func (c *Comm) Ibarrier() (*Request, error) {
+	return c.startColl("Ibarrier", func(v *Comm) error { return Barrier(v) })
+}
+
+// Ibarrier is c.Ibarrier.
+func Ibarrier(c *Comm) (*Request, error) { return c.Ibarrier() }
+
+func (c *Comm) argErr(op string, class error, format string, args ...any) error {
+	return c.handle(c.errorf(op, class, loc{}, format, args...))
+}
+
+// lowOp checks a reduction's arguments and returns the bytes of count
+// elements.
+func (c *Comm) lowOp(name string, count int, dt *Datatype, op *ReduceOp) (int, error) {
+	if err := c.check(name); err != nil {
+		return 0, err
+	}
+	if dt == nil {
+		return 0, c.argErr(name, ErrType, "nil datatype")
+	}
+	if count < 0 {
+		return 0, c.argErr(name, ErrCount, "negative count %d", count)
+	}
+	if err := op.check(dt); err != nil {
+		return 0, c.argErr(name, ErrOp, "%v", err)
+	}
+	return count * dt.size, nil
+}
+
+// need checks that buf holds n bytes.
+func (c *Comm) need(name, what string, buf []byte, n int) error {
+	if len(buf) < n {
+		return c.argErr(name, ErrBuffer, "%s has %d bytes, %d needed", what, len(buf), n)
+	}
+	return nil
+}
+
+// Bcast copies count elements of dt from root's buf into buf on every
+// rank (MPI_Bcast). The algorithm (binomial tree or scatter+allgather)
+// is chosen by size; see docs/collectives.md.
+func (c *Comm) Bcast(buf []byte, count int, dt *Datatype, root int) error {
+	const op = "Bcast"
+	if err := c.checkRoot(op, root); err != nil {
+		return err
+	}
+	b, err := c.checkBuf(op, loc{}, buf, count, dt)
+	if err != nil {
+		return err
+	}
+	return c.collErr(op, coll.BcastAlg(c.coll(), "", b, root, c.collTag()))
+}
+
+// Ibcast starts a Bcast (MPI_Ibcast).
+func (c *Comm) Ibcast(buf []byte, count int, dt *Datatype, root int) (*Request, error) {
+	return c.startColl("Ibcast", func(v *Comm) error { return v.Bcast(buf, count, dt, root) })
+}
+
+// blockRanges returns the byte ranges of the blocks of counts[i] elements
+// of size bytes at element displacements displs (nil: packed in rank order).
+func blockRanges(counts, displs []int, size int) (lo, hi []int) {
+	lo, hi = make([]int, len(counts)), make([]int, len(counts))
+	off := 0
+	for i, n := range counts {
+		if displs != nil {
+			off = displs[i] * size
+		}
+		lo[i], hi[i] = off, off+n*size
+		off = hi[i]
+	}
+	return lo, hi
+}
+
+// checkV validates the counts and displacements of a v-collective against
+// buf and returns the byte ranges of the blocks.
+func (c *Comm) checkV(name, what string, buf []byte, counts, displs []int, dt *Datatype) (lo, hi []int, err error) {
+	p := len(c.group)
+	if dt == nil {
+		return nil, nil, c.argErr(name, ErrType, "nil %s datatype", what)
+	}
+	if len(counts) != p || (displs != nil && len(displs) != p) {
+		return nil, nil, c.argErr(name, ErrCount, "%s: %d counts and %d displacements for %d ranks", what, len(counts), len(displs), p)
+	}
+	for i, n := range counts {
+		if n < 0 || (displs != nil && displs[i] < 0) {
+			return nil, nil, c.argErr(name, ErrCount, "%s: negative count or displacement for rank %d", what, i)
+		}
+	}
+	lo, hi = blockRanges(counts, displs, dt.size)
+	for i := range hi {
+		if hi[i] > len(buf) {
+			return nil, nil, c.argErr(name, ErrBuffer, "%s block %d ends at byte %d, the buffer has %d", what, i, hi[i], len(buf))
+		}
+	}
+	return lo, hi, nil
+}
+
+func fill(n, v int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}
+
+// Gather collects sendcount elements of sendtype from every rank into
+// root's recvbuf, rank i's at element i·recvcount (MPI_Gather). recvbuf,
+// recvcount and recvtype matter only at root. sendbuf may be InPlace at
+// root.
+func (c *Comm) Gather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) error {
+	return c.gatherv("Gather", sendbuf, sendcount, sendtype, recvbuf, fill(len(c.group), recvcount), nil, recvtype, root)
+}
+
+// Gatherv is Gather with a count and a displacement (in elements) per
+// rank (MPI_Gatherv).
+func (c *Comm) Gatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype, root int) error {
+	return c.gatherv("Gatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root)
+}
+
+func (c *Comm) gatherv(name string, sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype, root int) error {
+	if err := c.checkRoot(name, root); err != nil {
+		return err
+	}
+	var lo, hi []int
+	var err error
+	if c.rank == root {
+		if lo, hi, err = c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype); err != nil {
+			return err
+		}
+	}
+	var sb []byte
+	if c.rank == root && isInPlace(sendbuf) {
+		sb = recvbuf[lo[root]:hi[root]]
+	} else if sb, err = c.checkBuf(name, loc{}, sendbuf, sendcount, sendtype); err != nil {
+		return err
+	}
+	parts, err := coll.Gather(c.coll(), sb, root, c.collTag())
+	if err != nil {
+		return c.collErr(name, err)
+	}
+	if c.rank != root {
+		return nil
+	}
+	for i, b := range parts {
+		if len(b) != hi[i]-lo[i] {
+			return c.argErr(name, ErrTruncate, "rank %d sent %d bytes for a %d-byte block", i, len(b), hi[i]-lo[i])
+		}
+		if i != root || !isInPlace(sendbuf) {
+			copy(recvbuf[lo[i]:hi[i]], b)
+		}
+	}
+	return nil
+}
+
+// Igather starts a Gather (MPI_Igather).
+func (c *Comm) Igather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) (*Request, error) {
+	return c.startColl("Igather", func(v *Comm) error {
+		return v.Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root)
+	})
+}
+
+// Igatherv starts a Gatherv (MPI_Igatherv).
+func (c *Comm) Igatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype, root int) (*Request, error) {
+	return c.startColl("Igatherv", func(v *Comm) error {
+		return v.Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root)
+	})
+}
+
+// Scatter sends block i (sendcount elements at element i·sendcount) of
+// root's sendbuf to rank i, into recvbuf (MPI_Scatter). sendbuf,
+// sendcount and sendtype matter only at root; recvbuf may be InPlace at
+// root.
+func (c *Comm) Scatter(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) error {
+	return c.scatterv("Scatter", sendbuf, fill(len(c.group), sendcount), nil, sendtype, recvbuf, recvcount, recvtype, root)
+}
+
+// Scatterv is Scatter with a count and a displacement (in elements) per
+// rank (MPI_Scatterv).
+func (c *Comm) Scatterv(sendbuf []byte, sendcounts, displs []int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) error {
+	return c.scatterv("Scatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root)
+}
+
+func (c *Comm) scatterv(name string, sendbuf []byte, sendcounts, displs []int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) error {
+	if err := c.checkRoot(name, root); err != nil {
+		return err
+	}
+	inPlace := c.rank == root && isInPlace(recvbuf)
+	var rb []byte
+	var err error
+	if !inPlace {
+		if rb, err = c.checkBuf(name, loc{}, recvbuf, recvcount, recvtype); err != nil {
+			return err
+		}
+	}
+	var parts [][]byte
+	if c.rank == root {
+		lo, hi, err := c.checkV(name, "send", sendbuf, sendcounts, displs, sendtype)
+		if err != nil {
+			return err
+		}
+		parts = make([][]byte, len(lo))
+		for i := range lo {
+			parts[i] = sendbuf[lo[i]:hi[i]]
+		}
+	}
+	got, err := coll.Scatter(c.coll(), parts, root, c.collTag())
+	if err != nil {
+		return c.collErr(name, err)
+	}
+	if inPlace {
+		return nil
+	}
+	if len(got) != len(rb) {
+		return c.argErr(name, ErrTruncate, "received %d bytes for a %d-byte buffer", len(got), len(rb))
+	}
+	copy(rb, got)
+	return nil
+}
+
+// Iscatter starts a Scatter (MPI_Iscatter).
+func (c *Comm) Iscatter(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) (*Request, error) {
+	return c.startColl("Iscatter", func(v *Comm) error {
+		return v.Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root)
+	})
+}
+
+// Iscatterv starts a Scatterv (MPI_Iscatterv).
+func (c *Comm) Iscatterv(sendbuf []byte, sendcounts, displs []int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) (*Request, error) {
+	return c.startColl("Iscatterv", func(v *Comm) error {
+		return v.Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root)
+	})
+}
+
+// Allgather collects sendcount elements from every rank into recvbuf on
+// every rank, rank i's at element i·recvcount (MPI_Allgather). sendbuf may
+// be InPlace. The algorithm (Bruck, recursive doubling or ring) is chosen
+// by size.
+func (c *Comm) Allgather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) error {
+	return c.allgatherv("Allgather", sendbuf, sendcount, sendtype, recvbuf, fill(len(c.group), recvcount), nil, recvtype)
+}
+
+// Allgatherv is Allgather with a count and a displacement (in elements)
+// per rank (MPI_Allgatherv).
+func (c *Comm) Allgatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype) error {
+	return c.allgatherv("Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype)
+}
+
+func (c *Comm) allgatherv(name string, sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype) error {
+	if err := c.check(name); err != nil {
+		return err
+	}
+	lo, hi, err := c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype)
+	if err != nil {
+		return err
+	}
+	r, p := c.rank, len(c.group)
+	inPlace := isInPlace(sendbuf)
+	if !inPlace {
+		sb, err := c.checkBuf(name, loc{}, sendbuf, sendcount, sendtype)
+		if err != nil {
+			return err
+		}
+		if len(sb) != hi[r]-lo[r] {
+			return c.argErr(name, ErrCount, "sending %d bytes into a %d-byte block", len(sb), hi[r]-lo[r])
+		}
+		copy(recvbuf[lo[r]:hi[r]], sb)
+	}
+	// Blocks packed in rank order: gather straight into recvbuf.
+	offs := make([]int, p+1)
+	packed := true
+	for i := range p {
+		offs[i+1] = hi[i]
+		packed = packed && lo[i] == offs[i]
+	}
+	if packed {
+		return c.collErr(name, coll.AllgathervBuf(c.coll(), "", recvbuf[:offs[p]], offs, c.collTag()))
+	}
+	for i := range p {
+		offs[i+1] = offs[i] + hi[i] - lo[i]
+	}
+	tmp := make([]byte, offs[p])
+	copy(tmp[offs[r]:], recvbuf[lo[r]:hi[r]])
+	if err := coll.AllgathervBuf(c.coll(), "", tmp, offs, c.collTag()); err != nil {
+		return c.collErr(name, err)
+	}
+	for i := range p {
+		copy(recvbuf[lo[i]:hi[i]], tmp[offs[i]:offs[i+1]])
+	}
+	return nil
+}
+
+// Iallgather starts an Allgather (MPI_Iallgather).
+func (c *Comm) Iallgather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) (*Request, error) {
+	return c.startColl("Iallgather", func(v *Comm) error {
+		return v.Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
+	})
+}
+
+// Iallgatherv starts an Allgatherv (MPI_Iallgatherv).
+func (c *Comm) Iallgatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype) (*Request, error) {
+	return c.startColl("Iallgatherv", func(v *Comm) error {
+		return v.Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype)
+	})
+}
+
+// Alltoall sends block j (sendcount elements at element j·sendcount) of
+// sendbuf to rank j and receives rank j's block into block j of recvbuf
+// (MPI_Alltoall). sendbuf may be InPlace. The algorithm (Bruck, scattered
+// or pairwise) is chosen by block size.
+func (c *Comm) Alltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) error {
+	const name = "Alltoall"
+	if err := c.check(name); err != nil {
+		return err
+	}
+	p := len(c.group)
+	rb, err := c.checkBuf(name, loc{}, recvbuf, p*recvcount, recvtype)
+	if err != nil {
+		return err
+	}
+	var sb []byte
+	if isInPlace(sendbuf) {
+		sb = append([]byte(nil), rb...)
+	} else if sb, err = c.checkBuf(name, loc{}, sendbuf, p*sendcount, sendtype); err != nil {
+		return err
+	}
+	if len(sb) != len(rb) {
+		return c.argErr(name, ErrCount, "sending %d bytes per rank, receiving %d", len(sb)/p, len(rb)/p)
+	}
+	return c.collErr(name, coll.AlltoallBuf(c.coll(), "", sb, rb, len(rb)/max(p, 1), c.collTag()))
+}
+
+// Ialltoall starts an Alltoall (MPI_Ialltoall).
+func (c *Comm) Ialltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) (*Request, error) {
+	return c.startColl("Ialltoall", func(v *Comm) error {
+		return v.Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
+	})
+}
+
+// Alltoallv is Alltoall with a count and a displacement (in elements) per
+// peer on both sides (MPI_Alltoallv).
+func (c *Comm) Alltoallv(sendbuf []byte, sendcounts, sdispls []int, sendtype *Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtype *Datatype) error {
+	p := len(c.group)
+	st, rt := make([]*Datatype, p), make([]*Datatype, p)
+	for i := range st {
+		st[i], rt[i] = sendtype, recvtype
+	}
+	return c.alltoallw("Alltoallv", sendbuf, sendcounts, sdispls, st, recvbuf, recvcounts, rdispls, rt, true)
+}
+
+// Alltoallw is Alltoallv with a datatype per peer and displacements in
+// bytes (MPI_Alltoallw).
+func (c *Comm) Alltoallw(sendbuf []byte, sendcounts, sdispls []int, sendtypes []*Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtypes []*Datatype) error {
+	return c.alltoallw("Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, false)
+}
+
+func (c *Comm) alltoallw(name string, sendbuf []byte, sendcounts, sdispls []int, sendtypes []*Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtypes []*Datatype, elemDispl bool) error {
+	if err := c.check(name); err != nil {
+		return err
+	}
+	p := len(c.group)
+	ranges := func(what string, buf []byte, counts, displs []int, types []*Datatype) (lo, hi []int, err error) {
+		if len(counts) != p || len(displs) != p || len(types) != p {
+			return nil, nil, c.argErr(name, ErrCount, "%s: %d counts, %d displacements, %d types for %d ranks", what, len(counts), len(displs), len(types), p)
+		}
+		lo, hi = make([]int, p), make([]int, p)
+		for i := range p {
+			if types[i] == nil {
+				return nil, nil, c.argErr(name, ErrType, "%s: nil datatype for rank %d", what, i)
+			}
+			if counts[i] < 0 || displs[i] < 0 {
+				return nil, nil, c.argErr(name, ErrCount, "%s: negative count or displacement for rank %d", what, i)
+			}
+			lo[i] = displs[i]
+			if elemDispl {
+				lo[i] *= types[i].size
+			}
+			hi[i] = lo[i] + counts[i]*types[i].size
+			if hi[i] > len(buf) {
+				return nil, nil, c.argErr(name, ErrBuffer, "%s block %d ends at byte %d, the buffer has %d", what, i, hi[i], len(buf))
+			}
+		}
+		return lo, hi, nil
+	}
+	rlo, rhi, err := ranges("receive", recvbuf, recvcounts, rdispls, recvtypes)
+	if err != nil {
+		return err
+	}
+	parts := make([][]byte, p)
+	if isInPlace(sendbuf) {
+		for i := range p {
+			parts[i] = append([]byte(nil), recvbuf[rlo[i]:rhi[i]]...)
+		}
+	} else {
+		slo, shi, err := ranges("send", sendbuf, sendcounts, sdispls, sendtypes)
+		if err != nil {
+			return err
+		}
+		for i := range p {
+			parts[i] = sendbuf[slo[i]:shi[i]]
+		}
+	}
+	got, err := coll.Alltoall(c.coll(), parts, c.collTag())
+	if err != nil {
+		return c.collErr(name, err)
+	}
+	for i, b := range got {
+		if len(b) != rhi[i]-rlo[i] {
+			return c.argErr(name, ErrTruncate, "rank %d sent %d bytes for a %d-byte block", i, len(b), rhi[i]-rlo[i])
+		}
+		copy(recvbuf[rlo[i]:rhi[i]], b)
+	}
+	return nil
+}
+
+// Ialltoallv starts an Alltoallv (MPI_Ialltoallv).
+func (c *Comm) Ialltoallv(sendbuf []byte, sendcounts, sdispls []int, sendtype *Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtype *Datatype) (*Request, error) {
+	return c.startColl("Ialltoallv", func(v *Comm) error {
+		return v.Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype)
+	})
+}
+
+// Ialltoallw starts an Alltoallw (MPI_Ialltoallw).
+func (c *Comm) Ialltoallw(sendbuf []byte, sendcounts, sdispls []int, sendtypes []*Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtypes []*Datatype) (*Request, error) {
+	return c.startColl("Ialltoallw", func(v *Comm) error {
+		return v.Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes)
+	})
+}
+
+// input returns the reduction input: sendbuf, or recvbuf when sendbuf is
+// InPlace.
+func (c *Comm) input(name string, sendbuf, recvbuf []byte, n int) ([]byte, error) {
+	if isInPlace(sendbuf) {
+		if err := c.need(name, "recvbuf", recvbuf, n); err != nil {
+			return nil, err
+		}
+		return recvbuf[:n], nil
+	}
+	if err := c.need(name, "sendbuf", sendbuf, n); err != nil {
+		return nil, err
+	}
+	return sendbuf[:n], nil
+}
+
+// Reduce combines count elements of dt from every rank with op into
+// root's recvbuf (MPI_Reduce); recvbuf matters only at root. sendbuf may
+// be InPlace at root. Non-commutative operations are applied in rank
+// order.
+func (c *Comm) Reduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp, root int) error {
+	const name = "Reduce"
+	n, err := c.lowOp(name, count, dt, op)
+	if err != nil {
+		return err
+	}
+	if err := c.checkRoot(name, root); err != nil {
+		return err
+	}
+	var in []byte
+	if c.rank == root {
+		if err := c.need(name, "recvbuf", recvbuf, n); err != nil {
+			return err
+		}
+		in, err = c.input(name, sendbuf, recvbuf, n)
+	} else {
+		err = c.need(name, "sendbuf", sendbuf, n)
+		in = sendbuf[:min(n, len(sendbuf))]
+	}
+	if err != nil {
+		return err
+	}
+	if op.commutative { // in place, binomial, nothing allocated
+		sp := getScratch(2 * n)
+		defer putScratch(sp)
+		work, scratch := (*sp)[:n], (*sp)[n:2*n]
+		if c.rank == root {
+			work = recvbuf[:n]
+		}
+		copy(work, in)
+		f, _ := op.vec(dt)
+		return c.collErr(name, coll.ReduceVec(c.coll(), "", work, scratch, dt.size, f, root, c.collTag()))
+	}
+	f, _ := op.combine(dt)
+	res, err := coll.Reduce(c.coll(), in, f, op.commutative, root, c.collTag())
+	if err != nil {
+		return c.collErr(name, err)
+	}
+	if c.rank == root {
+		copy(recvbuf[:n], res)
+	}
+	return nil
+}
+
+// Ireduce starts a Reduce (MPI_Ireduce).
+func (c *Comm) Ireduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp, root int) (*Request, error) {
+	return c.startColl("Ireduce", func(v *Comm) error { return v.Reduce(sendbuf, recvbuf, count, dt, op, root) })
+}
+
+// Allreduce combines count elements of dt from every rank with op into
+// recvbuf on every rank (MPI_Allreduce). sendbuf may be InPlace. For
+// commutative operations the algorithm (recursive doubling, Rabenseifner,
+// ring) is chosen by size and runs in recvbuf; others are reduced in rank
+// order and broadcast.
+func (c *Comm) Allreduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) error {
+	const name = "Allreduce"
+	n, err := c.lowOp(name, count, dt, op)
+	if err != nil {
+		return err
+	}
+	if err := c.need(name, "recvbuf", recvbuf, n); err != nil {
+		return err
+	}
+	in, err := c.input(name, sendbuf, recvbuf, n)
+	if err != nil {
+		return err
+	}
+	out := recvbuf[:n]
+	if op.commutative {
+		copy(out, in)
+		f, _ := op.vec(dt)
+		sp := getScratch(n)
+		defer putScratch(sp)
+		return c.collErr(name, coll.AllreduceVec(c.coll(), "", out, (*sp)[:n], dt.size, f, c.collTag()))
+	}
+	f, _ := op.combine(dt)
+	res, err := coll.Allreduce(c.coll(), in, f, false, c.collTag())
+	if err != nil {
+		return c.collErr(name, err)
+	}
+	copy(out, res)
+	return nil
+}
+
+// Iallreduce starts an Allreduce (MPI_Iallreduce).
+func (c *Comm) Iallreduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) (*Request, error) {
+	return c.startColl("Iallreduce", func(v *Comm) error { return v.Allreduce(sendbuf, recvbuf, count, dt, op) })
+}
+
+// ReduceScatterBlock combines p·recvcount elements of dt from every rank
+// with op and leaves block i (recvcount elements) of the result in rank
+// i's recvbuf (MPI_Reduce_scatter_block). With sendbuf InPlace, recvbuf
+// holds the whole input and gets the result in its first block.
+func (c *Comm) ReduceScatterBlock(sendbuf, recvbuf []byte, recvcount int, dt *Datatype, op *ReduceOp) error {
+	if recvcount < 0 {
+		return c.argErr("ReduceScatterBlock", ErrCount, "negative count %d", recvcount)
+	}
+	return c.reduceScatter("ReduceScatterBlock", sendbuf, recvbuf, fill(len(c.group), recvcount), dt, op)
+}
+
+// ReduceScatter combines Σ recvcounts elements of dt from every rank with
+// op and leaves block i (recvcounts[i] elements, in order) of the result
+// in rank i's recvbuf (MPI_Reduce_scatter). With sendbuf InPlace, recvbuf
+// holds the whole input and gets the result at its start. Commutative
+// operations use recursive halving; others a reduce in rank order and a
+// scatter.
+func (c *Comm) ReduceScatter(sendbuf, recvbuf []byte, recvcounts []int, dt *Datatype, op *ReduceOp) error {
+	return c.reduceScatter("ReduceScatter", sendbuf, recvbuf, recvcounts, dt, op)
+}
+
+func (c *Comm) reduceScatter(name string, sendbuf, recvbuf []byte, recvcounts []int, dt *Datatype, op *ReduceOp) error {
+	total := 0
+	for _, n := range recvcounts {
+		if n < 0 {
+			return c.argErr(name, ErrCount, "negative count %d", n)
+		}
+		total += n
+	}
+	n, err := c.lowOp(name, total, dt, op)
+	if err != nil {
+		return err
+	}
+	p, r := len(c.group), c.rank
+	if len(recvcounts) != p {
+		return c.argErr(name, ErrCount, "%d counts for %d ranks", len(recvcounts), p)
+	}
+	in, err := c.input(name, sendbuf, recvbuf, n)
+	if err != nil {
+		return err
+	}
+	mine := recvcounts[r] * dt.size
+	if err := c.need(name, "recvbuf", recvbuf, mine); err != nil {
+		return err
+	}
+	offs := make([]int, p+1)
+	for i, k := range recvcounts {
+		offs[i+1] = offs[i] + k*dt.size
+	}
+	tag := c.collTag()
+	if op.commutative && coll.Select(coll.CollReduceScatter, coll.Situation{Ranks: p, Bytes: n, Commutative: true, Fixed: true, Elems: total}) == coll.AlgRecursiveHalving {
+		buf := append([]byte(nil), in...)
+		sp := getScratch(n)
+		defer putScratch(sp)
+		f, _ := op.vec(dt)
+		if err := coll.ReduceScatterVec(c.coll(), buf, (*sp)[:n], offs, f, tag); err != nil {
+			return c.collErr(name, err)
+		}
+		copy(recvbuf[:mine], buf[offs[r]:offs[r+1]])
+		return nil
+	}
+	f, _ := op.combine(dt)
+	res, err := coll.Reduce(c.coll(), in, f, op.commutative, 0, tag)
+	if err != nil {
+		return c.collErr(name, err)
+	}
+	var parts [][]byte
+	if r == 0 {
+		parts = make([][]byte, p)
+		for i := range p {
+			parts[i] = res[offs[i]:offs[i+1]]
+		}
+	}
+	got, err := coll.Scatter(c.coll(), parts, 0, tag+2)
+	if err != nil {
+		return c.collErr(name, err)
+	}
+	copy(recvbuf[:mine], got)
+	return nil
+}
+
+// IreduceScatterBlock starts a ReduceScatterBlock (MPI_Ireduce_scatter_block).
+func (c *Comm) IreduceScatterBlock(sendbuf, recvbuf []byte, recvcount int, dt *Datatype, op *ReduceOp) (*Request, error) {
+	return c.startColl("IreduceScatterBlock", func(v *Comm) error {
+		return v.ReduceScatterBlock(sendbuf, recvbuf, recvcount, dt, op)
+	})
+}
+
+// IreduceScatter starts a ReduceScatter (MPI_Ireduce_scatter).
+func (c *Comm) IreduceScatter(sendbuf, recvbuf []byte, recvcounts []int, dt *Datatype, op *ReduceOp) (*Request, error) {
+	return c.startColl("IreduceScatter", func(v *Comm) error {
+		return v.ReduceScatter(sendbuf, recvbuf, recvcounts, dt, op)
+	})
+}
+
+// Scan leaves in rank r's recvbuf the reduction with op of the sendbufs
+// of ranks 0..r, in rank order (MPI_Scan). sendbuf may be InPlace.
+func (c *Comm) Scan(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) error {
+	return c.scan("Scan", sendbuf, recvbuf, count, dt, op, true)
+}
+
+// Exscan leaves in rank r's recvbuf the reduction with op of the sendbufs
+// of ranks 0..r-1 (MPI_Exscan); rank 0's recvbuf is not touched. sendbuf
+// may be InPlace.
+func (c *Comm) Exscan(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) error {
+	return c.scan("Exscan", sendbuf, recvbuf, count, dt, op, false)
+}
+
+func (c *Comm) scan(name string, sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp, inclusive bool) error {
+	n, err := c.lowOp(name, count, dt, op)
+	if err != nil {
+		return err
+	}
+	if err := c.need(name, "recvbuf", recvbuf, n); err != nil {
+		return err
+	}
+	in, err := c.input(name, sendbuf, recvbuf, n)
+	if err != nil {
+		return err
+	}
+	if op.commutative { // recursive doubling in place, nothing allocated
+		sp := getScratch(3 * n)
+		defer putScratch(sp)
+		work := (*sp)[2*n : 3*n]
+		copy(work, in)
+		f, _ := op.vec(dt)
+		have, err := coll.ScanVec(c.coll(), work, (*sp)[:2*n], f, inclusive, c.collTag())
+		if err != nil {
+			return c.collErr(name, err)
+		}
+		if have {
+			copy(recvbuf[:n], work)
+		}
+		return nil
+	}
+	f, _ := op.combine(dt)
+	var res []byte
+	if inclusive {
+		res, err = coll.Scan(c.coll(), in, f, op.commutative, c.collTag())
+	} else {
+		res, err = coll.Exscan(c.coll(), in, f, op.commutative, c.collTag())
+	}
+	if err != nil {
+		return c.collErr(name, err)
+	}
+	if res != nil {
+		copy(recvbuf[:n], res)
+	}
+	return nil
+}
+
+// Iscan starts a Scan (MPI_Iscan).
+func (c *Comm) Iscan(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) (*Request, error) {
+	return c.startColl("Iscan", func(v *Comm) error { return v.Scan(sendbuf, recvbuf, count, dt, op) })
+}
+
+// Iexscan starts an Exscan (MPI_Iexscan).
+func (c *Comm) Iexscan(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) (*Request, error) {
+	return c.startColl("Iexscan", func(v *Comm) error { return v.Exscan(sendbuf, recvbuf, count, dt, op) })
+}

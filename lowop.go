@@ -1,0 +1,176 @@
+package mpi
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/mpigo/mpi/internal/coll"
+)
+
+// ReduceOp is an operation of the low-level reductions (MPI_Op): it
+// combines buffers of elements of a Datatype. The predefined ones (OpSum,
+// OpMax, ...) run as tight loops over the whole buffer for every
+// predefined datatype they make sense for (MPI's rules: arithmetic on
+// numbers, logical on Bool, bitwise on integers and Byte, MinLoc/MaxLoc on
+// the pair types such as Float64Loc); NewReduceOp makes one from a Go
+// function.
+type ReduceOp struct {
+	name        string
+	commutative bool
+	user        func(in, inout []byte, count int, dt *Datatype)
+}
+
+// The predefined operations of the low-level layer.
+var (
+	OpSum    = &ReduceOp{name: "sum", commutative: true}    // MPI_SUM
+	OpProd   = &ReduceOp{name: "prod", commutative: true}   // MPI_PROD
+	OpMin    = &ReduceOp{name: "min", commutative: true}    // MPI_MIN
+	OpMax    = &ReduceOp{name: "max", commutative: true}    // MPI_MAX
+	OpLand   = &ReduceOp{name: "land", commutative: true}   // MPI_LAND
+	OpLor    = &ReduceOp{name: "lor", commutative: true}    // MPI_LOR
+	OpLxor   = &ReduceOp{name: "lxor", commutative: true}   // MPI_LXOR
+	OpBand   = &ReduceOp{name: "band", commutative: true}   // MPI_BAND
+	OpBor    = &ReduceOp{name: "bor", commutative: true}    // MPI_BOR
+	OpBxor   = &ReduceOp{name: "bxor", commutative: true}   // MPI_BXOR
+	OpMinLoc = &ReduceOp{name: "minloc", commutative: true} // MPI_MINLOC
+	OpMaxLoc = &ReduceOp{name: "maxloc", commutative: true} // MPI_MAXLOC
+)
+
+// NewReduceOp returns a user operation (MPI_Op_create). f must set
+// inout[i] = in[i] ⊕ inout[i] for the count elements of dt in the two
+// buffers, as MPI's user functions do: in holds the operand of the lower
+// ranks. f may be a closure. If commutative is false, reductions apply f
+// in rank order.
+func NewReduceOp(f func(in, inout []byte, count int, dt *Datatype), commutative bool) *ReduceOp {
+	return &ReduceOp{name: "user", commutative: commutative, user: f}
+}
+
+// Name returns the operation's name ("sum", ..., or "user").
+func (o *ReduceOp) Name() string { return o.name }
+
+// Commutative reports whether the operation is commutative (MPI_Op_commutative).
+func (o *ReduceOp) Commutative() bool { return o.commutative }
+
+// check reports whether o can combine elements of dt, without allocating.
+func (o *ReduceOp) check(dt *Datatype) error {
+	switch {
+	case o == nil:
+		return fmt.Errorf("nil operation")
+	case dt == nil:
+		return fmt.Errorf("nil datatype")
+	case o.user == nil && dt.ops[o.name] == nil:
+		return fmt.Errorf("operation %s is not defined on datatype %s", o.name, dt.name)
+	}
+	return nil
+}
+
+// ordered returns f(in, inout): inout = in ⊕ inout, the MPI convention.
+func (o *ReduceOp) ordered(dt *Datatype) (func(in, inout []byte), error) {
+	if err := o.check(dt); err != nil {
+		return nil, err
+	}
+	if o.user != nil {
+		f := o.user
+		return func(in, inout []byte) { f(in, inout, len(inout)/dt.size, dt) }, nil
+	}
+	k := dt.ops[o.name]
+	// Predefined operations are commutative: in ⊕ inout = inout ⊕ in.
+	return func(in, inout []byte) { k(inout, in) }, nil
+}
+
+// vec returns inout = inout ⊕ in for a commutative operation. For the
+// predefined operations it is the datatype's kernel itself (no allocation).
+func (o *ReduceOp) vec(dt *Datatype) (coll.VecOp, error) {
+	if err := o.check(dt); err != nil {
+		return nil, err
+	}
+	if o.user == nil {
+		return dt.ops[o.name], nil
+	}
+	f, err := o.ordered(dt)
+	if err != nil {
+		return nil, err
+	}
+	return func(inout, in []byte) { f(in, inout) }, nil
+}
+
+// combine returns the operation as a coll.Combine that respects operand
+// order, for the order-preserving algorithms.
+func (o *ReduceOp) combine(dt *Datatype) (coll.Combine, error) {
+	f, err := o.ordered(dt)
+	if err != nil {
+		return nil, err
+	}
+	comm := o.commutative
+	return func(acc, in []byte, accFirst bool) ([]byte, error) {
+		if len(acc) != len(in) {
+			return nil, errLen(len(acc)/dt.size, len(in)/dt.size)
+		}
+		if accFirst && !comm { // acc ⊕ in, computed into a copy of in
+			t := bytes.Clone(in)
+			f(acc, t)
+			return t, nil
+		}
+		f(in, acc)
+		return acc, nil
+	}, nil
+}
+
+// ReduceLocal sets inout = in ⊕ inout for count elements of dt, with no
+// communication (MPI_Reduce_local).
+func ReduceLocal(in, inout []byte, count int, dt *Datatype, op *ReduceOp) error {
+	if dt == nil || count < 0 || count*dt.size > len(in) || count*dt.size > len(inout) {
+		return fmt.Errorf("mpi: ReduceLocal: %w: %d elements do not fit the buffers", ErrBuffer, count)
+	}
+	f, err := op.ordered(dt)
+	if err != nil {
+		return fmt.Errorf("mpi: ReduceLocal: %w: %v", ErrOp, err)
+	}
+	n := count * dt.size
+	f(in[:n], inout[:n])
+	return nil
+}
+
+// kernel turns an elementwise loop over []E into one over bytes.
+func kernel[E any](vec func(x, y []E)) func(inout, in []byte) {
+	t := typeOf[E]()
+	return func(inout, in []byte) {
+		x, xb := alignedView[E](t, inout)
+		y, _ := alignedView[E](t, in)
+		vec(x, y)
+		if len(xb) > 0 && &xb[0] != &inout[0] {
+			copy(inout, xb)
+		}
+	}
+}
+
+type kernels = map[string]func(inout, in []byte)
+
+func intOps[T Integer]() kernels {
+	return kernels{
+		"sum": kernel(Sum[T]().vec), "prod": kernel(Prod[T]().vec),
+		"min": kernel(Min[T]().vec), "max": kernel(Max[T]().vec),
+		"band": kernel(Band[T]().vec), "bor": kernel(Bor[T]().vec), "bxor": kernel(Bxor[T]().vec),
+	}
+}
+
+func floatOps[T Float]() kernels {
+	return kernels{
+		"sum": kernel(Sum[T]().vec), "prod": kernel(Prod[T]().vec),
+		"min": kernel(Min[T]().vec), "max": kernel(Max[T]().vec),
+	}
+}
+
+func complexOps[T Complex]() kernels {
+	return kernels{"sum": kernel(Sum[T]().vec), "prod": kernel(Prod[T]().vec)}
+}
+
+func boolOps() kernels {
+	return kernels{"land": kernel(Land[bool]().vec), "lor": kernel(Lor[bool]().vec), "lxor": kernel(Lxor[bool]().vec)}
+}
+
+func locOps[T Ordered]() kernels {
+	return kernels{"minloc": kernel(MinLoc[T]().vec), "maxloc": kernel(MaxLoc[T]().vec)}
+}
+
+func withOps(d *Datatype, k kernels) *Datatype { d.ops = k; return d }

@@ -1,0 +1,103 @@
+package mpi
+
+import (
+	"errors"
+
+	"github.com/mpigo/mpi/internal/engine"
+)
+
+// Non-blocking collectives.
+//
+// A non-blocking collective takes its tag base from c's collective sequence
+// number when it starts, on the caller's goroutine, exactly as the blocking
+// call would; MPI requires every rank to start collectives on a
+// communicator in the same order, so the ranks agree on it. A goroutine
+// then runs the blocking algorithm on a view of c pinned to that tag base,
+// so the operation progresses while the caller computes, and concurrent
+// collectives on one communicator never exchange each other's messages.
+// The request completes when the goroutine is done. Buffers and values
+// passed to the call (slices, maps, ...) must not be modified until then.
+// Cancel has no effect on such a request (MPI makes cancelling a
+// collective erroneous); Free lets it finish unobserved.
+
+// pinnedView returns a view of c whose next (and only) collective uses
+// tag base tag. It reports errors without calling c's error handler; the
+// request does that when it is waited for.
+func (c *Comm) pinnedView(tag int) *Comm {
+	v := &Comm{p: c.p, ctx: c.ctx, rank: c.rank, group: c.group, name: c.name, shadow: c.shadow, pinned: tag + 1}
+	v.errh.Store(ErrorsReturn)
+	return v
+}
+
+// startColl starts body on a pinned view of c in its own goroutine and
+// returns the request that completes with it. Errors name the call op.
+func (c *Comm) startColl(op string, body func(v *Comm) error) (*Request, error) {
+	if err := c.check(op); err != nil {
+		return nil, err
+	}
+	v := c.pinnedView(c.collTag())
+	r := c.newRequest(op, loc{})
+	var berr error
+	r.finish = func(engine.Status) error { return berr }
+	er := r.er
+	go func() {
+		err := body(v)
+		var e *Error
+		if errors.As(err, &e) && e.Op != op {
+			e.Op = op + " (" + e.Op + ")"
+		}
+		berr = err
+		er.Complete(engine.Status{Source: -1, Tag: -1})
+	}()
+	return r, nil
+}
+
+// Future is a typed non-blocking collective in flight (Iallreduce,
+// Ibcast, ...). Wait returns its result. The values passed to the call
+// must not be modified until it completes. It is also a Waiter, so WaitAll
+// takes it; its Request works with WaitAny, Test and the like.
+type Future[T any] struct {
+	req *Request
+	v   T
+}
+
+func (f *Future[T]) request() *Request { return f.req }
+
+// Request returns the underlying request.
+func (f *Future[T]) Request() *Request { return f.req }
+
+// Wait blocks until the collective is complete on this rank and returns
+// its result. Waiting again returns the same result.
+func (f *Future[T]) Wait() (T, error) {
+	if _, err := f.req.Wait(); err != nil {
+		var zero T
+		return zero, err
+	}
+	return f.v, nil
+}
+
+// Test reports whether the collective is complete, without blocking, and
+// if so returns its result.
+func (f *Future[T]) Test() (bool, T, error) {
+	done, _, err := f.req.Test()
+	if !done || err != nil {
+		var zero T
+		return done, zero, err
+	}
+	return true, f.v, nil
+}
+
+// startFuture runs body as a non-blocking collective with a typed result.
+func startFuture[T any](c *Comm, op string, body func(v *Comm) (T, error)) (*Future[T], error) {
+	f := &Future[T]{}
+	r, err := c.startColl(op, func(v *Comm) error {
+		res, err := body(v)
+		f.v = res
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	f.req = r
+	return f, nil
+}
