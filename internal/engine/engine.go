@@ -77,9 +77,34 @@ func DefaultConfig() Config {
 
 // Item is one effect: a frame to send and, once the transport has accepted
 // it (its payload may be reused), a request to complete.
+//
+// If Fill is not nil, the frame's payload is not in F yet: the executor
+// takes a buffer of FillLen bytes, has Fill pack the message bytes
+// [FillOff, FillOff+FillLen) into it, sends F with that payload and may
+// reuse the buffer once the transport has taken it. This is how messages
+// with a non-contiguous layout leave their sender: one bounded chunk at a
+// time, packed only when it is about to be sent.
 type Item struct {
-	F    wire.Frame
-	Done *Request // complete when F has been handed to the transport
+	F       wire.Frame
+	Done    *Request // complete when F has been handed to the transport
+	Fill    Layout
+	FillOff int
+	FillLen int
+}
+
+// Layout is the memory of a message that is not one run of bytes (a
+// derived datatype over the user's buffer): a source of message bytes for
+// a send and a sink for a receive, addressed by offset in the packed
+// message. The engine never asks for the whole message at once: sends are
+// packed chunk by chunk as frames leave (Item.Fill), receives unpack each
+// arriving payload at its offset, straight into the user's memory.
+type Layout interface {
+	// Len returns the number of message bytes the layout holds.
+	Len() int
+	// Pack copies message bytes [off, off+len(dst)) into dst.
+	Pack(dst []byte, off int)
+	// Unpack stores src as message bytes [off, off+len(src)).
+	Unpack(src []byte, off int)
 }
 
 // Outbox collects the frames an engine call wants sent. The zero value is
@@ -199,7 +224,7 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 		r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: e.Err()})
 		return
 	}
-	n := len(r.Buf)
+	n := r.size()
 	eager := n <= e.cfg.EagerLimit
 	if !eager || r.Mode == Synchronous {
 		// The peer will answer: register r so the answer finds it.
@@ -224,14 +249,18 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 	}
 	if eager {
 		f.Kind = wire.Eager
-		f.Payload = r.Buf
+		if r.Layout != nil {
+			it.Fill, it.FillLen = r.Layout, n
+		} else {
+			f.Payload = r.Buf
+		}
 		if r.Mode != Synchronous {
 			it.Done = r
 		}
 		return
 	}
 	f.Kind = wire.RTS
-	if e.direct(r.To) {
+	if e.direct(r.To) && r.Layout == nil {
 		f.Region = r.Buf
 	}
 }
@@ -324,12 +353,12 @@ func accept(r *Request, h *wire.Header) (Status, int) {
 		return st, 0
 	}
 	size := int(h.Size)
-	if r.Buf == nil && r.Alloc != nil {
+	if r.Buf == nil && r.Alloc != nil && r.Layout == nil {
 		r.Buf = r.Alloc(size)
 	}
 	n := size
-	if n > len(r.Buf) {
-		n = len(r.Buf)
+	if c := r.size(); n > c {
+		n = c
 		st.Err = ErrTruncate
 	}
 	st.Count = n
@@ -342,7 +371,7 @@ func (e *Engine) consume(r *Request, m *inbound, out *Outbox) {
 	r.from = m.from
 	switch m.hdr.Kind {
 	case wire.Eager:
-		copy(r.Buf[:n], m.data)
+		r.store(m.data[:n], 0)
 		if m.hdr.Flags&wire.FlagSync != 0 {
 			e.reply(out, wire.Ack, m, 0, 0)
 		}
@@ -357,7 +386,7 @@ func (e *Engine) consume(r *Request, m *inbound, out *Outbox) {
 // startRendezvous answers an RTS that matched r. e.mu is held.
 func (e *Engine) startRendezvous(r *Request, from int, h *wire.Header, region []byte, st Status, n int, out *Outbox) {
 	if region != nil {
-		copy(r.Buf[:n], region)
+		r.store(region[:n], 0)
 		it := out.add()
 		it.F = wire.Frame{Header: wire.Header{Kind: wire.Fin, Context: h.Context, SendID: h.SendID, Size: int64(n)}, From: e.rank, To: from}
 		r.complete(st)
@@ -394,7 +423,7 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 			st, n := accept(r, &f.Header)
 			r.from = f.From
 			if f.Kind == wire.Eager {
-				copy(r.Buf[:n], f.Payload)
+				r.store(f.Payload[:n], 0)
 				if f.Flags&wire.FlagSync != 0 {
 					it := out.add()
 					it.F = wire.Frame{Header: wire.Header{Kind: wire.Ack, Context: f.Context, SendID: f.SendID}, From: e.rank, To: f.From}
@@ -427,8 +456,8 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 			return fmt.Errorf("%w: CTS for unknown send %d from %d", ErrProtocol, f.SendID, f.From)
 		}
 		n := int(f.Size)
-		if n < 0 || n > len(r.Buf) {
-			return fmt.Errorf("%w: CTS from %d asks %d bytes of a %d-byte send", ErrProtocol, f.From, n, len(r.Buf))
+		if n < 0 || n > r.size() {
+			return fmt.Errorf("%w: CTS from %d asks %d bytes of a %d-byte send", ErrProtocol, f.From, n, r.size())
 		}
 		delete(e.sends, f.SendID)
 		if n == 0 {
@@ -439,7 +468,12 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 			end := min(off+e.cfg.ChunkSize, n)
 			it := out.add()
 			it.F = wire.Frame{Header: wire.Header{Kind: wire.Data, Context: r.Context, Src: int32(r.Self), Tag: int32(r.Tag),
-				Size: int64(n), Offset: int64(off), SendID: r.id, RecvID: f.RecvID}, From: e.rank, To: f.From, Payload: r.Buf[off:end]}
+				Size: int64(n), Offset: int64(off), SendID: r.id, RecvID: f.RecvID}, From: e.rank, To: f.From}
+			if r.Layout != nil {
+				it.Fill, it.FillOff, it.FillLen = r.Layout, off, end-off
+			} else {
+				it.F.Payload = r.Buf[off:end]
+			}
 			if end == n {
 				it.Done = r
 			}
@@ -453,7 +487,9 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 		if off+len(f.Payload) > r.want {
 			return fmt.Errorf("%w: data from %d overruns the receive (%d+%d > %d)", ErrProtocol, f.From, off, len(f.Payload), r.want)
 		}
-		if len(f.Payload) > 0 && &r.Buf[off] != &f.Payload[0] { // not read in place already
+		if r.Layout != nil {
+			r.Layout.Unpack(f.Payload, off)
+		} else if len(f.Payload) > 0 && &r.Buf[off] != &f.Payload[0] { // not read in place already
 			copy(r.Buf[off:], f.Payload)
 		}
 		r.got += len(f.Payload)
@@ -508,7 +544,7 @@ func (e *Engine) DataDest(h *wire.Header, from, n int) []byte {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	r := e.recvs[h.RecvID]
-	if r == nil || r.from != from {
+	if r == nil || r.from != from || r.Layout != nil {
 		return nil
 	}
 	off := int(h.Offset)

@@ -93,6 +93,17 @@ func (h *harness) flush(from int, out *Outbox) {
 	for i := 0; i < out.Len(); i++ {
 		it := out.At(i)
 		f := it.F
+		if it.Fill != nil {
+			// A chunk packed as it leaves: bounded, and only then.
+			if f.Payload != nil || it.FillLen < 0 || it.FillOff < 0 || it.FillOff+it.FillLen > it.Fill.Len() {
+				h.t.Fatalf("engine %d: %v frame %d fills [%d,+%d) of a %d-byte layout (payload %d bytes)", from, f.Kind, i, it.FillOff, it.FillLen, it.Fill.Len(), len(f.Payload))
+			}
+			if limit := max(h.cfgs[from].EagerLimit, h.engs[from].cfg.ChunkSize); it.FillLen > limit {
+				h.t.Fatalf("engine %d: %v frame %d packs %d bytes at once (limit %d)", from, f.Kind, i, it.FillLen, limit)
+			}
+			f.Payload = make([]byte, it.FillLen)
+			it.Fill.Pack(f.Payload, it.FillOff)
+		}
 		h.checkFrame(from, &f)
 		for _, b := range released {
 			if overlaps(f.Payload, b) {
