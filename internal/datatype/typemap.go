@@ -129,7 +129,7 @@ func errf(format string, args ...any) error {
 
 // maxBlocks bounds the flattened size of one type, so that a mistaken
 // count fails instead of exhausting memory.
-const maxBlocks = 1 << 26
+const maxBlocks = 1 << 22
 
 // NewBasic returns the type of one basic element.
 func NewBasic(k Basic) *Type {
@@ -206,6 +206,9 @@ func (b *builder) add(child *Type, disp int64, n int64) {
 	if len(child.Blocks) == 1 && child.Blocks[0].Off == 0 && ext == child.Size && child.Blocks[0].Basic.Size()*int(child.Blocks[0].N) == int(ext) {
 		bl := child.Blocks[0]
 		b.block(Block{disp, bl.Basic, bl.N * n})
+		if len(b.t.Blocks) > maxBlocks {
+			b.err = errf("the type map would have more than %d runs", maxBlocks)
+		}
 		return
 	}
 	if int64(len(b.t.Blocks))+n*int64(len(child.Blocks)) > maxBlocks {
