@@ -174,16 +174,31 @@ func AsBytes[E any](s []E) []byte { return datatype.SliceBytes(s) }
 // DatatypeOf returns the datatype of the plain Go type T (numbers, bools,
 // and arrays and structs of those): a struct type map of its fields at
 // their offsets, with Go's size of T as its extent, committed. A buffer of
-// n elements is the memory of a []T of length n (see AsBytes). Messages
-// sent with it carry T's signature, so mpi.Recv[[]T] receives them. The
-// type map is derived once per type and cached. T that is not plain gives
+// n elements is the memory of a []T of length n (see AsBytes). The type
+// map is derived once per type and cached. T that is not plain gives
 // ErrType.
+//
+// Like every datatype, it sends the fields' data without the padding
+// between them. When T has no padding that is exactly T's memory, which
+// is what the typed API sends for a []T: such messages carry T's
+// signature, so mpi.Recv[[]T] receives what c.Send(buf, n, DatatypeOf[T])
+// sent and the other way round. When T has padding the two forms differ,
+// and DatatypeOf's messages carry a signature of their own: a typed
+// receive of them fails with ErrType instead of misreading them.
 func DatatypeOf[T any]() (*Datatype, error) {
 	info := datatype.InfoFor[T]()
 	if !info.Plain {
 		return nil, typeErr("DatatypeOf", "%v is not a plain type (it holds pointers, strings, slices, maps or interfaces)", info.Type)
 	}
-	return &Datatype{name: info.Type.String(), size: int(info.TypeMap().Size), sig: info.Sig, t: info.TypeMap(), derived: true, committed: true}, nil
+	tm := info.TypeMap()
+	sig := info.Sig
+	if tm.Size != int64(info.Size) {
+		sig = sig*0x9E3779B97F4A7C15 ^ 0x7061636b6564 // "packed": a signature of its own
+		if sig == 0 {
+			sig = 1
+		}
+	}
+	return &Datatype{name: info.Type.String(), size: int(tm.Size), sig: sig, t: tm, derived: true, committed: true}, nil
 }
 
 // derive wraps a new type map built from the datatypes olds.

@@ -121,15 +121,19 @@ func TestTypeMaps(t *testing.T) {
 func TestConstructorErrors(t *testing.T) {
 	i32 := NewBasic(BasicInt32)
 	for name, f := range map[string]func() (*Type, error){
-		"negative count":       func() (*Type, error) { return NewContiguous(-1, i32) },
-		"negative blocklen":    func() (*Type, error) { return NewVector(2, -1, 1, i32) },
-		"indexed lengths":      func() (*Type, error) { return NewIndexed([]int{1}, []int{1, 2}, i32) },
-		"struct nil":           func() (*Type, error) { return NewStruct([]int{1}, []int64{0}, []*Type{nil}) },
-		"subarray too big":     func() (*Type, error) { return NewSubarray([]int{4}, []int{3}, []int{2}, OrderC, i32) },
-		"subarray no dims":     func() (*Type, error) { return NewSubarray(nil, nil, nil, OrderC, i32) },
-		"subarray order":       func() (*Type, error) { return NewSubarray([]int{4}, []int{3}, []int{0}, 7, i32) },
-		"darray grid":          func() (*Type, error) { return NewDarray(3, 0, []int{4}, []Distribution{DistributeBlock}, []int{-1}, []int{2}, OrderC, i32) },
-		"darray none with 2":   func() (*Type, error) { return NewDarray(2, 0, []int{4}, []Distribution{DistributeNone}, []int{-1}, []int{2}, OrderC, i32) },
+		"negative count":    func() (*Type, error) { return NewContiguous(-1, i32) },
+		"negative blocklen": func() (*Type, error) { return NewVector(2, -1, 1, i32) },
+		"indexed lengths":   func() (*Type, error) { return NewIndexed([]int{1}, []int{1, 2}, i32) },
+		"struct nil":        func() (*Type, error) { return NewStruct([]int{1}, []int64{0}, []*Type{nil}) },
+		"subarray too big":  func() (*Type, error) { return NewSubarray([]int{4}, []int{3}, []int{2}, OrderC, i32) },
+		"subarray no dims":  func() (*Type, error) { return NewSubarray(nil, nil, nil, OrderC, i32) },
+		"subarray order":    func() (*Type, error) { return NewSubarray([]int{4}, []int{3}, []int{0}, 7, i32) },
+		"darray grid": func() (*Type, error) {
+			return NewDarray(3, 0, []int{4}, []Distribution{DistributeBlock}, []int{-1}, []int{2}, OrderC, i32)
+		},
+		"darray none with 2": func() (*Type, error) {
+			return NewDarray(2, 0, []int{4}, []Distribution{DistributeNone}, []int{-1}, []int{2}, OrderC, i32)
+		},
 		"darray block too small": func() (*Type, error) {
 			return NewDarray(2, 0, []int{8}, []Distribution{DistributeBlock}, []int{3}, []int{2}, OrderC, i32)
 		},
