@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -41,6 +42,8 @@ type codec struct {
 	wrap   reflect.Type      // viaGob: struct{ V *T }
 	why    string            // refused: why, naming the part of the type at fault
 	plan   *plan             // viaPlan
+	slabs  int               // viaPlan: slabs a decoder needs
+	hint   atomic.Int64      // viaPlan: size of the last encoding, to size the next
 }
 
 var codecs sync.Map // reflect.Type -> *codec
@@ -63,8 +66,8 @@ func codecOf(t reflect.Type) *codec {
 	default:
 		if c.why = refusal(t, "", map[reflect.Type]bool{}); c.why != "" {
 			c.method = refused
-		} else if p := compile(t, map[reflect.Type]*plan{}); p != nil {
-			c.method, c.plan = viaPlan, p
+		} else if p, n := compileTop(t); p != nil {
+			c.method, c.plan, c.slabs = viaPlan, p, n
 		} else {
 			c.method = viaGob
 			// gob encodes a struct's fields but not, say, a bare nil pointer
@@ -260,10 +263,15 @@ func Encode(dst []byte, v any) (out []byte, err error) {
 		}
 	}()
 	if c.method == viaPlan {
-		b, err := c.plan.enc(dst, rv.UnsafePointer())
+		b := dst
+		if h := int(c.hint.Load()); cap(b)-len(b) < h {
+			b = append(make([]byte, 0, len(b)+h+h/8), b...)
+		}
+		b, err := c.plan.enc(b, rv.UnsafePointer())
 		if err != nil {
 			return dst, fmt.Errorf("%w %v: %v", ErrEncode, t, err)
 		}
+		c.hint.Store(int64(len(b) - len(dst)))
 		return b, nil
 	}
 	w := reflect.New(c.wrap)
@@ -378,6 +386,9 @@ func decode(b []byte, v any, own bool) (err error) {
 	if c.method == viaPlan {
 		nv := reflect.New(t)
 		d := decoder{b: b, own: own}
+		if c.slabs > 0 {
+			d.slabs = make([]slab, c.slabs)
+		}
 		if err := c.plan.dec(&d, nv.UnsafePointer()); err != nil {
 			return fmt.Errorf("%w %v: %v", ErrDecode, t, err)
 		}

@@ -50,10 +50,63 @@ type plan struct {
 
 // decoder is the state of one Decode.
 type decoder struct {
-	b   []byte
-	off int
-	own bool   // strings may alias b
-	all string // otherwise: a copy of b that strings share, made on first need
+	b     []byte
+	off   int
+	own   bool   // strings may alias b
+	all   string // otherwise: a copy of b that strings share, made on first need
+	slabs []slab // per slice plan (plan.slab): backing arrays shared by its slices
+}
+
+// slab is memory for the elements of many slices of one type: decoding a
+// slice of a thousand structs that each hold a []string allocates a few
+// slabs of strings instead of a thousand small arrays. Each slice gets
+// len == cap, so appending to it never writes into its neighbours.
+type slab struct {
+	base unsafe.Pointer
+	left int
+	last int
+}
+
+// slabLimit bounds a slab, in elements and bytes.
+const (
+	slabElems = 4096
+	slabBytes = 64 << 10
+)
+
+// alloc returns memory for n elements of the slice type t (elements of es bytes).
+func (d *decoder) alloc(id int, t reflect.Type, n, es int) unsafe.Pointer {
+	if n*es >= slabBytes/4 || id < 0 {
+		return reflect.MakeSlice(t, n, n).UnsafePointer()
+	}
+	sl := &d.slabs[id]
+	if n > sl.left {
+		size := min(max(n, 2*sl.last, 8), slabElems, max(n, slabBytes/max(es, 1)))
+		sl.base, sl.left, sl.last = reflect.MakeSlice(t, size, size).UnsafePointer(), size, size
+	}
+	p := sl.base
+	sl.left -= n
+	if sl.left == 0 {
+		sl.base = nil // never a pointer past the end of an object
+	} else {
+		sl.base = unsafe.Add(sl.base, n*es)
+	}
+	return p
+}
+
+// compiler is the state of one compile of a top-level type.
+type compiler struct {
+	building map[reflect.Type]*plan // plans under construction or done; nil: does not compile
+	slabs    int                    // slice plans numbered so far
+}
+
+// newSlabID numbers the slice plans of one top-level type; its decoder
+// keeps a slab per number. Past 64, slices are allocated one by one.
+func (c *compiler) newSlabID() int {
+	if c.slabs < 64 {
+		c.slabs++
+		return c.slabs - 1
+	}
+	return -1
 }
 
 var errShort = errors.New("input ends early")
@@ -116,17 +169,25 @@ func (d *decoder) str(n int) (string, error) {
 // compile returns the plan for t, or nil if t needs gob. building holds
 // the plans under construction, so that recursive types refer to
 // themselves.
-func compile(t reflect.Type, building map[reflect.Type]*plan) *plan {
-	if p, ok := building[t]; ok {
+func compile(t reflect.Type, c *compiler) *plan {
+	if p, ok := c.building[t]; ok {
 		return p // nil if t was found not to compile
 	}
 	p := &plan{}
-	building[t] = p
-	if !fill(p, t, building) {
-		building[t] = nil
+	c.building[t] = p
+	if !fill(p, t, c) {
+		c.building[t] = nil
 		return nil
 	}
 	return p
+}
+
+// compileTop compiles the plan of a top-level type and says how many
+// slabs its decoder needs.
+func compileTop(t reflect.Type) (*plan, int) {
+	c := &compiler{building: map[reflect.Type]*plan{}}
+	p := compile(t, c)
+	return p, c.slabs
 }
 
 var (
@@ -135,7 +196,7 @@ var (
 	textUnmarshaler   = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
-func fill(p *plan, t reflect.Type, building map[reflect.Type]*plan) bool {
+func fill(p *plan, t reflect.Type, c *compiler) bool {
 	size := t.Size()
 	if plain(t) {
 		check := boolCheck(t)
@@ -182,9 +243,9 @@ func fill(p *plan, t reflect.Type, building map[reflect.Type]*plan) bool {
 		}
 		return true
 	case reflect.Slice:
-		return fillSlice(p, t, building)
+		return fillSlice(p, t, c)
 	case reflect.Array:
-		e := compile(t.Elem(), building)
+		e := compile(t.Elem(), c)
 		if e == nil {
 			return false
 		}
@@ -219,7 +280,7 @@ func fill(p *plan, t reflect.Type, building map[reflect.Type]*plan) bool {
 			if !f.IsExported() {
 				continue
 			}
-			fp := compile(f.Type, building)
+			fp := compile(f.Type, c)
 			if fp == nil {
 				return false
 			}
@@ -245,7 +306,7 @@ func fill(p *plan, t reflect.Type, building map[reflect.Type]*plan) bool {
 		}
 		return true
 	case reflect.Pointer:
-		e := compile(t.Elem(), building)
+		e := compile(t.Elem(), c)
 		if e == nil {
 			return false
 		}
@@ -279,15 +340,16 @@ func fill(p *plan, t reflect.Type, building map[reflect.Type]*plan) bool {
 		}
 		return true
 	case reflect.Map:
-		return fillMap(p, t, building)
+		return fillMap(p, t, c)
 	}
 	return false // interfaces (and what refusal refuses)
 }
 
-func fillSlice(p *plan, t reflect.Type, building map[reflect.Type]*plan) bool {
+func fillSlice(p *plan, t reflect.Type, c *compiler) bool {
 	et := t.Elem()
 	es := int(et.Size())
 	p.min = 1
+	id := c.newSlabID()
 	if plain(et) && es > 0 {
 		check := boolCheck(et)
 		p.enc = func(b []byte, ptr unsafe.Pointer) ([]byte, error) {
@@ -319,14 +381,14 @@ func fillSlice(p *plan, t reflect.Type, building map[reflect.Type]*plan) bool {
 				*(*sliceHeader)(ptr) = sliceHeader{data: unsafe.Pointer(&zeroBase)}
 				return nil
 			}
-			s := reflect.MakeSlice(t, n, n)
-			copy(unsafe.Slice((*byte)(s.UnsafePointer()), len(src)), src)
-			*(*sliceHeader)(ptr) = sliceHeader{s.UnsafePointer(), n, n}
+			s := d.alloc(id, t, n, es)
+			copy(unsafe.Slice((*byte)(s), len(src)), src)
+			*(*sliceHeader)(ptr) = sliceHeader{s, n, n}
 			return nil
 		}
 		return true
 	}
-	e := compile(et, building)
+	e := compile(et, c)
 	if e == nil {
 		return false
 	}
@@ -354,7 +416,7 @@ func fillSlice(p *plan, t reflect.Type, building map[reflect.Type]*plan) bool {
 			*(*sliceHeader)(ptr) = sliceHeader{data: unsafe.Pointer(&zeroBase)}
 			return nil
 		}
-		s := reflect.MakeSlice(t, n, n).UnsafePointer()
+		s := d.alloc(id, t, n, es)
 		for i := range n {
 			if err := e.dec(d, unsafe.Add(s, i*es)); err != nil {
 				return err
@@ -366,8 +428,8 @@ func fillSlice(p *plan, t reflect.Type, building map[reflect.Type]*plan) bool {
 	return true
 }
 
-func fillMap(p *plan, t reflect.Type, building map[reflect.Type]*plan) bool {
-	kp, vp := compile(t.Key(), building), compile(t.Elem(), building)
+func fillMap(p *plan, t reflect.Type, c *compiler) bool {
+	kp, vp := compile(t.Key(), c), compile(t.Elem(), c)
 	if kp == nil || vp == nil {
 		return false
 	}
