@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/mpigo/mpi/internal/coll"
+	"github.com/mpigo/mpi/internal/datatype"
 )
 
 // This file is the typed collective layer. Values become bytes as in the
@@ -177,6 +178,29 @@ func Bcast[T any](c *Comm, v T, root int) (T, error) {
 		return zero, c.typeErr("Bcast", loc{}, err)
 	}
 	return r, nil
+}
+
+// BcastInto copies root's buf into buf on every other rank of c, in place
+// (MPI_Bcast into an existing buffer). Every rank passes a slice of the
+// same length; E must be plain (fixed-size, without pointers). It
+// allocates nothing, for hot loops.
+func BcastInto[E any](c *Comm, buf []E, root int) error {
+	if err := c.checkRoot("BcastInto", root); err != nil {
+		return err
+	}
+	t := typeOf[E]()
+	if t.shape != shapePlain {
+		return c.typeErr("BcastInto", loc{}, errNotPlain(t))
+	}
+	b := datatype.SliceBytes(buf)
+	if err := coll.Bcast(c.coll(), b, root, c.collTag()); err != nil {
+		return c.collErr("BcastInto", err)
+	}
+	if c.rank != root && !t.info.ValidBools(b) {
+		t.info.FixBools(b)
+		return c.typeErr("BcastInto", loc{}, errBadBool(t.info.Type))
+	}
+	return nil
 }
 
 // reduceBytes runs a reduction of byte values to root, or to all if root

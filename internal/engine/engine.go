@@ -190,6 +190,8 @@ type Engine struct {
 
 	dead    error // set by Abort: every operation fails with it
 	aborted atomic.Bool
+
+	local localPools // free queue entries and buffers, under mu
 }
 
 // New returns the engine of the rank with world rank rank. direct reports
@@ -375,11 +377,11 @@ func (e *Engine) consume(r *Request, m *inbound, out *Outbox) {
 		if m.hdr.Flags&wire.FlagSync != 0 {
 			e.reply(out, wire.Ack, m, 0, 0)
 		}
-		freeInbound(m)
+		e.freeInbound(m)
 		r.complete(st)
 	case wire.RTS:
 		e.startRendezvous(r, m.from, &m.hdr, m.region, st, n, out)
-		freeInbound(m)
+		e.freeInbound(m)
 	}
 }
 
@@ -434,10 +436,10 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 			}
 			return nil
 		}
-		m := newInbound()
+		m := e.newInbound()
 		m.hdr, m.from, m.region = f.Header, f.From, f.Region
 		if f.Kind == wire.Eager {
-			m.box, m.data = getBuf(len(f.Payload))
+			m.box, m.data = e.getBuf(len(f.Payload))
 			copy(m.data, f.Payload)
 		}
 		if e.unexpTail == nil {
@@ -510,7 +512,7 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 		for m := e.unexpHead; m != nil; prev, m = m, m.next {
 			if m.from == f.From && m.hdr.SendID == f.SendID && m.hdr.SendID != 0 {
 				e.unlinkUnexp(prev, m)
-				freeInbound(m)
+				e.freeInbound(m)
 				flags = wire.FlagCancelled
 				break
 			}
@@ -602,7 +604,7 @@ func (e *Engine) MRecv(m *Message, r *Request, out *Outbox) {
 	e.mu.Lock()
 	if e.dead != nil {
 		err := e.dead
-		freeInbound(m.m)
+		e.freeInbound(m.m)
 		e.mu.Unlock()
 		m.m = nil
 		r.Fail(err)
