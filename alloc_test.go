@@ -50,7 +50,7 @@ func TestTypedZeroAllocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocation counts")
 	}
-	sum := mpi.Sum[float64]() // made once, as a hot loop would
+	sum := mpi.Sum[float64]()            // made once, as a hot loop would
 	for _, n := range []int{1, 200000} { // 8 B; 1.6 MB (rendezvous)
 		xs := make([]float64, n)
 		ys := make([]float64, n)
