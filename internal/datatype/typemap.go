@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"unsafe"
 )
 
 // This file holds MPI's derived datatypes (MPI-3.1 chapter 4) as type maps.
@@ -95,6 +96,11 @@ type Type struct {
 	ExplicitUB     bool
 	NBasic         int64 // basic elements in one value
 	Align          int64 // largest alignment of a basic element (at least 1)
+
+	// A regular type's segments all have length segLen and start segStep
+	// bytes apart (a vector): packing one value needs no table.
+	regular         bool
+	segLen, segStep int64
 }
 
 // Extent returns UB-LB.
@@ -297,13 +303,33 @@ func (b *builder) finish(pad bool) (*Type, error) {
 		ub = lb
 	}
 	t.LB, t.UB = lb, ub
+	t.index()
+	return t, nil
+}
+
+// index computes the packed offsets of the segments and whether t is regular.
+func (t *Type) index() {
 	t.start = make([]int64, len(t.Segs))
 	var off int64
 	for i, s := range t.Segs {
 		t.start[i] = off
 		off += s.Len
 	}
-	return t, nil
+	t.regular = false
+	if len(t.Segs) == 0 {
+		return
+	}
+	l := t.Segs[0].Len
+	step := l
+	if len(t.Segs) > 1 {
+		step = t.Segs[1].Off - t.Segs[0].Off
+	}
+	for i := 1; i < len(t.Segs); i++ {
+		if t.Segs[i].Len != l || t.Segs[i].Off-t.Segs[i-1].Off != step {
+			return
+		}
+	}
+	t.regular, t.segLen, t.segStep = l > 0, l, step
 }
 
 func checkCount(what string, n int) error {
@@ -449,6 +475,7 @@ func NewResized(old *Type, lb, ext int64) (*Type, error) {
 	t := *old
 	t.LB, t.UB = lb, lb+ext
 	t.ExplicitLB, t.ExplicitUB = true, true
+	t.index()
 	return &t, nil
 }
 
@@ -694,6 +721,17 @@ func (t *Type) copyAt(p, buf []byte, off int64, pack bool) {
 	ext := t.Extent()
 	elem, seg, in := t.seek(off)
 	base := elem * ext
+	if t.regular {
+		for len(p) > 0 {
+			room := int64(len(t.Segs)-seg)*t.segLen - in // bytes left in this value
+			n := min(room, int64(len(p)))
+			copyRegular(p[:n], buf, base+t.Segs[seg].Off, in, t.segLen, t.segStep, pack)
+			p = p[n:]
+			seg, in = 0, 0
+			base += ext
+		}
+		return
+	}
 	for len(p) > 0 {
 		s := t.Segs[seg]
 		a := base + s.Off + in
@@ -741,4 +779,57 @@ func (t *Type) Elements(n int64) int64 {
 		return -1
 	}
 	return count
+}
+
+// copyRegular packs (or unpacks) p from segments of l bytes every step
+// bytes of buf, the first at a, starting in bytes into it.
+func copyRegular(p, buf []byte, a, in, l, step int64, pack bool) {
+	if in > 0 { // finish the first segment
+		n := min(l-in, int64(len(p)))
+		if pack {
+			copy(p[:n], buf[a+in:a+in+n])
+		} else {
+			copy(buf[a+in:a+in+n], p[:n])
+		}
+		p = p[n:]
+		a += step
+	}
+	whole := int64(len(p)) / l
+	if whole > 0 {
+		// Bounds are checked once for the whole run.
+		_ = buf[a+(whole-1)*step+l-1]
+		_ = p[whole*l-1]
+		src, dst := unsafe.Pointer(&buf[a]), unsafe.Pointer(&p[0])
+		srcStep, dstStep := uintptr(step), uintptr(l)
+		if !pack {
+			src, dst = dst, src
+			srcStep, dstStep = dstStep, srcStep
+		}
+		// Word moves where both sides stay aligned; every pointer formed
+		// lies inside its buffer (no pointer past the end, for checkptr).
+		aligned := (uintptr(src)|uintptr(dst)|srcStep|dstStep)%uintptr(l) == 0
+		switch {
+		case l == 8 && aligned:
+			for i := range uintptr(whole) {
+				*(*uint64)(unsafe.Add(dst, i*dstStep)) = *(*uint64)(unsafe.Add(src, i*srcStep))
+			}
+		case l == 4 && aligned:
+			for i := range uintptr(whole) {
+				*(*uint32)(unsafe.Add(dst, i*dstStep)) = *(*uint32)(unsafe.Add(src, i*srcStep))
+			}
+		default:
+			for i := range uintptr(whole) {
+				copy(unsafe.Slice((*byte)(unsafe.Add(dst, i*dstStep)), l), unsafe.Slice((*byte)(unsafe.Add(src, i*srcStep)), l))
+			}
+		}
+		p = p[whole*l:]
+		a += whole * step
+	}
+	if len(p) > 0 { // the start of a last segment
+		if pack {
+			copy(p, buf[a:a+int64(len(p))])
+		} else {
+			copy(buf[a:a+int64(len(p))], p)
+		}
+	}
 }
