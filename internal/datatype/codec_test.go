@@ -68,6 +68,8 @@ type planned struct {
 	hide int
 }
 
+type scores map[string]int64 // a named map with a specialised plan
+
 type list struct {
 	V    int
 	Next *list
@@ -138,6 +140,10 @@ func TestRoundTrip(t *testing.T) {
 		}},
 		{planned{Name: "p", Tags: []string{}, Kids: []planned{{Name: "k", Nil: nil}}, Ptr: &seven, When: when, Big: big.NewInt(7), M: map[string]pair{"x": {A: 1}}}, nil},
 		{[]*int{nil, &seven}, nil},
+		{map[string]string{"k": "v", "": "", "long": strings.Repeat("y", 200)}, nil},
+		{scores{"a": 1, "b": -1}, nil},
+		{map[string]uint8{"x": 255}, nil},
+		{struct{ M, N map[string]float32 }{M: map[string]float32{}, N: nil}, nil},
 		{rec{hide: 5}, rec{}},
 		{[]rec{{Name: "one"}, {Name: "two", Kids: []rec{{Name: "three"}}}}, nil},
 		{&list{1, &list{2, &list{3, nil}}}, nil},
@@ -413,7 +419,7 @@ func FuzzDecode(f *testing.F) {
 		targets := []any{
 			new([]string), new(string), new(map[string][]int), new(rec),
 			new([]int32), new(pair), new([]flags), new(drawing),
-			new(planned), new(map[string]float64),
+			new(planned), new(map[string]float64), new(map[string]string),
 		}
 		for _, target := range targets {
 			if err := Decode(b, target); err != nil {

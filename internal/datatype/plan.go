@@ -429,6 +429,10 @@ func fillSlice(p *plan, t reflect.Type, c *compiler) bool {
 }
 
 func fillMap(p *plan, t reflect.Type, c *compiler) bool {
+	if f := fastMap(t); f != nil {
+		*p = *f
+		return true
+	}
 	kp, vp := compile(t.Key(), c), compile(t.Elem(), c)
 	if kp == nil || vp == nil {
 		return false
