@@ -47,6 +47,7 @@ var basicNames = [...]string{"", "byte", "bool", "int8", "int16", "int32", "int6
 
 var basicSizes = [...]int{0, 1, 1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 8, 16}
 
+// String returns the Go name of the kind, as "float64".
 func (b Basic) String() string {
 	if b == 0 || b >= basicEnd {
 		return fmt.Sprintf("Basic(%d)", b)

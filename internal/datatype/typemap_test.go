@@ -332,3 +332,132 @@ func FuzzUnpackExternal(f *testing.F) {
 		}
 	})
 }
+
+// TestDarraySubarrayBruteForce checks NewDarray and NewSubarray against a
+// direct computation on many random shapes: each rank's darray holds
+// exactly the elements its process-grid coordinates own, in memory order,
+// the ranks' parts partition the array, and a subarray holds exactly its
+// box.
+func TestDarraySubarrayBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	i8 := NewBasic(BasicInt8)
+	for trial := 0; trial < 300; trial++ {
+		n := 1 + rng.IntN(3)
+		order := Order(rng.IntN(2))
+		gsizes, psizes, dargs := make([]int, n), make([]int, n), make([]int, n)
+		distribs := make([]Distribution, n)
+		size := 1
+		for d := range n {
+			gsizes[d] = 1 + rng.IntN(7)
+			distribs[d] = Distribution(rng.IntN(3))
+			psizes[d] = 1
+			if distribs[d] != DistributeNone {
+				psizes[d] = 1 + rng.IntN(3)
+			}
+			size *= psizes[d]
+			switch {
+			case distribs[d] == DistributeBlock && rng.IntN(2) == 0:
+				dargs[d] = (gsizes[d]+psizes[d]-1)/psizes[d] + rng.IntN(2)
+			case distribs[d] == DistributeCyclic && rng.IntN(2) == 0:
+				dargs[d] = 1 + rng.IntN(3)
+			default:
+				dargs[d] = DistributeDfltDarg
+			}
+		}
+		total := 1
+		for _, g := range gsizes {
+			total *= g
+		}
+		// index tuples of the array in memory order
+		memOrder := func(f func(idx []int, lin int)) {
+			idx := make([]int, n)
+			for lin := 0; lin < total; lin++ {
+				r := lin
+				for _, d := range dimsFastFirst(n, order) {
+					idx[d] = r % gsizes[d]
+					r /= gsizes[d]
+				}
+				f(idx, lin)
+			}
+		}
+		owner := make([]int, total)
+		for i := range owner {
+			owner[i] = -1
+		}
+		for rank := 0; rank < size; rank++ {
+			ty, err := NewDarray(size, rank, gsizes, distribs, dargs, psizes, order, i8)
+			if err != nil {
+				t.Fatalf("trial %d: %v", trial, err)
+			}
+			coords := make([]int, n)
+			r := rank
+			for d := n - 1; d >= 0; d-- {
+				coords[d] = r % psizes[d]
+				r /= psizes[d]
+			}
+			var want []int64
+			memOrder(func(idx []int, lin int) {
+				for d := range n {
+					b := dargs[d]
+					var c int
+					switch distribs[d] {
+					case DistributeBlock:
+						if b == DistributeDfltDarg {
+							b = (gsizes[d] + psizes[d] - 1) / psizes[d]
+						}
+						c = idx[d] / b
+					case DistributeCyclic:
+						if b == DistributeDfltDarg {
+							b = 1
+						}
+						c = idx[d] / b % psizes[d]
+					}
+					if c != coords[d] {
+						return
+					}
+				}
+				want = append(want, int64(lin))
+			})
+			if got := offsets(ty); !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
+				t.Fatalf("trial %d rank %d (gsizes %v distribs %v dargs %v psizes %v order %d): offsets %v, want %v",
+					trial, rank, gsizes, distribs, dargs, psizes, order, got, want)
+			}
+			if ty.LB != 0 || ty.Extent() != int64(total) {
+				t.Fatalf("trial %d: lb %d extent %d", trial, ty.LB, ty.Extent())
+			}
+			for _, o := range want {
+				if owner[o] != -1 {
+					t.Fatalf("trial %d: element %d owned twice", trial, o)
+				}
+				owner[o] = rank
+			}
+		}
+		for i, o := range owner {
+			if o == -1 {
+				t.Fatalf("trial %d: element %d owned by no rank", trial, i)
+			}
+		}
+		// A random box of the same array as a subarray.
+		subsizes, starts := make([]int, n), make([]int, n)
+		for d := range n {
+			starts[d] = rng.IntN(gsizes[d])
+			subsizes[d] = rng.IntN(gsizes[d] - starts[d] + 1)
+		}
+		ty, err := NewSubarray(gsizes, subsizes, starts, order, i8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []int64
+		memOrder(func(idx []int, lin int) {
+			for d := range n {
+				if idx[d] < starts[d] || idx[d] >= starts[d]+subsizes[d] {
+					return
+				}
+			}
+			want = append(want, int64(lin))
+		})
+		if got := offsets(ty); !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Fatalf("trial %d subarray %v %v %v order %d: offsets %v, want %v", trial, gsizes, subsizes, starts, order, got, want)
+		}
+	}
+}
