@@ -4,20 +4,22 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/mpigo/mpi"
 )
 
-// mustType returns a function that commits a new datatype, failing t on error.
-func mustType(t testing.TB) func(*mpi.Datatype, error) *mpi.Datatype {
+// mustType returns a function that commits a new datatype and panics on
+// error: it runs on rank goroutines, where t.Fatal must not be called; a
+// panicking rank fails the job, and so the test.
+func mustType(testing.TB) func(*mpi.Datatype, error) *mpi.Datatype {
 	return func(dt *mpi.Datatype, err error) *mpi.Datatype {
-		t.Helper()
 		if err != nil {
-			t.Fatal(err)
+			panic(err)
 		}
 		if err := dt.Commit(); err != nil {
-			t.Fatal(err)
+			panic(err)
 		}
 		return dt
 	}
@@ -465,4 +467,57 @@ func ExampleNewDarray() {
 	// rank 1: bdfh
 	// rank 2: ikmo
 	// rank 3: jlnp
+}
+
+// TestDerivedStreams: sending and receiving a 4 MiB message with derived
+// datatypes never stages the whole message: over every transport, the
+// bytes allocated per message stay far below its size (chunks are pooled).
+func TestDerivedStreams(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under the race detector")
+	}
+	const n = 1 << 19 // float64s: 4 MiB of data in an 8 MiB buffer
+	for _, tc := range transports() {
+		t.Run(tc.name, func(t *testing.T) {
+			var perMsg uint64
+			err := mpi.RunConfig(2, tc.cfg, func(world *mpi.Comm) error {
+				every := mustType(t)(mpi.NewVector(n, 1, 2, mpi.Float64))
+				buf := make([]byte, 2*8*n)
+				const rounds = 6
+				var before, after runtime.MemStats
+				for i := 0; i < rounds+1; i++ {
+					if i == 1 && world.Rank() == 0 {
+						runtime.ReadMemStats(&before)
+					}
+					if world.Rank() == 0 {
+						if err := world.Send(buf, 1, every, 1, 0); err != nil {
+							return err
+						}
+						if _, err := world.Recv(buf, 1, every, 1, 0); err != nil {
+							return err
+						}
+					} else {
+						if _, err := world.Recv(buf, 1, every, 0, 0); err != nil {
+							return err
+						}
+						if err := world.Send(buf, 1, every, 0, 0); err != nil {
+							return err
+						}
+					}
+				}
+				if world.Rank() == 0 {
+					runtime.ReadMemStats(&after)
+					perMsg = (after.TotalAlloc - before.TotalAlloc) / (2 * rounds)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if perMsg > 1<<20 { // tcp's reader may allocate a chunk or two
+				t.Fatalf("%d bytes allocated per 4 MiB message", perMsg)
+			}
+			t.Logf("%d bytes allocated per 4 MiB message", perMsg)
+		})
+	}
 }
