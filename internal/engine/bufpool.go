@@ -93,17 +93,23 @@ func (e *Engine) getBuf(n int) (*[]byte, []byte) {
 	return getBuf(n)
 }
 
+// putBuf gives a buffer from e.getBuf back. e.mu is held.
+func (e *Engine) putBuf(p *[]byte) {
+	if p == nil {
+		return
+	}
+	if c := class(cap(*p)); c < localClasses && e.local.nBufs[c] < localPerClass && cap(*p) == 1<<c {
+		e.local.bufs[c][e.local.nBufs[c]] = p
+		e.local.nBufs[c]++
+		return
+	}
+	putBuf(p)
+}
+
 // freeInbound returns m and its buffer to e's own pools, or to the shared
 // ones when those are full. e.mu is held.
 func (e *Engine) freeInbound(m *inbound) {
-	if p := m.box; p != nil {
-		if c := class(cap(*p)); c < localClasses && e.local.nBufs[c] < localPerClass && cap(*p) == 1<<c {
-			e.local.bufs[c][e.local.nBufs[c]] = p
-			e.local.nBufs[c]++
-		} else {
-			putBuf(p)
-		}
-	}
+	e.putBuf(m.box)
 	if e.local.nInbound >= localInbound {
 		*m = inbound{}
 		inboundPool.Put(m)

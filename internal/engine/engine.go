@@ -154,10 +154,11 @@ func (o *Outbox) Reset() {
 // rendezvous announcement.
 type inbound struct {
 	hdr    wire.Header
-	from   int     // world rank of the sender
-	data   []byte  // eager payload (owned copy)
-	box    *[]byte // pooled storage of data
-	region []byte  // RTS: the sender's buffer, if readable in place
+	from   int         // world rank of the sender
+	data   []byte      // eager payload (owned copy)
+	box    *[]byte     // pooled storage of data
+	region []byte      // RTS: the sender's buffer, if readable in place
+	source wire.Packer // RTS: the sender's layout, if readable in place
 	next   *inbound
 }
 
@@ -262,8 +263,12 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 		return
 	}
 	f.Kind = wire.RTS
-	if e.direct(r.To) && r.Layout == nil {
-		f.Region = r.Buf
+	if e.direct(r.To) {
+		if r.Layout == nil {
+			f.Region = r.Buf
+		} else {
+			f.Source = r.Layout
+		}
 	}
 }
 
@@ -380,15 +385,19 @@ func (e *Engine) consume(r *Request, m *inbound, out *Outbox) {
 		e.freeInbound(m)
 		r.complete(st)
 	case wire.RTS:
-		e.startRendezvous(r, m.from, &m.hdr, m.region, st, n, out)
+		e.startRendezvous(r, m.from, &m.hdr, m.region, m.source, st, n, out)
 		e.freeInbound(m)
 	}
 }
 
 // startRendezvous answers an RTS that matched r. e.mu is held.
-func (e *Engine) startRendezvous(r *Request, from int, h *wire.Header, region []byte, st Status, n int, out *Outbox) {
-	if region != nil {
-		r.store(region[:n], 0)
+func (e *Engine) startRendezvous(r *Request, from int, h *wire.Header, region []byte, source wire.Packer, st Status, n int, out *Outbox) {
+	if region != nil || source != nil {
+		if region != nil {
+			r.store(region[:n], 0)
+		} else {
+			e.pipe(r, source, n)
+		}
 		it := out.add()
 		it.F = wire.Frame{Header: wire.Header{Kind: wire.Fin, Context: h.Context, SendID: h.SendID, Size: int64(n)}, From: e.rank, To: from}
 		r.complete(st)
@@ -404,6 +413,27 @@ func (e *Engine) startRendezvous(r *Request, from int, h *wire.Header, region []
 	}
 	r.status, r.want, r.got = st, n, 0
 	e.recvs[r.id] = r
+}
+
+// pipeChunk is how much of a message pipe moves at a time between two
+// layouts: small enough to stay in cache between packing and unpacking.
+const pipeChunk = 64 << 10
+
+// pipe copies the first n bytes of a sender's layout read in place into
+// r: straight into a contiguous buffer (one copy), or through a chunk of
+// pipeChunk bytes into another layout. e.mu is held.
+func (e *Engine) pipe(r *Request, source wire.Packer, n int) {
+	if r.Layout == nil {
+		source.Pack(r.Buf[:n], 0)
+		return
+	}
+	box, buf := e.getBuf(min(n, pipeChunk))
+	for off := 0; off < n; off += len(buf) {
+		b := buf[:min(len(buf), n-off)]
+		source.Pack(b, off)
+		r.Layout.Unpack(b, off)
+	}
+	e.putBuf(box)
 }
 
 func (e *Engine) reply(out *Outbox, k wire.Kind, m *inbound, flags uint8, size int64) {
@@ -432,12 +462,12 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 				}
 				r.complete(st)
 			} else {
-				e.startRendezvous(r, f.From, &f.Header, f.Region, st, n, out)
+				e.startRendezvous(r, f.From, &f.Header, f.Region, f.Source, st, n, out)
 			}
 			return nil
 		}
 		m := e.newInbound()
-		m.hdr, m.from, m.region = f.Header, f.From, f.Region
+		m.hdr, m.from, m.region, m.source = f.Header, f.From, f.Region, f.Source
 		if f.Kind == wire.Eager {
 			m.box, m.data = e.getBuf(len(f.Payload))
 			copy(m.data, f.Payload)

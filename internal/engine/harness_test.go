@@ -143,6 +143,9 @@ func (h *harness) checkFrame(from int, f *wire.Frame) {
 	if f.Region != nil && (f.Kind != wire.RTS || !h.engs[from].direct(f.To)) {
 		h.t.Fatalf("engine %d emitted a Region in a %v frame to %d", from, f.Kind, f.To)
 	}
+	if f.Source != nil && (f.Kind != wire.RTS || !h.engs[from].direct(f.To) || f.Region != nil) {
+		h.t.Fatalf("engine %d emitted a Source in a %v frame to %d", from, f.Kind, f.To)
+	}
 }
 
 // send starts r on rank from.

@@ -73,8 +73,9 @@ func itoa(n int) string {
 // with every protocol, the receive posted before or after the message
 // arrives, layouts on either side or both, and a receive layout shorter
 // than the message (truncation). Sent chunks never exceed the chunk size
-// (or the eager limit); received bytes land at their place and nowhere
-// else.
+// (or the eager limit); a receiver sharing the sender's memory packs from
+// its layout in place, into a contiguous buffer in one copy; received
+// bytes land at their place and nowhere else.
 func TestLayouts(t *testing.T) {
 	for _, p := range protos {
 		for _, late := range []bool{false, true} {
@@ -136,17 +137,24 @@ func TestLayouts(t *testing.T) {
 						}
 						if src != nil {
 							total := 0
+							limit := max(testChunk, p.cfg().EagerLimit)
+							if p.direct {
+								limit = pipeChunk // the receiver packs from the sender's layout in place
+							}
 							for _, n := range src.packs {
 								total += n
-								if n > max(testChunk, p.cfg().EagerLimit) {
+								if n > limit {
 									t.Fatalf("packed a chunk of %d bytes", n)
 								}
 							}
 							if p.rndv && total != room || !p.rndv && total != size {
 								t.Fatalf("packed %d bytes in all (%v)", total, src.packs)
 							}
-							if p.rndv && len(src.packs) < 2 {
-								t.Fatalf("rendezvous packed in %d chunks", len(src.packs))
+							switch {
+							case p.direct && dst == nil && len(src.packs) != 1:
+								t.Fatalf("in-place rendezvous into a contiguous buffer packed %d times, want once (one copy)", len(src.packs))
+							case p.rndv && !p.direct && len(src.packs) < 2:
+								t.Fatalf("streamed rendezvous packed in %d chunks", len(src.packs))
 							}
 						}
 						h.checkClean(t)
