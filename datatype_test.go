@@ -521,3 +521,37 @@ func TestDerivedStreams(t *testing.T) {
 		})
 	}
 }
+
+// TestDerivedSendrecvReplace exchanges strided data round a ring with
+// SendrecvReplace and Sendrecv, small and large.
+func TestDerivedSendrecvReplace(t *testing.T) {
+	for _, n := range []int{3, 50000} {
+		matrix(t, 3, func(world *mpi.Comm) error {
+			every := mustType(t)(mpi.NewVector(n, 1, 3, mpi.Int32))
+			me, size := world.Rank(), world.Size()
+			right, left := (me+1)%size, (me+size-1)%size
+			buf := make([]int32, 3*n)
+			for i := range n {
+				buf[3*i] = int32(me*1000000 + i)
+				buf[3*i+1] = -1
+			}
+			if _, err := world.SendrecvReplace(mpi.AsBytes(buf), 1, every, right, 0, left, 0); err != nil {
+				return err
+			}
+			for i := range n {
+				if buf[3*i] != int32(left*1000000+i) || buf[3*i+1] != -1 {
+					return fmt.Errorf("SendrecvReplace: element %d is %d (gap %d)", i, buf[3*i], buf[3*i+1])
+				}
+			}
+			out := make([]int32, n)
+			st, err := world.Sendrecv(mpi.AsBytes(buf), 1, every, right, 1, mpi.AsBytes(out), n, mpi.Int32, left, 1)
+			if err != nil {
+				return err
+			}
+			if st.Count() != n || out[n-1] != int32(((left+size-1)%size)*1000000+n-1) {
+				return fmt.Errorf("Sendrecv: count %d, last %d", st.Count(), out[n-1])
+			}
+			return nil
+		})
+	}
+}
