@@ -45,12 +45,16 @@ func pingPongT[E any](b *testing.B, n int) {
 	}
 }
 
-// pingPongDT runs b.N round trips of count elements of dt in buf.
-func pingPongDT(b *testing.B, buf []byte, count int, dt *mpi.Datatype) {
+// pingPongDT runs b.N round trips of count elements of dt in buf. With
+// flat, rank 1 receives and sends back the message as contiguous bytes.
+func pingPongDT(b *testing.B, buf []byte, count int, dt *mpi.Datatype, flat bool) {
 	b.ReportAllocs()
 	b.SetBytes(int64(2 * count * dt.Size()))
 	err := mpi.Run(2, func(c *mpi.Comm) error {
 		mine := append([]byte(nil), buf...)
+		if flat && c.Rank() == 1 {
+			mine, count, dt = make([]byte, count*dt.Size()), count*dt.Size(), mpi.Byte
+		}
 		peer := 1 - c.Rank()
 		if err := mpi.Barrier(c); err != nil {
 			return err
@@ -96,8 +100,9 @@ type rec32 struct {
 // BenchmarkAPIs compares, back to back, the same ping-pong through the
 // low-level byte path (raw), the typed layer with []float64 (float64),
 // the typed layer with a []struct of plain fields of the same byte size
-// (struct), and the low-level layer with a derived datatype that takes
-// every other 8-byte word of a buffer twice as large (vector): the
+// (struct), the low-level layer with a derived datatype that takes every
+// other 8-byte word of a buffer twice as large (vector), and that datatype
+// on rank 0 with contiguous bytes on rank 1 (vector-contiguous): the
 // abstraction penalties of issue 6.
 func BenchmarkAPIs(b *testing.B) {
 	for _, size := range []int{8, 1 << 20} {
@@ -110,6 +115,7 @@ func BenchmarkAPIs(b *testing.B) {
 		}
 		vec, _ := mpi.NewVector(size/8, 1, 2, mpi.Float64)
 		vec.Commit()
-		b.Run(fmt.Sprintf("vector/%d", size), func(b *testing.B) { pingPongDT(b, make([]byte, 2*size), 1, vec) })
+		b.Run(fmt.Sprintf("vector/%d", size), func(b *testing.B) { pingPongDT(b, make([]byte, 2*size), 1, vec, false) })
+		b.Run(fmt.Sprintf("vector-contiguous/%d", size), func(b *testing.B) { pingPongDT(b, make([]byte, 2*size), 1, vec, true) })
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"github.com/mpigo/mpi/internal/datatype"
+	"github.com/mpigo/mpi/internal/wire"
 )
 
 // Datatype describes the elements of a low-level buffer (MPI_Datatype).
@@ -413,6 +414,13 @@ type layout struct {
 func (l *layout) Len() int                   { return l.n }
 func (l *layout) Pack(dst []byte, off int)   { l.t.PackAt(dst, l.buf, int64(off)) }
 func (l *layout) Unpack(src []byte, off int) { l.t.UnpackAt(src, l.buf, int64(off)) }
+
+// CopyFrom copies from another layout read in place without packing in
+// between, when both type maps allow (engine.DirectCopier).
+func (l *layout) CopyFrom(src wire.Packer, n int) bool {
+	s, ok := src.(*layout)
+	return ok && l.t.CopyDirect(l.buf, s.t, s.buf, int64(n))
+}
 
 // PackSize returns the bytes Pack needs for count elements of dt (MPI_Pack_size).
 func PackSize(count int, dt *Datatype) (int, error) {

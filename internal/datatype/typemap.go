@@ -834,3 +834,59 @@ func copyRegular(p, buf []byte, a, in, l, step int64, pack bool) {
 		}
 	}
 }
+
+// CopyDirect copies the first n bytes of the packed form of values of src
+// in sbuf straight into values of t in dbuf, without packing them in
+// between, when both type maps are regular with segments of one length
+// (vectors of the same element, say). It reports false, having copied
+// nothing, otherwise.
+func (t *Type) CopyDirect(dbuf []byte, src *Type, sbuf []byte, n int64) bool {
+	if !t.regular || !src.regular || t.segLen != src.segLen || t.Contiguous() || src.Contiguous() {
+		return false
+	}
+	l := t.segLen
+	dSegs, sSegs := int64(len(t.Segs)), int64(len(src.Segs))
+	var dv, sv, dk, sk int64 // value index and segment index in it, each side
+	for n > 0 {
+		da := dv*t.Extent() + t.Segs[0].Off + dk*t.segStep
+		sa := sv*src.Extent() + src.Segs[0].Off + sk*src.segStep
+		k := min(dSegs-dk, sSegs-sk, n/l) // whole segments before either side ends a value
+		if k == 0 {                       // a last, partial segment
+			copy(dbuf[da:da+n], sbuf[sa:sa+n])
+			return true
+		}
+		copyStrided(dbuf, da, t.segStep, sbuf, sa, src.segStep, l, k)
+		n -= k * l
+		if dk += k; dk == dSegs {
+			dv, dk = dv+1, 0
+		}
+		if sk += k; sk == sSegs {
+			sv, sk = sv+1, 0
+		}
+	}
+	return true
+}
+
+// copyStrided copies k segments of l bytes from sbuf (at sa, every sstep
+// bytes) to dbuf (at da, every dstep bytes).
+func copyStrided(dbuf []byte, da, dstep int64, sbuf []byte, sa, sstep, l, k int64) {
+	_ = dbuf[da+(k-1)*dstep+l-1] // bounds, once
+	_ = sbuf[sa+(k-1)*sstep+l-1]
+	dst, src := unsafe.Pointer(&dbuf[da]), unsafe.Pointer(&sbuf[sa])
+	ds, ss := uintptr(dstep), uintptr(sstep)
+	aligned := (uintptr(dst)|uintptr(src)|ds|ss)%uintptr(l) == 0
+	switch {
+	case l == 8 && aligned:
+		for i := range uintptr(k) {
+			*(*uint64)(unsafe.Add(dst, i*ds)) = *(*uint64)(unsafe.Add(src, i*ss))
+		}
+	case l == 4 && aligned:
+		for i := range uintptr(k) {
+			*(*uint32)(unsafe.Add(dst, i*ds)) = *(*uint32)(unsafe.Add(src, i*ss))
+		}
+	default:
+		for i := range uintptr(k) {
+			copy(unsafe.Slice((*byte)(unsafe.Add(dst, i*ds)), l), unsafe.Slice((*byte)(unsafe.Add(src, i*ss)), l))
+		}
+	}
+}

@@ -461,3 +461,52 @@ func TestDarraySubarrayBruteForce(t *testing.T) {
 		}
 	}
 }
+
+// TestCopyDirect: copying between two regular type maps directly gives
+// what packing from one and unpacking into the other gives, across value
+// boundaries and for partial lengths; irregular maps are refused.
+func TestCopyDirect(t *testing.T) {
+	m := must(t)
+	f64, i32 := NewBasic(BasicFloat64), NewBasic(BasicInt32)
+	type side struct {
+		ty    *Type
+		count int
+	}
+	pairs := [][2]side{
+		{{m(NewVector(5, 1, 3, f64)), 2}, {m(NewVector(10, 1, 2, f64)), 1}},
+		{{m(NewVector(4, 2, 3, i32)), 3}, {m(NewVector(3, 2, 5, i32)), 4}}, // 8-byte segments of int32 pairs
+		{{m(NewVector(9, 3, 4, NewBasic(BasicInt8))), 1}, {m(NewVector(3, 3, 9, NewBasic(BasicInt8))), 3}},
+		{{m(NewHvector(6, 2, 40, f64)), 1}, {m(NewSubarray([]int{4, 6}, []int{2, 6}, []int{1, 0}, OrderFortran, f64)), 1}},
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for pi, p := range pairs {
+		s, d := p[0], p[1]
+		total := int64(s.count) * s.ty.Size
+		if total != int64(d.count)*d.ty.Size {
+			t.Fatalf("pair %d: sizes differ", pi)
+		}
+		_, shi := s.ty.Span(s.count)
+		_, dhi := d.ty.Span(d.count)
+		src := make([]byte, shi)
+		for i := range src {
+			src[i] = byte(rng.Uint32())
+		}
+		for _, n := range []int64{total, total - 3, total / 2, 1} {
+			want := make([]byte, dhi)
+			packed := make([]byte, n)
+			s.ty.PackAt(packed, src, 0)
+			d.ty.UnpackAt(packed, want, 0)
+			got := make([]byte, dhi)
+			if !d.ty.CopyDirect(got, s.ty, src, n) {
+				t.Fatalf("pair %d: refused", pi)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("pair %d, %d bytes: direct copy differs from pack+unpack", pi, n)
+			}
+		}
+	}
+	st := m(NewStruct([]int{1, 1}, []int64{0, 8}, []*Type{i32, f64}))
+	if st.CopyDirect(make([]byte, 64), m(NewVector(2, 1, 2, f64)), make([]byte, 64), 8) {
+		t.Fatal("an irregular map was copied directly")
+	}
+}

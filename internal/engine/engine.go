@@ -415,6 +415,15 @@ func (e *Engine) startRendezvous(r *Request, from int, h *wire.Header, region []
 	e.recvs[r.id] = r
 }
 
+// DirectCopier is a Layout that may copy a sender's layout read in place
+// straight into its memory, without packing in between. CopyFrom copies
+// the first n message bytes of src and reports true, or reports false
+// (having copied nothing) if it cannot, and the engine then pipes the
+// bytes through a buffer.
+type DirectCopier interface {
+	CopyFrom(src wire.Packer, n int) bool
+}
+
 // pipeChunk is how much of a message pipe moves at a time between two
 // layouts: small enough to stay in cache between packing and unpacking.
 const pipeChunk = 64 << 10
@@ -425,6 +434,9 @@ const pipeChunk = 64 << 10
 func (e *Engine) pipe(r *Request, source wire.Packer, n int) {
 	if r.Layout == nil {
 		source.Pack(r.Buf[:n], 0)
+		return
+	}
+	if d, ok := r.Layout.(DirectCopier); ok && d.CopyFrom(source, n) {
 		return
 	}
 	box, buf := e.getBuf(min(n, pipeChunk))
