@@ -40,6 +40,16 @@ type typeInfo struct {
 
 func typeOf[T any]() typeInfo {
 	info := datatype.InfoFor[T]()
+	if p := info.Ext(); p != nil {
+		return *(*typeInfo)(p)
+	}
+	t := summarize(info)
+	info.SetExt(unsafe.Pointer(&t))
+	return t
+}
+
+// summarize computes the typeInfo of the type info describes.
+func summarize(info *datatype.Info) typeInfo {
 	switch {
 	case info.Plain:
 		return typeInfo{shapePlain, info.Size, info.Align, info.Sig, info}
