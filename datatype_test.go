@@ -555,3 +555,39 @@ func TestDerivedSendrecvReplace(t *testing.T) {
 		})
 	}
 }
+
+// A block of a Fortran-ordered (column-major) array, received into a
+// contiguous buffer.
+func ExampleNewSubarray() {
+	mpi.Run(2, func(world *mpi.Comm) error {
+		if world.Rank() == 0 {
+			// A 3x4 array in column-major order: a[i][j] at i + 3*j.
+			a := []int16{11, 21, 31, 12, 22, 32, 13, 23, 33, 14, 24, 34}
+			block, _ := mpi.NewSubarray([]int{3, 4}, []int{2, 2}, []int{1, 2}, mpi.OrderFortran, mpi.Int16)
+			block.Commit()
+			return world.Send(mpi.AsBytes(a), 1, block, 1, 0) // rows 1-2, columns 2-3
+		}
+		got := make([]int16, 4)
+		_, err := world.Recv(mpi.AsBytes(got), 4, mpi.Int16, 0, 0)
+		fmt.Println(got, err)
+		return nil
+	})
+	// Output: [23 33 24 34] <nil>
+}
+
+// NewStruct describes records by hand; GetElements counts the basic
+// elements of a partly received record.
+func ExampleStatus_GetElements() {
+	rec, _ := mpi.NewStruct([]int{1, 2}, []int{0, 8}, []*mpi.Datatype{mpi.Int32, mpi.Float64}) // {int32; pad; [2]float64}
+	rec.Commit()
+	mpi.Run(2, func(world *mpi.Comm) error {
+		if world.Rank() == 0 {
+			return world.Send(make([]byte, 12), 12, mpi.Byte, 1, 0) // an int32 and one float64
+		}
+		buf := make([]byte, 24)
+		st, err := world.Recv(buf, 1, rec, 0, 0)
+		fmt.Println(st.GetCount(rec) == mpi.Undefined, st.GetElements(rec), err)
+		return nil
+	})
+	// Output: true 2 <nil>
+}
