@@ -1,62 +1,190 @@
 package mpi
 
 import (
+	"errors"
+	"fmt"
+	"reflect"
+
 	"github.com/mpigo/mpi/internal/datatype"
+	"github.com/mpigo/mpi/internal/wire"
 )
 
 // Datatype describes the elements of a low-level buffer (MPI_Datatype).
+//
 // The predefined datatypes correspond to Go's basic types; a buffer of n
-// elements of a datatype of size s is n*s bytes in the machine's layout.
+// elements of a predefined datatype of size s is n*s bytes in the
+// machine's layout. Derived datatypes (NewContiguous, NewVector,
+// NewStruct, NewSubarray, ... and DatatypeOf for Go types) describe data
+// scattered through a buffer: a send gathers it, a receive scatters it,
+// chunk by chunk and without staging the whole message. A derived datatype
+// must be committed (Commit) before it is used in communication, and may
+// be freed (Free) afterwards.
+//
+// Offsets of a datatype are relative to the start of the []byte buffer it
+// is used with: a datatype that reaches before offset 0 (a negative lower
+// bound) or past the end of the buffer is refused with ErrBuffer, since Go
+// slices cannot be indexed below 0.
+//
 // Messages sent with a predefined datatype carry the same type signature as
 // the typed API's, so a c.Send(buf, n, mpi.Float64, ...) can be received by
-// mpi.Recv[[]float64] and vice versa.
+// mpi.Recv[[]float64] and vice versa. A derived datatype whose elements are
+// all of one predefined datatype carries that datatype's signature; one
+// that mixes kinds carries none (like Byte) and matches any receive;
+// DatatypeOf[T] carries T's.
+//
+// Commit and Free must not run concurrently with other uses of the same
+// Datatype; everything else may be called from any goroutine.
 type Datatype struct {
-	name string
-	size int
-	sig  uint64
-	ops  map[string]func(inout, in []byte) // predefined reductions defined on it
+	name      string
+	size      int
+	sig       uint64
+	t         *datatype.Type
+	derived   bool
+	committed bool
+	freed     bool
+	ops       map[string]func(inout, in []byte) // predefined reductions defined on it
 }
 
 // Name returns the datatype's name.
 func (d *Datatype) Name() string { return d.name }
 
-// Size returns the size of one element in bytes (MPI_Type_size).
+// SetName sets the name used in messages and by String (MPI_Type_set_name).
+func (d *Datatype) SetName(name string) { d.name = name }
+
+// Size returns the number of bytes of data in one element, holes not
+// counted (MPI_Type_size).
 func (d *Datatype) Size() int { return d.size }
 
 // String returns the name.
 func (d *Datatype) String() string { return d.name }
 
-func predefined[T any](name string) *Datatype {
+// Extent returns the lower bound and the extent of the datatype: the
+// distance between consecutive elements of a buffer of several
+// (MPI_Type_get_extent).
+func (d *Datatype) Extent() (lb, extent int) { return int(d.t.LB), int(d.t.Extent()) }
+
+// LB returns the lower bound (MPI_Type_get_extent's lb).
+func (d *Datatype) LB() int { return int(d.t.LB) }
+
+// UB returns the upper bound, lower bound plus extent.
+func (d *Datatype) UB() int { return int(d.t.UB) }
+
+// TrueExtent returns the lower bound and the extent of the data itself,
+// ignoring bounds set with NewResized (MPI_Type_get_true_extent).
+func (d *Datatype) TrueExtent() (lb, extent int) {
+	return int(d.t.TrueLB), int(d.t.TrueUB - d.t.TrueLB)
+}
+
+// Committed reports whether the datatype may be used in communication.
+func (d *Datatype) Committed() bool { return d.committed && !d.freed }
+
+// Commit makes a derived datatype usable in communication and Pack
+// (MPI_Type_commit). Committing twice, or a predefined datatype, does
+// nothing.
+func (d *Datatype) Commit() error {
+	if d == nil || d.freed {
+		return typeErr("TypeCommit", "datatype is nil or freed")
+	}
+	d.committed = true
+	return nil
+}
+
+// Free marks a derived datatype as no longer usable (MPI_Type_free).
+// Datatypes made from it, and operations already started with it, are not
+// affected. Predefined datatypes cannot be freed.
+func (d *Datatype) Free() error {
+	if d == nil || d.freed {
+		return typeErr("TypeFree", "datatype is nil or freed already")
+	}
+	if !d.derived {
+		return typeErr("TypeFree", "predefined datatype %s cannot be freed", d.name)
+	}
+	d.freed = true
+	return nil
+}
+
+// Dup returns a new datatype with the same type map (MPI_Type_dup); it is
+// committed if d is.
+func (d *Datatype) Dup() (*Datatype, error) {
+	if err := d.usable("TypeDup"); err != nil {
+		return nil, err
+	}
+	n := *d
+	n.derived, n.freed = true, false
+	return &n, nil
+}
+
+func typeErr(op, format string, args ...any) error {
+	return (*Comm)(nil).errorf(op, ErrType, loc{}, format, args...)
+}
+
+// usable checks that d may be used to build another datatype.
+func (d *Datatype) usable(op string) error {
+	if d == nil {
+		return typeErr(op, "nil datatype")
+	}
+	if d.freed {
+		return typeErr(op, "datatype %s has been freed", d.name)
+	}
+	return nil
+}
+
+// checkComm checks that d may be used in communication or Pack.
+func (d *Datatype) checkComm() string {
+	switch {
+	case d == nil:
+		return "nil datatype"
+	case d.freed:
+		return "datatype " + d.name + " has been freed"
+	case !d.committed:
+		return "datatype " + d.name + " is not committed (call Commit)"
+	}
+	return ""
+}
+
+func basic[T any](name string, k datatype.Basic) *Datatype {
 	info := datatype.InfoFor[T]()
-	return &Datatype{name: name, size: info.Size, sig: info.Sig}
+	return &Datatype{name: name, size: info.Size, sig: info.Sig, t: datatype.NewBasic(k), committed: true}
+}
+
+// pairType is the predefined datatype of ValueLoc[T]: its memory as Go
+// lays it out, padding included.
+func pairType[T Ordered](name string) *Datatype {
+	info := datatype.InfoFor[ValueLoc[T]]()
+	t, err := datatype.NewContiguous(info.Size, datatype.NewBasic(datatype.BasicByte))
+	if err != nil {
+		panic(err)
+	}
+	return &Datatype{name: name, size: info.Size, sig: info.Sig, t: t, committed: true}
 }
 
 // The predefined datatypes.
 var (
-	Byte       = &Datatype{name: "Byte", size: 1, ops: bitOps}                           // untyped bytes (MPI_BYTE): matches any type
-	Packed     = &Datatype{name: "Packed", size: 1}                                      // packed data (MPI_PACKED)
-	Bool       = withOps(predefined[bool]("Bool"), boolOps())                            // MPI_C_BOOL
-	Int8       = withOps(predefined[int8]("Int8"), intOps[int8]())                       // MPI_INT8_T
-	Int16      = withOps(predefined[int16]("Int16"), intOps[int16]())                    // MPI_INT16_T
-	Int32      = withOps(predefined[int32]("Int32"), intOps[int32]())                    // MPI_INT32_T, MPI_INT
-	Int64      = withOps(predefined[int64]("Int64"), intOps[int64]())                    // MPI_INT64_T, MPI_LONG
-	Int        = withOps(predefined[int]("Int"), intOps[int]())                          // Go int
-	Uint8      = withOps(predefined[uint8]("Uint8"), intOps[uint8]())                    // MPI_UINT8_T, MPI_UNSIGNED_CHAR
-	Uint16     = withOps(predefined[uint16]("Uint16"), intOps[uint16]())                 // MPI_UINT16_T
-	Uint32     = withOps(predefined[uint32]("Uint32"), intOps[uint32]())                 // MPI_UINT32_T, MPI_UNSIGNED
-	Uint64     = withOps(predefined[uint64]("Uint64"), intOps[uint64]())                 // MPI_UINT64_T
-	Uint       = withOps(predefined[uint]("Uint"), intOps[uint]())                       // Go uint
-	Float32    = withOps(predefined[float32]("Float32"), floatOps[float32]())            // MPI_FLOAT
-	Float64    = withOps(predefined[float64]("Float64"), floatOps[float64]())            // MPI_DOUBLE
-	Complex64  = withOps(predefined[complex64]("Complex64"), complexOps[complex64]())    // MPI_C_FLOAT_COMPLEX
-	Complex128 = withOps(predefined[complex128]("Complex128"), complexOps[complex128]()) // MPI_C_DOUBLE_COMPLEX
+	Byte       = &Datatype{name: "Byte", size: 1, t: datatype.NewBasic(datatype.BasicByte), committed: true, ops: bitOps} // untyped bytes (MPI_BYTE): matches any type
+	Packed     = &Datatype{name: "Packed", size: 1, t: datatype.NewBasic(datatype.BasicByte), committed: true}            // packed data (MPI_PACKED)
+	Bool       = withOps(basic[bool]("Bool", datatype.BasicBool), boolOps())                                              // MPI_C_BOOL
+	Int8       = withOps(basic[int8]("Int8", datatype.BasicInt8), intOps[int8]())                                         // MPI_INT8_T
+	Int16      = withOps(basic[int16]("Int16", datatype.BasicInt16), intOps[int16]())                                     // MPI_INT16_T
+	Int32      = withOps(basic[int32]("Int32", datatype.BasicInt32), intOps[int32]())                                     // MPI_INT32_T, MPI_INT
+	Int64      = withOps(basic[int64]("Int64", datatype.BasicInt64), intOps[int64]())                                     // MPI_INT64_T, MPI_LONG
+	Int        = withOps(basic[int]("Int", datatype.BasicOf(reflect.TypeFor[int]())), intOps[int]())                      // Go int
+	Uint8      = withOps(basic[uint8]("Uint8", datatype.BasicUint8), intOps[uint8]())                                     // MPI_UINT8_T, MPI_UNSIGNED_CHAR
+	Uint16     = withOps(basic[uint16]("Uint16", datatype.BasicUint16), intOps[uint16]())                                 // MPI_UINT16_T
+	Uint32     = withOps(basic[uint32]("Uint32", datatype.BasicUint32), intOps[uint32]())                                 // MPI_UINT32_T, MPI_UNSIGNED
+	Uint64     = withOps(basic[uint64]("Uint64", datatype.BasicUint64), intOps[uint64]())                                 // MPI_UINT64_T
+	Uint       = withOps(basic[uint]("Uint", datatype.BasicOf(reflect.TypeFor[uint]())), intOps[uint]())                  // Go uint
+	Float32    = withOps(basic[float32]("Float32", datatype.BasicFloat32), floatOps[float32]())                           // MPI_FLOAT
+	Float64    = withOps(basic[float64]("Float64", datatype.BasicFloat64), floatOps[float64]())                           // MPI_DOUBLE
+	Complex64  = withOps(basic[complex64]("Complex64", datatype.BasicComplex64), complexOps[complex64]())                 // MPI_C_FLOAT_COMPLEX
+	Complex128 = withOps(basic[complex128]("Complex128", datatype.BasicComplex128), complexOps[complex128]())             // MPI_C_DOUBLE_COMPLEX
 
-	// The pair types of MinLoc and MaxLoc: ValueLoc[T] with an int location.
-	Float32Loc = withOps(predefined[ValueLoc[float32]]("Float32Loc"), locOps[float32]()) // MPI_FLOAT_INT
-	Float64Loc = withOps(predefined[ValueLoc[float64]]("Float64Loc"), locOps[float64]()) // MPI_DOUBLE_INT
-	Int32Loc   = withOps(predefined[ValueLoc[int32]]("Int32Loc"), locOps[int32]())       // MPI_2INT
-	Int64Loc   = withOps(predefined[ValueLoc[int64]]("Int64Loc"), locOps[int64]())       // MPI_LONG_INT
-	IntLoc     = withOps(predefined[ValueLoc[int]]("IntLoc"), locOps[int]())             // Go int with location
+	// The pair types of MinLoc and MaxLoc: ValueLoc[T] with an int location,
+	// in Go's memory layout.
+	Float32Loc = withOps(pairType[float32]("Float32Loc"), locOps[float32]()) // MPI_FLOAT_INT
+	Float64Loc = withOps(pairType[float64]("Float64Loc"), locOps[float64]()) // MPI_DOUBLE_INT
+	Int32Loc   = withOps(pairType[int32]("Int32Loc"), locOps[int32]())       // MPI_2INT
+	Int64Loc   = withOps(pairType[int64]("Int64Loc"), locOps[int64]())       // MPI_LONG_INT
+	IntLoc     = withOps(pairType[int]("IntLoc"), locOps[int]())             // Go int with location
 )
 
 // bitOps are the bitwise operations, which MPI also defines on MPI_BYTE.
@@ -66,3 +194,352 @@ var bitOps = kernels{"band": kernel(Band[uint8]().vec), "bor": kernel(Bor[uint8]
 // bytes, without copying, for use with the low-level calls. E must not
 // contain pointers, strings, slices, maps or interfaces.
 func AsBytes[E any](s []E) []byte { return datatype.SliceBytes(s) }
+
+// DatatypeOf returns the datatype of the plain Go type T (numbers, bools,
+// and arrays and structs of those): a struct type map of its fields at
+// their offsets, with Go's size of T as its extent, committed. A buffer of
+// n elements is the memory of a []T of length n (see AsBytes). The type
+// map is derived once per type and cached. T that is not plain gives
+// ErrType.
+//
+// Like every datatype, it sends the fields' data without the padding
+// between them. When T has no padding that is exactly T's memory, which
+// is what the typed API sends for a []T: such messages carry T's
+// signature, so mpi.Recv[[]T] receives what c.Send(buf, n, DatatypeOf[T])
+// sent and the other way round. When T has padding the two forms differ,
+// and DatatypeOf's messages carry a signature of their own: a typed
+// receive of them fails with ErrType instead of misreading them.
+func DatatypeOf[T any]() (*Datatype, error) {
+	info := datatype.InfoFor[T]()
+	if !info.Plain {
+		return nil, typeErr("DatatypeOf", "%v is not a plain type (it holds pointers, strings, slices, maps or interfaces)", info.Type)
+	}
+	tm := info.TypeMap()
+	sig := info.Sig
+	if tm.Size != int64(info.Size) {
+		sig = sig*0x9E3779B97F4A7C15 ^ 0x7061636b6564 // "packed": a signature of its own
+		if sig == 0 {
+			sig = 1
+		}
+	}
+	return &Datatype{name: info.Type.String(), size: int(tm.Size), sig: sig, t: tm, derived: true, committed: true}, nil
+}
+
+// derive wraps a new type map built from the datatypes olds.
+func derive(op string, t *datatype.Type, err error, olds ...*Datatype) (*Datatype, error) {
+	if err != nil {
+		class := ErrArg
+		if !errors.Is(err, datatype.ErrType) {
+			class = ErrIntern
+		}
+		return nil, (*Comm)(nil).errorf(op, class, loc{}, "%v", err)
+	}
+	if t.Size > int64(int(^uint(0)>>1)) {
+		return nil, (*Comm)(nil).errorf(op, ErrArg, loc{}, "datatype of %d bytes is too large", t.Size)
+	}
+	var sig uint64
+	for i, o := range olds {
+		if i == 0 {
+			sig = o.sig
+		} else if o.sig != sig {
+			sig = 0
+		}
+	}
+	name := op[len("New"):] + "("
+	for i, o := range olds {
+		if i > 0 {
+			name += ","
+		}
+		name += o.name
+	}
+	return &Datatype{name: name + ")", size: int(t.Size), sig: sig, t: t, derived: true}, nil
+}
+
+// NewContiguous returns the datatype of count consecutive elements of old
+// (MPI_Type_contiguous).
+func NewContiguous(count int, old *Datatype) (*Datatype, error) {
+	if err := old.usable("NewContiguous"); err != nil {
+		return nil, err
+	}
+	t, err := datatype.NewContiguous(count, old.t)
+	return derive("NewContiguous", t, err, old)
+}
+
+// NewVector returns the datatype of count blocks of blocklen elements of
+// old, the starts of consecutive blocks stride elements apart
+// (MPI_Type_vector).
+func NewVector(count, blocklen, stride int, old *Datatype) (*Datatype, error) {
+	if err := old.usable("NewVector"); err != nil {
+		return nil, err
+	}
+	t, err := datatype.NewVector(count, blocklen, stride, old.t)
+	return derive("NewVector", t, err, old)
+}
+
+// NewHvector is NewVector with the stride in bytes (MPI_Type_create_hvector).
+func NewHvector(count, blocklen, stride int, old *Datatype) (*Datatype, error) {
+	if err := old.usable("NewHvector"); err != nil {
+		return nil, err
+	}
+	t, err := datatype.NewHvector(count, blocklen, int64(stride), old.t)
+	return derive("NewHvector", t, err, old)
+}
+
+// NewIndexed returns the datatype of blocks of blocklens[i] elements of
+// old starting displs[i] extents of old from the start (MPI_Type_indexed).
+func NewIndexed(blocklens, displs []int, old *Datatype) (*Datatype, error) {
+	if err := old.usable("NewIndexed"); err != nil {
+		return nil, err
+	}
+	t, err := datatype.NewIndexed(blocklens, displs, old.t)
+	return derive("NewIndexed", t, err, old)
+}
+
+// NewHindexed is NewIndexed with displacements in bytes
+// (MPI_Type_create_hindexed).
+func NewHindexed(blocklens, displs []int, old *Datatype) (*Datatype, error) {
+	if err := old.usable("NewHindexed"); err != nil {
+		return nil, err
+	}
+	t, err := datatype.NewHindexed(blocklens, int64s(displs), old.t)
+	return derive("NewHindexed", t, err, old)
+}
+
+// NewIndexedBlock is NewIndexed with every block blocklen elements long
+// (MPI_Type_create_indexed_block).
+func NewIndexedBlock(blocklen int, displs []int, old *Datatype) (*Datatype, error) {
+	if err := old.usable("NewIndexedBlock"); err != nil {
+		return nil, err
+	}
+	t, err := datatype.NewIndexedBlock(blocklen, displs, old.t)
+	return derive("NewIndexedBlock", t, err, old)
+}
+
+// NewHindexedBlock is NewIndexedBlock with displacements in bytes
+// (MPI_Type_create_hindexed_block).
+func NewHindexedBlock(blocklen int, displs []int, old *Datatype) (*Datatype, error) {
+	if err := old.usable("NewHindexedBlock"); err != nil {
+		return nil, err
+	}
+	t, err := datatype.NewHindexedBlock(blocklen, int64s(displs), old.t)
+	return derive("NewHindexedBlock", t, err, old)
+}
+
+// NewStruct returns the datatype of blocks of blocklens[i] elements of
+// types[i] at byte displacements displs[i] (MPI_Type_create_struct). Its
+// extent is rounded up to the largest alignment of its basic elements, as
+// a Go struct's size is; use NewResized for another extent. For a Go
+// struct type, DatatypeOf builds this from the type itself.
+func NewStruct(blocklens, displs []int, types []*Datatype) (*Datatype, error) {
+	ts := make([]*datatype.Type, len(types))
+	for i, o := range types {
+		if err := o.usable("NewStruct"); err != nil {
+			return nil, err
+		}
+		ts[i] = o.t
+	}
+	t, err := datatype.NewStruct(blocklens, int64s(displs), ts)
+	return derive("NewStruct", t, err, types...)
+}
+
+// NewResized returns old with lower bound lb and extent extent
+// (MPI_Type_create_resized): consecutive elements of the new datatype lie
+// extent bytes apart.
+func NewResized(old *Datatype, lb, extent int) (*Datatype, error) {
+	if err := old.usable("NewResized"); err != nil {
+		return nil, err
+	}
+	t, err := datatype.NewResized(old.t, int64(lb), int64(extent))
+	return derive("NewResized", t, err, old)
+}
+
+// Order is the storage order of a multi-dimensional array, for
+// NewSubarray and NewDarray.
+type Order int
+
+// Storage orders (MPI_ORDER_C, MPI_ORDER_FORTRAN).
+const (
+	OrderC       Order = Order(datatype.OrderC)       // row-major: the last index varies fastest
+	OrderFortran Order = Order(datatype.OrderFortran) // column-major: the first index varies fastest
+)
+
+// NewSubarray returns the datatype of the block of subsizes elements
+// starting at index starts of an array of sizes elements of old, stored in
+// order (MPI_Type_create_subarray). Its lower bound is 0 and its extent
+// the whole array's.
+func NewSubarray(sizes, subsizes, starts []int, order Order, old *Datatype) (*Datatype, error) {
+	if err := old.usable("NewSubarray"); err != nil {
+		return nil, err
+	}
+	t, err := datatype.NewSubarray(sizes, subsizes, starts, datatype.Order(order), old.t)
+	return derive("NewSubarray", t, err, old)
+}
+
+// Distribution says how NewDarray distributes one dimension of an array.
+type Distribution int
+
+// Distributions (MPI_DISTRIBUTE_NONE, _BLOCK, _CYCLIC) and the default
+// distribution argument (MPI_DISTRIBUTE_DFLT_DARG).
+const (
+	DistributeNone     Distribution = Distribution(datatype.DistributeNone)
+	DistributeBlock    Distribution = Distribution(datatype.DistributeBlock)
+	DistributeCyclic   Distribution = Distribution(datatype.DistributeCyclic)
+	DistributeDfltDarg              = datatype.DistributeDfltDarg
+)
+
+// NewDarray returns the datatype of the part of a global array of gsizes
+// elements of old, stored in order, that process rank of size processes
+// holds when the array is distributed over a process grid of psizes with
+// distribs and their arguments dargs (block size, or DistributeDfltDarg)
+// (MPI_Type_create_darray). The process grid is row-major, as in MPI. Its
+// lower bound is 0 and its extent the whole array's.
+func NewDarray(size, rank int, gsizes []int, distribs []Distribution, dargs, psizes []int, order Order, old *Datatype) (*Datatype, error) {
+	if err := old.usable("NewDarray"); err != nil {
+		return nil, err
+	}
+	ds := make([]datatype.Distribution, len(distribs))
+	for i, d := range distribs {
+		ds[i] = datatype.Distribution(d)
+	}
+	t, err := datatype.NewDarray(size, rank, gsizes, ds, dargs, psizes, datatype.Order(order), old.t)
+	return derive("NewDarray", t, err, old)
+}
+
+func int64s(a []int) []int64 {
+	b := make([]int64, len(a))
+	for i, x := range a {
+		b[i] = int64(x)
+	}
+	return b
+}
+
+// span checks that count elements of dt fit in a buffer of n bytes.
+func (d *Datatype) span(count, n int) string {
+	lo, hi := d.t.Span(count)
+	if lo < 0 {
+		return fmt.Sprintf("%d elements of %s start %d bytes before the buffer", count, d.name, -lo)
+	}
+	if hi > int64(n) {
+		return fmt.Sprintf("%d elements of %s need %d bytes, the buffer has %d", count, d.name, hi, n)
+	}
+	return ""
+}
+
+// layout is the engine's view of count elements of a non-contiguous
+// datatype in buf: message bytes are packed from and unpacked into it at
+// any offset.
+type layout struct {
+	t   *datatype.Type
+	buf []byte
+	n   int
+}
+
+func (l *layout) Len() int                   { return l.n }
+func (l *layout) Pack(dst []byte, off int)   { l.t.PackAt(dst, l.buf, int64(off)) }
+func (l *layout) Unpack(src []byte, off int) { l.t.UnpackAt(src, l.buf, int64(off)) }
+
+// CopyFrom copies from another layout read in place without packing in
+// between, when both type maps allow (engine.DirectCopier).
+func (l *layout) CopyFrom(src wire.Packer, n int) bool {
+	s, ok := src.(*layout)
+	return ok && l.t.CopyDirect(l.buf, s.t, s.buf, int64(n))
+}
+
+// PackSize returns the bytes Pack needs for count elements of dt (MPI_Pack_size).
+func PackSize(count int, dt *Datatype) (int, error) {
+	if s := dt.checkComm(); s != "" {
+		return 0, typeErr("PackSize", "%s", s)
+	}
+	if count < 0 {
+		return 0, (*Comm)(nil).errorf("PackSize", ErrCount, loc{}, "negative count %d", count)
+	}
+	return count * dt.size, nil
+}
+
+// packArgs validates the arguments shared by Pack and Unpack.
+func packArgs(op string, data []byte, count int, dt *Datatype, packed []byte, pos, need int) error {
+	if s := dt.checkComm(); s != "" {
+		return typeErr(op, "%s", s)
+	}
+	if count < 0 {
+		return (*Comm)(nil).errorf(op, ErrCount, loc{}, "negative count %d", count)
+	}
+	if s := dt.span(count, len(data)); s != "" {
+		return (*Comm)(nil).errorf(op, ErrBuffer, loc{}, "%s", s)
+	}
+	if pos < 0 || pos+need > len(packed) {
+		return (*Comm)(nil).errorf(op, ErrBuffer, loc{}, "%d packed bytes at position %d do not fit in %d bytes", need, pos, len(packed))
+	}
+	return nil
+}
+
+// Pack appends count elements of dt from inbuf to the packed buffer outbuf
+// at byte position pos, and returns the position after them (MPI_Pack).
+// The packed form is the elements' data without holes, in the machine's
+// representation; send it with the Packed datatype. Unlike MPI_Pack there
+// is no communicator argument: every rank of a job packs alike.
+func Pack(inbuf []byte, count int, dt *Datatype, outbuf []byte, pos int) (int, error) {
+	if err := packArgs("Pack", inbuf, count, dt, outbuf, pos, count*dt.size); err != nil {
+		return pos, err
+	}
+	n := count * dt.size
+	dt.t.PackAt(outbuf[pos:pos+n], inbuf, 0)
+	return pos + n, nil
+}
+
+// Unpack reads count elements of dt from the packed buffer inbuf at byte
+// position pos into outbuf, and returns the position after them (MPI_Unpack).
+func Unpack(inbuf []byte, pos int, outbuf []byte, count int, dt *Datatype) (int, error) {
+	if err := packArgs("Unpack", outbuf, count, dt, inbuf, pos, count*dt.size); err != nil {
+		return pos, err
+	}
+	n := count * dt.size
+	dt.t.UnpackAt(inbuf[pos:pos+n], outbuf, 0)
+	return pos + n, nil
+}
+
+// PackExternalSize returns the bytes PackExternal needs for count elements
+// of dt (MPI_Pack_external_size).
+func PackExternalSize(count int, dt *Datatype) (int, error) {
+	if s := dt.checkComm(); s != "" {
+		return 0, typeErr("PackExternalSize", "%s", s)
+	}
+	if count < 0 {
+		return 0, (*Comm)(nil).errorf("PackExternalSize", ErrCount, loc{}, "negative count %d", count)
+	}
+	return int(dt.t.ExternalSize(count)), nil
+}
+
+// PackExternal is Pack in the portable "external32" representation of
+// MPI-3.1 section 13.5.2 (MPI_Pack_external): every basic element
+// big-endian, bools one byte, complex numbers real part first, no padding;
+// Go's int and uint are 8 bytes (4 on 32-bit machines). Any MPI
+// implementation's MPI_Unpack_external("external32", ...) reads it.
+func PackExternal(inbuf []byte, count int, dt *Datatype, outbuf []byte, pos int) (int, error) {
+	need := 0
+	if dt != nil && dt.t != nil {
+		need = int(dt.t.ExternalSize(count))
+	}
+	if err := packArgs("PackExternal", inbuf, count, dt, outbuf, pos, need); err != nil {
+		return pos, err
+	}
+	dt.t.PackExternal(outbuf[pos:pos+need], inbuf, count)
+	return pos + need, nil
+}
+
+// UnpackExternal reads count elements of dt in external32 from inbuf at
+// byte position pos into outbuf, and returns the position after them
+// (MPI_Unpack_external). A bool byte other than 0 or 1 fails with ErrType.
+func UnpackExternal(inbuf []byte, pos int, outbuf []byte, count int, dt *Datatype) (int, error) {
+	need := 0
+	if dt != nil && dt.t != nil {
+		need = int(dt.t.ExternalSize(count))
+	}
+	if err := packArgs("UnpackExternal", outbuf, count, dt, inbuf, pos, need); err != nil {
+		return pos, err
+	}
+	if err := dt.t.UnpackExternal(inbuf[pos:pos+need], outbuf, count); err != nil {
+		return pos, typeErr("UnpackExternal", "%v", err)
+	}
+	return pos + need, nil
+}

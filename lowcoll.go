@@ -54,6 +54,12 @@ func (c *Comm) lowOp(name string, count int, dt *Datatype, op *ReduceOp) (int, e
 	if dt == nil {
 		return 0, c.argErr(name, ErrType, "nil datatype")
 	}
+	if s := dt.checkComm(); s != "" {
+		return 0, c.argErr(name, ErrType, "%s", s)
+	}
+	if !dt.t.Contiguous() {
+		return 0, c.argErr(name, ErrType, "%s is not contiguous: collectives take contiguous datatypes only (pack the data first)", dt.name)
+	}
 	if count < 0 {
 		return 0, c.argErr(name, ErrCount, "negative count %d", count)
 	}
@@ -61,6 +67,19 @@ func (c *Comm) lowOp(name string, count int, dt *Datatype, op *ReduceOp) (int, e
 		return 0, c.argErr(name, ErrOp, "%v", err)
 	}
 	return count * dt.size, nil
+}
+
+// collBuf is checkBuf for the collectives, which move contiguous memory
+// only: a datatype that scatters its elements is refused.
+func (c *Comm) collBuf(op string, l loc, buf []byte, count int, dt *Datatype) ([]byte, error) {
+	m, err := c.checkBuf(op, l, buf, count, dt)
+	if err != nil {
+		return nil, err
+	}
+	if m.lay != nil {
+		return nil, c.handle(c.errorf(op, ErrType, l, "%s is not contiguous: collectives take contiguous datatypes only (pack the data first)", dt.name))
+	}
+	return m.b, nil
 }
 
 // need checks that buf holds n bytes.
@@ -79,7 +98,7 @@ func (c *Comm) Bcast(buf []byte, count int, dt *Datatype, root int) error {
 	if err := c.checkRoot(op, root); err != nil {
 		return err
 	}
-	b, err := c.checkBuf(op, loc{}, buf, count, dt)
+	b, err := c.collBuf(op, loc{}, buf, count, dt)
 	if err != nil {
 		return err
 	}
@@ -112,6 +131,12 @@ func (c *Comm) checkV(name, what string, buf []byte, counts, displs []int, dt *D
 	p := len(c.group)
 	if dt == nil {
 		return nil, nil, c.argErr(name, ErrType, "nil %s datatype", what)
+	}
+	if s := dt.checkComm(); s != "" {
+		return nil, nil, c.argErr(name, ErrType, "%s", s)
+	}
+	if !dt.t.Contiguous() {
+		return nil, nil, c.argErr(name, ErrType, "%s is not contiguous: collectives take contiguous datatypes only (pack the data first)", dt.name)
 	}
 	if len(counts) != p || (displs != nil && len(displs) != p) {
 		return nil, nil, c.argErr(name, ErrCount, "%s: %d counts and %d displacements for %d ranks", what, len(counts), len(displs), p)
@@ -166,7 +191,7 @@ func (c *Comm) gatherv(name string, sendbuf []byte, sendcount int, sendtype *Dat
 	var sb []byte
 	if c.rank == root && isInPlace(sendbuf) {
 		sb = recvbuf[lo[root]:hi[root]]
-	} else if sb, err = c.checkBuf(name, loc{}, sendbuf, sendcount, sendtype); err != nil {
+	} else if sb, err = c.collBuf(name, loc{}, sendbuf, sendcount, sendtype); err != nil {
 		return err
 	}
 	parts, err := coll.Gather(c.coll(), sb, root, c.collTag())
@@ -223,7 +248,7 @@ func (c *Comm) scatterv(name string, sendbuf []byte, sendcounts, displs []int, s
 	var rb []byte
 	var err error
 	if !inPlace {
-		if rb, err = c.checkBuf(name, loc{}, recvbuf, recvcount, recvtype); err != nil {
+		if rb, err = c.collBuf(name, loc{}, recvbuf, recvcount, recvtype); err != nil {
 			return err
 		}
 	}
@@ -291,7 +316,7 @@ func (c *Comm) allgatherv(name string, sendbuf []byte, sendcount int, sendtype *
 	r, p := c.rank, len(c.group)
 	inPlace := isInPlace(sendbuf)
 	if !inPlace {
-		sb, err := c.checkBuf(name, loc{}, sendbuf, sendcount, sendtype)
+		sb, err := c.collBuf(name, loc{}, sendbuf, sendcount, sendtype)
 		if err != nil {
 			return err
 		}
@@ -348,14 +373,14 @@ func (c *Comm) Alltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvb
 		return err
 	}
 	p := len(c.group)
-	rb, err := c.checkBuf(name, loc{}, recvbuf, p*recvcount, recvtype)
+	rb, err := c.collBuf(name, loc{}, recvbuf, p*recvcount, recvtype)
 	if err != nil {
 		return err
 	}
 	var sb []byte
 	if isInPlace(sendbuf) {
 		sb = append([]byte(nil), rb...)
-	} else if sb, err = c.checkBuf(name, loc{}, sendbuf, p*sendcount, sendtype); err != nil {
+	} else if sb, err = c.collBuf(name, loc{}, sendbuf, p*sendcount, sendtype); err != nil {
 		return err
 	}
 	if len(sb) != len(rb) {

@@ -62,19 +62,44 @@ func (c *Comm) checkSource(op string, src, tag int) error {
 	return nil
 }
 
-// checkBuf returns the first count elements of dt in buf.
-func (c *Comm) checkBuf(op string, l loc, buf []byte, count int, dt *Datatype) ([]byte, error) {
-	if dt == nil {
-		return nil, c.handle(c.errorf(op, ErrType, l, "nil datatype"))
+// msg is the memory of a low-level message: count elements of a datatype
+// in a buffer, either one run of bytes (b) or, for a non-contiguous
+// datatype, a layout the engine packs from or unpacks into chunk by chunk.
+type msg struct {
+	b   []byte
+	lay engine.Layout
+}
+
+// bytes returns the message as one run of bytes, packing a layout into a
+// new buffer.
+func (m msg) bytes() []byte {
+	if m.lay == nil {
+		return m.b
+	}
+	b := make([]byte, m.lay.Len())
+	m.lay.Pack(b, 0)
+	return b
+}
+
+// checkBuf returns the memory of count elements of dt in buf.
+func (c *Comm) checkBuf(op string, l loc, buf []byte, count int, dt *Datatype) (msg, error) {
+	if s := dt.checkComm(); s != "" {
+		return msg{}, c.handle(c.errorf(op, ErrType, l, "%s", s))
 	}
 	if count < 0 {
-		return nil, c.handle(c.errorf(op, ErrCount, l, "negative count %d", count))
+		return msg{}, c.handle(c.errorf(op, ErrCount, l, "negative count %d", count))
 	}
 	n := count * dt.size
-	if n > len(buf) {
-		return nil, c.handle(c.errorf(op, ErrBuffer, l, "%d elements of %s need %d bytes, the buffer has %d", count, dt.name, n, len(buf)))
+	if dt.t.Contiguous() {
+		if n > len(buf) {
+			return msg{}, c.handle(c.errorf(op, ErrBuffer, l, "%d elements of %s need %d bytes, the buffer has %d", count, dt.name, n, len(buf)))
+		}
+		return msg{b: buf[:n]}, nil
 	}
-	return buf[:n], nil
+	if s := dt.span(count, len(buf)); s != "" {
+		return msg{}, c.handle(c.errorf(op, ErrBuffer, l, "%s", s))
+	}
+	return msg{lay: &layout{t: dt.t, buf: buf, n: n}}, nil
 }
 
 // startSend fills er for a send of buf to dest and starts it.
@@ -96,6 +121,26 @@ func (c *Comm) startRecv(er *engine.Request, buf []byte, alloc func(int) []byte,
 	var out engine.Outbox
 	c.p.eng.PostRecv(er, &out)
 	c.p.exec(&out)
+}
+
+// sendMsg is a blocking send of m (validated) in mode.
+func (c *Comm) sendMsg(op string, m msg, sig uint64, dest, tag int, mode engine.Mode) error {
+	if m.lay == nil {
+		return c.send(op, m.b, sig, dest, tag, mode)
+	}
+	if dest == ProcNull {
+		return nil
+	}
+	s := getSlot()
+	s.er.Layout = m.lay
+	c.startSend(&s.er, nil, sig, dest, tag, mode)
+	st := s.er.Wait()
+	var err error
+	if st.Err != nil {
+		err = c.handle(c.statusErr(op, at("dest", dest, tag), st))
+	}
+	putSlot(s)
+	return err
 }
 
 // send is a blocking send of buf (validated) in mode.
@@ -126,14 +171,27 @@ func (c *Comm) send(op string, buf []byte, sig uint64, dest, tag int, mode engin
 // bsend copies buf into the attached buffer and sends it from there. The
 // returned request completes when the data has been copied.
 func (c *Comm) bsend(op string, buf []byte, sig uint64, dest, tag int) error {
+	return c.bsendMsg(op, msg{b: buf}, sig, dest, tag)
+}
+
+// bsendMsg packs m into the attached buffer and sends it from there.
+func (c *Comm) bsendMsg(op string, m msg, sig uint64, dest, tag int) error {
 	if dest == ProcNull {
 		return nil
 	}
-	data, release, err := c.p.bsend.Alloc(len(buf))
-	if err != nil {
-		return c.handle(c.errorf(op, ErrBuffer, at("dest", dest, tag), "%v (%d bytes + %d overhead)", err, len(buf), BsendOverhead))
+	n := len(m.b)
+	if m.lay != nil {
+		n = m.lay.Len()
 	}
-	copy(data, buf)
+	data, release, err := c.p.bsend.Alloc(n)
+	if err != nil {
+		return c.handle(c.errorf(op, ErrBuffer, at("dest", dest, tag), "%v (%d bytes + %d overhead)", err, n, BsendOverhead))
+	}
+	if m.lay != nil {
+		m.lay.Pack(data, 0)
+	} else {
+		copy(data, m.b)
+	}
 	er := &engine.Request{OnDone: func(*engine.Request) { release() }}
 	c.startSend(er, data, sig, dest, tag, engine.Standard)
 	return nil
@@ -174,11 +232,11 @@ func (c *Comm) lowSend(op string, buf []byte, count int, dt *Datatype, dest, tag
 	if err := c.checkDest(op, dest, tag); err != nil {
 		return err
 	}
-	b, err := c.checkBuf(op, at("dest", dest, tag), buf, count, dt)
+	m, err := c.checkBuf(op, at("dest", dest, tag), buf, count, dt)
 	if err != nil {
 		return err
 	}
-	return c.send(op, b, dt.sig, dest, tag, mode)
+	return c.sendMsg(op, m, dt.sig, dest, tag, mode)
 }
 
 // Send sends count elements of dt from buf to rank dest with tag, and
@@ -207,11 +265,11 @@ func (c *Comm) Bsend(buf []byte, count int, dt *Datatype, dest, tag int) error {
 	if err := c.checkDest("Bsend", dest, tag); err != nil {
 		return err
 	}
-	b, err := c.checkBuf("Bsend", at("dest", dest, tag), buf, count, dt)
+	m, err := c.checkBuf("Bsend", at("dest", dest, tag), buf, count, dt)
 	if err != nil {
 		return err
 	}
-	return c.bsend("Bsend", b, dt.sig, dest, tag)
+	return c.bsendMsg("Bsend", m, dt.sig, dest, tag)
 }
 
 // isend validates and starts a low-level non-blocking send.
@@ -219,7 +277,7 @@ func (c *Comm) isend(op string, buf []byte, count int, dt *Datatype, dest, tag i
 	if err := c.checkDest(op, dest, tag); err != nil {
 		return nil, err
 	}
-	b, err := c.checkBuf(op, at("dest", dest, tag), buf, count, dt)
+	m, err := c.checkBuf(op, at("dest", dest, tag), buf, count, dt)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +285,8 @@ func (c *Comm) isend(op string, buf []byte, count int, dt *Datatype, dest, tag i
 		return c.nullRequest(op, Status{}), nil
 	}
 	r := c.newRequest(op, at("dest", dest, tag))
-	c.startSend(r.er, b, dt.sig, dest, tag, mode)
+	r.er.Layout = m.lay
+	c.startSend(r.er, m.b, dt.sig, dest, tag, mode)
 	return r, nil
 }
 
@@ -257,10 +316,10 @@ func (c *Comm) Ibsend(buf []byte, count int, dt *Datatype, dest, tag int) (*Requ
 	return c.nullRequest("Ibsend", Status{}), nil
 }
 
-// lowRecv validates a low-level receive and returns its buffer.
-func (c *Comm) lowRecvBuf(op string, buf []byte, count int, dt *Datatype, src, tag int) ([]byte, error) {
+// lowRecvBuf validates a low-level receive and returns its memory.
+func (c *Comm) lowRecvBuf(op string, buf []byte, count int, dt *Datatype, src, tag int) (msg, error) {
 	if err := c.checkSource(op, src, tag); err != nil {
-		return nil, err
+		return msg{}, err
 	}
 	return c.checkBuf(op, at("source", src, tag), buf, count, dt)
 }
@@ -269,20 +328,26 @@ func (c *Comm) lowRecvBuf(op string, buf []byte, count int, dt *Datatype, src, t
 // into buf, which has room for count elements of dt (MPI_Recv). A longer
 // message fills the buffer and fails with ErrTruncate.
 func (c *Comm) Recv(buf []byte, count int, dt *Datatype, src, tag int) (Status, error) {
-	b, err := c.lowRecvBuf("Recv", buf, count, dt, src, tag)
+	m, err := c.lowRecvBuf("Recv", buf, count, dt, src, tag)
 	if err != nil {
 		return Status{}, err
 	}
-	return c.recv("Recv", b, dt.sig, dt.size, src, tag)
+	return c.recvMsg("Recv", m, dt.sig, dt.size, src, tag)
 }
 
 // recv is a blocking receive into b.
 func (c *Comm) recv(op string, b []byte, sig uint64, elem, src, tag int) (Status, error) {
+	return c.recvMsg(op, msg{b: b}, sig, elem, src, tag)
+}
+
+// recvMsg is a blocking receive into m.
+func (c *Comm) recvMsg(op string, m msg, sig uint64, elem, src, tag int) (Status, error) {
 	if src == ProcNull {
 		return procNullStatus, nil
 	}
 	s := getSlot()
-	c.startRecv(&s.er, b, nil, sig, src, tag)
+	s.er.Layout = m.lay
+	c.startRecv(&s.er, m.b, nil, sig, src, tag)
 	est := s.er.Wait()
 	st := statusOf(est, elem)
 	var err error
@@ -296,7 +361,7 @@ func (c *Comm) recv(op string, b []byte, sig uint64, elem, src, tag int) (Status
 // Irecv starts a receive and returns at once (MPI_Irecv). buf must not be
 // used until the request completes.
 func (c *Comm) Irecv(buf []byte, count int, dt *Datatype, src, tag int) (*Request, error) {
-	b, err := c.lowRecvBuf("Irecv", buf, count, dt, src, tag)
+	m, err := c.lowRecvBuf("Irecv", buf, count, dt, src, tag)
 	if err != nil {
 		return nil, err
 	}
@@ -305,7 +370,8 @@ func (c *Comm) Irecv(buf []byte, count int, dt *Datatype, src, tag int) (*Reques
 	}
 	r := c.newRequest("Irecv", at("source", src, tag))
 	r.elem = dt.size
-	c.startRecv(r.er, b, nil, dt.sig, src, tag)
+	r.er.Layout = m.lay
+	c.startRecv(r.er, m.b, nil, dt.sig, src, tag)
 	return r, nil
 }
 
@@ -314,12 +380,13 @@ func (c *Comm) sendInit(op string, buf []byte, count int, dt *Datatype, dest, ta
 	if err := c.checkDest(op, dest, tag); err != nil {
 		return nil, err
 	}
-	if _, err := c.checkBuf(op, at("dest", dest, tag), buf, count, dt); err != nil {
+	m, err := c.checkBuf(op, at("dest", dest, tag), buf, count, dt)
+	if err != nil {
 		return nil, err
 	}
+	sig := dt.sig
 	r := &Request{c: c, op: op, at: at("dest", dest, tag), persistent: true, finished: true}
 	r.start = func(r *Request) error {
-		b := buf[:count*dt.size]
 		if dest == ProcNull {
 			r.mu.Lock()
 			r.er, r.finished = nil, true
@@ -327,14 +394,15 @@ func (c *Comm) sendInit(op string, buf []byte, count int, dt *Datatype, dest, ta
 			return nil
 		}
 		if buffered {
-			err := c.bsend(op, b, dt.sig, dest, tag)
+			err := c.bsendMsg(op, m, sig, dest, tag)
 			r.mu.Lock()
 			r.er, r.finished, r.err = nil, true, err
 			r.mu.Unlock()
 			return err
 		}
 		er := r.activate()
-		c.startSend(er, b, dt.sig, dest, tag, mode)
+		er.Layout = m.lay
+		c.startSend(er, m.b, sig, dest, tag, mode)
 		return nil
 	}
 	return r, nil
@@ -373,10 +441,11 @@ func (c *Comm) BsendInit(buf []byte, count int, dt *Datatype, dest, tag int) (*R
 // RecvInit makes a persistent receive (MPI_Recv_init): each Start posts a
 // receive into buf.
 func (c *Comm) RecvInit(buf []byte, count int, dt *Datatype, src, tag int) (*Request, error) {
-	b, err := c.lowRecvBuf("RecvInit", buf, count, dt, src, tag)
+	m, err := c.lowRecvBuf("RecvInit", buf, count, dt, src, tag)
 	if err != nil {
 		return nil, err
 	}
+	sig := dt.sig
 	r := &Request{c: c, op: "RecvInit", at: at("source", src, tag), persistent: true, finished: true, elem: dt.size}
 	r.start = func(r *Request) error {
 		if src == ProcNull {
@@ -386,7 +455,8 @@ func (c *Comm) RecvInit(buf []byte, count int, dt *Datatype, src, tag int) (*Req
 			return nil
 		}
 		er := r.activate()
-		c.startRecv(er, b, nil, dt.sig, src, tag)
+		er.Layout = m.lay
+		c.startRecv(er, m.b, nil, sig, src, tag)
 		return nil
 	}
 	return r, nil
@@ -411,12 +481,27 @@ func (c *Comm) Sendrecv(sendbuf []byte, sendcount int, sendtype *Datatype, dest,
 // SendrecvReplace sends the contents of buf and receives into the same
 // buffer (MPI_Sendrecv_replace).
 func (c *Comm) SendrecvReplace(buf []byte, count int, dt *Datatype, dest, sendtag, src, recvtag int) (Status, error) {
-	b, err := c.lowRecvBuf("SendrecvReplace", buf, count, dt, src, recvtag)
+	m, err := c.lowRecvBuf("SendrecvReplace", buf, count, dt, src, recvtag)
 	if err != nil {
 		return Status{}, err
 	}
-	tmp := append([]byte(nil), b...)
-	return c.Sendrecv(tmp, count, dt, dest, sendtag, b, count, dt, src, recvtag)
+	// The outgoing data must be copied out before the incoming lands.
+	tmp := append([]byte(nil), m.bytes()...)
+	rr, err := c.Irecv(buf, count, dt, src, recvtag)
+	if err != nil {
+		return Status{}, err
+	}
+	if err := c.checkDest("SendrecvReplace", dest, sendtag); err != nil {
+		rr.Cancel()
+		rr.Wait()
+		return Status{}, err
+	}
+	if err := c.send("SendrecvReplace", tmp, dt.sig, dest, sendtag, engine.Standard); err != nil {
+		rr.Cancel()
+		rr.Wait()
+		return Status{}, err
+	}
+	return rr.Wait()
 }
 
 // probe blocks until a message matching (src, tag) can be received.
@@ -553,7 +638,7 @@ func (m *Message) Irecv(buf []byte, count int, dt *Datatype) (*Request, error) {
 		return nil, err
 	}
 	c := m.c
-	b, err := c.checkBuf("Mrecv", loc{}, buf, count, dt)
+	mm, err := c.checkBuf("Mrecv", loc{}, buf, count, dt)
 	if err != nil {
 		return nil, err
 	}
@@ -562,7 +647,8 @@ func (m *Message) Irecv(buf []byte, count int, dt *Datatype) (*Request, error) {
 	}
 	r := c.newRequest("Mrecv", loc{})
 	r.elem = dt.size
-	c.startMRecv(em, r.er, b, nil, dt.sig)
+	r.er.Layout = mm.lay
+	c.startMRecv(em, r.er, mm.b, nil, dt.sig)
 	return r, nil
 }
 

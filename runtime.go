@@ -68,7 +68,12 @@ func (p *proc) exec(out *engine.Outbox) {
 	}
 	for i := 0; i < n; i++ {
 		it := out.At(i)
-		err := p.tr.Send(it.F)
+		var err error
+		if it.Fill != nil {
+			err = sendFilled(p, it)
+		} else {
+			err = p.tr.Send(it.F)
+		}
 		if it.Done != nil {
 			if err != nil {
 				it.Done.Fail(fmt.Errorf("%w: %w", ErrProcFailed, err))
@@ -80,6 +85,28 @@ func (p *proc) exec(out *engine.Outbox) {
 			p.eng.FailAll(it.F.To, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, it.F.To, err))
 		}
 	}
+}
+
+// fillPool holds the chunk buffers that non-contiguous sends pack into
+// just before a frame leaves (engine.Item.Fill): at most one chunk
+// (Config.ChunkSize, or the eager limit) per frame being sent.
+var fillPool sync.Pool
+
+func sendFilled(p *proc, it *engine.Item) error {
+	var b []byte
+	bp, _ := fillPool.Get().(*[]byte)
+	if bp != nil && cap(*bp) >= it.FillLen {
+		b = (*bp)[:it.FillLen]
+	} else {
+		nb := make([]byte, it.FillLen)
+		bp, b = &nb, nb
+	}
+	it.Fill.Pack(b, it.FillOff)
+	f := it.F
+	f.Payload = b
+	err := p.tr.Send(f)
+	fillPool.Put(bp)
+	return err
 }
 
 // deliver is the transport handler: a frame arrived for this rank.

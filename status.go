@@ -46,6 +46,26 @@ func (s Status) CountOf(dt *Datatype) int {
 	return s.bytes / dt.size
 }
 
+// GetCount returns the number of whole elements of dt received, or
+// Undefined if the bytes are not a whole number of them (MPI_Get_count);
+// the same as CountOf.
+func (s Status) GetCount(dt *Datatype) int { return s.CountOf(dt) }
+
+// GetElements returns the number of basic elements (Float64, Int32, ...)
+// of dt received, counting those of a last, partly received element of a
+// derived datatype, or Undefined if the bytes end inside a basic element
+// (MPI_Get_elements).
+func (s Status) GetElements(dt *Datatype) int {
+	if dt == nil || dt.t == nil {
+		return Undefined
+	}
+	n := dt.t.Elements(int64(s.bytes))
+	if n < 0 {
+		return Undefined
+	}
+	return int(n)
+}
+
 // Cancelled reports whether the operation was cancelled (MPI_Test_cancelled).
 func (s Status) Cancelled() bool { return s.cancelled }
 

@@ -40,6 +40,16 @@ type typeInfo struct {
 
 func typeOf[T any]() typeInfo {
 	info := datatype.InfoFor[T]()
+	if p := info.Ext(); p != nil {
+		return *(*typeInfo)(p)
+	}
+	t := summarize(info)
+	info.SetExt(unsafe.Pointer(&t))
+	return t
+}
+
+// summarize computes the typeInfo of the type info describes.
+func summarize(info *datatype.Info) typeInfo {
 	switch {
 	case info.Plain:
 		return typeInfo{shapePlain, info.Size, info.Align, info.Sig, info}
@@ -101,7 +111,12 @@ func viewBytes[T any](t typeInfo, v *T, scratch []byte) ([]byte, error) {
 
 // fromBytes makes a T out of received bytes. For slices and strings the
 // result shares b's memory, so b must belong to the caller.
-func fromBytes[T any](t typeInfo, b []byte, v *T) error {
+func fromBytes[T any](t typeInfo, b []byte, v *T) error { return decodeBytes(t, b, v, false) }
+
+// decodeBytes is fromBytes; with own, b is the caller's for good (a
+// receive buffer allocated for this message) and the strings of an encoded
+// value may share it too.
+func decodeBytes[T any](t typeInfo, b []byte, v *T, own bool) error {
 	switch t.shape {
 	case shapePlain:
 		if len(b) != t.size {
@@ -139,7 +154,11 @@ func fromBytes[T any](t typeInfo, b []byte, v *T) error {
 		return nil
 	}
 	p := new(T)
-	if err := datatype.Decode(b, p); err != nil {
+	decode := datatype.Decode
+	if own {
+		decode = datatype.DecodeOwned
+	}
+	if err := decode(b, p); err != nil {
 		return err
 	}
 	*v = *p
@@ -321,7 +340,7 @@ func finishRecv[T any](c *Comm, op string, l loc, t typeInfo, er *engine.Request
 	} else if b == nil {
 		b = []byte{}
 	}
-	if err := fromBytes(t, b[:est.Count], v); err != nil {
+	if err := decodeBytes(t, b[:est.Count], v, true); err != nil {
 		return st, c.typeErr(op, l, err)
 	}
 	return st, nil

@@ -42,6 +42,14 @@ Tests (output follows the OSU micro-benchmarks: '#' comment lines, then
              hides entirely behind computation; -yield makes the
              computation yield its processor now and then
 
+APIs (-api; latency, bw and bibw):
+  raw        c.Send(buf, SIZE, mpi.Byte, ...): the low-level byte path
+  typed      mpi.Send of a []float64 of SIZE/8 elements (rounded up), received
+             with mpi.RecvInto: plain data, no copy, no encoding
+  object     mpi.Send of a []Record (structs holding strings, encoded by the
+             codec), about SIZE bytes encoded (at least one record), received
+             with mpi.Recv: the cost of encoding, decoding and allocating
+
 Flags:
 `
 
@@ -100,7 +108,7 @@ func benchFlags(cfg *benchConfig, stderr io.Writer) *flag.FlagSet {
 	fs.String("sizes", "", "message sizes in bytes: a list (8,1024) or MIN:MAX (powers of two)")
 	fs.IntVar(&cfg.iters, "iters", 0, "iterations per size (0: chosen by size)")
 	fs.BoolVar(&cfg.yield, "yield", false, "non-blocking tests: the computation yields its processor now and then (like calling MPI_Test in OSU's compute loop)")
-	fs.StringVar(&cfg.api, "api", "typed", "API to measure: typed (mpi.Send[T]) or raw (c.Send(buf, count, dt, ...))")
+	fs.StringVar(&cfg.api, "api", "typed", "API to measure: raw (c.Send(buf, count, mpi.Byte, ...)), typed (mpi.Send of []float64) or object (mpi.Send of []Record, encoded)")
 	return fs
 }
 
@@ -163,8 +171,8 @@ func runBench(b *benchConfig) error {
 	if b.transport != "inproc" && b.transport != "tcp" && b.transport != "shm" {
 		return fmt.Errorf("transport %q is not available in this build (available: inproc, shm, tcp)", b.transport)
 	}
-	if b.api != "typed" && b.api != "raw" {
-		return fmt.Errorf("-api %q: want typed or raw", b.api)
+	if b.api != "typed" && b.api != "raw" && b.api != "object" {
+		return fmt.Errorf("-api %q: want raw, typed or object", b.api)
 	}
 	var body func(c *mpi.Comm, size int) (float64, error)
 	unit := "Latency (us)"
@@ -239,41 +247,104 @@ func runBench(b *benchConfig) error {
 	return mpi.Run(b.n, rank)
 }
 
-func (b *benchConfig) send(c *mpi.Comm, buf []byte, dest, tag int) error {
-	if b.api == "raw" {
-		return c.Send(buf, len(buf), mpi.Byte, dest, tag)
-	}
-	return mpi.Send(c, buf, dest, tag)
+// Record is the element of -api object messages: a struct holding
+// strings, which the typed layer encodes.
+type Record struct {
+	ID     int64
+	Name   string
+	Email  string
+	Tags   []string
+	Score  float64
+	Pos    [3]float32
+	Active bool
 }
 
-func (b *benchConfig) recv(c *mpi.Comm, buf []byte, src, tag int) error {
-	if b.api == "raw" {
-		_, err := c.Recv(buf, len(buf), mpi.Byte, src, tag)
+// recordSize is about the encoded size of one Record of makeRecords.
+const recordSize = 72
+
+func makeRecords(size int) []Record {
+	rs := make([]Record, max(size/recordSize, 1))
+	for i := range rs {
+		rs[i] = Record{ID: int64(i), Name: fmt.Sprintf("record-%07d", i), Email: fmt.Sprintf("user%07d@example.org", i),
+			Tags: []string{"alpha", "beta"}, Score: float64(i), Pos: [3]float32{1, 2, 3}, Active: i%2 == 0}
+	}
+	return rs
+}
+
+// messages sends and receives the benchmark's messages of one size
+// through one API. A receive slot is a buffer of its own, as osu_bw has
+// one per message of a window.
+type messages struct {
+	api     string
+	bytes   [][]byte    // raw: slot buffers
+	floats  [][]float64 // typed: slot buffers
+	records []Record    // object: the value sent
+}
+
+func (b *benchConfig) messages(size, slots int) *messages {
+	m := &messages{api: b.api}
+	for range slots {
+		switch b.api {
+		case "raw":
+			m.bytes = append(m.bytes, make([]byte, size))
+		case "typed":
+			m.floats = append(m.floats, make([]float64, (size+7)/8))
+		}
+	}
+	if b.api == "object" {
+		m.records = makeRecords(size)
+	}
+	return m
+}
+
+func (m *messages) send(c *mpi.Comm, slot, dest, tag int) error {
+	switch m.api {
+	case "raw":
+		return c.Send(m.bytes[slot], len(m.bytes[slot]), mpi.Byte, dest, tag)
+	case "typed":
+		return mpi.Send(c, m.floats[slot], dest, tag)
+	}
+	return mpi.Send(c, m.records, dest, tag)
+}
+
+func (m *messages) recv(c *mpi.Comm, slot, src, tag int) error {
+	switch m.api {
+	case "raw":
+		_, err := c.Recv(m.bytes[slot], len(m.bytes[slot]), mpi.Byte, src, tag)
+		return err
+	case "typed":
+		_, err := mpi.RecvInto(c, m.floats[slot], src, tag)
 		return err
 	}
-	_, err := mpi.RecvInto(c, buf, src, tag)
+	v, _, err := mpi.Recv[[]Record](c, src, tag)
+	if err == nil && len(v) != len(m.records) {
+		err = fmt.Errorf("received %d records, want %d", len(v), len(m.records))
+	}
 	return err
 }
 
-func (b *benchConfig) isend(c *mpi.Comm, buf []byte, dest, tag int) (*mpi.Request, error) {
-	if b.api == "raw" {
-		return c.Isend(buf, len(buf), mpi.Byte, dest, tag)
+func (m *messages) isend(c *mpi.Comm, slot, dest, tag int) (mpi.Waiter, error) {
+	switch m.api {
+	case "raw":
+		return c.Isend(m.bytes[slot], len(m.bytes[slot]), mpi.Byte, dest, tag)
+	case "typed":
+		return mpi.Isend(c, m.floats[slot], dest, tag)
 	}
-	return mpi.Isend(c, buf, dest, tag)
+	return mpi.Isend(c, m.records, dest, tag)
 }
 
-func (b *benchConfig) irecv(c *mpi.Comm, buf []byte, src, tag int) (*mpi.Request, error) {
-	if b.api == "raw" {
-		return c.Irecv(buf, len(buf), mpi.Byte, src, tag)
+func (m *messages) irecv(c *mpi.Comm, slot, src, tag int) (mpi.Waiter, error) {
+	switch m.api {
+	case "raw":
+		return c.Irecv(m.bytes[slot], len(m.bytes[slot]), mpi.Byte, src, tag)
+	case "typed":
+		return mpi.IrecvInto(c, m.floats[slot], src, tag)
 	}
-	return mpi.IrecvInto(c, buf, src, tag)
+	return mpi.Irecv[[]Record](c, src, tag)
 }
 
 func (b *benchConfig) latency(c *mpi.Comm, size int) (float64, error) {
-	buf := make([]byte, size)
-	for i := range buf {
-		buf[i] = byte(i)
-	}
+	m := b.messages(size, 1)
 	warm, iters := b.iterations(size, 10000, 1000)
 	if err := mpi.Barrier(c); err != nil {
 		return 0, err
@@ -285,17 +356,17 @@ func (b *benchConfig) latency(c *mpi.Comm, size int) (float64, error) {
 		}
 		switch c.Rank() {
 		case 0:
-			if err := b.send(c, buf, 1, 1); err != nil {
+			if err := m.send(c, 0, 1, 1); err != nil {
 				return 0, err
 			}
-			if err := b.recv(c, buf, 1, 1); err != nil {
+			if err := m.recv(c, 0, 1, 1); err != nil {
 				return 0, err
 			}
 		case 1:
-			if err := b.recv(c, buf, 0, 1); err != nil {
+			if err := m.recv(c, 0, 0, 1); err != nil {
 				return 0, err
 			}
-			if err := b.send(c, buf, 0, 1); err != nil {
+			if err := m.send(c, 0, 0, 1); err != nil {
 				return 0, err
 			}
 		}
@@ -315,14 +386,10 @@ func (b *benchConfig) bibw(c *mpi.Comm, size int) (float64, error) {
 }
 
 func (b *benchConfig) bandwidth(c *mpi.Comm, size int, both bool) (float64, error) {
-	sbuf := make([]byte, size)
-	rbufs := make([][]byte, window)
-	for i := range rbufs {
-		rbufs[i] = make([]byte, size) // one buffer per window slot, as osu_bw does
-	}
+	m := b.messages(size, window+1) // slot window sends; the others receive, one buffer per message as osu_bw
 	ack := make([]byte, 4)
 	warm, iters := b.iterations(size, 100, 20)
-	reqs := make([]*mpi.Request, 0, 2*window)
+	reqs := make([]mpi.Waiter, 0, 2*window)
 	if err := mpi.Barrier(c); err != nil {
 		return 0, err
 	}
@@ -339,7 +406,7 @@ func (b *benchConfig) bandwidth(c *mpi.Comm, size int, both bool) (float64, erro
 		reqs = reqs[:0]
 		if me == 1 || both {
 			for w := 0; w < window; w++ {
-				r, err := b.irecv(c, rbufs[w], peer, 2)
+				r, err := m.irecv(c, w, peer, 2)
 				if err != nil {
 					return 0, err
 				}
@@ -348,26 +415,22 @@ func (b *benchConfig) bandwidth(c *mpi.Comm, size int, both bool) (float64, erro
 		}
 		if me == 0 || both {
 			for w := 0; w < window; w++ {
-				r, err := b.isend(c, sbuf, peer, 2)
+				r, err := m.isend(c, window, peer, 2)
 				if err != nil {
 					return 0, err
 				}
 				reqs = append(reqs, r)
 			}
 		}
-		ws := make([]mpi.Waiter, len(reqs))
-		for k, r := range reqs {
-			ws[k] = r
-		}
-		if err := mpi.WaitAll(ws...); err != nil {
+		if err := mpi.WaitAll(reqs...); err != nil {
 			return 0, err
 		}
 		if me == 0 {
-			if err := b.recv(c, ack, 1, 3); err != nil {
+			if _, err := c.Recv(ack, len(ack), mpi.Byte, 1, 3); err != nil {
 				return 0, err
 			}
 		} else {
-			if err := b.send(c, ack, 0, 3); err != nil {
+			if err := c.Send(ack, len(ack), mpi.Byte, 0, 3); err != nil {
 				return 0, err
 			}
 		}

@@ -15,6 +15,9 @@ func TestBenchOutput(t *testing.T) {
 		{[]string{"bench", "latency", "-sizes", "8,70000", "-iters", "20"}, []int{8, 70000}},
 		{[]string{"bench", "latency", "-api", "raw", "-sizes", "1:4", "-iters", "20"}, []int{1, 2, 4}},
 		{[]string{"bench", "bw", "-sizes", "1024", "-iters", "3"}, []int{1024}},
+		{[]string{"bench", "latency", "-api", "object", "-sizes", "8,100000", "-iters", "5"}, []int{8, 100000}},
+		{[]string{"bench", "bw", "-api", "object", "-sizes", "5000", "-iters", "2"}, []int{5000}},
+		{[]string{"bench", "latency", "-api", "object", "-transport", "tcp", "-sizes", "300", "-iters", "5"}, []int{300}},
 		{[]string{"bench", "bibw", "-sizes", "100000", "-iters", "2", "-api", "raw"}, []int{100000}},
 		{[]string{"bench", "allreduce", "-n", "3", "-sizes", "8,64", "-iters", "10"}, []int{8, 64}},
 		{[]string{"bench", "bcast", "-n", "4", "-sizes", "16", "-iters", "10"}, []int{16}},
@@ -72,7 +75,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"bench", "latency", "-transport", "carrier-pigeon"}, 1, `transport "carrier-pigeon" is not available`},
 		{[]string{"bench", "latency", "-sizes", "9:3"}, 2, "MIN:MAX"},
 		{[]string{"bench", "latency", "-n", "1"}, 1, "at least 2 ranks"},
-		{[]string{"bench", "latency", "-api", "fancy"}, 1, "want typed or raw"},
+		{[]string{"bench", "latency", "-api", "fancy"}, 1, "want raw, typed or object"},
 	}
 	for _, tt := range tests {
 		var out, errb bytes.Buffer

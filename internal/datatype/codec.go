@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -29,6 +30,7 @@ const (
 	viaStrings               // a slice of a string type: uvarint count, then uvarint length and bytes of each
 	viaMemory                // a plain type: its memory
 	viaElems                 // a slice of a plain type of non-zero size: its elements' memory
+	viaPlan                  // the compiled codec (plan.go)
 	refused                  // values of the type can never be encoded
 )
 
@@ -39,6 +41,9 @@ type codec struct {
 	bools  func([]byte) bool // viaMemory, viaElems: validates the bools of one value; nil if it has none
 	wrap   reflect.Type      // viaGob: struct{ V *T }
 	why    string            // refused: why, naming the part of the type at fault
+	plan   *plan             // viaPlan
+	slabs  int               // viaPlan: slabs a decoder needs
+	hint   atomic.Int64      // viaPlan: size of the last encoding, to size the next
 }
 
 var codecs sync.Map // reflect.Type -> *codec
@@ -61,6 +66,8 @@ func codecOf(t reflect.Type) *codec {
 	default:
 		if c.why = refusal(t, "", map[reflect.Type]bool{}); c.why != "" {
 			c.method = refused
+		} else if p, n := compileTop(t); p != nil {
+			c.method, c.plan, c.slabs = viaPlan, p, n
 		} else {
 			c.method = viaGob
 			// gob encodes a struct's fields but not, say, a bare nil pointer
@@ -255,6 +262,18 @@ func Encode(dst []byte, v any) (out []byte, err error) {
 			out, err = dst, fmt.Errorf("%w %v: %v", ErrEncode, t, r)
 		}
 	}()
+	if c.method == viaPlan {
+		b := dst
+		if h := int(c.hint.Load()); cap(b)-len(b) < h {
+			b = append(make([]byte, 0, len(b)+h+h/8), b...)
+		}
+		b, err := c.plan.enc(b, rv.UnsafePointer())
+		if err != nil {
+			return dst, fmt.Errorf("%w %v: %v", ErrEncode, t, err)
+		}
+		c.hint.Store(int64(len(b) - len(dst)))
+		return b, nil
+	}
 	w := reflect.New(c.wrap)
 	w.Elem().Field(0).Set(rv.Convert(c.wrap.Field(0).Type))
 	buf := bytes.NewBuffer(dst)
@@ -279,7 +298,14 @@ func appendStrings(dst []byte, s []string) []byte {
 // panics; so is a bool byte other than 0 or 1 in a plain value. The result
 // does not share memory with b, except that the strings of a []string share
 // one allocation.
-func Decode(b []byte, v any) (err error) {
+func Decode(b []byte, v any) (err error) { return decode(b, v, false) }
+
+// DecodeOwned is Decode for a b that the caller gives up: the strings of
+// the result may share b's memory, so b must never be modified afterwards.
+// It saves a copy of every string.
+func DecodeOwned(b []byte, v any) error { return decode(b, v, true) }
+
+func decode(b []byte, v any, own bool) (err error) {
 	switch p := v.(type) {
 	case *string:
 		if p != nil {
@@ -357,6 +383,21 @@ func Decode(b []byte, v any) (err error) {
 			err = fmt.Errorf("%w %v: malformed input (%v)", ErrDecode, t, r)
 		}
 	}()
+	if c.method == viaPlan {
+		nv := reflect.New(t)
+		d := decoder{b: b, own: own}
+		if c.slabs > 0 {
+			d.slabs = make([]slab, c.slabs)
+		}
+		if err := c.plan.dec(&d, nv.UnsafePointer()); err != nil {
+			return fmt.Errorf("%w %v: %v", ErrDecode, t, err)
+		}
+		if d.off != len(b) {
+			return fmt.Errorf("%w %v: %d trailing bytes", ErrDecode, t, len(b)-d.off)
+		}
+		rv.Elem().Set(nv.Elem())
+		return nil
+	}
 	r := bytes.NewReader(b)
 	w := reflect.New(c.wrap)
 	if err := gob.NewDecoder(r).DecodeValue(w); err != nil {

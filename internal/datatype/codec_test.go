@@ -55,6 +55,21 @@ func init() {
 	gob.Register(rec{})
 }
 
+// planned goes through the compiled codec: no interfaces.
+type planned struct {
+	Name string
+	Tags []string
+	Kids []planned
+	Nil  []int
+	Ptr  *int
+	When time.Time
+	Big  *big.Int
+	M    map[string]pair
+	hide int
+}
+
+type scores map[string]int64 // a named map with a specialised plan
+
 type list struct {
 	V    int
 	Next *list
@@ -112,7 +127,7 @@ func TestRoundTrip(t *testing.T) {
 		{[]float64{}, nil},
 		{[]struct{}{{}, {}, {}}, nil}, // zero-size elements: through gob
 		{map[string]int{"x": 1, "y": -2}, nil},
-		{map[string][]int{"a": {1, 2}, "b": {}}, map[string][]int{"a": {1, 2}, "b": nil}},
+		{map[string][]int{"a": {1, 2}, "b": {}, "c": nil}, nil}, // empty and nil stay apart
 		{map[[2]int]string{{1, 2}: "a"}, nil},
 		{rec{
 			Name: "n", Tags: []string{"t"}, Score: map[string]int{"a": 2},
@@ -120,9 +135,15 @@ func TestRoundTrip(t *testing.T) {
 			Ptr:  &seven, Pair: pair{A: 3}, When: when, Extra: square{2},
 		}, rec{
 			Name: "n", Tags: []string{"t"}, Score: map[string]int{"a": 2},
-			Kids: []rec{{Name: "k"}, {Ptr: &seven}}, // an empty slice arrives as nil
+			Kids: []rec{{Name: "k"}, {Ptr: &seven}}, // an empty slice arrives as nil (rec goes through gob: it has an interface)
 			Ptr:  &seven, Pair: pair{A: 3}, When: when, Extra: square{2},
 		}},
+		{planned{Name: "p", Tags: []string{}, Kids: []planned{{Name: "k", Nil: nil}}, Ptr: &seven, When: when, Big: big.NewInt(7), M: map[string]pair{"x": {A: 1}}}, nil},
+		{[]*int{nil, &seven}, nil},
+		{map[string]string{"k": "v", "": "", "long": strings.Repeat("y", 200)}, nil},
+		{scores{"a": 1, "b": -1}, nil},
+		{map[string]uint8{"x": 255}, nil},
+		{struct{ M, N map[string]float32 }{M: map[string]float32{}, N: nil}, nil},
 		{rec{hide: 5}, rec{}},
 		{[]rec{{Name: "one"}, {Name: "two", Kids: []rec{{Name: "three"}}}}, nil},
 		{&list{1, &list{2, &list{3, nil}}}, nil},
@@ -313,7 +334,7 @@ func TestEncodeErrors(t *testing.T) {
 		{nil, "cannot encode <nil>: Encode needs a non-nil pointer"},
 		{nilp, "cannot encode *string: Encode needs a non-nil pointer"},
 		{(*rec)(nil), "cannot encode *datatype.rec: Encode needs a non-nil pointer"},
-		{&[]*int{nil}, "cannot encode []*int: gob: encodeArray: nil element"},
+		{&[]*rec{nil}, "cannot encode []*datatype.rec: gob: encodeArray: nil element"},
 		{&drawing{Main: unregisteredShape{}}, "cannot encode datatype.drawing: gob: type not registered for interface: datatype.unregisteredShape"},
 		{&rec{Extra: unregistered{}}, "cannot encode datatype.rec: gob: type not registered for interface: datatype.unregistered"},
 		{&badMarshal{}, "cannot encode datatype.badMarshal: boom"},
@@ -353,7 +374,10 @@ func TestDecodeErrors(t *testing.T) {
 		{new(flags), []byte{1, 0, 0, 0, 1, 0, 0, 0, 3, 0, 0, 0}, "cannot decode datatype.flags: a bool is neither 0 nor 1"},
 		{new([]bool), []byte{0, 1, 2}, "cannot decode []bool: a bool of element 2 is neither 0 nor 1"},
 		{new([]flags), append(make([]byte, 12), 1, 0, 0, 0, 1, 0, 0, 0, 255, 0, 0, 0), "a bool of element 1 is neither 0 nor 1"},
-		{new(map[string]int), nil, "cannot decode map[string]int: EOF"},
+		{new(map[string]int), nil, "cannot decode map[string]int: bad length"},
+		{new(map[string]int), []byte{200, 1}, "cannot decode map[string]int: 199 elements cannot fit in the 0 bytes left"},
+		{new(planned), []byte{1, 'x', 2}, "cannot decode datatype.planned: 1 elements cannot fit in the 0 bytes left"},
+		{new(*int), []byte{2}, "bad pointer flag 2"},
 		{new(map[string]int), []byte("garbage"), "cannot decode map[string]int"},
 		{new(map[string]int), append(goodMap[:len(goodMap):len(goodMap)], 0), "cannot decode map[string]int: 1 trailing bytes"},
 		{new(map[string]int), goodMap[:len(goodMap)-1], "cannot decode map[string]int"},
@@ -382,6 +406,8 @@ func FuzzDecode(f *testing.F) {
 		&rec{Name: "x", Tags: []string{"y"}, Kids: []rec{{Ptr: &seven}}, Score: map[string]int{"s": 1}, Extra: square{1}},
 		&[]int32{1, 2, 3}, &pair{A: 9}, &[]flags{{N: 1}},
 		&drawing{Shapes: []shape{square{2}}},
+		&planned{Name: "p", Tags: []string{"a"}, Kids: []planned{{Name: "k"}}, Ptr: &seven, Big: big.NewInt(3), M: map[string]pair{"x": {A: 1}}},
+		&map[string]float64{"a": 1, "b": 2},
 	} {
 		b, err := Encode(nil, v)
 		if err != nil {
@@ -393,6 +419,7 @@ func FuzzDecode(f *testing.F) {
 		targets := []any{
 			new([]string), new(string), new(map[string][]int), new(rec),
 			new([]int32), new(pair), new([]flags), new(drawing),
+			new(planned), new(map[string]float64), new(map[string]string),
 		}
 		for _, target := range targets {
 			if err := Decode(b, target); err != nil {

@@ -22,7 +22,18 @@ type Info struct {
 	// bools checks the bools in one value of a plain type; nil when the
 	// type holds none.
 	bools func([]byte) bool
+
+	ext unsafe.Pointer // see Ext
 }
+
+// Ext returns what SetExt stored for this type, or nil: a cache slot for
+// the layer above (the typed layer keeps its per-type summary here, so
+// that finding it costs one load after InfoFor).
+func (i *Info) Ext() unsafe.Pointer { return atomic.LoadPointer(&i.ext) }
+
+// SetExt stores p in the type's cache slot. p must point to a value that
+// is never modified afterwards; racing stores of equal values are fine.
+func (i *Info) SetExt(p unsafe.Pointer) { atomic.StorePointer(&i.ext, p) }
 
 // ValidBools reports whether every bool in b, a run of whole values of the
 // plain type i describes, is 0 or 1: the only bytes a Go bool may hold.
@@ -94,28 +105,30 @@ func build(t reflect.Type, pending map[reflect.Type]*Info) *Info {
 	return v.(*Info)
 }
 
-// fast is a direct-mapped cache in front of the sync.Map, indexed by a hash
-// of the address of the type descriptor: a hit costs a load and a compare.
-// Two types sharing a slot only cost each other the sync.Map lookup.
-var fast [1024]atomic.Pointer[Info]
+// fast is a direct-mapped cache in front of the sync.Map for InfoFor,
+// keyed by the address of the type descriptor of *T, which the compiler
+// puts in the interface word of any((*T)(nil)): finding it costs no call,
+// and a hit costs a load and a compare. Two types sharing a slot only cost
+// each other the slower lookup.
+var fast [1024]atomic.Pointer[fastEntry]
 
-func typeAddr(t reflect.Type) uintptr {
-	// A reflect.Type made by the reflect package is a *rtype: the interface's
-	// data word is the descriptor's address, unique per type.
-	return (*[2]uintptr)(unsafe.Pointer(&t))[1]
+type fastEntry struct {
+	key  uintptr
+	info *Info
 }
 
 // InfoFor returns the Info of T. After the first call for a T it does not
-// allocate, and usually costs a few nanoseconds.
+// allocate, and usually costs a nanosecond or two.
 func InfoFor[T any]() *Info {
-	t := reflect.TypeFor[T]()
+	var p any = (*T)(nil)
+	key := (*[2]uintptr)(unsafe.Pointer(&p))[0]
 	// Fibonacci hashing: the top 10 bits of the address times 2^64/phi.
-	slot := &fast[uint64(typeAddr(t))*0x9E3779B97F4A7C15>>(64-10)]
-	if info := slot.Load(); info != nil && info.Type == t {
-		return info
+	slot := &fast[uint64(key)*0x9E3779B97F4A7C15>>(64-10)]
+	if e := slot.Load(); e != nil && e.key == key {
+		return e.info
 	}
-	info := InfoOf(t)
-	slot.Store(info)
+	info := InfoOf(reflect.TypeFor[T]())
+	slot.Store(&fastEntry{key, info})
 	return info
 }
 

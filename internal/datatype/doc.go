@@ -20,26 +20,42 @@
 // Everything else is encoded by [Encode] and decoded by [Decode]. Strings
 // are their bytes, []string is a uvarint count then a uvarint length and the
 // bytes of each string, and plain values and slices of plain elements (of
-// non-zero size) are their memory, as above; the rest goes through encoding/gob,
-// with these consequences:
+// non-zero size) are their memory, as above. Types made of plain values,
+// strings, slices, arrays, structs, maps and pointers, and types with their
+// own marshaling methods, go through a codec compiled once per type
+// (plan.go, format described there): no reflection per value, the slices
+// of one message carved from a few shared arrays, and, with
+// [DecodeOwned], strings that share the received bytes. Types holding
+// interfaces go through encoding/gob. With either:
 //
 //   - only exported struct fields travel; a struct with fields but none
 //     exported cannot be encoded ([Check] says so);
-//   - a struct field of channel or function type, which gob would silently
-//     drop, makes [Check] refuse the type instead;
-//   - the concrete types stored in interface values must be registered
-//     with gob.Register on every rank (gob registers the basic types
-//     itself); an unregistered one fails when it is encoded;
+//   - a struct field of channel or function type makes [Check] refuse the
+//     type, naming the field;
 //   - types with a GobEncode, MarshalBinary or MarshalText method (such as
 //     time.Time and *big.Int) travel through it, unless they are plain:
 //     plain types always travel as memory;
-//   - nil pointers arrive as nil, but a nil element of a slice of pointers
-//     cannot be encoded;
-//   - an empty slice or map inside a gob-encoded value may arrive as nil;
 //   - pointers are flattened: two pointers to one value arrive as two
 //     values, and data with a cycle (a circular list, say) must not be
-//     encoded: gob recurses until the stack overflows, which kills the
-//     process. Recursive types are fine.
+//     encoded: the encoder recurses until the stack overflows, which
+//     kills the process. Recursive types are fine.
+//
+// With the compiled codec nil and empty slices and maps stay apart, and a
+// slice of pointers may hold nil. With gob (interfaces): the concrete
+// types stored in interface values must be registered with gob.Register
+// on every rank; an empty slice or map may arrive as nil; a nil element of
+// a slice of pointers cannot be encoded.
+//
+// # Type maps
+//
+// typemap.go holds MPI's derived datatypes as flattened type maps ([Type]):
+// the constructors of MPI-3.1 chapter 4, packing from and unpacking into
+// memory at any offset of the packed message (so a message can be packed
+// chunk by chunk as it leaves), the external32 format, and the type map of
+// a plain Go type ([Info.TypeMap]). [Info.Fields] describes a plain type
+// field by field (path, offset, basic kind): what a wire format for
+// heterogeneous jobs would send instead of raw memory (see
+// docs/datatypes.md).
 //
 // # Signatures
 //

@@ -83,9 +83,34 @@ func DefaultConfig() Config {
 
 // Item is one effect: a frame to send and, once the transport has accepted
 // it (its payload may be reused), a request to complete.
+//
+// If Fill is not nil, the frame's payload is not in F yet: the executor
+// takes a buffer of FillLen bytes, has Fill pack the message bytes
+// [FillOff, FillOff+FillLen) into it, sends F with that payload and may
+// reuse the buffer once the transport has taken it. This is how messages
+// with a non-contiguous layout leave their sender: one bounded chunk at a
+// time, packed only when it is about to be sent.
 type Item struct {
-	F    wire.Frame
-	Done *Request // complete when F has been handed to the transport
+	F       wire.Frame
+	Done    *Request // complete when F has been handed to the transport
+	Fill    Layout
+	FillOff int
+	FillLen int
+}
+
+// Layout is the memory of a message that is not one run of bytes (a
+// derived datatype over the user's buffer): a source of message bytes for
+// a send and a sink for a receive, addressed by offset in the packed
+// message. The engine never asks for the whole message at once: sends are
+// packed chunk by chunk as frames leave (Item.Fill), receives unpack each
+// arriving payload at its offset, straight into the user's memory.
+type Layout interface {
+	// Len returns the number of message bytes the layout holds.
+	Len() int
+	// Pack copies message bytes [off, off+len(dst)) into dst.
+	Pack(dst []byte, off int)
+	// Unpack stores src as message bytes [off, off+len(src)).
+	Unpack(src []byte, off int)
 }
 
 // Outbox collects the frames an engine call wants sent. The zero value is
@@ -135,10 +160,11 @@ func (o *Outbox) Reset() {
 // rendezvous announcement.
 type inbound struct {
 	hdr    wire.Header
-	from   int     // world rank of the sender
-	data   []byte  // eager payload (owned copy)
-	box    *[]byte // pooled storage of data
-	region []byte  // RTS: the sender's buffer, if readable in place
+	from   int         // world rank of the sender
+	data   []byte      // eager payload (owned copy)
+	box    *[]byte     // pooled storage of data
+	region []byte      // RTS: the sender's buffer, if readable in place
+	source wire.Packer // RTS: the sender's layout, if readable in place
 	next   *inbound
 }
 
@@ -171,6 +197,8 @@ type Engine struct {
 
 	dead    error // set by Abort: every operation fails with it
 	aborted atomic.Bool
+
+	local localPools // free queue entries and buffers, under mu
 }
 
 // New returns the engine of the rank with world rank rank. direct reports
@@ -205,7 +233,7 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 		r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: e.Err()})
 		return
 	}
-	n := len(r.Buf)
+	n := r.size()
 	eager := n <= e.cfg.EagerLimit
 	if !eager || r.Mode == Synchronous {
 		// The peer will answer: register r so the answer finds it.
@@ -230,7 +258,11 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 	}
 	if eager {
 		f.Kind = wire.Eager
-		f.Payload = r.Buf
+		if r.Layout != nil {
+			it.Fill, it.FillLen = r.Layout, n
+		} else {
+			f.Payload = r.Buf
+		}
 		if r.Mode != Synchronous {
 			it.Done = r
 		}
@@ -238,7 +270,11 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 	}
 	f.Kind = wire.RTS
 	if e.direct(r.To) {
-		f.Region = r.Buf
+		if r.Layout == nil {
+			f.Region = r.Buf
+		} else {
+			f.Source = r.Layout
+		}
 	}
 }
 
@@ -330,12 +366,12 @@ func accept(r *Request, h *wire.Header) (Status, int) {
 		return st, 0
 	}
 	size := int(h.Size)
-	if r.Buf == nil && r.Alloc != nil {
+	if r.Buf == nil && r.Alloc != nil && r.Layout == nil {
 		r.Buf = r.Alloc(size)
 	}
 	n := size
-	if n > len(r.Buf) {
-		n = len(r.Buf)
+	if c := r.size(); n > c {
+		n = c
 		st.Err = ErrTruncate
 	}
 	st.Count = n
@@ -348,27 +384,32 @@ func (e *Engine) consume(r *Request, m *inbound, out *Outbox) {
 	r.from = m.from
 	switch m.hdr.Kind {
 	case wire.Eager:
-		copy(r.Buf[:n], m.data)
+		r.store(m.data[:n], 0)
 		if m.hdr.Flags&wire.FlagSync != 0 {
 			e.reply(out, wire.Ack, m, 0, 0)
 		}
-		freeInbound(m)
+		e.freeInbound(m)
 		r.complete(st)
 	case wire.RTS:
-		e.startRendezvous(r, m.from, &m.hdr, m.region, st, n, out)
-		freeInbound(m)
+		e.startRendezvous(r, m.from, &m.hdr, m.region, m.source, st, n, out)
+		e.freeInbound(m)
 	}
 }
 
 // startRendezvous answers an RTS that matched r. e.mu is held.
-func (e *Engine) startRendezvous(r *Request, from int, h *wire.Header, region []byte, st Status, n int, out *Outbox) {
+func (e *Engine) startRendezvous(r *Request, from int, h *wire.Header, region []byte, source wire.Packer, st Status, n int, out *Outbox) {
+	// A message in another process's memory is read into a contiguous
+	// receive buffer in one copy; a derived receive layout takes the
+	// streamed path instead.
 	fetched := false
-	if region == nil && h.Flags&wire.FlagRemote != 0 && e.cfg.Fetch != nil && n > 0 {
+	if region == nil && source == nil && h.Flags&wire.FlagRemote != 0 && e.cfg.Fetch != nil && n > 0 && r.Layout == nil {
 		fetched = e.cfg.Fetch(h.RecvID, uint64(h.Offset), r.Buf[:n]) == nil
 	}
-	if region != nil || fetched {
+	if region != nil || source != nil || fetched {
 		if region != nil {
-			copy(r.Buf[:n], region)
+			r.store(region[:n], 0)
+		} else if source != nil {
+			e.pipe(r, source, n)
 		}
 		it := out.add()
 		it.F = wire.Frame{Header: wire.Header{Kind: wire.Fin, Context: h.Context, SendID: h.SendID, Size: int64(n)}, From: e.rank, To: from}
@@ -385,6 +426,39 @@ func (e *Engine) startRendezvous(r *Request, from int, h *wire.Header, region []
 	}
 	r.status, r.want, r.got = st, n, 0
 	e.recvs[r.id] = r
+}
+
+// DirectCopier is a Layout that may copy a sender's layout read in place
+// straight into its memory, without packing in between. CopyFrom copies
+// the first n message bytes of src and reports true, or reports false
+// (having copied nothing) if it cannot, and the engine then pipes the
+// bytes through a buffer.
+type DirectCopier interface {
+	CopyFrom(src wire.Packer, n int) bool
+}
+
+// pipeChunk is how much of a message pipe moves at a time between two
+// layouts: small enough to stay in cache between packing and unpacking.
+const pipeChunk = 64 << 10
+
+// pipe copies the first n bytes of a sender's layout read in place into
+// r: straight into a contiguous buffer (one copy), or through a chunk of
+// pipeChunk bytes into another layout. e.mu is held.
+func (e *Engine) pipe(r *Request, source wire.Packer, n int) {
+	if r.Layout == nil {
+		source.Pack(r.Buf[:n], 0)
+		return
+	}
+	if d, ok := r.Layout.(DirectCopier); ok && d.CopyFrom(source, n) {
+		return
+	}
+	box, buf := e.getBuf(min(n, pipeChunk))
+	for off := 0; off < n; off += len(buf) {
+		b := buf[:min(len(buf), n-off)]
+		source.Pack(b, off)
+		r.Layout.Unpack(b, off)
+	}
+	e.putBuf(box)
 }
 
 func (e *Engine) reply(out *Outbox, k wire.Kind, m *inbound, flags uint8, size int64) {
@@ -406,21 +480,21 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 			st, n := accept(r, &f.Header)
 			r.from = f.From
 			if f.Kind == wire.Eager {
-				copy(r.Buf[:n], f.Payload)
+				r.store(f.Payload[:n], 0)
 				if f.Flags&wire.FlagSync != 0 {
 					it := out.add()
 					it.F = wire.Frame{Header: wire.Header{Kind: wire.Ack, Context: f.Context, SendID: f.SendID}, From: e.rank, To: f.From}
 				}
 				r.complete(st)
 			} else {
-				e.startRendezvous(r, f.From, &f.Header, f.Region, st, n, out)
+				e.startRendezvous(r, f.From, &f.Header, f.Region, f.Source, st, n, out)
 			}
 			return nil
 		}
-		m := newInbound()
-		m.hdr, m.from, m.region = f.Header, f.From, f.Region
+		m := e.newInbound()
+		m.hdr, m.from, m.region, m.source = f.Header, f.From, f.Region, f.Source
 		if f.Kind == wire.Eager {
-			m.box, m.data = getBuf(len(f.Payload))
+			m.box, m.data = e.getBuf(len(f.Payload))
 			copy(m.data, f.Payload)
 		}
 		if e.unexpTail == nil {
@@ -439,8 +513,8 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 			return fmt.Errorf("%w: CTS for unknown send %d from %d", ErrProtocol, f.SendID, f.From)
 		}
 		n := int(f.Size)
-		if n < 0 || n > len(r.Buf) {
-			return fmt.Errorf("%w: CTS from %d asks %d bytes of a %d-byte send", ErrProtocol, f.From, n, len(r.Buf))
+		if n < 0 || n > r.size() {
+			return fmt.Errorf("%w: CTS from %d asks %d bytes of a %d-byte send", ErrProtocol, f.From, n, r.size())
 		}
 		delete(e.sends, f.SendID)
 		if n == 0 {
@@ -451,7 +525,12 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 			end := min(off+e.cfg.ChunkSize, n)
 			it := out.add()
 			it.F = wire.Frame{Header: wire.Header{Kind: wire.Data, Context: r.Context, Src: int32(r.Self), Tag: int32(r.Tag),
-				Size: int64(n), Offset: int64(off), SendID: r.id, RecvID: f.RecvID}, From: e.rank, To: f.From, Payload: r.Buf[off:end]}
+				Size: int64(n), Offset: int64(off), SendID: r.id, RecvID: f.RecvID}, From: e.rank, To: f.From}
+			if r.Layout != nil {
+				it.Fill, it.FillOff, it.FillLen = r.Layout, off, end-off
+			} else {
+				it.F.Payload = r.Buf[off:end]
+			}
 			if end == n {
 				it.Done = r
 			}
@@ -465,7 +544,9 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 		if off+len(f.Payload) > r.want {
 			return fmt.Errorf("%w: data from %d overruns the receive (%d+%d > %d)", ErrProtocol, f.From, off, len(f.Payload), r.want)
 		}
-		if len(f.Payload) > 0 && &r.Buf[off] != &f.Payload[0] { // not read in place already
+		if r.Layout != nil {
+			r.Layout.Unpack(f.Payload, off)
+		} else if len(f.Payload) > 0 && &r.Buf[off] != &f.Payload[0] { // not read in place already
 			copy(r.Buf[off:], f.Payload)
 		}
 		r.got += len(f.Payload)
@@ -486,7 +567,7 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 		for m := e.unexpHead; m != nil; prev, m = m, m.next {
 			if m.from == f.From && m.hdr.SendID == f.SendID && m.hdr.SendID != 0 {
 				e.unlinkUnexp(prev, m)
-				freeInbound(m)
+				e.freeInbound(m)
 				flags = wire.FlagCancelled
 				break
 			}
@@ -520,7 +601,7 @@ func (e *Engine) DataDest(h *wire.Header, from, n int) []byte {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	r := e.recvs[h.RecvID]
-	if r == nil || r.from != from {
+	if r == nil || r.from != from || r.Layout != nil {
 		return nil
 	}
 	off := int(h.Offset)
@@ -578,7 +659,7 @@ func (e *Engine) MRecv(m *Message, r *Request, out *Outbox) {
 	e.mu.Lock()
 	if e.dead != nil {
 		err := e.dead
-		freeInbound(m.m)
+		e.freeInbound(m.m)
 		e.mu.Unlock()
 		m.m = nil
 		r.Fail(err)

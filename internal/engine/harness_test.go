@@ -93,6 +93,17 @@ func (h *harness) flush(from int, out *Outbox) {
 	for i := 0; i < out.Len(); i++ {
 		it := out.At(i)
 		f := it.F
+		if it.Fill != nil {
+			// A chunk packed as it leaves: bounded, and only then.
+			if f.Payload != nil || it.FillLen < 0 || it.FillOff < 0 || it.FillOff+it.FillLen > it.Fill.Len() {
+				h.t.Fatalf("engine %d: %v frame %d fills [%d,+%d) of a %d-byte layout (payload %d bytes)", from, f.Kind, i, it.FillOff, it.FillLen, it.Fill.Len(), len(f.Payload))
+			}
+			if limit := max(h.cfgs[from].EagerLimit, h.engs[from].cfg.ChunkSize); it.FillLen > limit {
+				h.t.Fatalf("engine %d: %v frame %d packs %d bytes at once (limit %d)", from, f.Kind, i, it.FillLen, limit)
+			}
+			f.Payload = make([]byte, it.FillLen)
+			it.Fill.Pack(f.Payload, it.FillOff)
+		}
 		h.checkFrame(from, &f)
 		for _, b := range released {
 			if overlaps(f.Payload, b) {
@@ -131,6 +142,9 @@ func (h *harness) checkFrame(from int, f *wire.Frame) {
 	}
 	if f.Region != nil && (f.Kind != wire.RTS || !h.engs[from].direct(f.To)) {
 		h.t.Fatalf("engine %d emitted a Region in a %v frame to %d", from, f.Kind, f.To)
+	}
+	if f.Source != nil && (f.Kind != wire.RTS || !h.engs[from].direct(f.To) || f.Region != nil) {
+		h.t.Fatalf("engine %d emitted a Source in a %v frame to %d", from, f.Kind, f.To)
 	}
 }
 

@@ -62,6 +62,9 @@ type Request struct {
 	// matches and its size is known.
 	Buf   []byte
 	Alloc func(n int) []byte
+	// Layout, if set, replaces Buf: the message is packed from it (sends)
+	// or unpacked into it (receives) chunk by chunk, never whole.
+	Layout Layout
 	// Sig is the type signature: attached to a send; checked by a receive
 	// (0 on either side matches anything).
 	Sig uint64
@@ -100,6 +103,23 @@ func (r *Request) Done() bool { return r.fin.Load() != 0 }
 
 // Status returns r's status. It is meaningful only once Done reports true.
 func (r *Request) Status() Status { return r.status }
+
+// size returns the bytes r sends, or has room to receive.
+func (r *Request) size() int {
+	if r.Layout != nil {
+		return r.Layout.Len()
+	}
+	return len(r.Buf)
+}
+
+// store writes received message bytes at offset off.
+func (r *Request) store(src []byte, off int) {
+	if r.Layout != nil {
+		r.Layout.Unpack(src, off)
+		return
+	}
+	copy(r.Buf[off:], src)
+}
 
 // Buffer returns the receive buffer, which may have been allocated on match.
 func (r *Request) Buffer() []byte { return r.Buf }

@@ -105,6 +105,18 @@ type Frame struct {
 	// receiver. Only transports that share an address space with the peer
 	// set it; it is never encoded.
 	Region []byte
+	// Source is, instead of Region, a sender's message that is not one run
+	// of memory (a derived datatype over the sender's buffer), which the
+	// receiver packs from in place: straight into its own buffer, one copy.
+	// Like Region it is set only between ranks sharing an address space
+	// and never encoded.
+	Source Packer
+}
+
+// Packer packs the bytes [off, off+len(dst)) of a message held in
+// scattered memory into dst.
+type Packer interface {
+	Pack(dst []byte, off int)
 }
 
 // Errors returned by Unmarshal.

@@ -1,0 +1,238 @@
+package datatype
+
+import (
+	"encoding/binary"
+	"fmt"
+	"reflect"
+	"sync"
+)
+
+// ExternalSize returns the size of count values of t in the external32
+// format. Every basic kind has the same size in external32 as in Go, so
+// it is count*t.Size.
+func (t *Type) ExternalSize(count int) int64 { return int64(count) * t.Size }
+
+// PackExternal writes count values of t in buf (the first at offset 0) to
+// dst in the external32 format of MPI-3.1 section 13.5.2: the basic
+// elements in type-map order, each big-endian (a complex number as its
+// real then imaginary part), bools as one byte 0 or 1, with no padding.
+// dst must hold t.ExternalSize(count) bytes and buf the span of the values.
+func (t *Type) PackExternal(dst, buf []byte, count int) {
+	ext := t.Extent()
+	o := 0
+	for e := 0; e < count; e++ {
+		base := int64(e) * ext
+		for _, b := range t.Blocks {
+			n := int(b.N) * b.Basic.Size()
+			at := base + b.Off
+			swapWords(dst[o:o+n], buf[at:at+int64(n)], b.Basic)
+			o += n
+		}
+	}
+}
+
+// UnpackExternal reads count values of t in the external32 format from src
+// into buf (the first value at offset 0). It fails, having written only
+// part of buf, if src is not exactly t.ExternalSize(count) bytes or holds
+// a bool other than 0 or 1.
+func (t *Type) UnpackExternal(src, buf []byte, count int) error {
+	if int64(len(src)) != t.ExternalSize(count) {
+		return fmt.Errorf("%w: external32 data of %d bytes, want %d", ErrDecode, len(src), t.ExternalSize(count))
+	}
+	ext := t.Extent()
+	o := 0
+	for e := 0; e < count; e++ {
+		base := int64(e) * ext
+		for _, b := range t.Blocks {
+			n := int(b.N) * b.Basic.Size()
+			in := src[o : o+n]
+			if b.Basic == BasicBool {
+				for i, c := range in {
+					if c > 1 {
+						return fmt.Errorf("%w: external32 bool %d at byte %d", ErrDecode, c, o+i)
+					}
+				}
+			}
+			at := base + b.Off
+			swapWords(buf[at:at+int64(n)], in, b.Basic)
+			o += n
+		}
+	}
+	return nil
+}
+
+// swapWords copies src to dst converting each word of kind k between the
+// machine's byte order and big-endian (the same operation both ways).
+func swapWords(dst, src []byte, k Basic) {
+	w := k.word()
+	if w == 1 || binary.NativeEndian.Uint16([]byte{0, 1}) == 1 { // bytes, or a big-endian machine
+		copy(dst, src)
+		return
+	}
+	switch w {
+	case 2:
+		for i := 0; i+2 <= len(src); i += 2 {
+			binary.BigEndian.PutUint16(dst[i:], binary.LittleEndian.Uint16(src[i:]))
+		}
+	case 4:
+		for i := 0; i+4 <= len(src); i += 4 {
+			binary.BigEndian.PutUint32(dst[i:], binary.LittleEndian.Uint32(src[i:]))
+		}
+	case 8:
+		for i := 0; i+8 <= len(src); i += 8 {
+			binary.BigEndian.PutUint64(dst[i:], binary.LittleEndian.Uint64(src[i:]))
+		}
+	}
+}
+
+// Field describes one basic component of a plain Go type, in field order:
+// the description a heterogeneous wire format needs to convert a value
+// between machines whose byte order, int size or padding differ (see
+// Info.Fields).
+type Field struct {
+	Path   string // as in "Pos[2].X": where it is in the value
+	Offset int64  // byte offset in the value on this machine
+	Basic  Basic  // kind of each element
+	Count  int64  // consecutive elements (an array of basic elements)
+}
+
+// BasicOf returns the basic kind of a Go type of a basic kind, or 0.
+func BasicOf(t reflect.Type) Basic {
+	switch t.Kind() {
+	case reflect.Bool:
+		return BasicBool
+	case reflect.Int8:
+		return BasicInt8
+	case reflect.Int16:
+		return BasicInt16
+	case reflect.Int32:
+		return BasicInt32
+	case reflect.Int64:
+		return BasicInt64
+	case reflect.Int:
+		if t.Size() == 8 {
+			return BasicInt64
+		}
+		return BasicInt32
+	case reflect.Uint8:
+		return BasicUint8
+	case reflect.Uint16:
+		return BasicUint16
+	case reflect.Uint32:
+		return BasicUint32
+	case reflect.Uint64:
+		return BasicUint64
+	case reflect.Uint:
+		if t.Size() == 8 {
+			return BasicUint64
+		}
+		return BasicUint32
+	case reflect.Float32:
+		return BasicFloat32
+	case reflect.Float64:
+		return BasicFloat64
+	case reflect.Complex64:
+		return BasicComplex64
+	case reflect.Complex128:
+		return BasicComplex128
+	}
+	return 0
+}
+
+// goMap is the cached type map and field list of a plain Go type.
+type goMap struct {
+	once   sync.Once
+	typ    *Type
+	fields []Field
+}
+
+var goMaps sync.Map // reflect.Type -> *goMap
+
+func goMapOf(t reflect.Type) *goMap {
+	v, _ := goMaps.LoadOrStore(t, &goMap{})
+	m := v.(*goMap)
+	m.once.Do(func() {
+		if !plain(t) {
+			return
+		}
+		m.fields = appendFields(nil, t, "", 0)
+		var b builder
+		for _, f := range m.fields {
+			b.block(Block{f.Offset, f.Basic, f.Count})
+			b.t.Size += f.Count * int64(f.Basic.Size())
+			b.t.NBasic += f.Count
+			if a := int64(f.Basic.word()); a > b.t.Align {
+				b.t.Align = a
+			}
+		}
+		tm, _ := b.finish(false)
+		if len(tm.Blocks) > 0 {
+			tm.TrueLB = tm.Blocks[0].Off
+			last := tm.Blocks[len(tm.Blocks)-1]
+			tm.TrueUB = last.Off + last.N*int64(last.Basic.Size())
+			for _, bl := range tm.Blocks {
+				tm.TrueLB = min(tm.TrueLB, bl.Off)
+				tm.TrueUB = max(tm.TrueUB, bl.Off+bl.N*int64(bl.Basic.Size()))
+			}
+		}
+		// The extent is the Go size, trailing padding included, so that
+		// count values are a Go array of them.
+		tm.LB, tm.UB = 0, int64(t.Size())
+		m.typ = tm
+	})
+	return m
+}
+
+// appendFields appends the basic components of the plain type t, found at
+// path and byte offset off, in field order.
+func appendFields(fs []Field, t reflect.Type, path string, off int64) []Field {
+	if k := BasicOf(t); k != 0 {
+		return append(fs, Field{Path: path, Offset: off, Basic: k, Count: 1})
+	}
+	switch t.Kind() {
+	case reflect.Array:
+		if k := BasicOf(t.Elem()); k != 0 {
+			if t.Len() > 0 {
+				fs = append(fs, Field{Path: path, Offset: off, Basic: k, Count: int64(t.Len())})
+			}
+			return fs
+		}
+		for i := range t.Len() {
+			fs = appendFields(fs, t.Elem(), fmt.Sprintf("%s[%d]", path, i), off+int64(i)*int64(t.Elem().Size()))
+		}
+	case reflect.Struct:
+		for i := range t.NumField() {
+			f := t.Field(i)
+			p := f.Name
+			if path != "" {
+				p = path + "." + f.Name
+			}
+			fs = appendFields(fs, f.Type, p, off+int64(f.Offset))
+		}
+	}
+	return fs
+}
+
+// TypeMap returns the type map of the plain type i describes: its basic
+// fields at their offsets, with the Go size as extent (padding is not
+// data). It returns nil for types that are not plain. The result is built
+// once per type and shared.
+func (i *Info) TypeMap() *Type {
+	if !i.Plain {
+		return nil
+	}
+	return goMapOf(i.Type).typ
+}
+
+// Fields returns the basic components of the plain type i describes, in
+// field order, with their paths, offsets and kinds: the description a
+// portable wire format would send instead of raw memory when the peers'
+// architectures differ (mpigo's jobs are homogeneous today: plain values
+// travel as memory). It returns nil for types that are not plain. The
+// result is shared: do not modify it.
+func (i *Info) Fields() []Field {
+	if !i.Plain {
+		return nil
+	}
+	return goMapOf(i.Type).fields
+}

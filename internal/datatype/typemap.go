@@ -1,0 +1,892 @@
+package datatype
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"unsafe"
+)
+
+// This file holds MPI's derived datatypes (MPI-3.1 chapter 4) as type maps.
+//
+// A Type is kept flattened: Blocks lists the basic elements of one value in
+// type-map order, as runs of consecutive elements of one basic kind, and
+// Segs merges those into byte segments (offset, length), also in type-map
+// order. Packing walks Segs; external32 and GetElements walk Blocks. The
+// constructors build the flattened form of the new type from the flattened
+// forms of their inputs, so a type costs memory in proportion to the number
+// of runs in one value (a vector of a million blocks keeps a million
+// segments; MPICH's dataloops would keep one loop).
+
+// Basic is the kind of a basic (predefined) element.
+type Basic uint8
+
+// The basic kinds. Go's int and uint are Int64 and Uint64 on 64-bit
+// machines (Int32 and Uint32 on 32-bit ones).
+const (
+	BasicByte Basic = iota + 1 // opaque bytes (MPI_BYTE, MPI_PACKED)
+	BasicBool
+	BasicInt8
+	BasicInt16
+	BasicInt32
+	BasicInt64
+	BasicUint8
+	BasicUint16
+	BasicUint32
+	BasicUint64
+	BasicFloat32
+	BasicFloat64
+	BasicComplex64
+	BasicComplex128
+	basicEnd
+)
+
+var basicNames = [...]string{"", "byte", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+	"float32", "float64", "complex64", "complex128"}
+
+var basicSizes = [...]int{0, 1, 1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 8, 16}
+
+// String returns the Go name of the kind, as "float64".
+func (b Basic) String() string {
+	if b == 0 || b >= basicEnd {
+		return fmt.Sprintf("Basic(%d)", b)
+	}
+	return basicNames[b]
+}
+
+// Size returns the size in bytes of one element, natively and in
+// external32 (which uses the same sizes as Go for every basic kind).
+func (b Basic) Size() int { return basicSizes[b] }
+
+// word is the unit whose byte order external32 reverses: the size of one
+// number, or of one component of a complex number.
+func (b Basic) word() int {
+	switch b {
+	case BasicComplex64:
+		return 4
+	case BasicComplex128:
+		return 8
+	}
+	return basicSizes[b]
+}
+
+// Block is a run of N consecutive basic elements of one kind at byte
+// offset Off of a value.
+type Block struct {
+	Off   int64
+	Basic Basic
+	N     int64
+}
+
+// Seg is a run of bytes at offset Off of a value.
+type Seg struct {
+	Off, Len int64
+}
+
+// Type is a committed type map: immutable once built, safe for concurrent use.
+type Type struct {
+	Blocks []Block // basic elements of one value, in type-map order
+	Segs   []Seg   // the same as bytes, adjacent runs merged
+	start  []int64 // start[i]: packed offset of Segs[i] within a value
+
+	Size           int64 // bytes of data in one value (MPI_Type_size)
+	LB, UB         int64 // bounds: the extent is UB-LB (MPI_Type_get_extent)
+	TrueLB, TrueUB int64 // bounds of the data itself (MPI_Type_get_true_extent)
+	ExplicitLB     bool  // LB was set by Resized (and sticks in types built from this one)
+	ExplicitUB     bool
+	NBasic         int64 // basic elements in one value
+	Align          int64 // largest alignment of a basic element (at least 1)
+
+	// A regular type's segments all have length segLen and start segStep
+	// bytes apart (a vector): packing one value needs no table.
+	regular         bool
+	segLen, segStep int64
+}
+
+// Extent returns UB-LB.
+func (t *Type) Extent() int64 { return t.UB - t.LB }
+
+// Contiguous reports whether count values of t at extent spacing are one
+// run of bytes starting at offset 0: then packing is a plain copy.
+func (t *Type) Contiguous() bool {
+	return t.Size == 0 || (len(t.Segs) == 1 && t.Segs[0].Off == 0 && t.Segs[0].Len == t.Extent())
+}
+
+// Uniform returns the basic kind of every element of t, or 0 if t mixes kinds or is empty.
+func (t *Type) Uniform() Basic {
+	if len(t.Blocks) == 0 {
+		return 0
+	}
+	k := t.Blocks[0].Basic
+	for _, b := range t.Blocks[1:] {
+		if b.Basic != k {
+			return 0
+		}
+	}
+	return k
+}
+
+// ErrType is wrapped by the errors of the type constructors.
+var ErrType = errors.New("datatype: invalid datatype")
+
+func errf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrType, fmt.Sprintf(format, args...))
+}
+
+// maxBlocks bounds the flattened size of one type, so that a mistaken
+// count fails instead of exhausting memory.
+const maxBlocks = 1 << 22
+
+// NewBasic returns the type of one basic element.
+func NewBasic(k Basic) *Type {
+	s := int64(k.Size())
+	t := &Type{Blocks: []Block{{0, k, 1}}, Segs: []Seg{{0, s}}, start: []int64{0},
+		Size: s, UB: s, TrueUB: s, NBasic: 1, Align: int64(k.word())}
+	return t
+}
+
+// builder accumulates the type map of a new type, copy by copy.
+type builder struct {
+	t                 Type
+	any               bool // some data or marker seen
+	natLB, natUB      int64
+	natSeen           bool
+	expLB, expUB      int64
+	hasExpLB, hasExpU bool
+	err               error
+}
+
+// add appends n copies of child, the first at byte displacement disp and
+// each next one an extent further.
+func (b *builder) add(child *Type, disp int64, n int64) {
+	if n <= 0 || b.err != nil {
+		return
+	}
+	ext := child.Extent()
+	if child.Align > b.t.Align {
+		b.t.Align = child.Align
+	}
+	// Bounds: the copies span from the first to the last.
+	lo, hi := disp, disp+(n-1)*ext
+	if lo > hi {
+		lo, hi = hi, lo
+	}
+	if child.ExplicitLB {
+		b.expLB = minSeen(b.expLB, lo+child.LB, b.hasExpLB)
+		b.hasExpLB = true
+	}
+	if child.ExplicitUB {
+		b.expUB = maxSeen(b.expUB, hi+child.UB, b.hasExpU)
+		b.hasExpU = true
+	}
+	if child.Size > 0 {
+		if !child.ExplicitLB {
+			b.natLB = minSeen(b.natLB, lo+child.LB, b.natSeen)
+		}
+		if !child.ExplicitUB {
+			b.natUB = maxSeen(b.natUB, hi+child.UB, b.natSeen)
+		}
+		if child.ExplicitLB {
+			b.natLB = minSeen(b.natLB, lo+child.TrueLB, b.natSeen)
+		}
+		if child.ExplicitUB {
+			b.natUB = maxSeen(b.natUB, hi+child.TrueUB, b.natSeen)
+		}
+		b.natSeen = true
+		tlo, thi := lo+child.TrueLB, hi+child.TrueUB
+		if !b.any || tlo < b.t.TrueLB {
+			b.t.TrueLB = tlo
+		}
+		if !b.any || thi > b.t.TrueUB {
+			b.t.TrueUB = thi
+		}
+		b.any = true
+	}
+	if child.Size == 0 {
+		return
+	}
+	b.t.Size += n * child.Size
+	b.t.NBasic += n * child.NBasic
+	// A dense child of one run (a basic type, a contiguous run of one kind)
+	// replicated at its extent is one longer run.
+	if len(child.Blocks) == 1 && child.Blocks[0].Off == 0 && ext == child.Size && child.Blocks[0].Basic.Size()*int(child.Blocks[0].N) == int(ext) {
+		bl := child.Blocks[0]
+		b.block(Block{disp, bl.Basic, bl.N * n})
+		if len(b.t.Blocks) > maxBlocks {
+			b.err = errf("the type map would have more than %d runs", maxBlocks)
+		}
+		return
+	}
+	if int64(len(b.t.Blocks))+n*int64(len(child.Blocks)) > maxBlocks {
+		b.err = errf("the type map would have more than %d runs", maxBlocks)
+		return
+	}
+	for i := int64(0); i < n; i++ {
+		d := disp + i*ext
+		for _, bl := range child.Blocks {
+			b.block(Block{d + bl.Off, bl.Basic, bl.N})
+		}
+	}
+}
+
+func minSeen(a, b int64, seen bool) int64 {
+	if !seen || b < a {
+		return b
+	}
+	return a
+}
+
+func maxSeen(a, b int64, seen bool) int64 {
+	if !seen || b > a {
+		return b
+	}
+	return a
+}
+
+// block appends one run, merging it into the previous one when it continues it.
+func (b *builder) block(bl Block) {
+	if bl.N == 0 {
+		return
+	}
+	sz := int64(bl.Basic.Size())
+	if n := len(b.t.Blocks); n > 0 {
+		last := &b.t.Blocks[n-1]
+		if last.Basic == bl.Basic && last.Off+last.N*sz == bl.Off {
+			last.N += bl.N
+			goto seg
+		}
+	}
+	b.t.Blocks = append(b.t.Blocks, bl)
+seg:
+	if n := len(b.t.Segs); n > 0 {
+		last := &b.t.Segs[n-1]
+		if last.Off+last.Len == bl.Off {
+			last.Len += bl.N * sz
+			return
+		}
+	}
+	b.t.Segs = append(b.t.Segs, Seg{bl.Off, bl.N * sz})
+}
+
+// finish computes the bounds and the packed offsets. pad rounds the
+// natural extent up to the alignment (as a C struct is padded).
+func (b *builder) finish(pad bool) (*Type, error) {
+	if b.err != nil {
+		return nil, b.err
+	}
+	t := &b.t
+	if t.Align == 0 {
+		t.Align = 1
+	}
+	if !b.any {
+		t.TrueLB, t.TrueUB = 0, 0
+	}
+	lb, ub := b.natLB, b.natUB
+	if !b.natSeen {
+		lb, ub = 0, 0
+	}
+	if pad && !b.hasExpU && b.natSeen {
+		if r := (ub - lb) % t.Align; r != 0 {
+			ub += t.Align - r
+		}
+	}
+	if b.hasExpLB {
+		lb, t.ExplicitLB = b.expLB, true
+	}
+	if b.hasExpU {
+		ub, t.ExplicitUB = b.expUB, true
+	}
+	if !b.natSeen && !b.hasExpLB && b.hasExpU {
+		lb = 0
+	}
+	if !b.natSeen && b.hasExpLB && !b.hasExpU {
+		ub = lb
+	}
+	t.LB, t.UB = lb, ub
+	t.index()
+	return t, nil
+}
+
+// index computes the packed offsets of the segments and whether t is regular.
+func (t *Type) index() {
+	t.start = make([]int64, len(t.Segs))
+	var off int64
+	for i, s := range t.Segs {
+		t.start[i] = off
+		off += s.Len
+	}
+	t.regular = false
+	if len(t.Segs) == 0 {
+		return
+	}
+	l := t.Segs[0].Len
+	step := l
+	if len(t.Segs) > 1 {
+		step = t.Segs[1].Off - t.Segs[0].Off
+	}
+	for i := 1; i < len(t.Segs); i++ {
+		if t.Segs[i].Len != l || t.Segs[i].Off-t.Segs[i-1].Off != step {
+			return
+		}
+	}
+	t.regular, t.segLen, t.segStep = l > 0, l, step
+}
+
+func checkCount(what string, n int) error {
+	if n < 0 {
+		return errf("negative %s %d", what, n)
+	}
+	return nil
+}
+
+func mul(a, b int64) (int64, bool) {
+	if a == 0 || b == 0 {
+		return 0, true
+	}
+	c := a * b
+	if c/b != a || c > math.MaxInt64/2 || c < math.MinInt64/2 {
+		return 0, false
+	}
+	return c, true
+}
+
+// NewContiguous returns count copies of old, one after another (MPI_Type_contiguous).
+func NewContiguous(count int, old *Type) (*Type, error) {
+	if err := checkCount("count", count); err != nil {
+		return nil, err
+	}
+	var b builder
+	b.add(old, 0, int64(count))
+	return b.finish(false)
+}
+
+// NewHvector returns count blocks of blocklen copies of old, the blocks
+// stride bytes apart (MPI_Type_create_hvector).
+func NewHvector(count, blocklen int, stride int64, old *Type) (*Type, error) {
+	if err := checkCount("count", count); err != nil {
+		return nil, err
+	}
+	if err := checkCount("block length", blocklen); err != nil {
+		return nil, err
+	}
+	var b builder
+	for i := int64(0); i < int64(count); i++ {
+		d, ok := mul(i, stride)
+		if !ok {
+			return nil, errf("displacement overflows")
+		}
+		b.add(old, d, int64(blocklen))
+	}
+	return b.finish(false)
+}
+
+// NewVector is NewHvector with the stride in extents of old (MPI_Type_vector).
+func NewVector(count, blocklen, stride int, old *Type) (*Type, error) {
+	s, ok := mul(int64(stride), old.Extent())
+	if !ok {
+		return nil, errf("stride overflows")
+	}
+	return NewHvector(count, blocklen, s, old)
+}
+
+// NewHindexed returns blocks of blocklens[i] copies of old at byte
+// displacements displs[i] (MPI_Type_create_hindexed).
+func NewHindexed(blocklens []int, displs []int64, old *Type) (*Type, error) {
+	if len(blocklens) != len(displs) {
+		return nil, errf("%d block lengths but %d displacements", len(blocklens), len(displs))
+	}
+	var b builder
+	for i, n := range blocklens {
+		if err := checkCount("block length", n); err != nil {
+			return nil, err
+		}
+		b.add(old, displs[i], int64(n))
+	}
+	return b.finish(false)
+}
+
+// NewIndexed is NewHindexed with displacements in extents of old (MPI_Type_indexed).
+func NewIndexed(blocklens, displs []int, old *Type) (*Type, error) {
+	d, err := scale(displs, old.Extent())
+	if err != nil {
+		return nil, err
+	}
+	return NewHindexed(blocklens, d, old)
+}
+
+func scale(displs []int, ext int64) ([]int64, error) {
+	d := make([]int64, len(displs))
+	for i, x := range displs {
+		v, ok := mul(int64(x), ext)
+		if !ok {
+			return nil, errf("displacement %d overflows", x)
+		}
+		d[i] = v
+	}
+	return d, nil
+}
+
+// NewHindexedBlock returns blocks of blocklen copies of old at byte
+// displacements displs (MPI_Type_create_hindexed_block).
+func NewHindexedBlock(blocklen int, displs []int64, old *Type) (*Type, error) {
+	if err := checkCount("block length", blocklen); err != nil {
+		return nil, err
+	}
+	var b builder
+	for _, d := range displs {
+		b.add(old, d, int64(blocklen))
+	}
+	return b.finish(false)
+}
+
+// NewIndexedBlock is NewHindexedBlock with displacements in extents of old
+// (MPI_Type_create_indexed_block).
+func NewIndexedBlock(blocklen int, displs []int, old *Type) (*Type, error) {
+	d, err := scale(displs, old.Extent())
+	if err != nil {
+		return nil, err
+	}
+	return NewHindexedBlock(blocklen, d, old)
+}
+
+// NewStruct returns blocks of blocklens[i] copies of types[i] at byte
+// displacements displs[i] (MPI_Type_create_struct). Its extent is rounded
+// up to the largest alignment of its basic elements, as a Go or C struct's
+// size is, unless an upper bound was set with Resized.
+func NewStruct(blocklens []int, displs []int64, types []*Type) (*Type, error) {
+	if len(blocklens) != len(displs) || len(blocklens) != len(types) {
+		return nil, errf("%d block lengths, %d displacements and %d types", len(blocklens), len(displs), len(types))
+	}
+	var b builder
+	for i, n := range blocklens {
+		if err := checkCount("block length", n); err != nil {
+			return nil, err
+		}
+		if types[i] == nil {
+			return nil, errf("type %d is nil", i)
+		}
+		b.add(types[i], displs[i], int64(n))
+	}
+	return b.finish(true)
+}
+
+// NewResized returns old with lower bound lb and extent ext (MPI_Type_create_resized).
+func NewResized(old *Type, lb, ext int64) (*Type, error) {
+	t := *old
+	t.LB, t.UB = lb, lb+ext
+	t.ExplicitLB, t.ExplicitUB = true, true
+	t.index()
+	return &t, nil
+}
+
+// Order is the storage order of a multi-dimensional array.
+type Order uint8
+
+// Storage orders.
+const (
+	OrderC       Order = iota // row-major: the last index varies fastest
+	OrderFortran              // column-major: the first index varies fastest
+)
+
+// dimsFastFirst returns the dimension indices from the fastest-varying to the slowest.
+func dimsFastFirst(n int, order Order) []int {
+	d := make([]int, n)
+	for i := range d {
+		if order == OrderC {
+			d[i] = n - 1 - i
+		} else {
+			d[i] = i
+		}
+	}
+	return d
+}
+
+// NewSubarray returns the subarray of subsizes starting at starts of an
+// array of sizes elements of old stored in order (MPI_Type_create_subarray).
+// Its lower bound is 0 and its extent that of the whole array.
+func NewSubarray(sizes, subsizes, starts []int, order Order, old *Type) (*Type, error) {
+	n := len(sizes)
+	if n == 0 || len(subsizes) != n || len(starts) != n {
+		return nil, errf("subarray needs equal numbers (at least 1) of sizes, subsizes and starts")
+	}
+	if order != OrderC && order != OrderFortran {
+		return nil, errf("unknown order %d", order)
+	}
+	for i := range n {
+		if sizes[i] <= 0 || subsizes[i] < 0 || starts[i] < 0 || starts[i]+subsizes[i] > sizes[i] {
+			return nil, errf("dimension %d: size %d, subsize %d, start %d", i, sizes[i], subsizes[i], starts[i])
+		}
+	}
+	ext := old.Extent()
+	stride := ext
+	var disp int64
+	t := old
+	for k, d := range dimsFastFirst(n, order) {
+		var err error
+		if k == 0 {
+			t, err = NewContiguous(subsizes[d], t)
+		} else {
+			t, err = NewHvector(subsizes[d], 1, stride, t)
+		}
+		if err != nil {
+			return nil, err
+		}
+		s, ok := mul(int64(starts[d]), stride)
+		if !ok {
+			return nil, errf("subarray too large")
+		}
+		disp += s
+		if stride, ok = mul(stride, int64(sizes[d])); !ok {
+			return nil, errf("subarray too large")
+		}
+	}
+	t, err := NewHindexed([]int{1}, []int64{disp}, t)
+	if err != nil {
+		return nil, err
+	}
+	return NewResized(t, 0, stride)
+}
+
+// Distribution of one dimension of a Darray.
+type Distribution uint8
+
+// Distributions.
+const (
+	DistributeNone   Distribution = iota // the dimension is not distributed
+	DistributeBlock                      // contiguous blocks
+	DistributeCyclic                     // blocks dealt round-robin
+)
+
+// DistributeDfltDarg asks for the default distribution argument.
+const DistributeDfltDarg = -1
+
+// NewDarray returns the part of a global array of gsizes elements of old
+// (stored in order) that process rank of a size-process grid psizes
+// holds, for the distributions distribs with arguments dargs
+// (MPI_Type_create_darray). The process grid is row-major, as the standard
+// says, whatever the array's order. The lower bound is 0 and the extent
+// that of the whole array.
+func NewDarray(size, rank int, gsizes []int, distribs []Distribution, dargs, psizes []int, order Order, old *Type) (*Type, error) {
+	n := len(gsizes)
+	if n == 0 || len(distribs) != n || len(dargs) != n || len(psizes) != n {
+		return nil, errf("darray needs equal numbers (at least 1) of gsizes, distribs, dargs and psizes")
+	}
+	if order != OrderC && order != OrderFortran {
+		return nil, errf("unknown order %d", order)
+	}
+	procs := 1
+	for i, p := range psizes {
+		if p <= 0 || gsizes[i] <= 0 {
+			return nil, errf("dimension %d: gsize %d, psize %d", i, gsizes[i], p)
+		}
+		procs *= p
+	}
+	if procs != size || rank < 0 || rank >= size {
+		return nil, errf("process grid of %d for %d processes (rank %d)", procs, size, rank)
+	}
+	// Row-major coordinates of rank in the process grid.
+	coords := make([]int, n)
+	r := rank
+	for i := n - 1; i >= 0; i-- {
+		coords[i] = r % psizes[i]
+		r /= psizes[i]
+	}
+	idx := make([][]int, n)
+	for i := range n {
+		g, p, c := gsizes[i], psizes[i], coords[i]
+		switch distribs[i] {
+		case DistributeNone:
+			if p != 1 {
+				return nil, errf("dimension %d is not distributed but has %d processes", i, p)
+			}
+			for j := range g {
+				idx[i] = append(idx[i], j)
+			}
+		case DistributeBlock:
+			b := dargs[i]
+			if b == DistributeDfltDarg {
+				b = (g + p - 1) / p
+			}
+			if b <= 0 || b*p < g {
+				return nil, errf("dimension %d: block size %d cannot hold %d elements on %d processes", i, b, g, p)
+			}
+			for j := c * b; j < min((c+1)*b, g); j++ {
+				idx[i] = append(idx[i], j)
+			}
+		case DistributeCyclic:
+			b := dargs[i]
+			if b == DistributeDfltDarg {
+				b = 1
+			}
+			if b <= 0 {
+				return nil, errf("dimension %d: cyclic block size %d", i, b)
+			}
+			for start := c * b; start < g; start += b * p {
+				for j := start; j < min(start+b, g); j++ {
+					idx[i] = append(idx[i], j)
+				}
+			}
+		default:
+			return nil, errf("dimension %d: unknown distribution %d", i, distribs[i])
+		}
+	}
+	stride := old.Extent()
+	t := old
+	for _, d := range dimsFastFirst(n, order) {
+		lens, displs := runs(idx[d], stride, t == old)
+		var err error
+		if t, err = NewHindexed(lens, displs, t); err != nil {
+			return nil, err
+		}
+		var ok bool
+		if stride, ok = mul(stride, int64(gsizes[d])); !ok {
+			return nil, errf("darray too large")
+		}
+	}
+	return NewResized(t, 0, stride)
+}
+
+// runs turns sorted indices into Hindexed blocks at stride bytes per index:
+// consecutive indices become one block when merge is set (blocks of the
+// innermost dimension, where a block of n copies is n consecutive
+// elements); otherwise each index is its own block.
+func runs(idx []int, stride int64, merge bool) ([]int, []int64) {
+	var lens []int
+	var displs []int64
+	for k := 0; k < len(idx); {
+		j := k + 1
+		if merge {
+			for j < len(idx) && idx[j] == idx[j-1]+1 {
+				j++
+			}
+		}
+		lens = append(lens, j-k)
+		displs = append(displs, int64(idx[k])*stride)
+		k = j
+	}
+	return lens, displs
+}
+
+// Span returns the byte range [lo, hi) that count values of t, the first
+// at offset 0, touch; (0, 0) if they hold no data.
+func (t *Type) Span(count int) (lo, hi int64) {
+	if count <= 0 || t.Size == 0 {
+		return 0, 0
+	}
+	last := int64(count-1) * t.Extent()
+	lo, hi = t.TrueLB, t.TrueUB
+	if last < 0 {
+		lo += last
+	} else {
+		hi += last
+	}
+	return lo, hi
+}
+
+// seek returns the value index and the segment index and offset into it
+// where packed offset off falls.
+func (t *Type) seek(off int64) (elem int64, seg int, in int64) {
+	elem = off / t.Size
+	r := off % t.Size
+	seg = sort.Search(len(t.start), func(i int) bool { return t.start[i] > r }) - 1
+	return elem, seg, r - t.start[seg]
+}
+
+// PackAt copies len(dst) bytes of the packed form of count values of t in
+// buf (the first value at offset 0), starting at packed offset off, into
+// dst. The bytes must exist: off+len(dst) <= count*t.Size, and buf must hold
+// the span of the values (see Span).
+func (t *Type) PackAt(dst, buf []byte, off int64) {
+	t.copyAt(dst, buf, off, true)
+}
+
+// UnpackAt copies src into the values of t in buf at packed offset off:
+// the inverse of PackAt.
+func (t *Type) UnpackAt(src, buf []byte, off int64) {
+	t.copyAt(src, buf, off, false)
+}
+
+func (t *Type) copyAt(p, buf []byte, off int64, pack bool) {
+	if len(p) == 0 {
+		return
+	}
+	if t.Contiguous() {
+		if pack {
+			copy(p, buf[off:])
+		} else {
+			copy(buf[off:], p)
+		}
+		return
+	}
+	ext := t.Extent()
+	elem, seg, in := t.seek(off)
+	base := elem * ext
+	if t.regular {
+		for len(p) > 0 {
+			room := int64(len(t.Segs)-seg)*t.segLen - in // bytes left in this value
+			n := min(room, int64(len(p)))
+			copyRegular(p[:n], buf, base+t.Segs[seg].Off, in, t.segLen, t.segStep, pack)
+			p = p[n:]
+			seg, in = 0, 0
+			base += ext
+		}
+		return
+	}
+	for len(p) > 0 {
+		s := t.Segs[seg]
+		a := base + s.Off + in
+		n := min(s.Len-in, int64(len(p)))
+		if pack {
+			copy(p[:n], buf[a:a+n])
+		} else {
+			copy(buf[a:a+n], p[:n])
+		}
+		p = p[n:]
+		in = 0
+		if seg++; seg == len(t.Segs) {
+			seg = 0
+			base += ext
+		}
+	}
+}
+
+// Elements returns the number of basic elements in the first n bytes of
+// the packed form of values of t, or -1 if n ends inside a basic element
+// (MPI_Get_elements).
+func (t *Type) Elements(n int64) int64 {
+	if t.Size == 0 {
+		if n == 0 {
+			return 0
+		}
+		return -1
+	}
+	whole := n / t.Size
+	r := n % t.Size
+	count := whole * t.NBasic
+	for _, b := range t.Blocks {
+		if r == 0 {
+			break
+		}
+		sz := int64(b.Basic.Size())
+		k := min(b.N, r/sz)
+		count += k
+		r -= k * sz
+		if k < b.N {
+			break
+		}
+	}
+	if r != 0 {
+		return -1
+	}
+	return count
+}
+
+// copyRegular packs (or unpacks) p from segments of l bytes every step
+// bytes of buf, the first at a, starting in bytes into it.
+func copyRegular(p, buf []byte, a, in, l, step int64, pack bool) {
+	if in > 0 { // finish the first segment
+		n := min(l-in, int64(len(p)))
+		if pack {
+			copy(p[:n], buf[a+in:a+in+n])
+		} else {
+			copy(buf[a+in:a+in+n], p[:n])
+		}
+		p = p[n:]
+		a += step
+	}
+	whole := int64(len(p)) / l
+	if whole > 0 {
+		// Bounds are checked once for the whole run.
+		_ = buf[a+(whole-1)*step+l-1]
+		_ = p[whole*l-1]
+		src, dst := unsafe.Pointer(&buf[a]), unsafe.Pointer(&p[0])
+		srcStep, dstStep := uintptr(step), uintptr(l)
+		if !pack {
+			src, dst = dst, src
+			srcStep, dstStep = dstStep, srcStep
+		}
+		// Word moves where both sides stay aligned; every pointer formed
+		// lies inside its buffer (no pointer past the end, for checkptr).
+		aligned := (uintptr(src)|uintptr(dst)|srcStep|dstStep)%uintptr(l) == 0
+		switch {
+		case l == 8 && aligned:
+			for i := range uintptr(whole) {
+				*(*uint64)(unsafe.Add(dst, i*dstStep)) = *(*uint64)(unsafe.Add(src, i*srcStep))
+			}
+		case l == 4 && aligned:
+			for i := range uintptr(whole) {
+				*(*uint32)(unsafe.Add(dst, i*dstStep)) = *(*uint32)(unsafe.Add(src, i*srcStep))
+			}
+		default:
+			for i := range uintptr(whole) {
+				copy(unsafe.Slice((*byte)(unsafe.Add(dst, i*dstStep)), l), unsafe.Slice((*byte)(unsafe.Add(src, i*srcStep)), l))
+			}
+		}
+		p = p[whole*l:]
+		a += whole * step
+	}
+	if len(p) > 0 { // the start of a last segment
+		if pack {
+			copy(p, buf[a:a+int64(len(p))])
+		} else {
+			copy(buf[a:a+int64(len(p))], p)
+		}
+	}
+}
+
+// CopyDirect copies the first n bytes of the packed form of values of src
+// in sbuf straight into values of t in dbuf, without packing them in
+// between, when both type maps are regular with segments of one length
+// (vectors of the same element, say). It reports false, having copied
+// nothing, otherwise.
+func (t *Type) CopyDirect(dbuf []byte, src *Type, sbuf []byte, n int64) bool {
+	if !t.regular || !src.regular || t.segLen != src.segLen || t.Contiguous() || src.Contiguous() {
+		return false
+	}
+	l := t.segLen
+	dSegs, sSegs := int64(len(t.Segs)), int64(len(src.Segs))
+	var dv, sv, dk, sk int64 // value index and segment index in it, each side
+	for n > 0 {
+		da := dv*t.Extent() + t.Segs[0].Off + dk*t.segStep
+		sa := sv*src.Extent() + src.Segs[0].Off + sk*src.segStep
+		k := min(dSegs-dk, sSegs-sk, n/l) // whole segments before either side ends a value
+		if k == 0 {                       // a last, partial segment
+			copy(dbuf[da:da+n], sbuf[sa:sa+n])
+			return true
+		}
+		copyStrided(dbuf, da, t.segStep, sbuf, sa, src.segStep, l, k)
+		n -= k * l
+		if dk += k; dk == dSegs {
+			dv, dk = dv+1, 0
+		}
+		if sk += k; sk == sSegs {
+			sv, sk = sv+1, 0
+		}
+	}
+	return true
+}
+
+// copyStrided copies k segments of l bytes from sbuf (at sa, every sstep
+// bytes) to dbuf (at da, every dstep bytes).
+func copyStrided(dbuf []byte, da, dstep int64, sbuf []byte, sa, sstep, l, k int64) {
+	_ = dbuf[da+(k-1)*dstep+l-1] // bounds, once
+	_ = sbuf[sa+(k-1)*sstep+l-1]
+	dst, src := unsafe.Pointer(&dbuf[da]), unsafe.Pointer(&sbuf[sa])
+	ds, ss := uintptr(dstep), uintptr(sstep)
+	aligned := (uintptr(dst)|uintptr(src)|ds|ss)%uintptr(l) == 0
+	switch {
+	case l == 8 && aligned:
+		for i := range uintptr(k) {
+			*(*uint64)(unsafe.Add(dst, i*ds)) = *(*uint64)(unsafe.Add(src, i*ss))
+		}
+	case l == 4 && aligned:
+		for i := range uintptr(k) {
+			*(*uint32)(unsafe.Add(dst, i*ds)) = *(*uint32)(unsafe.Add(src, i*ss))
+		}
+	default:
+		for i := range uintptr(k) {
+			copy(unsafe.Slice((*byte)(unsafe.Add(dst, i*ds)), l), unsafe.Slice((*byte)(unsafe.Add(src, i*ss)), l))
+		}
+	}
+}
