@@ -730,3 +730,28 @@ func TestCollectivesAllocateNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestLowCollectivesRefuseScatteredTypes: the collectives move contiguous
+// memory; a datatype with holes is refused with ErrType, not misread.
+func TestLowCollectivesRefuseScatteredTypes(t *testing.T) {
+	err := mpi.Run(2, func(c *mpi.Comm) error {
+		vec, err := mpi.NewVector(2, 1, 2, mpi.Float64)
+		if err != nil {
+			return err
+		}
+		if err := vec.Commit(); err != nil {
+			return err
+		}
+		buf := make([]byte, 64)
+		if err := c.Bcast(buf, 1, vec, 0); !errors.Is(err, mpi.ErrType) {
+			return fmt.Errorf("Bcast with a vector type: %v, want ErrType", err)
+		}
+		if err := c.Allreduce(buf, make([]byte, 64), 1, vec, mpi.OpSum); !errors.Is(err, mpi.ErrType) {
+			return fmt.Errorf("Allreduce with a vector type: %v, want ErrType", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
