@@ -123,7 +123,8 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		}
 		_, port, _ := net.SplitHostPort(ln.Addr().String())
 		tr := p.startTCP(ln, tcp.Config{Size: info.Size, JobID: info.JobID, Secret: info.Secret, SockBuf: cfg.TCPSockBuf,
-			Addrs: func(peer int) (string, error) { return info.KV.Get(addrKey(peer)) }})
+			Oversubscribed: len(info.NodeRanks) > runtime.NumCPU(),
+			Addrs:          func(peer int) (string, error) { return info.KV.Get(addrKey(peer)) }})
 		in := fab.Attach(r, p.deliver)
 		me := self.New(r, p.deliver)
 		var sh *shm.Transport

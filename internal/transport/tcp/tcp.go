@@ -60,6 +60,12 @@ type Config struct {
 	// peer fails (not when it is closed by Close); peer is -1 for a
 	// connection that failed its handshake.
 	OnPeerError func(peer int, err error)
+	// Oversubscribed says the machine runs more ranks than it has cores:
+	// readers then park in the network poller at once instead of polling
+	// their socket first, which would take the core from a rank with work
+	// (measured with 4 processes on 2 cores: a barrier took 430 us with
+	// polling, 107 us without).
+	Oversubscribed bool
 }
 
 // Transport is one rank's TCP endpoint. It is safe for concurrent use.
@@ -262,7 +268,11 @@ func (t *Transport) read(nc net.Conn) {
 		tc.SetReadBuffer(t.cfg.SockBuf)
 		tc.SetWriteBuffer(t.cfg.SockBuf)
 	}
-	r := bufio.NewReaderSize(newPollReader(nc), 64<<10)
+	var src io.Reader = nc
+	if !t.cfg.Oversubscribed {
+		src = newPollReader(nc)
+	}
+	r := bufio.NewReaderSize(src, 64<<10)
 	var nonce [nonceSize]byte
 	rand.Read(nonce[:])
 	nc.SetDeadline(time.Now().Add(handshakeTimeout))
