@@ -47,7 +47,11 @@ func info(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "  MPIGO_TRANSPORT   = %s (between processes of one node: shm or tcp)\n", transport)
 	fmt.Fprintf(stdout, "  shm rings         = %d KiB per pair of ranks for 2..16 ranks on a node, %d KiB at 64\n", shm.DefaultRingSize(2)>>10, shm.DefaultRingSize(64)>>10)
-	fmt.Fprintf(stdout, "  shm poller        = spins %v after the last message, then sleeps on a futex\n", shm.SpinTime)
+	spin := shm.SpinTime.String()
+	if v := os.Getenv("MPIGO_SHM_SPIN"); v != "" {
+		spin = v
+	}
+	fmt.Fprintf(stdout, "  MPIGO_SHM_SPIN    = %s (a waiting rank polls shared memory this long, then sleeps on a futex)\n", spin)
 	fmt.Fprintf(stdout, "  MPIGO_NP          = ranks a program started without a launcher runs as goroutines (default 1)\n")
 	fmt.Fprintf(stdout, "collective algorithms (first rule whose size bound holds and that applies; docs/collectives.md):\n")
 	for _, e := range coll.Table() {
