@@ -35,7 +35,11 @@ func info(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "transports:  self (a rank to itself), inproc (goroutine ranks, single copy), shm (processes of one node), tcp (other processes)\n")
 	fmt.Fprintf(stdout, "shm:         %s\n", shmStatus())
 	_, why := shm.CMAStatus()
-	fmt.Fprintf(stdout, "shm large messages: %s\n", why)
+	if os.Getenv("MPIGO_SHM_CMA") == "1" {
+		fmt.Fprintf(stdout, "shm large messages: MPIGO_SHM_CMA=1: %s\n", why)
+	} else {
+		fmt.Fprintf(stdout, "shm large messages: streamed through the rings, a pipelined copy (MPIGO_SHM_CMA=1 for a single copy: %s)\n", why)
+	}
 	fmt.Fprintf(stdout, "launchers:   mpigo run (MPIGO_RANK, MPIGO_SIZE, MPIGO_KVS), singleton\n")
 	fmt.Fprintf(stdout, "thread level: multiple (every call is safe from any goroutine)\n")
 	fmt.Fprintf(stdout, "tunables:\n")

@@ -462,19 +462,22 @@ func TestRunWaitingCostsNoCPU(t *testing.T) {
 }
 
 // Processes exchange checksummed messages of every size class (fast box,
-// ring, single-copy rendezvous, and the streamed rendezvous when the eager
-// limit is tiny) with every other, over shm and tcp.
+// ring, streamed rendezvous, and with MPIGO_SHM_CMA=1 the single-copy
+// rendezvous; all of them rendezvous when the eager limit is tiny) with
+// every other, over shm and tcp.
 func TestRunP2PStress(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
-	for _, tc := range []struct{ transport, eager string }{{"shm", ""}, {"shm", "16"}, {"tcp", ""}} {
-		if tc.eager != "" {
-			t.Setenv("MPIGO_EAGER_LIMIT", tc.eager)
+	for _, tc := range []struct{ transport, eager, cma string }{{"shm", "", ""}, {"shm", "16", ""}, {"shm", "", "1"}, {"shm", "16", "1"}, {"tcp", "", ""}} {
+		t.Setenv("MPIGO_EAGER_LIMIT", tc.eager)
+		t.Setenv("MPIGO_SHM_CMA", tc.cma)
+		if tc.eager == "" {
+			os.Unsetenv("MPIGO_EAGER_LIMIT")
 		}
 		out, errs, code := runJob(t, "--timeout", "120s", "-transport", tc.transport, "-n", "4", "./testdata/p2pstress", "60")
 		if code != 0 || !strings.Contains(out, "p2pstress: 60 rounds on 4 ranks: ok") {
-			t.Errorf("%s (eager limit %q): exit %d, %q %q", tc.transport, tc.eager, code, out, errs)
+			t.Errorf("%s (eager limit %q, MPIGO_SHM_CMA %q): exit %d, %q %q", tc.transport, tc.eager, tc.cma, code, out, errs)
 		}
 	}
 }

@@ -376,17 +376,18 @@ func (p *peer) waitRoom(spins int) error {
 	if p.t.closed.Load() {
 		return ErrClosed
 	}
-	switch {
-	case spins < 64:
-		runtime.Gosched()
-		return nil
-	case spins%256 == 0:
-		if !alive(p.pid) {
-			p.dead.Store(true)
-			return fmt.Errorf("shm: rank %d (process %d) is gone", p.rank, p.pid)
-		}
+	if spins%1024 == 1023 && !alive(p.pid) {
+		p.dead.Store(true)
+		return fmt.Errorf("shm: rank %d (process %d) is gone", p.rank, p.pid)
 	}
-	time.Sleep(20 * time.Microsecond)
+	// The receiver usually frees room within microseconds: yield rather
+	// than sleep, since a timer sleep lasts far longer than asked (a
+	// 20 us sleep cost streamed transfers 90% of their bandwidth).
+	if spins < 8192 {
+		p.t.idle()
+		return nil
+	}
+	time.Sleep(50 * time.Microsecond)
 	return nil
 }
 
