@@ -3,7 +3,6 @@ package mpi
 import (
 	"encoding/binary"
 	"fmt"
-	"math/bits"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -45,6 +44,13 @@ type Comm struct {
 
 	shadow *Comm // the same members on the collective context ctx+1
 	pinned int   // non-blocking collective views: 1 + the tag base they own
+
+	// inter is set on an intercommunicator (intercomm.go): then rank is
+	// the caller's rank in the local group and group lists the remote
+	// group, the ranks point-to-point calls address.
+	inter *interComm
+	attrs attrTable            // cached attributes (attr.go)
+	info  atomic.Pointer[Info] // hints set with SetInfo (info.go)
 }
 
 // newComm makes a communicator and its collective shadow.
@@ -73,8 +79,14 @@ func newWorld(p *proc, n int) *Comm {
 // Rank returns the caller's rank in c, from 0 to Size()-1.
 func (c *Comm) Rank() int { return c.rank }
 
-// Size returns the number of ranks in c.
-func (c *Comm) Size() int { return len(c.group) }
+// Size returns the number of ranks in c; for an intercommunicator, the
+// size of the local group (MPI_Comm_size).
+func (c *Comm) Size() int {
+	if c.inter != nil {
+		return len(c.inter.local)
+	}
+	return len(c.group)
+}
 
 // Name returns c's name: "WORLD", or a name set with SetName, or a
 // generated description.
@@ -100,7 +112,9 @@ func (c *Comm) ErrHandler() *ErrHandler {
 	return ErrorsReturn
 }
 
-// WorldRank returns the world rank of the member with rank r of c.
+// WorldRank returns the world rank of the member with rank r of c. For an
+// intercommunicator, r is a rank of the remote group, as in point-to-point
+// calls.
 func (c *Comm) WorldRank(r int) int { return c.group[r] }
 
 // check validates c for call op.
@@ -114,16 +128,26 @@ func (c *Comm) check(op string) error {
 	return nil
 }
 
-// Free releases c (MPI_Comm_free). Pending operations on it complete
-// normally; c must not be used again.
+// Free releases c (MPI_Comm_free): the delete callbacks of its attributes
+// run (in the reverse order of setting), then its context id is released.
+// Pending operations on it complete normally; c must not be used again. If
+// a delete callback fails, Free returns its error and c stays valid.
 func (c *Comm) Free() error {
 	if err := c.check("Free"); err != nil {
 		return err
 	}
-	if c.ctx == 0 {
-		return c.handle(c.errorf("Free", ErrComm, loc{}, "the world communicator cannot be freed"))
+	if c.ctx == 0 || c.ctx == 2*selfCtxID {
+		return c.handle(c.errorf("Free", ErrComm, loc{}, "the predefined communicator %s cannot be freed", c.Name()))
 	}
-	c.freed.Store(true)
+	if c.pinned != 0 {
+		return c.handle(c.errorf("Free", ErrComm, loc{}, "not a communicator of the caller"))
+	}
+	if err := c.deleteAllAttrs("Free"); err != nil {
+		return err
+	}
+	if c.freed.Swap(true) {
+		return c.handle(c.errorf("Free", ErrComm, loc{}, "communicator has been freed"))
+	}
 	c.p.ctx.release(c.ctx / 2)
 	return nil
 }
@@ -131,17 +155,50 @@ func (c *Comm) Free() error {
 // Dup returns a new communicator with the same members and ranks as c and
 // a new context, so that its messages never mix with c's (MPI_Comm_dup).
 // It is collective over c.
+//
+// Attributes are copied by their keyval's copy callback (CreateKeyval), and
+// the info hints are inherited. An intercommunicator is duplicated into an
+// intercommunicator between the same groups, collectively over both.
 func (c *Comm) Dup() (*Comm, error) {
-	if err := c.check("Dup"); err != nil {
+	return c.dupInfo("Dup", c.info.Load())
+}
+
+// dupInfo duplicates c and gives the new communicator info (nil: none).
+func (c *Comm) dupInfo(op string, info *Info) (*Comm, error) {
+	if err := c.check(op); err != nil {
 		return nil, err
+	}
+	d, err := c.dupContext(op)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.finishDup(op, d, info); err != nil {
+		d.Free()
+		return nil, err
+	}
+	return d, nil
+}
+
+// dupContext makes a communicator with c's members on a new context.
+func (c *Comm) dupContext(op string) (*Comm, error) {
+	if c.inter != nil {
+		return c.interDup(op)
 	}
 	id, err := c.newContext()
 	if err != nil {
-		return nil, c.handle(c.errorf("Dup", ErrIntern, loc{}, "agreeing on a context: %v", err))
+		return nil, c.handle(c.errorf(op, ErrIntern, loc{}, "agreeing on a context: %v", err))
 	}
-	d := newComm(c.p, id*2, c.rank, c.group, c.name+".dup")
+	return newComm(c.p, id*2, c.rank, c.group, c.name+".dup"), nil
+}
+
+// finishDup gives d, a duplicate of c, c's error handler and attributes
+// and the hints info.
+func (c *Comm) finishDup(op string, d *Comm, info *Info) error {
 	d.errh.Store(c.errh.Load())
-	return d, nil
+	if info != nil {
+		d.info.Store(info.Dup())
+	}
+	return c.copyAttrs(op, d)
 }
 
 // Split partitions c into one new communicator per color
@@ -149,7 +206,7 @@ func (c *Comm) Dup() (*Comm, error) {
 // communicator, ordered by key and then by their rank in c. A rank that
 // passes color Undefined gets a nil *Comm. Split is collective over c.
 func (c *Comm) Split(color, key int) (*Comm, error) {
-	if err := c.check("Split"); err != nil {
+	if err := c.intraOnly("Split"); err != nil {
 		return nil, err
 	}
 	if color < 0 && color != Undefined {
@@ -265,36 +322,7 @@ func andBytes(acc, in []byte, _ bool) ([]byte, error) {
 // newContext agrees with every member of c on a context id free on all of them.
 func (c *Comm) newContext() (uint32, error) {
 	cc := c.coll()
-	for attempt := 0; attempt < 64; attempt++ {
-		mask, err := coll.Allreduce(cc, c.p.ctx.freeMask(), andBytes, true, c.collTag())
-		if err != nil {
-			return 0, err
-		}
-		id := uint32(ctxIDs)
-		for i := 0; i+8 <= len(mask); i += 8 {
-			if w := binary.LittleEndian.Uint64(mask[i:]); w != 0 {
-				id = uint32(i/8*64 + bits.TrailingZeros64(w))
-				break
-			}
-		}
-		if id == ctxIDs {
-			return 0, fmt.Errorf("all %d context ids are in use (free communicators you no longer need)", ctxIDs)
-		}
-		ok := c.p.ctx.tryTake(id)
-		flag := []byte{0}
-		if ok {
-			flag[0] = 1
-		}
-		all, err := coll.Allreduce(cc, flag, andBytes, true, c.collTag())
-		if err != nil {
-			return 0, err
-		}
-		if all[0] == 1 {
-			return id, nil
-		}
-		if ok {
-			c.p.ctx.release(id)
-		}
-	}
-	return 0, fmt.Errorf("could not agree on a context id")
+	return c.p.agreeContext(func(buf []byte) ([]byte, error) {
+		return coll.Allreduce(cc, buf, agreeCombine, true, c.collTag())
+	})
 }

@@ -22,6 +22,8 @@ var (
 	ErrTruncate   = errors.New("message truncated")
 	ErrOp         = errors.New("invalid operation")
 	ErrArg        = errors.New("invalid argument")
+	ErrGroup      = errors.New("invalid group")
+	ErrKeyval     = errors.New("invalid attribute key")
 	ErrProcFailed = errors.New("process failed")
 	ErrIntern     = errors.New("internal error")
 	ErrOther      = errors.New("other error")

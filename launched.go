@@ -121,7 +121,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		}
 	}()
 	for r := base; r < base+k; r++ {
-		p := &proc{job: j, rank: r}
+		p := &proc{job: j, rank: r, node: info.NodeRanks}
 		ln, err := net.Listen("tcp", net.JoinHostPort(bindHost, "0"))
 		if err != nil {
 			return fmt.Errorf("mpi: rank %d cannot listen for peers: %w", r, err)

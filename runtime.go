@@ -57,6 +57,10 @@ type proc struct {
 	q     *replies // reply sender for tcp deliveries
 
 	world *Comm
+
+	selfOnce sync.Once
+	self     *Comm // the rank's Self communicator, made on first use
+	node     []int // world ranks on this rank's node, ascending; nil: the whole job
 }
 
 // exec hands the frames in out to the transports and completes the

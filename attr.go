@@ -1,0 +1,204 @@
+package mpi
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Attributes (MPI-3.1 section 6.7): values cached on a communicator under
+// a key made by CreateKeyval. A key's copy callback decides what Dup
+// carries over to the new communicator; its delete callback runs when the
+// value is deleted, overwritten, or its communicator freed.
+
+// CopyAttrFunc is a keyval's copy callback (MPI_Comm_copy_attr_function):
+// called by Dup on old for each attribute set with the key, it returns the
+// value the new communicator gets and whether it gets one at all. An error
+// makes Dup fail.
+type CopyAttrFunc func(old *Comm, key *Keyval, val any) (newVal any, keep bool, err error)
+
+// DeleteAttrFunc is a keyval's delete callback
+// (MPI_Comm_delete_attr_function): called with the value being deleted
+// from c by DeleteAttr, by SetAttr overwriting it, or by Free. An error
+// makes that call fail and leaves the attribute in place.
+type DeleteAttrFunc func(c *Comm, key *Keyval, val any) error
+
+// Predefined copy callbacks.
+var (
+	// NullCopyFn copies nothing: the new communicator does not get the
+	// attribute (MPI_COMM_NULL_COPY_FN; also what a nil CopyAttrFunc does).
+	NullCopyFn CopyAttrFunc = func(*Comm, *Keyval, any) (any, bool, error) { return nil, false, nil }
+	// DupFn gives the new communicator the same value (MPI_COMM_DUP_FN).
+	DupFn CopyAttrFunc = func(_ *Comm, _ *Keyval, v any) (any, bool, error) { return v, true, nil }
+)
+
+// Keyval is an attribute key (MPI_Comm_keyval): made by CreateKeyval,
+// released by FreeKeyval.
+type Keyval struct {
+	copyFn     CopyAttrFunc
+	deleteFn   DeleteAttrFunc
+	predefined func(c *Comm) any // predefined keys: the value, computed
+	name       string
+	freed      atomic.Bool
+}
+
+// CreateKeyval makes a new attribute key with the given callbacks
+// (MPI_Comm_create_keyval). Either may be nil: a nil copyFn copies
+// nothing, a nil deleteFn does nothing. The callbacks may carry state as
+// closures (MPI's extra_state).
+func CreateKeyval(copyFn CopyAttrFunc, deleteFn DeleteAttrFunc) (*Keyval, error) {
+	if copyFn == nil {
+		copyFn = NullCopyFn
+	}
+	return &Keyval{copyFn: copyFn, deleteFn: deleteFn, name: "keyval"}, nil
+}
+
+// FreeKeyval releases key (MPI_Comm_free_keyval): it can no longer be used
+// to set or get attributes, but attributes already set with it keep their
+// callbacks until they are deleted.
+func FreeKeyval(key *Keyval) error {
+	if key == nil || key.predefined != nil || key.freed.Swap(true) {
+		return (*Comm)(nil).errorf("FreeKeyval", ErrKeyval, loc{}, "nil, predefined or already freed key")
+	}
+	return nil
+}
+
+// Predefined attribute keys. Their values are read-only: GetAttr returns
+// them on every communicator; SetAttr and DeleteAttr refuse them.
+var (
+	// AttrTagUB gives the largest valid tag, an int (MPI_TAG_UB).
+	AttrTagUB = &Keyval{name: "AttrTagUB", predefined: func(*Comm) any { return TagUB }}
+	// AttrWtimeIsGlobal gives whether clocks are synchronised across the
+	// job, a bool: false (MPI_WTIME_IS_GLOBAL).
+	AttrWtimeIsGlobal = &Keyval{name: "AttrWtimeIsGlobal", predefined: func(*Comm) any { return false }}
+	// AttrUniverseSize gives the job size as an int (MPI_UNIVERSE_SIZE:
+	// every rank of the job runs in the world communicator).
+	AttrUniverseSize = &Keyval{name: "AttrUniverseSize", predefined: func(c *Comm) any { return c.p.job.size }}
+)
+
+// attrTable holds a communicator's attributes in the order they were set.
+type attrTable struct {
+	mu   sync.Mutex
+	list []attr
+}
+
+type attr struct {
+	key *Keyval
+	val any
+}
+
+// find returns the position of key in t, or -1. t.mu is held.
+func (t *attrTable) find(key *Keyval) int {
+	for i, a := range t.list {
+		if a.key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+func (c *Comm) checkKey(op string, key *Keyval, write bool) error {
+	if err := c.check(op); err != nil {
+		return err
+	}
+	if key == nil || key.freed.Load() {
+		return c.handle(c.errorf(op, ErrKeyval, loc{}, "nil or freed key"))
+	}
+	if write && key.predefined != nil {
+		return c.handle(c.errorf(op, ErrKeyval, loc{}, "%s is predefined and read-only", key.name))
+	}
+	return nil
+}
+
+// SetAttr caches val on c under key (MPI_Comm_set_attr). A value already
+// there is first deleted, with its delete callback.
+func (c *Comm) SetAttr(key *Keyval, val any) error {
+	if err := c.checkKey("SetAttr", key, true); err != nil {
+		return err
+	}
+	c.attrs.mu.Lock()
+	defer c.attrs.mu.Unlock()
+	if i := c.attrs.find(key); i >= 0 {
+		if key.deleteFn != nil {
+			if err := key.deleteFn(c, key, c.attrs.list[i].val); err != nil {
+				return c.handle(c.errorf("SetAttr", ErrOther, loc{}, "delete callback of the old value: %v", err))
+			}
+		}
+		c.attrs.list = append(c.attrs.list[:i], c.attrs.list[i+1:]...)
+	}
+	c.attrs.list = append(c.attrs.list, attr{key, val})
+	return nil
+}
+
+// GetAttr returns the value cached on c under key, and whether there is
+// one (MPI_Comm_get_attr).
+func (c *Comm) GetAttr(key *Keyval) (any, bool, error) {
+	if err := c.checkKey("GetAttr", key, false); err != nil {
+		return nil, false, err
+	}
+	if key.predefined != nil {
+		return key.predefined(c), true, nil
+	}
+	c.attrs.mu.Lock()
+	defer c.attrs.mu.Unlock()
+	if i := c.attrs.find(key); i >= 0 {
+		return c.attrs.list[i].val, true, nil
+	}
+	return nil, false, nil
+}
+
+// DeleteAttr removes the value cached on c under key, after calling the
+// key's delete callback (MPI_Comm_delete_attr). Deleting a key that has no
+// value fails with ErrKeyval.
+func (c *Comm) DeleteAttr(key *Keyval) error {
+	if err := c.checkKey("DeleteAttr", key, true); err != nil {
+		return err
+	}
+	c.attrs.mu.Lock()
+	defer c.attrs.mu.Unlock()
+	i := c.attrs.find(key)
+	if i < 0 {
+		return c.handle(c.errorf("DeleteAttr", ErrKeyval, loc{}, "no attribute with this key"))
+	}
+	if key.deleteFn != nil {
+		if err := key.deleteFn(c, key, c.attrs.list[i].val); err != nil {
+			return c.handle(c.errorf("DeleteAttr", ErrOther, loc{}, "delete callback: %v", err))
+		}
+	}
+	c.attrs.list = append(c.attrs.list[:i], c.attrs.list[i+1:]...)
+	return nil
+}
+
+// deleteAllAttrs deletes every attribute of c, the last set first.
+func (c *Comm) deleteAllAttrs(op string) error {
+	c.attrs.mu.Lock()
+	defer c.attrs.mu.Unlock()
+	for len(c.attrs.list) > 0 {
+		a := c.attrs.list[len(c.attrs.list)-1]
+		if a.key.deleteFn != nil {
+			if err := a.key.deleteFn(c, a.key, a.val); err != nil {
+				return c.handle(c.errorf(op, ErrOther, loc{}, "attribute delete callback: %v", err))
+			}
+		}
+		c.attrs.list = c.attrs.list[:len(c.attrs.list)-1]
+	}
+	return nil
+}
+
+// copyAttrs gives d the attributes of c that their copy callbacks keep.
+func (c *Comm) copyAttrs(op string, d *Comm) error {
+	c.attrs.mu.Lock()
+	list := append([]attr(nil), c.attrs.list...)
+	c.attrs.mu.Unlock()
+	for _, a := range list {
+		v, keep, err := a.key.copyFn(c, a.key, a.val)
+		if err != nil {
+			return c.handle(c.errorf(op, ErrOther, loc{}, "attribute copy callback: %v", err))
+		}
+		if keep {
+			d.attrs.mu.Lock()
+			d.attrs.list = append(d.attrs.list, attr{a.key, v})
+			d.attrs.mu.Unlock()
+		}
+	}
+	return nil
+}

@@ -1,0 +1,209 @@
+package mpi
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Communicator constructors beyond Dup and Split (MPI-3.1 section 6.4),
+// comparison, and the predefined Self communicator.
+
+// SplitTypeShared is the split type of SplitType that groups the ranks
+// that can share memory: those on the same node (MPI_COMM_TYPE_SHARED).
+const SplitTypeShared = 1
+
+// Self returns the communicator that contains only the calling rank
+// (MPI_COMM_SELF). It is the same *Comm on every call from this rank and
+// cannot be freed.
+func (c *Comm) Self() *Comm {
+	p := c.p
+	p.selfOnce.Do(func() {
+		p.self = newComm(p, 2*selfCtxID, 0, []int{p.rank}, "SELF")
+	})
+	return p.self
+}
+
+// World returns the calling rank's world communicator (MPI_COMM_WORLD),
+// the one its rank function was given.
+func (c *Comm) World() *Comm { return c.p.world }
+
+// intraOnly fails call op on an intercommunicator.
+func (c *Comm) intraOnly(op string) error {
+	if err := c.check(op); err != nil {
+		return err
+	}
+	if c.inter != nil {
+		return c.handle(c.errorf(op, ErrComm, loc{}, "not available on an intercommunicator"))
+	}
+	return nil
+}
+
+// DupWithInfo is Dup, except that the new communicator's hints are a copy
+// of info instead of c's (MPI_Comm_dup_with_info).
+func (c *Comm) DupWithInfo(info *Info) (*Comm, error) {
+	return c.dupInfo("DupWithInfo", info)
+}
+
+// Idup starts a Dup and returns at once (MPI_Comm_idup). The returned
+// communicator may be used only once the request has completed (Wait,
+// Test, ...); if the request fails, it stays unusable. Like every
+// collective, Idup must be called in the same order relative to other
+// collectives on c by every member.
+func (c *Comm) Idup() (*Comm, *Request, error) {
+	if err := c.check("Idup"); err != nil {
+		return nil, nil, err
+	}
+	d := &Comm{}
+	info := c.info.Load()
+	r, err := c.startColl("Idup", func(v *Comm) error {
+		nc, err := v.dupContext("Idup")
+		if err != nil {
+			return err
+		}
+		// Hand the new communicator's state over to d, which the caller
+		// holds; the request's completion publishes it.
+		d.p, d.ctx, d.rank, d.group, d.name, d.shadow, d.inter = nc.p, nc.ctx, nc.rank, nc.group, nc.name, nc.shadow, nc.inter
+		if err := c.finishDup("Idup", d, info); err != nil {
+			d.Free()
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, r, nil
+}
+
+// checkSubgroup validates that g is a group of members of c and returns
+// the caller's rank in it (Undefined if it is not a member).
+func (c *Comm) checkSubgroup(op string, g *Group) (int, error) {
+	if err := g.check(op); err != nil {
+		return 0, c.handle(err)
+	}
+	for _, w := range g.ranks {
+		if !slices.Contains(c.group, w) {
+			return 0, c.handle(c.errorf(op, ErrGroup, loc{}, "world rank %d is in the group but not in %s", w, c.Name()))
+		}
+	}
+	if r, ok := g.index[c.p.rank]; ok {
+		return r, nil
+	}
+	return Undefined, nil
+}
+
+// Create returns a communicator of the members of g, in g's order
+// (MPI_Comm_create). It is collective over all of c, and every rank must
+// pass the same group, a subset of c's; ranks not in g get nil.
+func (c *Comm) Create(g *Group) (*Comm, error) {
+	const op = "Create"
+	if err := c.intraOnly(op); err != nil {
+		return nil, err
+	}
+	rank, err := c.checkSubgroup(op, g)
+	if err != nil {
+		return nil, err
+	}
+	id, err := c.newContext()
+	if err != nil {
+		return nil, c.handle(c.errorf(op, ErrIntern, loc{}, "agreeing on a context: %v", err))
+	}
+	if rank == Undefined {
+		c.p.ctx.release(id)
+		return nil, nil
+	}
+	n := newComm(c.p, id*2, rank, g.ranks, fmt.Sprintf("%s.create", c.name))
+	n.errh.Store(c.errh.Load())
+	return n, nil
+}
+
+// CreateGroup returns a communicator of the members of g, in g's order
+// (MPI_Comm_create_group). Unlike Create it is collective only over the
+// members of g: other ranks of c need not call it and may be doing
+// anything else. Concurrent CreateGroup calls on c whose groups overlap
+// must use different tags. A caller not in g gets nil.
+//
+// The members agree on a context id among themselves, on c's collective
+// context with tag (marked so that it cannot match c's collectives).
+func (c *Comm) CreateGroup(g *Group, tag int) (*Comm, error) {
+	const op = "CreateGroup"
+	if err := c.intraOnly(op); err != nil {
+		return nil, err
+	}
+	if tag < 0 || tag > TagUB {
+		return nil, c.handle(c.errorf(op, ErrTag, loc{}, "tag %d: tags run from 0 to %d", tag, TagUB))
+	}
+	rank, err := c.checkSubgroup(op, g)
+	if err != nil || rank == Undefined {
+		return nil, err
+	}
+	// A view of the members on c's collective context.
+	v := &Comm{p: c.p, ctx: c.ctx + 1, rank: rank, group: g.ranks, name: c.name}
+	cc := collComm{v}
+	id, err := c.p.agreeContext(func(buf []byte) ([]byte, error) {
+		return tagAllreduce(cc, buf, agreeCombine, groupTagBit|tag)
+	})
+	if err != nil {
+		return nil, c.handle(c.errorf(op, ErrIntern, loc{}, "agreeing on a context: %v", err))
+	}
+	n := newComm(c.p, id*2, rank, g.ranks, fmt.Sprintf("%s.group(%d)", c.name, tag))
+	n.errh.Store(c.errh.Load())
+	return n, nil
+}
+
+// SplitType partitions c by a property of the ranks
+// (MPI_Comm_split_type). With SplitTypeShared, ranks on the same node
+// (all goroutine ranks of mpi.Run, the processes a launcher placed on one
+// host) join one communicator, ordered by key and then by rank in c; a
+// rank passing Undefined gets nil. info is accepted and ignored. It is
+// collective over c.
+func (c *Comm) SplitType(splitType, key int, info *Info) (*Comm, error) {
+	const op = "SplitType"
+	if err := c.intraOnly(op); err != nil {
+		return nil, err
+	}
+	color := Undefined
+	switch splitType {
+	case Undefined:
+	case SplitTypeShared:
+		color = 0
+		if len(c.p.node) > 0 {
+			color = c.p.node[0] // the node's lowest world rank names it
+		}
+	default:
+		return nil, c.handle(c.errorf(op, ErrArg, loc{}, "unknown split type %d (want SplitTypeShared or Undefined)", splitType))
+	}
+	s, err := c.Split(color, key)
+	if s != nil {
+		s.name = fmt.Sprintf("%s.shared", c.name)
+		s.shadow.name = s.name
+	}
+	return s, err
+}
+
+// CompareComms returns Ident if a and b are the same communicator,
+// Congruent if they have the same members in the same order (for
+// intercommunicators: both groups), Similar if they have the same members
+// in another order, and Unequal otherwise (MPI_Comm_compare).
+func CompareComms(a, b *Comm) int {
+	if a == b {
+		return Ident
+	}
+	if a == nil || b == nil || (a.inter == nil) != (b.inter == nil) {
+		return Unequal
+	}
+	res := CompareGroups(a.Group(), b.Group())
+	if a.inter != nil {
+		res = max(res, CompareGroups(newGroup(a.group, -1), newGroup(b.group, -1)))
+	}
+	switch res {
+	case Ident:
+		return Congruent
+	case Similar:
+		return Similar
+	}
+	return Unequal
+}
+
+// Compare is CompareComms(c, other).
+func (c *Comm) Compare(other *Comm) int { return CompareComms(c, other) }

@@ -1,0 +1,290 @@
+package mpi
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/mpigo/mpi/internal/coll"
+)
+
+// Intercommunicators (MPI-3.1 section 6.6): a communicator between two
+// disjoint groups. On an intercommunicator c, c.rank is the caller's rank
+// in its own (local) group and c.group lists the world ranks of the other
+// (remote) group: point-to-point calls name remote ranks, so the send and
+// receive paths translate ranks through c.group exactly as they do on an
+// intracommunicator, at the same cost. A message carries its sender's
+// rank in the sender's local group, which is the rank the receiver knows
+// it by in its remote group, so matching and Status.Source need nothing
+// more.
+//
+// The intercommunicator's context id k is free on every member of both
+// groups: context 2k carries point-to-point messages between the groups
+// and 2k+1 the collectives' messages between the groups; the collectives'
+// steps inside one group run on a private intracommunicator of the local
+// group on the derived contexts 2k|ctxLocalBit and 2k+1|ctxLocalBit.
+
+// interComm is the intercommunicator part of a Comm.
+type interComm struct {
+	local []int // world rank of each member of the local group
+	lc    *Comm // the local group, for the collectives' local steps
+}
+
+// newInterComm makes an intercommunicator on context id id.
+func newInterComm(p *proc, id uint32, rank int, local, remote []int, name string) *Comm {
+	c := newComm(p, id*2, rank, remote, name)
+	lc := newComm(p, id*2|ctxLocalBit, rank, local, name+".local")
+	c.inter = &interComm{local: local, lc: lc}
+	return c
+}
+
+// IsInter reports whether c is an intercommunicator (MPI_Comm_test_inter).
+func (c *Comm) IsInter() bool { return c != nil && c.inter != nil }
+
+// RemoteSize returns the size of the remote group of an intercommunicator
+// (MPI_Comm_remote_size), and 0 for an intracommunicator.
+func (c *Comm) RemoteSize() int {
+	if c == nil || c.inter == nil {
+		return 0
+	}
+	return len(c.group)
+}
+
+// RemoteGroup returns the remote group of an intercommunicator
+// (MPI_Comm_remote_group).
+func (c *Comm) RemoteGroup() (*Group, error) {
+	if err := c.check("RemoteGroup"); err != nil {
+		return nil, err
+	}
+	if c.inter == nil {
+		return nil, c.handle(c.errorf("RemoteGroup", ErrComm, loc{}, "not an intercommunicator"))
+	}
+	return newGroup(c.group, c.p.rank), nil
+}
+
+// encodeRanks and decodeRanks carry lists of world ranks.
+func encodeRanks(rs []int) []byte {
+	b := make([]byte, 8*len(rs))
+	for i, r := range rs {
+		binary.LittleEndian.PutUint64(b[8*i:], uint64(r))
+	}
+	return b
+}
+
+func decodeRanks(b []byte) []int {
+	rs := make([]int, len(b)/8)
+	for i := range rs {
+		rs[i] = int(binary.LittleEndian.Uint64(b[8*i:]))
+	}
+	return rs
+}
+
+// exchange sends buf to rank peer of cc and receives peer's buffer, both
+// with tag.
+func exchange(cc coll.Comm, buf []byte, peer, tag int) ([]byte, error) {
+	req, err := cc.Isend(buf, peer, tag)
+	if err != nil {
+		return nil, err
+	}
+	in, rerr := cc.RecvAlloc(peer, tag)
+	if _, err := req.Wait(); err != nil {
+		return nil, err
+	}
+	return in, rerr
+}
+
+// acrossGroups returns an allreduce over the members of two groups: a
+// reduction to the leader root of the local group (lcc, tag rtag), an
+// exchange of the leaders' results (exch, called at the leader only), and
+// a broadcast in the local group (tag btag). f must be commutative, so
+// that both leaders compute the same result.
+func acrossGroups(lcc coll.Comm, root, rtag, btag int, f coll.Combine, exch func([]byte) ([]byte, error)) func([]byte) ([]byte, error) {
+	return func(buf []byte) ([]byte, error) {
+		acc, err := coll.Reduce(lcc, buf, f, true, root, rtag)
+		if err != nil {
+			return nil, err
+		}
+		if lcc.Rank() == root {
+			theirs, err := exch(append([]byte(nil), acc...))
+			if err != nil {
+				// Tell the local group, which waits in the broadcast.
+				coll.BcastVarAlg(lcc, "", []byte{}, root, btag)
+				return nil, err
+			}
+			if acc, err = f(acc, theirs, true); err != nil {
+				coll.BcastVarAlg(lcc, "", []byte{}, root, btag)
+				return nil, err
+			}
+		}
+		res, err := coll.BcastVarAlg(lcc, "", acc, root, btag)
+		if err != nil {
+			return nil, err
+		}
+		if len(res) == 0 {
+			return nil, fmt.Errorf("the group leader failed to reach the other group")
+		}
+		return res, nil
+	}
+}
+
+// IntercommCreate makes an intercommunicator between the group of local
+// and another, disjoint group (MPI_Intercomm_create). It is collective
+// over local, whose members all pass the same localLeader; the other
+// group does the same with its own communicator. The two leaders must be
+// able to talk on peer: the local leader passes peer and the rank of the
+// other group's leader in it (remoteLeader), which the other ranks
+// ignore. tag tells concurrent creations apart on peer.
+//
+// The leaders exchange their groups through peer (on its collective
+// context, with the tag marked so that it cannot match anything else), and
+// agree on a context id free on every member of both groups: each group
+// ANDs its members' free maps, the leaders exchange and combine them, and
+// each broadcasts the result to its group.
+func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag int) (*Comm, error) {
+	const op = "IntercommCreate"
+	if err := local.intraOnly(op); err != nil {
+		return nil, err
+	}
+	if localLeader < 0 || localLeader >= len(local.group) {
+		return nil, local.handle(local.errorf(op, ErrRank, loc{}, "local leader %d is not a rank of %s (size %d)", localLeader, local.Name(), len(local.group)))
+	}
+	if tag < 0 || tag > TagUB {
+		return nil, local.handle(local.errorf(op, ErrTag, loc{}, "tag %d: tags run from 0 to %d", tag, TagUB))
+	}
+	leader := local.rank == localLeader
+	ptag := groupTagBit | tag
+	var pcc coll.Comm
+	if leader {
+		if err := peer.check(op); err != nil {
+			return nil, err
+		}
+		if remoteLeader < 0 || remoteLeader >= len(peer.group) {
+			return nil, local.handle(local.errorf(op, ErrRank, at("remote leader", remoteLeader, tag), "not a rank of the peer communicator %s (size %d)", peer.Name(), len(peer.group)))
+		}
+		if peer.group[remoteLeader] == local.p.rank {
+			return nil, local.handle(local.errorf(op, ErrRank, at("remote leader", remoteLeader, tag), "the remote leader is the local leader"))
+		}
+		pcc = collComm{peer.shadow}
+	}
+	lcc := local.coll()
+	tInfo, tAgree := local.collTag(), local.collTag()
+
+	// The leaders swap their groups; the leader tells its group the remote
+	// one (an empty record if the exchange failed).
+	var rec []byte
+	var xerr error
+	if leader {
+		rec, xerr = exchange(pcc, encodeRanks(local.group), remoteLeader, ptag)
+		if xerr != nil || len(rec) == 0 {
+			rec = []byte{}
+		}
+	}
+	rec, err := coll.BcastVarAlg(lcc, "", rec, localLeader, tInfo)
+	if xerr != nil {
+		return nil, local.collErr(op, xerr)
+	}
+	if err != nil {
+		return nil, local.collErr(op, err)
+	}
+	if len(rec) == 0 {
+		return nil, local.handle(local.errorf(op, ErrComm, loc{}, "the local leader could not exchange groups with the remote leader"))
+	}
+	remote := decodeRanks(rec)
+	for _, w := range remote {
+		for _, l := range local.group {
+			if w == l {
+				return nil, local.handle(local.errorf(op, ErrComm, loc{}, "world rank %d is in both groups: they must be disjoint", w))
+			}
+		}
+	}
+
+	var exch func([]byte) ([]byte, error)
+	if leader {
+		exch = func(b []byte) ([]byte, error) { return exchange(pcc, b, remoteLeader, ptag) }
+	}
+	id, err := local.p.agreeContext(acrossGroups(lcc, localLeader, tAgree, tAgree+4, agreeCombine, exch))
+	if err != nil {
+		return nil, local.handle(local.errorf(op, ErrIntern, loc{}, "agreeing on a context: %v", err))
+	}
+	c := newInterComm(local.p, id, local.rank, local.group, remote, fmt.Sprintf("%s.inter(%d)", local.name, tag))
+	c.errh.Store(local.errh.Load())
+	return c, nil
+}
+
+// interAgree agrees on a context id free on both groups of the
+// intercommunicator c, with collective tag base base: local steps use
+// base..base+7 on the local group, the leaders (local rank 0 of each
+// group) exchange on c's collective context with tag base+1.
+func (c *Comm) interAgree(base int) (uint32, error) {
+	var exch func([]byte) ([]byte, error)
+	if c.rank == 0 {
+		cc := collComm{c.shadow}
+		exch = func(b []byte) ([]byte, error) { return exchange(cc, b, 0, base+1) }
+	}
+	return c.p.agreeContext(acrossGroups(c.inter.lc.coll(), 0, base+3, base+5, agreeCombine, exch))
+}
+
+// interDup duplicates the intercommunicator c.
+func (c *Comm) interDup(op string) (*Comm, error) {
+	id, err := c.interAgree(c.collTag())
+	if err != nil {
+		return nil, c.handle(c.errorf(op, ErrIntern, loc{}, "agreeing on a context: %v", err))
+	}
+	return newInterComm(c.p, id, c.rank, c.inter.local, c.group, c.name+".dup"), nil
+}
+
+// IntercommMerge makes an intracommunicator of both groups of the
+// intercommunicator c (MPI_Intercomm_merge). It is collective over both
+// groups; all members of a group pass the same high. The group that passes
+// high false comes first; if both pass the same value, the group whose
+// first member has the lower world rank comes first.
+func (c *Comm) IntercommMerge(high bool) (*Comm, error) {
+	const op = "IntercommMerge"
+	if err := c.check(op); err != nil {
+		return nil, err
+	}
+	if c.inter == nil {
+		return nil, c.handle(c.errorf(op, ErrComm, loc{}, "not an intercommunicator"))
+	}
+	base := c.collTag()
+	lcc := c.inter.lc.coll()
+	mine := []byte{0}
+	if high {
+		mine[0] = 1
+	}
+	// The leaders swap their flags; each tells its group.
+	var theirs []byte
+	var xerr error
+	if c.rank == 0 {
+		theirs, xerr = exchange(collComm{c.shadow}, mine, 0, base)
+		if xerr != nil || len(theirs) != 1 {
+			theirs = []byte{}
+		}
+	}
+	theirs, err := coll.BcastVarAlg(lcc, "", theirs, 0, base)
+	if xerr != nil {
+		return nil, c.collErr(op, xerr)
+	}
+	if err != nil {
+		return nil, c.collErr(op, err)
+	}
+	if len(theirs) != 1 {
+		return nil, c.handle(c.errorf(op, ErrComm, loc{}, "the group leaders could not exchange their flags"))
+	}
+	local, remote := c.inter.local, c.group
+	localFirst := !high && theirs[0] == 1 || (high == (theirs[0] == 1) && local[0] < remote[0])
+	var merged []int
+	rank := c.rank
+	if localFirst {
+		merged = append(append(merged, local...), remote...)
+	} else {
+		merged = append(append(merged, remote...), local...)
+		rank += len(remote)
+	}
+	id, err := c.interAgree(base)
+	if err != nil {
+		return nil, c.handle(c.errorf(op, ErrIntern, loc{}, "agreeing on a context: %v", err))
+	}
+	m := newComm(c.p, id*2, rank, merged, c.name+".merge")
+	m.errh.Store(c.errh.Load())
+	return m, nil
+}
