@@ -14,7 +14,7 @@ import (
 // communicator's private collective context.
 
 func (c *Comm) checkRoot(op string, root int) error {
-	if err := c.check(op); err != nil {
+	if err := c.intraOnly(op); err != nil {
 		return err
 	}
 	if root < 0 || root >= len(c.group) {
@@ -40,7 +40,7 @@ func (c *Comm) collErr(op string, err error) error {
 }
 
 func checkOp[T any](c *Comm, op string, o Op[T]) error {
-	if err := c.check(op); err != nil {
+	if err := c.intraOnly(op); err != nil {
 		return err
 	}
 	if !o.valid() {
@@ -147,13 +147,23 @@ func Barrier(c *Comm) error {
 	if err := c.check("Barrier"); err != nil {
 		return err
 	}
+	if c.inter != nil {
+		return c.interBarrier()
+	}
 	return c.collErr("Barrier", coll.Barrier(c.coll(), c.collTag()))
 }
 
 // Bcast returns root's v on every rank of c (MPI_Bcast). Non-root ranks'
 // v is ignored.
+//
+// On an intercommunicator the root passes Root, the other members of its
+// group ProcNull, and the other group the root's rank; the other group
+// gets v.
 func Bcast[T any](c *Comm, v T, root int) (T, error) {
 	var zero T
+	if c.IsInter() {
+		return interBcastT(c, v, root)
+	}
 	if err := c.checkRoot("Bcast", root); err != nil {
 		return zero, err
 	}
@@ -231,13 +241,24 @@ func reduceT[T any](c *Comm, opname string, v T, op Op[T], root int) (T, error) 
 // Reduce combines every rank's v with op and returns the result at root
 // (MPI_Reduce); other ranks get the zero value. Values are combined in rank
 // order, so op need not be commutative.
+//
+// On an intercommunicator (root as for Bcast) the root gets the reduction
+// of the other group's values.
 func Reduce[T any](c *Comm, v T, op Op[T], root int) (T, error) {
+	if c.IsInter() {
+		return interReduceOp(c, "Reduce", v, op, root, false)
+	}
 	return reduceT(c, "Reduce", v, op, root)
 }
 
 // Allreduce combines every rank's v with op and returns the result on
 // every rank (MPI_Allreduce).
+// On an intercommunicator each group gets the reduction of the other
+// group's values.
 func Allreduce[T any](c *Comm, v T, op Op[T]) (T, error) {
+	if c.IsInter() {
+		return interReduceOp(c, "Allreduce", v, op, 0, true)
+	}
 	return reduceT(c, "Allreduce", v, op, -1)
 }
 
@@ -325,12 +346,18 @@ func reduceSliceT[E any](c *Comm, opname string, v []E, op Op[E], root int) ([]E
 // returns the result at root (MPI_Reduce with a count); other ranks get
 // nil. All slices must have the same length.
 func ReduceSlice[E any](c *Comm, v []E, op Op[E], root int) ([]E, error) {
+	if c.IsInter() {
+		return interReduceSliceOp(c, "ReduceSlice", v, op, root, false)
+	}
 	return reduceSliceT(c, "ReduceSlice", v, op, root)
 }
 
 // AllreduceSlice combines the slices of every rank elementwise with op and
 // returns the result on every rank (MPI_Allreduce with a count).
 func AllreduceSlice[E any](c *Comm, v []E, op Op[E]) ([]E, error) {
+	if c.IsInter() {
+		return interReduceSliceOp(c, "AllreduceSlice", v, op, 0, true)
+	}
 	return reduceSliceT(c, "AllreduceSlice", v, op, -1)
 }
 
@@ -417,7 +444,13 @@ func decodeAll[T any](c *Comm, op string, t typeInfo, parts [][]byte) ([]T, erro
 // Gather returns every rank's v, in rank order, at root (MPI_Gather);
 // other ranks get nil. Values may differ in size from rank to rank (as with
 // MPI_Gatherv).
+//
+// On an intercommunicator (root as for Bcast) the root gets the other
+// group's values.
 func Gather[T any](c *Comm, v T, root int) ([]T, error) {
+	if c.IsInter() {
+		return interGatherT(c, v, root)
+	}
 	if err := c.checkRoot("Gather", root); err != nil {
 		return nil, err
 	}
@@ -438,7 +471,12 @@ func Gather[T any](c *Comm, v T, root int) ([]T, error) {
 
 // Allgather returns every rank's v, in rank order, on every rank
 // (MPI_Allgather, and MPI_Allgatherv when sizes differ).
+//
+// On an intercommunicator each group gets the other group's values.
 func Allgather[T any](c *Comm, v T) ([]T, error) {
+	if c.IsInter() {
+		return interAllgatherT(c, v)
+	}
 	if err := c.check("Allgather"); err != nil {
 		return nil, err
 	}
@@ -457,8 +495,14 @@ func Allgather[T any](c *Comm, v T) ([]T, error) {
 // Scatter sends vs[i] from root to rank i and returns each rank's value
 // (MPI_Scatter, MPI_Scatterv). vs is read only at root, where it must have
 // one value per rank.
+//
+// On an intercommunicator (root as for Bcast) the root's vs has one value
+// per member of the other group.
 func Scatter[T any](c *Comm, vs []T, root int) (T, error) {
 	var zero T
+	if c.IsInter() {
+		return interScatterT(c, vs, root)
+	}
 	if err := c.checkRoot("Scatter", root); err != nil {
 		return zero, err
 	}
@@ -491,7 +535,13 @@ func Scatter[T any](c *Comm, vs []T, root int) (T, error) {
 // Alltoall sends vs[j] to rank j and returns the values every rank sent
 // to this one, in rank order (MPI_Alltoall, MPI_Alltoallv). vs must have
 // one value per rank.
+//
+// On an intercommunicator vs has one value per member of the other group,
+// and the result one value from each of them.
 func Alltoall[T any](c *Comm, vs []T) ([]T, error) {
+	if c.IsInter() {
+		return interAlltoallT(c, vs)
+	}
 	if err := c.check("Alltoall"); err != nil {
 		return nil, err
 	}

@@ -243,7 +243,7 @@ func BcastInto[E any](c *Comm, buf []E, root int) error {
 // everywhere) into out on every rank, rank i's at out[i·len(v):]
 // (MPI_Allgather with a count). out must have len(v)·Size() elements.
 func AllgatherInto[E any](c *Comm, v, out []E) error {
-	if err := c.check("AllgatherInto"); err != nil {
+	if err := c.intraOnly("AllgatherInto"); err != nil {
 		return err
 	}
 	t := typeOf[E]()
@@ -268,7 +268,7 @@ func AllgatherInto[E any](c *Comm, v, out []E) error {
 // with a count). send and recv must have the same length, a multiple of
 // Size(), on every rank, and must not overlap.
 func AlltoallInto[E any](c *Comm, send, recv []E) error {
-	if err := c.check("AlltoallInto"); err != nil {
+	if err := c.intraOnly("AlltoallInto"); err != nil {
 		return err
 	}
 	t := typeOf[E]()

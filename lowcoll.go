@@ -48,9 +48,14 @@ func (c *Comm) argErr(op string, class error, format string, args ...any) error 
 // lowOp checks a reduction's arguments and returns the bytes of count
 // elements.
 func (c *Comm) lowOp(name string, count int, dt *Datatype, op *ReduceOp) (int, error) {
-	if err := c.check(name); err != nil {
+	if err := c.intraOnly(name); err != nil {
 		return 0, err
 	}
+	return c.lowOpArgs(name, count, dt, op)
+}
+
+// lowOpArgs is lowOp without the check of the communicator.
+func (c *Comm) lowOpArgs(name string, count int, dt *Datatype, op *ReduceOp) (int, error) {
 	if dt == nil {
 		return 0, c.argErr(name, ErrType, "nil datatype")
 	}
@@ -95,6 +100,9 @@ func (c *Comm) need(name, what string, buf []byte, n int) error {
 // is chosen by size; see docs/collectives.md.
 func (c *Comm) Bcast(buf []byte, count int, dt *Datatype, root int) error {
 	const op = "Bcast"
+	if c.IsInter() {
+		return c.interBcastBuf(buf, count, dt, root)
+	}
 	if err := c.checkRoot(op, root); err != nil {
 		return err
 	}
@@ -168,6 +176,9 @@ func fill(n, v int) []int {
 // recvcount and recvtype matter only at root. sendbuf may be InPlace at
 // root.
 func (c *Comm) Gather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) error {
+	if c.IsInter() {
+		return c.interGatherBuf(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root)
+	}
 	return c.gatherv("Gather", sendbuf, sendcount, sendtype, recvbuf, fill(len(c.group), recvcount), nil, recvtype, root)
 }
 
@@ -231,6 +242,9 @@ func (c *Comm) Igatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvb
 // sendcount and sendtype matter only at root; recvbuf may be InPlace at
 // root.
 func (c *Comm) Scatter(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) error {
+	if c.IsInter() {
+		return c.interScatterBuf(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root)
+	}
 	return c.scatterv("Scatter", sendbuf, fill(len(c.group), sendcount), nil, sendtype, recvbuf, recvcount, recvtype, root)
 }
 
@@ -296,6 +310,9 @@ func (c *Comm) Iscatterv(sendbuf []byte, sendcounts, displs []int, sendtype *Dat
 // be InPlace. The algorithm (Bruck, recursive doubling or ring) is chosen
 // by size.
 func (c *Comm) Allgather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) error {
+	if c.IsInter() {
+		return c.interAllgatherBuf(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
+	}
 	return c.allgatherv("Allgather", sendbuf, sendcount, sendtype, recvbuf, fill(len(c.group), recvcount), nil, recvtype)
 }
 
@@ -306,7 +323,7 @@ func (c *Comm) Allgatherv(sendbuf []byte, sendcount int, sendtype *Datatype, rec
 }
 
 func (c *Comm) allgatherv(name string, sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype) error {
-	if err := c.check(name); err != nil {
+	if err := c.intraOnly(name); err != nil {
 		return err
 	}
 	lo, hi, err := c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype)
@@ -369,6 +386,9 @@ func (c *Comm) Iallgatherv(sendbuf []byte, sendcount int, sendtype *Datatype, re
 // or pairwise) is chosen by block size.
 func (c *Comm) Alltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) error {
 	const name = "Alltoall"
+	if c.IsInter() {
+		return c.interAlltoallBuf(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
+	}
 	if err := c.check(name); err != nil {
 		return err
 	}
@@ -414,7 +434,7 @@ func (c *Comm) Alltoallw(sendbuf []byte, sendcounts, sdispls []int, sendtypes []
 }
 
 func (c *Comm) alltoallw(name string, sendbuf []byte, sendcounts, sdispls []int, sendtypes []*Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtypes []*Datatype, elemDispl bool) error {
-	if err := c.check(name); err != nil {
+	if err := c.intraOnly(name); err != nil {
 		return err
 	}
 	p := len(c.group)
@@ -507,6 +527,9 @@ func (c *Comm) input(name string, sendbuf, recvbuf []byte, n int) ([]byte, error
 // order.
 func (c *Comm) Reduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp, root int) error {
 	const name = "Reduce"
+	if c.IsInter() {
+		return c.interReduceBuf(name, sendbuf, recvbuf, count, dt, op, root, false)
+	}
 	n, err := c.lowOp(name, count, dt, op)
 	if err != nil {
 		return err
@@ -561,6 +584,9 @@ func (c *Comm) Ireduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Red
 // order and broadcast.
 func (c *Comm) Allreduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) error {
 	const name = "Allreduce"
+	if c.IsInter() {
+		return c.interReduceBuf(name, sendbuf, recvbuf, count, dt, op, 0, true)
+	}
 	n, err := c.lowOp(name, count, dt, op)
 	if err != nil {
 		return err

@@ -1,0 +1,639 @@
+package mpi
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/mpigo/mpi/internal/coll"
+)
+
+// Intercommunicator collectives (MPI-3.1 section 5.2.2). Rooted calls
+// follow the standard's convention: the root passes Root, the other
+// members of the root's group pass ProcNull, and every member of the other
+// group passes the root's rank in its group. Data flows between the
+// groups: Gather collects the other group's values at the root,
+// Allgather gives each group the other group's values, Allreduce gives
+// each group the reduction of the other group's values.
+//
+// Each call takes one tag base from the intercommunicator's sequence (both
+// groups call collectives on it in the same order, so they agree). The
+// steps between the groups are point-to-point messages on the
+// intercommunicator's collective context, usually between the root or a
+// group's leader (local rank 0) and the other group's leader; the steps
+// inside a group reuse the intracommunicator algorithms on the group's
+// private communicator with the same tag base.
+
+// Root is what the root of a rooted collective on an intercommunicator
+// passes as root (MPI_ROOT).
+const Root = -3
+
+// Roles in a rooted intercommunicator collective.
+const (
+	roleRoot  = iota // the root
+	roleIdle         // another member of the root's group
+	roleOther        // a member of the other group; root names the root
+)
+
+// interRole validates root on the intercommunicator c.
+func (c *Comm) interRole(op string, root int) (int, error) {
+	if err := c.check(op); err != nil {
+		return 0, err
+	}
+	switch {
+	case root == Root:
+		return roleRoot, nil
+	case root == ProcNull:
+		return roleIdle, nil
+	case root >= 0 && root < len(c.group):
+		return roleOther, nil
+	}
+	return 0, c.handle(c.errorf(op, ErrRoot, loc{}, "root %d: on an intercommunicator pass Root at the root, ProcNull at the rest of its group, or the root's rank (remote size %d)", root, len(c.group)))
+}
+
+// packParts and unpackParts carry a list of byte strings in one message.
+func packParts(parts [][]byte) []byte {
+	n := binary.MaxVarintLen64 * (len(parts) + 1)
+	for _, p := range parts {
+		n += len(p)
+	}
+	b := make([]byte, 0, n)
+	b = binary.AppendUvarint(b, uint64(len(parts)))
+	for _, p := range parts {
+		b = binary.AppendUvarint(b, uint64(len(p)))
+		b = append(b, p...)
+	}
+	return b
+}
+
+func unpackParts(b []byte, want int) ([][]byte, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || int(n) != want {
+		return nil, fmt.Errorf("intercommunicator collective: got %d blocks, want %d", n, want)
+	}
+	b = b[k:]
+	parts := make([][]byte, n)
+	for i := range parts {
+		l, k := binary.Uvarint(b)
+		if k <= 0 || uint64(len(b)-k) < l {
+			return nil, fmt.Errorf("intercommunicator collective: bad block record")
+		}
+		parts[i] = b[k : k+int(l)]
+		b = b[k+int(l):]
+	}
+	return parts, nil
+}
+
+// interBarrier: each group meets, the leaders exchange a token, and each
+// leader releases its group.
+func (c *Comm) interBarrier() error {
+	base := c.collTag()
+	lcc := c.inter.lc.coll()
+	if err := coll.Barrier(lcc, base); err != nil {
+		return c.collErr("Barrier", err)
+	}
+	var tok []byte
+	if c.rank == 0 {
+		in, err := exchange(collComm{c.shadow}, []byte{1}, 0, base)
+		if err != nil {
+			return c.collErr("Barrier", err)
+		}
+		tok = in
+	}
+	_, err := coll.BcastVarAlg(lcc, "", tok, 0, base+4)
+	return c.collErr("Barrier", err)
+}
+
+// interBcast: the root sends to the other group's leader, which
+// broadcasts in its group. It returns the data on the other group.
+func (c *Comm) interBcast(op string, b []byte, root int) ([]byte, error) {
+	role, err := c.interRole(op, root)
+	if err != nil {
+		return nil, err
+	}
+	base := c.collTag()
+	switch role {
+	case roleRoot:
+		return b, c.collErr(op, collComm{c.shadow}.Send(b, 0, base))
+	case roleIdle:
+		return nil, nil
+	}
+	var got []byte
+	if c.rank == 0 {
+		if got, err = (collComm{c.shadow}).RecvAlloc(root, base); err != nil {
+			return nil, c.collErr(op, err)
+		}
+	}
+	got, err = coll.BcastVarAlg(c.inter.lc.coll(), "", got, 0, base)
+	return got, c.collErr(op, err)
+}
+
+// interGather: the other group gathers at its leader, which sends the
+// blocks to the root. The root gets one block per remote rank.
+func (c *Comm) interGather(op string, b []byte, root int) ([][]byte, error) {
+	role, err := c.interRole(op, root)
+	if err != nil {
+		return nil, err
+	}
+	base := c.collTag()
+	switch role {
+	case roleRoot:
+		rec, err := collComm{c.shadow}.RecvAlloc(0, base)
+		if err != nil {
+			return nil, c.collErr(op, err)
+		}
+		parts, err := unpackParts(rec, len(c.group))
+		return parts, c.collErr(op, err)
+	case roleIdle:
+		return nil, nil
+	}
+	parts, err := coll.Gather(c.inter.lc.coll(), b, 0, base)
+	if err != nil {
+		return nil, c.collErr(op, err)
+	}
+	if c.rank == 0 {
+		return nil, c.collErr(op, collComm{c.shadow}.Send(packParts(parts), root, base))
+	}
+	return nil, nil
+}
+
+// interScatter: the root sends every block to the other group's leader,
+// which scatters them in its group.
+func (c *Comm) interScatter(op string, parts [][]byte, root int) ([]byte, error) {
+	role, err := c.interRole(op, root)
+	if err != nil {
+		return nil, err
+	}
+	base := c.collTag()
+	switch role {
+	case roleRoot:
+		return nil, c.collErr(op, collComm{c.shadow}.Send(packParts(parts), 0, base))
+	case roleIdle:
+		return nil, nil
+	}
+	var mine [][]byte
+	var rerr error
+	if c.rank == 0 {
+		rec, err := collComm{c.shadow}.RecvAlloc(root, base)
+		if err == nil {
+			mine, err = unpackParts(rec, c.Size())
+		}
+		if err != nil {
+			// Scatter empty blocks so the group does not wait forever.
+			rerr, mine = err, make([][]byte, c.Size())
+		}
+	}
+	got, err := coll.Scatter(c.inter.lc.coll(), mine, 0, base)
+	if rerr != nil {
+		return nil, c.collErr(op, rerr)
+	}
+	return got, c.collErr(op, err)
+}
+
+// interAllgather: each group gathers at its leader, the leaders swap the
+// blocks, and each leader broadcasts the other group's blocks.
+func (c *Comm) interAllgather(op string, b []byte) ([][]byte, error) {
+	if err := c.check(op); err != nil {
+		return nil, err
+	}
+	base := c.collTag()
+	lcc := c.inter.lc.coll()
+	parts, err := coll.Gather(lcc, b, 0, base)
+	if err != nil {
+		return nil, c.collErr(op, err)
+	}
+	var rec []byte
+	if c.rank == 0 {
+		if rec, err = exchange(collComm{c.shadow}, packParts(parts), 0, base); err != nil {
+			rec = packParts(nil) // the group learns of the failure
+		}
+	}
+	rec, berr := coll.BcastVarAlg(lcc, "", rec, 0, base+4)
+	if err != nil {
+		return nil, c.collErr(op, err)
+	}
+	if berr != nil {
+		return nil, c.collErr(op, berr)
+	}
+	out, err := unpackParts(rec, len(c.group))
+	return out, c.collErr(op, err)
+}
+
+// interAlltoall: every rank sends parts[j] to remote rank j and receives
+// one block from each remote rank.
+func (c *Comm) interAlltoall(op string, parts [][]byte) ([][]byte, error) {
+	if err := c.check(op); err != nil {
+		return nil, err
+	}
+	base := c.collTag()
+	cc := collComm{c.shadow}
+	reqs := make([]coll.Request, len(parts))
+	for j, p := range parts {
+		r, err := cc.Isend(p, j, base)
+		if err != nil {
+			return nil, c.collErr(op, err)
+		}
+		reqs[j] = r
+	}
+	out := make([][]byte, len(c.group))
+	var first error
+	for j := range out {
+		b, err := cc.RecvAlloc(j, base)
+		if err != nil && first == nil {
+			first = err
+		}
+		out[j] = b
+	}
+	for _, r := range reqs {
+		if _, err := r.Wait(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return out, c.collErr(op, first)
+}
+
+// interReduce: the other group reduces at its leader (in rank order), which
+// sends the result to the root.
+func (c *Comm) interReduce(op string, b []byte, f coll.Combine, commutative bool, root int) ([]byte, error) {
+	role, err := c.interRole(op, root)
+	if err != nil {
+		return nil, err
+	}
+	base := c.collTag()
+	switch role {
+	case roleRoot:
+		res, err := collComm{c.shadow}.RecvAlloc(0, base)
+		return res, c.collErr(op, err)
+	case roleIdle:
+		return nil, nil
+	}
+	res, err := coll.Reduce(c.inter.lc.coll(), b, f, commutative, 0, base)
+	if err != nil {
+		return nil, c.collErr(op, err)
+	}
+	if c.rank == 0 {
+		return nil, c.collErr(op, collComm{c.shadow}.Send(res, root, base))
+	}
+	return nil, nil
+}
+
+// interAllreduce: each group reduces at its leader, the leaders swap the
+// results, and each leader broadcasts the other group's result.
+func (c *Comm) interAllreduce(op string, b []byte, f coll.Combine, commutative bool) ([]byte, error) {
+	if err := c.check(op); err != nil {
+		return nil, err
+	}
+	base := c.collTag()
+	lcc := c.inter.lc.coll()
+	res, err := coll.Reduce(lcc, b, f, commutative, 0, base)
+	if err != nil {
+		return nil, c.collErr(op, err)
+	}
+	var theirs []byte
+	if c.rank == 0 {
+		theirs, err = exchange(collComm{c.shadow}, res, 0, base)
+	}
+	got, berr := coll.BcastVarAlg(lcc, "", theirs, 0, base+4)
+	if err != nil {
+		return nil, c.collErr(op, err)
+	}
+	return got, c.collErr(op, berr)
+}
+
+// Typed forms.
+
+func interBcastT[T any](c *Comm, v T, root int) (T, error) {
+	var zero T
+	t := typeOf[T]()
+	var b []byte
+	if root == Root {
+		var err error
+		if b, err = viewBytes(t, &v, nil); err != nil {
+			return zero, c.typeErr("Bcast", loc{}, err)
+		}
+	}
+	got, err := c.interBcast("Bcast", b, root)
+	if err != nil || root == Root || root == ProcNull {
+		if root == Root && err == nil {
+			return v, nil
+		}
+		return zero, err
+	}
+	var r T
+	if err := fromBytes(t, got, &r); err != nil {
+		return zero, c.typeErr("Bcast", loc{}, err)
+	}
+	return r, nil
+}
+
+func interGatherT[T any](c *Comm, v T, root int) ([]T, error) {
+	t := typeOf[T]()
+	var b []byte
+	if root >= 0 {
+		var err error
+		if b, err = viewBytes(t, &v, nil); err != nil {
+			return nil, c.typeErr("Gather", loc{}, err)
+		}
+	}
+	parts, err := c.interGather("Gather", b, root)
+	if err != nil || root != Root {
+		return nil, err
+	}
+	return decodeAll[T](c, "Gather", t, parts)
+}
+
+func interScatterT[T any](c *Comm, vs []T, root int) (T, error) {
+	var zero T
+	t := typeOf[T]()
+	var parts [][]byte
+	if root == Root {
+		if len(vs) != len(c.group) {
+			return zero, c.handle(c.errorf("Scatter", ErrCount, loc{}, "root has %d values for a remote group of %d", len(vs), len(c.group)))
+		}
+		parts = make([][]byte, len(vs))
+		for i := range vs {
+			b, err := viewBytes(t, &vs[i], nil)
+			if err != nil {
+				return zero, c.typeErr("Scatter", loc{}, err)
+			}
+			parts[i] = b
+		}
+	}
+	got, err := c.interScatter("Scatter", parts, root)
+	if err != nil || root < 0 {
+		return zero, err
+	}
+	var r T
+	if err := fromBytes(t, got, &r); err != nil {
+		return zero, c.typeErr("Scatter", loc{}, err)
+	}
+	return r, nil
+}
+
+func interAllgatherT[T any](c *Comm, v T) ([]T, error) {
+	t := typeOf[T]()
+	b, err := viewBytes(t, &v, nil)
+	if err != nil {
+		return nil, c.typeErr("Allgather", loc{}, err)
+	}
+	parts, err := c.interAllgather("Allgather", b)
+	if err != nil {
+		return nil, err
+	}
+	return decodeAll[T](c, "Allgather", t, parts)
+}
+
+func interAlltoallT[T any](c *Comm, vs []T) ([]T, error) {
+	if len(vs) != len(c.group) {
+		return nil, c.handle(c.errorf("Alltoall", ErrCount, loc{}, "%d values for a remote group of %d", len(vs), len(c.group)))
+	}
+	t := typeOf[T]()
+	parts := make([][]byte, len(vs))
+	for i := range vs {
+		b, err := viewBytes(t, &vs[i], nil)
+		if err != nil {
+			return nil, c.typeErr("Alltoall", loc{}, err)
+		}
+		parts[i] = b
+	}
+	got, err := c.interAlltoall("Alltoall", parts)
+	if err != nil {
+		return nil, err
+	}
+	return decodeAll[T](c, "Alltoall", t, got)
+}
+
+// interReduceT reduces the values of type T (root: as for Reduce; -1 for
+// Allreduce) with combine f.
+func interReduceT[T any](c *Comm, opname string, t typeInfo, v T, f coll.Combine, commutative bool, root int, all bool) (T, bool, error) {
+	var zero T
+	var b []byte
+	if all || root >= 0 {
+		var err error
+		if b, err = ownBytes(t, &v); err != nil {
+			return zero, false, c.typeErr(opname, loc{}, err)
+		}
+	}
+	var res []byte
+	var err error
+	if all {
+		res, err = c.interAllreduce(opname, b, f, commutative)
+	} else {
+		res, err = c.interReduce(opname, b, f, commutative, root)
+	}
+	if err != nil || (!all && root != Root) {
+		return zero, false, err
+	}
+	var r T
+	if err := fromBytes(t, res, &r); err != nil {
+		return zero, false, c.typeErr(opname, loc{}, err)
+	}
+	return r, true, nil
+}
+
+// interReduceOp is Reduce (all false) or Allreduce (all true) of whole
+// values on an intercommunicator.
+func interReduceOp[T any](c *Comm, opname string, v T, op Op[T], root int, all bool) (T, error) {
+	var zero T
+	if err := c.check(opname); err != nil {
+		return zero, err
+	}
+	if !op.valid() {
+		return zero, c.handle(c.errorf(opname, ErrOp, loc{}, "zero Op: make one with NewOp or use a predefined one such as Sum"))
+	}
+	t := typeOf[T]()
+	r, _, err := interReduceT(c, opname, t, v, valueCombine(t, op), op.commutative, root, all)
+	return r, err
+}
+
+// interReduceSliceOp is ReduceSlice or AllreduceSlice on an
+// intercommunicator.
+func interReduceSliceOp[E any](c *Comm, opname string, v []E, op Op[E], root int, all bool) ([]E, error) {
+	if err := c.check(opname); err != nil {
+		return nil, err
+	}
+	if !op.valid() {
+		return nil, c.handle(c.errorf(opname, ErrOp, loc{}, "zero Op: make one with NewOp or use a predefined one such as Sum"))
+	}
+	r, _, err := interReduceT(c, opname, typeOf[[]E](), v, sliceCombine(op), op.commutative, root, all)
+	return r, err
+}
+
+// Low-level forms.
+
+// interBcastBuf is Bcast on an intercommunicator.
+func (c *Comm) interBcastBuf(buf []byte, count int, dt *Datatype, root int) error {
+	const op = "Bcast"
+	var b []byte
+	if root != ProcNull {
+		var err error
+		if b, err = c.collBuf(op, loc{}, buf, count, dt); err != nil {
+			return err
+		}
+	}
+	got, err := c.interBcast(op, b, root)
+	if err != nil || root < 0 {
+		return err
+	}
+	if len(got) != len(b) {
+		return c.argErr(op, ErrTruncate, "the root sent %d bytes for a %d-byte buffer", len(got), len(b))
+	}
+	copy(b, got)
+	return nil
+}
+
+// interGatherBuf is Gather on an intercommunicator.
+func (c *Comm) interGatherBuf(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) error {
+	const op = "Gather"
+	var sb, rb []byte
+	var err error
+	if root >= 0 {
+		if sb, err = c.collBuf(op, loc{}, sendbuf, sendcount, sendtype); err != nil {
+			return err
+		}
+	}
+	if root == Root {
+		if rb, err = c.collBuf(op, loc{}, recvbuf, len(c.group)*recvcount, recvtype); err != nil {
+			return err
+		}
+	}
+	parts, err := c.interGather(op, sb, root)
+	if err != nil || root != Root {
+		return err
+	}
+	blk := len(rb) / max(len(c.group), 1)
+	for i, p := range parts {
+		if len(p) != blk {
+			return c.argErr(op, ErrTruncate, "remote rank %d sent %d bytes for a %d-byte block", i, len(p), blk)
+		}
+		copy(rb[i*blk:], p)
+	}
+	return nil
+}
+
+// interScatterBuf is Scatter on an intercommunicator.
+func (c *Comm) interScatterBuf(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) error {
+	const op = "Scatter"
+	var parts [][]byte
+	var rb []byte
+	if root == Root {
+		sb, err := c.collBuf(op, loc{}, sendbuf, len(c.group)*sendcount, sendtype)
+		if err != nil {
+			return err
+		}
+		blk := len(sb) / max(len(c.group), 1)
+		parts = make([][]byte, len(c.group))
+		for i := range parts {
+			parts[i] = sb[i*blk : (i+1)*blk]
+		}
+	} else if root >= 0 {
+		var err error
+		if rb, err = c.collBuf(op, loc{}, recvbuf, recvcount, recvtype); err != nil {
+			return err
+		}
+	}
+	got, err := c.interScatter(op, parts, root)
+	if err != nil || root < 0 {
+		return err
+	}
+	if len(got) != len(rb) {
+		return c.argErr(op, ErrTruncate, "received %d bytes for a %d-byte buffer", len(got), len(rb))
+	}
+	copy(rb, got)
+	return nil
+}
+
+// interAllgatherBuf is Allgather on an intercommunicator: recvbuf gets
+// recvcount elements from each remote rank.
+func (c *Comm) interAllgatherBuf(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) error {
+	const op = "Allgather"
+	sb, err := c.collBuf(op, loc{}, sendbuf, sendcount, sendtype)
+	if err != nil {
+		return err
+	}
+	rb, err := c.collBuf(op, loc{}, recvbuf, len(c.group)*recvcount, recvtype)
+	if err != nil {
+		return err
+	}
+	parts, err := c.interAllgather(op, sb)
+	if err != nil {
+		return err
+	}
+	blk := len(rb) / max(len(c.group), 1)
+	for i, p := range parts {
+		if len(p) != blk {
+			return c.argErr(op, ErrTruncate, "remote rank %d sent %d bytes for a %d-byte block", i, len(p), blk)
+		}
+		copy(rb[i*blk:], p)
+	}
+	return nil
+}
+
+// interAlltoallBuf is Alltoall on an intercommunicator: block j of sendbuf
+// goes to remote rank j, block j of recvbuf comes from it.
+func (c *Comm) interAlltoallBuf(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) error {
+	const op = "Alltoall"
+	q := len(c.group)
+	sb, err := c.collBuf(op, loc{}, sendbuf, q*sendcount, sendtype)
+	if err != nil {
+		return err
+	}
+	rb, err := c.collBuf(op, loc{}, recvbuf, q*recvcount, recvtype)
+	if err != nil {
+		return err
+	}
+	sblk, rblk := len(sb)/max(q, 1), len(rb)/max(q, 1)
+	parts := make([][]byte, q)
+	for j := range parts {
+		parts[j] = sb[j*sblk : (j+1)*sblk]
+	}
+	got, err := c.interAlltoall(op, parts)
+	if err != nil {
+		return err
+	}
+	for j, p := range got {
+		if len(p) != rblk {
+			return c.argErr(op, ErrTruncate, "remote rank %d sent %d bytes for a %d-byte block", j, len(p), rblk)
+		}
+		copy(rb[j*rblk:], p)
+	}
+	return nil
+}
+
+// interReduceBuf is Reduce (root as on intercommunicators) or, with all,
+// Allreduce on an intercommunicator.
+func (c *Comm) interReduceBuf(name string, sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp, root int, all bool) error {
+	if err := c.check(name); err != nil {
+		return err
+	}
+	n, err := c.lowOpArgs(name, count, dt, op)
+	if err != nil {
+		return err
+	}
+	var in []byte
+	if all || root >= 0 {
+		if err := c.need(name, "sendbuf", sendbuf, n); err != nil {
+			return err
+		}
+		in = append([]byte(nil), sendbuf[:n]...)
+	}
+	if all || root == Root {
+		if err := c.need(name, "recvbuf", recvbuf, n); err != nil {
+			return err
+		}
+	}
+	f, _ := op.combine(dt)
+	var res []byte
+	if all {
+		res, err = c.interAllreduce(name, in, f, op.commutative)
+	} else {
+		res, err = c.interReduce(name, in, f, op.commutative, root)
+	}
+	if err != nil || (!all && root != Root) {
+		return err
+	}
+	if len(res) != n {
+		return c.argErr(name, ErrTruncate, "the other group's result has %d bytes, want %d", len(res), n)
+	}
+	copy(recvbuf[:n], res)
+	return nil
+}
