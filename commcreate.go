@@ -137,9 +137,12 @@ func (c *Comm) CreateGroup(g *Group, tag int) (*Comm, error) {
 	if err != nil || rank == Undefined {
 		return nil, err
 	}
-	// A view of the members on c's collective context.
-	v := &Comm{p: c.p, ctx: c.ctx + 1, rank: rank, group: g.ranks, name: c.name}
-	cc := collComm{v}
+	// The members, addressed by their ranks in c on c's collective
+	// context, so that a message always names its true sender.
+	cc := subComm{collComm{c.shadow}, make([]int, len(g.ranks)), rank}
+	for i, w := range g.ranks {
+		cc.ranks[i] = slices.Index(c.group, w)
+	}
 	id, err := c.p.agreeContext(func(buf []byte) ([]byte, error) {
 		return tagAllreduce(cc, buf, agreeCombine, groupTagBit|tag)
 	})

@@ -185,3 +185,31 @@ func tagAllreduce(cc coll.Comm, buf []byte, f coll.Combine, tag int) ([]byte, er
 	}
 	return acc, nil
 }
+
+// subComm is a subset of a communicator as a coll.Comm: rank i of the
+// subset is rank ranks[i] of the parent. Messages carry the sender's rank
+// in the parent, so a subset's messages can never be taken for another
+// subset's, even with the same tag.
+type subComm struct {
+	cc    collComm
+	ranks []int
+	me    int
+}
+
+func (s subComm) Rank() int { return s.me }
+func (s subComm) Size() int { return len(s.ranks) }
+func (s subComm) Send(buf []byte, dst, tag int) error {
+	return s.cc.Send(buf, s.ranks[dst], tag)
+}
+func (s subComm) Recv(buf []byte, src, tag int) (int, error) {
+	return s.cc.Recv(buf, s.ranks[src], tag)
+}
+func (s subComm) RecvAlloc(src, tag int) ([]byte, error) {
+	return s.cc.RecvAlloc(s.ranks[src], tag)
+}
+func (s subComm) Isend(buf []byte, dst, tag int) (coll.Request, error) {
+	return s.cc.Isend(buf, s.ranks[dst], tag)
+}
+func (s subComm) Irecv(buf []byte, src, tag int) (coll.Request, error) {
+	return s.cc.Irecv(buf, s.ranks[src], tag)
+}

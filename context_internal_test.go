@@ -1,0 +1,156 @@
+package mpi
+
+import (
+	"fmt"
+	"math/bits"
+	"math/rand"
+	"sync"
+	"testing"
+)
+
+// inUse counts the context ids p holds.
+func inUse(p *proc) int {
+	p.ctx.mu.Lock()
+	defer p.ctx.mu.Unlock()
+	n := 0
+	for _, w := range p.ctx.used {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// TestContextChurn creates and frees thousands of communicators on random,
+// overlapping subsets, with Create (collective over the world) and
+// CreateGroup (collective over the subset only), freeing them in random
+// order; at the end every rank must hold exactly the ids it started with.
+func TestContextChurn(t *testing.T) {
+	const n, cycles = 4, 2000
+	err := Run(n, func(w *Comm) error {
+		start := inUse(w.p)
+		shared := rand.New(rand.NewSource(42))            // the same on every rank
+		mine := rand.New(rand.NewSource(int64(w.Rank()))) // this rank's free order
+		var live []*Comm
+		for i := 0; i < cycles; i++ {
+			members := shared.Perm(n)[:1+shared.Intn(n)]
+			useCreate := shared.Intn(3) == 0
+			g, err := w.Group().Incl(members)
+			if err != nil {
+				return err
+			}
+			var c *Comm
+			if useCreate {
+				c, err = w.Create(g)
+			} else if g.Rank() != Undefined {
+				c, err = w.CreateGroup(g, i%7)
+			}
+			if err != nil {
+				return fmt.Errorf("cycle %d: %w", i, err)
+			}
+			if c != nil {
+				if c.Size() != len(members) || c.Rank() != g.Rank() {
+					return fmt.Errorf("cycle %d: size %d rank %d, want %d %d", i, c.Size(), c.Rank(), len(members), g.Rank())
+				}
+				live = append(live, c)
+			}
+			if i%100 == 99 && c != nil {
+				// The newest communicator works.
+				s, err := Allreduce(c, w.Rank(), Sum[int]())
+				if err != nil {
+					return err
+				}
+				want := 0
+				for _, m := range members {
+					want += m
+				}
+				if s != want {
+					return fmt.Errorf("cycle %d: sum %d, want %d", i, s, want)
+				}
+			}
+			for len(live) > 0 && mine.Intn(3) != 0 {
+				k := mine.Intn(len(live))
+				if err := live[k].Free(); err != nil {
+					return err
+				}
+				live = append(live[:k], live[k+1:]...)
+			}
+		}
+		for _, c := range live {
+			if err := c.Free(); err != nil {
+				return err
+			}
+		}
+		if got := inUse(w.p); got != start {
+			return fmt.Errorf("rank %d holds %d context ids, started with %d", w.Rank(), got, start)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCreateGroupConcurrent runs CreateGroup on overlapping groups from
+// several goroutines of every rank at once (distinct tags), many times,
+// and checks that the communicators work and no id leaks.
+func TestCreateGroupConcurrent(t *testing.T) {
+	const n, workers, rounds = 4, 6, 200
+	// Worker k's group in round r: a subset every rank derives alike.
+	groupOf := func(k, r int) []int {
+		rng := rand.New(rand.NewSource(int64(k*1000 + r)))
+		return rng.Perm(n)[:2+rng.Intn(n-1)]
+	}
+	err := Run(n, func(w *Comm) error {
+		start := inUse(w.p)
+		var wg sync.WaitGroup
+		errs := make([]error, workers)
+		for k := 0; k < workers; k++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for r := 0; r < rounds; r++ {
+					members := groupOf(k, r)
+					g, _ := w.Group().Incl(members)
+					if g.Rank() == Undefined {
+						continue
+					}
+					c, err := w.CreateGroup(g, k)
+					if err != nil {
+						errs[k] = err
+						return
+					}
+					// Talk on it: each member sends its world rank around a ring.
+					right, left := (c.Rank()+1)%c.Size(), (c.Rank()+c.Size()-1)%c.Size()
+					got, _, err := Sendrecv[int, int](c, w.Rank(), right, 3, left, 3)
+					if err != nil {
+						errs[k] = err
+						return
+					}
+					if got != members[left] {
+						errs[k] = fmt.Errorf("worker %d round %d: got %d from the left, want %d", k, r, got, members[left])
+						return
+					}
+					if err := c.Free(); err != nil {
+						errs[k] = err
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return err
+			}
+		}
+		if err := Barrier(w); err != nil {
+			return err
+		}
+		if got := inUse(w.p); got != start {
+			return fmt.Errorf("rank %d holds %d context ids, started with %d", w.Rank(), got, start)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
