@@ -153,17 +153,18 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 	leader := local.rank == localLeader
 	ptag := groupTagBit | tag
 	var pcc coll.Comm
+	var xerr error // the leader's failure, which it tells its group
 	if leader {
-		if err := peer.check(op); err != nil {
-			return nil, err
+		switch {
+		case peer.check(op) != nil:
+			xerr = peer.check(op)
+		case remoteLeader < 0 || remoteLeader >= len(peer.group):
+			xerr = local.errorf(op, ErrRank, at("remote leader", remoteLeader, tag), "not a rank of the peer communicator %s (size %d)", peer.Name(), len(peer.group))
+		case peer.group[remoteLeader] == local.p.rank:
+			xerr = local.errorf(op, ErrRank, at("remote leader", remoteLeader, tag), "the remote leader is the local leader")
+		default:
+			pcc = collComm{peer.shadow}
 		}
-		if remoteLeader < 0 || remoteLeader >= len(peer.group) {
-			return nil, local.handle(local.errorf(op, ErrRank, at("remote leader", remoteLeader, tag), "not a rank of the peer communicator %s (size %d)", peer.Name(), len(peer.group)))
-		}
-		if peer.group[remoteLeader] == local.p.rank {
-			return nil, local.handle(local.errorf(op, ErrRank, at("remote leader", remoteLeader, tag), "the remote leader is the local leader"))
-		}
-		pcc = collComm{peer.shadow}
 	}
 	lcc := local.coll()
 	tInfo, tAgree := local.collTag(), local.collTag()
@@ -171,9 +172,10 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 	// The leaders swap their groups; the leader tells its group the remote
 	// one (an empty record if the exchange failed).
 	var rec []byte
-	var xerr error
 	if leader {
-		rec, xerr = exchange(pcc, encodeRanks(local.group), remoteLeader, ptag)
+		if xerr == nil {
+			rec, xerr = exchange(pcc, encodeRanks(local.group), remoteLeader, ptag)
+		}
 		if xerr != nil || len(rec) == 0 {
 			rec = []byte{}
 		}
