@@ -209,7 +209,10 @@ func TestAttributes(t *testing.T) {
 		var log []string
 		record := func(what string) { log = append(log, what) }
 		counter, _ := mpi.CreateKeyval(
-			func(old *mpi.Comm, k *mpi.Keyval, v any) (any, bool, error) { record("copy counter"); return v.(int) + 1, true, nil },
+			func(old *mpi.Comm, k *mpi.Keyval, v any) (any, bool, error) {
+				record("copy counter")
+				return v.(int) + 1, true, nil
+			},
 			func(c *mpi.Comm, k *mpi.Keyval, v any) error { record(fmt.Sprintf("delete counter %d", v)); return nil })
 		dropped, _ := mpi.CreateKeyval(nil, func(c *mpi.Comm, k *mpi.Keyval, v any) error {
 			record(fmt.Sprintf("delete dropped %v", v))
