@@ -113,3 +113,44 @@ func ExampleCreateKeyval() {
 	// deleting generation 2 from second
 	// deleting generation 1 from first
 }
+
+// The README's intercommunicator snippet: point-to-point across the
+// groups, a collective between them, a merge, and a group of the merge.
+func ExampleComm_IntercommMerge() {
+	mpi.Run(5, func(world *mpi.Comm) error {
+		left := world.Rank() < 2 // ranks 0 1 | 2 3 4
+		color, remoteLeader := 0, 2
+		if !left {
+			color, remoteLeader = 1, 0
+		}
+		local, _ := world.Split(color, world.Rank())
+		ic, err := mpi.IntercommCreate(local, 0, world, remoteLeader, 99)
+		if err != nil {
+			return err
+		}
+		if left && ic.Rank() == 0 {
+			mpi.Send(ic, "work", 2, 0) // rank 2 of the *other* group: world rank 4
+		}
+		if !left && ic.Rank() == 2 {
+			v, st, _ := mpi.Recv[string](ic, mpi.AnySource, 0)
+			fmt.Println(v, "from left rank", st.Source)
+		}
+		// Collectives move data between the groups: each side gets the
+		// other side's sum.
+		sum, _ := mpi.Allreduce(ic, world.Rank(), mpi.Sum[int]())
+		_ = sum
+		merged, _ := ic.IntercommMerge(!left) // one intracommunicator, left first
+		odd, _ := merged.Group().RangeIncl([]mpi.Range{{1, 4, 2}})
+		sub, _ := merged.Create(odd) // ranks 1 and 3 of merged; others get nil
+		if sub != nil {
+			fmt.Println("in sub:", world.Rank())
+			sub.Free()
+		}
+		merged.Free()
+		return ic.Free()
+	})
+	// Unordered output:
+	// work from left rank 0
+	// in sub: 1
+	// in sub: 3
+}
