@@ -109,23 +109,47 @@ func (c *Comm) checkKey(op string, key *Keyval, write bool) error {
 	return nil
 }
 
+// take removes key's attribute from c and returns it; callbacks run with
+// the table unlocked, so they may use c's attributes themselves.
+func (t *attrTable) take(key *Keyval) (attr, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	i := t.find(key)
+	if i < 0 {
+		return attr{}, false
+	}
+	a := t.list[i]
+	t.list = append(t.list[:i], t.list[i+1:]...)
+	return a, true
+}
+
+// putBack returns a to c's table unless the key has been set meanwhile.
+func (t *attrTable) putBack(a attr) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.find(a.key) < 0 {
+		t.list = append(t.list, a)
+	}
+}
+
 // SetAttr caches val on c under key (MPI_Comm_set_attr). A value already
 // there is first deleted, with its delete callback.
 func (c *Comm) SetAttr(key *Keyval, val any) error {
 	if err := c.checkKey("SetAttr", key, true); err != nil {
 		return err
 	}
-	c.attrs.mu.Lock()
-	defer c.attrs.mu.Unlock()
-	if i := c.attrs.find(key); i >= 0 {
-		if key.deleteFn != nil {
-			if err := key.deleteFn(c, key, c.attrs.list[i].val); err != nil {
-				return c.handle(c.errorf("SetAttr", ErrOther, loc{}, "delete callback of the old value: %v", err))
-			}
+	if old, ok := c.attrs.take(key); ok && key.deleteFn != nil {
+		if err := key.deleteFn(c, key, old.val); err != nil {
+			c.attrs.putBack(old)
+			return c.handle(c.errorf("SetAttr", ErrOther, loc{}, "delete callback of the old value: %v", err))
 		}
+	}
+	c.attrs.mu.Lock()
+	if i := c.attrs.find(key); i >= 0 {
 		c.attrs.list = append(c.attrs.list[:i], c.attrs.list[i+1:]...)
 	}
 	c.attrs.list = append(c.attrs.list, attr{key, val})
+	c.attrs.mu.Unlock()
 	return nil
 }
 
@@ -153,35 +177,40 @@ func (c *Comm) DeleteAttr(key *Keyval) error {
 	if err := c.checkKey("DeleteAttr", key, true); err != nil {
 		return err
 	}
-	c.attrs.mu.Lock()
-	defer c.attrs.mu.Unlock()
-	i := c.attrs.find(key)
-	if i < 0 {
+	a, ok := c.attrs.take(key)
+	if !ok {
 		return c.handle(c.errorf("DeleteAttr", ErrKeyval, loc{}, "no attribute with this key"))
 	}
 	if key.deleteFn != nil {
-		if err := key.deleteFn(c, key, c.attrs.list[i].val); err != nil {
+		if err := key.deleteFn(c, key, a.val); err != nil {
+			c.attrs.putBack(a)
 			return c.handle(c.errorf("DeleteAttr", ErrOther, loc{}, "delete callback: %v", err))
 		}
 	}
-	c.attrs.list = append(c.attrs.list[:i], c.attrs.list[i+1:]...)
 	return nil
 }
 
 // deleteAllAttrs deletes every attribute of c, the last set first.
 func (c *Comm) deleteAllAttrs(op string) error {
-	c.attrs.mu.Lock()
-	defer c.attrs.mu.Unlock()
-	for len(c.attrs.list) > 0 {
-		a := c.attrs.list[len(c.attrs.list)-1]
+	for {
+		c.attrs.mu.Lock()
+		n := len(c.attrs.list)
+		var a attr
+		if n > 0 {
+			a = c.attrs.list[n-1]
+			c.attrs.list = c.attrs.list[:n-1]
+		}
+		c.attrs.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
 		if a.key.deleteFn != nil {
 			if err := a.key.deleteFn(c, a.key, a.val); err != nil {
+				c.attrs.putBack(a)
 				return c.handle(c.errorf(op, ErrOther, loc{}, "attribute delete callback: %v", err))
 			}
 		}
-		c.attrs.list = c.attrs.list[:len(c.attrs.list)-1]
 	}
-	return nil
 }
 
 // copyAttrs gives d the attributes of c that their copy callbacks keep.

@@ -318,3 +318,27 @@ func TestInfo(t *testing.T) {
 		t.Fatalf("empty key: %v", err)
 	}
 }
+
+// Callbacks may use the attributes of the communicator they are called on.
+func TestAttributeCallbackReentry(t *testing.T) {
+	err := mpi.Run(1, func(world *mpi.Comm) error {
+		other, _ := mpi.CreateKeyval(nil, nil)
+		k, _ := mpi.CreateKeyval(mpi.DupFn, func(c *mpi.Comm, _ *mpi.Keyval, v any) error {
+			_, ok, err := c.GetAttr(other)
+			if err != nil || !ok {
+				return fmt.Errorf("other attribute: %v %v", ok, err)
+			}
+			return c.DeleteAttr(other)
+		})
+		c, _ := world.Dup()
+		c.SetAttr(other, 1)
+		c.SetAttr(k, 2)
+		if err := c.Free(); err != nil {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
