@@ -481,91 +481,88 @@ func (c *Comm) interBcastBuf(buf []byte, count int, dt *Datatype, root int) erro
 	return nil
 }
 
-// interGatherBuf is Gather on an intercommunicator.
-func (c *Comm) interGatherBuf(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) error {
-	const op = "Gather"
-	var sb, rb []byte
+// interGathervBuf is Gather(v) on an intercommunicator: the root's
+// recvbuf gets recvcounts[j] elements from remote rank j at displs[j]
+// (nil: packed in rank order).
+func (c *Comm) interGathervBuf(name string, sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype, root int) error {
+	var sb []byte
+	var lo, hi []int
 	var err error
 	if root >= 0 {
-		if sb, err = c.collBuf(op, loc{}, sendbuf, sendcount, sendtype); err != nil {
+		if sb, err = c.collBuf(name, loc{}, sendbuf, sendcount, sendtype); err != nil {
 			return err
 		}
 	}
 	if root == Root {
-		if rb, err = c.collBuf(op, loc{}, recvbuf, len(c.group)*recvcount, recvtype); err != nil {
+		if lo, hi, err = c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype); err != nil {
 			return err
 		}
 	}
-	parts, err := c.interGather(op, sb, root)
+	parts, err := c.interGather(name, sb, root)
 	if err != nil || root != Root {
 		return err
 	}
-	blk := len(rb) / max(len(c.group), 1)
-	for i, p := range parts {
-		if len(p) != blk {
-			return c.argErr(op, ErrTruncate, "remote rank %d sent %d bytes for a %d-byte block", i, len(p), blk)
+	return c.placeParts(name, recvbuf, parts, lo, hi)
+}
+
+// placeParts copies block j of parts to recvbuf[lo[j]:hi[j]].
+func (c *Comm) placeParts(name string, recvbuf []byte, parts [][]byte, lo, hi []int) error {
+	for j, p := range parts {
+		if len(p) != hi[j]-lo[j] {
+			return c.argErr(name, ErrTruncate, "remote rank %d sent %d bytes for a %d-byte block", j, len(p), hi[j]-lo[j])
 		}
-		copy(rb[i*blk:], p)
+		copy(recvbuf[lo[j]:hi[j]], p)
 	}
 	return nil
 }
 
-// interScatterBuf is Scatter on an intercommunicator.
-func (c *Comm) interScatterBuf(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) error {
-	const op = "Scatter"
+// interScattervBuf is Scatter(v) on an intercommunicator: remote rank j
+// gets sendcounts[j] elements of the root's sendbuf at displs[j].
+func (c *Comm) interScattervBuf(name string, sendbuf []byte, sendcounts, displs []int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) error {
 	var parts [][]byte
 	var rb []byte
 	if root == Root {
-		sb, err := c.collBuf(op, loc{}, sendbuf, len(c.group)*sendcount, sendtype)
+		lo, hi, err := c.checkV(name, "send", sendbuf, sendcounts, displs, sendtype)
 		if err != nil {
 			return err
 		}
-		blk := len(sb) / max(len(c.group), 1)
-		parts = make([][]byte, len(c.group))
-		for i := range parts {
-			parts[i] = sb[i*blk : (i+1)*blk]
+		parts = make([][]byte, len(lo))
+		for j := range lo {
+			parts[j] = sendbuf[lo[j]:hi[j]]
 		}
 	} else if root >= 0 {
 		var err error
-		if rb, err = c.collBuf(op, loc{}, recvbuf, recvcount, recvtype); err != nil {
+		if rb, err = c.collBuf(name, loc{}, recvbuf, recvcount, recvtype); err != nil {
 			return err
 		}
 	}
-	got, err := c.interScatter(op, parts, root)
+	got, err := c.interScatter(name, parts, root)
 	if err != nil || root < 0 {
 		return err
 	}
 	if len(got) != len(rb) {
-		return c.argErr(op, ErrTruncate, "received %d bytes for a %d-byte buffer", len(got), len(rb))
+		return c.argErr(name, ErrTruncate, "received %d bytes for a %d-byte buffer", len(got), len(rb))
 	}
 	copy(rb, got)
 	return nil
 }
 
-// interAllgatherBuf is Allgather on an intercommunicator: recvbuf gets
-// recvcount elements from each remote rank.
-func (c *Comm) interAllgatherBuf(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) error {
-	const op = "Allgather"
-	sb, err := c.collBuf(op, loc{}, sendbuf, sendcount, sendtype)
+// interAllgathervBuf is Allgather(v) on an intercommunicator: recvbuf
+// gets recvcounts[j] elements from remote rank j at displs[j].
+func (c *Comm) interAllgathervBuf(name string, sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype) error {
+	sb, err := c.collBuf(name, loc{}, sendbuf, sendcount, sendtype)
 	if err != nil {
 		return err
 	}
-	rb, err := c.collBuf(op, loc{}, recvbuf, len(c.group)*recvcount, recvtype)
+	lo, hi, err := c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype)
 	if err != nil {
 		return err
 	}
-	parts, err := c.interAllgather(op, sb)
+	parts, err := c.interAllgather(name, sb)
 	if err != nil {
 		return err
 	}
-	blk := len(rb) / max(len(c.group), 1)
-	for i, p := range parts {
-		if len(p) != blk {
-			return c.argErr(op, ErrTruncate, "remote rank %d sent %d bytes for a %d-byte block", i, len(p), blk)
-		}
-		copy(rb[i*blk:], p)
-	}
-	return nil
+	return c.placeParts(name, recvbuf, parts, lo, hi)
 }
 
 // interAlltoallBuf is Alltoall on an intercommunicator: block j of sendbuf

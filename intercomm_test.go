@@ -436,6 +436,9 @@ func TestIntercommCollectivesMatrix(t *testing.T) {
 		if err := interColls(s); err != nil {
 			return err
 		}
+		if err := interVColls(s); err != nil {
+			return err
+		}
 		return s.free()
 	})
 }
@@ -451,6 +454,9 @@ func TestIntercommCollectivesSizes(t *testing.T) {
 						return err
 					}
 					if err := interColls(s); err != nil {
+						return err
+					}
+					if err := interVColls(s); err != nil {
 						return err
 					}
 					if err := interMerge(s); err != nil {
@@ -487,4 +493,91 @@ func TestIntercommCreateErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// interVColls checks the low-level v and w forms on an intercommunicator:
+// remote rank j's block has j+1 elements, laid out in reverse order.
+func interVColls(s *interSetup) error {
+	ic, w := s.ic, s.world
+	remote, me := ic.RemoteSize(), w.Rank()
+	fail := func(format string, args ...any) error { return check(w, false, format, args...) }
+	counts, displs := make([]int, remote), make([]int, remote)
+	total := 0
+	for j := remote - 1; j >= 0; j-- {
+		counts[j], displs[j] = j+1, total
+		total += j + 1
+	}
+	mine := func(n, v int) []byte {
+		b := make([]byte, 8*n)
+		for i := 0; i < n; i++ {
+			binary.LittleEndian.PutUint64(b[8*i:], uint64(v))
+		}
+		return b
+	}
+	// checkBlocks: remote rank j's block holds val(j), j+1 times.
+	checkBlocks := func(what string, buf []byte, val func(j int) int) error {
+		for j := 0; j < remote; j++ {
+			for i := 0; i < j+1; i++ {
+				if got := int(binary.LittleEndian.Uint64(buf[8*(displs[j]+i):])); got != val(j) {
+					return fail("%s: block %d element %d = %d, want %d", what, j, i, got, val(j))
+				}
+			}
+		}
+		return nil
+	}
+	// Allgatherv: each rank sends (its rank in its group + 1) copies.
+	buf := make([]byte, 8*total)
+	if err := ic.Allgatherv(mine(ic.Rank()+1, me), ic.Rank()+1, mpi.Int64, buf, counts, displs, mpi.Int64); err != nil {
+		return err
+	}
+	if err := checkBlocks("Allgatherv", buf, s.remoteWorld); err != nil {
+		return err
+	}
+	// Gatherv and Scatterv rooted at rank 0 of group B.
+	root, amRoot := 0, false
+	if !s.inA {
+		root = mpi.ProcNull
+		if ic.Rank() == 0 {
+			root, amRoot = mpi.Root, true
+		}
+	}
+	clear(buf)
+	if err := ic.Gatherv(mine(ic.Rank()+1, me), ic.Rank()+1, mpi.Int64, buf, counts, displs, mpi.Int64, root); err != nil {
+		return err
+	}
+	if amRoot {
+		if err := checkBlocks("Gatherv", buf, s.remoteWorld); err != nil {
+			return err
+		}
+		for j := 0; j < remote; j++ {
+			copy(buf[8*displs[j]:], mine(j+1, 50+j))
+		}
+	}
+	rb := make([]byte, 8*(ic.Rank()+1))
+	if err := ic.Scatterv(buf, counts, displs, mpi.Int64, rb, ic.Rank()+1, mpi.Int64, root); err != nil {
+		return err
+	}
+	if s.inA && string(rb) != string(mine(ic.Rank()+1, 50+ic.Rank())) {
+		return fail("Scatterv got %v", rb)
+	}
+	// Alltoallv: to remote rank j send j+1 copies of 100*me+j; receive
+	// (my rank + 1) copies from each.
+	sbuf := make([]byte, 8*total)
+	for j := 0; j < remote; j++ {
+		copy(sbuf[8*displs[j]:], mine(j+1, 100*me+j))
+	}
+	rcounts, rdispls := make([]int, remote), make([]int, remote)
+	for j := range rcounts {
+		rcounts[j], rdispls[j] = ic.Rank()+1, j*(ic.Rank()+1)
+	}
+	rbuf := make([]byte, 8*remote*(ic.Rank()+1))
+	if err := ic.Alltoallv(sbuf, counts, displs, mpi.Int64, rbuf, rcounts, rdispls, mpi.Int64); err != nil {
+		return err
+	}
+	for j := 0; j < remote; j++ {
+		if got := int(binary.LittleEndian.Uint64(rbuf[8*rdispls[j]:])); got != 100*s.remoteWorld(j)+ic.Rank() {
+			return fail("Alltoallv from %d: %d", j, got)
+		}
+	}
+	return nil
 }

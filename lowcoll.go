@@ -177,7 +177,7 @@ func fill(n, v int) []int {
 // root.
 func (c *Comm) Gather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) error {
 	if c.IsInter() {
-		return c.interGatherBuf(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root)
+		return c.interGathervBuf("Gather", sendbuf, sendcount, sendtype, recvbuf, fill(len(c.group), recvcount), nil, recvtype, root)
 	}
 	return c.gatherv("Gather", sendbuf, sendcount, sendtype, recvbuf, fill(len(c.group), recvcount), nil, recvtype, root)
 }
@@ -189,6 +189,9 @@ func (c *Comm) Gatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvbu
 }
 
 func (c *Comm) gatherv(name string, sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype, root int) error {
+	if c.IsInter() {
+		return c.interGathervBuf(name, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root)
+	}
 	if err := c.checkRoot(name, root); err != nil {
 		return err
 	}
@@ -243,7 +246,7 @@ func (c *Comm) Igatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvb
 // root.
 func (c *Comm) Scatter(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) error {
 	if c.IsInter() {
-		return c.interScatterBuf(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root)
+		return c.interScattervBuf("Scatter", sendbuf, fill(len(c.group), sendcount), nil, sendtype, recvbuf, recvcount, recvtype, root)
 	}
 	return c.scatterv("Scatter", sendbuf, fill(len(c.group), sendcount), nil, sendtype, recvbuf, recvcount, recvtype, root)
 }
@@ -255,6 +258,9 @@ func (c *Comm) Scatterv(sendbuf []byte, sendcounts, displs []int, sendtype *Data
 }
 
 func (c *Comm) scatterv(name string, sendbuf []byte, sendcounts, displs []int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) error {
+	if c.IsInter() {
+		return c.interScattervBuf(name, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root)
+	}
 	if err := c.checkRoot(name, root); err != nil {
 		return err
 	}
@@ -311,7 +317,7 @@ func (c *Comm) Iscatterv(sendbuf []byte, sendcounts, displs []int, sendtype *Dat
 // by size.
 func (c *Comm) Allgather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) error {
 	if c.IsInter() {
-		return c.interAllgatherBuf(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
+		return c.interAllgathervBuf("Allgather", sendbuf, sendcount, sendtype, recvbuf, fill(len(c.group), recvcount), nil, recvtype)
 	}
 	return c.allgatherv("Allgather", sendbuf, sendcount, sendtype, recvbuf, fill(len(c.group), recvcount), nil, recvtype)
 }
@@ -323,6 +329,9 @@ func (c *Comm) Allgatherv(sendbuf []byte, sendcount int, sendtype *Datatype, rec
 }
 
 func (c *Comm) allgatherv(name string, sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype) error {
+	if c.IsInter() {
+		return c.interAllgathervBuf(name, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype)
+	}
 	if err := c.intraOnly(name); err != nil {
 		return err
 	}
@@ -434,7 +443,7 @@ func (c *Comm) Alltoallw(sendbuf []byte, sendcounts, sdispls []int, sendtypes []
 }
 
 func (c *Comm) alltoallw(name string, sendbuf []byte, sendcounts, sdispls []int, sendtypes []*Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtypes []*Datatype, elemDispl bool) error {
-	if err := c.intraOnly(name); err != nil {
+	if err := c.check(name); err != nil {
 		return err
 	}
 	p := len(c.group)
@@ -479,7 +488,18 @@ func (c *Comm) alltoallw(name string, sendbuf []byte, sendcounts, sdispls []int,
 			parts[i] = sendbuf[slo[i]:shi[i]]
 		}
 	}
-	got, err := coll.Alltoall(c.coll(), parts, c.collTag())
+	var got [][]byte
+	if c.inter != nil {
+		// p is the remote group's size: blocks go to and come from it.
+		if isInPlace(sendbuf) {
+			return c.argErr(name, ErrBuffer, "InPlace is not allowed on an intercommunicator")
+		}
+		if got, err = c.interAlltoall(name, parts); err != nil {
+			return err // already classified and handled
+		}
+	} else {
+		got, err = coll.Alltoall(c.coll(), parts, c.collTag())
+	}
 	if err != nil {
 		return c.collErr(name, err)
 	}
