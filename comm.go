@@ -205,12 +205,19 @@ func (c *Comm) finishDup(op string, d *Comm, info *Info) error {
 // (MPI_Comm_split). Members with the same color join the same
 // communicator, ordered by key and then by their rank in c. A rank that
 // passes color Undefined gets a nil *Comm. Split is collective over c.
+//
+// On an intercommunicator, the members of each group with the same color
+// form the two groups of a new intercommunicator; a color present in only
+// one group gives nil.
 func (c *Comm) Split(color, key int) (*Comm, error) {
-	if err := c.intraOnly("Split"); err != nil {
+	if err := c.check("Split"); err != nil {
 		return nil, err
 	}
 	if color < 0 && color != Undefined {
 		return nil, c.handle(c.errorf("Split", ErrArg, loc{}, "color %d is negative (only Undefined may be)", color))
+	}
+	if c.inter != nil {
+		return c.interSplit(color, key)
 	}
 	var mine [16]byte
 	binary.LittleEndian.PutUint64(mine[:], uint64(int64(color)))

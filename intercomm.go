@@ -3,6 +3,7 @@ package mpi
 import (
 	"encoding/binary"
 	"fmt"
+	"sort"
 
 	"github.com/mpigo/mpi/internal/coll"
 )
@@ -289,4 +290,81 @@ func (c *Comm) IntercommMerge(high bool) (*Comm, error) {
 	m := newComm(c.p, id*2, rank, merged, c.name+".merge")
 	m.errh.Store(c.errh.Load())
 	return m, nil
+}
+
+// interSplit is Split on an intercommunicator: members of each group with
+// the same color form the two groups of a new intercommunicator, ordered
+// by key and then by rank; a color found in only one group gives nil. The
+// new intercommunicators (one per color) share one context id, agreed
+// across both groups.
+func (c *Comm) interSplit(color, key int) (*Comm, error) {
+	const op = "Split"
+	base, base2 := c.collTag(), c.collTag()
+	lcc := c.inter.lc.coll()
+	var mine [16]byte
+	binary.LittleEndian.PutUint64(mine[:], uint64(int64(color)))
+	binary.LittleEndian.PutUint64(mine[8:], uint64(int64(key)))
+	locals, err := coll.Allgather(lcc, mine[:], base)
+	if err != nil {
+		return nil, c.collErr(op, err)
+	}
+	// The leaders swap their groups' records; each tells its group.
+	var rec []byte
+	var xerr error
+	if c.rank == 0 {
+		if rec, xerr = exchange(collComm{c.shadow}, packParts(locals), 0, base); xerr != nil {
+			rec = packParts(nil)
+		}
+	}
+	rec, err = coll.BcastVarAlg(lcc, "", rec, 0, base+2)
+	if xerr != nil {
+		return nil, c.collErr(op, xerr)
+	}
+	if err != nil {
+		return nil, c.collErr(op, err)
+	}
+	remotes, err := unpackParts(rec, len(c.group))
+	if err != nil {
+		return nil, c.collErr(op, err)
+	}
+	pick := func(recs [][]byte, world []int) ([]int, int, error) {
+		type member struct{ key, rank int }
+		var ms []member
+		for r, b := range recs {
+			if len(b) != 16 {
+				return nil, 0, fmt.Errorf("bad color record from rank %d", r)
+			}
+			if int(int64(binary.LittleEndian.Uint64(b))) == color {
+				ms = append(ms, member{int(int64(binary.LittleEndian.Uint64(b[8:]))), r})
+			}
+		}
+		sort.SliceStable(ms, func(i, j int) bool { return ms[i].key < ms[j].key })
+		out, me := make([]int, len(ms)), -1
+		for i, m := range ms {
+			out[i] = world[m.rank]
+			if m.rank == c.rank {
+				me = i
+			}
+		}
+		return out, me, nil
+	}
+	local, rank, err := pick(locals, c.inter.local)
+	if err != nil {
+		return nil, c.collErr(op, err)
+	}
+	remote, _, err := pick(remotes, c.group)
+	if err != nil {
+		return nil, c.collErr(op, err)
+	}
+	id, err := c.interAgree(base2)
+	if err != nil {
+		return nil, c.handle(c.errorf(op, ErrIntern, loc{}, "agreeing on a context: %v", err))
+	}
+	if color == Undefined || len(remote) == 0 {
+		c.p.ctx.release(id)
+		return nil, nil
+	}
+	s := newInterComm(c.p, id, rank, local, remote, fmt.Sprintf("%s.split(%d)", c.name, color))
+	s.errh.Store(c.errh.Load())
+	return s, nil
 }

@@ -418,9 +418,6 @@ func interColls(s *interSetup) error {
 	if _, err := mpi.Scan(ic, 1, mpi.Sum[int]()); !errors.Is(err, mpi.ErrComm) {
 		return fail("Scan on an intercommunicator: %v", err)
 	}
-	if _, err := ic.Split(0, 0); !errors.Is(err, mpi.ErrComm) {
-		return fail("Split on an intercommunicator: %v", err)
-	}
 	if _, err := mpi.Bcast(ic, 1, 99); !errors.Is(err, mpi.ErrRoot) {
 		return fail("Bcast with a bad root: %v", err)
 	}
@@ -457,6 +454,9 @@ func TestIntercommCollectivesSizes(t *testing.T) {
 						return err
 					}
 					if err := interVColls(s); err != nil {
+						return err
+					}
+					if err := interSplit(s); err != nil {
 						return err
 					}
 					if err := interMerge(s); err != nil {
@@ -580,4 +580,44 @@ func interVColls(s *interSetup) error {
 		}
 	}
 	return nil
+}
+
+// interSplit splits the intercommunicator by the parity of world ranks,
+// ordering by descending world rank.
+func interSplit(s *interSetup) error {
+	w := s.world
+	color := w.Rank() % 2
+	ns, err := s.ic.Split(color, -w.Rank())
+	if err != nil {
+		return err
+	}
+	var local, remote []int
+	for r := w.Size() - 1; r >= 0; r-- {
+		if r%2 == color {
+			if (r < s.a) == s.inA {
+				local = append(local, r)
+			} else {
+				remote = append(remote, r)
+			}
+		}
+	}
+	if len(remote) == 0 {
+		return check(w, ns == nil, "Split with no remote members gave a communicator")
+	}
+	if ns == nil || !ns.IsInter() {
+		return check(w, false, "Split gave %v", ns)
+	}
+	rg, _ := ns.RemoteGroup()
+	if !slices.Equal(ns.Group().WorldRanks(), local) || !slices.Equal(rg.WorldRanks(), remote) || local[ns.Rank()] != w.Rank() {
+		return check(w, false, "Split: local %v remote %v, want %v %v", ns.Group().WorldRanks(), rg.WorldRanks(), local, remote)
+	}
+	sum, err := mpi.Allreduce(ns, w.Rank(), mpi.Sum[int]())
+	want := 0
+	for _, r := range remote {
+		want += r
+	}
+	if err != nil || sum != want {
+		return check(w, false, "Allreduce on the split: %d %v, want %d", sum, err, want)
+	}
+	return ns.Free()
 }
