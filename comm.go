@@ -45,11 +45,12 @@ type Comm struct {
 
 	shadow *Comm // the same members on the collective context ctx+1
 	pinned int   // non-blocking collective views: 1 + the tag base they own
+	hc     *hierCache
 }
 
 // newComm makes a communicator and its collective shadow.
 func newComm(p *proc, ctx uint32, rank int, group []int, name string) *Comm {
-	c := &Comm{p: p, ctx: ctx, rank: rank, group: group, name: name}
+	c := &Comm{p: p, ctx: ctx, rank: rank, group: group, name: name, hc: &hierCache{}}
 	c.shadow = &Comm{p: p, ctx: ctx + 1, rank: rank, group: group, name: name}
 	return c
 }
@@ -125,6 +126,7 @@ func (c *Comm) Free() error {
 	}
 	c.freed.Store(true)
 	c.p.ctx.release(c.ctx / 2)
+	c.hc.free()
 	return nil
 }
 

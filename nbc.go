@@ -24,7 +24,7 @@ import (
 // tag base tag. It reports errors without calling c's error handler; the
 // request does that when it is waited for.
 func (c *Comm) pinnedView(tag int) *Comm {
-	v := &Comm{p: c.p, ctx: c.ctx, rank: c.rank, group: c.group, name: c.name, shadow: c.shadow, pinned: tag + 1}
+	v := &Comm{p: c.p, ctx: c.ctx, rank: c.rank, group: c.group, name: c.name, shadow: c.shadow, pinned: tag + 1, hc: c.hc.snapshot()}
 	v.errh.Store(ErrorsReturn)
 	return v
 }
