@@ -13,8 +13,8 @@ func TestHierarchyShape(t *testing.T) {
 		localSize   []int // by world rank
 		leaderCount int
 	}{
-		{4, 0, false, nil, 0},        // one node
-		{4, 1, false, nil, 0},        // one rank per node
+		{4, 0, false, nil, 0}, // one node
+		{4, 1, false, nil, 0}, // one rank per node
 		{4, 2, true, []int{2, 2, 2, 2}, 2},
 		{5, 2, true, []int{2, 2, 2, 2, 1}, 3},
 		{7, 3, true, []int{3, 3, 3, 3, 3, 3, 1}, 3},
