@@ -23,6 +23,21 @@ var testGrids = []struct {
 	{[]int{4}, []bool{false}},                    // ProcNull at both ends
 	{[]int{1, 4, 1}, []bool{false, true, true}},  // ProcNull twice, self twice
 	{[]int{2, 1, 2}, []bool{false, true, false}}, // everything at once
+	manyDims(), // more slots than a call has tags
+}
+
+// manyDims is a 2x2 grid with 130 more dimensions of size 1, alternately
+// periodic (the rank itself, twice) and not (ProcNull, twice): 264 slots,
+// more than the 256 tags a call takes, so that tags repeat.
+func manyDims() (g struct {
+	dims    []int
+	periods []bool
+}) {
+	g.dims, g.periods = []int{2, 2}, []bool{true, false}
+	for d := range 130 {
+		g.dims, g.periods = append(g.dims, 1), append(g.periods, d%2 == 0)
+	}
+	return g
 }
 
 // cartNeighbors returns the in/out neighbours of a Cartesian rank in
