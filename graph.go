@@ -201,25 +201,46 @@ func (c *Comm) weightsOf(op, what string, w []int, n int) ([]int, error) {
 	return append([]int(nil), w...), nil
 }
 
-// agreeMost returns the largest of every rank's most, and whether any
-// rank is weighted; it is collective over c.
-func (c *Comm) agreeMost(most int, weighted bool) (int, bool, error) {
+// agree is one allreduce over c that returns the largest of every rank's
+// most, whether any rank is weighted, and whether any rank found its
+// arguments invalid (so that a rank with bad arguments fails the call
+// everywhere instead of leaving the others waiting for it).
+func (c *Comm) agree(most int, weighted, bad bool) (int, bool, bool, error) {
 	var b [16]byte
 	binary.LittleEndian.PutUint64(b[:], uint64(most))
 	if weighted {
 		b[8] = 1
 	}
-	maxOf := func(acc, in []byte, _ bool) ([]byte, error) {
+	if bad {
+		b[9] = 1
+	}
+	combine := func(acc, in []byte, _ bool) ([]byte, error) {
 		a, x := binary.LittleEndian.Uint64(acc), binary.LittleEndian.Uint64(in)
 		binary.LittleEndian.PutUint64(acc, max(a, x))
 		acc[8] |= in[8]
+		acc[9] |= in[9]
 		return acc, nil
 	}
-	res, err := coll.Allreduce(c.coll(), b[:], maxOf, true, c.collTag())
+	res, err := coll.Allreduce(c.coll(), b[:], combine, true, c.collTag())
 	if err != nil {
-		return 0, false, err
+		return 0, false, false, err
 	}
-	return int(binary.LittleEndian.Uint64(res)), res[8] != 0, nil
+	return int(binary.LittleEndian.Uint64(res)), res[8] != 0, res[9] != 0, nil
+}
+
+// agreeValid fails the call on every rank when one rank's arguments were
+// invalid (verr is this rank's own validation error).
+func (c *Comm) agreeValid(op string, verr error) error {
+	_, _, bad, err := c.agree(0, false, verr != nil)
+	switch {
+	case verr != nil:
+		return verr
+	case err != nil:
+		return c.collErr(op, err)
+	case bad:
+		return c.argErr(op, ErrArg, "another rank passed invalid arguments")
+	}
+	return nil
 }
 
 // DistGraphCreateAdjacent returns a new communicator with the same ranks
@@ -231,32 +252,36 @@ func (c *Comm) agreeMost(most int, weighted bool) (int, bool, error) {
 // destinations pairs with the k-th edge from a in b's sources. The edges
 // must be consistent: b lists a as a source as often as a lists b as a
 // destination. MPI's info hints are not taken; mpigo keeps the ranks of
-// c whatever reorder says. It is collective over c.
+// c whatever reorder says. It is collective over c; if one rank's
+// arguments are invalid the call fails on every rank (with ErrArg on the
+// others).
 func (c *Comm) DistGraphCreateAdjacent(sources, sourceWeights, destinations, destWeights []int, reorder bool) (*Comm, error) {
 	const op = "DistGraphCreateAdjacent"
 	if err := c.check(op); err != nil {
 		return nil, err
 	}
-	if err := c.checkRanks(op, "sources", sources); err != nil {
-		return nil, err
+	var sw, dw []int
+	verr := c.checkRanks(op, "sources", sources)
+	if verr == nil {
+		verr = c.checkRanks(op, "destinations", destinations)
 	}
-	if err := c.checkRanks(op, "destinations", destinations); err != nil {
-		return nil, err
+	if verr == nil {
+		sw, verr = c.weightsOf(op, "source weights", sourceWeights, len(sources))
 	}
-	sw, err := c.weightsOf(op, "source weights", sourceWeights, len(sources))
-	if err != nil {
-		return nil, err
-	}
-	dw, err := c.weightsOf(op, "destination weights", destWeights, len(destinations))
-	if err != nil {
-		return nil, err
+	if verr == nil {
+		dw, verr = c.weightsOf(op, "destination weights", destWeights, len(destinations))
 	}
 	weighted := !isUnweighted(sourceWeights) || !isUnweighted(destWeights)
 	_, m1 := occurrences(sources)
 	_, m2 := occurrences(destinations)
-	most, _, err := c.agreeMost(max(m1, m2), weighted)
-	if err != nil {
+	most, _, bad, err := c.agree(max(m1, m2), weighted, verr != nil)
+	switch {
+	case verr != nil:
+		return nil, verr
+	case err != nil:
 		return nil, c.collErr(op, err)
+	case bad:
+		return nil, c.argErr(op, ErrArg, "another rank passed invalid arguments")
 	}
 	src := append([]int(nil), sources...)
 	dst := append([]int(nil), destinations...)
@@ -275,33 +300,15 @@ func (c *Comm) DistGraphCreateAdjacent(sources, sourceWeights, destinations, des
 // rank that specified the edge and then in the order it gave them; the
 // k-th edge from a to b among a's destinations is the k-th edge from a
 // among b's sources. mpigo keeps the ranks of c whatever reorder says. It
-// is collective over c.
+// is collective over c; if one rank's arguments are invalid the call
+// fails on every rank (with ErrArg on the others).
 func (c *Comm) DistGraphCreate(sources, degrees, destinations, weights []int, reorder bool) (*Comm, error) {
 	const op = "DistGraphCreate"
 	if err := c.check(op); err != nil {
 		return nil, err
 	}
-	if len(degrees) != len(sources) {
-		return nil, c.argErr(op, ErrArg, "%d degrees for %d sources", len(degrees), len(sources))
-	}
-	if err := c.checkRanks(op, "sources", sources); err != nil {
-		return nil, err
-	}
-	if err := c.checkRanks(op, "destinations", destinations); err != nil {
-		return nil, err
-	}
-	total := 0
-	for i, d := range degrees {
-		if d < 0 {
-			return nil, c.argErr(op, ErrArg, "degrees[%d] = %d is negative", i, d)
-		}
-		total += d
-	}
-	if total != len(destinations) {
-		return nil, c.argErr(op, ErrArg, "the degrees add up to %d but there are %d destinations", total, len(destinations))
-	}
-	w, err := c.weightsOf(op, "weights", weights, total)
-	if err != nil {
+	w, verr := c.distGraphArgs(op, sources, degrees, destinations, weights)
+	if err := c.agreeValid(op, verr); err != nil {
 		return nil, err
 	}
 	// Each edge becomes two records of three little-endian int64s
@@ -353,7 +360,7 @@ func (c *Comm) DistGraphCreate(sources, degrees, destinations, weights []int, re
 	}
 	_, m1 := occurrences(src)
 	_, m2 := occurrences(dst)
-	most, weighted, err := c.agreeMost(max(m1, m2), !isUnweighted(weights))
+	most, weighted, _, err := c.agree(max(m1, m2), !isUnweighted(weights), false)
 	if err != nil {
 		return nil, c.collErr(op, err)
 	}
@@ -390,4 +397,29 @@ func (c *Comm) DistGraphNeighbors() (sources, sourceWeights, destinations, destW
 		destWeights = append([]int{}, t.destWeights...)
 	}
 	return sources, sourceWeights, destinations, destWeights, nil
+}
+
+// distGraphArgs validates the arguments of DistGraphCreate and returns the
+// edges' weights.
+func (c *Comm) distGraphArgs(op string, sources, degrees, destinations, weights []int) ([]int, error) {
+	if len(degrees) != len(sources) {
+		return nil, c.argErr(op, ErrArg, "%d degrees for %d sources", len(degrees), len(sources))
+	}
+	if err := c.checkRanks(op, "sources", sources); err != nil {
+		return nil, err
+	}
+	if err := c.checkRanks(op, "destinations", destinations); err != nil {
+		return nil, err
+	}
+	total := 0
+	for i, d := range degrees {
+		if d < 0 {
+			return nil, c.argErr(op, ErrArg, "degrees[%d] = %d is negative", i, d)
+		}
+		total += d
+	}
+	if total != len(destinations) {
+		return nil, c.argErr(op, ErrArg, "the degrees add up to %d but there are %d destinations", total, len(destinations))
+	}
+	return c.weightsOf(op, "weights", weights, total)
 }

@@ -592,9 +592,36 @@ func TestDistGraphAdjacent(t *testing.T) {
 		if _, err := world.DistGraphCreateAdjacent([]int{n}, nil, nil, nil, false); !errors.Is(err, mpi.ErrRank) {
 			return check(world, false, "source %d: %v", n, err)
 		}
+		// One rank's bad arguments fail the call everywhere, without a hang.
+		bad := []int{(r + 1) % n}
+		if r == 2 {
+			bad = []int{-1}
+		}
+		_, err = world.DistGraphCreate([]int{r}, []int{1}, bad, nil, false)
+		if want := [2]error{mpi.ErrArg, mpi.ErrRank}[b2i(r == 2)]; !errors.Is(err, want) {
+			return check(world, false, "DistGraphCreate with a bad edge on rank 2: %v, want %v", err, want)
+		}
+		_, err = world.DistGraphCreateAdjacent(nil, nil, bad, []int{1, 2}[:len(bad)+b2i(r == 1)], false)
+		if want := [2]error{mpi.ErrArg, mpi.ErrRank}[b2i(r == 2)]; r == 1 {
+			if !errors.Is(err, mpi.ErrArg) {
+				return check(world, false, "adjacent with bad weights: %v", err)
+			}
+		} else if !errors.Is(err, want) {
+			return check(world, false, "adjacent with a bad edge on rank 2: %v, want %v", err, want)
+		}
+		if sum, err := mpi.Allreduce(world, 1, mpi.Sum[int]()); err != nil || sum != n {
+			return check(world, false, "allreduce after the failed creations: %d %v", sum, err)
+		}
 		if _, _, _, _, err := world.DistGraphNeighbors(); !errors.Is(err, mpi.ErrTopology) {
 			return check(world, false, "DistGraphNeighbors on world: %v", err)
 		}
 		return nil
 	})
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
