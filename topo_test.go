@@ -264,6 +264,21 @@ func TestCartCreate(t *testing.T) {
 		if (zero != nil) != (r == 0) || (zero != nil && zero.Size() != 1) {
 			return check(world, false, "0-dim grid %v", zero)
 		}
+		if zero != nil { // cartzero
+			nd, err1 := zero.CartDim()
+			zr, err2 := zero.CartRank(nil)
+			zc, err3 := zero.CartCoords(0)
+			sub, err4 := zero.CartSub(nil)
+			if err := errors.Join(err1, err2, err3, err4); err != nil || nd != 0 || zr != 0 || len(zc) != 0 || sub.Size() != 1 || sub.Topo() != mpi.Cart {
+				return check(world, false, "0-dim grid: %d %d %v %v %v", nd, zr, zc, sub, err)
+			}
+			if got, err := mpi.NeighborAllgather(zero, 1); err != nil || len(got) != 0 {
+				return check(world, false, "0-dim neighbours: %v %v", got, err)
+			}
+			if err := errors.Join(mpi.Barrier(zero), sub.Free()); err != nil {
+				return err
+			}
+		}
 		for _, c := range []*mpi.Comm{cart, dup, small, zero} {
 			if c != nil {
 				if err := c.Free(); err != nil {
