@@ -294,7 +294,8 @@ func (c *Comm) DistGraphCreateAdjacent(sources, sourceWeights, destinations, des
 // a distributed graph topology whose edges any rank may specify
 // (MPI_Dist_graph_create): for each i, edges go from sources[i] to the
 // next degrees[i] entries of destinations, with the matching entries of
-// weights (Unweighted or nil for none). Every edge is delivered to the
+// weights (Unweighted or nil for none; the graph is weighted if any rank
+// gives weights, and unweighted edges then weigh 1). Every edge is delivered to the
 // two ranks it joins (an exchange of edge lists among all ranks), so each
 // learns its in- and out-neighbours. A rank's neighbours are listed by the
 // rank that specified the edge and then in the order it gave them; the
