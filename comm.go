@@ -46,6 +46,8 @@ type Comm struct {
 	shadow *Comm // the same members on the collective context ctx+1
 	pinned int   // non-blocking collective views: 1 + the tag base they own
 	hc     *hierCache
+
+	topo *topology // Cartesian, graph or distributed graph topology; nil: none
 }
 
 // newComm makes a communicator and its collective shadow.
@@ -143,6 +145,7 @@ func (c *Comm) Dup() (*Comm, error) {
 	}
 	d := newComm(c.p, id*2, c.rank, c.group, c.name+".dup")
 	d.errh.Store(c.errh.Load())
+	d.topo = c.topo // a duplicate keeps the topology (immutable, so shared)
 	return d, nil
 }
 
