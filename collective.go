@@ -150,7 +150,7 @@ func Barrier(c *Comm) error {
 	if c.inter != nil {
 		return c.interBarrier()
 	}
-	return c.collErr("Barrier", coll.Barrier(c.coll(), c.collTag()))
+	return c.collErr("Barrier", c.barrier())
 }
 
 // Bcast returns root's v on every rank of c (MPI_Bcast). Non-root ranks'
@@ -285,7 +285,7 @@ func allreduceFast[E any](c *Comm, t typeInfo, op Op[E], out []E) error {
 	b := unsafeBytes(out, t.size)
 	sp := getScratch(len(b))
 	defer putScratch(sp)
-	return coll.AllreduceVec(c.coll(), "", b, (*sp)[:len(b)], t.size, vecOf(t, op), c.collTag())
+	return c.allreduceVec(b, (*sp)[:len(b)], t.size, vecOf(t, op))
 }
 
 // vecOf turns a predefined op's slice kernel into a byte kernel.
@@ -318,7 +318,7 @@ func reduceSliceT[E any](c *Comm, opname string, v []E, op Op[E], root int) ([]E
 		b := unsafeBytes(res, t.size)
 		sp := getScratch(len(b))
 		defer putScratch(sp)
-		if err := coll.ReduceVec(c.coll(), "", b, (*sp)[:len(b)], t.size, vecOf(t, op), root, c.collTag()); err != nil {
+		if err := c.reduceVec(b, (*sp)[:len(b)], t.size, vecOf(t, op), root); err != nil {
 			return nil, c.collErr(opname, err)
 		}
 		if c.rank != root {

@@ -236,7 +236,7 @@ func BcastInto[E any](c *Comm, buf []E, root int) error {
 	if t.shape != shapePlain {
 		return c.typeErr("BcastInto", loc{}, errNotPlain(t))
 	}
-	return c.collErr("BcastInto", coll.BcastAlg(c.coll(), "", unsafeBytes(buf, t.size), root, c.collTag()))
+	return c.collErr("BcastInto", c.bcastFixed(unsafeBytes(buf, t.size), root))
 }
 
 // AllgatherInto gathers every rank's v (plain elements, the same length

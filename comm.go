@@ -44,6 +44,9 @@ type Comm struct {
 
 	shadow *Comm // the same members on the collective context ctx+1
 	pinned int   // non-blocking collective views: 1 + the tag base they own
+	hc     *hierCache
+
+	topo *topology // Cartesian, graph or distributed graph topology; nil: none
 
 	// inter is set on an intercommunicator (intercomm.go): then rank is
 	// the caller's rank in the local group and group lists the remote
@@ -55,7 +58,7 @@ type Comm struct {
 
 // newComm makes a communicator and its collective shadow.
 func newComm(p *proc, ctx uint32, rank int, group []int, name string) *Comm {
-	c := &Comm{p: p, ctx: ctx, rank: rank, group: group, name: name}
+	c := &Comm{p: p, ctx: ctx, rank: rank, group: group, name: name, hc: &hierCache{}}
 	c.shadow = &Comm{p: p, ctx: ctx + 1, rank: rank, group: group, name: name}
 	return c
 }
@@ -149,6 +152,7 @@ func (c *Comm) Free() error {
 		return c.handle(c.errorf("Free", ErrComm, loc{}, "communicator has been freed"))
 	}
 	c.p.ctx.release(c.ctx / 2)
+	c.hc.free()
 	return nil
 }
 
@@ -195,6 +199,7 @@ func (c *Comm) dupContext(op string) (*Comm, error) {
 // and the hints info.
 func (c *Comm) finishDup(op string, d *Comm, info *Info) error {
 	d.errh.Store(c.errh.Load())
+	d.topo = c.topo // a duplicate keeps the topology (immutable, so shared)
 	if info != nil {
 		d.info.Store(info.Dup())
 	}

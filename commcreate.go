@@ -62,7 +62,7 @@ func (c *Comm) Idup() (*Comm, *Request, error) {
 		}
 		// Hand the new communicator's state over to d, which the caller
 		// holds; the request's completion publishes it.
-		d.p, d.ctx, d.rank, d.group, d.name, d.shadow, d.inter = nc.p, nc.ctx, nc.rank, nc.group, nc.name, nc.shadow, nc.inter
+		d.p, d.ctx, d.rank, d.group, d.name, d.shadow, d.inter, d.hc = nc.p, nc.ctx, nc.rank, nc.group, nc.name, nc.shadow, nc.inter, nc.hc
 		if err := c.finishDup("Idup", d, info); err != nil {
 			d.Free()
 			return err
@@ -156,8 +156,9 @@ func (c *Comm) CreateGroup(g *Group, tag int) (*Comm, error) {
 
 // SplitType partitions c by a property of the ranks
 // (MPI_Comm_split_type). With SplitTypeShared, ranks on the same node
-// (all goroutine ranks of mpi.Run, the processes a launcher placed on one
-// host) join one communicator, ordered by key and then by rank in c; a
+// (the processes a launcher placed on one host; all goroutine ranks of
+// mpi.Run, or each group of Config.RanksPerNode of them) join one
+// communicator, ordered by key and then by rank in c; a
 // rank passing Undefined gets nil. info is accepted and ignored. It is
 // collective over c.
 func (c *Comm) SplitType(splitType, key int, info *Info) (*Comm, error) {
@@ -169,10 +170,7 @@ func (c *Comm) SplitType(splitType, key int, info *Info) (*Comm, error) {
 	switch splitType {
 	case Undefined:
 	case SplitTypeShared:
-		color = 0
-		if len(c.p.node) > 0 {
-			color = c.p.node[0] // the node's lowest world rank names it
-		}
+		color = c.p.node // the node's lowest world rank names it
 	default:
 		return nil, c.handle(c.errorf(op, ErrArg, loc{}, "unknown split type %d (want SplitTypeShared or Undefined)", splitType))
 	}

@@ -342,3 +342,54 @@ func TestAttributeCallbackReentry(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// With goroutine ranks grouped into pretend nodes, SplitType follows the
+// nodes, and communicators from CreateGroup and intercommunicators work
+// with the node-aware collectives underneath.
+func TestSplitTypeNodesAndHierarchy(t *testing.T) {
+	cfg := mpi.DefaultConfig()
+	cfg.RanksPerNode = 2
+	err := mpi.RunConfig(6, cfg, func(world *mpi.Comm) error {
+		sh, err := world.SplitType(mpi.SplitTypeShared, 0, nil)
+		if err != nil {
+			return err
+		}
+		node := world.Rank() / 2 * 2
+		if got, err := membersOf(world, sh); err != nil || !slices.Equal(got, []int{node, node + 1}) {
+			return check(world, false, "SplitType on pretend nodes: %v %v", got, err)
+		}
+		if err := sh.Free(); err != nil {
+			return err
+		}
+		g, _ := world.Group().Incl([]int{5, 0, 3, 2})
+		if g.Rank() != mpi.Undefined {
+			c, err := world.CreateGroup(g, 1)
+			if err != nil {
+				return err
+			}
+			for i := 0; i < 3; i++ {
+				s, err := mpi.AllreduceSlice(c, []float64{float64(world.Rank()), 1}, mpi.Sum[float64]())
+				if err != nil || s[0] != 10 || s[1] != 4 {
+					return check(world, false, "hierarchical allreduce on a CreateGroup communicator: %v %v", s, err)
+				}
+				if err := c.Barrier(); err != nil {
+					return err
+				}
+			}
+			if err := c.Free(); err != nil {
+				return err
+			}
+		}
+		s, err := makeInter(world, 3, false)
+		if err != nil {
+			return err
+		}
+		if err := interColls(s); err != nil {
+			return err
+		}
+		return s.free()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -121,7 +121,8 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		}
 	}()
 	for r := base; r < base+k; r++ {
-		p := &proc{job: j, rank: r, node: info.NodeRanks}
+		p := &proc{job: j, rank: r}
+		p.node, p.multiNode = info.NodeRanks[0], len(info.NodeRanks) < info.Size
 		ln, err := net.Listen("tcp", net.JoinHostPort(bindHost, "0"))
 		if err != nil {
 			return fmt.Errorf("mpi: rank %d cannot listen for peers: %w", r, err)

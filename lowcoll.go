@@ -110,7 +110,7 @@ func (c *Comm) Bcast(buf []byte, count int, dt *Datatype, root int) error {
 	if err != nil {
 		return err
 	}
-	return c.collErr(op, coll.BcastAlg(c.coll(), "", b, root, c.collTag()))
+	return c.collErr(op, c.bcastFixed(b, root))
 }
 
 // Ibcast starts a Bcast (MPI_Ibcast).
@@ -579,7 +579,7 @@ func (c *Comm) Reduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Redu
 		}
 		copy(work, in)
 		f, _ := op.vec(dt)
-		return c.collErr(name, coll.ReduceVec(c.coll(), "", work, scratch, dt.size, f, root, c.collTag()))
+		return c.collErr(name, c.reduceVec(work, scratch, dt.size, f, root))
 	}
 	f, _ := op.combine(dt)
 	res, err := coll.Reduce(c.coll(), in, f, op.commutative, root, c.collTag())
@@ -624,7 +624,7 @@ func (c *Comm) Allreduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *R
 		f, _ := op.vec(dt)
 		sp := getScratch(n)
 		defer putScratch(sp)
-		return c.collErr(name, coll.AllreduceVec(c.coll(), "", out, (*sp)[:n], dt.size, f, c.collTag()))
+		return c.collErr(name, c.allreduceVec(out, (*sp)[:n], dt.size, f))
 	}
 	f, _ := op.combine(dt)
 	res, err := coll.Allreduce(c.coll(), in, f, false, c.collTag())

@@ -24,7 +24,7 @@ import (
 // tag base tag. It reports errors without calling c's error handler; the
 // request does that when it is waited for.
 func (c *Comm) pinnedView(tag int) *Comm {
-	v := &Comm{p: c.p, ctx: c.ctx, rank: c.rank, group: c.group, name: c.name, shadow: c.shadow, pinned: tag + 1, inter: c.inter}
+	v := &Comm{p: c.p, ctx: c.ctx, rank: c.rank, group: c.group, name: c.name, shadow: c.shadow, pinned: tag + 1, hc: c.hc.snapshot(), topo: c.topo, inter: c.inter}
 	v.errh.Store(ErrorsReturn)
 	return v
 }
@@ -35,7 +35,13 @@ func (c *Comm) startColl(op string, body func(v *Comm) error) (*Request, error) 
 	if err := c.check(op); err != nil {
 		return nil, err
 	}
-	v := c.pinnedView(c.collTag())
+	return c.startCollAt(op, c.collTag(), body), nil
+}
+
+// startCollAt is startColl with the tag base already taken (neighbourhood
+// collectives take several tags per call).
+func (c *Comm) startCollAt(op string, tag int, body func(v *Comm) error) *Request {
+	v := c.pinnedView(tag)
 	r := c.newRequest(op, loc{})
 	var berr error
 	r.finish = func(engine.Status) error { return berr }
@@ -49,7 +55,7 @@ func (c *Comm) startColl(op string, body func(v *Comm) error) (*Request, error) 
 		berr = err
 		er.Complete(engine.Status{Source: -1, Tag: -1})
 	}()
-	return r, nil
+	return r
 }
 
 // Future is a typed non-blocking collective in flight (Iallreduce,

@@ -67,6 +67,13 @@ func predef[T any](name string, fn func(a, b T) T, vec func(inout, in []T)) Op[T
 
 // Sum adds (MPI_SUM).
 func Sum[T Number]() Op[T] {
+	if o, ok := cachedOp[T](kSum); ok {
+		return o
+	}
+	return sumOp[T]()
+}
+
+func sumOp[T Number]() Op[T] {
 	return predef("sum", func(a, b T) T { return a + b }, func(x, y []T) {
 		y = y[:len(x)]
 		for i := range x {
@@ -77,6 +84,13 @@ func Sum[T Number]() Op[T] {
 
 // Prod multiplies (MPI_PROD).
 func Prod[T Number]() Op[T] {
+	if o, ok := cachedOp[T](kProd); ok {
+		return o
+	}
+	return prodOp[T]()
+}
+
+func prodOp[T Number]() Op[T] {
 	return predef("prod", func(a, b T) T { return a * b }, func(x, y []T) {
 		y = y[:len(x)]
 		for i := range x {
@@ -87,6 +101,13 @@ func Prod[T Number]() Op[T] {
 
 // Min takes the smaller (MPI_MIN).
 func Min[T Ordered]() Op[T] {
+	if o, ok := cachedOp[T](kMin); ok {
+		return o
+	}
+	return minOp[T]()
+}
+
+func minOp[T Ordered]() Op[T] {
 	return predef("min", func(a, b T) T { return min(a, b) }, func(x, y []T) {
 		y = y[:len(x)]
 		for i := range x {
@@ -97,6 +118,13 @@ func Min[T Ordered]() Op[T] {
 
 // Max takes the larger (MPI_MAX).
 func Max[T Ordered]() Op[T] {
+	if o, ok := cachedOp[T](kMax); ok {
+		return o
+	}
+	return maxOp[T]()
+}
+
+func maxOp[T Ordered]() Op[T] {
 	return predef("max", func(a, b T) T { return max(a, b) }, func(x, y []T) {
 		y = y[:len(x)]
 		for i := range x {
@@ -107,6 +135,13 @@ func Max[T Ordered]() Op[T] {
 
 // Land is logical and (MPI_LAND).
 func Land[T ~bool]() Op[T] {
+	if o, ok := cachedOp[T](kLand); ok {
+		return o
+	}
+	return landOp[T]()
+}
+
+func landOp[T ~bool]() Op[T] {
 	return predef("land", func(a, b T) T { return a && b }, func(x, y []T) {
 		y = y[:len(x)]
 		for i := range x {
@@ -117,6 +152,13 @@ func Land[T ~bool]() Op[T] {
 
 // Lor is logical or (MPI_LOR).
 func Lor[T ~bool]() Op[T] {
+	if o, ok := cachedOp[T](kLor); ok {
+		return o
+	}
+	return lorOp[T]()
+}
+
+func lorOp[T ~bool]() Op[T] {
 	return predef("lor", func(a, b T) T { return a || b }, func(x, y []T) {
 		y = y[:len(x)]
 		for i := range x {
@@ -127,6 +169,13 @@ func Lor[T ~bool]() Op[T] {
 
 // Lxor is logical exclusive or (MPI_LXOR).
 func Lxor[T ~bool]() Op[T] {
+	if o, ok := cachedOp[T](kLxor); ok {
+		return o
+	}
+	return lxorOp[T]()
+}
+
+func lxorOp[T ~bool]() Op[T] {
 	return predef("lxor", func(a, b T) T { return a != b }, func(x, y []T) {
 		y = y[:len(x)]
 		for i := range x {
@@ -137,6 +186,13 @@ func Lxor[T ~bool]() Op[T] {
 
 // Band is bitwise and (MPI_BAND).
 func Band[T Integer]() Op[T] {
+	if o, ok := cachedOp[T](kBand); ok {
+		return o
+	}
+	return bandOp[T]()
+}
+
+func bandOp[T Integer]() Op[T] {
 	return predef("band", func(a, b T) T { return a & b }, func(x, y []T) {
 		y = y[:len(x)]
 		for i := range x {
@@ -147,6 +203,13 @@ func Band[T Integer]() Op[T] {
 
 // Bor is bitwise or (MPI_BOR).
 func Bor[T Integer]() Op[T] {
+	if o, ok := cachedOp[T](kBor); ok {
+		return o
+	}
+	return borOp[T]()
+}
+
+func borOp[T Integer]() Op[T] {
 	return predef("bor", func(a, b T) T { return a | b }, func(x, y []T) {
 		y = y[:len(x)]
 		for i := range x {
@@ -157,6 +220,13 @@ func Bor[T Integer]() Op[T] {
 
 // Bxor is bitwise exclusive or (MPI_BXOR).
 func Bxor[T Integer]() Op[T] {
+	if o, ok := cachedOp[T](kBxor); ok {
+		return o
+	}
+	return bxorOp[T]()
+}
+
+func bxorOp[T Integer]() Op[T] {
 	return predef("bxor", func(a, b T) T { return a ^ b }, func(x, y []T) {
 		y = y[:len(x)]
 		for i := range x {

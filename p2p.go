@@ -510,6 +510,7 @@ func (c *Comm) probe(src, tag int) engine.Status {
 	if st, ok := eng.Iprobe(c.ctx, src, tag, nil); ok {
 		return st
 	}
+	epoch, _ := eng.LostSince(0)
 	for {
 		w := engine.GetWaiter()
 		st, ok := eng.Iprobe(c.ctx, src, tag, w)
@@ -517,9 +518,24 @@ func (c *Comm) probe(src, tag int) engine.Status {
 			engine.PutWaiter(w)
 			return st
 		}
+		if err := c.probeLost(src, epoch); err != nil {
+			// w stays registered with the engine: it is not reused.
+			return engine.Status{Source: src, Tag: tag, Err: err}
+		}
 		w.Park()
 		engine.PutWaiter(w)
 	}
+}
+
+// probeLost reports why a blocked probe for src cannot succeed: src's
+// process is gone, or, for AnySource, a rank was lost since the probe
+// began at epoch.
+func (c *Comm) probeLost(src int, epoch uint64) error {
+	if src >= 0 {
+		return c.p.eng.Lost(c.group[src])
+	}
+	_, err := c.p.eng.LostSince(epoch)
+	return err
 }
 
 // Probe waits until a message from src with tag can be received and returns
@@ -572,6 +588,7 @@ func (c *Comm) mprobe(op string, src, tag int, block bool) (*Message, Status, bo
 		return &Message{c: c}, procNullStatus, true, nil
 	}
 	eng := c.p.eng
+	epoch, _ := eng.LostSince(0)
 	for {
 		var w *engine.Waiter
 		if block {
@@ -591,6 +608,9 @@ func (c *Comm) mprobe(op string, src, tag int, block bool) (*Message, Status, bo
 			st := m.Status()
 			st.Count = st.Size
 			return &Message{c: c, m: m}, statusOf(st, 0), true, nil
+		}
+		if err := c.probeLost(src, epoch); err != nil {
+			return nil, Status{}, false, c.handle(c.statusErr(op, at("source", src, tag), engine.Status{Source: src, Tag: tag, Err: err}))
 		}
 		w.Park()
 		engine.PutWaiter(w)

@@ -56,11 +56,13 @@ type proc struct {
 	ctx   ctxAlloc
 	q     *replies // reply sender for tcp deliveries
 
+	node      int  // the node this rank runs on: the lowest world rank there
+	multiNode bool // the job's ranks run on more than one node
+
 	world *Comm
 
 	selfOnce sync.Once
 	self     *Comm // the rank's Self communicator, made on first use
-	node     []int // world ranks on this rank's node, ascending; nil: the whole job
 }
 
 // exec hands the frames in out to the transports and completes the
@@ -265,6 +267,13 @@ type Config struct {
 	// started by mpigo run it forces the transport between processes of
 	// one node: "tcp" or "shm" (the default). Environment: MPIGO_TRANSPORT.
 	Transport string
+	// RanksPerNode, if positive, makes Run treat each run of RanksPerNode
+	// consecutive goroutine ranks as one node, as processes on several
+	// machines would be: node-aware collectives (docs/collectives.md) then
+	// apply. It exists to test and measure them on one machine; it has no
+	// effect on a job started by a launcher, which knows its nodes.
+	// Environment: MPIGO_RANKS_PER_NODE.
+	RanksPerNode int
 }
 
 // DefaultConfig returns the built-in tunables, overridden by the
@@ -278,6 +287,9 @@ func DefaultConfig() Config {
 		c.TCPSockBuf = v
 	}
 	c.Transport = os.Getenv("MPIGO_TRANSPORT")
+	if v, ok := envInt("MPIGO_RANKS_PER_NODE"); ok && v >= 0 {
+		c.RanksPerNode = v
+	}
 	return c
 }
 
@@ -317,6 +329,9 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 	}
 	for r := 0; r < n; r++ {
 		p := &proc{job: j, rank: r}
+		if k := cfg.RanksPerNode; k > 0 && k < n {
+			p.node, p.multiNode = r/k*k, true
+		}
 		me := self.New(r, p.deliver)
 		var other transport.Transport
 		if fab != nil {

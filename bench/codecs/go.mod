@@ -1,6 +1,6 @@
 module github.com/mpigo/mpi/bench/codecs
 
-go 1.24
+go 1.26.0
 
 require (
 	github.com/fxamacker/cbor/v2 v2.9.0

@@ -57,6 +57,7 @@ func info(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "  MPIGO_SHM_SPIN    = %s (a waiting rank polls shared memory this long, then sleeps on a futex)\n", spin)
 	fmt.Fprintf(stdout, "  MPIGO_NP          = ranks a program started without a launcher runs as goroutines (default 1)\n")
+	fmt.Fprintf(stdout, "  MPIGO_RANKS_PER_NODE = %d (goroutine ranks of mpi.Run grouped into pretend nodes of this size, to test node-aware collectives; 0: one node)\n", cfg.RanksPerNode)
 	fmt.Fprintf(stdout, "collective algorithms (first rule whose size bound holds and that applies; docs/collectives.md):\n")
 	for _, e := range coll.Table() {
 		fmt.Fprintf(stdout, "  %-25s = %s  (%s; size: %s)\n", coll.EnvName(e.Coll), coll.FormatRules(e.Rules), e.Source, coll.Sizes[e.Coll])

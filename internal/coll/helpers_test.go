@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-var sizes = []int{1, 2, 3, 4, 5, 7, 8, 13, 16}
+var sizes = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17} // every size up to 17, as the issue asks: powers of two and all the others
 
 // roots returns the roots to test for p ranks: 0, p-1 and the middle.
 func roots(p int) []int {

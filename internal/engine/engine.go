@@ -193,6 +193,10 @@ type Engine struct {
 
 	probes []*Waiter // blocked probes, woken by the next unexpected arrival
 
+	lost      map[int]error // world ranks FailAll was told are gone
+	lastLost  error         // the latest of them
+	lostEpoch uint64        // FailAll calls so far
+
 	direct func(peer int) bool
 
 	dead    error // set by Abort: every operation fails with it
@@ -312,6 +316,14 @@ func (e *Engine) PostRecv(r *Request, out *Outbox) {
 			e.unlinkUnexp(prev, m)
 			e.consume(r, m, out)
 			e.mu.Unlock()
+			return
+		}
+	}
+	if r.FromWorld > 0 {
+		// Nothing more will come from a rank that is gone.
+		if err := e.lost[r.FromWorld-1]; err != nil {
+			e.mu.Unlock()
+			r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: err})
 			return
 		}
 	}
@@ -756,6 +768,26 @@ func (e *Engine) Abort(err error) {
 	e.probes = nil
 }
 
+// Lost reports why world rank peer is gone, if FailAll was told so.
+func (e *Engine) Lost(peer int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.lost[peer]
+}
+
+// LostSince returns the latest failure FailAll recorded if there has been
+// one since epoch, and the current epoch. A probe for AnySource that was
+// blocked when a rank was lost gives up with it, as posted AnySource
+// receives do.
+func (e *Engine) LostSince(epoch uint64) (uint64, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.lostEpoch != epoch {
+		return e.lostEpoch, e.lastLost
+	}
+	return e.lostEpoch, nil
+}
+
 // Err returns the error the engine was aborted with, or nil.
 func (e *Engine) Err() error {
 	e.mu.Lock()
@@ -771,6 +803,16 @@ func (e *Engine) Err() error {
 func (e *Engine) FailAll(peer int, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.lost == nil {
+		e.lost = map[int]error{}
+	}
+	e.lost[peer], e.lastLost = err, err
+	e.lostEpoch++
+	// Blocked probes look again: one waiting for the dead rank gives up.
+	for _, w := range e.probes {
+		w.Wake()
+	}
+	e.probes = e.probes[:0]
 	for id, r := range e.sends {
 		if r.To == peer {
 			delete(e.sends, id)

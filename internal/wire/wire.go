@@ -20,9 +20,11 @@ import (
 // Magic is the first byte of every encoded header.
 const Magic = 0x4d // 'M'
 
-// Version is the version of the frame format. A peer speaking another
-// version is refused when the connection is set up.
-const Version = 1
+// Version is the version of the frame format and of the tcp handshake. A
+// peer speaking another version is refused when the connection is set up.
+// Version 2: a tcp connection carries frames both ways, and both ends
+// prove the job's secret.
+const Version = 2
 
 // HeaderSize is the size in bytes of an encoded header.
 const HeaderSize = 64

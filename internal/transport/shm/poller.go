@@ -16,7 +16,10 @@ var (
 	active   atomic.Pointer[activeList]
 )
 
-type activeList struct{ ts []*Transport }
+type activeList struct {
+	ts    []*Transport
+	idles atomic.Uint32 // Idle calls
+}
 
 // oversubscribed is set when a transport of this process serves more local
 // ranks than the node has cores: waiting ranks then give their core away
@@ -50,11 +53,18 @@ func (l *activeList) Poll() bool {
 }
 
 // Idle yields the processor to other goroutines and, when the node has
-// more ranks than cores, to other processes.
+// more ranks than cores, to other processes. On a node with a core per
+// rank it yields only every 16th call (every 256 polls): each yield lets
+// the process's poller goroutine take a turn, and a message that arrives
+// meanwhile waits for it (8-byte shm latency 0.33 -> 0.28 us).
 func (l *activeList) Idle() {
-	runtime.Gosched()
 	if oversubscribed.Load() {
+		runtime.Gosched()
 		schedYield()
+		return
+	}
+	if l.idles.Add(1)&15 == 0 {
+		runtime.Gosched()
 	}
 }
 

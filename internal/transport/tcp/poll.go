@@ -5,6 +5,8 @@ import (
 	"net"
 	"runtime"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // pollIters is how many times a reader polls its socket, yielding the
@@ -38,7 +40,12 @@ func (r *pollReader) Read(p []byte) (int, error) {
 	var n int
 	var rerr error
 	polls := 0
+	// The frames just handed over may have woken a rank's goroutine that
+	// will answer at once: let it run before this reader spends a system
+	// call finding the socket empty.
+	runtime.Gosched()
 	err := r.rc.Read(func(fd uintptr) bool {
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 		for {
 			n, rerr = syscall.Read(int(fd), p)
 			if rerr == syscall.EINTR {
@@ -47,12 +54,21 @@ func (r *pollReader) Read(p []byte) (int, error) {
 			if rerr != syscall.EAGAIN {
 				return true
 			}
-			if polls >= pollIters {
-				polls = 0
-				return false // park in the poller until readable
+			// Wait for data with poll(2), which looks at the socket
+			// without locking it: reading an empty socket in a loop takes
+			// the socket's lock, which the kernel needs to deliver the
+			// very segment being waited for.
+			for {
+				if polls >= pollIters {
+					polls = 0
+					return false // park in the poller until readable
+				}
+				polls++
+				runtime.Gosched()
+				if k, _ := unix.Poll(pfd, 0); k > 0 {
+					break
+				}
 			}
-			polls++
-			runtime.Gosched()
 		}
 	})
 	if err != nil {

@@ -158,7 +158,7 @@ func TestHandshakeMismatch(t *testing.T) {
 	tests = append(tests, struct {
 		mod  func(hs []byte)
 		want string
-	}{func(hs []byte) { hs[handshakeSize] ^= 1 }, "does not know the job's secret"})
+	}{func(hs []byte) { hs[handshakeSize+nonceSize] ^= 1 }, "does not know the job's secret"})
 	for _, tt := range tests {
 		nc, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -168,14 +168,9 @@ func TestHandshakeMismatch(t *testing.T) {
 		if _, err := io.ReadFull(nc, nonce[:]); err != nil {
 			t.Fatal(err)
 		}
-		var hs [handshakeSize + macSize]byte
-		copy(hs[:], magic[:])
-		hs[5] = wire.Version
-		binary.LittleEndian.PutUint64(hs[6:], 1)
-		binary.LittleEndian.PutUint32(hs[14:], 1)
-		copy(hs[handshakeSize:], mac([]byte("s3cret"), nonce[:], hs[:handshakeSize]))
-		tt.mod(hs[:])
-		nc.Write(hs[:])
+		hs := greeting([]byte("s3cret"), nonce[:], 1, 1, make([]byte, nonceSize))
+		tt.mod(hs)
+		nc.Write(hs)
 		var fb [wire.HeaderSize]byte // a frame after a refused handshake must not arrive
 		(&wire.Header{Kind: wire.Eager}).Marshal(fb[:], 0)
 		nc.Write(fb[:])
@@ -338,13 +333,7 @@ func TestGarbageFrames(t *testing.T) {
 		}
 		var nonce [nonceSize]byte
 		io.ReadFull(nc, nonce[:])
-		var hs [handshakeSize + macSize]byte
-		copy(hs[:], magic[:])
-		hs[5] = wire.Version
-		binary.LittleEndian.PutUint64(hs[6:], 9)
-		binary.LittleEndian.PutUint32(hs[14:], uint32(i+1)) // claims to be rank i+1
-		copy(hs[handshakeSize:], mac([]byte("s3cret"), nonce[:], hs[:handshakeSize]))
-		nc.Write(hs[:])
+		nc.Write(greeting([]byte("s3cret"), nonce[:], 9, i+1, make([]byte, nonceSize))) // claims to be rank i+1
 		nc.Write(garbage)
 		waitFor(t, fmt.Sprintf("garbage %d to be refused", i), func() bool {
 			eps[0].mu.Lock()
@@ -361,4 +350,100 @@ func TestGarbageFrames(t *testing.T) {
 		defer eps[0].mu.Unlock()
 		return len(eps[0].got[1]) == 1
 	})
+}
+
+// A connection carries frames both ways: the rank that was dialed answers
+// on it instead of dialing back, so a pair of ranks that take turns uses
+// one connection.
+func TestRepliesRideTheDialedConnection(t *testing.T) {
+	eps := startJob(t, 2, 11)
+	for i := 0; i < 3; i++ {
+		if err := eps[0].t.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Tag: int32(i), Size: 10}, From: 0, To: 1, Payload: pay(10, i)}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, fmt.Sprintf("request %d", i), func() bool {
+			eps[1].mu.Lock()
+			defer eps[1].mu.Unlock()
+			return len(eps[1].got[0]) == i+1
+		})
+		if err := eps[1].t.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Tag: int32(i), Size: 20}, From: 1, To: 0, Payload: pay(20, i)}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the reply", func() bool {
+			eps[0].mu.Lock()
+			defer eps[0].mu.Unlock()
+			return len(eps[0].got[1]) == i+1
+		})
+	}
+	eps[0].t.mu.Lock()
+	accepted0 := len(eps[0].t.in)
+	eps[0].t.mu.Unlock()
+	eps[1].t.mu.Lock()
+	accepted1 := len(eps[1].t.in)
+	eps[1].t.mu.Unlock()
+	if accepted0 != 0 || accepted1 != 1 {
+		t.Errorf("connections accepted: rank 0 %d, rank 1 %d; want 0 and 1 (one connection for the pair)", accepted0, accepted1)
+	}
+	for i, f := range eps[0].got[1] {
+		if !bytes.Equal(f.Payload, pay(20, i)) || f.Tag != int32(i) {
+			t.Errorf("reply %d: tag %d, payload %v", i, f.Tag, f.Payload)
+		}
+	}
+}
+
+// The dialer does not trust whoever answers at a peer's address: a
+// listener that cannot prove the job's secret is refused and reported,
+// and nothing it sends is delivered.
+func TestImpostorListener(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		nc.Write(make([]byte, nonceSize))
+		g := make([]byte, greetingSize)
+		io.ReadFull(nc, g)
+		nc.Write(make([]byte, macSize)) // a proof made without the secret
+		var fb [wire.HeaderSize]byte
+		(&wire.Header{Kind: wire.Eager}).Marshal(fb[:], 0)
+		nc.Write(fb[:])
+		time.Sleep(time.Second)
+	}()
+	var mu sync.Mutex
+	var errs []string
+	var got int
+	tr := New(Config{Rank: 0, Size: 2, JobID: 4, Secret: []byte("s3cret"),
+		Addrs:       func(int) (string, error) { return ln.Addr().String(), nil },
+		Handler:     func(wire.Frame) { mu.Lock(); got++; mu.Unlock() },
+		OnPeerError: func(peer int, err error) { mu.Lock(); errs = append(errs, err.Error()); mu.Unlock() },
+	}, mustListen(t))
+	defer tr.Close()
+	err = tr.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager}, From: 0, To: 1})
+	if err == nil || !strings.Contains(err.Error(), "does not know the job's secret") {
+		t.Fatalf("send to an impostor: %v", err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if got != 0 {
+		t.Errorf("%d frames from the impostor were delivered", got)
+	}
+	if len(errs) != 1 {
+		t.Errorf("errors reported: %q", errs)
+	}
+}
+
+func mustListen(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
 }
