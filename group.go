@@ -45,7 +45,7 @@ func newGroup(ranks []int, me int) *Group {
 	return &Group{ranks: ranks, index: idx, me: me}
 }
 
-// groupErr builds a group error for call op.
+// errorf builds a group error for call op.
 func (g *Group) errorf(op string, class error, format string, args ...any) error {
 	e := &Error{Class: class, Op: op, Msg: fmt.Sprintf(format, args...)}
 	if g != nil && g.me >= 0 {
