@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/mpigo/mpi/internal/coll"
@@ -67,6 +68,10 @@ func withNonce(b []byte) []byte {
 	return append(b, r[:]...)
 }
 
+// agreeRetries counts the attempts that found their chosen id taken (for
+// tests).
+var agreeRetries atomic.Int64
+
 // agreeContext agrees on a context id with the members ar reaches and
 // reserves it on this rank.
 func (p *proc) agreeContext(ar func(buf []byte) ([]byte, error)) (uint32, error) {
@@ -121,6 +126,7 @@ func (p *proc) agreeContext(ar func(buf []byte) ([]byte, error)) (uint32, error)
 		if ok {
 			p.ctx.release(id)
 		}
+		agreeRetries.Add(1)
 		seed = binary.LittleEndian.Uint64(all[1:]) ^ uint64(attempt)*0x9e3779b97f4a7c15
 		// Back off a little, longer as collisions repeat.
 		if attempt < 4 {

@@ -89,9 +89,10 @@ func TestContextChurn(t *testing.T) {
 	}
 }
 
-// TestCreateGroupConcurrent runs CreateGroup on overlapping groups from
-// several goroutines of every rank at once (distinct tags), many times,
-// and checks that the communicators work and no id leaks.
+// TestCreateGroupConcurrent runs Create (each goroutine on its own
+// parent) and CreateGroup (distinct tags) on overlapping groups from
+// several goroutines of every rank at once, many times, and checks that
+// the communicators work and no id leaks.
 func TestCreateGroupConcurrent(t *testing.T) {
 	const n, workers, rounds = 4, 6, 200
 	// Worker k's group in round r: a subset every rank derives alike.
@@ -99,8 +100,19 @@ func TestCreateGroupConcurrent(t *testing.T) {
 		rng := rand.New(rand.NewSource(int64(k*1000 + r)))
 		return rng.Perm(n)[:2+rng.Intn(n-1)]
 	}
+	retries := agreeRetries.Load()
+	defer func() { t.Logf("%d context agreements retried", agreeRetries.Load()-retries) }()
 	err := Run(n, func(w *Comm) error {
 		start := inUse(w.p)
+		// Each worker also has its own parent for Create, which is
+		// collective over all of it.
+		parents := make([]*Comm, workers)
+		for k := range parents {
+			var err error
+			if parents[k], err = w.Dup(); err != nil {
+				return err
+			}
+		}
 		var wg sync.WaitGroup
 		errs := make([]error, workers)
 		for k := 0; k < workers; k++ {
@@ -110,13 +122,19 @@ func TestCreateGroupConcurrent(t *testing.T) {
 				for r := 0; r < rounds; r++ {
 					members := groupOf(k, r)
 					g, _ := w.Group().Incl(members)
-					if g.Rank() == Undefined {
-						continue
+					var c *Comm
+					var err error
+					if r%2 == 0 {
+						c, err = parents[k].Create(g)
+					} else if g.Rank() != Undefined {
+						c, err = w.CreateGroup(g, k)
 					}
-					c, err := w.CreateGroup(g, k)
 					if err != nil {
 						errs[k] = err
 						return
+					}
+					if c == nil {
+						continue
 					}
 					// Talk on it: each member sends its world rank around a ring.
 					right, left := (c.Rank()+1)%c.Size(), (c.Rank()+c.Size()-1)%c.Size()
@@ -139,6 +157,11 @@ func TestCreateGroupConcurrent(t *testing.T) {
 		wg.Wait()
 		for _, err := range errs {
 			if err != nil {
+				return err
+			}
+		}
+		for _, p := range parents {
+			if err := p.Free(); err != nil {
 				return err
 			}
 		}
