@@ -24,8 +24,16 @@ func inUse(p *proc) int {
 // CreateGroup (collective over the subset only), freeing them in random
 // order; at the end every rank must hold exactly the ids it started with.
 func TestContextChurn(t *testing.T) {
+	for _, tr := range []string{"inproc", "tcp"} {
+		t.Run(tr, func(t *testing.T) { contextChurn(t, tr) })
+	}
+}
+
+func contextChurn(t *testing.T, transport string) {
 	const n, cycles = 4, 2000
-	err := Run(n, func(w *Comm) error {
+	cfg := DefaultConfig()
+	cfg.Transport = transport
+	err := RunConfig(n, cfg, func(w *Comm) error {
 		start := inUse(w.p)
 		shared := rand.New(rand.NewSource(42))            // the same on every rank
 		mine := rand.New(rand.NewSource(int64(w.Rank()))) // this rank's free order
@@ -94,7 +102,15 @@ func TestContextChurn(t *testing.T) {
 // several goroutines of every rank at once, many times, and checks that
 // the communicators work and no id leaks.
 func TestCreateGroupConcurrent(t *testing.T) {
+	for _, tr := range []string{"inproc", "tcp"} {
+		t.Run(tr, func(t *testing.T) { createConcurrent(t, tr) })
+	}
+}
+
+func createConcurrent(t *testing.T, transport string) {
 	const n, workers, rounds = 4, 6, 200
+	cfg := DefaultConfig()
+	cfg.Transport = transport
 	// Worker k's group in round r: a subset every rank derives alike.
 	groupOf := func(k, r int) []int {
 		rng := rand.New(rand.NewSource(int64(k*1000 + r)))
@@ -102,7 +118,7 @@ func TestCreateGroupConcurrent(t *testing.T) {
 	}
 	retries := agreeRetries.Load()
 	defer func() { t.Logf("%d context agreements retried", agreeRetries.Load()-retries) }()
-	err := Run(n, func(w *Comm) error {
+	err := RunConfig(n, cfg, func(w *Comm) error {
 		start := inUse(w.p)
 		// Each worker also has its own parent for Create, which is
 		// collective over all of it.
