@@ -95,10 +95,16 @@ func (c *Comm) checkSubgroup(op string, g *Group) (int, error) {
 // Create returns a communicator of the members of g, in g's order
 // (MPI_Comm_create). It is collective over all of c, and every rank must
 // pass the same group, a subset of c's; ranks not in g get nil.
+//
+// On an intercommunicator, each group passes a subgroup of its own group
+// and the result is an intercommunicator between the two subgroups.
 func (c *Comm) Create(g *Group) (*Comm, error) {
 	const op = "Create"
-	if err := c.intraOnly(op); err != nil {
+	if err := c.check(op); err != nil {
 		return nil, err
+	}
+	if c.inter != nil {
+		return c.interCreate(g)
 	}
 	rank, err := c.checkSubgroup(op, g)
 	if err != nil {

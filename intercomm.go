@@ -3,6 +3,7 @@ package mpi
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/mpigo/mpi/internal/coll"
@@ -367,4 +368,63 @@ func (c *Comm) interSplit(color, key int) (*Comm, error) {
 	s := newInterComm(c.p, id, rank, local, remote, fmt.Sprintf("%s.split(%d)", c.name, color))
 	s.errh.Store(c.errh.Load())
 	return s, nil
+}
+
+// interCreate is Create on an intercommunicator: every member of each
+// group passes the same subgroup of its own (local) group, and the result
+// is an intercommunicator between the two subgroups; callers outside
+// their subgroup, or whose other subgroup is empty, get nil.
+func (c *Comm) interCreate(g *Group) (*Comm, error) {
+	const op = "Create"
+	if err := g.check(op); err != nil {
+		return nil, c.handle(err)
+	}
+	for _, w := range g.ranks {
+		if !slices.Contains(c.inter.local, w) {
+			return nil, c.handle(c.errorf(op, ErrGroup, loc{}, "world rank %d is in the group but not in the local group of %s", w, c.Name()))
+		}
+	}
+	base, base2 := c.collTag(), c.collTag()
+	var rec []byte
+	var xerr error
+	if c.rank == 0 {
+		if rec, xerr = exchange(collComm{c.shadow}, encodeRanks(g.ranks), 0, base); xerr != nil {
+			rec = nil
+		}
+	}
+	// A record with a flag byte, so that an empty remote group and a
+	// failed exchange differ.
+	if c.rank == 0 {
+		rec = append([]byte{byte(boolInt(xerr == nil))}, rec...)
+	}
+	rec, err := coll.BcastVarAlg(c.inter.lc.coll(), "", rec, 0, base)
+	if xerr != nil {
+		return nil, c.collErr(op, xerr)
+	}
+	if err != nil {
+		return nil, c.collErr(op, err)
+	}
+	if len(rec) == 0 || rec[0] != 1 {
+		return nil, c.handle(c.errorf(op, ErrComm, loc{}, "the group leaders could not exchange their groups"))
+	}
+	remote := decodeRanks(rec[1:])
+	id, err := c.interAgree(base2)
+	if err != nil {
+		return nil, c.handle(c.errorf(op, ErrIntern, loc{}, "agreeing on a context: %v", err))
+	}
+	rank, in := g.index[c.p.rank]
+	if !in || len(remote) == 0 {
+		c.p.ctx.release(id)
+		return nil, nil
+	}
+	n := newInterComm(c.p, id, rank, g.ranks, remote, c.name+".create")
+	n.errh.Store(c.errh.Load())
+	return n, nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -459,6 +459,9 @@ func TestIntercommCollectivesSizes(t *testing.T) {
 					if err := interSplit(s); err != nil {
 						return err
 					}
+					if err := interCreate(s); err != nil {
+						return err
+					}
 					if err := interMerge(s); err != nil {
 						return err
 					}
@@ -620,4 +623,53 @@ func interSplit(s *interSetup) error {
 		return check(w, false, "Allreduce on the split: %d %v, want %d", sum, err, want)
 	}
 	return ns.Free()
+}
+
+// subsetFor is the subgroup (world ranks) each group passes to Create: A
+// its members in reverse without its local rank 1, B its first member.
+func subsetFor(s *interSetup, groupA bool) []int {
+	if !groupA {
+		return []int{s.a}
+	}
+	var out []int
+	for i := s.a - 1; i >= 0; i-- {
+		if i != 1 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// interCreate checks Create on an intercommunicator.
+func interCreate(s *interSetup) error {
+	w := s.world
+	mine, theirs := subsetFor(s, s.inA), subsetFor(s, !s.inA)
+	lg := s.ic.Group()
+	var idx []int
+	for _, wr := range mine {
+		idx = append(idx, slices.Index(lg.WorldRanks(), wr))
+	}
+	g, err := lg.Incl(idx)
+	if err != nil {
+		return err
+	}
+	nc, err := s.ic.Create(g)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(mine, w.Rank()) {
+		return check(w, nc == nil, "Create: a rank outside its subgroup got a communicator")
+	}
+	if nc == nil || !nc.IsInter() {
+		return check(w, false, "Create gave %v", nc)
+	}
+	rg, _ := nc.RemoteGroup()
+	if !slices.Equal(nc.Group().WorldRanks(), mine) || !slices.Equal(rg.WorldRanks(), theirs) {
+		return check(w, false, "Create: local %v remote %v, want %v %v", nc.Group().WorldRanks(), rg.WorldRanks(), mine, theirs)
+	}
+	got, err := mpi.Allgather(nc, w.Rank())
+	if err != nil || !slices.Equal(got, theirs) {
+		return check(w, false, "Allgather on the created intercommunicator: %v %v", got, err)
+	}
+	return nc.Free()
 }
