@@ -521,14 +521,20 @@ func Main(f func(world *Comm) error) {
 	}
 	if info.Launcher != "singleton" {
 		err := runLaunched(info, DefaultConfig(), f)
-		info.KV.Close()
 		if err != nil {
 			err = primaryErrors(err)
 			fmt.Fprintf(stderr, "mpigo: %v\n", err)
 			if onlyPeerFailures(err) {
 				os.Exit(ExitPeerFailed)
 			}
+			// A PMI launcher can end the whole job at once.
+			if a, ok := info.KV.(boot.Aborter); ok {
+				a.Abort(1, fmt.Sprintf("rank %d failed", info.Rank))
+			}
 			os.Exit(1)
+		}
+		if err := info.KV.Close(); err != nil {
+			fmt.Fprintf(stderr, "mpigo: rank %d: leaving the job: %v\n", info.Rank, err)
 		}
 		os.Exit(0)
 	}
