@@ -157,9 +157,9 @@ func Detect() (*Info, error) {
 	}
 	switch plan.Launcher {
 	case LauncherPMI2:
-		return detectPMI2()
+		return detectPMI2(os.LookupEnv)
 	case LauncherPMI1:
-		return detectPMI1()
+		return detectPMI1(os.LookupEnv)
 	case LauncherOMPI:
 		return detectOMPI()
 	case LauncherSingleton:

@@ -47,6 +47,10 @@ func pmiTimeouts() (reply, fence time.Duration) {
 	return replyTimeout, fenceTimeout
 }
 
+// lookupFunc reads a variable of the environment (os.LookupEnv; tests
+// give each simulated rank its own).
+type lookupFunc func(string) (string, bool)
+
 // Aborter is implemented by the stores of launchers that can end the whole
 // job at once (PMI's abort).
 type Aborter interface {

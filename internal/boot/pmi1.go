@@ -147,11 +147,12 @@ func (p *pmi1) intAttr(m map[string]string, req, key string) (int, error) {
 }
 
 // pmi1Who names the PMI-1 launcher from the hints it leaves.
-func pmi1Who() string {
+func pmi1Who(env lookupFunc) string {
+	has := func(k string) bool { v, _ := env(k); return v != "" }
 	switch {
-	case os.Getenv("SLURM_STEP_ID") != "":
+	case has("SLURM_STEP_ID"):
 		return "PMI-1 (Slurm)"
-	case os.Getenv("MPI_LOCALNRANKS") != "" || os.Getenv("HYDRA_CONTROL_FD") != "":
+	case has("MPI_LOCALNRANKS") || has("HYDRA_CONTROL_FD"):
 		return "PMI-1 (MPICH Hydra)"
 	}
 	return "PMI-1"
@@ -159,25 +160,25 @@ func pmi1Who() string {
 
 // dialPMI1 connects to the launcher (PMI_FD, or PMI_PORT and PMI_ID) and
 // initialises PMI-1. It returns the client, the rank and the size.
-func dialPMI1() (*pmi1, int, int, error) {
-	who := pmi1Who()
+func dialPMI1(env lookupFunc) (*pmi1, int, int, error) {
+	who := pmi1Who(env)
 	reply, fence := pmiTimeouts()
 	var conn net.Conn
 	var err error
 	rank, size := -1, -1
 	p := &pmi1{who: who, reply: reply, fenceT: fence}
-	if fd, ok := os.LookupEnv("PMI_FD"); ok {
+	if fd, ok := env("PMI_FD"); ok {
 		if conn, err = fdConn(fd); err != nil {
 			return nil, 0, 0, fmt.Errorf("%s: %v", who, err)
 		}
 		p.conn, p.r = conn, bufio.NewReader(conn)
 	} else {
-		port := os.Getenv("PMI_PORT")
+		port, _ := env("PMI_PORT")
 		if conn, err = net.DialTimeout("tcp", port, reply); err != nil {
 			return nil, 0, 0, fmt.Errorf("%s: cannot reach the launcher at PMI_PORT=%s: %v", who, port, err)
 		}
 		p.conn, p.r = conn, bufio.NewReader(conn)
-		if id, ok := os.LookupEnv("PMI_ID"); ok {
+		if id, ok := env("PMI_ID"); ok {
 			if rank, size, err = p.initack(id); err != nil {
 				conn.Close()
 				return nil, 0, 0, err
@@ -188,13 +189,13 @@ func dialPMI1() (*pmi1, int, int, error) {
 		conn.Close()
 		return nil, 0, 0, err
 	}
-	if v, ok := os.LookupEnv("PMI_RANK"); ok {
+	if v, ok := env("PMI_RANK"); ok {
 		if rank, err = strconv.Atoi(v); err != nil {
 			conn.Close()
 			return nil, 0, 0, fmt.Errorf("%s: PMI_RANK=%q is not a number", who, v)
 		}
 	}
-	if v, ok := os.LookupEnv("PMI_SIZE"); ok {
+	if v, ok := env("PMI_SIZE"); ok {
 		if size, err = strconv.Atoi(v); err != nil {
 			conn.Close()
 			return nil, 0, 0, fmt.Errorf("%s: PMI_SIZE=%q is not a number", who, v)
@@ -317,8 +318,8 @@ func (p *pmi1) abort(code int, msg string) {
 func (p *pmi1) close() error { return p.conn.Close() }
 
 // detectPMI1 builds the Info of a process started by a PMI-1 launcher.
-func detectPMI1() (*Info, error) {
-	p, rank, size, err := dialPMI1()
+func detectPMI1(env lookupFunc) (*Info, error) {
+	p, rank, size, err := dialPMI1(env)
 	if err != nil {
 		return nil, err
 	}

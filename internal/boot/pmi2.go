@@ -156,23 +156,28 @@ func (p *pmi2) call(name, args string, d time.Duration) (map[string]string, erro
 	return m, nil
 }
 
-func pmi2Who() string {
-	if os.Getenv("SLURM_STEP_ID") != "" || os.Getenv("SLURM_JOB_ID") != "" {
+func pmi2Who(env lookupFunc) string {
+	a, _ := env("SLURM_STEP_ID")
+	b, _ := env("SLURM_JOB_ID")
+	if a != "" || b != "" {
 		return "PMI-2 (Slurm)"
 	}
 	return "PMI-2"
 }
 
 // dialPMI2 connects on PMI_FD, agrees on version 2 and sends fullinit.
-func dialPMI2() (*pmi2, int, int, error) {
-	who := pmi2Who()
+func dialPMI2(env lookupFunc) (*pmi2, int, int, error) {
+	who := pmi2Who(env)
 	reply, fence := pmiTimeouts()
-	conn, err := fdConn(os.Getenv("PMI_FD"))
+	fd, _ := env("PMI_FD")
+	conn, err := fdConn(fd)
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("%s: %v", who, err)
 	}
 	p := &pmi2{conn: conn, r: bufio.NewReader(conn), who: who, reply: reply, fenceT: fence}
-	rank, size, err := p.start()
+	jobid, _ := env("PMI_JOBID")
+	prank, _ := env("PMI_RANK")
+	rank, size, err := p.start(jobid, prank)
 	if err != nil {
 		conn.Close()
 		return nil, 0, 0, err
@@ -180,7 +185,7 @@ func dialPMI2() (*pmi2, int, int, error) {
 	return p, rank, size, nil
 }
 
-func (p *pmi2) start() (rank, size int, err error) {
+func (p *pmi2) start(jobid, prank string) (rank, size int, err error) {
 	// The version line, in PMI-1's framing (Slurm reads it with one read:
 	// it goes in one write).
 	p.conn.SetWriteDeadline(time.Now().Add(p.reply))
@@ -204,7 +209,7 @@ func (p *pmi2) start() (rank, size int, err error) {
 	if err != nil {
 		return 0, 0, fmt.Errorf("%s: bad reply to init: %q: %v", p.who, line, err)
 	}
-	args := "pmijobid=" + escape2(os.Getenv("PMI_JOBID")) + ";pmirank=" + escape2(os.Getenv("PMI_RANK")) + ";threaded=FALSE;"
+	args := "pmijobid=" + escape2(jobid) + ";pmirank=" + escape2(prank) + ";threaded=FALSE;"
 	if m, err = p.call("fullinit", args, p.reply); err != nil {
 		return 0, 0, err
 	}
@@ -298,8 +303,8 @@ func (p *pmi2) abort(code int, msg string) {
 func (p *pmi2) close() error { return p.conn.Close() }
 
 // detectPMI2 builds the Info of a process started by a PMI-2 launcher.
-func detectPMI2() (*Info, error) {
-	p, rank, size, err := dialPMI2()
+func detectPMI2(env lookupFunc) (*Info, error) {
+	p, rank, size, err := dialPMI2(env)
 	if err != nil {
 		return nil, err
 	}
