@@ -527,10 +527,11 @@ func Main(f func(world *Comm) error) {
 			if onlyPeerFailures(err) {
 				os.Exit(ExitPeerFailed)
 			}
-			// A PMI launcher can end the whole job at once.
-			if a, ok := info.KV.(boot.Aborter); ok {
-				a.Abort(1, fmt.Sprintf("rank %d failed", info.Rank))
-			}
+			// Exiting non-zero is enough: the launcher ends the job (Hydra,
+			// Open MPI), or the other ranks fail with ErrProcFailed as they
+			// find this one gone. (PMI's abort would end the job sooner,
+			// but Hydra then drops the output not yet forwarded, such as
+			// the message above.)
 			os.Exit(1)
 		}
 		if err := info.KV.Close(); err != nil {
