@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mpigo/mpi/internal/boot"
 	"github.com/mpigo/mpi/internal/engine"
@@ -527,11 +528,15 @@ func Main(f func(world *Comm) error) {
 			if onlyPeerFailures(err) {
 				os.Exit(ExitPeerFailed)
 			}
-			// Exiting non-zero is enough: the launcher ends the job (Hydra,
-			// Open MPI), or the other ranks fail with ErrProcFailed as they
-			// find this one gone. (PMI's abort would end the job sooner,
-			// but Hydra then drops the output not yet forwarded, such as
-			// the message above.)
+			// Under a PMI launcher, ask it to end the whole job: srun by
+			// default lets the other tasks run on, and a rank that has no
+			// connection to this one would not learn that it is gone. The
+			// pause lets the launcher forward the message above first
+			// (Hydra drops what it has not forwarded when it aborts).
+			if a, ok := info.KV.(boot.Aborter); ok {
+				time.Sleep(100 * time.Millisecond)
+				a.Abort(1, fmt.Sprintf("rank %d failed", info.Rank))
+			}
 			os.Exit(1)
 		}
 		if err := info.KV.Close(); err != nil {
