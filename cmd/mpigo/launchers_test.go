@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -256,5 +257,28 @@ func TestRunHostfileAgent(t *testing.T) {
 	_, errs, code = runLaunched(t, c, 60*time.Second)
 	if code == 0 || !strings.Contains(errs, "on purpose") {
 		t.Errorf("failure through the agent: exit %d, %s", code, errs)
+	}
+	// A pod's own name (here: this machine's, which is not loopback), and
+	// MPIGO_KVS_HOST naming the launcher for the ranks, as a pod's short
+	// host name may not resolve in other pods.
+	host, err := os.Hostname()
+	if err != nil || isLoopback(host) {
+		t.Skip("no host name")
+	}
+	if _, err := net.LookupHost(host); err != nil {
+		t.Skipf("the host name %s does not resolve", host)
+	}
+	os.WriteFile(hostfile, []byte(host+" slots=2\nlocalhost slots=2\n"), 0o644)
+	os.WriteFile(calls, nil, 0o644)
+	os.WriteFile(agent, []byte("#!/bin/sh\necho \"$*\" >> "+calls+"\nhost=$1; shift\nexec sh -c \"$*\"\n"), 0o755)
+	c = exec.Command(filepath.Join(dir, "mpigo"), "run", "--timeout", "60s", "--hostfile", hostfile, "--launch-agent", agent, "-n", "4", filepath.Join(dir, "ring"), "-laps", "2")
+	c.Env = append(os.Environ(), "MPIGO_KVS_HOST="+host)
+	out, errs, code = runLaunched(t, c, 60*time.Second)
+	if code != 0 || out != "token is 8 after 2 laps of 4 ranks\n" {
+		t.Fatalf("exit %d: %s\n%s", code, out, errs)
+	}
+	b, _ = os.ReadFile(calls)
+	if strings.Count(string(b), "MPIGO_KVS="+host+":") != 4 {
+		t.Errorf("the ranks were not told MPIGO_KVS=%s:PORT:\n%s", host, b)
 	}
 }
