@@ -510,10 +510,12 @@ func runRank(p *proc, f func(*Comm) error) (err error) {
 // status 0 if every rank returned nil, and otherwise with status 1 after
 // printing which rank failed and why.
 //
-// Under `mpigo run` the process is one rank of the launcher's job, and
-// talks to the other processes over TCP. A program started without a
-// launcher runs as a single rank (a singleton job of size 1), or as
-// MPIGO_NP goroutine ranks if that variable is set.
+// Under a launcher (`mpigo run`, MPICH's mpiexec, Slurm's srun
+// --mpi=pmi2, Open MPI's mpirun; docs/launchers.md) the process hosts the
+// ranks the launcher gave it and talks to the other processes through
+// shared memory or TCP. A program started without a launcher runs as a
+// single rank (a singleton job of size 1), or as MPIGO_NP goroutine ranks
+// if that variable is set.
 func Main(f func(world *Comm) error) {
 	info, err := boot.Detect()
 	if err != nil {

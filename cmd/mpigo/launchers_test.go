@@ -120,6 +120,13 @@ func launchers() []launcher {
 			srun := needSlurm(t)
 			return exec.Command(srun, append([]string{"--mpi=pmi2", "-n", n2s(n), prog}, args...)...)
 		}},
+		{"srun --mpi=pmi2 MPIGO_PMI=1", func(t *testing.T, n int, prog string, args ...string) *exec.Cmd {
+			// Slurm's pmi2 plugin answers PMI-1 clients too.
+			srun := needSlurm(t)
+			c := exec.Command(srun, append([]string{"--mpi=pmi2", "-n", n2s(n), prog}, args...)...)
+			c.Env = append(os.Environ(), "MPIGO_PMI=1")
+			return c
+		}},
 		{"mpirun.openmpi", func(t *testing.T, n int, prog string, args ...string) *exec.Cmd {
 			mpirun := needLauncher(t, "mpirun.openmpi", "apt-get install openmpi-bin")
 			c := exec.Command(mpirun, append([]string{"--oversubscribe", "-n", n2s(n), prog}, args...)...)
@@ -211,7 +218,7 @@ func TestLaunchersFailure(t *testing.T) {
 
 // mpigo info, started by each launcher, names it and the rank.
 func TestLaunchersInfo(t *testing.T) {
-	want := map[string]string{"mpigo run": "launcher:    mpigo", "mpiexec.hydra": "launcher:    PMI-1", "srun --mpi=pmi2": "launcher:    PMI-2", "mpirun.openmpi": "launcher:    Open MPI (mpirun)"}
+	want := map[string]string{"mpigo run": "launcher:    mpigo", "mpiexec.hydra": "launcher:    PMI-1", "srun --mpi=pmi2": "launcher:    PMI-2", "srun --mpi=pmi2 MPIGO_PMI=1": "launcher:    PMI-1", "mpirun.openmpi": "launcher:    Open MPI (mpirun)"}
 	for _, l := range launchers() {
 		t.Run(strings.ReplaceAll(l.name, " ", "_"), func(t *testing.T) {
 			dir := testProgs(t)
