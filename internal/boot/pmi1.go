@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -35,6 +36,7 @@ import (
 const maxLine = 64 << 10
 
 type pmi1 struct {
+	mu      sync.Mutex // one request and its reply at a time: goroutines of a rank look up peers' addresses concurrently
 	conn    net.Conn
 	r       *bufio.Reader
 	who     string // names the launcher in errors
@@ -112,6 +114,8 @@ func ParsePMI1(line string) (map[string]string, error) {
 // call sends one request and reads its reply, which must be cmd=want
 // with rc 0 (or no rc).
 func (p *pmi1) call(req, want string, d time.Duration) (map[string]string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	name, _, _ := strings.Cut(strings.TrimPrefix(req, "cmd="), " ")
 	p.conn.SetWriteDeadline(time.Now().Add(d))
 	if _, err := p.conn.Write([]byte(req + "\n")); err != nil {
@@ -311,6 +315,8 @@ func (p *pmi1) finalize() error {
 }
 
 func (p *pmi1) abort(code int, msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.conn.SetWriteDeadline(time.Now().Add(p.reply))
 	fmt.Fprintf(p.conn, "cmd=abort exitcode=%d\n", code)
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -31,6 +32,7 @@ import (
 //	cmd=abort;isworld=TRUE;msg=...;                    (no reply)
 
 type pmi2 struct {
+	mu     sync.Mutex // one request and its reply at a time
 	conn   net.Conn
 	r      *bufio.Reader
 	who    string
@@ -132,6 +134,8 @@ func (p *pmi2) send(body string, d time.Duration) error {
 // call sends "cmd=NAME;args" and reads the reply, which must be
 // cmd=NAME-response with rc 0.
 func (p *pmi2) call(name, args string, d time.Duration) (map[string]string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if err := p.send("cmd="+name+";"+args, d); err != nil {
 		return nil, fmt.Errorf("%s: cannot send %s: %v", p.who, name, err)
 	}
@@ -297,6 +301,8 @@ func (p *pmi2) abort(code int, msg string) {
 	if len(msg) > 900 {
 		msg = msg[:900]
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.send("cmd=abort;isworld=TRUE;msg="+escape2(msg)+";", p.reply)
 }
 

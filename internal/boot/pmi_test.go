@@ -2,6 +2,7 @@ package boot
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -278,12 +279,23 @@ func TestPMIJob(t *testing.T) {
 						errs[r] = err
 						return
 					}
+					// Concurrently, as goroutines of a rank look up peers.
+					gerrs := make([]error, n)
+					var gw sync.WaitGroup
 					for p := range n {
-						v, err := info.KV.Get("long." + strconv.Itoa(p))
-						if err != nil || v != long+strconv.Itoa(p) {
-							errs[r] = fmt.Errorf("get long.%d: %q, %v", p, v, err)
-							return
-						}
+						gw.Add(1)
+						go func() {
+							defer gw.Done()
+							v, err := info.KV.Get("long." + strconv.Itoa(p))
+							if err != nil || v != long+strconv.Itoa(p) {
+								gerrs[p] = fmt.Errorf("get long.%d: %q, %v", p, v, err)
+							}
+						}()
+					}
+					gw.Wait()
+					if err := errors.Join(gerrs...); err != nil {
+						errs[r] = err
+						return
 					}
 					if _, err := info.KV.Get("missing"); err == nil {
 						errs[r] = fmt.Errorf("a missing key was found")
