@@ -75,6 +75,7 @@ func info(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "  MPIGO_SHM_SPIN    = %s (a waiting rank polls shared memory this long, then sleeps on a futex)\n", spin)
 	fmt.Fprintf(stdout, "  MPIGO_NP          = ranks a program started without a launcher runs as goroutines (default 1)\n")
+	fmt.Fprintf(stdout, "  MPIGO_PMI_TIMEOUT = wait for a PMI launcher's reply (default 60s; a fence 10m)\n")
 	fmt.Fprintf(stdout, "collective algorithms (first rule whose size bound holds and that applies; docs/collectives.md):\n")
 	for _, e := range coll.Table() {
 		fmt.Fprintf(stdout, "  %-25s = %s  (%s; size: %s)\n", coll.EnvName(e.Coll), coll.FormatRules(e.Rules), e.Source, coll.Sizes[e.Coll])
