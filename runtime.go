@@ -522,7 +522,7 @@ func Main(f func(world *Comm) error) {
 		fmt.Fprintf(stderr, "mpigo: %v\n", err)
 		os.Exit(1)
 	}
-	if info.Launcher != "singleton" {
+	if info.Launcher != boot.LauncherSingleton {
 		err := runLaunched(info, DefaultConfig(), f)
 		if err != nil {
 			err = primaryErrors(err)

@@ -116,6 +116,21 @@ func launchers() []launcher {
 			hydra := needLauncher(t, "mpiexec.hydra", "apt-get install mpich")
 			return exec.Command(hydra, append([]string{"-n", n2s(n), prog}, args...)...)
 		}},
+		{"mpiexec.hydra two nodes", func(t *testing.T, n int, prog string, args ...string) *exec.Cmd {
+			// Two "nodes" that are two names of this machine: Hydra's
+			// process mapping puts ranks 0-1 on one and 2-3 on the other,
+			// so they use shared memory within a node and TCP (to the
+			// names Hydra gives) between them.
+			hydra := needLauncher(t, "mpiexec.hydra", "apt-get install mpich")
+			host, err := os.Hostname()
+			if err != nil || isLoopback(host) {
+				t.Skip("no host name")
+			}
+			if _, err := net.LookupHost(host); err != nil {
+				t.Skipf("the host name %s does not resolve", host)
+			}
+			return exec.Command(hydra, append([]string{"-launcher", "fork", "-hosts", host + ",localhost", "-ppn", "2", "-n", n2s(n), prog}, args...)...)
+		}},
 		{"srun --mpi=pmi2", func(t *testing.T, n int, prog string, args ...string) *exec.Cmd {
 			srun := needSlurm(t)
 			return exec.Command(srun, append([]string{"--mpi=pmi2", "-n", n2s(n), prog}, args...)...)
@@ -218,7 +233,7 @@ func TestLaunchersFailure(t *testing.T) {
 
 // mpigo info, started by each launcher, names it and the rank.
 func TestLaunchersInfo(t *testing.T) {
-	want := map[string]string{"mpigo run": "launcher:    mpigo", "mpiexec.hydra": "launcher:    PMI-1", "srun --mpi=pmi2": "launcher:    PMI-2", "srun --mpi=pmi2 MPIGO_PMI=1": "launcher:    PMI-1", "mpirun.openmpi": "launcher:    Open MPI (mpirun)"}
+	want := map[string]string{"mpigo run": "launcher:    mpigo", "mpiexec.hydra": "launcher:    PMI-1", "mpiexec.hydra two nodes": "launcher:    PMI-1", "srun --mpi=pmi2": "launcher:    PMI-2", "srun --mpi=pmi2 MPIGO_PMI=1": "launcher:    PMI-1", "mpirun.openmpi": "launcher:    Open MPI (mpirun)"}
 	for _, l := range launchers() {
 		t.Run(strings.ReplaceAll(l.name, " ", "_"), func(t *testing.T) {
 			dir := testProgs(t)
