@@ -161,7 +161,7 @@ func Detect() (*Info, error) {
 	case LauncherPMI1:
 		return detectPMI1(os.LookupEnv)
 	case LauncherOMPI:
-		return detectOMPI()
+		return detectOMPI(os.LookupEnv)
 	case LauncherSingleton:
 		host, _ := os.Hostname()
 		return &Info{Rank: 0, Size: 1, RanksHere: 1, LocalRank: 0, LocalSize: 1, Node: host, NodeRanks: []int{0}, Launcher: LauncherSingleton, KV: newLocalKV()}, nil

@@ -59,8 +59,8 @@ func (c *kvConn) close() error {
 	return err
 }
 
-func ompiEnvInt(name string) (int, error) {
-	v, ok := os.LookupEnv(name)
+func ompiEnvInt(env lookupFunc, name string) (int, error) {
+	v, ok := env(name)
 	if !ok {
 		return 0, fmt.Errorf("Open MPI (mpirun): %s is not set", name)
 	}
@@ -72,25 +72,31 @@ func ompiEnvInt(name string) (int, error) {
 }
 
 // ompiJobName is Open MPI's name for the job.
-func ompiJobName() string {
-	if v := os.Getenv("OMPI_MCA_ess_base_jobid"); v != "" {
+func ompiJobName(env lookupFunc) string {
+	if v, _ := env("OMPI_MCA_ess_base_jobid"); v != "" {
 		return v
 	}
-	return os.Getenv("PMIX_NAMESPACE")
+	v, _ := env("PMIX_NAMESPACE")
+	return v
+}
+
+func getenv(env lookupFunc, name string) string {
+	v, _ := env(name)
+	return v
 }
 
 // ompiOneNode reports whether every rank of the job runs on this node.
-func ompiOneNode(size int) bool {
-	if v, err := strconv.Atoi(os.Getenv("OMPI_MCA_orte_num_nodes")); err == nil {
+func ompiOneNode(env lookupFunc, size int) bool {
+	if v, err := strconv.Atoi(getenv(env, "OMPI_MCA_orte_num_nodes")); err == nil {
 		return v == 1
 	}
-	ls, err := strconv.Atoi(os.Getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
+	ls, err := strconv.Atoi(getenv(env, "OMPI_COMM_WORLD_LOCAL_SIZE"))
 	return err == nil && ls == size
 }
 
-func ompiSessionDir() string {
+func ompiSessionDir(env lookupFunc) string {
 	for _, v := range []string{"OMPI_MCA_orte_jobfam_session_dir", "PMIX_SERVER_TMPDIR"} {
-		if d := os.Getenv(v); d != "" {
+		if d := getenv(env, v); d != "" {
 			return d
 		}
 	}
@@ -98,42 +104,45 @@ func ompiSessionDir() string {
 }
 
 // ompiHost is the host rank 0 serves on, for jobs on several nodes.
-func ompiHost() (string, error) {
-	if h := os.Getenv("MPIGO_OMPI_HOST"); h != "" {
+func ompiHost(env lookupFunc) (string, error) {
+	if h := getenv(env, "MPIGO_OMPI_HOST"); h != "" {
 		return h, nil
 	}
 	// "1097269248.0;tcp://192.0.2.2:50563;tcp6://[fd00::2]:43457"
-	for _, part := range strings.Split(os.Getenv("OMPI_MCA_orte_hnp_uri"), ";") {
+	for _, part := range strings.Split(getenv(env, "OMPI_MCA_orte_hnp_uri"), ";") {
+		// "tcp://ADDR[,ADDR...]:PORT": the first address.
 		if rest, ok := strings.CutPrefix(part, "tcp://"); ok {
-			addr, _, _ := strings.Cut(rest, ",")
-			if h, _, err := net.SplitHostPort(addr); err == nil {
-				return h, nil
+			if i := strings.LastIndexByte(rest, ':'); i > 0 {
+				h, _, _ := strings.Cut(rest[:i], ",")
+				if net.ParseIP(h) != nil {
+					return h, nil
+				}
 			}
 		}
 	}
 	return "", errors.New("Open MPI (mpirun): a job on several nodes needs the host of rank 0: set MPIGO_OMPI_HOST (OMPI_MCA_orte_hnp_uri names none)")
 }
 
-func detectOMPI() (*Info, error) {
+func detectOMPI(env lookupFunc) (*Info, error) {
 	const who = "Open MPI (mpirun)"
-	rank, err := ompiEnvInt("OMPI_COMM_WORLD_RANK")
+	rank, err := ompiEnvInt(env, "OMPI_COMM_WORLD_RANK")
 	if err != nil {
 		return nil, err
 	}
-	size, err := ompiEnvInt("OMPI_COMM_WORLD_SIZE")
+	size, err := ompiEnvInt(env, "OMPI_COMM_WORLD_SIZE")
 	if err != nil {
 		return nil, err
 	}
 	if size < 1 || rank < 0 || rank >= size {
 		return nil, fmt.Errorf("%s: rank %d of %d makes no sense", who, rank, size)
 	}
-	job := ompiJobName()
+	job := ompiJobName(env)
 	if job == "" {
 		return nil, fmt.Errorf("%s: neither OMPI_MCA_ess_base_jobid nor PMIX_NAMESPACE is set: cannot tell this job from others", who)
 	}
 	info := &Info{Rank: rank, Size: size, Launcher: who, JobID: jobIDOf("ompi/" + job)}
 	reply, fence := pmiTimeouts()
-	oneNode := ompiOneNode(size)
+	oneNode := ompiOneNode(env, size)
 	port0 := ompiPortBase + int(info.JobID%ompiPortRange)
 	c := &kvConn{}
 	if rank == 0 {
@@ -151,7 +160,7 @@ func detectOMPI() (*Info, error) {
 		}
 		c.srv.Preset("mpigo.job", job)
 		if oneNode {
-			c.file = filepath.Join(ompiSessionDir(), fmt.Sprintf("mpigo-kvs-%016x", info.JobID))
+			c.file = filepath.Join(ompiSessionDir(env), fmt.Sprintf("mpigo-kvs-%016x", info.JobID))
 			tmp := c.file + ".tmp"
 			err := os.WriteFile(tmp, []byte(c.srv.Addr()), 0o600)
 			if err == nil {
@@ -170,7 +179,7 @@ func detectOMPI() (*Info, error) {
 		deadline := time.Now().Add(fence)
 		var tries []string
 		if oneNode {
-			file := filepath.Join(ompiSessionDir(), fmt.Sprintf("mpigo-kvs-%016x", info.JobID))
+			file := filepath.Join(ompiSessionDir(env), fmt.Sprintf("mpigo-kvs-%016x", info.JobID))
 			for {
 				b, err := os.ReadFile(file)
 				if err == nil {
@@ -183,7 +192,7 @@ func detectOMPI() (*Info, error) {
 				time.Sleep(10 * time.Millisecond)
 			}
 		} else {
-			host, err := ompiHost()
+			host, err := ompiHost(env)
 			if err != nil {
 				return nil, err
 			}
