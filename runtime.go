@@ -527,19 +527,22 @@ func Main(f func(world *Comm) error) {
 		if err != nil {
 			err = primaryErrors(err)
 			fmt.Fprintf(stderr, "mpigo: %v\n", err)
+			code := 1
 			if onlyPeerFailures(err) {
-				os.Exit(ExitPeerFailed)
+				code = ExitPeerFailed
 			}
-			// Under a PMI launcher, ask it to end the whole job: srun by
-			// default lets the other tasks run on, and a rank that has no
-			// connection to this one would not learn that it is gone. The
-			// pause lets the launcher forward the message above first
-			// (Hydra drops what it has not forwarded when it aborts).
+			// Under a PMI launcher, ask it to end the whole job, also when
+			// this rank only saw another fail: srun by default lets the
+			// other tasks run on, and a rank that has no connection to the
+			// failed one would not learn that it is gone (a rank that died
+			// without a word asks nothing). The pause lets the launcher
+			// forward the message above first (Hydra drops what it has
+			// not forwarded when it aborts).
 			if a, ok := info.KV.(boot.Aborter); ok {
 				time.Sleep(100 * time.Millisecond)
-				a.Abort(1, fmt.Sprintf("rank %d failed", info.Rank))
+				a.Abort(code, fmt.Sprintf("rank %d failed", info.Rank))
 			}
-			os.Exit(1)
+			os.Exit(code)
 		}
 		if err := info.KV.Close(); err != nil {
 			fmt.Fprintf(stderr, "mpigo: rank %d: leaving the job: %v\n", info.Rank, err)

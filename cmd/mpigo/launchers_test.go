@@ -64,6 +64,9 @@ func removeTestProgs() {
 // launcher is how a test starts N processes of a program.
 type launcher struct {
 	name string
+	// flakyDeath, if set, says why a rank's silent death is not tested
+	// under this launcher.
+	flakyDeath string
 	// cmd returns the command line for n ranks of prog, or skips.
 	cmd func(t *testing.T, n int, prog string, args ...string) *exec.Cmd
 }
@@ -108,15 +111,15 @@ func needSlurm(t *testing.T) string {
 func launchers() []launcher {
 	n2s := func(n int) string { return string(rune('0' + n)) }
 	return []launcher{
-		{"mpigo run", func(t *testing.T, n int, prog string, args ...string) *exec.Cmd {
+		{"mpigo run", "", func(t *testing.T, n int, prog string, args ...string) *exec.Cmd {
 			dir := testProgs(t)
 			return exec.Command(filepath.Join(dir, "mpigo"), append([]string{"run", "--timeout", "60s", "-n", n2s(n), prog}, args...)...)
 		}},
-		{"mpiexec.hydra", func(t *testing.T, n int, prog string, args ...string) *exec.Cmd {
+		{"mpiexec.hydra", "", func(t *testing.T, n int, prog string, args ...string) *exec.Cmd {
 			hydra := needLauncher(t, "mpiexec.hydra", "apt-get install mpich")
 			return exec.Command(hydra, append([]string{"-n", n2s(n), prog}, args...)...)
 		}},
-		{"mpiexec.hydra two nodes", func(t *testing.T, n int, prog string, args ...string) *exec.Cmd {
+		{"mpiexec.hydra two nodes", "Hydra's fork launcher with two proxies sometimes leaves the second proxy's ranks running after a rank of the first exits (seen 1 run in 10)", func(t *testing.T, n int, prog string, args ...string) *exec.Cmd {
 			// Two "nodes" that are two names of this machine: Hydra's
 			// process mapping puts ranks 0-1 on one and 2-3 on the other,
 			// so they use shared memory within a node and TCP (to the
@@ -131,18 +134,18 @@ func launchers() []launcher {
 			}
 			return exec.Command(hydra, append([]string{"-launcher", "fork", "-hosts", host + ",localhost", "-ppn", "2", "-n", n2s(n), prog}, args...)...)
 		}},
-		{"srun --mpi=pmi2", func(t *testing.T, n int, prog string, args ...string) *exec.Cmd {
+		{"srun --mpi=pmi2", "", func(t *testing.T, n int, prog string, args ...string) *exec.Cmd {
 			srun := needSlurm(t)
 			return exec.Command(srun, append([]string{"--mpi=pmi2", "-n", n2s(n), prog}, args...)...)
 		}},
-		{"srun --mpi=pmi2 MPIGO_PMI=1", func(t *testing.T, n int, prog string, args ...string) *exec.Cmd {
+		{"srun --mpi=pmi2 MPIGO_PMI=1", "", func(t *testing.T, n int, prog string, args ...string) *exec.Cmd {
 			// Slurm's pmi2 plugin answers PMI-1 clients too.
 			srun := needSlurm(t)
 			c := exec.Command(srun, append([]string{"--mpi=pmi2", "-n", n2s(n), prog}, args...)...)
 			c.Env = append(os.Environ(), "MPIGO_PMI=1")
 			return c
 		}},
-		{"mpirun.openmpi", func(t *testing.T, n int, prog string, args ...string) *exec.Cmd {
+		{"mpirun.openmpi", "", func(t *testing.T, n int, prog string, args ...string) *exec.Cmd {
 			mpirun := needLauncher(t, "mpirun.openmpi", "apt-get install openmpi-bin")
 			c := exec.Command(mpirun, append([]string{"--oversubscribe", "-n", n2s(n), prog}, args...)...)
 			c.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_rmaps_base_oversubscribe=1")
@@ -206,6 +209,10 @@ func TestLaunchersFailure(t *testing.T) {
 		t.Run(strings.ReplaceAll(l.name, " ", "_"), func(t *testing.T) {
 			dir := testProgs(t)
 			for _, mode := range []string{"error", "panic", "abort", "die"} {
+				if mode == "die" && l.flakyDeath != "" {
+					t.Logf("die: not tested: %s", l.flakyDeath)
+					continue
+				}
 				start := time.Now()
 				c := l.cmd(t, 3, filepath.Join(dir, "fail"), mode)
 				_, errs, code := runLaunched(t, c, 60*time.Second)
@@ -226,6 +233,34 @@ func TestLaunchersFailure(t *testing.T) {
 					t.Errorf("%s: the job took %v to end", mode, d)
 				}
 				t.Logf("%s: exit %d after %v", mode, code, time.Since(start).Round(time.Millisecond))
+			}
+		})
+	}
+}
+
+// A rank that dies without a word while the others use TCP only: a rank
+// connected to it notices and asks the launcher to end the job, so that
+// the ranks that never talked to it do not wait for it forever (srun
+// does not end a step when one task fails, unless --kill-on-bad-exit).
+func TestLaunchersSilentDeathTCP(t *testing.T) {
+	for _, l := range launchers() {
+		t.Run(strings.ReplaceAll(l.name, " ", "_"), func(t *testing.T) {
+			if l.flakyDeath != "" {
+				t.Skip(l.flakyDeath)
+			}
+			dir := testProgs(t)
+			start := time.Now()
+			c := l.cmd(t, 3, filepath.Join(dir, "fail"), "die")
+			if c.Env == nil {
+				c.Env = os.Environ()
+			}
+			c.Env = append(c.Env, "MPIGO_TRANSPORT=tcp")
+			_, errs, code := runLaunched(t, c, 60*time.Second)
+			if code == 0 || code == -1 {
+				t.Errorf("exit %d: %s", code, errs)
+			}
+			if d := time.Since(start); d > 30*time.Second {
+				t.Errorf("the job took %v to end", d)
 			}
 		})
 	}
