@@ -8,7 +8,7 @@
 //
 //   - MPIGO_RANK, MPIGO_SIZE and MPIGO_KVS set: started by `mpigo run`; the
 //     store is at the address in MPIGO_KVS (see Server).
-//   - PMI_FD (PMI-2 hints) : Slurm's srun --mpi=pmi2 (pmi2.go);
+//   - PMI_FD and a PMI-2 hint: Slurm's srun --mpi=pmi2 (pmi2.go);
 //   - PMI_FD or PMI_PORT: MPICH's Hydra mpiexec, PMI-1 (pmi1.go);
 //   - OMPI_COMM_WORLD_*: Open MPI's mpirun; rank 0 serves the store
 //     (ompi.go);

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"slices"
@@ -576,6 +577,52 @@ func TestProbe(t *testing.T) {
 		p := Probe()
 		if p.Launcher != tc.want || (tc.err == "") != (p.Err == nil) || (p.Err != nil && !strings.Contains(p.Err.Error(), tc.err)) {
 			t.Errorf("%v: %+v, want %s (error %q)", tc.env, p, tc.want, tc.err)
+		}
+	}
+}
+
+// memConn is a pmiConn held in memory with a small value limit.
+type memConn struct {
+	lim int
+	m   map[string]string
+}
+
+func (c *memConn) put(key, value string) error {
+	if len(value) > c.lim || strings.ContainsAny(value, " =;\n") {
+		return fmt.Errorf("value %q breaks the limits", value)
+	}
+	c.m[key] = value
+	return nil
+}
+func (c *memConn) fence() error { return nil }
+func (c *memConn) get(key string) (string, bool, error) {
+	v, ok := c.m[key]
+	return v, ok, nil
+}
+func (c *memConn) maxValue() int     { return c.lim }
+func (c *memConn) finalize() error   { return nil }
+func (c *memConn) abort(int, string) {}
+func (c *memConn) close() error      { return nil }
+
+// Values of every length, full of bytes that need escapes, survive being
+// split into pieces of every limit, and no piece breaks an escape.
+func TestPMIKVSplit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for lim := 8; lim < 40; lim++ {
+		for n := 0; n < 200; n += 1 + n/4 {
+			const alphabet = "a% =;\n\x00\xffZ"
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			}
+			kv := &pmiKV{c: &memConn{lim: lim, m: map[string]string{}}}
+			if err := kv.Put("k", string(b)); err != nil {
+				t.Fatalf("lim %d, %d bytes: %v", lim, n, err)
+			}
+			v, err := kv.Get("k")
+			if err != nil || v != string(b) {
+				t.Fatalf("lim %d, %d bytes: got %q %v, want %q", lim, n, v, err, b)
+			}
 		}
 	}
 }
