@@ -50,6 +50,16 @@ func isLocalName(node string) bool {
 // launcher's --ranks-per-proc) are goroutines that talk through inproc.
 func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	j := &job{size: info.Size, exit: os.Exit}
+	if a, ok := info.KV.(boot.Aborter); ok {
+		// mpi.Abort (or ErrorsAreFatal) under a PMI launcher: ask it to
+		// end the whole job with this code, after a moment for the
+		// launcher to forward what the rank printed.
+		j.exit = func(code int) {
+			time.Sleep(100 * time.Millisecond)
+			a.Abort(code, fmt.Sprintf("rank %d called Abort with code %d", info.Rank, code))
+			os.Exit(code)
+		}
+	}
 	// Connections close only after a clean finish. On failure the caller
 	// reports the error first and exits, which closes them: peers that
 	// notice the closed connections then fail after this rank has said why.

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mpigo/mpi/internal/boot"
 	"github.com/mpigo/mpi/internal/engine"
@@ -528,26 +529,42 @@ func runRank(p *proc, f func(*Comm) error) (err error) {
 // status 0 if every rank returned nil, and otherwise with status 1 after
 // printing which rank failed and why.
 //
-// Under `mpigo run` the process is one rank of the launcher's job, and
-// talks to the other processes over TCP. A program started without a
-// launcher runs as a single rank (a singleton job of size 1), or as
-// MPIGO_NP goroutine ranks if that variable is set.
+// Under a launcher (`mpigo run`, MPICH's mpiexec, Slurm's srun
+// --mpi=pmi2, Open MPI's mpirun; docs/launchers.md) the process hosts the
+// ranks the launcher gave it and talks to the other processes through
+// shared memory or TCP. A program started without a launcher runs as a
+// single rank (a singleton job of size 1), or as MPIGO_NP goroutine ranks
+// if that variable is set.
 func Main(f func(world *Comm) error) {
 	info, err := boot.Detect()
 	if err != nil {
 		fmt.Fprintf(stderr, "mpigo: %v\n", err)
 		os.Exit(1)
 	}
-	if info.Launcher != "singleton" {
+	if info.Launcher != boot.LauncherSingleton {
 		err := runLaunched(info, DefaultConfig(), f)
-		info.KV.Close()
 		if err != nil {
 			err = primaryErrors(err)
 			fmt.Fprintf(stderr, "mpigo: %v\n", err)
+			code := 1
 			if onlyPeerFailures(err) {
-				os.Exit(ExitPeerFailed)
+				code = ExitPeerFailed
 			}
-			os.Exit(1)
+			// Under a PMI launcher, ask it to end the whole job, also when
+			// this rank only saw another fail: srun by default lets the
+			// other tasks run on, and a rank that has no connection to the
+			// failed one would not learn that it is gone (a rank that died
+			// without a word asks nothing). The pause lets the launcher
+			// forward the message above first (Hydra drops what it has
+			// not forwarded when it aborts).
+			if a, ok := info.KV.(boot.Aborter); ok {
+				time.Sleep(100 * time.Millisecond)
+				a.Abort(code, fmt.Sprintf("rank %d failed", info.Rank))
+			}
+			os.Exit(code)
+		}
+		if err := info.KV.Close(); err != nil {
+			fmt.Fprintf(stderr, "mpigo: rank %d: leaving the job: %v\n", info.Rank, err)
 		}
 		os.Exit(0)
 	}

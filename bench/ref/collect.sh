@@ -11,9 +11,9 @@ run=$here/run.sh
 	echo "# date:     $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 	echo "# machine:  nproc=$(nproc), CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), kernel $(uname -r), $(. /etc/os-release; echo "$PRETTY_NAME")"
 	echo "# Open MPI: $(ompi_info --version 2>/dev/null | head -1) ($(dpkg-query -W -f='${Package} ${Version}' openmpi-bin 2>/dev/null || true))"
-	echo "# mpicc:    $(mpicc --version | head -1)"
+	echo "# mpicc:    $( (command -v mpicc.openmpi >/dev/null && mpicc.openmpi --version || mpicc --version) | head -1)"
 	echo "# vader:    $(ompi_info --param btl vader --level 9 --parsable | grep -E 'single_copy_mechanism:value|btl_vader_eager_limit:value|max_send_size:value' | sed 's/mca:btl:vader:param://' | tr '\n' ' ')"
-	echo "# build:    mpicc -O2 -Wall -o osu_like bench/ref/osu_like.c (by run.sh)"
+	echo "# build:    mpicc.openmpi -O2 -Wall -o osu_like bench/ref/osu_like.c (by run.sh)"
 	echo "# Each section below starts with the exact mpirun command (from run.sh), then the raw output."
 } >"$out"
 

@@ -7,6 +7,9 @@
 #
 # Environment: BTL=... to force the BTL list (default: self,vader, or self,sm
 # on Open MPI 5+ where vader was renamed); MPIRUN_EXTRA="..." extra mpirun args.
+# Open MPI's tools are called by their explicit names (mpirun.openmpi,
+# mpicc.openmpi) because with MPICH installed too, plain mpirun/mpicc may
+# be MPICH's; MPIRUN=... and MPICC=... override them.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,7 +24,12 @@ fi
 test=${1:?usage: run.sh [-n N] latency|bw|bibw|allreduce|bcast|barrier|netpipe [args...]}
 shift
 
-for tool in mpicc mpirun ompi_info; do
+# Debian names Open MPI's tools mpirun.openmpi and mpicc.openmpi; elsewhere
+# (Open MPI alone) they are plain mpirun and mpicc.
+pick() { command -v "$1" >/dev/null && echo "$1" || echo "$2"; }
+MPIRUN=${MPIRUN:-$(pick mpirun.openmpi mpirun)}
+MPICC=${MPICC:-$(pick mpicc.openmpi mpicc)}
+for tool in "$MPICC" "$MPIRUN" ompi_info; do
 	command -v "$tool" >/dev/null || {
 		echo "run.sh: $tool not found; install with: apt-get install -y openmpi-bin libopenmpi-dev netpipe-openmpi" >&2
 		exit 1
@@ -50,9 +58,9 @@ root_flag=()
 [[ $(id -u) == 0 ]] && root_flag=(--allow-run-as-root)
 
 run() {
-	echo "# cmd: mpirun ${root_flag[*]} --oversubscribe -np $n --mca btl $BTL ${MPIRUN_EXTRA:-} $*" >&2
+	echo "# cmd: $MPIRUN ${root_flag[*]} --oversubscribe -np $n --mca btl $BTL ${MPIRUN_EXTRA:-} $*" >&2
 	# shellcheck disable=SC2086
-	mpirun "${root_flag[@]}" --oversubscribe -np "$n" --mca btl "$BTL" ${MPIRUN_EXTRA:-} "$@"
+	"$MPIRUN" "${root_flag[@]}" --oversubscribe -np "$n" --mca btl "$BTL" ${MPIRUN_EXTRA:-} "$@"
 }
 
 tmp=$(mktemp -d)
@@ -68,6 +76,6 @@ if [[ $test == netpipe ]]; then
 	exit
 fi
 
-mpicc -O2 -Wall -o "$tmp/osu_like" "$here/osu_like.c"
+"$MPICC" -O2 -Wall -o "$tmp/osu_like" "$here/osu_like.c"
 cd "$tmp"
 run ./osu_like "$test" "$@"

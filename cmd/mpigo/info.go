@@ -6,8 +6,10 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/mpigo/mpi"
+	"github.com/mpigo/mpi/internal/boot"
 	"github.com/mpigo/mpi/internal/coll"
 	"github.com/mpigo/mpi/internal/transport/shm"
 )
@@ -40,7 +42,23 @@ func info(args []string, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintf(stdout, "shm large messages: streamed through the rings, a pipelined copy (MPIGO_SHM_CMA=1 for a single copy: %s)\n", why)
 	}
-	fmt.Fprintf(stdout, "launchers:   mpigo run (MPIGO_RANK, MPIGO_SIZE, MPIGO_KVS), singleton\n")
+	fmt.Fprintf(stdout, "launchers:   mpigo run, MPICH Hydra (PMI-1), Slurm srun --mpi=pmi2 (PMI-2), Open MPI mpirun, singleton (docs/launchers.md)\n")
+	plan := boot.Probe()
+	where := ""
+	switch {
+	case plan.Rank >= 0 && plan.Size > 0:
+		where = fmt.Sprintf(": rank %d of %d", plan.Rank, plan.Size)
+	case plan.Err == nil:
+		where = ": rank and size come from the launcher"
+	}
+	vars := "no launcher variables"
+	if len(plan.Vars) > 0 {
+		vars = strings.Join(plan.Vars, " ")
+	}
+	fmt.Fprintf(stdout, "launcher:    %s%s (%s)\n", plan.Launcher, where, vars)
+	if plan.Err != nil {
+		fmt.Fprintf(stdout, "             cannot start: %v\n", plan.Err)
+	}
 	fmt.Fprintf(stdout, "thread level: multiple (every call is safe from any goroutine)\n")
 	fmt.Fprintf(stdout, "tunables:\n")
 	fmt.Fprintf(stdout, "  MPIGO_EAGER_LIMIT = %d bytes (largest eager message; larger ones use rendezvous)\n", cfg.EagerLimit)
@@ -58,6 +76,7 @@ func info(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  MPIGO_SHM_SPIN    = %s (a waiting rank polls shared memory this long, then sleeps on a futex)\n", spin)
 	fmt.Fprintf(stdout, "  MPIGO_NP          = ranks a program started without a launcher runs as goroutines (default 1)\n")
 	fmt.Fprintf(stdout, "  MPIGO_RANKS_PER_NODE = %d (goroutine ranks of mpi.Run grouped into pretend nodes of this size, to test node-aware collectives; 0: one node)\n", cfg.RanksPerNode)
+	fmt.Fprintf(stdout, "  MPIGO_PMI_TIMEOUT = wait for a PMI launcher's reply (default 60s; a fence 10m)\n")
 	fmt.Fprintf(stdout, "collective algorithms (first rule whose size bound holds and that applies; docs/collectives.md):\n")
 	for _, e := range coll.Table() {
 		fmt.Fprintf(stdout, "  %-25s = %s  (%s; size: %s)\n", coll.EnvName(e.Coll), coll.FormatRules(e.Rules), e.Source, coll.Sizes[e.Coll])

@@ -11,5 +11,7 @@ func TestMain(m *testing.M) {
 	if _, ok := os.LookupEnv("MPIGO_RANK"); ok && len(os.Args) > 1 && os.Args[1] == "bench" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	removeTestProgs()
+	os.Exit(code)
 }

@@ -348,6 +348,11 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 	secret := make([]byte, 32)
 	rand.Read(secret)
 	host, _ := os.Hostname()
+	if h := os.Getenv("MPIGO_KVS_HOST"); h != "" {
+		// The name remote ranks resolve to reach this launcher, where the
+		// short host name does not resolve (a Kubernetes pod: POD.SERVICE).
+		host = h
+	}
 	kvsPublic := kvs.Addr()
 	if remote {
 		_, port, _ := net.SplitHostPort(kvs.Addr())

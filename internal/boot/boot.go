@@ -8,14 +8,18 @@
 //
 //   - MPIGO_RANK, MPIGO_SIZE and MPIGO_KVS set: started by `mpigo run`; the
 //     store is at the address in MPIGO_KVS (see Server).
+//   - PMI_FD and a PMI-2 hint: Slurm's srun --mpi=pmi2 (pmi2.go);
+//   - PMI_FD or PMI_PORT: MPICH's Hydra mpiexec, PMI-1 (pmi1.go);
+//   - OMPI_COMM_WORLD_*: Open MPI's mpirun; rank 0 serves the store
+//     (ompi.go);
 //   - nothing set: a singleton, a job of one rank with a private store.
 //
-// PMI-1 (MPICH's Hydra) and PMI-2 (Slurm) fit behind the same KV interface
-// and come later.
+// Probe gives the precise rule; docs/launchers.md lists every variable.
 package boot
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -59,27 +63,121 @@ type Info struct {
 	NodeRanks            []int // world ranks on this node, ascending (at least this process's)
 	JobID                uint64
 	Secret               []byte // the job's shared secret; empty for a singleton
-	Launcher             string // "mpigo" or "singleton"
+	Launcher             string // LauncherMpigo, LauncherSingleton, or the name of a foreign launcher ("PMI-1 (MPICH Hydra)", "PMI-2 (Slurm)", LauncherOMPI)
 	KVSAddr              string // the launcher's store, for Watch
 	Addr                 string // where peers reach this process (MPIGO_ADDR); empty: loopback
 	KV                   KV
 }
 
-// Detect reads the environment. It returns an error if a launcher's
-// variables are present but inconsistent, rather than silently running a
-// singleton.
+// Launcher names, as Info.Launcher and Plan.Launcher give them.
+const (
+	LauncherMpigo     = "mpigo"
+	LauncherSingleton = "singleton"
+	LauncherPMI1      = "PMI-1"
+	LauncherPMI2      = "PMI-2"
+	LauncherOMPI      = "Open MPI (mpirun)"
+)
+
+// Plan says how Detect will read this process's environment, without
+// talking to any launcher (`mpigo info` prints it).
+type Plan struct {
+	Launcher string   // one of the Launcher* names
+	Vars     []string // the variables that decided, as NAME=VALUE
+	Err      error    // the environment is inconsistent or names a launcher mpigo cannot use
+	Rank     int      // from the environment; -1 if only the launcher can say
+	Size     int      // likewise
+}
+
+func envVars(names ...string) []string {
+	var vs []string
+	for _, n := range names {
+		if v, ok := os.LookupEnv(n); ok {
+			vs = append(vs, n+"="+v)
+		}
+	}
+	return vs
+}
+
+func envNum(name string) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return n
+	}
+	return -1
+}
+
+// Probe decides which launcher started this process, in this order (the
+// first rule that matches wins):
+//
+//  1. MPIGO_RANK, MPIGO_SIZE or MPIGO_KVS set: `mpigo run`.
+//  2. PMI_FD set and PMI-2 asked for (MPIGO_PMI=2), or hinted at and not
+//     refused (MPIGO_PMI!=1, and PMI_VERSION=2, PMI_JOBID or SLURM_STEP_ID
+//     set): PMI-2 (Slurm's srun --mpi=pmi2).
+//  3. PMI_FD or PMI_PORT set: PMI-1 (MPICH's Hydra mpiexec; srun --mpi=pmi2
+//     with MPIGO_PMI=1).
+//  4. OMPI_COMM_WORLD_SIZE set: Open MPI's mpirun.
+//  5. PMIX_RANK set, or SLURM_STEP_NUM_TASKS above 1: a launcher mpigo
+//     cannot talk to (PMIx only, or srun without --mpi=pmi2): an error,
+//     rather than N singletons that do not know of each other.
+//  6. Otherwise: a singleton.
+func Probe() Plan {
+	_, hasRank := os.LookupEnv(EnvRank)
+	_, hasSize := os.LookupEnv(EnvSize)
+	_, hasKVS := os.LookupEnv(EnvKVS)
+	_, hasFD := os.LookupEnv("PMI_FD")
+	_, hasPort := os.LookupEnv("PMI_PORT")
+	force := os.Getenv("MPIGO_PMI")
+	switch {
+	case hasRank || hasSize || hasKVS:
+		return Plan{Launcher: LauncherMpigo, Vars: envVars(EnvRank, EnvSize, EnvKVS), Rank: envNum(EnvRank), Size: envNum(EnvSize)}
+	case hasFD && (force == "2" || force != "1" && (os.Getenv("PMI_VERSION") == "2" || os.Getenv("PMI_JOBID") != "" || os.Getenv("SLURM_STEP_ID") != "")):
+		return Plan{Launcher: LauncherPMI2, Vars: envVars("PMI_FD", "MPIGO_PMI", "PMI_VERSION", "PMI_JOBID", "SLURM_STEP_ID", "PMI_RANK", "PMI_SIZE"), Rank: envNum("PMI_RANK"), Size: envNum("PMI_SIZE")}
+	case hasFD || hasPort:
+		return Plan{Launcher: LauncherPMI1, Vars: envVars("PMI_FD", "PMI_PORT", "PMI_ID", "MPIGO_PMI", "PMI_RANK", "PMI_SIZE"), Rank: envNum("PMI_RANK"), Size: envNum("PMI_SIZE")}
+	case os.Getenv("OMPI_COMM_WORLD_SIZE") != "":
+		return Plan{Launcher: LauncherOMPI, Vars: envVars("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "OMPI_MCA_orte_num_nodes"),
+			Rank: envNum("OMPI_COMM_WORLD_RANK"), Size: envNum("OMPI_COMM_WORLD_SIZE")}
+	case os.Getenv("PMIX_RANK") != "":
+		return Plan{Launcher: LauncherSingleton, Vars: envVars("PMIX_RANK", "PMIX_NAMESPACE"), Rank: -1, Size: -1,
+			Err: errors.New("boot: started by a PMIx launcher (PMIX_RANK is set), which mpigo cannot talk to: use srun --mpi=pmi2, mpiexec.hydra, Open MPI's mpirun or mpigo run")}
+	case envNum("SLURM_STEP_NUM_TASKS") > 1:
+		return Plan{Launcher: LauncherSingleton, Vars: envVars("SLURM_STEP_NUM_TASKS", "SLURM_PROCID"), Rank: -1, Size: -1,
+			Err: errors.New("boot: started by srun as one of several tasks, but without a PMI mpigo speaks (no PMI_FD): use srun --mpi=pmi2")}
+	}
+	return Plan{Launcher: LauncherSingleton, Rank: 0, Size: 1}
+}
+
+// Detect finds out how this process was started (see Probe for the rules)
+// and joins the job: it returns an error if a launcher's variables are
+// present but inconsistent, or its PMI server answers nonsense, rather than
+// silently running a singleton.
 func Detect() (*Info, error) {
+	plan := Probe()
+	if plan.Err != nil {
+		return nil, plan.Err
+	}
+	switch plan.Launcher {
+	case LauncherPMI2:
+		return detectPMI2(os.LookupEnv)
+	case LauncherPMI1:
+		return detectPMI1(os.LookupEnv)
+	case LauncherOMPI:
+		return detectOMPI(os.LookupEnv)
+	case LauncherSingleton:
+		host, _ := os.Hostname()
+		return &Info{Rank: 0, Size: 1, RanksHere: 1, LocalRank: 0, LocalSize: 1, Node: host, NodeRanks: []int{0}, Launcher: LauncherSingleton, KV: newLocalKV()}, nil
+	}
+	return detectMpigo()
+}
+
+// detectMpigo reads the environment `mpigo run` sets.
+func detectMpigo() (*Info, error) {
 	rs, hasRank := os.LookupEnv(EnvRank)
 	ss, hasSize := os.LookupEnv(EnvSize)
 	kvs, hasKVS := os.LookupEnv(EnvKVS)
-	if !hasRank && !hasSize && !hasKVS {
-		host, _ := os.Hostname()
-		return &Info{Rank: 0, Size: 1, RanksHere: 1, LocalRank: 0, LocalSize: 1, Node: host, NodeRanks: []int{0}, Launcher: "singleton", KV: newLocalKV()}, nil
-	}
 	if !hasRank || !hasSize || !hasKVS {
 		return nil, fmt.Errorf("boot: %s, %s and %s must be set together (have rank %q, size %q, kvs %q)", EnvRank, EnvSize, EnvKVS, rs, ss, kvs)
 	}
-	info := &Info{Launcher: "mpigo", KVSAddr: kvs}
+	info := &Info{Launcher: LauncherMpigo, KVSAddr: kvs}
 	var err error
 	if info.Rank, err = strconv.Atoi(rs); err != nil {
 		return nil, fmt.Errorf("boot: %s=%q is not a number", EnvRank, rs)

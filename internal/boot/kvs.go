@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"time"
 )
 
 // The launcher's store speaks a line protocol over TCP, one request and
@@ -49,6 +50,14 @@ func NewServer(addr string, size int) (*Server, error) {
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
+}
+
+// Preset stores a value before any rank connects (a store served by rank
+// 0 of a job started by mpirun says which job it belongs to).
+func (s *Server) Preset(key, value string) {
+	s.mu.Lock()
+	s.data[key] = value
+	s.mu.Unlock()
 }
 
 // Addr returns the address ranks connect to.
@@ -173,15 +182,25 @@ type client struct {
 
 // Dial connects rank to the store at addr.
 func Dial(addr string, rank int) (KV, error) {
-	c, err := net.Dial("tcp", addr)
+	return DialTimeout(addr, rank, 0)
+}
+
+// DialTimeout is Dial with a bound on the time to connect and be greeted
+// (0: none).
+func DialTimeout(addr string, rank int, d time.Duration) (KV, error) {
+	c, err := net.DialTimeout("tcp", addr, d)
 	if err != nil {
 		return nil, fmt.Errorf("boot: cannot reach the launcher's key-value store at %s (%s): %w", addr, EnvKVS, err)
 	}
 	k := &client{conn: c, r: bufio.NewReader(c)}
+	if d > 0 {
+		c.SetDeadline(time.Now().Add(d))
+	}
 	if _, err := k.call(fmt.Sprintf("hello %d", rank)); err != nil {
 		c.Close()
 		return nil, err
 	}
+	c.SetDeadline(time.Time{})
 	return k, nil
 }
 

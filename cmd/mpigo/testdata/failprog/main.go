@@ -17,6 +17,8 @@ func main() {
 		switch {
 		case world.Rank() == 1 && len(os.Args) > 1 && os.Args[1] == "panic":
 			panic("rank 1 panics on purpose")
+		case world.Rank() == 1 && len(os.Args) > 1 && os.Args[1] == "die":
+			os.Exit(3) // no word to anyone
 		case world.Rank() == 1 && len(os.Args) > 1 && os.Args[1] == "abort":
 			mpi.Abort(world, 5)
 		case world.Rank() == 1:

@@ -1,0 +1,236 @@
+package boot
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Open MPI's mpirun gives each process its rank and size in the
+// environment (OMPI_COMM_WORLD_RANK, ...) and a PMIx server, but no store
+// that speaks anything simpler than PMIx. mpigo does not speak PMIx: rank
+// 0 serves the store of `mpigo run` (Server) and the other ranks find it:
+//
+//   - all ranks on one node (OMPI_MCA_orte_num_nodes=1, or local size =
+//     size): rank 0 listens on loopback and writes the address to a file
+//     in the job's session directory, which mpirun creates for the job on
+//     each node (OMPI_MCA_orte_jobfam_session_dir, else PMIX_SERVER_TMPDIR,
+//     else TMPDIR); the others wait for the file.
+//   - several nodes: rank 0 listens on all interfaces on a port derived
+//     from the job id (20000 + hash mod 20000, or the next free of 16), on
+//     the host named by MPIGO_OMPI_HOST, else the host of mpirun itself
+//     (OMPI_MCA_orte_hnp_uri), where mpirun places rank 0 by default. The
+//     others try those ports until one answers for this job.
+//
+// Either way a rank checks that the store it reached is its own job's
+// (the key mpigo.job holds the Open MPI job id).
+
+const ompiPortBase, ompiPortRange, ompiPortTries = 20000, 20000, 16
+
+// kvConn presents a KV (here: a client of rank 0's Server) as a pmiConn.
+type kvConn struct {
+	kv   KV
+	srv  *Server // rank 0 only
+	file string  // rendezvous file to remove (rank 0)
+}
+
+func (c *kvConn) put(key, value string) error { return c.kv.Put(key, value) }
+func (c *kvConn) fence() error                { return c.kv.Fence() }
+func (c *kvConn) get(key string) (string, bool, error) {
+	v, err := c.kv.Get(key)
+	return v, err == nil, err
+}
+func (c *kvConn) maxValue() int     { return 60000 }
+func (c *kvConn) finalize() error   { return nil }
+func (c *kvConn) abort(int, string) {}
+func (c *kvConn) close() error {
+	err := c.kv.Close()
+	if c.srv != nil {
+		c.srv.Close()
+	}
+	if c.file != "" {
+		os.Remove(c.file)
+	}
+	return err
+}
+
+func ompiEnvInt(env lookupFunc, name string) (int, error) {
+	v, ok := env(name)
+	if !ok {
+		return 0, fmt.Errorf("Open MPI (mpirun): %s is not set", name)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("Open MPI (mpirun): %s=%q is not a number", name, v)
+	}
+	return n, nil
+}
+
+// ompiJobName is Open MPI's name for the job.
+func ompiJobName(env lookupFunc) string {
+	if v, _ := env("OMPI_MCA_ess_base_jobid"); v != "" {
+		return v
+	}
+	v, _ := env("PMIX_NAMESPACE")
+	return v
+}
+
+func getenv(env lookupFunc, name string) string {
+	v, _ := env(name)
+	return v
+}
+
+// ompiOneNode reports whether every rank of the job runs on this node.
+func ompiOneNode(env lookupFunc, size int) bool {
+	if v, err := strconv.Atoi(getenv(env, "OMPI_MCA_orte_num_nodes")); err == nil {
+		return v == 1
+	}
+	ls, err := strconv.Atoi(getenv(env, "OMPI_COMM_WORLD_LOCAL_SIZE"))
+	return err == nil && ls == size
+}
+
+func ompiSessionDir(env lookupFunc) string {
+	for _, v := range []string{"OMPI_MCA_orte_jobfam_session_dir", "PMIX_SERVER_TMPDIR"} {
+		if d := getenv(env, v); d != "" {
+			return d
+		}
+	}
+	return os.TempDir()
+}
+
+// ompiHost is the host rank 0 serves on, for jobs on several nodes.
+func ompiHost(env lookupFunc) (string, error) {
+	if h := getenv(env, "MPIGO_OMPI_HOST"); h != "" {
+		return h, nil
+	}
+	// "1097269248.0;tcp://192.0.2.2:50563;tcp6://[fd00::2]:43457"
+	for _, part := range strings.Split(getenv(env, "OMPI_MCA_orte_hnp_uri"), ";") {
+		// "tcp://ADDR[,ADDR...]:PORT": the first address.
+		if rest, ok := strings.CutPrefix(part, "tcp://"); ok {
+			if i := strings.LastIndexByte(rest, ':'); i > 0 {
+				h, _, _ := strings.Cut(rest[:i], ",")
+				if net.ParseIP(h) != nil {
+					return h, nil
+				}
+			}
+		}
+	}
+	return "", errors.New("Open MPI (mpirun): a job on several nodes needs the host of rank 0: set MPIGO_OMPI_HOST (OMPI_MCA_orte_hnp_uri names none)")
+}
+
+func detectOMPI(env lookupFunc) (*Info, error) {
+	const who = "Open MPI (mpirun)"
+	rank, err := ompiEnvInt(env, "OMPI_COMM_WORLD_RANK")
+	if err != nil {
+		return nil, err
+	}
+	size, err := ompiEnvInt(env, "OMPI_COMM_WORLD_SIZE")
+	if err != nil {
+		return nil, err
+	}
+	if size < 1 || rank < 0 || rank >= size {
+		return nil, fmt.Errorf("%s: rank %d of %d makes no sense", who, rank, size)
+	}
+	job := ompiJobName(env)
+	if job == "" {
+		return nil, fmt.Errorf("%s: neither OMPI_MCA_ess_base_jobid nor PMIX_NAMESPACE is set: cannot tell this job from others", who)
+	}
+	info := &Info{Rank: rank, Size: size, Launcher: who, JobID: jobIDOf("ompi/" + job)}
+	reply, fence := pmiTimeouts()
+	oneNode := ompiOneNode(env, size)
+	port0 := ompiPortBase + int(info.JobID%ompiPortRange)
+	c := &kvConn{}
+	if rank == 0 {
+		if oneNode {
+			c.srv, err = NewServer("127.0.0.1:0", size)
+		} else {
+			for i := 0; i < ompiPortTries; i++ {
+				if c.srv, err = NewServer(":"+strconv.Itoa(port0+i), size); err == nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: rank 0 cannot serve the job's store: %w", who, err)
+		}
+		c.srv.Preset("mpigo.job", job)
+		if oneNode {
+			c.file = filepath.Join(ompiSessionDir(env), fmt.Sprintf("mpigo-kvs-%016x", info.JobID))
+			tmp := c.file + ".tmp"
+			err := os.WriteFile(tmp, []byte(c.srv.Addr()), 0o600)
+			if err == nil {
+				err = os.Rename(tmp, c.file)
+			}
+			if err != nil {
+				c.srv.Close()
+				return nil, fmt.Errorf("%s: rank 0 cannot publish its store's address: %w", who, err)
+			}
+		}
+		if c.kv, err = Dial(c.srv.Addr(), 0); err != nil {
+			c.close()
+			return nil, err
+		}
+	} else {
+		deadline := time.Now().Add(fence)
+		var tries []string
+		if oneNode {
+			file := filepath.Join(ompiSessionDir(env), fmt.Sprintf("mpigo-kvs-%016x", info.JobID))
+			for {
+				b, err := os.ReadFile(file)
+				if err == nil {
+					tries = []string{string(b)}
+					break
+				}
+				if time.Now().After(deadline) {
+					return nil, fmt.Errorf("%s: rank 0 did not publish its store in %s within %v", who, file, fence)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		} else {
+			host, err := ompiHost(env)
+			if err != nil {
+				return nil, err
+			}
+			for i := 0; i < ompiPortTries; i++ {
+				tries = append(tries, net.JoinHostPort(host, strconv.Itoa(port0+i)))
+			}
+		}
+		for c.kv == nil {
+			for _, addr := range tries {
+				if kv, err := ompiDial(addr, rank, job, reply); err == nil {
+					c.kv = kv
+					break
+				}
+			}
+			if c.kv == nil {
+				if time.Now().After(deadline) {
+					return nil, fmt.Errorf("%s: cannot reach rank 0's store at %s within %v", who, strings.Join(tries, " or "), fence)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
+	}
+	if err := pmiStart(info, c, nil); err != nil {
+		c.close()
+		return nil, err
+	}
+	return info, nil
+}
+
+// ompiDial connects to a store and checks that it is this job's.
+func ompiDial(addr string, rank int, job string, d time.Duration) (KV, error) {
+	kv, err := DialTimeout(addr, rank, d)
+	if err != nil {
+		return nil, err
+	}
+	if v, err := kv.Get("mpigo.job"); err != nil || v != job {
+		kv.Close()
+		return nil, fmt.Errorf("the store at %s is another job's", addr)
+	}
+	return kv, nil
+}

@@ -1,0 +1,138 @@
+package boot
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// ompiEnv is what Open MPI's mpirun puts in the environment of rank r (the
+// part mpigo reads), plus extra NAME, VALUE pairs.
+func ompiEnv(r, size int, job string, extra ...string) lookupFunc {
+	env := map[string]string{
+		"OMPI_COMM_WORLD_RANK":       strconv.Itoa(r),
+		"OMPI_COMM_WORLD_SIZE":       strconv.Itoa(size),
+		"OMPI_COMM_WORLD_LOCAL_SIZE": strconv.Itoa(size),
+		"OMPI_MCA_ess_base_jobid":    job,
+		"PMIX_NAMESPACE":             job,
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		env[extra[i]] = extra[i+1]
+	}
+	return func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+}
+
+// ompiJob starts size ranks' detection at once and checks what they agree
+// on; it returns their Infos.
+func ompiJob(t *testing.T, size int, env func(r int) lookupFunc) []*Info {
+	t.Helper()
+	infos := make([]*Info, size)
+	errs := make([]error, size)
+	var wg sync.WaitGroup
+	for r := range size {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			info, err := detectOMPI(env(r))
+			if err != nil {
+				errs[r] = err
+				return
+			}
+			infos[r] = info
+			if err := info.KV.Put("addr."+strconv.Itoa(r), fmt.Sprintf("host %d", r)); err != nil {
+				errs[r] = err
+				return
+			}
+			if err := info.KV.Fence(); err != nil {
+				errs[r] = err
+				return
+			}
+			for p := range size {
+				if v, err := info.KV.Get("addr." + strconv.Itoa(p)); err != nil || v != fmt.Sprintf("host %d", p) {
+					errs[r] = fmt.Errorf("get addr.%d: %q %v", p, v, err)
+					return
+				}
+			}
+			errs[r] = info.KV.Fence() // nobody closes the store while others read
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	all := make([]int, size)
+	for i := range all {
+		all[i] = i
+	}
+	for r, info := range infos {
+		if info.Rank != r || info.Size != size || info.Launcher != LauncherOMPI || !slices.Equal(info.NodeRanks, all) || info.LocalRank != r {
+			t.Errorf("rank %d: %+v", r, info)
+		}
+		if string(info.Secret) != string(infos[0].Secret) || len(info.Secret) != 32 || info.JobID != infos[0].JobID {
+			t.Errorf("rank %d: secret or job id differs from rank 0's", r)
+		}
+	}
+	for r := size - 1; r >= 0; r-- { // rank 0, which serves the store, last
+		infos[r].KV.Close()
+	}
+	return infos
+}
+
+// One node: rank 0 publishes its store's address in the session directory.
+func TestOMPIOneNode(t *testing.T) {
+	dir := t.TempDir()
+	job := fmt.Sprintf("%d", time.Now().UnixNano())
+	ompiJob(t, 3, func(r int) lookupFunc {
+		return ompiEnv(r, 3, job, "OMPI_MCA_orte_num_nodes", "1", "OMPI_MCA_orte_jobfam_session_dir", dir)
+	})
+	if left, _ := filepath.Glob(filepath.Join(dir, "mpigo-kvs-*")); len(left) > 0 {
+		t.Errorf("rank 0 left %v", left)
+	}
+}
+
+// Several nodes: rank 0 serves on a port derived from the job id; a
+// store of another job already on that port is passed over.
+func TestOMPISeveralNodes(t *testing.T) {
+	job := fmt.Sprintf("%d", time.Now().UnixNano())
+	port0 := ompiPortBase + int(jobIDOf("ompi/"+job)%ompiPortRange)
+	if other, err := NewServer("127.0.0.1:"+strconv.Itoa(port0), 1); err == nil {
+		other.Preset("mpigo.job", "another job")
+		defer other.Close()
+	}
+	ompiJob(t, 3, func(r int) lookupFunc {
+		return ompiEnv(r, 3, job, "OMPI_MCA_orte_num_nodes", "2", "OMPI_COMM_WORLD_LOCAL_SIZE", "2",
+			"OMPI_MCA_orte_hnp_uri", "1.0;tcp://127.0.0.1:1;tcp6://[::1]:2")
+	})
+	if h, err := ompiHost(ompiEnv(0, 1, "j", "OMPI_MCA_orte_hnp_uri", "1097269248.0;tcp://192.0.2.2,10.0.0.1:50563;tcp6://[fd00::2]:43457")); h != "192.0.2.2" || err != nil {
+		t.Errorf("host from hnp_uri: %q %v", h, err)
+	}
+	if _, err := ompiHost(ompiEnv(0, 1, "j")); err == nil || !strings.Contains(err.Error(), "MPIGO_OMPI_HOST") {
+		t.Errorf("no host: %v", err)
+	}
+}
+
+// A rank whose rank 0 never shows up gives up with a clear error.
+func TestOMPINoRankZero(t *testing.T) {
+	t.Setenv("MPIGO_PMI_TIMEOUT", "300ms")
+	_, err := detectOMPI(ompiEnv(1, 2, "lonely", "OMPI_MCA_orte_jobfam_session_dir", t.TempDir()))
+	if err == nil || !strings.Contains(err.Error(), "Open MPI (mpirun): rank 0 did not publish its store") {
+		t.Errorf("%v", err)
+	}
+	for _, env := range []lookupFunc{
+		ompiEnv(2, 2, "j"),
+		ompiEnv(0, 2, ""),
+		func(k string) (string, bool) { return os.LookupEnv("MPIGO_NO_SUCH_VARIABLE") },
+	} {
+		if _, err := detectOMPI(env); err == nil || !strings.Contains(err.Error(), "Open MPI (mpirun)") {
+			t.Errorf("bad environment accepted: %v", err)
+		}
+	}
+}
