@@ -206,26 +206,18 @@ func (g *Group) Union(other *Group) (*Group, error) {
 // Intersection returns the members of g that are also in other, in g's
 // order (MPI_Group_intersection).
 func (g *Group) Intersection(other *Group) (*Group, error) {
-	const op = "GroupIntersection"
-	if err := g.check(op); err != nil {
-		return nil, err
-	}
-	if err := other.check(op); err != nil {
-		return nil, err
-	}
-	var out []int
-	for _, w := range g.ranks {
-		if _, ok := other.index[w]; ok {
-			out = append(out, w)
-		}
-	}
-	return newGroup(out, owner(g, other)), nil
+	return g.filter("GroupIntersection", other, true)
 }
 
 // Difference returns the members of g that are not in other, in g's
 // order (MPI_Group_difference).
 func (g *Group) Difference(other *Group) (*Group, error) {
-	const op = "GroupDifference"
+	return g.filter("GroupDifference", other, false)
+}
+
+// filter returns the members of g that are (in) or are not (!in) members
+// of other, in g's order.
+func (g *Group) filter(op string, other *Group, in bool) (*Group, error) {
 	if err := g.check(op); err != nil {
 		return nil, err
 	}
@@ -234,7 +226,7 @@ func (g *Group) Difference(other *Group) (*Group, error) {
 	}
 	var out []int
 	for _, w := range g.ranks {
-		if _, ok := other.index[w]; !ok {
+		if _, ok := other.index[w]; ok == in {
 			out = append(out, w)
 		}
 	}
