@@ -251,11 +251,11 @@ func (c *Comm) agreeValid(op string, verr error) error {
 // A rank may appear several times; the k-th edge from a to b in a's
 // destinations pairs with the k-th edge from a in b's sources. The edges
 // must be consistent: b lists a as a source as often as a lists b as a
-// destination. MPI's info hints are not taken; mpigo keeps the ranks of
-// c whatever reorder says. It is collective over c; if one rank's
+// destination. info (nil for none) becomes the new communicator's hints
+// (Comm.Info); mpigo keeps the ranks of c whatever reorder says. It is collective over c; if one rank's
 // arguments are invalid the call fails on every rank (with ErrArg on the
 // others).
-func (c *Comm) DistGraphCreateAdjacent(sources, sourceWeights, destinations, destWeights []int, reorder bool) (*Comm, error) {
+func (c *Comm) DistGraphCreateAdjacent(sources, sourceWeights, destinations, destWeights []int, info *Info, reorder bool) (*Comm, error) {
 	const op = "DistGraphCreateAdjacent"
 	if err := c.intraOnly(op); err != nil { // topologies are for intracommunicators
 		return nil, err
@@ -285,9 +285,18 @@ func (c *Comm) DistGraphCreateAdjacent(sources, sourceWeights, destinations, des
 	}
 	src := append([]int(nil), sources...)
 	dst := append([]int(nil), destinations...)
-	return c.topoComm(op, firstRanks(len(c.group)), "distgraph", func(int) *topology {
+	d, err := c.topoComm(op, firstRanks(len(c.group)), "distgraph", func(int) *topology {
 		return distTopo(src, sw, dst, dw, weighted, most)
 	})
+	return d.withInfo(info), err
+}
+
+// withInfo gives d, a communicator just made (or nil), the hints info.
+func (d *Comm) withInfo(info *Info) *Comm {
+	if d != nil && info != nil {
+		d.info.Store(info.Dup())
+	}
+	return d
 }
 
 // DistGraphCreate returns a new communicator with the same ranks as c and
@@ -300,10 +309,11 @@ func (c *Comm) DistGraphCreateAdjacent(sources, sourceWeights, destinations, des
 // learns its in- and out-neighbours. A rank's neighbours are listed by the
 // rank that specified the edge and then in the order it gave them; the
 // k-th edge from a to b among a's destinations is the k-th edge from a
-// among b's sources. mpigo keeps the ranks of c whatever reorder says. It
+// among b's sources. info (nil for none) becomes the new communicator's
+// hints (Comm.Info); mpigo keeps the ranks of c whatever reorder says. It
 // is collective over c; if one rank's arguments are invalid the call
 // fails on every rank (with ErrArg on the others).
-func (c *Comm) DistGraphCreate(sources, degrees, destinations, weights []int, reorder bool) (*Comm, error) {
+func (c *Comm) DistGraphCreate(sources, degrees, destinations, weights []int, info *Info, reorder bool) (*Comm, error) {
 	const op = "DistGraphCreate"
 	if err := c.intraOnly(op); err != nil { // topologies are for intracommunicators
 		return nil, err
@@ -365,9 +375,10 @@ func (c *Comm) DistGraphCreate(sources, degrees, destinations, weights []int, re
 	if err != nil {
 		return nil, c.collErr(op, err)
 	}
-	return c.topoComm(op, firstRanks(p), "distgraph", func(int) *topology {
+	d, err := c.topoComm(op, firstRanks(p), "distgraph", func(int) *topology {
 		return distTopo(src, sw, dst, dw, weighted, most)
 	})
+	return d.withInfo(info), err
 }
 
 // DistGraphNeighborsCount returns the number of in-neighbours (sources)

@@ -369,7 +369,7 @@ func TestNeighborGraphLowLevel(t *testing.T) {
 		// A distributed graph: rank r sends to r+1 and r+2 (mod 3), and
 		// receives accordingly.
 		p := world.Size()
-		dg, err := world.DistGraphCreateAdjacent([]int{(r + p - 1) % p, (r + p - 2) % p}, nil, []int{(r + 1) % p, (r + 2) % p}, nil, false)
+		dg, err := world.DistGraphCreateAdjacent([]int{(r + p - 1) % p, (r + p - 2) % p}, nil, []int{(r + 1) % p, (r + 2) % p}, nil, nil, false)
 		if err != nil {
 			return err
 		}

@@ -480,7 +480,7 @@ func TestDistGraphRandom(t *testing.T) {
 			}
 			sources, degrees = append(sources, s), append(degrees, deg)
 		}
-		g, err := world.DistGraphCreate(sources, degrees, dests, weights, false)
+		g, err := world.DistGraphCreate(sources, degrees, dests, weights, nil, false)
 		if err != nil {
 			return err
 		}
@@ -568,9 +568,14 @@ func TestDistGraphAdjacent(t *testing.T) {
 	matrix(t, 4, func(world *mpi.Comm) error {
 		r, n := world.Rank(), world.Size()
 		next, prev := (r+1)%n, (r+n-1)%n
-		g, err := world.DistGraphCreateAdjacent([]int{prev, prev}, mpi.Unweighted, []int{next, next}, nil, false)
+		hints := mpi.NewInfo()
+		hints.Set("mpigo_test", "ring")
+		g, err := world.DistGraphCreateAdjacent([]int{prev, prev}, mpi.Unweighted, []int{next, next}, nil, hints, false)
 		if err != nil {
 			return err
+		}
+		if v, ok := g.Info().Get("mpigo_test"); !ok || v != "ring" {
+			return check(world, false, "the info hints did not reach the new communicator: %q %v", v, ok)
 		}
 		in, out, weighted, err := g.DistGraphNeighborsCount()
 		if err != nil || in != 2 || out != 2 || weighted {
@@ -602,7 +607,7 @@ func TestDistGraphAdjacent(t *testing.T) {
 		} else {
 			dwt = []int{}
 		}
-		star, err := world.DistGraphCreateAdjacent(s, w, d, dwt, false)
+		star, err := world.DistGraphCreateAdjacent(s, w, d, dwt, nil, false)
 		if err != nil {
 			return err
 		}
@@ -616,7 +621,7 @@ func TestDistGraphAdjacent(t *testing.T) {
 		if r == 0 && len(vals) != 0 || r != 0 && !slices.Equal(vals, []int{7}) {
 			return check(world, false, "star allgather %v", vals)
 		}
-		if _, err := world.DistGraphCreateAdjacent([]int{n}, nil, nil, nil, false); !errors.Is(err, mpi.ErrRank) {
+		if _, err := world.DistGraphCreateAdjacent([]int{n}, nil, nil, nil, nil, false); !errors.Is(err, mpi.ErrRank) {
 			return check(world, false, "source %d: %v", n, err)
 		}
 		// One rank's bad arguments fail the call everywhere, without a hang.
@@ -624,11 +629,11 @@ func TestDistGraphAdjacent(t *testing.T) {
 		if r == 2 {
 			bad = []int{-1}
 		}
-		_, err = world.DistGraphCreate([]int{r}, []int{1}, bad, nil, false)
+		_, err = world.DistGraphCreate([]int{r}, []int{1}, bad, nil, nil, false)
 		if want := [2]error{mpi.ErrArg, mpi.ErrRank}[b2i(r == 2)]; !errors.Is(err, want) {
 			return check(world, false, "DistGraphCreate with a bad edge on rank 2: %v, want %v", err, want)
 		}
-		_, err = world.DistGraphCreateAdjacent(nil, nil, bad, []int{1, 2}[:len(bad)+b2i(r == 1)], false)
+		_, err = world.DistGraphCreateAdjacent(nil, nil, bad, []int{1, 2}[:len(bad)+b2i(r == 1)], nil, false)
 		if want := [2]error{mpi.ErrArg, mpi.ErrRank}[b2i(r == 2)]; r == 1 {
 			if !errors.Is(err, mpi.ErrArg) {
 				return check(world, false, "adjacent with bad weights: %v", err)
