@@ -634,3 +634,77 @@ func (c *Comm) interReduceBuf(name string, sendbuf, recvbuf []byte, count int, d
 	copy(recvbuf[:n], res)
 	return nil
 }
+
+// interReduceScatterBuf is ReduceScatter(Block) on an intercommunicator:
+// each group reduces its vectors (Σ recvcounts elements, the same total in
+// both groups) at its leader, the leaders swap the results, and each
+// leader scatters the other group's result over its own group, block i
+// (recvcounts[i] elements) to local rank i. InPlace is not allowed, as in
+// MPI.
+func (c *Comm) interReduceScatterBuf(name string, sendbuf, recvbuf []byte, recvcounts []int, dt *Datatype, op *ReduceOp) error {
+	if err := c.check(name); err != nil {
+		return err
+	}
+	if len(recvcounts) != c.Size() {
+		return c.argErr(name, ErrCount, "%d counts for a local group of %d", len(recvcounts), c.Size())
+	}
+	total := 0
+	for _, k := range recvcounts {
+		if k < 0 {
+			return c.argErr(name, ErrCount, "negative count %d", k)
+		}
+		total += k
+	}
+	n, err := c.lowOpArgs(name, total, dt, op)
+	if err != nil {
+		return err
+	}
+	if isInPlace(sendbuf) {
+		return c.argErr(name, ErrArg, "InPlace cannot be used on an intercommunicator")
+	}
+	if err := c.need(name, "sendbuf", sendbuf, n); err != nil {
+		return err
+	}
+	mine := recvcounts[c.rank] * dt.size
+	if err := c.need(name, "recvbuf", recvbuf, mine); err != nil {
+		return err
+	}
+	f, _ := op.combine(dt)
+	base := c.collTag()
+	lcc := c.inter.lc.coll()
+	res, err := coll.Reduce(lcc, append([]byte(nil), sendbuf[:n]...), f, op.commutative, 0, base)
+	if err != nil {
+		return c.collErr(name, err)
+	}
+	var parts [][]byte
+	var xerr error
+	if c.rank == 0 {
+		var theirs []byte
+		theirs, xerr = exchange(collComm{c.shadow}, res, 0, base)
+		if xerr == nil && len(theirs) != n {
+			xerr = fmt.Errorf("%w: the other group reduced %d bytes, this group expects %d (the totals of recvcounts differ)", ErrCount, len(theirs), n)
+		}
+		parts = make([][]byte, len(recvcounts))
+		off := 0
+		for i, k := range recvcounts {
+			if xerr == nil {
+				parts[i] = theirs[off : off+k*dt.size]
+			} else {
+				parts[i] = nil // the group still completes the scatter, then fails below
+			}
+			off += k * dt.size
+		}
+	}
+	got, serr := coll.Scatter(lcc, parts, 0, base+4)
+	if xerr != nil {
+		return c.collErr(name, xerr)
+	}
+	if serr != nil {
+		return c.collErr(name, serr)
+	}
+	if len(got) != mine {
+		return c.argErr(name, ErrTruncate, "received %d bytes for a %d-byte block", len(got), mine)
+	}
+	copy(recvbuf[:mine], got)
+	return nil
+}

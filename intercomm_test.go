@@ -436,6 +436,9 @@ func TestIntercommCollectivesMatrix(t *testing.T) {
 		if err := interVColls(s); err != nil {
 			return err
 		}
+		if err := interReduceScatter(s); err != nil {
+			return err
+		}
 		return s.free()
 	})
 }
@@ -454,6 +457,9 @@ func TestIntercommCollectivesSizes(t *testing.T) {
 						return err
 					}
 					if err := interVColls(s); err != nil {
+						return err
+					}
+					if err := interReduceScatter(s); err != nil {
 						return err
 					}
 					if err := interSplit(s); err != nil {
@@ -720,4 +726,74 @@ func TestIntercommZeroAllocs(t *testing.T) {
 	if got != 0 {
 		t.Fatalf("%v allocations per intercommunicator round trip, want 0", got)
 	}
+}
+
+// interReduceScatter checks ReduceScatter and ReduceScatterBlock (and a
+// non-blocking form) on an intercommunicator: each group gets the other
+// group's reduction, scattered by its own counts.
+func interReduceScatter(s *interSetup) error {
+	const total = 12 // elements; the same in both groups, as MPI requires
+	lsize, lrank := s.ic.Size(), s.ic.Rank()
+	groupBase := func(inA bool) int64 {
+		if inA {
+			return 1000
+		}
+		return 2000
+	}
+	// Rank r of a group contributes base + 10*r + j at index j.
+	reduced := func(inA bool, size int) []int64 {
+		out := make([]int64, total)
+		for r := 0; r < size; r++ {
+			for j := range out {
+				out[j] += groupBase(inA) + int64(10*r+j)
+			}
+		}
+		return out
+	}
+	mine := make([]int64, total)
+	for j := range mine {
+		mine[j] = groupBase(s.inA) + int64(10*lrank+j)
+	}
+	remoteSize := s.b
+	if !s.inA {
+		remoteSize = s.a
+	}
+	want := reduced(!s.inA, remoteSize)
+	// Uneven counts: rank i gets a block of its own size; the rest to rank 0.
+	counts := make([]int, lsize)
+	left := total
+	for i := 1; i < lsize; i++ {
+		counts[i] = min(i, left)
+		left -= counts[i]
+	}
+	counts[0] = left
+	off := 0
+	for i := 0; i < lrank; i++ {
+		off += counts[i]
+	}
+	got := make([]int64, counts[lrank])
+	if err := s.ic.ReduceScatter(mpi.AsBytes(mine), mpi.AsBytes(got), counts, mpi.Int64, mpi.OpSum); err != nil {
+		return err
+	}
+	if !slices.Equal(got, want[off:off+counts[lrank]]) {
+		return fmt.Errorf("intercomm ReduceScatter on world rank %d: %v, want %v", s.world.Rank(), got, want[off:off+counts[lrank]])
+	}
+	if total%lsize == 0 {
+		blk := total / lsize
+		got := make([]int64, blk)
+		req, err := s.ic.IreduceScatterBlock(mpi.AsBytes(mine), mpi.AsBytes(got), blk, mpi.Int64, mpi.OpSum)
+		if err != nil {
+			return err
+		}
+		if _, err := req.Wait(); err != nil {
+			return err
+		}
+		if !slices.Equal(got, want[lrank*blk:(lrank+1)*blk]) {
+			return fmt.Errorf("intercomm IreduceScatterBlock on world rank %d: %v, want %v", s.world.Rank(), got, want[lrank*blk:(lrank+1)*blk])
+		}
+	}
+	if err := s.ic.ReduceScatter(mpi.InPlace, mpi.AsBytes(mine), counts, mpi.Int64, mpi.OpSum); !errors.Is(err, mpi.ErrArg) {
+		return fmt.Errorf("intercomm ReduceScatter with InPlace: %v, want ErrArg", err)
+	}
+	return nil
 }

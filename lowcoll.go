@@ -648,7 +648,7 @@ func (c *Comm) ReduceScatterBlock(sendbuf, recvbuf []byte, recvcount int, dt *Da
 	if recvcount < 0 {
 		return c.argErr("ReduceScatterBlock", ErrCount, "negative count %d", recvcount)
 	}
-	return c.reduceScatter("ReduceScatterBlock", sendbuf, recvbuf, fill(len(c.group), recvcount), dt, op)
+	return c.reduceScatter("ReduceScatterBlock", sendbuf, recvbuf, fill(c.Size(), recvcount), dt, op)
 }
 
 // ReduceScatter combines Σ recvcounts elements of dt from every rank with
@@ -662,6 +662,9 @@ func (c *Comm) ReduceScatter(sendbuf, recvbuf []byte, recvcounts []int, dt *Data
 }
 
 func (c *Comm) reduceScatter(name string, sendbuf, recvbuf []byte, recvcounts []int, dt *Datatype, op *ReduceOp) error {
+	if c.IsInter() {
+		return c.interReduceScatterBuf(name, sendbuf, recvbuf, recvcounts, dt, op)
+	}
 	total := 0
 	for _, n := range recvcounts {
 		if n < 0 {
