@@ -11,7 +11,31 @@ type collComm struct{ c *Comm }
 func (cc collComm) Rank() int { return cc.c.rank }
 func (cc collComm) Size() int { return len(cc.c.group) }
 
+// sendNow hands an eager message that needs no answer straight to the
+// transport, as a blocking Send does (p2p.go), and reports whether it
+// could: such a send is complete once the transport has it, so it needs
+// no request.
+func (cc collComm) sendNow(buf []byte, dst, tag int) (bool, error) {
+	c := cc.c
+	f, ok := c.p.eng.EagerFrame(c.ctx, c.rank, c.group[dst], tag, buf, 0)
+	if !ok {
+		return false, nil
+	}
+	if err := c.p.tr.Send(f); err != nil {
+		return true, c.errorf("collective send", ErrProcFailed, at("dest", dst, tag), "%v", err)
+	}
+	return true, nil
+}
+
+// doneReq is a request that was complete when it was made.
+type doneReq struct{}
+
+func (doneReq) Wait() (int, error) { return 0, nil }
+
 func (cc collComm) Send(buf []byte, dst, tag int) error {
+	if ok, err := cc.sendNow(buf, dst, tag); ok {
+		return err
+	}
 	s := getSlot()
 	cc.c.startSend(&s.er, buf, 0, dst, tag, engine.Standard)
 	st := s.er.Wait()
@@ -42,8 +66,15 @@ func (cc collComm) RecvAlloc(src, tag int) ([]byte, error) {
 }
 
 // Isend and Irecv return a pooled slot as the request; its Wait puts it
-// back, so collectives allocate no requests.
+// back, so collectives allocate no requests. An eager Isend is sent at
+// once and returns doneReq.
 func (cc collComm) Isend(buf []byte, dst, tag int) (coll.Request, error) {
+	if ok, err := cc.sendNow(buf, dst, tag); ok {
+		if err != nil {
+			return nil, err
+		}
+		return doneReq{}, nil
+	}
 	s := getSlot()
 	s.c, s.at = cc.c, at("dest", dst, tag)
 	cc.c.startSend(&s.er, buf, 0, dst, tag, engine.Standard)
