@@ -512,13 +512,9 @@ func Scatter[T any](c *Comm, vs []T, root int) (T, error) {
 		if len(vs) != len(c.group) {
 			return zero, c.handle(c.errorf("Scatter", ErrCount, loc{}, "root has %d values for %d ranks", len(vs), len(c.group)))
 		}
-		parts = make([][]byte, len(vs))
-		for i := range vs {
-			b, err := viewBytes(t, &vs[i], nil)
-			if err != nil {
-				return zero, c.typeErr("Scatter", loc{}, err)
-			}
-			parts[i] = b
+		var err error
+		if parts, err = valueParts(c, "Scatter", t, vs); err != nil {
+			return zero, err
 		}
 	}
 	got, err := coll.Scatter(c.coll(), parts, root, c.collTag())
@@ -549,17 +545,27 @@ func Alltoall[T any](c *Comm, vs []T) ([]T, error) {
 		return nil, c.handle(c.errorf("Alltoall", ErrCount, loc{}, "%d values for %d ranks", len(vs), len(c.group)))
 	}
 	t := typeOf[T]()
-	parts := make([][]byte, len(vs))
-	for i := range vs {
-		b, err := viewBytes(t, &vs[i], nil)
-		if err != nil {
-			return nil, c.typeErr("Alltoall", loc{}, err)
-		}
-		parts[i] = b
+	parts, err := valueParts(c, "Alltoall", t, vs)
+	if err != nil {
+		return nil, err
 	}
 	got, err := coll.Alltoall(c.coll(), parts, c.collTag())
 	if err != nil {
 		return nil, c.collErr("Alltoall", err)
 	}
 	return decodeAll[T](c, "Alltoall", t, got)
+}
+
+// valueParts returns the bytes of each value of vs (encoded where T is
+// not plain), for the collectives that send one value per rank.
+func valueParts[T any](c *Comm, op string, t typeInfo, vs []T) ([][]byte, error) {
+	parts := make([][]byte, len(vs))
+	for i := range vs {
+		b, err := viewBytes(t, &vs[i], nil)
+		if err != nil {
+			return nil, c.typeErr(op, loc{}, err)
+		}
+		parts[i] = b
+	}
+	return parts, nil
 }

@@ -349,13 +349,9 @@ func interScatterT[T any](c *Comm, vs []T, root int) (T, error) {
 		if len(vs) != len(c.group) {
 			return zero, c.handle(c.errorf("Scatter", ErrCount, loc{}, "root has %d values for a remote group of %d", len(vs), len(c.group)))
 		}
-		parts = make([][]byte, len(vs))
-		for i := range vs {
-			b, err := viewBytes(t, &vs[i], nil)
-			if err != nil {
-				return zero, c.typeErr("Scatter", loc{}, err)
-			}
-			parts[i] = b
+		var err error
+		if parts, err = valueParts(c, "Scatter", t, vs); err != nil {
+			return zero, err
 		}
 	}
 	got, err := c.interScatter("Scatter", parts, root)
@@ -387,13 +383,9 @@ func interAlltoallT[T any](c *Comm, vs []T) ([]T, error) {
 		return nil, c.handle(c.errorf("Alltoall", ErrCount, loc{}, "%d values for a remote group of %d", len(vs), len(c.group)))
 	}
 	t := typeOf[T]()
-	parts := make([][]byte, len(vs))
-	for i := range vs {
-		b, err := viewBytes(t, &vs[i], nil)
-		if err != nil {
-			return nil, c.typeErr("Alltoall", loc{}, err)
-		}
-		parts[i] = b
+	parts, err := valueParts(c, "Alltoall", t, vs)
+	if err != nil {
+		return nil, err
 	}
 	got, err := c.interAlltoall("Alltoall", parts)
 	if err != nil {
