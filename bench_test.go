@@ -7,7 +7,7 @@ import (
 	"github.com/mpigo/mpi"
 )
 
-// pingPong runs b.N round trips of size bytes between two goroutine ranks
+// roundTrips runs b.N round trips of size bytes between two goroutine ranks
 // through the typed layer ([]byte) or the raw layer.
 func pingPong(b *testing.B, size int, raw bool) {
 	b.ReportAllocs()
@@ -76,24 +76,7 @@ func BenchmarkPingPongFloat64(b *testing.B) {
 		b.Run(fmt.Sprintf("typed/%d", n*8), func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(16 * n))
-			mpi.Run(2, func(c *mpi.Comm) error {
-				v := make([]float64, n)
-				peer := 1 - c.Rank()
-				mpi.Barrier(c)
-				if c.Rank() == 0 {
-					b.ResetTimer()
-				}
-				for i := 0; i < b.N; i++ {
-					if c.Rank() == 0 {
-						mpi.Send(c, v, peer, 1)
-						mpi.RecvInto(c, v, peer, 1)
-					} else {
-						mpi.RecvInto(c, v, peer, 1)
-						mpi.Send(c, v, peer, 1)
-					}
-				}
-				return nil
-			})
+			mpi.Run(2, func(c *mpi.Comm) error { return roundTrips(b, c, make([]float64, n)) })
 		})
 	}
 }
@@ -152,22 +135,25 @@ func BenchmarkPingPongShm(b *testing.B) {
 	cfg := mpi.DefaultConfig()
 	cfg.Transport = "shm"
 	b.ReportAllocs()
-	mpi.RunConfig(2, cfg, func(c *mpi.Comm) error {
-		v := make([]byte, 8)
-		peer := 1 - c.Rank()
-		mpi.Barrier(c)
+	mpi.RunConfig(2, cfg, func(c *mpi.Comm) error { return roundTrips(b, c, make([]byte, 8)) })
+}
+
+// roundTrips runs b.N round trips of v between ranks 0 and 1 of c, timed on
+// rank 0.
+func roundTrips[E any](b *testing.B, c *mpi.Comm, v []E) error {
+	peer := 1 - c.Rank()
+	mpi.Barrier(c)
+	if c.Rank() == 0 {
+		b.ResetTimer()
+	}
+	for i := 0; i < b.N; i++ {
 		if c.Rank() == 0 {
-			b.ResetTimer()
+			mpi.Send(c, v, peer, 1)
+			mpi.RecvInto(c, v, peer, 1)
+		} else {
+			mpi.RecvInto(c, v, peer, 1)
+			mpi.Send(c, v, peer, 1)
 		}
-		for i := 0; i < b.N; i++ {
-			if c.Rank() == 0 {
-				mpi.Send(c, v, peer, 1)
-				mpi.RecvInto(c, v, peer, 1)
-			} else {
-				mpi.RecvInto(c, v, peer, 1)
-				mpi.Send(c, v, peer, 1)
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
