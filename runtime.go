@@ -405,6 +405,8 @@ func attachShm(ts []*shm.Transport) error {
 func (p *proc) startShm(cfg shm.Config) (*shm.Transport, error) {
 	cfg.Rank = p.rank
 	cfg.Handler = p.deliverQueued
+	// p.eng does not exist yet: look it up when a frame comes.
+	cfg.Eager = func(h *wire.Header, from int, b []byte) error { return p.eng.DeliverEager(h, from, b) }
 	cfg.Place = func(h *wire.Header, from, n int) []byte { return p.eng.DataDest(h, from, n) }
 	cfg.OnPeerError = p.peerFailed
 	t, err := shm.New(cfg)

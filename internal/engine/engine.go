@@ -480,6 +480,42 @@ func (e *Engine) reply(out *Outbox, k wire.Kind, m *inbound, flags uint8, size i
 
 // Deliver processes a frame that arrived from a peer. f borrows its payload:
 // the engine copies what it keeps.
+// DeliverEager is Deliver for an eager frame that needs no answer (no
+// FlagSync), given by its parts: transports with a fast path for small
+// messages call it without building a Frame or an Outbox. payload is
+// borrowed until it returns.
+func (e *Engine) DeliverEager(h *wire.Header, from int, payload []byte) error {
+	if h.Kind != wire.Eager || h.Flags&wire.FlagSync != 0 || int64(len(payload)) != h.Size {
+		return fmt.Errorf("%w: %v frame from %d (flags %#x, %d bytes for a %d-byte message) is not a plain eager one",
+			ErrProtocol, h.Kind, from, h.Flags, len(payload), h.Size)
+	}
+	e.mu.Lock()
+	if r := e.takePosted(h); r != nil {
+		st, n := accept(r, h)
+		r.from = from
+		r.store(payload[:n], 0)
+		e.mu.Unlock()
+		r.complete(st)
+		return nil
+	}
+	m := e.newInbound()
+	m.hdr, m.from = *h, from
+	m.box, m.data = e.getBuf(len(payload))
+	copy(m.data, payload)
+	if e.unexpTail == nil {
+		e.unexpHead = m
+	} else {
+		e.unexpTail.next = m
+	}
+	e.unexpTail = m
+	for _, w := range e.probes {
+		w.Wake()
+	}
+	e.probes = e.probes[:0]
+	e.mu.Unlock()
+	return nil
+}
+
 func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -16,11 +16,19 @@ import (
 //
 // Cell layout (64 bytes):
 //
-//	[0, 8)    seq: 0 when free, else the frame's position + 1 (published last)
+//	[0, 8)    seq: the position + 1 of the frame it holds (published last)
 //	[8]       kind   [9] flags   [10, 12) payload length
 //	[12, 16)  context   [16, 20) source   [20, 24) tag
 //	[24, 32)  type signature
 //	[32, 64)  payload
+//
+// Only the sender writes cells; the receiver only reads them, and gives
+// them back by publishing how many it has consumed (the box head, in the
+// ring's consumer line) once per drain. A receiver that wrote each cell
+// free instead paid for taking the line back from the sender on every
+// message, on its way to deliver it. The sender reads the head only when the
+// cells it knows to be free run out. A cell holds the frame at pos when
+// its seq is pos + 1, which no older frame in that cell can have.
 //
 // Only eager frames that need no answer (no send id) and fit go in a
 // cell. Order with the ring: a sender uses its box only while every frame
@@ -30,7 +38,8 @@ import (
 // is therefore always seen first, and one written after it cannot exist
 // until the ring frame has been consumed.
 type box struct {
-	mem []byte // boxCells cells
+	mem  []byte         // boxCells cells
+	head *atomic.Uint64 // cells consumed, published by the receiver
 }
 
 const (
@@ -40,7 +49,10 @@ const (
 	boxPayload = cellSize - 32
 )
 
-func newBox(mem []byte) box { return box{mem: mem[:boxBytes:boxBytes]} }
+// newBox views mem as a box whose head lives at head.
+func newBox(mem []byte, head *atomic.Uint64) box {
+	return box{mem: mem[:boxBytes:boxBytes], head: head}
+}
 
 func (b box) cell(pos uint64) []byte {
 	i := (pos % boxCells) * cellSize
@@ -55,13 +67,10 @@ func fits(f *wire.Frame) bool {
 		len(f.Payload) <= boxPayload && f.Size == int64(len(f.Payload)) && len(f.Region) == 0
 }
 
-// put writes f into the cell at pos if the receiver has freed it.
-func (b box) put(pos uint64, f *wire.Frame) bool {
+// put writes f into the cell at pos, which the caller knows to be free.
+func (b box) put(pos uint64, f *wire.Frame) {
 	c := b.cell(pos)
 	seq := seqOf(c)
-	if seq.Load() != 0 {
-		return false
-	}
 	le := binary.LittleEndian
 	c[8], c[9] = byte(f.Kind), f.Flags
 	le.PutUint16(c[10:], uint16(len(f.Payload)))
@@ -71,7 +80,6 @@ func (b box) put(pos uint64, f *wire.Frame) bool {
 	le.PutUint64(c[24:], f.Sig)
 	copy(c[32:], f.Payload)
 	seq.Store(pos + 1)
-	return true
 }
 
 // ready reports whether the cell at pos holds the frame at pos.
@@ -91,18 +99,32 @@ func (b box) take(pos uint64, h *wire.Header) []byte {
 	return c[32 : 32+n]
 }
 
-// free gives the cell at pos back to the sender.
-func (b box) free(pos uint64) { seqOf(b.cell(pos)).Store(0) }
-
-// drainBox delivers the frames waiting in rd's box, in order.
-func (rd *reader) drainBox(deliver func(f wire.Frame)) bool {
+// drainBox delivers the frames waiting in rd's box, in order: through eager
+// when it is set (box frames are all plain eager ones), else through
+// deliver. It stops at a frame eager refuses and returns the error.
+func (rd *reader) drainBox(deliver func(f wire.Frame), eager func(h *wire.Header, from int, payload []byte) error) (bool, error) {
 	got := false
 	for rd.box.ready(rd.bpos) {
 		p := rd.box.take(rd.bpos, &rd.hdr)
-		deliver(wire.Frame{Header: rd.hdr, From: rd.from, To: rd.self, Payload: p})
-		rd.box.free(rd.bpos)
+		if eager != nil {
+			if err := eager(&rd.hdr, rd.from, p); err != nil {
+				rd.box.head.Store(rd.bpos)
+				return true, err
+			}
+		} else {
+			deliver(wire.Frame{Header: rd.hdr, From: rd.from, To: rd.self, Payload: p})
+		}
 		rd.bpos++
 		got = true
 	}
-	return got
+	if got {
+		rd.box.head.Store(rd.bpos)
+	}
+	return got, nil
+}
+
+// hasWork reports whether rd's box or ring holds a frame, with loads only:
+// pollers look before they take the right to consume.
+func (rd *reader) hasWork() bool {
+	return rd.box.ready(rd.box.head.Load()) || rd.tail.Load() != rd.ring.head.Load()
 }

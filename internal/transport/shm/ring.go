@@ -12,6 +12,7 @@ import (
 //
 //	[0, 8)      tail: bytes ever written (only the producer stores it)
 //	[64, 72)    head: bytes ever read (only the consumer stores it)
+//	[72, 80)    the head of the fast box next to the ring (see box)
 //	[128, ...)  data: a power-of-two number of bytes, used modulo its size
 //
 // tail and head live in cache lines of their own so that the producer and
@@ -28,6 +29,9 @@ type ring struct {
 	data []byte
 	mask uint64
 }
+
+// boxHead is the box head's offset in a ring's memory.
+const boxHead = 72
 
 // ringHeader is the size of a ring's index lines before its data.
 const ringHeader = 128
@@ -46,6 +50,9 @@ type roomWaiter interface {
 	waitRoom(spins int) error
 	wake()
 }
+
+// boxHeadAt returns the box head in the memory of a ring.
+func boxHeadAt(mem []byte) *atomic.Uint64 { return (*atomic.Uint64)(unsafe.Pointer(&mem[boxHead])) }
 
 // newRing views mem (at least ringBytes(c) bytes, 8-byte aligned) as a ring
 // of capacity c, a power of two.

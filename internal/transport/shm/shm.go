@@ -41,7 +41,7 @@ import (
 
 const (
 	magic   = "mpigoshm"
-	version = 1
+	version = 2
 	ctlSize = 4096 // control page; the canRead flags follow at ctlFlags
 	// offsets in the control page
 	offVersion  = 8
@@ -85,6 +85,9 @@ type Config struct {
 	// waiting then yields the core to other processes (sched_yield).
 	Oversubscribed bool
 	Handler        transport.Handler
+	// Eager, if set, takes the plain eager frames of the fast boxes (see
+	// engine.DeliverEager) instead of Handler: no Frame is built for them.
+	Eager func(h *wire.Header, from int, payload []byte) error
 	// Place may give the destination of a payload (see tcp.Config.Place).
 	Place func(h *wire.Header, from, n int) []byte
 	// OnPeerError is told when a peer's process is gone or sent garbage.
@@ -160,6 +163,7 @@ type peer struct {
 	dead     atomic.Bool
 	box      box
 	bpos     uint64 // fast-box frames written
+	bhead    uint64 // fast-box frames consumed, as last read
 	dirty    bool   // the ring may hold frames not yet consumed
 	hb       [wire.HeaderSize]byte
 }
@@ -219,7 +223,7 @@ func New(cfg Config) (*Transport, error) {
 	t.readers = make([]reader, n)
 	for i := range t.readers {
 		off := ctlSize + i*slotBytes(t.ringSize)
-		t.readers[i] = reader{box: newBox(t.mem[off:]), ring: newRing(t.mem[off+boxBytes:], t.ringSize), from: cfg.Locals[i], self: cfg.Rank}
+		t.readers[i] = reader{box: newBox(t.mem[off:], boxHeadAt(t.mem[off+boxBytes:])), ring: newRing(t.mem[off+boxBytes:], t.ringSize), from: cfg.Locals[i], self: cfg.Rank}
 	}
 	return t, nil
 }
@@ -258,7 +262,7 @@ func (t *Transport) Attach() error {
 		p := &peer{t: t, rank: r, mem: mem, pid: int(le.Uint64(mem[offPid:])),
 			sleeping: (*atomic.Uint32)(unsafe.Pointer(&mem[offSleeping]))}
 		off := ctlSize + t.me*slotBytes(t.ringSize)
-		p.box = newBox(mem[off:])
+		p.box = newBox(mem[off:], boxHeadAt(mem[off+boxBytes:]))
 		p.w = writer{ring: newRing(mem[off+boxBytes:], t.ringSize)}
 		p.w.tail = p.w.ring.tail.Load()
 		p.w.head = p.w.ring.head.Load()
@@ -353,7 +357,11 @@ func (t *Transport) Send(f wire.Frame) error {
 		if p.dirty && p.w.ring.head.Load() == p.w.tail {
 			p.dirty = false
 		}
-		if !p.dirty && p.box.put(p.bpos, &f) {
+		if !p.dirty && p.bpos-p.bhead >= boxCells {
+			p.bhead = p.box.head.Load()
+		}
+		if !p.dirty && p.bpos-p.bhead < boxCells {
+			p.box.put(p.bpos, &f)
 			p.bpos++
 			p.wake()
 			return nil
@@ -456,7 +464,9 @@ func (t *Transport) idle() {
 // progress consumes what the rings hold unless another goroutine is
 // already doing so, and reports whether it found anything.
 func (t *Transport) progress(deliver func(f wire.Frame)) bool {
-	if !t.busy.CompareAndSwap(false, true) {
+	// Look first, with plain loads: most polls find nothing, and taking
+	// busy costs two locked instructions.
+	if !t.hasWork() || !t.busy.CompareAndSwap(false, true) {
 		return false
 	}
 	busy := false
@@ -470,9 +480,12 @@ func (t *Transport) progress(deliver func(f wire.Frame)) bool {
 		}
 		rd := &t.readers[i]
 		tail := rd.tail.Load()
-		got := rd.drainBox(deliver)
-		more, err := rd.pollTo(tail, deliver, t.cfg.Place, wire.MaxPayload)
-		got = got || more
+		got, err := rd.drainBox(deliver, t.cfg.Eager)
+		if err == nil {
+			var more bool
+			more, err = rd.pollTo(tail, deliver, t.cfg.Place, wire.MaxPayload)
+			got = got || more
+		}
 		if err != nil {
 			t.fail(p, fmt.Errorf("shm: garbage from rank %d: %w", p.rank, err))
 		}
@@ -480,6 +493,16 @@ func (t *Transport) progress(deliver func(f wire.Frame)) bool {
 	}
 	t.busy.Store(false)
 	return busy
+}
+
+// hasWork reports whether a live peer's box or ring seems to hold a frame.
+func (t *Transport) hasWork() bool {
+	for i := range t.readers {
+		if i != t.me && t.readers[i].hasWork() && !t.peers[i].dead.Load() {
+			return true
+		}
+	}
+	return false
 }
 
 // pending reports whether some ring or box holds a frame not yet
