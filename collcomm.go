@@ -17,6 +17,12 @@ func (cc collComm) Size() int { return len(cc.c.group) }
 // no request.
 func (cc collComm) sendNow(buf []byte, dst, tag int) (bool, error) {
 	c := cc.c
+	if err, ok := c.sendShm(buf, 0, dst, tag); ok {
+		if err != nil {
+			return true, c.errorf("collective send", ErrProcFailed, at("dest", dst, tag), "%v", err)
+		}
+		return true, nil
+	}
 	f, ok := c.p.eng.EagerFrame(c.ctx, c.rank, c.group[dst], tag, buf, 0)
 	if !ok {
 		return false, nil

@@ -50,7 +50,7 @@ func checkOp[T any](c *Comm, op string, o Op[T]) error {
 }
 
 // ownBytes returns the bytes of v in memory that belongs to the caller.
-func ownBytes[T any](t typeInfo, v *T) ([]byte, error) {
+func ownBytes[T any](t *typeInfo, v *T) ([]byte, error) {
 	b, err := viewBytes(t, v, nil)
 	if err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func ownBytes[T any](t typeInfo, v *T) ([]byte, error) {
 }
 
 // valueCombine folds whole values with op.fn.
-func valueCombine[T any](t typeInfo, op Op[T]) coll.Combine {
+func valueCombine[T any](t *typeInfo, op Op[T]) coll.Combine {
 	return func(acc, in []byte, accFirst bool) ([]byte, error) {
 		var a, b T
 		if err := fromBytes(t, acc, &a); err != nil {
@@ -83,7 +83,7 @@ func valueCombine[T any](t typeInfo, op Op[T]) coll.Combine {
 
 // alignedView returns b as []E, copying into aligned memory if b is not
 // aligned for E, and the bytes backing the view.
-func alignedView[E any](t typeInfo, b []byte) ([]E, []byte) {
+func alignedView[E any](t *typeInfo, b []byte) ([]E, []byte) {
 	var s []E
 	if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%uintptr(t.align) != 0 {
 		nb := make([]E, len(b)/t.size)
@@ -281,7 +281,7 @@ func putScratch(p *[]byte) { scratchPools[bits.Len(uint(cap(*p)-1))].Put(p) }
 // in place in out: no encoding, no per-element call, and no allocation but
 // a pooled receive buffer. The algorithm (recursive doubling, Rabenseifner
 // or ring) is chosen by size.
-func allreduceFast[E any](c *Comm, t typeInfo, op Op[E], out []E) error {
+func allreduceFast[E any](c *Comm, t *typeInfo, op Op[E], out []E) error {
 	b := unsafeBytes(out, t.size)
 	sp := getScratch(len(b))
 	defer putScratch(sp)
@@ -289,7 +289,7 @@ func allreduceFast[E any](c *Comm, t typeInfo, op Op[E], out []E) error {
 }
 
 // vecOf turns a predefined op's slice kernel into a byte kernel.
-func vecOf[E any](t typeInfo, op Op[E]) coll.VecOp {
+func vecOf[E any](t *typeInfo, op Op[E]) coll.VecOp {
 	return func(inout, in []byte) {
 		x, xb := alignedView[E](t, inout)
 		y, _ := alignedView[E](t, in)
@@ -431,7 +431,7 @@ func Exscan[T any](c *Comm, v T, op Op[T]) (res T, ok bool, err error) {
 	return r, true, nil
 }
 
-func decodeAll[T any](c *Comm, op string, t typeInfo, parts [][]byte) ([]T, error) {
+func decodeAll[T any](c *Comm, op string, t *typeInfo, parts [][]byte) ([]T, error) {
 	out := make([]T, len(parts))
 	for i, p := range parts {
 		if err := fromBytes(t, p, &out[i]); err != nil {
@@ -558,7 +558,7 @@ func Alltoall[T any](c *Comm, vs []T) ([]T, error) {
 
 // valueParts returns the bytes of each value of vs (encoded where T is
 // not plain), for the collectives that send one value per rank.
-func valueParts[T any](c *Comm, op string, t typeInfo, vs []T) ([][]byte, error) {
+func valueParts[T any](c *Comm, op string, t *typeInfo, vs []T) ([][]byte, error) {
 	parts := make([][]byte, len(vs))
 	for i := range vs {
 		b, err := viewBytes(t, &vs[i], nil)

@@ -45,6 +45,8 @@ type Comm struct {
 	shadow *Comm // the same members on the collective context ctx+1
 	pinned int   // non-blocking collective views: 1 + the tag base they own
 	hc     *hierCache
+	// arChoice remembers the last allreduce algorithm chosen (hier.go).
+	arChoice atomic.Pointer[vecChoice]
 
 	topo *topology // Cartesian, graph or distributed graph topology; nil: none
 

@@ -210,16 +210,32 @@ func (c *Comm) bcastFixed(buf []byte, root int) error {
 // in place; scratch is as long as buf. Hierarchical: reduce to each
 // node's leader, allreduce among the leaders, broadcast in each node.
 func (c *Comm) allreduceVec(buf, scratch []byte, esz int, op coll.VecOp) error {
-	s := coll.Situation{Ranks: len(c.group), Bytes: len(buf), Commutative: true, Fixed: true}
+	elems := 0
 	if esz > 0 {
-		s.Elems = len(buf) / esz
+		elems = len(buf) / esz
 	}
-	h, err := c.hierFor(coll.CollAllreduce, s)
-	if err != nil {
-		return err
+	// The choice depends only on the vector's size (the table is fixed
+	// once loaded): remember the last one, since a loop of allreduces of
+	// one size is the common case and choosing costs string compares.
+	ch := c.arChoice.Load()
+	if ch == nil || ch.bytes != len(buf) || ch.elems != elems {
+		s := coll.Situation{Ranks: len(c.group), Bytes: len(buf), Commutative: true, Fixed: true, Elems: elems}
+		h, err := c.hierFor(coll.CollAllreduce, s)
+		if err != nil {
+			return err
+		}
+		ch = &vecChoice{bytes: len(buf), elems: elems, hier: h}
+		if h == nil && esz > 0 && len(buf)%esz == 0 {
+			ch.alg = coll.Select(coll.CollAllreduce, s)
+		}
+		c.arChoice.Store(ch)
 	}
+	h := ch.hier
 	tag := c.collTag()
 	if h == nil {
+		if ch.alg != "" {
+			return coll.AllreduceVecChosen(c.coll(), ch.alg, buf, scratch, esz, op, tag)
+		}
 		return coll.AllreduceVec(c.coll(), "", buf, scratch, esz, op, tag)
 	}
 	if h.local.Size() > 1 {
@@ -236,6 +252,15 @@ func (c *Comm) allreduceVec(buf, scratch []byte, esz int, op coll.VecOp) error {
 		return coll.BcastAlg(h.local.coll(), "", buf, 0, tag+4)
 	}
 	return nil
+}
+
+// vecChoice is how a communicator last ran an elementwise allreduce: for
+// vectors of bytes bytes and elems elements, the hierarchy to use, or (hier
+// nil) the algorithm Select chose ("": let coll choose and check).
+type vecChoice struct {
+	bytes, elems int
+	hier         *hierarchy
+	alg          string
 }
 
 // reduceVec combines buf elementwise into root's buf with the commutative

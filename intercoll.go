@@ -396,7 +396,7 @@ func interAlltoallT[T any](c *Comm, vs []T) ([]T, error) {
 
 // interReduceT reduces the values of type T (root: as for Reduce; -1 for
 // Allreduce) with combine f.
-func interReduceT[T any](c *Comm, opname string, t typeInfo, v T, f coll.Combine, commutative bool, root int, all bool) (T, bool, error) {
+func interReduceT[T any](c *Comm, opname string, t *typeInfo, v T, f coll.Combine, commutative bool, root int, all bool) (T, bool, error) {
 	var zero T
 	var b []byte
 	if all || root >= 0 {

@@ -163,6 +163,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 			}
 			return tr
 		})
+		p.noteShm()
 		p.eng = engine.New(r, ecfg, p.tr.DirectRead)
 		p.world = newWorld(p, info.Size)
 		j.procs = append(j.procs, p)

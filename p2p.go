@@ -149,6 +149,12 @@ func (c *Comm) send(op string, buf []byte, sig uint64, dest, tag int, mode engin
 		return nil
 	}
 	if mode != engine.Synchronous {
+		if err, ok := c.sendShm(buf, sig, dest, tag); ok {
+			if err != nil {
+				return c.handle(c.errorf(op, ErrProcFailed, at("dest", dest, tag), "%v", err))
+			}
+			return nil
+		}
 		if f, ok := c.p.eng.EagerFrame(c.ctx, c.rank, c.group[dest], tag, buf, sig); ok {
 			// Eager and unanswered: complete once the transport has it.
 			if err := c.p.tr.Send(f); err != nil {
@@ -166,6 +172,17 @@ func (c *Comm) send(op string, buf []byte, sig uint64, dest, tag int, mode engin
 	}
 	putSlot(s)
 	return err
+}
+
+// sendShm sends buf eagerly to dest, with no answer needed, straight
+// through shared memory if dest is reached that way and the message is
+// small enough (the engine's EagerFrame rules); ok reports whether it did.
+func (c *Comm) sendShm(buf []byte, sig uint64, dest, tag int) (err error, ok bool) {
+	to := c.group[dest]
+	if c.p.shmTo == nil || c.p.shmTo[to] == nil || !c.p.eng.EagerOK(len(buf)) {
+		return nil, false
+	}
+	return c.p.shmTo[to].SendEager(to, c.ctx, int32(c.rank), int32(tag), sig, buf), true
 }
 
 // bsend copies buf into the attached buffer and sends it from there. The
@@ -348,11 +365,11 @@ func (c *Comm) recvMsg(op string, m msg, sig uint64, elem, src, tag int) (Status
 	s := getSlot()
 	s.er.Layout = m.lay
 	c.startRecv(&s.er, m.b, nil, sig, src, tag)
-	est := s.er.Wait()
-	st := statusOf(est, elem)
+	est := s.er.WaitRef()
+	st := Status{Source: est.Source, Tag: est.Tag, bytes: est.Count, size: est.Size, elem: elem, cancelled: est.Cancelled}
 	var err error
 	if est.Err != nil {
-		err = c.handle(c.statusErr(op, at("source", src, tag), est))
+		err = c.handle(c.statusErr(op, at("source", src, tag), *est))
 	}
 	putSlot(s)
 	return st, err

@@ -52,6 +52,10 @@ type proc struct {
 	rank int // world rank
 	eng  *engine.Engine
 	tr   *transport.Router
+	// shmTo is, for each world rank that the router sends to through
+	// shared memory, that transport (else nil): small blocking sends call
+	// it directly (shm.SendEager), without building a frame.
+	shmTo []*shm.Transport
 
 	bsend engine.BsendBuffer
 	ctx   ctxAlloc
@@ -357,6 +361,7 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 			}
 			return other
 		})
+		p.noteShm()
 		direct := p.tr.DirectRead
 		if cfg.NoDirectRead {
 			direct = nil
@@ -374,6 +379,21 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 		}
 	}
 	return j, nil
+}
+
+// noteShm fills p.shmTo from p.tr: the peers it routes through shared
+// memory.
+func (p *proc) noteShm() {
+	for peer := range p.job.size {
+		t, ok := p.tr.For(peer).(*shm.Transport)
+		if !ok || t == nil {
+			continue
+		}
+		if p.shmTo == nil {
+			p.shmTo = make([]*shm.Transport, p.job.size)
+		}
+		p.shmTo[peer] = t
+	}
 }
 
 // everyone lists the ranks 0..n-1.

@@ -38,14 +38,14 @@ type typeInfo struct {
 	info  *datatype.Info
 }
 
-func typeOf[T any]() typeInfo {
+func typeOf[T any]() *typeInfo {
 	info := datatype.InfoFor[T]()
 	if p := info.Ext(); p != nil {
-		return *(*typeInfo)(p)
+		return (*typeInfo)(p)
 	}
 	t := summarize(info)
 	info.SetExt(unsafe.Pointer(&t))
-	return t
+	return &t
 }
 
 // summarize computes the typeInfo of the type info describes.
@@ -62,7 +62,7 @@ func summarize(info *datatype.Info) typeInfo {
 }
 
 // elemSize is the unit Status.Count counts in.
-func (t typeInfo) elemSize() int {
+func (t *typeInfo) elemSize() int {
 	if t.shape == shapeEncoded {
 		return 1
 	}
@@ -78,7 +78,7 @@ type sliceHeader struct {
 // viewBytes returns the bytes a value of T sends, borrowing its memory
 // where it can. For a plain value, scratch must hold at least t.size bytes
 // unless it is nil, in which case a copy is allocated.
-func viewBytes[T any](t typeInfo, v *T, scratch []byte) ([]byte, error) {
+func viewBytes[T any](t *typeInfo, v *T, scratch []byte) ([]byte, error) {
 	switch t.shape {
 	case shapePlain:
 		if t.size > len(scratch) {
@@ -111,12 +111,12 @@ func viewBytes[T any](t typeInfo, v *T, scratch []byte) ([]byte, error) {
 
 // fromBytes makes a T out of received bytes. For slices and strings the
 // result shares b's memory, so b must belong to the caller.
-func fromBytes[T any](t typeInfo, b []byte, v *T) error { return decodeBytes(t, b, v, false) }
+func fromBytes[T any](t *typeInfo, b []byte, v *T) error { return decodeBytes(t, b, v, false) }
 
 // decodeBytes is fromBytes; with own, b is the caller's for good (a
 // receive buffer allocated for this message) and the strings of an encoded
 // value may share it too.
-func decodeBytes[T any](t typeInfo, b []byte, v *T, own bool) error {
+func decodeBytes[T any](t *typeInfo, b []byte, v *T, own bool) error {
 	switch t.shape {
 	case shapePlain:
 		if len(b) != t.size {
@@ -168,7 +168,7 @@ func decodeBytes[T any](t typeInfo, b []byte, v *T, own bool) error {
 var zeroBase uint64
 
 type typeSizeError struct {
-	t typeInfo
+	t *typeInfo
 	n int
 }
 
@@ -179,7 +179,7 @@ func (e *typeSizeError) Error() string {
 	return "a " + itoa(e.n) + "-byte message is not a whole number of " + e.t.info.Type.Elem().String() + " (" + itoa(e.t.size) + " bytes each)"
 }
 
-func errTypeSize(t typeInfo, n int) error { return &typeSizeError{t, n} }
+func errTypeSize(t *typeInfo, n int) error { return &typeSizeError{t, n} }
 
 type badBoolError struct{ t reflect.Type }
 
@@ -315,7 +315,7 @@ func Issend[T any](c *Comm, v T, dest, tag int) (*Request, error) {
 
 // recvArgs chooses the buffer a typed receive of T posts: a slot's inline
 // room for small plain values, allocation on match otherwise.
-func recvBuf(t typeInfo, s *slot) ([]byte, func(int) []byte) {
+func recvBuf(t *typeInfo, s *slot) ([]byte, func(int) []byte) {
 	if t.shape == shapePlain {
 		if t.size <= len(s.inline)*8 {
 			return inlineBytes(s)[:t.size], nil
@@ -326,7 +326,7 @@ func recvBuf(t typeInfo, s *slot) ([]byte, func(int) []byte) {
 }
 
 // finishRecv turns a completed typed receive into a T.
-func finishRecv[T any](c *Comm, op string, l loc, t typeInfo, er *engine.Request, v *T) (Status, error) {
+func finishRecv[T any](c *Comm, op string, l loc, t *typeInfo, er *engine.Request, v *T) (Status, error) {
 	est := er.Status()
 	st := statusOf(est, t.elemSize())
 	if est.Err != nil {
@@ -389,19 +389,19 @@ func RecvInto[E any](c *Comm, buf []E, source, tag int) (Status, error) {
 	return st, err
 }
 
-type notPlainError struct{ t typeInfo }
+type notPlainError struct{ t *typeInfo }
 
 func (e notPlainError) Error() string {
 	return e.t.info.Type.String() + " is not a plain type (it holds pointers, strings, slices, maps or interfaces); use Recv"
 }
 
-func errNotPlain(t typeInfo) error { return notPlainError{t} }
+func errNotPlain(t *typeInfo) error { return notPlainError{t} }
 
 // Pending is a typed receive in flight, returned by Irecv. Wait returns the
 // value.
 type Pending[T any] struct {
 	req *Request
-	t   typeInfo
+	t   *typeInfo
 	v   T
 	st  Status
 	err error

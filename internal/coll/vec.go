@@ -89,10 +89,16 @@ func recvExact(c Comm, buf []byte, src, tag int) error {
 //
 // Uses tag..tag+3.
 func AllreduceVec(c Comm, alg string, buf, scratch []byte, esz int, op VecOp, tag int) error {
-	return wrap("allreduce", allreduceVec(c, alg, buf, scratch, esz, op, tag))
+	return wrap("allreduce", allreduceVec(c, alg, false, buf, scratch, esz, op, tag))
 }
 
-func allreduceVec(c Comm, alg string, buf, scratch []byte, esz int, op VecOp, tag int) error {
+// AllreduceVecChosen is AllreduceVec with alg as Select chose it for this
+// very situation (the caller remembers the choice): it skips the check.
+func AllreduceVecChosen(c Comm, alg string, buf, scratch []byte, esz int, op VecOp, tag int) error {
+	return wrap("allreduce", allreduceVec(c, alg, true, buf, scratch, esz, op, tag))
+}
+
+func allreduceVec(c Comm, alg string, chosen bool, buf, scratch []byte, esz int, op VecOp, tag int) error {
 	p, r, err := setup(c)
 	if err != nil {
 		return err
@@ -110,7 +116,7 @@ func allreduceVec(c Comm, alg string, buf, scratch []byte, esz int, op VecOp, ta
 	sit := Situation{Ranks: p, Bytes: len(buf), Commutative: true, Fixed: true, Elems: len(buf) / esz}
 	if alg == "" {
 		alg = Select(CollAllreduce, sit)
-	} else if !Applicable(CollAllreduce, alg, sit) {
+	} else if !chosen && !Applicable(CollAllreduce, alg, sit) {
 		return fmt.Errorf("%w: algorithm %q cannot run allreduce of %d elements on %d ranks", ErrArg, alg, sit.Elems, p)
 	}
 	if p == 1 {

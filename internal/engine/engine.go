@@ -295,6 +295,10 @@ func (e *Engine) EagerFrame(ctx uint32, self, to, tag int, buf []byte, sig uint6
 		From: e.rank, To: to, Payload: buf}, true
 }
 
+// EagerOK reports whether a standard-mode message of n bytes goes eagerly
+// with no answer (EagerFrame would return a frame).
+func (e *Engine) EagerOK(n int) bool { return n <= e.cfg.EagerLimit && !e.aborted.Load() }
+
 // matches reports whether receive (or probe) envelope (ctx, src, tag) matches h.
 func matches(ctx uint32, src, tag int, h *wire.Header) bool {
 	return h.Context == ctx && (src == AnySource || int(h.Src) == src) && (tag == AnyTag || int(h.Tag) == tag)
@@ -369,13 +373,16 @@ func (e *Engine) takePosted(h *wire.Header) *Request {
 	return nil
 }
 
-// accept sizes r's buffer for a message of size bytes and returns the
-// status skeleton and how many bytes will be stored. e.mu is held.
-func accept(r *Request, h *wire.Header) (Status, int) {
-	st := Status{Source: int(h.Src), Tag: int(h.Tag), Size: int(h.Size), Sig: h.Sig}
+// accept sizes r's buffer for a message of size bytes, writes the status
+// skeleton into r (in place: returning it cost a copy that the processor
+// could not forward from the stores that built it), and returns how many
+// bytes will be stored. e.mu is held.
+func accept(r *Request, h *wire.Header) int {
+	st := &r.status
+	*st = Status{Source: int(h.Src), Tag: int(h.Tag), Size: int(h.Size), Sig: h.Sig}
 	if r.Sig != 0 && h.Sig != 0 && r.Sig != h.Sig {
 		st.Err = ErrType
-		return st, 0
+		return 0
 	}
 	size := int(h.Size)
 	if r.Buf == nil && r.Alloc != nil && r.Layout == nil {
@@ -387,12 +394,12 @@ func accept(r *Request, h *wire.Header) (Status, int) {
 		st.Err = ErrTruncate
 	}
 	st.Count = n
-	return st, n
+	return n
 }
 
 // consume delivers the unexpected message m to the receive r. e.mu is held.
 func (e *Engine) consume(r *Request, m *inbound, out *Outbox) {
-	st, n := accept(r, &m.hdr)
+	n := accept(r, &m.hdr)
 	r.from = m.from
 	switch m.hdr.Kind {
 	case wire.Eager:
@@ -401,15 +408,16 @@ func (e *Engine) consume(r *Request, m *inbound, out *Outbox) {
 			e.reply(out, wire.Ack, m, 0, 0)
 		}
 		e.freeInbound(m)
-		r.complete(st)
+		r.finish()
 	case wire.RTS:
-		e.startRendezvous(r, m.from, &m.hdr, m.region, m.source, st, n, out)
+		e.startRendezvous(r, m.from, &m.hdr, m.region, m.source, n, out)
 		e.freeInbound(m)
 	}
 }
 
 // startRendezvous answers an RTS that matched r. e.mu is held.
-func (e *Engine) startRendezvous(r *Request, from int, h *wire.Header, region []byte, source wire.Packer, st Status, n int, out *Outbox) {
+// r's status has been set by accept.
+func (e *Engine) startRendezvous(r *Request, from int, h *wire.Header, region []byte, source wire.Packer, n int, out *Outbox) {
 	// A message in another process's memory is read into a contiguous
 	// receive buffer in one copy; a derived receive layout takes the
 	// streamed path instead.
@@ -425,7 +433,7 @@ func (e *Engine) startRendezvous(r *Request, from int, h *wire.Header, region []
 		}
 		it := out.add()
 		it.F = wire.Frame{Header: wire.Header{Kind: wire.Fin, Context: h.Context, SendID: h.SendID, Size: int64(n)}, From: e.rank, To: from}
-		r.complete(st)
+		r.finish()
 		return
 	}
 	e.nextID++
@@ -433,10 +441,10 @@ func (e *Engine) startRendezvous(r *Request, from int, h *wire.Header, region []
 	it := out.add()
 	it.F = wire.Frame{Header: wire.Header{Kind: wire.CTS, Context: h.Context, SendID: h.SendID, RecvID: r.id, Size: int64(n)}, From: e.rank, To: from}
 	if n == 0 {
-		r.complete(st)
+		r.finish()
 		return
 	}
-	r.status, r.want, r.got = st, n, 0
+	r.want, r.got = n, 0
 	e.recvs[r.id] = r
 }
 
@@ -491,11 +499,11 @@ func (e *Engine) DeliverEager(h *wire.Header, from int, payload []byte) error {
 	}
 	e.mu.Lock()
 	if r := e.takePosted(h); r != nil {
-		st, n := accept(r, h)
+		n := accept(r, h)
 		r.from = from
 		r.store(payload[:n], 0)
 		e.mu.Unlock()
-		r.complete(st)
+		r.finish()
 		return nil
 	}
 	m := e.newInbound()
@@ -525,7 +533,7 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 			return fmt.Errorf("%w: %v frame from %d carries %d bytes for a %d-byte message", ErrProtocol, f.Kind, f.From, len(f.Payload), f.Size)
 		}
 		if r := e.takePosted(&f.Header); r != nil {
-			st, n := accept(r, &f.Header)
+			n := accept(r, &f.Header)
 			r.from = f.From
 			if f.Kind == wire.Eager {
 				r.store(f.Payload[:n], 0)
@@ -533,9 +541,9 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 					it := out.add()
 					it.F = wire.Frame{Header: wire.Header{Kind: wire.Ack, Context: f.Context, SendID: f.SendID}, From: e.rank, To: f.From}
 				}
-				r.complete(st)
+				r.finish()
 			} else {
-				e.startRendezvous(r, f.From, &f.Header, f.Region, f.Source, st, n, out)
+				e.startRendezvous(r, f.From, &f.Header, f.Region, f.Source, n, out)
 			}
 			return nil
 		}

@@ -130,8 +130,13 @@ func (r *Request) Buffer() []byte { return r.Buf }
 // wake-up is lost. fin is stored last: after it, r is not touched here, so
 // its owner may reuse it.
 func (r *Request) complete(st Status) {
-	onDone := r.OnDone
 	r.status = st
+	r.finish()
+}
+
+// finish is complete with the status already in r.
+func (r *Request) finish() {
+	onDone := r.OnDone
 	r.done.Store(1)
 	if w := r.waiter.Load(); w != nil {
 		w.Wake()
@@ -170,6 +175,13 @@ func (r *Request) Wait() Status {
 		}
 	}
 	return r.status
+}
+
+// WaitRef is Wait returning the status in place: r's own, valid until r
+// is reset. Hot paths use it to spare copying the status.
+func (r *Request) WaitRef() *Status {
+	r.Wait()
+	return &r.status
 }
 
 // SetWaiter registers w to be woken when r completes (nil unregisters).
@@ -260,9 +272,11 @@ func (r *Request) Complete(st Status) { r.complete(st) }
 // a while, so that a reply that comes within microseconds is delivered and
 // seen without handing it from one goroutine to another. Begin starts one
 // waiter's polling (senders then know someone polls) and returns what it
-// polls, until End.
+// polls, until End. peer is the world rank the waiter waits for, or -1 if
+// it may be anyone: a poller may poll more eagerly for a peer it serves
+// itself.
 type Poller interface {
-	Begin() Polling
+	Begin(peer int) Polling
 }
 
 // Polling is one waiter's polling session. Idle is called now and then
@@ -293,7 +307,11 @@ func (r *Request) pollWait() bool {
 	if pp == nil || PollTime <= 0 {
 		return false
 	}
-	p := (*pp).Begin()
+	peer := r.FromWorld - 1
+	if r.Op == OpSend {
+		peer = r.To
+	}
+	p := (*pp).Begin(peer)
 	defer p.End()
 	// The clock is read only once a wait has lasted a thousand polls or so:
 	// most replies come before, and a clock read costs more than a poll.

@@ -46,6 +46,14 @@ func NewRouter(n int, route func(peer int) Transport) *Router {
 	return r
 }
 
+// For returns the transport chosen for peer (nil if there is none).
+func (r *Router) For(peer int) Transport {
+	if peer < 0 || peer >= len(r.byPeer) {
+		return nil
+	}
+	return r.byPeer[peer]
+}
+
 // Send sends f over the transport for f.To.
 func (r *Router) Send(f wire.Frame) error {
 	if f.To < 0 || f.To >= len(r.byPeer) || r.byPeer[f.To] == nil {

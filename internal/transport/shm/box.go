@@ -67,18 +67,19 @@ func fits(f *wire.Frame) bool {
 		len(f.Payload) <= boxPayload && f.Size == int64(len(f.Payload)) && len(f.Region) == 0
 }
 
-// put writes f into the cell at pos, which the caller knows to be free.
-func (b box) put(pos uint64, f *wire.Frame) {
+// put writes the eager frame (h, payload) into the cell at pos, which the
+// caller knows to be free.
+func (b box) put(pos uint64, h *wire.Header, payload []byte) {
 	c := b.cell(pos)
 	seq := seqOf(c)
 	le := binary.LittleEndian
-	c[8], c[9] = byte(f.Kind), f.Flags
-	le.PutUint16(c[10:], uint16(len(f.Payload)))
-	le.PutUint32(c[12:], f.Context)
-	le.PutUint32(c[16:], uint32(f.Src))
-	le.PutUint32(c[20:], uint32(f.Tag))
-	le.PutUint64(c[24:], f.Sig)
-	copy(c[32:], f.Payload)
+	c[8], c[9] = byte(h.Kind), h.Flags
+	le.PutUint16(c[10:], uint16(len(payload)))
+	le.PutUint32(c[12:], h.Context)
+	le.PutUint32(c[16:], uint32(h.Src))
+	le.PutUint32(c[20:], uint32(h.Tag))
+	le.PutUint64(c[24:], h.Sig)
+	copy(c[32:], payload)
 	seq.Store(pos + 1)
 }
 

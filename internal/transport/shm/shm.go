@@ -347,29 +347,73 @@ func (t *Transport) Send(f wire.Frame) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if t.closed.Load() {
+	if err := p.usable(); err != nil {
+		return err
+	}
+	if fits(&f) && p.boxRoom() {
+		p.box.put(p.bpos, &f.Header, f.Payload)
+		p.bpos++
+		p.wake()
+		return nil
+	}
+	p.dirty = true
+	f.Header.Marshal(p.hb[:], len(f.Payload))
+	return p.w.writeFrame(p.hb[:], f.Payload, p)
+}
+
+// SendEager sends an eager message that needs no answer, given by its
+// parts: Send(Frame{Kind: Eager, ...}) without building the frame or
+// calling through an interface. It is the runtime's path for small
+// blocking sends to a peer on the node.
+func (t *Transport) SendEager(to int, ctx uint32, src, tag int32, sig uint64, payload []byte) error {
+	p := t.peer(to)
+	if p == nil || len(payload) > wire.MaxPayload {
+		return t.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Context: ctx, Src: src, Tag: tag, Size: int64(len(payload)), Sig: sig},
+			From: t.cfg.Rank, To: to, Payload: payload})
+	}
+	h := wire.Header{Kind: wire.Eager, Context: ctx, Src: src, Tag: tag, Size: int64(len(payload)), Sig: sig}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.usable(); err != nil {
+		return err
+	}
+	if len(payload) <= boxPayload && p.boxRoom() {
+		p.box.put(p.bpos, &h, payload)
+		p.bpos++
+		p.wake()
+		return nil
+	}
+	p.dirty = true
+	h.Marshal(p.hb[:], len(payload))
+	return p.w.writeFrame(p.hb[:], payload, p)
+}
+
+// usable reports why frames can no longer go to p, if they cannot. p.mu is
+// held.
+func (p *peer) usable() error {
+	if p.t.closed.Load() {
 		return ErrClosed
 	}
 	if p.dead.Load() {
 		return fmt.Errorf("shm: rank %d (process %d) is gone", p.rank, p.pid)
 	}
-	if fits(&f) {
-		if p.dirty && p.w.ring.head.Load() == p.w.tail {
-			p.dirty = false
+	return nil
+}
+
+// boxRoom reports whether the next frame may go in p's box: every frame
+// put in the ring has been consumed (see box) and a cell is free. p.mu is
+// held.
+func (p *peer) boxRoom() bool {
+	if p.dirty {
+		if p.w.ring.head.Load() != p.w.tail {
+			return false
 		}
-		if !p.dirty && p.bpos-p.bhead >= boxCells {
-			p.bhead = p.box.head.Load()
-		}
-		if !p.dirty && p.bpos-p.bhead < boxCells {
-			p.box.put(p.bpos, &f)
-			p.bpos++
-			p.wake()
-			return nil
-		}
+		p.dirty = false
 	}
-	p.dirty = true
-	f.Header.Marshal(p.hb[:], len(f.Payload))
-	return p.w.writeFrame(p.hb[:], f.Payload, p)
+	if p.bpos-p.bhead >= boxCells {
+		p.bhead = p.box.head.Load()
+	}
+	return p.bpos-p.bhead < boxCells
 }
 
 // wake wakes the peer's poller if it sleeps (see the package doc).
