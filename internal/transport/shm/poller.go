@@ -48,7 +48,9 @@ func (waitPoller) Begin(peer int) engine.Polling {
 	}
 	for _, t := range l.ts {
 		t.waiters.Add(1)
-		if t.peer(peer) != nil {
+		// Only a peer in another process: one that is a goroutine of this
+		// process needs this processor to send.
+		if p := t.peer(peer); p != nil && p.pid != t.pid {
 			l = l.local
 		}
 	}
