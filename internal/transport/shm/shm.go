@@ -63,6 +63,9 @@ var (
 	// SleepTime bounds a futex sleep: the poller then checks that its
 	// peers are alive.
 	SleepTime = 100 * time.Millisecond
+	// waiterNap is how long the poller naps while a goroutine of its
+	// process polls in Wait (it looks again after each nap).
+	waiterNap = 20 * time.Microsecond
 )
 
 // Config describes one rank's endpoint.
@@ -464,6 +467,20 @@ func (t *Transport) poll() {
 		if t.progress(deliver) {
 			sawWork, idle = true, 0
 			runtime.Gosched()
+			continue
+		}
+		if t.waiters.Load() > 0 {
+			// A goroutine of this process polls in Wait and delivers what
+			// comes: stay out of its way. Each turn of this loop cost it a
+			// yield (two on an oversubscribed node, where this loop also
+			// called sched_yield).
+			time.Sleep(waiterNap)
+			now := time.Now()
+			if now.Sub(checked) > SleepTime {
+				checked = now
+				t.checkPeers()
+			}
+			last, idle = now, 0
 			continue
 		}
 		// Reading the clock costs more than a poll: look at it seldom.
