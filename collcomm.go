@@ -52,9 +52,14 @@ func (cc collComm) Send(buf []byte, dst, tag int) error {
 func (cc collComm) Recv(buf []byte, src, tag int) (int, error) {
 	s := getSlot()
 	cc.c.startRecv(&s.er, buf, nil, 0, src, tag)
-	st := s.er.Wait()
+	st := s.er.WaitRef()
+	n := st.Count
+	var err error
+	if st.Err != nil {
+		err = cc.c.statusErr("collective receive", at("source", src, tag), *st)
+	}
 	putSlot(s)
-	return st.Count, cc.err("collective receive", at("source", src, tag), st)
+	return n, err
 }
 
 func allocBytes(n int) []byte { return make([]byte, n) }

@@ -23,8 +23,10 @@ const Magic = 0x4d // 'M'
 // Version is the version of the frame format and of the tcp handshake. A
 // peer speaking another version is refused when the connection is set up.
 // Version 2: a tcp connection carries frames both ways, and both ends
-// prove the job's secret.
-const Version = 2
+// prove the job's secret. Version 3: the acceptor's proof ends with a byte
+// that may send the dialer back to the connection the acceptor is making
+// (two ranks that dial each other at once keep one connection).
+const Version = 3
 
 // HeaderSize is the size in bytes of an encoded header.
 const HeaderSize = 64

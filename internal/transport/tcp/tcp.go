@@ -7,9 +7,14 @@
 // acknowledgement rides on the data (two one-way connections per pair
 // cost every message a pure ACK segment each way: 2.5 us of the 8 us
 // one-way latency measured here). A rank sends to a peer on one connection
-// only, the first it had with it, so frames from one rank to another
-// arrive in order; when two ranks dial each other at the same moment each
-// keeps sending on its own, and both connections are read.
+// only, so frames from one rank to another arrive in order. When two ranks
+// dial each other at the same moment (the first collective of a job does
+// that), the lower rank's connection is kept: the lower rank, accepting
+// the higher one's connection while dialing it, answers the handshake with
+// "use mine", and the higher rank sends nothing on its own connection and
+// adopts the lower rank's when it arrives (or already has: it adopts any
+// connection from a lower rank it is dialing). Before this rule a job's
+// first exchange left each pair with two one-way connections for good.
 //
 // A connection starts with a handshake. The accepting side sends a random
 // 32-byte challenge; the dialer answers with magic "MPIGO", the wire
@@ -89,12 +94,14 @@ type Transport struct {
 }
 
 type conn struct {
-	ready chan struct{} // closed once c or err is set
-	c     net.Conn
-	err   error
-	mu    sync.Mutex // serialises writes
-	hdr   [wire.HeaderSize]byte
-	bufs  net.Buffers
+	ready  chan struct{} // closed once c or err is set
+	once   sync.Once
+	dialed bool // made by dial: this rank is connecting, or connected, to the peer
+	c      net.Conn
+	err    error
+	mu     sync.Mutex // serialises writes
+	hdr    [wire.HeaderSize]byte
+	bufs   net.Buffers
 }
 
 const (
@@ -103,6 +110,18 @@ const (
 	greetingSize  = handshakeSize + nonceSize + macSize // the dialer's answer
 	macSize       = sha256.Size
 )
+
+// finish sets the connection's outcome, once, and releases its waiters.
+func (c *conn) finish(nc net.Conn, err error) {
+	c.once.Do(func() {
+		c.c, c.err = nc, err
+		close(c.ready)
+	})
+}
+
+// adoptTimeout bounds how long a rank told "use mine" waits for the
+// lower rank's connection.
+const adoptTimeout = time.Minute
 
 // mac proves knowledge of the secret for this challenge and greeting.
 func mac(secret, nonce, hello []byte) []byte {
@@ -167,11 +186,25 @@ func (t *Transport) dial(peer int) (*conn, error) {
 	}
 	c := t.out[peer]
 	if c == nil {
-		c = &conn{ready: make(chan struct{})}
+		c = &conn{ready: make(chan struct{}), dialed: true}
 		t.out[peer] = c
 		t.mu.Unlock()
-		c.c, c.err = t.connect(peer)
-		close(c.ready)
+		nc, redirect, err := t.connect(peer)
+		switch {
+		case err != nil:
+			c.finish(nil, err)
+		case !redirect:
+			c.finish(nc, nil)
+		default:
+			// The peer is dialing us too and keeps its connection: send
+			// on that one, once it has arrived (see the package doc).
+			select {
+			case <-c.ready:
+			case <-time.After(adoptTimeout):
+				c.finish(nil, fmt.Errorf("tcp: rank %d asked rank %d to use its connection and did not make it within %v", peer, t.cfg.Rank, adoptTimeout))
+			}
+		}
+		<-c.ready
 		if c.err != nil {
 			t.peerError(peer, c.err)
 		}
@@ -182,14 +215,17 @@ func (t *Transport) dial(peer int) (*conn, error) {
 	return c, c.err
 }
 
-func (t *Transport) connect(peer int) (net.Conn, error) {
+// connect dials peer and proves both sides. redirect reports that the
+// peer, dialing this rank at the same time, keeps its own connection:
+// this one then carries no frames from this rank.
+func (t *Transport) connect(peer int) (_ net.Conn, redirect bool, _ error) {
 	addr, err := t.cfg.Addrs(peer)
 	if err != nil {
-		return nil, fmt.Errorf("tcp: no address for rank %d: %w", peer, err)
+		return nil, false, fmt.Errorf("tcp: no address for rank %d: %w", peer, err)
 	}
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("tcp: cannot connect to rank %d at %s: %w", peer, addr, err)
+		return nil, false, fmt.Errorf("tcp: cannot connect to rank %d at %s: %w", peer, addr, err)
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
@@ -203,28 +239,28 @@ func (t *Transport) connect(peer int) (net.Conn, error) {
 	nc.SetDeadline(time.Now().Add(handshakeTimeout))
 	if _, err := io.ReadFull(nc, nonce[:]); err != nil {
 		nc.Close()
-		return nil, fmt.Errorf("tcp: handshake with rank %d at %s: no challenge: %w", peer, addr, err)
+		return nil, false, fmt.Errorf("tcp: handshake with rank %d at %s: no challenge: %w", peer, addr, err)
 	}
 	if _, err := nc.Write(greeting(t.cfg.Secret, nonce[:], t.cfg.JobID, t.cfg.Rank, mine[:])); err != nil {
 		nc.Close()
-		return nil, fmt.Errorf("tcp: handshake with rank %d at %s: %w", peer, addr, err)
+		return nil, false, fmt.Errorf("tcp: handshake with rank %d at %s: %w", peer, addr, err)
 	}
 	// The peer proves the secret too before its frames are taken.
-	var proof [macSize]byte
+	var proof [macSize + 1]byte // the proof, then 1 for "use my connection"
 	if _, err := io.ReadFull(nc, proof[:]); err != nil {
 		nc.Close()
-		return nil, fmt.Errorf("tcp: handshake with rank %d at %s: refused or no answer to our challenge: %w", peer, addr, err)
+		return nil, false, fmt.Errorf("tcp: handshake with rank %d at %s: refused or no answer to our challenge: %w", peer, addr, err)
 	}
 	nc.SetDeadline(time.Time{})
-	if !hmac.Equal(proof[:], mac(t.cfg.Secret, mine[:], hello(t.cfg.JobID, peer))) {
+	if !hmac.Equal(proof[:macSize], mac(t.cfg.Secret, mine[:], hello(t.cfg.JobID, peer))) {
 		nc.Close()
-		return nil, fmt.Errorf("tcp: the process at %s, which should be rank %d, does not know the job's secret", addr, peer)
+		return nil, false, fmt.Errorf("tcp: the process at %s, which should be rank %d, does not know the job's secret", addr, peer)
 	}
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
 		nc.Close()
-		return nil, errors.New("tcp: transport closed")
+		return nil, false, errors.New("tcp: transport closed")
 	}
 	t.readers.Add(1)
 	t.live[peer]++
@@ -233,7 +269,24 @@ func (t *Transport) connect(peer int) (net.Conn, error) {
 		defer t.readers.Done()
 		t.serve(nc, t.reader(nc), peer)
 	}()
-	return nc, nil
+	return nc, proof[macSize] == 1 && peer < t.cfg.Rank, nil
+}
+
+// sendConn returns the connection frames to peer go on, nil if none is
+// established (for tests).
+func (t *Transport) sendConn(peer int) net.Conn {
+	t.mu.Lock()
+	c := t.out[peer]
+	t.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	select {
+	case <-c.ready:
+		return c.c
+	default:
+		return nil
+	}
 }
 
 // Send writes f to its destination and returns when the payload has been
@@ -331,22 +384,49 @@ func (t *Transport) read(nc net.Conn) {
 		t.peerError(-1, fmt.Errorf("%w (connection from %s refused)", err, nc.RemoteAddr()))
 		return
 	}
-	if _, err := nc.Write(mac(t.cfg.Secret, hs[handshakeSize:len(signed)], hello(t.cfg.JobID, t.cfg.Rank))); err != nil {
+	// Frames to the peer go back on this connection, unless this rank
+	// already sends to it on another. When both dial at once, the lower
+	// rank's connection wins (see the package doc): a lower rank tells the
+	// higher one to use its own, a higher rank adopts the lower one's.
+	t.mu.Lock()
+	var c, adopt *conn
+	keepMine := false
+	t.live[peer]++
+	switch out := t.out[peer]; {
+	case t.closed:
+	case out == nil:
+		c = &conn{ready: make(chan struct{}), c: nc}
+		c.once.Do(func() { close(c.ready) })
+		t.out[peer] = c
+	case out.dialed && peer > t.cfg.Rank:
+		keepMine = true
+	case out.dialed && peer < t.cfg.Rank:
+		adopt = out
+	}
+	t.mu.Unlock()
+	answer := mac(t.cfg.Secret, hs[handshakeSize:len(signed)], hello(t.cfg.JobID, t.cfg.Rank))
+	if keepMine {
+		answer = append(answer, 1)
+	} else {
+		answer = append(answer, 0)
+	}
+	if _, err := nc.Write(answer); err != nil {
+		t.mu.Lock()
+		t.live[peer]--
+		if c != nil && t.out[peer] == c {
+			delete(t.out, peer)
+		}
+		t.mu.Unlock()
 		t.peerError(peer, fmt.Errorf("tcp: answering the handshake of rank %d: %w", peer, err))
 		return
 	}
 	nc.SetDeadline(time.Time{})
-	// Frames to the peer go back on this connection, unless this rank
-	// already sends to it on another.
-	t.mu.Lock()
-	var c *conn
-	t.live[peer]++
-	if t.out[peer] == nil && !t.closed {
-		c = &conn{ready: make(chan struct{}), c: nc}
-		close(c.ready)
-		t.out[peer] = c
+	if adopt != nil {
+		adopt.finish(nc, nil)
+		if adopt.c == nc {
+			c = adopt
+		}
 	}
-	t.mu.Unlock()
 	t.serve(nc, r, peer)
 	if c != nil {
 		t.mu.Lock()

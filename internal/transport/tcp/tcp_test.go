@@ -447,3 +447,62 @@ func mustListen(t *testing.T) net.Listener {
 	}
 	return ln
 }
+
+// Two ranks that dial each other at the same moment end with one
+// connection carrying frames both ways (the lower rank's), so that replies
+// carry the TCP acknowledgements; frames sent meanwhile arrive in order.
+func TestSimultaneousDialKeepsOneConnection(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		const n = 3
+		eps := startJob(t, n, uint64(100+round))
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for r := 0; r < n; r++ {
+			for peer := 0; peer < n; peer++ {
+				if peer == r {
+					continue
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					for i := 0; i < 5; i++ {
+						f := wire.Frame{Header: wire.Header{Kind: wire.Eager, Tag: int32(i)}, From: r, To: peer}
+						if err := eps[r].t.Send(f); err != nil {
+							t.Error(err)
+						}
+					}
+				}()
+			}
+		}
+		close(start)
+		wg.Wait()
+		for r := 0; r < n; r++ {
+			for q := r + 1; q < n; q++ {
+				a, b := eps[r].t.sendConn(q), eps[q].t.sendConn(r)
+				if a == nil || b == nil || a.LocalAddr().String() != b.RemoteAddr().String() || a.RemoteAddr().String() != b.LocalAddr().String() {
+					t.Fatalf("round %d: ranks %d and %d send on different connections (%v, %v)", round, r, q, a, b)
+				}
+			}
+		}
+		for r, ep := range eps {
+			waitFor(t, fmt.Sprintf("rank %d's frames", r), func() bool {
+				ep.mu.Lock()
+				defer ep.mu.Unlock()
+				return len(ep.got) == n-1 && len(ep.got[(r+1)%n]) == 5 && len(ep.got[(r+2)%n]) == 5
+			})
+			ep.mu.Lock()
+			for from, fs := range ep.got {
+				for i, f := range fs {
+					if f.Tag != int32(i) {
+						t.Errorf("round %d: rank %d got frame %d from %d when %d was due", round, r, f.Tag, from, i)
+					}
+				}
+			}
+			if len(ep.errs) > 0 {
+				t.Errorf("round %d: rank %d: peer errors %v", round, r, ep.errs)
+			}
+			ep.mu.Unlock()
+		}
+	}
+}
