@@ -97,6 +97,7 @@ type conn struct {
 	ready  chan struct{} // closed once c or err is set
 	once   sync.Once
 	dialed bool // made by dial: this rank is connecting, or connected, to the peer
+	failed bool // the dial failed (under Transport.mu)
 	c      net.Conn
 	err    error
 	mu     sync.Mutex // serialises writes
@@ -206,6 +207,9 @@ func (t *Transport) dial(peer int) (*conn, error) {
 		}
 		<-c.ready
 		if c.err != nil {
+			t.mu.Lock()
+			c.failed = true
+			t.mu.Unlock()
 			t.peerError(peer, c.err)
 		}
 	} else {
@@ -262,14 +266,26 @@ func (t *Transport) connect(peer int) (_ net.Conn, redirect bool, _ error) {
 		nc.Close()
 		return nil, false, errors.New("tcp: transport closed")
 	}
+	redirect = proof[macSize] == 1 && peer < t.cfg.Rank
 	t.readers.Add(1)
 	t.live[peer]++
+	if redirect {
+		// A connection the peer told us not to send on is in no t.out:
+		// Close finds it with the accepted ones.
+		t.in[nc] = true
+	}
 	t.mu.Unlock()
 	go func() {
 		defer t.readers.Done()
 		t.serve(nc, t.reader(nc), peer)
+		if redirect {
+			nc.Close()
+			t.mu.Lock()
+			delete(t.in, nc)
+			t.mu.Unlock()
+		}
 	}()
-	return nc, proof[macSize] == 1 && peer < t.cfg.Rank, nil
+	return nc, redirect, nil
 }
 
 // sendConn returns the connection frames to peer go on, nil if none is
@@ -398,7 +414,7 @@ func (t *Transport) read(nc net.Conn) {
 		c = &conn{ready: make(chan struct{}), c: nc}
 		c.once.Do(func() { close(c.ready) })
 		t.out[peer] = c
-	case out.dialed && peer > t.cfg.Rank:
+	case out.dialed && !out.failed && peer > t.cfg.Rank:
 		keepMine = true
 	case out.dialed && peer < t.cfg.Rank:
 		adopt = out
