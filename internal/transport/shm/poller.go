@@ -19,18 +19,9 @@ var (
 type activeList struct {
 	ts    []*Transport
 	idles atomic.Uint32 // Idle calls
-	// local is the same list for waiters whose peer one of ts serves:
-	// they yield far less often (see Idle); local.local is local.
-	local *activeList
-	rare  bool
 }
 
-func newActiveList(ts []*Transport) *activeList {
-	l := &activeList{ts: ts}
-	l.local = &activeList{ts: ts, rare: true}
-	l.local.local = l.local
-	return l
-}
+func newActiveList(ts []*Transport) *activeList { return &activeList{ts: ts} }
 
 // oversubscribed is set when a transport of this process serves more local
 // ranks than the node has cores: waiting ranks then give their core away
@@ -48,11 +39,6 @@ func (waitPoller) Begin(peer int) engine.Polling {
 	}
 	for _, t := range l.ts {
 		t.waiters.Add(1)
-		// Only a peer in another process: one that is a goroutine of this
-		// process needs this processor to send.
-		if p := t.peer(peer); p != nil && p.pid != t.pid {
-			l = l.local
-		}
 	}
 	return l
 }
@@ -72,24 +58,17 @@ func (l *activeList) Poll() bool {
 // more ranks than cores, to other processes. On a node with a core per
 // rank it yields only every 16th call (every 256 polls): each yield lets
 // the process's poller goroutine take a turn, and a message that arrives
-// meanwhile waits for it (8-byte shm latency 0.33 -> 0.28 us). A waiter
-// for a peer these transports serve yields only every 1024th call: what
-// it waits for can only come through its own polls (the poller goroutine
-// would take it no sooner), and a yield to that goroutine cost 8% of an
-// 8-byte ping-pong (0.26 -> 0.24 us). A waiter for anyone else (a tcp
-// peer, AnySource) keeps yielding often, so that the goroutines reading
-// other transports run.
+// meanwhile waits for it (8-byte shm latency 0.33 -> 0.28 us). Yielding
+// far less often (every 16384 polls) for a waiter whose peer is on the
+// node gained 8% of the 8-byte latency but starved the goroutine that
+// sends a rendezvous's Data frames: a 1 MiB shm allreduce took 4x as long.
 func (l *activeList) Idle() {
 	if oversubscribed.Load() {
 		runtime.Gosched()
 		schedYield()
 		return
 	}
-	mask := uint32(15)
-	if l.rare {
-		mask = 1023
-	}
-	if l.idles.Add(1)&mask == 0 {
+	if l.idles.Add(1)&15 == 0 {
 		runtime.Gosched()
 	}
 }
