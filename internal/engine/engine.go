@@ -486,8 +486,6 @@ func (e *Engine) reply(out *Outbox, k wire.Kind, m *inbound, flags uint8, size i
 	it.F = wire.Frame{Header: wire.Header{Kind: k, Flags: flags, Context: m.hdr.Context, SendID: m.hdr.SendID, Size: size}, From: e.rank, To: m.from}
 }
 
-// Deliver processes a frame that arrived from a peer. f borrows its payload:
-// the engine copies what it keeps.
 // DeliverEager is Deliver for an eager frame that needs no answer (no
 // FlagSync), given by its parts: transports with a fast path for small
 // messages call it without building a Frame or an Outbox. payload is
@@ -510,6 +508,14 @@ func (e *Engine) DeliverEager(h *wire.Header, from int, payload []byte) error {
 	m.hdr, m.from = *h, from
 	m.box, m.data = e.getBuf(len(payload))
 	copy(m.data, payload)
+	e.queueUnexpected(m)
+	e.mu.Unlock()
+	return nil
+}
+
+// queueUnexpected appends m to the unexpected queue and wakes the blocked
+// probes. e.mu is held.
+func (e *Engine) queueUnexpected(m *inbound) {
 	if e.unexpTail == nil {
 		e.unexpHead = m
 	} else {
@@ -520,10 +526,10 @@ func (e *Engine) DeliverEager(h *wire.Header, from int, payload []byte) error {
 		w.Wake()
 	}
 	e.probes = e.probes[:0]
-	e.mu.Unlock()
-	return nil
 }
 
+// Deliver processes a frame that arrived from a peer. f borrows its payload:
+// the engine copies what it keeps.
 func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -553,16 +559,7 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 			m.box, m.data = e.getBuf(len(f.Payload))
 			copy(m.data, f.Payload)
 		}
-		if e.unexpTail == nil {
-			e.unexpHead = m
-		} else {
-			e.unexpTail.next = m
-		}
-		e.unexpTail = m
-		for _, w := range e.probes {
-			w.Wake()
-		}
-		e.probes = e.probes[:0]
+		e.queueUnexpected(m)
 	case wire.CTS:
 		r := e.sends[f.SendID]
 		if r == nil {
