@@ -1,0 +1,82 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/mpigo/mpi/internal/wire"
+)
+
+// DeliverEager, the transports' short cut for plain eager frames, behaves
+// as Deliver does: a posted receive gets the bytes and the status, an
+// early message waits in the unexpected queue for its receive (and wakes
+// a blocked probe), a wrong type or a short buffer is reported in the
+// status, and frames that need more than a copy are refused.
+func TestDeliverEager(t *testing.T) {
+	payload := []byte("8 bytes!")
+	hdr := func(tag int32, sig uint64) wire.Header {
+		return wire.Header{Kind: wire.Eager, Context: 3, Src: 1, Tag: tag, Size: int64(len(payload)), Sig: sig}
+	}
+	for _, tc := range []struct {
+		name    string
+		posted  bool
+		bufLen  int
+		sig     uint64
+		wantErr error
+		want    int
+	}{
+		{"posted", true, 8, 7, nil, 8},
+		{"unexpected", false, 8, 7, nil, 8},
+		{"truncated", true, 5, 7, ErrTruncate, 5},
+		{"wrong type", true, 8, 9, ErrType, 0},
+		{"unexpected truncated", false, 3, 7, ErrTruncate, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := New(0, DefaultConfig(), nil)
+			r := &Request{Context: 3, Peer: 1, Tag: 5, Buf: make([]byte, tc.bufLen), Sig: 7}
+			var out Outbox
+			if tc.posted {
+				e.PostRecv(r, &out)
+			}
+			h := hdr(5, tc.sig)
+			if err := e.DeliverEager(&h, 1, payload); err != nil {
+				t.Fatal(err)
+			}
+			if !tc.posted {
+				if r.Done() {
+					t.Fatal("completed before it was posted")
+				}
+				e.PostRecv(r, &out)
+			}
+			if !r.Done() {
+				t.Fatal("not completed")
+			}
+			st := r.Status()
+			if !errors.Is(st.Err, tc.wantErr) && st.Err != tc.wantErr {
+				t.Fatalf("status error %v, want %v", st.Err, tc.wantErr)
+			}
+			if st.Count != tc.want || st.Source != 1 || st.Tag != 5 || st.Size != len(payload) {
+				t.Fatalf("status %+v", st)
+			}
+			if !bytes.Equal(r.Buf[:tc.want], payload[:tc.want]) {
+				t.Fatalf("buffer %q", r.Buf)
+			}
+			if out.Len() != 0 {
+				t.Fatalf("%d frames to send for a plain eager message", out.Len())
+			}
+		})
+	}
+	t.Run("refused", func(t *testing.T) {
+		e := New(0, DefaultConfig(), nil)
+		for _, h := range []wire.Header{
+			{Kind: wire.Eager, Flags: wire.FlagSync, SendID: 4, Size: 8},
+			{Kind: wire.RTS, Size: 8},
+			{Kind: wire.Eager, Size: 9},
+		} {
+			if err := e.DeliverEager(&h, 1, payload); !errors.Is(err, ErrProtocol) {
+				t.Errorf("%+v: %v, want ErrProtocol", h, err)
+			}
+		}
+	})
+}
