@@ -272,11 +272,9 @@ func (r *Request) Complete(st Status) { r.complete(st) }
 // a while, so that a reply that comes within microseconds is delivered and
 // seen without handing it from one goroutine to another. Begin starts one
 // waiter's polling (senders then know someone polls) and returns what it
-// polls, until End. peer is the world rank the waiter waits for, or -1 if
-// it may be anyone: a poller may poll more eagerly for a peer it serves
-// itself.
+// polls, until End.
 type Poller interface {
-	Begin(peer int) Polling
+	Begin() Polling
 }
 
 // Polling is one waiter's polling session. Idle is called now and then
@@ -307,11 +305,7 @@ func (r *Request) pollWait() bool {
 	if pp == nil || PollTime <= 0 {
 		return false
 	}
-	peer := r.FromWorld - 1
-	if r.Op == OpSend {
-		peer = r.To
-	}
-	p := (*pp).Begin(peer)
+	p := (*pp).Begin()
 	defer p.End()
 	// The clock is read only once a wait has lasted a thousand polls or so:
 	// most replies come before, and a clock read costs more than a poll.

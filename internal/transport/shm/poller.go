@@ -32,7 +32,7 @@ type waitPoller struct{}
 
 // Begin keeps the transports' pollers awake while this goroutine polls
 // (a sleeping poller makes every sender pay for a futex wake).
-func (waitPoller) Begin(peer int) engine.Polling {
+func (waitPoller) Begin() engine.Polling {
 	l := active.Load()
 	if l == nil {
 		l = newActiveList(nil)
