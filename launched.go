@@ -164,7 +164,9 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 			return tr
 		})
 		p.noteShm()
-		p.eng = engine.New(r, ecfg, p.tr.DirectRead)
+		pcfg := ecfg
+		pcfg.PeerEager = p.shmEager(cfg, len(info.NodeRanks) > runtime.NumCPU())
+		p.eng = engine.New(r, pcfg, p.tr.DirectRead)
 		p.world = newWorld(p, info.Size)
 		j.procs = append(j.procs, p)
 		_ = tr

@@ -179,7 +179,7 @@ func (c *Comm) send(op string, buf []byte, sig uint64, dest, tag int, mode engin
 // small enough (the engine's EagerFrame rules); ok reports whether it did.
 func (c *Comm) sendShm(buf []byte, sig uint64, dest, tag int) (err error, ok bool) {
 	to := c.group[dest]
-	if c.p.shmTo == nil || c.p.shmTo[to] == nil || !c.p.eng.EagerOK(len(buf)) {
+	if c.p.shmTo == nil || c.p.shmTo[to] == nil || !c.p.eng.EagerOK(len(buf), to) {
 		return nil, false
 	}
 	return c.p.shmTo[to].SendEager(to, c.ctx, int32(c.rank), int32(tag), sig, buf), true

@@ -62,6 +62,11 @@ func info(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "thread level: multiple (every call is safe from any goroutine)\n")
 	fmt.Fprintf(stdout, "tunables:\n")
 	fmt.Fprintf(stdout, "  MPIGO_EAGER_LIMIT = %d bytes (largest eager message; larger ones use rendezvous)\n", cfg.EagerLimit)
+	if cfg.ShmEagerLimit > 0 {
+		fmt.Fprintf(stdout, "  MPIGO_SHM_EAGER_LIMIT = %d bytes (towards processes on this node)\n", cfg.ShmEagerLimit)
+	} else {
+		fmt.Fprintf(stdout, "  MPIGO_SHM_EAGER_LIMIT = automatic (towards processes on this node: half a ring, at most 512 KiB, with a core per rank)\n")
+	}
 	fmt.Fprintf(stdout, "  MPIGO_TCP_SOCKBUF = %d bytes (tcp socket buffers; 0: the kernel's autotuned default)\n", cfg.TCPSockBuf)
 	transport := cfg.Transport
 	if transport == "" {

@@ -463,21 +463,27 @@ func TestRunWaitingCostsNoCPU(t *testing.T) {
 
 // Processes exchange checksummed messages of every size class (fast box,
 // ring, streamed rendezvous, and with MPIGO_SHM_CMA=1 the single-copy
-// rendezvous; all of them rendezvous when the eager limit is tiny) with
-// every other, over shm and tcp.
+// rendezvous; all of them rendezvous when the eager limit is tiny; eager
+// up to 512 KiB with MPIGO_SHM_EAGER_LIMIT) with every other, over shm and
+// tcp.
 func TestRunP2PStress(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
-	for _, tc := range []struct{ transport, eager, cma string }{{"shm", "", ""}, {"shm", "16", ""}, {"shm", "", "1"}, {"shm", "16", "1"}, {"tcp", "", ""}} {
+	for _, tc := range []struct{ transport, eager, cma, shmEager string }{{"shm", "", "", ""}, {"shm", "16", "", ""}, {"shm", "", "1", ""},
+		{"shm", "16", "1", ""}, {"shm", "", "", "524288"}, {"tcp", "", "", ""}} {
 		t.Setenv("MPIGO_EAGER_LIMIT", tc.eager)
 		t.Setenv("MPIGO_SHM_CMA", tc.cma)
+		t.Setenv("MPIGO_SHM_EAGER_LIMIT", tc.shmEager)
 		if tc.eager == "" {
 			os.Unsetenv("MPIGO_EAGER_LIMIT")
 		}
+		if tc.shmEager == "" {
+			os.Unsetenv("MPIGO_SHM_EAGER_LIMIT")
+		}
 		out, errs, code := runJob(t, "--timeout", "120s", "-transport", tc.transport, "-n", "4", "./testdata/p2pstress", "60")
 		if code != 0 || !strings.Contains(out, "p2pstress: 60 rounds on 4 ranks: ok") {
-			t.Errorf("%s (eager limit %q, MPIGO_SHM_CMA %q): exit %d, %q %q", tc.transport, tc.eager, tc.cma, code, out, errs)
+			t.Errorf("%s (eager limit %q, MPIGO_SHM_CMA %q, shm eager limit %q): exit %d, %q %q", tc.transport, tc.eager, tc.cma, tc.shmEager, code, out, errs)
 		}
 	}
 }

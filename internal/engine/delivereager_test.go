@@ -80,3 +80,27 @@ func TestDeliverEager(t *testing.T) {
 		}
 	})
 }
+
+// PeerEager raises the eager limit towards some peers only: a message of a
+// size between the two limits goes eagerly to them and by rendezvous to
+// the others.
+func TestPeerEager(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.EagerLimit = 16
+	cfg.PeerEager = []int{0, 0, 64}
+	e := New(0, cfg, nil)
+	for _, tc := range []struct {
+		to   int
+		want wire.Kind
+	}{{1, wire.RTS}, {2, wire.Eager}} {
+		var out Outbox
+		r := &Request{Context: 1, To: tc.to, Peer: tc.to, Tag: 1, Buf: make([]byte, 32)}
+		e.Send(r, &out)
+		if out.Len() != 1 || out.At(0).F.Kind != tc.want {
+			t.Errorf("32 bytes to rank %d: %d frames, first %v; want one %v", tc.to, out.Len(), out.At(0).F.Kind, tc.want)
+		}
+		if got := e.EagerOK(32, tc.to); got != (tc.want == wire.Eager) {
+			t.Errorf("EagerOK(32, %d) = %v", tc.to, got)
+		}
+	}
+}

@@ -61,6 +61,10 @@ var (
 type Config struct {
 	// EagerLimit is the largest message sent eagerly, in bytes.
 	EagerLimit int
+	// PeerEager, if not nil, gives the eager limit towards each world
+	// rank instead (0: EagerLimit): a transport may favour larger eager
+	// messages than another.
+	PeerEager []int
 	// ChunkSize is the largest Data frame of a rendezvous over a transport
 	// that cannot read the sender's memory directly.
 	ChunkSize int
@@ -238,7 +242,7 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 		return
 	}
 	n := r.size()
-	eager := n <= e.cfg.EagerLimit
+	eager := n <= e.eagerLimit(r.To)
 	if !eager || r.Mode == Synchronous {
 		// The peer will answer: register r so the answer finds it.
 		e.mu.Lock()
@@ -288,16 +292,24 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 // taken it, the send is complete. It reports false if the message must go
 // through Send (too large for eager, or the engine has been aborted).
 func (e *Engine) EagerFrame(ctx uint32, self, to, tag int, buf []byte, sig uint64) (wire.Frame, bool) {
-	if len(buf) > e.cfg.EagerLimit || e.aborted.Load() {
+	if len(buf) > e.eagerLimit(to) || e.aborted.Load() {
 		return wire.Frame{}, false
 	}
 	return wire.Frame{Header: wire.Header{Kind: wire.Eager, Context: ctx, Src: int32(self), Tag: int32(tag), Size: int64(len(buf)), Sig: sig},
 		From: e.rank, To: to, Payload: buf}, true
 }
 
-// EagerOK reports whether a standard-mode message of n bytes goes eagerly
-// with no answer (EagerFrame would return a frame).
-func (e *Engine) EagerOK(n int) bool { return n <= e.cfg.EagerLimit && !e.aborted.Load() }
+// EagerOK reports whether a standard-mode message of n bytes to world rank
+// to goes eagerly with no answer (EagerFrame would return a frame).
+func (e *Engine) EagerOK(n, to int) bool { return n <= e.eagerLimit(to) && !e.aborted.Load() }
+
+// eagerLimit is the largest eager message to world rank to.
+func (e *Engine) eagerLimit(to int) int {
+	if to >= 0 && to < len(e.cfg.PeerEager) && e.cfg.PeerEager[to] > 0 {
+		return e.cfg.PeerEager[to]
+	}
+	return e.cfg.EagerLimit
+}
 
 // matches reports whether receive (or probe) envelope (ctx, src, tag) matches h.
 func matches(ctx uint32, src, tag int, h *wire.Header) bool {

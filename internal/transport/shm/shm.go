@@ -299,6 +299,10 @@ func (t *Transport) Ready() {
 // that failed before Ready.
 func (t *Transport) Abandon() { os.Remove(t.name) }
 
+// RingSize returns the capacity of each of this transport's rings, in
+// bytes.
+func (t *Transport) RingSize() int { return t.ringSize }
+
 // Name says what this transport is, for mpigo info and error messages.
 func (t *Transport) Name() string { return "shm" }
 
