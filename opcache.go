@@ -59,7 +59,10 @@ var (
 // (named types such as `type Celsius float64` make theirs on each call).
 func cachedOp[T any](k opKind) (Op[T], bool) {
 	var t any
+	// The cases are tried in order: the most used types first.
 	switch any((*T)(nil)).(type) { // a nil pointer: no allocation
+	case *float64:
+		t = opsFloat64
 	case *int:
 		t = opsInt
 	case *int8:
@@ -84,8 +87,6 @@ func cachedOp[T any](k opKind) (Op[T], bool) {
 		t = opsUintptr
 	case *float32:
 		t = opsFloat32
-	case *float64:
-		t = opsFloat64
 	case *complex64:
 		t = opsComplex64
 	case *complex128:

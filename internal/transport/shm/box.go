@@ -70,15 +70,21 @@ func fits(f *wire.Frame) bool {
 // put writes the eager frame (h, payload) into the cell at pos, which the
 // caller knows to be free.
 func (b box) put(pos uint64, h *wire.Header, payload []byte) {
+	b.putParts(pos, h.Kind, h.Flags, h.Context, h.Src, h.Tag, h.Sig, payload)
+}
+
+// putParts is put with the header's fields as arguments: building a
+// Header only to read it back here cost a stalled copy of it.
+func (b box) putParts(pos uint64, kind wire.Kind, flags uint8, ctx uint32, src, tag int32, sig uint64, payload []byte) {
 	c := b.cell(pos)
 	seq := seqOf(c)
 	le := binary.LittleEndian
-	c[8], c[9] = byte(h.Kind), h.Flags
+	c[8], c[9] = byte(kind), flags
 	le.PutUint16(c[10:], uint16(len(payload)))
-	le.PutUint32(c[12:], h.Context)
-	le.PutUint32(c[16:], uint32(h.Src))
-	le.PutUint32(c[20:], uint32(h.Tag))
-	le.PutUint64(c[24:], h.Sig)
+	le.PutUint32(c[12:], ctx)
+	le.PutUint32(c[16:], uint32(src))
+	le.PutUint32(c[20:], uint32(tag))
+	le.PutUint64(c[24:], sig)
 	copy(c[32:], payload)
 	seq.Store(pos + 1)
 }

@@ -378,19 +378,27 @@ func (t *Transport) SendEager(to int, ctx uint32, src, tag int32, sig uint64, pa
 		return t.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Context: ctx, Src: src, Tag: tag, Size: int64(len(payload)), Sig: sig},
 			From: t.cfg.Rank, To: to, Payload: payload})
 	}
-	h := wire.Header{Kind: wire.Eager, Context: ctx, Src: src, Tag: tag, Size: int64(len(payload)), Sig: sig}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if err := p.usable(); err != nil {
+		p.mu.Unlock()
 		return err
 	}
 	if len(payload) <= boxPayload && p.boxRoom() {
-		p.box.put(p.bpos, &h, payload)
+		p.box.putParts(p.bpos, wire.Eager, 0, ctx, src, tag, sig, payload)
 		p.bpos++
 		p.wake()
+		p.mu.Unlock()
 		return nil
 	}
+	err := p.sendRing(ctx, src, tag, sig, payload)
+	p.mu.Unlock()
+	return err
+}
+
+// sendRing writes an eager frame into p's ring. p.mu is held.
+func (p *peer) sendRing(ctx uint32, src, tag int32, sig uint64, payload []byte) error {
 	p.dirty = true
+	h := wire.Header{Kind: wire.Eager, Context: ctx, Src: src, Tag: tag, Size: int64(len(payload)), Sig: sig}
 	h.Marshal(p.hb[:], len(payload))
 	return p.w.writeFrame(p.hb[:], payload, p)
 }
