@@ -411,8 +411,9 @@ func (t *Transport) read(nc net.Conn) {
 	switch out := t.out[peer]; {
 	case t.closed:
 	case out == nil:
-		c = &conn{ready: make(chan struct{}), c: nc}
-		c.once.Do(func() { close(c.ready) })
+		// Ready only once the answer below is written: a frame sent
+		// before it would reach the dialer as its proof.
+		c = &conn{ready: make(chan struct{})}
 		t.out[peer] = c
 	case out.dialed && !out.failed && peer > t.cfg.Rank:
 		keepMine = true
@@ -427,16 +428,23 @@ func (t *Transport) read(nc net.Conn) {
 		answer = append(answer, 0)
 	}
 	if _, err := nc.Write(answer); err != nil {
+		err = fmt.Errorf("tcp: answering the handshake of rank %d: %w", peer, err)
 		t.mu.Lock()
 		t.live[peer]--
 		if c != nil && t.out[peer] == c {
 			delete(t.out, peer)
 		}
 		t.mu.Unlock()
-		t.peerError(peer, fmt.Errorf("tcp: answering the handshake of rank %d: %w", peer, err))
+		if c != nil {
+			c.finish(nil, err)
+		}
+		t.peerError(peer, err)
 		return
 	}
 	nc.SetDeadline(time.Time{})
+	if c != nil {
+		c.finish(nc, nil)
+	}
 	if adopt != nil {
 		adopt.finish(nc, nil)
 		if adopt.c == nc {
