@@ -284,8 +284,9 @@ func putScratch(p *[]byte) { scratchPools[bits.Len(uint(cap(*p)-1))].Put(p) }
 func allreduceFast[E any](c *Comm, t *typeInfo, op Op[E], out []E) error {
 	b := unsafeBytes(out, t.size)
 	sp := getScratch(len(b))
-	defer putScratch(sp)
-	return c.allreduceVec(b, (*sp)[:len(b)], t.size, vecOf(t, op))
+	err := c.allreduceVec(b, (*sp)[:len(b)], t.size, vecOf(t, op))
+	putScratch(sp)
+	return err
 }
 
 // vecOf turns a predefined op's slice kernel into a byte kernel.
@@ -370,9 +371,9 @@ func AllreduceSliceInto[E any](c *Comm, v, out []E, op Op[E]) error {
 	if err := checkOp(c, "AllreduceSliceInto", op); err != nil {
 		return err
 	}
-	if op.vec != nil && typeOf[E]().shape == shapePlain {
+	if t := typeOf[E](); op.vec != nil && t.shape == shapePlain {
 		copy(out, v)
-		return c.collErr("AllreduceSliceInto", allreduceFast(c, typeOf[E](), op, out))
+		return c.collErr("AllreduceSliceInto", allreduceFast(c, t, op, out))
 	}
 	r, err := reduceSliceT(c, "AllreduceSliceInto", v, op, -1)
 	if err != nil {

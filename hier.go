@@ -227,12 +227,18 @@ func (c *Comm) allreduceVec(buf, scratch []byte, esz int, op coll.VecOp) error {
 		ch = &vecChoice{bytes: len(buf), elems: elems, hier: h}
 		if h == nil && esz > 0 && len(buf)%esz == 0 {
 			ch.alg = coll.Select(coll.CollAllreduce, s)
+			ch.rd = ch.alg == coll.AlgRecursiveDoubling
 		}
 		c.arChoice.Store(ch)
 	}
 	h := ch.hier
 	tag := c.collTag()
 	if h == nil {
+		if ch.rd {
+			// A direct call (not a stored func): op's closure stays on
+			// the stack only if escape analysis can follow it.
+			return coll.AllreduceVecRD(c.coll(), buf, scratch, op, tag)
+		}
 		if ch.alg != "" {
 			return coll.AllreduceVecChosen(c.coll(), ch.alg, buf, scratch, esz, op, tag)
 		}
@@ -256,11 +262,13 @@ func (c *Comm) allreduceVec(buf, scratch []byte, esz int, op coll.VecOp) error {
 
 // vecChoice is how a communicator last ran an elementwise allreduce: for
 // vectors of bytes bytes and elems elements, the hierarchy to use, or (hier
-// nil) the algorithm Select chose ("": let coll choose and check).
+// nil) the algorithm Select chose ("": let coll choose and check); rd
+// tells that it is recursive doubling without comparing names.
 type vecChoice struct {
 	bytes, elems int
 	hier         *hierarchy
 	alg          string
+	rd           bool
 }
 
 // reduceVec combines buf elementwise into root's buf with the commutative

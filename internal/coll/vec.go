@@ -98,6 +98,13 @@ func AllreduceVecChosen(c Comm, alg string, buf, scratch []byte, esz int, op Vec
 	return wrap("allreduce", allreduceVec(c, alg, true, buf, scratch, esz, op, tag))
 }
 
+// AllreduceVecRD is AllreduceVecChosen for recursive doubling, the
+// small-vector case where every nanosecond shows: it goes straight to the
+// algorithm, skipping the argument checks and the dispatch by name.
+func AllreduceVecRD(c Comm, buf, scratch []byte, op VecOp, tag int) error {
+	return wrap("allreduce", allreduceInPlace(c, buf, scratch, op, tag))
+}
+
 func allreduceVec(c Comm, alg string, chosen bool, buf, scratch []byte, esz int, op VecOp, tag int) error {
 	p, r, err := setup(c)
 	if err != nil {
