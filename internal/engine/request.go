@@ -282,7 +282,9 @@ type Poller interface {
 type Polling interface {
 	Poll() bool
 	Idle()
-	End()
+	// End ends the session; done is false when the waiter gives up
+	// polling to park, so that whoever polls in its place starts now.
+	End(done bool)
 }
 
 var poller atomic.Pointer[Poller]
@@ -306,12 +308,12 @@ func (r *Request) pollWait() bool {
 		return false
 	}
 	p := (*pp).Begin()
-	defer p.End()
 	// The clock is read only once a wait has lasted a thousand polls or so:
 	// most replies come before, and a clock read costs more than a poll.
 	var start time.Time
 	for i := 0; ; i++ {
 		if r.Done() {
+			p.End(true)
 			return true
 		}
 		if p.Poll() {
@@ -326,7 +328,9 @@ func (r *Request) pollWait() bool {
 			if start.IsZero() {
 				start = time.Now()
 			} else if time.Since(start) > PollTime {
-				return r.Done()
+				done := r.Done()
+				p.End(done)
+				return done
 			}
 		}
 	}

@@ -38,7 +38,7 @@ func (waitPoller) Begin() engine.Polling {
 		l = newActiveList(nil)
 	}
 	for _, t := range l.ts {
-		t.waiters.Add(1)
+		t.markWait()
 	}
 	return l
 }
@@ -63,6 +63,9 @@ func (l *activeList) Poll() bool {
 // node gained 8% of the 8-byte latency but starved the goroutine that
 // sends a rendezvous's Data frames: a 1 MiB shm allreduce took 4x as long.
 func (l *activeList) Idle() {
+	for _, t := range l.ts {
+		t.markWait() // still here: the poller keeps napping
+	}
 	if oversubscribed.Load() {
 		runtime.Gosched()
 		schedYield()
@@ -73,11 +76,18 @@ func (l *activeList) Idle() {
 	}
 }
 
-// End undoes Begin. The pollers' own sleep protocol covers what arrives
-// next: a sender wakes a poller that sleeps.
-func (l *activeList) End() {
+// End ends a wait. A wait that completed has nothing to undo: the poller
+// clears the mark of Begin and Idle itself, and resumes its own polling
+// one nap after the last mark. A waiter about to park clears the mark, so
+// that the poller, delivering in its place, does not nap again. The
+// poller's sleep protocol covers what arrives next: a sender wakes a
+// poller that sleeps.
+func (l *activeList) End(done bool) {
+	if done {
+		return
+	}
 	for _, t := range l.ts {
-		t.waiters.Add(-1)
+		t.waitSeen.Store(0)
 	}
 }
 
