@@ -143,9 +143,9 @@ type Transport struct {
 	ringSize int
 	sleeping *atomic.Uint32
 	waitSeen atomic.Uint32 // a goroutine polled in Wait since the poller last looked (see markWait)
-	busy     atomic.Bool  // someone is consuming the rings
-	peers    []*peer      // by slot; nil for me
-	readers  []reader     // by slot
+	busy     atomic.Bool   // someone is consuming the rings
+	peers    []*peer       // by slot; nil for me
+	readers  []reader      // by slot
 	pid      int
 
 	closed  atomic.Bool
