@@ -51,7 +51,7 @@ func (cc collComm) Send(buf []byte, dst, tag int) error {
 
 func (cc collComm) Recv(buf []byte, src, tag int) (int, error) {
 	s := getSlot()
-	cc.c.startRecv(&s.er, buf, nil, 0, src, tag)
+	cc.c.startSlotRecv(s, buf, nil, 0, src, tag)
 	st := s.er.WaitRef()
 	n := st.Count
 	var err error
@@ -66,7 +66,7 @@ func allocBytes(n int) []byte { return make([]byte, n) }
 
 func (cc collComm) RecvAlloc(src, tag int) ([]byte, error) {
 	s := getSlot()
-	cc.c.startRecv(&s.er, nil, allocBytes, 0, src, tag)
+	cc.c.startSlotRecv(s, nil, allocBytes, 0, src, tag)
 	st := s.er.Wait()
 	b := s.er.Buffer()
 	putSlot(s)
@@ -95,7 +95,7 @@ func (cc collComm) Isend(buf []byte, dst, tag int) (coll.Request, error) {
 func (cc collComm) Irecv(buf []byte, src, tag int) (coll.Request, error) {
 	s := getSlot()
 	s.c, s.at = cc.c, at("source", src, tag)
-	cc.c.startRecv(&s.er, buf, nil, 0, src, tag)
+	cc.c.startSlotRecv(s, buf, nil, 0, src, tag)
 	return s, nil
 }
 

@@ -84,16 +84,23 @@ func valueCombine[T any](t *typeInfo, op Op[T]) coll.Combine {
 // alignedView returns b as []E, copying into aligned memory if b is not
 // aligned for E, and the bytes backing the view.
 func alignedView[E any](t *typeInfo, b []byte) ([]E, []byte) {
+	return alignedViewN[E](t, b, len(b)/t.size)
+}
+
+// alignedViewN is alignedView for a b known to hold n elements. It does
+// no division: in an 8-byte reduction, the four divisions of two views
+// per combine were a measurable part of the operation.
+func alignedViewN[E any](t *typeInfo, b []byte, n int) ([]E, []byte) {
 	var s []E
-	if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%uintptr(t.align) != 0 {
-		nb := make([]E, len(b)/t.size)
+	if uintptr(unsafe.Pointer(unsafe.SliceData(b)))&uintptr(t.align-1) != 0 { // align is a power of two
+		nb := make([]E, n)
 		copy(unsafeBytes(nb, t.size), b)
 		return nb, unsafeBytes(nb, t.size)
 	}
 	if len(b) == 0 {
 		return s, b
 	}
-	return unsafe.Slice((*E)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/t.size), b
+	return unsafe.Slice((*E)(unsafe.Pointer(unsafe.SliceData(b))), n), b
 }
 
 func unsafeBytes[E any](s []E, size int) []byte {
@@ -292,8 +299,9 @@ func allreduceFast[E any](c *Comm, t *typeInfo, op Op[E], out []E) error {
 // vecOf turns a predefined op's slice kernel into a byte kernel.
 func vecOf[E any](t *typeInfo, op Op[E]) coll.VecOp {
 	return func(inout, in []byte) {
-		x, xb := alignedView[E](t, inout)
-		y, _ := alignedView[E](t, in)
+		n := len(inout) / t.size
+		x, xb := alignedViewN[E](t, inout, n)
+		y, _ := alignedViewN[E](t, in, n)
 		op.vec(x, y)
 		if len(xb) > 0 && &xb[0] != &inout[0] {
 			copy(inout, xb)

@@ -14,6 +14,7 @@ import (
 // small value so that scalars need no allocation.
 type slot struct {
 	er     engine.Request
+	out    engine.Outbox // empty between uses (startSlotRecv)
 	inline [8]uint64
 	c      *Comm // when used as a collective's request
 	at     loc
@@ -30,7 +31,10 @@ func getSlot() *slot { return slotPool.Get().(*slot) }
 func putSlot(s *slot) {
 	s.er.Reset()
 	s.inline = [8]uint64{}
-	s.c, s.at = nil, loc{}
+	// s.at is left as it is: whoever uses it sets it, and clearing the
+	// 40-byte loc went through a stack copy that stalled on store
+	// forwarding (a few percent of an 8-byte allreduce).
+	s.c = nil
 	slotPool.Put(s)
 }
 
@@ -113,14 +117,26 @@ func (c *Comm) startSend(er *engine.Request, buf []byte, sig uint64, dest, tag i
 
 // startRecv fills er for a receive from src and starts it.
 func (c *Comm) startRecv(er *engine.Request, buf []byte, alloc func(int) []byte, sig uint64, src, tag int) {
+	var out engine.Outbox
+	c.postRecv(er, &out, buf, alloc, sig, src, tag)
+}
+
+// startSlotRecv is startRecv for a pooled slot, with the slot's outbox:
+// a fresh Outbox is a few hundred bytes to zero on every receive, though
+// it is almost always left empty.
+func (c *Comm) startSlotRecv(s *slot, buf []byte, alloc func(int) []byte, sig uint64, src, tag int) {
+	c.postRecv(&s.er, &s.out, buf, alloc, sig, src, tag)
+	s.out.Reset()
+}
+
+func (c *Comm) postRecv(er *engine.Request, out *engine.Outbox, buf []byte, alloc func(int) []byte, sig uint64, src, tag int) {
 	er.Context, er.Peer, er.Tag = c.ctx, src, tag
 	if src >= 0 {
 		er.FromWorld = c.group[src] + 1
 	}
 	er.Buf, er.Alloc, er.Sig = buf, alloc, sig
-	var out engine.Outbox
-	c.p.eng.PostRecv(er, &out)
-	c.p.exec(&out)
+	c.p.eng.PostRecv(er, out)
+	c.p.exec(out)
 }
 
 // sendMsg is a blocking send of m (validated) in mode.
@@ -364,7 +380,7 @@ func (c *Comm) recvMsg(op string, m msg, sig uint64, elem, src, tag int) (Status
 	}
 	s := getSlot()
 	s.er.Layout = m.lay
-	c.startRecv(&s.er, m.b, nil, sig, src, tag)
+	c.startSlotRecv(s, m.b, nil, sig, src, tag)
 	est := s.er.WaitRef()
 	st := Status{Source: est.Source, Tag: est.Tag, bytes: est.Count, size: est.Size, elem: elem, cancelled: est.Cancelled}
 	var err error

@@ -361,7 +361,7 @@ func Recv[T any](c *Comm, source, tag int) (T, Status, error) {
 	t := typeOf[T]()
 	s := getSlot()
 	buf, alloc := recvBuf(t, s)
-	c.startRecv(&s.er, buf, alloc, t.sig, source, tag)
+	c.startSlotRecv(s, buf, alloc, t.sig, source, tag)
 	s.er.Wait()
 	st, err := finishRecv(c, "Recv", at("source", source, tag), t, &s.er, &v)
 	putSlot(s)

@@ -101,8 +101,14 @@ func (b box) take(pos uint64, h *wire.Header) []byte {
 	if n > boxPayload {
 		n = boxPayload // a corrupt cell cannot make us read past it
 	}
-	*h = wire.Header{Kind: wire.Kind(c[8]), Flags: c[9], Context: le.Uint32(c[12:]), Src: int32(le.Uint32(c[16:])),
-		Tag: int32(le.Uint32(c[20:])), Size: int64(n), Sig: le.Uint64(c[24:])}
+	// Field by field: building a Header and copying it over *h stalled
+	// on store forwarding (perf annotate: two thirds of take's time).
+	h.Kind, h.Flags = wire.Kind(c[8]), c[9]
+	h.Context = le.Uint32(c[12:])
+	h.Src, h.Tag = int32(le.Uint32(c[16:])), int32(le.Uint32(c[20:]))
+	h.Size, h.Offset = int64(n), 0
+	h.SendID, h.RecvID = 0, 0
+	h.Sig = le.Uint64(c[24:])
 	return c[32 : 32+n]
 }
 
