@@ -87,7 +87,7 @@ func (l *activeList) End(done bool) {
 		return
 	}
 	for _, t := range l.ts {
-		t.waitSeen.Store(0)
+		t.endWait()
 	}
 }
 
