@@ -104,6 +104,7 @@ type reader struct {
 	ring
 	box     box
 	bpos    uint64 // fast-box frames consumed
+	bpub    uint64 // bpos as last published in the box head
 	head    uint64 // local copy of the published head
 	from    int    // the producer's world rank
 	self    int
