@@ -47,6 +47,8 @@ type Comm struct {
 	hc     *hierCache
 	// arChoice remembers the last allreduce algorithm chosen (hier.go).
 	arChoice atomic.Pointer[vecChoice]
+	// bcChoice remembers the last broadcast algorithm chosen (hier.go).
+	bcChoice atomic.Pointer[bcastChoice]
 
 	topo *topology // Cartesian, graph or distributed graph topology; nil: none
 

@@ -181,13 +181,26 @@ func (c *Comm) barrier() error {
 // Hierarchical: root's node first (reaching its leader), then the
 // leaders, then every other node from its leader.
 func (c *Comm) bcastFixed(buf []byte, root int) error {
-	h, err := c.hierFor(coll.CollBcast, coll.Situation{Ranks: len(c.group), Bytes: len(buf), Fixed: true})
-	if err != nil {
-		return err
+	// As for allreduce, remember the choice for the last size: choosing
+	// took map lookups and string compares on every call (a tenth of an
+	// 8-byte broadcast).
+	ch := c.bcChoice.Load()
+	if ch == nil || ch.bytes != len(buf) {
+		s := coll.Situation{Ranks: len(c.group), Bytes: len(buf), Fixed: true}
+		h, err := c.hierFor(coll.CollBcast, s)
+		if err != nil {
+			return err
+		}
+		ch = &bcastChoice{bytes: len(buf), hier: h}
+		if h == nil {
+			ch.alg = coll.Select(coll.CollBcast, s)
+		}
+		c.bcChoice.Store(ch)
 	}
+	h := ch.hier
 	tag := c.collTag()
 	if h == nil {
-		return coll.BcastAlg(c.coll(), "", buf, root, tag)
+		return coll.BcastAlg(c.coll(), ch.alg, buf, root, tag)
 	}
 	rootNode, mine := h.nodeOf[root], h.nodeOf[c.rank]
 	if mine == rootNode && h.local.Size() > 1 {
@@ -258,6 +271,14 @@ func (c *Comm) allreduceVec(buf, scratch []byte, esz int, op coll.VecOp) error {
 		return coll.BcastAlg(h.local.coll(), "", buf, 0, tag+4)
 	}
 	return nil
+}
+
+// bcastChoice is how a communicator last ran a broadcast of bytes bytes:
+// the hierarchy to use, or (hier nil) the algorithm Select chose.
+type bcastChoice struct {
+	bytes int
+	hier  *hierarchy
+	alg   string
 }
 
 // vecChoice is how a communicator last ran an elementwise allreduce: for

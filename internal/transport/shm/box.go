@@ -24,7 +24,7 @@ import (
 //
 // Only the sender writes cells; the receiver only reads them, and gives
 // them back by publishing how many it has consumed (the box head, in the
-// ring's consumer line) once every boxPublish frames. A receiver that wrote each cell
+// ring's consumer line) once per drain. A receiver that wrote each cell
 // free instead paid for taking the line back from the sender on every
 // message, on its way to deliver it. The sender reads the head only when the
 // cells it knows to be free run out. A cell holds the frame at pos when
@@ -47,7 +47,6 @@ const (
 	boxCells   = 64
 	boxBytes   = cellSize * boxCells
 	boxPayload = cellSize - 32
-	boxPublish = boxCells / 4 // frames consumed between publications of the head
 )
 
 // newBox views mem as a box whose head lives at head.
@@ -123,7 +122,6 @@ func (rd *reader) drainBox(deliver func(f wire.Frame), eager func(h *wire.Header
 		if eager != nil {
 			if err := eager(&rd.hdr, rd.from, p); err != nil {
 				rd.box.head.Store(rd.bpos)
-				rd.bpub = rd.bpos
 				return true, err
 			}
 		} else {
@@ -132,13 +130,12 @@ func (rd *reader) drainBox(deliver func(f wire.Frame), eager func(h *wire.Header
 		rd.bpos++
 		got = true
 	}
-	// Publish the head only every boxPublish frames: the store is a locked
-	// instruction on the path of every delivery, and the sender needs the
-	// head only when the cells it knows to be free run out (it still knows
-	// of at least boxCells-boxPublish+1 of them).
-	if got && rd.bpos-rd.bpub >= boxPublish {
+	// The head is published after every drain, though the sender needs it
+	// only when the cells it knows to be free run out: hasWork looks for
+	// the next frame at the published head (the only atomic copy of bpos).
+	// Publishing every 16 frames instead made every poll look busy.
+	if got {
 		rd.box.head.Store(rd.bpos)
-		rd.bpub = rd.bpos
 	}
 	return got, nil
 }

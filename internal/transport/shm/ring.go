@@ -103,8 +103,8 @@ func (r *ring) view(pos uint64, n int) []byte {
 type reader struct {
 	ring
 	box     box
+	hpub    uint64 // head as last published
 	bpos    uint64 // fast-box frames consumed
-	bpub    uint64 // bpos as last published in the box head
 	head    uint64 // local copy of the published head
 	from    int    // the producer's world rank
 	self    int
@@ -123,12 +123,19 @@ type reader struct {
 // receive buffer it fills). It reports whether it consumed anything, and
 // fails on a malformed header.
 func (rd *reader) poll(deliver func(f wire.Frame), place func(h *wire.Header, from, n int) []byte, limit int) (bool, error) {
-	return rd.pollTo(rd.tail.Load(), deliver, place, limit)
+	return rd.pollTo(rd.tail.Load(), deliver, nil, place, limit)
 }
 
 // pollTo is poll for the bytes before tail, a value of the ring's tail
-// loaded earlier.
-func (rd *reader) pollTo(tail uint64, deliver func(f wire.Frame), place func(h *wire.Header, from, n int) []byte, limit int) (bool, error) {
+// loaded earlier. Whole plain eager frames go through eager when it is set
+// (as box frames do): no Frame is built, and the engine takes its short
+// path.
+//
+// The ring's head is published every ringPublish bytes and when the poll
+// ends, not after every frame: the store is a locked instruction, and a
+// sender that streams small frames faster than they are consumed paid one
+// per frame on the receiving side.
+func (rd *reader) pollTo(tail uint64, deliver func(f wire.Frame), eager func(h *wire.Header, from int, payload []byte) error, place func(h *wire.Header, from, n int) []byte, limit int) (bool, error) {
 	if tail == rd.head {
 		return false, nil
 	}
@@ -157,13 +164,23 @@ func (rd *reader) pollTo(tail uint64, deliver func(f wire.Frame), place func(h *
 			if uint64(n) <= avail {
 				if v := rd.view(rd.head+wire.HeaderSize, n); v != nil || n == 0 {
 					rd.head += wire.HeaderSize
-					if pd := placed(place, h, rd.from, n); pd != nil {
-						copy(pd, v)
-						v = pd
+					if eager != nil && plainEager(h, n) {
+						if err := eager(h, rd.from, v); err != nil {
+							rd.ring.head.Store(rd.head)
+							return true, err
+						}
+					} else {
+						if pd := placed(place, h, rd.from, n); pd != nil {
+							copy(pd, v)
+							v = pd
+						}
+						deliver(wire.Frame{Header: *h, From: rd.from, To: rd.self, Payload: v})
 					}
-					deliver(wire.Frame{Header: *h, From: rd.from, To: rd.self, Payload: v})
 					rd.head += uint64(n)
-					rd.ring.head.Store(rd.head)
+					if rd.head-rd.hpub >= ringPublish {
+						rd.ring.head.Store(rd.head)
+						rd.hpub = rd.head
+					}
 					continue
 				}
 			}
@@ -194,7 +211,19 @@ func (rd *reader) pollTo(tail uint64, deliver func(f wire.Frame), place func(h *
 		}
 	}
 	rd.ring.head.Store(rd.head)
+	rd.hpub = rd.head
 	return true, nil
+}
+
+// ringPublish is how many consumed bytes pollTo lets pass before it
+// publishes the ring's head in the middle of a poll.
+const ringPublish = 4096
+
+// plainEager reports whether h (with an n-byte payload) is an eager frame
+// that needs no answer, as box frames are.
+func plainEager(h *wire.Header, n int) bool {
+	return h.Kind == wire.Eager && h.Flags&wire.FlagSync == 0 && h.SendID == 0 && h.RecvID == 0 &&
+		h.Offset == 0 && h.Size == int64(n)
 }
 
 func placed(place func(h *wire.Header, from, n int) []byte, h *wire.Header, from, n int) []byte {

@@ -598,7 +598,7 @@ func (t *Transport) progress(deliver func(f wire.Frame)) bool {
 		got, err := rd.drainBox(deliver, t.cfg.Eager)
 		if err == nil {
 			var more bool
-			more, err = rd.pollTo(tail, deliver, t.cfg.Place, wire.MaxPayload)
+			more, err = rd.pollTo(tail, deliver, t.cfg.Eager, t.cfg.Place, wire.MaxPayload)
 			got = got || more
 		}
 		if err != nil {
