@@ -288,10 +288,13 @@ func putScratch(p *[]byte) { scratchPools[bits.Len(uint(cap(*p)-1))].Put(p) }
 // in place in out: no encoding, no per-element call, and no allocation but
 // a pooled receive buffer. The algorithm (recursive doubling, Rabenseifner
 // or ring) is chosen by size.
-func allreduceFast[E any](c *Comm, t *typeInfo, op Op[E], out []E) error {
+//
+// src, if not nil, holds this rank's contribution (the bytes of as many
+// elements as out has); nil means that out holds it.
+func allreduceFast[E any](c *Comm, t *typeInfo, op Op[E], src []byte, out []E) error {
 	b := unsafeBytes(out, t.size)
 	sp := getScratch(len(b))
-	err := c.allreduceVec(b, (*sp)[:len(b)], t.size, vecOf(t, op))
+	err := c.allreduceVec(src, b, (*sp)[:len(b)], t.size, vecOf(t, op))
 	putScratch(sp)
 	return err
 }
@@ -318,7 +321,7 @@ func reduceSliceT[E any](c *Comm, opname string, v []E, op Op[E], root int) ([]E
 		res := make([]E, len(v))
 		copy(res, v)
 		if root < 0 {
-			if err := allreduceFast(c, typeOf[E](), op, res); err != nil {
+			if err := allreduceFast(c, typeOf[E](), op, nil, res); err != nil {
 				return nil, c.collErr(opname, err)
 			}
 			return res, nil
@@ -371,7 +374,8 @@ func AllreduceSlice[E any](c *Comm, v []E, op Op[E]) ([]E, error) {
 }
 
 // AllreduceSliceInto is AllreduceSlice that writes the result into out,
-// which must have the length of v.
+// which must have the length of v. out may be v itself (in place), but
+// must not otherwise overlap it.
 func AllreduceSliceInto[E any](c *Comm, v, out []E, op Op[E]) error {
 	if len(out) != len(v) {
 		return c.handle(c.errorf("AllreduceSliceInto", ErrCount, loc{}, "out has %d elements, v has %d", len(out), len(v)))
@@ -380,8 +384,7 @@ func AllreduceSliceInto[E any](c *Comm, v, out []E, op Op[E]) error {
 		return err
 	}
 	if t := typeOf[E](); op.vec != nil && t.shape == shapePlain {
-		copy(out, v)
-		return c.collErr("AllreduceSliceInto", allreduceFast(c, t, op, out))
+		return c.collErr("AllreduceSliceInto", allreduceFast(c, t, op, unsafeBytes(v, t.size), out))
 	}
 	r, err := reduceSliceT(c, "AllreduceSliceInto", v, op, -1)
 	if err != nil {

@@ -219,10 +219,11 @@ func (c *Comm) bcastFixed(buf []byte, root int) error {
 	return nil
 }
 
-// allreduceVec combines buf elementwise across c with the commutative op,
-// in place; scratch is as long as buf. Hierarchical: reduce to each
-// node's leader, allreduce among the leaders, broadcast in each node.
-func (c *Comm) allreduceVec(buf, scratch []byte, esz int, op coll.VecOp) error {
+// allreduceVec combines src elementwise across c with the commutative op
+// into buf; src nil means that buf holds the contribution (in place);
+// scratch is as long as buf. Hierarchical: reduce to each node's leader,
+// allreduce among the leaders, broadcast in each node.
+func (c *Comm) allreduceVec(src, buf, scratch []byte, esz int, op coll.VecOp) error {
 	elems := 0
 	if esz > 0 {
 		elems = len(buf) / esz
@@ -246,6 +247,12 @@ func (c *Comm) allreduceVec(buf, scratch []byte, esz int, op coll.VecOp) error {
 	}
 	h := ch.hier
 	tag := c.collTag()
+	if h == nil && ch.alg != "" && src != nil {
+		return coll.AllreduceVecChosenFrom(c.coll(), ch.alg, src, buf, scratch, esz, op, tag)
+	}
+	if src != nil {
+		copy(buf, src)
+	}
 	if h == nil {
 		if ch.rd {
 			// A direct call (not a stored func): op's closure stays on

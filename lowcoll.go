@@ -620,11 +620,10 @@ func (c *Comm) Allreduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *R
 	}
 	out := recvbuf[:n]
 	if op.commutative {
-		copy(out, in)
 		f, _ := op.vec(dt)
 		sp := getScratch(n)
 		defer putScratch(sp)
-		return c.collErr(name, c.allreduceVec(out, (*sp)[:n], dt.size, f))
+		return c.collErr(name, c.allreduceVec(in[:n], out, (*sp)[:n], dt.size, f))
 	}
 	f, _ := op.combine(dt)
 	res, err := coll.Allreduce(c.coll(), in, f, false, c.collTag())

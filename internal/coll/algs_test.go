@@ -72,6 +72,23 @@ func TestAllreduceVecAlgorithms(t *testing.T) {
 						}
 						return nil
 					})
+					// The same with the contribution in a separate source
+					// buffer, the result buffer full of garbage: src must
+					// be left as it was.
+					run(t, p, func(c Comm) error {
+						src := i64vec(c.Rank(), n)
+						buf := bytes.Repeat([]byte{0xAA}, 8*n)
+						if err := AllreduceVecChosenFrom(c, alg, src, buf, make([]byte, 8*n), 8, addI64, tagBase); err != nil {
+							return err
+						}
+						if !bytes.Equal(buf, want) {
+							t.Errorf("n=%d rank %d: wrong sum from a separate source", n, c.Rank())
+						}
+						if !bytes.Equal(src, i64vec(c.Rank(), n)) {
+							t.Errorf("n=%d rank %d: the source buffer changed", n, c.Rank())
+						}
+						return nil
+					})
 					// Floating point: every rank must get the same bits.
 					res := make([][]byte, p)
 					run(t, p, func(c Comm) error {

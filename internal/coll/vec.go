@@ -98,6 +98,27 @@ func AllreduceVecChosen(c Comm, alg string, buf, scratch []byte, esz int, op Vec
 	return wrap("allreduce", allreduceVec(c, alg, true, buf, scratch, esz, op, tag))
 }
 
+// AllreduceVecChosenFrom is AllreduceVecChosen for a contribution in src
+// and the result in buf (as long as src; the same slice or not
+// overlapping at all). Rabenseifner's algorithm on a power-of-two group
+// sends the half it gives away in its first step straight from src, and
+// copies into buf only the half it keeps, instead of copying all of src
+// into buf first: half a pass over a long vector saved. Other algorithms
+// copy first.
+func AllreduceVecChosenFrom(c Comm, alg string, src, buf, scratch []byte, esz int, op VecOp, tag int) error {
+	p := c.Size()
+	if alg != AlgRabenseifner || len(buf) == 0 || len(src) != len(buf) || &src[0] == &buf[0] ||
+		p < 2 || pof2Below(p) != p || esz <= 0 || len(buf)%esz != 0 || len(scratch) < len(buf) || op == nil {
+		copy(buf, src)
+		return AllreduceVecChosen(c, alg, buf, scratch, esz, op, tag)
+	}
+	r := c.Rank()
+	if r < 0 || r >= p {
+		return wrap("allreduce", fmt.Errorf("%w: rank %d of size %d", ErrArg, r, p))
+	}
+	return wrap("allreduce", allreduceRabenseifner(c, src, buf, scratch[:len(buf)], esz, op, r, p, tag))
+}
+
 // AllreduceVecRD is AllreduceVecChosen for recursive doubling, the
 // small-vector case where every nanosecond shows: it goes straight to the
 // algorithm, skipping the argument checks and the dispatch by name.
@@ -133,7 +154,7 @@ func allreduceVec(c Comm, alg string, chosen bool, buf, scratch []byte, esz int,
 	case AlgRecursiveDoubling:
 		return allreduceInPlace(c, buf, scratch, op, tag)
 	case AlgRabenseifner:
-		return allreduceRabenseifner(c, buf, scratch, esz, op, r, p, tag)
+		return allreduceRabenseifner(c, nil, buf, scratch, esz, op, r, p, tag)
 	case AlgRing:
 		return allreduceRing(c, buf, scratch, esz, op, r, p, tag)
 	case AlgReduceBcast:
@@ -153,7 +174,9 @@ func allreduceVec(c Comm, alg string, chosen bool, buf, scratch []byte, esz int,
 // allreduceRabenseifner: fold to p' ranks (as in recursive doubling),
 // reduce-scatter by recursive halving, allgather by recursive doubling,
 // unfold. Tags: fold tag, halving tag+1, allgather tag+2, unfold tag+3.
-func allreduceRabenseifner(c Comm, buf, scratch []byte, esz int, op VecOp, r, p, tag int) error {
+// src, if not nil, holds the contribution and buf nothing yet; only for
+// a power-of-two p (no folding).
+func allreduceRabenseifner(c Comm, src, buf, scratch []byte, esz int, op VecOp, r, p, tag int) error {
 	pof2 := pof2Below(p)
 	rem := p - pof2
 	if r < 2*rem && r%2 == 0 {
@@ -171,7 +194,7 @@ func allreduceRabenseifner(c Comm, buf, scratch []byte, esz int, op VecOp, r, p,
 		op(buf, scratch)
 	}
 	sg := segs{n: len(buf) / esz, esz: esz, k: pof2}
-	if err := halving(c, buf, scratch, sg.off, pof2, newr, rem, op, tag+1); err != nil {
+	if err := halving(c, src, buf, scratch, sg.off, pof2, newr, rem, op, tag+1); err != nil {
 		return err
 	}
 	for mask := 1; mask < pof2; mask <<= 1 {
@@ -193,7 +216,12 @@ func allreduceRabenseifner(c Comm, buf, scratch []byte, esz int, op VecOp, r, p,
 // the folded group: afterwards buf[off(newr):off(newr+1)] holds the
 // reduction of that segment over all ranks. Each step exchanges half of the
 // current range with the partner across the top remaining bit.
-func halving(c Comm, buf, scratch []byte, off func(int) int, pof2, newr, rem int, op VecOp, tag int) error {
+//
+// src, if not nil, holds the contribution in place of buf, which holds
+// nothing yet: the first step sends from src and copies into buf only
+// the part it keeps (the rest of buf is filled by the allgather that
+// follows).
+func halving(c Comm, src, buf, scratch []byte, off func(int) int, pof2, newr, rem int, op VecOp, tag int) error {
 	lo, hi := 0, pof2
 	for mask := pof2 / 2; mask >= 1; mask >>= 1 {
 		peer := foldedRank(newr^mask, rem)
@@ -202,13 +230,24 @@ func halving(c Comm, buf, scratch []byte, off func(int) int, pof2, newr, rem int
 		if newr&mask != 0 {
 			klo, khi, slo, shi = mid, hi, lo, mid
 		}
+		from := buf
+		if src != nil {
+			from = src
+		}
 		keep := buf[off(klo):off(khi)]
 		in := scratch[:len(keep)]
-		if err := exchange(c, buf[off(slo):off(shi)], in, peer, tag); err != nil {
+		if err := exchange(c, from[off(slo):off(shi)], in, peer, tag); err != nil {
 			return err
+		}
+		if src != nil {
+			copy(keep, src[off(klo):off(khi)])
+			src = nil
 		}
 		op(keep, in)
 		lo, hi = klo, khi
+	}
+	if src != nil { // pof2 == 1: nothing was exchanged
+		copy(buf, src)
 	}
 	return nil
 }
@@ -297,7 +336,7 @@ func reduceScatterVec(c Comm, buf, scratch []byte, offs []int, op VecOp, tag int
 		}
 		return offs[i+rem]
 	}
-	if err := halving(c, buf, scratch, off, pof2, newr, rem, op, tag+1); err != nil {
+	if err := halving(c, nil, buf, scratch, off, pof2, newr, rem, op, tag+1); err != nil {
 		return err
 	}
 	if r < 2*rem {

@@ -84,7 +84,7 @@ func reduceRabenseifner(c Comm, buf, scratch []byte, esz int, op VecOp, r, p, ro
 			op(buf, scratch)
 		}
 		sg := segs{n: len(buf) / esz, esz: esz, k: pof2}
-		if err := halving(c, buf, scratch, sg.off, pof2, newr, rem, op, tag+1); err != nil {
+		if err := halving(c, nil, buf, scratch, sg.off, pof2, newr, rem, op, tag+1); err != nil {
 			return err
 		}
 		// Binomial gather of the segments to new rank 0.
