@@ -280,5 +280,5 @@ func AlltoallInto[E any](c *Comm, send, recv []E) error {
 		return c.handle(c.errorf("AlltoallInto", ErrCount, loc{}, "send has %d elements and recv %d, for %d ranks", len(send), len(recv), p))
 	}
 	blk := len(send) / p * t.size
-	return c.collErr("AlltoallInto", coll.AlltoallBuf(c.coll(), "", unsafeBytes(send, t.size), unsafeBytes(recv, t.size), blk, c.collTag()))
+	return c.collErr("AlltoallInto", coll.AlltoallBuf(c.coll(), c.alltoallAlg(blk), unsafeBytes(send, t.size), unsafeBytes(recv, t.size), blk, c.collTag()))
 }

@@ -49,6 +49,8 @@ type Comm struct {
 	arChoice atomic.Pointer[vecChoice]
 	// bcChoice remembers the last broadcast algorithm chosen (hier.go).
 	bcChoice atomic.Pointer[bcastChoice]
+	// a2aChoice remembers the last alltoall algorithm chosen (no hierarchy).
+	a2aChoice atomic.Pointer[bcastChoice]
 
 	topo *topology // Cartesian, graph or distributed graph topology; nil: none
 

@@ -280,6 +280,17 @@ func (c *Comm) allreduceVec(src, buf, scratch []byte, esz int, op coll.VecOp) er
 	return nil
 }
 
+// alltoallAlg returns the algorithm Select chooses for an alltoall of
+// blk-byte blocks on c, remembering the last choice as bcastFixed does.
+func (c *Comm) alltoallAlg(blk int) string {
+	ch := c.a2aChoice.Load()
+	if ch == nil || ch.bytes != blk {
+		ch = &bcastChoice{bytes: blk, alg: coll.Select(coll.CollAlltoall, coll.Situation{Ranks: len(c.group), Bytes: blk, Fixed: true})}
+		c.a2aChoice.Store(ch)
+	}
+	return ch.alg
+}
+
 // bcastChoice is how a communicator last ran a broadcast of bytes bytes:
 // the hierarchy to use, or (hier nil) the algorithm Select chose.
 type bcastChoice struct {

@@ -415,7 +415,8 @@ func (c *Comm) Alltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvb
 	if len(sb) != len(rb) {
 		return c.argErr(name, ErrCount, "sending %d bytes per rank, receiving %d", len(sb)/p, len(rb)/p)
 	}
-	return c.collErr(name, coll.AlltoallBuf(c.coll(), "", sb, rb, len(rb)/max(p, 1), c.collTag()))
+	blk := len(rb) / max(p, 1)
+	return c.collErr(name, coll.AlltoallBuf(c.coll(), c.alltoallAlg(blk), sb, rb, blk, c.collTag()))
 }
 
 // Ialltoall starts an Alltoall (MPI_Ialltoall).
