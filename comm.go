@@ -48,9 +48,9 @@ type Comm struct {
 	// arChoice remembers the last allreduce algorithm chosen (hier.go).
 	arChoice atomic.Pointer[vecChoice]
 	// bcChoice remembers the last broadcast algorithm chosen (hier.go).
-	bcChoice atomic.Pointer[bcastChoice]
+	bcChoice atomic.Pointer[algChoice]
 	// a2aChoice remembers the last alltoall algorithm chosen (no hierarchy).
-	a2aChoice atomic.Pointer[bcastChoice]
+	a2aChoice atomic.Pointer[algChoice]
 
 	topo *topology // Cartesian, graph or distributed graph topology; nil: none
 

@@ -191,7 +191,7 @@ func (c *Comm) bcastFixed(buf []byte, root int) error {
 		if err != nil {
 			return err
 		}
-		ch = &bcastChoice{bytes: len(buf), hier: h}
+		ch = &algChoice{bytes: len(buf), hier: h}
 		if h == nil {
 			ch.alg = coll.Select(coll.CollBcast, s)
 		}
@@ -285,15 +285,16 @@ func (c *Comm) allreduceVec(src, buf, scratch []byte, esz int, op coll.VecOp) er
 func (c *Comm) alltoallAlg(blk int) string {
 	ch := c.a2aChoice.Load()
 	if ch == nil || ch.bytes != blk {
-		ch = &bcastChoice{bytes: blk, alg: coll.Select(coll.CollAlltoall, coll.Situation{Ranks: len(c.group), Bytes: blk, Fixed: true})}
+		ch = &algChoice{bytes: blk, alg: coll.Select(coll.CollAlltoall, coll.Situation{Ranks: len(c.group), Bytes: blk, Fixed: true})}
 		c.a2aChoice.Store(ch)
 	}
 	return ch.alg
 }
 
-// bcastChoice is how a communicator last ran a broadcast of bytes bytes:
-// the hierarchy to use, or (hier nil) the algorithm Select chose.
-type bcastChoice struct {
+// algChoice is how a communicator last ran a broadcast (or an alltoall)
+// of bytes bytes: the hierarchy to use, or (hier nil) the algorithm
+// Select chose.
+type algChoice struct {
 	bytes int
 	hier  *hierarchy
 	alg   string

@@ -640,12 +640,9 @@ func (c *Comm) interReduceScatterBuf(name string, sendbuf, recvbuf []byte, recvc
 	if len(recvcounts) != c.Size() {
 		return c.argErr(name, ErrCount, "%d counts for a local group of %d", len(recvcounts), c.Size())
 	}
-	total := 0
-	for _, k := range recvcounts {
-		if k < 0 {
-			return c.argErr(name, ErrCount, "negative count %d", k)
-		}
-		total += k
+	total, err := c.countSum(name, recvcounts)
+	if err != nil {
+		return err
 	}
 	n, err := c.lowOpArgs(name, total, dt, op)
 	if err != nil {

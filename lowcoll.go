@@ -661,16 +661,25 @@ func (c *Comm) ReduceScatter(sendbuf, recvbuf []byte, recvcounts []int, dt *Data
 	return c.reduceScatter("ReduceScatter", sendbuf, recvbuf, recvcounts, dt, op)
 }
 
+// countSum returns the sum of counts, refusing a negative one.
+func (c *Comm) countSum(name string, counts []int) (int, error) {
+	total := 0
+	for _, k := range counts {
+		if k < 0 {
+			return 0, c.argErr(name, ErrCount, "negative count %d", k)
+		}
+		total += k
+	}
+	return total, nil
+}
+
 func (c *Comm) reduceScatter(name string, sendbuf, recvbuf []byte, recvcounts []int, dt *Datatype, op *ReduceOp) error {
 	if c.IsInter() {
 		return c.interReduceScatterBuf(name, sendbuf, recvbuf, recvcounts, dt, op)
 	}
-	total := 0
-	for _, n := range recvcounts {
-		if n < 0 {
-			return c.argErr(name, ErrCount, "negative count %d", n)
-		}
-		total += n
+	total, err := c.countSum(name, recvcounts)
+	if err != nil {
+		return err
 	}
 	n, err := c.lowOp(name, total, dt, op)
 	if err != nil {
