@@ -18,10 +18,7 @@ import (
 // lost, duplicated, corrupted, or overtake an earlier message from the same
 // sender.
 func TestStress(t *testing.T) {
-	total := 100_000
-	if testing.Short() {
-		total = 20_000
-	}
+	total := stressSize(100_000)
 	for _, tc := range transports() {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := mpi.RunConfig(8, tc.cfg, func(world *mpi.Comm) error { return stressRank(world, total) }); err != nil {

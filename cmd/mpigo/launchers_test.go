@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -88,14 +89,23 @@ var (
 	slurmErr  string
 )
 
-// needSlurm skips (or fails) unless srun can run a step here.
+// srunArgs is how every test asks Slurm for n tasks: --overcommit, so that
+// 4 tasks start at once on a node with fewer CPUs instead of queueing
+// behind each other (the tests oversubscribe on purpose).
+func srunArgs(n int) []string {
+	return []string{"--mpi=pmi2", "--overcommit", "-n", strconv.Itoa(n)}
+}
+
+// needSlurm skips (or fails) unless srun can run a step here of the size
+// the tests ask for: 4 tasks, overcommitted, started at once (--immediate:
+// a step that would queue is a failure of the probe, not a hang).
 func needSlurm(t *testing.T) string {
 	t.Helper()
 	srun := needLauncher(t, "srun", "apt-get install slurm-wlm munge; .ci/slurm-setup.sh starts a one-node cluster")
 	slurmOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if out, err := exec.CommandContext(ctx, srun, "-n1", "--mpi=pmi2", "true").CombinedOutput(); err != nil {
+		if out, err := exec.CommandContext(ctx, srun, append(srunArgs(4), "--immediate=20", "true")...).CombinedOutput(); err != nil {
 			slurmErr = strings.TrimSpace(string(out)) + " (" + err.Error() + ")"
 		}
 	})
@@ -136,12 +146,12 @@ func launchers() []launcher {
 		}},
 		{"srun --mpi=pmi2", "", func(t *testing.T, n int, prog string, args ...string) *exec.Cmd {
 			srun := needSlurm(t)
-			return exec.Command(srun, append([]string{"--mpi=pmi2", "-n", n2s(n), prog}, args...)...)
+			return exec.Command(srun, append(append(srunArgs(n), prog), args...)...)
 		}},
 		{"srun --mpi=pmi2 MPIGO_PMI=1", "", func(t *testing.T, n int, prog string, args ...string) *exec.Cmd {
 			// Slurm's pmi2 plugin answers PMI-1 clients too.
 			srun := needSlurm(t)
-			c := exec.Command(srun, append([]string{"--mpi=pmi2", "-n", n2s(n), prog}, args...)...)
+			c := exec.Command(srun, append(append(srunArgs(n), prog), args...)...)
 			c.Env = append(os.Environ(), "MPIGO_PMI=1")
 			return c
 		}},
@@ -160,6 +170,15 @@ func runLaunched(t *testing.T, c *exec.Cmd, d time.Duration) (string, string, in
 	t.Helper()
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
+	// Never outlive the test binary's own -timeout: a launcher killed by
+	// the test binary's panic would leave its ranks (or a Slurm step)
+	// behind.
+	if dl, ok := t.Deadline(); ok {
+		if left := time.Until(dl) - 15*time.Second; left < d {
+			d = max(left, time.Second)
+		}
+	}
+	ownGroup(c)
 	if err := c.Start(); err != nil {
 		t.Fatalf("%v: %v", c.Args, err)
 	}
@@ -168,7 +187,7 @@ func runLaunched(t *testing.T, c *exec.Cmd, d time.Duration) (string, string, in
 	select {
 	case <-done:
 	case <-time.After(d):
-		c.Process.Kill()
+		stopTree(c, done, 5*time.Second)
 		<-done
 		t.Errorf("%v did not end within %v (hang?)\nstdout: %s\nstderr: %s", c.Args, d, out.String(), errb.String())
 		return out.String(), errb.String(), -1

@@ -425,9 +425,13 @@ func TestRunCollectiveStorm(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
+	n := "500" // MPIGO_TEST_LONG=1 (.ci/run): 2000
+	if longTests() {
+		n = "2000"
+	}
 	for _, transport := range []string{"shm", "tcp"} {
-		out, errs, code := runJob(t, "--timeout", "120s", "-transport", transport, "-n", "8", "./testdata/collstorm", "2000")
-		if code != 0 || !strings.Contains(out, "collstorm: 2000 allreduces on 8 ranks: ok") {
+		out, errs, code := runJob(t, "--timeout", "120s", "-transport", transport, "-n", "8", "./testdata/collstorm", n)
+		if code != 0 || !strings.Contains(out, "collstorm: "+n+" allreduces on 8 ranks: ok") {
 			t.Errorf("%s: exit %d, %q %q", transport, code, out, errs)
 		}
 	}
@@ -466,9 +470,17 @@ func TestRunWaitingCostsNoCPU(t *testing.T) {
 // rendezvous; all of them rendezvous when the eager limit is tiny; eager
 // up to 512 KiB with MPIGO_SHM_EAGER_LIMIT) with every other, over shm and
 // tcp.
+// longTests reports whether MPIGO_TEST_LONG=1 (.ci/run) asks for the
+// stress runs at full length.
+func longTests() bool { return os.Getenv("MPIGO_TEST_LONG") == "1" }
+
 func TestRunP2PStress(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
+	}
+	rounds := "15" // MPIGO_TEST_LONG=1 (.ci/run): 60
+	if longTests() {
+		rounds = "60"
 	}
 	for _, tc := range []struct{ transport, eager, cma, shmEager string }{{"shm", "", "", ""}, {"shm", "16", "", ""}, {"shm", "", "1", ""},
 		{"shm", "16", "1", ""}, {"shm", "", "", "524288"}, {"tcp", "", "", ""}} {
@@ -481,8 +493,8 @@ func TestRunP2PStress(t *testing.T) {
 		if tc.shmEager == "" {
 			os.Unsetenv("MPIGO_SHM_EAGER_LIMIT")
 		}
-		out, errs, code := runJob(t, "--timeout", "120s", "-transport", tc.transport, "-n", "4", "./testdata/p2pstress", "60")
-		if code != 0 || !strings.Contains(out, "p2pstress: 60 rounds on 4 ranks: ok") {
+		out, errs, code := runJob(t, "--timeout", "120s", "-transport", tc.transport, "-n", "4", "./testdata/p2pstress", rounds)
+		if code != 0 || !strings.Contains(out, "p2pstress: "+rounds+" rounds on 4 ranks: ok") {
 			t.Errorf("%s (eager limit %q, MPIGO_SHM_CMA %q, shm eager limit %q): exit %d, %q %q", tc.transport, tc.eager, tc.cma, tc.shmEager, code, out, errs)
 		}
 	}
