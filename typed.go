@@ -494,8 +494,9 @@ func Mrecv[T any](m *Message) (T, Status, error) {
 }
 
 // Sendrecv sends v to dest and receives a value of type R from source at
-// the same time (MPI_Sendrecv).
-func Sendrecv[T, R any](c *Comm, v T, dest, sendtag, source, recvtag int) (R, Status, error) {
+// the same time (MPI_Sendrecv). Only R needs naming, the type of v is
+// inferred: mpi.Sendrecv[[]float64](c, halo, right, 0, left, 0).
+func Sendrecv[R, T any](c *Comm, v T, dest, sendtag, source, recvtag int) (R, Status, error) {
 	var zero R
 	p, err := Irecv[R](c, source, recvtag)
 	if err != nil {
@@ -507,6 +508,23 @@ func Sendrecv[T, R any](c *Comm, v T, dest, sendtag, source, recvtag int) (R, St
 		return zero, Status{}, err
 	}
 	return p.Wait()
+}
+
+// SendrecvInto sends v to dest and receives elements of E from source into
+// buf at the same time (MPI_Sendrecv into an existing buffer): the form
+// for halo exchanges in a loop, which allocates no result slice. E must be
+// plain; the status counts the elements received.
+func SendrecvInto[T, E any](c *Comm, v T, dest, sendtag int, buf []E, source, recvtag int) (Status, error) {
+	r, err := IrecvInto(c, buf, source, recvtag)
+	if err != nil {
+		return Status{}, err
+	}
+	if err := Send(c, v, dest, sendtag); err != nil {
+		r.Cancel()
+		r.Wait()
+		return Status{}, err
+	}
+	return r.Wait()
 }
 
 // IrecvInto starts receiving elements of E into buf and returns at once
