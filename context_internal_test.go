@@ -193,3 +193,29 @@ func createConcurrent(t *testing.T, transport string) {
 		t.Fatal(err)
 	}
 }
+
+func TestSingletonRanks(t *testing.T) {
+	for _, tc := range []struct {
+		env    string
+		set    bool
+		n      int
+		np, ok bool
+	}{
+		{"", false, 1, false, true},
+		{"4", true, 4, true, true},
+		{" 3 ", true, 3, true, true},
+		{"abc", true, 0, true, false},
+		{"0", true, 0, true, false},
+		{"-2", true, 0, true, false},
+	} {
+		if tc.set {
+			t.Setenv("MPIGO_NP", tc.env)
+		} else {
+			t.Setenv("MPIGO_NP", "")
+		}
+		n, np, err := singletonRanks()
+		if n != tc.n || np != tc.np || (err == nil) != tc.ok {
+			t.Errorf("MPIGO_NP=%q: got %d %v %v, want %d %v ok=%v", tc.env, n, np, err, tc.n, tc.np, tc.ok)
+		}
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -632,15 +634,39 @@ func Main(f func(world *Comm) error) {
 		}
 		os.Exit(0)
 	}
-	n := 1
-	if v, ok := envInt("MPIGO_NP"); ok && v > 0 {
-		n = v
+	n, np, err := singletonRanks()
+	if err != nil {
+		fmt.Fprintf(stderr, "mpigo: %v\n", err)
+		os.Exit(2)
 	}
 	if err := Run(n, f); err != nil {
 		fmt.Fprintf(stderr, "mpigo: job failed:\n%v\n", primaryErrors(err))
+		if !np && errors.Is(err, ErrRank) {
+			prog, gorun := os.Args[0], strings.Contains(os.Args[0], "go-build")
+			if gorun {
+				prog = "go run ."
+			}
+			fmt.Fprintf(stderr, "mpigo: hint: this program ran as a single rank, because no launcher started it and MPIGO_NP is not set; "+
+				"start it with `mpigo run -n 4 PROGRAM` for processes, or `MPIGO_NP=4 %s` for goroutine ranks\n", prog)
+		}
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// singletonRanks is the number of goroutine ranks for a program started
+// without a launcher: MPIGO_NP, or 1 if it is not set (np false). A value
+// that is not a positive number is an error, not silently one rank.
+func singletonRanks() (n int, np bool, err error) {
+	s, ok := os.LookupEnv("MPIGO_NP")
+	if !ok || s == "" {
+		return 1, false, nil
+	}
+	v, perr := strconv.Atoi(strings.TrimSpace(s))
+	if perr != nil || v < 1 {
+		return 0, true, fmt.Errorf("MPIGO_NP=%q: want a positive number of ranks, e.g. MPIGO_NP=4", s)
+	}
+	return v, true, nil
 }
 
 // Abort ends the whole job: the process exits with code after every rank's
