@@ -11,9 +11,9 @@ import (
 // combines buffers of elements of a Datatype. The predefined ones (OpSum,
 // OpMax, ...) run as tight loops over the whole buffer for every
 // predefined datatype they make sense for (MPI's rules: arithmetic on
-// numbers, logical on Bool and integers, bitwise on integers and Byte, MinLoc/MaxLoc on
-// the pair types such as Float64Loc); NewReduceOp makes one from a Go
-// function.
+// numbers, logical on Bool and on integers (nonzero is true, the result 1
+// or 0), bitwise on integers and Byte, MinLoc/MaxLoc on the pair types
+// such as Float64Loc); NewReduceOp makes one from a Go function.
 type ReduceOp struct {
 	name        string
 	commutative bool
