@@ -52,6 +52,8 @@ type Datatype struct {
 	// how records the constructor call that made a derived datatype, for
 	// Envelope and Contents; nil for a named (predefined) datatype.
 	how *contents
+
+	attrs *[]typeAttr // attributes (typeattr.go), guarded by typeAttrs
 }
 
 // block returns the bytes one element takes in the contiguous memory that
@@ -119,9 +121,11 @@ func (d *Datatype) Commit() error {
 	return nil
 }
 
-// Free marks a derived datatype as no longer usable (MPI_Type_free).
-// Datatypes made from it, and operations already started with it, are not
-// affected. Predefined datatypes cannot be freed.
+// Free marks a derived datatype as no longer usable (MPI_Type_free),
+// after deleting its attributes with their delete callbacks (the last set
+// first; an error of one leaves the datatype and its remaining attributes
+// as they are). Datatypes made from it, and operations already started
+// with it, are not affected. Predefined datatypes cannot be freed.
 func (d *Datatype) Free() error {
 	if d == nil || d.freed {
 		return typeErr("TypeFree", "datatype is nil or freed already")
@@ -129,19 +133,28 @@ func (d *Datatype) Free() error {
 	if !d.derived {
 		return typeErr("TypeFree", "predefined datatype %s cannot be freed", d.name)
 	}
+	if err := d.deleteAllAttrs("TypeFree"); err != nil {
+		return err
+	}
 	d.freed = true
 	return nil
 }
 
 // Dup returns a new datatype with the same type map (MPI_Type_dup); it is
-// committed if d is.
+// committed if d is, and gets the attributes of d that their keys' copy
+// callbacks keep.
 func (d *Datatype) Dup() (*Datatype, error) {
 	if err := d.usable("TypeDup"); err != nil {
 		return nil, err
 	}
+	typeAttrs.Lock() // d.attrs may be being set
 	n := *d
-	n.derived, n.freed = true, false
+	typeAttrs.Unlock()
+	n.derived, n.freed, n.attrs = true, false, nil
 	n.how = &contents{combiner: CombinerDup, types: []*Datatype{d}}
+	if err := d.copyAttrs("TypeDup", &n); err != nil {
+		return nil, err
+	}
 	return &n, nil
 }
 

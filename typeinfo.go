@@ -227,8 +227,10 @@ func TypeMatchSize(class TypeClass, size int) (*Datatype, error) {
 // f90 returns a named datatype equal to base whose envelope records the
 // Fortran-style request that selected it.
 func f90(base *Datatype, c Combiner, name string, ints []int) *Datatype {
+	typeAttrs.Lock() // base.attrs may be being set
 	d := *base
-	d.name = name
+	typeAttrs.Unlock()
+	d.name, d.attrs = name, nil
 	d.how = &contents{combiner: c, ints: ints}
 	return &d
 }
