@@ -42,6 +42,14 @@ func TestErrorClassAndString(t *testing.T) {
 	if mpi.ErrorClass(fmt.Errorf("x: %w", mpi.ErrTag)) != mpi.ErrTag {
 		t.Error("a wrapped class")
 	}
+	// Any Class of an *Error is a class, also one this list does not know.
+	novel := errors.New("novel class")
+	if mpi.ErrorClass(fmt.Errorf("w: %w", &mpi.Error{Class: novel, Op: "X"})) != novel {
+		t.Error("the Class of an *Error")
+	}
+	if mpi.ErrorClass(&mpi.Error{Op: "X"}) != mpi.ErrOther {
+		t.Error("an *Error without a Class")
+	}
 	if mpi.ErrorClass(io.EOF) != mpi.ErrOther {
 		t.Error("a foreign error is ErrOther")
 	}

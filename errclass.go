@@ -87,13 +87,15 @@ func ErrorClass(err error) error {
 	}
 	var e *Error
 	if errors.As(err, &e) {
-		if e.Class == nil {
+		switch c := e.Class.(type) {
+		case nil:
 			return ErrOther
+		case *userError:
+			if c.class != nil { // a code as the Class: its class
+				return c.class
+			}
 		}
-		if _, nested := e.Class.(*Error); nested {
-			return ErrOther
-		}
-		return ErrorClass(e.Class)
+		return e.Class
 	}
 	for _, c := range predefinedClasses {
 		if err == c {
