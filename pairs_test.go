@@ -263,3 +263,28 @@ func TestLogicalOpsOnIntegers(t *testing.T) {
 		return check(c, err == nil && s == want, "typed Scan Land[int64]: %v %v", s, err)
 	})
 }
+
+// Pair types in intercommunicator reductions: each group gets the other
+// group's result.
+func TestPairTypeIntercomm(t *testing.T) {
+	matrix(t, 3, func(world *mpi.Comm) error {
+		s, err := makeInter(world, 1, false)
+		if err != nil {
+			return err
+		}
+		me := world.Rank()
+		in := []mpi.ValueLoc[float32]{{Value: float32(me), Loc: me}, {Value: float32(-me), Loc: me}}
+		out := make([]mpi.ValueLoc[float32], 2)
+		if err := s.ic.Allreduce(mpi.AsBytes(in), mpi.AsBytes(out), 2, mpi.Float32Loc, mpi.OpMinLoc); err != nil {
+			return err
+		}
+		want := []mpi.ValueLoc[float32]{{Value: 1, Loc: 1}, {Value: -2, Loc: 2}} // group A sees B = {1, 2}
+		if !s.inA {
+			want = []mpi.ValueLoc[float32]{{Value: 0, Loc: 0}, {Value: 0, Loc: 0}}
+		}
+		if out[0] != want[0] || out[1] != want[1] {
+			return check(world, false, "intercomm Allreduce MinLoc: %v, want %v", out, want)
+		}
+		return s.free()
+	})
+}
