@@ -512,7 +512,9 @@ func packArgs(op string, data []byte, count int, dt *Datatype, packed []byte, po
 	if count < 0 {
 		return (*Comm)(nil).errorf(op, ErrCount, loc{}, "negative count %d", count)
 	}
-	if s := dt.span(count, len(data)); s != "" {
+	if isBottom(data) {
+		// Resolved by the caller.
+	} else if s := dt.span(count, len(data)); s != "" {
 		return (*Comm)(nil).errorf(op, ErrBuffer, loc{}, "%s", s)
 	}
 	if pos < 0 || pos+need > len(packed) {
@@ -531,6 +533,14 @@ func Pack(inbuf []byte, count int, dt *Datatype, outbuf []byte, pos int) (int, e
 		return pos, err
 	}
 	n := count * dt.size
+	if isBottom(inbuf) {
+		lay, bad := resolveBottom(dt, count)
+		if bad != "" {
+			return pos, (*Comm)(nil).errorf("Pack", ErrBuffer, loc{}, "%s", bad)
+		}
+		lay.Pack(outbuf[pos:pos+n], 0)
+		return pos + n, nil
+	}
 	dt.t.PackAt(outbuf[pos:pos+n], inbuf, 0)
 	return pos + n, nil
 }
@@ -542,6 +552,14 @@ func Unpack(inbuf []byte, pos int, outbuf []byte, count int, dt *Datatype) (int,
 		return pos, err
 	}
 	n := count * dt.size
+	if isBottom(outbuf) {
+		lay, bad := resolveBottom(dt, count)
+		if bad != "" {
+			return pos, (*Comm)(nil).errorf("Unpack", ErrBuffer, loc{}, "%s", bad)
+		}
+		lay.Unpack(inbuf[pos:pos+n], 0)
+		return pos + n, nil
+	}
 	dt.t.UnpackAt(inbuf[pos:pos+n], outbuf, 0)
 	return pos + n, nil
 }
@@ -564,6 +582,9 @@ func PackExternalSize(count int, dt *Datatype) (int, error) {
 // Go's int and uint are 8 bytes (4 on 32-bit machines). Any MPI
 // implementation's MPI_Unpack_external("external32", ...) reads it.
 func PackExternal(inbuf []byte, count int, dt *Datatype, outbuf []byte, pos int) (int, error) {
+	if isBottom(inbuf) {
+		return pos, (*Comm)(nil).errorf("PackExternal", ErrBuffer, loc{}, "Bottom is not supported: use Pack")
+	}
 	need := 0
 	if dt != nil && dt.t != nil {
 		need = int(dt.t.ExternalSize(count))
@@ -579,6 +600,9 @@ func PackExternal(inbuf []byte, count int, dt *Datatype, outbuf []byte, pos int)
 // byte position pos into outbuf, and returns the position after them
 // (MPI_Unpack_external). A bool byte other than 0 or 1 fails with ErrType.
 func UnpackExternal(inbuf []byte, pos int, outbuf []byte, count int, dt *Datatype) (int, error) {
+	if isBottom(outbuf) {
+		return pos, (*Comm)(nil).errorf("UnpackExternal", ErrBuffer, loc{}, "Bottom is not supported: use Unpack")
+	}
 	need := 0
 	if dt != nil && dt.t != nil {
 		need = int(dt.t.ExternalSize(count))

@@ -305,21 +305,6 @@ func TypeCreateF90Integer(r int) (*Datatype, error) {
 	return f90(base, CombinerF90Integer, "F90Integer("+itoa(r)+")", []int{r}), nil
 }
 
-// GetAddress returns the address of *p (MPI_Get_address), for computing
-// the byte displacements of derived datatypes: the displacement of a
-// field f of a value v is GetAddress(&v.f) - GetAddress(&v), which
-// AintDiff also computes.
-//
-// Go has no MPI_BOTTOM: an address cannot be turned back into memory
-// without unsafe, and the garbage collector would not know that the memory
-// is in use. Displacements are therefore always relative to a base value,
-// and the buffer of a call is the base value's memory (BytesOf(&v), or
-// AsBytes of a slice). Every field a datatype reaches must lie inside that
-// value: a datatype that reaches outside the buffer is refused with
-// ErrBuffer. To send parts of several separate Go values in one message,
-// put them in one struct, or pack them one after the other with Pack.
-func GetAddress[T any](p *T) int { return int(uintptr(unsafe.Pointer(p))) }
-
 // AintAdd returns base + disp (MPI_Aint_add). Addresses are plain ints in
 // Go; it exists for symmetry with AintDiff.
 func AintAdd(base, disp int) int { return base + disp }
