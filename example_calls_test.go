@@ -80,3 +80,25 @@ func ExampleDatatype_Envelope() {
 	// Vector [4 1 8] Float64
 	// Named
 }
+
+// Fields of separate variables travel in one message: a datatype of their
+// absolute addresses, with Bottom as the buffer (MPI_BOTTOM).
+func ExampleBottom() {
+	_ = mpi.Run(2, func(world *mpi.Comm) error {
+		var total float64
+		var hist [4]int32
+		dt, _ := mpi.NewStruct([]int{1, len(hist)},
+			[]int{mpi.GetAddress(&total), mpi.GetAddress(&hist)},
+			[]*mpi.Datatype{mpi.Float64, mpi.Int32})
+		_ = dt.Commit()
+		if world.Rank() == 0 {
+			total, hist = 9.5, [4]int32{1, 2, 3, 4}
+			return world.Send(mpi.Bottom, 1, dt, 1, 0)
+		}
+		st, err := world.Recv(mpi.Bottom, 1, dt, 0, 0)
+		fmt.Println(total, hist, st.GetElements(dt), err)
+		return err
+	})
+	// Output:
+	// 9.5 [1 2 3 4] 5 <nil>
+}
