@@ -43,6 +43,38 @@ type Datatype struct {
 	committed bool
 	freed     bool
 	ops       map[string]func(inout, in []byte) // predefined reductions defined on it
+
+	// padded: the holes of the type map are a Go type's padding, which
+	// nobody reads, so collectives may move count elements as count
+	// extents of memory (the pair types and DatatypeOf's types).
+	padded bool
+
+	// how records the constructor call that made a derived datatype, for
+	// Envelope and Contents; nil for a named (predefined) datatype.
+	how *contents
+
+	attrs *[]typeAttr // attributes (typeattr.go), guarded by typeAttrs
+}
+
+// block returns the bytes one element takes in the contiguous memory that
+// collectives move: the size of a contiguous datatype, the extent of a
+// padded one, and 0 for a datatype whose holes must not be touched.
+func (d *Datatype) block() int {
+	switch {
+	case d.t.Contiguous():
+		return d.size
+	case d.padded && d.t.LB == 0 && d.t.TrueLB >= 0 && d.t.TrueUB <= d.t.UB:
+		return int(d.t.Extent())
+	}
+	return 0
+}
+
+// mem is block, or the size for a datatype that has no block form.
+func (d *Datatype) mem() int {
+	if b := d.block(); b > 0 {
+		return b
+	}
+	return d.size
 }
 
 // Name returns the datatype's name.
@@ -89,9 +121,11 @@ func (d *Datatype) Commit() error {
 	return nil
 }
 
-// Free marks a derived datatype as no longer usable (MPI_Type_free).
-// Datatypes made from it, and operations already started with it, are not
-// affected. Predefined datatypes cannot be freed.
+// Free marks a derived datatype as no longer usable (MPI_Type_free),
+// after deleting its attributes with their delete callbacks (the last set
+// first; an error of one leaves the datatype and its remaining attributes
+// as they are). Datatypes made from it, and operations already started
+// with it, are not affected. Predefined datatypes cannot be freed.
 func (d *Datatype) Free() error {
 	if d == nil || d.freed {
 		return typeErr("TypeFree", "datatype is nil or freed already")
@@ -99,18 +133,28 @@ func (d *Datatype) Free() error {
 	if !d.derived {
 		return typeErr("TypeFree", "predefined datatype %s cannot be freed", d.name)
 	}
+	if err := d.deleteAllAttrs("TypeFree"); err != nil {
+		return err
+	}
 	d.freed = true
 	return nil
 }
 
 // Dup returns a new datatype with the same type map (MPI_Type_dup); it is
-// committed if d is.
+// committed if d is, and gets the attributes of d that their keys' copy
+// callbacks keep.
 func (d *Datatype) Dup() (*Datatype, error) {
 	if err := d.usable("TypeDup"); err != nil {
 		return nil, err
 	}
+	typeAttrs.Lock() // d.attrs may be being set
 	n := *d
-	n.derived, n.freed = true, false
+	typeAttrs.Unlock()
+	n.derived, n.freed, n.attrs = true, false, nil
+	n.how = &contents{combiner: CombinerDup, types: []*Datatype{d}}
+	if err := d.copyAttrs("TypeDup", &n); err != nil {
+		return nil, err
+	}
 	return &n, nil
 }
 
@@ -147,15 +191,19 @@ func basic[T any](name string, k datatype.Basic) *Datatype {
 	return &Datatype{name: name, size: info.Size, sig: info.Sig, t: datatype.NewBasic(k), committed: true}
 }
 
-// pairType is the predefined datatype of ValueLoc[T]: its memory as Go
-// lays it out, padding included.
+// pairType is the predefined datatype of ValueLoc[T]: a struct of the
+// value and the int location at their Go offsets, with Go's size of the
+// pair as its extent. Its size is the data alone (a Float32Loc is 4+8
+// bytes of data in 16 of memory) and Status.GetElements counts two basic
+// elements per pair. Point-to-point calls send the data without the
+// padding; collectives move whole pairs (padded is set).
 func pairType[T Ordered](name string) *Datatype {
-	info := datatype.InfoFor[ValueLoc[T]]()
-	t, err := datatype.NewContiguous(info.Size, datatype.NewBasic(datatype.BasicByte))
+	d, err := DatatypeOf[ValueLoc[T]]()
 	if err != nil {
-		panic(err)
+		panic(err) // ValueLoc of a number is always plain
 	}
-	return &Datatype{name: name, size: info.Size, sig: info.Sig, t: t, committed: true}
+	d.name, d.derived, d.padded = name, false, true
+	return d
 }
 
 // The predefined datatypes.
@@ -178,8 +226,8 @@ var (
 	Complex64  = withOps(basic[complex64]("Complex64", datatype.BasicComplex64), complexOps[complex64]())                 // MPI_C_FLOAT_COMPLEX
 	Complex128 = withOps(basic[complex128]("Complex128", datatype.BasicComplex128), complexOps[complex128]())             // MPI_C_DOUBLE_COMPLEX
 
-	// The pair types of MinLoc and MaxLoc: ValueLoc[T] with an int location,
-	// in Go's memory layout.
+	// The pair types of MinLoc and MaxLoc: ValueLoc[T], a value with an
+	// int location, as a struct datatype over Go's layout of the pair.
 	Float32Loc = withOps(pairType[float32]("Float32Loc"), locOps[float32]()) // MPI_FLOAT_INT
 	Float64Loc = withOps(pairType[float64]("Float64Loc"), locOps[float64]()) // MPI_DOUBLE_INT
 	Int32Loc   = withOps(pairType[int32]("Int32Loc"), locOps[int32]())       // MPI_2INT
@@ -222,7 +270,7 @@ func DatatypeOf[T any]() (*Datatype, error) {
 			sig = 1
 		}
 	}
-	return &Datatype{name: info.Type.String(), size: int(tm.Size), sig: sig, t: tm, derived: true, committed: true}, nil
+	return &Datatype{name: info.Type.String(), size: int(tm.Size), sig: sig, t: tm, derived: true, committed: true, padded: true}, nil
 }
 
 // derive wraps a new type map built from the datatypes olds.
@@ -262,7 +310,7 @@ func NewContiguous(count int, old *Datatype) (*Datatype, error) {
 		return nil, err
 	}
 	t, err := datatype.NewContiguous(count, old.t)
-	return derive("NewContiguous", t, err, old)
+	return recorded(CombinerContiguous, []int{count}, nil, []*Datatype{old})(derive("NewContiguous", t, err, old))
 }
 
 // NewVector returns the datatype of count blocks of blocklen elements of
@@ -273,7 +321,7 @@ func NewVector(count, blocklen, stride int, old *Datatype) (*Datatype, error) {
 		return nil, err
 	}
 	t, err := datatype.NewVector(count, blocklen, stride, old.t)
-	return derive("NewVector", t, err, old)
+	return recorded(CombinerVector, []int{count, blocklen, stride}, nil, []*Datatype{old})(derive("NewVector", t, err, old))
 }
 
 // NewHvector is NewVector with the stride in bytes (MPI_Type_create_hvector).
@@ -282,7 +330,7 @@ func NewHvector(count, blocklen, stride int, old *Datatype) (*Datatype, error) {
 		return nil, err
 	}
 	t, err := datatype.NewHvector(count, blocklen, int64(stride), old.t)
-	return derive("NewHvector", t, err, old)
+	return recorded(CombinerHvector, []int{count, blocklen}, []int{stride}, []*Datatype{old})(derive("NewHvector", t, err, old))
 }
 
 // NewIndexed returns the datatype of blocks of blocklens[i] elements of
@@ -292,7 +340,7 @@ func NewIndexed(blocklens, displs []int, old *Datatype) (*Datatype, error) {
 		return nil, err
 	}
 	t, err := datatype.NewIndexed(blocklens, displs, old.t)
-	return derive("NewIndexed", t, err, old)
+	return recorded(CombinerIndexed, cat([]int{len(blocklens)}, blocklens, displs), nil, []*Datatype{old})(derive("NewIndexed", t, err, old))
 }
 
 // NewHindexed is NewIndexed with displacements in bytes
@@ -302,7 +350,7 @@ func NewHindexed(blocklens, displs []int, old *Datatype) (*Datatype, error) {
 		return nil, err
 	}
 	t, err := datatype.NewHindexed(blocklens, int64s(displs), old.t)
-	return derive("NewHindexed", t, err, old)
+	return recorded(CombinerHindexed, cat([]int{len(blocklens)}, blocklens), cat(displs), []*Datatype{old})(derive("NewHindexed", t, err, old))
 }
 
 // NewIndexedBlock is NewIndexed with every block blocklen elements long
@@ -312,7 +360,7 @@ func NewIndexedBlock(blocklen int, displs []int, old *Datatype) (*Datatype, erro
 		return nil, err
 	}
 	t, err := datatype.NewIndexedBlock(blocklen, displs, old.t)
-	return derive("NewIndexedBlock", t, err, old)
+	return recorded(CombinerIndexedBlock, cat([]int{len(displs), blocklen}, displs), nil, []*Datatype{old})(derive("NewIndexedBlock", t, err, old))
 }
 
 // NewHindexedBlock is NewIndexedBlock with displacements in bytes
@@ -322,7 +370,7 @@ func NewHindexedBlock(blocklen int, displs []int, old *Datatype) (*Datatype, err
 		return nil, err
 	}
 	t, err := datatype.NewHindexedBlock(blocklen, int64s(displs), old.t)
-	return derive("NewHindexedBlock", t, err, old)
+	return recorded(CombinerHindexedBlock, []int{len(displs), blocklen}, cat(displs), []*Datatype{old})(derive("NewHindexedBlock", t, err, old))
 }
 
 // NewStruct returns the datatype of blocks of blocklens[i] elements of
@@ -339,7 +387,7 @@ func NewStruct(blocklens, displs []int, types []*Datatype) (*Datatype, error) {
 		ts[i] = o.t
 	}
 	t, err := datatype.NewStruct(blocklens, int64s(displs), ts)
-	return derive("NewStruct", t, err, types...)
+	return recorded(CombinerStruct, cat([]int{len(blocklens)}, blocklens), cat(displs), append([]*Datatype(nil), types...))(derive("NewStruct", t, err, types...))
 }
 
 // NewResized returns old with lower bound lb and extent extent
@@ -350,7 +398,7 @@ func NewResized(old *Datatype, lb, extent int) (*Datatype, error) {
 		return nil, err
 	}
 	t, err := datatype.NewResized(old.t, int64(lb), int64(extent))
-	return derive("NewResized", t, err, old)
+	return recorded(CombinerResized, nil, []int{lb, extent}, []*Datatype{old})(derive("NewResized", t, err, old))
 }
 
 // Order is the storage order of a multi-dimensional array, for
@@ -372,7 +420,7 @@ func NewSubarray(sizes, subsizes, starts []int, order Order, old *Datatype) (*Da
 		return nil, err
 	}
 	t, err := datatype.NewSubarray(sizes, subsizes, starts, datatype.Order(order), old.t)
-	return derive("NewSubarray", t, err, old)
+	return recorded(CombinerSubarray, cat([]int{len(sizes)}, sizes, subsizes, starts, []int{int(order)}), nil, []*Datatype{old})(derive("NewSubarray", t, err, old))
 }
 
 // Distribution says how NewDarray distributes one dimension of an array.
@@ -402,7 +450,7 @@ func NewDarray(size, rank int, gsizes []int, distribs []Distribution, dargs, psi
 		ds[i] = datatype.Distribution(d)
 	}
 	t, err := datatype.NewDarray(size, rank, gsizes, ds, dargs, psizes, datatype.Order(order), old.t)
-	return derive("NewDarray", t, err, old)
+	return recorded(CombinerDarray, cat([]int{size, rank, len(gsizes)}, gsizes, distInts(distribs), dargs, psizes, []int{int(order)}), nil, []*Datatype{old})(derive("NewDarray", t, err, old))
 }
 
 func int64s(a []int) []int64 {
@@ -464,7 +512,9 @@ func packArgs(op string, data []byte, count int, dt *Datatype, packed []byte, po
 	if count < 0 {
 		return (*Comm)(nil).errorf(op, ErrCount, loc{}, "negative count %d", count)
 	}
-	if s := dt.span(count, len(data)); s != "" {
+	if isBottom(data) {
+		// Resolved by the caller.
+	} else if s := dt.span(count, len(data)); s != "" {
 		return (*Comm)(nil).errorf(op, ErrBuffer, loc{}, "%s", s)
 	}
 	if pos < 0 || pos+need > len(packed) {
@@ -483,6 +533,14 @@ func Pack(inbuf []byte, count int, dt *Datatype, outbuf []byte, pos int) (int, e
 		return pos, err
 	}
 	n := count * dt.size
+	if isBottom(inbuf) {
+		lay, bad := resolveBottom(dt, count)
+		if bad != "" {
+			return pos, (*Comm)(nil).errorf("Pack", ErrBuffer, loc{}, "%s", bad)
+		}
+		lay.Pack(outbuf[pos:pos+n], 0)
+		return pos + n, nil
+	}
 	dt.t.PackAt(outbuf[pos:pos+n], inbuf, 0)
 	return pos + n, nil
 }
@@ -494,6 +552,14 @@ func Unpack(inbuf []byte, pos int, outbuf []byte, count int, dt *Datatype) (int,
 		return pos, err
 	}
 	n := count * dt.size
+	if isBottom(outbuf) {
+		lay, bad := resolveBottom(dt, count)
+		if bad != "" {
+			return pos, (*Comm)(nil).errorf("Unpack", ErrBuffer, loc{}, "%s", bad)
+		}
+		lay.Unpack(inbuf[pos:pos+n], 0)
+		return pos + n, nil
+	}
 	dt.t.UnpackAt(inbuf[pos:pos+n], outbuf, 0)
 	return pos + n, nil
 }
@@ -516,6 +582,9 @@ func PackExternalSize(count int, dt *Datatype) (int, error) {
 // Go's int and uint are 8 bytes (4 on 32-bit machines). Any MPI
 // implementation's MPI_Unpack_external("external32", ...) reads it.
 func PackExternal(inbuf []byte, count int, dt *Datatype, outbuf []byte, pos int) (int, error) {
+	if isBottom(inbuf) {
+		return pos, (*Comm)(nil).errorf("PackExternal", ErrBuffer, loc{}, "Bottom is not supported: use Pack")
+	}
 	need := 0
 	if dt != nil && dt.t != nil {
 		need = int(dt.t.ExternalSize(count))
@@ -531,6 +600,9 @@ func PackExternal(inbuf []byte, count int, dt *Datatype, outbuf []byte, pos int)
 // byte position pos into outbuf, and returns the position after them
 // (MPI_Unpack_external). A bool byte other than 0 or 1 fails with ErrType.
 func UnpackExternal(inbuf []byte, pos int, outbuf []byte, count int, dt *Datatype) (int, error) {
+	if isBottom(outbuf) {
+		return pos, (*Comm)(nil).errorf("UnpackExternal", ErrBuffer, loc{}, "Bottom is not supported: use Unpack")
+	}
 	need := 0
 	if dt != nil && dt.t != nil {
 		need = int(dt.t.ExternalSize(count))

@@ -654,7 +654,7 @@ func (c *Comm) interReduceScatterBuf(name string, sendbuf, recvbuf []byte, recvc
 	if err := c.need(name, "sendbuf", sendbuf, n); err != nil {
 		return err
 	}
-	mine := recvcounts[c.rank] * dt.size
+	mine := recvcounts[c.rank] * dt.block()
 	if err := c.need(name, "recvbuf", recvbuf, mine); err != nil {
 		return err
 	}
@@ -677,11 +677,11 @@ func (c *Comm) interReduceScatterBuf(name string, sendbuf, recvbuf []byte, recvc
 		off := 0
 		for i, k := range recvcounts {
 			if xerr == nil {
-				parts[i] = theirs[off : off+k*dt.size]
+				parts[i] = theirs[off : off+k*dt.block()]
 			} else {
 				parts[i] = nil // the group still completes the scatter, then fails below
 			}
-			off += k * dt.size
+			off += k * dt.block()
 		}
 	}
 	got, serr := coll.Scatter(lcc, parts, 0, base+4)

@@ -62,7 +62,7 @@ func (c *Comm) lowOpArgs(name string, count int, dt *Datatype, op *ReduceOp) (in
 	if s := dt.checkComm(); s != "" {
 		return 0, c.argErr(name, ErrType, "%s", s)
 	}
-	if !dt.t.Contiguous() {
+	if dt.block() == 0 {
 		return 0, c.argErr(name, ErrType, "%s is not contiguous: collectives take contiguous datatypes only (pack the data first)", dt.name)
 	}
 	if count < 0 {
@@ -71,12 +71,19 @@ func (c *Comm) lowOpArgs(name string, count int, dt *Datatype, op *ReduceOp) (in
 	if err := op.check(dt); err != nil {
 		return 0, c.argErr(name, ErrOp, "%v", err)
 	}
-	return count * dt.size, nil
+	return count * dt.block(), nil
 }
 
 // collBuf is checkBuf for the collectives, which move contiguous memory
 // only: a datatype that scatters its elements is refused.
 func (c *Comm) collBuf(op string, l loc, buf []byte, count int, dt *Datatype) ([]byte, error) {
+	if dt != nil && dt.padded && dt.checkComm() == "" && count >= 0 && dt.block() > 0 {
+		// Whole elements, padding included.
+		if n := count * dt.block(); n <= len(buf) {
+			return buf[:n], nil
+		}
+		return nil, c.handle(c.errorf(op, ErrBuffer, l, "%d elements of %s need %d bytes, the buffer has %d", count, dt.name, count*dt.block(), len(buf)))
+	}
 	m, err := c.checkBuf(op, l, buf, count, dt)
 	if err != nil {
 		return nil, err
@@ -143,7 +150,7 @@ func (c *Comm) checkV(name, what string, buf []byte, counts, displs []int, dt *D
 	if s := dt.checkComm(); s != "" {
 		return nil, nil, c.argErr(name, ErrType, "%s", s)
 	}
-	if !dt.t.Contiguous() {
+	if dt.block() == 0 {
 		return nil, nil, c.argErr(name, ErrType, "%s is not contiguous: collectives take contiguous datatypes only (pack the data first)", dt.name)
 	}
 	if len(counts) != p || (displs != nil && len(displs) != p) {
@@ -154,7 +161,7 @@ func (c *Comm) checkV(name, what string, buf []byte, counts, displs []int, dt *D
 			return nil, nil, c.argErr(name, ErrCount, "%s: negative count or displacement for rank %d", what, i)
 		}
 	}
-	lo, hi = blockRanges(counts, displs, dt.size)
+	lo, hi = blockRanges(counts, displs, dt.block())
 	for i := range hi {
 		if hi[i] > len(buf) {
 			return nil, nil, c.argErr(name, ErrBuffer, "%s block %d ends at byte %d, the buffer has %d", what, i, hi[i], len(buf))
@@ -462,9 +469,9 @@ func (c *Comm) alltoallw(name string, sendbuf []byte, sendcounts, sdispls []int,
 			}
 			lo[i] = displs[i]
 			if elemDispl {
-				lo[i] *= types[i].size
+				lo[i] *= types[i].mem()
 			}
-			hi[i] = lo[i] + counts[i]*types[i].size
+			hi[i] = lo[i] + counts[i]*types[i].mem()
 			if hi[i] > len(buf) {
 				return nil, nil, c.argErr(name, ErrBuffer, "%s block %d ends at byte %d, the buffer has %d", what, i, hi[i], len(buf))
 			}
@@ -580,7 +587,7 @@ func (c *Comm) Reduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Redu
 		}
 		copy(work, in)
 		f, _ := op.vec(dt)
-		return c.collErr(name, c.reduceVec(work, scratch, dt.size, f, root))
+		return c.collErr(name, c.reduceVec(work, scratch, dt.block(), f, root))
 	}
 	f, _ := op.combine(dt)
 	res, err := coll.Reduce(c.coll(), in, f, op.commutative, root, c.collTag())
@@ -624,7 +631,7 @@ func (c *Comm) Allreduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *R
 		f, _ := op.vec(dt)
 		sp := getScratch(n)
 		defer putScratch(sp)
-		return c.collErr(name, c.allreduceVec(in[:n], out, (*sp)[:n], dt.size, f))
+		return c.collErr(name, c.allreduceVec(in[:n], out, (*sp)[:n], dt.block(), f))
 	}
 	f, _ := op.combine(dt)
 	res, err := coll.Allreduce(c.coll(), in, f, false, c.collTag())
@@ -693,13 +700,13 @@ func (c *Comm) reduceScatter(name string, sendbuf, recvbuf []byte, recvcounts []
 	if err != nil {
 		return err
 	}
-	mine := recvcounts[r] * dt.size
+	mine := recvcounts[r] * dt.block()
 	if err := c.need(name, "recvbuf", recvbuf, mine); err != nil {
 		return err
 	}
 	offs := make([]int, p+1)
 	for i, k := range recvcounts {
-		offs[i+1] = offs[i] + k*dt.size
+		offs[i+1] = offs[i] + k*dt.block()
 	}
 	tag := c.collTag()
 	if op.commutative && coll.Select(coll.CollReduceScatter, coll.Situation{Ranks: p, Bytes: n, Commutative: true, Fixed: true, Elems: total}) == coll.AlgRecursiveHalving {

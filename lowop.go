@@ -11,9 +11,9 @@ import (
 // combines buffers of elements of a Datatype. The predefined ones (OpSum,
 // OpMax, ...) run as tight loops over the whole buffer for every
 // predefined datatype they make sense for (MPI's rules: arithmetic on
-// numbers, logical on Bool, bitwise on integers and Byte, MinLoc/MaxLoc on
-// the pair types such as Float64Loc); NewReduceOp makes one from a Go
-// function.
+// numbers, logical on Bool and on integers (nonzero is true, the result 1
+// or 0), bitwise on integers and Byte, MinLoc/MaxLoc on the pair types
+// such as Float64Loc); NewReduceOp makes one from a Go function.
 type ReduceOp struct {
 	name        string
 	commutative bool
@@ -71,7 +71,7 @@ func (o *ReduceOp) ordered(dt *Datatype) (func(in, inout []byte), error) {
 	}
 	if o.user != nil {
 		f := o.user
-		return func(in, inout []byte) { f(in, inout, len(inout)/dt.size, dt) }, nil
+		return func(in, inout []byte) { f(in, inout, len(inout)/dt.mem(), dt) }, nil
 	}
 	k := dt.ops[o.name]
 	// Predefined operations are commutative: in ⊕ inout = inout ⊕ in.
@@ -104,7 +104,7 @@ func (o *ReduceOp) combine(dt *Datatype) (coll.Combine, error) {
 	comm := o.commutative
 	return func(acc, in []byte, accFirst bool) ([]byte, error) {
 		if len(acc) != len(in) {
-			return nil, errLen(len(acc)/dt.size, len(in)/dt.size)
+			return nil, errLen(len(acc)/dt.mem(), len(in)/dt.mem())
 		}
 		if accFirst && !comm { // acc ⊕ in, computed into a copy of in
 			t := bytes.Clone(in)
@@ -119,14 +119,14 @@ func (o *ReduceOp) combine(dt *Datatype) (coll.Combine, error) {
 // ReduceLocal sets inout = in ⊕ inout for count elements of dt, with no
 // communication (MPI_Reduce_local).
 func ReduceLocal(in, inout []byte, count int, dt *Datatype, op *ReduceOp) error {
-	if dt == nil || count < 0 || count*dt.size > len(in) || count*dt.size > len(inout) {
+	if dt == nil || count < 0 || count*dt.mem() > len(in) || count*dt.mem() > len(inout) {
 		return fmt.Errorf("mpi: ReduceLocal: %w: %d elements do not fit the buffers", ErrBuffer, count)
 	}
 	f, err := op.ordered(dt)
 	if err != nil {
 		return fmt.Errorf("mpi: ReduceLocal: %w: %v", ErrOp, err)
 	}
-	n := count * dt.size
+	n := count * dt.mem()
 	f(in[:n], inout[:n])
 	return nil
 }
@@ -151,6 +151,7 @@ func intOps[T Integer]() kernels {
 		"sum": kernel(Sum[T]().vec), "prod": kernel(Prod[T]().vec),
 		"min": kernel(Min[T]().vec), "max": kernel(Max[T]().vec),
 		"band": kernel(Band[T]().vec), "bor": kernel(Bor[T]().vec), "bxor": kernel(Bxor[T]().vec),
+		"land": kernel(Land[T]().vec), "lor": kernel(Lor[T]().vec), "lxor": kernel(Lxor[T]().vec),
 	}
 }
 

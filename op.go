@@ -1,5 +1,7 @@
 package mpi
 
+import "reflect"
+
 // Integer is the set of Go integer types.
 type Integer interface {
 	~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uintptr
@@ -16,6 +18,24 @@ type Ordered interface{ Integer | Float }
 
 // Number is the set of number types that Sum and Prod work on.
 type Number interface{ Integer | Float | Complex }
+
+// Logical is the set of types that Land, Lor and Lxor work on: bools, and
+// integers as MPI defines them (nonzero is true, true is 1).
+type Logical interface{ ~bool | Integer }
+
+// logicalOne returns T's true: true for a bool type, 1 for an integer type.
+func logicalOne[T Logical]() T {
+	var one T
+	switch v := reflect.ValueOf(&one).Elem(); v.Kind() {
+	case reflect.Bool:
+		v.SetBool(true)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(1)
+	default:
+		v.SetUint(1)
+	}
+	return one
+}
 
 // Op is a reduction operation on values of type T (MPI_Op). Make one from
 // any function with NewOp, or use a predefined one (Sum, Max, ...), which
@@ -152,16 +172,38 @@ func maxOp[T Ordered]() Op[T] {
 	})
 }
 
-// Land is logical and (MPI_LAND).
-func Land[T ~bool]() Op[T] {
+// Land is logical and (MPI_LAND). On integers, as in MPI, nonzero is
+// true and the result is 1 or 0.
+func Land[T Logical]() Op[T] {
 	if o, ok := cachedOp[T](kLand); ok {
 		return o
 	}
 	return landOp[T]()
 }
 
-func landOp[T ~bool]() Op[T] {
-	return predef("land", func(a, b T) T { return a && b }, func(x, y []T) {
+func landOp[T Logical]() Op[T] {
+	var zero T
+	one := logicalOne[T]()
+	return predef("land", func(a, b T) T {
+		if a != zero && b != zero {
+			return one
+		}
+		return zero
+	}, func(x, y []T) {
+		y = y[:len(x)]
+		for i := range x {
+			if x[i] != zero && y[i] != zero {
+				x[i] = one
+			} else {
+				x[i] = zero
+			}
+		}
+	})
+}
+
+// landBool is Land for bool, with Go's own operator.
+func landBool() Op[bool] {
+	return predef("land", func(a, b bool) bool { return a && b }, func(x, y []bool) {
 		y = y[:len(x)]
 		for i := range x {
 			x[i] = x[i] && y[i]
@@ -169,16 +211,38 @@ func landOp[T ~bool]() Op[T] {
 	})
 }
 
-// Lor is logical or (MPI_LOR).
-func Lor[T ~bool]() Op[T] {
+// Lor is logical or (MPI_LOR). On integers, as in MPI, nonzero is
+// true and the result is 1 or 0.
+func Lor[T Logical]() Op[T] {
 	if o, ok := cachedOp[T](kLor); ok {
 		return o
 	}
 	return lorOp[T]()
 }
 
-func lorOp[T ~bool]() Op[T] {
-	return predef("lor", func(a, b T) T { return a || b }, func(x, y []T) {
+func lorOp[T Logical]() Op[T] {
+	var zero T
+	one := logicalOne[T]()
+	return predef("lor", func(a, b T) T {
+		if a != zero || b != zero {
+			return one
+		}
+		return zero
+	}, func(x, y []T) {
+		y = y[:len(x)]
+		for i := range x {
+			if x[i] != zero || y[i] != zero {
+				x[i] = one
+			} else {
+				x[i] = zero
+			}
+		}
+	})
+}
+
+// lorBool is Lor for bool, with Go's own operator.
+func lorBool() Op[bool] {
+	return predef("lor", func(a, b bool) bool { return a || b }, func(x, y []bool) {
 		y = y[:len(x)]
 		for i := range x {
 			x[i] = x[i] || y[i]
@@ -186,16 +250,38 @@ func lorOp[T ~bool]() Op[T] {
 	})
 }
 
-// Lxor is logical exclusive or (MPI_LXOR).
-func Lxor[T ~bool]() Op[T] {
+// Lxor is logical exclusive or (MPI_LXOR). On integers, as in MPI, nonzero is
+// true and the result is 1 or 0.
+func Lxor[T Logical]() Op[T] {
 	if o, ok := cachedOp[T](kLxor); ok {
 		return o
 	}
 	return lxorOp[T]()
 }
 
-func lxorOp[T ~bool]() Op[T] {
-	return predef("lxor", func(a, b T) T { return a != b }, func(x, y []T) {
+func lxorOp[T Logical]() Op[T] {
+	var zero T
+	one := logicalOne[T]()
+	return predef("lxor", func(a, b T) T {
+		if (a != zero) != (b != zero) {
+			return one
+		}
+		return zero
+	}, func(x, y []T) {
+		y = y[:len(x)]
+		for i := range x {
+			if (x[i] != zero) != (y[i] != zero) {
+				x[i] = one
+			} else {
+				x[i] = zero
+			}
+		}
+	})
+}
+
+// lxorBool is Lxor for bool, with Go's own operator.
+func lxorBool() Op[bool] {
+	return predef("lxor", func(a, b bool) bool { return a != b }, func(x, y []bool) {
 		y = y[:len(x)]
 		for i := range x {
 			x[i] = x[i] != y[i]

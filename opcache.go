@@ -25,6 +25,7 @@ type opTable[T any] [nOpKinds]Op[T]
 
 func tableInt[T Integer]() *opTable[T] {
 	return &opTable[T]{kSum: sumOp[T](), kProd: prodOp[T](), kMin: minOp[T](), kMax: maxOp[T](),
+		kLand: landOp[T](), kLor: lorOp[T](), kLxor: lxorOp[T](),
 		kBand: bandOp[T](), kBor: borOp[T](), kBxor: bxorOp[T]()}
 }
 
@@ -52,7 +53,7 @@ var (
 	opsFloat64    = tableFloat[float64]()
 	opsComplex64  = tableComplex[complex64]()
 	opsComplex128 = tableComplex[complex128]()
-	opsBool       = &opTable[bool]{kLand: landOp[bool](), kLor: lorOp[bool](), kLxor: lxorOp[bool]()}
+	opsBool       = &opTable[bool]{kLand: landBool(), kLor: lorBool(), kLxor: lxorBool()}
 )
 
 // cachedOp returns the ready-made operation k for T if T is a basic type

@@ -93,6 +93,13 @@ func (c *Comm) checkBuf(op string, l loc, buf []byte, count int, dt *Datatype) (
 	if count < 0 {
 		return msg{}, c.handle(c.errorf(op, ErrCount, l, "negative count %d", count))
 	}
+	if isBottom(buf) {
+		lay, bad := resolveBottom(dt, count)
+		if bad != "" {
+			return msg{}, c.handle(c.errorf(op, ErrBuffer, l, "%s", bad))
+		}
+		return msg{lay: lay}, nil
+	}
 	n := count * dt.size
 	if dt.t.Contiguous() {
 		if n > len(buf) {

@@ -576,6 +576,7 @@ func (e *RankError) Unwrap() error { return e.Err }
 // runRank runs f on p, turning a panic into an error, and aborts the job
 // (without exiting) if f fails so that no other rank waits forever.
 func runRank(p *proc, f func(*Comm) error) (err error) {
+	defer rankStarted()()
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("panic: %v\n%s", v, debug.Stack())

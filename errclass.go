@@ -1,0 +1,141 @@
+package mpi
+
+import (
+	"errors"
+	"sync"
+)
+
+// This file holds the error calls of MPI-3.1 section 8.4 and 8.5: the
+// class of an error, its text, classes and codes that programs and
+// libraries define themselves, and calling a communicator's handler.
+
+// predefinedClasses are the error classes of the package, for ErrorClass.
+var predefinedClasses = []error{
+	ErrBuffer, ErrCount, ErrType, ErrTag, ErrComm, ErrRank, ErrRoot, ErrRequest,
+	ErrTruncate, ErrOp, ErrArg, ErrGroup, ErrKeyval, ErrProcFailed, ErrIntern, ErrOther,
+}
+
+// userErrors guards the messages of user-defined classes and codes.
+var userErrors sync.RWMutex
+
+// userError is an error class or code made by AddErrorClass or
+// AddErrorCode. A code wraps its class.
+type userError struct {
+	msg   string
+	class *userError // nil for a class
+}
+
+// Error returns the message set by AddErrorClass, AddErrorCode or
+// AddErrorString.
+func (e *userError) Error() string {
+	userErrors.RLock()
+	defer userErrors.RUnlock()
+	return e.msg
+}
+
+// Unwrap returns a code's class, so that errors.Is(code, class) holds.
+func (e *userError) Unwrap() error {
+	if e.class == nil {
+		return nil
+	}
+	return e.class
+}
+
+// AddErrorClass returns a new error class with message msg
+// (MPI_Add_error_class; MPI_Add_error_string sets its message). It is an
+// error value like ErrTruncate: wrap it in an *Error (as the Class), pass
+// it to Comm.CallErrHandler, and recognise it with errors.Is and
+// ErrorClass. Classes are values, not numbers, so there is no
+// MPI_LASTUSEDCODE: every call returns a distinct class.
+func AddErrorClass(msg string) error { return &userError{msg: msg} }
+
+// AddErrorCode returns a new error code of class, with message msg
+// (MPI_Add_error_code): errors.Is(code, class) holds and ErrorClass(code)
+// is class. class must come from AddErrorClass (the predefined classes
+// take no new codes, as in MPI): otherwise ErrArg.
+func AddErrorCode(class error, msg string) (error, error) {
+	c, ok := class.(*userError)
+	if !ok || c.class != nil {
+		return nil, (*Comm)(nil).errorf("AddErrorCode", ErrArg, loc{}, "%v is not a class made by AddErrorClass", class)
+	}
+	return &userError{msg: msg, class: c}, nil
+}
+
+// AddErrorString sets the message of a class or code made by
+// AddErrorClass or AddErrorCode (MPI_Add_error_string); ErrorString and
+// Error return it from then on. The messages of predefined classes cannot
+// be changed: ErrArg.
+func AddErrorString(code error, msg string) error {
+	u, ok := code.(*userError)
+	if !ok {
+		return (*Comm)(nil).errorf("AddErrorString", ErrArg, loc{}, "%v is not a user-defined class or code", code)
+	}
+	userErrors.Lock()
+	u.msg = msg
+	userErrors.Unlock()
+	return nil
+}
+
+// ErrorClass returns the class of err (MPI_Error_class): the Class of an
+// *Error anywhere in err's chain (ErrTruncate, ErrRank, ... or a class of
+// AddErrorClass), the class of a code of AddErrorCode, a class itself, or
+// ErrOther for an error that is none of these. ErrorClass(nil) is nil
+// (MPI_SUCCESS).
+func ErrorClass(err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		switch c := e.Class.(type) {
+		case nil:
+			return ErrOther
+		case *userError:
+			if c.class != nil { // a code as the Class: its class
+				return c.class
+			}
+		}
+		return e.Class
+	}
+	for _, c := range predefinedClasses {
+		if err == c {
+			return c
+		}
+	}
+	var u *userError
+	if errors.As(err, &u) {
+		if u.class != nil {
+			return u.class
+		}
+		return u
+	}
+	for _, c := range predefinedClasses {
+		if errors.Is(err, c) {
+			return c
+		}
+	}
+	return ErrOther
+}
+
+// ErrorString returns the text of an error, a class or a code
+// (MPI_Error_string): err.Error(), or "no error" for nil (MPI_SUCCESS).
+// There is no MPI_MAX_ERROR_STRING: Go strings have no fixed size.
+func ErrorString(err error) string {
+	if err == nil {
+		return "no error"
+	}
+	return err.Error()
+}
+
+// CallErrHandler passes err through c's error handler
+// (MPI_Comm_call_errhandler), as a failed call on c would: a handler of
+// NewErrHandler is called with c and err, ErrorsAreFatal aborts the job,
+// ErrorsReturn does nothing. It returns err, so a library can end a
+// failed call with `return c.CallErrHandler(err)`. A nil err calls
+// nothing and returns nil.
+func (c *Comm) CallErrHandler(err error) error {
+	if err == nil {
+		return nil
+	}
+	return c.handle(err)
+}
