@@ -58,7 +58,7 @@ func (o *ReduceOp) check(dt *Datatype) error {
 		return fmt.Errorf("nil operation")
 	case dt == nil:
 		return fmt.Errorf("nil datatype")
-	case o.user == nil && dt.ops[o.name] == nil:
+	case o.user == nil && dt.kernel(o.name) == nil:
 		return fmt.Errorf("operation %s is not defined on datatype %s", o.name, dt.name)
 	}
 	return nil
@@ -71,9 +71,12 @@ func (o *ReduceOp) ordered(dt *Datatype) (func(in, inout []byte), error) {
 	}
 	if o.user != nil {
 		f := o.user
+		if d := dt.packedOf; d != nil {
+			return func(in, inout []byte) { userOnLayout(f, d, in, inout) }, nil
+		}
 		return func(in, inout []byte) { f(in, inout, len(inout)/dt.size, dt) }, nil
 	}
-	k := dt.ops[o.name]
+	k := dt.kernel(o.name)
 	// Predefined operations are commutative: in ⊕ inout = inout ⊕ in.
 	return func(in, inout []byte) { k(inout, in) }, nil
 }
@@ -85,7 +88,7 @@ func (o *ReduceOp) vec(dt *Datatype) (coll.VecOp, error) {
 		return nil, err
 	}
 	if o.user == nil {
-		return dt.ops[o.name], nil
+		return dt.kernel(o.name), nil
 	}
 	f, err := o.ordered(dt)
 	if err != nil {
