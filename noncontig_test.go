@@ -104,3 +104,445 @@ func TestAlltoallwNoncontig(t *testing.T) {
 		})
 	}
 }
+
+// ltype is a datatype of Int32 elements with its layout spelled out
+// independently of the library: one element's data are the int32s at
+// idx (in type-map order, relative to the element's start), and
+// consecutive elements start ext int32s apart.
+type ltype struct {
+	name string
+	dt   *mpi.Datatype
+	idx  []int
+	ext  int
+}
+
+func (t ltype) per() int { return len(t.idx) }
+
+// put writes vals (count·per values, in packed order) into the count
+// elements of t starting at int32 org of buf.
+func (t ltype) put(buf []int32, org, count int, vals []int32) {
+	k := 0
+	for e := range count {
+		for _, i := range t.idx {
+			buf[org+e*t.ext+i] = vals[k]
+			k++
+		}
+	}
+}
+
+// get reads the count elements of t starting at int32 org of buf, in
+// packed order.
+func (t ltype) get(buf []int32, org, count int) []int32 {
+	var out []int32
+	for e := range count {
+		for _, i := range t.idx {
+			out = append(out, buf[org+e*t.ext+i])
+		}
+	}
+	return out
+}
+
+// size returns the int32s count elements of t need from their start.
+func (t ltype) size(count int) int {
+	if count == 0 {
+		return 0
+	}
+	return (count-1)*t.ext + slices.Max(t.idx) + 1
+}
+
+// layoutTypes returns the datatypes the tests run over: Int32 itself
+// (contiguous), a strided vector, an indexed type that reorders its
+// elements, a vector resized to a longer extent, and Int32 resized to
+// leave a hole after each element.
+func layoutTypes() ([]ltype, error) {
+	vec, err := committed(mpi.NewVector(2, 1, 2, mpi.Int32))
+	if err != nil {
+		return nil, err
+	}
+	rev, err := committed(mpi.NewIndexed([]int{1, 1, 1}, []int{2, 0, 1}, mpi.Int32))
+	if err != nil {
+		return nil, err
+	}
+	v0, err := mpi.NewVector(2, 1, 2, mpi.Int32)
+	if err != nil {
+		return nil, err
+	}
+	wide, err := committed(mpi.NewResized(v0, 0, 16))
+	if err != nil {
+		return nil, err
+	}
+	padded, err := committed(mpi.NewResized(mpi.Int32, 0, 8))
+	if err != nil {
+		return nil, err
+	}
+	return []ltype{
+		{"int32", mpi.Int32, []int{0}, 1},
+		{"vector", vec, []int{0, 2}, 3},
+		{"reorder", rev, []int{2, 0, 1}, 3},
+		{"resized-vector", wide, []int{0, 2}, 4},
+		{"padded", padded, []int{0}, 2},
+	}, nil
+}
+
+// typePairs returns the (send, receive) datatype pairs to test: each type
+// with itself, and each derived type against contiguous Int32 both ways.
+func typePairs(ts []ltype) [][2]ltype {
+	var ps [][2]ltype
+	for _, t := range ts {
+		ps = append(ps, [2]ltype{t, t})
+		if t.name != "int32" {
+			ps = append(ps, [2]ltype{t, ts[0]}, [2]ltype{ts[0], t})
+		}
+	}
+	return ps
+}
+
+// sentinel returns n int32s of -1: memory a datatype skips must keep it.
+func sentinel(n int) []int32 {
+	s := make([]int32, n)
+	for i := range s {
+		s[i] = -1
+	}
+	return s
+}
+
+// vals returns m distinct values for block blk of rank r.
+func vals(r, blk, m int) []int32 {
+	v := make([]int32, m)
+	for i := range v {
+		v[i] = int32(r*10000 + blk*100 + i + 1)
+	}
+	return v
+}
+
+// both runs a collective blocking and, if nb, through its non-blocking
+// form.
+func both(nb bool, blocking func() error, start func() (*mpi.Request, error)) error {
+	if !nb {
+		return blocking()
+	}
+	r, err := start()
+	if err != nil {
+		return err
+	}
+	_, err = r.Wait()
+	return err
+}
+
+// blockM is the number of int32s in one block of the movement tests.
+const blockM = 6
+
+// noncontigMovement runs every data-movement collective with send type S
+// and receive type R (blocking, or non-blocking if nb) and checks each
+// receive buffer entirely: the blocks in place, the holes untouched.
+func noncontigMovement(c *mpi.Comm, S, R ltype, nb bool) error {
+	p, me := c.Size(), c.Rank()
+	cs, cr := blockM/S.per(), blockM/R.per()
+	b := func(v []int32) []byte { return i32Bytes(v) }
+	fail := func(what string, got, want []int32) error {
+		if slices.Equal(got, want) {
+			return nil
+		}
+		return check(c, false, "%s, send %s, recv %s, nonblocking %v: got %v, want %v", what, S.name, R.name, nb, got, want)
+	}
+	// Reversed block order with a one-element gap, in elements of t.
+	revDispls := func(count int) []int {
+		d := make([]int, p)
+		for i := range d {
+			d[i] = (p - 1 - i) * (count + 1)
+		}
+		return d
+	}
+
+	// Bcast: the root's buffer is laid out by S, the others' by R.
+	for root := range p {
+		t, count := R, cr
+		if me == root {
+			t, count = S, cs
+		}
+		buf := sentinel(t.size(count))
+		if me == root {
+			t.put(buf, 0, count, vals(root, 0, blockM))
+		}
+		want := sentinel(len(buf))
+		t.put(want, 0, count, vals(root, 0, blockM))
+		if err := both(nb, func() error { return c.Bcast(b(buf), count, t.dt, root) },
+			func() (*mpi.Request, error) { return c.Ibcast(b(buf), count, t.dt, root) }); err != nil {
+			return err
+		}
+		if err := fail(fmt.Sprint("Bcast root ", root), buf, want); err != nil {
+			return err
+		}
+	}
+
+	send := sentinel(S.size(cs))
+	S.put(send, 0, cs, vals(me, 0, blockM))
+	root := p - 1
+
+	// Gather and Gatherv (blocks reversed, with gaps), and Gather in place.
+	for _, v := range []bool{false, true} {
+		var displs []int
+		orgs := make([]int, p)
+		for i := range orgs {
+			orgs[i] = i * cr * R.ext
+		}
+		if v {
+			displs = revDispls(cr)
+			for i := range orgs {
+				orgs[i] = displs[i] * R.ext
+			}
+		}
+		n := slices.Max(orgs) + R.size(cr)
+		recv, want := sentinel(n), sentinel(n)
+		for i := range p {
+			R.put(want, orgs[i], cr, vals(i, 0, blockM))
+		}
+		counts := fill(p, cr)
+		if err := both(nb, func() error {
+			if v {
+				return c.Gatherv(b(send), cs, S.dt, b(recv), counts, displs, R.dt, root)
+			}
+			return c.Gather(b(send), cs, S.dt, b(recv), cr, R.dt, root)
+		}, func() (*mpi.Request, error) {
+			if v {
+				return c.Igatherv(b(send), cs, S.dt, b(recv), counts, displs, R.dt, root)
+			}
+			return c.Igather(b(send), cs, S.dt, b(recv), cr, R.dt, root)
+		}); err != nil {
+			return err
+		}
+		if me == root {
+			if err := fail(fmt.Sprint("Gather v=", v), recv, want); err != nil {
+				return err
+			}
+		}
+		// In place: the root's block is already in recvbuf.
+		recv = sentinel(n)
+		if me == root {
+			R.put(recv, orgs[root], cr, vals(root, 0, blockM))
+		}
+		sb := b(send)
+		if me == root {
+			sb = mpi.InPlace
+		}
+		if err := c.Gatherv(sb, cs, S.dt, b(recv), counts, displs, R.dt, root); err != nil {
+			return err
+		}
+		if me == root {
+			if err := fail(fmt.Sprint("Gather in place v=", v), recv, want); err != nil {
+				return err
+			}
+		}
+	}
+
+	// Scatter and Scatterv: the root's blocks laid out by S.
+	for _, v := range []bool{false, true} {
+		var displs []int
+		orgs := make([]int, p)
+		for i := range orgs {
+			orgs[i] = i * cs * S.ext
+		}
+		if v {
+			displs = revDispls(cs)
+			for i := range orgs {
+				orgs[i] = displs[i] * S.ext
+			}
+		}
+		all := sentinel(slices.Max(orgs) + S.size(cs))
+		for i := range p {
+			S.put(all, orgs[i], cs, vals(i, 1, blockM))
+		}
+		recv, want := sentinel(R.size(cr)), sentinel(R.size(cr))
+		R.put(want, 0, cr, vals(me, 1, blockM))
+		counts := fill(p, cs)
+		if err := both(nb, func() error {
+			if v {
+				return c.Scatterv(b(all), counts, displs, S.dt, b(recv), cr, R.dt, root)
+			}
+			return c.Scatter(b(all), cs, S.dt, b(recv), cr, R.dt, root)
+		}, func() (*mpi.Request, error) {
+			if v {
+				return c.Iscatterv(b(all), counts, displs, S.dt, b(recv), cr, R.dt, root)
+			}
+			return c.Iscatter(b(all), cs, S.dt, b(recv), cr, R.dt, root)
+		}); err != nil {
+			return err
+		}
+		if err := fail(fmt.Sprint("Scatter v=", v), recv, want); err != nil {
+			return err
+		}
+	}
+
+	// Allgather and Allgatherv, and both in place.
+	for _, v := range []bool{false, true} {
+		for _, inPlace := range []bool{false, true} {
+			var displs []int
+			orgs := make([]int, p)
+			for i := range orgs {
+				orgs[i] = i * cr * R.ext
+			}
+			if v {
+				displs = revDispls(cr)
+				for i := range orgs {
+					orgs[i] = displs[i] * R.ext
+				}
+			}
+			n := slices.Max(orgs) + R.size(cr)
+			recv, want := sentinel(n), sentinel(n)
+			for i := range p {
+				R.put(want, orgs[i], cr, vals(i, 0, blockM))
+			}
+			sb := b(send)
+			if inPlace {
+				sb = mpi.InPlace
+				R.put(recv, orgs[me], cr, vals(me, 0, blockM))
+			}
+			counts := fill(p, cr)
+			if err := both(nb, func() error {
+				if v {
+					return c.Allgatherv(sb, cs, S.dt, b(recv), counts, displs, R.dt)
+				}
+				return c.Allgather(sb, cs, S.dt, b(recv), cr, R.dt)
+			}, func() (*mpi.Request, error) {
+				if v {
+					return c.Iallgatherv(sb, cs, S.dt, b(recv), counts, displs, R.dt)
+				}
+				return c.Iallgather(sb, cs, S.dt, b(recv), cr, R.dt)
+			}); err != nil {
+				return err
+			}
+			if err := fail(fmt.Sprintf("Allgather v=%v in place=%v", v, inPlace), recv, want); err != nil {
+				return err
+			}
+		}
+	}
+
+	// Alltoall and Alltoallv (reversed blocks on both sides), and Alltoall
+	// in place (recvbuf, laid out by R, holds the blocks to send).
+	for _, v := range []bool{false, true} {
+		var sd, rd []int
+		sorg, rorg := make([]int, p), make([]int, p)
+		for i := range p {
+			sorg[i], rorg[i] = i*cs*S.ext, i*cr*R.ext
+		}
+		if v {
+			sd, rd = revDispls(cs), revDispls(cr)
+			for i := range p {
+				sorg[i], rorg[i] = sd[i]*S.ext, rd[i]*R.ext
+			}
+		}
+		sbuf := sentinel(slices.Max(sorg) + S.size(cs))
+		n := slices.Max(rorg) + R.size(cr)
+		recv, want := sentinel(n), sentinel(n)
+		for j := range p {
+			S.put(sbuf, sorg[j], cs, vals(me, j, blockM))
+			R.put(want, rorg[j], cr, vals(j, me, blockM))
+		}
+		if err := both(nb, func() error {
+			if v {
+				return c.Alltoallv(b(sbuf), fill(p, cs), sd, S.dt, b(recv), fill(p, cr), rd, R.dt)
+			}
+			return c.Alltoall(b(sbuf), cs, S.dt, b(recv), cr, R.dt)
+		}, func() (*mpi.Request, error) {
+			if v {
+				return c.Ialltoallv(b(sbuf), fill(p, cs), sd, S.dt, b(recv), fill(p, cr), rd, R.dt)
+			}
+			return c.Ialltoall(b(sbuf), cs, S.dt, b(recv), cr, R.dt)
+		}); err != nil {
+			return err
+		}
+		if err := fail(fmt.Sprint("Alltoall v=", v), recv, want); err != nil {
+			return err
+		}
+		if !v {
+			recv = sentinel(n)
+			for j := range p {
+				R.put(recv, rorg[j], cr, vals(me, j, blockM))
+			}
+			if err := c.Alltoall(mpi.InPlace, 0, nil, b(recv), cr, R.dt); err != nil {
+				return err
+			}
+			if err := fail("Alltoall in place", recv, want); err != nil {
+				return err
+			}
+		}
+	}
+
+	// Alltoallw: the datatype alternates per peer on both sides, the
+	// blocks lie in reversed order at byte displacements with gaps.
+	sendT := func(j int) ltype {
+		if j%2 == 0 {
+			return S
+		}
+		return R
+	}
+	recvT := func(j int) ltype {
+		if j%2 == 0 {
+			return R
+		}
+		return S
+	}
+	sc, sdb, sts := make([]int, p), make([]int, p), make([]*mpi.Datatype, p)
+	rc, rdb, rts := make([]int, p), make([]int, p), make([]*mpi.Datatype, p)
+	soff, roff := 0, 0
+	for j := p - 1; j >= 0; j-- {
+		st, rt := sendT(j), recvT(j)
+		sc[j], sdb[j], sts[j] = blockM/st.per(), 4*soff, st.dt
+		rc[j], rdb[j], rts[j] = blockM/rt.per(), 4*roff, rt.dt
+		soff += st.size(sc[j]) + 1
+		roff += rt.size(rc[j]) + 1
+	}
+	sbuf := sentinel(soff)
+	recv, want := sentinel(roff), sentinel(roff)
+	for j := range p {
+		sendT(j).put(sbuf, sdb[j]/4, sc[j], vals(me, j, blockM))
+		recvT(j).put(want, rdb[j]/4, rc[j], vals(j, me, blockM))
+	}
+	if err := both(nb, func() error { return c.Alltoallw(b(sbuf), sc, sdb, sts, b(recv), rc, rdb, rts) },
+		func() (*mpi.Request, error) { return c.Ialltoallw(b(sbuf), sc, sdb, sts, b(recv), rc, rdb, rts) }); err != nil {
+		return err
+	}
+	if err := fail("Alltoallw", recv, want); err != nil {
+		return err
+	}
+	// Alltoallw in place.
+	recv = sentinel(roff)
+	for j := range p {
+		recvT(j).put(recv, rdb[j]/4, rc[j], vals(me, j, blockM))
+	}
+	if err := c.Alltoallw(mpi.InPlace, nil, nil, nil, b(recv), rc, rdb, rts); err != nil {
+		return err
+	}
+	return fail("Alltoallw in place", recv, want)
+}
+
+func fill(n, v int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}
+
+// TestNoncontigMovement runs every data-movement collective, blocking and
+// non-blocking, over every pair of layout types and every transport.
+func TestNoncontigMovement(t *testing.T) {
+	ts, err := layoutTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 3, 4} {
+		t.Run(fmt.Sprint(n, "ranks"), func(t *testing.T) {
+			matrix(t, n, func(c *mpi.Comm) error {
+				for _, pr := range typePairs(ts) {
+					for _, nb := range []bool{false, true} {
+						if err := noncontigMovement(c, pr[0], pr[1], nb); err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			})
+		})
+	}
+}
