@@ -3,6 +3,7 @@ package mpi_test
 import (
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"testing"
 
@@ -537,6 +538,282 @@ func TestNoncontigMovement(t *testing.T) {
 				for _, pr := range typePairs(ts) {
 					for _, nb := range []bool{false, true} {
 						if err := noncontigMovement(c, pr[0], pr[1], nb); err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// redM is the number of int32s per rank in the reduction tests: a
+// multiple of every type's element (1, 2, 3) and of 4 (a 2x2 matrix).
+const redM = 12
+
+// sumOver returns the elementwise sum of vals(r, blk, m) over ranks lo..hi-1.
+func sumOver(lo, hi, blk, m int) []int32 {
+	s := make([]int32, m)
+	for r := lo; r < hi; r++ {
+		for i, v := range vals(r, blk, m) {
+			s[i] += v
+		}
+	}
+	return s
+}
+
+// mat32 is rank r's g-th 2x2 matrix in the non-commutative tests.
+func mat32(r, g int) []int32 {
+	if (r+g)%2 == 1 {
+		return []int32{0, 1, 1, 0}
+	}
+	return []int32{1, int32(r + g), 0, 1}
+}
+
+func mul32(x, y []int32) []int32 {
+	return []int32{x[0]*y[0] + x[1]*y[2], x[0]*y[1] + x[1]*y[3], x[2]*y[0] + x[3]*y[2], x[2]*y[1] + x[3]*y[3]}
+}
+
+// mats returns rank r's matrices, redM/4 of them, flattened; matProd32
+// the products of ranks lo..hi-1's, in rank order.
+func mats(r int) []int32 {
+	var s []int32
+	for g := range redM / 4 {
+		s = append(s, mat32(r, g)...)
+	}
+	return s
+}
+
+func matProd32(lo, hi int) []int32 {
+	var s []int32
+	for g := range redM / 4 {
+		acc := []int32{1, 0, 0, 1}
+		for r := lo; r < hi; r++ {
+			acc = mul32(acc, mat32(r, g))
+		}
+		s = append(s, acc...)
+	}
+	return s
+}
+
+// layoutOps returns user operations on elements of t that read and write
+// their buffers through t's layout (so they fail if given packed data):
+// an elementwise sum, and the product of 2x2 matrices taken four values
+// at a time in type-map order (not commutative). bad is set if either is
+// called with another datatype.
+func layoutOps(t ltype, bad *atomic.Bool) (sum, matmul *mpi.ReduceOp) {
+	sum = mpi.NewReduceOp(func(in, inout []byte, count int, dt *mpi.Datatype) {
+		if dt != t.dt || len(inout) < 4*t.size(count) {
+			bad.Store(true)
+			return
+		}
+		a, b := unsafeI32(in), unsafeI32(inout)
+		for e := range count {
+			for _, i := range t.idx {
+				b[e*t.ext+i] += a[e*t.ext+i]
+			}
+		}
+	}, true)
+	matmul = mpi.NewReduceOp(func(in, inout []byte, count int, dt *mpi.Datatype) {
+		if dt != t.dt || len(inout) < 4*t.size(count) || count*t.per()%4 != 0 {
+			bad.Store(true)
+			return
+		}
+		x, y := t.get(unsafeI32(in), 0, count), t.get(unsafeI32(inout), 0, count)
+		var out []int32
+		for g := 0; g < len(x); g += 4 {
+			out = append(out, mul32(x[g:g+4], y[g:g+4])...)
+		}
+		t.put(unsafeI32(inout), 0, count, out)
+	}, false)
+	return sum, matmul
+}
+
+// noncontigReductions runs every reduction with datatype T on both sides
+// (blocking, or non-blocking if nb) with OpSum, a user sum and a
+// non-commutative user product, and checks each receive buffer entirely.
+func noncontigReductions(c *mpi.Comm, T ltype, nb bool) error {
+	p, me := c.Size(), c.Rank()
+	b := func(v []int32) []byte { return i32Bytes(v) }
+	var bad atomic.Bool
+	usum, umat := layoutOps(T, &bad)
+	fail := func(what string, got, want []int32) error {
+		if bad.Load() {
+			return check(c, false, "%s, %s: a user op got a foreign datatype or a short buffer", what, T.name)
+		}
+		if slices.Equal(got, want) {
+			return nil
+		}
+		return check(c, false, "%s, %s, nonblocking %v: got %v, want %v", what, T.name, nb, got, want)
+	}
+	laid := func(count int, v []int32) []int32 {
+		buf := sentinel(T.size(count))
+		if v != nil {
+			T.put(buf, 0, count, v)
+		}
+		return buf
+	}
+	root := p - 1
+	for _, tc := range []struct {
+		name  string
+		op    *mpi.ReduceOp
+		m     int
+		in    func(r int) []int32
+		scan  func(lo, hi int) []int32 // the reduction of ranks lo..hi-1
+		onlyC bool                     // commutative ops only (ReduceScatter)
+	}{
+		{"sum", mpi.OpSum, redM, func(r int) []int32 { return vals(r, 0, redM) }, func(lo, hi int) []int32 { return sumOver(lo, hi, 0, redM) }, false},
+		{"long sum", mpi.OpSum, 2000 * redM, func(r int) []int32 { return vals(r, 0, 2000*redM) }, func(lo, hi int) []int32 { return sumOver(lo, hi, 0, 2000*redM) }, false},
+		{"user sum", usum, redM, func(r int) []int32 { return vals(r, 0, redM) }, func(lo, hi int) []int32 { return sumOver(lo, hi, 0, redM) }, false},
+		{"user matmul", umat, redM, mats, matProd32, false},
+	} {
+		count := tc.m / T.per()
+		in := laid(count, tc.in(me))
+		all := tc.scan(0, p)
+
+		// Allreduce, and in place.
+		out := laid(count, nil)
+		if err := both(nb, func() error { return c.Allreduce(b(in), b(out), count, T.dt, tc.op) },
+			func() (*mpi.Request, error) { return c.Iallreduce(b(in), b(out), count, T.dt, tc.op) }); err != nil {
+			return err
+		}
+		if err := fail("Allreduce "+tc.name, out, laid(count, all)); err != nil {
+			return err
+		}
+		out = laid(count, tc.in(me))
+		if err := c.Allreduce(mpi.InPlace, b(out), count, T.dt, tc.op); err != nil {
+			return err
+		}
+		if err := fail("Allreduce in place "+tc.name, out, laid(count, all)); err != nil {
+			return err
+		}
+		if tc.m > redM {
+			continue // the long vector is for the allreduce algorithms
+		}
+
+		// Reduce, and in place at the root.
+		out = laid(count, nil)
+		if err := both(nb, func() error { return c.Reduce(b(in), b(out), count, T.dt, tc.op, root) },
+			func() (*mpi.Request, error) { return c.Ireduce(b(in), b(out), count, T.dt, tc.op, root) }); err != nil {
+			return err
+		}
+		want := laid(count, nil)
+		if me == root {
+			want = laid(count, all)
+		}
+		if err := fail("Reduce "+tc.name, out, want); err != nil {
+			return err
+		}
+		sb := b(in)
+		if me == root {
+			sb, out = mpi.InPlace, laid(count, tc.in(me))
+		}
+		if err := c.Reduce(sb, b(out), count, T.dt, tc.op, root); err != nil {
+			return err
+		}
+		if me == root {
+			if err := fail("Reduce in place "+tc.name, out, want); err != nil {
+				return err
+			}
+		}
+
+		// Scan and Exscan (rank 0's Exscan buffer untouched), and in place.
+		for _, inclusive := range []bool{true, false} {
+			for _, inPlace := range []bool{false, true} {
+				out = laid(count, nil)
+				sb := b(in)
+				if inPlace {
+					sb, out = mpi.InPlace, laid(count, tc.in(me))
+				}
+				want := laid(count, tc.scan(0, me+1))
+				if !inclusive {
+					want = laid(count, tc.scan(0, me))
+					if me == 0 {
+						want = slices.Clone(out)
+					}
+				}
+				if err := both(nb, func() error {
+					if inclusive {
+						return c.Scan(sb, b(out), count, T.dt, tc.op)
+					}
+					return c.Exscan(sb, b(out), count, T.dt, tc.op)
+				}, func() (*mpi.Request, error) {
+					if inclusive {
+						return c.Iscan(sb, b(out), count, T.dt, tc.op)
+					}
+					return c.Iexscan(sb, b(out), count, T.dt, tc.op)
+				}); err != nil {
+					return err
+				}
+				if err := fail(fmt.Sprintf("Scan inclusive=%v in place=%v %s", inclusive, inPlace, tc.name), out, want); err != nil {
+					return err
+				}
+			}
+		}
+	}
+
+	// ReduceScatterBlock and ReduceScatter (rank i gets 1 or 2 blocks),
+	// and in place, with OpSum and the user sum.
+	for _, op := range []*mpi.ReduceOp{mpi.OpSum, usum} {
+		k := redM / T.per()
+		for _, blockForm := range []bool{true, false} {
+			counts := make([]int, p)
+			offs := make([]int, p+1) // in int32s of the packed sequence
+			for i := range p {
+				counts[i] = k
+				if !blockForm {
+					counts[i] = k * (1 + i%2)
+				}
+				offs[i+1] = offs[i] + counts[i]*T.per()
+			}
+			total := offs[p] / T.per()
+			sum := sumOver(0, p, 2, offs[p])
+			for _, inPlace := range []bool{false, true} {
+				in := laid(total, vals(me, 2, offs[p]))
+				out := laid(counts[me], nil)
+				want := laid(counts[me], sum[offs[me]:offs[me+1]])
+				sb := b(in)
+				if inPlace {
+					sb, out = mpi.InPlace, in
+					want = slices.Clone(in)
+					T.put(want, 0, counts[me], sum[offs[me]:offs[me+1]])
+				}
+				if err := both(nb && !inPlace, func() error {
+					if blockForm {
+						return c.ReduceScatterBlock(sb, b(out), k, T.dt, op)
+					}
+					return c.ReduceScatter(sb, b(out), counts, T.dt, op)
+				}, func() (*mpi.Request, error) {
+					if blockForm {
+						return c.IreduceScatterBlock(sb, b(out), k, T.dt, op)
+					}
+					return c.IreduceScatter(sb, b(out), counts, T.dt, op)
+				}); err != nil {
+					return err
+				}
+				if err := fail(fmt.Sprintf("ReduceScatter block=%v in place=%v %s", blockForm, inPlace, op.Name()), out, want); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// TestNoncontigReductions runs every reduction, blocking and non-blocking,
+// over every layout type and every transport.
+func TestNoncontigReductions(t *testing.T) {
+	ts, err := layoutTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 3, 4} {
+		t.Run(fmt.Sprint(n, "ranks"), func(t *testing.T) {
+			matrix(t, n, func(c *mpi.Comm) error {
+				for _, lt := range ts {
+					for _, nb := range []bool{false, true} {
+						if err := noncontigReductions(c, lt, nb); err != nil {
 							return err
 						}
 					}
