@@ -1,6 +1,7 @@
 package mpi_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -822,4 +823,301 @@ func TestNoncontigReductions(t *testing.T) {
 			})
 		})
 	}
+}
+
+// noncontigInter runs the intercommunicator collectives with send type S
+// and receive type R (blocking, or non-blocking if nb): data flows
+// between the groups, values are labelled by world rank.
+func noncontigInter(s *interSetup, S, R ltype, nb bool) error {
+	ic, me := s.ic, s.world.Rank()
+	q := ic.RemoteSize()
+	cs, cr := blockM/S.per(), blockM/R.per()
+	b := func(v []int32) []byte { return i32Bytes(v) }
+	fail := func(what string, got, want []int32) error {
+		if slices.Equal(got, want) {
+			return nil
+		}
+		return check(s.world, false, "intercomm %s, send %s, recv %s, nonblocking %v: got %v, want %v", what, S.name, R.name, nb, got, want)
+	}
+	// The root is the last rank of group A; it passes Root, the rest of A
+	// ProcNull, group B the root's rank in A.
+	root, amRoot := s.a-1, s.inA && ic.Rank() == s.a-1
+	if s.inA {
+		root = mpi.ProcNull
+		if amRoot {
+			root = mpi.Root
+		}
+	}
+	rootWorld := s.a - 1
+
+	// Bcast from the root to group B.
+	t, count := R, cr
+	if s.inA {
+		t, count = S, cs
+	}
+	buf := sentinel(t.size(count))
+	if amRoot {
+		t.put(buf, 0, count, vals(me, 0, blockM))
+	}
+	want := slices.Clone(buf)
+	if !s.inA {
+		t.put(want, 0, count, vals(rootWorld, 0, blockM))
+	}
+	if err := both(nb, func() error { return ic.Bcast(b(buf), count, t.dt, root) },
+		func() (*mpi.Request, error) { return ic.Ibcast(b(buf), count, t.dt, root) }); err != nil {
+		return err
+	}
+	if err := fail("Bcast", buf, want); err != nil {
+		return err
+	}
+
+	// Gatherv at the root (B's blocks reversed with gaps), Scatter from it.
+	send := sentinel(S.size(cs))
+	S.put(send, 0, cs, vals(me, 0, blockM))
+	displs := make([]int, q)
+	for j := range displs {
+		displs[j] = (q - 1 - j) * (cr + 1)
+	}
+	n := displs[0]*R.ext + R.size(cr)
+	recv, want := sentinel(n), sentinel(n)
+	if amRoot {
+		for j := range q {
+			R.put(want, displs[j]*R.ext, cr, vals(s.remoteWorld(j), 0, blockM))
+		}
+	}
+	if err := both(nb, func() error { return ic.Gatherv(b(send), cs, S.dt, b(recv), fill(q, cr), displs, R.dt, root) },
+		func() (*mpi.Request, error) {
+			return ic.Igatherv(b(send), cs, S.dt, b(recv), fill(q, cr), displs, R.dt, root)
+		}); err != nil {
+		return err
+	}
+	if err := fail("Gatherv", recv, want); err != nil {
+		return err
+	}
+	all := sentinel(S.size(q * cs))
+	if amRoot {
+		for j := range q {
+			S.put(all, j*cs*S.ext, cs, vals(s.remoteWorld(j), 1, blockM))
+		}
+	}
+	recv, want = sentinel(R.size(cr)), sentinel(R.size(cr))
+	if !s.inA {
+		R.put(want, 0, cr, vals(me, 1, blockM))
+	}
+	if err := both(nb, func() error { return ic.Scatter(b(all), cs, S.dt, b(recv), cr, R.dt, root) },
+		func() (*mpi.Request, error) { return ic.Iscatter(b(all), cs, S.dt, b(recv), cr, R.dt, root) }); err != nil {
+		return err
+	}
+	if err := fail("Scatter", recv, want); err != nil {
+		return err
+	}
+
+	// Allgather: each group gets the other's blocks.
+	n = R.size(q * cr)
+	recv, want = sentinel(n), sentinel(n)
+	for j := range q {
+		R.put(want, j*cr*R.ext, cr, vals(s.remoteWorld(j), 0, blockM))
+	}
+	if err := both(nb, func() error { return ic.Allgather(b(send), cs, S.dt, b(recv), cr, R.dt) },
+		func() (*mpi.Request, error) { return ic.Iallgather(b(send), cs, S.dt, b(recv), cr, R.dt) }); err != nil {
+		return err
+	}
+	if err := fail("Allgather", recv, want); err != nil {
+		return err
+	}
+
+	// Alltoall and Alltoallw with every remote rank.
+	sbuf := sentinel(S.size(q * cs))
+	recv, want = sentinel(n), sentinel(n)
+	for j := range q {
+		S.put(sbuf, j*cs*S.ext, cs, vals(me, s.remoteWorld(j), blockM))
+		R.put(want, j*cr*R.ext, cr, vals(s.remoteWorld(j), me, blockM))
+	}
+	if err := both(nb, func() error { return ic.Alltoall(b(sbuf), cs, S.dt, b(recv), cr, R.dt) },
+		func() (*mpi.Request, error) { return ic.Ialltoall(b(sbuf), cs, S.dt, b(recv), cr, R.dt) }); err != nil {
+		return err
+	}
+	if err := fail("Alltoall", recv, want); err != nil {
+		return err
+	}
+	recv = sentinel(n)
+	sd, rd := make([]int, q), make([]int, q)
+	for j := range q {
+		sd[j], rd[j] = 4*j*cs*S.ext, 4*j*cr*R.ext
+	}
+	if err := both(nb, func() error {
+		return ic.Alltoallw(b(sbuf), fill(q, cs), sd, sameDT(S.dt, q), b(recv), fill(q, cr), rd, sameDT(R.dt, q))
+	}, func() (*mpi.Request, error) {
+		return ic.Ialltoallw(b(sbuf), fill(q, cs), sd, sameDT(S.dt, q), b(recv), fill(q, cr), rd, sameDT(R.dt, q))
+	}); err != nil {
+		return err
+	}
+	if err := fail("Alltoallw", recv, want); err != nil {
+		return err
+	}
+
+	// Reductions (one datatype, S, on both sides): Allreduce gives each
+	// group the sum of the other's values, Reduce the root B's sum, and
+	// ReduceScatterBlock block i of the other group's sum to local rank i.
+	lo, hi := 0, s.a // the remote group's world ranks
+	if s.inA {
+		lo, hi = s.a, s.a+s.b
+	}
+	k := redM / S.per()
+	in := sentinel(S.size(k))
+	S.put(in, 0, k, vals(me, 0, redM))
+	out, wantR := sentinel(len(in)), sentinel(len(in))
+	S.put(wantR, 0, k, sumOver(lo, hi, 0, redM))
+	if err := both(nb, func() error { return ic.Allreduce(b(in), b(out), k, S.dt, mpi.OpSum) },
+		func() (*mpi.Request, error) { return ic.Iallreduce(b(in), b(out), k, S.dt, mpi.OpSum) }); err != nil {
+		return err
+	}
+	if err := fail("Allreduce", out, wantR); err != nil {
+		return err
+	}
+	out = sentinel(len(in))
+	if err := both(nb, func() error { return ic.Reduce(b(in), b(out), k, S.dt, mpi.OpSum, root) },
+		func() (*mpi.Request, error) { return ic.Ireduce(b(in), b(out), k, S.dt, mpi.OpSum, root) }); err != nil {
+		return err
+	}
+	if !amRoot {
+		wantR = sentinel(len(in))
+	}
+	if err := fail("Reduce", out, wantR); err != nil {
+		return err
+	}
+	// 6 elements in all in both groups (of 2 and 3 ranks), as MPI requires.
+	k = 6 / ic.Size()
+	m := 6 * S.per()
+	full := sentinel(S.size(6))
+	S.put(full, 0, 6, vals(me, 3, m))
+	out = sentinel(S.size(k))
+	wantR = sentinel(S.size(k))
+	S.put(wantR, 0, k, sumOver(lo, hi, 3, m)[ic.Rank()*k*S.per():(ic.Rank()+1)*k*S.per()])
+	if err := both(nb, func() error { return ic.ReduceScatterBlock(b(full), b(out), k, S.dt, mpi.OpSum) },
+		func() (*mpi.Request, error) { return ic.IreduceScatterBlock(b(full), b(out), k, S.dt, mpi.OpSum) }); err != nil {
+		return err
+	}
+	return fail("ReduceScatterBlock", out, wantR)
+}
+
+func sameDT(dt *mpi.Datatype, n int) []*mpi.Datatype {
+	s := make([]*mpi.Datatype, n)
+	for i := range s {
+		s[i] = dt
+	}
+	return s
+}
+
+// TestNoncontigIntercomm runs the intercommunicator collectives over the
+// layout types, groups of 2 and 3, on every transport.
+func TestNoncontigIntercomm(t *testing.T) {
+	ts, err := layoutTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	matrix(t, 5, func(world *mpi.Comm) error {
+		s, err := makeInter(world, 2, true)
+		if err != nil {
+			return err
+		}
+		for _, pr := range typePairs(ts) {
+			for _, nb := range []bool{false, true} {
+				if err := noncontigInter(s, pr[0], pr[1], nb); err != nil {
+					return err
+				}
+			}
+		}
+		return s.free()
+	})
+}
+
+// TestNoncontigNeighborAlltoallw: the neighbourhood Alltoallw moves blocks
+// through their datatypes too (each block is a message of its own), with
+// the Alltoallw example's vector, on a periodic ring.
+func TestNoncontigNeighborAlltoallw(t *testing.T) {
+	matrix(t, 3, func(world *mpi.Comm) error {
+		ring, err := world.CartCreate([]int{world.Size()}, []bool{true}, false)
+		if err != nil {
+			return err
+		}
+		vec, err := committed(mpi.NewVector(2, 1, 2, mpi.Int32))
+		if err != nil {
+			return err
+		}
+		me := ring.Rank()
+		lower, upper := (me+ring.Size()-1)%ring.Size(), (me+1)%ring.Size()
+		// Slot 0 is the lower neighbour, slot 1 the upper: block k at byte 16·k.
+		send := []int32{10 + 100*int32(me), 11, 12 + 100*int32(me), 13, 20 + 100*int32(me), 21, 22 + 100*int32(me), 23}
+		recv := sentinel(4)
+		for _, nb := range []bool{false, true} {
+			err := both(nb, func() error {
+				return ring.NeighborAlltoallw(i32Bytes(send), []int{1, 1}, []int{0, 16}, []*mpi.Datatype{vec, vec},
+					i32Bytes(recv), []int{2, 2}, []int{0, 8}, []*mpi.Datatype{mpi.Int32, mpi.Int32})
+			}, func() (*mpi.Request, error) {
+				return ring.IneighborAlltoallw(i32Bytes(send), []int{1, 1}, []int{0, 16}, []*mpi.Datatype{vec, vec},
+					i32Bytes(recv), []int{2, 2}, []int{0, 8}, []*mpi.Datatype{mpi.Int32, mpi.Int32})
+			})
+			if err != nil {
+				return err
+			}
+			// From the lower neighbour its upward block (slot 1), from the
+			// upper one its downward block (slot 0).
+			want := []int32{20 + 100*int32(lower), 22 + 100*int32(lower), 10 + 100*int32(upper), 12 + 100*int32(upper)}
+			if !slices.Equal(recv, want) {
+				return check(world, false, "NeighborAlltoallw nonblocking=%v: got %v, want %v", nb, recv, want)
+			}
+		}
+		return ring.Free()
+	})
+}
+
+// TestNoncontigNegativeLB: a datatype whose data lies below its start
+// (an indexed type with a negative displacement) is placed by the
+// displacements of Gatherv and Alltoallw, as long as the data stays
+// inside the buffer; where it would not, the call fails with ErrBuffer.
+func TestNoncontigNegativeLB(t *testing.T) {
+	matrix(t, 3, func(c *mpi.Comm) error {
+		// Element: int32s at -1 and +1 relative to its start, extent 3.
+		back, err := committed(mpi.NewIndexed([]int{1, 1}, []int{1, -1}, mpi.Int32))
+		if err != nil {
+			return err
+		}
+		lt := ltype{"back", back, []int{1, -1}, 3}
+		p, me := c.Size(), c.Rank()
+		send := []int32{int32(me*10 + 1), int32(me*10 + 2)}
+		// Gatherv: block i at element displacement 1+i (3+3i int32s).
+		recv := sentinel(3*p + 3)
+		want := sentinel(len(recv))
+		displs := make([]int, p)
+		for i := range p {
+			displs[i] = 1 + i
+			lt.put(want, 3*displs[i], 1, []int32{int32(i*10 + 1), int32(i*10 + 2)})
+		}
+		if err := c.Gatherv(i32Bytes(send), 2, mpi.Int32, i32Bytes(recv), fill(p, 1), displs, back, 0); err != nil {
+			return err
+		}
+		if me == 0 && !slices.Equal(recv, want) {
+			return check(c, false, "Gatherv with a negative displacement: got %v, want %v", recv, want)
+		}
+		// Alltoallw with byte displacements 4+12j.
+		sd, rd := make([]int, p), make([]int, p)
+		sbuf, rbuf := sentinel(3*p+1), sentinel(2*p)
+		for j := range p {
+			sd[j], rd[j] = 4+12*j, 8*j
+			lt.put(sbuf, 1+3*j, 1, []int32{int32(me*10 + j), int32(me*10 + j + 100)})
+		}
+		if err := c.Alltoallw(i32Bytes(sbuf), fill(p, 1), sd, sameDT(back, p), i32Bytes(rbuf), fill(p, 2), rd, sameDT(mpi.Int32, p)); err != nil {
+			return err
+		}
+		for j := range p {
+			if w := []int32{int32(j*10 + me), int32(j*10 + me + 100)}; !slices.Equal(rbuf[2*j:2*j+2], w) {
+				return check(c, false, "Alltoallw with a negative displacement, from %d: got %v, want %v", j, rbuf[2*j:2*j+2], w)
+			}
+		}
+		// At offset 0 the data would start before the buffer: every rank
+		// refuses its own receive block 0 before communicating.
+		err = c.Alltoallw(i32Bytes(sbuf), fill(p, 1), sd, sameDT(back, p), i32Bytes(rbuf), fill(p, 1), make([]int, p), sameDT(back, p))
+		return check(c, errors.Is(err, mpi.ErrBuffer), "Alltoallw receiving at a negative offset: %v, want ErrBuffer", err)
+	})
 }
