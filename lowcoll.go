@@ -10,7 +10,10 @@ import (
 // Datatype, shaped like the C API (MPI-3.1 chapter 5). Counts are in
 // elements of the datatype; displacements (Gatherv, Scatterv, Allgatherv,
 // Alltoallv) are in elements of the datatype too, and in bytes for
-// Alltoallw, as in MPI. Every call is collective: all ranks of c call it
+// Alltoallw, as in MPI; an element displacement steps by the datatype's
+// extent. Every call takes any committed datatype, contiguous or not (see
+// collstage.go), and the two sides may use different datatypes of the
+// same type signature. Every call is collective: all ranks of c call it
 // in the same order with matching arguments. Each has a non-blocking form
 // (Ibarrier, Ibcast, ...) returning a *Request; the buffers must not be
 // touched until it completes.
