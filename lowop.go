@@ -120,8 +120,14 @@ func (o *ReduceOp) combine(dt *Datatype) (coll.Combine, error) {
 }
 
 // ReduceLocal sets inout = in ⊕ inout for count elements of dt, with no
-// communication (MPI_Reduce_local).
+// communication (MPI_Reduce_local). dt may have holes: a predefined
+// operation combines the elements' data (as the collectives do) and leaves
+// the holes of inout alone; a user operation gets the two buffers as they
+// are.
 func ReduceLocal(in, inout []byte, count int, dt *Datatype, op *ReduceOp) error {
+	if dt != nil && count >= 0 && !dt.t.Contiguous() {
+		return reduceLocalLayout(in, inout, count, dt, op)
+	}
 	if dt == nil || count < 0 || count*dt.size > len(in) || count*dt.size > len(inout) {
 		return fmt.Errorf("mpi: ReduceLocal: %w: %d elements do not fit the buffers", ErrBuffer, count)
 	}
@@ -177,3 +183,27 @@ func locOps[T Ordered]() kernels {
 }
 
 func withOps(d *Datatype, k kernels) *Datatype { d.ops = k; return d }
+
+// reduceLocalLayout is ReduceLocal for a datatype that is not contiguous.
+func reduceLocalLayout(in, inout []byte, count int, dt *Datatype, op *ReduceOp) error {
+	for _, b := range [][]byte{in, inout} {
+		if s := dt.span(count, len(b)); s != "" {
+			return fmt.Errorf("mpi: ReduceLocal: %w: %s", ErrBuffer, s)
+		}
+	}
+	if op != nil && op.user != nil {
+		op.user(in, inout, count, dt)
+		return nil
+	}
+	f, err := op.ordered(dt.packedType())
+	if err != nil {
+		return fmt.Errorf("mpi: ReduceLocal: %w: %v", ErrOp, err)
+	}
+	n := count * dt.size
+	a, b := make([]byte, n), make([]byte, n)
+	dt.t.PackAt(a, in, 0)
+	dt.t.PackAt(b, inout, 0)
+	f(a, b)
+	dt.t.UnpackAt(b, inout, 0)
+	return nil
+}

@@ -1121,3 +1121,42 @@ func TestNoncontigNegativeLB(t *testing.T) {
 		return check(c, errors.Is(err, mpi.ErrBuffer), "Alltoallw receiving at a negative offset: %v, want ErrBuffer", err)
 	})
 }
+
+// TestNoncontigReduceLocal: ReduceLocal with a datatype with holes
+// combines the elements' data and leaves the holes of inout alone; a
+// mixed datatype with a predefined operation is ErrOp.
+func TestNoncontigReduceLocal(t *testing.T) {
+	ts, err := layoutTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lt := range ts {
+		var bad atomic.Bool
+		usum, _ := layoutOps(lt, &bad)
+		for _, op := range []*mpi.ReduceOp{mpi.OpSum, usum} {
+			count := redM / lt.per()
+			in, inout, want := sentinel(lt.size(count)), sentinel(lt.size(count)), sentinel(lt.size(count))
+			lt.put(in, 0, count, vals(1, 0, redM))
+			lt.put(inout, 0, count, vals(2, 0, redM))
+			lt.put(want, 0, count, sumOver(1, 3, 0, redM))
+			if err := mpi.ReduceLocal(i32Bytes(in), i32Bytes(inout), count, lt.dt, op); err != nil {
+				t.Fatalf("%s %s: %v", lt.name, op.Name(), err)
+			}
+			if !slices.Equal(inout, want) || bad.Load() {
+				t.Errorf("%s %s: got %v, want %v (user op misused: %v)", lt.name, op.Name(), inout, want, bad.Load())
+			}
+		}
+	}
+	mixed, err := committed(mpi.NewStruct([]int{1, 1}, []int{0, 8}, []*mpi.Datatype{mpi.Int32, mpi.Float64}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	if err := mpi.ReduceLocal(buf, buf, 1, mixed, mpi.OpSum); !errors.Is(err, mpi.ErrOp) {
+		t.Errorf("ReduceLocal sum on a mixed struct: %v, want ErrOp", err)
+	}
+	vec := ts[1].dt
+	if err := mpi.ReduceLocal(buf, buf, 3, vec, mpi.OpSum); !errors.Is(err, mpi.ErrBuffer) {
+		t.Errorf("ReduceLocal beyond the buffer: %v, want ErrBuffer", err)
+	}
+}
