@@ -1160,3 +1160,24 @@ func TestNoncontigReduceLocal(t *testing.T) {
 		t.Errorf("ReduceLocal beyond the buffer: %v, want ErrBuffer", err)
 	}
 }
+
+// TestNoncontigMinLoc: MinLoc on a strided vector of the pair type
+// Float64Loc reduces pair by pair, skipping the pairs between.
+func TestNoncontigMinLoc(t *testing.T) {
+	matrix(t, 3, func(c *mpi.Comm) error {
+		vec, err := committed(mpi.NewVector(2, 1, 2, mpi.Float64Loc))
+		if err != nil {
+			return err
+		}
+		me := c.Rank()
+		type pair = mpi.ValueLoc[float64]
+		in := []pair{{Value: float64(10 - me), Loc: me}, {Value: -1, Loc: -1}, {Value: float64(me), Loc: me}}
+		out := []pair{{Value: 99, Loc: 99}, {Value: 99, Loc: 99}, {Value: 99, Loc: 99}}
+		if err := c.Allreduce(mpi.AsBytes(in), mpi.AsBytes(out), 1, vec, mpi.OpMinLoc); err != nil {
+			return err
+		}
+		p := c.Size()
+		want := []pair{{Value: float64(10 - (p - 1)), Loc: p - 1}, {Value: 99, Loc: 99}, {Value: 0, Loc: 0}}
+		return check(c, slices.Equal(out, want), "MinLoc over a vector of Float64Loc: got %v, want %v", out, want)
+	})
+}
