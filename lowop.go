@@ -129,11 +129,11 @@ func ReduceLocal(in, inout []byte, count int, dt *Datatype, op *ReduceOp) error 
 		return reduceLocalLayout(in, inout, count, dt, op)
 	}
 	if dt == nil || count < 0 || count*dt.size > len(in) || count*dt.size > len(inout) {
-		return fmt.Errorf("mpi: ReduceLocal: %w: %d elements do not fit the buffers", ErrBuffer, count)
+		return (*Comm)(nil).errorf("ReduceLocal", ErrBuffer, loc{}, "%d elements do not fit the buffers", count)
 	}
 	f, err := op.ordered(dt)
 	if err != nil {
-		return fmt.Errorf("mpi: ReduceLocal: %w: %v", ErrOp, err)
+		return (*Comm)(nil).errorf("ReduceLocal", ErrOp, loc{}, "%v", err)
 	}
 	n := count * dt.size
 	f(in[:n], inout[:n])
@@ -188,7 +188,7 @@ func withOps(d *Datatype, k kernels) *Datatype { d.ops = k; return d }
 func reduceLocalLayout(in, inout []byte, count int, dt *Datatype, op *ReduceOp) error {
 	for _, b := range [][]byte{in, inout} {
 		if s := dt.span(count, len(b)); s != "" {
-			return fmt.Errorf("mpi: ReduceLocal: %w: %s", ErrBuffer, s)
+			return (*Comm)(nil).errorf("ReduceLocal", ErrBuffer, loc{}, "%s", s)
 		}
 	}
 	if op != nil && op.user != nil {
@@ -197,7 +197,7 @@ func reduceLocalLayout(in, inout []byte, count int, dt *Datatype, op *ReduceOp) 
 	}
 	f, err := op.ordered(dt.packedType())
 	if err != nil {
-		return fmt.Errorf("mpi: ReduceLocal: %w: %v", ErrOp, err)
+		return (*Comm)(nil).errorf("ReduceLocal", ErrOp, loc{}, "%v", err)
 	}
 	n := count * dt.size
 	a, b := make([]byte, n), make([]byte, n)
