@@ -1181,3 +1181,68 @@ func TestNoncontigMinLoc(t *testing.T) {
 		return check(c, slices.Equal(out, want), "MinLoc over a vector of Float64Loc: got %v, want %v", out, want)
 	})
 }
+
+// TestNoncontigArgErrors: a non-contiguous datatype whose elements leave
+// the buffer, or one that is not committed, is refused with the right
+// class and an *mpi.Error naming the call and communicator, never a panic.
+// Every rank makes the same bad call, so none is left waiting.
+func TestNoncontigArgErrors(t *testing.T) {
+	for _, n := range []int{1, 2} {
+		err := mpi.Run(n, func(c *mpi.Comm) error {
+			vec, err := committed(mpi.NewVector(2, 1, 2, mpi.Int32)) // 12 bytes of span, 8 of data
+			if err != nil {
+				return err
+			}
+			loose, err := mpi.NewVector(2, 1, 2, mpi.Int32) // never committed
+			if err != nil {
+				return err
+			}
+			back, err := committed(mpi.NewIndexed([]int{1, 1}, []int{1, -1}, mpi.Int32))
+			if err != nil {
+				return err
+			}
+			p := c.Size()
+			small, big := make([]byte, 8), make([]byte, 1024)
+			cases := []struct {
+				name  string
+				err   error
+				class error
+			}{
+				{"Bcast past the end", c.Bcast(small, 1, vec, 0), mpi.ErrBuffer},
+				{"Bcast uncommitted", c.Bcast(big, 1, loose, 0), mpi.ErrType},
+				{"Bcast below the start", c.Bcast(big, 1, back, 0), mpi.ErrBuffer},
+				{"Allreduce past the end", c.Allreduce(big, small, 1, vec, mpi.OpSum), mpi.ErrBuffer},
+				{"Allreduce uncommitted", c.Allreduce(big, big, 1, loose, mpi.OpSum), mpi.ErrType},
+				{"Scan past the end", c.Scan(small, big, 1, vec, mpi.OpSum), mpi.ErrBuffer},
+				{"ReduceScatterBlock past the end", c.ReduceScatterBlock(big, small, 1, vec, mpi.OpSum), mpi.ErrBuffer},
+				{"Allgather past the end", c.Allgather(big, 2, mpi.Int32, small, 1, vec), mpi.ErrBuffer},
+				{"Allgatherv below the start", c.Allgatherv(big, 2, mpi.Int32, big, fill(p, 1), make([]int, p), back), mpi.ErrBuffer},
+				{"Alltoall past the end", c.Alltoall(small, 1, vec, big, 2, mpi.Int32), mpi.ErrBuffer},
+				{"Alltoallv uncommitted", c.Alltoallv(big, fill(p, 1), make([]int, p), loose, big, fill(p, 2), make([]int, p), mpi.Int32), mpi.ErrType},
+				{"Alltoallw past the end", c.Alltoallw(big, fill(p, 2), make([]int, p), sameDT(mpi.Int32, p), small, fill(p, 1), fill(p, 4), sameDT(vec, p)), mpi.ErrBuffer},
+				{"Alltoallw uncommitted", c.Alltoallw(big, fill(p, 1), make([]int, p), sameDT(loose, p), big, fill(p, 2), make([]int, p), sameDT(mpi.Int32, p)), mpi.ErrType},
+			}
+			if n == 1 { // rooted calls whose only checks are at the root
+				cases = append(cases, []struct {
+					name  string
+					err   error
+					class error
+				}{
+					{"Gatherv past the end", c.Gatherv(big, 2, mpi.Int32, small, []int{1}, []int{1}, vec, 0), mpi.ErrBuffer},
+					{"Scatterv below the start", c.Scatterv(big, []int{1}, []int{0}, back, big, 2, mpi.Int32, 0), mpi.ErrBuffer},
+					{"Reduce past the end at the root", c.Reduce(big, small, 1, vec, mpi.OpSum, 0), mpi.ErrBuffer},
+				}...)
+			}
+			for _, tc := range cases {
+				var e *mpi.Error
+				if !errors.Is(tc.err, tc.class) || !errors.As(tc.err, &e) || e.Comm == "" {
+					return fmt.Errorf("%d ranks, %s: got %v, want an *Error of class %v", n, tc.name, tc.err, tc.class)
+				}
+			}
+			return c.Barrier()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
