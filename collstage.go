@@ -150,19 +150,17 @@ func (d *Datatype) packedType() *Datatype {
 	return &Datatype{name: d.name, size: d.size, sig: d.sig, t: t, derived: true, committed: true, packedOf: d}
 }
 
-// predefinedWithOps lists the predefined datatypes that have reduction kernels: a
-// derived datatype's elements are reduced with the kernels of the one
-// among them it is made of.
-func predefinedWithOps() []*Datatype {
-	return []*Datatype{Bool, Int8, Int16, Int32, Int64, Int, Uint8, Uint16, Uint32, Uint64, Uint, Float32, Float64, Complex64, Complex128, Float32Loc, Float64Loc, Int32Loc, Int64Loc, IntLoc, Byte}
-}
+// predefinedWithOps lists the predefined datatypes that have reduction
+// kernels: a derived datatype's elements are reduced with the kernels of
+// the one among them it is made of.
+var predefinedWithOps = []*Datatype{Bool, Int8, Int16, Int32, Int64, Int, Uint8, Uint16, Uint32, Uint64, Uint, Float32, Float64, Complex64, Complex128, Float32Loc, Float64Loc, Int32Loc, Int64Loc, IntLoc, Byte}
 
 // elemType returns the predefined datatype every element of d is made of,
 // or nil if d mixes them: the one with d's signature (a derived datatype
 // of one predefined datatype carries its signature; this finds the pair
 // types), else the one of d's single basic kind.
 func elemType(d *Datatype) *Datatype {
-	all := predefinedWithOps()
+	all := predefinedWithOps
 	if d.sig != 0 {
 		for _, e := range all {
 			if e.sig == d.sig && d.size%e.size == 0 {
