@@ -1246,3 +1246,67 @@ func TestNoncontigArgErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestNoncontigLong: long messages of a strided vector (past the eager
+// limit and the 256 KiB rendezvous chunk) through Bcast, Allgather,
+// Alltoall and Allreduce.
+func TestNoncontigLong(t *testing.T) {
+	matrix(t, 3, func(c *mpi.Comm) error {
+		ts, err := layoutTypes()
+		if err != nil {
+			return err
+		}
+		vec := ts[1] // 2 int32s per element, extent 3
+		const count = 40000
+		p, me := c.Size(), c.Rank()
+		m := count * vec.per()
+		buf := sentinel(vec.size(count))
+		want := sentinel(len(buf))
+		vec.put(want, 0, count, vals(0, 7, m))
+		if me == 0 {
+			vec.put(buf, 0, count, vals(0, 7, m))
+		}
+		if err := c.Bcast(i32Bytes(buf), count, vec.dt, 0); err != nil {
+			return err
+		}
+		if !slices.Equal(buf, want) {
+			return check(c, false, "long Bcast differs")
+		}
+		// Allgather: count vector elements from every rank, into Int32s.
+		send := sentinel(vec.size(count))
+		vec.put(send, 0, count, vals(me, 1, m))
+		all := make([]int32, p*m)
+		if err := c.Allgather(i32Bytes(send), count, vec.dt, i32Bytes(all), m, mpi.Int32); err != nil {
+			return err
+		}
+		for r := range p {
+			if !slices.Equal(all[r*m:(r+1)*m], vals(r, 1, m)) {
+				return check(c, false, "long Allgather: block %d differs", r)
+			}
+		}
+		// Alltoall: Int32 blocks in, vector blocks out.
+		k := count / p
+		blocks := make([]int32, 0, p*k*2)
+		for j := range p {
+			blocks = append(blocks, vals(me, j, 2*k)...)
+		}
+		recv := sentinel(vec.size(p * k))
+		if err := c.Alltoall(i32Bytes(blocks), 2*k, mpi.Int32, i32Bytes(recv), k, vec.dt); err != nil {
+			return err
+		}
+		wantA := sentinel(len(recv))
+		for j := range p {
+			vec.put(wantA, j*k*vec.ext, k, vals(j, me, 2*k))
+		}
+		if !slices.Equal(recv, wantA) {
+			return check(c, false, "long Alltoall differs")
+		}
+		out := sentinel(len(send))
+		if err := c.Allreduce(i32Bytes(send), i32Bytes(out), count, vec.dt, mpi.OpSum); err != nil {
+			return err
+		}
+		wantR := sentinel(len(send))
+		vec.put(wantR, 0, count, sumOver(0, p, 1, m))
+		return check(c, slices.Equal(out, wantR), "long Allreduce differs")
+	})
+}
