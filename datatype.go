@@ -43,6 +43,7 @@ type Datatype struct {
 	committed bool
 	freed     bool
 	ops       map[string]func(inout, in []byte) // predefined reductions defined on it
+	packedOf  *Datatype                         // for the packed stand-in of a reduction (packedType): the datatype it stands for
 
 	// padded: the holes of the type map are a Go type's padding, which
 	// nobody reads, so collectives may move count elements as count

@@ -456,9 +456,10 @@ func interReduceSliceOp[E any](c *Comm, opname string, v []E, op Op[E], root int
 func (c *Comm) interBcastBuf(buf []byte, count int, dt *Datatype, root int) error {
 	const op = "Bcast"
 	var b []byte
+	var sp *dspan
 	if root != ProcNull {
 		var err error
-		if b, err = c.collBuf(op, loc{}, buf, count, dt); err != nil {
+		if b, sp, err = c.collBuf(op, buf, count, dt, root == Root); err != nil {
 			return err
 		}
 	}
@@ -470,6 +471,9 @@ func (c *Comm) interBcastBuf(buf []byte, count int, dt *Datatype, root int) erro
 		return c.argErr(op, ErrTruncate, "the root sent %d bytes for a %d-byte buffer", len(got), len(b))
 	}
 	copy(b, got)
+	if sp != nil {
+		sp.unpack(b)
+	}
 	return nil
 }
 
@@ -477,16 +481,17 @@ func (c *Comm) interBcastBuf(buf []byte, count int, dt *Datatype, root int) erro
 // recvbuf gets recvcounts[j] elements from remote rank j at displs[j]
 // (nil: packed in rank order).
 func (c *Comm) interGathervBuf(name string, sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype, root int) error {
-	var sb []byte
+	var sb, rb []byte
 	var lo, hi []int
+	var st *vStage
 	var err error
 	if root >= 0 {
-		if sb, err = c.collBuf(name, loc{}, sendbuf, sendcount, sendtype); err != nil {
+		if sb, _, err = c.collBuf(name, sendbuf, sendcount, sendtype, true); err != nil {
 			return err
 		}
 	}
 	if root == Root {
-		if lo, hi, err = c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype); err != nil {
+		if rb, lo, hi, st, err = c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype); err != nil {
 			return err
 		}
 	}
@@ -494,16 +499,20 @@ func (c *Comm) interGathervBuf(name string, sendbuf []byte, sendcount int, sendt
 	if err != nil || root != Root {
 		return err
 	}
-	return c.placeParts(name, recvbuf, parts, lo, hi)
+	return c.placeParts(name, rb, st, parts, lo, hi)
 }
 
-// placeParts copies block j of parts to recvbuf[lo[j]:hi[j]].
-func (c *Comm) placeParts(name string, recvbuf []byte, parts [][]byte, lo, hi []int) error {
+// placeParts copies block j of parts to rb[lo[j]:hi[j]], and unpacks it
+// into the caller's buffer if the blocks are staged (st).
+func (c *Comm) placeParts(name string, rb []byte, st *vStage, parts [][]byte, lo, hi []int) error {
 	for j, p := range parts {
 		if len(p) != hi[j]-lo[j] {
 			return c.argErr(name, ErrTruncate, "remote rank %d sent %d bytes for a %d-byte block", j, len(p), hi[j]-lo[j])
 		}
-		copy(recvbuf[lo[j]:hi[j]], p)
+		copy(rb[lo[j]:hi[j]], p)
+		if st != nil {
+			st.unpack(j)
+		}
 	}
 	return nil
 }
@@ -513,18 +522,22 @@ func (c *Comm) placeParts(name string, recvbuf []byte, parts [][]byte, lo, hi []
 func (c *Comm) interScattervBuf(name string, sendbuf []byte, sendcounts, displs []int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) error {
 	var parts [][]byte
 	var rb []byte
+	var rsp *dspan
 	if root == Root {
-		lo, hi, err := c.checkV(name, "send", sendbuf, sendcounts, displs, sendtype)
+		sb, lo, hi, st, err := c.checkV(name, "send", sendbuf, sendcounts, displs, sendtype)
 		if err != nil {
 			return err
 		}
 		parts = make([][]byte, len(lo))
 		for j := range lo {
-			parts[j] = sendbuf[lo[j]:hi[j]]
+			if st != nil {
+				st.pack(j)
+			}
+			parts[j] = sb[lo[j]:hi[j]]
 		}
 	} else if root >= 0 {
 		var err error
-		if rb, err = c.collBuf(name, loc{}, recvbuf, recvcount, recvtype); err != nil {
+		if rb, rsp, err = c.collBuf(name, recvbuf, recvcount, recvtype, false); err != nil {
 			return err
 		}
 	}
@@ -536,17 +549,20 @@ func (c *Comm) interScattervBuf(name string, sendbuf []byte, sendcounts, displs 
 		return c.argErr(name, ErrTruncate, "received %d bytes for a %d-byte buffer", len(got), len(rb))
 	}
 	copy(rb, got)
+	if rsp != nil {
+		rsp.unpack(rb)
+	}
 	return nil
 }
 
 // interAllgathervBuf is Allgather(v) on an intercommunicator: recvbuf
 // gets recvcounts[j] elements from remote rank j at displs[j].
 func (c *Comm) interAllgathervBuf(name string, sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype) error {
-	sb, err := c.collBuf(name, loc{}, sendbuf, sendcount, sendtype)
+	sb, _, err := c.collBuf(name, sendbuf, sendcount, sendtype, true)
 	if err != nil {
 		return err
 	}
-	lo, hi, err := c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype)
+	rb, lo, hi, st, err := c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype)
 	if err != nil {
 		return err
 	}
@@ -554,7 +570,7 @@ func (c *Comm) interAllgathervBuf(name string, sendbuf []byte, sendcount int, se
 	if err != nil {
 		return err
 	}
-	return c.placeParts(name, recvbuf, parts, lo, hi)
+	return c.placeParts(name, rb, st, parts, lo, hi)
 }
 
 // interAlltoallBuf is Alltoall on an intercommunicator: block j of sendbuf
@@ -562,11 +578,11 @@ func (c *Comm) interAllgathervBuf(name string, sendbuf []byte, sendcount int, se
 func (c *Comm) interAlltoallBuf(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) error {
 	const op = "Alltoall"
 	q := len(c.group)
-	sb, err := c.collBuf(op, loc{}, sendbuf, q*sendcount, sendtype)
+	sb, _, err := c.collBuf(op, sendbuf, q*sendcount, sendtype, true)
 	if err != nil {
 		return err
 	}
-	rb, err := c.collBuf(op, loc{}, recvbuf, q*recvcount, recvtype)
+	rb, rsp, err := c.collBuf(op, recvbuf, q*recvcount, recvtype, false)
 	if err != nil {
 		return err
 	}
@@ -584,6 +600,9 @@ func (c *Comm) interAlltoallBuf(sendbuf []byte, sendcount int, sendtype *Datatyp
 			return c.argErr(op, ErrTruncate, "remote rank %d sent %d bytes for a %d-byte block", j, len(p), rblk)
 		}
 		copy(rb[j*rblk:], p)
+	}
+	if rsp != nil {
+		rsp.unpack(rb)
 	}
 	return nil
 }

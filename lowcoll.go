@@ -10,7 +10,10 @@ import (
 // Datatype, shaped like the C API (MPI-3.1 chapter 5). Counts are in
 // elements of the datatype; displacements (Gatherv, Scatterv, Allgatherv,
 // Alltoallv) are in elements of the datatype too, and in bytes for
-// Alltoallw, as in MPI. Every call is collective: all ranks of c call it
+// Alltoallw, as in MPI; an element displacement steps by the datatype's
+// extent. Every call takes any committed datatype, contiguous or not (see
+// collstage.go), and the two sides may use different datatypes of the
+// same type signature. Every call is collective: all ranks of c call it
 // in the same order with matching arguments. Each has a non-blocking form
 // (Ibarrier, Ibcast, ...) returning a *Request; the buffers must not be
 // touched until it completes.
@@ -62,9 +65,6 @@ func (c *Comm) lowOpArgs(name string, count int, dt *Datatype, op *ReduceOp) (in
 	if s := dt.checkComm(); s != "" {
 		return 0, c.argErr(name, ErrType, "%s", s)
 	}
-	if dt.block() == 0 {
-		return 0, c.argErr(name, ErrType, "%s is not contiguous: collectives take contiguous datatypes only (pack the data first)", dt.name)
-	}
 	if count < 0 {
 		return 0, c.argErr(name, ErrCount, "negative count %d", count)
 	}
@@ -72,26 +72,6 @@ func (c *Comm) lowOpArgs(name string, count int, dt *Datatype, op *ReduceOp) (in
 		return 0, c.argErr(name, ErrOp, "%v", err)
 	}
 	return count * dt.block(), nil
-}
-
-// collBuf is checkBuf for the collectives, which move contiguous memory
-// only: a datatype that scatters its elements is refused.
-func (c *Comm) collBuf(op string, l loc, buf []byte, count int, dt *Datatype) ([]byte, error) {
-	if dt != nil && dt.padded && dt.checkComm() == "" && count >= 0 && dt.block() > 0 {
-		// Whole elements, padding included.
-		if n := count * dt.block(); n <= len(buf) {
-			return buf[:n], nil
-		}
-		return nil, c.handle(c.errorf(op, ErrBuffer, l, "%d elements of %s need %d bytes, the buffer has %d", count, dt.name, count*dt.block(), len(buf)))
-	}
-	m, err := c.checkBuf(op, l, buf, count, dt)
-	if err != nil {
-		return nil, err
-	}
-	if m.lay != nil {
-		return nil, c.handle(c.errorf(op, ErrType, l, "%s is not contiguous: collectives take contiguous datatypes only (pack the data first)", dt.name))
-	}
-	return m.b, nil
 }
 
 // need checks that buf holds n bytes.
@@ -113,11 +93,17 @@ func (c *Comm) Bcast(buf []byte, count int, dt *Datatype, root int) error {
 	if err := c.checkRoot(op, root); err != nil {
 		return err
 	}
-	b, err := c.collBuf(op, loc{}, buf, count, dt)
+	b, sp, err := c.collBuf(op, buf, count, dt, c.rank == root)
 	if err != nil {
 		return err
 	}
-	return c.collErr(op, c.bcastFixed(b, root))
+	if err := c.bcastFixed(b, root); err != nil {
+		return c.collErr(op, err)
+	}
+	if sp != nil && c.rank != root {
+		sp.unpack(b)
+	}
+	return nil
 }
 
 // Ibcast starts a Bcast (MPI_Ibcast).
@@ -138,36 +124,6 @@ func blockRanges(counts, displs []int, size int) (lo, hi []int) {
 		off = hi[i]
 	}
 	return lo, hi
-}
-
-// checkV validates the counts and displacements of a v-collective against
-// buf and returns the byte ranges of the blocks.
-func (c *Comm) checkV(name, what string, buf []byte, counts, displs []int, dt *Datatype) (lo, hi []int, err error) {
-	p := len(c.group)
-	if dt == nil {
-		return nil, nil, c.argErr(name, ErrType, "nil %s datatype", what)
-	}
-	if s := dt.checkComm(); s != "" {
-		return nil, nil, c.argErr(name, ErrType, "%s", s)
-	}
-	if dt.block() == 0 {
-		return nil, nil, c.argErr(name, ErrType, "%s is not contiguous: collectives take contiguous datatypes only (pack the data first)", dt.name)
-	}
-	if len(counts) != p || (displs != nil && len(displs) != p) {
-		return nil, nil, c.argErr(name, ErrCount, "%s: %d counts and %d displacements for %d ranks", what, len(counts), len(displs), p)
-	}
-	for i, n := range counts {
-		if n < 0 || (displs != nil && displs[i] < 0) {
-			return nil, nil, c.argErr(name, ErrCount, "%s: negative count or displacement for rank %d", what, i)
-		}
-	}
-	lo, hi = blockRanges(counts, displs, dt.block())
-	for i := range hi {
-		if hi[i] > len(buf) {
-			return nil, nil, c.argErr(name, ErrBuffer, "%s block %d ends at byte %d, the buffer has %d", what, i, hi[i], len(buf))
-		}
-	}
-	return lo, hi, nil
 }
 
 func fill(n, v int) []int {
@@ -202,17 +158,23 @@ func (c *Comm) gatherv(name string, sendbuf []byte, sendcount int, sendtype *Dat
 	if err := c.checkRoot(name, root); err != nil {
 		return err
 	}
+	var rb []byte
 	var lo, hi []int
+	var st *vStage
 	var err error
+	inPlace := c.rank == root && isInPlace(sendbuf)
 	if c.rank == root {
-		if lo, hi, err = c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype); err != nil {
+		if rb, lo, hi, st, err = c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype); err != nil {
 			return err
 		}
 	}
 	var sb []byte
-	if c.rank == root && isInPlace(sendbuf) {
-		sb = recvbuf[lo[root]:hi[root]]
-	} else if sb, err = c.collBuf(name, loc{}, sendbuf, sendcount, sendtype); err != nil {
+	if inPlace {
+		if st != nil {
+			st.pack(root)
+		}
+		sb = rb[lo[root]:hi[root]]
+	} else if sb, _, err = c.collBuf(name, sendbuf, sendcount, sendtype, true); err != nil {
 		return err
 	}
 	parts, err := coll.Gather(c.coll(), sb, root, c.collTag())
@@ -226,8 +188,11 @@ func (c *Comm) gatherv(name string, sendbuf []byte, sendcount int, sendtype *Dat
 		if len(b) != hi[i]-lo[i] {
 			return c.argErr(name, ErrTruncate, "rank %d sent %d bytes for a %d-byte block", i, len(b), hi[i]-lo[i])
 		}
-		if i != root || !isInPlace(sendbuf) {
-			copy(recvbuf[lo[i]:hi[i]], b)
+		if i != root || !inPlace {
+			copy(rb[lo[i]:hi[i]], b)
+			if st != nil {
+				st.unpack(i)
+			}
 		}
 	}
 	return nil
@@ -273,21 +238,25 @@ func (c *Comm) scatterv(name string, sendbuf []byte, sendcounts, displs []int, s
 	}
 	inPlace := c.rank == root && isInPlace(recvbuf)
 	var rb []byte
+	var rsp *dspan
 	var err error
 	if !inPlace {
-		if rb, err = c.collBuf(name, loc{}, recvbuf, recvcount, recvtype); err != nil {
+		if rb, rsp, err = c.collBuf(name, recvbuf, recvcount, recvtype, false); err != nil {
 			return err
 		}
 	}
 	var parts [][]byte
 	if c.rank == root {
-		lo, hi, err := c.checkV(name, "send", sendbuf, sendcounts, displs, sendtype)
+		sb, lo, hi, st, err := c.checkV(name, "send", sendbuf, sendcounts, displs, sendtype)
 		if err != nil {
 			return err
 		}
 		parts = make([][]byte, len(lo))
 		for i := range lo {
-			parts[i] = sendbuf[lo[i]:hi[i]]
+			if st != nil && (i != root || !inPlace) {
+				st.pack(i)
+			}
+			parts[i] = sb[lo[i]:hi[i]]
 		}
 	}
 	got, err := coll.Scatter(c.coll(), parts, root, c.collTag())
@@ -301,6 +270,9 @@ func (c *Comm) scatterv(name string, sendbuf []byte, sendcounts, displs []int, s
 		return c.argErr(name, ErrTruncate, "received %d bytes for a %d-byte buffer", len(got), len(rb))
 	}
 	copy(rb, got)
+	if rsp != nil {
+		rsp.unpack(rb)
+	}
 	return nil
 }
 
@@ -342,21 +314,34 @@ func (c *Comm) allgatherv(name string, sendbuf []byte, sendcount int, sendtype *
 	if err := c.intraOnly(name); err != nil {
 		return err
 	}
-	lo, hi, err := c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype)
+	rb, lo, hi, st, err := c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype)
 	if err != nil {
 		return err
 	}
 	r, p := c.rank, len(c.group)
 	inPlace := isInPlace(sendbuf)
 	if !inPlace {
-		sb, err := c.collBuf(name, loc{}, sendbuf, sendcount, sendtype)
+		sb, _, err := c.collBuf(name, sendbuf, sendcount, sendtype, true)
 		if err != nil {
 			return err
 		}
 		if len(sb) != hi[r]-lo[r] {
 			return c.argErr(name, ErrCount, "sending %d bytes into a %d-byte block", len(sb), hi[r]-lo[r])
 		}
-		copy(recvbuf[lo[r]:hi[r]], sb)
+		copy(rb[lo[r]:hi[r]], sb)
+	} else if st != nil {
+		st.pack(r)
+	}
+	if st != nil { // the staged blocks are packed in rank order
+		if err := coll.AllgathervBuf(c.coll(), "", rb, append([]int{0}, hi...), c.collTag()); err != nil {
+			return c.collErr(name, err)
+		}
+		for i := range p {
+			if i != r || !inPlace {
+				st.unpack(i)
+			}
+		}
+		return nil
 	}
 	// Blocks packed in rank order: gather straight into recvbuf.
 	offs := make([]int, p+1)
@@ -409,21 +394,28 @@ func (c *Comm) Alltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvb
 		return err
 	}
 	p := len(c.group)
-	rb, err := c.collBuf(name, loc{}, recvbuf, p*recvcount, recvtype)
+	inPlace := isInPlace(sendbuf)
+	rb, rsp, err := c.collBuf(name, recvbuf, p*recvcount, recvtype, inPlace)
 	if err != nil {
 		return err
 	}
 	var sb []byte
-	if isInPlace(sendbuf) {
+	if inPlace {
 		sb = append([]byte(nil), rb...)
-	} else if sb, err = c.collBuf(name, loc{}, sendbuf, p*sendcount, sendtype); err != nil {
+	} else if sb, _, err = c.collBuf(name, sendbuf, p*sendcount, sendtype, true); err != nil {
 		return err
 	}
 	if len(sb) != len(rb) {
 		return c.argErr(name, ErrCount, "sending %d bytes per rank, receiving %d", len(sb)/p, len(rb)/p)
 	}
 	blk := len(rb) / max(p, 1)
-	return c.collErr(name, coll.AlltoallBuf(c.coll(), c.alltoallAlg(blk), sb, rb, blk, c.collTag()))
+	if err := coll.AlltoallBuf(c.coll(), c.alltoallAlg(blk), sb, rb, blk, c.collTag()); err != nil {
+		return c.collErr(name, err)
+	}
+	if rsp != nil {
+		rsp.unpack(rb)
+	}
+	return nil
 }
 
 // Ialltoall starts an Alltoall (MPI_Ialltoall).
@@ -455,51 +447,76 @@ func (c *Comm) alltoallw(name string, sendbuf []byte, sendcounts, sdispls []int,
 		return err
 	}
 	p := len(c.group)
-	ranges := func(what string, buf []byte, counts, displs []int, types []*Datatype) (lo, hi []int, err error) {
+	inPlace := isInPlace(sendbuf)
+	// blocks returns the blocks of buf, each as contiguous bytes: the
+	// buffer's own for a contiguous datatype, else a staging buffer of its
+	// packed elements (packed from buf if pack is set) whose place in buf
+	// is spans[i]. Displacements are bytes, or (elemDispl) extents of the
+	// block's datatype.
+	blocks := func(what string, buf []byte, counts, displs []int, types []*Datatype, pack bool) (parts [][]byte, spans []*dspan, err error) {
 		if len(counts) != p || len(displs) != p || len(types) != p {
 			return nil, nil, c.argErr(name, ErrCount, "%s: %d counts, %d displacements, %d types for %d ranks", what, len(counts), len(displs), len(types), p)
 		}
-		lo, hi = make([]int, p), make([]int, p)
+		if isBottom(buf) {
+			return nil, nil, c.argErr(name, ErrBuffer, "collectives do not take Bottom: pass the buffer")
+		}
+		parts, spans = make([][]byte, p), make([]*dspan, p)
 		for i := range p {
-			if types[i] == nil {
+			dt := types[i]
+			if dt == nil {
 				return nil, nil, c.argErr(name, ErrType, "%s: nil datatype for rank %d", what, i)
+			}
+			if s := dt.checkComm(); s != "" {
+				return nil, nil, c.argErr(name, ErrType, "%s datatype for rank %d: %s", what, i, s)
 			}
 			if counts[i] < 0 || displs[i] < 0 {
 				return nil, nil, c.argErr(name, ErrCount, "%s: negative count or displacement for rank %d", what, i)
 			}
-			lo[i] = displs[i]
+			org := displs[i]
 			if elemDispl {
-				lo[i] *= types[i].mem()
+				org *= int(dt.t.Extent())
 			}
-			hi[i] = lo[i] + counts[i]*types[i].mem()
-			if hi[i] > len(buf) {
-				return nil, nil, c.argErr(name, ErrBuffer, "%s block %d ends at byte %d, the buffer has %d", what, i, hi[i], len(buf))
+			if b := dt.block(); b > 0 {
+				n := counts[i] * b
+				if org+n > len(buf) {
+					return nil, nil, c.argErr(name, ErrBuffer, "%s block %d ends at byte %d, the buffer has %d", what, i, org+n, len(buf))
+				}
+				parts[i] = buf[org : org+n]
+				continue
+			}
+			n := counts[i] * dt.size
+			if s := dt.spanAt(org, counts[i], len(buf)); s != "" {
+				return nil, nil, c.argErr(name, ErrBuffer, "%s block %d: %s", what, i, s)
+			}
+			spans[i] = &dspan{buf: buf, org: org, count: counts[i], dt: dt}
+			parts[i] = make([]byte, n)
+			if pack {
+				spans[i].pack(parts[i])
 			}
 		}
-		return lo, hi, nil
+		return parts, spans, nil
 	}
-	rlo, rhi, err := ranges("receive", recvbuf, recvcounts, rdispls, recvtypes)
+	// The receive blocks are checked first; with InPlace they are also
+	// what is sent.
+	rparts, rspans, err := blocks("receive", recvbuf, recvcounts, rdispls, recvtypes, inPlace)
 	if err != nil {
 		return err
 	}
-	parts := make([][]byte, p)
-	if isInPlace(sendbuf) {
-		for i := range p {
-			parts[i] = append([]byte(nil), recvbuf[rlo[i]:rhi[i]]...)
+	var parts [][]byte
+	if inPlace { // the received blocks overwrite recvbuf: send copies
+		parts = make([][]byte, p)
+		for i, b := range rparts {
+			if parts[i] = b; rspans[i] == nil {
+				parts[i] = append([]byte(nil), b...)
+			}
 		}
-	} else {
-		slo, shi, err := ranges("send", sendbuf, sendcounts, sdispls, sendtypes)
-		if err != nil {
-			return err
-		}
-		for i := range p {
-			parts[i] = sendbuf[slo[i]:shi[i]]
-		}
+	} else if parts, _, err = blocks("send", sendbuf, sendcounts, sdispls, sendtypes, true); err != nil {
+		return err
 	}
 	var got [][]byte
 	if c.inter != nil {
 		// p is the remote group's size: blocks go to and come from it.
-		if isInPlace(sendbuf) {
+		if inPlace {
 			return c.argErr(name, ErrBuffer, "InPlace is not allowed on an intercommunicator")
 		}
 		if got, err = c.interAlltoall(name, parts); err != nil {
@@ -512,10 +529,15 @@ func (c *Comm) alltoallw(name string, sendbuf []byte, sendcounts, sdispls []int,
 		return c.collErr(name, err)
 	}
 	for i, b := range got {
-		if len(b) != rhi[i]-rlo[i] {
-			return c.argErr(name, ErrTruncate, "rank %d sent %d bytes for a %d-byte block", i, len(b), rhi[i]-rlo[i])
+		n := recvcounts[i] * recvtypes[i].size
+		if len(b) != n {
+			return c.argErr(name, ErrTruncate, "rank %d sent %d bytes for a %d-byte block", i, len(b), n)
 		}
-		copy(recvbuf[rlo[i]:rhi[i]], b)
+		if rspans[i] != nil {
+			rspans[i].unpack(b)
+		} else {
+			copy(rparts[i], b)
+		}
 	}
 	return nil
 }
@@ -555,6 +577,30 @@ func (c *Comm) input(name string, sendbuf, recvbuf []byte, n int) ([]byte, error
 // order.
 func (c *Comm) Reduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp, root int) error {
 	const name = "Reduce"
+	if dt != nil && dt.block() == 0 {
+		sendCount, recvCount := count, -1
+		if c.IsInter() {
+			if root < 0 { // Root and the rest of its group send nothing
+				sendbuf, sendCount = nil, -1
+			}
+			if root == Root {
+				recvCount = count
+			}
+		} else if c.rank == root {
+			recvCount = count
+		}
+		pdt, sb, rb, rsp, err := c.stageReduction(name, sendbuf, sendCount, recvbuf, recvCount, dt)
+		if err != nil {
+			return err
+		}
+		if err := c.Reduce(sb, rb, count, pdt, op, root); err != nil {
+			return err
+		}
+		if rsp != nil {
+			rsp.unpackResult(rb)
+		}
+		return nil
+	}
 	if c.IsInter() {
 		return c.interReduceBuf(name, sendbuf, recvbuf, count, dt, op, root, false)
 	}
@@ -612,6 +658,17 @@ func (c *Comm) Ireduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Red
 // order and broadcast.
 func (c *Comm) Allreduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) error {
 	const name = "Allreduce"
+	if dt != nil && dt.block() == 0 {
+		pdt, sb, rb, rsp, err := c.stageReduction(name, sendbuf, count, recvbuf, count, dt)
+		if err != nil {
+			return err
+		}
+		if err := c.Allreduce(sb, rb, count, pdt, op); err != nil {
+			return err
+		}
+		rsp.unpackResult(rb)
+		return nil
+	}
 	if c.IsInter() {
 		return c.interReduceBuf(name, sendbuf, recvbuf, count, dt, op, 0, true)
 	}
@@ -681,6 +738,24 @@ func (c *Comm) countSum(name string, counts []int) (int, error) {
 }
 
 func (c *Comm) reduceScatter(name string, sendbuf, recvbuf []byte, recvcounts []int, dt *Datatype, op *ReduceOp) error {
+	if dt != nil && dt.block() == 0 {
+		total, err := c.countSum(name, recvcounts)
+		if err != nil {
+			return err
+		}
+		if len(recvcounts) != c.Size() {
+			return c.argErr(name, ErrCount, "%d counts for %d ranks", len(recvcounts), c.Size())
+		}
+		pdt, sb, rb, rsp, err := c.stageReduction(name, sendbuf, total, recvbuf, recvcounts[c.Rank()], dt)
+		if err != nil {
+			return err
+		}
+		if err := c.reduceScatter(name, sb, rb, recvcounts, pdt, op); err != nil {
+			return err
+		}
+		rsp.unpackResult(rb)
+		return nil
+	}
 	if c.IsInter() {
 		return c.interReduceScatterBuf(name, sendbuf, recvbuf, recvcounts, dt, op)
 	}
@@ -768,6 +843,19 @@ func (c *Comm) Exscan(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Redu
 }
 
 func (c *Comm) scan(name string, sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp, inclusive bool) error {
+	if dt != nil && dt.block() == 0 {
+		pdt, sb, rb, rsp, err := c.stageReduction(name, sendbuf, count, recvbuf, count, dt)
+		if err != nil {
+			return err
+		}
+		if err := c.scan(name, sb, rb, count, pdt, op, inclusive); err != nil {
+			return err
+		}
+		if inclusive || c.rank != 0 { // Exscan leaves rank 0's recvbuf alone
+			rsp.unpackResult(rb)
+		}
+		return nil
+	}
 	n, err := c.lowOp(name, count, dt, op)
 	if err != nil {
 		return err

@@ -58,7 +58,7 @@ func (o *ReduceOp) check(dt *Datatype) error {
 		return fmt.Errorf("nil operation")
 	case dt == nil:
 		return fmt.Errorf("nil datatype")
-	case o.user == nil && dt.ops[o.name] == nil:
+	case o.user == nil && dt.kernel(o.name) == nil:
 		return fmt.Errorf("operation %s is not defined on datatype %s", o.name, dt.name)
 	}
 	return nil
@@ -71,9 +71,12 @@ func (o *ReduceOp) ordered(dt *Datatype) (func(in, inout []byte), error) {
 	}
 	if o.user != nil {
 		f := o.user
+		if d := dt.packedOf; d != nil {
+			return func(in, inout []byte) { userOnLayout(f, d, in, inout) }, nil
+		}
 		return func(in, inout []byte) { f(in, inout, len(inout)/dt.mem(), dt) }, nil
 	}
-	k := dt.ops[o.name]
+	k := dt.kernel(o.name)
 	// Predefined operations are commutative: in ⊕ inout = inout ⊕ in.
 	return func(in, inout []byte) { k(inout, in) }, nil
 }
@@ -85,7 +88,7 @@ func (o *ReduceOp) vec(dt *Datatype) (coll.VecOp, error) {
 		return nil, err
 	}
 	if o.user == nil {
-		return dt.ops[o.name], nil
+		return dt.kernel(o.name), nil
 	}
 	f, err := o.ordered(dt)
 	if err != nil {
@@ -117,14 +120,20 @@ func (o *ReduceOp) combine(dt *Datatype) (coll.Combine, error) {
 }
 
 // ReduceLocal sets inout = in ⊕ inout for count elements of dt, with no
-// communication (MPI_Reduce_local).
+// communication (MPI_Reduce_local). dt may have holes: a predefined
+// operation combines the elements' data (as the collectives do) and leaves
+// the holes of inout alone; a user operation gets the two buffers as they
+// are.
 func ReduceLocal(in, inout []byte, count int, dt *Datatype, op *ReduceOp) error {
+	if dt != nil && count >= 0 && dt.block() == 0 {
+		return reduceLocalLayout(in, inout, count, dt, op)
+	}
 	if dt == nil || count < 0 || count*dt.mem() > len(in) || count*dt.mem() > len(inout) {
-		return fmt.Errorf("mpi: ReduceLocal: %w: %d elements do not fit the buffers", ErrBuffer, count)
+		return (*Comm)(nil).errorf("ReduceLocal", ErrBuffer, loc{}, "%d elements do not fit the buffers", count)
 	}
 	f, err := op.ordered(dt)
 	if err != nil {
-		return fmt.Errorf("mpi: ReduceLocal: %w: %v", ErrOp, err)
+		return (*Comm)(nil).errorf("ReduceLocal", ErrOp, loc{}, "%v", err)
 	}
 	n := count * dt.mem()
 	f(in[:n], inout[:n])
@@ -175,3 +184,27 @@ func locOps[T Ordered]() kernels {
 }
 
 func withOps(d *Datatype, k kernels) *Datatype { d.ops = k; return d }
+
+// reduceLocalLayout is ReduceLocal for a datatype that is not contiguous.
+func reduceLocalLayout(in, inout []byte, count int, dt *Datatype, op *ReduceOp) error {
+	for _, b := range [][]byte{in, inout} {
+		if s := dt.span(count, len(b)); s != "" {
+			return (*Comm)(nil).errorf("ReduceLocal", ErrBuffer, loc{}, "%s", s)
+		}
+	}
+	if op != nil && op.user != nil {
+		op.user(in, inout, count, dt)
+		return nil
+	}
+	f, err := op.ordered(dt.packedType())
+	if err != nil {
+		return (*Comm)(nil).errorf("ReduceLocal", ErrOp, loc{}, "%v", err)
+	}
+	n := count * dt.size
+	a, b := make([]byte, n), make([]byte, n)
+	dt.t.PackAt(a, in, 0)
+	dt.t.PackAt(b, inout, 0)
+	f(a, b)
+	dt.t.UnpackAt(b, inout, 0)
+	return nil
+}

@@ -23,10 +23,10 @@ import (
 // has a tag of its own (taken from c's collective sequence, like any
 // collective), so a neighbour that appears twice (both neighbours in a
 // periodic dimension of size 1 or 2, a repeated graph edge) gets each
-// message in the right slot. Unlike the other collectives they take any
-// committed datatype, contiguous or not, since every block is a message of
-// its own. Each call must be made by every rank of c, in the same order
-// as c's other collectives.
+// message in the right slot. Like every collective they take any
+// committed datatype, contiguous or not; here no staging is needed, since
+// every block is a point-to-point message of its own. Each call must be
+// made by every rank of c, in the same order as c's other collectives.
 
 // nbrBlk is the memory of one neighbour's block.
 type nbrBlk struct {

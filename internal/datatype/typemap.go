@@ -698,30 +698,44 @@ func (t *Type) seek(off int64) (elem int64, seg int, in int64) {
 // dst. The bytes must exist: off+len(dst) <= count*t.Size, and buf must hold
 // the span of the values (see Span).
 func (t *Type) PackAt(dst, buf []byte, off int64) {
-	t.copyAt(dst, buf, off, true)
+	t.copyAt(dst, buf, 0, off, true)
 }
 
 // UnpackAt copies src into the values of t in buf at packed offset off:
 // the inverse of PackAt.
 func (t *Type) UnpackAt(src, buf []byte, off int64) {
-	t.copyAt(src, buf, off, false)
+	t.copyAt(src, buf, 0, off, false)
 }
 
-func (t *Type) copyAt(p, buf []byte, off int64, pack bool) {
+// PackFrom is PackAt for values whose first one starts at byte origin of
+// buf, so that a type map reaching below its start (a negative lower
+// bound or displacement) can be used inside a buffer: buf must hold the
+// span of the values shifted by origin.
+func (t *Type) PackFrom(dst, buf []byte, origin, off int64) {
+	t.copyAt(dst, buf, origin, off, true)
+}
+
+// UnpackFrom is UnpackAt with the first value at byte origin of buf: the
+// inverse of PackFrom.
+func (t *Type) UnpackFrom(src, buf []byte, origin, off int64) {
+	t.copyAt(src, buf, origin, off, false)
+}
+
+func (t *Type) copyAt(p, buf []byte, origin, off int64, pack bool) {
 	if len(p) == 0 {
 		return
 	}
 	if t.Contiguous() {
 		if pack {
-			copy(p, buf[off:])
+			copy(p, buf[origin+off:])
 		} else {
-			copy(buf[off:], p)
+			copy(buf[origin+off:], p)
 		}
 		return
 	}
 	ext := t.Extent()
 	elem, seg, in := t.seek(off)
-	base := elem * ext
+	base := origin + elem*ext
 	if t.regular {
 		for len(p) > 0 {
 			room := int64(len(t.Segs)-seg)*t.segLen - in // bytes left in this value

@@ -510,3 +510,41 @@ func TestCopyDirect(t *testing.T) {
 		t.Fatal("an irregular map was copied directly")
 	}
 }
+
+// TestPackFromOrigin: PackFrom and UnpackFrom place the first value at a
+// byte origin, so a type map reaching below its start (here bytes -4..-1
+// and 4..7 of each value, extent 12) works inside a buffer.
+func TestPackFromOrigin(t *testing.T) {
+	i32 := NewBasic(BasicInt32)
+	back := must(t)(NewIndexed([]int{1, 1}, []int{1, -1}, i32))
+	buf := make([]byte, 40)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	// Two values, the first at origin 8: bytes 8+4..8+8, 8-4..8, then +12.
+	want := []byte{12, 13, 14, 15, 4, 5, 6, 7, 24, 25, 26, 27, 16, 17, 18, 19}
+	got := make([]byte, 16)
+	back.PackFrom(got, buf, 8, 0)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("PackFrom: %v, want %v", got, want)
+	}
+	// From a packed offset inside the second value.
+	back.PackFrom(got[:6], buf, 8, 10)
+	if !bytes.Equal(got[:6], want[10:]) {
+		t.Fatalf("PackFrom at offset 10: %v, want %v", got[:6], want[10:])
+	}
+	out := make([]byte, 40)
+	back.UnpackFrom(want, out, 8, 0)
+	for i, b := range out {
+		in := (i >= 4 && i < 8) || (i >= 12 && i < 16) || (i >= 16 && i < 20) || (i >= 24 && i < 28)
+		if in && b != byte(i) || !in && b != 0 {
+			t.Fatalf("UnpackFrom: byte %d = %d", i, b)
+		}
+	}
+	// A contiguous type at an origin is a plain copy.
+	c := must(t)(NewContiguous(3, i32))
+	c.PackFrom(got[:12], buf, 20, 0)
+	if !bytes.Equal(got[:12], buf[20:32]) {
+		t.Fatalf("contiguous PackFrom: %v", got[:12])
+	}
+}
