@@ -110,7 +110,7 @@ func (c *Comm) Bcast(buf []byte, count int, dt *Datatype, root int) error {
 	if err != nil {
 		return err
 	}
-	return c.collErr(op, c.bcastFixed(b, root))
+	return c.collErr(op, c.bcastFixed(nil, b, root))
 }
 
 // Ibcast starts a Bcast (MPI_Ibcast).
@@ -580,7 +580,7 @@ func (c *Comm) Reduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Redu
 		}
 		copy(work, in)
 		f, _ := op.vec(dt)
-		return c.collErr(name, c.reduceVec(work, scratch, dt.size, f, root))
+		return c.collErr(name, c.reduceVec(nil, work, scratch, dt.size, f, root))
 	}
 	f, _ := op.combine(dt)
 	res, err := coll.Reduce(c.coll(), in, f, op.commutative, root, c.collTag())
@@ -624,7 +624,7 @@ func (c *Comm) Allreduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *R
 		f, _ := op.vec(dt)
 		sp := getScratch(n)
 		defer putScratch(sp)
-		return c.collErr(name, c.allreduceVec(in[:n], out, (*sp)[:n], dt.size, f))
+		return c.collErr(name, c.allreduceVec(nil, in[:n], out, (*sp)[:n], dt.size, f))
 	}
 	f, _ := op.combine(dt)
 	res, err := coll.Allreduce(c.coll(), in, f, false, c.collTag())

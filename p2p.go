@@ -18,6 +18,8 @@ type slot struct {
 	inline [8]uint64
 	c      *Comm // when used as a collective's request
 	at     loc
+	call   *collCall // a typed collective's receive: check the signature
+	src    int
 }
 
 var slotPool = sync.Pool{New: func() any {
@@ -34,7 +36,7 @@ func putSlot(s *slot) {
 	// s.at is left as it is: whoever uses it sets it, and clearing the
 	// 40-byte loc went through a stack copy that stalled on store
 	// forwarding (a few percent of an 8-byte allreduce).
-	s.c = nil
+	s.c, s.call = nil, nil
 	slotPool.Put(s)
 }
 
