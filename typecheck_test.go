@@ -295,3 +295,66 @@ func runMismatch(t *testing.T, cfg mpi.Config, mc mismatchCase) {
 		t.Errorf("no rank's error names all of %q", mc.types)
 	}
 }
+
+// TestTypeMismatchP2PNames: a typed receive of another type names both
+// Go types, whichever receive call it is.
+func TestTypeMismatchP2PNames(t *testing.T) {
+	named := func(err error, want ...string) error {
+		if !errors.Is(err, mpi.ErrType) {
+			return fmt.Errorf("%v, want ErrType", err)
+		}
+		for _, s := range want {
+			if !strings.Contains(err.Error(), s) {
+				return fmt.Errorf("%v does not name %s", err, s)
+			}
+		}
+		return nil
+	}
+	matrix(t, 2, func(c *mpi.Comm) error {
+		if c.Rank() == 0 {
+			for tag, v := range []any{3.5, []int32{1, 2}, tcPoint{1, 2}, []int32{3}, 2.5} {
+				var err error
+				switch v := v.(type) {
+				case float64:
+					err = mpi.Send(c, v, 1, tag)
+				case []int32:
+					err = mpi.Send(c, v, 1, tag)
+				case tcPoint:
+					err = mpi.Send(c, v, 1, tag)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if _, _, err := mpi.Recv[int64](c, 0, 0); named(err, "float64", "int64") != nil {
+			return named(err, "float64", "int64")
+		}
+		if _, err := mpi.RecvInto(c, make([]float32, 2), 0, 1); named(err, "[]int32", "[]float32") != nil {
+			return named(err, "[]int32", "[]float32")
+		}
+		p, err := mpi.Irecv[tcPair](c, 0, 2)
+		if err != nil {
+			return err
+		}
+		if _, _, err := p.Wait(); named(err, "tcPoint", "tcPair") != nil {
+			return named(err, "tcPoint", "tcPair")
+		}
+		r, err := mpi.IrecvInto(c, make([]uint32, 1), 0, 3)
+		if err != nil {
+			return err
+		}
+		if _, err := r.Wait(); named(err, "[]int32", "[]uint32") != nil {
+			return named(err, "[]int32", "[]uint32")
+		}
+		m, _, err := mpi.Mprobe(c, 0, 4)
+		if err != nil {
+			return err
+		}
+		if _, _, err := mpi.Mrecv[complex128](m); named(err, "float64", "complex128") != nil {
+			return named(err, "float64", "complex128")
+		}
+		return nil
+	})
+}
