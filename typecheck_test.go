@@ -358,3 +358,34 @@ func TestTypeMismatchP2PNames(t *testing.T) {
 		return nil
 	})
 }
+
+type tcHidden struct {
+	Name  string
+	count int
+}
+
+type tcUnregistered struct{ X int }
+
+// TestTypeMismatchCodec: an encoded type whose unexported fields would be
+// dropped is refused at Send, naming the type and the field; a value in an
+// interface whose type is not registered is refused with a hint.
+func TestTypeMismatchCodec(t *testing.T) {
+	matrix(t, 2, func(c *mpi.Comm) error {
+		if c.Rank() == 1 {
+			return nil
+		}
+		err := mpi.Send(c, tcHidden{"a", 1}, 1, 0)
+		if !errors.Is(err, mpi.ErrType) || !strings.Contains(err.Error(), "tcHidden") || !strings.Contains(err.Error(), "field count") {
+			return fmt.Errorf("Send of a struct with an unexported field: %v", err)
+		}
+		if _, err := mpi.Bcast(c, []tcHidden{{"a", 1}}, 0); !errors.Is(err, mpi.ErrType) || !strings.Contains(err.Error(), "field count") {
+			return fmt.Errorf("Bcast of a struct with an unexported field: %v", err)
+		}
+		var v any = tcUnregistered{1}
+		err = mpi.Send(c, v, 1, 0)
+		if !errors.Is(err, mpi.ErrType) || !strings.Contains(err.Error(), "gob.Register(mpi_test.tcUnregistered{})") {
+			return fmt.Errorf("Send[any] of an unregistered type: %v", err)
+		}
+		return nil
+	})
+}
