@@ -1,6 +1,8 @@
 package mpi
 
 import (
+	"errors"
+
 	"github.com/mpigo/mpi/internal/coll"
 	"github.com/mpigo/mpi/internal/engine"
 )
@@ -16,14 +18,19 @@ func (cc collComm) Size() int { return len(cc.c.group) }
 // could: such a send is complete once the transport has it, so it needs
 // no request.
 func (cc collComm) sendNow(buf []byte, dst, tag int) (bool, error) {
+	return cc.sendNowSig(buf, 0, dst, tag)
+}
+
+// sendNowSig is sendNow for a message of signature sig.
+func (cc collComm) sendNowSig(buf []byte, sig uint64, dst, tag int) (bool, error) {
 	c := cc.c
-	if err, ok := c.sendShm(buf, 0, dst, tag); ok {
+	if err, ok := c.sendShm(buf, sig, dst, tag); ok {
 		if err != nil {
 			return true, c.errorf("collective send", ErrProcFailed, at("dest", dst, tag), "%v", err)
 		}
 		return true, nil
 	}
-	f, ok := c.p.eng.EagerFrame(c.ctx, c.rank, c.group[dst], tag, buf, 0)
+	f, ok := c.p.eng.EagerFrame(c.ctx, c.rank, c.group[dst], tag, buf, sig)
 	if !ok {
 		return false, nil
 	}
@@ -104,6 +111,12 @@ func (cc collComm) Irecv(buf []byte, src, tag int) (coll.Request, error) {
 func (s *slot) Wait() (int, error) {
 	st := s.er.Wait()
 	c, l := s.c, s.at
+	if cc := s.call; cc != nil && st.Sig != cc.sig && cc.saw(st.Sig, s.src) {
+		st.Count = len(s.er.Buf)
+		if errors.Is(st.Err, engine.ErrTruncate) {
+			st.Err = nil
+		}
+	}
 	putSlot(s)
 	if st.Err != nil {
 		return st.Count, c.statusErr("collective", l, st)

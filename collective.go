@@ -62,8 +62,13 @@ func ownBytes[T any](t *typeInfo, v *T) ([]byte, error) {
 }
 
 // valueCombine folds whole values with op.fn.
-func valueCombine[T any](t *typeInfo, op Op[T]) coll.Combine {
+// With a call, it does nothing once the call has seen a type mismatch
+// (collcall.go).
+func valueCombine[T any](cc *collCall, t *typeInfo, op Op[T]) coll.Combine {
 	return func(acc, in []byte, accFirst bool) ([]byte, error) {
+		if cc != nil && cc.bad {
+			return acc, nil
+		}
 		var a, b T
 		if err := fromBytes(t, acc, &a); err != nil {
 			return nil, err
@@ -111,11 +116,14 @@ func unsafeBytes[E any](s []E, size int) []byte {
 }
 
 // sliceCombine folds slices elementwise with op.
-func sliceCombine[E any](op Op[E]) coll.Combine {
+func sliceCombine[E any](cc *collCall, op Op[E]) coll.Combine {
 	t := typeOf[E]()
 	if t.shape != shapePlain {
 		ts := typeOf[[]E]()
 		return func(acc, in []byte, accFirst bool) ([]byte, error) {
+			if cc != nil && cc.bad {
+				return acc, nil
+			}
 			var a, b []E
 			if err := fromBytes(ts, acc, &a); err != nil {
 				return nil, err
@@ -131,6 +139,9 @@ func sliceCombine[E any](op Op[E]) coll.Combine {
 		}
 	}
 	return func(acc, in []byte, accFirst bool) ([]byte, error) {
+		if cc != nil && cc.bad {
+			return acc, nil
+		}
 		if len(acc) != len(in) {
 			return nil, errLen(len(acc)/t.size, len(in)/t.size)
 		}
@@ -182,9 +193,10 @@ func Bcast[T any](c *Comm, v T, root int) (T, error) {
 			return zero, c.typeErr("Bcast", loc{}, err)
 		}
 	}
-	got, err := coll.BcastVarAlg(c.coll(), "", b, root, c.collTag())
-	if err != nil {
-		return zero, c.collErr("Bcast", err)
+	cc := c.typedCall(t, -1)
+	got, err := coll.BcastVarAlg(cc, "", b, root, c.collTag())
+	if err := cc.done("Bcast", err); err != nil {
+		return zero, err
 	}
 	if c.rank == root {
 		return v, nil
@@ -198,16 +210,17 @@ func Bcast[T any](c *Comm, v T, root int) (T, error) {
 
 // reduceBytes runs a reduction of byte values to root, or to all if root
 // < 0. It reports whether this rank holds a result.
-func (c *Comm) reduceBytes(opname string, b []byte, f coll.Combine, commutative bool, root int) ([]byte, bool, error) {
+// It ends the call cc.
+func (c *Comm) reduceBytes(cc *collCall, opname string, b []byte, f coll.Combine, commutative bool, root int) ([]byte, bool, error) {
 	var res []byte
 	var err error
 	if root >= 0 {
-		res, err = coll.Reduce(c.coll(), b, f, commutative, root, c.collTag())
+		res, err = coll.Reduce(cc, b, f, commutative, root, c.collTag())
 	} else {
-		res, err = coll.Allreduce(c.coll(), b, f, commutative, c.collTag())
+		res, err = coll.Allreduce(cc, b, f, commutative, c.collTag())
 	}
-	if err != nil {
-		return nil, false, c.collErr(opname, err)
+	if err := cc.done(opname, err); err != nil {
+		return nil, false, err
 	}
 	return res, root < 0 || c.rank == root, nil
 }
@@ -234,7 +247,8 @@ func reduceT[T any](c *Comm, opname string, v T, op Op[T], root int) (T, error) 
 	if err != nil {
 		return zero, c.typeErr(opname, loc{}, err)
 	}
-	res, mine, err := c.reduceBytes(opname, b, valueCombine(t, op), op.commutative, root)
+	cc := c.typedCall(t, -1)
+	res, mine, err := c.reduceBytes(cc, opname, b, valueCombine(cc, t, op), op.commutative, root)
 	if err != nil || !mine {
 		return zero, err
 	}
@@ -291,10 +305,13 @@ func putScratch(p *[]byte) { scratchPools[bits.Len(uint(cap(*p)-1))].Put(p) }
 //
 // src, if not nil, holds this rank's contribution (the bytes of as many
 // elements as out has); nil means that out holds it.
-func allreduceFast[E any](c *Comm, t *typeInfo, op Op[E], src []byte, out []E) error {
+//
+// It returns the call's error, an *Error.
+func allreduceFast[E any](c *Comm, opname string, t *typeInfo, op Op[E], src []byte, out []E) error {
 	b := unsafeBytes(out, t.size)
 	sp := getScratch(len(b))
-	err := c.allreduceVec(src, b, (*sp)[:len(b)], t.size, vecOf(t, op))
+	cc := c.typedCall(t, len(out))
+	err := cc.done(opname, c.allreduceVec(cc, src, b, (*sp)[:len(b)], t.size, vecOf(t, op)))
 	putScratch(sp)
 	return err
 }
@@ -321,8 +338,8 @@ func reduceSliceT[E any](c *Comm, opname string, v []E, op Op[E], root int) ([]E
 		res := make([]E, len(v))
 		copy(res, v)
 		if root < 0 {
-			if err := allreduceFast(c, typeOf[E](), op, nil, res); err != nil {
-				return nil, c.collErr(opname, err)
+			if err := allreduceFast(c, opname, typeOf[E](), op, nil, res); err != nil {
+				return nil, err
 			}
 			return res, nil
 		}
@@ -330,8 +347,9 @@ func reduceSliceT[E any](c *Comm, opname string, v []E, op Op[E], root int) ([]E
 		b := unsafeBytes(res, t.size)
 		sp := getScratch(len(b))
 		defer putScratch(sp)
-		if err := c.reduceVec(b, (*sp)[:len(b)], t.size, vecOf(t, op), root); err != nil {
-			return nil, c.collErr(opname, err)
+		cc := c.typedCall(t, len(v))
+		if err := cc.done(opname, c.reduceVec(cc, b, (*sp)[:len(b)], t.size, vecOf(t, op), root)); err != nil {
+			return nil, err
 		}
 		if c.rank != root {
 			return nil, nil
@@ -343,7 +361,8 @@ func reduceSliceT[E any](c *Comm, opname string, v []E, op Op[E], root int) ([]E
 	if err != nil {
 		return nil, c.typeErr(opname, loc{}, err)
 	}
-	res, mine, err := c.reduceBytes(opname, b, sliceCombine(op), op.commutative, root)
+	cc := sliceCall[E](c, len(v))
+	res, mine, err := c.reduceBytes(cc, opname, b, sliceCombine(cc, op), op.commutative, root)
 	if err != nil || !mine {
 		return nil, err
 	}
@@ -384,7 +403,7 @@ func AllreduceSliceInto[E any](c *Comm, v, out []E, op Op[E]) error {
 		return err
 	}
 	if t := typeOf[E](); op.vec != nil && t.shape == shapePlain {
-		return c.collErr("AllreduceSliceInto", allreduceFast(c, t, op, unsafeBytes(v, t.size), out))
+		return allreduceFast(c, "AllreduceSliceInto", t, op, unsafeBytes(v, t.size), out)
 	}
 	r, err := reduceSliceT(c, "AllreduceSliceInto", v, op, -1)
 	if err != nil {
@@ -406,9 +425,10 @@ func Scan[T any](c *Comm, v T, op Op[T]) (T, error) {
 	if err != nil {
 		return zero, c.typeErr("Scan", loc{}, err)
 	}
-	res, err := coll.Scan(c.coll(), b, valueCombine(t, op), op.commutative, c.collTag())
-	if err != nil {
-		return zero, c.collErr("Scan", err)
+	cc := c.typedCall(t, -1)
+	res, err := coll.Scan(cc, b, valueCombine(cc, t, op), op.commutative, c.collTag())
+	if err := cc.done("Scan", err); err != nil {
+		return zero, err
 	}
 	var r T
 	if err := fromBytes(t, res, &r); err != nil {
@@ -429,9 +449,10 @@ func Exscan[T any](c *Comm, v T, op Op[T]) (res T, ok bool, err error) {
 	if err != nil {
 		return zero, false, c.typeErr("Exscan", loc{}, err)
 	}
-	out, err := coll.Exscan(c.coll(), b, valueCombine(t, op), op.commutative, c.collTag())
-	if err != nil {
-		return zero, false, c.collErr("Exscan", err)
+	cc := c.typedCall(t, -1)
+	out, err := coll.Exscan(cc, b, valueCombine(cc, t, op), op.commutative, c.collTag())
+	if err := cc.done("Exscan", err); err != nil {
+		return zero, false, err
 	}
 	if c.rank == 0 {
 		return zero, false, nil
@@ -471,9 +492,10 @@ func Gather[T any](c *Comm, v T, root int) ([]T, error) {
 	if err != nil {
 		return nil, c.typeErr("Gather", loc{}, err)
 	}
-	parts, err := coll.Gather(c.coll(), b, root, c.collTag())
-	if err != nil {
-		return nil, c.collErr("Gather", err)
+	cc := c.typedCall(t, -1)
+	parts, err := coll.Gather(cc, b, root, c.collTag())
+	if err := cc.done("Gather", err); err != nil {
+		return nil, err
 	}
 	if c.rank != root {
 		return nil, nil
@@ -497,9 +519,10 @@ func Allgather[T any](c *Comm, v T) ([]T, error) {
 	if err != nil {
 		return nil, c.typeErr("Allgather", loc{}, err)
 	}
-	parts, err := coll.AllgatherSel(c.coll(), b, c.collTag())
-	if err != nil {
-		return nil, c.collErr("Allgather", err)
+	cc := c.typedCall(t, -1)
+	parts, err := coll.AllgatherSel(cc, b, c.collTag())
+	if err := cc.done("Allgather", err); err != nil {
+		return nil, err
 	}
 	return decodeAll[T](c, "Allgather", t, parts)
 }
@@ -529,9 +552,10 @@ func Scatter[T any](c *Comm, vs []T, root int) (T, error) {
 			return zero, err
 		}
 	}
-	got, err := coll.Scatter(c.coll(), parts, root, c.collTag())
-	if err != nil {
-		return zero, c.collErr("Scatter", err)
+	cc := c.typedCall(t, -1)
+	got, err := coll.Scatter(cc, parts, root, c.collTag())
+	if err := cc.done("Scatter", err); err != nil {
+		return zero, err
 	}
 	var r T
 	if err := fromBytes(t, got, &r); err != nil {
@@ -561,9 +585,10 @@ func Alltoall[T any](c *Comm, vs []T) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
-	got, err := coll.Alltoall(c.coll(), parts, c.collTag())
-	if err != nil {
-		return nil, c.collErr("Alltoall", err)
+	cc := c.typedCall(t, -1)
+	got, err := coll.Alltoall(cc, parts, c.collTag())
+	if err := cc.done("Alltoall", err); err != nil {
+		return nil, err
 	}
 	return decodeAll[T](c, "Alltoall", t, got)
 }

@@ -66,9 +66,10 @@ func reduceScatterT[E any](c *Comm, name string, v []E, counts []int, op Op[E]) 
 		}
 		sp := getScratch(len(b))
 		defer putScratch(sp)
-		err := coll.ReduceScatterVec(c.coll(), b, (*sp)[:len(b)], offs, vecOf(t, op), tag)
-		if err != nil {
-			return nil, c.collErr(name, err)
+		cc := c.typedCall(t, len(v))
+		err := coll.ReduceScatterVec(cc, b, (*sp)[:len(b)], offs, vecOf(t, op), tag)
+		if err := cc.done(name, err); err != nil {
+			return nil, err
 		}
 		return buf[lo[r]:lo[r+1]:lo[r+1]], nil
 	}
@@ -77,9 +78,10 @@ func reduceScatterT[E any](c *Comm, name string, v []E, counts []int, op Op[E]) 
 	if err != nil {
 		return nil, c.typeErr(name, loc{}, err)
 	}
-	res, err := coll.Reduce(c.coll(), b, sliceCombine(op), op.commutative, 0, tag)
-	if err != nil {
-		return nil, c.collErr(name, err)
+	cc := sliceCall[E](c, len(v))
+	res, err := coll.Reduce(cc, b, sliceCombine(cc, op), op.commutative, 0, tag)
+	if err := cc.done(name, err); err != nil {
+		return nil, err
 	}
 	var parts [][]byte
 	if r == 0 {
@@ -204,8 +206,10 @@ func ScanSlice[E any](c *Comm, v []E, op Op[E]) ([]E, error) {
 		b := unsafeBytes(res, t.size)
 		sp := getScratch(2 * len(b))
 		defer putScratch(sp)
-		if _, err := coll.ScanVec(c.coll(), b, (*sp)[:2*len(b)], vecOf(t, op), true, c.collTag()); err != nil {
-			return nil, c.collErr("ScanSlice", err)
+		cc := c.typedCall(t, len(v))
+		_, err := coll.ScanVec(cc, b, (*sp)[:2*len(b)], vecOf(t, op), true, c.collTag())
+		if err := cc.done("ScanSlice", err); err != nil {
+			return nil, err
 		}
 		return res, nil
 	}
@@ -214,9 +218,10 @@ func ScanSlice[E any](c *Comm, v []E, op Op[E]) ([]E, error) {
 	if err != nil {
 		return nil, c.typeErr("ScanSlice", loc{}, err)
 	}
-	res, err := coll.Scan(c.coll(), b, sliceCombine(op), op.commutative, c.collTag())
-	if err != nil {
-		return nil, c.collErr("ScanSlice", err)
+	cc := sliceCall[E](c, len(v))
+	res, err := coll.Scan(cc, b, sliceCombine(cc, op), op.commutative, c.collTag())
+	if err := cc.done("ScanSlice", err); err != nil {
+		return nil, err
 	}
 	var r []E
 	if err := fromBytes(ts, res, &r); err != nil {
@@ -236,7 +241,8 @@ func BcastInto[E any](c *Comm, buf []E, root int) error {
 	if t.shape != shapePlain {
 		return c.typeErr("BcastInto", loc{}, errNotPlain(t))
 	}
-	return c.collErr("BcastInto", c.bcastFixed(unsafeBytes(buf, t.size), root))
+	cc := c.typedCall(t, len(buf))
+	return cc.done("BcastInto", c.bcastFixed(cc, unsafeBytes(buf, t.size), root))
 }
 
 // AllgatherInto gathers every rank's v (plain elements, the same length
@@ -260,7 +266,8 @@ func AllgatherInto[E any](c *Comm, v, out []E) error {
 	for i := range offs {
 		offs[i] = i * len(v) * t.size
 	}
-	return c.collErr("AllgatherInto", coll.AllgathervBuf(c.coll(), "", b, offs, c.collTag()))
+	cc := c.typedCall(t, len(v))
+	return cc.done("AllgatherInto", coll.AllgathervBuf(cc, "", b, offs, c.collTag()))
 }
 
 // AlltoallInto sends block j of send (len(send)/Size() plain elements) to
@@ -280,5 +287,6 @@ func AlltoallInto[E any](c *Comm, send, recv []E) error {
 		return c.handle(c.errorf("AlltoallInto", ErrCount, loc{}, "send has %d elements and recv %d, for %d ranks", len(send), len(recv), p))
 	}
 	blk := len(send) / p * t.size
-	return c.collErr("AlltoallInto", coll.AlltoallBuf(c.coll(), c.alltoallAlg(blk), unsafeBytes(send, t.size), unsafeBytes(recv, t.size), blk, c.collTag()))
+	cc := c.typedCall(t, len(send))
+	return cc.done("AlltoallInto", coll.AlltoallBuf(cc, c.alltoallAlg(blk), unsafeBytes(send, t.size), unsafeBytes(recv, t.size), blk, c.collTag()))
 }

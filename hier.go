@@ -180,7 +180,7 @@ func (c *Comm) barrier() error {
 // bcastFixed broadcasts buf, the same length on every rank, from root.
 // Hierarchical: root's node first (reaching its leader), then the
 // leaders, then every other node from its leader.
-func (c *Comm) bcastFixed(buf []byte, root int) error {
+func (c *Comm) bcastFixed(cc *collCall, buf []byte, root int) error {
 	// As for allreduce, remember the choice for the last size: choosing
 	// took map lookups and string compares on every call (a tenth of an
 	// 8-byte broadcast).
@@ -200,21 +200,21 @@ func (c *Comm) bcastFixed(buf []byte, root int) error {
 	h := ch.hier
 	tag := c.collTag()
 	if h == nil {
-		return coll.BcastAlg(c.coll(), ch.alg, buf, root, tag)
+		return coll.BcastAlg(c.via(cc), ch.alg, buf, root, tag)
 	}
 	rootNode, mine := h.nodeOf[root], h.nodeOf[c.rank]
 	if mine == rootNode && h.local.Size() > 1 {
-		if err := coll.BcastAlg(h.local.coll(), "", buf, h.lrank[root], tag); err != nil {
+		if err := coll.BcastAlg(h.local.via(cc), "", buf, h.lrank[root], tag); err != nil {
 			return err
 		}
 	}
 	if h.leaders != nil {
-		if err := coll.BcastAlg(h.leaders.coll(), "", buf, rootNode, tag+2); err != nil {
+		if err := coll.BcastAlg(h.leaders.via(cc), "", buf, rootNode, tag+2); err != nil {
 			return err
 		}
 	}
 	if mine != rootNode && h.local.Size() > 1 {
-		return coll.BcastAlg(h.local.coll(), "", buf, 0, tag+4)
+		return coll.BcastAlg(h.local.via(cc), "", buf, 0, tag+4)
 	}
 	return nil
 }
@@ -223,7 +223,7 @@ func (c *Comm) bcastFixed(buf []byte, root int) error {
 // into buf; src nil means that buf holds the contribution (in place);
 // scratch is as long as buf. Hierarchical: reduce to each node's leader,
 // allreduce among the leaders, broadcast in each node.
-func (c *Comm) allreduceVec(src, buf, scratch []byte, esz int, op coll.VecOp) error {
+func (c *Comm) allreduceVec(cc *collCall, src, buf, scratch []byte, esz int, op coll.VecOp) error {
 	elems := 0
 	if esz > 0 {
 		elems = len(buf) / esz
@@ -248,7 +248,7 @@ func (c *Comm) allreduceVec(src, buf, scratch []byte, esz int, op coll.VecOp) er
 	h := ch.hier
 	tag := c.collTag()
 	if h == nil && ch.alg != "" && src != nil {
-		return coll.AllreduceVecChosenFrom(c.coll(), ch.alg, src, buf, scratch, esz, op, tag)
+		return coll.AllreduceVecChosenFrom(c.via(cc), ch.alg, src, buf, scratch, esz, op, tag)
 	}
 	if src != nil {
 		copy(buf, src)
@@ -257,25 +257,25 @@ func (c *Comm) allreduceVec(src, buf, scratch []byte, esz int, op coll.VecOp) er
 		if ch.rd {
 			// A direct call (not a stored func): op's closure stays on
 			// the stack only if escape analysis can follow it.
-			return coll.AllreduceVecRD(c.coll(), buf, scratch, op, tag)
+			return coll.AllreduceVecRD(c.via(cc), buf, scratch, op, tag)
 		}
 		if ch.alg != "" {
-			return coll.AllreduceVecChosen(c.coll(), ch.alg, buf, scratch, esz, op, tag)
+			return coll.AllreduceVecChosen(c.via(cc), ch.alg, buf, scratch, esz, op, tag)
 		}
-		return coll.AllreduceVec(c.coll(), "", buf, scratch, esz, op, tag)
+		return coll.AllreduceVec(c.via(cc), "", buf, scratch, esz, op, tag)
 	}
 	if h.local.Size() > 1 {
-		if err := coll.ReduceVec(h.local.coll(), "", buf, scratch, esz, op, 0, tag); err != nil {
+		if err := coll.ReduceVec(h.local.via(cc), "", buf, scratch, esz, op, 0, tag); err != nil {
 			return err
 		}
 	}
 	if h.leaders != nil {
-		if err := coll.AllreduceVec(h.leaders.coll(), "", buf, scratch, esz, op, tag); err != nil {
+		if err := coll.AllreduceVec(h.leaders.via(cc), "", buf, scratch, esz, op, tag); err != nil {
 			return err
 		}
 	}
 	if h.local.Size() > 1 {
-		return coll.BcastAlg(h.local.coll(), "", buf, 0, tag+4)
+		return coll.BcastAlg(h.local.via(cc), "", buf, 0, tag+4)
 	}
 	return nil
 }
@@ -315,7 +315,7 @@ type vecChoice struct {
 // op; other ranks' buf is clobbered. Hierarchical: reduce to each node's
 // leader, reduce among the leaders to the leader of root's node, which
 // hands the result to root if root is not itself.
-func (c *Comm) reduceVec(buf, scratch []byte, esz int, op coll.VecOp, root int) error {
+func (c *Comm) reduceVec(cc *collCall, buf, scratch []byte, esz int, op coll.VecOp, root int) error {
 	s := coll.Situation{Ranks: len(c.group), Bytes: len(buf), Commutative: true, Fixed: true}
 	if esz > 0 {
 		s.Elems = len(buf) / esz
@@ -326,25 +326,25 @@ func (c *Comm) reduceVec(buf, scratch []byte, esz int, op coll.VecOp, root int) 
 	}
 	tag := c.collTag()
 	if h == nil {
-		return coll.ReduceVec(c.coll(), "", buf, scratch, esz, op, root, tag)
+		return coll.ReduceVec(c.via(cc), "", buf, scratch, esz, op, root, tag)
 	}
 	rootNode := h.nodeOf[root]
 	if h.local.Size() > 1 {
-		if err := coll.ReduceVec(h.local.coll(), "", buf, scratch, esz, op, 0, tag); err != nil {
+		if err := coll.ReduceVec(h.local.via(cc), "", buf, scratch, esz, op, 0, tag); err != nil {
 			return err
 		}
 	}
 	if h.leaders != nil {
-		if err := coll.ReduceVec(h.leaders.coll(), "", buf, scratch, esz, op, rootNode, tag); err != nil {
+		if err := coll.ReduceVec(h.leaders.via(cc), "", buf, scratch, esz, op, rootNode, tag); err != nil {
 			return err
 		}
 	}
 	if lr := h.lrank[root]; lr != 0 && h.nodeOf[c.rank] == rootNode {
 		switch h.local.rank {
 		case 0:
-			return h.local.coll().Send(buf, lr, tag+4)
+			return h.local.via(cc).Send(buf, lr, tag+4)
 		case lr:
-			_, err := h.local.coll().Recv(buf, 0, tag+4)
+			_, err := h.local.via(cc).Recv(buf, 0, tag+4)
 			return err
 		}
 	}

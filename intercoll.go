@@ -433,7 +433,7 @@ func interReduceOp[T any](c *Comm, opname string, v T, op Op[T], root int, all b
 		return zero, c.handle(c.errorf(opname, ErrOp, loc{}, "zero Op: make one with NewOp or use a predefined one such as Sum"))
 	}
 	t := typeOf[T]()
-	r, _, err := interReduceT(c, opname, t, v, valueCombine(t, op), op.commutative, root, all)
+	r, _, err := interReduceT(c, opname, t, v, valueCombine(nil, t, op), op.commutative, root, all)
 	return r, err
 }
 
@@ -446,7 +446,7 @@ func interReduceSliceOp[E any](c *Comm, opname string, v []E, op Op[E], root int
 	if !op.valid() {
 		return nil, c.handle(c.errorf(opname, ErrOp, loc{}, "zero Op: make one with NewOp or use a predefined one such as Sum"))
 	}
-	r, _, err := interReduceT(c, opname, typeOf[[]E](), v, sliceCombine(op), op.commutative, root, all)
+	r, _, err := interReduceT(c, opname, typeOf[[]E](), v, sliceCombine(nil, op), op.commutative, root, all)
 	return r, err
 }
 

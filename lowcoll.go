@@ -97,7 +97,7 @@ func (c *Comm) Bcast(buf []byte, count int, dt *Datatype, root int) error {
 	if err != nil {
 		return err
 	}
-	if err := c.bcastFixed(b, root); err != nil {
+	if err := c.bcastFixed(nil, b, root); err != nil {
 		return c.collErr(op, err)
 	}
 	if sp != nil && c.rank != root {
@@ -633,7 +633,7 @@ func (c *Comm) Reduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Redu
 		}
 		copy(work, in)
 		f, _ := op.vec(dt)
-		return c.collErr(name, c.reduceVec(work, scratch, dt.block(), f, root))
+		return c.collErr(name, c.reduceVec(nil, work, scratch, dt.block(), f, root))
 	}
 	f, _ := op.combine(dt)
 	res, err := coll.Reduce(c.coll(), in, f, op.commutative, root, c.collTag())
@@ -688,7 +688,7 @@ func (c *Comm) Allreduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *R
 		f, _ := op.vec(dt)
 		sp := getScratch(n)
 		defer putScratch(sp)
-		return c.collErr(name, c.allreduceVec(in[:n], out, (*sp)[:n], dt.block(), f))
+		return c.collErr(name, c.allreduceVec(nil, in[:n], out, (*sp)[:n], dt.block(), f))
 	}
 	f, _ := op.combine(dt)
 	res, err := coll.Allreduce(c.coll(), in, f, false, c.collTag())

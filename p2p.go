@@ -18,6 +18,8 @@ type slot struct {
 	inline [8]uint64
 	c      *Comm // when used as a collective's request
 	at     loc
+	call   *collCall // a typed collective's receive: check the signature
+	src    int
 }
 
 var slotPool = sync.Pool{New: func() any {
@@ -34,7 +36,7 @@ func putSlot(s *slot) {
 	// s.at is left as it is: whoever uses it sets it, and clearing the
 	// 40-byte loc went through a stack copy that stalled on store
 	// forwarding (a few percent of an 8-byte allreduce).
-	s.c = nil
+	s.c, s.call = nil, nil
 	slotPool.Put(s)
 }
 
@@ -382,6 +384,12 @@ func (c *Comm) recv(op string, b []byte, sig uint64, elem, src, tag int) (Status
 
 // recvMsg is a blocking receive into m.
 func (c *Comm) recvMsg(op string, m msg, sig uint64, elem, src, tag int) (Status, error) {
+	return c.recvMsgT(op, m, sig, nil, "", elem, src, tag)
+}
+
+// recvMsgT is recvMsg for a typed receive of t (tname: see
+// recvStatusErr); t is nil for an untyped one.
+func (c *Comm) recvMsgT(op string, m msg, sig uint64, t *typeInfo, tname string, elem, src, tag int) (Status, error) {
 	if src == ProcNull {
 		return procNullStatus, nil
 	}
@@ -392,7 +400,11 @@ func (c *Comm) recvMsg(op string, m msg, sig uint64, elem, src, tag int) (Status
 	st := Status{Source: est.Source, Tag: est.Tag, bytes: est.Count, size: est.Size, elem: elem, cancelled: est.Cancelled}
 	var err error
 	if est.Err != nil {
-		err = c.handle(c.statusErr(op, at("source", src, tag), *est))
+		if t != nil {
+			err = c.handle(c.recvStatusErr(op, at("source", src, tag), t, tname, *est))
+		} else {
+			err = c.handle(c.statusErr(op, at("source", src, tag), *est))
+		}
 	}
 	putSlot(s)
 	return st, err

@@ -25,6 +25,8 @@ type Request struct {
 	start      func(r *Request) error       // persistent: posts a new operation
 	finish     func(st engine.Status) error // typed receives: decode the data
 	elem       int
+	t          *typeInfo // typed receives: the type, for a mismatch's message
+	tname      string    // how the caller wrote it
 	freed      bool
 	finished   bool
 	st         Status
@@ -54,7 +56,11 @@ func (c *Comm) nullRequest(op string, st Status) *Request {
 func (r *Request) complete() {
 	est := r.er.Status()
 	r.st = statusOf(est, r.elem)
-	r.err = r.c.statusErr(r.op, r.at, est)
+	if r.t != nil {
+		r.err = r.c.recvStatusErr(r.op, r.at, r.t, r.tname, est)
+	} else {
+		r.err = r.c.statusErr(r.op, r.at, est)
+	}
 	if r.err == nil && r.finish != nil && !est.Cancelled {
 		r.err = r.finish(est)
 	}

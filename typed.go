@@ -1,7 +1,9 @@
 package mpi
 
 import (
+	"errors"
 	"reflect"
+	"strings"
 	"unsafe"
 
 	"github.com/mpigo/mpi/internal/datatype"
@@ -211,6 +213,36 @@ func itoa(n int) string {
 	return string(b[i:])
 }
 
+// recvStatusErr is statusErr for a typed receive of t (written tname,
+// if not as t's Go type): a message of another type gives ErrType naming
+// both types.
+func (c *Comm) recvStatusErr(op string, l loc, t *typeInfo, tname string, st engine.Status) error {
+	if !errors.Is(st.Err, engine.ErrType) {
+		return c.statusErr(op, l, st)
+	}
+	if tname == "" {
+		tname = t.info.Type.String()
+	} else if tname == "[]" { // a slice of t, named only here: no allocation per receive
+		tname = "[]" + t.info.Type.String()
+	}
+	slice := t.shape == shapePlainSlice || strings.HasPrefix(tname, "[]")
+	return c.errorf(op, ErrType, l, "message from rank %d (tag %d) was sent as %s, received as %s", st.Source, st.Tag, sentAs(st.Sig, slice), tname)
+}
+
+// sentAs names the type of a message of signature sig. Plain values and
+// slices of them carry the same signature (the element's); slice tells
+// which to say.
+func sentAs(sig uint64, slice bool) string {
+	rt := datatype.TypeBySig(sig)
+	switch {
+	case rt == nil:
+		return "a type this process has not used (signature " + hex(sig) + ")"
+	case slice && rt.Kind() != reflect.Slice && datatype.InfoOf(rt).Plain:
+		return "[]" + rt.String()
+	}
+	return rt.String()
+}
+
 // typeErr converts a typed-layer conversion error into an *Error.
 func (c *Comm) typeErr(op string, l loc, err error) error {
 	e := c.errorf(op, ErrType, l, "%v", err).(*Error)
@@ -330,7 +362,7 @@ func finishRecv[T any](c *Comm, op string, l loc, t *typeInfo, er *engine.Reques
 	est := er.Status()
 	st := statusOf(est, t.elemSize())
 	if est.Err != nil {
-		return st, c.handle(c.statusErr(op, l, est))
+		return st, c.handle(c.recvStatusErr(op, l, t, "", est))
 	}
 	b := er.Buffer()
 	if t.shape == shapePlain {
@@ -381,7 +413,7 @@ func RecvInto[E any](c *Comm, buf []E, source, tag int) (Status, error) {
 		return Status{}, c.typeErr("RecvInto", at("source", source, tag), errNotPlain(t))
 	}
 	b := datatype.SliceBytes(buf)
-	st, err := c.recv("RecvInto", b, t.sig, t.size, source, tag)
+	st, err := c.recvMsgT("RecvInto", msg{b: b}, t.sig, t, "[]", t.size, source, tag)
 	if got := b[:min(st.Bytes(), len(b))]; err == nil && !t.info.ValidBools(got) {
 		t.info.FixBools(got)
 		err = c.typeErr("RecvInto", at("source", source, tag), errBadBool(t.info.Type))
@@ -451,7 +483,7 @@ func Irecv[T any](c *Comm, source, tag int) (*Pending[T], error) {
 		return &Pending[T]{req: c.nullRequest("Irecv", procNullStatus), t: t}, nil
 	}
 	r := c.newRequest("Irecv", at("source", source, tag))
-	r.elem = t.elemSize()
+	r.elem, r.t = t.elemSize(), t
 	var buf []byte
 	var alloc func(int) []byte
 	if t.shape == shapePlain {
@@ -542,7 +574,7 @@ func IrecvInto[E any](c *Comm, buf []E, source, tag int) (*Request, error) {
 		return c.nullRequest("IrecvInto", procNullStatus), nil
 	}
 	r := c.newRequest("IrecvInto", at("source", source, tag))
-	r.elem = t.size
+	r.elem, r.t, r.tname = t.size, t, "[]"
 	c.startRecv(r.er, datatype.SliceBytes(buf), nil, t.sig, source, tag)
 	return r, nil
 }

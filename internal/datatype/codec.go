@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -191,22 +192,34 @@ func refusal(t reflect.Type, path string, seen map[reflect.Type]bool) string {
 		}
 		return refusal(t.Elem(), path+"[]", seen)
 	case reflect.Struct:
-		exported := false
 		for i := range t.NumField() {
 			f := t.Field(i)
 			if !f.IsExported() {
-				continue // gob ignores it
+				if f.Name == "_" || f.Type.Size() == 0 {
+					continue // padding or a marker: nothing to lose
+				}
+				// gob and the compiled codec would drop it silently: the
+				// receiver would get a zero there.
+				return why(fmt.Sprintf("field %s is unexported, and only exported fields of encoded types are sent (export it, or give %v a GobEncode or MarshalBinary method)", f.Name, t))
 			}
-			exported = true
 			if s := refusal(f.Type, path+"."+f.Name, seen); s != "" {
 				return s
 			}
 		}
-		if !exported && t.NumField() > 0 {
-			return why("it has no exported fields, and only exported fields are encoded")
-		}
 	}
 	return ""
+}
+
+// gobHint adds to an error of encoding/gob what to do about it.
+func gobHint(err error) string {
+	s := err.Error()
+	for _, p := range []string{"type not registered for interface: ", "name not registered for interface: "} {
+		if i := strings.Index(s, p); i >= 0 {
+			name := strings.Trim(s[i+len(p):], `"`)
+			return s + " (a value of " + name + " travels in an interface only if every rank registers its type first: gob.Register(" + name + "{}) or gob.Register(&" + name + "{}) for a pointer)"
+		}
+	}
+	return s
 }
 
 // Encode appends the encoding of *v to dst and returns the extended slice.
@@ -278,7 +291,7 @@ func Encode(dst []byte, v any) (out []byte, err error) {
 	w.Elem().Field(0).Set(rv.Convert(c.wrap.Field(0).Type))
 	buf := bytes.NewBuffer(dst)
 	if err := gob.NewEncoder(buf).EncodeValue(w); err != nil {
-		return dst, fmt.Errorf("%w %v: %v", ErrEncode, t, err)
+		return dst, fmt.Errorf("%w %v: %s", ErrEncode, t, gobHint(err))
 	}
 	return buf.Bytes(), nil
 }
@@ -401,7 +414,7 @@ func decode(b []byte, v any, own bool) (err error) {
 	r := bytes.NewReader(b)
 	w := reflect.New(c.wrap)
 	if err := gob.NewDecoder(r).DecodeValue(w); err != nil {
-		return fmt.Errorf("%w %v: %v", ErrDecode, t, err)
+		return fmt.Errorf("%w %v: %s", ErrDecode, t, gobHint(err))
 	}
 	if r.Len() != 0 {
 		return fmt.Errorf("%w %v: %d trailing bytes", ErrDecode, t, r.Len())

@@ -35,7 +35,7 @@ type rec struct {
 	Ptr   *int
 	Pair  pair
 	When  time.Time
-	hide  int // not sent
+	_     int // blank: nothing to send
 	Extra any
 }
 
@@ -65,7 +65,6 @@ type planned struct {
 	When time.Time
 	Big  *big.Int
 	M    map[string]pair
-	hide int
 }
 
 type scores map[string]int64 // a named map with a specialised plan
@@ -144,7 +143,6 @@ func TestRoundTrip(t *testing.T) {
 		{scores{"a": 1, "b": -1}, nil},
 		{map[string]uint8{"x": 255}, nil},
 		{struct{ M, N map[string]float32 }{M: map[string]float32{}, N: nil}, nil},
-		{rec{hide: 5}, rec{}},
 		{[]rec{{Name: "one"}, {Name: "two", Kids: []rec{{Name: "three"}}}}, nil},
 		{&list{1, &list{2, &list{3, nil}}}, nil},
 		{(*list)(nil), nil},
@@ -281,9 +279,18 @@ func TestCheck(t *testing.T) {
 		{reflect.TypeFor[uintptr](), "datatype: cannot encode uintptr: addresses mean nothing on another rank"},
 		{reflect.TypeFor[unsafe.Pointer](), "datatype: cannot encode unsafe.Pointer: addresses"},
 		{reflect.TypeFor[struct{ F func() }](), "datatype: cannot encode struct { F func() }: func() at .F: functions cannot be sent"},
-		{reflect.TypeFor[struct{ s string }](), "datatype: cannot encode struct { s string }: it has no exported fields, and only exported fields are encoded"},
-		{reflect.TypeFor[struct{ c chan int }](), "no exported fields"}, // gob would refuse it
-		{reflect.TypeFor[lnode](), "cannot encode datatype.lnode: it has no exported fields"},
+		{reflect.TypeFor[struct{ s string }](), "datatype: cannot encode struct { s string }: field s is unexported, and only exported fields of encoded types are sent (export it, or give struct { s string } a GobEncode or MarshalBinary method)"},
+		{reflect.TypeFor[struct{ c chan int }](), "field c is unexported"}, // gob would refuse it
+		{reflect.TypeFor[lnode](), "cannot encode datatype.lnode: field next is unexported"},
+		{reflect.TypeFor[struct {
+			A string
+			b int
+		}](), "field b is unexported"}, // gob would drop it silently
+		{reflect.TypeFor[struct {
+			A string
+			_ int
+			m struct{}
+		}](), ""}, // nothing to lose
 		{reflect.TypeFor[[]struct{ X struct{ C chan int } }](), "chan int at [].X.C: channels"},
 		{reflect.TypeFor[map[chan int]int](), "chan int at (key): channels"},
 		{reflect.TypeFor[*[]map[string]*uintptr](), "uintptr at [][]: addresses"},
@@ -291,7 +298,7 @@ func TestCheck(t *testing.T) {
 		{reflect.TypeFor[struct {
 			A int
 			L lnode
-		}](), "datatype.lnode at .L: it has no exported fields"},
+		}](), "datatype.lnode at .L: field next is unexported"},
 	}
 	for _, tt := range tests {
 		err := Check(tt.t)
@@ -337,6 +344,7 @@ func TestEncodeErrors(t *testing.T) {
 		{&[]*rec{nil}, "cannot encode []*datatype.rec: gob: encodeArray: nil element"},
 		{&drawing{Main: unregisteredShape{}}, "cannot encode datatype.drawing: gob: type not registered for interface: datatype.unregisteredShape"},
 		{&rec{Extra: unregistered{}}, "cannot encode datatype.rec: gob: type not registered for interface: datatype.unregistered"},
+		{&rec{Extra: unregistered{}}, "every rank registers its type first: gob.Register(datatype.unregistered{})"},
 		{&badMarshal{}, "cannot encode datatype.badMarshal: boom"},
 	}
 	for _, tt := range tests {

@@ -101,8 +101,51 @@ func build(t reflect.Type, pending map[reflect.Type]*Info) *Info {
 		pending[t] = info
 		info.Elem = build(t.Elem(), pending)
 	}
-	v, _ := cache.LoadOrStore(t, info)
+	v, loaded := cache.LoadOrStore(t, info)
+	if !loaded {
+		bySig.LoadOrStore(info.Sig, t)
+	}
 	return v.(*Info)
+}
+
+// bySig maps every signature computed in this process to its type, so that
+// an error can name the type a mismatched message was sent as.
+var bySig sync.Map // uint64 -> reflect.Type
+
+var predeclared sync.Once
+
+// TypeBySig returns the type whose signature is sig, if this process has
+// met it (or it is a predeclared type, or a slice of one); nil otherwise.
+// It is meant for error messages, not for hot paths.
+func TypeBySig(sig uint64) reflect.Type {
+	if v, ok := bySig.Load(sig); ok {
+		return v.(reflect.Type)
+	}
+	predeclared.Do(func() {
+		for _, v := range []any{false, int(0), int8(0), int16(0), int32(0), int64(0),
+			uint(0), uint8(0), uint16(0), uint32(0), uint64(0), uintptr(0),
+			float32(0), float64(0), complex64(0), complex128(0), "", any(nil)} {
+			var t reflect.Type
+			if v == nil {
+				t = reflect.TypeFor[any]()
+			} else {
+				t = reflect.TypeOf(v)
+			}
+			InfoOf(t)
+			InfoOf(reflect.SliceOf(t))
+		}
+	})
+	if v, ok := bySig.Load(sig); ok {
+		return v.(reflect.Type)
+	}
+	return nil
+}
+
+// RangeSigs calls f for every signature known to TypeBySig until f
+// returns false.
+func RangeSigs(f func(sig uint64, t reflect.Type) bool) {
+	TypeBySig(0) // registers the predeclared types
+	bySig.Range(func(k, v any) bool { return f(k.(uint64), v.(reflect.Type)) })
 }
 
 // fast is a direct-mapped cache in front of the sync.Map for InfoFor,

@@ -27,7 +27,8 @@ import (
 //     elements (a slice of plain elements: their memory; a map: key, value,
 //     key, value...);
 //   - an array: its elements;
-//   - a struct: its exported fields (unexported ones are not sent, as with gob);
+//   - a struct: its exported fields (a struct with unexported fields, other
+//     than blank or zero-size ones, is refused: see refusal);
 //   - a pointer: byte 0 for nil, else 1 and the value it points to;
 //   - a type with its own marshaling method: uvarint length and the bytes
 //     of GobEncode, MarshalBinary or MarshalText (the first it has), as gob

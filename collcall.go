@@ -1,0 +1,298 @@
+package mpi
+
+import (
+	"errors"
+	"reflect"
+	"sync"
+
+	"github.com/mpigo/mpi/internal/coll"
+	"github.com/mpigo/mpi/internal/datatype"
+	"github.com/mpigo/mpi/internal/engine"
+)
+
+// This file carries type signatures through the typed collectives, as
+// point-to-point messages carry them (typed.go).
+//
+// A typed collective runs its algorithm over a collCall instead of the
+// plain collComm: every message it sends carries the signature of the
+// caller's type (for the Slice forms, plus the number of elements), and
+// every message it receives is compared with it. Receives are posted
+// untyped, so a mismatch never fails a receive in the engine: the call
+// records it and goes on, so that its partners, which wait for its
+// messages, are not left hanging. From then on:
+//
+//   - a received message that disagrees counts as len(buf) bytes, however
+//     long it was, so that the algorithm's steps line up as they would
+//     have;
+//   - Combine functions of the call do nothing (they would decode the
+//     foreign bytes);
+//   - every message this rank sends carries a poisoned signature (the two
+//     signatures that disagreed XOR poisonKey), which disagrees with every
+//     rank's own, so the ranks downstream of the mismatch learn of it too
+//     rather than return a result built from garbage; a rank of either
+//     type recovers the other type from it by XOR with its own.
+//
+// At the end the call's error is ErrType (ErrCount when only the lengths
+// of the Slice forms differ) naming this rank's type and the other rank's
+// and type, whatever the algorithm returned. A rank whose result does not
+// depend on a mismatched rank's data (a broadcast's root, a gather's
+// non-roots) returns correct data and no error.
+//
+// The cost on the hot path is a pooled object per call and a compare per
+// received message: messages were already carrying a (zero) signature.
+
+// poisonKey marks the signature of a message sent by a rank that has seen
+// a mismatch.
+const poisonKey = 0xa5c3_96e1_7d2b_4f08
+
+// countSpan bounds the element counts a Slice form's signature can carry
+// recognisably: sig = elemSig + count.
+const countSpan = 1 << 40
+
+// collCall is one typed collective call's view of the collective context.
+// It is used by one goroutine at a time.
+type collCall struct {
+	c     *Comm     // shadow of the communicator the algorithm runs on now
+	top   *Comm     // the caller's communicator
+	sig   uint64    // what this rank's messages carry; 0: untyped
+	t     *typeInfo // the caller's type
+	count int       // elements passed (Slice forms); -1: not part of sig
+	slice bool      // the caller passed a slice of t's elements
+
+	bad    bool   // a mismatch was seen
+	from   int    // world rank whose message disagreed
+	their  uint64 // the signature it carried
+	poison uint64 // what this rank's messages carry once bad
+}
+
+var callPool = sync.Pool{New: func() any { return new(collCall) }}
+
+// typedCall returns a call of c's collective context whose messages carry
+// t's signature. count >= 0 makes the number of elements part of it.
+func (c *Comm) typedCall(t *typeInfo, count int) *collCall {
+	cc := callPool.Get().(*collCall)
+	cc.c, cc.top, cc.t, cc.count = c.shadow, c, t, count
+	cc.slice = t.shape == shapePlainSlice
+	cc.sig = t.sig
+	if count >= 0 {
+		cc.sig += uint64(count)
+		cc.slice = true
+	}
+	return cc
+}
+
+// sliceCall is typedCall for the Slice forms, whose t is the element's.
+func sliceCall[E any](c *Comm, n int) *collCall { return c.typedCall(typeOf[E](), n) }
+
+// via returns c's collective context as a coll.Comm for the call cc (nil:
+// untyped).
+func (c *Comm) via(cc *collCall) coll.Comm {
+	if cc == nil {
+		return collComm{c.shadow}
+	}
+	cc.c = c.shadow
+	return cc
+}
+
+// done turns what the call learned into its error (a mismatch outranks
+// the algorithm's error, which is likely its consequence) and returns cc
+// to the pool.
+func (cc *collCall) done(op string, err error) error {
+	if cc.bad {
+		err = cc.mismatchErr(op)
+	} else if err != nil {
+		err = cc.top.collErr(op, err)
+	}
+	*cc = collCall{}
+	callPool.Put(cc)
+	return err
+}
+
+func (cc *collCall) Rank() int { return cc.c.rank }
+func (cc *collCall) Size() int { return len(cc.c.group) }
+
+func (cc *collCall) sendSig() uint64 {
+	if cc.bad {
+		return cc.poison
+	}
+	return cc.sig
+}
+
+// saw reports whether a message with signature sig from src disagrees
+// with the call, and records the first that does.
+func (cc *collCall) saw(sig uint64, src int) bool {
+	if sig == cc.sig || sig == 0 || cc.sig == 0 {
+		return false
+	}
+	if !cc.bad {
+		cc.bad, cc.from, cc.their = true, cc.c.group[src], sig
+		// The poisoned signature is poisonKey XOR the two signatures
+		// that disagreed, so that a rank of either type can tell the
+		// other; it is passed on as it is.
+		cc.poison = sig ^ poisonKey ^ cc.sig
+		if _, _, ok := cc.sigName(sig); !ok {
+			if _, _, ok := cc.sigName(sig ^ poisonKey ^ cc.sig); ok {
+				cc.poison = sig
+			}
+		}
+	}
+	return true
+}
+
+func (cc *collCall) Send(buf []byte, dst, tag int) error {
+	sig := cc.sendSig()
+	if ok, err := (collComm{cc.c}).sendNowSig(buf, sig, dst, tag); ok {
+		return err
+	}
+	s := getSlot()
+	cc.c.startSend(&s.er, buf, sig, dst, tag, engine.Standard)
+	st := s.er.Wait()
+	putSlot(s)
+	return (collComm{cc.c}).err("collective send", at("dest", dst, tag), st)
+}
+
+func (cc *collCall) Recv(buf []byte, src, tag int) (int, error) {
+	s := getSlot()
+	cc.c.startSlotRecv(s, buf, nil, 0, src, tag)
+	st := s.er.WaitRef()
+	n := st.Count
+	var err error
+	if st.Sig != cc.sig && cc.saw(st.Sig, src) {
+		n = len(buf)
+		if errors.Is(st.Err, engine.ErrTruncate) {
+			st.Err = nil
+		}
+	}
+	if st.Err != nil {
+		err = cc.c.statusErr("collective receive", at("source", src, tag), *st)
+	}
+	putSlot(s)
+	return n, err
+}
+
+func (cc *collCall) RecvAlloc(src, tag int) ([]byte, error) {
+	s := getSlot()
+	cc.c.startSlotRecv(s, nil, allocBytes, 0, src, tag)
+	st := s.er.Wait()
+	b := s.er.Buffer()
+	putSlot(s)
+	if b == nil {
+		b = []byte{}
+	}
+	if st.Sig != cc.sig {
+		cc.saw(st.Sig, src)
+	}
+	return b[:st.Count], (collComm{cc.c}).err("collective receive", at("source", src, tag), st)
+}
+
+func (cc *collCall) Isend(buf []byte, dst, tag int) (coll.Request, error) {
+	sig := cc.sendSig()
+	if ok, err := (collComm{cc.c}).sendNowSig(buf, sig, dst, tag); ok {
+		if err != nil {
+			return nil, err
+		}
+		return doneReq{}, nil
+	}
+	s := getSlot()
+	s.c, s.at = cc.c, at("dest", dst, tag)
+	cc.c.startSend(&s.er, buf, sig, dst, tag, engine.Standard)
+	return s, nil
+}
+
+func (cc *collCall) Irecv(buf []byte, src, tag int) (coll.Request, error) {
+	s := getSlot()
+	s.c, s.at, s.call, s.src = cc.c, at("source", src, tag), cc, src
+	cc.c.startSlotRecv(s, buf, nil, 0, src, tag)
+	return s, nil
+}
+
+// combine wraps a typed Combine: once the call has seen a mismatch the
+// operands may be foreign bytes, and combining does nothing.
+func (cc *collCall) combine(f coll.Combine) coll.Combine {
+	return func(acc, in []byte, accFirst bool) ([]byte, error) {
+		if cc.bad {
+			return acc, nil
+		}
+		return f(acc, in, accFirst)
+	}
+}
+
+// rankIn returns world rank w's rank in c, or -1.
+func rankIn(c *Comm, w int) int {
+	for i, g := range c.group {
+		if g == w {
+			return i
+		}
+	}
+	return -1
+}
+
+// sigName describes what a signature stands for in the call's terms: the
+// type (as the caller would write it) and, for the Slice forms, the count
+// (-1 when not known). ok is false when this process has never met the
+// type.
+func (cc *collCall) sigName(sig uint64) (name string, count int, ok bool) {
+	name, count = "", -1
+	show := func(t reflect.Type) string {
+		if cc.slice {
+			return "[]" + t.String()
+		}
+		return t.String()
+	}
+	if cc.count < 0 {
+		if t := datatype.TypeBySig(sig); t != nil {
+			return show(t), -1, true
+		}
+		return "", -1, false
+	}
+	if d := sig - cc.t.sig; d < countSpan {
+		return show(cc.t.info.Type), int(d), true
+	}
+	datatype.RangeSigs(func(s uint64, t reflect.Type) bool {
+		if d := sig - s; d < countSpan {
+			name, count, ok = show(t), int(d), true
+			return false
+		}
+		return true
+	})
+	return name, count, ok
+}
+
+// mismatchErr describes the mismatch the call recorded.
+func (cc *collCall) mismatchErr(op string) error {
+	c := cc.top
+	mine := cc.t.info.Type.String()
+	if cc.slice {
+		mine = "[]" + mine
+	}
+	who := "rank " + itoa(rankIn(c, cc.from))
+	name, count, ok := cc.sigName(cc.their)
+	if !ok { // a poisoned signature: see saw
+		name, count, ok = cc.sigName(cc.their ^ poisonKey ^ cc.sig)
+		who = "another rank (reported by " + who + ")"
+	}
+	var msg string
+	class := ErrType
+	switch {
+	case !ok:
+		msg = "this rank passed " + mine + ", " + who + " passed a type this process has not used (signature " + hex(cc.their) + ")"
+	case name == mine && count != cc.count:
+		class = ErrCount
+		msg = "rank " + itoa(c.rank) + " passed " + itoa(cc.count) + " elements, " + who + " passed " + itoa(count)
+	case count != cc.count:
+		msg = "this rank passed " + mine + " (" + itoa(cc.count) + " elements), " + who + " passed " + name + " (" + itoa(count) + " elements)"
+	default:
+		msg = "this rank passed " + mine + ", " + who + " passed " + name
+	}
+	return c.handle(c.errorf(op, class, loc{}, "%s", msg))
+}
+
+func hex(v uint64) string {
+	const digits = "0123456789abcdef"
+	b := []byte("0x0000000000000000")
+	for i := 17; i >= 2; i-- {
+		b[i] = digits[v&15]
+		v >>= 4
+	}
+	return string(b)
+}
