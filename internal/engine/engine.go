@@ -206,6 +206,8 @@ type Engine struct {
 	dead    error // set by Abort: every operation fails with it
 	aborted atomic.Bool
 
+	dropped int // late protocol frames dropped (see late)
+
 	local localPools // free queue entries and buffers, under mu
 }
 
@@ -575,6 +577,9 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 	case wire.CTS:
 		r := e.sends[f.SendID]
 		if r == nil {
+			if e.late(f) {
+				return nil
+			}
 			return fmt.Errorf("%w: CTS for unknown send %d from %d", ErrProtocol, f.SendID, f.From)
 		}
 		n := int(f.Size)
@@ -603,6 +608,9 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 	case wire.Data:
 		r := e.recvs[f.RecvID]
 		if r == nil {
+			if e.late(f) {
+				return nil
+			}
 			return fmt.Errorf("%w: data for unknown receive %d from %d", ErrProtocol, f.RecvID, f.From)
 		}
 		off := int(f.Offset)
@@ -622,6 +630,9 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 	case wire.Fin, wire.Ack:
 		r := e.sends[f.SendID]
 		if r == nil {
+			if e.late(f) {
+				return nil
+			}
 			return fmt.Errorf("%w: %v for unknown send %d from %d", ErrProtocol, f.Kind, f.SendID, f.From)
 		}
 		delete(e.sends, f.SendID)
@@ -651,6 +662,28 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 		return fmt.Errorf("%w: unexpected %v frame from %d", ErrProtocol, f.Kind, f.From)
 	}
 	return nil
+}
+
+// late reports whether f, an answer for a request this engine does not
+// know, is a late frame for a request that was failed: by Abort (the job
+// is going down; the peer answered before it learned so) or by FailAll
+// for f's sender. Such a frame is dropped and counted (Dropped), not a
+// protocol error: the request it was meant for has already completed
+// with the failure. e.mu is held.
+func (e *Engine) late(f *wire.Frame) bool {
+	if e.dead == nil && e.lost[f.From] == nil {
+		return false
+	}
+	e.dropped++
+	return true
+}
+
+// Dropped returns the number of late frames dropped (see Deliver): answers
+// that arrived for requests already failed by Abort or FailAll.
+func (e *Engine) Dropped() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.dropped
 }
 
 // DataDest returns where the n-byte payload of the Data frame with header
