@@ -27,6 +27,11 @@ type Request struct {
 	elem       int
 	freed      bool
 	finished   bool
+	// live: r has an operation whose result Wait or Test has not returned
+	// yet; from creation (or Start, for a persistent request) until then.
+	// A request that is not live is inactive: WaitAny and friends ignore
+	// it, and a persistent one waits with the empty status.
+	live bool
 	st         Status
 	err        error
 }
@@ -40,15 +45,24 @@ func (r *Request) request() *Request { return r }
 
 // newRequest returns a request for op with an engine request ready to fill.
 func (c *Comm) newRequest(op string, l loc) *Request {
-	r := &Request{c: c, op: op, at: l}
+	r := &Request{c: c, op: op, at: l, live: true}
 	r.er = &r.e
 	return r
 }
 
 // nullRequest is a request that is already complete with st (ProcNull).
 func (c *Comm) nullRequest(op string, st Status) *Request {
-	return &Request{c: c, op: op, finished: true, st: st}
+	return &Request{c: c, op: op, finished: true, st: st, live: true}
 }
+
+// emptyStatus is the status of a wait on an inactive request (MPI-3.1
+// 3.7.3): source AnySource, tag AnyTag, no bytes, not cancelled.
+var emptyStatus = Status{Source: AnySource, Tag: AnyTag}
+
+// EmptyStatus returns the status that Wait and Test report for an
+// inactive persistent request, and WaitAny for a list with no active
+// request: Source AnySource, Tag AnyTag, Count 0, not cancelled.
+func EmptyStatus() Status { return emptyStatus }
 
 // complete turns the engine's status into r's result. r.mu is held.
 func (r *Request) complete() {
@@ -85,7 +99,10 @@ func (c *Comm) statusErr(op string, l loc, st engine.Status) error {
 }
 
 // Wait blocks until r completes and returns its status (MPI_Wait). A
-// persistent request becomes inactive and may be started again.
+// persistent request becomes inactive and may be started again; waiting
+// on an inactive persistent request (never started, or already waited
+// for) returns at once with the empty status (EmptyStatus). Waiting again
+// on a completed non-persistent request returns the same result.
 func (r *Request) Wait() (Status, error) {
 	if r == nil {
 		return Status{}, fmt.Errorf("mpi: Wait: %w: nil request", ErrRequest)
@@ -95,8 +112,13 @@ func (r *Request) Wait() (Status, error) {
 		r.mu.Unlock()
 		return Status{}, fmt.Errorf("mpi: Wait: %w: request has been freed", ErrRequest)
 	}
+	if !r.live && r.persistent {
+		r.mu.Unlock()
+		return emptyStatus, nil
+	}
 	er := r.er
 	if er == nil || r.finished {
+		r.live = false
 		st, err := r.st, r.err
 		r.mu.Unlock()
 		return st, err
@@ -107,6 +129,7 @@ func (r *Request) Wait() (Status, error) {
 	if r.er == er && !r.finished {
 		r.complete()
 	}
+	r.live = false
 	st, err := r.st, r.err
 	r.mu.Unlock()
 	return st, r.c.handle(err)
@@ -123,13 +146,18 @@ func (r *Request) Test() (bool, Status, error) {
 	if r.freed {
 		return false, Status{}, fmt.Errorf("mpi: Test: %w: request has been freed", ErrRequest)
 	}
+	if !r.live && r.persistent {
+		return true, emptyStatus, nil
+	}
 	if r.er == nil || r.finished {
+		r.live = false
 		return true, r.st, r.err
 	}
 	if !r.er.Done() {
 		return false, Status{}, nil
 	}
 	r.complete()
+	r.live = false
 	return true, r.st, r.c.handle(r.err)
 }
 
@@ -137,19 +165,19 @@ func (r *Request) Test() (bool, Status, error) {
 func (r *Request) done() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.freed || r.er == nil || r.finished || r.er.Done()
+	return r.freed || !r.live || r.er == nil || r.finished || r.er.Done()
 }
 
 // active reports whether r has an operation in flight or finished but not
-// yet waited for; inactive persistent and null requests are ignored by
-// WaitAny and friends.
+// yet waited for; inactive persistent requests, requests already waited
+// for and nil ones are ignored by WaitAny and friends.
 func (r *Request) active() bool {
 	if r == nil {
 		return false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return !r.freed && r.er != nil && !r.finished
+	return !r.freed && r.live
 }
 
 // Cancel asks for r to be cancelled (MPI_Cancel). A receive that has not
@@ -208,14 +236,21 @@ func (r *Request) Start() error {
 		r.mu.Unlock()
 		return r.c.handle(r.c.errorf("Start", ErrRequest, r.at, "not a persistent request (or freed)"))
 	}
-	if r.er != nil && !r.finished {
+	if r.live {
 		r.mu.Unlock()
 		return r.c.handle(r.c.errorf("Start", ErrRequest, r.at, "request is already active"))
 	}
 	r.finished = false
 	r.st, r.err = Status{}, nil
+	r.live = true
 	r.mu.Unlock()
-	return r.start(r)
+	err := r.start(r)
+	if err != nil {
+		r.mu.Lock()
+		r.live = false
+		r.mu.Unlock()
+	}
+	return err
 }
 
 // StartAll starts every request in reqs (MPI_Startall).
@@ -258,6 +293,7 @@ func WaitAllStatus(reqs []*Request) ([]Status, error) {
 	for i := len(reqs) - 1; i >= 0; i-- { // last first, as WaitAll does
 		r := reqs[i]
 		if r == nil {
+			sts[i] = emptyStatus
 			continue
 		}
 		st, err := r.Wait()
@@ -278,7 +314,9 @@ func park(reqs []*Request) {
 	for _, r := range reqs {
 		if r.active() {
 			r.mu.Lock()
-			ers = append(ers, r.er)
+			if r.er != nil {
+				ers = append(ers, r.er)
+			}
 			r.mu.Unlock()
 		}
 	}
@@ -307,8 +345,9 @@ func park(reqs []*Request) {
 }
 
 // WaitAny waits until one of the active requests completes and returns its
-// index and status (MPI_Waitany). If no request is active, it returns
-// Undefined at once.
+// index and status (MPI_Waitany). Nil and inactive requests (persistent
+// ones not started, requests already waited for) are ignored; if no
+// request is active, it returns Undefined and the empty status at once.
 func WaitAny(reqs []*Request) (int, Status, error) {
 	for {
 		idx, ok, st, err := TestAny(reqs)
@@ -334,7 +373,7 @@ func TestAny(reqs []*Request) (int, bool, Status, error) {
 		}
 	}
 	if !any {
-		return Undefined, true, Status{}, nil
+		return Undefined, true, emptyStatus, nil
 	}
 	return Undefined, false, Status{}, nil
 }
