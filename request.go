@@ -32,8 +32,8 @@ type Request struct {
 	// A request that is not live is inactive: WaitAny and friends ignore
 	// it, and a persistent one waits with the empty status.
 	live bool
-	st         Status
-	err        error
+	st   Status
+	err  error
 }
 
 // Waiter is anything WaitAll can wait for: a *Request or a *Pending[T].
