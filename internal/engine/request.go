@@ -71,6 +71,12 @@ type Request struct {
 	// OnDone, if set, is called once r has completed, on whichever
 	// goroutine completed it; it must not block.
 	OnDone func(r *Request)
+	// Cancellable asks that an eager standard or ready send can still be
+	// cancelled after it completed locally (Engine.CancelSend): its frame
+	// then carries an id, which costs one atomic increment. Requests the
+	// user can cancel (Isend, Ibsend, persistent sends) set it; blocking
+	// sends and collectives do not.
+	Cancellable bool
 	// W, if set, is the Waiter Wait parks on; otherwise one is borrowed
 	// from a pool. Pooled requests keep their own to save the borrowing.
 	W *Waiter
