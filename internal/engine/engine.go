@@ -196,7 +196,7 @@ type Engine struct {
 	// set, so they never collide with nextID's).
 	eagerSeq atomic.Uint64
 	sends    map[uint64]*Request // sends waiting for CTS, Fin, Ack or CancelAck
-	recvs  map[uint64]*Request // rendezvous receives waiting for Data
+	recvs    map[uint64]*Request // rendezvous receives waiting for Data
 
 	probes []*Waiter // blocked probes, woken by the next unexpected arrival
 
