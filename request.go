@@ -32,8 +32,12 @@ type Request struct {
 	// A request that is not live is inactive: WaitAny and friends ignore
 	// it, and a persistent one waits with the empty status.
 	live bool
-	st   Status
-	err  error
+	// bsend is, for a buffered send (Ibsend, BsendInit), the engine's
+	// send from the attached buffer: the request itself completes at once,
+	// but Cancel may still withdraw that send.
+	bsend *engine.Request
+	st    Status
+	err   error
 }
 
 // Waiter is anything WaitAll can wait for: a *Request or a *Pending[T].
@@ -123,9 +127,16 @@ func (r *Request) Wait() (Status, error) {
 		r.mu.Unlock()
 		return st, err
 	}
-	r.mu.Unlock()
-	er.Wait()
-	r.mu.Lock()
+	for {
+		r.mu.Unlock()
+		er.Wait()
+		r.mu.Lock()
+		// A Cancel may have reopened a completed eager send meanwhile:
+		// then wait for the receiver's answer.
+		if r.er != er || r.finished || er.Done() {
+			break
+		}
+	}
 	if r.er == er && !r.finished {
 		r.complete()
 	}
@@ -180,10 +191,24 @@ func (r *Request) active() bool {
 	return !r.freed && r.live
 }
 
-// Cancel asks for r to be cancelled (MPI_Cancel). A receive that has not
-// matched is withdrawn; a send is withdrawn if its receiver has not matched
-// it yet (rendezvous and synchronous sends). Cancel does not wait: Wait for
-// r and check Status.Cancelled to learn whether it worked.
+// Cancel asks for r to be cancelled (MPI_Cancel). Cancel does not wait:
+// Wait for r (or Test it) and check Status.Cancelled to learn whether it
+// worked; exactly one of the two happens: the operation is cancelled and
+// has no effect, or it completes as if Cancel had not been called.
+//
+//   - A receive is cancelled if it has not matched a message yet.
+//   - A send is cancelled if its receiver has not matched the message yet:
+//     Cancel asks the receiver's rank to remove the message from the
+//     messages it holds unmatched, and that rank answers whether it did;
+//     the request completes when the answer arrives. This holds for every
+//     non-blocking send (Isend, Issend, Irsend, Ibsend, typed Isend) and
+//     for started persistent sends, small and large: a small (eager)
+//     send, complete as soon as it has left, becomes incomplete again
+//     until the answer. A buffered send's room in the attached buffer is
+//     released when its message is cancelled.
+//
+// Cancelling a request that is complete and waited for, inactive, or
+// already cancelled does nothing.
 func (r *Request) Cancel() error {
 	if r == nil {
 		return fmt.Errorf("mpi: Cancel: %w: nil request", ErrRequest)
@@ -194,17 +219,31 @@ func (r *Request) Cancel() error {
 		return fmt.Errorf("mpi: Cancel: %w: request has been freed", ErrRequest)
 	}
 	er := r.er
-	r.mu.Unlock()
-	if er == nil || er.Done() {
+	if !r.live || r.c == nil || r.c.p == nil {
+		r.mu.Unlock()
 		return nil
 	}
 	p := r.c.p
-	if er.Op == engine.OpRecv {
-		p.eng.CancelRecv(er)
+	if er != nil && er.Op == engine.OpRecv {
+		r.mu.Unlock()
+		if !er.Done() {
+			p.eng.CancelRecv(er)
+		}
+		return nil
+	}
+	if er == nil || r.finished {
+		er = r.bsend // a buffered send: the send from the attached buffer
+	}
+	if er == nil || er.Op != engine.OpSend {
+		r.mu.Unlock()
 		return nil
 	}
 	var out engine.Outbox
-	p.eng.CancelSend(er, &out)
+	if p.eng.CancelSend(er, &out) && r.er != er {
+		// The buffered send's request now completes with the answer.
+		r.er, r.finished = er, false
+	}
+	r.mu.Unlock()
 	p.exec(&out)
 	return nil
 }
