@@ -36,6 +36,7 @@ type Request struct {
 	// send from the attached buffer: the request itself completes at once,
 	// but Cancel may still withdraw that send.
 	bsend *engine.Request
+	g     *grequest // a generalized request (GrequestStart)
 	st    Status
 	err   error
 }
@@ -70,6 +71,10 @@ func EmptyStatus() Status { return emptyStatus }
 
 // complete turns the engine's status into r's result. r.mu is held.
 func (r *Request) complete() {
+	if r.g != nil {
+		r.completeG()
+		return
+	}
 	est := r.er.Status()
 	r.st = statusOf(est, r.elem)
 	r.err = r.c.statusErr(r.op, r.at, est)
@@ -123,7 +128,7 @@ func (r *Request) Wait() (Status, error) {
 	er := r.er
 	if er == nil || r.finished {
 		r.live = false
-		st, err := r.st, r.err
+		st, err := r.st, r.retire(r.err)
 		r.mu.Unlock()
 		return st, err
 	}
@@ -141,7 +146,7 @@ func (r *Request) Wait() (Status, error) {
 		r.complete()
 	}
 	r.live = false
-	st, err := r.st, r.err
+	st, err := r.st, r.retire(r.err)
 	r.mu.Unlock()
 	return st, r.c.handle(err)
 }
@@ -162,14 +167,14 @@ func (r *Request) Test() (bool, Status, error) {
 	}
 	if r.er == nil || r.finished {
 		r.live = false
-		return true, r.st, r.err
+		return true, r.st, r.retire(r.err)
 	}
 	if !r.er.Done() {
 		return false, Status{}, nil
 	}
 	r.complete()
 	r.live = false
-	return true, r.st, r.c.handle(r.err)
+	return true, r.st, r.c.handle(r.retire(r.err))
 }
 
 // done reports whether Wait would return at once.
@@ -223,6 +228,14 @@ func (r *Request) Cancel() error {
 		r.mu.Unlock()
 		return nil
 	}
+	if g := r.g; g != nil {
+		complete := g.completed
+		r.mu.Unlock()
+		if g.cancel == nil {
+			return nil
+		}
+		return r.grequestErr("Cancel", "cancel", func() error { return g.cancel(complete) })
+	}
 	p := r.c.p
 	if er != nil && er.Op == engine.OpRecv {
 		r.mu.Unlock()
@@ -256,11 +269,20 @@ func (r *Request) Free() error {
 		return fmt.Errorf("mpi: Free: %w: nil request", ErrRequest)
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.freed {
+		r.mu.Unlock()
 		return fmt.Errorf("mpi: Free: %w: request has been freed already", ErrRequest)
 	}
 	r.freed = true
+	g := r.g
+	free := g != nil && g.completed && !g.freedFn // else GrequestComplete frees
+	if free {
+		g.freedFn = true
+	}
+	r.mu.Unlock()
+	if free {
+		return r.grequestErr("Free", "free", g.free)
+	}
 	return nil
 }
 
@@ -361,7 +383,7 @@ func park(reqs []*Request) {
 	}
 	anyDone := func() bool {
 		for _, er := range ers {
-			if er.Done() {
+			if er.Completing() { // not Done: see Completing
 				return true
 			}
 		}

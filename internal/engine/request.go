@@ -107,6 +107,15 @@ func (r *Request) Reset() {
 // Done reports whether r has completed. It never blocks.
 func (r *Request) Done() bool { return r.fin.Load() != 0 }
 
+// Completing reports whether r's result is in, though its completer may
+// still be finishing (Done may still report false for a moment). A
+// goroutine parked on a Waiter registered with SetWaiter must stop
+// parking when it sees this: the completer loads the waiter right after
+// it stores the result, and only then marks r Done, so a parker that
+// registered too late for the wake-up and checked Done in between would
+// park for good.
+func (r *Request) Completing() bool { return r.done.Load() != 0 }
+
 // Status returns r's status. It is meaningful only once Done reports true.
 func (r *Request) Status() Status { return r.status }
 
