@@ -210,16 +210,18 @@ func (c *Comm) sendShm(buf []byte, sig uint64, dest, tag int) (err error, ok boo
 	return c.p.shmTo[to].SendEager(to, c.ctx, int32(c.rank), int32(tag), sig, buf), true
 }
 
-// bsend copies buf into the attached buffer and sends it from there. The
-// returned request completes when the data has been copied.
+// bsend copies buf into the attached buffer and sends it from there.
 func (c *Comm) bsend(op string, buf []byte, sig uint64, dest, tag int) error {
-	return c.bsendMsg(op, msg{b: buf}, sig, dest, tag)
+	_, err := c.bsendMsg(op, msg{b: buf}, sig, dest, tag, false)
+	return err
 }
 
-// bsendMsg packs m into the attached buffer and sends it from there.
-func (c *Comm) bsendMsg(op string, m msg, sig uint64, dest, tag int) error {
+// bsendMsg packs m into the attached buffer and sends it from there. It
+// returns the engine's request of that send (nil for ProcNull), which
+// Cancel may still withdraw.
+func (c *Comm) bsendMsg(op string, m msg, sig uint64, dest, tag int, cancellable bool) (*engine.Request, error) {
 	if dest == ProcNull {
-		return nil
+		return nil, nil
 	}
 	n := len(m.b)
 	if m.lay != nil {
@@ -227,16 +229,16 @@ func (c *Comm) bsendMsg(op string, m msg, sig uint64, dest, tag int) error {
 	}
 	data, release, err := c.p.bsend.Alloc(n)
 	if err != nil {
-		return c.handle(c.errorf(op, ErrBuffer, at("dest", dest, tag), "%v (%d bytes + %d overhead)", err, n, BsendOverhead))
+		return nil, c.handle(c.errorf(op, ErrBuffer, at("dest", dest, tag), "%v (%d bytes + %d overhead)", err, n, BsendOverhead))
 	}
 	if m.lay != nil {
 		m.lay.Pack(data, 0)
 	} else {
 		copy(data, m.b)
 	}
-	er := &engine.Request{OnDone: func(*engine.Request) { release() }}
+	er := &engine.Request{OnDone: func(*engine.Request) { release() }, Cancellable: cancellable}
 	c.startSend(er, data, sig, dest, tag, engine.Standard)
-	return nil
+	return er, nil
 }
 
 // BsendOverhead is the space each buffered send takes in the attached
@@ -311,7 +313,8 @@ func (c *Comm) Bsend(buf []byte, count int, dt *Datatype, dest, tag int) error {
 	if err != nil {
 		return err
 	}
-	return c.bsendMsg("Bsend", m, dt.sig, dest, tag)
+	_, err = c.bsendMsg("Bsend", m, dt.sig, dest, tag, false)
+	return err
 }
 
 // isend validates and starts a low-level non-blocking send.
@@ -328,6 +331,7 @@ func (c *Comm) isend(op string, buf []byte, count int, dt *Datatype, dest, tag i
 	}
 	r := c.newRequest(op, at("dest", dest, tag))
 	r.er.Layout = m.lay
+	r.er.Cancellable = true
 	c.startSend(r.er, m.b, dt.sig, dest, tag, mode)
 	return r, nil
 }
@@ -350,12 +354,24 @@ func (c *Comm) Irsend(buf []byte, count int, dt *Datatype, dest, tag int) (*Requ
 }
 
 // Ibsend starts a buffered send (MPI_Ibsend); the request is complete as
-// soon as the data is in the attached buffer, which is before Ibsend returns.
+// soon as the data is in the attached buffer, which is before Ibsend
+// returns. Cancel may still withdraw the message while its receiver has
+// not matched it.
 func (c *Comm) Ibsend(buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
-	if err := c.Bsend(buf, count, dt, dest, tag); err != nil {
+	if err := c.checkDest("Ibsend", dest, tag); err != nil {
 		return nil, err
 	}
-	return c.nullRequest("Ibsend", Status{}), nil
+	m, err := c.checkBuf("Ibsend", at("dest", dest, tag), buf, count, dt)
+	if err != nil {
+		return nil, err
+	}
+	er, err := c.bsendMsg("Ibsend", m, dt.sig, dest, tag, true)
+	if err != nil {
+		return nil, err
+	}
+	r := c.nullRequest("Ibsend", Status{})
+	r.at, r.bsend = at("dest", dest, tag), er
+	return r, nil
 }
 
 // lowRecvBuf validates a low-level receive and returns its memory.
@@ -446,14 +462,15 @@ func (c *Comm) sendInit(op string, buf []byte, count int, dt *Datatype, dest, ta
 			return nil
 		}
 		if buffered {
-			err := c.bsendMsg(op, m, sig, dest, tag)
+			er, err := c.bsendMsg(op, m, sig, dest, tag, true)
 			r.mu.Lock()
-			r.er, r.finished, r.err = nil, true, err
+			r.er, r.finished, r.err, r.bsend = nil, true, err, er
 			r.mu.Unlock()
 			return err
 		}
 		er := r.activate()
 		er.Layout = m.lay
+		er.Cancellable = true
 		c.startSend(er, m.b, sig, dest, tag, mode)
 		return nil
 	}

@@ -587,7 +587,7 @@ func TestPersistent(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if st, err := r.Wait(); err != nil || st.Source != 0 { // inactive: returns at once
+		if st, err := r.Wait(); err != nil || st.Source != mpi.AnySource { // inactive: returns at once
 			return fmt.Errorf("Wait on inactive request: %+v %v", st, err)
 		}
 		for it := 0; it < 20; it++ {

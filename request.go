@@ -29,8 +29,18 @@ type Request struct {
 	tname      string    // how the caller wrote it
 	freed      bool
 	finished   bool
-	st         Status
-	err        error
+	// live: r has an operation whose result Wait or Test has not returned
+	// yet; from creation (or Start, for a persistent request) until then.
+	// A request that is not live is inactive: WaitAny and friends ignore
+	// it, and a persistent one waits with the empty status.
+	live bool
+	// bsend is, for a buffered send (Ibsend, BsendInit), the engine's
+	// send from the attached buffer: the request itself completes at once,
+	// but Cancel may still withdraw that send.
+	bsend *engine.Request
+	g     *grequest // a generalized request (GrequestStart)
+	st    Status
+	err   error
 }
 
 // Waiter is anything WaitAll can wait for: a *Request or a *Pending[T].
@@ -42,18 +52,31 @@ func (r *Request) request() *Request { return r }
 
 // newRequest returns a request for op with an engine request ready to fill.
 func (c *Comm) newRequest(op string, l loc) *Request {
-	r := &Request{c: c, op: op, at: l}
+	r := &Request{c: c, op: op, at: l, live: true}
 	r.er = &r.e
 	return r
 }
 
 // nullRequest is a request that is already complete with st (ProcNull).
 func (c *Comm) nullRequest(op string, st Status) *Request {
-	return &Request{c: c, op: op, finished: true, st: st}
+	return &Request{c: c, op: op, finished: true, st: st, live: true}
 }
+
+// emptyStatus is the status of a wait on an inactive request (MPI-3.1
+// 3.7.3): source AnySource, tag AnyTag, no bytes, not cancelled.
+var emptyStatus = Status{Source: AnySource, Tag: AnyTag}
+
+// EmptyStatus returns the status that Wait and Test report for an
+// inactive persistent request, and WaitAny for a list with no active
+// request: Source AnySource, Tag AnyTag, Count 0, not cancelled.
+func EmptyStatus() Status { return emptyStatus }
 
 // complete turns the engine's status into r's result. r.mu is held.
 func (r *Request) complete() {
+	if r.g != nil {
+		r.completeG()
+		return
+	}
 	est := r.er.Status()
 	r.st = statusOf(est, r.elem)
 	if r.t != nil {
@@ -91,7 +114,10 @@ func (c *Comm) statusErr(op string, l loc, st engine.Status) error {
 }
 
 // Wait blocks until r completes and returns its status (MPI_Wait). A
-// persistent request becomes inactive and may be started again.
+// persistent request becomes inactive and may be started again; waiting
+// on an inactive persistent request (never started, or already waited
+// for) returns at once with the empty status (EmptyStatus). Waiting again
+// on a completed non-persistent request returns the same result.
 func (r *Request) Wait() (Status, error) {
 	if r == nil {
 		return Status{}, fmt.Errorf("mpi: Wait: %w: nil request", ErrRequest)
@@ -101,19 +127,32 @@ func (r *Request) Wait() (Status, error) {
 		r.mu.Unlock()
 		return Status{}, fmt.Errorf("mpi: Wait: %w: request has been freed", ErrRequest)
 	}
+	if !r.live && r.persistent {
+		r.mu.Unlock()
+		return emptyStatus, nil
+	}
 	er := r.er
 	if er == nil || r.finished {
-		st, err := r.st, r.err
+		r.live = false
+		st, err := r.st, r.retire(r.err)
 		r.mu.Unlock()
 		return st, err
 	}
-	r.mu.Unlock()
-	er.Wait()
-	r.mu.Lock()
+	for {
+		r.mu.Unlock()
+		er.Wait()
+		r.mu.Lock()
+		// A Cancel may have reopened a completed eager send meanwhile:
+		// then wait for the receiver's answer.
+		if r.er != er || r.finished || er.Done() {
+			break
+		}
+	}
 	if r.er == er && !r.finished {
 		r.complete()
 	}
-	st, err := r.st, r.err
+	r.live = false
+	st, err := r.st, r.retire(r.err)
 	r.mu.Unlock()
 	return st, r.c.handle(err)
 }
@@ -129,39 +168,58 @@ func (r *Request) Test() (bool, Status, error) {
 	if r.freed {
 		return false, Status{}, fmt.Errorf("mpi: Test: %w: request has been freed", ErrRequest)
 	}
+	if !r.live && r.persistent {
+		return true, emptyStatus, nil
+	}
 	if r.er == nil || r.finished {
-		return true, r.st, r.err
+		r.live = false
+		return true, r.st, r.retire(r.err)
 	}
 	if !r.er.Done() {
 		return false, Status{}, nil
 	}
 	r.complete()
-	return true, r.st, r.c.handle(r.err)
+	r.live = false
+	return true, r.st, r.c.handle(r.retire(r.err))
 }
 
 // done reports whether Wait would return at once.
 func (r *Request) done() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.freed || r.er == nil || r.finished || r.er.Done()
+	return r.freed || !r.live || r.er == nil || r.finished || r.er.Done()
 }
 
 // active reports whether r has an operation in flight or finished but not
-// yet waited for; inactive persistent and null requests are ignored by
-// WaitAny and friends.
+// yet waited for; inactive persistent requests, requests already waited
+// for and nil ones are ignored by WaitAny and friends.
 func (r *Request) active() bool {
 	if r == nil {
 		return false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return !r.freed && r.er != nil && !r.finished
+	return !r.freed && r.live
 }
 
-// Cancel asks for r to be cancelled (MPI_Cancel). A receive that has not
-// matched is withdrawn; a send is withdrawn if its receiver has not matched
-// it yet (rendezvous and synchronous sends). Cancel does not wait: Wait for
-// r and check Status.Cancelled to learn whether it worked.
+// Cancel asks for r to be cancelled (MPI_Cancel). Cancel does not wait:
+// Wait for r (or Test it) and check Status.Cancelled to learn whether it
+// worked; exactly one of the two happens: the operation is cancelled and
+// has no effect, or it completes as if Cancel had not been called.
+//
+//   - A receive is cancelled if it has not matched a message yet.
+//   - A send is cancelled if its receiver has not matched the message yet:
+//     Cancel asks the receiver's rank to remove the message from the
+//     messages it holds unmatched, and that rank answers whether it did;
+//     the request completes when the answer arrives. This holds for every
+//     non-blocking send (Isend, Issend, Irsend, Ibsend, typed Isend) and
+//     for started persistent sends, small and large: a small (eager)
+//     send, complete as soon as it has left, becomes incomplete again
+//     until the answer. A buffered send's room in the attached buffer is
+//     released when its message is cancelled.
+//
+// Cancelling a request that is complete and waited for, inactive, or
+// already cancelled does nothing.
 func (r *Request) Cancel() error {
 	if r == nil {
 		return fmt.Errorf("mpi: Cancel: %w: nil request", ErrRequest)
@@ -172,17 +230,39 @@ func (r *Request) Cancel() error {
 		return fmt.Errorf("mpi: Cancel: %w: request has been freed", ErrRequest)
 	}
 	er := r.er
-	r.mu.Unlock()
-	if er == nil || er.Done() {
+	if !r.live || r.c == nil || r.c.p == nil {
+		r.mu.Unlock()
 		return nil
 	}
+	if g := r.g; g != nil {
+		complete := g.completed
+		r.mu.Unlock()
+		if g.cancel == nil {
+			return nil
+		}
+		return r.grequestErr("Cancel", "cancel", func() error { return g.cancel(complete) })
+	}
 	p := r.c.p
-	if er.Op == engine.OpRecv {
-		p.eng.CancelRecv(er)
+	if er != nil && er.Op == engine.OpRecv {
+		r.mu.Unlock()
+		if !er.Done() {
+			p.eng.CancelRecv(er)
+		}
+		return nil
+	}
+	if er == nil || r.finished {
+		er = r.bsend // a buffered send: the send from the attached buffer
+	}
+	if er == nil || er.Op != engine.OpSend {
+		r.mu.Unlock()
 		return nil
 	}
 	var out engine.Outbox
-	p.eng.CancelSend(er, &out)
+	if p.eng.CancelSend(er, &out) && r.er != er {
+		// The buffered send's request now completes with the answer.
+		r.er, r.finished = er, false
+	}
+	r.mu.Unlock()
 	p.exec(&out)
 	return nil
 }
@@ -195,11 +275,20 @@ func (r *Request) Free() error {
 		return fmt.Errorf("mpi: Free: %w: nil request", ErrRequest)
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.freed {
+		r.mu.Unlock()
 		return fmt.Errorf("mpi: Free: %w: request has been freed already", ErrRequest)
 	}
 	r.freed = true
+	g := r.g
+	free := g != nil && g.completed && !g.freedFn // else GrequestComplete frees
+	if free {
+		g.freedFn = true
+	}
+	r.mu.Unlock()
+	if free {
+		return r.grequestErr("Free", "free", g.free)
+	}
 	return nil
 }
 
@@ -214,14 +303,21 @@ func (r *Request) Start() error {
 		r.mu.Unlock()
 		return r.c.handle(r.c.errorf("Start", ErrRequest, r.at, "not a persistent request (or freed)"))
 	}
-	if r.er != nil && !r.finished {
+	if r.live {
 		r.mu.Unlock()
 		return r.c.handle(r.c.errorf("Start", ErrRequest, r.at, "request is already active"))
 	}
 	r.finished = false
 	r.st, r.err = Status{}, nil
+	r.live = true
 	r.mu.Unlock()
-	return r.start(r)
+	err := r.start(r)
+	if err != nil {
+		r.mu.Lock()
+		r.live = false
+		r.mu.Unlock()
+	}
+	return err
 }
 
 // StartAll starts every request in reqs (MPI_Startall).
@@ -264,6 +360,7 @@ func WaitAllStatus(reqs []*Request) ([]Status, error) {
 	for i := len(reqs) - 1; i >= 0; i-- { // last first, as WaitAll does
 		r := reqs[i]
 		if r == nil {
+			sts[i] = emptyStatus
 			continue
 		}
 		st, err := r.Wait()
@@ -284,13 +381,15 @@ func park(reqs []*Request) {
 	for _, r := range reqs {
 		if r.active() {
 			r.mu.Lock()
-			ers = append(ers, r.er)
+			if r.er != nil {
+				ers = append(ers, r.er)
+			}
 			r.mu.Unlock()
 		}
 	}
 	anyDone := func() bool {
 		for _, er := range ers {
-			if er.Done() {
+			if er.Completing() { // not Done: see Completing
 				return true
 			}
 		}
@@ -313,8 +412,9 @@ func park(reqs []*Request) {
 }
 
 // WaitAny waits until one of the active requests completes and returns its
-// index and status (MPI_Waitany). If no request is active, it returns
-// Undefined at once.
+// index and status (MPI_Waitany). Nil and inactive requests (persistent
+// ones not started, requests already waited for) are ignored; if no
+// request is active, it returns Undefined and the empty status at once.
 func WaitAny(reqs []*Request) (int, Status, error) {
 	for {
 		idx, ok, st, err := TestAny(reqs)
@@ -340,7 +440,7 @@ func TestAny(reqs []*Request) (int, bool, Status, error) {
 		}
 	}
 	if !any {
-		return Undefined, true, Status{}, nil
+		return Undefined, true, emptyStatus, nil
 	}
 	return Undefined, false, Status{}, nil
 }

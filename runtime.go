@@ -37,6 +37,10 @@ type job struct {
 
 	// exit ends the process; tests replace it.
 	exit func(code int)
+	// local: the job is Run's goroutine ranks. An internal error then
+	// fails the job without exiting: Run returns it (intern).
+	local  bool
+	intern atomic.Pointer[error]
 
 	closers []func() error // transports to close when the job ends
 }
@@ -126,9 +130,24 @@ func sendFilled(p *proc, it *engine.Item) error {
 func (p *proc) deliver(f wire.Frame) {
 	var out engine.Outbox
 	if err := p.eng.Deliver(&f, &out); err != nil {
-		p.job.abort(p.rank, 1, fmt.Errorf("%w: rank %d: %w", ErrIntern, p.rank, err))
+		p.internal(err)
 	}
 	p.exec(&out)
+}
+
+// internal takes the job down after the engine reported a protocol error
+// (a frame it cannot make sense of). A process started by a launcher
+// exits, so that the launcher ends the job; goroutine ranks under Run
+// only fail, and Run returns the error: a library call never exits the
+// caller's process.
+func (p *proc) internal(err error) {
+	err = fmt.Errorf("%w: rank %d: %w", ErrIntern, p.rank, err)
+	if p.job.local {
+		p.job.intern.CompareAndSwap(nil, &err)
+		p.job.abort(p.rank, 0, err)
+		return
+	}
+	p.job.abort(p.rank, 1, err)
 }
 
 // replies queues the frames that deliveries from a transport's own
@@ -206,7 +225,7 @@ func (p *proc) peerFailed(peer int, err error) {
 func (p *proc) deliverQueued(f wire.Frame) {
 	var out engine.Outbox
 	if err := p.eng.Deliver(&f, &out); err != nil {
-		p.job.abort(p.rank, 1, fmt.Errorf("%w: rank %d: %w", ErrIntern, p.rank, err))
+		p.internal(err)
 	}
 	if n := out.Len(); n > 0 {
 		q := p.q
@@ -316,7 +335,7 @@ func DefaultConfig() Config {
 
 // newLocalJob builds n goroutine ranks connected by the transport cfg names.
 func newLocalJob(n int, cfg Config) (*job, error) {
-	j := &job{size: n, procs: make([]*proc, n), exit: os.Exit}
+	j := &job{size: n, procs: make([]*proc, n), exit: os.Exit, local: true}
 	ecfg := engine.DefaultConfig()
 	ecfg.EagerLimit = cfg.EagerLimit
 	var fab *inproc.Fabric
@@ -518,6 +537,10 @@ func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 		if err != nil {
 			all = append(all, &RankError{Rank: r, Err: err})
 		}
+	}
+	if ip := j.intern.Load(); ip != nil && len(all) == 0 {
+		// Every rank had returned when the error came.
+		all = append(all, *ip)
 	}
 	return errors.Join(all...)
 }

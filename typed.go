@@ -330,6 +330,7 @@ func isendT[T any](c *Comm, op string, v T, dest, tag int, mode engine.Mode) (*R
 		return nil, c.typeErr(op, at("dest", dest, tag), err)
 	}
 	r := c.newRequest(op, at("dest", dest, tag))
+	r.er.Cancellable = true
 	c.startSend(r.er, b, t.sig, dest, tag, mode)
 	return r, nil
 }

@@ -192,8 +192,11 @@ type Engine struct {
 	unexpHead, unexpTail   *inbound
 
 	nextID uint64
-	sends  map[uint64]*Request // sends waiting for CTS, Fin, Ack or CancelAck
-	recvs  map[uint64]*Request // rendezvous receives waiting for Data
+	// eagerSeq numbers cancellable eager sends (their ids have eagerID
+	// set, so they never collide with nextID's).
+	eagerSeq atomic.Uint64
+	sends    map[uint64]*Request // sends waiting for CTS, Fin, Ack or CancelAck
+	recvs    map[uint64]*Request // rendezvous receives waiting for Data
 
 	probes []*Waiter // blocked probes, woken by the next unexpected arrival
 
@@ -205,6 +208,8 @@ type Engine struct {
 
 	dead    error // set by Abort: every operation fails with it
 	aborted atomic.Bool
+
+	dropped int // late protocol frames dropped (see late)
 
 	local localPools // free queue entries and buffers, under mu
 }
@@ -266,6 +271,11 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 	}
 	if eager {
 		f.Kind = wire.Eager
+		if r.Cancellable && r.Mode != Synchronous {
+			// Named, so that CancelSend can ask the receiver for it.
+			r.id = eagerID | e.eagerSeq.Add(1)
+			f.SendID = r.id
+		}
 		if r.Layout != nil {
 			it.Fill, it.FillLen = r.Layout, n
 		} else {
@@ -575,6 +585,9 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 	case wire.CTS:
 		r := e.sends[f.SendID]
 		if r == nil {
+			if e.late(f) {
+				return nil
+			}
 			return fmt.Errorf("%w: CTS for unknown send %d from %d", ErrProtocol, f.SendID, f.From)
 		}
 		n := int(f.Size)
@@ -603,6 +616,9 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 	case wire.Data:
 		r := e.recvs[f.RecvID]
 		if r == nil {
+			if e.late(f) {
+				return nil
+			}
 			return fmt.Errorf("%w: data for unknown receive %d from %d", ErrProtocol, f.RecvID, f.From)
 		}
 		off := int(f.Offset)
@@ -622,6 +638,9 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 	case wire.Fin, wire.Ack:
 		r := e.sends[f.SendID]
 		if r == nil {
+			if e.late(f) {
+				return nil
+			}
 			return fmt.Errorf("%w: %v for unknown send %d from %d", ErrProtocol, f.Kind, f.SendID, f.From)
 		}
 		delete(e.sends, f.SendID)
@@ -641,6 +660,16 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 		it.F = wire.Frame{Header: wire.Header{Kind: wire.CancelAck, Flags: flags, Context: f.Context, SendID: f.SendID}, From: e.rank, To: f.From}
 	case wire.CancelAck:
 		r := e.sends[f.SendID]
+		if r != nil && f.SendID&eagerID != 0 {
+			// An eager send reopened by CancelSend: this is its answer.
+			delete(e.sends, f.SendID)
+			if f.Flags&wire.FlagCancelled != 0 {
+				r.complete(Status{Source: r.Peer, Tag: r.Tag, Cancelled: true})
+			} else {
+				r.complete(Status{})
+			}
+			return nil
+		}
 		if r == nil || f.Flags&wire.FlagCancelled == 0 {
 			// Too late: the send matched and completes (or completed) normally.
 			return nil
@@ -651,6 +680,28 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 		return fmt.Errorf("%w: unexpected %v frame from %d", ErrProtocol, f.Kind, f.From)
 	}
 	return nil
+}
+
+// late reports whether f, an answer for a request this engine does not
+// know, is a late frame for a request that was failed: by Abort (the job
+// is going down; the peer answered before it learned so) or by FailAll
+// for f's sender. Such a frame is dropped and counted (Dropped), not a
+// protocol error: the request it was meant for has already completed
+// with the failure. e.mu is held.
+func (e *Engine) late(f *wire.Frame) bool {
+	if e.dead == nil && e.lost[f.From] == nil {
+		return false
+	}
+	e.dropped++
+	return true
+}
+
+// Dropped returns the number of late frames dropped (see Deliver): answers
+// that arrived for requests already failed by Abort or FailAll.
+func (e *Engine) Dropped() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.dropped
 }
 
 // DataDest returns where the n-byte payload of the Data frame with header
@@ -759,14 +810,39 @@ func (e *Engine) CancelRecv(r *Request) bool {
 	return false
 }
 
-// CancelSend asks the receiver to withdraw the send r if it has not matched
-// yet. Only sends still waiting for their peer (rendezvous and synchronous
-// sends) can be cancelled; the answer arrives as a CancelAck, after which r
-// completes either cancelled or normally. It reports whether a request was sent.
+// eagerID marks the ids of cancellable eager sends (Request.Cancellable).
+const eagerID = 1 << 63
+
+// CancelSend asks the receiver to withdraw the send r if it has not
+// matched it yet, and reports whether it sent the request (a CancelReq
+// frame). The receiver looks for the message among its unexpected ones,
+// removes it if it is there, and answers with a CancelAck saying whether
+// it did; r then completes cancelled (Status.Cancelled) or normally.
+//
+// Sends still waiting for their peer (rendezvous and synchronous sends)
+// can be cancelled until they complete. So can an eager send whose
+// request was Cancellable, even though it completed when its frame left:
+// the message may still sit in the receiver's unexpected queue, named by
+// the id its frame carries. CancelSend then reopens r (it is no longer
+// Done, and its OnDone, which already ran, is dropped) until the
+// CancelAck arrives. A send that completed with an error, was cancelled
+// already or has no id (not cancellable) is refused.
 func (e *Engine) CancelSend(r *Request, out *Outbox) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if r.id == 0 || e.sends[r.id] != r || r.cancel {
+	if r.id == 0 || r.cancel || e.dead != nil {
+		return false
+	}
+	if r.id&eagerID != 0 {
+		if !r.Done() || r.status.Err != nil || r.status.Cancelled {
+			return false
+		}
+		r.OnDone = nil
+		r.status = Status{}
+		r.done.Store(0)
+		r.fin.Store(0)
+		e.sends[r.id] = r
+	} else if e.sends[r.id] != r {
 		return false
 	}
 	r.cancel = true

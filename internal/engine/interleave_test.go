@@ -104,6 +104,7 @@ type msgCase struct {
 	alloc            bool // receive with a nil buffer and an Alloc function
 	sendSig, recvSig uint64
 	cancel           bool // the schedule includes a CancelSend
+	cancellable      bool // the send is Cancellable (an Isend)
 	self             bool // sender and receiver are the same rank
 }
 
@@ -127,7 +128,7 @@ func newMsgRun(t testing.TB, c msgCase) *msgRun {
 		m.h = newHarness(t, 2, c.p.cfg())
 		m.dst = 1
 	}
-	m.send = &Request{Mode: c.p.mode, Context: testCtx, Peer: sendSelf, Self: sendSelf, To: m.dst, Tag: testTag, Buf: m.data, Sig: c.sendSig}
+	m.send = &Request{Mode: c.p.mode, Context: testCtx, Peer: sendSelf, Self: sendSelf, To: m.dst, Tag: testTag, Buf: m.data, Sig: c.sendSig, Cancellable: c.cancellable}
 	m.recv = &Request{Context: testCtx, Peer: sendSelf, FromWorld: m.src + 1, Tag: testTag, Sig: c.recvSig}
 	if c.alloc {
 		m.recv.Alloc = func(n int) []byte {
@@ -366,35 +367,43 @@ func TestInterleavingsVariants(t *testing.T) {
 // neither.
 func TestInterleavingsCancel(t *testing.T) {
 	for _, p := range protos {
-		t.Run(p.name, func(t *testing.T) {
-			c := msgCase{p: p, size: p.size(), recvLen: p.size(), cancel: true}
-			cancelled, completed := 0, 0
-			var dfs func(sched []step)
-			dfs = func(sched []step) {
-				m := replayMsg(t, c, sched)
-				next := m.enabled()
-				if len(next) == 0 {
-					m.check(t, sched)
-					if m.send.Status().Cancelled {
-						cancelled++
-					} else {
-						completed++
+		for _, cancellable := range []bool{false, true} {
+			name := p.name
+			if cancellable {
+				name += "/cancellable"
+			}
+			t.Run(name, func(t *testing.T) {
+				c := msgCase{p: p, size: p.size(), recvLen: p.size(), cancel: true, cancellable: cancellable}
+				cancelled, completed := 0, 0
+				var dfs func(sched []step)
+				dfs = func(sched []step) {
+					m := replayMsg(t, c, sched)
+					next := m.enabled()
+					if len(next) == 0 {
+						m.check(t, sched)
+						if m.send.Status().Cancelled {
+							cancelled++
+						} else {
+							completed++
+						}
+						return
 					}
-					return
+					for _, ev := range next {
+						dfs(append(sched[:len(sched):len(sched)], ev))
+					}
 				}
-				for _, ev := range next {
-					dfs(append(sched[:len(sched):len(sched)], ev))
+				dfs(nil)
+				t.Logf("%d schedules cancelled, %d completed", cancelled, completed)
+				// An eager send that is not Cancellable (a blocking send)
+				// cannot be cancelled; every other one can, until matched.
+				if (p.waits() || cancellable) && (cancelled == 0 || completed == 0) {
+					t.Errorf("%d schedules cancelled, %d completed: want some of each", cancelled, completed)
 				}
-			}
-			dfs(nil)
-			t.Logf("%d schedules cancelled, %d completed", cancelled, completed)
-			if p.waits() && (cancelled == 0 || completed == 0) {
-				t.Errorf("%d schedules cancelled, %d completed: want some of each", cancelled, completed)
-			}
-			if !p.waits() && cancelled != 0 {
-				t.Errorf("an eager standard send was cancelled")
-			}
-		})
+				if !p.waits() && !cancellable && cancelled != 0 {
+					t.Errorf("an eager standard send was cancelled")
+				}
+			})
+		}
 	}
 }
 

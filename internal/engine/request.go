@@ -71,6 +71,12 @@ type Request struct {
 	// OnDone, if set, is called once r has completed, on whichever
 	// goroutine completed it; it must not block.
 	OnDone func(r *Request)
+	// Cancellable asks that an eager standard or ready send can still be
+	// cancelled after it completed locally (Engine.CancelSend): its frame
+	// then carries an id, which costs one atomic increment. Requests the
+	// user can cancel (Isend, Ibsend, persistent sends) set it; blocking
+	// sends and collectives do not.
+	Cancellable bool
 	// W, if set, is the Waiter Wait parks on; otherwise one is borrowed
 	// from a pool. Pooled requests keep their own to save the borrowing.
 	W *Waiter
@@ -100,6 +106,15 @@ func (r *Request) Reset() {
 
 // Done reports whether r has completed. It never blocks.
 func (r *Request) Done() bool { return r.fin.Load() != 0 }
+
+// Completing reports whether r's result is in, though its completer may
+// still be finishing (Done may still report false for a moment). A
+// goroutine parked on a Waiter registered with SetWaiter must stop
+// parking when it sees this: the completer loads the waiter right after
+// it stores the result, and only then marks r Done, so a parker that
+// registered too late for the wake-up and checked Done in between would
+// park for good.
+func (r *Request) Completing() bool { return r.done.Load() != 0 }
 
 // Status returns r's status. It is meaningful only once Done reports true.
 func (r *Request) Status() Status { return r.status }

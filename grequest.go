@@ -1,0 +1,198 @@
+package mpi
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/mpigo/mpi/internal/engine"
+)
+
+// grequest is the state of a generalized request (GrequestStart).
+type grequest struct {
+	query  func(st *Status) error
+	free   func() error
+	cancel func(complete bool) error
+
+	completed bool // GrequestComplete has been called
+	freedFn   bool // free has been called
+}
+
+// GrequestStart starts a generalized request (MPI_Grequest_start): an
+// operation that the program carries out itself, on its own goroutines,
+// and that it declares done with GrequestComplete. The request works
+// like any other: Wait, Test, GetStatus, Cancel, Free, and WaitAll,
+// WaitAny, WaitSome, TestAll, TestAny and TestSome among other requests.
+// MPI's extra_state is whatever the functions capture.
+//
+//   - query fills in the status that Wait, Test or GetStatus reports once
+//     the request is complete (Source, Tag, SetElements, SetCancelled); it
+//     starts as the empty status. It is called once; its error is what
+//     the wait returns.
+//   - free releases the program's resources once nobody can wait for the
+//     request any more: after query, in the Wait or Test that completes
+//     the request; or, for a request freed with Free, in Free or in
+//     GrequestComplete, whichever comes last. Its error is returned by
+//     that call.
+//   - cancel is called by Cancel while the request is active, with
+//     complete telling whether GrequestComplete has been called already;
+//     its error is returned by Cancel. A cancellation is reported by
+//     query, with SetCancelled.
+//
+// Any of the functions may be nil (nothing to do). The functions run on
+// the goroutine of the call that invokes them, and must not call methods
+// of the request itself. c names the calling rank in errors and supplies
+// the error handler.
+func (c *Comm) GrequestStart(query func(st *Status) error, free func() error, cancel func(complete bool) error) (*Request, error) {
+	if err := c.check("GrequestStart"); err != nil {
+		return nil, err
+	}
+	r := c.newRequest("GrequestStart", loc{})
+	r.g = &grequest{query: query, free: free, cancel: cancel}
+	return r, nil
+}
+
+// GrequestComplete tells that the operation of the generalized request r
+// is complete (MPI_Grequest_complete): a Wait on it returns, and Test
+// reports it done. It is ErrRequest to call it on another kind of request
+// or twice.
+func (r *Request) GrequestComplete() error {
+	if r == nil {
+		return fmt.Errorf("mpi: GrequestComplete: %w: nil request", ErrRequest)
+	}
+	r.mu.Lock()
+	if r.g == nil {
+		r.mu.Unlock()
+		return r.c.handle(r.c.errorf("GrequestComplete", ErrRequest, r.at, "not a generalized request"))
+	}
+	if r.g.completed {
+		r.mu.Unlock()
+		return r.c.handle(r.c.errorf("GrequestComplete", ErrRequest, r.at, "generalized request completed already"))
+	}
+	r.g.completed = true
+	free := r.freed && !r.g.freedFn // freed before it completed: free now
+	if free {
+		r.g.freedFn = true
+	}
+	r.mu.Unlock()
+	r.e.Complete(engine.Status{Source: AnySource, Tag: AnyTag}) // wakes the waiters
+	if free {
+		return r.grequestErr("GrequestComplete", "free", r.g.free)
+	}
+	return nil
+}
+
+// grequestErr calls the user function f (if any) named what on behalf of
+// call op, and wraps its error.
+func (r *Request) grequestErr(op, what string, f func() error) error {
+	if f == nil {
+		return nil
+	}
+	if err := f(); err != nil {
+		return r.c.handle(r.grequestWrap(op, what, err))
+	}
+	return nil
+}
+
+func (r *Request) grequestWrap(op, what string, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return err // already says where
+	}
+	e = r.c.errorf(op, ErrOther, r.at, "generalized request's %s function", what).(*Error)
+	e.Cause = err
+	return e
+}
+
+// completeG is complete for a generalized request: its status comes from
+// query. r.mu is held.
+func (r *Request) completeG() {
+	st := emptyStatus
+	var err error
+	if r.g.query != nil {
+		if qerr := r.g.query(&st); qerr != nil {
+			err = r.grequestWrap(r.op, "query", qerr)
+		}
+	}
+	r.st, r.err = st, err
+	r.finished = true
+}
+
+// retire runs when Wait or Test has returned r's result for good: a
+// generalized request calls its free function then. It returns the
+// result's error joined with free's. r.mu is held.
+func (r *Request) retire(err error) error {
+	if r.g == nil || r.g.freedFn || !r.g.completed {
+		return err
+	}
+	r.g.freedFn = true
+	if r.g.free == nil {
+		return err
+	}
+	if ferr := r.g.free(); ferr != nil {
+		ferr = r.grequestWrap(r.op, "free", ferr)
+		if err == nil {
+			r.err = ferr
+			return ferr
+		}
+		return errors.Join(err, ferr)
+	}
+	return err
+}
+
+// GetStatus reports whether r has completed and if so its status, like
+// Test, but leaves r as it is (MPI_Request_get_status): a request that
+// has completed stays to be waited for, a persistent one stays active,
+// and WaitAny and friends still return it. An inactive persistent
+// request reports true and the empty status.
+func (r *Request) GetStatus() (bool, Status, error) {
+	if r == nil {
+		return false, Status{}, fmt.Errorf("mpi: GetStatus: %w: nil request", ErrRequest)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.freed {
+		return false, Status{}, fmt.Errorf("mpi: GetStatus: %w: request has been freed", ErrRequest)
+	}
+	if !r.live && r.persistent {
+		return true, emptyStatus, nil
+	}
+	if r.er == nil || r.finished {
+		return true, r.st, r.err
+	}
+	if !r.er.Done() {
+		return false, Status{}, nil
+	}
+	r.complete()
+	return true, r.st, r.err
+}
+
+// SetElements makes the status report count basic elements of dt
+// (MPI_Status_set_elements), for the query function of a generalized
+// request: Count reports them in elements of dt, Bytes in bytes. For a
+// derived datatype, count must be a whole number of its elements.
+func (s *Status) SetElements(dt *Datatype, count int) error {
+	if dt == nil || dt.t == nil {
+		return fmt.Errorf("mpi: SetElements: %w: nil datatype", ErrType)
+	}
+	if count < 0 {
+		return fmt.Errorf("mpi: SetElements: %w: negative count %d", ErrCount, count)
+	}
+	per := int(dt.t.NBasic)
+	if per <= 0 || dt.size == 0 {
+		if count != 0 {
+			return fmt.Errorf("mpi: SetElements: %w: %s has no elements", ErrType, dt.name)
+		}
+		s.bytes, s.elem = 0, dt.size
+		return nil
+	}
+	if count%per != 0 {
+		return fmt.Errorf("mpi: SetElements: %w: %d basic elements are not a whole number of %s (%d each)", ErrCount, count, dt.name, per)
+	}
+	s.bytes, s.size, s.elem = count/per*dt.size, count/per*dt.size, dt.size
+	return nil
+}
+
+// SetCancelled records in the status whether the operation was cancelled
+// (MPI_Status_set_cancelled), for the query function of a generalized
+// request.
+func (s *Status) SetCancelled(flag bool) { s.cancelled = flag }
