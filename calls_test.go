@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -412,28 +411,21 @@ func TestPcontrol(t *testing.T) {
 	}
 }
 
-// CallErrHandler with ErrorsAreFatal aborts the job, naming the error. The
-// job runs in a child process, since it must exit.
+// CallErrHandler with ErrorsAreFatal aborts the job, naming the error:
+// Run returns it and the other rank's call fails.
 func TestCallErrHandlerFatal(t *testing.T) {
-	if os.Getenv("MPIGO_TEST_CALL_FATAL") == "1" {
-		_ = mpi.Run(2, func(world *mpi.Comm) error {
-			world.SetErrHandler(mpi.ErrorsAreFatal)
-			if world.Rank() == 0 {
-				return world.CallErrHandler(mpi.AddErrorClass("checksum mismatch in layer 3"))
-			}
-			_, _, err := mpi.Recv[int](world, 0, 0)
-			return err
-		})
-		os.Exit(0)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCallErrHandlerFatal$")
-	cmd.Env = append(os.Environ(), "MPIGO_TEST_CALL_FATAL=1")
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-		t.Fatalf("child exited with %v, want exit status 1; output:\n%s", err, out)
-	}
-	if !strings.Contains(string(out), "checksum mismatch in layer 3") {
-		t.Errorf("output does not name the error:\n%s", out)
+	err := mpi.Run(2, func(world *mpi.Comm) error {
+		world.SetErrHandler(mpi.ErrorsAreFatal)
+		if world.Rank() == 0 {
+			return world.CallErrHandler(mpi.AddErrorClass("checksum mismatch in layer 3"))
+		}
+		_, _, err := mpi.Recv[int](world, 0, 0)
+		if !errors.Is(err, mpi.ErrProcFailed) {
+			return fmt.Errorf("rank 1's Recv: %v, want ErrProcFailed", err)
+		}
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "checksum mismatch in layer 3") {
+		t.Fatalf("Run returned %v", err)
 	}
 }

@@ -1,7 +1,9 @@
 package mpi_test
 
 import (
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/mpigo/mpi"
 )
@@ -255,4 +257,23 @@ func ExampleDimsCreate() {
 	// Output:
 	// [4 3] <nil>
 	// [2 3 2] <nil>
+}
+
+// Abort stops every rank of the job. Under Run the job's ranks are
+// stopped and Run returns the reason; under a launcher the processes exit
+// with the code.
+func ExampleAbort() {
+	err := mpi.Run(2, func(world *mpi.Comm) error {
+		if world.Rank() == 1 {
+			if _, err := os.Stat("/no/such/input"); err != nil {
+				mpi.Abort(world, 3)
+			}
+		}
+		_, _, err := mpi.Recv[int](world, 1, 0) // never satisfied: Abort ends it
+		return err
+	})
+	var e *mpi.Error
+	code, _ := mpi.ExitCode(err)
+	fmt.Println(errors.As(err, &e), errors.Is(err, mpi.ErrOther), code)
+	// Output: true true 3
 }

@@ -3,8 +3,6 @@ package mpi_test
 import (
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
@@ -49,29 +47,23 @@ func TestRankPanicAbortsJob(t *testing.T) {
 	}
 }
 
-// ErrorsAreFatal ends the process with a message naming the error. The
-// job runs in a child process, since it must exit.
+// ErrorsAreFatal aborts the job: under Run (which never exits the
+// process) every rank's calls fail and Run returns the error that caused
+// it, naming it; under a launcher the process exits (cmd/mpigo tests).
 func TestErrorsAreFatal(t *testing.T) {
-	if os.Getenv("MPIGO_TEST_FATAL") == "1" {
-		mpi.Run(2, func(world *mpi.Comm) error {
-			world.SetErrHandler(mpi.ErrorsAreFatal)
-			if world.Rank() == 0 {
-				return mpi.Send(world, 1, 9, 0) // no rank 9
-			}
-			_, _, err := mpi.Recv[int](world, 0, 0)
-			return err
-		})
-		os.Exit(0)
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestErrorsAreFatal$")
-	cmd.Env = append(os.Environ(), "MPIGO_TEST_FATAL=1")
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-		t.Fatalf("child exited with %v, want exit status 1; output:\n%s", err, out)
-	}
-	if !strings.Contains(string(out), "rank 0 aborted the job") || !strings.Contains(string(out), "dest 9") {
-		t.Errorf("output does not explain the failure:\n%s", out)
+	err := mpi.Run(2, func(world *mpi.Comm) error {
+		world.SetErrHandler(mpi.ErrorsAreFatal)
+		if world.Rank() == 0 {
+			return mpi.Send(world, 1, 9, 0) // no rank 9
+		}
+		_, _, err := mpi.Recv[int](world, 0, 0)
+		if !errors.Is(err, mpi.ErrProcFailed) {
+			return fmt.Errorf("rank 1's Recv: %v, want ErrProcFailed", err)
+		}
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "dest 9") || !errors.Is(err, mpi.ErrRank) {
+		t.Fatalf("Run returned %v", err)
 	}
 }
 

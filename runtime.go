@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -54,10 +55,12 @@ func (j *job) close() {
 // proc is the runtime of one rank: its engine, its transports, and the
 // state MPI keeps per process.
 type proc struct {
-	job  *job
-	rank int // world rank
-	eng  *engine.Engine
-	tr   *transport.Router
+	job *job
+	// aborted is the error of Abort called by this rank of a local job.
+	aborted atomic.Pointer[error]
+	rank    int // world rank
+	eng     *engine.Engine
+	tr      *transport.Router
 	// shmTo is, for each world rank that the router sends to through
 	// shared memory, that transport (else nil): small blocking sends call
 	// it directly (shm.SendEager), without building a frame.
@@ -247,7 +250,7 @@ func (p *proc) deliverQueued(f wire.Frame) {
 func (j *job) abort(rank, code int, cause error) {
 	// The first rank to take the process down is the one that explains
 	// why; ranks that fail because of it wait for the exit.
-	willExit := code != 0 && j.exit != nil
+	willExit := code != 0 && j.exit != nil && !j.local
 	j.exitMu.Lock()
 	if j.exiting {
 		j.exitMu.Unlock()
@@ -528,6 +531,11 @@ func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 		wg.Add(1)
 		go func(p *proc) {
 			defer wg.Done()
+			defer func() { // also after Abort's runtime.Goexit
+				if ap := p.aborted.Load(); ap != nil {
+					errs[p.rank] = *ap
+				}
+			}()
 			errs[p.rank] = runRank(p, f)
 		}(j.procs[r])
 	}
@@ -604,6 +612,9 @@ func runRank(p *proc, f func(*Comm) error) (err error) {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("panic: %v\n%s", v, debug.Stack())
 		}
+		if ap := p.aborted.Load(); ap != nil && err == nil {
+			return // this goroutine called Abort (runtime.Goexit): the job is already down
+		}
 		if err != nil {
 			// Errors caused by another rank's failure are not new failures.
 			if fp := p.job.failure.Load(); fp == nil || !errors.Is(err, ErrProcFailed) {
@@ -664,6 +675,10 @@ func Main(f func(world *Comm) error) {
 		os.Exit(2)
 	}
 	if err := Run(n, f); err != nil {
+		if code, ok := ExitCode(err); ok {
+			fmt.Fprintf(stderr, "mpigo: job aborted:\n%v\n", primaryErrors(err))
+			os.Exit(code)
+		}
 		fmt.Fprintf(stderr, "mpigo: job failed:\n%v\n", primaryErrors(err))
 		if !np && errors.Is(err, ErrRank) {
 			prog, gorun := os.Args[0], strings.Contains(os.Args[0], "go-build")
@@ -693,11 +708,41 @@ func singletonRanks() (n int, np bool, err error) {
 	return v, true, nil
 }
 
-// Abort ends the whole job: the process exits with code after every rank's
-// pending calls have been failed (MPI_Abort).
+// Abort ends the whole job (MPI_Abort): every rank's pending and later
+// calls fail. Under a launcher the process exits with code (the launcher
+// then stops the other processes). Under Run, which never exits the
+// process, the calling goroutine stops as if its function had returned,
+// and Run returns an *Error of class ErrOther saying that the rank called
+// Abort with code; ExitCode reads the code from it. Abort does not return
+// to its caller. A nil communicator does nothing.
 func Abort(c *Comm, code int) {
+	if c == nil || c.p == nil {
+		return
+	}
 	if code == 0 {
 		code = 1
 	}
-	c.p.job.abort(c.p.rank, code, fmt.Errorf("Abort called with code %d on %s", code, c.Name()))
+	j := c.p.job
+	e := c.errorf("Abort", ErrOther, loc{}, "Abort called with code %d", code)
+	e.(*Error).Cause = abortCode(code)
+	j.abort(c.p.rank, code, e)
+	if j.local {
+		c.p.aborted.Store(&e)
+		runtime.Goexit()
+	}
+}
+
+// abortCode is the Cause of the error of a rank that called Abort.
+type abortCode int
+
+func (a abortCode) Error() string { return fmt.Sprintf("exit code %d", int(a)) }
+
+// ExitCode returns the code a rank passed to Abort if err (such as Run's
+// error) says a rank called Abort, and false otherwise.
+func ExitCode(err error) (int, bool) {
+	var a abortCode
+	if errors.As(err, &a) {
+		return int(a), true
+	}
+	return 0, false
 }
