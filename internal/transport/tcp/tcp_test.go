@@ -2,6 +2,8 @@ package tcp
 
 import (
 	"bytes"
+	"crypto/ecdh"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -158,19 +160,9 @@ func TestHandshakeMismatch(t *testing.T) {
 	tests = append(tests, struct {
 		mod  func(hs []byte)
 		want string
-	}{func(hs []byte) { hs[handshakeSize+nonceSize] ^= 1 }, "does not know the job's secret"})
+	}{func(hs []byte) { hs[greetingSize-1] ^= 1 }, "does not know the job's secret"})
 	for _, tt := range tests {
-		nc, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var nonce [nonceSize]byte
-		if _, err := io.ReadFull(nc, nonce[:]); err != nil {
-			t.Fatal(err)
-		}
-		hs := greeting([]byte("s3cret"), nonce[:], 1, 1, make([]byte, nonceSize))
-		tt.mod(hs)
-		nc.Write(hs)
+		nc, _ := fakeGreet(t, addr, []byte("s3cret"), 1, 1, ProtectEncrypt, tt.mod)
 		var fb [wire.HeaderSize]byte // a frame after a refused handshake must not arrive
 		(&wire.Header{Kind: wire.Eager}).Marshal(fb[:], 0)
 		nc.Write(fb[:])
@@ -327,14 +319,8 @@ func TestGarbageFrames(t *testing.T) {
 			return hb[:]
 		}(),
 	} {
-		nc, err := net.Dial("tcp", eps[0].t.Addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var nonce [nonceSize]byte
-		io.ReadFull(nc, nonce[:])
-		nc.Write(greeting([]byte("s3cret"), nonce[:], 9, i+1, make([]byte, nonceSize))) // claims to be rank i+1
-		nc.Write(garbage)
+		nc, s := fakeDial(t, eps[0].t.Addr(), []byte("s3cret"), 9, i+1, ProtectEncrypt) // claims to be rank i+1
+		s.write(nc, garbage, nil)                                                       // sealed: the frame reader sees it
 		waitFor(t, fmt.Sprintf("garbage %d to be refused", i), func() bool {
 			eps[0].mu.Lock()
 			defer eps[0].mu.Unlock()
@@ -409,7 +395,9 @@ func TestImpostorListener(t *testing.T) {
 		nc.Write(make([]byte, nonceSize))
 		g := make([]byte, greetingSize)
 		io.ReadFull(nc, g)
-		nc.Write(make([]byte, macSize)) // a proof made without the secret
+		a := make([]byte, answerSize) // a proof made without the secret
+		a[0] = byte(ProtectEncrypt)
+		nc.Write(a)
 		var fb [wire.HeaderSize]byte
 		(&wire.Header{Kind: wire.Eager}).Marshal(fb[:], 0)
 		nc.Write(fb[:])
@@ -505,4 +493,58 @@ func TestSimultaneousDialKeepsOneConnection(t *testing.T) {
 			ep.mu.Unlock()
 		}
 	}
+}
+
+// fakeGreet dials addr and sends the dialer's greeting by hand, as rank
+// of job with secret, altered by mod if it is not nil. It returns the
+// connection and what the acceptor needs to finish: see fakeDial.
+func fakeGreet(t *testing.T, addr string, secret []byte, job uint64, rank int, mode Protect, mod func([]byte)) (net.Conn, func() (*sealer, *opener, error)) {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	var challenge [nonceSize]byte
+	if _, err := io.ReadFull(nc, challenge[:]); err != nil {
+		t.Fatal(err)
+	}
+	priv, err := ecdh.X25519().GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := greeting(secret, challenge[:], job, rank, mode, make([]byte, nonceSize), priv.PublicKey().Bytes())
+	if mod != nil {
+		mod(g)
+	}
+	if _, err := nc.Write(g); err != nil {
+		t.Fatal(err)
+	}
+	return nc, func() (*sealer, *opener, error) {
+		var a [answerSize]byte
+		if _, err := io.ReadFull(nc, a[:]); err != nil {
+			return nil, nil, err
+		}
+		m, err := checkAnswer(secret, job, 0, challenge[:], g, a[:])
+		if err != nil {
+			return nil, nil, err
+		}
+		shared, err := agree(priv, m.pub)
+		if err != nil {
+			return nil, nil, err
+		}
+		return derive(mode, secret, shared, challenge[:], g, a[:], true)
+	}
+}
+
+// fakeDial completes a handshake by hand with rank 0 at addr as rank of
+// job and returns the connection and the sealer for frames to rank 0.
+func fakeDial(t *testing.T, addr string, secret []byte, job uint64, rank int, mode Protect) (net.Conn, *sealer) {
+	t.Helper()
+	nc, finish := fakeGreet(t, addr, secret, job, rank, mode, nil)
+	s, _, err := finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, s
 }
