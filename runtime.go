@@ -275,6 +275,16 @@ type Config struct {
 	// connections, in bytes (0: the kernel's default, which autotunes).
 	// Environment: MPIGO_TCP_SOCKBUF.
 	TCPSockBuf int
+	// TCPProtect says how tcp connections protect their frames once the
+	// handshake has proved both ends: "auto" (the default: encrypted),
+	// "on" (encrypt: AES-128-GCM, nobody between the ranks can read, alter,
+	// replay, reorder or drop frames unnoticed), "integrity" (frames in the
+	// clear, each checked with a GCM tag) or "off" (for trusted fabrics;
+	// the handshake still proves the job's secret). Every rank of a job
+	// must use the same; docs/security.md has the design and its cost.
+	// Environment: MPIGO_TCP_PROTECT (mpigo run --insecure-fabric sets
+	// "off").
+	TCPProtect string
 	// Transport connects the goroutine ranks of Run: "inproc" (the
 	// default), "tcp", which sends every message over loopback TCP as
 	// separate processes would, or "shm", which sends it through shared
@@ -306,6 +316,7 @@ func DefaultConfig() Config {
 		c.TCPSockBuf = v
 	}
 	c.Transport = os.Getenv("MPIGO_TRANSPORT")
+	c.TCPProtect = os.Getenv("MPIGO_TCP_PROTECT")
 	if v, ok := envInt("MPIGO_RANKS_PER_NODE"); ok && v >= 0 {
 		c.RanksPerNode = v
 	}
@@ -320,6 +331,7 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 	var fab *inproc.Fabric
 	var lns []net.Listener
 	var secret []byte
+	var protect tcp.Protect
 	var shms []*shm.Transport
 	var idb [8]byte
 	rand.Read(idb[:])
@@ -331,6 +343,10 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 		shms = make([]*shm.Transport, n)
 		ecfg.Fetch = shm.Fetch
 	case "tcp":
+		var err error
+		if protect, err = tcp.ParseProtect(cfg.TCPProtect); err != nil {
+			return nil, fmt.Errorf("mpi: %w: %v", ErrArg, err)
+		}
 		secret = make([]byte, 32)
 		rand.Read(secret)
 		for r := 0; r < n; r++ {
@@ -366,7 +382,7 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 			shms[r] = t
 			other = t
 		} else {
-			other = p.startTCP(lns[r], tcp.Config{Size: n, Secret: secret, SockBuf: cfg.TCPSockBuf,
+			other = p.startTCP(lns[r], tcp.Config{Size: n, Secret: secret, SockBuf: cfg.TCPSockBuf, Protect: protect,
 				Addrs: func(peer int) (string, error) { return lns[peer].Addr().String(), nil }})
 		}
 		p.tr = transport.NewRouter(n, func(peer int) transport.Transport {
