@@ -27,6 +27,13 @@ type endpoint struct {
 
 func startJob(t *testing.T, n int, job uint64) []*endpoint {
 	t.Helper()
+	return startJobWith(t, n, job, nil)
+}
+
+// startJobWith is startJob with setup, if not nil, changing each rank's
+// configuration and listener before the rank starts.
+func startJobWith(t *testing.T, n int, job uint64, setup func(r int, cfg *Config, ln *net.Listener)) []*endpoint {
+	t.Helper()
 	eps := make([]*endpoint, n)
 	lns := make([]net.Listener, n)
 	for r := range eps {
@@ -38,7 +45,7 @@ func startJob(t *testing.T, n int, job uint64) []*endpoint {
 	}
 	for r := range eps {
 		ep := &endpoint{got: map[int][]wire.Frame{}}
-		ep.t = New(Config{Rank: r, Size: n, JobID: job, Secret: []byte("s3cret"),
+		cfg := Config{Rank: r, Size: n, JobID: job, Secret: []byte("s3cret"),
 			Addrs: func(peer int) (string, error) { return lns[peer].Addr().String(), nil },
 			Handler: func(f wire.Frame) {
 				f.Payload = append([]byte(nil), f.Payload...)
@@ -50,7 +57,12 @@ func startJob(t *testing.T, n int, job uint64) []*endpoint {
 				ep.mu.Lock()
 				ep.errs = append(ep.errs, fmt.Sprintf("%d: %v", peer, err))
 				ep.mu.Unlock()
-			}}, lns[r])
+			}}
+		ln := lns[r]
+		if setup != nil {
+			setup(r, &cfg, &ln)
+		}
+		ep.t = New(cfg, ln)
 		eps[r] = ep
 	}
 	t.Cleanup(func() {
