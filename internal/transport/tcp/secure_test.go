@@ -554,3 +554,106 @@ func TestIdleFloodAndAcceptErrors(t *testing.T) {
 		}
 	}
 }
+
+// fuzzHandshakeSeeds are a valid greeting and answer made with fixed
+// values, for the fuzz targets and their corpus.
+func fuzzHandshakeSeeds() (secret, challenge, g, a []byte) {
+	secret = []byte("s3cret")
+	challenge = bytes.Repeat([]byte{7}, nonceSize)
+	pub := bytes.Repeat([]byte{9}, pubSize)
+	g = greeting(secret, challenge, 1, 1, ProtectEncrypt, bytes.Repeat([]byte{8}, nonceSize), pub)
+	a = answer(secret, challenge, g, 1, 0, ProtectEncrypt, false, pub)
+	return
+}
+
+// FuzzHandshake feeds arbitrary bytes to the handshake decoders as a
+// greeting and as an answer: errors are fine; panics are not, and neither
+// is accepting anything but the one message made with the secret.
+func FuzzHandshake(f *testing.F) {
+	secret, challenge, g, a := fuzzHandshakeSeeds()
+	f.Add(g)
+	f.Add(a)
+	f.Add(g[:handshakeSize])
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if m, err := checkGreeting(secret, 1, 4, challenge, data); err == nil {
+			if !bytes.Equal(data, g) || m.rank != 1 || m.mode != ProtectEncrypt || len(m.pub) != pubSize || len(m.nonce) != nonceSize {
+				t.Fatalf("accepted a greeting nobody made: %x", data)
+			}
+		}
+		if m, err := checkAnswer(secret, 1, 0, challenge, g, data); err == nil {
+			if !bytes.Equal(data, a) || m.redirect || len(m.pub) != pubSize {
+				t.Fatalf("accepted an answer nobody made: %x", data)
+			}
+		}
+	})
+}
+
+// fuzzChannel returns the two ends of a protected connection with fixed
+// keys.
+func fuzzChannel(mode Protect) (*sealer, *opener) {
+	shared := bytes.Repeat([]byte{5}, 32)
+	s, _, _ := derive(mode, []byte("s3cret"), shared, nil, nil, nil, true)
+	_, o, _ := derive(mode, []byte("s3cret"), shared, nil, nil, nil, false)
+	return s, o
+}
+
+// FuzzReadFramesProtected feeds arbitrary bytes to the protected frame
+// reader, as encrypted records (first byte even) or tagged ones (odd):
+// errors are fine, panics and huge allocations are not, and nothing but
+// the frame the sealers made is delivered.
+func FuzzReadFramesProtected(f *testing.F) {
+	for _, mode := range []Protect{ProtectEncrypt, ProtectIntegrity} {
+		s, _ := fuzzChannel(mode)
+		var b bytes.Buffer
+		b.WriteByte(byte(mode - ProtectEncrypt))
+		var hb [wire.HeaderSize]byte
+		(&wire.Header{Kind: wire.Eager, Size: 3}).Marshal(hb[:], 3)
+		s.write(&b, hb[:], []byte("abc"))
+		f.Add(b.Bytes())
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 {
+			return
+		}
+		mode := ProtectEncrypt + Protect(data[0]&1)
+		_, o := fuzzChannel(mode)
+		readFramesProtected(bytes.NewReader(data[1:]), o, 0, 1, 1<<20, func(fr wire.Frame) {
+			if string(fr.Payload) != "abc" || fr.From != 1 {
+				t.Fatalf("delivered a frame nobody sealed: %+v", fr.Header)
+			}
+		}, nil)
+	})
+}
+
+// TestWriteFuzzCorpus writes the seeds of the fuzz targets to
+// testdata/fuzz when MPIGO_WRITE_CORPUS=1.
+func TestWriteFuzzCorpus(t *testing.T) {
+	if os.Getenv("MPIGO_WRITE_CORPUS") != "1" {
+		t.Skip("MPIGO_WRITE_CORPUS=1 writes the corpus")
+	}
+	write := func(target, name string, data []byte) {
+		dir := "testdata/fuzz/" + target
+		os.MkdirAll(dir, 0o755)
+		if err := os.WriteFile(dir+"/"+name, fmt.Appendf(nil, "go test fuzz v1\n[]byte(%q)\n", data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, _, g, a := fuzzHandshakeSeeds()
+	write("FuzzHandshake", "greeting", g)
+	write("FuzzHandshake", "answer", a)
+	write("FuzzHandshake", "greeting-cut", g[:handshakeSize+3])
+	bad := append([]byte(nil), g...)
+	bad[greetingSize-1] ^= 1
+	write("FuzzHandshake", "greeting-bad-mac", bad)
+	for _, mode := range []Protect{ProtectEncrypt, ProtectIntegrity} {
+		s, _ := fuzzChannel(mode)
+		var b bytes.Buffer
+		b.WriteByte(byte(mode - ProtectEncrypt))
+		var hb [wire.HeaderSize]byte
+		(&wire.Header{Kind: wire.Eager, Size: 3}).Marshal(hb[:], 3)
+		s.write(&b, hb[:], []byte("abc"))
+		write("FuzzReadFramesProtected", mode.String(), b.Bytes())
+		write("FuzzReadFramesProtected", mode.String()+"-cut", b.Bytes()[:b.Len()-5])
+	}
+}
