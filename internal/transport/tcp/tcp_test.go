@@ -287,32 +287,36 @@ func FuzzReadFrames(f *testing.F) {
 	})
 }
 
+// BenchmarkPingPong bounces a frame between two endpoints over loopback,
+// with each protection (auto is off on loopback when LoopbackPlain is set).
 func BenchmarkPingPong(b *testing.B) {
-	for _, size := range []int{8, 1 << 20} {
-		b.Run(fmt.Sprint(size), func(b *testing.B) {
-			lns := []net.Listener{}
-			for i := 0; i < 2; i++ {
-				ln, _ := net.Listen("tcp", "127.0.0.1:0")
-				lns = append(lns, ln)
-			}
-			got := make([]chan struct{}, 2)
-			trs := make([]*Transport, 2)
-			for r := 0; r < 2; r++ {
-				got[r] = make(chan struct{}, 1)
-				trs[r] = New(Config{Rank: r, Size: 2, Addrs: func(p int) (string, error) { return lns[p].Addr().String(), nil },
-					Handler: func(wire.Frame) { got[r] <- struct{}{} }}, lns[r])
-				defer trs[r].Close()
-			}
-			p := make([]byte, size)
-			b.SetBytes(int64(2 * size))
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				trs[0].Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: int64(size)}, From: 0, To: 1, Payload: p})
-				<-got[1]
-				trs[1].Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: int64(size)}, From: 1, To: 0, Payload: p})
-				<-got[0]
-			}
-		})
+	for _, p := range []Protect{ProtectOff, ProtectEncrypt, ProtectIntegrity} {
+		for _, size := range []int{8, 1 << 20, 4 << 20} {
+			b.Run(fmt.Sprintf("%v/%d", p, size), func(b *testing.B) {
+				lns := []net.Listener{}
+				for i := 0; i < 2; i++ {
+					ln, _ := net.Listen("tcp", "127.0.0.1:0")
+					lns = append(lns, ln)
+				}
+				got := make([]chan struct{}, 2)
+				trs := make([]*Transport, 2)
+				for r := 0; r < 2; r++ {
+					got[r] = make(chan struct{}, 1)
+					trs[r] = New(Config{Rank: r, Size: 2, Protect: p, Addrs: func(p int) (string, error) { return lns[p].Addr().String(), nil },
+						Handler: func(wire.Frame) { got[r] <- struct{}{} }}, lns[r])
+					defer trs[r].Close()
+				}
+				p := make([]byte, size)
+				b.SetBytes(int64(2 * size))
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					trs[0].Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: int64(size)}, From: 0, To: 1, Payload: p})
+					<-got[1]
+					trs[1].Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: int64(size)}, From: 1, To: 0, Payload: p})
+					<-got[0]
+				}
+			})
+		}
 	}
 }
 
