@@ -276,14 +276,16 @@ type Config struct {
 	// Environment: MPIGO_TCP_SOCKBUF.
 	TCPSockBuf int
 	// TCPProtect says how tcp connections protect their frames once the
-	// handshake has proved both ends: "auto" (the default: encrypted),
-	// "on" (encrypt: AES-128-GCM, nobody between the ranks can read, alter,
-	// replay, reorder or drop frames unnoticed), "integrity" (frames in the
-	// clear, each checked with a GCM tag) or "off" (for trusted fabrics;
-	// the handshake still proves the job's secret). Every rank of a job
-	// must use the same; docs/security.md has the design and its cost.
-	// Environment: MPIGO_TCP_PROTECT (mpigo run --insecure-fabric sets
-	// "off").
+	// handshake has proved both ends: "auto" (the default) encrypts every
+	// connection except one between two loopback addresses, whose bytes
+	// never leave the kernel and where encryption halves the bandwidth;
+	// "on" encrypts every connection (AES-128-GCM with keys agreed per
+	// connection: nobody between the ranks can read, alter, replay,
+	// reorder or drop frames unnoticed); "off" encrypts none, for trusted
+	// fabrics (the handshake still proves the job's secret). Every rank of
+	// a job must use the same; docs/security.md has the design and its
+	// cost. Environment: MPIGO_TCP_PROTECT (mpigo run --insecure-fabric
+	// sets "off").
 	TCPProtect string
 	// Transport connects the goroutine ranks of Run: "inproc" (the
 	// default), "tcp", which sends every message over loopback TCP as

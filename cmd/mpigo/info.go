@@ -72,7 +72,7 @@ func info(args []string, stdout, stderr io.Writer) int {
 	if protect == "" {
 		protect = "auto"
 	}
-	fmt.Fprintf(stdout, "  MPIGO_TCP_PROTECT = %s (tcp frames: auto, on (AES-GCM encrypted), integrity or off; docs/security.md)\n", protect)
+	fmt.Fprintf(stdout, "  MPIGO_TCP_PROTECT = %s (tcp frames: auto encrypts all but loopback connections, on, off; docs/security.md)\n", protect)
 	transport := cfg.Transport
 	if transport == "" {
 		transport = "shm"

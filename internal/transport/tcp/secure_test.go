@@ -154,7 +154,7 @@ func sumFrame(from, to, tag int, p []byte) wire.Frame {
 // altered frame is never delivered. With protection off the same relay
 // does deliver wrong data, which is what protection is for.
 func TestBitFlipRelay(t *testing.T) {
-	for _, p := range []Protect{ProtectEncrypt, ProtectIntegrity, ProtectOff} {
+	for _, p := range []Protect{ProtectEncrypt, ProtectOff} {
 		t.Run(p.String(), func(t *testing.T) {
 			// Past the greeting, inside the payload of the first frame.
 			eps, _ := relayedJob(t, 21, p, flipAt(greetingSize+wire.HeaderSize+100000))
@@ -235,10 +235,10 @@ func TestRecordsOutOfOrder(t *testing.T) {
 }
 
 // A relay that only forwards lets the job work but sees no payload: the
-// bytes it carried hold neither the request nor the reply. Integrity-only
-// protection and no protection show it the payload (the control).
+// bytes it carried hold neither the request nor the reply. Without
+// protection it does see them (the control).
 func TestPlainRelayCannotRead(t *testing.T) {
-	for _, p := range []Protect{ProtectEncrypt, ProtectIntegrity, ProtectOff} {
+	for _, p := range []Protect{ProtectEncrypt, ProtectOff} {
 		t.Run(p.String(), func(t *testing.T) {
 			eps, rl := relayedJob(t, 23, p, nil)
 			req := bytes.Repeat([]byte("request: the launch codes are 0000. "), 100)
@@ -378,6 +378,47 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
+// ProtectAuto encrypts connections between hosts and, with LoopbackPlain,
+// leaves loopback connections plain: a relay on loopback sees the payload.
+func TestProtectAuto(t *testing.T) {
+	lo := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}
+	lo6 := &net.TCPAddr{IP: net.IPv6loopback, Port: 1}
+	host := &net.TCPAddr{IP: net.IPv4(10, 1, 2, 3), Port: 1}
+	for _, tc := range []struct {
+		p            Protect
+		local, other net.Addr
+		want         Protect
+	}{
+		{ProtectAuto, lo, lo, ProtectOff},
+		{ProtectAuto, lo6, lo6, ProtectOff},
+		{ProtectAuto, host, host, ProtectEncrypt},
+		{ProtectAuto, lo, host, ProtectEncrypt},
+		{ProtectEncrypt, lo, lo, ProtectEncrypt},
+		{ProtectOff, host, host, ProtectOff},
+	} {
+		if got := ProtectFor(tc.p, tc.local, tc.other); got != tc.want {
+			t.Errorf("ProtectFor(%v, %v, %v) = %v, want %v", tc.p, tc.local, tc.other, got, tc.want)
+		}
+	}
+	for _, s := range []string{"", "auto", "on", "encrypt", "off", "OFF"} {
+		if _, err := ParseProtect(s); err != nil {
+			t.Errorf("ParseProtect(%q): %v", s, err)
+		}
+	}
+	if _, err := ParseProtect("integrity"); err == nil {
+		t.Error(`ParseProtect("integrity") succeeded`)
+	}
+	eps, rl := relayedJob(t, 30, ProtectAuto, nil)
+	msg := []byte("plain on loopback, by the rule")
+	if err := eps[1].t.Send(sumFrame(1, 0, 0, msg)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the frame", func() bool { eps[0].mu.Lock(); defer eps[0].mu.Unlock(); return len(eps[0].got[1]) == 1 })
+	if rl.saw(msg) != LoopbackPlain {
+		t.Errorf("with LoopbackPlain %v the relay saw the payload: %v", LoopbackPlain, rl.saw(msg))
+	}
+}
+
 // Ranks that disagree on protection refuse each other, both saying why.
 func TestProtectMismatch(t *testing.T) {
 	eps := startJobWith(t, 2, 26, func(r int, cfg *Config, ln *net.Listener) {
@@ -395,7 +436,7 @@ func TestProtectMismatch(t *testing.T) {
 
 // Every protection carries frames of every size intact and in order.
 func TestExchangeProtections(t *testing.T) {
-	for _, p := range []Protect{ProtectEncrypt, ProtectIntegrity, ProtectOff} {
+	for _, p := range []Protect{ProtectEncrypt, ProtectOff} {
 		t.Run(p.String(), func(t *testing.T) {
 			eps := startJobWith(t, 3, 27, func(r int, cfg *Config, ln *net.Listener) { cfg.Protect = p })
 			sizes := []int{0, 1, chunkSize - 1, chunkSize, chunkSize + 1, 3*chunkSize + 17}
@@ -591,34 +632,31 @@ func FuzzHandshake(f *testing.F) {
 
 // fuzzChannel returns the two ends of a protected connection with fixed
 // keys.
-func fuzzChannel(mode Protect) (*sealer, *opener) {
+func fuzzChannel() (*sealer, *opener) {
 	shared := bytes.Repeat([]byte{5}, 32)
-	s, _, _ := derive(mode, []byte("s3cret"), shared, nil, nil, nil, true)
-	_, o, _ := derive(mode, []byte("s3cret"), shared, nil, nil, nil, false)
+	s, _, _ := derive([]byte("s3cret"), shared, nil, nil, nil, true)
+	_, o, _ := derive([]byte("s3cret"), shared, nil, nil, nil, false)
 	return s, o
 }
 
+// fuzzFrame is a frame with payload "abc" sealed by fuzzChannel's sealer.
+func fuzzFrame() []byte {
+	s, _ := fuzzChannel()
+	var b bytes.Buffer
+	var hb [wire.HeaderSize]byte
+	(&wire.Header{Kind: wire.Eager, Size: 3}).Marshal(hb[:], 3)
+	s.write(&b, hb[:], []byte("abc"))
+	return b.Bytes()
+}
+
 // FuzzReadFramesProtected feeds arbitrary bytes to the protected frame
-// reader, as encrypted records (first byte even) or tagged ones (odd):
-// errors are fine, panics and huge allocations are not, and nothing but
+// reader: errors are fine, panics and huge allocations are not, and nothing but
 // the frame the sealers made is delivered.
 func FuzzReadFramesProtected(f *testing.F) {
-	for _, mode := range []Protect{ProtectEncrypt, ProtectIntegrity} {
-		s, _ := fuzzChannel(mode)
-		var b bytes.Buffer
-		b.WriteByte(byte(mode - ProtectEncrypt))
-		var hb [wire.HeaderSize]byte
-		(&wire.Header{Kind: wire.Eager, Size: 3}).Marshal(hb[:], 3)
-		s.write(&b, hb[:], []byte("abc"))
-		f.Add(b.Bytes())
-	}
+	f.Add(fuzzFrame())
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if len(data) == 0 {
-			return
-		}
-		mode := ProtectEncrypt + Protect(data[0]&1)
-		_, o := fuzzChannel(mode)
-		readFramesProtected(bytes.NewReader(data[1:]), o, 0, 1, 1<<20, func(fr wire.Frame) {
+		_, o := fuzzChannel()
+		readFramesProtected(bytes.NewReader(data), o, 0, 1, 1<<20, func(fr wire.Frame) {
 			if string(fr.Payload) != "abc" || fr.From != 1 {
 				t.Fatalf("delivered a frame nobody sealed: %+v", fr.Header)
 			}
@@ -646,14 +684,8 @@ func TestWriteFuzzCorpus(t *testing.T) {
 	bad := append([]byte(nil), g...)
 	bad[greetingSize-1] ^= 1
 	write("FuzzHandshake", "greeting-bad-mac", bad)
-	for _, mode := range []Protect{ProtectEncrypt, ProtectIntegrity} {
-		s, _ := fuzzChannel(mode)
-		var b bytes.Buffer
-		b.WriteByte(byte(mode - ProtectEncrypt))
-		var hb [wire.HeaderSize]byte
-		(&wire.Header{Kind: wire.Eager, Size: 3}).Marshal(hb[:], 3)
-		s.write(&b, hb[:], []byte("abc"))
-		write("FuzzReadFramesProtected", mode.String(), b.Bytes())
-		write("FuzzReadFramesProtected", mode.String()+"-cut", b.Bytes()[:b.Len()-5])
-	}
+	fr := fuzzFrame()
+	write("FuzzReadFramesProtected", "frame", fr)
+	write("FuzzReadFramesProtected", "frame-cut", fr[:len(fr)-5])
+	write("FuzzReadFramesProtected", "frame-twice", append(fr, fr...))
 }

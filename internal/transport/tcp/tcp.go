@@ -346,7 +346,7 @@ func (t *Transport) handshake(peer int, addr string) (_ net.Conn, _ *sealer, _ *
 	if mode != ProtectOff {
 		shared, err := agree(priv, m.pub)
 		if err == nil {
-			s, o, err = derive(mode, t.cfg.Secret, shared, challenge[:], g, a[:], true)
+			s, o, err = derive(t.cfg.Secret, shared, challenge[:], g, a[:], true)
 		}
 		if err != nil {
 			return fail(false, fmt.Errorf("tcp: handshake with rank %d at %s: %w", peer, addr, err))
@@ -553,7 +553,7 @@ func (t *Transport) read(nc net.Conn) {
 	var s *sealer
 	var o *opener
 	if mode != ProtectOff {
-		s, o, err = derive(mode, t.cfg.Secret, shared, challenge[:], g[:], a, false)
+		s, o, err = derive(t.cfg.Secret, shared, challenge[:], g[:], a, false)
 	}
 	if err == nil {
 		_, err = nc.Write(a)
