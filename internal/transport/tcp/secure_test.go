@@ -689,3 +689,30 @@ func TestWriteFuzzCorpus(t *testing.T) {
 	write("FuzzReadFramesProtected", "frame-cut", fr[:len(fr)-5])
 	write("FuzzReadFramesProtected", "frame-twice", append(fr, fr...))
 }
+
+// Many real peers dialing one rank at once, more than maxPending, all get
+// through: the rank lets them wait in the backlog rather than cutting off
+// handshakes in progress.
+func TestManyPeersAtOnce(t *testing.T) {
+	defer func(n int) { maxPending = n }(maxPending)
+	maxPending = 2
+	const n = 10
+	eps := startJob(t, n, 31)
+	var wg sync.WaitGroup
+	for r := 1; r < n; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := eps[r].t.Send(sumFrame(r, 0, 0, pay(100, r))); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	waitFor(t, "every peer's frame", func() bool { eps[0].mu.Lock(); defer eps[0].mu.Unlock(); return len(eps[0].got) == n-1 })
+	for r, ep := range eps {
+		if errs := ep.errors(); len(errs) > 0 {
+			t.Errorf("rank %d: %q", r, errs)
+		}
+	}
+}

@@ -38,6 +38,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mpigo/mpi/internal/transport"
@@ -95,7 +96,7 @@ type Transport struct {
 	done    chan struct{} // closed by Close
 	// pending holds the accepted connections that have not proved
 	// themselves yet, oldest first (at most maxPending).
-	pending []net.Conn
+	pending []pendingConn
 	// Reports of refused connections are rate-limited: rejTokens refill
 	// one per rejectEvery up to rejectBurst; rejHidden counts the
 	// reports left out since the last one made.
@@ -140,10 +141,22 @@ const dialHandshakeTimeout = 30 * time.Second
 var acceptHandshakeTimeout = 5 * time.Second
 
 // maxPending bounds the accepted connections that have not yet proved
-// themselves: when a new one would exceed it, the oldest is closed, so
-// idle strangers cannot exhaust a rank's file descriptors or goroutines,
-// and a real peer's handshake (milliseconds) is not starved by them.
-var maxPending = 64
+// themselves, so that idle strangers cannot exhaust a rank's file
+// descriptors or goroutines. When it is reached, the rank accepts no more
+// until one proves itself or fails, or the oldest has waited evictAge:
+// that one is then closed to make room. Real peers, whose handshakes
+// take milliseconds, wait in the kernel's backlog meanwhile, and are not
+// cut off when many of them dial at once (a job's start).
+var maxPending = 128
+
+// evictAge is how long an unproven connection keeps its place when the
+// rank has maxPending of them.
+var evictAge = time.Second
+
+type pendingConn struct {
+	nc    net.Conn
+	since time.Time
+}
 
 // dialRetries is how many times a dialer reconnects when its handshake
 // was cut before the peer proved itself (the peer may have closed it as
@@ -311,7 +324,7 @@ func (t *Transport) handshake(peer int, addr string) (_ net.Conn, _ *sealer, _ *
 	}
 	fail := func(retry bool, err error) (net.Conn, *sealer, *opener, bool, bool, error) {
 		nc.Close()
-		return nil, nil, nil, false, retry, err
+		return nil, nil, nil, false, retry && cut(err), err
 	}
 	nc.SetDeadline(time.Now().Add(dialHandshakeTimeout))
 	var challenge, mine [nonceSize]byte
@@ -353,6 +366,12 @@ func (t *Transport) handshake(peer int, addr string) (_ net.Conn, _ *sealer, _ *
 		}
 	}
 	return nc, s, o, m.redirect, false, nil
+}
+
+// cut says err reports a connection closed or reset by the other end (not
+// a timeout): a handshake cut that way may succeed on a new connection.
+func cut(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // sendConn returns the connection frames to peer go on, nil if none is
@@ -408,6 +427,9 @@ func (t *Transport) accept() {
 	defer t.readers.Done()
 	var pause time.Duration
 	for {
+		if !t.waitForRoom() {
+			return
+		}
 		nc, err := t.ln.Accept()
 		if err != nil {
 			t.mu.Lock()
@@ -416,7 +438,7 @@ func (t *Transport) accept() {
 			if closed || errors.Is(err, net.ErrClosed) {
 				return
 			}
-			t.evictOldest()
+			t.evict(true)
 			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
 			t.peerError(-1, fmt.Errorf("tcp: accepting a connection: %w (trying again in %v)", err, pause))
 			select {
@@ -433,42 +455,60 @@ func (t *Transport) accept() {
 			nc.Close()
 			return
 		}
-		var old net.Conn
-		if len(t.pending) >= maxPending {
-			old = t.pending[0]
-			t.pending = t.pending[1:]
-		}
-		t.pending = append(t.pending, nc)
+		t.pending = append(t.pending, pendingConn{nc, time.Now()})
 		t.in[nc] = true
 		t.readers.Add(1)
 		t.mu.Unlock()
-		if old != nil {
-			old.Close()
-			t.peerError(-1, fmt.Errorf("tcp: %d connections have not proved themselves: closed the oldest, from %s", maxPending, old.RemoteAddr()))
-		}
 		go t.read(nc)
 	}
 }
 
-// evictOldest closes the oldest accepted connection that has not proved
-// itself, if any.
-func (t *Transport) evictOldest() {
+// waitForRoom returns when the rank may accept another connection: fewer
+// than maxPending are unproven, or the oldest of them has waited evictAge
+// and is closed. It returns false if the transport closes meanwhile.
+func (t *Transport) waitForRoom() bool {
+	for {
+		t.mu.Lock()
+		if len(t.pending) < maxPending {
+			t.mu.Unlock()
+			return true
+		}
+		wait := evictAge - time.Since(t.pending[0].since)
+		t.mu.Unlock()
+		if wait <= 0 && t.evict(false) {
+			return true
+		}
+		select {
+		case <-t.done:
+			return false
+		case <-time.After(min(max(wait, time.Millisecond), 10*time.Millisecond)):
+		}
+	}
+}
+
+// evict closes the oldest accepted connection that has not proved itself,
+// if there is one and it has waited evictAge or always is set. It
+// reports whether it closed one.
+func (t *Transport) evict(always bool) bool {
 	t.mu.Lock()
 	var old net.Conn
-	if len(t.pending) > 0 {
-		old = t.pending[0]
+	if len(t.pending) > 0 && (always || time.Since(t.pending[0].since) >= evictAge) {
+		old = t.pending[0].nc
 		t.pending = t.pending[1:]
 	}
 	t.mu.Unlock()
-	if old != nil {
-		old.Close()
+	if old == nil {
+		return false
 	}
+	old.Close()
+	t.peerError(-1, fmt.Errorf("tcp: closed the connection from %s, which had not proved itself, to make room", old.RemoteAddr()))
+	return true
 }
 
 // proven removes nc from the unproven connections; t.mu is held.
 func (t *Transport) proven(nc net.Conn) {
 	for i, p := range t.pending {
-		if p == nc {
+		if p.nc == nc {
 			t.pending = append(t.pending[:i], t.pending[i+1:]...)
 			return
 		}
@@ -488,7 +528,6 @@ func (t *Transport) read(nc net.Conn) {
 		tc.SetReadBuffer(t.cfg.SockBuf)
 		tc.SetWriteBuffer(t.cfg.SockBuf)
 	}
-	r := t.reader(nc)
 	var challenge [nonceSize]byte
 	rand.Read(challenge[:])
 	nc.SetDeadline(time.Now().Add(acceptHandshakeTimeout))
@@ -496,7 +535,9 @@ func (t *Transport) read(nc net.Conn) {
 	if _, err := nc.Write(challenge[:]); err != nil {
 		return
 	}
-	if _, err := io.ReadFull(r, g[:]); err != nil {
+	// Read exactly the greeting, unbuffered: a stranger costs no buffer,
+	// and frames that follow it stay in the socket for the reader below.
+	if _, err := io.ReadFull(nc, g[:]); err != nil {
 		t.peerError(-1, fmt.Errorf("tcp: connection from %s closed during the handshake: %w", nc.RemoteAddr(), err))
 		return
 	}
@@ -573,6 +614,7 @@ func (t *Transport) read(nc net.Conn) {
 		return
 	}
 	nc.SetDeadline(time.Time{})
+	r := t.reader(nc)
 	if c != nil {
 		c.finish(nc, s, nil)
 	}
