@@ -16,17 +16,33 @@
 // connection from a lower rank it is dialing). Before this rule a job's
 // first exchange left each pair with two one-way connections for good.
 //
-// A connection starts with a handshake. The accepting side sends a random
-// 32-byte challenge; the dialer answers with magic "MPIGO", the wire
-// version, the job id, its rank, a challenge of its own, and an
-// HMAC-SHA256 of the first challenge and those fields keyed with the job's
-// secret (which the launcher hands to the ranks out of band); the acceptor
-// answers the dialer's challenge the same way before either side takes a
-// frame from the other. A stranger, a bad secret or a mismatch closes the
-// connection with an error that says what was wrong; the job goes on. Then
-// each frame is the 64-byte wire header followed by its payload, written
-// with one writev (net.Buffers) so the payload is not copied. One
+// A connection starts with a handshake (secure.go) that proves both sides
+// know the job's secret, which the launcher hands to the ranks out of
+// band, and agrees on the connection's keys: the accepting side sends a
+// random challenge; the dialer answers with its identity (magic "MPIGO",
+// wire version, job id, rank), the protection it wants, a challenge of
+// its own and an ephemeral X25519 public key, all under an HMAC-SHA256
+// keyed with the secret; the acceptor answers with its protection, the
+// "use mine" flag and its own public key under an HMAC of the whole
+// exchange. A relay that does not know the secret can neither finish a
+// handshake nor swap a key for its own, and a recorded handshake fails
+// against a fresh challenge. A stranger, a bad secret or a mismatch closes
+// the connection with an error that says what was wrong; the job goes on.
+// Both sides then derive one AES-128-GCM key per direction with HKDF from
+// the X25519 secret, the job's secret and the transcript. Each frame is
+// the 64-byte wire header followed by its payload: in the clear, written
+// with one writev (net.Buffers) so the payload is not copied, when
+// protection is off; otherwise the header and every 64 KiB of payload are
+// sealed as records numbered per direction, so a record altered,
+// replayed, reordered or dropped fails its check and ends the connection
+// with an integrity error naming the peer. Protection is on by default
+// except between two loopback addresses (Protect, LoopbackPlain). One
 // goroutine per connection reads frames and hands them to the Handler.
+//
+// An accepting rank survives strangers: accept errors (out of file
+// descriptors) are retried with a growing pause, unproven connections are
+// bounded in number (maxPending) and time (acceptHandshakeTimeout), and
+// refused connections are reported a few at a time.
 package tcp
 
 import (
