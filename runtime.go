@@ -325,6 +325,10 @@ func DefaultConfig() Config {
 	return c
 }
 
+// tcpAddrHook, if set (by tests), rewrites the address a goroutine rank of
+// a tcp job dials to reach peer: a test puts a relay there.
+var tcpAddrHook func(peer int, addr string) string
+
 // newLocalJob builds n goroutine ranks connected by the transport cfg names.
 func newLocalJob(n int, cfg Config) (*job, error) {
 	j := &job{size: n, procs: make([]*proc, n), exit: os.Exit}
@@ -385,7 +389,13 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 			other = t
 		} else {
 			other = p.startTCP(lns[r], tcp.Config{Size: n, Secret: secret, SockBuf: cfg.TCPSockBuf, Protect: protect,
-				Addrs: func(peer int) (string, error) { return lns[peer].Addr().String(), nil }})
+				Addrs: func(peer int) (string, error) {
+					addr := lns[peer].Addr().String()
+					if tcpAddrHook != nil {
+						addr = tcpAddrHook(peer, addr)
+					}
+					return addr, nil
+				}})
 		}
 		p.tr = transport.NewRouter(n, func(peer int) transport.Transport {
 			if peer == r {
