@@ -107,7 +107,8 @@ type Transport struct {
 	in      map[net.Conn]bool
 	closed  bool
 	failed  map[int]bool
-	live    map[int]int // connections with each peer being read
+	reason  map[int]error // the first failure reported of each peer
+	live    map[int]int   // connections with each peer being read
 	readers sync.WaitGroup
 	done    chan struct{} // closed by Close
 	// pending holds the accepted connections that have not proved
@@ -181,7 +182,7 @@ const dialRetries = 4
 
 // New starts an endpoint that accepts connections on ln.
 func New(cfg Config, ln net.Listener) *Transport {
-	t := &Transport{cfg: cfg, ln: ln, out: map[int]*conn{}, in: map[net.Conn]bool{}, failed: map[int]bool{}, live: map[int]int{},
+	t := &Transport{cfg: cfg, ln: ln, out: map[int]*conn{}, in: map[net.Conn]bool{}, failed: map[int]bool{}, reason: map[int]error{}, live: map[int]int{},
 		done: make(chan struct{}), rejTokens: rejectBurst, rejLast: time.Now()}
 	t.readers.Add(1)
 	go t.accept()
@@ -206,6 +207,9 @@ func (t *Transport) peerError(peer int, err error) {
 	t.mu.Lock()
 	report := !t.closed && (peer < 0 || !t.failed[peer]) // -1: a stranger
 	if peer >= 0 {
+		if !t.failed[peer] {
+			t.reason[peer] = err
+		}
 		t.failed[peer] = true
 	} else if report {
 		now := time.Now()
@@ -431,6 +435,13 @@ func (t *Transport) Send(f wire.Frame) error {
 	if err != nil {
 		err = fmt.Errorf("tcp: sending to rank %d: %w", f.To, err)
 		t.peerError(f.To, err)
+		// The write may have failed because the connection was closed
+		// for a reason reported first (an integrity error): say that.
+		t.mu.Lock()
+		if r := t.reason[f.To]; r != nil {
+			err = r
+		}
+		t.mu.Unlock()
 	}
 	return err
 }
@@ -671,15 +682,17 @@ func (t *Transport) serve(nc net.Conn, r *bufio.Reader, peer int, o *opener) {
 	} else {
 		err = ReadFrames(r, t.cfg.Rank, peer, wire.MaxPayload, t.cfg.Handler, t.cfg.Place)
 	}
-	if errors.Is(err, ErrIntegrity) {
-		nc.Close()
-	}
 	t.mu.Lock()
 	t.live[peer]--
 	last := t.live[peer] == 0
 	t.mu.Unlock()
 	if err != nil && !errors.Is(err, io.EOF) {
+		// Reported before the connection is closed, so that the report
+		// is this error and not a sender's write on the closed socket.
 		t.peerError(peer, fmt.Errorf("tcp: connection from rank %d: %w", peer, err))
+		if errors.Is(err, ErrIntegrity) {
+			nc.Close()
+		}
 	} else if last {
 		// A peer that ends cleanly closes every connection it has; its
 		// frames to us may still be coming on another one, which ends
