@@ -104,6 +104,10 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	default:
 		return fmt.Errorf("mpi: %w: MPIGO_TRANSPORT=%q: want shm or tcp", ErrArg, cfg.Transport)
 	}
+	protect, perr := tcp.ParseProtect(cfg.TCPProtect)
+	if perr != nil {
+		return fmt.Errorf("mpi: %w: MPIGO_TCP_PROTECT: %v", ErrArg, perr)
+	}
 	onNode := func(r int) bool { _, ok := slices.BinarySearch(info.NodeRanks, r); return ok }
 	shmPeers := useShm && len(info.NodeRanks) > k
 	// Large messages stream through the rings by default: on this 2-core
@@ -139,8 +143,8 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		}
 		_, port, _ := net.SplitHostPort(ln.Addr().String())
 		tr := p.startTCP(ln, tcp.Config{Size: info.Size, JobID: info.JobID, Secret: info.Secret, SockBuf: cfg.TCPSockBuf,
-			Oversubscribed: len(info.NodeRanks) > runtime.NumCPU(),
-			Addrs:          func(peer int) (string, error) { return info.KV.Get(addrKey(peer)) }})
+			Protect: protect, Oversubscribed: len(info.NodeRanks) > runtime.NumCPU(),
+			Addrs: func(peer int) (string, error) { return info.KV.Get(addrKey(peer)) }})
 		in := fab.Attach(r, p.deliver)
 		me := self.New(r, p.deliver)
 		var sh *shm.Transport

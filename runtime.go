@@ -299,6 +299,18 @@ type Config struct {
 	// connections, in bytes (0: the kernel's default, which autotunes).
 	// Environment: MPIGO_TCP_SOCKBUF.
 	TCPSockBuf int
+	// TCPProtect says how tcp connections protect their frames once the
+	// handshake has proved both ends: "auto" (the default) encrypts every
+	// connection except one between two loopback addresses, whose bytes
+	// never leave the kernel and where encryption halves the bandwidth;
+	// "on" encrypts every connection (AES-128-GCM with keys agreed per
+	// connection: nobody between the ranks can read, alter, replay,
+	// reorder or drop frames unnoticed); "off" encrypts none, for trusted
+	// fabrics (the handshake still proves the job's secret). Every rank of
+	// a job must use the same; docs/security.md has the design and its
+	// cost. Environment: MPIGO_TCP_PROTECT (mpigo run --insecure-fabric
+	// sets "off").
+	TCPProtect string
 	// Transport connects the goroutine ranks of Run: "inproc" (the
 	// default), "tcp", which sends every message over loopback TCP as
 	// separate processes would, or "shm", which sends it through shared
@@ -330,11 +342,16 @@ func DefaultConfig() Config {
 		c.TCPSockBuf = v
 	}
 	c.Transport = os.Getenv("MPIGO_TRANSPORT")
+	c.TCPProtect = os.Getenv("MPIGO_TCP_PROTECT")
 	if v, ok := envInt("MPIGO_RANKS_PER_NODE"); ok && v >= 0 {
 		c.RanksPerNode = v
 	}
 	return c
 }
+
+// tcpAddrHook, if set (by tests), rewrites the address a goroutine rank of
+// a tcp job dials to reach peer: a test puts a relay there.
+var tcpAddrHook func(peer int, addr string) string
 
 // newLocalJob builds n goroutine ranks connected by the transport cfg names.
 func newLocalJob(n int, cfg Config) (*job, error) {
@@ -344,6 +361,7 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 	var fab *inproc.Fabric
 	var lns []net.Listener
 	var secret []byte
+	var protect tcp.Protect
 	var shms []*shm.Transport
 	var idb [8]byte
 	rand.Read(idb[:])
@@ -355,6 +373,10 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 		shms = make([]*shm.Transport, n)
 		ecfg.Fetch = shm.Fetch
 	case "tcp":
+		var err error
+		if protect, err = tcp.ParseProtect(cfg.TCPProtect); err != nil {
+			return nil, fmt.Errorf("mpi: %w: %v", ErrArg, err)
+		}
 		secret = make([]byte, 32)
 		rand.Read(secret)
 		for r := 0; r < n; r++ {
@@ -390,8 +412,14 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 			shms[r] = t
 			other = t
 		} else {
-			other = p.startTCP(lns[r], tcp.Config{Size: n, Secret: secret, SockBuf: cfg.TCPSockBuf,
-				Addrs: func(peer int) (string, error) { return lns[peer].Addr().String(), nil }})
+			other = p.startTCP(lns[r], tcp.Config{Size: n, Secret: secret, SockBuf: cfg.TCPSockBuf, Protect: protect,
+				Addrs: func(peer int) (string, error) {
+					addr := lns[peer].Addr().String()
+					if tcpAddrHook != nil {
+						addr = tcpAddrHook(peer, addr)
+					}
+					return addr, nil
+				}})
 		}
 		p.tr = transport.NewRouter(n, func(peer int) transport.Transport {
 			if peer == r {

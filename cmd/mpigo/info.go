@@ -68,6 +68,11 @@ func info(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "  MPIGO_SHM_EAGER_LIMIT = automatic (towards processes on this node: half a ring, at most 512 KiB, with a core per rank)\n")
 	}
 	fmt.Fprintf(stdout, "  MPIGO_TCP_SOCKBUF = %d bytes (tcp socket buffers; 0: the kernel's autotuned default)\n", cfg.TCPSockBuf)
+	protect := cfg.TCPProtect
+	if protect == "" {
+		protect = "auto"
+	}
+	fmt.Fprintf(stdout, "  MPIGO_TCP_PROTECT = %s (tcp frames: auto encrypts all but loopback connections, on, off; docs/security.md)\n", protect)
 	transport := cfg.Transport
 	if transport == "" {
 		transport = "shm"

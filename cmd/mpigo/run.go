@@ -54,6 +54,7 @@ type runConfig struct {
 	hostfile     string
 	agent        string
 	transport    string
+	insecure     bool
 	hosts        []hostSlots
 	groups       []runGroup
 }
@@ -78,6 +79,7 @@ func runFlags(cfg *runConfig, n *int, stderr io.Writer) *flag.FlagSet {
 		fs.StringVar(&cfg.hostfile, "hostfile", "", "read hosts from this file: lines \"host:N\" (MPICH) or \"host slots=N\" (Open MPI); # comments")
 		fs.StringVar(&cfg.agent, "launch-agent", "ssh", "command that runs a command on a host, called as AGENT HOST COMMAND (with --host/--hostfile)")
 		fs.StringVar(&cfg.transport, "transport", "", "force the transport between processes of one node: shm (the default) or tcp (sets MPIGO_TRANSPORT)")
+		fs.BoolVar(&cfg.insecure, "insecure-fabric", false, "send tcp frames unencrypted and unchecked, for networks where nobody can read or alter traffic (sets MPIGO_TCP_PROTECT=off; the handshake still proves the job's secret)")
 	}
 	return fs
 }
@@ -435,6 +437,9 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 			}
 			if cfg.transport != "" {
 				env = append(env, "MPIGO_TRANSPORT="+cfg.transport)
+			}
+			if cfg.insecure {
+				env = append(env, "MPIGO_TCP_PROTECT=off")
 			}
 			var cmd *exec.Cmd
 			if len(cfg.hosts) == 0 {

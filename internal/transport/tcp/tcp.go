@@ -16,30 +16,45 @@
 // connection from a lower rank it is dialing). Before this rule a job's
 // first exchange left each pair with two one-way connections for good.
 //
-// A connection starts with a handshake. The accepting side sends a random
-// 32-byte challenge; the dialer answers with magic "MPIGO", the wire
-// version, the job id, its rank, a challenge of its own, and an
-// HMAC-SHA256 of the first challenge and those fields keyed with the job's
-// secret (which the launcher hands to the ranks out of band); the acceptor
-// answers the dialer's challenge the same way before either side takes a
-// frame from the other. A stranger, a bad secret or a mismatch closes the
-// connection with an error that says what was wrong; the job goes on. Then
-// each frame is the 64-byte wire header followed by its payload, written
-// with one writev (net.Buffers) so the payload is not copied. One
+// A connection starts with a handshake (secure.go) that proves both sides
+// know the job's secret, which the launcher hands to the ranks out of
+// band, and agrees on the connection's keys: the accepting side sends a
+// random challenge; the dialer answers with its identity (magic "MPIGO",
+// wire version, job id, rank), the protection it wants, a challenge of
+// its own and an ephemeral X25519 public key, all under an HMAC-SHA256
+// keyed with the secret; the acceptor answers with its protection, the
+// "use mine" flag and its own public key under an HMAC of the whole
+// exchange. A relay that does not know the secret can neither finish a
+// handshake nor swap a key for its own, and a recorded handshake fails
+// against a fresh challenge. A stranger, a bad secret or a mismatch closes
+// the connection with an error that says what was wrong; the job goes on.
+// Both sides then derive one AES-128-GCM key per direction with HKDF from
+// the X25519 secret, the job's secret and the transcript. Each frame is
+// the 64-byte wire header followed by its payload: in the clear, written
+// with one writev (net.Buffers) so the payload is not copied, when
+// protection is off; otherwise the header and every 64 KiB of payload are
+// sealed as records numbered per direction, so a record altered,
+// replayed, reordered or dropped fails its check and ends the connection
+// with an integrity error naming the peer. Protection is on by default
+// except between two loopback addresses (Protect, LoopbackPlain). One
 // goroutine per connection reads frames and hands them to the Handler.
+//
+// An accepting rank survives strangers: accept errors (out of file
+// descriptors) are retried with a growing pause, unproven connections are
+// bounded in number (maxPending) and time (acceptHandshakeTimeout), and
+// refused connections are reported a few at a time.
 package tcp
 
 import (
 	"bufio"
-	"crypto/hmac"
+	"crypto/ecdh"
 	"crypto/rand"
-	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mpigo/mpi/internal/transport"
@@ -77,6 +92,9 @@ type Config struct {
 	// (measured with 4 processes on 2 cores: a barrier took 430 us with
 	// polling, 107 us without).
 	Oversubscribed bool
+	// Protect says how frames are protected after the handshake (see
+	// Protect); every rank of a job must use the same.
+	Protect Protect
 }
 
 // Transport is one rank's TCP endpoint. It is safe for concurrent use.
@@ -89,8 +107,19 @@ type Transport struct {
 	in      map[net.Conn]bool
 	closed  bool
 	failed  map[int]bool
-	live    map[int]int // connections with each peer being read
+	reason  map[int]error // the first failure reported of each peer
+	live    map[int]int   // connections with each peer being read
 	readers sync.WaitGroup
+	done    chan struct{} // closed by Close
+	// pending holds the accepted connections that have not proved
+	// themselves yet, oldest first (at most maxPending).
+	pending []pendingConn
+	// Reports of refused connections are rate-limited: rejTokens refill
+	// one per rejectEvery up to rejectBurst; rejHidden counts the
+	// reports left out since the last one made.
+	rejTokens float64
+	rejLast   time.Time
+	rejHidden int
 }
 
 type conn struct {
@@ -99,23 +128,17 @@ type conn struct {
 	dialed bool // made by dial: this rank is connecting, or connected, to the peer
 	failed bool // the dial failed (under Transport.mu)
 	c      net.Conn
+	seal   *sealer // nil: frames go in the clear
 	err    error
 	mu     sync.Mutex // serialises writes
 	hdr    [wire.HeaderSize]byte
 	bufs   net.Buffers
 }
 
-const (
-	handshakeSize = 5 + 1 + 8 + 4 // magic, version, job, rank
-	nonceSize     = 32
-	greetingSize  = handshakeSize + nonceSize + macSize // the dialer's answer
-	macSize       = sha256.Size
-)
-
 // finish sets the connection's outcome, once, and releases its waiters.
-func (c *conn) finish(nc net.Conn, err error) {
+func (c *conn) finish(nc net.Conn, s *sealer, err error) {
 	c.once.Do(func() {
-		c.c, c.err = nc, err
+		c.c, c.seal, c.err = nc, s, err
 		close(c.ready)
 	})
 }
@@ -124,39 +147,43 @@ func (c *conn) finish(nc net.Conn, err error) {
 // lower rank's connection.
 const adoptTimeout = time.Minute
 
-// mac proves knowledge of the secret for this challenge and greeting.
-func mac(secret, nonce, hello []byte) []byte {
-	m := hmac.New(sha256.New, secret)
-	m.Write(nonce)
-	m.Write(hello)
-	return m.Sum(nil)
+// dialHandshakeTimeout bounds how long a dialer waits for its peer's side
+// of the handshake; the peer may be busy (or backing off after running out
+// of file descriptors) before it accepts.
+const dialHandshakeTimeout = 30 * time.Second
+
+// acceptHandshakeTimeout bounds how long an accepted connection may take
+// to prove itself: a real peer takes milliseconds, a stranger that says
+// nothing is closed after this.
+var acceptHandshakeTimeout = 5 * time.Second
+
+// maxPending bounds the accepted connections that have not yet proved
+// themselves, so that idle strangers cannot exhaust a rank's file
+// descriptors or goroutines. When it is reached, the rank accepts no more
+// until one proves itself or fails, or the oldest has waited evictAge:
+// that one is then closed to make room. Real peers, whose handshakes
+// take milliseconds, wait in the kernel's backlog meanwhile, and are not
+// cut off when many of them dial at once (a job's start).
+var maxPending = 128
+
+// evictAge is how long an unproven connection keeps its place when the
+// rank has maxPending of them.
+var evictAge = time.Second
+
+type pendingConn struct {
+	nc    net.Conn
+	since time.Time
 }
 
-var magic = [5]byte{'M', 'P', 'I', 'G', 'O'}
-
-// hello is the identity part of the handshake of rank in job.
-func hello(job uint64, rank int) []byte {
-	var hs [handshakeSize]byte
-	copy(hs[:], magic[:])
-	hs[5] = wire.Version
-	binary.LittleEndian.PutUint64(hs[6:], job)
-	binary.LittleEndian.PutUint32(hs[14:], uint32(rank))
-	return hs[:]
-}
-
-// greeting is the dialer's answer to the acceptor's challenge: its hello,
-// its own challenge, and the proof that it knows secret.
-func greeting(secret, challenge []byte, job uint64, rank int, mine []byte) []byte {
-	g := append(hello(job, rank), mine...)
-	return append(g, mac(secret, challenge, g)...)
-}
-
-// handshakeTimeout bounds how long a connection may take to prove itself.
-const handshakeTimeout = time.Minute
+// dialRetries is how many times a dialer reconnects when its handshake
+// was cut before the peer proved itself (the peer may have closed it as
+// the oldest unproven connection during a flood of strangers).
+const dialRetries = 4
 
 // New starts an endpoint that accepts connections on ln.
 func New(cfg Config, ln net.Listener) *Transport {
-	t := &Transport{cfg: cfg, ln: ln, out: map[int]*conn{}, in: map[net.Conn]bool{}, failed: map[int]bool{}, live: map[int]int{}}
+	t := &Transport{cfg: cfg, ln: ln, out: map[int]*conn{}, in: map[net.Conn]bool{}, failed: map[int]bool{}, reason: map[int]error{}, live: map[int]int{},
+		done: make(chan struct{}), rejTokens: rejectBurst, rejLast: time.Now()}
 	t.readers.Add(1)
 	go t.accept()
 	return t
@@ -168,10 +195,37 @@ func (t *Transport) Addr() string { return t.ln.Addr().String() }
 // Name returns "tcp".
 func (t *Transport) Name() string { return "tcp" }
 
+// Refused connections are reported at most rejectBurst at once, then one
+// per rejectEvery, each report counting the ones left out: a flood of
+// strangers must not flood the rank's standard error.
+const (
+	rejectBurst = 10
+	rejectEvery = 10 * time.Second
+)
+
 func (t *Transport) peerError(peer int, err error) {
 	t.mu.Lock()
-	report := !t.closed && (peer < 0 || !t.failed[peer]) // -1: a stranger, always reported
-	t.failed[peer] = true
+	report := !t.closed && (peer < 0 || !t.failed[peer]) // -1: a stranger
+	if peer >= 0 {
+		if !t.failed[peer] {
+			t.reason[peer] = err
+		}
+		t.failed[peer] = true
+	} else if report {
+		now := time.Now()
+		t.rejTokens = min(rejectBurst, t.rejTokens+float64(now.Sub(t.rejLast))/float64(rejectEvery))
+		t.rejLast = now
+		if t.rejTokens < 1 {
+			t.rejHidden++
+			report = false
+		} else {
+			t.rejTokens--
+			if t.rejHidden > 0 {
+				err = fmt.Errorf("%w (and %d more refused connections not shown)", err, t.rejHidden)
+				t.rejHidden = 0
+			}
+		}
+	}
 	t.mu.Unlock()
 	if report && t.cfg.OnPeerError != nil {
 		t.cfg.OnPeerError(peer, err)
@@ -190,19 +244,19 @@ func (t *Transport) dial(peer int) (*conn, error) {
 		c = &conn{ready: make(chan struct{}), dialed: true}
 		t.out[peer] = c
 		t.mu.Unlock()
-		nc, redirect, err := t.connect(peer)
+		nc, s, redirect, err := t.connect(peer)
 		switch {
 		case err != nil:
-			c.finish(nil, err)
+			c.finish(nil, nil, err)
 		case !redirect:
-			c.finish(nc, nil)
+			c.finish(nc, s, nil)
 		default:
 			// The peer is dialing us too and keeps its connection: send
 			// on that one, once it has arrived (see the package doc).
 			select {
 			case <-c.ready:
 			case <-time.After(adoptTimeout):
-				c.finish(nil, fmt.Errorf("tcp: rank %d asked rank %d to use its connection and did not make it within %v", peer, t.cfg.Rank, adoptTimeout))
+				c.finish(nil, nil, fmt.Errorf("tcp: rank %d asked rank %d to use its connection and did not make it within %v", peer, t.cfg.Rank, adoptTimeout))
 			}
 		}
 		<-c.ready
@@ -219,54 +273,39 @@ func (t *Transport) dial(peer int) (*conn, error) {
 	return c, c.err
 }
 
-// connect dials peer and proves both sides. redirect reports that the
-// peer, dialing this rank at the same time, keeps its own connection:
-// this one then carries no frames from this rank.
-func (t *Transport) connect(peer int) (_ net.Conn, redirect bool, _ error) {
+// connect dials peer, proves both sides and agrees on the connection's
+// keys. redirect reports that the peer, dialing this rank at the same
+// time, keeps its own connection: this one then carries no frames from
+// this rank.
+func (t *Transport) connect(peer int) (_ net.Conn, _ *sealer, redirect bool, _ error) {
 	addr, err := t.cfg.Addrs(peer)
 	if err != nil {
-		return nil, false, fmt.Errorf("tcp: no address for rank %d: %w", peer, err)
+		return nil, nil, false, fmt.Errorf("tcp: no address for rank %d: %w", peer, err)
 	}
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		return nil, false, fmt.Errorf("tcp: cannot connect to rank %d at %s: %w", peer, addr, err)
-	}
-	if tc, ok := nc.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
-		if t.cfg.SockBuf > 0 {
-			tc.SetWriteBuffer(t.cfg.SockBuf)
-			tc.SetReadBuffer(t.cfg.SockBuf)
+	var nc net.Conn
+	var s *sealer
+	var o *opener
+	for try := 0; ; try++ {
+		var retry bool
+		nc, s, o, redirect, retry, err = t.handshake(peer, addr)
+		if err == nil {
+			break
 		}
-	}
-	var nonce, mine [nonceSize]byte
-	rand.Read(mine[:])
-	nc.SetDeadline(time.Now().Add(handshakeTimeout))
-	if _, err := io.ReadFull(nc, nonce[:]); err != nil {
-		nc.Close()
-		return nil, false, fmt.Errorf("tcp: handshake with rank %d at %s: no challenge: %w", peer, addr, err)
-	}
-	if _, err := nc.Write(greeting(t.cfg.Secret, nonce[:], t.cfg.JobID, t.cfg.Rank, mine[:])); err != nil {
-		nc.Close()
-		return nil, false, fmt.Errorf("tcp: handshake with rank %d at %s: %w", peer, addr, err)
-	}
-	// The peer proves the secret too before its frames are taken.
-	var proof [macSize + 1]byte // the proof, then 1 for "use my connection"
-	if _, err := io.ReadFull(nc, proof[:]); err != nil {
-		nc.Close()
-		return nil, false, fmt.Errorf("tcp: handshake with rank %d at %s: refused or no answer to our challenge: %w", peer, addr, err)
-	}
-	nc.SetDeadline(time.Time{})
-	if !hmac.Equal(proof[:macSize], mac(t.cfg.Secret, mine[:], hello(t.cfg.JobID, peer))) {
-		nc.Close()
-		return nil, false, fmt.Errorf("tcp: the process at %s, which should be rank %d, does not know the job's secret", addr, peer)
+		if !retry || try == dialRetries {
+			return nil, nil, false, err
+		}
+		select {
+		case <-t.done:
+			return nil, nil, false, errors.New("tcp: transport closed")
+		case <-time.After(time.Duration(10<<try) * time.Millisecond):
+		}
 	}
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
 		nc.Close()
-		return nil, false, errors.New("tcp: transport closed")
+		return nil, nil, false, errors.New("tcp: transport closed")
 	}
-	redirect = proof[macSize] == 1 && peer < t.cfg.Rank
 	t.readers.Add(1)
 	t.live[peer]++
 	if redirect {
@@ -277,7 +316,7 @@ func (t *Transport) connect(peer int) (_ net.Conn, redirect bool, _ error) {
 	t.mu.Unlock()
 	go func() {
 		defer t.readers.Done()
-		t.serve(nc, t.reader(nc), peer)
+		t.serve(nc, t.reader(nc), peer, o)
 		if redirect {
 			nc.Close()
 			t.mu.Lock()
@@ -285,7 +324,74 @@ func (t *Transport) connect(peer int) (_ net.Conn, redirect bool, _ error) {
 			t.mu.Unlock()
 		}
 	}()
-	return nc, redirect, nil
+	return nc, s, redirect, nil
+}
+
+// handshake makes one connection to peer at addr and runs the dialer's
+// side of the handshake on it. retry says the connection was cut before
+// the peer proved itself, so that a new one may succeed.
+func (t *Transport) handshake(peer int, addr string) (_ net.Conn, _ *sealer, _ *opener, redirect, retry bool, _ error) {
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, nil, nil, false, false, fmt.Errorf("tcp: cannot connect to rank %d at %s: %w", peer, addr, err)
+	}
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+		if t.cfg.SockBuf > 0 {
+			tc.SetWriteBuffer(t.cfg.SockBuf)
+			tc.SetReadBuffer(t.cfg.SockBuf)
+		}
+	}
+	fail := func(retry bool, err error) (net.Conn, *sealer, *opener, bool, bool, error) {
+		nc.Close()
+		return nil, nil, nil, false, retry && cut(err), err
+	}
+	nc.SetDeadline(time.Now().Add(dialHandshakeTimeout))
+	var challenge, mine [nonceSize]byte
+	if _, err := io.ReadFull(nc, challenge[:]); err != nil {
+		return fail(true, fmt.Errorf("tcp: handshake with rank %d at %s: no challenge: %w", peer, addr, err))
+	}
+	priv, err := ecdh.X25519().GenerateKey(rand.Reader)
+	if err != nil {
+		return fail(false, fmt.Errorf("tcp: handshake with rank %d: %w", peer, err))
+	}
+	rand.Read(mine[:])
+	mode := ProtectFor(t.cfg.Protect, nc.LocalAddr(), nc.RemoteAddr())
+	g := greeting(t.cfg.Secret, challenge[:], t.cfg.JobID, t.cfg.Rank, mode, mine[:], priv.PublicKey().Bytes())
+	if _, err := nc.Write(g); err != nil {
+		return fail(true, fmt.Errorf("tcp: handshake with rank %d at %s: %w", peer, addr, err))
+	}
+	// The peer proves the secret too before its frames are taken.
+	var a [answerSize]byte
+	if _, err := io.ReadFull(nc, a[:]); err != nil {
+		return fail(true, fmt.Errorf("tcp: handshake with rank %d at %s: refused or no answer to our challenge: %w", peer, addr, err))
+	}
+	nc.SetDeadline(time.Time{})
+	m, err := checkAnswer(t.cfg.Secret, t.cfg.JobID, peer, challenge[:], g, a[:])
+	if err != nil {
+		return fail(false, fmt.Errorf("tcp: the process at %s, which should be rank %d, %v", addr, peer, err))
+	}
+	if m.mode != mode {
+		return fail(false, fmt.Errorf("tcp: rank %d at %s protects its connections with %s, rank %d with %s: every rank of a job needs the same MPIGO_TCP_PROTECT", peer, addr, m.mode, t.cfg.Rank, mode))
+	}
+	var s *sealer
+	var o *opener
+	if mode != ProtectOff {
+		shared, err := agree(priv, m.pub)
+		if err == nil {
+			s, o, err = derive(t.cfg.Secret, shared, challenge[:], g, a[:], true)
+		}
+		if err != nil {
+			return fail(false, fmt.Errorf("tcp: handshake with rank %d at %s: %w", peer, addr, err))
+		}
+	}
+	return nc, s, o, m.redirect, false, nil
+}
+
+// cut says err reports a connection closed or reset by the other end (not
+// a timeout): a handshake cut that way may succeed on a new connection.
+func cut(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // sendConn returns the connection frames to peer go on, nil if none is
@@ -317,31 +423,66 @@ func (t *Transport) Send(f wire.Frame) error {
 	}
 	c.mu.Lock()
 	f.Header.Marshal(c.hdr[:], len(f.Payload))
-	c.bufs = append(c.bufs[:0], c.hdr[:], f.Payload)
-	bufs := c.bufs
-	_, err = bufs.WriteTo(c.c)
-	c.bufs[1] = nil
+	if c.seal != nil {
+		err = c.seal.write(c.c, c.hdr[:], f.Payload)
+	} else {
+		c.bufs = append(c.bufs[:0], c.hdr[:], f.Payload)
+		bufs := c.bufs
+		_, err = bufs.WriteTo(c.c)
+		c.bufs[1] = nil
+	}
 	c.mu.Unlock()
 	if err != nil {
 		err = fmt.Errorf("tcp: sending to rank %d: %w", f.To, err)
 		t.peerError(f.To, err)
+		// The write may have failed because the connection was closed
+		// for a reason reported first (an integrity error): say that.
+		t.mu.Lock()
+		if r := t.reason[f.To]; r != nil {
+			err = r
+		}
+		t.mu.Unlock()
 	}
 	return err
 }
 
+// accept accepts connections until the transport closes. An error (out
+// of file descriptors, a connection aborted before it was accepted) does
+// not end it: it closes the oldest unproven connection, if any, and tries
+// again after a pause that grows to a second.
 func (t *Transport) accept() {
 	defer t.readers.Done()
+	var pause time.Duration
 	for {
-		nc, err := t.ln.Accept()
-		if err != nil {
+		if !t.waitForRoom() {
 			return
 		}
+		nc, err := t.ln.Accept()
+		if err != nil {
+			t.mu.Lock()
+			closed := t.closed
+			t.mu.Unlock()
+			if closed || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			t.evict(true)
+			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+			t.peerError(-1, fmt.Errorf("tcp: accepting a connection: %w (trying again in %v)", err, pause))
+			select {
+			case <-t.done:
+				return
+			case <-time.After(pause):
+			}
+			continue
+		}
+		pause = 0
 		t.mu.Lock()
 		if t.closed {
 			t.mu.Unlock()
 			nc.Close()
 			return
 		}
+		t.pending = append(t.pending, pendingConn{nc, time.Now()})
 		t.in[nc] = true
 		t.readers.Add(1)
 		t.mu.Unlock()
@@ -349,22 +490,56 @@ func (t *Transport) accept() {
 	}
 }
 
-// checkHandshake validates a dialer's greeting and returns its rank.
-func (t *Transport) checkHandshake(hs []byte) (int, error) {
-	if string(hs[:5]) != string(magic[:]) {
-		return -1, errors.New("tcp: a connection that does not speak mpigo (bad magic)")
+// waitForRoom returns when the rank may accept another connection: fewer
+// than maxPending are unproven, or the oldest of them has waited evictAge
+// and is closed. It returns false if the transport closes meanwhile.
+func (t *Transport) waitForRoom() bool {
+	for {
+		t.mu.Lock()
+		if len(t.pending) < maxPending {
+			t.mu.Unlock()
+			return true
+		}
+		wait := evictAge - time.Since(t.pending[0].since)
+		t.mu.Unlock()
+		if wait <= 0 && t.evict(false) {
+			return true
+		}
+		select {
+		case <-t.done:
+			return false
+		case <-time.After(min(max(wait, time.Millisecond), 10*time.Millisecond)):
+		}
 	}
-	if hs[5] != wire.Version {
-		return -1, fmt.Errorf("tcp: peer speaks wire version %d, we speak %d", hs[5], wire.Version)
+}
+
+// evict closes the oldest accepted connection that has not proved itself,
+// if there is one and it has waited evictAge or always is set. It
+// reports whether it closed one.
+func (t *Transport) evict(always bool) bool {
+	t.mu.Lock()
+	var old net.Conn
+	if len(t.pending) > 0 && (always || time.Since(t.pending[0].since) >= evictAge) {
+		old = t.pending[0].nc
+		t.pending = t.pending[1:]
 	}
-	if id := binary.LittleEndian.Uint64(hs[6:]); id != t.cfg.JobID {
-		return -1, fmt.Errorf("tcp: peer belongs to job %d, we are job %d", id, t.cfg.JobID)
+	t.mu.Unlock()
+	if old == nil {
+		return false
 	}
-	peer := int(binary.LittleEndian.Uint32(hs[14:]))
-	if peer < 0 || peer >= t.cfg.Size {
-		return -1, fmt.Errorf("tcp: peer claims rank %d in a job of %d", peer, t.cfg.Size)
+	old.Close()
+	t.peerError(-1, fmt.Errorf("tcp: closed the connection from %s, which had not proved itself, to make room", old.RemoteAddr()))
+	return true
+}
+
+// proven removes nc from the unproven connections; t.mu is held.
+func (t *Transport) proven(nc net.Conn) {
+	for i, p := range t.pending {
+		if p.nc == nc {
+			t.pending = append(t.pending[:i], t.pending[i+1:]...)
+			return
+		}
 	}
-	return peer, nil
 }
 
 func (t *Transport) read(nc net.Conn) {
@@ -373,32 +548,53 @@ func (t *Transport) read(nc net.Conn) {
 		nc.Close()
 		t.mu.Lock()
 		delete(t.in, nc)
+		t.proven(nc)
 		t.mu.Unlock()
 	}()
 	if tc, ok := nc.(*net.TCPConn); ok && t.cfg.SockBuf > 0 {
 		tc.SetReadBuffer(t.cfg.SockBuf)
 		tc.SetWriteBuffer(t.cfg.SockBuf)
 	}
-	r := t.reader(nc)
-	var nonce [nonceSize]byte
-	rand.Read(nonce[:])
-	nc.SetDeadline(time.Now().Add(handshakeTimeout))
-	var hs [greetingSize]byte
-	if _, err := nc.Write(nonce[:]); err != nil {
+	var challenge [nonceSize]byte
+	rand.Read(challenge[:])
+	nc.SetDeadline(time.Now().Add(acceptHandshakeTimeout))
+	var g [greetingSize]byte
+	if _, err := nc.Write(challenge[:]); err != nil {
 		return
 	}
-	if _, err := io.ReadFull(r, hs[:]); err != nil {
+	// Read exactly the greeting, unbuffered: a stranger costs no buffer,
+	// and frames that follow it stay in the socket for the reader below.
+	if _, err := io.ReadFull(nc, g[:]); err != nil {
 		t.peerError(-1, fmt.Errorf("tcp: connection from %s closed during the handshake: %w", nc.RemoteAddr(), err))
 		return
 	}
-	peer, err := t.checkHandshake(hs[:handshakeSize])
-	signed := hs[:handshakeSize+nonceSize]
-	if err == nil && !hmac.Equal(hs[len(signed):], mac(t.cfg.Secret, nonce[:], signed)) {
-		err = errors.New("tcp: peer does not know the job's secret")
-	}
+	m, err := checkGreeting(t.cfg.Secret, t.cfg.JobID, t.cfg.Size, challenge[:], g[:])
 	if err != nil {
 		t.peerError(-1, fmt.Errorf("%w (connection from %s refused)", err, nc.RemoteAddr()))
 		return
+	}
+	peer := m.rank
+	t.mu.Lock()
+	t.proven(nc)
+	t.mu.Unlock()
+	mode := ProtectFor(t.cfg.Protect, nc.LocalAddr(), nc.RemoteAddr())
+	priv, err := ecdh.X25519().GenerateKey(rand.Reader)
+	if err != nil {
+		t.peerError(peer, fmt.Errorf("tcp: handshake with rank %d: %w", peer, err))
+		return
+	}
+	if m.mode != mode {
+		// Tell the peer (it reports the mismatch too), then refuse.
+		nc.Write(answer(t.cfg.Secret, challenge[:], g[:], t.cfg.JobID, t.cfg.Rank, mode, false, priv.PublicKey().Bytes()))
+		t.peerError(peer, fmt.Errorf("tcp: rank %d protects its connections with %s, rank %d with %s: every rank of a job needs the same MPIGO_TCP_PROTECT", peer, m.mode, t.cfg.Rank, mode))
+		return
+	}
+	var shared []byte
+	if mode != ProtectOff {
+		if shared, err = agree(priv, m.pub); err != nil {
+			t.peerError(peer, fmt.Errorf("tcp: handshake with rank %d: %w", peer, err))
+			return
+		}
 	}
 	// Frames to the peer go back on this connection, unless this rank
 	// already sends to it on another. When both dial at once, the lower
@@ -421,13 +617,16 @@ func (t *Transport) read(nc net.Conn) {
 		adopt = out
 	}
 	t.mu.Unlock()
-	answer := mac(t.cfg.Secret, hs[handshakeSize:len(signed)], hello(t.cfg.JobID, t.cfg.Rank))
-	if keepMine {
-		answer = append(answer, 1)
-	} else {
-		answer = append(answer, 0)
+	a := answer(t.cfg.Secret, challenge[:], g[:], t.cfg.JobID, t.cfg.Rank, mode, keepMine, priv.PublicKey().Bytes())
+	var s *sealer
+	var o *opener
+	if mode != ProtectOff {
+		s, o, err = derive(t.cfg.Secret, shared, challenge[:], g[:], a, false)
 	}
-	if _, err := nc.Write(answer); err != nil {
+	if err == nil {
+		_, err = nc.Write(a)
+	}
+	if err != nil {
 		err = fmt.Errorf("tcp: answering the handshake of rank %d: %w", peer, err)
 		t.mu.Lock()
 		t.live[peer]--
@@ -436,22 +635,23 @@ func (t *Transport) read(nc net.Conn) {
 		}
 		t.mu.Unlock()
 		if c != nil {
-			c.finish(nil, err)
+			c.finish(nil, nil, err)
 		}
 		t.peerError(peer, err)
 		return
 	}
 	nc.SetDeadline(time.Time{})
+	r := t.reader(nc)
 	if c != nil {
-		c.finish(nc, nil)
+		c.finish(nc, s, nil)
 	}
 	if adopt != nil {
-		adopt.finish(nc, nil)
+		adopt.finish(nc, s, nil)
 		if adopt.c == nc {
 			c = adopt
 		}
 	}
-	t.serve(nc, r, peer)
+	t.serve(nc, r, peer, o)
 	if c != nil {
 		t.mu.Lock()
 		if t.out[peer] == c {
@@ -471,15 +671,28 @@ func (t *Transport) reader(nc net.Conn) *bufio.Reader {
 	return bufio.NewReaderSize(src, 64<<10)
 }
 
-// serve reads frames from peer on nc until the connection ends.
-func (t *Transport) serve(nc net.Conn, r *bufio.Reader, peer int) {
-	err := ReadFrames(r, t.cfg.Rank, peer, wire.MaxPayload, t.cfg.Handler, t.cfg.Place)
+// serve reads frames from peer on nc, checked by o unless it is nil,
+// until the connection ends. A connection whose bytes fail their check is
+// closed: nothing more it carries can be trusted, and its other end learns
+// of the failure.
+func (t *Transport) serve(nc net.Conn, r *bufio.Reader, peer int, o *opener) {
+	var err error
+	if o != nil {
+		err = readFramesProtected(r, o, t.cfg.Rank, peer, wire.MaxPayload, t.cfg.Handler, t.cfg.Place)
+	} else {
+		err = ReadFrames(r, t.cfg.Rank, peer, wire.MaxPayload, t.cfg.Handler, t.cfg.Place)
+	}
 	t.mu.Lock()
 	t.live[peer]--
 	last := t.live[peer] == 0
 	t.mu.Unlock()
 	if err != nil && !errors.Is(err, io.EOF) {
+		// Reported before the connection is closed, so that the report
+		// is this error and not a sender's write on the closed socket.
 		t.peerError(peer, fmt.Errorf("tcp: connection from rank %d: %w", peer, err))
+		if errors.Is(err, ErrIntegrity) {
+			nc.Close()
+		}
 	} else if last {
 		// A peer that ends cleanly closes every connection it has; its
 		// frames to us may still be coming on another one, which ends
@@ -539,6 +752,7 @@ func (t *Transport) Close() error {
 		return nil
 	}
 	t.closed = true
+	close(t.done)
 	outs := make([]*conn, 0, len(t.out))
 	for _, c := range t.out {
 		outs = append(outs, c)

@@ -2,6 +2,8 @@ package tcp
 
 import (
 	"bytes"
+	"crypto/ecdh"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -23,7 +25,16 @@ type endpoint struct {
 	errs []string
 }
 
+// startJob starts n endpoints on loopback that encrypt their connections
+// (as connections between hosts do by default).
 func startJob(t *testing.T, n int, job uint64) []*endpoint {
+	t.Helper()
+	return startJobWith(t, n, job, nil)
+}
+
+// startJobWith is startJob with setup, if not nil, changing each rank's
+// configuration and listener before the rank starts.
+func startJobWith(t *testing.T, n int, job uint64, setup func(r int, cfg *Config, ln *net.Listener)) []*endpoint {
 	t.Helper()
 	eps := make([]*endpoint, n)
 	lns := make([]net.Listener, n)
@@ -36,7 +47,7 @@ func startJob(t *testing.T, n int, job uint64) []*endpoint {
 	}
 	for r := range eps {
 		ep := &endpoint{got: map[int][]wire.Frame{}}
-		ep.t = New(Config{Rank: r, Size: n, JobID: job, Secret: []byte("s3cret"),
+		cfg := Config{Rank: r, Size: n, JobID: job, Secret: []byte("s3cret"), Protect: ProtectEncrypt,
 			Addrs: func(peer int) (string, error) { return lns[peer].Addr().String(), nil },
 			Handler: func(f wire.Frame) {
 				f.Payload = append([]byte(nil), f.Payload...)
@@ -48,7 +59,12 @@ func startJob(t *testing.T, n int, job uint64) []*endpoint {
 				ep.mu.Lock()
 				ep.errs = append(ep.errs, fmt.Sprintf("%d: %v", peer, err))
 				ep.mu.Unlock()
-			}}, lns[r])
+			}}
+		ln := lns[r]
+		if setup != nil {
+			setup(r, &cfg, &ln)
+		}
+		ep.t = New(cfg, ln)
 		eps[r] = ep
 	}
 	t.Cleanup(func() {
@@ -158,19 +174,9 @@ func TestHandshakeMismatch(t *testing.T) {
 	tests = append(tests, struct {
 		mod  func(hs []byte)
 		want string
-	}{func(hs []byte) { hs[handshakeSize+nonceSize] ^= 1 }, "does not know the job's secret"})
+	}{func(hs []byte) { hs[greetingSize-1] ^= 1 }, "does not know the job's secret"})
 	for _, tt := range tests {
-		nc, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var nonce [nonceSize]byte
-		if _, err := io.ReadFull(nc, nonce[:]); err != nil {
-			t.Fatal(err)
-		}
-		hs := greeting([]byte("s3cret"), nonce[:], 1, 1, make([]byte, nonceSize))
-		tt.mod(hs)
-		nc.Write(hs)
+		nc, _ := fakeGreet(t, addr, []byte("s3cret"), 1, 1, ProtectEncrypt, tt.mod)
 		var fb [wire.HeaderSize]byte // a frame after a refused handshake must not arrive
 		(&wire.Header{Kind: wire.Eager}).Marshal(fb[:], 0)
 		nc.Write(fb[:])
@@ -283,32 +289,36 @@ func FuzzReadFrames(f *testing.F) {
 	})
 }
 
+// BenchmarkPingPong bounces a frame between two endpoints over loopback,
+// with each protection (auto is off on loopback when LoopbackPlain is set).
 func BenchmarkPingPong(b *testing.B) {
-	for _, size := range []int{8, 1 << 20} {
-		b.Run(fmt.Sprint(size), func(b *testing.B) {
-			lns := []net.Listener{}
-			for i := 0; i < 2; i++ {
-				ln, _ := net.Listen("tcp", "127.0.0.1:0")
-				lns = append(lns, ln)
-			}
-			got := make([]chan struct{}, 2)
-			trs := make([]*Transport, 2)
-			for r := 0; r < 2; r++ {
-				got[r] = make(chan struct{}, 1)
-				trs[r] = New(Config{Rank: r, Size: 2, Addrs: func(p int) (string, error) { return lns[p].Addr().String(), nil },
-					Handler: func(wire.Frame) { got[r] <- struct{}{} }}, lns[r])
-				defer trs[r].Close()
-			}
-			p := make([]byte, size)
-			b.SetBytes(int64(2 * size))
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				trs[0].Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: int64(size)}, From: 0, To: 1, Payload: p})
-				<-got[1]
-				trs[1].Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: int64(size)}, From: 1, To: 0, Payload: p})
-				<-got[0]
-			}
-		})
+	for _, p := range []Protect{ProtectOff, ProtectEncrypt} {
+		for _, size := range []int{8, 1 << 20, 4 << 20} {
+			b.Run(fmt.Sprintf("%v/%d", p, size), func(b *testing.B) {
+				lns := []net.Listener{}
+				for i := 0; i < 2; i++ {
+					ln, _ := net.Listen("tcp", "127.0.0.1:0")
+					lns = append(lns, ln)
+				}
+				got := make([]chan struct{}, 2)
+				trs := make([]*Transport, 2)
+				for r := 0; r < 2; r++ {
+					got[r] = make(chan struct{}, 1)
+					trs[r] = New(Config{Rank: r, Size: 2, Protect: p, Addrs: func(p int) (string, error) { return lns[p].Addr().String(), nil },
+						Handler: func(wire.Frame) { got[r] <- struct{}{} }}, lns[r])
+					defer trs[r].Close()
+				}
+				p := make([]byte, size)
+				b.SetBytes(int64(2 * size))
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					trs[0].Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: int64(size)}, From: 0, To: 1, Payload: p})
+					<-got[1]
+					trs[1].Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: int64(size)}, From: 1, To: 0, Payload: p})
+					<-got[0]
+				}
+			})
+		}
 	}
 }
 
@@ -327,14 +337,8 @@ func TestGarbageFrames(t *testing.T) {
 			return hb[:]
 		}(),
 	} {
-		nc, err := net.Dial("tcp", eps[0].t.Addr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		var nonce [nonceSize]byte
-		io.ReadFull(nc, nonce[:])
-		nc.Write(greeting([]byte("s3cret"), nonce[:], 9, i+1, make([]byte, nonceSize))) // claims to be rank i+1
-		nc.Write(garbage)
+		nc, s := fakeDial(t, eps[0].t.Addr(), []byte("s3cret"), 9, i+1, ProtectEncrypt) // claims to be rank i+1
+		s.write(nc, garbage, nil)                                                       // sealed: the frame reader sees it
 		waitFor(t, fmt.Sprintf("garbage %d to be refused", i), func() bool {
 			eps[0].mu.Lock()
 			defer eps[0].mu.Unlock()
@@ -409,7 +413,9 @@ func TestImpostorListener(t *testing.T) {
 		nc.Write(make([]byte, nonceSize))
 		g := make([]byte, greetingSize)
 		io.ReadFull(nc, g)
-		nc.Write(make([]byte, macSize)) // a proof made without the secret
+		a := make([]byte, answerSize) // a proof made without the secret
+		a[0] = byte(ProtectEncrypt)
+		nc.Write(a)
 		var fb [wire.HeaderSize]byte
 		(&wire.Header{Kind: wire.Eager}).Marshal(fb[:], 0)
 		nc.Write(fb[:])
@@ -505,4 +511,64 @@ func TestSimultaneousDialKeepsOneConnection(t *testing.T) {
 			ep.mu.Unlock()
 		}
 	}
+}
+
+// fakeGreet dials addr and sends the dialer's greeting by hand, as rank
+// of job with secret, altered by mod if it is not nil. It returns the
+// connection and what the acceptor needs to finish: see fakeDial.
+func fakeGreet(t *testing.T, addr string, secret []byte, job uint64, rank int, mode Protect, mod func([]byte)) (net.Conn, func() (*sealer, *opener, error)) {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	var challenge [nonceSize]byte
+	if _, err := io.ReadFull(nc, challenge[:]); err != nil {
+		t.Fatal(err)
+	}
+	priv, err := ecdh.X25519().GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := greeting(secret, challenge[:], job, rank, mode, make([]byte, nonceSize), priv.PublicKey().Bytes())
+	if mod != nil {
+		mod(g)
+	}
+	if _, err := nc.Write(g); err != nil {
+		t.Fatal(err)
+	}
+	return nc, func() (*sealer, *opener, error) {
+		var a [answerSize]byte
+		if _, err := io.ReadFull(nc, a[:]); err != nil {
+			return nil, nil, err
+		}
+		m, err := checkAnswer(secret, job, 0, challenge[:], g, a[:])
+		if err != nil {
+			return nil, nil, err
+		}
+		if m.mode != mode {
+			return nil, nil, fmt.Errorf("the acceptor protects with %v, not %v", m.mode, mode)
+		}
+		shared, err := agree(priv, m.pub)
+		if err != nil {
+			return nil, nil, err
+		}
+		if mode == ProtectOff {
+			return nil, nil, nil
+		}
+		return derive(secret, shared, challenge[:], g, a[:], true)
+	}
+}
+
+// fakeDial completes a handshake by hand with rank 0 at addr as rank of
+// job and returns the connection and the sealer for frames to rank 0.
+func fakeDial(t *testing.T, addr string, secret []byte, job uint64, rank int, mode Protect) (net.Conn, *sealer) {
+	t.Helper()
+	nc, finish := fakeGreet(t, addr, secret, job, rank, mode, nil)
+	s, _, err := finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, s
 }
