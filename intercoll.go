@@ -562,11 +562,19 @@ func (c *Comm) interAllgathervBuf(name string, sendbuf []byte, sendcount int, se
 func (c *Comm) interAlltoallBuf(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) error {
 	const op = "Alltoall"
 	q := len(c.group)
-	sb, err := c.collBuf(op, loc{}, sendbuf, q*sendcount, sendtype)
+	sn, err := c.mulCount(op, q, sendcount)
 	if err != nil {
 		return err
 	}
-	rb, err := c.collBuf(op, loc{}, recvbuf, q*recvcount, recvtype)
+	rn, err := c.mulCount(op, q, recvcount)
+	if err != nil {
+		return err
+	}
+	sb, err := c.collBuf(op, loc{}, sendbuf, sn, sendtype)
+	if err != nil {
+		return err
+	}
+	rb, err := c.collBuf(op, loc{}, recvbuf, rn, recvtype)
 	if err != nil {
 		return err
 	}

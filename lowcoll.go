@@ -65,13 +65,14 @@ func (c *Comm) lowOpArgs(name string, count int, dt *Datatype, op *ReduceOp) (in
 	if !dt.t.Contiguous() {
 		return 0, c.argErr(name, ErrType, "%s is not contiguous: collectives take contiguous datatypes only (pack the data first)", dt.name)
 	}
-	if count < 0 {
-		return 0, c.argErr(name, ErrCount, "negative count %d", count)
+	n, err := c.elemBytes(name, loc{}, count, dt)
+	if err != nil {
+		return 0, err
 	}
 	if err := op.check(dt); err != nil {
 		return 0, c.argErr(name, ErrOp, "%v", err)
 	}
-	return count * dt.size, nil
+	return n, nil
 }
 
 // collBuf is checkBuf for the collectives, which move contiguous memory
@@ -119,18 +120,22 @@ func (c *Comm) Ibcast(buf []byte, count int, dt *Datatype, root int) (*Request, 
 }
 
 // blockRanges returns the byte ranges of the blocks of counts[i] elements
-// of size bytes at element displacements displs (nil: packed in rank order).
-func blockRanges(counts, displs []int, size int) (lo, hi []int) {
+// of size bytes at element displacements displs (nil: packed in rank
+// order), and the first block whose range overflows an int (-1: none).
+func blockRanges(counts, displs []int, size int) (lo, hi []int, bad int) {
 	lo, hi = make([]int, len(counts)), make([]int, len(counts))
-	off := 0
+	off, elems := 0, false
 	for i, n := range counts {
 		if displs != nil {
-			off = displs[i] * size
+			off, elems = displs[i], true
 		}
-		lo[i], hi[i] = off, off+n*size
-		off = hi[i]
+		var ok bool
+		if lo[i], hi[i], ok = blockSpan(off, n, size, elems); !ok {
+			return nil, nil, i
+		}
+		off, elems = hi[i], false
 	}
-	return lo, hi
+	return lo, hi, -1
 }
 
 // checkV validates the counts and displacements of a v-collective against
@@ -154,7 +159,10 @@ func (c *Comm) checkV(name, what string, buf []byte, counts, displs []int, dt *D
 			return nil, nil, c.argErr(name, ErrCount, "%s: negative count or displacement for rank %d", what, i)
 		}
 	}
-	lo, hi = blockRanges(counts, displs, dt.size)
+	lo, hi, bad := blockRanges(counts, displs, dt.size)
+	if bad >= 0 {
+		return nil, nil, c.argErr(name, ErrCount, "%s: the block of rank %d (%d elements of %s) lies beyond any buffer", what, bad, counts[bad], dt.name)
+	}
 	for i := range hi {
 		if hi[i] > len(buf) {
 			return nil, nil, c.argErr(name, ErrBuffer, "%s block %d ends at byte %d, the buffer has %d", what, i, hi[i], len(buf))
@@ -402,14 +410,20 @@ func (c *Comm) Alltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvb
 		return err
 	}
 	p := len(c.group)
-	rb, err := c.collBuf(name, loc{}, recvbuf, p*recvcount, recvtype)
+	rn, err := c.mulCount(name, p, recvcount)
+	if err != nil {
+		return err
+	}
+	rb, err := c.collBuf(name, loc{}, recvbuf, rn, recvtype)
 	if err != nil {
 		return err
 	}
 	var sb []byte
 	if isInPlace(sendbuf) {
 		sb = append([]byte(nil), rb...)
-	} else if sb, err = c.collBuf(name, loc{}, sendbuf, p*sendcount, sendtype); err != nil {
+	} else if sn, err := c.mulCount(name, p, sendcount); err != nil {
+		return err
+	} else if sb, err = c.collBuf(name, loc{}, sendbuf, sn, sendtype); err != nil {
 		return err
 	}
 	if len(sb) != len(rb) {
@@ -460,11 +474,10 @@ func (c *Comm) alltoallw(name string, sendbuf []byte, sendcounts, sdispls []int,
 			if counts[i] < 0 || displs[i] < 0 {
 				return nil, nil, c.argErr(name, ErrCount, "%s: negative count or displacement for rank %d", what, i)
 			}
-			lo[i] = displs[i]
-			if elemDispl {
-				lo[i] *= types[i].size
+			var ok bool
+			if lo[i], hi[i], ok = blockSpan(displs[i], counts[i], types[i].size, elemDispl); !ok {
+				return nil, nil, c.argErr(name, ErrCount, "%s: the block of rank %d (%d elements of %s at displacement %d) lies beyond any buffer", what, i, counts[i], types[i].name, displs[i])
 			}
-			hi[i] = lo[i] + counts[i]*types[i].size
 			if hi[i] > len(buf) {
 				return nil, nil, c.argErr(name, ErrBuffer, "%s block %d ends at byte %d, the buffer has %d", what, i, hi[i], len(buf))
 			}
@@ -663,12 +676,12 @@ func (c *Comm) ReduceScatter(sendbuf, recvbuf []byte, recvcounts []int, dt *Data
 
 // countSum returns the sum of counts, refusing a negative one.
 func (c *Comm) countSum(name string, counts []int) (int, error) {
-	total := 0
-	for _, k := range counts {
-		if k < 0 {
-			return 0, c.argErr(name, ErrCount, "negative count %d", k)
+	total, bad, ok := sumCounts(counts)
+	if !ok {
+		if counts[bad] < 0 {
+			return 0, c.argErr(name, ErrCount, "negative count %d", counts[bad])
 		}
-		total += k
+		return 0, c.argErr(name, ErrCount, "the counts' sum overflows an int")
 	}
 	return total, nil
 }

@@ -119,14 +119,21 @@ func (o *ReduceOp) combine(dt *Datatype) (coll.Combine, error) {
 // ReduceLocal sets inout = in ⊕ inout for count elements of dt, with no
 // communication (MPI_Reduce_local).
 func ReduceLocal(in, inout []byte, count int, dt *Datatype, op *ReduceOp) error {
-	if dt == nil || count < 0 || count*dt.size > len(in) || count*dt.size > len(inout) {
-		return fmt.Errorf("mpi: ReduceLocal: %w: %d elements do not fit the buffers", ErrBuffer, count)
+	const name = "ReduceLocal"
+	if dt == nil {
+		return (*Comm)(nil).errorf(name, ErrType, loc{}, "nil datatype")
+	}
+	n, err := (*Comm)(nil).elemBytes(name, loc{}, count, dt)
+	if err != nil {
+		return err
+	}
+	if n > len(in) || n > len(inout) {
+		return (*Comm)(nil).errorf(name, ErrBuffer, loc{}, "%d elements of %s need %d bytes, in has %d and inout %d", count, dt.name, n, len(in), len(inout))
 	}
 	f, err := op.ordered(dt)
 	if err != nil {
-		return fmt.Errorf("mpi: ReduceLocal: %w: %v", ErrOp, err)
+		return (*Comm)(nil).errorf(name, ErrOp, loc{}, "%v", err)
 	}
-	n := count * dt.size
 	f(in[:n], inout[:n])
 	return nil
 }

@@ -90,18 +90,18 @@ func (c *Comm) checkBuf(op string, l loc, buf []byte, count int, dt *Datatype) (
 	if s := dt.checkComm(); s != "" {
 		return msg{}, c.handle(c.errorf(op, ErrType, l, "%s", s))
 	}
-	if count < 0 {
-		return msg{}, c.handle(c.errorf(op, ErrCount, l, "negative count %d", count))
+	n, err := c.elemBytes(op, l, count, dt)
+	if err != nil {
+		return msg{}, err
 	}
-	n := count * dt.size
 	if dt.t.Contiguous() {
 		if n > len(buf) {
 			return msg{}, c.handle(c.errorf(op, ErrBuffer, l, "%d elements of %s need %d bytes, the buffer has %d", count, dt.name, n, len(buf)))
 		}
 		return msg{b: buf[:n]}, nil
 	}
-	if s := dt.span(count, len(buf)); s != "" {
-		return msg{}, c.handle(c.errorf(op, ErrBuffer, l, "%s", s))
+	if class, s := dt.fits(count, len(buf)); class != nil {
+		return msg{}, c.handle(c.errorf(op, class, l, "%s", s))
 	}
 	return msg{lay: &layout{t: dt.t, buf: buf, n: n}}, nil
 }
