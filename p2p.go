@@ -610,6 +610,7 @@ func (c *Comm) Iprobe(src, tag int) (bool, Status, error) {
 type Message struct {
 	c    *Comm
 	m    *engine.Message // nil for a message from ProcNull
+	at   loc             // its source and tag, for error messages
 	used bool
 }
 
@@ -618,7 +619,7 @@ func (c *Comm) mprobe(op string, src, tag int, block bool) (*Message, Status, bo
 		return nil, Status{}, false, err
 	}
 	if src == ProcNull {
-		return &Message{c: c}, procNullStatus, true, nil
+		return &Message{c: c, at: at("source", ProcNull, AnyTag)}, procNullStatus, true, nil
 	}
 	eng := c.p.eng
 	epoch, _ := eng.LostSince(0)
@@ -640,7 +641,7 @@ func (c *Comm) mprobe(op string, src, tag int, block bool) (*Message, Status, bo
 			}
 			st := m.Status()
 			st.Count = st.Size
-			return &Message{c: c, m: m}, statusOf(st, 0), true, nil
+			return &Message{c: c, m: m, at: at("source", st.Source, st.Tag)}, statusOf(st, 0), true, nil
 		}
 		if err := c.probeLost(src, epoch); err != nil {
 			return nil, Status{}, false, c.handle(c.statusErr(op, at("source", src, tag), engine.Status{Source: src, Tag: tag, Err: err}))
@@ -667,8 +668,11 @@ func (c *Comm) Improbe(src, tag int) (bool, *Message, Status, error) {
 
 // take marks m used and returns its engine message.
 func (m *Message) take(op string) (*engine.Message, error) {
-	if m == nil || m.used {
-		return nil, (*Comm)(nil).errorf(op, ErrRequest, loc{}, "message is nil or has been received already")
+	if m == nil {
+		return nil, (*Comm)(nil).errorf(op, ErrRequest, loc{}, "nil message")
+	}
+	if m.used {
+		return nil, m.c.handle(m.c.errorf(op, ErrRequest, m.at, "message has been received already"))
 	}
 	m.used = true
 	return m.m, nil
@@ -691,14 +695,14 @@ func (m *Message) Irecv(buf []byte, count int, dt *Datatype) (*Request, error) {
 		return nil, err
 	}
 	c := m.c
-	mm, err := c.checkBuf("Mrecv", loc{}, buf, count, dt)
+	mm, err := c.checkBuf("Mrecv", m.at, buf, count, dt)
 	if err != nil {
 		return nil, err
 	}
 	if em == nil {
 		return c.nullRequest("Mrecv", procNullStatus), nil
 	}
-	r := c.newRequest("Mrecv", loc{})
+	r := c.newRequest("Mrecv", m.at)
 	r.elem = dt.size
 	r.er.Layout = mm.lay
 	c.startMRecv(em, r.er, mm.b, nil, dt.sig)
