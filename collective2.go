@@ -40,12 +40,9 @@ func reduceScatterT[E any](c *Comm, name string, v []E, counts []int, op Op[E]) 
 	if len(counts) != p {
 		return nil, c.handle(c.errorf(name, ErrCount, loc{}, "%d counts for %d ranks", len(counts), p))
 	}
-	total := 0
-	for _, n := range counts {
-		if n < 0 {
-			return nil, c.handle(c.errorf(name, ErrCount, loc{}, "negative count %d", n))
-		}
-		total += n
+	total, bad, ok := sumCounts(counts)
+	if !ok {
+		return nil, c.handle(c.errorf(name, ErrCount, loc{}, "count %d for rank %d is negative or makes the sum overflow", counts[bad], bad))
 	}
 	if total != len(v) {
 		return nil, c.handle(c.errorf(name, ErrCount, loc{}, "counts add up to %d, the slice has %d elements", total, len(v)))

@@ -122,7 +122,10 @@ func (c *Comm) checkV(name, what string, buf []byte, counts, displs []int, dt *D
 		}
 	}
 	if b := dt.block(); b > 0 {
-		lo, hi = blockRanges(counts, displs, b)
+		var bad int
+		if lo, hi, bad = blockRanges(counts, displs, b); bad >= 0 {
+			return nil, nil, nil, nil, c.argErr(name, ErrCount, "%s: the block of rank %d (%d elements of %s) lies beyond any buffer", what, bad, counts[bad], dt.name)
+		}
 		for i := range hi {
 			if hi[i] > len(buf) {
 				return nil, nil, nil, nil, c.argErr(name, ErrBuffer, "%s block %d ends at byte %d, the buffer has %d", what, i, hi[i], len(buf))

@@ -129,7 +129,9 @@ func (c *Comm) WorldRank(r int) int { return c.group[r] }
 // check validates c for call op.
 func (c *Comm) check(op string) error {
 	if c == nil || c.p == nil {
-		return (*Comm)(nil).errorf(op, ErrComm, loc{}, "nil communicator")
+		e := (*Comm)(nil).errorf(op, ErrComm, loc{}, "").(*Error)
+		e.Comm = "a nil communicator"
+		return e
 	}
 	if c.freed.Load() {
 		return c.errorf(op, ErrComm, loc{}, "communicator has been freed")

@@ -464,14 +464,25 @@ func int64s(a []int) []int64 {
 
 // span checks that count elements of dt fit in a buffer of n bytes.
 func (d *Datatype) span(count, n int) string {
-	lo, hi := d.t.Span(count)
+	_, s := d.fits(count, n)
+	return s
+}
+
+// fits checks that count elements of dt fit in a buffer of n bytes, and
+// returns the class and message of the error if not: ErrCount if their
+// span overflows, ErrBuffer if it leaves the buffer.
+func (d *Datatype) fits(count, n int) (error, string) {
+	lo, hi, ok := d.t.SpanChecked(count)
+	if !ok {
+		return ErrCount, fmt.Sprintf("%d elements of %s (extent %d) span more bytes than an int holds", count, d.name, d.t.Extent())
+	}
 	if lo < 0 {
-		return fmt.Sprintf("%d elements of %s start %d bytes before the buffer", count, d.name, -lo)
+		return ErrBuffer, fmt.Sprintf("%d elements of %s start %d bytes before the buffer", count, d.name, -lo)
 	}
 	if hi > int64(n) {
-		return fmt.Sprintf("%d elements of %s need %d bytes, the buffer has %d", count, d.name, hi, n)
+		return ErrBuffer, fmt.Sprintf("%d elements of %s need %d bytes, the buffer has %d", count, d.name, hi, n)
 	}
-	return ""
+	return nil, ""
 }
 
 // layout is the engine's view of count elements of a non-contiguous
@@ -499,29 +510,29 @@ func PackSize(count int, dt *Datatype) (int, error) {
 	if s := dt.checkComm(); s != "" {
 		return 0, typeErr("PackSize", "%s", s)
 	}
-	if count < 0 {
-		return 0, (*Comm)(nil).errorf("PackSize", ErrCount, loc{}, "negative count %d", count)
-	}
-	return count * dt.size, nil
+	return (*Comm)(nil).elemBytes("PackSize", loc{}, count, dt)
 }
 
-// packArgs validates the arguments shared by Pack and Unpack.
-func packArgs(op string, data []byte, count int, dt *Datatype, packed []byte, pos, need int) error {
+// packArgs validates the arguments shared by Pack and Unpack (and their
+// external forms, whose packed size is the same) and returns the packed
+// size of the data.
+func packArgs(op string, data []byte, count int, dt *Datatype, packed []byte, pos int) (int, error) {
 	if s := dt.checkComm(); s != "" {
-		return typeErr(op, "%s", s)
+		return 0, typeErr(op, "%s", s)
 	}
-	if count < 0 {
-		return (*Comm)(nil).errorf(op, ErrCount, loc{}, "negative count %d", count)
+	need, err := (*Comm)(nil).elemBytes(op, loc{}, count, dt)
+	if err != nil {
+		return 0, err
 	}
 	if isBottom(data) {
 		// Resolved by the caller.
-	} else if s := dt.span(count, len(data)); s != "" {
-		return (*Comm)(nil).errorf(op, ErrBuffer, loc{}, "%s", s)
+	} else if class, s := dt.fits(count, len(data)); class != nil {
+		return 0, (*Comm)(nil).errorf(op, class, loc{}, "%s", s)
 	}
-	if pos < 0 || pos+need > len(packed) {
-		return (*Comm)(nil).errorf(op, ErrBuffer, loc{}, "%d packed bytes at position %d do not fit in %d bytes", need, pos, len(packed))
+	if pos < 0 || pos > len(packed) || need > len(packed)-pos {
+		return 0, (*Comm)(nil).errorf(op, ErrBuffer, loc{}, "%d packed bytes at position %d do not fit in %d bytes", need, pos, len(packed))
 	}
-	return nil
+	return need, nil
 }
 
 // Pack appends count elements of dt from inbuf to the packed buffer outbuf
@@ -530,10 +541,10 @@ func packArgs(op string, data []byte, count int, dt *Datatype, packed []byte, po
 // representation; send it with the Packed datatype. Unlike MPI_Pack there
 // is no communicator argument: every rank of a job packs alike.
 func Pack(inbuf []byte, count int, dt *Datatype, outbuf []byte, pos int) (int, error) {
-	if err := packArgs("Pack", inbuf, count, dt, outbuf, pos, count*dt.size); err != nil {
+	n, err := packArgs("Pack", inbuf, count, dt, outbuf, pos)
+	if err != nil {
 		return pos, err
 	}
-	n := count * dt.size
 	if isBottom(inbuf) {
 		lay, bad := resolveBottom(dt, count)
 		if bad != "" {
@@ -549,10 +560,10 @@ func Pack(inbuf []byte, count int, dt *Datatype, outbuf []byte, pos int) (int, e
 // Unpack reads count elements of dt from the packed buffer inbuf at byte
 // position pos into outbuf, and returns the position after them (MPI_Unpack).
 func Unpack(inbuf []byte, pos int, outbuf []byte, count int, dt *Datatype) (int, error) {
-	if err := packArgs("Unpack", outbuf, count, dt, inbuf, pos, count*dt.size); err != nil {
+	n, err := packArgs("Unpack", outbuf, count, dt, inbuf, pos)
+	if err != nil {
 		return pos, err
 	}
-	n := count * dt.size
 	if isBottom(outbuf) {
 		lay, bad := resolveBottom(dt, count)
 		if bad != "" {
@@ -571,8 +582,8 @@ func PackExternalSize(count int, dt *Datatype) (int, error) {
 	if s := dt.checkComm(); s != "" {
 		return 0, typeErr("PackExternalSize", "%s", s)
 	}
-	if count < 0 {
-		return 0, (*Comm)(nil).errorf("PackExternalSize", ErrCount, loc{}, "negative count %d", count)
+	if _, err := (*Comm)(nil).elemBytes("PackExternalSize", loc{}, count, dt); err != nil {
+		return 0, err
 	}
 	return int(dt.t.ExternalSize(count)), nil
 }
@@ -586,11 +597,8 @@ func PackExternal(inbuf []byte, count int, dt *Datatype, outbuf []byte, pos int)
 	if isBottom(inbuf) {
 		return pos, (*Comm)(nil).errorf("PackExternal", ErrBuffer, loc{}, "Bottom is not supported: use Pack")
 	}
-	need := 0
-	if dt != nil && dt.t != nil {
-		need = int(dt.t.ExternalSize(count))
-	}
-	if err := packArgs("PackExternal", inbuf, count, dt, outbuf, pos, need); err != nil {
+	need, err := packArgs("PackExternal", inbuf, count, dt, outbuf, pos)
+	if err != nil {
 		return pos, err
 	}
 	dt.t.PackExternal(outbuf[pos:pos+need], inbuf, count)
@@ -604,11 +612,8 @@ func UnpackExternal(inbuf []byte, pos int, outbuf []byte, count int, dt *Datatyp
 	if isBottom(outbuf) {
 		return pos, (*Comm)(nil).errorf("UnpackExternal", ErrBuffer, loc{}, "Bottom is not supported: use Unpack")
 	}
-	need := 0
-	if dt != nil && dt.t != nil {
-		need = int(dt.t.ExternalSize(count))
-	}
-	if err := packArgs("UnpackExternal", outbuf, count, dt, inbuf, pos, need); err != nil {
+	need, err := packArgs("UnpackExternal", outbuf, count, dt, inbuf, pos)
+	if err != nil {
 		return pos, err
 	}
 	if err := dt.t.UnpackExternal(inbuf[pos:pos+need], outbuf, count); err != nil {

@@ -34,7 +34,7 @@ var (
 type Error struct {
 	Class error  // one of the Err* classes
 	Op    string // the call, e.g. "Recv"
-	Rank  int    // world rank of the caller
+	Rank  int    // world rank of the caller; NoRank for a call without a communicator
 	Comm  string // communicator name
 	Peer  string // e.g. "source 3" or "dest 2"; empty if none
 	Tag   string // e.g. "tag 5"; empty if none
@@ -42,13 +42,27 @@ type Error struct {
 	Cause error  // an underlying error, if any
 }
 
+// NoRank is the Rank of an Error from a call that has no communicator,
+// and so no rank to name: datatype and group calls, ReduceLocal, calls on
+// a nil communicator or a nil request.
+const NoRank = -1
+
 // Error formats the error as "mpi: OP on rank R of COMM (PEER, TAG):
-// CLASS: DETAILS".
+// CLASS: DETAILS". A call without a communicator says so instead of
+// naming a rank: "mpi: OP (no communicator): ...", or "mpi: OP on a nil
+// communicator: ...".
 func (e *Error) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "mpi: %s on rank %d", e.Op, e.Rank)
-	if e.Comm != "" {
-		fmt.Fprintf(&b, " of %s", e.Comm)
+	switch {
+	case e.Rank >= 0:
+		fmt.Fprintf(&b, "mpi: %s on rank %d", e.Op, e.Rank)
+		if e.Comm != "" {
+			fmt.Fprintf(&b, " of %s", e.Comm)
+		}
+	case e.Comm != "":
+		fmt.Fprintf(&b, "mpi: %s on %s", e.Op, e.Comm)
+	default:
+		fmt.Fprintf(&b, "mpi: %s (no communicator)", e.Op)
 	}
 	if e.Peer != "" || e.Tag != "" {
 		b.WriteString(" (")
@@ -119,7 +133,7 @@ func at(what string, peer, tag int) loc { return loc{what: what, peer: peer, tag
 
 // errorf builds an *Error for call op on c.
 func (c *Comm) errorf(op string, class error, l loc, format string, args ...any) error {
-	e := &Error{Class: class, Op: op, Msg: fmt.Sprintf(format, args...)}
+	e := &Error{Class: class, Op: op, Rank: NoRank, Msg: fmt.Sprintf(format, args...)}
 	if l.what != "" {
 		e.Peer = peerStr(l.what, l.peer)
 	}

@@ -47,7 +47,7 @@ func newGroup(ranks []int, me int) *Group {
 
 // errorf builds a group error for call op.
 func (g *Group) errorf(op string, class error, format string, args ...any) error {
-	e := &Error{Class: class, Op: op, Msg: fmt.Sprintf(format, args...)}
+	e := &Error{Class: class, Op: op, Rank: NoRank, Msg: fmt.Sprintf(format, args...)}
 	if g != nil && g.me >= 0 {
 		e.Rank = g.me
 	}

@@ -578,11 +578,19 @@ func (c *Comm) interAllgathervBuf(name string, sendbuf []byte, sendcount int, se
 func (c *Comm) interAlltoallBuf(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) error {
 	const op = "Alltoall"
 	q := len(c.group)
-	sb, _, err := c.collBuf(op, sendbuf, q*sendcount, sendtype, true)
+	sn, err := c.mulCount(op, q, sendcount)
 	if err != nil {
 		return err
 	}
-	rb, rsp, err := c.collBuf(op, recvbuf, q*recvcount, recvtype, false)
+	rn, err := c.mulCount(op, q, recvcount)
+	if err != nil {
+		return err
+	}
+	sb, _, err := c.collBuf(op, sendbuf, sn, sendtype, true)
+	if err != nil {
+		return err
+	}
+	rb, rsp, err := c.collBuf(op, recvbuf, rn, recvtype, false)
 	if err != nil {
 		return err
 	}

@@ -156,6 +156,7 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 	ptag := groupTagBit | tag
 	var pcc coll.Comm
 	var xerr error // the leader's failure, which it tells its group
+	overlap := -1  // a world rank in both groups, found by the leader
 	if leader {
 		switch {
 		case peer.check(op) != nil:
@@ -164,6 +165,12 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 			xerr = local.errorf(op, ErrRank, at("remote leader", remoteLeader, tag), "not a rank of the peer communicator %s (size %d)", peer.Name(), len(peer.group))
 		case peer.group[remoteLeader] == local.p.rank:
 			xerr = local.errorf(op, ErrRank, at("remote leader", remoteLeader, tag), "the remote leader is the local leader")
+		case slices.Contains(local.group, peer.group[remoteLeader]):
+			// The remote leader is a member of this group, where it
+			// waits for this leader instead of answering it: the
+			// groups overlap, and the exchange would never end.
+			overlap = peer.group[remoteLeader]
+			xerr = local.errorf(op, ErrComm, at("remote leader", remoteLeader, tag), "%s", overlapMsg(overlap))
 		default:
 			pcc = collComm{peer.shadow}
 		}
@@ -181,6 +188,9 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 		if xerr != nil || len(rec) == 0 {
 			rec = []byte{}
 		}
+		if overlap >= 0 {
+			rec = overlapRecord(overlap)
+		}
 	}
 	rec, err := coll.BcastVarAlg(lcc, "", rec, localLeader, tInfo)
 	if xerr != nil {
@@ -189,15 +199,16 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 	if err != nil {
 		return nil, local.collErr(op, err)
 	}
-	if len(rec) == 0 {
+	if w, ok := isOverlapRecord(rec); ok {
+		return nil, local.handle(local.errorf(op, ErrComm, loc{}, "%s", overlapMsg(w)))
+	}
+	if len(rec) == 0 || len(rec)%8 != 0 {
 		return nil, local.handle(local.errorf(op, ErrComm, loc{}, "the local leader could not exchange groups with the remote leader"))
 	}
 	remote := decodeRanks(rec)
 	for _, w := range remote {
-		for _, l := range local.group {
-			if w == l {
-				return nil, local.handle(local.errorf(op, ErrComm, loc{}, "world rank %d is in both groups: they must be disjoint", w))
-			}
+		if slices.Contains(local.group, w) {
+			return nil, local.handle(local.errorf(op, ErrComm, loc{}, "%s", overlapMsg(w)))
 		}
 	}
 
@@ -212,6 +223,24 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 	c := newInterComm(local.p, id, local.rank, local.group, remote, fmt.Sprintf("%s.inter(%d)", local.name, tag))
 	c.errh.Store(local.errh.Load())
 	return c, nil
+}
+
+// overlapRecord is what a leader that found world rank w in both groups
+// broadcasts to its group instead of the remote group's ranks: 9 bytes,
+// which no list of 8-byte ranks is, a marker and w.
+func overlapRecord(w int) []byte {
+	return append([]byte{0xff}, encodeRanks([]int{w})...)
+}
+
+func isOverlapRecord(rec []byte) (int, bool) {
+	if len(rec) != 9 || rec[0] != 0xff {
+		return 0, false
+	}
+	return decodeRanks(rec[1:])[0], true
+}
+
+func overlapMsg(w int) string {
+	return fmt.Sprintf("world rank %d is in both groups: they must be disjoint", w)
 }
 
 // interAgree agrees on a context id free on both groups of the

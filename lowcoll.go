@@ -3,6 +3,7 @@ package mpi
 import (
 	"unsafe"
 
+	"github.com/mpigo/mpi/internal/checked"
 	"github.com/mpigo/mpi/internal/coll"
 )
 
@@ -68,10 +69,17 @@ func (c *Comm) lowOpArgs(name string, count int, dt *Datatype, op *ReduceOp) (in
 	if count < 0 {
 		return 0, c.argErr(name, ErrCount, "negative count %d", count)
 	}
+	if _, err := c.elemBytes(name, loc{}, count, dt); err != nil {
+		return 0, err
+	}
 	if err := op.check(dt); err != nil {
 		return 0, c.argErr(name, ErrOp, "%v", err)
 	}
-	return count * dt.block(), nil
+	n, ok := countBytes(count, dt.block())
+	if !ok {
+		return 0, c.argErr(name, ErrCount, "%d elements of %s overflow an int", count, dt.name)
+	}
+	return n, nil
 }
 
 // need checks that buf holds n bytes.
@@ -112,18 +120,22 @@ func (c *Comm) Ibcast(buf []byte, count int, dt *Datatype, root int) (*Request, 
 }
 
 // blockRanges returns the byte ranges of the blocks of counts[i] elements
-// of size bytes at element displacements displs (nil: packed in rank order).
-func blockRanges(counts, displs []int, size int) (lo, hi []int) {
+// of size bytes at element displacements displs (nil: packed in rank
+// order), and the first block whose range overflows an int (-1: none).
+func blockRanges(counts, displs []int, size int) (lo, hi []int, bad int) {
 	lo, hi = make([]int, len(counts)), make([]int, len(counts))
-	off := 0
+	off, elems := 0, false
 	for i, n := range counts {
 		if displs != nil {
-			off = displs[i] * size
+			off, elems = displs[i], true
 		}
-		lo[i], hi[i] = off, off+n*size
-		off = hi[i]
+		var ok bool
+		if lo[i], hi[i], ok = blockSpan(off, n, size, elems); !ok {
+			return nil, nil, i
+		}
+		off, elems = hi[i], false
 	}
-	return lo, hi
+	return lo, hi, -1
 }
 
 func fill(n, v int) []int {
@@ -394,15 +406,21 @@ func (c *Comm) Alltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvb
 		return err
 	}
 	p := len(c.group)
+	rn, err := c.mulCount(name, p, recvcount)
+	if err != nil {
+		return err
+	}
 	inPlace := isInPlace(sendbuf)
-	rb, rsp, err := c.collBuf(name, recvbuf, p*recvcount, recvtype, inPlace)
+	rb, rsp, err := c.collBuf(name, recvbuf, rn, recvtype, inPlace)
 	if err != nil {
 		return err
 	}
 	var sb []byte
 	if inPlace {
 		sb = append([]byte(nil), rb...)
-	} else if sb, _, err = c.collBuf(name, sendbuf, p*sendcount, sendtype, true); err != nil {
+	} else if sn, err := c.mulCount(name, p, sendcount); err != nil {
+		return err
+	} else if sb, _, err = c.collBuf(name, sendbuf, sn, sendtype, true); err != nil {
 		return err
 	}
 	if len(sb) != len(rb) {
@@ -474,17 +492,28 @@ func (c *Comm) alltoallw(name string, sendbuf []byte, sendcounts, sdispls []int,
 			}
 			org := displs[i]
 			if elemDispl {
-				org *= int(dt.t.Extent())
+				if org = scaleDispl(org, int(dt.t.Extent())); org == displOverflow {
+					return nil, nil, c.argErr(name, ErrCount, "%s: the block of rank %d (displacement %d of %s) lies beyond any buffer", what, i, displs[i], dt.name)
+				}
 			}
 			if b := dt.block(); b > 0 {
-				n := counts[i] * b
-				if org+n > len(buf) {
-					return nil, nil, c.argErr(name, ErrBuffer, "%s block %d ends at byte %d, the buffer has %d", what, i, org+n, len(buf))
+				n, ok := countBytes(counts[i], b)
+				if ok {
+					_, ok = checked.Add(org, n)
+				}
+				if !ok {
+					return nil, nil, c.argErr(name, ErrCount, "%s: the block of rank %d (%d elements of %s) overflows an int", what, i, counts[i], dt.name)
+				}
+				if org > len(buf) || n > len(buf)-org {
+					return nil, nil, c.argErr(name, ErrBuffer, "%s block %d (%d elements of %s at byte %d) does not fit the %d-byte buffer", what, i, counts[i], dt.name, org, len(buf))
 				}
 				parts[i] = buf[org : org+n]
 				continue
 			}
-			n := counts[i] * dt.size
+			n, ok := countBytes(counts[i], dt.size)
+			if !ok {
+				return nil, nil, c.argErr(name, ErrCount, "%s: the block of rank %d (%d elements of %s) overflows an int", what, i, counts[i], dt.name)
+			}
 			if s := dt.spanAt(org, counts[i], len(buf)); s != "" {
 				return nil, nil, c.argErr(name, ErrBuffer, "%s block %d: %s", what, i, s)
 			}
@@ -727,12 +756,12 @@ func (c *Comm) ReduceScatter(sendbuf, recvbuf []byte, recvcounts []int, dt *Data
 
 // countSum returns the sum of counts, refusing a negative one.
 func (c *Comm) countSum(name string, counts []int) (int, error) {
-	total := 0
-	for _, k := range counts {
-		if k < 0 {
-			return 0, c.argErr(name, ErrCount, "negative count %d", k)
+	total, bad, ok := sumCounts(counts)
+	if !ok {
+		if counts[bad] < 0 {
+			return 0, c.argErr(name, ErrCount, "negative count %d", counts[bad])
 		}
-		total += k
+		return 0, c.argErr(name, ErrCount, "the counts' sum overflows an int")
 	}
 	return total, nil
 }

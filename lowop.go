@@ -125,17 +125,24 @@ func (o *ReduceOp) combine(dt *Datatype) (coll.Combine, error) {
 // the holes of inout alone; a user operation gets the two buffers as they
 // are.
 func ReduceLocal(in, inout []byte, count int, dt *Datatype, op *ReduceOp) error {
-	if dt != nil && count >= 0 && dt.block() == 0 {
+	const name = "ReduceLocal"
+	if dt == nil {
+		return (*Comm)(nil).errorf(name, ErrType, loc{}, "nil datatype")
+	}
+	if _, err := (*Comm)(nil).elemBytes(name, loc{}, count, dt); err != nil {
+		return err
+	}
+	if dt.block() == 0 {
 		return reduceLocalLayout(in, inout, count, dt, op)
 	}
-	if dt == nil || count < 0 || count*dt.mem() > len(in) || count*dt.mem() > len(inout) {
-		return (*Comm)(nil).errorf("ReduceLocal", ErrBuffer, loc{}, "%d elements do not fit the buffers", count)
+	n, ok := countBytes(count, dt.mem())
+	if !ok || n > len(in) || n > len(inout) {
+		return (*Comm)(nil).errorf(name, ErrBuffer, loc{}, "%d elements of %s need %d bytes, in has %d and inout %d", count, dt.name, n, len(in), len(inout))
 	}
 	f, err := op.ordered(dt)
 	if err != nil {
-		return (*Comm)(nil).errorf("ReduceLocal", ErrOp, loc{}, "%v", err)
+		return (*Comm)(nil).errorf(name, ErrOp, loc{}, "%v", err)
 	}
-	n := count * dt.mem()
 	f(in[:n], inout[:n])
 	return nil
 }

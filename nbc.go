@@ -67,14 +67,24 @@ type Future[T any] struct {
 	v   T
 }
 
-func (f *Future[T]) request() *Request { return f.req }
+// request returns f's request; a nil *Future is a null request.
+func (f *Future[T]) request() *Request {
+	if f == nil {
+		return nil
+	}
+	return f.req
+}
 
 // Request returns the underlying request.
-func (f *Future[T]) Request() *Request { return f.req }
+func (f *Future[T]) Request() *Request { return f.request() }
 
 // Wait blocks until the collective is complete on this rank and returns
 // its result. Waiting again returns the same result.
 func (f *Future[T]) Wait() (T, error) {
+	if f == nil { // a null request
+		var zero T
+		return zero, nil
+	}
 	if _, err := f.req.Wait(); err != nil {
 		var zero T
 		return zero, err
@@ -85,7 +95,11 @@ func (f *Future[T]) Wait() (T, error) {
 // Test reports whether the collective is complete, without blocking, and
 // if so returns its result.
 func (f *Future[T]) Test() (bool, T, error) {
-	done, _, err := f.req.Test()
+	done, _, err := f.request().Test()
+	if f == nil {
+		var zero T
+		return done, zero, err
+	}
 	if !done || err != nil {
 		var zero T
 		return done, zero, err

@@ -47,6 +47,9 @@ func (c *Comm) block(op, what string, slot int, buf []byte, off, count int, dt *
 	if count < 0 {
 		return nbrBlk{}, c.argErr(op, ErrCount, "%s block %d: negative count %d", what, slot, count)
 	}
+	if off == displOverflow {
+		return nbrBlk{}, c.argErr(op, ErrCount, "%s block %d: the displacement in bytes overflows an int", what, slot)
+	}
 	if off < 0 {
 		return nbrBlk{}, c.argErr(op, ErrArg, "%s block %d: negative displacement", what, slot)
 	}
@@ -57,8 +60,8 @@ func (c *Comm) block(op, what string, slot int, buf []byte, off, count int, dt *
 		return nbrBlk{}, c.argErr(op, ErrBuffer, "%s block %d starts at byte %d, the buffer has %d", what, slot, off, len(buf))
 	}
 	b := buf[off:]
-	if s := dt.span(count, len(b)); s != "" {
-		return nbrBlk{}, c.argErr(op, ErrBuffer, "%s block %d: %s", what, slot, s)
+	if class, s := dt.fits(count, len(b)); class != nil {
+		return nbrBlk{}, c.argErr(op, class, "%s block %d: %s", what, slot, s)
 	}
 	return nbrBlk{buf: b, count: count, dt: dt}, nil
 }
@@ -150,7 +153,7 @@ func (c *Comm) NeighborAllgather(sendbuf []byte, sendcount int, sendtype *Dataty
 	ext := extentOf(recvtype)
 	displs := make([]int, len(t.in))
 	for i := range displs {
-		displs[i] = i * recvcount
+		displs[i] = scaleDispl(i, recvcount)
 	}
 	return c.neighborAllgatherv(op, t, sendbuf, sendcount, sendtype, recvbuf, fill(len(t.in), recvcount), displs, ext, recvtype)
 }
@@ -177,7 +180,7 @@ func (c *Comm) neighborAllgatherv(op string, t *topology, sendbuf []byte, sendco
 	}
 	recvs := make([]nbrBlk, n)
 	for i := range recvs {
-		if recvs[i], err = c.block(op, "receive", i, recvbuf, displs[i]*ext, recvcounts[i], recvtype); err != nil {
+		if recvs[i], err = c.block(op, "receive", i, recvbuf, scaleDispl(displs[i], ext), recvcounts[i], recvtype); err != nil {
 			return err
 		}
 	}
@@ -195,11 +198,11 @@ func (c *Comm) NeighborAlltoall(sendbuf []byte, sendcount int, sendtype *Datatyp
 	}
 	sd := make([]int, len(t.out))
 	for j := range sd {
-		sd[j] = j * sendcount * extentOf(sendtype)
+		sd[j] = scaleDispl(scaleDispl(j, sendcount), extentOf(sendtype))
 	}
 	rd := make([]int, len(t.in))
 	for i := range rd {
-		rd[i] = i * recvcount * extentOf(recvtype)
+		rd[i] = scaleDispl(scaleDispl(i, recvcount), extentOf(recvtype))
 	}
 	return c.neighborAlltoallw(op, t, sendbuf, fill(len(t.out), sendcount), sd, sameTypes(sendtype, len(t.out)),
 		recvbuf, fill(len(t.in), recvcount), rd, sameTypes(recvtype, len(t.in)))
@@ -244,7 +247,7 @@ func scaled(displs []int, ext int) []int {
 	}
 	s := make([]int, len(displs))
 	for i, d := range displs {
-		s[i] = d * ext
+		s[i] = scaleDispl(d, ext)
 	}
 	return s
 }

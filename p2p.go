@@ -92,8 +92,9 @@ func (c *Comm) checkBuf(op string, l loc, buf []byte, count int, dt *Datatype) (
 	if s := dt.checkComm(); s != "" {
 		return msg{}, c.handle(c.errorf(op, ErrType, l, "%s", s))
 	}
-	if count < 0 {
-		return msg{}, c.handle(c.errorf(op, ErrCount, l, "negative count %d", count))
+	n, err := c.elemBytes(op, l, count, dt)
+	if err != nil {
+		return msg{}, err
 	}
 	if isBottom(buf) {
 		lay, bad := resolveBottom(dt, count)
@@ -102,15 +103,14 @@ func (c *Comm) checkBuf(op string, l loc, buf []byte, count int, dt *Datatype) (
 		}
 		return msg{lay: lay}, nil
 	}
-	n := count * dt.size
 	if dt.t.Contiguous() {
 		if n > len(buf) {
 			return msg{}, c.handle(c.errorf(op, ErrBuffer, l, "%d elements of %s need %d bytes, the buffer has %d", count, dt.name, n, len(buf)))
 		}
 		return msg{b: buf[:n]}, nil
 	}
-	if s := dt.span(count, len(buf)); s != "" {
-		return msg{}, c.handle(c.errorf(op, ErrBuffer, l, "%s", s))
+	if class, s := dt.fits(count, len(buf)); class != nil {
+		return msg{}, c.handle(c.errorf(op, class, l, "%s", s))
 	}
 	return msg{lay: &layout{t: dt.t, buf: buf, n: n}}, nil
 }
@@ -646,6 +646,7 @@ func (c *Comm) Iprobe(src, tag int) (bool, Status, error) {
 type Message struct {
 	c    *Comm
 	m    *engine.Message // nil for a message from ProcNull
+	at   loc             // its source and tag, for error messages
 	used bool
 }
 
@@ -654,7 +655,7 @@ func (c *Comm) mprobe(op string, src, tag int, block bool) (*Message, Status, bo
 		return nil, Status{}, false, err
 	}
 	if src == ProcNull {
-		return &Message{c: c}, procNullStatus, true, nil
+		return &Message{c: c, at: at("source", ProcNull, AnyTag)}, procNullStatus, true, nil
 	}
 	eng := c.p.eng
 	epoch, _ := eng.LostSince(0)
@@ -676,7 +677,7 @@ func (c *Comm) mprobe(op string, src, tag int, block bool) (*Message, Status, bo
 			}
 			st := m.Status()
 			st.Count = st.Size
-			return &Message{c: c, m: m}, statusOf(st, 0), true, nil
+			return &Message{c: c, m: m, at: at("source", st.Source, st.Tag)}, statusOf(st, 0), true, nil
 		}
 		if err := c.probeLost(src, epoch); err != nil {
 			return nil, Status{}, false, c.handle(c.statusErr(op, at("source", src, tag), engine.Status{Source: src, Tag: tag, Err: err}))
@@ -703,8 +704,11 @@ func (c *Comm) Improbe(src, tag int) (bool, *Message, Status, error) {
 
 // take marks m used and returns its engine message.
 func (m *Message) take(op string) (*engine.Message, error) {
-	if m == nil || m.used {
-		return nil, (*Comm)(nil).errorf(op, ErrRequest, loc{}, "message is nil or has been received already")
+	if m == nil {
+		return nil, (*Comm)(nil).errorf(op, ErrRequest, loc{}, "nil message")
+	}
+	if m.used {
+		return nil, m.c.handle(m.c.errorf(op, ErrRequest, m.at, "message has been received already"))
 	}
 	m.used = true
 	return m.m, nil
@@ -727,14 +731,14 @@ func (m *Message) Irecv(buf []byte, count int, dt *Datatype) (*Request, error) {
 		return nil, err
 	}
 	c := m.c
-	mm, err := c.checkBuf("Mrecv", loc{}, buf, count, dt)
+	mm, err := c.checkBuf("Mrecv", m.at, buf, count, dt)
 	if err != nil {
 		return nil, err
 	}
 	if em == nil {
 		return c.nullRequest("Mrecv", procNullStatus), nil
 	}
-	r := c.newRequest("Mrecv", loc{})
+	r := c.newRequest("Mrecv", m.at)
 	r.elem = dt.size
 	r.er.Layout = mm.lay
 	c.startMRecv(em, r.er, mm.b, nil, dt.sig)

@@ -2,7 +2,6 @@ package mpi
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 
@@ -119,13 +118,13 @@ func (c *Comm) statusErr(op string, l loc, st engine.Status) error {
 // for) returns at once with the empty status (EmptyStatus). Waiting again
 // on a completed non-persistent request returns the same result.
 func (r *Request) Wait() (Status, error) {
-	if r == nil {
-		return Status{}, fmt.Errorf("mpi: Wait: %w: nil request", ErrRequest)
+	if r == nil { // MPI_REQUEST_NULL
+		return emptyStatus, nil
 	}
 	r.mu.Lock()
 	if r.freed {
 		r.mu.Unlock()
-		return Status{}, fmt.Errorf("mpi: Wait: %w: request has been freed", ErrRequest)
+		return Status{}, r.c.handle(r.c.errorf("Wait", ErrRequest, r.at, "request has been freed"))
 	}
 	if !r.live && r.persistent {
 		r.mu.Unlock()
@@ -160,13 +159,13 @@ func (r *Request) Wait() (Status, error) {
 // Test reports whether r has completed, without blocking, and if so its
 // status (MPI_Test).
 func (r *Request) Test() (bool, Status, error) {
-	if r == nil {
-		return false, Status{}, fmt.Errorf("mpi: Test: %w: nil request", ErrRequest)
+	if r == nil { // MPI_REQUEST_NULL
+		return true, emptyStatus, nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.freed {
-		return false, Status{}, fmt.Errorf("mpi: Test: %w: request has been freed", ErrRequest)
+		return false, Status{}, r.c.handle(r.c.errorf("Test", ErrRequest, r.at, "request has been freed"))
 	}
 	if !r.live && r.persistent {
 		return true, emptyStatus, nil
@@ -185,6 +184,9 @@ func (r *Request) Test() (bool, Status, error) {
 
 // done reports whether Wait would return at once.
 func (r *Request) done() bool {
+	if r == nil {
+		return true
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.freed || !r.live || r.er == nil || r.finished || r.er.Done()
@@ -222,12 +224,12 @@ func (r *Request) active() bool {
 // already cancelled does nothing.
 func (r *Request) Cancel() error {
 	if r == nil {
-		return fmt.Errorf("mpi: Cancel: %w: nil request", ErrRequest)
+		return (*Comm)(nil).errorf("Cancel", ErrRequest, loc{}, "nil request")
 	}
 	r.mu.Lock()
 	if r.freed {
 		r.mu.Unlock()
-		return fmt.Errorf("mpi: Cancel: %w: request has been freed", ErrRequest)
+		return r.c.handle(r.c.errorf("Cancel", ErrRequest, r.at, "request has been freed"))
 	}
 	er := r.er
 	if !r.live || r.c == nil || r.c.p == nil {
@@ -272,12 +274,12 @@ func (r *Request) Cancel() error {
 // returns ErrRequest.
 func (r *Request) Free() error {
 	if r == nil {
-		return fmt.Errorf("mpi: Free: %w: nil request", ErrRequest)
+		return (*Comm)(nil).errorf("Free", ErrRequest, loc{}, "nil request")
 	}
 	r.mu.Lock()
 	if r.freed {
 		r.mu.Unlock()
-		return fmt.Errorf("mpi: Free: %w: request has been freed already", ErrRequest)
+		return r.c.handle(r.c.errorf("Free", ErrRequest, r.at, "request has been freed already"))
 	}
 	r.freed = true
 	g := r.g
@@ -296,7 +298,7 @@ func (r *Request) Free() error {
 // like (MPI_Start). It is an error to start a request that is active.
 func (r *Request) Start() error {
 	if r == nil {
-		return fmt.Errorf("mpi: Start: %w: nil request", ErrRequest)
+		return (*Comm)(nil).errorf("Start", ErrRequest, loc{}, "nil request")
 	}
 	r.mu.Lock()
 	if r.freed || !r.persistent {
@@ -337,26 +339,25 @@ func StartAll(reqs ...*Request) error {
 // in the order they were started, so waiting for the last one first parks
 // the caller once instead of once per request.
 func WaitAll(reqs ...Waiter) error {
-	var errs []error
+	var failed []failure
 	for i := len(reqs) - 1; i >= 0; i-- {
 		if reqs[i] == nil {
 			continue
 		}
-		if _, err := reqs[i].request().Wait(); err != nil {
-			errs = append(errs, fmt.Errorf("request %d: %w", i, err))
+		r := reqs[i].request()
+		if _, err := r.Wait(); err != nil {
+			failed = append(failed, failure{i, r, err})
 		}
 	}
-	if len(errs) > 1 {
-		slices.Reverse(errs)
-	}
-	return errors.Join(errs...)
+	slices.Reverse(failed)
+	return inStatus("WaitAll", failed)
 }
 
 // WaitAllStatus is WaitAll for low-level requests that also returns every
 // status, in order.
 func WaitAllStatus(reqs []*Request) ([]Status, error) {
 	sts := make([]Status, len(reqs))
-	var errs []error
+	var failed []failure
 	for i := len(reqs) - 1; i >= 0; i-- { // last first, as WaitAll does
 		r := reqs[i]
 		if r == nil {
@@ -366,13 +367,11 @@ func WaitAllStatus(reqs []*Request) ([]Status, error) {
 		st, err := r.Wait()
 		sts[i] = st
 		if err != nil {
-			errs = append(errs, fmt.Errorf("request %d: %w", i, err))
+			failed = append(failed, failure{i, r, err})
 		}
 	}
-	if len(errs) > 1 {
-		slices.Reverse(errs)
-	}
-	return sts, errors.Join(errs...)
+	slices.Reverse(failed)
+	return sts, inStatus("WaitAll", failed)
 }
 
 // park blocks until one of the active requests in reqs completes.
@@ -472,7 +471,7 @@ func anyActive(reqs []*Request) bool {
 func TestSome(reqs []*Request) ([]int, []Status, error) {
 	var idx []int
 	var sts []Status
-	var errs []error
+	var failed []failure
 	for i, r := range reqs {
 		if !r.active() || !r.done() {
 			continue
@@ -481,10 +480,10 @@ func TestSome(reqs []*Request) ([]int, []Status, error) {
 		idx = append(idx, i)
 		sts = append(sts, st)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("request %d: %w", i, err))
+			failed = append(failed, failure{i, r, err})
 		}
 	}
-	return idx, sts, errors.Join(errs...)
+	return idx, sts, inStatus("TestSome", failed)
 }
 
 // TestAll reports whether every request has completed, without blocking

@@ -211,7 +211,7 @@ func firstRanks(n int) []int {
 //	DimsCreate(24, []int{0, 3, 0}) // [4 3 2]
 func DimsCreate(nnodes int, dims []int) ([]int, error) {
 	fail := func(class error, format string, args ...any) ([]int, error) {
-		return nil, &Error{Class: class, Op: "DimsCreate", Msg: fmt.Sprintf(format, args...)}
+		return nil, &Error{Class: class, Op: "DimsCreate", Rank: NoRank, Msg: fmt.Sprintf(format, args...)}
 	}
 	if nnodes < 1 {
 		return fail(ErrArg, "nnodes %d is not positive", nnodes)

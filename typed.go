@@ -441,13 +441,24 @@ type Pending[T any] struct {
 	got bool
 }
 
-func (p *Pending[T]) request() *Request { return p.req }
+// request returns p's request; a nil *Pending is a null request.
+func (p *Pending[T]) request() *Request {
+	if p == nil {
+		return nil
+	}
+	return p.req
+}
 
 // Request returns the underlying request, for WaitAny, Cancel and the like.
-func (p *Pending[T]) Request() *Request { return p.req }
+func (p *Pending[T]) Request() *Request { return p.request() }
 
-// Wait blocks until the value has arrived and returns it.
+// Wait blocks until the value has arrived and returns it. A nil *Pending
+// is a null request: Wait returns the zero value at once.
 func (p *Pending[T]) Wait() (T, Status, error) {
+	if p == nil {
+		var zero T
+		return zero, emptyStatus, nil
+	}
 	if p.got {
 		return p.v, p.st, p.err
 	}
@@ -466,7 +477,7 @@ func (p *Pending[T]) Wait() (T, Status, error) {
 
 // Test reports whether the value has arrived, without blocking, and if so returns it.
 func (p *Pending[T]) Test() (bool, T, Status, error) {
-	if !p.req.done() {
+	if p != nil && !p.req.done() {
 		var zero T
 		return false, zero, Status{}, nil
 	}
@@ -521,7 +532,7 @@ func Mrecv[T any](m *Message) (T, Status, error) {
 	buf, alloc := recvBuf(t, s)
 	c.startMRecv(em, &s.er, buf, alloc, t.sig)
 	s.er.Wait()
-	st, err := finishRecv(c, "Mrecv", loc{}, t, &s.er, &v)
+	st, err := finishRecv(c, "Mrecv", m.at, t, &s.er, &v)
 	putSlot(s)
 	return v, st, err
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"sort"
 	"unsafe"
+
+	"github.com/mpigo/mpi/internal/checked"
 )
 
 // This file holds MPI's derived datatypes (MPI-3.1 chapter 4) as type maps.
@@ -157,6 +159,28 @@ type builder struct {
 	err               error
 }
 
+// errOverflow is the error of a type whose size, bounds or displacements
+// do not fit in an int64.
+func errOverflow() error { return errf("the type's size, bounds or displacements overflow") }
+
+// sum and prod are checked arithmetic for the builder: an overflow
+// records errOverflow, and the type fails in finish.
+func (b *builder) sum(x, y int64) int64 {
+	v, ok := checked.Add64(x, y)
+	if !ok && b.err == nil {
+		b.err = errOverflow()
+	}
+	return v
+}
+
+func (b *builder) prod(x, y int64) int64 {
+	v, ok := checked.Mul64(x, y)
+	if !ok && b.err == nil {
+		b.err = errOverflow()
+	}
+	return v
+}
+
 // add appends n copies of child, the first at byte displacement disp and
 // each next one an extent further.
 func (b *builder) add(child *Type, disp int64, n int64) {
@@ -167,34 +191,41 @@ func (b *builder) add(child *Type, disp int64, n int64) {
 	if child.Align > b.t.Align {
 		b.t.Align = child.Align
 	}
-	// Bounds: the copies span from the first to the last.
-	lo, hi := disp, disp+(n-1)*ext
+	// Bounds: the copies span from the first to the last. Every bound
+	// the copies reach is checked here, so the offsets of their blocks
+	// (which lie within those bounds) cannot overflow below.
+	lo, hi := disp, b.sum(disp, b.prod(n-1, ext))
 	if lo > hi {
 		lo, hi = hi, lo
 	}
+	lbLo, ubHi := b.sum(lo, child.LB), b.sum(hi, child.UB)
+	tlo, thi := b.sum(lo, child.TrueLB), b.sum(hi, child.TrueUB)
+	size, nbasic := b.sum(b.t.Size, b.prod(n, child.Size)), b.sum(b.t.NBasic, b.prod(n, child.NBasic))
+	if b.err != nil {
+		return
+	}
 	if child.ExplicitLB {
-		b.expLB = minSeen(b.expLB, lo+child.LB, b.hasExpLB)
+		b.expLB = minSeen(b.expLB, lbLo, b.hasExpLB)
 		b.hasExpLB = true
 	}
 	if child.ExplicitUB {
-		b.expUB = maxSeen(b.expUB, hi+child.UB, b.hasExpU)
+		b.expUB = maxSeen(b.expUB, ubHi, b.hasExpU)
 		b.hasExpU = true
 	}
 	if child.Size > 0 {
 		if !child.ExplicitLB {
-			b.natLB = minSeen(b.natLB, lo+child.LB, b.natSeen)
+			b.natLB = minSeen(b.natLB, lbLo, b.natSeen)
 		}
 		if !child.ExplicitUB {
-			b.natUB = maxSeen(b.natUB, hi+child.UB, b.natSeen)
+			b.natUB = maxSeen(b.natUB, ubHi, b.natSeen)
 		}
 		if child.ExplicitLB {
-			b.natLB = minSeen(b.natLB, lo+child.TrueLB, b.natSeen)
+			b.natLB = minSeen(b.natLB, tlo, b.natSeen)
 		}
 		if child.ExplicitUB {
-			b.natUB = maxSeen(b.natUB, hi+child.TrueUB, b.natSeen)
+			b.natUB = maxSeen(b.natUB, thi, b.natSeen)
 		}
 		b.natSeen = true
-		tlo, thi := lo+child.TrueLB, hi+child.TrueUB
 		if !b.any || tlo < b.t.TrueLB {
 			b.t.TrueLB = tlo
 		}
@@ -206,8 +237,7 @@ func (b *builder) add(child *Type, disp int64, n int64) {
 	if child.Size == 0 {
 		return
 	}
-	b.t.Size += n * child.Size
-	b.t.NBasic += n * child.NBasic
+	b.t.Size, b.t.NBasic = size, nbasic
 	// A dense child of one run (a basic type, a contiguous run of one kind)
 	// replicated at its extent is one longer run.
 	if len(child.Blocks) == 1 && child.Blocks[0].Off == 0 && ext == child.Size && child.Blocks[0].Basic.Size()*int(child.Blocks[0].N) == int(ext) {
@@ -304,8 +334,23 @@ func (b *builder) finish(pad bool) (*Type, error) {
 		ub = lb
 	}
 	t.LB, t.UB = lb, ub
+	if err := checkBounds(t); err != nil {
+		return nil, err
+	}
 	t.index()
 	return t, nil
+}
+
+// checkBounds checks that t's extent and true extent fit in an int64 (its
+// bounds do: the builder checked them).
+func checkBounds(t *Type) error {
+	if _, ok := checked.Add64(t.UB, -t.LB); !ok || t.LB == -1<<63 {
+		return errOverflow()
+	}
+	if _, ok := checked.Add64(t.TrueUB, -t.TrueLB); !ok || t.TrueLB == -1<<63 {
+		return errOverflow()
+	}
+	return nil
 }
 
 // index computes the packed offsets of the segments and whether t is regular.
@@ -340,16 +385,7 @@ func checkCount(what string, n int) error {
 	return nil
 }
 
-func mul(a, b int64) (int64, bool) {
-	if a == 0 || b == 0 {
-		return 0, true
-	}
-	c := a * b
-	if c/b != a || c > math.MaxInt64/2 || c < math.MinInt64/2 {
-		return 0, false
-	}
-	return c, true
-}
+func mul(a, b int64) (int64, bool) { return checked.Mul64(a, b) }
 
 // NewContiguous returns count copies of old, one after another (MPI_Type_contiguous).
 func NewContiguous(count int, old *Type) (*Type, error) {
@@ -370,8 +406,32 @@ func NewHvector(count, blocklen int, stride int64, old *Type) (*Type, error) {
 	if err := checkCount("block length", blocklen); err != nil {
 		return nil, err
 	}
+	if count > maxBlocks {
+		// Too many blocks to add one by one. Blocks that abut are one
+		// contiguous run; blocks without data only move the bounds,
+		// which the first and the last block decide; otherwise the type
+		// map would have too many runs.
+		if n, ok := checked.Mul64(int64(blocklen), old.Extent()); ok && n == stride {
+			total, ok := checked.Mul(count, blocklen)
+			if !ok {
+				return nil, errOverflow()
+			}
+			return NewContiguous(total, old)
+		}
+		if blocklen > 0 && old.Size > 0 {
+			return nil, errf("the type map would have more than %d runs", maxBlocks)
+		}
+		var b builder
+		d, ok := mul(int64(count-1), stride)
+		if !ok {
+			return nil, errf("displacement overflows")
+		}
+		b.add(old, 0, int64(blocklen))
+		b.add(old, d, int64(blocklen))
+		return b.finish(false)
+	}
 	var b builder
-	for i := int64(0); i < int64(count); i++ {
+	for i := int64(0); i < int64(count) && b.err == nil; i++ {
 		d, ok := mul(i, stride)
 		if !ok {
 			return nil, errf("displacement overflows")
@@ -473,9 +533,16 @@ func NewStruct(blocklens []int, displs []int64, types []*Type) (*Type, error) {
 
 // NewResized returns old with lower bound lb and extent ext (MPI_Type_create_resized).
 func NewResized(old *Type, lb, ext int64) (*Type, error) {
+	ub, ok := checked.Add64(lb, ext)
+	if !ok {
+		return nil, errOverflow()
+	}
 	t := *old
-	t.LB, t.UB = lb, lb+ext
+	t.LB, t.UB = lb, ub
 	t.ExplicitLB, t.ExplicitUB = true, true
+	if err := checkBounds(&t); err != nil {
+		return nil, err
+	}
 	t.index()
 	return &t, nil
 }
@@ -514,7 +581,7 @@ func NewSubarray(sizes, subsizes, starts []int, order Order, old *Type) (*Type, 
 		return nil, errf("unknown order %d", order)
 	}
 	for i := range n {
-		if sizes[i] <= 0 || subsizes[i] < 0 || starts[i] < 0 || starts[i]+subsizes[i] > sizes[i] {
+		if sizes[i] <= 0 || subsizes[i] < 0 || starts[i] < 0 || subsizes[i] > sizes[i]-starts[i] {
 			return nil, errf("dimension %d: size %d, subsize %d, start %d", i, sizes[i], subsizes[i], starts[i])
 		}
 	}
@@ -536,7 +603,9 @@ func NewSubarray(sizes, subsizes, starts []int, order Order, old *Type) (*Type, 
 		if !ok {
 			return nil, errf("subarray too large")
 		}
-		disp += s
+		if disp, ok = checked.Add64(disp, s); !ok {
+			return nil, errf("subarray too large")
+		}
 		if stride, ok = mul(stride, int64(sizes[d])); !ok {
 			return nil, errf("subarray too large")
 		}
@@ -580,7 +649,10 @@ func NewDarray(size, rank int, gsizes []int, distribs []Distribution, dargs, psi
 		if p <= 0 || gsizes[i] <= 0 {
 			return nil, errf("dimension %d: gsize %d, psize %d", i, gsizes[i], p)
 		}
-		procs *= p
+		var ok bool
+		if procs, ok = checked.Mul(procs, p); !ok {
+			return nil, errf("process grid of more than %d processes", math.MaxInt)
+		}
 	}
 	if procs != size || rank < 0 || rank >= size {
 		return nil, errf("process grid of %d for %d processes (rank %d)", procs, size, rank)
@@ -592,7 +664,10 @@ func NewDarray(size, rank int, gsizes []int, distribs []Distribution, dargs, psi
 		coords[i] = r % psizes[i]
 		r /= psizes[i]
 	}
-	idx := make([][]int, n)
+	// The indices this rank holds in each dimension, as runs of
+	// consecutive indices: their number, not the array's size, bounds
+	// the work.
+	idx := make([][]idxRun, n)
 	for i := range n {
 		g, p, c := gsizes[i], psizes[i], coords[i]
 		switch distribs[i] {
@@ -600,19 +675,19 @@ func NewDarray(size, rank int, gsizes []int, distribs []Distribution, dargs, psi
 			if p != 1 {
 				return nil, errf("dimension %d is not distributed but has %d processes", i, p)
 			}
-			for j := range g {
-				idx[i] = append(idx[i], j)
-			}
+			idx[i] = []idxRun{{0, g}}
 		case DistributeBlock:
 			b := dargs[i]
 			if b == DistributeDfltDarg {
-				b = (g + p - 1) / p
+				b = (g-1)/p + 1
 			}
-			if b <= 0 || b*p < g {
+			if bp, ok := checked.Mul(b, p); b <= 0 || ok && bp < g {
 				return nil, errf("dimension %d: block size %d cannot hold %d elements on %d processes", i, b, g, p)
 			}
-			for j := c * b; j < min((c+1)*b, g); j++ {
-				idx[i] = append(idx[i], j)
+			// c*b < b*p: no overflow once b*p >= g is known (or b*p
+			// overflows, and then c*b is what we compare with g).
+			if lo, ok := checked.Mul(c, b); ok && lo < g {
+				idx[i] = []idxRun{{lo, min(b, g-lo)}}
 			}
 		case DistributeCyclic:
 			b := dargs[i]
@@ -622,10 +697,24 @@ func NewDarray(size, rank int, gsizes []int, distribs []Distribution, dargs, psi
 			if b <= 0 {
 				return nil, errf("dimension %d: cyclic block size %d", i, b)
 			}
-			for start := c * b; start < g; start += b * p {
-				for j := start; j < min(start+b, g); j++ {
-					idx[i] = append(idx[i], j)
+			if p == 1 {
+				idx[i] = []idxRun{{0, g}}
+				break
+			}
+			step, ok := checked.Mul(b, p)
+			if !ok {
+				step = g // one round covers the dimension
+			}
+			lo, ok := checked.Mul(c, b)
+			if ok && lo < g && (g-lo-1)/step >= maxBlocks {
+				return nil, errf("the type map would have more than %d runs", maxBlocks)
+			}
+			for ; ok && lo < g; lo, ok = checked.Add(lo, step) {
+				if k := len(idx[i]) - 1; k >= 0 && idx[i][k].lo+idx[i][k].n == lo {
+					idx[i][k].n += min(b, g-lo) // one process: the runs abut
+					continue
 				}
+				idx[i] = append(idx[i], idxRun{lo, min(b, g-lo)})
 			}
 		default:
 			return nil, errf("dimension %d: unknown distribution %d", i, distribs[i])
@@ -634,8 +723,10 @@ func NewDarray(size, rank int, gsizes []int, distribs []Distribution, dargs, psi
 	stride := old.Extent()
 	t := old
 	for _, d := range dimsFastFirst(n, order) {
-		lens, displs := runs(idx[d], stride, t == old)
-		var err error
+		lens, displs, err := runs(idx[d], stride, t == old)
+		if err != nil {
+			return nil, err
+		}
 		if t, err = NewHindexed(lens, displs, t); err != nil {
 			return nil, err
 		}
@@ -647,41 +738,59 @@ func NewDarray(size, rank int, gsizes []int, distribs []Distribution, dargs, psi
 	return NewResized(t, 0, stride)
 }
 
-// runs turns sorted indices into Hindexed blocks at stride bytes per index:
-// consecutive indices become one block when merge is set (blocks of the
+// idxRun is a run of n consecutive indices from lo.
+type idxRun struct{ lo, n int }
+
+// runs turns runs of indices into Hindexed blocks at stride bytes per
+// index: a run becomes one block when merge is set (blocks of the
 // innermost dimension, where a block of n copies is n consecutive
 // elements); otherwise each index is its own block.
-func runs(idx []int, stride int64, merge bool) ([]int, []int64) {
+func runs(idx []idxRun, stride int64, merge bool) ([]int, []int64, error) {
 	var lens []int
 	var displs []int64
-	for k := 0; k < len(idx); {
-		j := k + 1
+	for _, s := range idx {
+		k := 1
 		if merge {
-			for j < len(idx) && idx[j] == idx[j-1]+1 {
-				j++
-			}
+			k = s.n
+		} else if len(lens)+s.n > maxBlocks {
+			return nil, nil, errf("the type map would have more than %d runs", maxBlocks)
 		}
-		lens = append(lens, j-k)
-		displs = append(displs, int64(idx[k])*stride)
-		k = j
+		for j := 0; j < s.n; j += k {
+			d, ok := mul(int64(s.lo+j), stride)
+			if !ok {
+				return nil, nil, errf("darray too large")
+			}
+			lens = append(lens, k)
+			displs = append(displs, d)
+		}
 	}
-	return lens, displs
+	return lens, displs, nil
 }
 
 // Span returns the byte range [lo, hi) that count values of t, the first
 // at offset 0, touch; (0, 0) if they hold no data.
 func (t *Type) Span(count int) (lo, hi int64) {
+	lo, hi, _ = t.SpanChecked(count)
+	return lo, hi
+}
+
+// SpanChecked is Span that also reports whether the range fits in an
+// int64: a count that users control may make it overflow.
+func (t *Type) SpanChecked(count int) (lo, hi int64, ok bool) {
 	if count <= 0 || t.Size == 0 {
-		return 0, 0
+		return 0, 0, true
 	}
-	last := int64(count-1) * t.Extent()
+	last, ok := checked.Mul64(int64(count-1), t.Extent())
+	if !ok {
+		return 0, 0, false
+	}
 	lo, hi = t.TrueLB, t.TrueUB
 	if last < 0 {
-		lo += last
+		lo, ok = checked.Add64(lo, last)
 	} else {
-		hi += last
+		hi, ok = checked.Add64(hi, last)
 	}
-	return lo, hi
+	return lo, hi, ok
 }
 
 // seek returns the value index and the segment index and offset into it

@@ -560,6 +560,11 @@ func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
 		if int64(len(f.Payload)) > f.Size || (f.Kind == wire.Eager && int64(len(f.Payload)) != f.Size) {
 			return fmt.Errorf("%w: %v frame from %d carries %d bytes for a %d-byte message", ErrProtocol, f.Kind, f.From, len(f.Payload), f.Size)
 		}
+		if f.Kind == wire.RTS && f.Region != nil && int64(len(f.Region)) != f.Size {
+			// A region is the sender's whole message: a receive copies
+			// up to Size bytes straight out of it.
+			return fmt.Errorf("%w: RTS from %d attaches a %d-byte region to a %d-byte message", ErrProtocol, f.From, len(f.Region), f.Size)
+		}
 		if r := e.takePosted(&f.Header); r != nil {
 			n := accept(r, &f.Header)
 			r.from = f.From

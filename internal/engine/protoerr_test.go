@@ -36,6 +36,10 @@ func TestProtocolErrors(t *testing.T) {
 		{"eager-payload-over-size", wire.Frame{Header: wire.Header{Kind: wire.Eager, Context: 1, Size: 2}, Payload: []byte{1, 2, 3}}},
 		{"eager-negative-size", wire.Frame{Header: wire.Header{Kind: wire.Eager, Context: 1, Size: -1}}},
 		{"rts-payload-over-size", wire.Frame{Header: wire.Header{Kind: wire.RTS, Context: 1, Size: 2}, Payload: []byte{1, 2, 3}}},
+		// A region shorter than the message it stands for, matching the
+		// posted receive: the receive would read past the region's end.
+		{"rts-region-under-size", wire.Frame{Header: wire.Header{Kind: wire.RTS, Context: 1, Tag: 7, Size: 6}, Region: make([]byte, 3)}},
+		{"rts-region-over-size", wire.Frame{Header: wire.Header{Kind: wire.RTS, Context: 1, Tag: 7, Size: 2}, Region: make([]byte, 3)}},
 		{"kind-zero", wire.Frame{Header: wire.Header{Kind: 0}}},
 		{"kind-past-last", wire.Frame{Header: wire.Header{Kind: wire.CancelAck + 1}}},
 		{"kind-200", wire.Frame{Header: wire.Header{Kind: 200}}},
