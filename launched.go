@@ -74,7 +74,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	if info.KVSAddr != "" {
 		// Ranks started through ssh are not children of the launcher: they
 		// leave when it does.
-		err := boot.Watch(info.KVSAddr, func() {
+		err := boot.Watch(info.KVSAddr, info.Secret, func() {
 			fmt.Fprintf(stderr, "mpigo: rank %d: the launcher went away; exiting\n", base)
 			os.Exit(1)
 		})

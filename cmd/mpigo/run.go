@@ -336,17 +336,20 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 	if remote {
 		kvsAddr = ":0"
 	}
-	kvs, err := boot.NewServer(kvsAddr, nprocs)
+	var idb [8]byte
+	rand.Read(idb[:])
+	jobID := binary.LittleEndian.Uint64(idb[:]) >> 1
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		fmt.Fprintf(stderr, "mpigo run: the job's secret: %v\n", err)
+		return 1
+	}
+	kvs, err := boot.NewServer(kvsAddr, nprocs, secret)
 	if err != nil {
 		fmt.Fprintf(stderr, "mpigo run: %v\n", err)
 		return 1
 	}
 	defer kvs.Close()
-	var idb [8]byte
-	rand.Read(idb[:])
-	jobID := binary.LittleEndian.Uint64(idb[:]) >> 1
-	secret := make([]byte, 32)
-	rand.Read(secret)
 	host, _ := os.Hostname()
 	if h := os.Getenv("MPIGO_KVS_HOST"); h != "" {
 		// The name remote ranks resolve to reach this launcher, where the
@@ -369,6 +372,7 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, format, args...)
 		outMu.Unlock()
 	}
+	kvs.SetLog(func(msg string) { say("%s\n", msg) })
 	out := lineWriter{&outMu, stdout}
 	errw := lineWriter{&outMu, stderr}
 	var copiers sync.WaitGroup

@@ -231,7 +231,7 @@ func detectMpigo() (*Info, error) {
 		}
 		os.Unsetenv(EnvSecret) // programs the rank starts do not inherit it
 	}
-	if info.KV, err = Dial(kvs, info.Rank); err != nil {
+	if info.KV, err = Dial(kvs, info.Rank, info.Secret); err != nil {
 		return nil, err
 	}
 	return info, nil

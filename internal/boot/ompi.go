@@ -147,10 +147,10 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 	c := &kvConn{}
 	if rank == 0 {
 		if oneNode {
-			c.srv, err = NewServer("127.0.0.1:0", size)
+			c.srv, err = NewServer("127.0.0.1:0", size, nil)
 		} else {
 			for i := 0; i < ompiPortTries; i++ {
-				if c.srv, err = NewServer(":"+strconv.Itoa(port0+i), size); err == nil {
+				if c.srv, err = NewServer(":"+strconv.Itoa(port0+i), size, nil); err == nil {
 					break
 				}
 			}
@@ -171,7 +171,7 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 				return nil, fmt.Errorf("%s: rank 0 cannot publish its store's address: %w", who, err)
 			}
 		}
-		if c.kv, err = Dial(c.srv.Addr(), 0); err != nil {
+		if c.kv, err = Dial(c.srv.Addr(), 0, nil); err != nil {
 			c.close()
 			return nil, err
 		}
@@ -224,7 +224,7 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 
 // ompiDial connects to a store and checks that it is this job's.
 func ompiDial(addr string, rank int, job string, d time.Duration) (KV, error) {
-	kv, err := DialTimeout(addr, rank, d)
+	kv, err := DialTimeout(addr, rank, nil, d)
 	if err != nil {
 		return nil, err
 	}

@@ -76,7 +76,7 @@ type Config struct {
 	// Locals are the world ranks of this node that talk through shared
 	// memory, in ascending order, Rank among them.
 	Locals []int
-	Dir    string // where inboxes live; default /dev/shm
+	Dir    string // where inboxes live; default DefaultDir()
 	// RingSize is each ring's capacity in bytes, a power of two; 0 picks
 	// one by the number of local ranks.
 	RingSize int
@@ -108,10 +108,19 @@ func DefaultRingSize(n int) int {
 	return c
 }
 
+// DefaultDir is where inboxes live when Config.Dir is empty: the folder
+// MPIGO_SHM_DIR names, else /dev/shm.
+func DefaultDir() string {
+	if d := os.Getenv("MPIGO_SHM_DIR"); d != "" {
+		return d
+	}
+	return "/dev/shm"
+}
+
 // Name is the file of rank's inbox in job jobID.
 func Name(dir string, jobID uint64, rank int) string {
 	if dir == "" {
-		dir = "/dev/shm"
+		dir = DefaultDir()
 	}
 	return filepath.Join(dir, "mpigo-"+strconv.FormatUint(jobID, 10)+"-"+strconv.Itoa(rank))
 }
@@ -121,7 +130,7 @@ func Name(dir string, jobID uint64, rank int) string {
 // own). It returns how many it removed.
 func RemoveJob(dir string, jobID uint64) int {
 	if dir == "" {
-		dir = "/dev/shm"
+		dir = DefaultDir()
 	}
 	names, _ := filepath.Glob(filepath.Join(dir, "mpigo-"+strconv.FormatUint(jobID, 10)+"-*"))
 	n := 0

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+
+// startupCmd is mpigo run of the test program earlydie, with the job's
+// temporary files (the launcher's run folder, shared-memory inboxes) in
+// folders of the test's own, so that what a job leaves behind can be
+// seen.
+func startupCmd(t *testing.T, dir, tmp, shmDir string, args ...string) *exec.Cmd {
+	c := exec.Command(filepath.Join(dir, "mpigo"), append([]string{"run"}, args...)...)
+	c.Env = append(os.Environ(), "TMPDIR="+tmp, "MPIGO_SHM_DIR="+shmDir)
+	return c
+}
+
+// leftovers lists what is in the folders a job was given.
+func leftovers(dirs ...string) []string {
+	var left []string
+	for _, d := range dirs {
+		es, _ := os.ReadDir(d)
+		for _, e := range es {
+			left = append(left, filepath.Join(d, e.Name()))
+		}
+	}
+	return left
+}
+
+// A rank that dies during start-up, while the others wait for it at the
+// start-up fence, ends the job promptly with that rank named: the launcher
+// used to stop the others and then wait forever for its store to close.
+// Without a delay the rank dies at any moment of the others' start-up.
+func TestStartupRankDies(t *testing.T) {
+	dir := testProgs(t)
+	type tc struct {
+		n         int
+		transport string
+		mode      string
+		delay     string
+		code      int
+	}
+	cases := []tc{
+		{4, "shm", "exit", "0.5s", 3},
+		{4, "tcp", "exit", "0.5s", 3},
+		{4, "shm", "kill", "0.3s", 128 + 9},
+		{4, "tcp", "kill", "0.2s", 128 + 9},
+	}
+	races := 8
+	if longTests() {
+		races = 40
+	}
+	for i := 0; i < races; i++ {
+		n := []int{4, 8}[i%2]
+		cases = append(cases, tc{n, []string{"shm", "tcp"}[i/2%2], "exit", fmt.Sprintf("%dms", i*7%60), 3})
+	}
+	for _, c := range cases {
+		tmp, shmDir := t.TempDir(), t.TempDir()
+		cmd := startupCmd(t, dir, tmp, shmDir, "--timeout", "60s", "--transport", c.transport, "-n", fmt.Sprint(c.n), filepath.Join(dir, "earlydie"), c.mode, c.delay)
+		start := time.Now()
+		_, errs, code := runLaunched(t, cmd, 30*time.Second)
+		if code != c.code || !strings.Contains(errs, "rank 1 ") {
+			t.Errorf("%+v: exit %d, want %d and rank 1 named:\n%s", c, code, c.code, errs)
+		}
+		if d := time.Since(start); d > 15*time.Second {
+			t.Errorf("%+v: took %v", c, d)
+		}
+		if left := leftovers(tmp, shmDir); len(left) > 0 {
+			t.Errorf("%+v: left behind %v", c, left)
+		}
+		if t.Failed() {
+			return
+		}
+	}
+}
+
+// --timeout expiring during start-up, and SIGINT during start-up, end the
+// job (they used to hang the launcher as a rank's death did).
+func TestStartupTimeoutAndSignal(t *testing.T) {
+	dir := testProgs(t)
+	for _, transport := range []string{"shm", "tcp"} {
+		tmp, shmDir := t.TempDir(), t.TempDir()
+		cmd := startupCmd(t, dir, tmp, shmDir, "--timeout", "1s", "--transport", transport, "-n", "4", filepath.Join(dir, "earlydie"), "hang")
+		_, errs, code := runLaunched(t, cmd, 30*time.Second)
+		if code != 124 || !strings.Contains(errs, "timeout after 1s") {
+			t.Errorf("%s: timeout during start-up: exit %d:\n%s", transport, code, errs)
+		}
+		if left := leftovers(tmp, shmDir); len(left) > 0 {
+			t.Errorf("%s: left behind %v", transport, left)
+		}
+
+		cmd = startupCmd(t, dir, tmp, shmDir, "--transport", transport, "-n", "4", filepath.Join(dir, "earlydie"), "hang")
+		cmd.Stdout, cmd.Stderr = nil, nil
+		var errb strings.Builder
+		cmd.Stderr = &errb
+		ownGroup(cmd)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		time.Sleep(700 * time.Millisecond)
+		cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case <-done:
+			errs, code = errb.String(), cmd.ProcessState.ExitCode()
+		case <-time.After(30 * time.Second):
+			stopTree(cmd, done, 5*time.Second)
+			<-done
+			t.Fatalf("%s: SIGINT during start-up: the launcher hung:\n%s", transport, errb.String())
+		}
+		if code != 128+int(syscall.SIGINT) || !strings.Contains(errs, "got interrupt") {
+			t.Errorf("%s: SIGINT during start-up: exit %d:\n%s", transport, code, errs)
+		}
+		if left := leftovers(tmp, shmDir); len(left) > 0 {
+			t.Errorf("%s: left behind %v", transport, left)
+		}
+	}
+}

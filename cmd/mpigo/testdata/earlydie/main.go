@@ -1,0 +1,42 @@
+// earlydie is an MPI program in which one rank dies during start-up, while
+// the others wait for it at the start-up fence: mpigo run's tests check
+// that the job then ends, with the rank named, and nothing is left.
+//
+//	earlydie [MODE [DELAY]]
+//
+// MODE says what rank 1 does before mpi.Main: exit (os.Exit(3), the
+// default), kill (SIGKILL to itself), or hang (sleep for a minute: for
+// --timeout and SIGINT during start-up). DELAY (a Go duration) comes
+// first. With MODE "none" every rank starts and finishes normally.
+package main
+
+import (
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/mpigo/mpi"
+)
+
+func main() {
+	mode, delay := "exit", time.Duration(0)
+	if len(os.Args) > 1 {
+		mode = os.Args[1]
+	}
+	if len(os.Args) > 2 {
+		delay, _ = time.ParseDuration(os.Args[2])
+	}
+	if os.Getenv("MPIGO_RANK") == "1" && mode != "none" {
+		time.Sleep(delay)
+		switch mode {
+		case "kill":
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		case "hang":
+			time.Sleep(time.Minute)
+		}
+		os.Exit(3)
+	}
+	mpi.Main(func(world *mpi.Comm) error {
+		return mpi.Barrier(world)
+	})
+}
