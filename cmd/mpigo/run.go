@@ -305,22 +305,30 @@ type lineWriter struct {
 
 func (lw lineWriter) copyFrom(r io.Reader, prefix string, wg *sync.WaitGroup) {
 	defer wg.Done()
-	sc := bufio.NewReader(r)
+	// A line longer than maxOutLine is passed on in pieces of that size,
+	// each ended as a line: the launcher never holds more of a rank's
+	// output than that, whatever the rank writes.
+	sc := bufio.NewReaderSize(r, maxOutLine)
 	for {
-		line, err := sc.ReadString('\n')
+		line, err := sc.ReadSlice('\n')
 		if len(line) > 0 {
-			if !strings.HasSuffix(line, "\n") {
-				line += "\n"
-			}
 			lw.mu.Lock()
-			io.WriteString(lw.w, prefix+line)
+			io.WriteString(lw.w, prefix)
+			lw.w.Write(line)
+			if line[len(line)-1] != '\n' {
+				io.WriteString(lw.w, "\n")
+			}
 			lw.mu.Unlock()
 		}
-		if err != nil {
+		if err != nil && err != bufio.ErrBufferFull {
 			return
 		}
 	}
 }
+
+// maxOutLine is the longest piece of a rank's output line the launcher
+// holds.
+const maxOutLine = 64 << 10
 
 func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 	size, nprocs := 0, 0

@@ -6,11 +6,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
-
 
 // startupCmd is mpigo run of the test program earlydie, with the job's
 // temporary files (the launcher's run folder, shared-memory inboxes) in
@@ -122,5 +122,30 @@ func TestStartupTimeoutAndSignal(t *testing.T) {
 		if left := leftovers(tmp, shmDir); len(left) > 0 {
 			t.Errorf("%s: left behind %v", transport, left)
 		}
+	}
+}
+
+// A rank's output line without end is passed on in bounded pieces: the
+// launcher never holds more than maxOutLine bytes of it.
+func TestStartupOutputLinesBounded(t *testing.T) {
+	var mu sync.Mutex
+	var out strings.Builder
+	var wg sync.WaitGroup
+	wg.Add(1)
+	huge := strings.Repeat("x", 5*maxOutLine+17)
+	lineWriter{&mu, &out}.copyFrom(strings.NewReader("short\n"+huge+"\nend"), "[3] ", &wg)
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 8 || lines[0] != "[3] short" || lines[7] != "[3] end" {
+		t.Fatalf("%d lines: first %.20q, last %.20q", len(lines), lines[0], lines[len(lines)-1])
+	}
+	total := 0
+	for _, l := range lines[1:7] {
+		if !strings.HasPrefix(l, "[3] x") || len(l) > len("[3] ")+maxOutLine {
+			t.Errorf("piece of %d bytes", len(l))
+		}
+		total += len(l) - len("[3] ")
+	}
+	if total != len(huge) {
+		t.Errorf("%d bytes passed on, want %d", total, len(huge))
 	}
 }

@@ -188,7 +188,10 @@ func (s *Server) Close() error {
 		c.Close()
 	}
 	s.mu.Unlock()
-	err := s.ln.Close()
+	var err error
+	if s.ln != nil {
+		err = s.ln.Close()
+	}
 	s.wg.Wait()
 	return err
 }

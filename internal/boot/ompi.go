@@ -3,6 +3,7 @@ package boot
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -181,7 +182,7 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 		if oneNode {
 			file := filepath.Join(ompiSessionDir(env), fmt.Sprintf("mpigo-kvs-%016x", info.JobID))
 			for {
-				b, err := os.ReadFile(file)
+				b, err := readSmallFile(file, 512)
 				if err == nil {
 					tries = []string{string(b)}
 					break
@@ -233,4 +234,22 @@ func ompiDial(addr string, rank int, job string, d time.Duration) (KV, error) {
 		return nil, fmt.Errorf("the store at %s is another job's", addr)
 	}
 	return kv, nil
+}
+
+// readSmallFile reads a file of at most limit bytes (a longer one is an
+// error, not a reason to allocate without end).
+func readSmallFile(name string, limit int) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > limit {
+		return nil, fmt.Errorf("%s is longer than %d bytes", name, limit)
+	}
+	return b, nil
 }

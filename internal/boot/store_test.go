@@ -2,7 +2,7 @@ package boot
 
 import (
 	"bufio"
-		"io"
+	"io"
 	"net"
 	"runtime"
 	"strconv"
