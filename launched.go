@@ -76,6 +76,10 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		// leave when it does.
 		err := boot.Watch(info.KVSAddr, info.Secret, func() {
 			fmt.Fprintf(stderr, "mpigo: rank %d: the launcher went away; exiting\n", base)
+			// Inboxes not unlinked yet (start-up) go with the rank.
+			for r := base; r < base+k; r++ {
+				os.Remove(shm.Name("", info.JobID, r))
+			}
 			os.Exit(1)
 		})
 		if err != nil {

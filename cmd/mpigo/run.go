@@ -141,26 +141,41 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	tmp, err := os.MkdirTemp("", "mpigo-run-")
-	if err != nil {
-		fmt.Fprintf(stderr, "mpigo run: %v\n", err)
-		return 1
+	// What killed jobs left behind goes first.
+	removeStale()
+	// The run folder holds the programs built for the job, and exists
+	// only if one is. Its name says whose it is, so that a later launcher
+	// can tell one whose launcher is gone (removeStale).
+	tmp := ""
+	runDir := func() (string, error) {
+		if tmp == "" {
+			d, err := os.MkdirTemp("", fmt.Sprintf("mpigo-run-%d-", os.Getpid()))
+			if err != nil {
+				return "", err
+			}
+			tmp = d
+		}
+		return tmp, nil
 	}
-	defer os.RemoveAll(tmp)
+	defer func() {
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+	}()
 	for i := range cfg.groups {
-		path, err := resolveProgram(cfg.groups[i].prog, tmp, i, stderr)
+		path, err := resolveProgram(cfg.groups[i].prog, runDir, i, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "mpigo run: %v\n", err)
 			return 1
 		}
 		cfg.groups[i].prog = path
 	}
-	return launch(cfg, stdout, stderr)
+	return launch(cfg, tmp, stdout, stderr)
 }
 
-// resolveProgram returns an executable for prog, building it first if it
-// is a Go package.
-func resolveProgram(prog, tmp string, i int, stderr io.Writer) (string, error) {
+// resolveProgram returns an executable for prog, building it first (in
+// the folder runDir makes) if it is a Go package.
+func resolveProgram(prog string, runDir func() (string, error), i int, stderr io.Writer) (string, error) {
 	st, err := os.Stat(prog)
 	isPkg := err == nil && st.IsDir()
 	if !isPkg && err != nil && (strings.HasPrefix(prog, "./") || strings.HasPrefix(prog, "../")) {
@@ -178,6 +193,10 @@ func resolveProgram(prog, tmp string, i int, stderr io.Writer) (string, error) {
 			return "", fmt.Errorf("%s: not found in PATH", prog)
 		}
 		return p, nil
+	}
+	tmp, err := runDir()
+	if err != nil {
+		return "", err
 	}
 	out := filepath.Join(tmp, fmt.Sprintf("%s.%d", filepath.Base(filepath.Clean(prog)), i))
 	fmt.Fprintf(stderr, "mpigo run: building %s\n", prog)
@@ -330,7 +349,8 @@ func (lw lineWriter) copyFrom(r io.Reader, prefix string, wg *sync.WaitGroup) {
 // holds.
 const maxOutLine = 64 << 10
 
-func launch(cfg *runConfig, stdout, stderr io.Writer) int {
+// launch runs the job; runDir is the run folder, if there is one.
+func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 	size, nprocs := 0, 0
 	for _, g := range cfg.groups {
 		size += g.n
@@ -415,12 +435,20 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 	for r, node := range nodeOf {
 		nodeRanks[node] = append(nodeRanks[node], r)
 	}
-	if len(cfg.hosts) == 0 {
-		// Whatever happens to the ranks, nothing of the job stays in
-		// /dev/shm (ranks unlink their inboxes as soon as their peers have
-		// mapped them; this is for ranks killed before that).
-		defer shm.RemoveJob("", jobID)
-	}
+	// Whatever happens to the ranks, nothing of the job stays in
+	// /dev/shm (ranks unlink their inboxes as soon as their peers have
+	// mapped them; this is for ranks killed before that), nor in the run
+	// folder; the reaper does it if the launcher is killed.
+	reap := startReaper(jobID, "", runDir)
+	defer func() {
+		if len(cfg.hosts) == 0 {
+			shm.RemoveJob("", jobID)
+		}
+		if runDir != "" {
+			os.RemoveAll(runDir)
+		}
+		reap.done()
+	}()
 	rank := 0
 	for _, g := range cfg.groups {
 		for i := 0; i < g.n; i += cfg.ranksPerProc {
@@ -487,6 +515,7 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 			go errw.copyFrom(se, prefix, &copiers)
 			p := &rankProc{rank: rank, n: here, cmd: cmd}
 			procs = append(procs, p)
+			reap.rank(cmd.Process.Pid)
 			go func() {
 				// Wait after the pipes are drained would deadlock on a
 				// child that fills them; Process.Wait does not touch them.
@@ -495,6 +524,13 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 			}()
 			rank += here
 		}
+	}
+
+	if runDir != "" && len(cfg.hosts) == 0 {
+		// Every local rank runs its program now: the run folder is not
+		// needed any more (the programs stay as long as they run).
+		os.RemoveAll(runDir)
+		reap.runDirGone()
 	}
 
 	sigs := make(chan os.Signal, 4)

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -147,5 +151,116 @@ func TestStartupOutputLinesBounded(t *testing.T) {
 	}
 	if total != len(huge) {
 		t.Errorf("%d bytes passed on, want %d", total, len(huge))
+	}
+}
+
+// markedProcs lists the processes whose environment holds mark.
+func markedProcs(mark string) []int {
+	var pids []int
+	ds, _ := os.ReadDir("/proc")
+	for _, d := range ds {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/environ")
+		if err == nil && bytes.Contains(b, []byte(mark)) {
+			if st, err := os.ReadFile("/proc/" + d.Name() + "/stat"); err == nil {
+				if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && st[i+2] == 'Z' {
+					continue // a zombie about to be reaped
+				}
+			}
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// waitGone waits until no process holds mark, or fails the test.
+func waitGone(t *testing.T, mark string, d time.Duration) bool {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		left := markedProcs(mark)
+		if len(left) == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range left {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			t.Errorf("processes %v survived for %v", left, d)
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// The launcher killed (kill -9) at random moments of start-up and of the
+// job: no process of the job survives, and nothing is left in the
+// shared-memory folder or in the temporary folder, even though every rank
+// dies with the launcher (the parent-death signal) at whatever point of
+// start-up it had reached.
+func TestStartupLauncherKilled(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("needs Linux's parent-death signal and /proc")
+	}
+	dir := testProgs(t)
+	rounds := 20
+	if longTests() {
+		rounds = 60
+	}
+	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
+	var early, late int
+	for round := 0; round < rounds; round++ {
+		tmp, shmDir := t.TempDir(), t.TempDir()
+		mark := fmt.Sprintf("MPIGO_TEST_MARK=kill-%d-%d", os.Getpid(), round)
+		transport := []string{"shm", "tcp"}[round%2]
+		c := startupCmd(t, dir, tmp, shmDir, "--transport", transport, "-n", "4", filepath.Join(dir, "earlydie"), "none", "0.5s")
+		c.Env = append(c.Env, mark)
+		var errb strings.Builder
+		c.Stderr = &errb
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		delay := time.Duration(rng.Intn(700)) * time.Millisecond
+		time.Sleep(delay)
+		if files, _ := os.ReadDir(shmDir); len(files) > 0 {
+			early++ // killed while inboxes were linked
+		} else {
+			late++
+		}
+		c.Process.Kill()
+		c.Wait()
+		if !waitGone(t, mark, 15*time.Second) {
+			return
+		}
+		if left := leftovers(tmp, shmDir); len(left) > 0 {
+			t.Fatalf("round %d (%s, killed after %v): left behind %v\n%s", round, transport, delay, left, errb.String())
+		}
+	}
+	t.Logf("%d rounds: %d killed while inboxes existed, %d at other moments", rounds, early, late)
+
+	// Killed while it builds the program: the run folder stays (with the
+	// build's output) until the next launcher removes it.
+	tmp, shmDir := t.TempDir(), t.TempDir()
+	mark := fmt.Sprintf("MPIGO_TEST_MARK=build-%d", os.Getpid())
+	c := startupCmd(t, dir, tmp, shmDir, "-n", "2", "./testdata/earlydie", "none")
+	c.Env = append(c.Env, mark)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100 && len(leftovers(tmp)) == 0; i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.Process.Kill()
+	c.Wait()
+	waitGone(t, mark, 60*time.Second)
+	c = startupCmd(t, dir, tmp, shmDir, "-n", "1", "true")
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if left := leftovers(tmp, shmDir); len(left) > 0 {
+		t.Errorf("the next launcher did not remove %v", left)
 	}
 }

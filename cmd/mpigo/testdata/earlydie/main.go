@@ -7,7 +7,8 @@
 // MODE says what rank 1 does before mpi.Main: exit (os.Exit(3), the
 // default), kill (SIGKILL to itself), or hang (sleep for a minute: for
 // --timeout and SIGINT during start-up). DELAY (a Go duration) comes
-// first. With MODE "none" every rank starts and finishes normally.
+// first. With MODE "none" every rank starts normally and finishes after
+// DELAY.
 package main
 
 import (
@@ -37,6 +38,12 @@ func main() {
 		os.Exit(3)
 	}
 	mpi.Main(func(world *mpi.Comm) error {
-		return mpi.Barrier(world)
+		if err := mpi.Barrier(world); err != nil {
+			return err
+		}
+		if mode == "none" {
+			time.Sleep(delay)
+		}
+		return nil
 	})
 }
