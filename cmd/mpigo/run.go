@@ -301,6 +301,27 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// remoteCommand is the command the launch agent runs on a rank's host.
+// The job's secret must not appear on any command line (ps shows them to
+// every user of both machines) nor stay in the rank's environment (which
+// /proc shows for as long as it runs): the command's shell reads it from
+// standard input, where the launcher writes it first, into a file only
+// this user can read, opens that file as descriptor 3 and deletes it, then
+// runs the rank with MPIGO_SECRET_FD=3; the rank reads and closes the
+// descriptor. The program's standard input is what follows (rank 0: the
+// launcher's own). It runs in sh, whatever the login shell is.
+func remoteCommand(cwd string, env []string, prog string, args []string) string {
+	script := "umask 077 && f=$(mktemp) && IFS= read -r s && printf '%s\\n' \"$s\" >\"$f\" && exec 3<\"$f\" && rm -f \"$f\" && s= && cd " + shellQuote(cwd) + " && exec env"
+	for _, e := range env {
+		script += " " + shellQuote(e)
+	}
+	script += " " + shellQuote(prog)
+	for _, a := range args {
+		script += " " + shellQuote(a)
+	}
+	return "sh -c " + shellQuote(script)
+}
+
 // killGrace is how long ranks get to exit after SIGTERM before SIGKILL,
 // so that a failed job is gone within about a second.
 const killGrace = time.Second
@@ -468,7 +489,9 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 				boot.EnvNode + "=" + node,
 				boot.EnvJobID + "=" + strconv.FormatUint(jobID, 10),
 				boot.EnvKVS + "=" + kvsPublic,
-				boot.EnvSecret + "=" + hex.EncodeToString(secret),
+				// The secret is on descriptor 3, never on a command line
+				// or in an environment (see secretFor).
+				boot.EnvSecretFD + "=3",
 			}
 			if addr != "" {
 				env = append(env, boot.EnvAddr+"="+addr)
@@ -477,26 +500,37 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 				env = append(env, "MPIGO_TRANSPORT="+cfg.transport)
 			}
 			var cmd *exec.Cmd
+			var secretR *os.File
 			if len(cfg.hosts) == 0 {
 				cmd = exec.Command(g.prog, g.args...)
 				cmd.Env = append(os.Environ(), env...)
+				// A local rank reads the secret from a pipe on descriptor 3.
+				r, w, err := os.Pipe()
+				if err != nil {
+					say("mpigo run: cannot start rank %d (%s): %v\n", rank, g.prog, err)
+					stopAll(syscall.SIGKILL)
+					return 1
+				}
+				io.WriteString(w, hex.EncodeToString(secret)+"\n")
+				w.Close()
+				cmd.ExtraFiles = []*os.File{r}
+				secretR = r
+				if rank == 0 {
+					cmd.Stdin = os.Stdin
+				}
 			} else {
 				agent := strings.Fields(cfg.agent)
-				remoteCmd := "cd " + shellQuote(cwd) + " && exec env"
-				for _, e := range env {
-					remoteCmd += " " + shellQuote(e)
-				}
-				remoteCmd += " " + shellQuote(g.prog)
-				for _, a := range g.args {
-					remoteCmd += " " + shellQuote(a)
-				}
-				cmd = exec.Command(agent[0], append(agent[1:], node, remoteCmd)...)
+				cmd = exec.Command(agent[0], append(agent[1:], node, remoteCommand(cwd, env, g.prog, g.args))...)
 				cmd.Env = os.Environ()
+				// A remote rank's shell reads the secret from the agent's
+				// standard input before anything the rank reads there.
+				var in io.Reader = strings.NewReader(hex.EncodeToString(secret) + "\n")
+				if rank == 0 {
+					in = io.MultiReader(in, os.Stdin)
+				}
+				cmd.Stdin = in
 			}
 			cmd.SysProcAttr = rankProcAttr()
-			if rank == 0 {
-				cmd.Stdin = os.Stdin
-			}
 			prefix := ""
 			if cfg.tagOutput && here == 1 {
 				prefix = fmt.Sprintf("[%d] ", rank)
@@ -505,7 +539,11 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			}
 			so, err1 := cmd.StdoutPipe()
 			se, err2 := cmd.StderrPipe()
-			if err := errors.Join(err1, err2, cmd.Start()); err != nil {
+			err3 := cmd.Start()
+			if secretR != nil {
+				secretR.Close()
+			}
+			if err := errors.Join(err1, err2, err3); err != nil {
 				say("mpigo run: cannot start rank %d (%s): %v\n", rank, g.prog, err)
 				stopAll(syscall.SIGKILL)
 				return 1

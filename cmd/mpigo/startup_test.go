@@ -264,3 +264,28 @@ func TestStartupLauncherKilled(t *testing.T) {
 		t.Errorf("the next launcher did not remove %v", left)
 	}
 }
+
+// The job's secret is on no command line and in no environment: not on
+// the launch agent's (which ps shows to everyone on both machines), not in
+// a rank's (which /proc shows while it runs), locally or through an agent.
+func TestStartupSecretHidden(t *testing.T) {
+	needSh(t)
+	dir := testProgs(t)
+	tmp := t.TempDir()
+	agent := filepath.Join(tmp, "agent.sh")
+	calls := filepath.Join(tmp, "calls")
+	if err := os.WriteFile(agent, []byte("#!/bin/sh\necho \"$*\" >> "+calls+"\nhost=$1; shift\nexec sh -c \"$*\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{nil, {"--launch-agent", agent, "--host", "localhost:1,127.0.0.1:2"}} {
+		c := exec.Command(filepath.Join(dir, "mpigo"), append(append([]string{"run", "--timeout", "60s"}, args...), "-n", "3", filepath.Join(dir, "earlydie"), "env")...)
+		out, errs, code := runLaunched(t, c, 60*time.Second)
+		if code != 0 || strings.Count(out, "environ read true, has MPIGO_SECRET= false, has MPIGO_SECRET_FD now false") != 3 {
+			t.Errorf("%v: exit %d:\n%s\n%s", args, code, out, errs)
+		}
+	}
+	b, _ := os.ReadFile(calls)
+	if strings.Count(string(b), "MPIGO_SECRET_FD=3") != 3 || strings.Contains(string(b), "MPIGO_SECRET=") {
+		t.Errorf("agent calls:\n%s", b)
+	}
+}

@@ -2,8 +2,10 @@ package boot
 
 import (
 	"bufio"
+	"encoding/hex"
 	"io"
 	"net"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -385,5 +387,44 @@ func TestStoreFull(t *testing.T) {
 	}
 	if full == nil || !strings.Contains(full.Error(), "full") {
 		t.Errorf("the store took more than %d bytes: %v", storeMaxData, full)
+	}
+}
+
+// A rank of mpigo run reads the secret from a descriptor, closes it, and
+// leaves no trace of it in its environment; with it, it gets into its store.
+func TestStoreSecretFD(t *testing.T) {
+	s := newTestStore(t, 2, testSecret)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	io.WriteString(w, hex.EncodeToString(testSecret)+"\n")
+	w.Close()
+	fd, err := syscall.Dup(int(r.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	setOrUnset(t, EnvRank, "1")
+	setOrUnset(t, EnvSize, "2")
+	setOrUnset(t, EnvKVS, s.Addr())
+	t.Setenv(EnvSecretFD, strconv.Itoa(fd))
+	info, err := Detect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer info.KV.Close()
+	if string(info.Secret) != string(testSecret) {
+		t.Errorf("secret %q", info.Secret)
+	}
+	if _, ok := os.LookupEnv(EnvSecretFD); ok {
+		t.Error(EnvSecretFD + " is still set")
+	}
+	// Nonsense on the descriptor is an error, not a hang.
+	for _, v := range []string{"x", "-1", "999"} {
+		t.Setenv(EnvSecretFD, v)
+		if _, err := Detect(); err == nil {
+			t.Errorf("%s=%s: no error", EnvSecretFD, v)
+		}
 	}
 }

@@ -8,10 +8,13 @@
 // default), kill (SIGKILL to itself), or hang (sleep for a minute: for
 // --timeout and SIGINT during start-up). DELAY (a Go duration) comes
 // first. With MODE "none" every rank starts normally and finishes after
-// DELAY.
+// DELAY; with MODE "env" every rank starts and says whether the job's
+// secret is in its environment as the kernel shows it (/proc/self/environ).
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"syscall"
 	"time"
@@ -27,7 +30,7 @@ func main() {
 	if len(os.Args) > 2 {
 		delay, _ = time.ParseDuration(os.Args[2])
 	}
-	if os.Getenv("MPIGO_RANK") == "1" && mode != "none" {
+	if os.Getenv("MPIGO_RANK") == "1" && mode != "none" && mode != "env" {
 		time.Sleep(delay)
 		switch mode {
 		case "kill":
@@ -43,6 +46,11 @@ func main() {
 		}
 		if mode == "none" {
 			time.Sleep(delay)
+		}
+		if mode == "env" {
+			b, err := os.ReadFile("/proc/self/environ")
+			fmt.Printf("rank %d: environ read %v, has MPIGO_SECRET= %v, has MPIGO_SECRET_FD now %v\n", world.Rank(), err == nil,
+				bytes.Contains(b, []byte("MPIGO_SECRET=")), os.Getenv("MPIGO_SECRET_FD") != "")
 		}
 		return nil
 	})
