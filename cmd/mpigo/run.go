@@ -328,12 +328,26 @@ const killGrace = time.Second
 
 // rankProc is one launched process, hosting ranks rank .. rank+n-1.
 type rankProc struct {
-	rank  int
-	n     int
-	cmd   *exec.Cmd
-	state *os.ProcessState
-	err   error
-	done  bool
+	rank      int
+	n         int
+	cmd       *exec.Cmd
+	state     *os.ProcessState
+	err       error
+	done      bool
+	sigkilled bool // the launcher sent it SIGKILL
+}
+
+// sigName names a signal as users know it: SIGINT, SIGTERM.
+func sigName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return s.String()
 }
 
 // lineWriter forwards output line by line, optionally prefixed, so lines
@@ -430,9 +444,16 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 
 	// Each rank runs in a process group of its own; signals go to the
 	// whole group, so helpers a rank started go too and release its output.
+	var lastSent syscall.Signal // the last signal stopAll sent before SIGKILL
 	stopAll := func(sig syscall.Signal) {
+		if sig != syscall.SIGKILL {
+			lastSent = sig
+		}
 		for _, p := range procs {
 			if !p.done && p.cmd.Process != nil {
+				if sig == syscall.SIGKILL {
+					p.sigkilled = true
+				}
 				syscall.Kill(-p.cmd.Process.Pid, sig)
 			}
 		}
@@ -594,6 +615,12 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			p.done = true
 			running--
 			c, how := exitStatus(p)
+			if p.sigkilled && c == 128+int(syscall.SIGKILL) {
+				// Our SIGKILL, because it ignored the signal before: it
+				// did not fail, it would not stop.
+				say("mpigo run: %s (pid %d) ignored %v and was killed\n", p.ranks(), p.cmd.Process.Pid, sigName(lastSent))
+				break
+			}
 			if c == 0 || culprit != nil || (stopping && (c == 128+int(syscall.SIGTERM) || c == 128+int(forwarded))) {
 				break
 			}
@@ -660,7 +687,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 				}
 			}
 			sort.Ints(left)
-			say("mpigo run: rank(s) %v did not stop after SIGTERM; killing them\n", left)
+			say("mpigo run: rank(s) %v did not stop after %v; killing them\n", left, sigName(lastSent))
 			stopAll(syscall.SIGKILL)
 			killTimer = nil
 		}

@@ -289,3 +289,56 @@ func TestStartupSecretHidden(t *testing.T) {
 		t.Errorf("agent calls:\n%s", b)
 	}
 }
+
+// Ranks that ignore SIGINT and SIGTERM (as programs started with & from a
+// script ignore SIGINT) are killed after the grace time, and the launcher
+// says so, rather than report them as failed ranks.
+func TestStartupRanksIgnoreSignals(t *testing.T) {
+	needSh(t)
+	dir := testProgs(t)
+	c := exec.Command(filepath.Join(dir, "mpigo"), "run", "-n", "2", "sh", "-c", `trap "" INT TERM; echo up; sleep 20`)
+	var out, errb syncBuf
+	c.Stdout, c.Stderr = &out, &errb
+	ownGroup(c)
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	for i := 0; i < 200 && strings.Count(out.String(), "up") < 2; i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.Process.Signal(syscall.SIGINT)
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		stopTree(c, done, time.Second)
+		<-done
+		t.Fatalf("the launcher did not end: %s", errb.String())
+	}
+	errs := errb.String()
+	if code := c.ProcessState.ExitCode(); code != 128+int(syscall.SIGINT) {
+		t.Errorf("exit %d, want %d", code, 128+int(syscall.SIGINT))
+	}
+	if strings.Count(errs, "ignored SIGINT and was killed") != 2 || strings.Contains(errs, "killed by signal 9") || !strings.Contains(errs, "did not stop after SIGINT") {
+		t.Errorf("stderr:\n%s", errs)
+	}
+}
+
+// syncBuf is a buffer a test may read while a command writes it.
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuf) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuf) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
