@@ -63,7 +63,7 @@ func TestStartupRankDies(t *testing.T) {
 	}
 	for i := 0; i < races; i++ {
 		n := []int{4, 8}[i%2]
-		cases = append(cases, tc{n, []string{"shm", "tcp"}[i/2%2], "exit", fmt.Sprintf("%dms", i*7%60), 3})
+		cases = append(cases, tc{n, []string{"shm", "tcp"}[i/2%2], []string{"exit", "exitin"}[i/4%2], fmt.Sprintf("%dms", i*7%60), 3})
 	}
 	for _, c := range cases {
 		tmp, shmDir := t.TempDir(), t.TempDir()

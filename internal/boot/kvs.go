@@ -315,7 +315,7 @@ func (s *Server) serve(sc *storeConn) {
 			if sc.rank >= 0 {
 				who = "rank " + strconv.Itoa(sc.rank)
 			}
-			s.lost = fmt.Errorf("%s left the job (did it die?)", who)
+			s.lost = errors.New(who + leftTheJob)
 			if len(s.round.members) > 0 && !s.round.members[sc] {
 				s.round.err = s.lost
 				close(s.round.done)
@@ -327,7 +327,11 @@ func (s *Server) serve(sc *storeConn) {
 	}()
 	r := bufio.NewReaderSize(c, 4096)
 	if err := s.handshake(c, r); err != nil {
-		s.log("mpigo: key-value store: rejected a connection from %v: %v", c.RemoteAddr(), err)
+		// A client that goes away in the middle (a rank that dies) is
+		// not worth a word; one that fails the proof, or takes too long, is.
+		if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, syscall.EPIPE) {
+			s.log("mpigo: key-value store: rejected a connection from %v: %v", c.RemoteAddr(), err)
+		}
 		return
 	}
 	s.mu.Lock()
@@ -427,6 +431,8 @@ func (s *Server) serve(sc *storeConn) {
 }
 
 var errPeerGone = errors.New("the client went away")
+
+const leftTheJob = " left the job (did it die?)"
 
 // fence adds sc to the current fence and waits until it completes, fails,
 // the store closes or the client goes away.
@@ -655,8 +661,16 @@ func (k *client) Put(key, value string) error {
 	return err
 }
 
+// ErrPeerLeft is the error of a fence that cannot complete because a
+// process of the job left (died) before reaching it.
+var ErrPeerLeft = errors.New("the fence cannot complete")
+
 func (k *client) Fence() error {
 	_, err := k.call("fence")
+	if err != nil && strings.HasSuffix(err.Error(), leftTheJob) {
+		_, who, _ := strings.Cut(err.Error(), "fence failed: ")
+		return fmt.Errorf("boot: %w: %s", ErrPeerLeft, who)
+	}
 	return err
 }
 

@@ -7,7 +7,8 @@
 // MODE says what rank 1 does before mpi.Main: exit (os.Exit(3), the
 // default), kill (SIGKILL to itself), or hang (sleep for a minute: for
 // --timeout and SIGINT during start-up). DELAY (a Go duration) comes
-// first. With MODE "none" every rank starts normally and finishes after
+// first. With MODE exitin, rank 1 calls mpi.Main and exits with status 3
+// DELAY later, wherever its start-up is then. With MODE "none" every rank starts normally and finishes after
 // DELAY; with MODE "env" every rank starts and says whether the job's
 // secret is in its environment as the kernel shows it (/proc/self/environ).
 package main
@@ -30,7 +31,13 @@ func main() {
 	if len(os.Args) > 2 {
 		delay, _ = time.ParseDuration(os.Args[2])
 	}
-	if os.Getenv("MPIGO_RANK") == "1" && mode != "none" && mode != "env" {
+	if os.Getenv("MPIGO_RANK") == "1" && mode == "exitin" {
+		// Exit after DELAY, at whatever point of start-up Main is.
+		go func() {
+			time.Sleep(delay)
+			os.Exit(3)
+		}()
+	} else if os.Getenv("MPIGO_RANK") == "1" && mode != "none" && mode != "env" {
 		time.Sleep(delay)
 		switch mode {
 		case "kill":
