@@ -117,7 +117,7 @@ type storeConn struct {
 
 // NewServer starts a store for a job of size processes, listening on addr
 // (e.g. "127.0.0.1:0"). Clients must prove they know secret (see Dial); a
-// nil secret makes a store anyone who can connect may use.
+// empty secret makes a store anyone who can connect may use.
 func NewServer(addr string, size int, secret []byte) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -264,7 +264,7 @@ func newNonce() (string, error) {
 func (s *Server) handshake(c net.Conn, r *bufio.Reader) error {
 	c.SetDeadline(time.Now().Add(handshakeTimeout))
 	snonce := "-"
-	if s.secret != nil {
+	if len(s.secret) > 0 {
 		var err error
 		if snonce, err = newNonce(); err != nil {
 			return err
@@ -278,7 +278,7 @@ func (s *Server) handshake(c net.Conn, r *bufio.Reader) error {
 		return err
 	}
 	f := strings.Fields(line)
-	if s.secret == nil {
+	if len(s.secret) == 0 {
 		if len(f) != 2 || f[0] != "auth" || f[1] != "-" {
 			io.WriteString(c, "err want auth -\n")
 			return fmt.Errorf("bad handshake %.40q", line)
@@ -597,7 +597,7 @@ func clientHandshake(c net.Conn, r *bufio.Reader, secret []byte, d time.Duration
 	if !ok {
 		return fmt.Errorf("not an mpigo store (greeting %.60q)", line)
 	}
-	if secret == nil {
+	if len(secret) == 0 {
 		if snonce != "-" {
 			return errors.New("the store wants a secret this process was not given")
 		}
