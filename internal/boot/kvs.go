@@ -116,7 +116,7 @@ type storeConn struct {
 }
 
 // NewServer starts a store for a job of size processes, listening on addr
-// (e.g. "127.0.0.1:0"). Clients must prove they know secret (see Dial); a
+// (e.g. "127.0.0.1:0"). Clients must prove they know secret (see Dial); an
 // empty secret makes a store anyone who can connect may use.
 func NewServer(addr string, size int, secret []byte) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)

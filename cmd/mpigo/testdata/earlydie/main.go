@@ -54,6 +54,9 @@ func main() {
 		if mode == "none" {
 			time.Sleep(delay)
 		}
+		if mode == "exitin" && world.Rank() == 1 {
+			time.Sleep(time.Minute) // the exit comes first, wherever start-up was
+		}
 		if mode == "env" {
 			b, err := os.ReadFile("/proc/self/environ")
 			fmt.Printf("rank %d: environ read %v, has MPIGO_SECRET= %v, has MPIGO_SECRET_FD now %v\n", world.Rank(), err == nil,
