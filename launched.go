@@ -74,8 +74,12 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	if info.KVSAddr != "" {
 		// Ranks started through ssh are not children of the launcher: they
 		// leave when it does.
-		err := boot.Watch(info.KVSAddr, func() {
+		err := boot.Watch(info.KVSAddr, info.Secret, func() {
 			fmt.Fprintf(stderr, "mpigo: rank %d: the launcher went away; exiting\n", base)
+			// Inboxes not unlinked yet (start-up) go with the rank.
+			for r := base; r < base+k; r++ {
+				os.Remove(shm.Name("", info.JobID, r))
+			}
 			os.Exit(1)
 		})
 		if err != nil {
@@ -179,7 +183,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		}
 	}
 	if err := info.KV.Fence(); err != nil {
-		return err
+		return fenceError(err)
 	}
 	if useShm {
 		// Every inbox of the node exists now: map the peers', then, once
@@ -190,7 +194,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 			}
 		}
 		if err := info.KV.Fence(); err != nil {
-			return err
+			return fenceError(err)
 		}
 		for _, t := range shms {
 			t.Ready()
@@ -215,5 +219,14 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	wg.Wait()
 	err := errors.Join(errs...)
 	ok = err == nil
+	return err
+}
+
+// fenceError is the error of a start-up fence: a process that left the job
+// before it is a failed peer (the launcher then names that one, not this).
+func fenceError(err error) error {
+	if errors.Is(err, boot.ErrPeerLeft) {
+		return fmt.Errorf("mpi: %w: %v", ErrProcFailed, err)
+	}
 	return err
 }

@@ -238,7 +238,7 @@ func runBench(b *benchConfig) error {
 		if err != nil {
 			return err
 		}
-		if code := launch(&runConfig{ranksPerProc: 1, transport: b.transport, groups: []runGroup{{n: b.n, prog: exe, args: b.args}}}, b.out, b.errOut); code != 0 {
+		if code := launch(&runConfig{ranksPerProc: 1, transport: b.transport, groups: []runGroup{{n: b.n, prog: exe, args: b.args}}}, "", b.out, b.errOut); code != 0 {
 			return fmt.Errorf("the benchmark job failed (status %d)", code)
 		}
 		return nil

@@ -34,6 +34,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch args[0] {
+	case reapCmd:
+		return reap(args[1:])
 	case "run":
 		return runCmd(args[1:], stdout, stderr)
 	case "bench":

@@ -143,26 +143,41 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	tmp, err := os.MkdirTemp("", "mpigo-run-")
-	if err != nil {
-		fmt.Fprintf(stderr, "mpigo run: %v\n", err)
-		return 1
+	// What killed jobs left behind goes first.
+	removeStale()
+	// The run folder holds the programs built for the job, and exists
+	// only if one is. Its name says whose it is, so that a later launcher
+	// can tell one whose launcher is gone (removeStale).
+	tmp := ""
+	runDir := func() (string, error) {
+		if tmp == "" {
+			d, err := os.MkdirTemp("", fmt.Sprintf("mpigo-run-%d-", os.Getpid()))
+			if err != nil {
+				return "", err
+			}
+			tmp = d
+		}
+		return tmp, nil
 	}
-	defer os.RemoveAll(tmp)
+	defer func() {
+		if tmp != "" {
+			os.RemoveAll(tmp)
+		}
+	}()
 	for i := range cfg.groups {
-		path, err := resolveProgram(cfg.groups[i].prog, tmp, i, stderr)
+		path, err := resolveProgram(cfg.groups[i].prog, runDir, i, stderr)
 		if err != nil {
 			fmt.Fprintf(stderr, "mpigo run: %v\n", err)
 			return 1
 		}
 		cfg.groups[i].prog = path
 	}
-	return launch(cfg, stdout, stderr)
+	return launch(cfg, tmp, stdout, stderr)
 }
 
-// resolveProgram returns an executable for prog, building it first if it
-// is a Go package.
-func resolveProgram(prog, tmp string, i int, stderr io.Writer) (string, error) {
+// resolveProgram returns an executable for prog, building it first (in
+// the folder runDir makes) if it is a Go package.
+func resolveProgram(prog string, runDir func() (string, error), i int, stderr io.Writer) (string, error) {
 	st, err := os.Stat(prog)
 	isPkg := err == nil && st.IsDir()
 	if !isPkg && err != nil && (strings.HasPrefix(prog, "./") || strings.HasPrefix(prog, "../")) {
@@ -180,6 +195,10 @@ func resolveProgram(prog, tmp string, i int, stderr io.Writer) (string, error) {
 			return "", fmt.Errorf("%s: not found in PATH", prog)
 		}
 		return p, nil
+	}
+	tmp, err := runDir()
+	if err != nil {
+		return "", err
 	}
 	out := filepath.Join(tmp, fmt.Sprintf("%s.%d", filepath.Base(filepath.Clean(prog)), i))
 	fmt.Fprintf(stderr, "mpigo run: building %s\n", prog)
@@ -284,18 +303,53 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// remoteCommand is the command the launch agent runs on a rank's host.
+// The job's secret must not appear on any command line (ps shows them to
+// every user of both machines) nor stay in the rank's environment (which
+// /proc shows for as long as it runs): the command's shell reads it from
+// standard input, where the launcher writes it first, into a file only
+// this user can read, opens that file as descriptor 3 and deletes it, then
+// runs the rank with MPIGO_SECRET_FD=3; the rank reads and closes the
+// descriptor. The program's standard input is what follows (rank 0: the
+// launcher's own). It runs in sh, whatever the login shell is.
+func remoteCommand(cwd string, env []string, prog string, args []string) string {
+	script := "umask 077 && f=$(mktemp) && IFS= read -r s && printf '%s\\n' \"$s\" >\"$f\" && exec 3<\"$f\" && rm -f \"$f\" && s= && cd " + shellQuote(cwd) + " && exec env"
+	for _, e := range env {
+		script += " " + shellQuote(e)
+	}
+	script += " " + shellQuote(prog)
+	for _, a := range args {
+		script += " " + shellQuote(a)
+	}
+	return "sh -c " + shellQuote(script)
+}
+
 // killGrace is how long ranks get to exit after SIGTERM before SIGKILL,
 // so that a failed job is gone within about a second.
 const killGrace = time.Second
 
 // rankProc is one launched process, hosting ranks rank .. rank+n-1.
 type rankProc struct {
-	rank  int
-	n     int
-	cmd   *exec.Cmd
-	state *os.ProcessState
-	err   error
-	done  bool
+	rank      int
+	n         int
+	cmd       *exec.Cmd
+	state     *os.ProcessState
+	err       error
+	done      bool
+	sigkilled bool // the launcher sent it SIGKILL
+}
+
+// sigName names a signal as users know it: SIGINT, SIGTERM.
+func sigName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return s.String()
 }
 
 // lineWriter forwards output line by line, optionally prefixed, so lines
@@ -307,24 +361,33 @@ type lineWriter struct {
 
 func (lw lineWriter) copyFrom(r io.Reader, prefix string, wg *sync.WaitGroup) {
 	defer wg.Done()
-	sc := bufio.NewReader(r)
+	// A line longer than maxOutLine is passed on in pieces of that size,
+	// each ended as a line: the launcher never holds more of a rank's
+	// output than that, whatever the rank writes.
+	sc := bufio.NewReaderSize(r, maxOutLine)
 	for {
-		line, err := sc.ReadString('\n')
+		line, err := sc.ReadSlice('\n')
 		if len(line) > 0 {
-			if !strings.HasSuffix(line, "\n") {
-				line += "\n"
-			}
 			lw.mu.Lock()
-			io.WriteString(lw.w, prefix+line)
+			io.WriteString(lw.w, prefix)
+			lw.w.Write(line)
+			if line[len(line)-1] != '\n' {
+				io.WriteString(lw.w, "\n")
+			}
 			lw.mu.Unlock()
 		}
-		if err != nil {
+		if err != nil && err != bufio.ErrBufferFull {
 			return
 		}
 	}
 }
 
-func launch(cfg *runConfig, stdout, stderr io.Writer) int {
+// maxOutLine is the longest piece of a rank's output line the launcher
+// holds.
+const maxOutLine = 64 << 10
+
+// launch runs the job; runDir is the run folder, if there is one.
+func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 	size, nprocs := 0, 0
 	for _, g := range cfg.groups {
 		size += g.n
@@ -338,17 +401,20 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 	if remote {
 		kvsAddr = ":0"
 	}
-	kvs, err := boot.NewServer(kvsAddr, nprocs)
+	var idb [8]byte
+	rand.Read(idb[:])
+	jobID := binary.LittleEndian.Uint64(idb[:]) >> 1
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		fmt.Fprintf(stderr, "mpigo run: the job's secret: %v\n", err)
+		return 1
+	}
+	kvs, err := boot.NewServer(kvsAddr, nprocs, secret)
 	if err != nil {
 		fmt.Fprintf(stderr, "mpigo run: %v\n", err)
 		return 1
 	}
 	defer kvs.Close()
-	var idb [8]byte
-	rand.Read(idb[:])
-	jobID := binary.LittleEndian.Uint64(idb[:]) >> 1
-	secret := make([]byte, 32)
-	rand.Read(secret)
 	host, _ := os.Hostname()
 	if h := os.Getenv("MPIGO_KVS_HOST"); h != "" {
 		// The name remote ranks resolve to reach this launcher, where the
@@ -371,6 +437,7 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, format, args...)
 		outMu.Unlock()
 	}
+	kvs.SetLog(func(msg string) { say("%s\n", msg) })
 	out := lineWriter{&outMu, stdout}
 	errw := lineWriter{&outMu, stderr}
 	var copiers sync.WaitGroup
@@ -379,9 +446,16 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 
 	// Each rank runs in a process group of its own; signals go to the
 	// whole group, so helpers a rank started go too and release its output.
+	var lastSent syscall.Signal // the last signal stopAll sent before SIGKILL
 	stopAll := func(sig syscall.Signal) {
+		if sig != syscall.SIGKILL {
+			lastSent = sig
+		}
 		for _, p := range procs {
 			if !p.done && p.cmd.Process != nil {
+				if sig == syscall.SIGKILL {
+					p.sigkilled = true
+				}
 				syscall.Kill(-p.cmd.Process.Pid, sig)
 			}
 		}
@@ -405,12 +479,20 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 	for r, node := range nodeOf {
 		nodeRanks[node] = append(nodeRanks[node], r)
 	}
-	if len(cfg.hosts) == 0 {
-		// Whatever happens to the ranks, nothing of the job stays in
-		// /dev/shm (ranks unlink their inboxes as soon as their peers have
-		// mapped them; this is for ranks killed before that).
-		defer shm.RemoveJob("", jobID)
-	}
+	// Whatever happens to the ranks, nothing of the job stays in
+	// /dev/shm (ranks unlink their inboxes as soon as their peers have
+	// mapped them; this is for ranks killed before that), nor in the run
+	// folder; the reaper does it if the launcher is killed.
+	reap := startReaper(jobID, "", runDir)
+	defer func() {
+		if len(cfg.hosts) == 0 {
+			shm.RemoveJob("", jobID)
+		}
+		if runDir != "" {
+			os.RemoveAll(runDir)
+		}
+		reap.done()
+	}()
 	rank := 0
 	for _, g := range cfg.groups {
 		for i := 0; i < g.n; i += cfg.ranksPerProc {
@@ -430,7 +512,9 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 				boot.EnvNode + "=" + node,
 				boot.EnvJobID + "=" + strconv.FormatUint(jobID, 10),
 				boot.EnvKVS + "=" + kvsPublic,
-				boot.EnvSecret + "=" + hex.EncodeToString(secret),
+				// The secret is on descriptor 3, never on a command line
+				// or in an environment (see secretFor).
+				boot.EnvSecretFD + "=3",
 			}
 			if addr != "" {
 				env = append(env, boot.EnvAddr+"="+addr)
@@ -442,26 +526,37 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 				env = append(env, "MPIGO_TCP_PROTECT=off")
 			}
 			var cmd *exec.Cmd
+			var secretR *os.File
 			if len(cfg.hosts) == 0 {
 				cmd = exec.Command(g.prog, g.args...)
 				cmd.Env = append(os.Environ(), env...)
+				// A local rank reads the secret from a pipe on descriptor 3.
+				r, w, err := os.Pipe()
+				if err != nil {
+					say("mpigo run: cannot start rank %d (%s): %v\n", rank, g.prog, err)
+					stopAll(syscall.SIGKILL)
+					return 1
+				}
+				io.WriteString(w, hex.EncodeToString(secret)+"\n")
+				w.Close()
+				cmd.ExtraFiles = []*os.File{r}
+				secretR = r
+				if rank == 0 {
+					cmd.Stdin = os.Stdin
+				}
 			} else {
 				agent := strings.Fields(cfg.agent)
-				remoteCmd := "cd " + shellQuote(cwd) + " && exec env"
-				for _, e := range env {
-					remoteCmd += " " + shellQuote(e)
-				}
-				remoteCmd += " " + shellQuote(g.prog)
-				for _, a := range g.args {
-					remoteCmd += " " + shellQuote(a)
-				}
-				cmd = exec.Command(agent[0], append(agent[1:], node, remoteCmd)...)
+				cmd = exec.Command(agent[0], append(agent[1:], node, remoteCommand(cwd, env, g.prog, g.args))...)
 				cmd.Env = os.Environ()
+				// A remote rank's shell reads the secret from the agent's
+				// standard input before anything the rank reads there.
+				var in io.Reader = strings.NewReader(hex.EncodeToString(secret) + "\n")
+				if rank == 0 {
+					in = io.MultiReader(in, os.Stdin)
+				}
+				cmd.Stdin = in
 			}
 			cmd.SysProcAttr = rankProcAttr()
-			if rank == 0 {
-				cmd.Stdin = os.Stdin
-			}
 			prefix := ""
 			if cfg.tagOutput && here == 1 {
 				prefix = fmt.Sprintf("[%d] ", rank)
@@ -470,7 +565,11 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 			}
 			so, err1 := cmd.StdoutPipe()
 			se, err2 := cmd.StderrPipe()
-			if err := errors.Join(err1, err2, cmd.Start()); err != nil {
+			err3 := cmd.Start()
+			if secretR != nil {
+				secretR.Close()
+			}
+			if err := errors.Join(err1, err2, err3); err != nil {
 				say("mpigo run: cannot start rank %d (%s): %v\n", rank, g.prog, err)
 				stopAll(syscall.SIGKILL)
 				return 1
@@ -480,6 +579,7 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 			go errw.copyFrom(se, prefix, &copiers)
 			p := &rankProc{rank: rank, n: here, cmd: cmd}
 			procs = append(procs, p)
+			reap.rank(cmd.Process.Pid)
 			go func() {
 				// Wait after the pipes are drained would deadlock on a
 				// child that fills them; Process.Wait does not touch them.
@@ -488,6 +588,13 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 			}()
 			rank += here
 		}
+	}
+
+	if runDir != "" && len(cfg.hosts) == 0 {
+		// Every local rank runs its program now: the run folder is not
+		// needed any more (the programs stay as long as they run).
+		os.RemoveAll(runDir)
+		reap.runDirGone()
 	}
 
 	sigs := make(chan os.Signal, 4)
@@ -513,6 +620,12 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 			p.done = true
 			running--
 			c, how := exitStatus(p)
+			if p.sigkilled && c == 128+int(syscall.SIGKILL) {
+				// Our SIGKILL, because it ignored the signal before: it
+				// did not fail, it would not stop.
+				say("mpigo run: %s (pid %d) ignored %v and was killed\n", p.ranks(), p.cmd.Process.Pid, sigName(lastSent))
+				break
+			}
 			if c == 0 || culprit != nil || (stopping && (c == 128+int(syscall.SIGTERM) || c == 128+int(forwarded))) {
 				break
 			}
@@ -579,7 +692,7 @@ func launch(cfg *runConfig, stdout, stderr io.Writer) int {
 				}
 			}
 			sort.Ints(left)
-			say("mpigo run: rank(s) %v did not stop after SIGTERM; killing them\n", left)
+			say("mpigo run: rank(s) %v did not stop after %v; killing them\n", left, sigName(lastSent))
 			stopAll(syscall.SIGKILL)
 			killTimer = nil
 		}

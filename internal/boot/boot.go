@@ -18,9 +18,11 @@
 package boot
 
 import (
+	"bytes"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -40,6 +42,7 @@ const (
 	EnvKVS       = "MPIGO_KVS"        // address of the launcher's key-value store
 	EnvJobID     = "MPIGO_JOBID"      // identifier of the job
 	EnvSecret    = "MPIGO_SECRET"     // the job's secret (hex): connections between ranks must prove it
+	EnvSecretFD  = "MPIGO_SECRET_FD"  // a descriptor to read the job's secret from (hex, one line), instead of MPIGO_SECRET
 	EnvAddr      = "MPIGO_ADDR"       // host name or address peers dial to reach this process (default: loopback)
 )
 
@@ -231,7 +234,20 @@ func detectMpigo() (*Info, error) {
 		}
 		os.Unsetenv(EnvSecret) // programs the rank starts do not inherit it
 	}
-	if info.KV, err = Dial(kvs, info.Rank); err != nil {
+	if v, ok := os.LookupEnv(EnvSecretFD); ok {
+		// mpigo run passes the secret on a descriptor (a pipe, or a file
+		// already deleted): unlike the environment, nothing of it stays
+		// readable in /proc once read.
+		os.Unsetenv(EnvSecretFD)
+		s, err := readSecretFD(v)
+		if err != nil {
+			return nil, fmt.Errorf("boot: %s=%s: %w", EnvSecretFD, v, err)
+		}
+		if info.Secret, err = hex.DecodeString(s); err != nil || len(info.Secret) == 0 {
+			return nil, fmt.Errorf("boot: %s=%s: the secret is not hex", EnvSecretFD, v)
+		}
+	}
+	if info.KV, err = Dial(kvs, info.Rank, info.Secret); err != nil {
 		return nil, err
 	}
 	return info, nil
@@ -325,4 +341,34 @@ func containsRun(rs []int, first, n int) bool {
 		}
 	}
 	return n > 0
+}
+
+// readSecretFD reads one line of at most 256 bytes from descriptor v and
+// closes it.
+func readSecretFD(v string) (string, error) {
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 0 {
+		return "", errors.New("not a descriptor")
+	}
+	f := os.NewFile(uintptr(fd), "secret")
+	if f == nil {
+		return "", errors.New("not open")
+	}
+	defer f.Close()
+	var b []byte
+	buf := make([]byte, 257)
+	for len(b) <= 256 {
+		n, err := f.Read(buf[:257-len(b)])
+		b = append(b, buf[:n]...)
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			return string(b[:i]), nil
+		}
+		if err == io.EOF {
+			return strings.TrimSpace(string(b)), nil
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	return "", errors.New("no end of line within 256 bytes")
 }

@@ -9,7 +9,8 @@ import (
 
 func TestKVS(t *testing.T) {
 	const n = 8
-	s, err := NewServer("127.0.0.1:0", n)
+	secret := []byte("a secret of the test job")
+	s, err := NewServer("127.0.0.1:0", n, secret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +22,7 @@ func TestKVS(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			errs[r] = func() error {
-				kv, err := Dial(s.Addr(), r)
+				kv, err := Dial(s.Addr(), r, secret)
 				if err != nil {
 					return err
 				}
@@ -80,7 +81,7 @@ func TestDetect(t *testing.T) {
 			t.Errorf("%+v: %v, want %q", tt, err, tt.want)
 		}
 	}
-	s, err := NewServer("127.0.0.1:0", 2)
+	s, err := NewServer("127.0.0.1:0", 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package boot
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"net"
 	"strings"
 	"testing"
@@ -133,4 +134,80 @@ func FuzzPMI2Client(f *testing.F) {
 	f.Add([]byte("cmd=response_to_init rc=0 pmi_version=2\n-5    cmd=x;"))
 	f.Add([]byte("cmd=response_to_init rc=0 pmi_version=2\n999999cmd=fullinit-response;"))
 	f.Fuzz(func(t *testing.T, replies []byte) { pmi2Session(replies) })
+}
+
+// storeSession runs one server connection of the launcher's store on
+// input: the handshake is done properly first unless raw, then input is
+// what the client sends. It returns when the server has closed the
+// connection or input is spent.
+func storeSession(t *testing.T, raw bool, input []byte) {
+	s := &Server{size: 2, secret: testSecret, done: make(chan struct{}), data: map[string]string{},
+		round: newRound(), conns: map[net.Conn]*storeConn{}, pending: 1}
+	cli, srv := net.Pipe()
+	s.wg.Add(1)
+	go s.serve(&storeConn{c: srv, rank: -1})
+	defer func() {
+		cli.Close()
+		s.Close()
+		s.wg.Wait()
+	}()
+	cli.SetDeadline(time.Now().Add(5 * time.Second))
+	r := bufio.NewReader(cli)
+	if !raw {
+		if err := clientHandshake(cli, r, testSecret, 5*time.Second); err != nil {
+			t.Fatalf("handshake: %v", err)
+		}
+		cli.SetDeadline(time.Now().Add(5 * time.Second))
+	}
+	go func() {
+		cli.Write(input)
+		// A fence waits for the other process: end the session shortly.
+		time.Sleep(20 * time.Millisecond)
+		cli.Close()
+	}()
+	for {
+		if _, err := readLimited(r, 2*maxLine); err != nil {
+			if errors.Is(err, errLineTooLong) {
+				t.Fatalf("the store answered a line longer than %d bytes", 2*maxLine)
+			}
+			return
+		}
+	}
+}
+
+// FuzzStoreServer feeds a connection of the store whatever a client may
+// send, before and after the handshake: answers or a closed connection,
+// never a panic, a hang or an answer without bound.
+func FuzzStoreServer(f *testing.F) {
+	f.Add(false, []byte("hello 0\nput k v\nget k\nget nothing\nfence\n"))
+	f.Add(false, []byte("put k\nput  v\nhello -1\nhello 99999999999999999999\nwatch\n"))
+	f.Add(false, []byte("frobnicate "+strings.Repeat("x", 100)+"\n"))
+	f.Add(true, []byte("auth - \n"))
+	f.Add(true, []byte("auth "+strings.Repeat("a", 64)+" "+strings.Repeat("b", 64)+"\nget k\n"))
+	f.Add(true, []byte("get mpigo.secret\n"))
+	f.Fuzz(func(t *testing.T, raw bool, input []byte) { storeSession(t, raw, input) })
+}
+
+// FuzzStoreClient gives a client of the store whatever a server (or an
+// impostor) may answer.
+func FuzzStoreClient(f *testing.F) {
+	f.Add([]byte(kvsGreeting + " -\nok -\nok\nok\nval x\nok\n"))
+	f.Add([]byte(kvsGreeting + " " + strings.Repeat("0", 64) + "\nok " + strings.Repeat("1", 64) + "\n"))
+	f.Add([]byte("mpigo-kvs 2 x\n"))
+	f.Add([]byte(kvsGreeting + " -\nerr no\n"))
+	f.Fuzz(func(t *testing.T, replies []byte) {
+		for _, secret := range [][]byte{nil, testSecret} {
+			c := &replayConn{r: bytes.NewReader(replies)}
+			r := bufio.NewReader(c)
+			if clientHandshake(c, r, secret, time.Second) != nil {
+				continue
+			}
+			k := &client{conn: c, r: r}
+			k.call("hello 0")
+			k.Put("k", "v")
+			k.Fence()
+			k.Get("k")
+			k.Close()
+		}
+	})
 }

@@ -3,6 +3,7 @@ package boot
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -147,10 +148,10 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 	c := &kvConn{}
 	if rank == 0 {
 		if oneNode {
-			c.srv, err = NewServer("127.0.0.1:0", size)
+			c.srv, err = NewServer("127.0.0.1:0", size, nil)
 		} else {
 			for i := 0; i < ompiPortTries; i++ {
-				if c.srv, err = NewServer(":"+strconv.Itoa(port0+i), size); err == nil {
+				if c.srv, err = NewServer(":"+strconv.Itoa(port0+i), size, nil); err == nil {
 					break
 				}
 			}
@@ -171,7 +172,7 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 				return nil, fmt.Errorf("%s: rank 0 cannot publish its store's address: %w", who, err)
 			}
 		}
-		if c.kv, err = Dial(c.srv.Addr(), 0); err != nil {
+		if c.kv, err = Dial(c.srv.Addr(), 0, nil); err != nil {
 			c.close()
 			return nil, err
 		}
@@ -181,7 +182,7 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 		if oneNode {
 			file := filepath.Join(ompiSessionDir(env), fmt.Sprintf("mpigo-kvs-%016x", info.JobID))
 			for {
-				b, err := os.ReadFile(file)
+				b, err := readSmallFile(file, 512)
 				if err == nil {
 					tries = []string{string(b)}
 					break
@@ -224,7 +225,7 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 
 // ompiDial connects to a store and checks that it is this job's.
 func ompiDial(addr string, rank int, job string, d time.Duration) (KV, error) {
-	kv, err := DialTimeout(addr, rank, d)
+	kv, err := DialTimeout(addr, rank, nil, d)
 	if err != nil {
 		return nil, err
 	}
@@ -233,4 +234,22 @@ func ompiDial(addr string, rank int, job string, d time.Duration) (KV, error) {
 		return nil, fmt.Errorf("the store at %s is another job's", addr)
 	}
 	return kv, nil
+}
+
+// readSmallFile reads a file of at most limit bytes (a longer one is an
+// error, not a reason to allocate without end).
+func readSmallFile(name string, limit int) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > limit {
+		return nil, fmt.Errorf("%s is longer than %d bytes", name, limit)
+	}
+	return b, nil
 }

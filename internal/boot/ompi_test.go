@@ -103,7 +103,7 @@ func TestOMPIOneNode(t *testing.T) {
 func TestOMPISeveralNodes(t *testing.T) {
 	job := fmt.Sprintf("%d", time.Now().UnixNano())
 	port0 := ompiPortBase + int(jobIDOf("ompi/"+job)%ompiPortRange)
-	if other, err := NewServer("127.0.0.1:"+strconv.Itoa(port0), 1); err == nil {
+	if other, err := NewServer("127.0.0.1:"+strconv.Itoa(port0), 1, nil); err == nil {
 		other.Preset("mpigo.job", "another job")
 		defer other.Close()
 	}

@@ -26,10 +26,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,7 +78,7 @@ type Config struct {
 	// Locals are the world ranks of this node that talk through shared
 	// memory, in ascending order, Rank among them.
 	Locals []int
-	Dir    string // where inboxes live; default /dev/shm
+	Dir    string // where inboxes live; default DefaultDir()
 	// RingSize is each ring's capacity in bytes, a power of two; 0 picks
 	// one by the number of local ranks.
 	RingSize int
@@ -108,10 +110,19 @@ func DefaultRingSize(n int) int {
 	return c
 }
 
+// DefaultDir is where inboxes live when Config.Dir is empty: the folder
+// MPIGO_SHM_DIR names, else /dev/shm.
+func DefaultDir() string {
+	if d := os.Getenv("MPIGO_SHM_DIR"); d != "" {
+		return d
+	}
+	return "/dev/shm"
+}
+
 // Name is the file of rank's inbox in job jobID.
 func Name(dir string, jobID uint64, rank int) string {
 	if dir == "" {
-		dir = "/dev/shm"
+		dir = DefaultDir()
 	}
 	return filepath.Join(dir, "mpigo-"+strconv.FormatUint(jobID, 10)+"-"+strconv.Itoa(rank))
 }
@@ -121,7 +132,7 @@ func Name(dir string, jobID uint64, rank int) string {
 // own). It returns how many it removed.
 func RemoveJob(dir string, jobID uint64) int {
 	if dir == "" {
-		dir = "/dev/shm"
+		dir = DefaultDir()
 	}
 	names, _ := filepath.Glob(filepath.Join(dir, "mpigo-"+strconv.FormatUint(jobID, 10)+"-*"))
 	n := 0
@@ -131,6 +142,67 @@ func RemoveJob(dir string, jobID uint64) int {
 		}
 	}
 	return n
+}
+
+// RemoveStale deletes the inboxes in dir (default DefaultDir()) that the
+// jobs of dead processes left: a file of this user named like an inbox,
+// older than minAge, whose creator (recorded in its control page) is gone,
+// or that never got as far as recording it. Every process of a job may be
+// killed at once while its inboxes are still linked (between New and
+// Ready); the next launcher on the node removes them. It returns how many
+// it removed.
+//
+// A creator in another PID namespace that shares this /dev/shm looks dead
+// here: minAge (a minute for the launcher) keeps such a job's inboxes
+// while it starts up, which is the only time they are linked.
+func RemoveStale(dir string, minAge time.Duration) int {
+	if dir == "" {
+		dir = DefaultDir()
+	}
+	names, _ := filepath.Glob(filepath.Join(dir, "mpigo-*-*"))
+	n := 0
+	for _, name := range names {
+		job, rank, ok := strings.Cut(strings.TrimPrefix(filepath.Base(name), "mpigo-"), "-")
+		if _, err := strconv.ParseUint(job, 10, 64); err != nil || !ok {
+			continue
+		}
+		if _, err := strconv.Atoi(rank); err != nil {
+			continue
+		}
+		st, err := os.Lstat(name)
+		if err != nil || !st.Mode().IsRegular() || !ownedByMe(st) || time.Since(st.ModTime()) < minAge {
+			continue
+		}
+		var ctl [offPid + 8]byte
+		f, err := os.Open(name)
+		if err != nil {
+			continue
+		}
+		k, _ := io.ReadFull(f, ctl[:])
+		f.Close()
+		pid := 0
+		if k == len(ctl) && string(ctl[:len(magic)]) == magic {
+			pid = int(binary.LittleEndian.Uint64(ctl[offPid:]))
+		} else if k >= len(magic) && string(ctl[:len(magic)]) != magic && !allZero(ctl[:k]) {
+			continue // not an inbox of ours
+		}
+		if pid != 0 && alive(pid) {
+			continue
+		}
+		if os.Remove(name) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Transport is one rank's shared-memory endpoint.

@@ -138,3 +138,10 @@ const (
 
 // schedYield gives the core to another runnable process, if any.
 func schedYield() { unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
+
+// ownedByMe reports whether the file st describes belongs to this
+// process's user.
+func ownedByMe(st os.FileInfo) bool {
+	s, ok := st.Sys().(*syscall.Stat_t)
+	return ok && int(s.Uid) == os.Getuid()
+}
