@@ -118,7 +118,10 @@ func (o *ReduceOp) combine(dt *Datatype) (coll.Combine, error) {
 
 // ReduceLocal sets inout = in ⊕ inout for count elements of dt, with no
 // communication (MPI_Reduce_local).
-func ReduceLocal(in, inout []byte, count int, dt *Datatype, op *ReduceOp) error {
+func ReduceLocal(in, inout []byte, count int, dt *Datatype, op *ReduceOp) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("ReduceLocal", nil, Undefined, Undefined), &err)
+	}
 	if dt == nil || count < 0 || count*dt.size > len(in) || count*dt.size > len(inout) {
 		return fmt.Errorf("mpi: ReduceLocal: %w: %d elements do not fit the buffers", ErrBuffer, count)
 	}

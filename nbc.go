@@ -74,8 +74,11 @@ func (f *Future[T]) Request() *Request { return f.req }
 
 // Wait blocks until the collective is complete on this rank and returns
 // its result. Waiting again returns the same result.
-func (f *Future[T]) Wait() (T, error) {
-	if _, err := f.req.Wait(); err != nil {
+func (f *Future[T]) Wait() (_ T, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Future.Wait", f.comm(), Undefined, Undefined), &err)
+	}
+	if _, err := f.req.wait(); err != nil {
 		var zero T
 		return zero, err
 	}
@@ -84,8 +87,11 @@ func (f *Future[T]) Wait() (T, error) {
 
 // Test reports whether the collective is complete, without blocking, and
 // if so returns its result.
-func (f *Future[T]) Test() (bool, T, error) {
-	done, _, err := f.req.Test()
+func (f *Future[T]) Test() (_ bool, _ T, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Future.Test", f.comm(), Undefined, Undefined), &err)
+	}
+	done, _, err := f.req.test()
 	if !done || err != nil {
 		var zero T
 		return done, zero, err

@@ -86,7 +86,15 @@ func (c *Comm) statusErr(op string, l loc, st engine.Status) error {
 
 // Wait blocks until r completes and returns its status (MPI_Wait). A
 // persistent request becomes inactive and may be started again.
-func (r *Request) Wait() (Status, error) {
+func (r *Request) Wait() (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Request.Wait", r.comm(), Undefined, Undefined), &err)
+	}
+	return r.wait()
+}
+
+// wait is Wait without the profiler hook, for the package's own use.
+func (r *Request) wait() (Status, error) {
 	if r == nil {
 		return Status{}, fmt.Errorf("mpi: Wait: %w: nil request", ErrRequest)
 	}
@@ -102,7 +110,7 @@ func (r *Request) Wait() (Status, error) {
 		return st, err
 	}
 	r.mu.Unlock()
-	er.Wait()
+	r.c.p.waitReq(er)
 	r.mu.Lock()
 	if r.er == er && !r.finished {
 		r.complete()
@@ -114,7 +122,15 @@ func (r *Request) Wait() (Status, error) {
 
 // Test reports whether r has completed, without blocking, and if so its
 // status (MPI_Test).
-func (r *Request) Test() (bool, Status, error) {
+func (r *Request) Test() (_ bool, _ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Request.Test", r.comm(), Undefined, Undefined), &err)
+	}
+	return r.test()
+}
+
+// test is Test without the profiler hook, for the package's own use.
+func (r *Request) test() (bool, Status, error) {
 	if r == nil {
 		return false, Status{}, fmt.Errorf("mpi: Test: %w: nil request", ErrRequest)
 	}
@@ -156,7 +172,10 @@ func (r *Request) active() bool {
 // matched is withdrawn; a send is withdrawn if its receiver has not matched
 // it yet (rendezvous and synchronous sends). Cancel does not wait: Wait for
 // r and check Status.Cancelled to learn whether it worked.
-func (r *Request) Cancel() error {
+func (r *Request) Cancel() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Request.Cancel", r.comm(), Undefined, Undefined), &err)
+	}
 	if r == nil {
 		return fmt.Errorf("mpi: Cancel: %w: nil request", ErrRequest)
 	}
@@ -184,7 +203,10 @@ func (r *Request) Cancel() error {
 // Free releases r (MPI_Request_free). An operation in flight goes on to
 // completion, but nobody can wait for it any more. Using r afterwards
 // returns ErrRequest.
-func (r *Request) Free() error {
+func (r *Request) Free() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Request.Free", r.comm(), Undefined, Undefined), &err)
+	}
 	if r == nil {
 		return fmt.Errorf("mpi: Free: %w: nil request", ErrRequest)
 	}
@@ -199,7 +221,15 @@ func (r *Request) Free() error {
 
 // Start starts a persistent request made by SendInit, RecvInit and the
 // like (MPI_Start). It is an error to start a request that is active.
-func (r *Request) Start() error {
+func (r *Request) Start() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Request.Start", r.comm(), Undefined, Undefined), &err)
+	}
+	return r.begin()
+}
+
+// begin is Start without the profiler hook, for the package's own use.
+func (r *Request) begin() error {
 	if r == nil {
 		return fmt.Errorf("mpi: Start: %w: nil request", ErrRequest)
 	}
@@ -219,9 +249,12 @@ func (r *Request) Start() error {
 }
 
 // StartAll starts every request in reqs (MPI_Startall).
-func StartAll(reqs ...*Request) error {
+func StartAll(reqs ...*Request) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("StartAll", nil, Undefined, Undefined), &err)
+	}
 	for _, r := range reqs {
-		if err := r.Start(); err != nil {
+		if err := r.begin(); err != nil {
 			return err
 		}
 	}
@@ -234,13 +267,16 @@ func StartAll(reqs ...*Request) error {
 // It waits for the requests from last to first: requests usually complete
 // in the order they were started, so waiting for the last one first parks
 // the caller once instead of once per request.
-func WaitAll(reqs ...Waiter) error {
+func WaitAll(reqs ...Waiter) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("WaitAll", nil, Undefined, Undefined), &err)
+	}
 	var errs []error
 	for i := len(reqs) - 1; i >= 0; i-- {
 		if reqs[i] == nil {
 			continue
 		}
-		if _, err := reqs[i].request().Wait(); err != nil {
+		if _, err := reqs[i].request().wait(); err != nil {
 			errs = append(errs, fmt.Errorf("request %d: %w", i, err))
 		}
 	}
@@ -252,7 +288,15 @@ func WaitAll(reqs ...Waiter) error {
 
 // WaitAllStatus is WaitAll for low-level requests that also returns every
 // status, in order.
-func WaitAllStatus(reqs []*Request) ([]Status, error) {
+func WaitAllStatus(reqs []*Request) (_ []Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("WaitAllStatus", nil, Undefined, Undefined), &err)
+	}
+	return waitAllStatus(reqs)
+}
+
+// waitAllStatus is WaitAllStatus without the profiler hook, for the package's own use.
+func waitAllStatus(reqs []*Request) ([]Status, error) {
 	sts := make([]Status, len(reqs))
 	var errs []error
 	for i := len(reqs) - 1; i >= 0; i-- { // last first, as WaitAll does
@@ -260,7 +304,7 @@ func WaitAllStatus(reqs []*Request) ([]Status, error) {
 		if r == nil {
 			continue
 		}
-		st, err := r.Wait()
+		st, err := r.wait()
 		sts[i] = st
 		if err != nil {
 			errs = append(errs, fmt.Errorf("request %d: %w", i, err))
@@ -309,9 +353,12 @@ func park(reqs []*Request) {
 // WaitAny waits until one of the active requests completes and returns its
 // index and status (MPI_Waitany). If no request is active, it returns
 // Undefined at once.
-func WaitAny(reqs []*Request) (int, Status, error) {
+func WaitAny(reqs []*Request) (_ int, _ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("WaitAny", nil, Undefined, Undefined), &err)
+	}
 	for {
-		idx, ok, st, err := TestAny(reqs)
+		idx, ok, st, err := testAny(reqs)
 		if ok {
 			return idx, st, err
 		}
@@ -322,14 +369,22 @@ func WaitAny(reqs []*Request) (int, Status, error) {
 // TestAny reports whether one of the active requests has completed, and
 // which, without blocking (MPI_Testany). If none is active it reports
 // (Undefined, true).
-func TestAny(reqs []*Request) (int, bool, Status, error) {
+func TestAny(reqs []*Request) (_ int, _ bool, _ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("TestAny", nil, Undefined, Undefined), &err)
+	}
+	return testAny(reqs)
+}
+
+// testAny is TestAny without the profiler hook, for the package's own use.
+func testAny(reqs []*Request) (int, bool, Status, error) {
 	any := false
 	for i, r := range reqs {
 		if !r.active() {
 			continue
 		}
 		any = true
-		if ok, st, err := r.Test(); ok {
+		if ok, st, err := r.test(); ok {
 			return i, true, st, err
 		}
 	}
@@ -342,9 +397,12 @@ func TestAny(reqs []*Request) (int, bool, Status, error) {
 // WaitSome waits until at least one active request completes and returns
 // the indices and statuses of all that have (MPI_Waitsome). If none is
 // active it returns nil slices.
-func WaitSome(reqs []*Request) ([]int, []Status, error) {
+func WaitSome(reqs []*Request) (_ []int, _ []Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("WaitSome", nil, Undefined, Undefined), &err)
+	}
 	for {
-		idx, sts, err := TestSome(reqs)
+		idx, sts, err := testSome(reqs)
 		if len(idx) > 0 || err != nil || !anyActive(reqs) {
 			return idx, sts, err
 		}
@@ -363,7 +421,15 @@ func anyActive(reqs []*Request) bool {
 
 // TestSome returns the indices and statuses of the active requests that
 // have completed, without blocking (MPI_Testsome).
-func TestSome(reqs []*Request) ([]int, []Status, error) {
+func TestSome(reqs []*Request) (_ []int, _ []Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("TestSome", nil, Undefined, Undefined), &err)
+	}
+	return testSome(reqs)
+}
+
+// testSome is TestSome without the profiler hook, for the package's own use.
+func testSome(reqs []*Request) ([]int, []Status, error) {
 	var idx []int
 	var sts []Status
 	var errs []error
@@ -371,7 +437,7 @@ func TestSome(reqs []*Request) ([]int, []Status, error) {
 		if !r.active() || !r.done() {
 			continue
 		}
-		_, st, err := r.Test()
+		_, st, err := r.test()
 		idx = append(idx, i)
 		sts = append(sts, st)
 		if err != nil {
@@ -384,12 +450,15 @@ func TestSome(reqs []*Request) ([]int, []Status, error) {
 // TestAll reports whether every request has completed, without blocking
 // (MPI_Testall). Only when it reports true are the requests finished (and
 // the statuses returned).
-func TestAll(reqs []*Request) (bool, []Status, error) {
+func TestAll(reqs []*Request) (_ bool, _ []Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("TestAll", nil, Undefined, Undefined), &err)
+	}
 	for _, r := range reqs {
 		if r != nil && !r.done() {
 			return false, nil, nil
 		}
 	}
-	sts, err := WaitAllStatus(reqs)
+	sts, err := waitAllStatus(reqs)
 	return true, sts, err
 }
