@@ -779,7 +779,7 @@ func (m *Message) Recv(buf []byte, count int, dt *Datatype) (_ Status, err error
 	if err != nil {
 		return Status{}, err
 	}
-	return r.Wait()
+	return r.wait()
 }
 
 // Irecv starts receiving the message into buf (MPI_Imrecv).

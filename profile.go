@@ -49,7 +49,8 @@ type Call struct {
 	// "Comm.Send" for the method (*Comm).Send, "Request.Wait", "WaitAll".
 	Name string
 	// Comm is the communicator the call is made on, nil if it has none
-	// (a Group or Datatype call, WaitAll).
+	// (a Group or Datatype call). Calls on several requests (WaitAll,
+	// TestAny, ...) report the communicator of the first.
 	Comm *Comm
 	// Rank is the caller's rank in its world communicator, or -1 if the
 	// call has no communicator.
@@ -152,4 +153,28 @@ func (m *Message) comm() *Comm {
 		return nil
 	}
 	return m.c
+}
+
+// requestsComm returns the communicator of the first request of reqs
+// that has one: the call's communicator for a Profiler.
+func requestsComm(reqs []*Request) *Comm {
+	for _, r := range reqs {
+		if r != nil && r.c != nil {
+			return r.c
+		}
+	}
+	return nil
+}
+
+// waitersComm is requestsComm for Waiters.
+func waitersComm(reqs []Waiter) *Comm {
+	for _, w := range reqs {
+		if w == nil {
+			continue
+		}
+		if r := w.request(); r != nil && r.c != nil {
+			return r.c
+		}
+	}
+	return nil
 }

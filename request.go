@@ -251,7 +251,7 @@ func (r *Request) begin() error {
 // StartAll starts every request in reqs (MPI_Startall).
 func StartAll(reqs ...*Request) (err error) {
 	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("StartAll", nil, Undefined, Undefined), &err)
+		defer h.exit(h.enter("StartAll", requestsComm(reqs), Undefined, Undefined), &err)
 	}
 	for _, r := range reqs {
 		if err := r.begin(); err != nil {
@@ -269,7 +269,7 @@ func StartAll(reqs ...*Request) (err error) {
 // the caller once instead of once per request.
 func WaitAll(reqs ...Waiter) (err error) {
 	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("WaitAll", nil, Undefined, Undefined), &err)
+		defer h.exit(h.enter("WaitAll", waitersComm(reqs), Undefined, Undefined), &err)
 	}
 	var errs []error
 	for i := len(reqs) - 1; i >= 0; i-- {
@@ -290,7 +290,7 @@ func WaitAll(reqs ...Waiter) (err error) {
 // status, in order.
 func WaitAllStatus(reqs []*Request) (_ []Status, err error) {
 	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("WaitAllStatus", nil, Undefined, Undefined), &err)
+		defer h.exit(h.enter("WaitAllStatus", requestsComm(reqs), Undefined, Undefined), &err)
 	}
 	return waitAllStatus(reqs)
 }
@@ -355,7 +355,7 @@ func park(reqs []*Request) {
 // Undefined at once.
 func WaitAny(reqs []*Request) (_ int, _ Status, err error) {
 	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("WaitAny", nil, Undefined, Undefined), &err)
+		defer h.exit(h.enter("WaitAny", requestsComm(reqs), Undefined, Undefined), &err)
 	}
 	for {
 		idx, ok, st, err := testAny(reqs)
@@ -371,7 +371,7 @@ func WaitAny(reqs []*Request) (_ int, _ Status, err error) {
 // (Undefined, true).
 func TestAny(reqs []*Request) (_ int, _ bool, _ Status, err error) {
 	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("TestAny", nil, Undefined, Undefined), &err)
+		defer h.exit(h.enter("TestAny", requestsComm(reqs), Undefined, Undefined), &err)
 	}
 	return testAny(reqs)
 }
@@ -399,7 +399,7 @@ func testAny(reqs []*Request) (int, bool, Status, error) {
 // active it returns nil slices.
 func WaitSome(reqs []*Request) (_ []int, _ []Status, err error) {
 	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("WaitSome", nil, Undefined, Undefined), &err)
+		defer h.exit(h.enter("WaitSome", requestsComm(reqs), Undefined, Undefined), &err)
 	}
 	for {
 		idx, sts, err := testSome(reqs)
@@ -423,7 +423,7 @@ func anyActive(reqs []*Request) bool {
 // have completed, without blocking (MPI_Testsome).
 func TestSome(reqs []*Request) (_ []int, _ []Status, err error) {
 	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("TestSome", nil, Undefined, Undefined), &err)
+		defer h.exit(h.enter("TestSome", requestsComm(reqs), Undefined, Undefined), &err)
 	}
 	return testSome(reqs)
 }
@@ -452,7 +452,7 @@ func testSome(reqs []*Request) ([]int, []Status, error) {
 // the statuses returned).
 func TestAll(reqs []*Request) (_ bool, _ []Status, err error) {
 	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("TestAll", nil, Undefined, Undefined), &err)
+		defer h.exit(h.enter("TestAll", requestsComm(reqs), Undefined, Undefined), &err)
 	}
 	for _, r := range reqs {
 		if r != nil && !r.done() {
