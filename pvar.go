@@ -236,7 +236,7 @@ func buildPvars() []pvarDef {
 			Verbosity: TunerBasic, Class: PvarTimer, Unit: "nanoseconds"}, pvWaitTime},
 	}
 	for i := range l {
-		l[i].Index, l[i].Type, l[i].Bind = i, uint64Type, BindComm
+		l[i].Index, l[i].Type, l[i].Bind, l[i].Atomic = i, uint64Type, BindComm, !l[i].ReadOnly
 	}
 	return l
 }

@@ -664,6 +664,11 @@ func Main(f func(world *Comm) error) {
 // Abort ends the whole job: the process exits with code after every rank's
 // pending calls have been failed (MPI_Abort).
 func Abort(c *Comm, code int) {
+	if h := profiler.Load(); h != nil {
+		// Abort does not return: report its end before it acts.
+		var err error
+		h.exit(h.enter("Abort", c, Undefined, Undefined), &err)
+	}
 	if code == 0 {
 		code = 1
 	}
