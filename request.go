@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/mpigo/mpi/internal/engine"
 )
@@ -334,7 +335,16 @@ func park(reqs []*Request) {
 		}
 		return false
 	}
-	if len(ers) == 0 || engine.Spin(anyDone) {
+	if len(ers) == 0 {
+		return
+	}
+	// Time the wait for the wait_time performance variable if it runs
+	// on this rank (the requests' rank: a rank waits for its own).
+	if c := requestsComm(reqs); c != nil && c.p != nil && c.p.stats.waitOn.Load() != 0 {
+		t0 := time.Now()
+		defer func() { c.p.stats.waitNs.Add(uint64(time.Since(t0))) }()
+	}
+	if engine.Spin(anyDone) {
 		return
 	}
 	w := engine.GetWaiter()
