@@ -66,7 +66,7 @@ func TestProfilerCoversEveryCall(t *testing.T) {
 			}
 			n++
 			if got := hookName(fd); got != strconv.Quote(call) {
-				t.Errorf("%s: %s does not start with the profiler hook naming it (found %s)", fset.Position(fd.Pos()), call, got)
+				t.Errorf("%s: %s does not start with the profiler hook naming it (found %s); go run ./internal/profhook inserts it", fset.Position(fd.Pos()), call, got)
 			}
 		}
 	}
