@@ -45,7 +45,10 @@ type Keyval struct {
 // (MPI_Comm_create_keyval). Either may be nil: a nil copyFn copies
 // nothing, a nil deleteFn does nothing. The callbacks may carry state as
 // closures (MPI's extra_state).
-func CreateKeyval(copyFn CopyAttrFunc, deleteFn DeleteAttrFunc) (*Keyval, error) {
+func CreateKeyval(copyFn CopyAttrFunc, deleteFn DeleteAttrFunc) (_ *Keyval, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("CreateKeyval", nil, Undefined, Undefined), &err)
+	}
 	if copyFn == nil {
 		copyFn = NullCopyFn
 	}
@@ -55,7 +58,10 @@ func CreateKeyval(copyFn CopyAttrFunc, deleteFn DeleteAttrFunc) (*Keyval, error)
 // FreeKeyval releases key (MPI_Comm_free_keyval): it can no longer be used
 // to set or get attributes, but attributes already set with it keep their
 // callbacks until they are deleted.
-func FreeKeyval(key *Keyval) error {
+func FreeKeyval(key *Keyval) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("FreeKeyval", nil, Undefined, Undefined), &err)
+	}
 	if key == nil || key.predefined != nil || key.freed.Swap(true) {
 		return (*Comm)(nil).errorf("FreeKeyval", ErrKeyval, loc{}, "nil, predefined or already freed key")
 	}
@@ -134,7 +140,10 @@ func (t *attrTable) putBack(a attr) {
 
 // SetAttr caches val on c under key (MPI_Comm_set_attr). A value already
 // there is first deleted, with its delete callback.
-func (c *Comm) SetAttr(key *Keyval, val any) error {
+func (c *Comm) SetAttr(key *Keyval, val any) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.SetAttr", c, Undefined, Undefined), &err)
+	}
 	if err := c.checkKey("SetAttr", key, true); err != nil {
 		return err
 	}
@@ -155,7 +164,15 @@ func (c *Comm) SetAttr(key *Keyval, val any) error {
 
 // GetAttr returns the value cached on c under key, and whether there is
 // one (MPI_Comm_get_attr).
-func (c *Comm) GetAttr(key *Keyval) (any, bool, error) {
+func (c *Comm) GetAttr(key *Keyval) (_ any, _ bool, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.GetAttr", c, Undefined, Undefined), &err)
+	}
+	return c.getAttr(key)
+}
+
+// getAttr is GetAttr without the profiler hook, for the package's own use.
+func (c *Comm) getAttr(key *Keyval) (any, bool, error) {
 	if err := c.checkKey("GetAttr", key, false); err != nil {
 		return nil, false, err
 	}
@@ -173,7 +190,15 @@ func (c *Comm) GetAttr(key *Keyval) (any, bool, error) {
 // DeleteAttr removes the value cached on c under key, after calling the
 // key's delete callback (MPI_Comm_delete_attr). Deleting a key that has no
 // value fails with ErrKeyval.
-func (c *Comm) DeleteAttr(key *Keyval) error {
+func (c *Comm) DeleteAttr(key *Keyval) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.DeleteAttr", c, Undefined, Undefined), &err)
+	}
+	return c.deleteAttr(key)
+}
+
+// deleteAttr is DeleteAttr without the profiler hook, for the package's own use.
+func (c *Comm) deleteAttr(key *Keyval) error {
 	if err := c.checkKey("DeleteAttr", key, true); err != nil {
 		return err
 	}

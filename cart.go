@@ -97,7 +97,10 @@ func (c *Comm) checkGrid(op string, dims []int, periods []bool) (int, error) {
 // grid is rank r of c) whatever reorder says. The grid with no dimensions
 // holds one rank (rank 0). It is collective over c and fails with
 // ErrDims if the grid needs more ranks than c has.
-func (c *Comm) CartCreate(dims []int, periods []bool, reorder bool) (*Comm, error) {
+func (c *Comm) CartCreate(dims []int, periods []bool, reorder bool) (_ *Comm, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.CartCreate", c, Undefined, Undefined), &err)
+	}
 	const op = "CartCreate"
 	n, err := c.checkGrid(op, dims, periods)
 	if err != nil {
@@ -112,7 +115,10 @@ func (c *Comm) CartCreate(dims []int, periods []bool, reorder bool) (*Comm, erro
 // by CartCreate with reorder, or Undefined if it would not belong to it
 // (MPI_Cart_map). mpigo does not reorder, so this is the caller's rank in
 // c when it is below the grid's size.
-func (c *Comm) CartMap(dims []int, periods []bool) (int, error) {
+func (c *Comm) CartMap(dims []int, periods []bool) (_ int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.CartMap", c, Undefined, Undefined), &err)
+	}
 	n, err := c.checkGrid("CartMap", dims, periods)
 	if err != nil {
 		return Undefined, err
@@ -125,7 +131,10 @@ func (c *Comm) CartMap(dims []int, periods []bool) (int, error) {
 
 // CartDim returns the number of dimensions of c's Cartesian grid
 // (MPI_Cartdim_get).
-func (c *Comm) CartDim() (int, error) {
+func (c *Comm) CartDim() (_ int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.CartDim", c, Undefined, Undefined), &err)
+	}
 	t, err := c.topoOf("CartDim", Cart)
 	if err != nil {
 		return 0, err
@@ -137,6 +146,9 @@ func (c *Comm) CartDim() (int, error) {
 // and the caller's coordinates in it (MPI_Cart_get). The slices are the
 // caller's to keep.
 func (c *Comm) CartGet() (dims []int, periods []bool, coords []int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.CartGet", c, Undefined, Undefined), &err)
+	}
 	t, err := c.topoOf("CartGet", Cart)
 	if err != nil {
 		return nil, nil, nil, err
@@ -146,7 +158,10 @@ func (c *Comm) CartGet() (dims []int, periods []bool, coords []int, err error) {
 
 // CartCoords returns the coordinates of rank in c's Cartesian grid
 // (MPI_Cart_coords).
-func (c *Comm) CartCoords(rank int) ([]int, error) {
+func (c *Comm) CartCoords(rank int) (_ []int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.CartCoords", c, Undefined, Undefined), &err)
+	}
 	const op = "CartCoords"
 	t, err := c.topoOf(op, Cart)
 	if err != nil {
@@ -161,7 +176,10 @@ func (c *Comm) CartCoords(rank int) ([]int, error) {
 // CartRank returns the rank at coords in c's Cartesian grid
 // (MPI_Cart_rank). A coordinate outside its dimension wraps round in a
 // periodic dimension and fails with ErrArg in a non-periodic one.
-func (c *Comm) CartRank(coords []int) (int, error) {
+func (c *Comm) CartRank(coords []int) (_ int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.CartRank", c, Undefined, Undefined), &err)
+	}
 	const op = "CartRank"
 	t, err := c.topoOf(op, Cart)
 	if err != nil {
@@ -189,6 +207,9 @@ func (c *Comm) CartRank(coords []int) (int, error) {
 // the edge of a non-periodic dimension the rank is ProcNull, so that
 // Sendrecv(…, dest, …, source, …) needs no special case at the edges.
 func (c *Comm) CartShift(dir, disp int) (source, dest int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.CartShift", c, Undefined, Undefined), &err)
+	}
 	const op = "CartShift"
 	t, err := c.topoOf(op, Cart)
 	if err != nil {
@@ -207,7 +228,10 @@ func (c *Comm) CartShift(dir, disp int) (source, dest int, err error) {
 // Cartesian grid of the kept dimensions, ranked in the grid's order. With
 // no dimension kept every rank gets a grid of its own with no
 // dimensions. It is collective over c.
-func (c *Comm) CartSub(remain []bool) (*Comm, error) {
+func (c *Comm) CartSub(remain []bool) (_ *Comm, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.CartSub", c, Undefined, Undefined), &err)
+	}
 	const op = "CartSub"
 	t, err := c.topoOf(op, Cart)
 	if err != nil {

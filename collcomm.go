@@ -34,6 +34,9 @@ func (cc collComm) sendNowSig(buf []byte, sig uint64, dst, tag int) (bool, error
 	if !ok {
 		return false, nil
 	}
+	if c.p.stats.on.Load() != 0 {
+		c.p.countSent(f.To, len(buf))
+	}
 	if err := c.p.tr.Send(f); err != nil {
 		return true, c.errorf("collective send", ErrProcFailed, at("dest", dst, tag), "%v", err)
 	}
@@ -51,7 +54,7 @@ func (cc collComm) Send(buf []byte, dst, tag int) error {
 	}
 	s := getSlot()
 	cc.c.startSend(&s.er, buf, 0, dst, tag, engine.Standard)
-	st := s.er.Wait()
+	st := cc.c.p.waitReq(&s.er)
 	putSlot(s)
 	return cc.err("collective send", at("dest", dst, tag), st)
 }
@@ -59,7 +62,7 @@ func (cc collComm) Send(buf []byte, dst, tag int) error {
 func (cc collComm) Recv(buf []byte, src, tag int) (int, error) {
 	s := getSlot()
 	cc.c.startSlotRecv(s, buf, nil, 0, src, tag)
-	st := s.er.WaitRef()
+	st := cc.c.p.waitRef(&s.er)
 	n := st.Count
 	var err error
 	if st.Err != nil {
@@ -74,7 +77,7 @@ func allocBytes(n int) []byte { return make([]byte, n) }
 func (cc collComm) RecvAlloc(src, tag int) ([]byte, error) {
 	s := getSlot()
 	cc.c.startSlotRecv(s, nil, allocBytes, 0, src, tag)
-	st := s.er.Wait()
+	st := cc.c.p.waitReq(&s.er)
 	b := s.er.Buffer()
 	putSlot(s)
 	if b == nil {
@@ -109,7 +112,7 @@ func (cc collComm) Irecv(buf []byte, src, tag int) (coll.Request, error) {
 // Wait makes a slot a coll.Request: it waits, then returns the slot to
 // the pool. It must be called exactly once.
 func (s *slot) Wait() (int, error) {
-	st := s.er.Wait()
+	st := s.c.p.waitReq(&s.er)
 	c, l := s.c, s.at
 	if cc := s.call; cc != nil && st.Sig != cc.sig && cc.saw(st.Sig, s.src) {
 		st.Count = len(s.er.Buf)

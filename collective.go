@@ -161,7 +161,15 @@ func (e lenError) Error() string {
 func errLen(a, b int) error { return lenError{a, b} }
 
 // Barrier returns only when every rank of c has called it (MPI_Barrier).
-func Barrier(c *Comm) error {
+func Barrier(c *Comm) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Barrier", c, Undefined, Undefined), &err)
+	}
+	return barrierOf(c)
+}
+
+// barrierOf is Barrier without the profiler hook, for the package's own use.
+func barrierOf(c *Comm) error {
 	if err := c.check("Barrier"); err != nil {
 		return err
 	}
@@ -177,7 +185,10 @@ func Barrier(c *Comm) error {
 // On an intercommunicator the root passes Root, the other members of its
 // group ProcNull, and the other group the root's rank; the other group
 // gets v.
-func Bcast[T any](c *Comm, v T, root int) (T, error) {
+func Bcast[T any](c *Comm, v T, root int) (_ T, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Bcast", c, root, Undefined), &err)
+	}
 	var zero T
 	if c.IsInter() {
 		return interBcastT(c, v, root)
@@ -265,7 +276,10 @@ func reduceT[T any](c *Comm, opname string, v T, op Op[T], root int) (T, error) 
 //
 // On an intercommunicator (root as for Bcast) the root gets the reduction
 // of the other group's values.
-func Reduce[T any](c *Comm, v T, op Op[T], root int) (T, error) {
+func Reduce[T any](c *Comm, v T, op Op[T], root int) (_ T, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Reduce", c, root, Undefined), &err)
+	}
 	if c.IsInter() {
 		return interReduceOp(c, "Reduce", v, op, root, false)
 	}
@@ -276,7 +290,10 @@ func Reduce[T any](c *Comm, v T, op Op[T], root int) (T, error) {
 // every rank (MPI_Allreduce).
 // On an intercommunicator each group gets the reduction of the other
 // group's values.
-func Allreduce[T any](c *Comm, v T, op Op[T]) (T, error) {
+func Allreduce[T any](c *Comm, v T, op Op[T]) (_ T, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Allreduce", c, Undefined, Undefined), &err)
+	}
 	if c.IsInter() {
 		return interReduceOp(c, "Allreduce", v, op, 0, true)
 	}
@@ -376,7 +393,10 @@ func reduceSliceT[E any](c *Comm, opname string, v []E, op Op[E], root int) ([]E
 // ReduceSlice combines the slices of every rank elementwise with op and
 // returns the result at root (MPI_Reduce with a count); other ranks get
 // nil. All slices must have the same length.
-func ReduceSlice[E any](c *Comm, v []E, op Op[E], root int) ([]E, error) {
+func ReduceSlice[E any](c *Comm, v []E, op Op[E], root int) (_ []E, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("ReduceSlice", c, root, Undefined), &err)
+	}
 	if c.IsInter() {
 		return interReduceSliceOp(c, "ReduceSlice", v, op, root, false)
 	}
@@ -385,7 +405,10 @@ func ReduceSlice[E any](c *Comm, v []E, op Op[E], root int) ([]E, error) {
 
 // AllreduceSlice combines the slices of every rank elementwise with op and
 // returns the result on every rank (MPI_Allreduce with a count).
-func AllreduceSlice[E any](c *Comm, v []E, op Op[E]) ([]E, error) {
+func AllreduceSlice[E any](c *Comm, v []E, op Op[E]) (_ []E, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("AllreduceSlice", c, Undefined, Undefined), &err)
+	}
 	if c.IsInter() {
 		return interReduceSliceOp(c, "AllreduceSlice", v, op, 0, true)
 	}
@@ -395,7 +418,10 @@ func AllreduceSlice[E any](c *Comm, v []E, op Op[E]) ([]E, error) {
 // AllreduceSliceInto is AllreduceSlice that writes the result into out,
 // which must have the length of v. out may be v itself (in place), but
 // must not otherwise overlap it.
-func AllreduceSliceInto[E any](c *Comm, v, out []E, op Op[E]) error {
+func AllreduceSliceInto[E any](c *Comm, v, out []E, op Op[E]) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("AllreduceSliceInto", c, Undefined, Undefined), &err)
+	}
 	if len(out) != len(v) {
 		return c.handle(c.errorf("AllreduceSliceInto", ErrCount, loc{}, "out has %d elements, v has %d", len(out), len(v)))
 	}
@@ -415,7 +441,10 @@ func AllreduceSliceInto[E any](c *Comm, v, out []E, op Op[E]) error {
 
 // Scan returns, on rank r, v(0) op v(1) op ... op v(r): the inclusive
 // prefix reduction in rank order (MPI_Scan).
-func Scan[T any](c *Comm, v T, op Op[T]) (T, error) {
+func Scan[T any](c *Comm, v T, op Op[T]) (_ T, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Scan", c, Undefined, Undefined), &err)
+	}
 	var zero T
 	if err := checkOp(c, "Scan", op); err != nil {
 		return zero, err
@@ -440,6 +469,9 @@ func Scan[T any](c *Comm, v T, op Op[T]) (T, error) {
 // Exscan returns, on rank r > 0, v(0) op ... op v(r-1): the exclusive
 // prefix reduction (MPI_Exscan). Rank 0 gets the zero value and ok false.
 func Exscan[T any](c *Comm, v T, op Op[T]) (res T, ok bool, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Exscan", c, Undefined, Undefined), &err)
+	}
 	var zero T
 	if err := checkOp(c, "Exscan", op); err != nil {
 		return zero, false, err
@@ -480,7 +512,10 @@ func decodeAll[T any](c *Comm, op string, t *typeInfo, parts [][]byte) ([]T, err
 //
 // On an intercommunicator (root as for Bcast) the root gets the other
 // group's values.
-func Gather[T any](c *Comm, v T, root int) ([]T, error) {
+func Gather[T any](c *Comm, v T, root int) (_ []T, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Gather", c, root, Undefined), &err)
+	}
 	if c.IsInter() {
 		return interGatherT(c, v, root)
 	}
@@ -507,7 +542,10 @@ func Gather[T any](c *Comm, v T, root int) ([]T, error) {
 // (MPI_Allgather, and MPI_Allgatherv when sizes differ).
 //
 // On an intercommunicator each group gets the other group's values.
-func Allgather[T any](c *Comm, v T) ([]T, error) {
+func Allgather[T any](c *Comm, v T) (_ []T, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Allgather", c, Undefined, Undefined), &err)
+	}
 	if c.IsInter() {
 		return interAllgatherT(c, v)
 	}
@@ -533,7 +571,10 @@ func Allgather[T any](c *Comm, v T) ([]T, error) {
 //
 // On an intercommunicator (root as for Bcast) the root's vs has one value
 // per member of the other group.
-func Scatter[T any](c *Comm, vs []T, root int) (T, error) {
+func Scatter[T any](c *Comm, vs []T, root int) (_ T, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Scatter", c, root, Undefined), &err)
+	}
 	var zero T
 	if c.IsInter() {
 		return interScatterT(c, vs, root)
@@ -570,7 +611,10 @@ func Scatter[T any](c *Comm, vs []T, root int) (T, error) {
 //
 // On an intercommunicator vs has one value per member of the other group,
 // and the result one value from each of them.
-func Alltoall[T any](c *Comm, vs []T) ([]T, error) {
+func Alltoall[T any](c *Comm, vs []T) (_ []T, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Alltoall", c, Undefined, Undefined), &err)
+	}
 	if c.IsInter() {
 		return interAlltoallT(c, vs)
 	}

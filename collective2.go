@@ -11,7 +11,10 @@ import (
 // and returns block r of the result on rank r: elements
 // [r·len(v)/p, (r+1)·len(v)/p) (MPI_Reduce_scatter_block). len(v) must be
 // the same on every rank and a multiple of the number of ranks.
-func ReduceScatterBlock[E any](c *Comm, v []E, op Op[E]) ([]E, error) {
+func ReduceScatterBlock[E any](c *Comm, v []E, op Op[E]) (_ []E, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("ReduceScatterBlock", c, Undefined, Undefined), &err)
+	}
 	p := c.Size()
 	if p > 0 && len(v)%p != 0 {
 		return nil, c.handle(c.errorf("ReduceScatterBlock", ErrCount, loc{}, "%d elements do not split into %d equal blocks", len(v), p))
@@ -28,7 +31,10 @@ func ReduceScatterBlock[E any](c *Comm, v []E, op Op[E]) ([]E, error) {
 // elements in rank order (MPI_Reduce_scatter). Σ counts must be len(v).
 // Predefined operations on plain elements use recursive halving; other
 // operations are reduced in rank order and scattered.
-func ReduceScatter[E any](c *Comm, v []E, counts []int, op Op[E]) ([]E, error) {
+func ReduceScatter[E any](c *Comm, v []E, counts []int, op Op[E]) (_ []E, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("ReduceScatter", c, Undefined, Undefined), &err)
+	}
 	return reduceScatterT(c, "ReduceScatter", v, counts, op)
 }
 
@@ -108,7 +114,10 @@ func reduceScatterT[E any](c *Comm, name string, v []E, counts []int, op Op[E]) 
 // ReduceLocalSlice sets inout[i] = in[i] op inout[i] for every element,
 // with no communication (MPI_Reduce_local); in holds the operand of the
 // lower ranks. The slices must have the same length.
-func ReduceLocalSlice[E any](in, inout []E, op Op[E]) error {
+func ReduceLocalSlice[E any](in, inout []E, op Op[E]) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("ReduceLocalSlice", nil, Undefined, Undefined), &err)
+	}
 	if !op.valid() {
 		return (*Comm)(nil).errorf("ReduceLocalSlice", ErrOp, loc{}, "zero Op")
 	}
@@ -120,70 +129,109 @@ func ReduceLocalSlice[E any](in, inout []E, op Op[E]) error {
 }
 
 // Ibcast starts a Bcast (MPI_Ibcast); the Future's Wait returns root's v.
-func Ibcast[T any](c *Comm, v T, root int) (*Future[T], error) {
+func Ibcast[T any](c *Comm, v T, root int) (_ *Future[T], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Ibcast", c, root, Undefined), &err)
+	}
 	return startFuture(c, "Ibcast", func(vc *Comm) (T, error) { return Bcast(vc, v, root) })
 }
 
 // Ireduce starts a Reduce (MPI_Ireduce).
-func Ireduce[T any](c *Comm, v T, op Op[T], root int) (*Future[T], error) {
+func Ireduce[T any](c *Comm, v T, op Op[T], root int) (_ *Future[T], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Ireduce", c, root, Undefined), &err)
+	}
 	return startFuture(c, "Ireduce", func(vc *Comm) (T, error) { return Reduce(vc, v, op, root) })
 }
 
 // Iallreduce starts an Allreduce (MPI_Iallreduce).
-func Iallreduce[T any](c *Comm, v T, op Op[T]) (*Future[T], error) {
+func Iallreduce[T any](c *Comm, v T, op Op[T]) (_ *Future[T], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Iallreduce", c, Undefined, Undefined), &err)
+	}
 	return startFuture(c, "Iallreduce", func(vc *Comm) (T, error) { return Allreduce(vc, v, op) })
 }
 
 // IreduceSlice starts a ReduceSlice (MPI_Ireduce with a count). v must not
 // be modified until the Future completes.
-func IreduceSlice[E any](c *Comm, v []E, op Op[E], root int) (*Future[[]E], error) {
+func IreduceSlice[E any](c *Comm, v []E, op Op[E], root int) (_ *Future[[]E], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("IreduceSlice", c, root, Undefined), &err)
+	}
 	return startFuture(c, "IreduceSlice", func(vc *Comm) ([]E, error) { return ReduceSlice(vc, v, op, root) })
 }
 
 // IallreduceSlice starts an AllreduceSlice (MPI_Iallreduce with a count).
 // v must not be modified until the Future completes.
-func IallreduceSlice[E any](c *Comm, v []E, op Op[E]) (*Future[[]E], error) {
+func IallreduceSlice[E any](c *Comm, v []E, op Op[E]) (_ *Future[[]E], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("IallreduceSlice", c, Undefined, Undefined), &err)
+	}
 	return startFuture(c, "IallreduceSlice", func(vc *Comm) ([]E, error) { return AllreduceSlice(vc, v, op) })
 }
 
 // IreduceScatterBlock starts a ReduceScatterBlock (MPI_Ireduce_scatter_block).
-func IreduceScatterBlock[E any](c *Comm, v []E, op Op[E]) (*Future[[]E], error) {
+func IreduceScatterBlock[E any](c *Comm, v []E, op Op[E]) (_ *Future[[]E], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("IreduceScatterBlock", c, Undefined, Undefined), &err)
+	}
 	return startFuture(c, "IreduceScatterBlock", func(vc *Comm) ([]E, error) { return ReduceScatterBlock(vc, v, op) })
 }
 
 // IreduceScatter starts a ReduceScatter (MPI_Ireduce_scatter).
-func IreduceScatter[E any](c *Comm, v []E, counts []int, op Op[E]) (*Future[[]E], error) {
+func IreduceScatter[E any](c *Comm, v []E, counts []int, op Op[E]) (_ *Future[[]E], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("IreduceScatter", c, Undefined, Undefined), &err)
+	}
 	return startFuture(c, "IreduceScatter", func(vc *Comm) ([]E, error) { return ReduceScatter(vc, v, counts, op) })
 }
 
 // Igather starts a Gather (MPI_Igather, MPI_Igatherv).
-func Igather[T any](c *Comm, v T, root int) (*Future[[]T], error) {
+func Igather[T any](c *Comm, v T, root int) (_ *Future[[]T], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Igather", c, root, Undefined), &err)
+	}
 	return startFuture(c, "Igather", func(vc *Comm) ([]T, error) { return Gather(vc, v, root) })
 }
 
 // Iallgather starts an Allgather (MPI_Iallgather, MPI_Iallgatherv).
-func Iallgather[T any](c *Comm, v T) (*Future[[]T], error) {
+func Iallgather[T any](c *Comm, v T) (_ *Future[[]T], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Iallgather", c, Undefined, Undefined), &err)
+	}
 	return startFuture(c, "Iallgather", func(vc *Comm) ([]T, error) { return Allgather(vc, v) })
 }
 
 // Iscatter starts a Scatter (MPI_Iscatter, MPI_Iscatterv).
-func Iscatter[T any](c *Comm, vs []T, root int) (*Future[T], error) {
+func Iscatter[T any](c *Comm, vs []T, root int) (_ *Future[T], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Iscatter", c, root, Undefined), &err)
+	}
 	return startFuture(c, "Iscatter", func(vc *Comm) (T, error) { return Scatter(vc, vs, root) })
 }
 
 // Ialltoall starts an Alltoall (MPI_Ialltoall, MPI_Ialltoallv).
-func Ialltoall[T any](c *Comm, vs []T) (*Future[[]T], error) {
+func Ialltoall[T any](c *Comm, vs []T) (_ *Future[[]T], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Ialltoall", c, Undefined, Undefined), &err)
+	}
 	return startFuture(c, "Ialltoall", func(vc *Comm) ([]T, error) { return Alltoall(vc, vs) })
 }
 
 // Iscan starts a Scan (MPI_Iscan).
-func Iscan[T any](c *Comm, v T, op Op[T]) (*Future[T], error) {
+func Iscan[T any](c *Comm, v T, op Op[T]) (_ *Future[T], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Iscan", c, Undefined, Undefined), &err)
+	}
 	return startFuture(c, "Iscan", func(vc *Comm) (T, error) { return Scan(vc, v, op) })
 }
 
 // Iexscan starts an Exscan (MPI_Iexscan); rank 0's result is the zero
 // value.
-func Iexscan[T any](c *Comm, v T, op Op[T]) (*Future[T], error) {
+func Iexscan[T any](c *Comm, v T, op Op[T]) (_ *Future[T], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Iexscan", c, Undefined, Undefined), &err)
+	}
 	return startFuture(c, "Iexscan", func(vc *Comm) (T, error) {
 		r, _, err := Exscan(vc, v, op)
 		return r, err
@@ -193,7 +241,10 @@ func Iexscan[T any](c *Comm, v T, op Op[T]) (*Future[T], error) {
 // ScanSlice returns on rank r the elementwise inclusive prefix reduction
 // of the slices of ranks 0..r, in rank order (MPI_Scan with a count). All
 // slices must have the same length.
-func ScanSlice[E any](c *Comm, v []E, op Op[E]) ([]E, error) {
+func ScanSlice[E any](c *Comm, v []E, op Op[E]) (_ []E, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("ScanSlice", c, Undefined, Undefined), &err)
+	}
 	if err := checkOp(c, "ScanSlice", op); err != nil {
 		return nil, err
 	}
@@ -230,7 +281,10 @@ func ScanSlice[E any](c *Comm, v []E, op Op[E]) ([]E, error) {
 // BcastInto copies root's buf into buf on every rank (MPI_Bcast with a
 // count): buf must hold plain elements and have the same length
 // everywhere. Nothing is allocated; the algorithm is chosen by size.
-func BcastInto[E any](c *Comm, buf []E, root int) error {
+func BcastInto[E any](c *Comm, buf []E, root int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("BcastInto", c, root, Undefined), &err)
+	}
 	if err := c.checkRoot("BcastInto", root); err != nil {
 		return err
 	}
@@ -245,7 +299,10 @@ func BcastInto[E any](c *Comm, buf []E, root int) error {
 // AllgatherInto gathers every rank's v (plain elements, the same length
 // everywhere) into out on every rank, rank i's at out[i·len(v):]
 // (MPI_Allgather with a count). out must have len(v)·Size() elements.
-func AllgatherInto[E any](c *Comm, v, out []E) error {
+func AllgatherInto[E any](c *Comm, v, out []E) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("AllgatherInto", c, Undefined, Undefined), &err)
+	}
 	if err := c.intraOnly("AllgatherInto"); err != nil {
 		return err
 	}
@@ -271,7 +328,10 @@ func AllgatherInto[E any](c *Comm, v, out []E) error {
 // rank j and receives rank j's block into block j of recv (MPI_Alltoall
 // with a count). send and recv must have the same length, a multiple of
 // Size(), on every rank, and must not overlap.
-func AlltoallInto[E any](c *Comm, send, recv []E) error {
+func AlltoallInto[E any](c *Comm, send, recv []E) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("AlltoallInto", c, Undefined, Undefined), &err)
+	}
 	if err := c.intraOnly("AlltoallInto"); err != nil {
 		return err
 	}

@@ -143,7 +143,15 @@ func (c *Comm) check(op string) error {
 // run (in the reverse order of setting), then its context id is released.
 // Pending operations on it complete normally; c must not be used again. If
 // a delete callback fails, Free returns its error and c stays valid.
-func (c *Comm) Free() error {
+func (c *Comm) Free() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Free", c, Undefined, Undefined), &err)
+	}
+	return c.free()
+}
+
+// free is Free without the profiler hook, for the package's own use.
+func (c *Comm) free() error {
 	if err := c.check("Free"); err != nil {
 		return err
 	}
@@ -171,7 +179,10 @@ func (c *Comm) Free() error {
 // Attributes are copied by their keyval's copy callback (CreateKeyval), and
 // the info hints are inherited. An intercommunicator is duplicated into an
 // intercommunicator between the same groups, collectively over both.
-func (c *Comm) Dup() (*Comm, error) {
+func (c *Comm) Dup() (_ *Comm, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Dup", c, Undefined, Undefined), &err)
+	}
 	return c.dupInfo("Dup", c.info.Load())
 }
 
@@ -185,7 +196,7 @@ func (c *Comm) dupInfo(op string, info *Info) (*Comm, error) {
 		return nil, err
 	}
 	if err := c.finishDup(op, d, info); err != nil {
-		d.Free()
+		d.free()
 		return nil, err
 	}
 	return d, nil
@@ -222,7 +233,15 @@ func (c *Comm) finishDup(op string, d *Comm, info *Info) error {
 // On an intercommunicator, the members of each group with the same color
 // form the two groups of a new intercommunicator; a color present in only
 // one group gives nil.
-func (c *Comm) Split(color, key int) (*Comm, error) {
+func (c *Comm) Split(color, key int) (_ *Comm, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Split", c, Undefined, Undefined), &err)
+	}
+	return c.split(color, key)
+}
+
+// split is Split without the profiler hook, for the package's own use.
+func (c *Comm) split(color, key int) (*Comm, error) {
 	if err := c.check("Split"); err != nil {
 		return nil, err
 	}

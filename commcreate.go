@@ -40,7 +40,10 @@ func (c *Comm) intraOnly(op string) error {
 
 // DupWithInfo is Dup, except that the new communicator's hints are a copy
 // of info instead of c's (MPI_Comm_dup_with_info).
-func (c *Comm) DupWithInfo(info *Info) (*Comm, error) {
+func (c *Comm) DupWithInfo(info *Info) (_ *Comm, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.DupWithInfo", c, Undefined, Undefined), &err)
+	}
 	return c.dupInfo("DupWithInfo", info)
 }
 
@@ -49,7 +52,10 @@ func (c *Comm) DupWithInfo(info *Info) (*Comm, error) {
 // Test, ...); if the request fails, it stays unusable. Like every
 // collective, Idup must be called in the same order relative to other
 // collectives on c by every member.
-func (c *Comm) Idup() (*Comm, *Request, error) {
+func (c *Comm) Idup() (_ *Comm, _ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Idup", c, Undefined, Undefined), &err)
+	}
 	if err := c.check("Idup"); err != nil {
 		return nil, nil, err
 	}
@@ -64,7 +70,7 @@ func (c *Comm) Idup() (*Comm, *Request, error) {
 		// holds; the request's completion publishes it.
 		d.p, d.ctx, d.rank, d.group, d.name, d.shadow, d.inter, d.hc = nc.p, nc.ctx, nc.rank, nc.group, nc.name, nc.shadow, nc.inter, nc.hc
 		if err := c.finishDup("Idup", d, info); err != nil {
-			d.Free()
+			d.free()
 			return err
 		}
 		return nil
@@ -98,7 +104,10 @@ func (c *Comm) checkSubgroup(op string, g *Group) (int, error) {
 //
 // On an intercommunicator, each group passes a subgroup of its own group
 // and the result is an intercommunicator between the two subgroups.
-func (c *Comm) Create(g *Group) (*Comm, error) {
+func (c *Comm) Create(g *Group) (_ *Comm, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Create", c, Undefined, Undefined), &err)
+	}
 	const op = "Create"
 	if err := c.check(op); err != nil {
 		return nil, err
@@ -131,7 +140,10 @@ func (c *Comm) Create(g *Group) (*Comm, error) {
 //
 // The members agree on a context id among themselves, on c's collective
 // context with tag (marked so that it cannot match c's collectives).
-func (c *Comm) CreateGroup(g *Group, tag int) (*Comm, error) {
+func (c *Comm) CreateGroup(g *Group, tag int) (_ *Comm, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.CreateGroup", c, Undefined, tag), &err)
+	}
 	const op = "CreateGroup"
 	if err := c.intraOnly(op); err != nil {
 		return nil, err
@@ -167,7 +179,10 @@ func (c *Comm) CreateGroup(g *Group, tag int) (*Comm, error) {
 // communicator, ordered by key and then by rank in c; a
 // rank passing Undefined gets nil. info is accepted and ignored. It is
 // collective over c.
-func (c *Comm) SplitType(splitType, key int, info *Info) (*Comm, error) {
+func (c *Comm) SplitType(splitType, key int, info *Info) (_ *Comm, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.SplitType", c, Undefined, Undefined), &err)
+	}
 	const op = "SplitType"
 	if err := c.intraOnly(op); err != nil {
 		return nil, err
@@ -180,7 +195,7 @@ func (c *Comm) SplitType(splitType, key int, info *Info) (*Comm, error) {
 	default:
 		return nil, c.handle(c.errorf(op, ErrArg, loc{}, "unknown split type %d (want SplitTypeShared or Undefined)", splitType))
 	}
-	s, err := c.Split(color, key)
+	s, err := c.split(color, key)
 	if s != nil {
 		s.name = fmt.Sprintf("%s.shared", c.name)
 		s.shadow.name = s.name

@@ -114,7 +114,10 @@ func (d *Datatype) Committed() bool { return d.committed && !d.freed }
 // Commit makes a derived datatype usable in communication and Pack
 // (MPI_Type_commit). Committing twice, or a predefined datatype, does
 // nothing.
-func (d *Datatype) Commit() error {
+func (d *Datatype) Commit() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Datatype.Commit", nil, Undefined, Undefined), &err)
+	}
 	if d == nil || d.freed {
 		return typeErr("TypeCommit", "datatype is nil or freed")
 	}
@@ -127,7 +130,11 @@ func (d *Datatype) Commit() error {
 // first; an error of one leaves the datatype and its remaining attributes
 // as they are). Datatypes made from it, and operations already started
 // with it, are not affected. Predefined datatypes cannot be freed.
-func (d *Datatype) Free() error {
+func (d *Datatype) Free() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Datatype.Free", nil, Undefined, Undefined), &err)
+	}
+
 	if d == nil || d.freed {
 		return typeErr("TypeFree", "datatype is nil or freed already")
 	}
@@ -144,7 +151,11 @@ func (d *Datatype) Free() error {
 // Dup returns a new datatype with the same type map (MPI_Type_dup); it is
 // committed if d is, and gets the attributes of d that their keys' copy
 // callbacks keep.
-func (d *Datatype) Dup() (*Datatype, error) {
+func (d *Datatype) Dup() (_ *Datatype, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Datatype.Dup", nil, Undefined, Undefined), &err)
+	}
+
 	if err := d.usable("TypeDup"); err != nil {
 		return nil, err
 	}
@@ -258,7 +269,10 @@ func AsBytes[E any](s []E) []byte { return datatype.SliceBytes(s) }
 // sent and the other way round. When T has padding the two forms differ,
 // and DatatypeOf's messages carry a signature of their own: a typed
 // receive of them fails with ErrType instead of misreading them.
-func DatatypeOf[T any]() (*Datatype, error) {
+func DatatypeOf[T any]() (_ *Datatype, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("DatatypeOf", nil, Undefined, Undefined), &err)
+	}
 	info := datatype.InfoFor[T]()
 	if !info.Plain {
 		return nil, typeErr("DatatypeOf", "%v is not a plain type (it holds pointers, strings, slices, maps or interfaces)", info.Type)
@@ -306,7 +320,10 @@ func derive(op string, t *datatype.Type, err error, olds ...*Datatype) (*Datatyp
 
 // NewContiguous returns the datatype of count consecutive elements of old
 // (MPI_Type_contiguous).
-func NewContiguous(count int, old *Datatype) (*Datatype, error) {
+func NewContiguous(count int, old *Datatype) (_ *Datatype, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("NewContiguous", nil, Undefined, Undefined), &err)
+	}
 	if err := old.usable("NewContiguous"); err != nil {
 		return nil, err
 	}
@@ -317,7 +334,10 @@ func NewContiguous(count int, old *Datatype) (*Datatype, error) {
 // NewVector returns the datatype of count blocks of blocklen elements of
 // old, the starts of consecutive blocks stride elements apart
 // (MPI_Type_vector).
-func NewVector(count, blocklen, stride int, old *Datatype) (*Datatype, error) {
+func NewVector(count, blocklen, stride int, old *Datatype) (_ *Datatype, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("NewVector", nil, Undefined, Undefined), &err)
+	}
 	if err := old.usable("NewVector"); err != nil {
 		return nil, err
 	}
@@ -326,7 +346,10 @@ func NewVector(count, blocklen, stride int, old *Datatype) (*Datatype, error) {
 }
 
 // NewHvector is NewVector with the stride in bytes (MPI_Type_create_hvector).
-func NewHvector(count, blocklen, stride int, old *Datatype) (*Datatype, error) {
+func NewHvector(count, blocklen, stride int, old *Datatype) (_ *Datatype, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("NewHvector", nil, Undefined, Undefined), &err)
+	}
 	if err := old.usable("NewHvector"); err != nil {
 		return nil, err
 	}
@@ -336,7 +359,10 @@ func NewHvector(count, blocklen, stride int, old *Datatype) (*Datatype, error) {
 
 // NewIndexed returns the datatype of blocks of blocklens[i] elements of
 // old starting displs[i] extents of old from the start (MPI_Type_indexed).
-func NewIndexed(blocklens, displs []int, old *Datatype) (*Datatype, error) {
+func NewIndexed(blocklens, displs []int, old *Datatype) (_ *Datatype, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("NewIndexed", nil, Undefined, Undefined), &err)
+	}
 	if err := old.usable("NewIndexed"); err != nil {
 		return nil, err
 	}
@@ -346,7 +372,10 @@ func NewIndexed(blocklens, displs []int, old *Datatype) (*Datatype, error) {
 
 // NewHindexed is NewIndexed with displacements in bytes
 // (MPI_Type_create_hindexed).
-func NewHindexed(blocklens, displs []int, old *Datatype) (*Datatype, error) {
+func NewHindexed(blocklens, displs []int, old *Datatype) (_ *Datatype, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("NewHindexed", nil, Undefined, Undefined), &err)
+	}
 	if err := old.usable("NewHindexed"); err != nil {
 		return nil, err
 	}
@@ -356,7 +385,10 @@ func NewHindexed(blocklens, displs []int, old *Datatype) (*Datatype, error) {
 
 // NewIndexedBlock is NewIndexed with every block blocklen elements long
 // (MPI_Type_create_indexed_block).
-func NewIndexedBlock(blocklen int, displs []int, old *Datatype) (*Datatype, error) {
+func NewIndexedBlock(blocklen int, displs []int, old *Datatype) (_ *Datatype, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("NewIndexedBlock", nil, Undefined, Undefined), &err)
+	}
 	if err := old.usable("NewIndexedBlock"); err != nil {
 		return nil, err
 	}
@@ -366,7 +398,10 @@ func NewIndexedBlock(blocklen int, displs []int, old *Datatype) (*Datatype, erro
 
 // NewHindexedBlock is NewIndexedBlock with displacements in bytes
 // (MPI_Type_create_hindexed_block).
-func NewHindexedBlock(blocklen int, displs []int, old *Datatype) (*Datatype, error) {
+func NewHindexedBlock(blocklen int, displs []int, old *Datatype) (_ *Datatype, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("NewHindexedBlock", nil, Undefined, Undefined), &err)
+	}
 	if err := old.usable("NewHindexedBlock"); err != nil {
 		return nil, err
 	}
@@ -379,7 +414,10 @@ func NewHindexedBlock(blocklen int, displs []int, old *Datatype) (*Datatype, err
 // extent is rounded up to the largest alignment of its basic elements, as
 // a Go struct's size is; use NewResized for another extent. For a Go
 // struct type, DatatypeOf builds this from the type itself.
-func NewStruct(blocklens, displs []int, types []*Datatype) (*Datatype, error) {
+func NewStruct(blocklens, displs []int, types []*Datatype) (_ *Datatype, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("NewStruct", nil, Undefined, Undefined), &err)
+	}
 	ts := make([]*datatype.Type, len(types))
 	for i, o := range types {
 		if err := o.usable("NewStruct"); err != nil {
@@ -394,7 +432,10 @@ func NewStruct(blocklens, displs []int, types []*Datatype) (*Datatype, error) {
 // NewResized returns old with lower bound lb and extent extent
 // (MPI_Type_create_resized): consecutive elements of the new datatype lie
 // extent bytes apart.
-func NewResized(old *Datatype, lb, extent int) (*Datatype, error) {
+func NewResized(old *Datatype, lb, extent int) (_ *Datatype, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("NewResized", nil, Undefined, Undefined), &err)
+	}
 	if err := old.usable("NewResized"); err != nil {
 		return nil, err
 	}
@@ -416,7 +457,10 @@ const (
 // starting at index starts of an array of sizes elements of old, stored in
 // order (MPI_Type_create_subarray). Its lower bound is 0 and its extent
 // the whole array's.
-func NewSubarray(sizes, subsizes, starts []int, order Order, old *Datatype) (*Datatype, error) {
+func NewSubarray(sizes, subsizes, starts []int, order Order, old *Datatype) (_ *Datatype, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("NewSubarray", nil, Undefined, Undefined), &err)
+	}
 	if err := old.usable("NewSubarray"); err != nil {
 		return nil, err
 	}
@@ -442,7 +486,10 @@ const (
 // distribs and their arguments dargs (block size, or DistributeDfltDarg)
 // (MPI_Type_create_darray). The process grid is row-major, as in MPI. Its
 // lower bound is 0 and its extent the whole array's.
-func NewDarray(size, rank int, gsizes []int, distribs []Distribution, dargs, psizes []int, order Order, old *Datatype) (*Datatype, error) {
+func NewDarray(size, rank int, gsizes []int, distribs []Distribution, dargs, psizes []int, order Order, old *Datatype) (_ *Datatype, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("NewDarray", nil, Undefined, Undefined), &err)
+	}
 	if err := old.usable("NewDarray"); err != nil {
 		return nil, err
 	}
@@ -506,7 +553,10 @@ func (l *layout) CopyFrom(src wire.Packer, n int) bool {
 }
 
 // PackSize returns the bytes Pack needs for count elements of dt (MPI_Pack_size).
-func PackSize(count int, dt *Datatype) (int, error) {
+func PackSize(count int, dt *Datatype) (_ int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("PackSize", nil, Undefined, Undefined), &err)
+	}
 	if s := dt.checkComm(); s != "" {
 		return 0, typeErr("PackSize", "%s", s)
 	}
@@ -540,7 +590,11 @@ func packArgs(op string, data []byte, count int, dt *Datatype, packed []byte, po
 // The packed form is the elements' data without holes, in the machine's
 // representation; send it with the Packed datatype. Unlike MPI_Pack there
 // is no communicator argument: every rank of a job packs alike.
-func Pack(inbuf []byte, count int, dt *Datatype, outbuf []byte, pos int) (int, error) {
+func Pack(inbuf []byte, count int, dt *Datatype, outbuf []byte, pos int) (_ int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Pack", nil, Undefined, Undefined), &err)
+	}
+
 	n, err := packArgs("Pack", inbuf, count, dt, outbuf, pos)
 	if err != nil {
 		return pos, err
@@ -559,7 +613,11 @@ func Pack(inbuf []byte, count int, dt *Datatype, outbuf []byte, pos int) (int, e
 
 // Unpack reads count elements of dt from the packed buffer inbuf at byte
 // position pos into outbuf, and returns the position after them (MPI_Unpack).
-func Unpack(inbuf []byte, pos int, outbuf []byte, count int, dt *Datatype) (int, error) {
+func Unpack(inbuf []byte, pos int, outbuf []byte, count int, dt *Datatype) (_ int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Unpack", nil, Undefined, Undefined), &err)
+	}
+
 	n, err := packArgs("Unpack", outbuf, count, dt, inbuf, pos)
 	if err != nil {
 		return pos, err
@@ -578,7 +636,10 @@ func Unpack(inbuf []byte, pos int, outbuf []byte, count int, dt *Datatype) (int,
 
 // PackExternalSize returns the bytes PackExternal needs for count elements
 // of dt (MPI_Pack_external_size).
-func PackExternalSize(count int, dt *Datatype) (int, error) {
+func PackExternalSize(count int, dt *Datatype) (_ int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("PackExternalSize", nil, Undefined, Undefined), &err)
+	}
 	if s := dt.checkComm(); s != "" {
 		return 0, typeErr("PackExternalSize", "%s", s)
 	}
@@ -593,7 +654,11 @@ func PackExternalSize(count int, dt *Datatype) (int, error) {
 // big-endian, bools one byte, complex numbers real part first, no padding;
 // Go's int and uint are 8 bytes (4 on 32-bit machines). Any MPI
 // implementation's MPI_Unpack_external("external32", ...) reads it.
-func PackExternal(inbuf []byte, count int, dt *Datatype, outbuf []byte, pos int) (int, error) {
+func PackExternal(inbuf []byte, count int, dt *Datatype, outbuf []byte, pos int) (_ int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("PackExternal", nil, Undefined, Undefined), &err)
+	}
+
 	if isBottom(inbuf) {
 		return pos, (*Comm)(nil).errorf("PackExternal", ErrBuffer, loc{}, "Bottom is not supported: use Pack")
 	}
@@ -608,7 +673,11 @@ func PackExternal(inbuf []byte, count int, dt *Datatype, outbuf []byte, pos int)
 // UnpackExternal reads count elements of dt in external32 from inbuf at
 // byte position pos into outbuf, and returns the position after them
 // (MPI_Unpack_external). A bool byte other than 0 or 1 fails with ErrType.
-func UnpackExternal(inbuf []byte, pos int, outbuf []byte, count int, dt *Datatype) (int, error) {
+func UnpackExternal(inbuf []byte, pos int, outbuf []byte, count int, dt *Datatype) (_ int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("UnpackExternal", nil, Undefined, Undefined), &err)
+	}
+
 	if isBottom(outbuf) {
 		return pos, (*Comm)(nil).errorf("UnpackExternal", ErrBuffer, loc{}, "Bottom is not supported: use Unpack")
 	}

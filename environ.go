@@ -29,7 +29,11 @@ func GetLibraryVersion() string {
 // GetProcessorName returns the name of the machine the calling rank runs
 // on: its host name (MPI_Get_processor_name). Goroutine ranks of one
 // process share it. There is no MPI_MAX_PROCESSOR_NAME.
-func GetProcessorName() (string, error) {
+func GetProcessorName() (_ string, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("GetProcessorName", nil, Undefined, Undefined), &err)
+	}
+
 	h, err := os.Hostname()
 	if err != nil {
 		return "", &Error{Class: ErrOther, Op: "GetProcessorName", Cause: err}
@@ -154,6 +158,7 @@ func init() { pcontrolLevel.Store(1) }
 // last level set (1 before any call).
 func Pcontrol(level int, args ...any) {
 	pcontrolLevel.Store(int64(level))
+	profPcontrol(level) // the Profiler in force (SetProfiler) sees it too
 	if h := pcontrolHook.Load(); h != nil {
 		(*h)(level, args...)
 	}

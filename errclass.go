@@ -47,13 +47,19 @@ func (e *userError) Unwrap() error {
 // it to Comm.CallErrHandler, and recognise it with errors.Is and
 // ErrorClass. Classes are values, not numbers, so there is no
 // MPI_LASTUSEDCODE: every call returns a distinct class.
-func AddErrorClass(msg string) error { return &userError{msg: msg} }
+func AddErrorClass(msg string) error {
+	return &userError{msg: msg}
+}
 
 // AddErrorCode returns a new error code of class, with message msg
 // (MPI_Add_error_code): errors.Is(code, class) holds and ErrorClass(code)
 // is class. class must come from AddErrorClass (the predefined classes
 // take no new codes, as in MPI): otherwise ErrArg.
-func AddErrorCode(class error, msg string) (error, error) {
+func AddErrorCode(class error, msg string) (_ error, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("AddErrorCode", nil, Undefined, Undefined), &err)
+	}
+
 	c, ok := class.(*userError)
 	if !ok || c.class != nil {
 		return nil, (*Comm)(nil).errorf("AddErrorCode", ErrArg, loc{}, "%v is not a class made by AddErrorClass", class)
@@ -65,7 +71,11 @@ func AddErrorCode(class error, msg string) (error, error) {
 // AddErrorClass or AddErrorCode (MPI_Add_error_string); ErrorString and
 // Error return it from then on. The messages of predefined classes cannot
 // be changed: ErrArg.
-func AddErrorString(code error, msg string) error {
+func AddErrorString(code error, msg string) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("AddErrorString", nil, Undefined, Undefined), &err)
+	}
+
 	u, ok := code.(*userError)
 	if !ok {
 		return (*Comm)(nil).errorf("AddErrorString", ErrArg, loc{}, "%v is not a user-defined class or code", code)
@@ -82,6 +92,7 @@ func AddErrorString(code error, msg string) error {
 // ErrOther for an error that is none of these. ErrorClass(nil) is nil
 // (MPI_SUCCESS).
 func ErrorClass(err error) error {
+
 	if err == nil {
 		return nil
 	}
@@ -133,7 +144,11 @@ func ErrorString(err error) string {
 // ErrorsReturn does nothing. It returns err, so a library can end a
 // failed call with `return c.CallErrHandler(err)`. A nil err calls
 // nothing and returns nil.
-func (c *Comm) CallErrHandler(err error) error {
+func (c *Comm) CallErrHandler(e error) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.CallErrHandler", c, Undefined, Undefined), &err)
+	}
+	err = e
 	if err == nil {
 		return nil
 	}

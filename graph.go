@@ -87,7 +87,10 @@ func (c *Comm) checkGraph(op string, index, edges []int) error {
 // neighbour. Ranks beyond the graph get a nil *Comm, as do all ranks when
 // index is empty. mpigo keeps the ranks of c whatever reorder says. It is
 // collective over c; every rank passes the same graph.
-func (c *Comm) GraphCreate(index, edges []int, reorder bool) (*Comm, error) {
+func (c *Comm) GraphCreate(index, edges []int, reorder bool) (_ *Comm, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.GraphCreate", c, Undefined, Undefined), &err)
+	}
 	const op = "GraphCreate"
 	if err := c.checkGraph(op, index, edges); err != nil {
 		return nil, err
@@ -104,7 +107,10 @@ func (c *Comm) GraphCreate(index, edges []int, reorder bool) (*Comm, error) {
 // GraphCreate with reorder, or Undefined if it would not belong to it
 // (MPI_Graph_map). mpigo does not reorder: this is the caller's rank in c
 // when it is below the number of nodes.
-func (c *Comm) GraphMap(index, edges []int) (int, error) {
+func (c *Comm) GraphMap(index, edges []int) (_ int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.GraphMap", c, Undefined, Undefined), &err)
+	}
 	if err := c.checkGraph("GraphMap", index, edges); err != nil {
 		return Undefined, err
 	}
@@ -117,6 +123,9 @@ func (c *Comm) GraphMap(index, edges []int) (int, error) {
 // GraphdimsGet returns the number of nodes and edges of c's graph
 // (MPI_Graphdims_get).
 func (c *Comm) GraphdimsGet() (nnodes, nedges int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.GraphdimsGet", c, Undefined, Undefined), &err)
+	}
 	t, err := c.topoOf("GraphdimsGet", Graph)
 	if err != nil {
 		return 0, 0, err
@@ -127,6 +136,9 @@ func (c *Comm) GraphdimsGet() (nnodes, nedges int, err error) {
 // GraphGet returns the index and edges c's graph was created with
 // (MPI_Graph_get). The slices are the caller's to keep.
 func (c *Comm) GraphGet() (index, edges []int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.GraphGet", c, Undefined, Undefined), &err)
+	}
 	t, err := c.topoOf("GraphGet", Graph)
 	if err != nil {
 		return nil, nil, err
@@ -136,14 +148,20 @@ func (c *Comm) GraphGet() (index, edges []int, err error) {
 
 // GraphNeighborsCount returns the number of neighbours of rank in c's
 // graph (MPI_Graph_neighbors_count).
-func (c *Comm) GraphNeighborsCount(rank int) (int, error) {
+func (c *Comm) GraphNeighborsCount(rank int) (_ int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.GraphNeighborsCount", c, Undefined, Undefined), &err)
+	}
 	nb, err := c.graphNeighbors("GraphNeighborsCount", rank)
 	return len(nb), err
 }
 
 // GraphNeighbors returns the neighbours of rank in c's graph, in the order
 // they were given to GraphCreate (MPI_Graph_neighbors).
-func (c *Comm) GraphNeighbors(rank int) ([]int, error) {
+func (c *Comm) GraphNeighbors(rank int) (_ []int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.GraphNeighbors", c, Undefined, Undefined), &err)
+	}
 	nb, err := c.graphNeighbors("GraphNeighbors", rank)
 	return append([]int(nil), nb...), err
 }
@@ -255,7 +273,10 @@ func (c *Comm) agreeValid(op string, verr error) error {
 // (Comm.Info); mpigo keeps the ranks of c whatever reorder says. It is collective over c; if one rank's
 // arguments are invalid the call fails on every rank (with ErrArg on the
 // others).
-func (c *Comm) DistGraphCreateAdjacent(sources, sourceWeights, destinations, destWeights []int, info *Info, reorder bool) (*Comm, error) {
+func (c *Comm) DistGraphCreateAdjacent(sources, sourceWeights, destinations, destWeights []int, info *Info, reorder bool) (_ *Comm, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.DistGraphCreateAdjacent", c, Undefined, Undefined), &err)
+	}
 	const op = "DistGraphCreateAdjacent"
 	if err := c.intraOnly(op); err != nil { // topologies are for intracommunicators
 		return nil, err
@@ -313,7 +334,10 @@ func (d *Comm) withInfo(info *Info) *Comm {
 // hints (Comm.Info); mpigo keeps the ranks of c whatever reorder says. It
 // is collective over c; if one rank's arguments are invalid the call
 // fails on every rank (with ErrArg on the others).
-func (c *Comm) DistGraphCreate(sources, degrees, destinations, weights []int, info *Info, reorder bool) (*Comm, error) {
+func (c *Comm) DistGraphCreate(sources, degrees, destinations, weights []int, info *Info, reorder bool) (_ *Comm, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.DistGraphCreate", c, Undefined, Undefined), &err)
+	}
 	const op = "DistGraphCreate"
 	if err := c.intraOnly(op); err != nil { // topologies are for intracommunicators
 		return nil, err
@@ -385,6 +409,9 @@ func (c *Comm) DistGraphCreate(sources, degrees, destinations, weights []int, in
 // and out-neighbours (destinations) of the caller in c's distributed graph,
 // and whether its edges are weighted (MPI_Dist_graph_neighbors_count).
 func (c *Comm) DistGraphNeighborsCount() (indegree, outdegree int, weighted bool, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.DistGraphNeighborsCount", c, Undefined, Undefined), &err)
+	}
 	t, err := c.topoOf("DistGraphNeighborsCount", DistGraph)
 	if err != nil {
 		return 0, 0, false, err
@@ -398,6 +425,9 @@ func (c *Comm) DistGraphNeighborsCount() (indegree, outdegree int, weighted bool
 // is unweighted) (MPI_Dist_graph_neighbors). The slices are the caller's
 // to keep.
 func (c *Comm) DistGraphNeighbors() (sources, sourceWeights, destinations, destWeights []int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.DistGraphNeighbors", c, Undefined, Undefined), &err)
+	}
 	t, err := c.topoOf("DistGraphNeighbors", DistGraph)
 	if err != nil {
 		return nil, nil, nil, nil, err

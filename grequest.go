@@ -42,7 +42,11 @@ type grequest struct {
 // the goroutine of the call that invokes them, and must not call methods
 // of the request itself. c names the calling rank in errors and supplies
 // the error handler.
-func (c *Comm) GrequestStart(query func(st *Status) error, free func() error, cancel func(complete bool) error) (*Request, error) {
+func (c *Comm) GrequestStart(query func(st *Status) error, free func() error, cancel func(complete bool) error) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.GrequestStart", c, Undefined, Undefined), &err)
+	}
+
 	if err := c.check("GrequestStart"); err != nil {
 		return nil, err
 	}
@@ -55,7 +59,11 @@ func (c *Comm) GrequestStart(query func(st *Status) error, free func() error, ca
 // is complete (MPI_Grequest_complete): a Wait on it returns, and Test
 // reports it done. It is ErrRequest to call it on another kind of request
 // or twice.
-func (r *Request) GrequestComplete() error {
+func (r *Request) GrequestComplete() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Request.GrequestComplete", r.comm(), Undefined, Undefined), &err)
+	}
+
 	if r == nil {
 		return fmt.Errorf("mpi: GrequestComplete: %w: nil request", ErrRequest)
 	}
@@ -144,7 +152,11 @@ func (r *Request) retire(err error) error {
 // has completed stays to be waited for, a persistent one stays active,
 // and WaitAny and friends still return it. An inactive persistent
 // request reports true and the empty status.
-func (r *Request) GetStatus() (bool, Status, error) {
+func (r *Request) GetStatus() (_ bool, _ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Request.GetStatus", r.comm(), Undefined, Undefined), &err)
+	}
+
 	if r == nil {
 		return false, Status{}, fmt.Errorf("mpi: GetStatus: %w: nil request", ErrRequest)
 	}
@@ -170,7 +182,11 @@ func (r *Request) GetStatus() (bool, Status, error) {
 // (MPI_Status_set_elements), for the query function of a generalized
 // request: Count reports them in elements of dt, Bytes in bytes. For a
 // derived datatype, count must be a whole number of its elements.
-func (s *Status) SetElements(dt *Datatype, count int) error {
+func (s *Status) SetElements(dt *Datatype, count int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Status.SetElements", nil, Undefined, Undefined), &err)
+	}
+
 	if dt == nil || dt.t == nil {
 		return fmt.Errorf("mpi: SetElements: %w: nil datatype", ErrType)
 	}

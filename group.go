@@ -108,7 +108,10 @@ func (g *Group) WorldRanks() []int {
 
 // Free releases g (MPI_Group_free). Freeing GroupEmpty does nothing.
 // Communicators made from g are not affected.
-func (g *Group) Free() error {
+func (g *Group) Free() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Group.Free", nil, Undefined, Undefined), &err)
+	}
 	if err := g.check("GroupFree"); err != nil {
 		return err
 	}
@@ -121,7 +124,10 @@ func (g *Group) Free() error {
 // TranslateRanks returns the rank in other of each process that has rank
 // ranks[i] in g, or Undefined where that process is not in other
 // (MPI_Group_translate_ranks). ProcNull translates to ProcNull.
-func (g *Group) TranslateRanks(ranks []int, other *Group) ([]int, error) {
+func (g *Group) TranslateRanks(ranks []int, other *Group) (_ []int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Group.TranslateRanks", nil, Undefined, Undefined), &err)
+	}
 	const op = "GroupTranslateRanks"
 	if err := g.check(op); err != nil {
 		return nil, err
@@ -186,7 +192,10 @@ func owner(g, o *Group) int {
 
 // Union returns the members of g in g's order followed by the members of
 // other that are not in g, in other's order (MPI_Group_union).
-func (g *Group) Union(other *Group) (*Group, error) {
+func (g *Group) Union(other *Group) (_ *Group, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Group.Union", nil, Undefined, Undefined), &err)
+	}
 	const op = "GroupUnion"
 	if err := g.check(op); err != nil {
 		return nil, err
@@ -205,13 +214,19 @@ func (g *Group) Union(other *Group) (*Group, error) {
 
 // Intersection returns the members of g that are also in other, in g's
 // order (MPI_Group_intersection).
-func (g *Group) Intersection(other *Group) (*Group, error) {
+func (g *Group) Intersection(other *Group) (_ *Group, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Group.Intersection", nil, Undefined, Undefined), &err)
+	}
 	return g.filter("GroupIntersection", other, true)
 }
 
 // Difference returns the members of g that are not in other, in g's
 // order (MPI_Group_difference).
-func (g *Group) Difference(other *Group) (*Group, error) {
+func (g *Group) Difference(other *Group) (_ *Group, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Group.Difference", nil, Undefined, Undefined), &err)
+	}
 	return g.filter("GroupDifference", other, false)
 }
 
@@ -251,7 +266,15 @@ func (g *Group) checkRanks(op string, ranks []int) error {
 // Incl returns the group of the members of g with ranks ranks, in that
 // order: rank i of the new group is rank ranks[i] of g (MPI_Group_incl).
 // The ranks must be distinct ranks of g (ErrRank, ErrArg otherwise).
-func (g *Group) Incl(ranks []int) (*Group, error) {
+func (g *Group) Incl(ranks []int) (_ *Group, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Group.Incl", nil, Undefined, Undefined), &err)
+	}
+	return g.incl(ranks)
+}
+
+// incl is Incl without the profiler hook, for the package's own use.
+func (g *Group) incl(ranks []int) (*Group, error) {
 	const op = "GroupIncl"
 	if err := g.check(op); err != nil {
 		return nil, err
@@ -268,7 +291,15 @@ func (g *Group) Incl(ranks []int) (*Group, error) {
 
 // Excl returns g without the members with ranks ranks, in g's order
 // (MPI_Group_excl). The ranks must be distinct ranks of g.
-func (g *Group) Excl(ranks []int) (*Group, error) {
+func (g *Group) Excl(ranks []int) (_ *Group, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Group.Excl", nil, Undefined, Undefined), &err)
+	}
+	return g.excl(ranks)
+}
+
+// excl is Excl without the profiler hook, for the package's own use.
+func (g *Group) excl(ranks []int) (*Group, error) {
 	const op = "GroupExcl"
 	if err := g.check(op); err != nil {
 		return nil, err
@@ -319,7 +350,10 @@ func (g *Group) expand(op string, ranges []Range) ([]int, error) {
 
 // RangeIncl is Incl of the ranks the triplets in ranges describe, in that
 // order (MPI_Group_range_incl).
-func (g *Group) RangeIncl(ranges []Range) (*Group, error) {
+func (g *Group) RangeIncl(ranges []Range) (_ *Group, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Group.RangeIncl", nil, Undefined, Undefined), &err)
+	}
 	const op = "GroupRangeIncl"
 	if err := g.check(op); err != nil {
 		return nil, err
@@ -328,12 +362,15 @@ func (g *Group) RangeIncl(ranges []Range) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	return g.Incl(ranks)
+	return g.incl(ranks)
 }
 
 // RangeExcl is Excl of the ranks the triplets in ranges describe
 // (MPI_Group_range_excl).
-func (g *Group) RangeExcl(ranges []Range) (*Group, error) {
+func (g *Group) RangeExcl(ranges []Range) (_ *Group, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Group.RangeExcl", nil, Undefined, Undefined), &err)
+	}
 	const op = "GroupRangeExcl"
 	if err := g.check(op); err != nil {
 		return nil, err
@@ -342,5 +379,5 @@ func (g *Group) RangeExcl(ranges []Range) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	return g.Excl(ranks)
+	return g.excl(ranks)
 }

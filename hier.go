@@ -59,9 +59,9 @@ func (hc *hierCache) free() {
 	if hc == nil || !hc.done.Load() || hc.h == nil {
 		return
 	}
-	hc.h.local.Free()
+	hc.h.local.free()
 	if hc.h.leaders != nil {
-		hc.h.leaders.Free()
+		hc.h.leaders.free()
 	}
 }
 
@@ -124,7 +124,7 @@ func (c *Comm) buildHierarchy() (*hierarchy, error) {
 		return nil, nil // one node, or one member per node: nothing to gain
 	}
 	me := h.nodeOf[c.rank]
-	if h.local, err = c.Split(me, c.rank); err != nil {
+	if h.local, err = c.split(me, c.rank); err != nil {
 		return nil, err
 	}
 	h.local.SetName(fmt.Sprintf("%s.node%d", c.name, me))
@@ -132,7 +132,7 @@ func (c *Comm) buildHierarchy() (*hierarchy, error) {
 	if leader[me] == c.rank {
 		color = 0
 	}
-	if h.leaders, err = c.Split(color, c.rank); err != nil {
+	if h.leaders, err = c.split(color, c.rank); err != nil {
 		return nil, err
 	}
 	if h.leaders != nil {

@@ -27,7 +27,10 @@ func infoErr(op, format string, args ...any) error {
 // Set sets key to value, keeping the key's place if it is already there
 // (MPI_Info_set). Keys must have 1 to MaxInfoKey bytes, values at most
 // MaxInfoVal.
-func (in *Info) Set(key, value string) error {
+func (in *Info) Set(key, value string) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Info.Set", nil, Undefined, Undefined), &err)
+	}
 	if in == nil {
 		return infoErr("InfoSet", "nil Info (InfoNull) cannot be set")
 	}
@@ -62,7 +65,10 @@ func (in *Info) Get(key string) (string, bool) {
 
 // Delete removes key (MPI_Info_delete); deleting a key that is not set
 // fails with ErrArg.
-func (in *Info) Delete(key string) error {
+func (in *Info) Delete(key string) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Info.Delete", nil, Undefined, Undefined), &err)
+	}
 	if in == nil {
 		return infoErr("InfoDelete", "nil Info (InfoNull)")
 	}
@@ -108,7 +114,10 @@ func (in *Info) Dup() *Info {
 
 // SetInfo replaces c's hints with a copy of info (MPI_Comm_set_info).
 // mpigo currently acts on no hint; they are kept for Info to return.
-func (c *Comm) SetInfo(info *Info) error {
+func (c *Comm) SetInfo(info *Info) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.SetInfo", c, Undefined, Undefined), &err)
+	}
 	if err := c.check("SetInfo"); err != nil {
 		return err
 	}

@@ -53,7 +53,10 @@ func (c *Comm) RemoteSize() int {
 
 // RemoteGroup returns the remote group of an intercommunicator
 // (MPI_Comm_remote_group).
-func (c *Comm) RemoteGroup() (*Group, error) {
+func (c *Comm) RemoteGroup() (_ *Group, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.RemoteGroup", c, Undefined, Undefined), &err)
+	}
 	if err := c.check("RemoteGroup"); err != nil {
 		return nil, err
 	}
@@ -141,7 +144,10 @@ func acrossGroups(lcc coll.Comm, root, rtag, btag int, f coll.Combine, exch func
 // agree on a context id free on every member of both groups: each group
 // ANDs its members' free maps, the leaders exchange and combine them, and
 // each broadcasts the result to its group.
-func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag int) (*Comm, error) {
+func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag int) (_ *Comm, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("IntercommCreate", local, Undefined, tag), &err)
+	}
 	const op = "IntercommCreate"
 	if err := local.intraOnly(op); err != nil {
 		return nil, err
@@ -192,7 +198,7 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 			rec = overlapRecord(overlap)
 		}
 	}
-	rec, err := coll.BcastVarAlg(lcc, "", rec, localLeader, tInfo)
+	rec, err = coll.BcastVarAlg(lcc, "", rec, localLeader, tInfo)
 	if xerr != nil {
 		return nil, local.collErr(op, xerr)
 	}
@@ -270,7 +276,10 @@ func (c *Comm) interDup(op string) (*Comm, error) {
 // groups; all members of a group pass the same high. The group that passes
 // high false comes first; if both pass the same value, the group whose
 // first member has the lower world rank comes first.
-func (c *Comm) IntercommMerge(high bool) (*Comm, error) {
+func (c *Comm) IntercommMerge(high bool) (_ *Comm, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.IntercommMerge", c, Undefined, Undefined), &err)
+	}
 	const op = "IntercommMerge"
 	if err := c.check(op); err != nil {
 		return nil, err
@@ -293,7 +302,7 @@ func (c *Comm) IntercommMerge(high bool) (*Comm, error) {
 			theirs = []byte{}
 		}
 	}
-	theirs, err := coll.BcastVarAlg(lcc, "", theirs, 0, base)
+	theirs, err = coll.BcastVarAlg(lcc, "", theirs, 0, base)
 	if xerr != nil {
 		return nil, c.collErr(op, xerr)
 	}

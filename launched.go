@@ -50,6 +50,8 @@ func isLocalName(node string) bool {
 // launcher's --ranks-per-proc) are goroutines that talk through inproc.
 func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	j := &job{size: info.Size, exit: os.Exit}
+	liveJobs.Add(1)
+	defer liveJobs.Add(-1)
 	if a, ok := info.KV.(boot.Aborter); ok {
 		// mpi.Abort (or ErrorsAreFatal) under a PMI launcher: ask it to
 		// end the whole job with this code, after a moment for the

@@ -34,16 +34,34 @@ func isInPlace(b []byte) bool {
 }
 
 // Barrier blocks until every rank of c has called it (MPI_Barrier).
-func (c *Comm) Barrier() error { return Barrier(c) }
+func (c *Comm) Barrier() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Barrier", c, Undefined, Undefined), &err)
+	}
+	return barrierOf(c)
+}
 
 // Ibarrier starts a barrier (MPI_Ibarrier): the request completes once
 // every rank has started it.
-func (c *Comm) Ibarrier() (*Request, error) {
+func (c *Comm) Ibarrier() (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Ibarrier", c, Undefined, Undefined), &err)
+	}
+	return c.ibarrier()
+}
+
+// ibarrier is Ibarrier without the profiler hook, for the package's own use.
+func (c *Comm) ibarrier() (*Request, error) {
 	return c.startColl("Ibarrier", func(v *Comm) error { return Barrier(v) })
 }
 
 // Ibarrier is c.Ibarrier.
-func Ibarrier(c *Comm) (*Request, error) { return c.Ibarrier() }
+func Ibarrier(c *Comm) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Ibarrier", c, Undefined, Undefined), &err)
+	}
+	return c.ibarrier()
+}
 
 func (c *Comm) argErr(op string, class error, format string, args ...any) error {
 	return c.handle(c.errorf(op, class, loc{}, format, args...))
@@ -93,7 +111,10 @@ func (c *Comm) need(name, what string, buf []byte, n int) error {
 // Bcast copies count elements of dt from root's buf into buf on every
 // rank (MPI_Bcast). The algorithm (binomial tree or scatter+allgather)
 // is chosen by size; see docs/collectives.md.
-func (c *Comm) Bcast(buf []byte, count int, dt *Datatype, root int) error {
+func (c *Comm) Bcast(buf []byte, count int, dt *Datatype, root int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Bcast", c, root, Undefined), &err)
+	}
 	const op = "Bcast"
 	if c.IsInter() {
 		return c.interBcastBuf(buf, count, dt, root)
@@ -115,7 +136,10 @@ func (c *Comm) Bcast(buf []byte, count int, dt *Datatype, root int) error {
 }
 
 // Ibcast starts a Bcast (MPI_Ibcast).
-func (c *Comm) Ibcast(buf []byte, count int, dt *Datatype, root int) (*Request, error) {
+func (c *Comm) Ibcast(buf []byte, count int, dt *Datatype, root int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Ibcast", c, root, Undefined), &err)
+	}
 	return c.startColl("Ibcast", func(v *Comm) error { return v.Bcast(buf, count, dt, root) })
 }
 
@@ -150,7 +174,10 @@ func fill(n, v int) []int {
 // root's recvbuf, rank i's at element i·recvcount (MPI_Gather). recvbuf,
 // recvcount and recvtype matter only at root. sendbuf may be InPlace at
 // root.
-func (c *Comm) Gather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) error {
+func (c *Comm) Gather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Gather", c, root, Undefined), &err)
+	}
 	if c.IsInter() {
 		return c.interGathervBuf("Gather", sendbuf, sendcount, sendtype, recvbuf, fill(len(c.group), recvcount), nil, recvtype, root)
 	}
@@ -159,7 +186,10 @@ func (c *Comm) Gather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf
 
 // Gatherv is Gather with a count and a displacement (in elements) per
 // rank (MPI_Gatherv).
-func (c *Comm) Gatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype, root int) error {
+func (c *Comm) Gatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype, root int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Gatherv", c, root, Undefined), &err)
+	}
 	return c.gatherv("Gatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root)
 }
 
@@ -211,14 +241,20 @@ func (c *Comm) gatherv(name string, sendbuf []byte, sendcount int, sendtype *Dat
 }
 
 // Igather starts a Gather (MPI_Igather).
-func (c *Comm) Igather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) (*Request, error) {
+func (c *Comm) Igather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Igather", c, root, Undefined), &err)
+	}
 	return c.startColl("Igather", func(v *Comm) error {
 		return v.Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root)
 	})
 }
 
 // Igatherv starts a Gatherv (MPI_Igatherv).
-func (c *Comm) Igatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype, root int) (*Request, error) {
+func (c *Comm) Igatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype, root int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Igatherv", c, root, Undefined), &err)
+	}
 	return c.startColl("Igatherv", func(v *Comm) error {
 		return v.Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root)
 	})
@@ -228,7 +264,10 @@ func (c *Comm) Igatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvb
 // root's sendbuf to rank i, into recvbuf (MPI_Scatter). sendbuf,
 // sendcount and sendtype matter only at root; recvbuf may be InPlace at
 // root.
-func (c *Comm) Scatter(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) error {
+func (c *Comm) Scatter(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Scatter", c, root, Undefined), &err)
+	}
 	if c.IsInter() {
 		return c.interScattervBuf("Scatter", sendbuf, fill(len(c.group), sendcount), nil, sendtype, recvbuf, recvcount, recvtype, root)
 	}
@@ -237,7 +276,10 @@ func (c *Comm) Scatter(sendbuf []byte, sendcount int, sendtype *Datatype, recvbu
 
 // Scatterv is Scatter with a count and a displacement (in elements) per
 // rank (MPI_Scatterv).
-func (c *Comm) Scatterv(sendbuf []byte, sendcounts, displs []int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) error {
+func (c *Comm) Scatterv(sendbuf []byte, sendcounts, displs []int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Scatterv", c, root, Undefined), &err)
+	}
 	return c.scatterv("Scatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root)
 }
 
@@ -289,14 +331,20 @@ func (c *Comm) scatterv(name string, sendbuf []byte, sendcounts, displs []int, s
 }
 
 // Iscatter starts a Scatter (MPI_Iscatter).
-func (c *Comm) Iscatter(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) (*Request, error) {
+func (c *Comm) Iscatter(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Iscatter", c, root, Undefined), &err)
+	}
 	return c.startColl("Iscatter", func(v *Comm) error {
 		return v.Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root)
 	})
 }
 
 // Iscatterv starts a Scatterv (MPI_Iscatterv).
-func (c *Comm) Iscatterv(sendbuf []byte, sendcounts, displs []int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) (*Request, error) {
+func (c *Comm) Iscatterv(sendbuf []byte, sendcounts, displs []int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Iscatterv", c, root, Undefined), &err)
+	}
 	return c.startColl("Iscatterv", func(v *Comm) error {
 		return v.Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root)
 	})
@@ -306,7 +354,10 @@ func (c *Comm) Iscatterv(sendbuf []byte, sendcounts, displs []int, sendtype *Dat
 // every rank, rank i's at element i·recvcount (MPI_Allgather). sendbuf may
 // be InPlace. The algorithm (Bruck, recursive doubling or ring) is chosen
 // by size.
-func (c *Comm) Allgather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) error {
+func (c *Comm) Allgather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Allgather", c, Undefined, Undefined), &err)
+	}
 	if c.IsInter() {
 		return c.interAllgathervBuf("Allgather", sendbuf, sendcount, sendtype, recvbuf, fill(len(c.group), recvcount), nil, recvtype)
 	}
@@ -315,7 +366,10 @@ func (c *Comm) Allgather(sendbuf []byte, sendcount int, sendtype *Datatype, recv
 
 // Allgatherv is Allgather with a count and a displacement (in elements)
 // per rank (MPI_Allgatherv).
-func (c *Comm) Allgatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype) error {
+func (c *Comm) Allgatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Allgatherv", c, Undefined, Undefined), &err)
+	}
 	return c.allgatherv("Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype)
 }
 
@@ -380,14 +434,20 @@ func (c *Comm) allgatherv(name string, sendbuf []byte, sendcount int, sendtype *
 }
 
 // Iallgather starts an Allgather (MPI_Iallgather).
-func (c *Comm) Iallgather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) (*Request, error) {
+func (c *Comm) Iallgather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Iallgather", c, Undefined, Undefined), &err)
+	}
 	return c.startColl("Iallgather", func(v *Comm) error {
 		return v.Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
 	})
 }
 
 // Iallgatherv starts an Allgatherv (MPI_Iallgatherv).
-func (c *Comm) Iallgatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype) (*Request, error) {
+func (c *Comm) Iallgatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Iallgatherv", c, Undefined, Undefined), &err)
+	}
 	return c.startColl("Iallgatherv", func(v *Comm) error {
 		return v.Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype)
 	})
@@ -397,7 +457,10 @@ func (c *Comm) Iallgatherv(sendbuf []byte, sendcount int, sendtype *Datatype, re
 // sendbuf to rank j and receives rank j's block into block j of recvbuf
 // (MPI_Alltoall). sendbuf may be InPlace. The algorithm (Bruck, scattered
 // or pairwise) is chosen by block size.
-func (c *Comm) Alltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) error {
+func (c *Comm) Alltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Alltoall", c, Undefined, Undefined), &err)
+	}
 	const name = "Alltoall"
 	if c.IsInter() {
 		return c.interAlltoallBuf(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
@@ -437,7 +500,10 @@ func (c *Comm) Alltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvb
 }
 
 // Ialltoall starts an Alltoall (MPI_Ialltoall).
-func (c *Comm) Ialltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) (*Request, error) {
+func (c *Comm) Ialltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Ialltoall", c, Undefined, Undefined), &err)
+	}
 	return c.startColl("Ialltoall", func(v *Comm) error {
 		return v.Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
 	})
@@ -445,7 +511,10 @@ func (c *Comm) Ialltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recv
 
 // Alltoallv is Alltoall with a count and a displacement (in elements) per
 // peer on both sides (MPI_Alltoallv).
-func (c *Comm) Alltoallv(sendbuf []byte, sendcounts, sdispls []int, sendtype *Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtype *Datatype) error {
+func (c *Comm) Alltoallv(sendbuf []byte, sendcounts, sdispls []int, sendtype *Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtype *Datatype) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Alltoallv", c, Undefined, Undefined), &err)
+	}
 	p := len(c.group)
 	st, rt := make([]*Datatype, p), make([]*Datatype, p)
 	for i := range st {
@@ -456,7 +525,10 @@ func (c *Comm) Alltoallv(sendbuf []byte, sendcounts, sdispls []int, sendtype *Da
 
 // Alltoallw is Alltoallv with a datatype per peer and displacements in
 // bytes (MPI_Alltoallw).
-func (c *Comm) Alltoallw(sendbuf []byte, sendcounts, sdispls []int, sendtypes []*Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtypes []*Datatype) error {
+func (c *Comm) Alltoallw(sendbuf []byte, sendcounts, sdispls []int, sendtypes []*Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtypes []*Datatype) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Alltoallw", c, Undefined, Undefined), &err)
+	}
 	return c.alltoallw("Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, false)
 }
 
@@ -572,14 +644,20 @@ func (c *Comm) alltoallw(name string, sendbuf []byte, sendcounts, sdispls []int,
 }
 
 // Ialltoallv starts an Alltoallv (MPI_Ialltoallv).
-func (c *Comm) Ialltoallv(sendbuf []byte, sendcounts, sdispls []int, sendtype *Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtype *Datatype) (*Request, error) {
+func (c *Comm) Ialltoallv(sendbuf []byte, sendcounts, sdispls []int, sendtype *Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtype *Datatype) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Ialltoallv", c, Undefined, Undefined), &err)
+	}
 	return c.startColl("Ialltoallv", func(v *Comm) error {
 		return v.Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype)
 	})
 }
 
 // Ialltoallw starts an Alltoallw (MPI_Ialltoallw).
-func (c *Comm) Ialltoallw(sendbuf []byte, sendcounts, sdispls []int, sendtypes []*Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtypes []*Datatype) (*Request, error) {
+func (c *Comm) Ialltoallw(sendbuf []byte, sendcounts, sdispls []int, sendtypes []*Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtypes []*Datatype) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Ialltoallw", c, Undefined, Undefined), &err)
+	}
 	return c.startColl("Ialltoallw", func(v *Comm) error {
 		return v.Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes)
 	})
@@ -604,7 +682,10 @@ func (c *Comm) input(name string, sendbuf, recvbuf []byte, n int) ([]byte, error
 // root's recvbuf (MPI_Reduce); recvbuf matters only at root. sendbuf may
 // be InPlace at root. Non-commutative operations are applied in rank
 // order.
-func (c *Comm) Reduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp, root int) error {
+func (c *Comm) Reduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp, root int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Reduce", c, root, Undefined), &err)
+	}
 	const name = "Reduce"
 	if dt != nil && dt.block() == 0 {
 		sendCount, recvCount := count, -1
@@ -676,7 +757,10 @@ func (c *Comm) Reduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Redu
 }
 
 // Ireduce starts a Reduce (MPI_Ireduce).
-func (c *Comm) Ireduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp, root int) (*Request, error) {
+func (c *Comm) Ireduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp, root int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Ireduce", c, root, Undefined), &err)
+	}
 	return c.startColl("Ireduce", func(v *Comm) error { return v.Reduce(sendbuf, recvbuf, count, dt, op, root) })
 }
 
@@ -685,7 +769,10 @@ func (c *Comm) Ireduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Red
 // commutative operations the algorithm (recursive doubling, Rabenseifner,
 // ring) is chosen by size and runs in recvbuf; others are reduced in rank
 // order and broadcast.
-func (c *Comm) Allreduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) error {
+func (c *Comm) Allreduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Allreduce", c, Undefined, Undefined), &err)
+	}
 	const name = "Allreduce"
 	if dt != nil && dt.block() == 0 {
 		pdt, sb, rb, rsp, err := c.stageReduction(name, sendbuf, count, recvbuf, count, dt)
@@ -729,7 +816,10 @@ func (c *Comm) Allreduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *R
 }
 
 // Iallreduce starts an Allreduce (MPI_Iallreduce).
-func (c *Comm) Iallreduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) (*Request, error) {
+func (c *Comm) Iallreduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Iallreduce", c, Undefined, Undefined), &err)
+	}
 	return c.startColl("Iallreduce", func(v *Comm) error { return v.Allreduce(sendbuf, recvbuf, count, dt, op) })
 }
 
@@ -737,7 +827,10 @@ func (c *Comm) Iallreduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *
 // with op and leaves block i (recvcount elements) of the result in rank
 // i's recvbuf (MPI_Reduce_scatter_block). With sendbuf InPlace, recvbuf
 // holds the whole input and gets the result in its first block.
-func (c *Comm) ReduceScatterBlock(sendbuf, recvbuf []byte, recvcount int, dt *Datatype, op *ReduceOp) error {
+func (c *Comm) ReduceScatterBlock(sendbuf, recvbuf []byte, recvcount int, dt *Datatype, op *ReduceOp) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.ReduceScatterBlock", c, Undefined, Undefined), &err)
+	}
 	if recvcount < 0 {
 		return c.argErr("ReduceScatterBlock", ErrCount, "negative count %d", recvcount)
 	}
@@ -750,7 +843,10 @@ func (c *Comm) ReduceScatterBlock(sendbuf, recvbuf []byte, recvcount int, dt *Da
 // holds the whole input and gets the result at its start. Commutative
 // operations use recursive halving; others a reduce in rank order and a
 // scatter.
-func (c *Comm) ReduceScatter(sendbuf, recvbuf []byte, recvcounts []int, dt *Datatype, op *ReduceOp) error {
+func (c *Comm) ReduceScatter(sendbuf, recvbuf []byte, recvcounts []int, dt *Datatype, op *ReduceOp) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.ReduceScatter", c, Undefined, Undefined), &err)
+	}
 	return c.reduceScatter("ReduceScatter", sendbuf, recvbuf, recvcounts, dt, op)
 }
 
@@ -845,14 +941,20 @@ func (c *Comm) reduceScatter(name string, sendbuf, recvbuf []byte, recvcounts []
 }
 
 // IreduceScatterBlock starts a ReduceScatterBlock (MPI_Ireduce_scatter_block).
-func (c *Comm) IreduceScatterBlock(sendbuf, recvbuf []byte, recvcount int, dt *Datatype, op *ReduceOp) (*Request, error) {
+func (c *Comm) IreduceScatterBlock(sendbuf, recvbuf []byte, recvcount int, dt *Datatype, op *ReduceOp) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.IreduceScatterBlock", c, Undefined, Undefined), &err)
+	}
 	return c.startColl("IreduceScatterBlock", func(v *Comm) error {
 		return v.ReduceScatterBlock(sendbuf, recvbuf, recvcount, dt, op)
 	})
 }
 
 // IreduceScatter starts a ReduceScatter (MPI_Ireduce_scatter).
-func (c *Comm) IreduceScatter(sendbuf, recvbuf []byte, recvcounts []int, dt *Datatype, op *ReduceOp) (*Request, error) {
+func (c *Comm) IreduceScatter(sendbuf, recvbuf []byte, recvcounts []int, dt *Datatype, op *ReduceOp) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.IreduceScatter", c, Undefined, Undefined), &err)
+	}
 	return c.startColl("IreduceScatter", func(v *Comm) error {
 		return v.ReduceScatter(sendbuf, recvbuf, recvcounts, dt, op)
 	})
@@ -860,14 +962,20 @@ func (c *Comm) IreduceScatter(sendbuf, recvbuf []byte, recvcounts []int, dt *Dat
 
 // Scan leaves in rank r's recvbuf the reduction with op of the sendbufs
 // of ranks 0..r, in rank order (MPI_Scan). sendbuf may be InPlace.
-func (c *Comm) Scan(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) error {
+func (c *Comm) Scan(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Scan", c, Undefined, Undefined), &err)
+	}
 	return c.scan("Scan", sendbuf, recvbuf, count, dt, op, true)
 }
 
 // Exscan leaves in rank r's recvbuf the reduction with op of the sendbufs
 // of ranks 0..r-1 (MPI_Exscan); rank 0's recvbuf is not touched. sendbuf
 // may be InPlace.
-func (c *Comm) Exscan(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) error {
+func (c *Comm) Exscan(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Exscan", c, Undefined, Undefined), &err)
+	}
 	return c.scan("Exscan", sendbuf, recvbuf, count, dt, op, false)
 }
 
@@ -928,11 +1036,17 @@ func (c *Comm) scan(name string, sendbuf, recvbuf []byte, count int, dt *Datatyp
 }
 
 // Iscan starts a Scan (MPI_Iscan).
-func (c *Comm) Iscan(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) (*Request, error) {
+func (c *Comm) Iscan(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Iscan", c, Undefined, Undefined), &err)
+	}
 	return c.startColl("Iscan", func(v *Comm) error { return v.Scan(sendbuf, recvbuf, count, dt, op) })
 }
 
 // Iexscan starts an Exscan (MPI_Iexscan).
-func (c *Comm) Iexscan(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) (*Request, error) {
+func (c *Comm) Iexscan(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Iexscan", c, Undefined, Undefined), &err)
+	}
 	return c.startColl("Iexscan", func(v *Comm) error { return v.Exscan(sendbuf, recvbuf, count, dt, op) })
 }

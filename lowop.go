@@ -124,7 +124,11 @@ func (o *ReduceOp) combine(dt *Datatype) (coll.Combine, error) {
 // operation combines the elements' data (as the collectives do) and leaves
 // the holes of inout alone; a user operation gets the two buffers as they
 // are.
-func ReduceLocal(in, inout []byte, count int, dt *Datatype, op *ReduceOp) error {
+func ReduceLocal(in, inout []byte, count int, dt *Datatype, op *ReduceOp) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("ReduceLocal", nil, Undefined, Undefined), &err)
+	}
+
 	const name = "ReduceLocal"
 	if dt == nil {
 		return (*Comm)(nil).errorf(name, ErrType, loc{}, "nil datatype")

@@ -80,12 +80,16 @@ func (f *Future[T]) Request() *Request { return f.request() }
 
 // Wait blocks until the collective is complete on this rank and returns
 // its result. Waiting again returns the same result.
-func (f *Future[T]) Wait() (T, error) {
+func (f *Future[T]) Wait() (_ T, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Future.Wait", f.comm(), Undefined, Undefined), &err)
+	}
+
 	if f == nil { // a null request
 		var zero T
 		return zero, nil
 	}
-	if _, err := f.req.Wait(); err != nil {
+	if _, err := f.req.wait(); err != nil {
 		var zero T
 		return zero, err
 	}
@@ -94,8 +98,12 @@ func (f *Future[T]) Wait() (T, error) {
 
 // Test reports whether the collective is complete, without blocking, and
 // if so returns its result.
-func (f *Future[T]) Test() (bool, T, error) {
-	done, _, err := f.request().Test()
+func (f *Future[T]) Test() (_ bool, _ T, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Future.Test", f.comm(), Undefined, Undefined), &err)
+	}
+
+	done, _, err := f.request().test()
 	if f == nil {
 		var zero T
 		return done, zero, err

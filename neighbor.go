@@ -86,7 +86,7 @@ func (c *Comm) exchange(op string, t *topology, sends, recvs []nbrBlk) error {
 		if t.in[i] == ProcNull {
 			continue
 		}
-		r, err := sh.Irecv(b.buf, b.count, b.dt, t.in[i], base+t.inTag[i])
+		r, err := sh.irecv(b.buf, b.count, b.dt, t.in[i], base+t.inTag[i])
 		if err != nil {
 			first = err
 			break
@@ -101,7 +101,7 @@ func (c *Comm) exchange(op string, t *topology, sends, recvs []nbrBlk) error {
 			continue
 		}
 		b := sends[j]
-		r, err := sh.Isend(b.buf, b.count, b.dt, t.out[j], base+t.outTag[j])
+		r, err := sh.isendStd(b.buf, b.count, b.dt, t.out[j], base+t.outTag[j])
 		if err != nil {
 			first = err
 			break
@@ -109,7 +109,7 @@ func (c *Comm) exchange(op string, t *topology, sends, recvs []nbrBlk) error {
 		reqs = append(reqs, r)
 	}
 	for _, r := range reqs {
-		if _, err := r.Wait(); err != nil && first == nil {
+		if _, err := r.wait(); err != nil && first == nil {
 			first = err
 		}
 	}
@@ -144,7 +144,10 @@ func sameBlocks(b nbrBlk, n int) []nbrBlk {
 // every out-neighbour and receives recvcount elements of recvtype from
 // in-neighbour i into recvbuf at i·recvcount·extent(recvtype)
 // (MPI_Neighbor_allgather).
-func (c *Comm) NeighborAllgather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) error {
+func (c *Comm) NeighborAllgather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.NeighborAllgather", c, Undefined, Undefined), &err)
+	}
 	const op = "NeighborAllgather"
 	t, err := c.nbrTopo(op)
 	if err != nil {
@@ -160,7 +163,10 @@ func (c *Comm) NeighborAllgather(sendbuf []byte, sendcount int, sendtype *Dataty
 
 // NeighborAllgatherv is NeighborAllgather with a count and a displacement
 // (in extents of recvtype) per in-neighbour (MPI_Neighbor_allgatherv).
-func (c *Comm) NeighborAllgatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype) error {
+func (c *Comm) NeighborAllgatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.NeighborAllgatherv", c, Undefined, Undefined), &err)
+	}
 	const op = "NeighborAllgatherv"
 	t, err := c.nbrTopo(op)
 	if err != nil {
@@ -190,7 +196,10 @@ func (c *Comm) neighborAllgatherv(op string, t *topology, sendbuf []byte, sendco
 // NeighborAlltoall sends block j (sendcount elements of sendtype at
 // j·sendcount·extent(sendtype)) of sendbuf to out-neighbour j and receives
 // block i of recvbuf from in-neighbour i (MPI_Neighbor_alltoall).
-func (c *Comm) NeighborAlltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) error {
+func (c *Comm) NeighborAlltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.NeighborAlltoall", c, Undefined, Undefined), &err)
+	}
 	const op = "NeighborAlltoall"
 	t, err := c.nbrTopo(op)
 	if err != nil {
@@ -211,7 +220,10 @@ func (c *Comm) NeighborAlltoall(sendbuf []byte, sendcount int, sendtype *Datatyp
 // NeighborAlltoallv is NeighborAlltoall with a count and a displacement
 // (in extents of the datatype) per neighbour on both sides
 // (MPI_Neighbor_alltoallv).
-func (c *Comm) NeighborAlltoallv(sendbuf []byte, sendcounts, sdispls []int, sendtype *Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtype *Datatype) error {
+func (c *Comm) NeighborAlltoallv(sendbuf []byte, sendcounts, sdispls []int, sendtype *Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtype *Datatype) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.NeighborAlltoallv", c, Undefined, Undefined), &err)
+	}
 	const op = "NeighborAlltoallv"
 	t, err := c.nbrTopo(op)
 	if err != nil {
@@ -223,7 +235,10 @@ func (c *Comm) NeighborAlltoallv(sendbuf []byte, sendcounts, sdispls []int, send
 
 // NeighborAlltoallw is NeighborAlltoallv with a datatype per neighbour and
 // displacements in bytes (MPI_Neighbor_alltoallw).
-func (c *Comm) NeighborAlltoallw(sendbuf []byte, sendcounts, sdispls []int, sendtypes []*Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtypes []*Datatype) error {
+func (c *Comm) NeighborAlltoallw(sendbuf []byte, sendcounts, sdispls []int, sendtypes []*Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtypes []*Datatype) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.NeighborAlltoallw", c, Undefined, Undefined), &err)
+	}
 	const op = "NeighborAlltoallw"
 	t, err := c.nbrTopo(op)
 	if err != nil {
@@ -289,35 +304,50 @@ func (c *Comm) startNbr(op string, body func(v *Comm) error) (*Request, error) {
 }
 
 // IneighborAllgather starts a NeighborAllgather (MPI_Ineighbor_allgather).
-func (c *Comm) IneighborAllgather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) (*Request, error) {
+func (c *Comm) IneighborAllgather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.IneighborAllgather", c, Undefined, Undefined), &err)
+	}
 	return c.startNbr("IneighborAllgather", func(v *Comm) error {
 		return v.NeighborAllgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
 	})
 }
 
 // IneighborAllgatherv starts a NeighborAllgatherv (MPI_Ineighbor_allgatherv).
-func (c *Comm) IneighborAllgatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype) (*Request, error) {
+func (c *Comm) IneighborAllgatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.IneighborAllgatherv", c, Undefined, Undefined), &err)
+	}
 	return c.startNbr("IneighborAllgatherv", func(v *Comm) error {
 		return v.NeighborAllgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype)
 	})
 }
 
 // IneighborAlltoall starts a NeighborAlltoall (MPI_Ineighbor_alltoall).
-func (c *Comm) IneighborAlltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) (*Request, error) {
+func (c *Comm) IneighborAlltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.IneighborAlltoall", c, Undefined, Undefined), &err)
+	}
 	return c.startNbr("IneighborAlltoall", func(v *Comm) error {
 		return v.NeighborAlltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
 	})
 }
 
 // IneighborAlltoallv starts a NeighborAlltoallv (MPI_Ineighbor_alltoallv).
-func (c *Comm) IneighborAlltoallv(sendbuf []byte, sendcounts, sdispls []int, sendtype *Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtype *Datatype) (*Request, error) {
+func (c *Comm) IneighborAlltoallv(sendbuf []byte, sendcounts, sdispls []int, sendtype *Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtype *Datatype) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.IneighborAlltoallv", c, Undefined, Undefined), &err)
+	}
 	return c.startNbr("IneighborAlltoallv", func(v *Comm) error {
 		return v.NeighborAlltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype)
 	})
 }
 
 // IneighborAlltoallw starts a NeighborAlltoallw (MPI_Ineighbor_alltoallw).
-func (c *Comm) IneighborAlltoallw(sendbuf []byte, sendcounts, sdispls []int, sendtypes []*Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtypes []*Datatype) (*Request, error) {
+func (c *Comm) IneighborAlltoallw(sendbuf []byte, sendcounts, sdispls []int, sendtypes []*Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtypes []*Datatype) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.IneighborAlltoallw", c, Undefined, Undefined), &err)
+	}
 	return c.startNbr("IneighborAlltoallw", func(v *Comm) error {
 		return v.NeighborAlltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes)
 	})
@@ -337,7 +367,7 @@ func nbrTyped[T any](c *Comm, op string, t *topology, out [][]byte, sig uint64) 
 		if src == ProcNull {
 			continue
 		}
-		p, err := Irecv[T](sh, src, base+t.inTag[i])
+		p, err := irecvT[T](sh, src, base+t.inTag[i])
 		if err != nil {
 			return nil, c.nbrErr(op, err)
 		}
@@ -359,14 +389,14 @@ func nbrTyped[T any](c *Comm, op string, t *topology, out [][]byte, sig uint64) 
 		if p == nil {
 			continue
 		}
-		v, _, err := p.Wait()
+		v, _, err := p.wait()
 		if err != nil && first == nil {
 			first = err
 		}
 		res[i] = v
 	}
 	for _, r := range sends {
-		if _, err := r.Wait(); err != nil && first == nil {
+		if _, err := r.wait(); err != nil && first == nil {
 			first = err
 		}
 	}
@@ -380,7 +410,10 @@ func nbrTyped[T any](c *Comm, op string, t *topology, out [][]byte, sig uint64) 
 // values of its in-neighbours, one per slot in the topology's order
 // (MPI_Neighbor_allgather, and MPI_Neighbor_allgatherv since values may
 // differ in size). A ProcNull neighbour's slot holds the zero value.
-func NeighborAllgather[T any](c *Comm, v T) ([]T, error) {
+func NeighborAllgather[T any](c *Comm, v T) (_ []T, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("NeighborAllgather", c, Undefined, Undefined), &err)
+	}
 	const op = "NeighborAllgather"
 	t, err := c.nbrTopo(op)
 	if err != nil {
@@ -404,7 +437,10 @@ func NeighborAllgather[T any](c *Comm, v T) ([]T, error) {
 // since values may differ in size). vs must have one value per
 // out-neighbour (the one for a ProcNull neighbour is not sent); a ProcNull
 // neighbour's slot holds the zero value.
-func NeighborAlltoall[T any](c *Comm, vs []T) ([]T, error) {
+func NeighborAlltoall[T any](c *Comm, vs []T) (_ []T, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("NeighborAlltoall", c, Undefined, Undefined), &err)
+	}
 	const op = "NeighborAlltoall"
 	t, err := c.nbrTopo(op)
 	if err != nil {
@@ -442,12 +478,18 @@ func nbrFuture[T any](c *Comm, op string, body func(v *Comm) (T, error)) (*Futur
 // IneighborAllgather starts a NeighborAllgather (MPI_Ineighbor_allgather).
 // If v is a slice, its elements must not be modified until the Future
 // completes.
-func IneighborAllgather[T any](c *Comm, v T) (*Future[[]T], error) {
+func IneighborAllgather[T any](c *Comm, v T) (_ *Future[[]T], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("IneighborAllgather", c, Undefined, Undefined), &err)
+	}
 	return nbrFuture(c, "IneighborAllgather", func(w *Comm) ([]T, error) { return NeighborAllgather(w, v) })
 }
 
 // IneighborAlltoall starts a NeighborAlltoall (MPI_Ineighbor_alltoall).
 // vs and its elements must not be modified until the Future completes.
-func IneighborAlltoall[T any](c *Comm, vs []T) (*Future[[]T], error) {
+func IneighborAlltoall[T any](c *Comm, vs []T) (_ *Future[[]T], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("IneighborAlltoall", c, Undefined, Undefined), &err)
+	}
 	return nbrFuture(c, "IneighborAlltoall", func(w *Comm) ([]T, error) { return NeighborAlltoall(w, vs) })
 }

@@ -159,7 +159,7 @@ func (c *Comm) sendMsg(op string, m msg, sig uint64, dest, tag int, mode engine.
 	s := getSlot()
 	s.er.Layout = m.lay
 	c.startSend(&s.er, nil, sig, dest, tag, mode)
-	st := s.er.Wait()
+	st := c.p.waitReq(&s.er)
 	var err error
 	if st.Err != nil {
 		err = c.handle(c.statusErr(op, at("dest", dest, tag), st))
@@ -182,6 +182,9 @@ func (c *Comm) send(op string, buf []byte, sig uint64, dest, tag int, mode engin
 		}
 		if f, ok := c.p.eng.EagerFrame(c.ctx, c.rank, c.group[dest], tag, buf, sig); ok {
 			// Eager and unanswered: complete once the transport has it.
+			if c.p.stats.on.Load() != 0 {
+				c.p.countSent(f.To, len(buf))
+			}
 			if err := c.p.tr.Send(f); err != nil {
 				return c.handle(c.errorf(op, ErrProcFailed, at("dest", dest, tag), "%v", err))
 			}
@@ -190,7 +193,7 @@ func (c *Comm) send(op string, buf []byte, sig uint64, dest, tag int, mode engin
 	}
 	s := getSlot()
 	c.startSend(&s.er, buf, sig, dest, tag, mode)
-	st := s.er.Wait()
+	st := c.p.waitReq(&s.er)
 	var err error
 	if st.Err != nil {
 		err = c.handle(c.statusErr(op, at("dest", dest, tag), st))
@@ -206,6 +209,9 @@ func (c *Comm) sendShm(buf []byte, sig uint64, dest, tag int) (err error, ok boo
 	to := c.group[dest]
 	if c.p.shmTo == nil || c.p.shmTo[to] == nil || !c.p.eng.EagerOK(len(buf), to) {
 		return nil, false
+	}
+	if c.p.stats.on.Load() != 0 {
+		c.p.countSent(to, len(buf))
 	}
 	return c.p.shmTo[to].SendEager(to, c.ctx, int32(c.rank), int32(tag), sig, buf), true
 }
@@ -248,7 +254,10 @@ const BsendOverhead = engine.BsendOverhead
 // BufferAttach gives the calling rank a buffer for buffered sends
 // (MPI_Buffer_attach). Each Bsend takes its data size plus BsendOverhead
 // from it until the message has left.
-func (c *Comm) BufferAttach(buf []byte) error {
+func (c *Comm) BufferAttach(buf []byte) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.BufferAttach", c, Undefined, Undefined), &err)
+	}
 	if err := c.check("BufferAttach"); err != nil {
 		return err
 	}
@@ -260,7 +269,10 @@ func (c *Comm) BufferAttach(buf []byte) error {
 
 // BufferDetach waits until every buffered send has left the attached
 // buffer, then detaches it and returns it (MPI_Buffer_detach).
-func (c *Comm) BufferDetach() ([]byte, error) {
+func (c *Comm) BufferDetach() (_ []byte, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.BufferDetach", c, Undefined, Undefined), &err)
+	}
 	if err := c.check("BufferDetach"); err != nil {
 		return nil, err
 	}
@@ -286,26 +298,38 @@ func (c *Comm) lowSend(op string, buf []byte, count int, dt *Datatype, dest, tag
 // Send sends count elements of dt from buf to rank dest with tag, and
 // returns when buf may be reused (MPI_Send). Small messages are copied out
 // at once; large ones wait for the receiver.
-func (c *Comm) Send(buf []byte, count int, dt *Datatype, dest, tag int) error {
+func (c *Comm) Send(buf []byte, count int, dt *Datatype, dest, tag int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Send", c, dest, tag), &err)
+	}
 	return c.lowSend("Send", buf, count, dt, dest, tag, engine.Standard)
 }
 
 // Ssend is a synchronous send: it returns only once the receiver has
 // matched the message (MPI_Ssend).
-func (c *Comm) Ssend(buf []byte, count int, dt *Datatype, dest, tag int) error {
+func (c *Comm) Ssend(buf []byte, count int, dt *Datatype, dest, tag int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Ssend", c, dest, tag), &err)
+	}
 	return c.lowSend("Ssend", buf, count, dt, dest, tag, engine.Synchronous)
 }
 
 // Rsend is a ready send: the matching receive must already be posted
 // (MPI_Rsend). mpigo does not rely on that; it behaves like Send.
-func (c *Comm) Rsend(buf []byte, count int, dt *Datatype, dest, tag int) error {
+func (c *Comm) Rsend(buf []byte, count int, dt *Datatype, dest, tag int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Rsend", c, dest, tag), &err)
+	}
 	return c.lowSend("Rsend", buf, count, dt, dest, tag, engine.Ready)
 }
 
 // Bsend is a buffered send: the data is copied into the buffer attached
 // with BufferAttach and Bsend returns at once (MPI_Bsend). It fails with
 // ErrBuffer if the attached buffer has no room.
-func (c *Comm) Bsend(buf []byte, count int, dt *Datatype, dest, tag int) error {
+func (c *Comm) Bsend(buf []byte, count int, dt *Datatype, dest, tag int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Bsend", c, dest, tag), &err)
+	}
 	if err := c.checkDest("Bsend", dest, tag); err != nil {
 		return err
 	}
@@ -338,18 +362,32 @@ func (c *Comm) isend(op string, buf []byte, count int, dt *Datatype, dest, tag i
 
 // Isend starts a send and returns at once (MPI_Isend). buf must not be
 // modified until the request completes.
-func (c *Comm) Isend(buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
+func (c *Comm) Isend(buf []byte, count int, dt *Datatype, dest, tag int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Isend", c, dest, tag), &err)
+	}
+	return c.isendStd(buf, count, dt, dest, tag)
+}
+
+// isendStd is Isend without the profiler hook, for the package's own use.
+func (c *Comm) isendStd(buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
 	return c.isend("Isend", buf, count, dt, dest, tag, engine.Standard)
 }
 
 // Issend starts a synchronous send (MPI_Issend): the request completes once
 // the receiver has matched the message.
-func (c *Comm) Issend(buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
+func (c *Comm) Issend(buf []byte, count int, dt *Datatype, dest, tag int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Issend", c, dest, tag), &err)
+	}
 	return c.isend("Issend", buf, count, dt, dest, tag, engine.Synchronous)
 }
 
 // Irsend starts a ready send (MPI_Irsend).
-func (c *Comm) Irsend(buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
+func (c *Comm) Irsend(buf []byte, count int, dt *Datatype, dest, tag int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Irsend", c, dest, tag), &err)
+	}
 	return c.isend("Irsend", buf, count, dt, dest, tag, engine.Ready)
 }
 
@@ -357,7 +395,11 @@ func (c *Comm) Irsend(buf []byte, count int, dt *Datatype, dest, tag int) (*Requ
 // soon as the data is in the attached buffer, which is before Ibsend
 // returns. Cancel may still withdraw the message while its receiver has
 // not matched it.
-func (c *Comm) Ibsend(buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
+func (c *Comm) Ibsend(buf []byte, count int, dt *Datatype, dest, tag int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Ibsend", c, dest, tag), &err)
+	}
+
 	if err := c.checkDest("Ibsend", dest, tag); err != nil {
 		return nil, err
 	}
@@ -385,7 +427,10 @@ func (c *Comm) lowRecvBuf(op string, buf []byte, count int, dt *Datatype, src, t
 // Recv receives a message from rank src (or AnySource) with tag (or AnyTag)
 // into buf, which has room for count elements of dt (MPI_Recv). A longer
 // message fills the buffer and fails with ErrTruncate.
-func (c *Comm) Recv(buf []byte, count int, dt *Datatype, src, tag int) (Status, error) {
+func (c *Comm) Recv(buf []byte, count int, dt *Datatype, src, tag int) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Recv", c, src, tag), &err)
+	}
 	m, err := c.lowRecvBuf("Recv", buf, count, dt, src, tag)
 	if err != nil {
 		return Status{}, err
@@ -412,7 +457,7 @@ func (c *Comm) recvMsgT(op string, m msg, sig uint64, t *typeInfo, tname string,
 	s := getSlot()
 	s.er.Layout = m.lay
 	c.startSlotRecv(s, m.b, nil, sig, src, tag)
-	est := s.er.WaitRef()
+	est := c.p.waitRef(&s.er)
 	st := Status{Source: est.Source, Tag: est.Tag, bytes: est.Count, size: est.Size, elem: elem, cancelled: est.Cancelled}
 	var err error
 	if est.Err != nil {
@@ -428,7 +473,15 @@ func (c *Comm) recvMsgT(op string, m msg, sig uint64, t *typeInfo, tname string,
 
 // Irecv starts a receive and returns at once (MPI_Irecv). buf must not be
 // used until the request completes.
-func (c *Comm) Irecv(buf []byte, count int, dt *Datatype, src, tag int) (*Request, error) {
+func (c *Comm) Irecv(buf []byte, count int, dt *Datatype, src, tag int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Irecv", c, src, tag), &err)
+	}
+	return c.irecv(buf, count, dt, src, tag)
+}
+
+// irecv is Irecv without the profiler hook, for the package's own use.
+func (c *Comm) irecv(buf []byte, count int, dt *Datatype, src, tag int) (*Request, error) {
 	m, err := c.lowRecvBuf("Irecv", buf, count, dt, src, tag)
 	if err != nil {
 		return nil, err
@@ -488,28 +541,43 @@ func (r *Request) activate() *engine.Request {
 
 // SendInit makes a persistent standard send (MPI_Send_init): each Start
 // sends the current contents of buf.
-func (c *Comm) SendInit(buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
+func (c *Comm) SendInit(buf []byte, count int, dt *Datatype, dest, tag int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.SendInit", c, dest, tag), &err)
+	}
 	return c.sendInit("SendInit", buf, count, dt, dest, tag, engine.Standard, false)
 }
 
 // SsendInit makes a persistent synchronous send (MPI_Ssend_init).
-func (c *Comm) SsendInit(buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
+func (c *Comm) SsendInit(buf []byte, count int, dt *Datatype, dest, tag int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.SsendInit", c, dest, tag), &err)
+	}
 	return c.sendInit("SsendInit", buf, count, dt, dest, tag, engine.Synchronous, false)
 }
 
 // RsendInit makes a persistent ready send (MPI_Rsend_init).
-func (c *Comm) RsendInit(buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
+func (c *Comm) RsendInit(buf []byte, count int, dt *Datatype, dest, tag int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.RsendInit", c, dest, tag), &err)
+	}
 	return c.sendInit("RsendInit", buf, count, dt, dest, tag, engine.Ready, false)
 }
 
 // BsendInit makes a persistent buffered send (MPI_Bsend_init).
-func (c *Comm) BsendInit(buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
+func (c *Comm) BsendInit(buf []byte, count int, dt *Datatype, dest, tag int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.BsendInit", c, dest, tag), &err)
+	}
 	return c.sendInit("BsendInit", buf, count, dt, dest, tag, engine.Standard, true)
 }
 
 // RecvInit makes a persistent receive (MPI_Recv_init): each Start posts a
 // receive into buf.
-func (c *Comm) RecvInit(buf []byte, count int, dt *Datatype, src, tag int) (*Request, error) {
+func (c *Comm) RecvInit(buf []byte, count int, dt *Datatype, src, tag int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.RecvInit", c, src, tag), &err)
+	}
 	m, err := c.lowRecvBuf("RecvInit", buf, count, dt, src, tag)
 	if err != nil {
 		return nil, err
@@ -534,43 +602,49 @@ func (c *Comm) RecvInit(buf []byte, count int, dt *Datatype, src, tag int) (*Req
 // Sendrecv sends one message and receives another at the same time, so two
 // ranks can exchange data without deadlock (MPI_Sendrecv).
 func (c *Comm) Sendrecv(sendbuf []byte, sendcount int, sendtype *Datatype, dest, sendtag int,
-	recvbuf []byte, recvcount int, recvtype *Datatype, src, recvtag int) (Status, error) {
-	rr, err := c.Irecv(recvbuf, recvcount, recvtype, src, recvtag)
+	recvbuf []byte, recvcount int, recvtype *Datatype, src, recvtag int) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Sendrecv", c, dest, sendtag), &err)
+	}
+	rr, err := c.irecv(recvbuf, recvcount, recvtype, src, recvtag)
 	if err != nil {
 		return Status{}, err
 	}
 	if err := c.lowSend("Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, engine.Standard); err != nil {
 		rr.Cancel()
-		rr.Wait()
+		rr.wait()
 		return Status{}, err
 	}
-	return rr.Wait()
+	return rr.wait()
 }
 
 // SendrecvReplace sends the contents of buf and receives into the same
 // buffer (MPI_Sendrecv_replace).
-func (c *Comm) SendrecvReplace(buf []byte, count int, dt *Datatype, dest, sendtag, src, recvtag int) (Status, error) {
+func (c *Comm) SendrecvReplace(buf []byte, count int, dt *Datatype, dest, sendtag, src, recvtag int) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.SendrecvReplace", c, dest, sendtag), &err)
+	}
 	m, err := c.lowRecvBuf("SendrecvReplace", buf, count, dt, src, recvtag)
 	if err != nil {
 		return Status{}, err
 	}
 	// The outgoing data must be copied out before the incoming lands.
 	tmp := append([]byte(nil), m.bytes()...)
-	rr, err := c.Irecv(buf, count, dt, src, recvtag)
+	rr, err := c.irecv(buf, count, dt, src, recvtag)
 	if err != nil {
 		return Status{}, err
 	}
 	if err := c.checkDest("SendrecvReplace", dest, sendtag); err != nil {
 		rr.Cancel()
-		rr.Wait()
+		rr.wait()
 		return Status{}, err
 	}
 	if err := c.send("SendrecvReplace", tmp, dt.sig, dest, sendtag, engine.Standard); err != nil {
 		rr.Cancel()
-		rr.Wait()
+		rr.wait()
 		return Status{}, err
 	}
-	return rr.Wait()
+	return rr.wait()
 }
 
 // probe blocks until a message matching (src, tag) can be received.
@@ -609,7 +683,15 @@ func (c *Comm) probeLost(src int, epoch uint64) error {
 
 // Probe waits until a message from src with tag can be received and returns
 // its status without receiving it (MPI_Probe). Status.Bytes is its size.
-func (c *Comm) Probe(src, tag int) (Status, error) {
+func (c *Comm) Probe(src, tag int) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Probe", c, src, tag), &err)
+	}
+	return c.probeCall(src, tag)
+}
+
+// probeCall is Probe without the profiler hook, for the package's own use.
+func (c *Comm) probeCall(src, tag int) (Status, error) {
 	if err := c.checkSource("Probe", src, tag); err != nil {
 		return Status{}, err
 	}
@@ -625,7 +707,10 @@ func (c *Comm) Probe(src, tag int) (Status, error) {
 
 // Iprobe reports whether a message from src with tag can be received now,
 // and its status, without receiving it (MPI_Iprobe).
-func (c *Comm) Iprobe(src, tag int) (bool, Status, error) {
+func (c *Comm) Iprobe(src, tag int) (_ bool, _ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Iprobe", c, src, tag), &err)
+	}
 	if err := c.checkSource("Iprobe", src, tag); err != nil {
 		return false, Status{}, err
 	}
@@ -690,14 +775,25 @@ func (c *Comm) mprobe(op string, src, tag int, block bool) (*Message, Status, bo
 // Mprobe waits for a message from src with tag and takes it out of
 // matching: no other receive or probe will see it. Receive it with
 // Message.Recv or mpi.Mrecv (MPI_Mprobe).
-func (c *Comm) Mprobe(src, tag int) (*Message, Status, error) {
+func (c *Comm) Mprobe(src, tag int) (_ *Message, _ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Mprobe", c, src, tag), &err)
+	}
+	return c.mprobeCall(src, tag)
+}
+
+// mprobeCall is Mprobe without the profiler hook, for the package's own use.
+func (c *Comm) mprobeCall(src, tag int) (*Message, Status, error) {
 	m, st, _, err := c.mprobe("Mprobe", src, tag, true)
 	return m, st, err
 }
 
 // Improbe is the non-blocking Mprobe: if no message matches it returns
 // (false, nil, ...) (MPI_Improbe).
-func (c *Comm) Improbe(src, tag int) (bool, *Message, Status, error) {
+func (c *Comm) Improbe(src, tag int) (_ bool, _ *Message, _ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Improbe", c, src, tag), &err)
+	}
 	m, st, ok, err := c.mprobe("Improbe", src, tag, false)
 	return ok, m, st, err
 }
@@ -716,16 +812,27 @@ func (m *Message) take(op string) (*engine.Message, error) {
 
 // Recv receives the message into buf, which has room for count elements of
 // dt (MPI_Mrecv).
-func (m *Message) Recv(buf []byte, count int, dt *Datatype) (Status, error) {
-	r, err := m.Irecv(buf, count, dt)
+func (m *Message) Recv(buf []byte, count int, dt *Datatype) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Message.Recv", m.comm(), Undefined, Undefined), &err)
+	}
+	r, err := m.irecv(buf, count, dt)
 	if err != nil {
 		return Status{}, err
 	}
-	return r.Wait()
+	return r.wait()
 }
 
 // Irecv starts receiving the message into buf (MPI_Imrecv).
-func (m *Message) Irecv(buf []byte, count int, dt *Datatype) (*Request, error) {
+func (m *Message) Irecv(buf []byte, count int, dt *Datatype) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Message.Irecv", m.comm(), Undefined, Undefined), &err)
+	}
+	return m.irecv(buf, count, dt)
+}
+
+// irecv is Irecv without the profiler hook, for the package's own use.
+func (m *Message) irecv(buf []byte, count int, dt *Datatype) (*Request, error) {
 	em, err := m.take("Mrecv")
 	if err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/mpigo/mpi/internal/engine"
 )
@@ -117,7 +118,15 @@ func (c *Comm) statusErr(op string, l loc, st engine.Status) error {
 // on an inactive persistent request (never started, or already waited
 // for) returns at once with the empty status (EmptyStatus). Waiting again
 // on a completed non-persistent request returns the same result.
-func (r *Request) Wait() (Status, error) {
+func (r *Request) Wait() (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Request.Wait", r.comm(), Undefined, Undefined), &err)
+	}
+	return r.wait()
+}
+
+// wait is Wait for the package's own callers (not reported to a Profiler).
+func (r *Request) wait() (Status, error) {
 	if r == nil { // MPI_REQUEST_NULL
 		return emptyStatus, nil
 	}
@@ -158,7 +167,15 @@ func (r *Request) Wait() (Status, error) {
 
 // Test reports whether r has completed, without blocking, and if so its
 // status (MPI_Test).
-func (r *Request) Test() (bool, Status, error) {
+func (r *Request) Test() (_ bool, _ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Request.Test", r.comm(), Undefined, Undefined), &err)
+	}
+	return r.test()
+}
+
+// test is Test for the package's own callers.
+func (r *Request) test() (bool, Status, error) {
 	if r == nil { // MPI_REQUEST_NULL
 		return true, emptyStatus, nil
 	}
@@ -222,7 +239,11 @@ func (r *Request) active() bool {
 //
 // Cancelling a request that is complete and waited for, inactive, or
 // already cancelled does nothing.
-func (r *Request) Cancel() error {
+func (r *Request) Cancel() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Request.Cancel", r.comm(), Undefined, Undefined), &err)
+	}
+
 	if r == nil {
 		return (*Comm)(nil).errorf("Cancel", ErrRequest, loc{}, "nil request")
 	}
@@ -272,7 +293,10 @@ func (r *Request) Cancel() error {
 // Free releases r (MPI_Request_free). An operation in flight goes on to
 // completion, but nobody can wait for it any more. Using r afterwards
 // returns ErrRequest.
-func (r *Request) Free() error {
+func (r *Request) Free() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Request.Free", r.comm(), Undefined, Undefined), &err)
+	}
 	if r == nil {
 		return (*Comm)(nil).errorf("Free", ErrRequest, loc{}, "nil request")
 	}
@@ -296,7 +320,15 @@ func (r *Request) Free() error {
 
 // Start starts a persistent request made by SendInit, RecvInit and the
 // like (MPI_Start). It is an error to start a request that is active.
-func (r *Request) Start() error {
+func (r *Request) Start() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Request.Start", r.comm(), Undefined, Undefined), &err)
+	}
+	return r.begin()
+}
+
+// begin is Start without the profiler hook, for the package's own use.
+func (r *Request) begin() error {
 	if r == nil {
 		return (*Comm)(nil).errorf("Start", ErrRequest, loc{}, "nil request")
 	}
@@ -323,9 +355,12 @@ func (r *Request) Start() error {
 }
 
 // StartAll starts every request in reqs (MPI_Startall).
-func StartAll(reqs ...*Request) error {
+func StartAll(reqs ...*Request) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("StartAll", requestsComm(reqs), Undefined, Undefined), &err)
+	}
 	for _, r := range reqs {
-		if err := r.Start(); err != nil {
+		if err := r.begin(); err != nil {
 			return err
 		}
 	}
@@ -338,14 +373,18 @@ func StartAll(reqs ...*Request) error {
 // It waits for the requests from last to first: requests usually complete
 // in the order they were started, so waiting for the last one first parks
 // the caller once instead of once per request.
-func WaitAll(reqs ...Waiter) error {
+func WaitAll(reqs ...Waiter) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("WaitAll", waitersComm(reqs), Undefined, Undefined), &err)
+	}
+
 	var failed []failure
 	for i := len(reqs) - 1; i >= 0; i-- {
 		if reqs[i] == nil {
 			continue
 		}
 		r := reqs[i].request()
-		if _, err := r.Wait(); err != nil {
+		if _, err := r.wait(); err != nil {
 			failed = append(failed, failure{i, r, err})
 		}
 	}
@@ -355,7 +394,15 @@ func WaitAll(reqs ...Waiter) error {
 
 // WaitAllStatus is WaitAll for low-level requests that also returns every
 // status, in order.
-func WaitAllStatus(reqs []*Request) ([]Status, error) {
+func WaitAllStatus(reqs []*Request) (_ []Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("WaitAllStatus", requestsComm(reqs), Undefined, Undefined), &err)
+	}
+	return waitAllStatus(reqs)
+}
+
+// waitAllStatus is WaitAllStatus without the profiler hook, for the package's own use.
+func waitAllStatus(reqs []*Request) ([]Status, error) {
 	sts := make([]Status, len(reqs))
 	var failed []failure
 	for i := len(reqs) - 1; i >= 0; i-- { // last first, as WaitAll does
@@ -364,7 +411,7 @@ func WaitAllStatus(reqs []*Request) ([]Status, error) {
 			sts[i] = emptyStatus
 			continue
 		}
-		st, err := r.Wait()
+		st, err := r.wait()
 		sts[i] = st
 		if err != nil {
 			failed = append(failed, failure{i, r, err})
@@ -394,7 +441,16 @@ func park(reqs []*Request) {
 		}
 		return false
 	}
-	if len(ers) == 0 || engine.Spin(anyDone) {
+	if len(ers) == 0 {
+		return
+	}
+	// Time the wait for the wait_time performance variable if it runs
+	// on this rank (the requests' rank: a rank waits for its own).
+	if c := requestsComm(reqs); c != nil && c.p != nil && c.p.stats.waitOn.Load() != 0 {
+		t0 := time.Now()
+		defer func() { c.p.stats.waitNs.Add(uint64(time.Since(t0))) }()
+	}
+	if engine.Spin(anyDone) {
 		return
 	}
 	w := engine.GetWaiter()
@@ -414,9 +470,13 @@ func park(reqs []*Request) {
 // index and status (MPI_Waitany). Nil and inactive requests (persistent
 // ones not started, requests already waited for) are ignored; if no
 // request is active, it returns Undefined and the empty status at once.
-func WaitAny(reqs []*Request) (int, Status, error) {
+func WaitAny(reqs []*Request) (_ int, _ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("WaitAny", requestsComm(reqs), Undefined, Undefined), &err)
+	}
+
 	for {
-		idx, ok, st, err := TestAny(reqs)
+		idx, ok, st, err := testAny(reqs)
 		if ok {
 			return idx, st, err
 		}
@@ -427,14 +487,22 @@ func WaitAny(reqs []*Request) (int, Status, error) {
 // TestAny reports whether one of the active requests has completed, and
 // which, without blocking (MPI_Testany). If none is active it reports
 // (Undefined, true).
-func TestAny(reqs []*Request) (int, bool, Status, error) {
+func TestAny(reqs []*Request) (_ int, _ bool, _ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("TestAny", requestsComm(reqs), Undefined, Undefined), &err)
+	}
+	return testAny(reqs)
+}
+
+// testAny is TestAny without the profiler hook, for the package's own use.
+func testAny(reqs []*Request) (int, bool, Status, error) {
 	any := false
 	for i, r := range reqs {
 		if !r.active() {
 			continue
 		}
 		any = true
-		if ok, st, err := r.Test(); ok {
+		if ok, st, err := r.test(); ok {
 			return i, true, st, err
 		}
 	}
@@ -447,9 +515,12 @@ func TestAny(reqs []*Request) (int, bool, Status, error) {
 // WaitSome waits until at least one active request completes and returns
 // the indices and statuses of all that have (MPI_Waitsome). If none is
 // active it returns nil slices.
-func WaitSome(reqs []*Request) ([]int, []Status, error) {
+func WaitSome(reqs []*Request) (_ []int, _ []Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("WaitSome", requestsComm(reqs), Undefined, Undefined), &err)
+	}
 	for {
-		idx, sts, err := TestSome(reqs)
+		idx, sts, err := testSome(reqs)
 		if len(idx) > 0 || err != nil || !anyActive(reqs) {
 			return idx, sts, err
 		}
@@ -468,7 +539,15 @@ func anyActive(reqs []*Request) bool {
 
 // TestSome returns the indices and statuses of the active requests that
 // have completed, without blocking (MPI_Testsome).
-func TestSome(reqs []*Request) ([]int, []Status, error) {
+func TestSome(reqs []*Request) (_ []int, _ []Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("TestSome", requestsComm(reqs), Undefined, Undefined), &err)
+	}
+	return testSome(reqs)
+}
+
+// testSome is TestSome without the profiler hook, for the package's own use.
+func testSome(reqs []*Request) ([]int, []Status, error) {
 	var idx []int
 	var sts []Status
 	var failed []failure
@@ -476,7 +555,7 @@ func TestSome(reqs []*Request) ([]int, []Status, error) {
 		if !r.active() || !r.done() {
 			continue
 		}
-		_, st, err := r.Test()
+		_, st, err := r.test()
 		idx = append(idx, i)
 		sts = append(sts, st)
 		if err != nil {
@@ -489,12 +568,15 @@ func TestSome(reqs []*Request) ([]int, []Status, error) {
 // TestAll reports whether every request has completed, without blocking
 // (MPI_Testall). Only when it reports true are the requests finished (and
 // the statuses returned).
-func TestAll(reqs []*Request) (bool, []Status, error) {
+func TestAll(reqs []*Request) (_ bool, _ []Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("TestAll", requestsComm(reqs), Undefined, Undefined), &err)
+	}
 	for _, r := range reqs {
 		if r != nil && !r.done() {
 			return false, nil, nil
 		}
 	}
-	sts, err := WaitAllStatus(reqs)
+	sts, err := waitAllStatus(reqs)
 	return true, sts, err
 }

@@ -77,6 +77,8 @@ type proc struct {
 
 	selfOnce sync.Once
 	self     *Comm // the rank's Self communicator, made on first use
+
+	stats pstats // performance-variable counters (pvar.go)
 }
 
 // exec hands the frames in out to the transports and completes the
@@ -85,6 +87,9 @@ func (p *proc) exec(out *engine.Outbox) {
 	n := out.Len()
 	if n == 0 {
 		return
+	}
+	if p.stats.on.Load() != 0 {
+		p.countOut(out)
 	}
 	for i := 0; i < n; i++ {
 		it := out.At(i)
@@ -131,6 +136,9 @@ func sendFilled(p *proc, it *engine.Item) error {
 
 // deliver is the transport handler: a frame arrived for this rank.
 func (p *proc) deliver(f wire.Frame) {
+	if p.stats.on.Load() != 0 {
+		p.countFrame(&f.Header, f.From)
+	}
 	var out engine.Outbox
 	if err := p.eng.Deliver(&f, &out); err != nil {
 		p.internal(err)
@@ -226,6 +234,9 @@ func (p *proc) peerFailed(peer int, err error) {
 // deliverQueued is the handler for transports that deliver on their own
 // goroutines: the engine's answers go to the reply sender.
 func (p *proc) deliverQueued(f wire.Frame) {
+	if p.stats.on.Load() != 0 {
+		p.countFrame(&f.Header, f.From)
+	}
 	var out engine.Outbox
 	if err := p.eng.Deliver(&f, &out); err != nil {
 		p.internal(err)
@@ -520,7 +531,12 @@ func (p *proc) startShm(cfg shm.Config) (*shm.Transport, error) {
 	cfg.Rank = p.rank
 	cfg.Handler = p.deliverQueued
 	// p.eng does not exist yet: look it up when a frame comes.
-	cfg.Eager = func(h *wire.Header, from int, b []byte) error { return p.eng.DeliverEager(h, from, b) }
+	cfg.Eager = func(h *wire.Header, from int, b []byte) error {
+		if p.stats.on.Load() != 0 {
+			p.countRecv(from, int(h.Size))
+		}
+		return p.eng.DeliverEager(h, from, b)
+	}
 	cfg.Place = func(h *wire.Header, from, n int) []byte { return p.eng.DataDest(h, from, n) }
 	cfg.OnPeerError = p.peerFailed
 	t, err := shm.New(cfg)
@@ -553,6 +569,8 @@ func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 		return err
 	}
 	defer j.close()
+	liveJobs.Add(1)
+	defer liveJobs.Add(-1)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for r := 0; r < n; r++ {
@@ -746,6 +764,11 @@ func singletonRanks() (n int, np bool, err error) {
 func Abort(c *Comm, code int) {
 	if c == nil || c.p == nil {
 		return
+	}
+	if h := profiler.Load(); h != nil {
+		// Abort does not return: report its end before it acts.
+		var err error
+		h.exit(h.enter("Abort", c, Undefined, Undefined), &err)
 	}
 	if code == 0 {
 		code = 1

@@ -128,7 +128,10 @@ func (c *Comm) Topo() TopoKind {
 
 // TopoTest returns the kind of topology c has (MPI_Topo_test); it fails
 // with ErrComm for a nil or freed communicator.
-func TopoTest(c *Comm) (TopoKind, error) {
+func TopoTest(c *Comm) (_ TopoKind, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("TopoTest", c, Undefined, Undefined), &err)
+	}
 	if err := c.check("TopoTest"); err != nil {
 		return Undefined, err
 	}
@@ -209,7 +212,10 @@ func firstRanks(n int) []int {
 //
 //	DimsCreate(6, []int{0, 0})     // [3 2]
 //	DimsCreate(24, []int{0, 3, 0}) // [4 3 2]
-func DimsCreate(nnodes int, dims []int) ([]int, error) {
+func DimsCreate(nnodes int, dims []int) (_ []int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("DimsCreate", nil, Undefined, Undefined), &err)
+	}
 	fail := func(class error, format string, args ...any) ([]int, error) {
 		return nil, &Error{Class: class, Op: "DimsCreate", Rank: NoRank, Msg: fmt.Sprintf(format, args...)}
 	}

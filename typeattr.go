@@ -43,7 +43,11 @@ type TypeKeyval struct {
 // CreateTypeKeyval makes a new datatype attribute key with the given
 // callbacks (MPI_Type_create_keyval); either may be nil. Closures carry
 // MPI's extra_state.
-func CreateTypeKeyval(copyFn TypeCopyAttrFunc, deleteFn TypeDeleteAttrFunc) (*TypeKeyval, error) {
+func CreateTypeKeyval(copyFn TypeCopyAttrFunc, deleteFn TypeDeleteAttrFunc) (_ *TypeKeyval, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("CreateTypeKeyval", nil, Undefined, Undefined), &err)
+	}
+
 	if copyFn == nil {
 		copyFn = TypeNullCopyFn
 	}
@@ -52,7 +56,11 @@ func CreateTypeKeyval(copyFn TypeCopyAttrFunc, deleteFn TypeDeleteAttrFunc) (*Ty
 
 // FreeTypeKeyval releases key (MPI_Type_free_keyval): it can no longer be
 // used to set or get attributes; values already set keep their callbacks.
-func FreeTypeKeyval(key *TypeKeyval) error {
+func FreeTypeKeyval(key *TypeKeyval) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("FreeTypeKeyval", nil, Undefined, Undefined), &err)
+	}
+
 	if key == nil || key.freed.Swap(true) {
 		return (*Comm)(nil).errorf("FreeTypeKeyval", ErrKeyval, loc{}, "nil or already freed key")
 	}
@@ -116,7 +124,11 @@ func (d *Datatype) putAttr(a typeAttr, replace bool) {
 // SetAttr caches val on d under key (MPI_Type_set_attr). A value already
 // there is first deleted, with its delete callback. Predefined datatypes
 // take attributes too.
-func (d *Datatype) SetAttr(key *TypeKeyval, val any) error {
+func (d *Datatype) SetAttr(key *TypeKeyval, val any) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Datatype.SetAttr", nil, Undefined, Undefined), &err)
+	}
+
 	if err := d.checkTypeKey("TypeSetAttr", key); err != nil {
 		return err
 	}
@@ -132,7 +144,11 @@ func (d *Datatype) SetAttr(key *TypeKeyval, val any) error {
 
 // GetAttr returns the value cached on d under key, and whether there is
 // one (MPI_Type_get_attr).
-func (d *Datatype) GetAttr(key *TypeKeyval) (any, bool, error) {
+func (d *Datatype) GetAttr(key *TypeKeyval) (_ any, _ bool, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Datatype.GetAttr", nil, Undefined, Undefined), &err)
+	}
+
 	if err := d.checkTypeKey("TypeGetAttr", key); err != nil {
 		return nil, false, err
 	}
@@ -151,7 +167,11 @@ func (d *Datatype) GetAttr(key *TypeKeyval) (any, bool, error) {
 // DeleteAttr removes the value cached on d under key, after calling the
 // key's delete callback (MPI_Type_delete_attr). Deleting a key that has
 // no value fails with ErrKeyval.
-func (d *Datatype) DeleteAttr(key *TypeKeyval) error {
+func (d *Datatype) DeleteAttr(key *TypeKeyval) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Datatype.DeleteAttr", nil, Undefined, Undefined), &err)
+	}
+
 	if err := d.checkTypeKey("TypeDeleteAttr", key); err != nil {
 		return err
 	}

@@ -274,7 +274,7 @@ func sendT[T any](c *Comm, op string, v *T, dest, tag int, mode engine.Mode) err
 		return c.typeErr(op, at("dest", dest, tag), err)
 	}
 	c.startSend(&s.er, b, t.sig, dest, tag, mode)
-	st := s.er.Wait()
+	st := c.p.waitReq(&s.er)
 	if st.Err != nil {
 		err = c.handle(c.statusErr(op, at("dest", dest, tag), st))
 	}
@@ -287,24 +287,36 @@ func sendT[T any](c *Comm, op string, v *T, dest, tag int, mode engine.Mode) err
 // them are sent from their memory with no encoding; anything else is
 // encoded. A value that cannot be encoded (a channel, a function) gives
 // ErrType naming its type.
-func Send[T any](c *Comm, v T, dest, tag int) error {
+func Send[T any](c *Comm, v T, dest, tag int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Send", c, dest, tag), &err)
+	}
 	return sendT(c, "Send", &v, dest, tag, engine.Standard)
 }
 
 // Ssend is Send that returns only once the receiver has matched the
 // message (MPI_Ssend).
-func Ssend[T any](c *Comm, v T, dest, tag int) error {
+func Ssend[T any](c *Comm, v T, dest, tag int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Ssend", c, dest, tag), &err)
+	}
 	return sendT(c, "Ssend", &v, dest, tag, engine.Synchronous)
 }
 
 // Rsend is a ready-mode Send (MPI_Rsend): the receive must already be posted.
-func Rsend[T any](c *Comm, v T, dest, tag int) error {
+func Rsend[T any](c *Comm, v T, dest, tag int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Rsend", c, dest, tag), &err)
+	}
 	return sendT(c, "Rsend", &v, dest, tag, engine.Ready)
 }
 
 // Bsend copies v into the buffer attached with BufferAttach and returns at
 // once (MPI_Bsend).
-func Bsend[T any](c *Comm, v T, dest, tag int) error {
+func Bsend[T any](c *Comm, v T, dest, tag int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Bsend", c, dest, tag), &err)
+	}
 	if err := c.checkDest("Bsend", dest, tag); err != nil {
 		return err
 	}
@@ -337,12 +349,18 @@ func isendT[T any](c *Comm, op string, v T, dest, tag int, mode engine.Mode) (*R
 
 // Isend starts sending v and returns at once (MPI_Isend). If v is a slice,
 // its elements must not be modified until the request completes.
-func Isend[T any](c *Comm, v T, dest, tag int) (*Request, error) {
+func Isend[T any](c *Comm, v T, dest, tag int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Isend", c, dest, tag), &err)
+	}
 	return isendT(c, "Isend", v, dest, tag, engine.Standard)
 }
 
 // Issend starts a synchronous send (MPI_Issend).
-func Issend[T any](c *Comm, v T, dest, tag int) (*Request, error) {
+func Issend[T any](c *Comm, v T, dest, tag int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Issend", c, dest, tag), &err)
+	}
 	return isendT(c, "Issend", v, dest, tag, engine.Synchronous)
 }
 
@@ -383,7 +401,10 @@ func finishRecv[T any](c *Comm, op string, l loc, t *typeInfo, er *engine.Reques
 // (or AnyTag) and returns it with its status (MPI_Recv). Slices and strings
 // are allocated to the size of the message; to receive into memory you
 // already have, use RecvInto. A message sent as another type gives ErrType.
-func Recv[T any](c *Comm, source, tag int) (T, Status, error) {
+func Recv[T any](c *Comm, source, tag int) (_ T, _ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Recv", c, source, tag), &err)
+	}
 	var v T
 	if err := c.checkSource("Recv", source, tag); err != nil {
 		return v, Status{}, err
@@ -395,7 +416,7 @@ func Recv[T any](c *Comm, source, tag int) (T, Status, error) {
 	s := getSlot()
 	buf, alloc := recvBuf(t, s)
 	c.startSlotRecv(s, buf, alloc, t.sig, source, tag)
-	s.er.Wait()
+	c.p.waitReq(&s.er)
 	st, err := finishRecv(c, "Recv", at("source", source, tag), t, &s.er, &v)
 	putSlot(s)
 	return v, st, err
@@ -405,7 +426,10 @@ func Recv[T any](c *Comm, source, tag int) (T, Status, error) {
 // large enough (MPI_Recv into an existing buffer); Status.Count says how
 // many elements arrived. It allocates nothing. E must be plain
 // (fixed-size, without pointers).
-func RecvInto[E any](c *Comm, buf []E, source, tag int) (Status, error) {
+func RecvInto[E any](c *Comm, buf []E, source, tag int) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("RecvInto", c, source, tag), &err)
+	}
 	if err := c.checkSource("RecvInto", source, tag); err != nil {
 		return Status{}, err
 	}
@@ -454,7 +478,15 @@ func (p *Pending[T]) Request() *Request { return p.request() }
 
 // Wait blocks until the value has arrived and returns it. A nil *Pending
 // is a null request: Wait returns the zero value at once.
-func (p *Pending[T]) Wait() (T, Status, error) {
+func (p *Pending[T]) Wait() (_ T, _ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Pending.Wait", p.comm(), Undefined, Undefined), &err)
+	}
+	return p.wait()
+}
+
+// wait is Wait for the package's own callers (not reported to a Profiler).
+func (p *Pending[T]) wait() (T, Status, error) {
 	if p == nil {
 		var zero T
 		return zero, emptyStatus, nil
@@ -462,7 +494,7 @@ func (p *Pending[T]) Wait() (T, Status, error) {
 	if p.got {
 		return p.v, p.st, p.err
 	}
-	st, err := p.req.Wait()
+	st, err := p.req.wait()
 	if err != nil || p.req.er == nil || st.Cancelled() {
 		p.st, p.err = st, err
 		if p.req.er == nil && err == nil && !st.Cancelled() { // ProcNull
@@ -476,17 +508,29 @@ func (p *Pending[T]) Wait() (T, Status, error) {
 }
 
 // Test reports whether the value has arrived, without blocking, and if so returns it.
-func (p *Pending[T]) Test() (bool, T, Status, error) {
+func (p *Pending[T]) Test() (_ bool, _ T, _ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Pending.Test", p.comm(), Undefined, Undefined), &err)
+	}
+
 	if p != nil && !p.req.done() {
 		var zero T
 		return false, zero, Status{}, nil
 	}
-	v, st, err := p.Wait()
+	v, st, err := p.wait()
 	return true, v, st, err
 }
 
 // Irecv starts receiving a value of type T and returns at once (MPI_Irecv).
-func Irecv[T any](c *Comm, source, tag int) (*Pending[T], error) {
+func Irecv[T any](c *Comm, source, tag int) (_ *Pending[T], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Irecv", c, source, tag), &err)
+	}
+	return irecvT[T](c, source, tag)
+}
+
+// irecvT is Irecv without the profiler hook, for the package's own use.
+func irecvT[T any](c *Comm, source, tag int) (*Pending[T], error) {
 	if err := c.checkSource("Irecv", source, tag); err != nil {
 		return nil, err
 	}
@@ -509,15 +553,28 @@ func Irecv[T any](c *Comm, source, tag int) (*Pending[T], error) {
 
 // Probe waits until a message from source with tag can be received and
 // returns its status without receiving it (MPI_Probe).
-func Probe(c *Comm, source, tag int) (Status, error) { return c.Probe(source, tag) }
+func Probe(c *Comm, source, tag int) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Probe", c, source, tag), &err)
+	}
+	return c.probeCall(source, tag)
+}
 
 // Mprobe waits for a message and takes it out of matching, so that only
 // Mrecv on the returned Message receives it (MPI_Mprobe). This is the safe
 // way for several goroutines to receive messages of unknown size.
-func Mprobe(c *Comm, source, tag int) (*Message, Status, error) { return c.Mprobe(source, tag) }
+func Mprobe(c *Comm, source, tag int) (_ *Message, _ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Mprobe", c, source, tag), &err)
+	}
+	return c.mprobeCall(source, tag)
+}
 
 // Mrecv receives the message m as a value of type T (MPI_Mrecv).
-func Mrecv[T any](m *Message) (T, Status, error) {
+func Mrecv[T any](m *Message) (_ T, _ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Mrecv", m.comm(), Undefined, Undefined), &err)
+	}
 	var v T
 	em, err := m.take("Mrecv")
 	if err != nil {
@@ -540,41 +597,57 @@ func Mrecv[T any](m *Message) (T, Status, error) {
 // Sendrecv sends v to dest and receives a value of type R from source at
 // the same time (MPI_Sendrecv). Only R needs naming, the type of v is
 // inferred: mpi.Sendrecv[[]float64](c, halo, right, 0, left, 0).
-func Sendrecv[R, T any](c *Comm, v T, dest, sendtag, source, recvtag int) (R, Status, error) {
+func Sendrecv[R, T any](c *Comm, v T, dest, sendtag, source, recvtag int) (_ R, _ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Sendrecv", c, dest, sendtag), &err)
+	}
+
 	var zero R
-	p, err := Irecv[R](c, source, recvtag)
+	p, err := irecvT[R](c, source, recvtag)
 	if err != nil {
 		return zero, Status{}, err
 	}
-	if err := Send(c, v, dest, sendtag); err != nil {
+	if err := sendT(c, "Send", &v, dest, sendtag, engine.Standard); err != nil {
 		p.req.Cancel()
-		p.req.Wait()
+		p.req.wait()
 		return zero, Status{}, err
 	}
-	return p.Wait()
+	return p.wait()
 }
 
 // SendrecvInto sends v to dest and receives elements of E from source into
 // buf at the same time (MPI_Sendrecv into an existing buffer): the form
 // for halo exchanges in a loop, which allocates no result slice. E must be
 // plain; the status counts the elements received.
-func SendrecvInto[T, E any](c *Comm, v T, dest, sendtag int, buf []E, source, recvtag int) (Status, error) {
-	r, err := IrecvInto(c, buf, source, recvtag)
+func SendrecvInto[T, E any](c *Comm, v T, dest, sendtag int, buf []E, source, recvtag int) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("SendrecvInto", c, dest, sendtag), &err)
+	}
+
+	r, err := irecvInto(c, buf, source, recvtag)
 	if err != nil {
 		return Status{}, err
 	}
-	if err := Send(c, v, dest, sendtag); err != nil {
+	if err := sendT(c, "Send", &v, dest, sendtag, engine.Standard); err != nil {
 		r.Cancel()
-		r.Wait()
+		r.wait()
 		return Status{}, err
 	}
-	return r.Wait()
+	return r.wait()
 }
 
 // IrecvInto starts receiving elements of E into buf and returns at once
 // (MPI_Irecv into an existing buffer). buf must not be used until the
 // request completes. E must be plain.
-func IrecvInto[E any](c *Comm, buf []E, source, tag int) (*Request, error) {
+func IrecvInto[E any](c *Comm, buf []E, source, tag int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("IrecvInto", c, source, tag), &err)
+	}
+	return irecvInto(c, buf, source, tag)
+}
+
+// irecvInto is IrecvInto for the package's own callers.
+func irecvInto[E any](c *Comm, buf []E, source, tag int) (*Request, error) {
 	if err := c.checkSource("IrecvInto", source, tag); err != nil {
 		return nil, err
 	}

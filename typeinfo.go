@@ -162,6 +162,10 @@ func (d *Datatype) Envelope() (combiner Combiner, nints, naddrs, ntypes int) {
 // MPI). A predefined datatype has no contents: ErrArg, as MPI makes it
 // erroneous.
 func (d *Datatype) Contents() (ints, addrs []int, types []*Datatype, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Datatype.Contents", nil, Undefined, Undefined), &err)
+	}
+
 	if d == nil {
 		return nil, nil, nil, typeErr("TypeGetContents", "nil datatype")
 	}
@@ -187,7 +191,11 @@ const (
 // are size bytes (MPI_Type_match_size): Int8..Int64 for integers,
 // Float32 and Float64 for reals, Complex64 and Complex128 for complex
 // numbers. Other sizes give ErrArg.
-func TypeMatchSize(class TypeClass, size int) (*Datatype, error) {
+func TypeMatchSize(class TypeClass, size int) (_ *Datatype, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("TypeMatchSize", nil, Undefined, Undefined), &err)
+	}
+
 	var dt *Datatype
 	switch class {
 	case TypeClassInteger:
@@ -241,7 +249,11 @@ func f90(base *Datatype, c Combiner, name string, ints []int) *Datatype {
 // to p=15, r=307. Undefined for p or r means "any". A request no Go type
 // meets gives ErrArg. The datatype sends and reduces like the float it
 // stands for; Envelope reports CombinerF90Real and Contents [p r].
-func TypeCreateF90Real(p, r int) (*Datatype, error) {
+func TypeCreateF90Real(p, r int) (_ *Datatype, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("TypeCreateF90Real", nil, Undefined, Undefined), &err)
+	}
+
 	base, err := f90Float("TypeCreateF90Real", p, r)
 	if err != nil {
 		return nil, err
@@ -251,7 +263,11 @@ func TypeCreateF90Real(p, r int) (*Datatype, error) {
 
 // TypeCreateF90Complex is TypeCreateF90Real for complex numbers
 // (MPI_Type_create_f90_complex): Complex64 or Complex128.
-func TypeCreateF90Complex(p, r int) (*Datatype, error) {
+func TypeCreateF90Complex(p, r int) (_ *Datatype, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("TypeCreateF90Complex", nil, Undefined, Undefined), &err)
+	}
+
 	base, err := f90Float("TypeCreateF90Complex", p, r)
 	if err != nil {
 		return nil, err
@@ -286,7 +302,11 @@ func f90Float(op string, p, r int) (*Datatype, error) {
 // (MPI_Type_create_f90_integer): Int8 up to r=2, Int16 up to 4, Int32 up
 // to 9, Int64 up to 18. Envelope reports CombinerF90Integer and Contents
 // [r].
-func TypeCreateF90Integer(r int) (*Datatype, error) {
+func TypeCreateF90Integer(r int) (_ *Datatype, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("TypeCreateF90Integer", nil, Undefined, Undefined), &err)
+	}
+
 	var base *Datatype
 	switch {
 	case r < 0:
@@ -317,7 +337,11 @@ func AintDiff(addr1, addr2 int) int { return addr1 - addr2 }
 // without copying: the buffer for a datatype whose displacements were
 // taken relative to p with GetAddress. T must be plain (numbers, bools,
 // and arrays and structs of them); other types, or a nil p, give ErrType.
-func BytesOf[T any](p *T) ([]byte, error) {
+func BytesOf[T any](p *T) (_ []byte, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("BytesOf", nil, Undefined, Undefined), &err)
+	}
+
 	info := datatype.InfoFor[T]()
 	if p == nil || !info.Plain {
 		return nil, typeErr("BytesOf", "%v is nil or not a plain type", info.Type)

@@ -980,3 +980,23 @@ func (e *Engine) FailAll(peer int, err error) {
 		r = next
 	}
 }
+
+// QueueLens returns how many receives are posted and how many messages
+// wait in the unexpected queue with context ctx, or in every context if
+// all is set. It walks both queues under the engine's lock: it is meant
+// for tools (MPI_T performance variables), not for the hot path.
+func (e *Engine) QueueLens(ctx uint32, all bool) (posted, unexpected int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for r := e.postedHead; r != nil; r = r.next {
+		if all || r.Context == ctx {
+			posted++
+		}
+	}
+	for m := e.unexpHead; m != nil; m = m.next {
+		if all || m.hdr.Context == ctx {
+			unexpected++
+		}
+	}
+	return posted, unexpected
+}
