@@ -774,9 +774,9 @@ func Abort(c *Comm, code int) {
 		code = 1
 	}
 	j := c.p.job
-	e := c.errorf("Abort", ErrOther, loc{}, "Abort called with code %d", code)
+	e := c.errorf("Abort", ErrOther, loc{}, "")
 	e.(*Error).Cause = abortCode(code)
-	j.abort(c.p.rank, code, e)
+	j.abort(c.p.rank, code, fmt.Errorf("Abort called with code %d on %s", code, c.Name()))
 	if j.local {
 		c.p.aborted.Store(&e)
 		runtime.Goexit()
@@ -786,7 +786,7 @@ func Abort(c *Comm, code int) {
 // abortCode is the Cause of the error of a rank that called Abort.
 type abortCode int
 
-func (a abortCode) Error() string { return fmt.Sprintf("exit code %d", int(a)) }
+func (a abortCode) Error() string { return fmt.Sprintf("Abort called with code %d", int(a)) }
 
 // ExitCode returns the code a rank passed to Abort if err (such as Run's
 // error) says a rank called Abort, and false otherwise.
