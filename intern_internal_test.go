@@ -20,7 +20,9 @@ func TestProtocolErrorUnderRun(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var j *job
 			err := Run(2, func(w *Comm) error {
-				j = w.p.job
+				if w.Rank() == 0 {
+					j = w.p.job
+				}
 				if w.Rank() == 1 {
 					if tc.waiting {
 						_, _, err := Recv[int](w, 0, 1) // fails when the job goes down

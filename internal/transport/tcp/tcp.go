@@ -101,6 +101,9 @@ type Config struct {
 type Transport struct {
 	cfg Config
 	ln  net.Listener
+	// maxPending is the package's maxPending when the endpoint started
+	// (tests lower it for one endpoint's life).
+	maxPending int
 
 	mu      sync.Mutex
 	out     map[int]*conn // the connection this rank sends to each peer on
@@ -183,7 +186,7 @@ const dialRetries = 4
 // New starts an endpoint that accepts connections on ln.
 func New(cfg Config, ln net.Listener) *Transport {
 	t := &Transport{cfg: cfg, ln: ln, out: map[int]*conn{}, in: map[net.Conn]bool{}, failed: map[int]bool{}, reason: map[int]error{}, live: map[int]int{},
-		done: make(chan struct{}), rejTokens: rejectBurst, rejLast: time.Now()}
+		done: make(chan struct{}), rejTokens: rejectBurst, rejLast: time.Now(), maxPending: maxPending}
 	t.readers.Add(1)
 	go t.accept()
 	return t
@@ -496,7 +499,7 @@ func (t *Transport) accept() {
 func (t *Transport) waitForRoom() bool {
 	for {
 		t.mu.Lock()
-		if len(t.pending) < maxPending {
+		if len(t.pending) < t.maxPending {
 			t.mu.Unlock()
 			return true
 		}
