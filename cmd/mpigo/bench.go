@@ -37,7 +37,7 @@ Tests (output follows the OSU micro-benchmarks: '#' comment lines, then
              the non-blocking forms, measured as OSU's non-blocking
              collective tests do: the pure time (start + wait), then a
              start, computation lasting that long, and wait; columns are
-             overall, compute and pure times (us) and the overlap (%%):
+             overall, compute and pure times (us) and the overlap (%):
              100·(1 - (overall - compute)/pure), 100 when communication
              hides entirely behind computation; -yield makes the
              computation yield its processor now and then
@@ -69,6 +69,12 @@ type benchConfig struct {
 
 func bench(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		if len(args) > 0 && isHelp(args[0]) {
+			// Asked for: the help goes to stdout (so `| less` shows it).
+			fmt.Fprint(stdout, benchUsage)
+			benchFlags(&benchConfig{}, stdout).PrintDefaults()
+			return 0
+		}
 		fmt.Fprint(stderr, benchUsage)
 		benchFlags(&benchConfig{}, stderr).PrintDefaults()
 		return 2

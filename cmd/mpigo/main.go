@@ -11,6 +11,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+
+	"github.com/mpigo/mpi"
 )
 
 const usage = `mpigo: MPI for Go
@@ -18,9 +21,13 @@ const usage = `mpigo: MPI for Go
 Usage:
   mpigo run -n N PROGRAM [ARGS...]   start an MPI job of N processes on this
                              machine; "mpigo run -h" for flags
-  mpigo bench TEST [flags]   run a micro-benchmark (TEST: latency, bw, bibw,
-                             allreduce, bcast, barrier); "mpigo bench -h" for flags
+  mpigo bench TEST [flags]   run a micro-benchmark; TEST is one of latency,
+                             bw, bibw, allreduce, bcast, barrier, allgather,
+                             alltoall, reduce, reduce_scatter, scan,
+                             iallreduce, ibcast, iallgather, ialltoall,
+                             ibarrier; "mpigo bench -h" for flags
   mpigo info                 print the version, transports and tunables
+  mpigo version              print the version (also --version)
   mpigo help                 print this message
 `
 
@@ -44,6 +51,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return info(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
+		return 0
+	case "version", "-version", "--version", "-V":
+		fmt.Fprintf(stdout, "mpigo %s (MPI %d.%d, %s)\n", mpi.Version, mpi.StandardVersion, mpi.StandardSubversion, runtime.Version())
 		return 0
 	}
 	fmt.Fprintf(stderr, "mpigo: unknown command %q\n\n%s", args[0], usage)

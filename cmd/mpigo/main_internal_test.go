@@ -2,7 +2,10 @@ package main
 
 import (
 	"os"
+	"strings"
 	"testing"
+
+	"github.com/mpigo/mpi"
 )
 
 // TestMain lets the test binary act as mpigo when a test launches it as a
@@ -18,4 +21,36 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	removeTestProgs()
 	os.Exit(code)
+}
+
+// Help asked for goes to stdout with status 0; mpiexec's flags get a hint
+// naming what mpigo run does instead, in a few lines rather than the whole
+// usage; --version and --oversubscribe are understood.
+func TestCLIFirstHour(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		code       int
+		out, errs  string
+		noErrUsage bool
+	}{
+		{[]string{"run", "--help"}, 0, "Usage: mpigo run", "", true},
+		{[]string{"run", "-h"}, 0, "-oversubscribe", "", true},
+		{[]string{"bench", "-h"}, 0, "overlap (%)", "", true},
+		{[]string{"--version"}, 0, "mpigo " + mpi.Version, "", true},
+		{[]string{"version"}, 0, "MPI 3.1", "", true},
+		{[]string{"help"}, 0, "ialltoall", "", true},
+		{[]string{"run", "-x", "FOO", "-n", "2", "prog"}, 2, "", "-x is a flag of mpiexec/mpirun", true},
+		{[]string{"run", "--bind-to", "core", "-n", "2", "prog"}, 2, "", "not pinned", true},
+		{[]string{"run", "-ppn", "2", "-n", "2", "prog"}, 2, "", "--host h1:N", true},
+		{[]string{"run", "--bogus", "-n", "2", "prog"}, 2, "", "flag provided but not defined: -bogus", true},
+	} {
+		var out, errs strings.Builder
+		code := run(tc.args, &out, &errs)
+		if code != tc.code || !strings.Contains(out.String(), tc.out) || !strings.Contains(errs.String(), tc.errs) {
+			t.Errorf("%v: exit %d\nstdout %q\nstderr %q", tc.args, code, out.String(), errs.String())
+		}
+		if tc.noErrUsage && strings.Contains(errs.String(), "Usage:") {
+			t.Errorf("%v: the whole usage on stderr: %q", tc.args, errs.String())
+		}
+	}
 }

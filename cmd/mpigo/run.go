@@ -38,10 +38,11 @@ job (MPMD): ranks are numbered in the order of the groups.
 Every rank gets MPIGO_RANK, MPIGO_SIZE, MPIGO_LOCAL_RANK, MPIGO_LOCAL_SIZE,
 MPIGO_NODE, MPIGO_NODE_RANKS (the ranks on its node), MPIGO_JOBID and
 MPIGO_KVS (the address of the job's key-value store) in its environment.
-Processes on one node talk through shared memory, others over TCP. Output is forwarded line by line; standard input
-goes to rank 0; SIGINT and SIGTERM are passed on to every rank. The job
-ends when every rank has exited, or as soon as one fails: then the others
-are stopped and mpigo run exits with the failed rank's status.
+Processes on one node talk through shared memory, others over TCP.
+Output is forwarded line by line; standard input goes to rank 0; SIGINT
+and SIGTERM are passed on to every rank. The job ends when every rank has
+exited, or as soon as one fails: then the others are stopped and mpigo
+run exits with the failed rank's status.
 
 Flags:
 `
@@ -68,7 +69,7 @@ type runGroup struct {
 func runFlags(cfg *runConfig, n *int, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, runUsage); fs.PrintDefaults() }
+	fs.Usage = func() {} // runCmd says what was wrong in a line or two
 	fs.IntVar(n, "n", 1, "number of processes (ranks) to start")
 	fs.IntVar(n, "np", 1, "same as -n")
 	if cfg != nil {
@@ -78,6 +79,7 @@ func runFlags(cfg *runConfig, n *int, stderr io.Writer) *flag.FlagSet {
 		fs.StringVar(&cfg.hostList, "host", "", "start ranks on these hosts through the launch agent: h1:2,h2:2 (host:slots; slots default 1)")
 		fs.StringVar(&cfg.hostfile, "hostfile", "", "read hosts from this file: lines \"host:N\" (MPICH) or \"host slots=N\" (Open MPI); # comments")
 		fs.StringVar(&cfg.agent, "launch-agent", "ssh", "command that runs a command on a host, called as AGENT HOST COMMAND (with --host/--hostfile)")
+		fs.Bool("oversubscribe", false, "accepted for mpirun's sake: mpigo always allows more ranks than cores (waiting ranks sleep)")
 		fs.StringVar(&cfg.transport, "transport", "", "force the transport between processes of one node: shm (the default) or tcp (sets MPIGO_TRANSPORT)")
 		fs.BoolVar(&cfg.insecure, "insecure-fabric", false, "send tcp frames unencrypted and unchecked, for networks where nobody can read or alter traffic (sets MPIGO_TCP_PROTECT=off; the handshake still proves the job's secret)")
 	}
@@ -92,9 +94,9 @@ func parseRun(args []string, stderr io.Writer) (*runConfig, error) {
 		var n int
 		var fs *flag.FlagSet
 		if first {
-			fs = runFlags(cfg, &n, stderr)
+			fs = runFlags(cfg, &n, io.Discard)
 		} else {
-			fs = runFlags(nil, &n, stderr)
+			fs = runFlags(nil, &n, io.Discard)
 		}
 		if err := fs.Parse(args); err != nil {
 			return nil, err
@@ -127,6 +129,17 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		runFlags(&runConfig{}, new(int), stderr).PrintDefaults()
 		return 2
 	}
+	for _, a := range args {
+		if isHelp(a) {
+			// Asked for: the help goes to stdout (so `| less` shows it).
+			fmt.Fprint(stdout, runUsage)
+			runFlags(&runConfig{}, new(int), stdout).PrintDefaults()
+			return 0
+		}
+		if !strings.HasPrefix(a, "-") {
+			break // the program; its own flags are its own
+		}
+	}
 	cfg, err := parseRun(args, stderr)
 	if err == nil && cfg.transport != "" && cfg.transport != "shm" && cfg.transport != "tcp" {
 		err = fmt.Errorf("-transport %q: want shm or tcp", cfg.transport)
@@ -140,6 +153,10 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stderr, "mpigo run: %v\n", err)
+			if hint := mpiexecHint(err); hint != "" {
+				fmt.Fprintf(stderr, "mpigo run: %s\n", hint)
+			}
+			fmt.Fprintln(stderr, `run "mpigo run -h" for the flags`)
 		}
 		return 2
 	}
@@ -645,7 +662,11 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 				if code == 0 {
 					code = c
 				}
-				say("mpigo run: %s (pid %d) %s; stopping the other %d process(es)\n", p.ranks(), p.cmd.Process.Pid, how, running)
+				if running > 0 {
+					say("mpigo run: %s (pid %d) %s; stopping the other %d process(es)\n", p.ranks(), p.cmd.Process.Pid, how, running)
+				} else {
+					say("mpigo run: %s (pid %d) %s\n", p.ranks(), p.cmd.Process.Pid, how)
+				}
 			}
 			if !failed {
 				failed, stopping = true, true
@@ -729,4 +750,46 @@ func exitStatus(p *rankProc) (int, string) {
 		return p.state.ExitCode(), fmt.Sprintf("exited with status %d", p.state.ExitCode())
 	}
 	return 0, "exited normally"
+}
+
+// isHelp reports whether a is a request for help.
+func isHelp(a string) bool {
+	switch a {
+	case "-h", "-help", "--help":
+		return true
+	}
+	return false
+}
+
+// mpiexecHints says, for flags of mpiexec, mpirun and srun that mpigo run
+// does not have, what to use instead.
+var mpiexecHints = map[string]string{
+	"x":               "environment: set it for mpigo run (VAR=value mpigo run ...); every local rank inherits it, and MPIGO_* variables reach remote ranks (-x is not supported yet)",
+	"genv":            "environment: set it for mpigo run (VAR=value mpigo run ...); -genv is not supported yet",
+	"env":             "environment: set it for mpigo run (VAR=value mpigo run ...); --env is not supported yet",
+	"ppn":             "ranks per host: --host h1:N,h2:N or --hostfile with host:N lines",
+	"npernode":        "ranks per host: --host h1:N,h2:N or --hostfile with host:N lines",
+	"map-by":          "placement: --host h1:N,h2:N or --hostfile with host:N lines; ranks fill hosts in order",
+	"bind-to":         "CPU binding is not supported yet: ranks are not pinned",
+	"output-filename": "one file per rank is not supported yet: --tag-output prefixes each line with its rank",
+	"machinefile":     "--hostfile FILE",
+	"f":               "--hostfile FILE",
+	"H":               "--host h1:N,h2:N",
+	"hosts":           "--host h1:N,h2:N",
+	"wdir":            "mpigo run starts ranks in the current directory: cd there first",
+	"timeout":         "--timeout DURATION (e.g. 5m)",
+}
+
+// mpiexecHint returns the hint for the undefined flag err names, if any.
+func mpiexecHint(err error) string {
+	const p = "flag provided but not defined: -"
+	msg := err.Error()
+	if !strings.HasPrefix(msg, p) {
+		return ""
+	}
+	name := strings.TrimLeft(strings.TrimPrefix(msg, p), "-")
+	if h, ok := mpiexecHints[name]; ok {
+		return "-" + name + " is a flag of mpiexec/mpirun; with mpigo run: " + h
+	}
+	return ""
 }
