@@ -348,16 +348,6 @@ func (a *ctxAlloc) tryTake(id uint32) bool {
 	return true
 }
 
-func andBytes(acc, in []byte, _ bool) ([]byte, error) {
-	if len(acc) != len(in) {
-		return nil, fmt.Errorf("mask length %d != %d", len(acc), len(in))
-	}
-	for i := range acc {
-		acc[i] &= in[i]
-	}
-	return acc, nil
-}
-
 // newContext agrees with every member of c on a context id free on all of them.
 func (c *Comm) newContext() (uint32, error) {
 	cc := c.coll()

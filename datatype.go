@@ -511,25 +511,25 @@ func int64s(a []int) []int64 {
 
 // span checks that count elements of dt fit in a buffer of n bytes.
 func (d *Datatype) span(count, n int) string {
-	_, s := d.fits(count, n)
+	s, _ := d.fits(count, n)
 	return s
 }
 
 // fits checks that count elements of dt fit in a buffer of n bytes, and
 // returns the class and message of the error if not: ErrCount if their
 // span overflows, ErrBuffer if it leaves the buffer.
-func (d *Datatype) fits(count, n int) (error, string) {
+func (d *Datatype) fits(count, n int) (msg string, class error) {
 	lo, hi, ok := d.t.SpanChecked(count)
 	if !ok {
-		return ErrCount, fmt.Sprintf("%d elements of %s (extent %d) span more bytes than an int holds", count, d.name, d.t.Extent())
+		return fmt.Sprintf("%d elements of %s (extent %d) span more bytes than an int holds", count, d.name, d.t.Extent()), ErrCount
 	}
 	if lo < 0 {
-		return ErrBuffer, fmt.Sprintf("%d elements of %s start %d bytes before the buffer", count, d.name, -lo)
+		return fmt.Sprintf("%d elements of %s start %d bytes before the buffer", count, d.name, -lo), ErrBuffer
 	}
 	if hi > int64(n) {
-		return ErrBuffer, fmt.Sprintf("%d elements of %s need %d bytes, the buffer has %d", count, d.name, hi, n)
+		return fmt.Sprintf("%d elements of %s need %d bytes, the buffer has %d", count, d.name, hi, n), ErrBuffer
 	}
-	return nil, ""
+	return "", nil
 }
 
 // layout is the engine's view of count elements of a non-contiguous
@@ -576,7 +576,7 @@ func packArgs(op string, data []byte, count int, dt *Datatype, packed []byte, po
 	}
 	if isBottom(data) {
 		// Resolved by the caller.
-	} else if class, s := dt.fits(count, len(data)); class != nil {
+	} else if s, class := dt.fits(count, len(data)); class != nil {
 		return 0, (*Comm)(nil).errorf(op, class, loc{}, "%s", s)
 	}
 	if pos < 0 || pos > len(packed) || need > len(packed)-pos {

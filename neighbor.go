@@ -60,7 +60,7 @@ func (c *Comm) block(op, what string, slot int, buf []byte, off, count int, dt *
 		return nbrBlk{}, c.argErr(op, ErrBuffer, "%s block %d starts at byte %d, the buffer has %d", what, slot, off, len(buf))
 	}
 	b := buf[off:]
-	if class, s := dt.fits(count, len(b)); class != nil {
+	if s, class := dt.fits(count, len(b)); class != nil {
 		return nbrBlk{}, c.argErr(op, class, "%s block %d: %s", what, slot, s)
 	}
 	return nbrBlk{buf: b, count: count, dt: dt}, nil

@@ -109,7 +109,7 @@ func (c *Comm) checkBuf(op string, l loc, buf []byte, count int, dt *Datatype) (
 		}
 		return msg{b: buf[:n]}, nil
 	}
-	if class, s := dt.fits(count, len(buf)); class != nil {
+	if s, class := dt.fits(count, len(buf)); class != nil {
 		return msg{}, c.handle(c.errorf(op, class, l, "%s", s))
 	}
 	return msg{lay: &layout{t: dt.t, buf: buf, n: n}}, nil
@@ -436,11 +436,6 @@ func (c *Comm) Recv(buf []byte, count int, dt *Datatype, src, tag int) (_ Status
 		return Status{}, err
 	}
 	return c.recvMsg("Recv", m, dt.sig, dt.size, src, tag)
-}
-
-// recv is a blocking receive into b.
-func (c *Comm) recv(op string, b []byte, sig uint64, elem, src, tag int) (Status, error) {
-	return c.recvMsg(op, msg{b: b}, sig, elem, src, tag)
 }
 
 // recvMsg is a blocking receive into m.

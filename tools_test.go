@@ -432,7 +432,7 @@ func TestCvarCategories(t *testing.T) {
 	if _, err := mpi.CategoryIndex("nope"); !errors.Is(err, mpi.ErrToolName) {
 		t.Errorf("CategoryIndex of an unknown name: %v", err)
 	}
-	if mpi.CategoriesChanged() != mpi.CategoriesChanged() {
+	if a, b := mpi.CategoriesChanged(), mpi.CategoriesChanged(); a != b {
 		t.Error("CategoriesChanged changed")
 	}
 }

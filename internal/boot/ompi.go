@@ -63,11 +63,11 @@ func (c *kvConn) close() error {
 func ompiEnvInt(env lookupFunc, name string) (int, error) {
 	v, ok := env(name)
 	if !ok {
-		return 0, fmt.Errorf("Open MPI (mpirun): %s is not set", name)
+		return 0, fmt.Errorf("under Open MPI (mpirun): %s is not set", name)
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		return 0, fmt.Errorf("Open MPI (mpirun): %s=%q is not a number", name, v)
+		return 0, fmt.Errorf("under Open MPI (mpirun): %s=%q is not a number", name, v)
 	}
 	return n, nil
 }
@@ -121,7 +121,7 @@ func ompiHost(env lookupFunc) (string, error) {
 			}
 		}
 	}
-	return "", errors.New("Open MPI (mpirun): a job on several nodes needs the host of rank 0: set MPIGO_OMPI_HOST (OMPI_MCA_orte_hnp_uri names none)")
+	return "", errors.New("under Open MPI (mpirun): a job on several nodes needs the host of rank 0: set MPIGO_OMPI_HOST (OMPI_MCA_orte_hnp_uri names none)")
 }
 
 func detectOMPI(env lookupFunc) (*Info, error) {

@@ -35,7 +35,9 @@ type node struct {
 	V    int
 }
 
-type lnode struct{ next *lnode }
+type lnode struct {
+	next *lnode //lint:ignore U1000 read by reflection only
+}
 
 type rslice []rslice // a slice of itself
 

@@ -43,13 +43,6 @@ var inboundPool = sync.Pool{New: func() any { return new(inbound) }}
 
 func newInbound() *inbound { return inboundPool.Get().(*inbound) }
 
-// freeInbound returns m and its payload buffer to their pools.
-func freeInbound(m *inbound) {
-	putBuf(m.box)
-	*m = inbound{}
-	inboundPool.Put(m)
-}
-
 // Each engine also keeps a few free queue entries and small payload
 // buffers of its own, guarded by its mutex (every get and put happens under
 // it). A sync.Pool alone misses whenever the goroutine that frees an entry
