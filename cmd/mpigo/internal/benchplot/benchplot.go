@@ -39,6 +39,11 @@ type Chart struct {
 	Title  string
 	YLabel string // with its unit, e.g. "latency (us)"
 	Series []Series
+	// LegendBottomRight moves the legend from the top left corner (empty
+	// when values grow with size from a low start, as latencies do) to
+	// the bottom right one (empty when they level off high, as
+	// bandwidths do).
+	LegendBottomRight bool
 }
 
 // Palette holds well distinguishable colours (those of matplotlib's
@@ -123,6 +128,10 @@ func build(c Chart) (*plot.Plot, error) {
 	p.Y.Tick.Marker = valueTicks{}
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.XOffs, p.Legend.YOffs = vg.Points(12), vg.Points(-4)
+	if c.LegendBottomRight {
+		p.Legend.Top, p.Legend.Left = false, false
+		p.Legend.XOffs, p.Legend.YOffs = vg.Points(-8), vg.Points(6)
+	}
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = color.Gray{Y: 225}
 	grid.Horizontal.Color = color.Gray{Y: 225}
