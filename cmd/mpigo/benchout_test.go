@@ -483,4 +483,3 @@ func tail(s string, n int) string {
 	}
 	return s
 }
-
