@@ -84,6 +84,7 @@ type benchConfig struct {
 	progress  string // auto, lines or off
 	refs      refList
 	yield     bool // non-blocking tests: the computation yields its processor
+	child     bool // a rank process reporting to the mpigo bench that started it
 
 	// Set while measuring, by rank 0 (extraVals) or every rank (lastIters).
 	extraVals []float64    // further columns of the current measurement (non-blocking tests)
@@ -110,6 +111,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	cfg := &benchConfig{test: args[0], out: stdout, errOut: stderr}
 	fs := benchFlags(cfg, stderr)
 	fs.StringVar(&cfg.plotFile, "plot", "", "also draw the results against message size (log axes) into this file: FILE.svg or FILE.png")
+	fs.BoolVar(&cfg.child, "child", false, "(internal) a rank process of a shm or tcp benchmark, reporting to the mpigo bench that started it")
 	fs.Var(&cfg.refs, "ref", "with -plot: a reference series read from `FILE` (OSU-style text of a C MPI, as bench/compare.sh and bench/ref/run.sh print, or mpigo bench csv/json); LABEL=FILE names it; may be repeated")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
@@ -310,7 +312,9 @@ func (b *benchConfig) measure(world *mpi.Comm, body benchBody, ev benchEvents) e
 		vals = vals[:0]
 		var extras [][]float64
 		for range b.reps {
-			b.extraVals = nil
+			if root {
+				b.extraVals = nil // only rank 0 touches it: goroutine ranks share b
+			}
 			v, err := body(world, size)
 			if err != nil {
 				return fmt.Errorf("size %d: %w", size, err)
@@ -358,7 +362,7 @@ func (b *benchConfig) childArgs() []string {
 	for i, s := range b.sizes {
 		sizes[i] = strconv.Itoa(s)
 	}
-	args := []string{"bench", b.test, "-n", strconv.Itoa(b.n), "-transport", b.transport, "-api", b.api,
+	args := []string{"bench", b.test, "-child", "-n", strconv.Itoa(b.n), "-transport", b.transport, "-api", b.api,
 		"-sizes", strings.Join(sizes, ","), "-iters", strconv.Itoa(b.iters), "-reps", strconv.Itoa(b.reps)}
 	if b.yield {
 		args = append(args, "-yield")
@@ -372,11 +376,24 @@ func benchOne(b *benchConfig) error {
 	if err != nil {
 		return err
 	}
-	if _, launched := os.LookupEnv(boot.EnvRank); launched && b.transport != "inproc" {
-		// A rank process of a shm or tcp benchmark: rank 0 reports to the
-		// mpigo bench that started the job, through its standard output.
+	if _, launched := os.LookupEnv(boot.EnvRank); launched {
+		// A rank process. Started by a shm or tcp benchmark (-child): rank
+		// 0 reports to the mpigo bench that started the job, through its
+		// standard output. Started by a person with mpigo run: rank 0
+		// prints the results itself.
 		mpi.Main(func(world *mpi.Comm) error {
-			return b.measure(world, body, &childEncoder{w: os.Stdout})
+			if b.child {
+				return b.measure(world, body, &childEncoder{w: os.Stdout})
+			}
+			out := &benchOutput{cfg: b, run: run, prog: newProgress(b.errOut, "off")}
+			run.Transport, run.Ranks = os.Getenv("MPIGO_TRANSPORT"), world.Size()
+			if run.Transport == "" {
+				run.Transport = "launched"
+			}
+			if err := b.measure(world, body, out); err != nil || world.Rank() != 0 {
+				return err
+			}
+			return b.finish(out)
 		})
 		return nil // not reached: Main exits
 	}
@@ -390,19 +407,26 @@ func benchOne(b *benchConfig) error {
 	if err != nil {
 		return err
 	}
+	return b.finish(out)
+}
+
+// finish writes what is written once everything is measured: csv or
+// json, and the picture.
+func (b *benchConfig) finish(out *benchOutput) error {
 	if err := out.finish(); err != nil {
 		return err
 	}
-	if b.plotFile != "" {
-		refs, err := b.refs.load()
-		if err != nil {
-			return err
-		}
-		if err := writePlot(b.plotFile, []*benchRun{run}, refs); err != nil {
-			return err
-		}
-		fmt.Fprintf(b.errOut, "mpigo bench: wrote %s\n", b.plotFile)
+	if b.plotFile == "" {
+		return nil
 	}
+	refs, err := b.refs.load()
+	if err != nil {
+		return err
+	}
+	if err := writePlot(b.plotFile, []*benchRun{out.run}, refs); err != nil {
+		return err
+	}
+	fmt.Fprintf(b.errOut, "mpigo bench: wrote %s\n", b.plotFile)
 	return nil
 }
 

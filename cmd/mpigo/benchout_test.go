@@ -177,6 +177,23 @@ func TestBenchFormats(t *testing.T) {
 	}
 }
 
+// mpigo bench started by a launcher (here mpigo run) prints from rank 0.
+func TestBenchUnderRun(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	args := []string{"run", "-n", "2", exe, "bench", "latency", "-sizes", "8,64", "-iters", "10", "-reps", "2", "-format", "json"}
+	if code := run(args, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	runs, err := readJSON(out.Bytes())
+	if err != nil || len(runs) != 1 || runs[0].Ranks != 2 || len(runs[0].Results) != 2 || runs[0].Repetitions != 2 {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+}
+
 func TestBenchFlagErrors(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
