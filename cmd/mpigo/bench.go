@@ -110,9 +110,7 @@ func bench(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg := &benchConfig{test: args[0], out: stdout, errOut: stderr}
 	fs := benchFlags(cfg, stderr)
-	fs.StringVar(&cfg.plotFile, "plot", "", "also draw the results against message size (log axes) into this file: FILE.svg or FILE.png")
 	fs.BoolVar(&cfg.child, "child", false, "(internal) a rank process of a shm or tcp benchmark, reporting to the mpigo bench that started it")
-	fs.Var(&cfg.refs, "ref", "with -plot: a reference series read from `FILE` (OSU-style text of a C MPI, as bench/compare.sh and bench/ref/run.sh print, or mpigo bench csv/json); LABEL=FILE names it; may be repeated")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
@@ -178,6 +176,8 @@ func benchFlags(cfg *benchConfig, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&cfg.format, "format", "text", "output: text (OSU style), csv or json")
 	fs.StringVar(&cfg.progress, "progress", "auto", "progress on stderr: auto (one updating line when stderr is a terminal), lines (a line per size) or off")
 	fs.BoolVar(&cfg.yield, "yield", false, "non-blocking tests: the computation yields its processor now and then (like calling MPI_Test in OSU's compute loop)")
+	fs.StringVar(&cfg.plotFile, "plot", "", "also draw the results against message size (log axes) into this file: FILE.svg or FILE.png")
+	fs.Var(&cfg.refs, "ref", "with -plot: a reference series read from `FILE` (OSU-style text of a C MPI, as bench/compare.sh and bench/ref/run.sh print, or mpigo bench csv/json); LABEL=FILE names it; may be repeated")
 	fs.StringVar(&cfg.api, "api", "typed", "API to measure: raw (c.Send(buf, count, mpi.Byte, ...)), typed (mpi.Send of []float64) or object (mpi.Send of []Record, encoded)")
 	return fs
 }

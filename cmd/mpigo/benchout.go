@@ -239,6 +239,10 @@ type benchOutput struct {
 }
 
 func (o *benchOutput) start(index, size int) {
+	if o.cfg.format == "text" && !o.started {
+		o.started = true
+		o.run.writeTextHeader(o.cfg.out)
+	}
 	o.prog.size(index, len(o.cfg.sizes), size)
 }
 
@@ -248,10 +252,6 @@ func (o *benchOutput) point(p benchPoint) {
 		return
 	}
 	o.prog.clear()
-	if !o.started {
-		o.started = true
-		o.run.writeTextHeader(o.cfg.out)
-	}
 	writeTextLine(o.cfg.out, p)
 }
 

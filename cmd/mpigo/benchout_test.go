@@ -208,10 +208,32 @@ func TestBenchFlagErrors(t *testing.T) {
 		{[]string{"bench", "report", "-tests", "nosuch"}, `unknown test "nosuch"`},
 		{[]string{"bench", "report", "-html", "", "-plot", ""}, "nothing to write"},
 		{[]string{"bench", "report", "-ref", "/no/such/file"}, "no such file"},
+		{[]string{"bench", "report", "-width", "5"}, "want 100 to 10000 pixels"},
+		{[]string{"bench", "report", "extra"}, `unexpected argument "extra"`},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(tc.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}
+
+func TestBenchHelp(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"bench", "-h"}, []string{"-format", "-plot", "-ref FILE", "-reps", "-progress", "mpigo bench report"}},
+		{[]string{"bench", "report", "--help"}, []string{"Usage: mpigo bench report", "-transports", "-html", "self-contained"}},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(tc.args, &out, &errb); code != 0 || errb.Len() != 0 {
+			t.Errorf("%v: exit %d, stderr %q", tc.args, code, errb.String())
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%v: help lacks %q", tc.args, w)
+			}
 		}
 	}
 }

@@ -111,6 +111,9 @@ func (rc *reportConfig) run(stdout, stderr io.Writer) (int, error) {
 	if len(tests) == 0 || len(transports) == 0 {
 		return 2, errors.New("-tests and -transports need at least one name each")
 	}
+	if rc.width < 100 || rc.height < 100 || rc.width > 10000 || rc.height > 10000 {
+		return 2, fmt.Errorf("-width %d -height %d: want 100 to 10000 pixels each", rc.width, rc.height)
+	}
 	if rc.html == "" && rc.plot == "" {
 		return 2, errors.New("nothing to write: give -html FILE or -plot FILE")
 	}
