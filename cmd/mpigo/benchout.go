@@ -202,11 +202,12 @@ func readCSV(rd io.Reader) ([]*benchRun, error) {
 	}
 }
 
-// writeJSON writes one run as an object, several as an array.
-func writeJSON(w io.Writer, runs []*benchRun) error {
+// writeJSON writes the runs as an array, or, for mpigo bench TEST
+// (one run, array false), that run as an object.
+func writeJSON(w io.Writer, runs []*benchRun, array bool) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	if len(runs) == 1 {
+	if len(runs) == 1 && !array {
 		return enc.Encode(runs[0])
 	}
 	return enc.Encode(runs)
@@ -261,7 +262,7 @@ func (o *benchOutput) finish() error {
 	case "csv":
 		return writeCSV(o.cfg.out, []*benchRun{o.run})
 	case "json":
-		return writeJSON(o.cfg.out, []*benchRun{o.run})
+		return writeJSON(o.cfg.out, []*benchRun{o.run}, false)
 	}
 	if !o.started {
 		o.run.writeTextHeader(o.cfg.out)

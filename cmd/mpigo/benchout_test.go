@@ -69,7 +69,7 @@ func TestCSVJSONRoundTrip(t *testing.T) {
 			c.Mpigo, c.Go, c.GOMAXPROCS, c.CPUs, c.Date = "0.1.0", "go1.26", 2, 2, "2026-11-23T12:00:00Z"
 			full[i] = &c
 		}
-		if err := writeJSON(&buf, full); err != nil {
+		if err := writeJSON(&buf, full, false); err != nil {
 			t.Fatal(err)
 		}
 		if single := len(full) == 1; single != strings.HasPrefix(buf.String(), "{") {
@@ -81,6 +81,11 @@ func TestCSVJSONRoundTrip(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, full) {
 			t.Errorf("%s: json round trip:\n got %+v\nwant %+v", tc.name, got, full)
+		}
+		buf.Reset()
+		writeJSON(&buf, full, true) // as mpigo bench report writes: always an array
+		if got, err = readJSON(buf.Bytes()); err != nil || !strings.HasPrefix(buf.String(), "[") || !reflect.DeepEqual(got, full) {
+			t.Errorf("%s: json array round trip: %v\n%s", tc.name, err, buf.String())
 		}
 	}
 }

@@ -187,7 +187,7 @@ func (rc *reportConfig) run(stdout, stderr io.Writer) (int, error) {
 	case "csv":
 		err = writeCSV(stdout, done)
 	case "json":
-		err = writeJSON(stdout, done)
+		err = writeJSON(stdout, done, true)
 	default:
 		for i, r := range done {
 			if i > 0 {
