@@ -2,7 +2,8 @@
 # Run one benchmark with mpigo and with Open MPI's shared-memory transport,
 # back to back, and print the two columns side by side with their ratio.
 #
-#   bench/compare.sh [-n N] [-transport inproc|shm|tcp] [-api typed|raw] TEST [-sizes LIST|MIN:MAX]
+#   bench/compare.sh [-n N] [-transport inproc|shm|tcp] [-api typed|raw]
+#                    [-rounds R] [-rt] [-save DIR] TEST [-sizes LIST|MIN:MAX]
 #
 # With -transport tcp, mpigo's ranks talk over loopback TCP and Open MPI
 # uses its tcp BTL (BTL=self,tcp); otherwise mpigo uses goroutine ranks and
@@ -12,19 +13,39 @@
 # is bench/ref/run.sh (needs openmpi-bin and libopenmpi-dev). For bw and
 # bibw both sides use one receive buffer per window slot. Only ratios from
 # one run mean anything on a shared machine.
+#
+# -rounds R runs the two sides R times each, alternating (mpigo, Open MPI,
+# mpigo, ...), so that a machine drifting between fast and slow states
+# moves both; each size then shows the median of our rounds, the median
+# of theirs, their ratio and, last, the median of the ratios of the
+# rounds taken pairwise. -rt runs both sides under the same real-time
+# priority (chrt -f 10; needs root), which keeps other work on the machine
+# from preempting either side. -save DIR keeps the medians as OSU-style
+# text: DIR/mpigo.txt and DIR/openmpi.txt (for mpigo bench report -ref).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 n=2
 transport=inproc
 api=typed
-while [[ ${1:-} == -n || ${1:-} == -transport || ${1:-} == -api ]]; do
+rounds=1
+rt=()
+save=""
+while [[ ${1:-} == -n || ${1:-} == -transport || ${1:-} == -api || ${1:-} == -rounds || ${1:-} == -rt || ${1:-} == -save ]]; do
 	case $1 in
 	-n) n=$2 ;;
 	-transport) transport=$2 ;;
 	-api) api=$2 ;;
+	-rounds) rounds=$2 ;;
+	-save) save=$2 ;;
+	-rt)
+		rt=(chrt -f 10)
+		shift
+		continue
+		;;
 	esac
 	shift 2
 done
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "compare.sh: -rounds wants a positive number, not '$rounds'" >&2; exit 2; }
 if [[ $transport == tcp ]]; then
 	export BTL=self,tcp
 	theirs_name="Open MPI tcp BTL"
@@ -44,15 +65,46 @@ extra=()
 [[ $test == bw || $test == bibw ]] && extra=(-rbuf-per-slot)
 
 echo "# $test, $n ranks: mpigo (transport $transport, api $api) vs $theirs_name, run back to back"
-"$tmp/mpigo" bench "$test" -n "$n" -transport "$transport" -api "$api" "${sizes[@]}" >"$tmp/ours"
-"$here/ref/run.sh" -n "$n" "$test" "${sizes[@]}" "${extra[@]}" >"$tmp/theirs" 2>/dev/null
-unit=$(grep -m1 -E 'Latency|Bandwidth' "$tmp/ours" | sed 's/^# *Size *//')
+[[ $rounds -gt 1 ]] && echo "# $rounds rounds each, alternating${rt:+, both under ${rt[*]}}; medians over the rounds"
+for ((r = 1; r <= rounds; r++)); do
+	"${rt[@]}" "$tmp/mpigo" bench "$test" -n "$n" -transport "$transport" -api "$api" -progress off "${sizes[@]}" >"$tmp/ours.$r"
+	"${rt[@]}" "$here/ref/run.sh" -n "$n" "$test" "${sizes[@]}" "${extra[@]}" >"$tmp/theirs.$r" 2>/dev/null
+done
+unit=$(grep -m1 -E 'Latency|Bandwidth' "$tmp/ours.1" | sed 's/^# *Size *//; s/  .*//')
 better="lower is better"
 [[ $unit == Bandwidth* ]] && better="higher is better"
-printf "# %-10s %14s %14s %8s   (%s, %s)\n" Size mpigo "Open MPI" ratio "$unit" "$better"
-awk '!/^#/ && NF==2 {print $1, $2}' "$tmp/theirs" >"$tmp/t2"
-awk '!/^#/ && NF==2 {print $1, $2}' "$tmp/ours" | while read -r size ours; do
-	theirs=$(awk -v s="$size" '$1==s {print $2}' "$tmp/t2")
+
+# "SIZE VALUE" of each round's data lines (the value is the second
+# column in both outputs), then per size the median over the rounds.
+values() { awk '!/^#/ && NF >= 2 {print $1, $2}' "$@"; }
+medians() {
+	sort -k1,1n -k2,2g | awk '
+		$1 != s { if (n) out(); s = $1; n = 0 }
+		{ v[++n] = $2 }
+		END { if (n) out() }
+		function out() { printf "%s %s\n", s, (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'
+}
+for ((r = 1; r <= rounds; r++)); do values "$tmp/ours.$r"; done | medians >"$tmp/ours"
+for ((r = 1; r <= rounds; r++)); do values "$tmp/theirs.$r"; done | medians >"$tmp/theirs"
+# The ratio of each round's pair, per size, and their median.
+for ((r = 1; r <= rounds; r++)); do
+	values "$tmp/ours.$r" | while read -r size ours; do
+		theirs=$(values "$tmp/theirs.$r" | awk -v s="$size" '$1==s {print $2}')
+		[[ -n $theirs ]] && awk -v s="$size" -v a="$ours" -v b="$theirs" 'BEGIN { if (b+0 > 0) print s, a/b }'
+	done
+done | medians >"$tmp/paired"
+
+if [[ -n $save ]]; then
+	mkdir -p "$save"
+	{ grep '^#' "$tmp/ours.1" | grep -v -e '^# median of' -e '^# Size'; echo "# median over $rounds rounds of bench/compare.sh"; echo "# Size       $unit"; awk '{printf "%-12s %s\n", $1, $2}' "$tmp/ours"; } >"$save/mpigo.txt"
+	{ grep '^#' "$tmp/theirs.1" | grep -v '^# Size'; echo "# median over $rounds rounds of bench/compare.sh"; echo "# Size       $unit"; awk '{printf "%-12s %s\n", $1, $2}' "$tmp/theirs"; } >"$save/openmpi.txt"
+fi
+
+printf "# %-10s %14s %14s %8s %8s   (%s, %s)\n" Size mpigo "Open MPI" ratio paired "$unit" "$better"
+while read -r size ours; do
+	theirs=$(awk -v s="$size" '$1==s {print $2}' "$tmp/theirs")
+	paired=$(awk -v s="$size" '$1==s {print $2}' "$tmp/paired")
 	[[ -z $theirs ]] && theirs=nan
-	awk -v s="$size" -v a="$ours" -v b="$theirs" 'BEGIN { r = (b+0 > 0) ? a/b : 0; printf "%-12s %14.2f %14s %8.2f\n", s, a, b, r }'
-done
+	[[ -z $paired ]] && paired=nan
+	awk -v s="$size" -v a="$ours" -v b="$theirs" -v p="$paired" 'BEGIN { r = (b+0 > 0) ? a/b : 0; printf "%-12s %14.2f %14s %8.2f %8s\n", s, a, b, r, (p == "nan") ? p : sprintf("%.2f", p) }'
+done <"$tmp/ours"

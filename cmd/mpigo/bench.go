@@ -18,9 +18,15 @@ import (
 )
 
 const benchUsage = `Usage: mpigo bench TEST [flags]
+       mpigo bench report [flags]    (mpigo bench report -h for its flags)
 
-Tests (output follows the OSU micro-benchmarks: '#' comment lines, then
-"SIZE VALUE" per message size):
+Each size is measured -reps times (3 by default). The text output follows
+the OSU micro-benchmarks: '#' comment lines, then "SIZE VALUE MIN MAX" per
+message size, VALUE the median of the repetitions, MIN and MAX the extremes.
+-format csv and -format json give the same numbers for programs; -plot
+draws them.
+
+Tests:
   latency    half the round trip of a blocking ping-pong between ranks 0 and 1 (us)
   bw         rank 0 sends windows of 64 non-blocking messages to rank 1,
              which acknowledges each window (MB/s, MB = 10^6 bytes)
@@ -40,7 +46,8 @@ Tests (output follows the OSU micro-benchmarks: '#' comment lines, then
              overall, compute and pure times (us) and the overlap (%):
              100·(1 - (overall - compute)/pure), 100 when communication
              hides entirely behind computation; -yield makes the
-             computation yield its processor now and then
+             computation yield its processor now and then;
+             the last two columns are the min and max of overall
 
 APIs (-api; latency, bw and bibw):
   raw        c.Send(buf, SIZE, mpi.Byte, ...): the low-level byte path
@@ -53,35 +60,57 @@ APIs (-api; latency, bw and bibw):
 Flags:
 `
 
+const benchUsageTail = `
+Examples:
+  mpigo bench latency -transport shm
+  mpigo bench bw -format csv > bw.csv
+  mpigo bench latency -plot latency.svg -ref bench/ref/results-2026-11-22.txt
+  mpigo bench report -transports inproc,tcp -html report.html
+`
+
 type benchConfig struct {
-	args      []string // the command line, to start ranks as processes
 	errOut    io.Writer
 	test      string
 	n         int
 	transport string
 	sizes     []int
+	sizeSpec  string // -sizes as given ("" for the test's default)
 	iters     int
 	api       string
 	out       io.Writer
-	extra     string // further columns of the current line (non-blocking tests)
-	yield     bool   // non-blocking tests: the computation yields its processor
+	reps      int    // repetitions of each size
+	format    string // text, csv or json
+	plotFile  string // -plot: write a picture of the results there
+	progress  string // auto, lines or off
+	refs      refList
+	yield     bool // non-blocking tests: the computation yields its processor
+	child     bool // a rank process reporting to the mpigo bench that started it
+
+	// Set while measuring, by rank 0 (extraVals) or every rank (lastIters).
+	extraVals []float64    // further columns of the current measurement (non-blocking tests)
+	lastIters atomic.Int64 // timed iterations of the current measurement
 }
 
 func bench(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "report" {
+		return benchReport(args[1:], stdout, stderr)
+	}
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if len(args) > 0 && isHelp(args[0]) {
 			// Asked for: the help goes to stdout (so `| less` shows it).
 			fmt.Fprint(stdout, benchUsage)
 			benchFlags(&benchConfig{}, stdout).PrintDefaults()
+			fmt.Fprint(stdout, benchUsageTail)
 			return 0
 		}
 		fmt.Fprint(stderr, benchUsage)
 		benchFlags(&benchConfig{}, stderr).PrintDefaults()
+		fmt.Fprint(stderr, benchUsageTail)
 		return 2
 	}
-	cfg := &benchConfig{test: args[0], out: stdout, errOut: stderr, args: append([]string{"bench"}, args...)}
+	cfg := &benchConfig{test: args[0], out: stdout, errOut: stderr}
 	fs := benchFlags(cfg, stderr)
-	sizes := fs.Lookup("sizes")
+	fs.BoolVar(&cfg.child, "child", false, "(internal) a rank process of a shm or tcp benchmark, reporting to the mpigo bench that started it")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
@@ -89,31 +118,66 @@ func bench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mpigo bench: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	var err error
-	spec := sizes.Value.String()
-	if spec == "" {
-		spec = defaultSizes(cfg.test)
-	}
-	if cfg.sizes, err = parseSizes(spec); err != nil {
-		fmt.Fprintf(stderr, "mpigo bench: -sizes %q: %v\n", spec, err)
+	if err := cfg.check(); err != nil {
+		fmt.Fprintf(stderr, "mpigo bench: %v\n", err)
 		return 2
 	}
-	if err := runBench(cfg); err != nil {
+	if err := benchOne(cfg); err != nil {
 		fmt.Fprintf(stderr, "mpigo bench: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
+// check validates the flags that do not need a test run and fills in the
+// sizes.
+func (b *benchConfig) check() error {
+	spec := b.sizeSpec
+	if spec == "" {
+		spec = defaultSizes(b.test)
+	}
+	var err error
+	if b.sizes, err = parseSizes(spec); err != nil {
+		return fmt.Errorf("-sizes %q: %v", spec, err)
+	}
+	if b.reps < 1 {
+		return fmt.Errorf("-reps %d: want at least 1 repetition", b.reps)
+	}
+	switch b.format {
+	case "text", "csv", "json":
+	default:
+		return fmt.Errorf("-format %q: want text, csv or json", b.format)
+	}
+	switch b.progress {
+	case "auto", "lines", "off":
+	default:
+		return fmt.Errorf("-progress %q: want auto, lines or off", b.progress)
+	}
+	if b.plotFile != "" {
+		if _, err := plotFormat(b.plotFile); err != nil {
+			return fmt.Errorf("-plot: %v", err)
+		}
+	}
+	if len(b.refs) > 0 && b.plotFile == "" {
+		return errors.New("-ref draws a reference series into the -plot picture: give -plot FILE.svg or FILE.png too")
+	}
+	return nil
+}
+
 func benchFlags(cfg *benchConfig, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, benchUsage); fs.PrintDefaults() }
+	fs.Usage = func() { fmt.Fprint(stderr, benchUsage); fs.PrintDefaults(); fmt.Fprint(stderr, benchUsageTail) }
 	fs.IntVar(&cfg.n, "n", 2, "number of ranks")
 	fs.StringVar(&cfg.transport, "transport", "inproc", "transport between ranks: inproc (goroutine ranks, single copy), shm or tcp (ranks are processes on this machine talking through shared memory or loopback TCP)")
-	fs.String("sizes", "", "message sizes in bytes: a list (8,1024) or MIN:MAX (powers of two)")
-	fs.IntVar(&cfg.iters, "iters", 0, "iterations per size (0: chosen by size)")
+	fs.StringVar(&cfg.sizeSpec, "sizes", "", "message sizes in bytes: a list (8,1024) or MIN:MAX (powers of two)")
+	fs.IntVar(&cfg.iters, "iters", 0, "iterations per repetition of a size (0: chosen by size)")
+	fs.IntVar(&cfg.reps, "reps", 3, "repetitions of each size: the value printed is their median; min and max are over them too")
+	fs.StringVar(&cfg.format, "format", "text", "output: text (OSU style), csv or json")
+	fs.StringVar(&cfg.progress, "progress", "auto", "progress on stderr: auto (one updating line when stderr is a terminal), lines (a line per size) or off")
 	fs.BoolVar(&cfg.yield, "yield", false, "non-blocking tests: the computation yields its processor now and then (like calling MPI_Test in OSU's compute loop)")
+	fs.StringVar(&cfg.plotFile, "plot", "", "also draw the results against message size (log axes) into this file: FILE.svg or FILE.png")
+	fs.Var(&cfg.refs, "ref", "with -plot: a reference series read from `FILE` (OSU-style text of a C MPI, as bench/compare.sh and bench/ref/run.sh print, or mpigo bench csv/json); LABEL=FILE names it; may be repeated")
 	fs.StringVar(&cfg.api, "api", "typed", "API to measure: raw (c.Send(buf, count, mpi.Byte, ...)), typed (mpi.Send of []float64) or object (mpi.Send of []Record, encoded)")
 	return fs
 }
@@ -170,25 +234,31 @@ func (b *benchConfig) iterations(size int, small, large int) (warm, iters int) {
 	if b.iters > 0 {
 		iters = b.iters
 	}
+	b.lastIters.Store(int64(iters))
 	return max(iters/10, 1), iters
 }
 
-func runBench(b *benchConfig) error {
+// benchBody measures one size once and returns rank 0's value.
+type benchBody func(c *mpi.Comm, size int) (float64, error)
+
+// prepare checks the configuration against the test and returns the
+// function measuring it, with the run's description.
+func (b *benchConfig) prepare() (benchBody, *benchRun, error) {
 	if b.transport != "inproc" && b.transport != "tcp" && b.transport != "shm" {
-		return fmt.Errorf("transport %q is not available in this build (available: inproc, shm, tcp)", b.transport)
+		return nil, nil, fmt.Errorf("transport %q is not available in this build (available: inproc, shm, tcp)", b.transport)
 	}
 	if b.api != "typed" && b.api != "raw" && b.api != "object" {
-		return fmt.Errorf("-api %q: want raw, typed or object", b.api)
+		return nil, nil, fmt.Errorf("-api %q: want raw, typed or object", b.api)
 	}
-	var body func(c *mpi.Comm, size int) (float64, error)
-	unit := "Latency (us)"
+	var body benchBody
+	quantity := "latency"
 	switch b.test {
 	case "latency":
 		body = b.latency
 	case "bw":
-		body, unit = b.bw, "Bandwidth (MB/s)"
+		body, quantity = b.bw, "bandwidth"
 	case "bibw":
-		body, unit = b.bibw, "Bandwidth (MB/s)"
+		body, quantity = b.bibw, "bandwidth"
 	case "allreduce":
 		body = b.allreduce
 	case "bcast":
@@ -198,59 +268,166 @@ func runBench(b *benchConfig) error {
 	case "allgather", "alltoall", "reduce", "reduce_scatter", "scan":
 		body = b.moreColl
 	case "iallreduce", "ibcast", "iallgather", "ialltoall", "ibarrier":
-		body, unit = b.nonblocking, "Overall(us)  Compute(us)  Pure(us)  Overlap(%)"
+		body = b.nonblocking
 	default:
-		return fmt.Errorf("unknown test %q (want latency, bw, bibw, allreduce, bcast, barrier, allgather, alltoall, reduce, reduce_scatter, scan, iallreduce, ibcast, iallgather, ialltoall or ibarrier)", b.test)
+		return nil, nil, fmt.Errorf("unknown test %q (want %s)", b.test, strings.Join(benchTests, ", "))
 	}
 	if b.test == "ibarrier" {
 		b.sizes = []int{0}
 	}
+	if b.n < 1 {
+		return nil, nil, fmt.Errorf("-n %d: want at least 1 rank", b.n)
+	}
 	if b.n < 2 && (b.test == "latency" || b.test == "bw" || b.test == "bibw") {
-		return fmt.Errorf("%s needs at least 2 ranks", b.test)
+		return nil, nil, fmt.Errorf("%s needs at least 2 ranks", b.test)
 	}
-	header := func() {
-		fmt.Fprintf(b.out, "# mpigo bench %s\n", b.test)
-		fmt.Fprintf(b.out, "# mpigo %s, transport %s, %d ranks, api %s, %s, GOMAXPROCS %d\n", mpi.Version, b.transport, b.n, b.api, runtime.Version(), runtime.GOMAXPROCS(0))
-		fmt.Fprintf(b.out, "# %-10s %s\n", "Size", unit)
+	r := &benchRun{
+		Test: b.test, Quantity: quantity, Unit: "us", Transport: b.transport, Ranks: b.n, API: b.api,
+		Repetitions: b.reps, Mpigo: mpi.Version, Go: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		CPUs: runtime.NumCPU(), Date: time.Now().UTC().Format(time.RFC3339),
 	}
-	rank := func(world *mpi.Comm) error {
-		for _, size := range b.sizes {
+	if quantity == "bandwidth" {
+		r.Unit = "MB/s"
+	}
+	return body, r, nil
+}
+
+// benchTests lists every test, in the order of the help.
+var benchTests = []string{"latency", "bw", "bibw", "allreduce", "bcast", "barrier", "allgather", "alltoall", "reduce", "reduce_scatter", "scan", "iallreduce", "ibcast", "iallgather", "ialltoall", "ibarrier"}
+
+// benchEvents receives what rank 0 measures, as it goes.
+type benchEvents interface {
+	start(index, size int) // measuring sizes[index] begins
+	point(p benchPoint)    // its result
+}
+
+// measure runs every size b.reps times on this rank; rank 0 reports to ev.
+func (b *benchConfig) measure(world *mpi.Comm, body benchBody, ev benchEvents) error {
+	root := world.Rank() == 0
+	vals := make([]float64, 0, b.reps)
+	for i, size := range b.sizes {
+		if root {
+			ev.start(i, size)
+		}
+		vals = vals[:0]
+		var extras [][]float64
+		for range b.reps {
+			if root {
+				b.extraVals = nil // only rank 0 touches it: goroutine ranks share b
+			}
 			v, err := body(world, size)
 			if err != nil {
 				return fmt.Errorf("size %d: %w", size, err)
 			}
-			if world.Rank() == 0 {
-				if b.extra != "" {
-					fmt.Fprintf(b.out, "%-12d %.2f %s\n", size, v, b.extra)
-				} else {
-					fmt.Fprintf(b.out, "%-12d %.2f\n", size, v)
+			if root {
+				vals = append(vals, v)
+				if b.extraVals != nil {
+					extras = append(extras, b.extraVals)
 				}
 			}
 		}
+		if root {
+			ev.point(summarize(size, int(b.lastIters.Load()), vals, extras))
+		}
+	}
+	return nil
+}
+
+// runBench measures b and reports to ev, with goroutine ranks or, for
+// the shm and tcp transports, ranks as processes started from this
+// executable (which then report through their output).
+func (b *benchConfig) runBench(body benchBody, ev benchEvents) error {
+	if b.transport == "inproc" {
+		return mpi.Run(b.n, func(world *mpi.Comm) error { return b.measure(world, body, ev) })
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	dec := &childDecoder{ev: ev, other: b.errOut}
+	code := launch(&runConfig{ranksPerProc: 1, transport: b.transport, groups: []runGroup{{n: b.n, prog: exe, args: b.childArgs()}}}, "", dec, b.errOut)
+	dec.flush()
+	if dec.err != nil {
+		return dec.err
+	}
+	if code != 0 {
+		return fmt.Errorf("the benchmark job failed (status %d)", code)
+	}
+	return nil
+}
+
+// childArgs is the command line of a rank process measuring b.
+func (b *benchConfig) childArgs() []string {
+	sizes := make([]string, len(b.sizes))
+	for i, s := range b.sizes {
+		sizes[i] = strconv.Itoa(s)
+	}
+	args := []string{"bench", b.test, "-child", "-n", strconv.Itoa(b.n), "-transport", b.transport, "-api", b.api,
+		"-sizes", strings.Join(sizes, ","), "-iters", strconv.Itoa(b.iters), "-reps", strconv.Itoa(b.reps)}
+	if b.yield {
+		args = append(args, "-yield")
+	}
+	return args
+}
+
+// benchOne runs one test as "mpigo bench TEST" does.
+func benchOne(b *benchConfig) error {
+	body, run, err := b.prepare()
+	if err != nil {
+		return err
+	}
+	if _, launched := os.LookupEnv(boot.EnvRank); launched {
+		// A rank process. Started by a shm or tcp benchmark (-child): rank
+		// 0 reports to the mpigo bench that started the job, through its
+		// standard output. Started by a person with mpigo run: rank 0
+		// prints the results itself.
+		mpi.Main(func(world *mpi.Comm) error {
+			if b.child {
+				return b.measure(world, body, &childEncoder{w: os.Stdout})
+			}
+			out := &benchOutput{cfg: b, run: run, prog: newProgress(b.errOut, "off")}
+			run.Transport, run.Ranks = os.Getenv("MPIGO_TRANSPORT"), world.Size()
+			if run.Transport == "" {
+				run.Transport = "launched"
+			}
+			if err := b.measure(world, body, out); err != nil || world.Rank() != 0 {
+				return err
+			}
+			return b.finish(out)
+		})
+		return nil // not reached: Main exits
+	}
+	if w := coresWarning(b.n, b.transport); w != "" {
+		fmt.Fprintln(b.errOut, w)
+	}
+	prog := newProgress(b.errOut, b.progress)
+	out := &benchOutput{cfg: b, run: run, prog: prog}
+	err = b.runBench(body, out)
+	prog.done()
+	if err != nil {
+		return err
+	}
+	return b.finish(out)
+}
+
+// finish writes what is written once everything is measured: csv or
+// json, and the picture.
+func (b *benchConfig) finish(out *benchOutput) error {
+	if err := out.finish(); err != nil {
+		return err
+	}
+	if b.plotFile == "" {
 		return nil
 	}
-	if b.transport == "tcp" || b.transport == "shm" {
-		// Ranks are processes on this machine, started as mpigo run would,
-		// talking through the transport asked for.
-		if _, launched := os.LookupEnv(boot.EnvRank); launched {
-			mpi.Main(func(world *mpi.Comm) error {
-				if world.Rank() == 0 {
-					header()
-				}
-				return rank(world)
-			})
-		}
-		exe, err := os.Executable()
-		if err != nil {
-			return err
-		}
-		if code := launch(&runConfig{ranksPerProc: 1, transport: b.transport, groups: []runGroup{{n: b.n, prog: exe, args: b.args}}}, "", b.out, b.errOut); code != 0 {
-			return fmt.Errorf("the benchmark job failed (status %d)", code)
-		}
-		return nil
+	refs, err := b.refs.load()
+	if err != nil {
+		return err
 	}
-	header()
-	return mpi.Run(b.n, rank)
+	if err := writePlot(b.plotFile, []*benchRun{out.run}, refs); err != nil {
+		return err
+	}
+	fmt.Fprintf(b.errOut, "mpigo bench: wrote %s\n", b.plotFile)
+	return nil
 }
 
 // Record is the element of -api object messages: a struct holding
@@ -649,8 +826,8 @@ func (b *benchConfig) nonblocking(c *mpi.Comm, size int) (float64, error) {
 	}
 	overlap := 100 * (1 - (overall-comp)/pure)
 	overlap = max(0, min(100, overlap))
-	if c.Rank() == 0 { // only rank 0 prints; other goroutine ranks share b
-		b.extra = fmt.Sprintf("%12.2f %9.2f %10.1f", comp, pure, overlap)
+	if c.Rank() == 0 { // only rank 0 reports; other goroutine ranks share b
+		b.extraVals = []float64{comp, pure, overlap}
 	}
 	return overall, nil
 }

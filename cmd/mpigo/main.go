@@ -2,6 +2,7 @@
 //
 //	mpigo run -n N PROGRAM     start an MPI job of N processes
 //	mpigo bench TEST [flags]   micro-benchmarks in the style of the OSU suite
+//	mpigo bench report         plots and an HTML page of several benchmarks
 //	mpigo info                 version, transports and tunables
 //
 // Run "mpigo help" for details.
@@ -26,6 +27,8 @@ Usage:
                              alltoall, reduce, reduce_scatter, scan,
                              iallreduce, ibcast, iallgather, ialltoall,
                              ibarrier; "mpigo bench -h" for flags
+  mpigo bench report         run latency and bandwidth over every transport
+                             and write a plot and an HTML page
   mpigo info                 print the version, transports and tunables
   mpigo version              print the version (also --version)
   mpigo help                 print this message
