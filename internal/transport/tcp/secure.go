@@ -370,45 +370,16 @@ func (o *opener) read(r io.Reader, dst []byte, k int) error {
 	return nil
 }
 
-// readFramesProtected is ReadFrames for a connection protected by o.
+// readFramesProtected is ReadFrames for a connection protected by o: a
+// frame's header is one record, its payload records of at most chunkSize
+// bytes, as sealed by the sender.
 func readFramesProtected(r io.Reader, o *opener, self, peer, limit int, h transport.Handler, place func(h *wire.Header, from, n int) []byte) error {
-	var hb [wire.HeaderSize]byte
-	var buf []byte
-	for {
-		if err := o.read(r, hb[:], wire.HeaderSize); err != nil {
-			if errors.Is(err, io.ErrUnexpectedEOF) {
-				return fmt.Errorf("truncated frame header: %w", err)
-			}
-			return err
-		}
-		hdr, n, err := wire.Unmarshal(hb[:])
-		if err != nil {
-			return err
-		}
-		if n > limit {
-			return fmt.Errorf("frame payload of %d bytes exceeds the limit of %d", n, limit)
-		}
-		var dst []byte
-		if place != nil && n > 0 {
-			if d := place(&hdr, peer, n); len(d) == n {
-				dst = d
-			}
-		}
-		if dst == nil {
-			if cap(buf) < n {
-				buf = make([]byte, n)
-			}
-			dst = buf[:n]
-		}
-		for off := 0; off < n; off += chunkSize {
-			k := min(n-off, chunkSize)
-			if err := o.read(r, dst[off:], k); err != nil {
-				if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-					return fmt.Errorf("truncated frame payload: %w", io.ErrUnexpectedEOF)
-				}
+	return readFrames(func(b []byte) error {
+		for off := 0; off < len(b); off += chunkSize {
+			if err := o.read(r, b[off:], min(len(b)-off, chunkSize)); err != nil {
 				return err
 			}
 		}
-		h(wire.Frame{Header: hdr, From: peer, To: self, Payload: dst})
-	}
+		return nil
+	}, self, peer, limit, h, place)
 }

@@ -710,10 +710,20 @@ func (t *Transport) serve(nc net.Conn, r *bufio.Reader, peer int, o *opener) {
 // is read straight into it. It returns io.EOF at a clean end between
 // frames.
 func ReadFrames(r io.Reader, self, peer, limit int, h transport.Handler, place func(h *wire.Header, from, n int) []byte) error {
+	return readFrames(func(b []byte) error {
+		_, err := io.ReadFull(r, b)
+		return err
+	}, self, peer, limit, h, place)
+}
+
+// readFrames is the receive loop of every connection, plain or
+// protected: read fills its argument completely or fails (io.EOF only
+// when nothing at all could be read).
+func readFrames(read func([]byte) error, self, peer, limit int, h transport.Handler, place func(h *wire.Header, from, n int) []byte) error {
 	var hb [wire.HeaderSize]byte
 	var buf []byte
 	for {
-		if _, err := io.ReadFull(r, hb[:]); err != nil {
+		if err := read(hb[:]); err != nil {
 			if errors.Is(err, io.ErrUnexpectedEOF) {
 				return fmt.Errorf("truncated frame header: %w", err)
 			}
@@ -726,23 +736,25 @@ func ReadFrames(r io.Reader, self, peer, limit int, h transport.Handler, place f
 		if n > limit {
 			return fmt.Errorf("frame payload of %d bytes exceeds the limit of %d", n, limit)
 		}
+		var dst []byte
 		if place != nil && n > 0 {
-			if dst := place(&hdr, peer, n); len(dst) == n {
-				if _, err := io.ReadFull(r, dst); err != nil {
-					return fmt.Errorf("truncated frame payload: %w", err)
-				}
-				h(wire.Frame{Header: hdr, From: peer, To: self, Payload: dst})
-				continue
+			if d := place(&hdr, peer, n); len(d) == n {
+				dst = d
 			}
 		}
-		if cap(buf) < n {
-			buf = make([]byte, n)
+		if dst == nil {
+			if cap(buf) < n {
+				buf = make([]byte, n)
+			}
+			dst = buf[:n]
 		}
-		buf = buf[:n]
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return fmt.Errorf("truncated frame payload: %w", err)
+		if err := read(dst); err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+				return fmt.Errorf("truncated frame payload: %w", io.ErrUnexpectedEOF)
+			}
+			return err
 		}
-		h(wire.Frame{Header: hdr, From: peer, To: self, Payload: buf})
+		h(wire.Frame{Header: hdr, From: peer, To: self, Payload: dst})
 	}
 }
 
