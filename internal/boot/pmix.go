@@ -139,7 +139,16 @@ func FindPMIxServer(env func(string) (string, bool)) (PMIxServer, error) {
 			return s, fmt.Errorf("PMIx: %s=%q: %v", v.name, uri, err)
 		}
 		s.Var, s.Bfrops, s.Version = v.name, v.bfrops, v.version
-		s.Flex = v.bfrops == "v41" || v.bfrops == "v4"
+		if want, _ := env("MPIGO_PMIX_BFROPS"); want != "" {
+			// An older format than the server's newest, which it
+			// also speaks (for tests, and servers that misbehave).
+			i := slices.IndexFunc(pmixURIVars, func(u struct{ name, bfrops, version string }) bool { return u.bfrops == want })
+			if i < 0 {
+				return s, fmt.Errorf("PMIx: MPIGO_PMIX_BFROPS=%q: want v41, v4, v3 or v21", want)
+			}
+			s.Bfrops, s.Version = pmixURIVars[i].bfrops, pmixURIVars[i].version
+		}
+		s.Flex = s.Bfrops == "v41" || s.Bfrops == "v4"
 		return s, nil
 	}
 	if uri, _ := env("PMIX_SERVER_URI2"); uri != "" {
