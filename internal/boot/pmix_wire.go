@@ -60,7 +60,7 @@ const (
 	pmixStatus        = 20
 	pmixValue         = 21
 	pmixProc          = 22
-	pmixTInfo          = 24
+	pmixTInfo         = 24
 	pmixByteObject    = 27
 	pmixKval          = 28
 	pmixPersist       = 30
