@@ -251,24 +251,39 @@ func DialPMIx(env func(string) (string, bool)) (*PMIxClient, error) {
 		return nil, fmt.Errorf("PMIx server at %s: it accepts only the security modes %q; mpigo speaks native", srv.URI, mode)
 	}
 	reply, fence := pmiTimeouts()
-	c := &PMIxClient{srv: srv, me: pmixProcID{ns, uint32(rank)}, reply: reply, fenceT: fence,
-		tag: 100, own: map[string]pmixVal{}, peers: map[uint32]map[string]pmixVal{},
-		job: map[string]pmixVal{}, ranks: map[uint32]map[string]pmixVal{}}
+	c := newPMIxClient(srv, pmixProcID{ns, uint32(rank)}, reply, fence)
 	d := net.Dialer{Timeout: reply}
 	conn, err := d.Dial(srv.Network, srv.Addr)
 	if err != nil {
 		return nil, c.fail("cannot connect", err)
 	}
-	c.conn = conn
-	if err := c.handshake(); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	if err := c.init(); err != nil {
-		conn.Close()
+	if err := c.start(conn); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// newPMIxClient makes the client of process me for server srv (not
+// connected yet).
+func newPMIxClient(srv PMIxServer, me pmixProcID, reply, fence time.Duration) *PMIxClient {
+	return &PMIxClient{srv: srv, me: me, reply: reply, fenceT: fence,
+		tag: 100, own: map[string]pmixVal{}, peers: map[uint32]map[string]pmixVal{},
+		job: map[string]pmixVal{}, ranks: map[uint32]map[string]pmixVal{}}
+}
+
+// start introduces this process on conn and reads the job's info; on
+// failure it closes conn.
+func (c *PMIxClient) start(conn net.Conn) error {
+	c.conn = conn
+	if err := c.handshake(); err != nil {
+		conn.Close()
+		return err
+	}
+	if err := c.init(); err != nil {
+		conn.Close()
+		return err
+	}
+	return nil
 }
 
 // handshakeMsg is the connection request of a simple client.
