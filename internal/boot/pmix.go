@@ -368,7 +368,7 @@ func (c *PMIxClient) enc() *pmixEnc { return &pmixEnc{flex: c.srv.Flex} }
 func (c *PMIxClient) call(what string, msg *pmixEnc, d time.Duration) (*pmixDec, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
+	if c.closed || c.conn == nil {
 		return nil, c.fail(what, errors.New("the connection is closed"))
 	}
 	c.tag++
