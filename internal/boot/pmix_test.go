@@ -720,3 +720,23 @@ func TestPMIxKeyOwner(t *testing.T) {
 		}
 	}
 }
+
+// Under Open MPI, a PMIx server that cannot be reached leaves the store
+// rank 0 serves.
+func TestPMIxFallbackOMPI(t *testing.T) {
+	t.Setenv("MPIGO_PMI_TIMEOUT", "2s")
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	m := map[string]string{"PMIX_SERVER_URI41": "s.0;tcp4://" + addr, "PMIX_NAMESPACE": "n", "PMIX_RANK": "0",
+		"OMPI_COMM_WORLD_SIZE": "1", "OMPI_COMM_WORLD_RANK": "0", "OMPI_MCA_ess_base_jobid": "fallback-test",
+		"OMPI_MCA_orte_num_nodes": "1", "OMPI_MCA_orte_jobfam_session_dir": t.TempDir()}
+	info, err := detectPMIx(func(k string) (string, bool) { v, ok := m[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer info.KV.Close()
+	if info.Launcher != LauncherOMPI || info.Size != 1 {
+		t.Errorf("%+v", info)
+	}
+}
