@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -224,7 +225,7 @@ type PMIxClient struct {
 	// JobInfoErr is why the job info was read only in part (an item of
 	// a type this client does not read); what came before it is kept.
 	JobInfoErr error
-	closed     bool
+	closed     atomic.Bool // Close does not wait for the request under way: it ends it
 }
 
 func (c *PMIxClient) fail(what string, err error) error {
@@ -368,7 +369,11 @@ func (c *PMIxClient) enc() *pmixEnc { return &pmixEnc{flex: c.srv.Flex} }
 func (c *PMIxClient) call(what string, msg *pmixEnc, d time.Duration) (*pmixDec, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed || c.conn == nil {
+	return c.callLocked(what, msg, d)
+}
+
+func (c *PMIxClient) callLocked(what string, msg *pmixEnc, d time.Duration) (*pmixDec, error) {
+	if c.closed.Load() || c.conn == nil {
 		return nil, c.fail(what, errors.New("the connection is closed"))
 	}
 	c.tag++
@@ -853,7 +858,16 @@ func (c *PMIxClient) Abort(code int, msg string) error {
 	m.str(msg)
 	m.count(1)
 	m.size(0)
-	d, err := c.call("abort", m, min(c.reply, 10*time.Second))
+	// A failing rank must not wait behind a request of another goroutine
+	// (a fence can take minutes): give up on the lock after a while.
+	wait := min(c.reply, 10*time.Second)
+	for end := time.Now().Add(wait); !c.mu.TryLock(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			return c.fail("abort", errors.New("another request holds the connection"))
+		}
+	}
+	d, err := c.callLocked("abort", m, wait)
+	c.mu.Unlock()
 	if err != nil {
 		return err
 	}
@@ -870,14 +884,12 @@ func (c *PMIxClient) Finalize() error {
 	return errors.Join(err, c.Close())
 }
 
-// Close closes the connection without a word to the server.
+// Close closes the connection without a word to the server; a request
+// under way fails.
 func (c *PMIxClient) Close() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
+	if c.conn == nil || c.closed.Swap(true) {
 		return nil
 	}
-	c.closed = true
 	return c.conn.Close()
 }
 

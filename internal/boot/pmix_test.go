@@ -740,3 +740,24 @@ func TestPMIxFallbackOMPI(t *testing.T) {
 		t.Errorf("%+v", info)
 	}
 }
+
+// Abort does not wait behind a fence that holds the connection.
+func TestPMIxAbortDuringFence(t *testing.T) {
+	srv := newFakePMIx(t, "busy", 2, "")
+	c, err := DialPMIx(srv.env(0, "PMIX_SERVER_URI41"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.reply, c.fenceT = 200*time.Millisecond, 10*time.Second
+	go c.Fence(true) // rank 1 never comes
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	err = c.Abort(3, "x")
+	if err == nil || !strings.Contains(err.Error(), "another request holds the connection") {
+		t.Errorf("abort: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("abort waited %v", d)
+	}
+}
