@@ -42,7 +42,7 @@ func info(args []string, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintf(stdout, "shm large messages: streamed through the rings, a pipelined copy (MPIGO_SHM_CMA=1 for a single copy: %s)\n", why)
 	}
-	fmt.Fprintf(stdout, "launchers:   mpigo run, MPICH Hydra (PMI-1), Slurm srun --mpi=pmi2 (PMI-2), Open MPI mpirun, singleton (docs/launchers.md)\n")
+	fmt.Fprintf(stdout, "launchers:   mpigo run, MPICH Hydra (PMI-1), Slurm srun --mpi=pmix (PMIx) or --mpi=pmi2 (PMI-2), Open MPI mpirun (PMIx), singleton (docs/launchers.md)\n")
 	plan := boot.Probe()
 	where := ""
 	switch {
@@ -56,6 +56,9 @@ func info(args []string, stdout, stderr io.Writer) int {
 		vars = strings.Join(plan.Vars, " ")
 	}
 	fmt.Fprintf(stdout, "launcher:    %s%s (%s)\n", plan.Launcher, where, vars)
+	if plan.Detail != "" {
+		fmt.Fprintf(stdout, "             %s\n", plan.Detail)
+	}
 	if plan.Err != nil {
 		fmt.Fprintf(stdout, "             cannot start: %v\n", plan.Err)
 	}

@@ -16,7 +16,8 @@ import (
 
 // The same programs, with the same expected output, under every launcher
 // mpigo runs under: mpigo run, MPICH's Hydra (mpiexec.hydra, PMI-1),
-// Slurm (srun --mpi=pmi2, PMI-2) and Open MPI (mpirun.openmpi). A test
+// Slurm (srun --mpi=pmi2, PMI-2; srun --mpi=pmix, PMIx) and Open MPI
+// (mpirun.openmpi: PMIx, and with MPIGO_PMIX=0 its fallback). A test
 // whose launcher is missing skips, unless MPIGO_REQUIRE_INTEGRATION=1
 // (.ci/run), when it fails.
 
@@ -118,6 +119,38 @@ func needSlurm(t *testing.T) string {
 	return srun
 }
 
+// srunPMIxArgs asks Slurm for n tasks that talk PMIx to slurmstepd.
+func srunPMIxArgs(n int) []string {
+	return []string{"--mpi=pmix", "--overcommit", "-n", strconv.Itoa(n)}
+}
+
+var (
+	pmixOnce sync.Once
+	pmixErr  string
+)
+
+// needSlurmPMIx is needSlurm for srun --mpi=pmix: Slurm's pmix plugin
+// (Debian's slurm-wlm has pmix_v4, with libpmix2) must be there.
+func needSlurmPMIx(t *testing.T) string {
+	t.Helper()
+	srun := needSlurm(t)
+	pmixOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, srun, "--mpi=list").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "pmix") {
+			pmixErr = "srun --mpi=list names no pmix plugin: " + strings.TrimSpace(string(out))
+		}
+	})
+	if pmixErr != "" {
+		if os.Getenv("MPIGO_REQUIRE_INTEGRATION") == "1" {
+			t.Fatalf("%s (apt-get install slurm-wlm libpmix2), and MPIGO_REQUIRE_INTEGRATION=1", pmixErr)
+		}
+		t.Skipf("%s (apt-get install slurm-wlm libpmix2); MPIGO_REQUIRE_INTEGRATION=1 makes this a failure", pmixErr)
+	}
+	return srun
+}
+
 func launchers() []launcher {
 	n2s := func(n int) string { return string(rune('0' + n)) }
 	return []launcher{
@@ -155,10 +188,22 @@ func launchers() []launcher {
 			c.Env = append(os.Environ(), "MPIGO_PMI=1")
 			return c
 		}},
+		{"srun --mpi=pmix", "", func(t *testing.T, n int, prog string, args ...string) *exec.Cmd {
+			srun := needSlurmPMIx(t)
+			return exec.Command(srun, append(append(srunPMIxArgs(n), prog), args...)...)
+		}},
 		{"mpirun.openmpi", "", func(t *testing.T, n int, prog string, args ...string) *exec.Cmd {
+			// Open MPI's daemon is a PMIx server: the ranks use PMIx.
 			mpirun := needLauncher(t, "mpirun.openmpi", "apt-get install openmpi-bin")
 			c := exec.Command(mpirun, append([]string{"--oversubscribe", "-n", n2s(n), prog}, args...)...)
 			c.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_rmaps_base_oversubscribe=1")
+			return c
+		}},
+		{"mpirun.openmpi MPIGO_PMIX=0", "", func(t *testing.T, n int, prog string, args ...string) *exec.Cmd {
+			// The fallback: rank 0 serves the store (ompi.go).
+			mpirun := needLauncher(t, "mpirun.openmpi", "apt-get install openmpi-bin")
+			c := exec.Command(mpirun, append([]string{"--oversubscribe", "-n", n2s(n), prog}, args...)...)
+			c.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_rmaps_base_oversubscribe=1", "MPIGO_PMIX=0")
 			return c
 		}},
 	}
@@ -287,7 +332,8 @@ func TestLaunchersSilentDeathTCP(t *testing.T) {
 
 // mpigo info, started by each launcher, names it and the rank.
 func TestLaunchersInfo(t *testing.T) {
-	want := map[string]string{"mpigo run": "launcher:    mpigo", "mpiexec.hydra": "launcher:    PMI-1", "mpiexec.hydra two nodes": "launcher:    PMI-1", "srun --mpi=pmi2": "launcher:    PMI-2", "srun --mpi=pmi2 MPIGO_PMI=1": "launcher:    PMI-1", "mpirun.openmpi": "launcher:    Open MPI (mpirun)"}
+	want := map[string]string{"mpigo run": "launcher:    mpigo", "mpiexec.hydra": "launcher:    PMI-1", "mpiexec.hydra two nodes": "launcher:    PMI-1", "srun --mpi=pmi2": "launcher:    PMI-2", "srun --mpi=pmi2 MPIGO_PMI=1": "launcher:    PMI-1",
+		"srun --mpi=pmix": "launcher:    PMIx", "mpirun.openmpi": "launcher:    PMIx", "mpirun.openmpi MPIGO_PMIX=0": "launcher:    Open MPI (mpirun)"}
 	for _, l := range launchers() {
 		t.Run(strings.ReplaceAll(l.name, " ", "_"), func(t *testing.T) {
 			dir := testProgs(t)

@@ -10,7 +10,9 @@
 //     store is at the address in MPIGO_KVS (see Server).
 //   - PMI_FD and a PMI-2 hint: Slurm's srun --mpi=pmi2 (pmi2.go);
 //   - PMI_FD or PMI_PORT: MPICH's Hydra mpiexec, PMI-1 (pmi1.go);
-//   - OMPI_COMM_WORLD_*: Open MPI's mpirun; rank 0 serves the store
+//   - PMIX_RANK and PMIX_SERVER_URI*: a PMIx server (srun --mpi=pmix, Open
+//     MPI's mpirun); pmix.go;
+//   - OMPI_COMM_WORLD_* alone: Open MPI's mpirun; rank 0 serves the store
 //     (ompi.go);
 //   - nothing set: a singleton, a job of one rank with a private store.
 //
@@ -79,6 +81,7 @@ const (
 	LauncherPMI1      = "PMI-1"
 	LauncherPMI2      = "PMI-2"
 	LauncherOMPI      = "Open MPI (mpirun)"
+	LauncherPMIx      = "PMIx"
 )
 
 // Plan says how Detect will read this process's environment, without
@@ -89,6 +92,7 @@ type Plan struct {
 	Err      error    // the environment is inconsistent or names a launcher mpigo cannot use
 	Rank     int      // from the environment; -1 if only the launcher can say
 	Size     int      // likewise
+	Detail   string   // more about the launcher (the PMIx server), for a person
 }
 
 func envVars(names ...string) []string {
@@ -117,11 +121,15 @@ func envNum(name string) int {
 //     set): PMI-2 (Slurm's srun --mpi=pmi2).
 //  3. PMI_FD or PMI_PORT set: PMI-1 (MPICH's Hydra mpiexec; srun --mpi=pmi2
 //     with MPIGO_PMI=1).
-//  4. OMPI_COMM_WORLD_SIZE set: Open MPI's mpirun.
-//  5. PMIX_RANK set, or SLURM_STEP_NUM_TASKS above 1: a launcher mpigo
-//     cannot talk to (PMIx only, or srun without --mpi=pmi2): an error,
-//     rather than N singletons that do not know of each other.
-//  6. Otherwise: a singleton.
+//  4. PMIX_RANK and a PMIX_SERVER_URI* set, and not MPIGO_PMIX=0: a PMIx
+//     server (srun --mpi=pmix, Open MPI's mpirun, any PMIx launcher);
+//     pmix.go. Under Open MPI a server that cannot be reached leaves rule 5.
+//  5. OMPI_COMM_WORLD_SIZE set: Open MPI's mpirun, through a store rank 0
+//     serves (ompi.go); what rule 4 falls back to, or MPIGO_PMIX=0 asks.
+//  6. PMIX_RANK set without a server address, or SLURM_STEP_NUM_TASKS
+//     above 1: a launcher mpigo cannot talk to (srun --mpi=none): an
+//     error, rather than N singletons that do not know of each other.
+//  7. Otherwise: a singleton.
 func Probe() Plan {
 	_, hasRank := os.LookupEnv(EnvRank)
 	_, hasSize := os.LookupEnv(EnvSize)
@@ -136,15 +144,29 @@ func Probe() Plan {
 		return Plan{Launcher: LauncherPMI2, Vars: envVars("PMI_FD", "MPIGO_PMI", "PMI_VERSION", "PMI_JOBID", "SLURM_STEP_ID", "PMI_RANK", "PMI_SIZE"), Rank: envNum("PMI_RANK"), Size: envNum("PMI_SIZE")}
 	case hasFD || hasPort:
 		return Plan{Launcher: LauncherPMI1, Vars: envVars("PMI_FD", "PMI_PORT", "PMI_ID", "MPIGO_PMI", "PMI_RANK", "PMI_SIZE"), Rank: envNum("PMI_RANK"), Size: envNum("PMI_SIZE")}
+	case os.Getenv("PMIX_RANK") != "" && hasPMIxURI(os.LookupEnv) && force != "ompi" && os.Getenv("MPIGO_PMIX") != "0":
+		p := Plan{Launcher: LauncherPMIx, Vars: envVars("PMIX_NAMESPACE", "PMIX_RANK", "PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3", "PMIX_SERVER_URI21", "PMIX_SECURITY_MODE", "PMIX_VERSION"),
+			Rank: envNum("PMIX_RANK"), Size: -1}
+		if srv, err := FindPMIxServer(os.LookupEnv); err != nil {
+			p.Err = err
+		} else {
+			p.Detail = fmt.Sprintf("PMIx server %s (from %s), buffers %s, security native", srv.Addr, srv.Var, srv.Bfrops)
+		}
+		if v := envNum("OMPI_COMM_WORLD_SIZE"); v > 0 {
+			p.Size = v
+		} else if v := envNum("SLURM_STEP_NUM_TASKS"); v > 0 {
+			p.Size = v
+		}
+		return p
 	case os.Getenv("OMPI_COMM_WORLD_SIZE") != "":
 		return Plan{Launcher: LauncherOMPI, Vars: envVars("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "OMPI_MCA_orte_num_nodes"),
 			Rank: envNum("OMPI_COMM_WORLD_RANK"), Size: envNum("OMPI_COMM_WORLD_SIZE")}
 	case os.Getenv("PMIX_RANK") != "":
 		return Plan{Launcher: LauncherSingleton, Vars: envVars("PMIX_RANK", "PMIX_NAMESPACE"), Rank: -1, Size: -1,
-			Err: errors.New("boot: started by a PMIx launcher (PMIX_RANK is set), which mpigo cannot talk to: use srun --mpi=pmi2, mpiexec.hydra, Open MPI's mpirun or mpigo run")}
+			Err: errors.New("boot: started by a PMIx launcher (PMIX_RANK is set) that names no server (no PMIX_SERVER_URI*): use srun --mpi=pmix or --mpi=pmi2, mpiexec.hydra, Open MPI's mpirun or mpigo run")}
 	case envNum("SLURM_STEP_NUM_TASKS") > 1:
 		return Plan{Launcher: LauncherSingleton, Vars: envVars("SLURM_STEP_NUM_TASKS", "SLURM_PROCID"), Rank: -1, Size: -1,
-			Err: errors.New("boot: started by srun as one of several tasks, but without a PMI mpigo speaks (no PMI_FD): use srun --mpi=pmi2")}
+			Err: errors.New("boot: started by srun as one of several tasks, but without a PMI mpigo speaks (no PMI_FD, no PMIX_SERVER_URI*): use srun --mpi=pmix or --mpi=pmi2")}
 	}
 	return Plan{Launcher: LauncherSingleton, Rank: 0, Size: 1}
 }
@@ -165,6 +187,8 @@ func Detect() (*Info, error) {
 		return detectPMI1(os.LookupEnv)
 	case LauncherOMPI:
 		return detectOMPI(os.LookupEnv)
+	case LauncherPMIx:
+		return detectPMIx(os.LookupEnv)
 	case LauncherSingleton:
 		host, _ := os.Hostname()
 		return &Info{Rank: 0, Size: 1, RanksHere: 1, LocalRank: 0, LocalSize: 1, Node: host, NodeRanks: []int{0}, Launcher: LauncherSingleton, KV: newLocalKV()}, nil

@@ -1,6 +1,8 @@
 package boot
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -29,7 +31,10 @@ import (
 //     others try those ports until one answers for this job.
 //
 // Either way a rank checks that the store it reached is its own job's
-// (the key mpigo.job holds the Open MPI job id).
+// (the key mpigo.job holds the Open MPI job id). On one node the file also
+// holds a secret of 32 random bytes that every connection to the store
+// must prove, so other users' processes (who cannot read the file) cannot
+// use the store; on several nodes the store is not authenticated.
 
 const ompiPortBase, ompiPortRange, ompiPortTries = 20000, 20000, 16
 
@@ -146,9 +151,16 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 	oneNode := ompiOneNode(env, size)
 	port0 := ompiPortBase + int(info.JobID%ompiPortRange)
 	c := &kvConn{}
+	// On one node the store proves a secret that only the rendezvous file
+	// (mode 0600, in the job's session directory) carries.
+	var storeSecret []byte
 	if rank == 0 {
 		if oneNode {
-			c.srv, err = NewServer("127.0.0.1:0", size, nil)
+			storeSecret = make([]byte, 32)
+			if _, err := rand.Read(storeSecret); err != nil {
+				return nil, fmt.Errorf("%s: store secret: %w", who, err)
+			}
+			c.srv, err = NewServer("127.0.0.1:0", size, storeSecret)
 		} else {
 			for i := 0; i < ompiPortTries; i++ {
 				if c.srv, err = NewServer(":"+strconv.Itoa(port0+i), size, nil); err == nil {
@@ -163,7 +175,7 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 		if oneNode {
 			c.file = filepath.Join(ompiSessionDir(env), fmt.Sprintf("mpigo-kvs-%016x", info.JobID))
 			tmp := c.file + ".tmp"
-			err := os.WriteFile(tmp, []byte(c.srv.Addr()), 0o600)
+			err := os.WriteFile(tmp, []byte(c.srv.Addr()+"\n"+hex.EncodeToString(storeSecret)), 0o600)
 			if err == nil {
 				err = os.Rename(tmp, c.file)
 			}
@@ -172,7 +184,7 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 				return nil, fmt.Errorf("%s: rank 0 cannot publish its store's address: %w", who, err)
 			}
 		}
-		if c.kv, err = Dial(c.srv.Addr(), 0, nil); err != nil {
+		if c.kv, err = Dial(c.srv.Addr(), 0, storeSecret); err != nil {
 			c.close()
 			return nil, err
 		}
@@ -184,7 +196,11 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 			for {
 				b, err := readSmallFile(file, 512)
 				if err == nil {
-					tries = []string{string(b)}
+					addr, sec, _ := strings.Cut(string(b), "\n")
+					if storeSecret, err = hex.DecodeString(sec); err != nil || len(storeSecret) == 0 {
+						return nil, fmt.Errorf("%s: the rendezvous file %s holds no secret", who, file)
+					}
+					tries = []string{addr}
 					break
 				}
 				if time.Now().After(deadline) {
@@ -203,7 +219,7 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 		}
 		for c.kv == nil {
 			for _, addr := range tries {
-				if kv, err := ompiDial(addr, rank, job, reply); err == nil {
+				if kv, err := ompiDial(addr, rank, job, storeSecret, reply); err == nil {
 					c.kv = kv
 					break
 				}
@@ -224,8 +240,8 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 }
 
 // ompiDial connects to a store and checks that it is this job's.
-func ompiDial(addr string, rank int, job string, d time.Duration) (KV, error) {
-	kv, err := DialTimeout(addr, rank, nil, d)
+func ompiDial(addr string, rank int, job string, secret []byte, d time.Duration) (KV, error) {
+	kv, err := DialTimeout(addr, rank, secret, d)
 	if err != nil {
 		return nil, err
 	}

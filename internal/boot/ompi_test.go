@@ -136,3 +136,55 @@ func TestOMPINoRankZero(t *testing.T) {
 		}
 	}
 }
+
+// One node: the store rank 0 serves refuses connections that do not prove
+// the secret in the rendezvous file.
+func TestOMPIOneNodeAuthenticated(t *testing.T) {
+	dir := t.TempDir()
+	job := fmt.Sprintf("auth%d", time.Now().UnixNano())
+	env := func(r int) lookupFunc {
+		return ompiEnv(r, 2, job, "OMPI_MCA_orte_num_nodes", "1", "OMPI_MCA_orte_jobfam_session_dir", dir)
+	}
+	done := make(chan error, 1)
+	var info0 *Info
+	go func() {
+		var err error
+		info0, err = detectOMPI(env(0))
+		done <- err
+	}()
+	var b []byte
+	for i := 0; ; i++ {
+		files, _ := filepath.Glob(filepath.Join(dir, "mpigo-kvs-*"))
+		if len(files) == 1 && !strings.HasSuffix(files[0], ".tmp") {
+			var err error
+			if b, err = os.ReadFile(files[0]); err == nil {
+				break
+			}
+		}
+		if i > 500 {
+			t.Fatal("rank 0 published no store")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	addr, sec, ok := strings.Cut(string(b), "\n")
+	if !ok || len(sec) != 64 {
+		t.Fatalf("rendezvous file %q", b)
+	}
+	for _, secret := range [][]byte{nil, make([]byte, 32)} {
+		if kv, err := DialTimeout(addr, 1, secret, 2*time.Second); err == nil {
+			if _, err := kv.Get("mpigo.job"); err == nil {
+				t.Errorf("secret %x: the store answered", secret)
+			}
+			kv.Close()
+		}
+	}
+	info1, err := detectOMPI(env(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	info1.KV.Close()
+	info0.KV.Close()
+}

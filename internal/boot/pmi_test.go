@@ -545,10 +545,12 @@ func TestValueEncoding(t *testing.T) {
 	}
 }
 
-// Probe's order: mpigo, PMI-2, PMI-1, Open MPI, refusals, singleton.
+// Probe's order: mpigo, PMI-2, PMI-1, PMIx, Open MPI, refusals, singleton.
 func TestProbe(t *testing.T) {
 	vars := []string{EnvRank, EnvSize, EnvKVS, "PMI_FD", "PMI_PORT", "PMI_ID", "PMI_RANK", "PMI_SIZE", "PMI_JOBID", "PMI_VERSION",
-		"MPIGO_PMI", "SLURM_STEP_ID", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_STEP_NUM_TASKS"}
+		"MPIGO_PMI", "SLURM_STEP_ID", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "SLURM_STEP_NUM_TASKS",
+		"PMIX_NAMESPACE", "PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3", "PMIX_SERVER_URI21", "PMIX_SERVER_URI2", "MPIGO_PMIX", "MPIGO_PMIX_BFROPS"}
+	uri := "srv.0;tcp4://127.0.0.1:4000"
 	for _, tc := range []struct {
 		env  []string
 		want string
@@ -565,6 +567,13 @@ func TestProbe(t *testing.T) {
 		{[]string{"PMI_PORT", "h:1", "PMI_ID", "0"}, LauncherPMI1, ""},
 		{[]string{"OMPI_COMM_WORLD_SIZE", "2", "OMPI_COMM_WORLD_RANK", "1", "PMIX_RANK", "1"}, LauncherOMPI, ""},
 		{[]string{"PMIX_RANK", "1"}, LauncherSingleton, "PMIx"},
+		{[]string{"PMIX_RANK", "1", "PMIX_NAMESPACE", "n", "PMIX_SERVER_URI41", uri, "SLURM_STEP_NUM_TASKS", "4"}, LauncherPMIx, ""},
+		{[]string{"PMIX_RANK", "1", "PMIX_NAMESPACE", "n", "PMIX_SERVER_URI21", uri}, LauncherPMIx, ""},
+		{[]string{"OMPI_COMM_WORLD_SIZE", "2", "PMIX_RANK", "1", "PMIX_SERVER_URI3", uri}, LauncherPMIx, ""},
+		{[]string{"OMPI_COMM_WORLD_SIZE", "2", "PMIX_RANK", "1", "PMIX_SERVER_URI3", uri, "MPIGO_PMIX", "0"}, LauncherOMPI, ""},
+		{[]string{"PMI_FD", "3", "PMI_JOBID", "1.0", "PMIX_RANK", "1", "PMIX_SERVER_URI41", uri}, LauncherPMI2, ""},
+		{[]string{"PMIX_RANK", "1", "PMIX_SERVER_URI41", "nonsense"}, LauncherPMIx, "want SERVERNSPACE.RANK;ADDRESS"},
+		{[]string{"PMIX_RANK", "1", "PMIX_SERVER_URI2", uri}, LauncherPMIx, "only PMIx 2.0"},
 		{[]string{"SLURM_STEP_NUM_TASKS", "4"}, LauncherSingleton, "--mpi=pmi2"},
 		{[]string{"SLURM_STEP_NUM_TASKS", "1"}, LauncherSingleton, ""},
 	} {
