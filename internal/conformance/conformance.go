@@ -97,6 +97,25 @@ func Run(t *testing.T, n int, f func(world *mpi.Comm) error) {
 	}
 }
 
+// RunOnly is Run over the named transports of the matrix only, for
+// variants of a test that add little on the others (a second size).
+func RunOnly(t *testing.T, names []string, n int, f func(world *mpi.Comm) error) {
+	t.Helper()
+	for _, tr := range Transports() {
+		for _, name := range names {
+			if name != tr.Name {
+				continue
+			}
+			t.Run(tr.Name, func(t *testing.T) {
+				t.Helper()
+				if err := RunOne(tr, n, f); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
 // RunOne runs f on n ranks over one transport, within Limit.
 func RunOne(tr Transport, n int, f func(world *mpi.Comm) error) error {
 	done := make(chan error, 1)
