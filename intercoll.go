@@ -666,7 +666,13 @@ func (c *Comm) interAlltoallBuf(sendbuf []byte, sendcount int, sendtype *Datatyp
 	for j := range parts {
 		parts[j] = sb[j*sblk : (j+1)*sblk]
 	}
-	got, err := c.interAlltoall(nil, op, parts)
+	// Each pair of ranks checks its block's signature.
+	cc := c.lowCall(perPeerSig, true)
+	cc.sendTo, cc.recvOf = make([]uint64, q), make([]uint64, q)
+	for j := range q {
+		cc.sendTo[j], cc.recvOf[j] = lowSig(sendtype, sendcount), lowSig(recvtype, recvcount)
+	}
+	got, err := c.interAlltoall(cc, op, parts)
 	if err != nil {
 		return err
 	}

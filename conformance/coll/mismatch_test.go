@@ -355,6 +355,14 @@ func interCases() []mmCase {
 			}
 			return c.Scatter(i32(2*c.RemoteSize()), 2, mpi.Int32, i32(3), n, mpi.Int32, root(c))
 		}},
+		{"inter low-level Alltoall", mpi.ErrCount, func(c *mpi.Comm) bool { return !isOddGroup(c) }, []string{"2 × int32", "1 × int32"}, func(c *mpi.Comm) error {
+			n := 1
+			if isOddGroup(c) && c.Rank() == 0 {
+				n = 2
+			}
+			q := c.RemoteSize()
+			return c.Alltoall(i32(2*q), n, mpi.Int32, i32(2*q), n, mpi.Int32)
+		}},
 		{"inter Alltoallw", mpi.ErrType, func(c *mpi.Comm) bool { return !isOddGroup(c) && c.Rank() == 0 }, []string{"int32", "float32"}, func(c *mpi.Comm) error {
 			q := c.RemoteSize()
 			sc, sd, rc, rd := make([]int, q), make([]int, q), make([]int, q), make([]int, q)

@@ -49,7 +49,6 @@ func TestNonOvertaking(t *testing.T) {
 // select messages.
 func TestSendModes(t *testing.T) {
 	conformance.Run(t, 2, func(c *mpi.Comm) error {
-		const n = 100
 		if c.Rank() == 0 {
 			b := mpi.AsBytes([]int32{1, 2, 3})
 			if err := c.BufferAttach(make([]byte, 1<<16)); err != nil {
