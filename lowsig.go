@@ -180,8 +180,13 @@ outer:
 }
 
 // lowSig returns the signature of count elements of d: the unit's hash
-// plus the number of its repetitions; emptySig for no data.
+// plus the number of its repetitions; emptySig for no data; 0 (no
+// signature: matches any) for Packed, whose bytes may hold anything, as
+// MPI_PACKED matches any signature.
 func lowSig(d *Datatype, count int) uint64 {
+	if d == Packed {
+		return 0
+	}
 	u := d.unit()
 	if u == nil || count == 0 {
 		return emptySig
@@ -193,6 +198,9 @@ func lowSig(d *Datatype, count int) uint64 {
 // blocks differ in length from rank to rank (Gatherv, Scatterv), which
 // check the lengths themselves; emptySig for a datatype without data.
 func lowUnitSig(d *Datatype) uint64 {
+	if d == Packed {
+		return 0
+	}
 	if u := d.unit(); u != nil {
 		return u.hash
 	}
@@ -240,6 +248,9 @@ func (u *sigUnit) describe(n int64) string {
 // a hash of the counts in units, so that ranks that disagree about the
 // counts see different signatures, and about the type a different unit.
 func mixSig(d *Datatype, counts []int) uint64 {
+	if d == Packed {
+		return 0
+	}
 	u := d.unit()
 	if u == nil {
 		return emptySig
@@ -263,7 +274,7 @@ const perPeerSig = 2
 // spoiled, and returns an error saying so after taking part.
 func (cc *collCall) checkOwn(dt *Datatype, count int, hdt *Datatype, hcount int, what string) {
 	want, have := lowSig(dt, count), lowSig(hdt, hcount)
-	if want == have {
+	if want == have || want == 0 || have == 0 { // Packed matches anything
 		return
 	}
 	wu, hu := dt.unit(), hdt.unit()

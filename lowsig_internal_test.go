@@ -42,11 +42,15 @@ func TestLowSigUnits(t *testing.T) {
 		{"aba ×2 ≠ pair ×3", aba, 2, pair, 3, false},
 		{"empty = empty", Int32, 0, Float64, 0, true},
 		{"int ≠ int32", Int, 1, Int32, 1, false},
+		{"byte ≠ uint8", Byte, 4, Uint8, 4, false},
 	}
 	for _, tc := range same {
 		if got := lowSig(tc.a, tc.an) == lowSig(tc.b, tc.bn); got != tc.equals {
 			t.Errorf("%s: equal %v", tc.name, got)
 		}
+	}
+	if lowSig(Packed, 8) != 0 {
+		t.Errorf("Packed carries a signature: it must match any")
 	}
 	if u := aba2.unit(); u.per != 2 || u.name != "{int32,float64,int32}" {
 		t.Errorf("unit of contiguous(2, aba): %+v", u)

@@ -545,6 +545,19 @@ func TestSignatureNotLayout(t *testing.T) {
 			err = c.Gather(send, 2, pair, recv, 2, pair, 0)
 		}
 		errs.Addf(c, err == nil, "struct gather: %v", err)
+		// Packed matches any signature (MPI_PACKED): the root
+		// broadcasts packed int32s, the others receive Int32.
+		if c.Rank() == 0 {
+			pk := make([]byte, 8)
+			if _, err := mpi.Pack(mpi.AsBytes([]int32{5, 6}), 2, mpi.Int32, pk, 0); err != nil {
+				return err
+			}
+			errs.Add(c.Bcast(pk, 8, mpi.Packed, 0))
+		} else {
+			b := make([]int32, 2)
+			err := c.Bcast(mpi.AsBytes(b), 2, mpi.Int32, 0)
+			errs.Addf(c, err == nil && b[1] == 6, "packed bcast: %v %v", b, err)
+		}
 		// Empty contributions match whatever the datatypes.
 		errs.Add(c.Bcast(nil, 0, odd(c, mpi.Int32, mpi.Float64), 0))
 		return errs.Err()
