@@ -58,11 +58,24 @@ type collCall struct {
 	t     *typeInfo // the caller's type
 	count int       // elements passed (Slice forms); -1: not part of sig
 	slice bool      // the caller passed a slice of t's elements
+	// anyCount: the call accepts a slice of t's elements of any length
+	// (the root of an intercommunicator's ReduceSlice, whose own v is
+	// not used); sig is t's signature plus 0.
+	anyCount bool
 
 	bad    bool   // a mismatch was seen
 	from   int    // world rank whose message disagreed
 	their  uint64 // the signature it carried
+	wanted uint64 // the signature this rank expected of it
 	poison uint64 // what this rank's messages carry once bad
+
+	// The low-level collectives (lowsig.go): signatures of datatypes.
+	low    bool     // sig is a datatype's signature (lowSig)
+	mixed  bool     // sig folds in the call's counts (mixSig)
+	sendTo []uint64 // per destination rank: what this rank sends it (nil: sig)
+	recvOf []uint64 // per source rank: what this rank expects of it (nil: sig)
+	local  string   // this rank's own arguments disagree (set before the call)
+	lclass error    // the class of local
 }
 
 var callPool = sync.Pool{New: func() any { return new(collCall) }}
@@ -111,9 +124,20 @@ func (cc *collCall) done(op string, err error) error {
 func (cc *collCall) Rank() int { return cc.c.rank }
 func (cc *collCall) Size() int { return len(cc.c.group) }
 
-func (cc *collCall) sendSig() uint64 {
-	if cc.bad {
+func (cc *collCall) sendSig(dst int) uint64 {
+	switch {
+	case cc.bad:
 		return cc.poison
+	case cc.sendTo != nil:
+		return cc.sendTo[dst]
+	}
+	return cc.sig
+}
+
+// want returns the signature this rank expects of a message from src.
+func (cc *collCall) want(src int) uint64 {
+	if cc.recvOf != nil {
+		return cc.recvOf[src]
 	}
 	return cc.sig
 }
@@ -121,26 +145,52 @@ func (cc *collCall) sendSig() uint64 {
 // saw reports whether a message with signature sig from src disagrees
 // with the call, and records the first that does.
 func (cc *collCall) saw(sig uint64, src int) bool {
-	if sig == cc.sig || sig == 0 || cc.sig == 0 {
+	want := cc.want(src)
+	if sig == want || sig == 0 || want == 0 || cc.anyCount && sig-want < countSpan {
 		return false
 	}
 	if !cc.bad {
-		cc.bad, cc.from, cc.their = true, cc.c.group[src], sig
+		cc.bad, cc.from, cc.their, cc.wanted = true, cc.c.group[src], sig, want
 		// The poisoned signature is poisonKey XOR the two signatures
 		// that disagreed, so that a rank of either type can tell the
 		// other; it is passed on as it is.
-		cc.poison = sig ^ poisonKey ^ cc.sig
-		if _, _, ok := cc.sigName(sig); !ok {
-			if _, _, ok := cc.sigName(sig ^ poisonKey ^ cc.sig); ok {
-				cc.poison = sig
-			}
+		cc.poison = sig ^ poisonKey ^ want
+		if !cc.known(sig) && cc.known(sig^poisonKey^want) {
+			cc.poison = sig
 		}
 	}
 	return true
 }
 
+// known reports whether this process can name what signature sig stands
+// for in the call's terms.
+func (cc *collCall) known(sig uint64) bool {
+	if cc.low {
+		_, _, ok := decodeSig(sig)
+		return ok
+	}
+	_, _, ok := cc.sigName(sig)
+	return ok
+}
+
+// spoil marks the call bad before it starts, because this rank's own
+// arguments disagree (a Gather's root whose send and receive signatures
+// differ): it still takes part, so that no rank waits for it, but sends
+// the poisoned signature, and returns the error msg of class class.
+func (cc *collCall) spoil(class error, msg string, mine, other uint64) {
+	if cc.bad {
+		return
+	}
+	cc.bad, cc.local, cc.lclass = true, msg, class
+	cc.from, cc.their, cc.wanted = cc.top.group[0], other, mine
+	if cc.top.inter == nil {
+		cc.from = cc.top.group[cc.top.rank]
+	}
+	cc.poison = other ^ poisonKey ^ mine
+}
+
 func (cc *collCall) Send(buf []byte, dst, tag int) error {
-	sig := cc.sendSig()
+	sig := cc.sendSig(dst)
 	if ok, err := (collComm{cc.c}).sendNowSig(buf, sig, dst, tag); ok {
 		return err
 	}
@@ -186,7 +236,7 @@ func (cc *collCall) RecvAlloc(src, tag int) ([]byte, error) {
 }
 
 func (cc *collCall) Isend(buf []byte, dst, tag int) (coll.Request, error) {
-	sig := cc.sendSig()
+	sig := cc.sendSig(dst)
 	if ok, err := (collComm{cc.c}).sendNowSig(buf, sig, dst, tag); ok {
 		if err != nil {
 			return nil, err
@@ -247,17 +297,38 @@ func (cc *collCall) sigName(sig uint64) (name string, count int, ok bool) {
 	return name, count, ok
 }
 
+// who names world rank w in the caller's terms: its rank in the
+// communicator, or on an intercommunicator in the remote or local group.
+func (cc *collCall) who(w int) string {
+	c := cc.top
+	if r := rankIn(c, w); r >= 0 {
+		if c.inter != nil {
+			return "remote rank " + itoa(r)
+		}
+		return "rank " + itoa(r)
+	}
+	if c.inter != nil {
+		if r := rankIn(c.inter.lc, w); r >= 0 {
+			return "local rank " + itoa(r)
+		}
+	}
+	return "world rank " + itoa(w)
+}
+
 // mismatchErr describes the mismatch the call recorded.
 func (cc *collCall) mismatchErr(op string) error {
+	if cc.low {
+		return cc.lowMismatchErr(op)
+	}
 	c := cc.top
 	mine := cc.t.info.Type.String()
 	if cc.slice {
 		mine = "[]" + mine
 	}
-	who := "rank " + itoa(rankIn(c, cc.from))
+	who := cc.who(cc.from)
 	name, count, ok := cc.sigName(cc.their)
 	if !ok { // a poisoned signature: see saw
-		name, count, ok = cc.sigName(cc.their ^ poisonKey ^ cc.sig)
+		name, count, ok = cc.sigName(cc.their ^ poisonKey ^ cc.wanted)
 		who = "another rank (reported by " + who + ")"
 	}
 	var msg string
@@ -284,4 +355,59 @@ func hex(v uint64) string {
 		v >>= 4
 	}
 	return string(b)
+}
+
+// lowMismatchErr is mismatchErr for the low-level collectives, whose
+// signatures are datatypes' (lowsig.go).
+func (cc *collCall) lowMismatchErr(op string) error {
+	c := cc.top
+	if cc.local != "" {
+		return c.handle(c.errorf(op, cc.lclass, loc{}, "%s", cc.local))
+	}
+	who := cc.who(cc.from)
+	mu, mn, _ := decodeSig(cc.wanted)
+	tu, tn, ok := decodeSig(cc.their)
+	if !ok { // a poisoned signature: see saw
+		tu, tn, ok = decodeSig(cc.their ^ poisonKey ^ cc.wanted)
+		who = "another rank (reported by " + who + ")"
+	}
+	n := func(v uint64) int64 {
+		if cc.mixed || cc.count < 0 {
+			return -1
+		}
+		return int64(v)
+	}
+	mine := "this rank passed " + mu.describe(n(mn))
+	if cc.recvOf != nil {
+		mine = "this rank expects " + mu.describe(n(mn)) + " of " + cc.who(cc.from)
+	}
+	var msg string
+	class := ErrType
+	switch {
+	case !ok:
+		msg = mine + ", " + who + " passed a datatype this process has not used (signature " + hex(cc.their) + ")"
+	case mu != nil && tu != nil && mu.hash == tu.hash && cc.mixed:
+		class = ErrCount
+		msg = "this rank and " + who + " passed different counts of " + mu.name
+	case mu != nil && tu != nil && mu.hash == tu.hash || mu == nil || tu == nil:
+		class = ErrCount
+		msg = mine + ", " + who + " passed " + tu.describe(n(tn))
+	default:
+		msg = mine + ", " + who + " passed " + tu.describe(n(tn))
+	}
+	return c.handle(c.errorf(op, class, loc{}, "%s", msg))
+}
+
+// lowCall returns a call of c's collective context for a low-level
+// collective whose messages carry the datatype signature sig (lowsig.go).
+// counted is false when sig is a unit's alone (the blocks of the call
+// differ in length from rank to rank).
+func (c *Comm) lowCall(sig uint64, counted bool) *collCall {
+	cc := callPool.Get().(*collCall)
+	cc.c, cc.top, cc.sig, cc.low = c.shadow, c, sig, true
+	cc.count = 0
+	if !counted {
+		cc.count = -1
+	}
+	return cc
 }

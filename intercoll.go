@@ -103,77 +103,97 @@ func (c *Comm) interBarrier() error {
 	return c.collErr("Barrier", err)
 }
 
+// endCall ends a collective call: through cc when the call checks
+// signatures (collcall.go), else by classifying err.
+func (c *Comm) endCall(cc *collCall, op string, err error) error {
+	if cc == nil {
+		return c.collErr(op, err)
+	}
+	return cc.done(op, err)
+}
+
+// The intercommunicator collectives below take the call cc whose
+// signature their messages carry and check (nil: none), and end it.
+
 // interBcast: the root sends to the other group's leader, which
 // broadcasts in its group. It returns the data on the other group.
-func (c *Comm) interBcast(op string, b []byte, root int) ([]byte, error) {
+func (c *Comm) interBcast(cc *collCall, op string, b []byte, root int) ([]byte, error) {
 	role, err := c.interRole(op, root)
 	if err != nil {
+		c.endCall(cc, op, nil)
 		return nil, err
 	}
 	base := c.collTag()
 	switch role {
 	case roleRoot:
-		return b, c.collErr(op, collComm{c.shadow}.Send(b, 0, base))
+		return b, c.endCall(cc, op, c.via(cc).Send(b, 0, base))
 	case roleIdle:
-		return nil, nil
+		return nil, c.endCall(cc, op, nil)
 	}
 	var got []byte
 	if c.rank == 0 {
-		if got, err = (collComm{c.shadow}).RecvAlloc(root, base); err != nil {
-			return nil, c.collErr(op, err)
-		}
+		got, err = c.via(cc).RecvAlloc(root, base)
 	}
-	got, err = coll.BcastVarAlg(c.inter.lc.coll(), "", got, 0, base)
-	return got, c.collErr(op, err)
+	// The leader broadcasts even after a failed receive (nil: the
+	// group learns of it), so that no member waits for ever.
+	got, berr := coll.BcastVarAlg(c.inter.lc.via(cc), "", got, 0, base)
+	if err == nil {
+		err = berr
+	}
+	return got, c.endCall(cc, op, err)
 }
 
 // interGather: the other group gathers at its leader, which sends the
 // blocks to the root. The root gets one block per remote rank.
-func (c *Comm) interGather(op string, b []byte, root int) ([][]byte, error) {
+func (c *Comm) interGather(cc *collCall, op string, b []byte, root int) ([][]byte, error) {
 	role, err := c.interRole(op, root)
 	if err != nil {
+		c.endCall(cc, op, nil)
 		return nil, err
 	}
 	base := c.collTag()
 	switch role {
 	case roleRoot:
-		rec, err := collComm{c.shadow}.RecvAlloc(0, base)
-		if err != nil {
-			return nil, c.collErr(op, err)
+		rec, err := c.via(cc).RecvAlloc(0, base)
+		var parts [][]byte
+		if err == nil {
+			parts, err = unpackParts(rec, len(c.group))
 		}
-		parts, err := unpackParts(rec, len(c.group))
-		return parts, c.collErr(op, err)
+		return parts, c.endCall(cc, op, err)
 	case roleIdle:
-		return nil, nil
+		return nil, c.endCall(cc, op, nil)
 	}
-	parts, err := coll.Gather(c.inter.lc.coll(), b, 0, base)
-	if err != nil {
-		return nil, c.collErr(op, err)
-	}
+	parts, err := coll.Gather(c.inter.lc.via(cc), b, 0, base)
 	if c.rank == 0 {
-		return nil, c.collErr(op, collComm{c.shadow}.Send(packParts(parts), root, base))
+		if err != nil {
+			parts = make([][]byte, c.Size()) // the root still gets a message
+		}
+		if serr := c.via(cc).Send(packParts(parts), root, base); err == nil {
+			err = serr
+		}
 	}
-	return nil, nil
+	return nil, c.endCall(cc, op, err)
 }
 
 // interScatter: the root sends every block to the other group's leader,
 // which scatters them in its group.
-func (c *Comm) interScatter(op string, parts [][]byte, root int) ([]byte, error) {
+func (c *Comm) interScatter(cc *collCall, op string, parts [][]byte, root int) ([]byte, error) {
 	role, err := c.interRole(op, root)
 	if err != nil {
+		c.endCall(cc, op, nil)
 		return nil, err
 	}
 	base := c.collTag()
 	switch role {
 	case roleRoot:
-		return nil, c.collErr(op, collComm{c.shadow}.Send(packParts(parts), 0, base))
+		return nil, c.endCall(cc, op, c.via(cc).Send(packParts(parts), 0, base))
 	case roleIdle:
-		return nil, nil
+		return nil, c.endCall(cc, op, nil)
 	}
 	var mine [][]byte
 	var rerr error
 	if c.rank == 0 {
-		rec, err := collComm{c.shadow}.RecvAlloc(root, base)
+		rec, err := c.via(cc).RecvAlloc(root, base)
 		if err == nil {
 			mine, err = unpackParts(rec, c.Size())
 		}
@@ -182,62 +202,69 @@ func (c *Comm) interScatter(op string, parts [][]byte, root int) ([]byte, error)
 			rerr, mine = err, make([][]byte, c.Size())
 		}
 	}
-	got, err := coll.Scatter(c.inter.lc.coll(), mine, 0, base)
+	got, err := coll.Scatter(c.inter.lc.via(cc), mine, 0, base)
 	if rerr != nil {
-		return nil, c.collErr(op, rerr)
+		err = rerr
 	}
-	return got, c.collErr(op, err)
+	return got, c.endCall(cc, op, err)
 }
 
 // interAllgather: each group gathers at its leader, the leaders swap the
 // blocks, and each leader broadcasts the other group's blocks.
-func (c *Comm) interAllgather(op string, b []byte) ([][]byte, error) {
+func (c *Comm) interAllgather(cc *collCall, op string, b []byte) ([][]byte, error) {
 	if err := c.check(op); err != nil {
+		c.endCall(cc, op, nil)
 		return nil, err
 	}
 	base := c.collTag()
-	lcc := c.inter.lc.coll()
+	lcc := c.inter.lc.via(cc)
 	parts, err := coll.Gather(lcc, b, 0, base)
-	if err != nil {
-		return nil, c.collErr(op, err)
-	}
 	var rec []byte
 	if c.rank == 0 {
-		if rec, err = exchange(collComm{c.shadow}, packParts(parts), 0, base); err != nil {
+		if err != nil {
+			parts = make([][]byte, c.inter.lc.Size())
+		}
+		var xerr error
+		if rec, xerr = exchange(c.via(cc), packParts(parts), 0, base); xerr != nil {
 			rec = packParts(nil) // the group learns of the failure
 		}
+		if err == nil {
+			err = xerr
+		}
 	}
-	rec, berr := coll.BcastVarAlg(lcc, "", rec, 0, base+4)
-	if err != nil {
-		return nil, c.collErr(op, err)
+	rec, berr := coll.BcastVarAlg(c.inter.lc.via(cc), "", rec, 0, base+4)
+	if err == nil {
+		err = berr
 	}
-	if berr != nil {
-		return nil, c.collErr(op, berr)
+	var out [][]byte
+	if err == nil {
+		out, err = unpackParts(rec, len(c.group))
 	}
-	out, err := unpackParts(rec, len(c.group))
-	return out, c.collErr(op, err)
+	return out, c.endCall(cc, op, err)
 }
 
 // interAlltoall: every rank sends parts[j] to remote rank j and receives
 // one block from each remote rank.
-func (c *Comm) interAlltoall(op string, parts [][]byte) ([][]byte, error) {
+func (c *Comm) interAlltoall(cc *collCall, op string, parts [][]byte) ([][]byte, error) {
 	if err := c.check(op); err != nil {
+		c.endCall(cc, op, nil)
 		return nil, err
 	}
 	base := c.collTag()
-	cc := collComm{c.shadow}
-	reqs := make([]coll.Request, len(parts))
+	via := c.via(cc)
+	reqs := make([]coll.Request, 0, len(parts))
+	var first error
 	for j, p := range parts {
-		r, err := cc.Isend(p, j, base)
+		r, err := via.Isend(p, j, base)
 		if err != nil {
-			return nil, c.collErr(op, err)
+			first = err
+			break
 		}
-		reqs[j] = r
+		reqs = append(reqs, r)
 	}
 	out := make([][]byte, len(c.group))
-	var first error
 	for j := range out {
-		b, err := cc.RecvAlloc(j, base)
+		b, err := via.RecvAlloc(j, base)
 		if err != nil && first == nil {
 			first = err
 		}
@@ -248,55 +275,56 @@ func (c *Comm) interAlltoall(op string, parts [][]byte) ([][]byte, error) {
 			first = err
 		}
 	}
-	return out, c.collErr(op, first)
+	return out, c.endCall(cc, op, first)
 }
 
 // interReduce: the other group reduces at its leader (in rank order), which
 // sends the result to the root.
-func (c *Comm) interReduce(op string, b []byte, f coll.Combine, commutative bool, root int) ([]byte, error) {
+func (c *Comm) interReduce(cc *collCall, op string, b []byte, f coll.Combine, commutative bool, root int) ([]byte, error) {
 	role, err := c.interRole(op, root)
 	if err != nil {
+		c.endCall(cc, op, nil)
 		return nil, err
 	}
 	base := c.collTag()
 	switch role {
 	case roleRoot:
-		res, err := collComm{c.shadow}.RecvAlloc(0, base)
-		return res, c.collErr(op, err)
+		res, err := c.via(cc).RecvAlloc(0, base)
+		return res, c.endCall(cc, op, err)
 	case roleIdle:
-		return nil, nil
+		return nil, c.endCall(cc, op, nil)
 	}
-	res, err := coll.Reduce(c.inter.lc.coll(), b, f, commutative, 0, base)
-	if err != nil {
-		return nil, c.collErr(op, err)
-	}
+	res, err := coll.Reduce(c.inter.lc.via(cc), b, f, commutative, 0, base)
 	if c.rank == 0 {
-		return nil, c.collErr(op, collComm{c.shadow}.Send(res, root, base))
+		if serr := c.via(cc).Send(res, root, base); err == nil {
+			err = serr
+		}
 	}
-	return nil, nil
+	return nil, c.endCall(cc, op, err)
 }
 
 // interAllreduce: each group reduces at its leader, the leaders swap the
 // results, and each leader broadcasts the other group's result.
-func (c *Comm) interAllreduce(op string, b []byte, f coll.Combine, commutative bool) ([]byte, error) {
+func (c *Comm) interAllreduce(cc *collCall, op string, b []byte, f coll.Combine, commutative bool) ([]byte, error) {
 	if err := c.check(op); err != nil {
+		c.endCall(cc, op, nil)
 		return nil, err
 	}
 	base := c.collTag()
-	lcc := c.inter.lc.coll()
-	res, err := coll.Reduce(lcc, b, f, commutative, 0, base)
-	if err != nil {
-		return nil, c.collErr(op, err)
-	}
+	res, err := coll.Reduce(c.inter.lc.via(cc), b, f, commutative, 0, base)
 	var theirs []byte
 	if c.rank == 0 {
-		theirs, err = exchange(collComm{c.shadow}, res, 0, base)
+		var xerr error
+		theirs, xerr = exchange(c.via(cc), res, 0, base)
+		if err == nil {
+			err = xerr
+		}
 	}
-	got, berr := coll.BcastVarAlg(lcc, "", theirs, 0, base+4)
-	if err != nil {
-		return nil, c.collErr(op, err)
+	got, berr := coll.BcastVarAlg(c.inter.lc.via(cc), "", theirs, 0, base+4)
+	if err == nil {
+		err = berr
 	}
-	return got, c.collErr(op, berr)
+	return got, c.endCall(cc, op, err)
 }
 
 // Typed forms.
@@ -311,7 +339,7 @@ func interBcastT[T any](c *Comm, v T, root int) (T, error) {
 			return zero, c.typeErr("Bcast", loc{}, err)
 		}
 	}
-	got, err := c.interBcast("Bcast", b, root)
+	got, err := c.interBcast(c.typedCall(t, -1), "Bcast", b, root)
 	if err != nil || root == Root || root == ProcNull {
 		if root == Root && err == nil {
 			return v, nil
@@ -334,7 +362,7 @@ func interGatherT[T any](c *Comm, v T, root int) ([]T, error) {
 			return nil, c.typeErr("Gather", loc{}, err)
 		}
 	}
-	parts, err := c.interGather("Gather", b, root)
+	parts, err := c.interGather(c.typedCall(t, -1), "Gather", b, root)
 	if err != nil || root != Root {
 		return nil, err
 	}
@@ -354,7 +382,7 @@ func interScatterT[T any](c *Comm, vs []T, root int) (T, error) {
 			return zero, err
 		}
 	}
-	got, err := c.interScatter("Scatter", parts, root)
+	got, err := c.interScatter(c.typedCall(t, -1), "Scatter", parts, root)
 	if err != nil || root < 0 {
 		return zero, err
 	}
@@ -371,7 +399,7 @@ func interAllgatherT[T any](c *Comm, v T) ([]T, error) {
 	if err != nil {
 		return nil, c.typeErr("Allgather", loc{}, err)
 	}
-	parts, err := c.interAllgather("Allgather", b)
+	parts, err := c.interAllgather(c.typedCall(t, -1), "Allgather", b)
 	if err != nil {
 		return nil, err
 	}
@@ -387,7 +415,7 @@ func interAlltoallT[T any](c *Comm, vs []T) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
-	got, err := c.interAlltoall("Alltoall", parts)
+	got, err := c.interAlltoall(c.typedCall(t, -1), "Alltoall", parts)
 	if err != nil {
 		return nil, err
 	}
@@ -396,21 +424,22 @@ func interAlltoallT[T any](c *Comm, vs []T) ([]T, error) {
 
 // interReduceT reduces the values of type T (root: as for Reduce; -1 for
 // Allreduce) with combine f.
-func interReduceT[T any](c *Comm, opname string, t *typeInfo, v T, f coll.Combine, commutative bool, root int, all bool) (T, bool, error) {
+func interReduceT[T any](c *Comm, cc *collCall, opname string, t *typeInfo, v T, f coll.Combine, commutative bool, root int, all bool) (T, bool, error) {
 	var zero T
 	var b []byte
 	if all || root >= 0 {
 		var err error
 		if b, err = ownBytes(t, &v); err != nil {
+			cc.done(opname, nil)
 			return zero, false, c.typeErr(opname, loc{}, err)
 		}
 	}
 	var res []byte
 	var err error
 	if all {
-		res, err = c.interAllreduce(opname, b, f, commutative)
+		res, err = c.interAllreduce(cc, opname, b, f, commutative)
 	} else {
-		res, err = c.interReduce(opname, b, f, commutative, root)
+		res, err = c.interReduce(cc, opname, b, f, commutative, root)
 	}
 	if err != nil || (!all && root != Root) {
 		return zero, false, err
@@ -433,7 +462,8 @@ func interReduceOp[T any](c *Comm, opname string, v T, op Op[T], root int, all b
 		return zero, c.handle(c.errorf(opname, ErrOp, loc{}, "zero Op: make one with NewOp or use a predefined one such as Sum"))
 	}
 	t := typeOf[T]()
-	r, _, err := interReduceT(c, opname, t, v, valueCombine(nil, t, op), op.commutative, root, all)
+	cc := c.typedCall(t, -1)
+	r, _, err := interReduceT(c, cc, opname, t, v, valueCombine(cc, t, op), op.commutative, root, all)
 	return r, err
 }
 
@@ -446,7 +476,14 @@ func interReduceSliceOp[E any](c *Comm, opname string, v []E, op Op[E], root int
 	if !op.valid() {
 		return nil, c.handle(c.errorf(opname, ErrOp, loc{}, "zero Op: make one with NewOp or use a predefined one such as Sum"))
 	}
-	r, _, err := interReduceT(c, opname, typeOf[[]E](), v, sliceCombine(nil, op), op.commutative, root, all)
+	// Every member of both groups passes len(v) elements (Allreduce), or
+	// of the group that sends (Reduce; the root's v is not used, so it
+	// accepts any count).
+	cc := sliceCall[E](c, len(v))
+	if !all && root == Root {
+		cc.sig, cc.anyCount = cc.t.sig, true
+	}
+	r, _, err := interReduceT(c, cc, opname, typeOf[[]E](), v, sliceCombine(cc, op), op.commutative, root, all)
 	return r, err
 }
 
@@ -463,7 +500,11 @@ func (c *Comm) interBcastBuf(buf []byte, count int, dt *Datatype, root int) erro
 			return err
 		}
 	}
-	got, err := c.interBcast(op, b, root)
+	var cc *collCall
+	if root != ProcNull {
+		cc = c.lowCall(lowSig(dt, count), true)
+	}
+	got, err := c.interBcast(cc, op, b, root)
 	if err != nil || root < 0 {
 		return err
 	}
@@ -495,19 +536,31 @@ func (c *Comm) interGathervBuf(name string, sendbuf []byte, sendcount int, sendt
 			return err
 		}
 	}
-	parts, err := c.interGather(name, sb, root)
+	var cc *collCall
+	full := name == "Gather"
+	switch {
+	case root >= 0 && full:
+		cc = c.lowCall(lowSig(sendtype, sendcount), true)
+	case root >= 0:
+		cc = c.lowCall(lowUnitSig(sendtype), false)
+	case root == Root && full && len(recvcounts) > 0:
+		cc = c.lowCall(lowSig(recvtype, recvcounts[0]), true)
+	case root == Root:
+		cc = c.lowCall(lowUnitSig(recvtype), false)
+	}
+	parts, err := c.interGather(cc, name, sb, root)
 	if err != nil || root != Root {
 		return err
 	}
-	return c.placeParts(name, rb, st, parts, lo, hi)
+	return c.placeParts(name, rb, st, parts, lo, hi, recvcounts, recvtype)
 }
 
 // placeParts copies block j of parts to rb[lo[j]:hi[j]], and unpacks it
 // into the caller's buffer if the blocks are staged (st).
-func (c *Comm) placeParts(name string, rb []byte, st *vStage, parts [][]byte, lo, hi []int) error {
+func (c *Comm) placeParts(name string, rb []byte, st *vStage, parts [][]byte, lo, hi, counts []int, dt *Datatype) error {
 	for j, p := range parts {
 		if len(p) != hi[j]-lo[j] {
-			return c.argErr(name, ErrTruncate, "remote rank %d sent %d bytes for a %d-byte block", j, len(p), hi[j]-lo[j])
+			return c.blockErr(name, "remote rank "+itoa(j), len(p), "recvcounts["+itoa(j)+"]", counts[j], dt)
 		}
 		copy(rb[lo[j]:hi[j]], p)
 		if st != nil {
@@ -541,12 +594,25 @@ func (c *Comm) interScattervBuf(name string, sendbuf []byte, sendcounts, displs 
 			return err
 		}
 	}
-	got, err := c.interScatter(name, parts, root)
+	var cc *collCall
+	full := name == "Scatter"
+	switch {
+	case root >= 0:
+		cc = c.lowCall(lowSig(recvtype, recvcount), full)
+		if !full {
+			cc.sig = lowUnitSig(recvtype)
+		}
+	case root == Root && full && len(sendcounts) > 0:
+		cc = c.lowCall(lowSig(sendtype, sendcounts[0]), true)
+	case root == Root:
+		cc = c.lowCall(lowUnitSig(sendtype), false)
+	}
+	got, err := c.interScatter(cc, name, parts, root)
 	if err != nil || root < 0 {
 		return err
 	}
 	if len(got) != len(rb) {
-		return c.argErr(name, ErrTruncate, "received %d bytes for a %d-byte buffer", len(got), len(rb))
+		return c.blockErr(name, "the root", len(got), "recvcount", recvcount, recvtype)
 	}
 	copy(rb, got)
 	if rsp != nil {
@@ -566,11 +632,12 @@ func (c *Comm) interAllgathervBuf(name string, sendbuf []byte, sendcount int, se
 	if err != nil {
 		return err
 	}
-	parts, err := c.interAllgather(name, sb)
+	// Not checked by signature: the groups may pass different counts.
+	parts, err := c.interAllgather(nil, name, sb)
 	if err != nil {
 		return err
 	}
-	return c.placeParts(name, rb, st, parts, lo, hi)
+	return c.placeParts(name, rb, st, parts, lo, hi, recvcounts, recvtype)
 }
 
 // interAlltoallBuf is Alltoall on an intercommunicator: block j of sendbuf
@@ -599,7 +666,13 @@ func (c *Comm) interAlltoallBuf(sendbuf []byte, sendcount int, sendtype *Datatyp
 	for j := range parts {
 		parts[j] = sb[j*sblk : (j+1)*sblk]
 	}
-	got, err := c.interAlltoall(op, parts)
+	// Each pair of ranks checks its block's signature.
+	cc := c.lowCall(perPeerSig, true)
+	cc.sendTo, cc.recvOf = make([]uint64, q), make([]uint64, q)
+	for j := range q {
+		cc.sendTo[j], cc.recvOf[j] = lowSig(sendtype, sendcount), lowSig(recvtype, recvcount)
+	}
+	got, err := c.interAlltoall(cc, op, parts)
 	if err != nil {
 		return err
 	}
@@ -638,11 +711,16 @@ func (c *Comm) interReduceBuf(name string, sendbuf, recvbuf []byte, count int, d
 		}
 	}
 	f, _ := op.combine(dt)
+	var cc *collCall
+	if all || root != ProcNull {
+		cc = c.lowCall(lowSig(dt, count), true)
+		f = cc.combine(f)
+	}
 	var res []byte
 	if all {
-		res, err = c.interAllreduce(name, in, f, op.commutative)
+		res, err = c.interAllreduce(cc, name, in, f, op.commutative)
 	} else {
-		res, err = c.interReduce(name, in, f, op.commutative, root)
+		res, err = c.interReduce(cc, name, in, f, op.commutative, root)
 	}
 	if err != nil || (!all && root != Root) {
 		return err

@@ -1,6 +1,7 @@
 package mpi
 
 import (
+	"fmt"
 	"unsafe"
 
 	"github.com/mpigo/mpi/internal/checked"
@@ -126,8 +127,9 @@ func (c *Comm) Bcast(buf []byte, count int, dt *Datatype, root int) (err error) 
 	if err != nil {
 		return err
 	}
-	if err := c.bcastFixed(nil, b, root); err != nil {
-		return c.collErr(op, err)
+	cc := c.lowCall(lowSig(dt, count), true)
+	if err := cc.done(op, c.bcastFixed(cc, b, root)); err != nil {
+		return err
 	}
 	if sp != nil && c.rank != root {
 		sp.unpack(b)
@@ -219,16 +221,33 @@ func (c *Comm) gatherv(name string, sendbuf []byte, sendcount int, sendtype *Dat
 	} else if sb, _, err = c.collBuf(name, sendbuf, sendcount, sendtype, true); err != nil {
 		return err
 	}
-	parts, err := coll.Gather(c.coll(), sb, root, c.collTag())
-	if err != nil {
-		return c.collErr(name, err)
+	// Gather checks whole signatures (every block has recvcount
+	// elements); Gatherv the types' units, and the lengths below.
+	full := name == "Gather"
+	var cc *collCall
+	switch {
+	case c.rank != root && full:
+		cc = c.lowCall(lowSig(sendtype, sendcount), true)
+	case c.rank != root:
+		cc = c.lowCall(lowUnitSig(sendtype), false)
+	case full:
+		cc = c.lowCall(lowSig(recvtype, recvcounts[root]), true)
+	default:
+		cc = c.lowCall(lowUnitSig(recvtype), false)
+	}
+	if c.rank == root && !inPlace {
+		cc.checkOwn(recvtype, recvcounts[root], sendtype, sendcount, "its receive block")
+	}
+	parts, err := coll.Gather(c.via(cc), sb, root, c.collTag())
+	if err := cc.done(name, err); err != nil {
+		return err
 	}
 	if c.rank != root {
 		return nil
 	}
 	for i, b := range parts {
 		if len(b) != hi[i]-lo[i] {
-			return c.argErr(name, ErrTruncate, "rank %d sent %d bytes for a %d-byte block", i, len(b), hi[i]-lo[i])
+			return c.blockErr(name, fmt.Sprintf("rank %d", i), len(b), fmt.Sprintf("recvcounts[%d]", i), recvcounts[i], recvtype)
 		}
 		if i != root || !inPlace {
 			copy(rb[lo[i]:hi[i]], b)
@@ -313,15 +332,30 @@ func (c *Comm) scatterv(name string, sendbuf []byte, sendcounts, displs []int, s
 			parts[i] = sb[lo[i]:hi[i]]
 		}
 	}
-	got, err := coll.Scatter(c.coll(), parts, root, c.collTag())
-	if err != nil {
-		return c.collErr(name, err)
+	full := name == "Scatter"
+	var cc *collCall
+	switch {
+	case c.rank == root && full:
+		cc = c.lowCall(lowSig(sendtype, sendcounts[root]), true)
+	case c.rank == root:
+		cc = c.lowCall(lowUnitSig(sendtype), false)
+	case full:
+		cc = c.lowCall(lowSig(recvtype, recvcount), true)
+	default:
+		cc = c.lowCall(lowUnitSig(recvtype), false)
+	}
+	if c.rank == root && !inPlace {
+		cc.checkOwn(sendtype, sendcounts[root], recvtype, recvcount, "its send block")
+	}
+	got, err := coll.Scatter(c.via(cc), parts, root, c.collTag())
+	if err := cc.done(name, err); err != nil {
+		return err
 	}
 	if inPlace {
 		return nil
 	}
 	if len(got) != len(rb) {
-		return c.argErr(name, ErrTruncate, "received %d bytes for a %d-byte buffer", len(got), len(rb))
+		return c.blockErr(name, "the root", len(got), "recvcount", recvcount, recvtype)
 	}
 	copy(rb, got)
 	if rsp != nil {
@@ -386,21 +420,31 @@ func (c *Comm) allgatherv(name string, sendbuf []byte, sendcount int, sendtype *
 	}
 	r, p := c.rank, len(c.group)
 	inPlace := isInPlace(sendbuf)
+	// Allgather: every rank's blocks have one signature; Allgatherv: the
+	// ranks must agree about every count (mixSig).
+	var cc *collCall
+	if name == "Allgather" {
+		cc = c.lowCall(lowSig(recvtype, recvcounts[r]), true)
+	} else {
+		cc = c.lowCall(mixSig(recvtype, recvcounts), true)
+		cc.mixed = true
+	}
 	if !inPlace {
 		sb, _, err := c.collBuf(name, sendbuf, sendcount, sendtype, true)
 		if err != nil {
+			cc.done(name, nil)
 			return err
 		}
-		if len(sb) != hi[r]-lo[r] {
-			return c.argErr(name, ErrCount, "sending %d bytes into a %d-byte block", len(sb), hi[r]-lo[r])
+		cc.checkOwn(recvtype, recvcounts[r], sendtype, sendcount, "its receive block")
+		if len(sb) == hi[r]-lo[r] {
+			copy(rb[lo[r]:hi[r]], sb)
 		}
-		copy(rb[lo[r]:hi[r]], sb)
 	} else if st != nil {
 		st.pack(r)
 	}
 	if st != nil { // the staged blocks are packed in rank order
-		if err := coll.AllgathervBuf(c.coll(), "", rb, append([]int{0}, hi...), c.collTag()); err != nil {
-			return c.collErr(name, err)
+		if err := cc.done(name, coll.AllgathervBuf(c.via(cc), "", rb, append([]int{0}, hi...), c.collTag())); err != nil {
+			return err
 		}
 		for i := range p {
 			if i != r || !inPlace {
@@ -417,15 +461,15 @@ func (c *Comm) allgatherv(name string, sendbuf []byte, sendcount int, sendtype *
 		packed = packed && lo[i] == offs[i]
 	}
 	if packed {
-		return c.collErr(name, coll.AllgathervBuf(c.coll(), "", recvbuf[:offs[p]], offs, c.collTag()))
+		return cc.done(name, coll.AllgathervBuf(c.via(cc), "", recvbuf[:offs[p]], offs, c.collTag()))
 	}
 	for i := range p {
 		offs[i+1] = offs[i] + hi[i] - lo[i]
 	}
 	tmp := make([]byte, offs[p])
 	copy(tmp[offs[r]:], recvbuf[lo[r]:hi[r]])
-	if err := coll.AllgathervBuf(c.coll(), "", tmp, offs, c.collTag()); err != nil {
-		return c.collErr(name, err)
+	if err := cc.done(name, coll.AllgathervBuf(c.via(cc), "", tmp, offs, c.collTag())); err != nil {
+		return err
 	}
 	for i := range p {
 		copy(recvbuf[lo[i]:hi[i]], tmp[offs[i]:offs[i+1]])
@@ -486,12 +530,18 @@ func (c *Comm) Alltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvb
 	} else if sb, _, err = c.collBuf(name, sendbuf, sn, sendtype, true); err != nil {
 		return err
 	}
+	cc := c.lowCall(lowSig(recvtype, recvcount), true)
+	if !inPlace {
+		cc.checkOwn(recvtype, recvcount, sendtype, sendcount, "its receive blocks")
+	}
 	if len(sb) != len(rb) {
-		return c.argErr(name, ErrCount, "sending %d bytes per rank, receiving %d", len(sb)/p, len(rb)/p)
+		// The call is spoiled (checkOwn): take part with blocks of
+		// the receive size, so that no rank waits for this one.
+		sb = make([]byte, len(rb))
 	}
 	blk := len(rb) / max(p, 1)
-	if err := coll.AlltoallBuf(c.coll(), c.alltoallAlg(blk), sb, rb, blk, c.collTag()); err != nil {
-		return c.collErr(name, err)
+	if err := cc.done(name, coll.AlltoallBuf(c.via(cc), c.alltoallAlg(blk), sb, rb, blk, c.collTag())); err != nil {
+		return err
 	}
 	if rsp != nil {
 		rsp.unpack(rb)
@@ -615,24 +665,34 @@ func (c *Comm) alltoallw(name string, sendbuf []byte, sendcounts, sdispls []int,
 		return err
 	}
 	var got [][]byte
+	if c.inter != nil && inPlace {
+		return c.argErr(name, ErrBuffer, "InPlace is not allowed on an intercommunicator")
+	}
+	// Every pair of ranks checks the signature of its own block.
+	cc := c.lowCall(perPeerSig, true)
+	cc.sendTo, cc.recvOf = make([]uint64, p), make([]uint64, p)
+	for i := range p {
+		cc.recvOf[i] = lowSig(recvtypes[i], recvcounts[i])
+		if inPlace {
+			cc.sendTo[i] = cc.recvOf[i]
+		} else {
+			cc.sendTo[i] = lowSig(sendtypes[i], sendcounts[i])
+		}
+	}
 	if c.inter != nil {
 		// p is the remote group's size: blocks go to and come from it.
-		if inPlace {
-			return c.argErr(name, ErrBuffer, "InPlace is not allowed on an intercommunicator")
-		}
-		if got, err = c.interAlltoall(name, parts); err != nil {
-			return err // already classified and handled
-		}
+		got, err = c.interAlltoall(cc, name, parts)
 	} else {
-		got, err = coll.Alltoall(c.coll(), parts, c.collTag())
+		got, err = coll.Alltoall(c.via(cc), parts, c.collTag())
+		err = cc.done(name, err)
 	}
 	if err != nil {
-		return c.collErr(name, err)
+		return err
 	}
 	for i, b := range got {
 		n := recvcounts[i] * recvtypes[i].size
 		if len(b) != n {
-			return c.argErr(name, ErrTruncate, "rank %d sent %d bytes for a %d-byte block", i, len(b), n)
+			return c.blockErr(name, fmt.Sprintf("rank %d", i), len(b), fmt.Sprintf("recvcounts[%d]", i), recvcounts[i], recvtypes[i])
 		}
 		if rspans[i] != nil {
 			rspans[i].unpack(b)
@@ -734,6 +794,7 @@ func (c *Comm) Reduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Redu
 	if err != nil {
 		return err
 	}
+	cc := c.lowCall(lowSig(dt, count), true)
 	if op.commutative { // in place, binomial, nothing allocated
 		sp := getScratch(2 * n)
 		defer putScratch(sp)
@@ -743,12 +804,12 @@ func (c *Comm) Reduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Redu
 		}
 		copy(work, in)
 		f, _ := op.vec(dt)
-		return c.collErr(name, c.reduceVec(nil, work, scratch, dt.block(), f, root))
+		return cc.done(name, c.reduceVec(cc, work, scratch, dt.block(), f, root))
 	}
 	f, _ := op.combine(dt)
-	res, err := coll.Reduce(c.coll(), in, f, op.commutative, root, c.collTag())
-	if err != nil {
-		return c.collErr(name, err)
+	res, err := coll.Reduce(c.via(cc), in, cc.combine(f), op.commutative, root, c.collTag())
+	if err := cc.done(name, err); err != nil {
+		return err
 	}
 	if c.rank == root {
 		copy(recvbuf[:n], res)
@@ -800,16 +861,17 @@ func (c *Comm) Allreduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *R
 		return err
 	}
 	out := recvbuf[:n]
+	cc := c.lowCall(lowSig(dt, count), true)
 	if op.commutative {
 		f, _ := op.vec(dt)
 		sp := getScratch(n)
 		defer putScratch(sp)
-		return c.collErr(name, c.allreduceVec(nil, in[:n], out, (*sp)[:n], dt.block(), f))
+		return cc.done(name, c.allreduceVec(cc, in[:n], out, (*sp)[:n], dt.block(), f))
 	}
 	f, _ := op.combine(dt)
-	res, err := coll.Allreduce(c.coll(), in, f, false, c.collTag())
-	if err != nil {
-		return c.collErr(name, err)
+	res, err := coll.Allreduce(c.via(cc), in, cc.combine(f), false, c.collTag())
+	if err := cc.done(name, err); err != nil {
+		return err
 	}
 	copy(out, res)
 	return nil
@@ -909,32 +971,43 @@ func (c *Comm) reduceScatter(name string, sendbuf, recvbuf []byte, recvcounts []
 		offs[i+1] = offs[i] + k*dt.block()
 	}
 	tag := c.collTag()
+	var cc *collCall
+	if name == "ReduceScatterBlock" {
+		cc = c.lowCall(lowSig(dt, total), true)
+	} else { // the ranks must agree about every count
+		cc = c.lowCall(mixSig(dt, recvcounts), true)
+		cc.mixed = true
+	}
 	if op.commutative && coll.Select(coll.CollReduceScatter, coll.Situation{Ranks: p, Bytes: n, Commutative: true, Fixed: true, Elems: total}) == coll.AlgRecursiveHalving {
 		buf := append([]byte(nil), in...)
 		sp := getScratch(n)
 		defer putScratch(sp)
 		f, _ := op.vec(dt)
-		if err := coll.ReduceScatterVec(c.coll(), buf, (*sp)[:n], offs, f, tag); err != nil {
-			return c.collErr(name, err)
+		if err := cc.done(name, coll.ReduceScatterVec(c.via(cc), buf, (*sp)[:n], offs, f, tag)); err != nil {
+			return err
 		}
 		copy(recvbuf[:mine], buf[offs[r]:offs[r+1]])
 		return nil
 	}
 	f, _ := op.combine(dt)
-	res, err := coll.Reduce(c.coll(), in, f, op.commutative, 0, tag)
-	if err != nil {
-		return c.collErr(name, err)
-	}
+	res, err := coll.Reduce(c.via(cc), in, cc.combine(f), op.commutative, 0, tag)
 	var parts [][]byte
 	if r == 0 {
 		parts = make([][]byte, p)
 		for i := range p {
-			parts[i] = res[offs[i]:offs[i+1]]
+			if err == nil && len(res) >= offs[i+1] {
+				parts[i] = res[offs[i]:offs[i+1]]
+			} else { // the group still completes the scatter
+				parts[i] = make([]byte, offs[i+1]-offs[i])
+			}
 		}
 	}
-	got, err := coll.Scatter(c.coll(), parts, 0, tag+2)
-	if err != nil {
-		return c.collErr(name, err)
+	got, serr := coll.Scatter(c.via(cc), parts, 0, tag+2)
+	if err == nil {
+		err = serr
+	}
+	if err := cc.done(name, err); err != nil {
+		return err
 	}
 	copy(recvbuf[:mine], got)
 	return nil
@@ -1004,15 +1077,16 @@ func (c *Comm) scan(name string, sendbuf, recvbuf []byte, count int, dt *Datatyp
 	if err != nil {
 		return err
 	}
+	cc := c.lowCall(lowSig(dt, count), true)
 	if op.commutative { // recursive doubling in place, nothing allocated
 		sp := getScratch(3 * n)
 		defer putScratch(sp)
 		work := (*sp)[2*n : 3*n]
 		copy(work, in)
 		f, _ := op.vec(dt)
-		have, err := coll.ScanVec(c.coll(), work, (*sp)[:2*n], f, inclusive, c.collTag())
-		if err != nil {
-			return c.collErr(name, err)
+		have, err := coll.ScanVec(c.via(cc), work, (*sp)[:2*n], f, inclusive, c.collTag())
+		if err := cc.done(name, err); err != nil {
+			return err
 		}
 		if have {
 			copy(recvbuf[:n], work)
@@ -1022,12 +1096,12 @@ func (c *Comm) scan(name string, sendbuf, recvbuf []byte, count int, dt *Datatyp
 	f, _ := op.combine(dt)
 	var res []byte
 	if inclusive {
-		res, err = coll.Scan(c.coll(), in, f, op.commutative, c.collTag())
+		res, err = coll.Scan(c.via(cc), in, cc.combine(f), op.commutative, c.collTag())
 	} else {
-		res, err = coll.Exscan(c.coll(), in, f, op.commutative, c.collTag())
+		res, err = coll.Exscan(c.via(cc), in, cc.combine(f), op.commutative, c.collTag())
 	}
-	if err != nil {
-		return c.collErr(name, err)
+	if err := cc.done(name, err); err != nil {
+		return err
 	}
 	if res != nil {
 		copy(recvbuf[:n], res)

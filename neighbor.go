@@ -86,7 +86,7 @@ func (c *Comm) exchange(op string, t *topology, sends, recvs []nbrBlk) error {
 		if t.in[i] == ProcNull {
 			continue
 		}
-		r, err := sh.irecv(b.buf, b.count, b.dt, t.in[i], base+t.inTag[i])
+		r, err := sh.nbrRecv(op, i, b, t.in[i], base+t.inTag[i])
 		if err != nil {
 			first = err
 			break
@@ -101,7 +101,7 @@ func (c *Comm) exchange(op string, t *topology, sends, recvs []nbrBlk) error {
 			continue
 		}
 		b := sends[j]
-		r, err := sh.isendStd(b.buf, b.count, b.dt, t.out[j], base+t.outTag[j])
+		r, err := sh.isendSig(b.buf, b.count, b.dt, lowSig(b.dt, b.count), t.out[j], base+t.outTag[j])
 		if err != nil {
 			first = err
 			break
@@ -116,6 +116,51 @@ func (c *Comm) exchange(op string, t *topology, sends, recvs []nbrBlk) error {
 	return c.nbrErr(op, first)
 }
 
+// isendSig is isend of a standard send whose message carries the
+// signature sig.
+func (c *Comm) isendSig(buf []byte, count int, dt *Datatype, sig uint64, dest, tag int) (*Request, error) {
+	m, err := c.checkBuf("Isend", at("dest", dest, tag), buf, count, dt)
+	if err != nil {
+		return nil, err
+	}
+	r := c.newRequest("Isend", at("dest", dest, tag))
+	r.er.Layout = m.lay
+	c.startSend(r.er, m.b, sig, dest, tag, engine.Standard)
+	return r, nil
+}
+
+// nbrRecv receives the block b of in-neighbour slot i from src. Its
+// message carries the sender's signature (lowsig.go), which must be the
+// block's: the same basic types, as many of them.
+func (c *Comm) nbrRecv(op string, i int, b nbrBlk, src, tag int) (*Request, error) {
+	m, err := c.lowRecvBuf(op, b.buf, b.count, b.dt, src, tag)
+	if err != nil {
+		return nil, err
+	}
+	r := c.newRequest(op, at("source", src, tag))
+	r.elem = b.dt.size
+	r.er.Layout = m.lay
+	want := lowSig(b.dt, b.count)
+	r.finish = func(st engine.Status) error {
+		if st.Sig == want || st.Sig == 0 {
+			return nil
+		}
+		wu, wn, _ := decodeSig(want)
+		tu, tn, ok := decodeSig(st.Sig)
+		class := ErrType
+		if wu == nil || tu == nil || ok && wu.hash == tu.hash {
+			class = ErrCount
+		}
+		theirs := "a datatype this process has not used (signature " + hex(st.Sig) + ")"
+		if ok {
+			theirs = tu.describe(int64(tn))
+		}
+		return c.errorf(op, class, at("source", src, tag), "in-neighbour %d (rank %d) sent %s, this rank's receive block is %s", i, src, theirs, wu.describe(int64(wn)))
+	}
+	c.startRecv(r.er, m.b, nil, 0, src, tag)
+	return r, nil
+}
+
 // nbrErr reports a failed step of neighbourhood collective op, keeping the
 // class of the step's error.
 func (c *Comm) nbrErr(op string, err error) error {
@@ -123,6 +168,9 @@ func (c *Comm) nbrErr(op string, err error) error {
 		return nil
 	}
 	var inner *Error
+	if errors.As(err, &inner) && inner.Op == op && err == error(inner) {
+		return c.handle(inner) // already says all (nbrRecv)
+	}
 	if errors.As(err, &inner) {
 		e := c.errorf(op, inner.Class, loc{}, "").(*Error)
 		e.Cause = err
