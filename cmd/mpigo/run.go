@@ -58,20 +58,35 @@ type runConfig struct {
 	insecure     bool
 	hosts        []hostSlots
 	groups       []runGroup
+
+	env        []string // -x, -genv: VAR=VALUE for every rank
+	envWarn    []string // -x VAR that is not set here
+	ppn        int      // -ppn
+	npernode   int      // -npernode
+	mapBy      string   // --map-by
+	byNode     bool     // --map-by node: round robin over the hosts
+	bindTo     string   // --bind-to
+	bind       bool     // --bind-to core
+	output     string   // --output-filename DIR[:nocopy]
+	outputDir  string   // DIR: DIR/rank.N/stdout and stderr
+	outputCopy bool     // also print the output here (not :nocopy)
+	nGiven     bool     // -n was on the command line (of the first group)
 }
 
 type runGroup struct {
 	n    int
 	prog string
 	args []string
+	env  []string // -env: VAR=VALUE for this group's ranks
 }
 
-func runFlags(cfg *runConfig, n *int, stderr io.Writer) *flag.FlagSet {
+func runFlags(cfg *runConfig, g *runGroup, n *int, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {} // runCmd says what was wrong in a line or two
 	fs.IntVar(n, "n", 1, "number of processes (ranks) to start")
 	fs.IntVar(n, "np", 1, "same as -n")
+	fs.Var(envList{flag: "env", vals: &g.env}, "env", "`VAR=VALUE` (or -env VAR VALUE) in the environment of this program's ranks (after \":\", of that group's)")
 	if cfg != nil {
 		fs.BoolVar(&cfg.tagOutput, "tag-output", false, "prefix every output line with [RANK]")
 		fs.DurationVar(&cfg.timeout, "timeout", 0, "stop the job after this long (e.g. 30s, 5m) and report the ranks still running")
@@ -81,6 +96,13 @@ func runFlags(cfg *runConfig, n *int, stderr io.Writer) *flag.FlagSet {
 		fs.StringVar(&cfg.agent, "launch-agent", "ssh", "command that runs a command on a host, called as AGENT HOST COMMAND (with --host/--hostfile)")
 		fs.Bool("oversubscribe", false, "accepted for mpirun's sake: mpigo always allows more ranks than cores (waiting ranks sleep)")
 		fs.StringVar(&cfg.transport, "transport", "", "force the transport between processes of one node: shm (the default) or tcp (sets MPIGO_TRANSPORT)")
+		fs.Var(envList{flag: "x", vals: &cfg.env, warn: &cfg.envWarn}, "x", "`VAR[=VALUE]` in the environment of every rank, also on remote hosts; VAR alone passes on this shell's value (Open MPI's -x)")
+		fs.Var(envList{flag: "genv", vals: &cfg.env}, "genv", "`VAR=VALUE` (or -genv VAR VALUE) in the environment of every rank, also on remote hosts (Hydra's -genv)")
+		fs.IntVar(&cfg.ppn, "ppn", 0, "`N` ranks on each host of --host/--hostfile in turn, whatever their slots, wrapping round (Hydra's -ppn); without -n, N on every host")
+		fs.IntVar(&cfg.npernode, "npernode", 0, "`N` ranks on each host, at most (Open MPI's -npernode; the same as --map-by ppr:N:node)")
+		fs.StringVar(&cfg.mapBy, "map-by", "", "placement over the hosts: slot (fill each host's slots in turn; the default), node (one rank per host in turn) or ppr:N:node (N ranks on each host, at most)")
+		fs.StringVar(&cfg.bindTo, "bind-to", "none", "core: pin each process to a core of its own (K cores with --ranks-per-proc K; Linux), none: let the kernel place them")
+		fs.StringVar(&cfg.output, "output-filename", "", "write each process's output to `DIR`/rank.N/stdout and DIR/rank.N/stderr (N: its first rank) as well as here; DIR:nocopy only to the files")
 		fs.BoolVar(&cfg.insecure, "insecure-fabric", false, "send tcp frames unencrypted and unchecked, for networks where nobody can read or alter traffic (sets MPIGO_TCP_PROTECT=off; the handshake still proves the job's secret)")
 	}
 	return fs
@@ -93,13 +115,17 @@ func parseRun(args []string, stderr io.Writer) (*runConfig, error) {
 	for {
 		var n int
 		var fs *flag.FlagSet
+		var g runGroup
 		if first {
-			fs = runFlags(cfg, &n, io.Discard)
+			fs = runFlags(cfg, &g, &n, io.Discard)
 		} else {
-			fs = runFlags(nil, &n, io.Discard)
+			fs = runFlags(nil, &g, &n, io.Discard)
 		}
-		if err := fs.Parse(args); err != nil {
+		if err := fs.Parse(joinPairs(args, fs)); err != nil {
 			return nil, err
+		}
+		if first {
+			fs.Visit(func(f *flag.Flag) { cfg.nGiven = cfg.nGiven || f.Name == "n" || f.Name == "np" })
 		}
 		rest := fs.Args()
 		if len(rest) == 0 || rest[0] == ":" {
@@ -108,7 +134,7 @@ func parseRun(args []string, stderr io.Writer) (*runConfig, error) {
 		if n < 1 {
 			return nil, fmt.Errorf("-n %d: need at least one process", n)
 		}
-		g := runGroup{n: n, prog: rest[0]}
+		g.n, g.prog = n, rest[0]
 		i := 1
 		for i < len(rest) && rest[i] != ":" {
 			i++
@@ -126,14 +152,14 @@ func parseRun(args []string, stderr io.Writer) (*runConfig, error) {
 func runCmd(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, runUsage)
-		runFlags(&runConfig{}, new(int), stderr).PrintDefaults()
+		runFlags(&runConfig{}, &runGroup{}, new(int), stderr).PrintDefaults()
 		return 2
 	}
 	for _, a := range args {
 		if isHelp(a) {
 			// Asked for: the help goes to stdout (so `| less` shows it).
 			fmt.Fprint(stdout, runUsage)
-			runFlags(&runConfig{}, new(int), stdout).PrintDefaults()
+			runFlags(&runConfig{}, &runGroup{}, new(int), stdout).PrintDefaults()
 			return 0
 		}
 		if !strings.HasPrefix(a, "-") {
@@ -149,6 +175,18 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if err == nil {
 		cfg.hosts, err = parseHosts(cfg.hostList, cfg.hostfile)
+	}
+	if err == nil {
+		var p placement
+		if p, err = parsePlacement(cfg.ppn, cfg.npernode, cfg.mapBy); err == nil {
+			err = cfg.applyPlacement(p, cfg.nGiven)
+		}
+	}
+	if err == nil {
+		cfg.bind, err = parseBind(cfg.bindTo)
+	}
+	if err == nil {
+		cfg.outputDir, cfg.outputCopy, err = parseOutput(cfg.output)
 	}
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
@@ -328,9 +366,16 @@ func shellQuote(s string) string {
 // this user can read, opens that file as descriptor 3 and deletes it, then
 // runs the rank with MPIGO_SECRET_FD=3; the rank reads and closes the
 // descriptor. The program's standard input is what follows (rank 0: the
-// launcher's own). It runs in sh, whatever the login shell is.
-func remoteCommand(cwd string, env []string, prog string, args []string) string {
-	script := "umask 077 && f=$(mktemp) && IFS= read -r s && printf '%s\\n' \"$s\" >\"$f\" && exec 3<\"$f\" && rm -f \"$f\" && s= && cd " + shellQuote(cwd) + " && exec env"
+// launcher's own). It runs in sh, whatever the login shell is. bind, if
+// not empty, is shell code that sets b to a command to run the program
+// under (remoteBindShell: taskset for --bind-to core).
+func remoteCommand(cwd string, env []string, prog string, args []string, bind string) string {
+	script := "umask 077 && f=$(mktemp) && IFS= read -r s && printf '%s\\n' \"$s\" >\"$f\" && exec 3<\"$f\" && rm -f \"$f\" && s= && cd " + shellQuote(cwd)
+	if bind != "" {
+		script += " && " + bind + " && exec $b env"
+	} else {
+		script += " && exec env"
+	}
 	for _, e := range env {
 		script += " " + shellQuote(e)
 	}
@@ -376,15 +421,26 @@ type lineWriter struct {
 	w  io.Writer
 }
 
-func (lw lineWriter) copyFrom(r io.Reader, prefix string, wg *sync.WaitGroup) {
+// copyFrom forwards r's lines to lw (unless show is false) and to file
+// (if not nil, without the prefix; closed at the end).
+func (lw lineWriter) copyFrom(r io.Reader, prefix string, file io.WriteCloser, show bool, wg *sync.WaitGroup) {
 	defer wg.Done()
+	if file != nil {
+		defer file.Close()
+	}
 	// A line longer than maxOutLine is passed on in pieces of that size,
 	// each ended as a line: the launcher never holds more of a rank's
 	// output than that, whatever the rank writes.
 	sc := bufio.NewReaderSize(r, maxOutLine)
 	for {
 		line, err := sc.ReadSlice('\n')
-		if len(line) > 0 {
+		if len(line) > 0 && file != nil {
+			file.Write(line)
+			if line[len(line)-1] != '\n' {
+				io.WriteString(file, "\n")
+			}
+		}
+		if len(line) > 0 && show {
 			lw.mu.Lock()
 			io.WriteString(lw.w, prefix)
 			lw.w.Write(line)
@@ -444,7 +500,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 		kvsPublic = net.JoinHostPort(host, port)
 	}
 	cwd, _ := os.Getwd()
-	slot := 0 // next host slot to fill
+	slot, proc := 0, 0 // next host slot to fill, next process to place
 
 	var outMu sync.Mutex
 	// say writes the launcher's own messages; ranks' lines go through the
@@ -484,9 +540,10 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			here := min(cfg.ranksPerProc, g.n-i)
 			node := host
 			if len(cfg.hosts) > 0 {
-				node = hostFor(cfg.hosts, slot)
+				node = cfg.nodeFor(slot, proc)
 				slot += here
 			}
+			proc++
 			for k := 0; k < here; k++ {
 				nodeOf = append(nodeOf, node)
 			}
@@ -500,6 +557,22 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 	// /dev/shm (ranks unlink their inboxes as soon as their peers have
 	// mapped them; this is for ranks killed before that), nor in the run
 	// folder; the reaper does it if the launcher is killed.
+	for _, w := range cfg.envWarn {
+		say("mpigo run: %s\n", w)
+	}
+	bind := newBinder()
+	if cfg.bind {
+		switch {
+		case len(cfg.hosts) > 0:
+			// Remote processes are pinned by taskset on their host.
+		case !bindSupported || len(bind.cpus) == 0:
+			say("mpigo run: --bind-to core is not supported on this system (%s): the ranks are not pinned\n", goos)
+		default:
+			if most := maxNodeRanks(nodeRanks); most > len(bind.cpus) {
+				say("mpigo run: --bind-to core: %d ranks on %d cores: some share a core\n", most, len(bind.cpus))
+			}
+		}
+	}
 	reap := startReaper(jobID, "", runDir)
 	defer func() {
 		if len(cfg.hosts) == 0 {
@@ -546,7 +619,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			var secretR *os.File
 			if len(cfg.hosts) == 0 {
 				cmd = exec.Command(g.prog, g.args...)
-				cmd.Env = append(os.Environ(), env...)
+				cmd.Env = append(append(os.Environ(), extraEnv(cfg, &g, false)...), env...)
 				// A local rank reads the secret from a pipe on descriptor 3.
 				r, w, err := os.Pipe()
 				if err != nil {
@@ -563,7 +636,11 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 				}
 			} else {
 				agent := strings.Fields(cfg.agent)
-				cmd = exec.Command(agent[0], append(agent[1:], node, remoteCommand(cwd, env, g.prog, g.args))...)
+				bindSh := ""
+				if cfg.bind {
+					bindSh = remoteBindShell(bind.place(node), here, rank)
+				}
+				cmd = exec.Command(agent[0], append(agent[1:], node, remoteCommand(cwd, append(extraEnv(cfg, &g, true), env...), g.prog, g.args, bindSh))...)
 				cmd.Env = os.Environ()
 				// A remote rank's shell reads the secret from the agent's
 				// standard input before anything the rank reads there.
@@ -580,20 +657,39 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			} else if cfg.tagOutput {
 				prefix = fmt.Sprintf("[%d-%d] ", rank, rank+here-1)
 			}
+			var fo, fe *os.File // --output-filename
+			if cfg.outputDir != "" {
+				var err error
+				if fo, fe, err = outputFiles(cfg.outputDir, rank); err != nil {
+					say("mpigo run: %v\n", err)
+					stopAll(syscall.SIGKILL)
+					return 1
+				}
+			}
 			so, err1 := cmd.StdoutPipe()
 			se, err2 := cmd.StderrPipe()
-			err3 := cmd.Start()
+			var err3 error
+			if cfg.bind && len(cfg.hosts) == 0 && bindSupported && len(bind.cpus) > 0 {
+				err3 = startBound(cmd, bind.localCPUs(bind.place(node), here))
+			} else {
+				err3 = cmd.Start()
+			}
 			if secretR != nil {
 				secretR.Close()
 			}
 			if err := errors.Join(err1, err2, err3); err != nil {
+				if fo != nil {
+					fo.Close()
+					fe.Close()
+				}
 				say("mpigo run: cannot start rank %d (%s): %v\n", rank, g.prog, err)
 				stopAll(syscall.SIGKILL)
 				return 1
 			}
 			copiers.Add(2)
-			go out.copyFrom(so, prefix, &copiers)
-			go errw.copyFrom(se, prefix, &copiers)
+			show := cfg.outputDir == "" || cfg.outputCopy
+			go out.copyFrom(so, prefix, fileOrNil(fo), show, &copiers)
+			go errw.copyFrom(se, prefix, fileOrNil(fe), show, &copiers)
 			p := &rankProc{rank: rank, n: here, cmd: cmd}
 			procs = append(procs, p)
 			reap.rank(cmd.Process.Pid)
