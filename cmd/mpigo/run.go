@@ -727,12 +727,32 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 	var stopTimer <-chan time.Time // stop the job when no culprit shows up
 	var culprit *rankProc
 	var consequence *rankProc // first rank that failed only because a peer did
+	var leftEarly *rankProc   // first process that exited 0 while others ran
+	// blameEarly names leftEarly as the culprit when ranks failed for lack
+	// of a peer and nothing else failed: it left while they needed it.
+	blameEarly := func() {
+		if culprit != nil || consequence == nil || leftEarly == nil {
+			return
+		}
+		culprit = leftEarly
+		_, how := exitStatus(consequence)
+		code = max(code, mpi.ExitPeerFailed)
+		say("mpigo run: %s (pid %d) exited (status 0) while other ranks still needed it: %s (pid %d) %s after losing it; "+
+			"did %s return from its function, call os.Exit or return from main before its part of the work was done?\n",
+			leftEarly.ranks(), leftEarly.cmd.Process.Pid, consequence.ranks(), consequence.cmd.Process.Pid, how, leftEarly.ranks())
+	}
+	progress := newStartupProgress(kvs, procs, nodeOf, say)
 	for running > 0 {
 		select {
+		case <-progress.tick():
+			progress.report(failed)
 		case p := <-exited:
 			p.done = true
 			running--
 			c, how := exitStatus(p)
+			if c == 0 && !p.sigkilled && leftEarly == nil && running > 0 && !failed {
+				leftEarly = p
+			}
 			if p.sigkilled && c == 128+int(syscall.SIGKILL) {
 				// Our SIGKILL, because it ignored the signal before: it
 				// did not fail, it would not stop.
@@ -748,6 +768,13 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 				// otherwise, and give the culprit a moment to be reaped.
 				if consequence == nil {
 					consequence = p
+				}
+				if leftEarly != nil && !failed {
+					blameEarly()
+					failed, stopping = true, true
+					stopAll(syscall.SIGTERM)
+					killTimer = time.After(killGrace)
+					break
 				}
 				if !failed && stopTimer == nil {
 					stopTimer = time.After(500 * time.Millisecond)
@@ -772,6 +799,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 		case <-stopTimer:
 			stopTimer = nil
 			if !failed {
+				blameEarly()
 				failed, stopping = true, true
 				stopAll(syscall.SIGTERM)
 				killTimer = time.After(killGrace)
@@ -860,19 +888,22 @@ func isHelp(a string) bool {
 // mpiexecHints says, for flags of mpiexec, mpirun and srun that mpigo run
 // does not have, what to use instead.
 var mpiexecHints = map[string]string{
-	"x":               "environment: set it for mpigo run (VAR=value mpigo run ...); every local rank inherits it, and MPIGO_* variables reach remote ranks (-x is not supported yet)",
-	"genv":            "environment: set it for mpigo run (VAR=value mpigo run ...); -genv is not supported yet",
-	"env":             "environment: set it for mpigo run (VAR=value mpigo run ...); --env is not supported yet",
-	"ppn":             "ranks per host: --host h1:N,h2:N or --hostfile with host:N lines",
-	"npernode":        "ranks per host: --host h1:N,h2:N or --hostfile with host:N lines",
-	"map-by":          "placement: --host h1:N,h2:N or --hostfile with host:N lines; ranks fill hosts in order",
-	"bind-to":         "CPU binding is not supported yet: ranks are not pinned",
-	"output-filename": "one file per rank is not supported yet: --tag-output prefixes each line with its rank",
 	"machinefile":     "--hostfile FILE",
 	"f":               "--hostfile FILE",
 	"H":               "--host h1:N,h2:N",
 	"hosts":           "--host h1:N,h2:N",
 	"wdir":            "mpigo run starts ranks in the current directory: cd there first",
+	"genvall":         "local ranks inherit mpigo run's whole environment; for remote ranks name each variable: -x VAR",
+	"envall":          "local ranks inherit mpigo run's whole environment; for remote ranks name each variable: -x VAR",
+	"genvlist":        "-x VAR for each variable (-x VAR passes on this shell's value)",
+	"envlist":         "-x VAR for each variable (-x VAR passes on this shell's value)",
+	"genvnone":        "not supported: local ranks always inherit mpigo run's environment",
+	"cpu-bind":        "--bind-to core (or --bind-to none)",
+	"bind-to-core":    "--bind-to core",
+	"rankfile":        "not supported: placement is --host/--hostfile with -ppn or --map-by slot|node|ppr:N:node; binding is --bind-to core",
+	"outfile-pattern": "--output-filename DIR (DIR/rank.N/stdout)",
+	"errfile-pattern": "--output-filename DIR (DIR/rank.N/stderr)",
+	"report-bindings": "not supported: --bind-to core pins the i-th process of a host to core i (docs/tools.md)",
 	"timeout":         "--timeout DURATION (e.g. 5m)",
 }
 
