@@ -742,16 +742,32 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			leftEarly.ranks(), leftEarly.cmd.Process.Pid, consequence.ranks(), consequence.cmd.Process.Pid, how, leftEarly.ranks())
 	}
 	progress := newStartupProgress(kvs, procs, nodeOf, say)
+	returns := newReturnWatch(kvs, procs, say)
 	for running > 0 {
 		select {
 		case <-progress.tick():
 			progress.report(failed)
+		case <-returns.tick():
+			returns.check(failed)
 		case p := <-exited:
 			p.done = true
 			running--
 			c, how := exitStatus(p)
-			if c == 0 && !p.sigkilled && leftEarly == nil && running > 0 && !failed {
-				leftEarly = p
+			if c == 0 && !p.sigkilled && running > 0 && !failed && culprit == nil {
+				if joined, inOrder := kvs.Departure(p.rank); joined && !inOrder {
+					// It took part in the job and left without finishing
+					// mpi.Main: the others may wait for it forever.
+					culprit, code = p, 1
+					say("mpigo run: %s (pid %d) exited (status 0) before mpi.Main finished, while other ranks still needed it; stopping the other %d process(es) "+
+						"(did it call os.Exit, or return from main, before its part of the work was done?)\n", p.ranks(), p.cmd.Process.Pid, running)
+					failed, stopping = true, true
+					stopAll(syscall.SIGTERM)
+					killTimer = time.After(killGrace)
+					break
+				}
+				if leftEarly == nil {
+					leftEarly = p
+				}
 			}
 			if p.sigkilled && c == 128+int(syscall.SIGKILL) {
 				// Our SIGKILL, because it ignored the signal before: it
@@ -806,6 +822,9 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			}
 		case s := <-sigs:
 			say("mpigo run: got %v, passing it on to %d running rank(s)\n", s, running)
+			if note := returnedNote(kvs, procs); note != "" && !failed {
+				say("%s", note)
+			}
 			forwarded = s.(syscall.Signal)
 			stopAll(forwarded)
 			if code == 0 {
@@ -821,6 +840,9 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 				}
 			}
 			say("mpigo run: timeout after %v; rank(s) still running: %s; stopping them\n", cfg.timeout, strings.Join(left, ", "))
+			if note := returnedNote(kvs, procs); note != "" && !failed {
+				say("%s", note)
+			}
 			stopAll(syscall.SIGTERM)
 			if !failed {
 				code = 124

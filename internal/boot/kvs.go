@@ -212,6 +212,18 @@ func (s *Server) Departure(rank int) (joined, inOrder bool) {
 	return s.joinedR[rank], s.byeR[rank]
 }
 
+// ReturnedKey is the key a rank started by mpigo run puts when its
+// function has returned and it waits for the others to finish.
+func ReturnedKey(rank int) string { return "mpigo.returned." + strconv.Itoa(rank) }
+
+// Returned reports whether rank has put ReturnedKey.
+func (s *Server) Returned(rank int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.data[ReturnedKey(rank)]
+	return ok
+}
+
 // Addr returns the address ranks connect to.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
