@@ -27,22 +27,25 @@ func allowedCPUs() []int {
 }
 
 // startBound starts cmd pinned to cpus. A new process inherits the CPU
-// mask of the thread that starts it, so the start happens on a thread
-// of its own whose mask is set first; that thread is never used again
-// (the goroutine ends locked to it, so the runtime ends the thread).
+// mask of the thread that starts it, so the start happens on this thread
+// with its mask narrowed for the moment, then put back. (The thread must
+// not end instead: a rank's Pdeathsig is tied to the thread that started
+// it. The runtime starts no new thread from a locked one, so none
+// inherits the narrowed mask.)
 func startBound(cmd *exec.Cmd, cpus []int) error {
-	var set unix.CPUSet
+	var set, old unix.CPUSet
 	for _, c := range cpus {
 		set.Set(c)
 	}
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread goes with the goroutine
-		if err := unix.SchedSetaffinity(0, &set); err != nil {
-			done <- err
-			return
-		}
-		done <- cmd.Start()
-	}()
-	return <-done
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		return err
+	}
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		return err
+	}
+	err := cmd.Start()
+	unix.SchedSetaffinity(0, &old)
+	return err
 }

@@ -167,26 +167,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	cfg, err := parseRun(args, stderr)
-	if err == nil && cfg.transport != "" && cfg.transport != "shm" && cfg.transport != "tcp" {
-		err = fmt.Errorf("-transport %q: want shm or tcp", cfg.transport)
-	}
-	if err == nil && cfg.ranksPerProc < 1 {
-		err = fmt.Errorf("--ranks-per-proc %d: need at least 1", cfg.ranksPerProc)
-	}
 	if err == nil {
-		cfg.hosts, err = parseHosts(cfg.hostList, cfg.hostfile)
-	}
-	if err == nil {
-		var p placement
-		if p, err = parsePlacement(cfg.ppn, cfg.npernode, cfg.mapBy); err == nil {
-			err = cfg.applyPlacement(p, cfg.nGiven)
-		}
-	}
-	if err == nil {
-		cfg.bind, err = parseBind(cfg.bindTo)
-	}
-	if err == nil {
-		cfg.outputDir, cfg.outputCopy, err = parseOutput(cfg.output)
+		err = cfg.check()
 	}
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
@@ -228,6 +210,34 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		cfg.groups[i].prog = path
 	}
 	return launch(cfg, tmp, stdout, stderr)
+}
+
+// check checks the flags against each other and settles hosts,
+// placement, binding and output.
+func (cfg *runConfig) check() error {
+	var err error
+	if cfg.transport != "" && cfg.transport != "shm" && cfg.transport != "tcp" {
+		err = fmt.Errorf("-transport %q: want shm or tcp", cfg.transport)
+	}
+	if err == nil && cfg.ranksPerProc < 1 {
+		err = fmt.Errorf("--ranks-per-proc %d: need at least 1", cfg.ranksPerProc)
+	}
+	if err == nil {
+		cfg.hosts, err = parseHosts(cfg.hostList, cfg.hostfile)
+	}
+	if err == nil {
+		var p placement
+		if p, err = parsePlacement(cfg.ppn, cfg.npernode, cfg.mapBy); err == nil {
+			err = cfg.applyPlacement(p, cfg.nGiven)
+		}
+	}
+	if err == nil {
+		cfg.bind, err = parseBind(cfg.bindTo)
+	}
+	if err == nil {
+		cfg.outputDir, cfg.outputCopy, err = parseOutput(cfg.output)
+	}
+	return err
 }
 
 // resolveProgram returns an executable for prog, building it first (in
