@@ -105,6 +105,8 @@ func runFlags(cfg *runConfig, g *runGroup, n *int, stderr io.Writer) *flag.FlagS
 		fs.StringVar(&cfg.output, "output-filename", "", "write each process's output to `DIR`/rank.N/stdout and DIR/rank.N/stderr (N: its first rank) as well as here; DIR:nocopy only to the files")
 		fs.BoolVar(&cfg.insecure, "insecure-fabric", false, "send tcp frames unencrypted and unchecked, for networks where nobody can read or alter traffic (sets MPIGO_TCP_PROTECT=off; the handshake still proves the job's secret)")
 	}
+	// Help lines fit a terminal: PrintDefaults indents after each newline.
+	fs.VisitAll(func(f *flag.Flag) { f.Usage = wrapUsage(f.Usage, 72) })
 	return fs
 }
 

@@ -243,3 +243,22 @@ func parseOutput(s string) (dir string, copyOut bool, err error) {
 	}
 	return dir, copyOut, nil
 }
+
+// wrapUsage breaks a flag's help text into lines of at most width
+// characters (a longer word stays whole).
+func wrapUsage(s string, width int) string {
+	var b strings.Builder
+	n := 0
+	for _, w := range strings.Fields(s) {
+		if n > 0 && n+1+len(w) > width {
+			b.WriteString("\n")
+			n = 0
+		} else if n > 0 {
+			b.WriteString(" ")
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
+}
