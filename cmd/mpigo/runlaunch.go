@@ -54,9 +54,8 @@ func extraEnv(cfg *runConfig, g *runGroup, remote bool) []string {
 
 // binder hands out cores to the processes of each host for --bind-to core.
 type binder struct {
-	cpus   []int          // the launcher's allowed CPUs (for local processes)
-	next   map[string]int // processes placed so far on each host
-	warned bool
+	cpus []int          // the launcher's allowed CPUs (for local processes)
+	next map[string]int // processes placed so far on each host
 }
 
 func newBinder() *binder { return &binder{cpus: allowedCPUs(), next: map[string]int{}} }
