@@ -198,6 +198,9 @@ func (s *Server) StartupProgress() (done bool, arrived []int) {
 func (s *Server) join(sc *storeConn) {
 	sc.joined = true
 	if sc.rank >= 0 {
+		if s.joinedR == nil {
+			s.joinedR = map[int]bool{}
+		}
 		s.joinedR[sc.rank] = true
 	}
 }
@@ -462,6 +465,9 @@ func (s *Server) serve(sc *storeConn) {
 		case "bye":
 			s.mu.Lock()
 			if sc.rank >= 0 {
+				if s.byeR == nil {
+					s.byeR = map[int]bool{}
+				}
 				s.byeR[sc.rank] = true
 			}
 			s.mu.Unlock()
