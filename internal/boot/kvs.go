@@ -758,10 +758,16 @@ func (k *client) Get(key string) (string, error) {
 // Close tells the store that this process leaves the job in order (bye;
 // a store that does not know the word answers an error, which does not
 // matter), then closes the connection. The goodbye waits for the store's
-// answer at most byeTimeout.
+// answer at most byeTimeout, and is skipped when a call is under way (a
+// Close that ends a Fence must not wait for it).
 func (k *client) Close() error {
-	k.conn.SetDeadline(time.Now().Add(byeTimeout))
-	k.call("bye")
+	if k.mu.TryLock() {
+		k.conn.SetDeadline(time.Now().Add(byeTimeout))
+		if _, err := io.WriteString(k.conn, "bye\n"); err == nil {
+			readLimited(k.r, maxLine+8)
+		}
+		k.mu.Unlock()
+	}
 	return k.conn.Close()
 }
 
