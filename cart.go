@@ -92,7 +92,9 @@ func (c *Comm) checkGrid(op string, dims []int, periods []bool) (int, error) {
 // CartCreate returns a new communicator whose first d0·d1·…
 // ranks form a Cartesian grid of dims, periodic (wrapping round) in
 // dimension i when periods[i] is true (MPI_Cart_create). Ranks beyond the
-// grid get a nil *Comm. With reorder true an implementation may renumber
+// grid get a nil *Comm and a nil error (MPI_COMM_NULL): check
+// `if grid == nil` before using it (its Rank is Undefined, its Size 0, and
+// calls on it fail with ErrComm). With reorder true an implementation may renumber
 // the ranks to fit the machine; mpigo keeps the ranks of c (rank r of the
 // grid is rank r of c) whatever reorder says. The grid with no dimensions
 // holds one rank (rank 0). It is collective over c and fails with

@@ -256,6 +256,17 @@ func (cc *collCall) Irecv(buf []byte, src, tag int) (coll.Request, error) {
 	return s, nil
 }
 
+// combine wraps a typed Combine: once the call has seen a mismatch the
+// operands may be foreign bytes, and combining does nothing.
+func (cc *collCall) combine(f coll.Combine) coll.Combine {
+	return func(acc, in []byte, accFirst bool) ([]byte, error) {
+		if cc.bad {
+			return acc, nil
+		}
+		return f(acc, in, accFirst)
+	}
+}
+
 // rankIn returns world rank w's rank in c, or -1.
 func rankIn(c *Comm, w int) int {
 	for i, g := range c.group {

@@ -85,12 +85,22 @@ func newWorld(p *proc, n int) *Comm {
 	return newComm(p, 0, p.rank, g, "WORLD")
 }
 
-// Rank returns the caller's rank in c, from 0 to Size()-1.
-func (c *Comm) Rank() int { return c.rank }
+// Rank returns the caller's rank in c, from 0 to Size()-1. A nil *Comm
+// (what CartCreate, GraphCreate and Split give ranks left out, MPI's
+// MPI_COMM_NULL) has rank Undefined.
+func (c *Comm) Rank() int {
+	if c == nil {
+		return Undefined
+	}
+	return c.rank
+}
 
 // Size returns the number of ranks in c; for an intercommunicator, the
-// size of the local group (MPI_Comm_size).
+// size of the local group (MPI_Comm_size). A nil *Comm has size 0.
 func (c *Comm) Size() int {
+	if c == nil {
+		return 0
+	}
 	if c.inter != nil {
 		return len(c.inter.local)
 	}
@@ -106,8 +116,15 @@ func (c *Comm) Name() string {
 	return c.name
 }
 
-// SetName names c in error messages (MPI_Comm_set_name).
-func (c *Comm) SetName(name string) { c.name = name; c.shadow.name = name }
+// SetName names c in error messages (MPI_Comm_set_name). On a nil *Comm
+// it does nothing.
+func (c *Comm) SetName(name string) {
+	if c == nil {
+		return
+	}
+	c.name = name
+	c.shadow.name = name
+}
 
 // SetErrHandler sets what happens when a call on c fails
 // (MPI_Comm_set_errhandler). Communicators made from c inherit it.
@@ -123,8 +140,13 @@ func (c *Comm) ErrHandler() *ErrHandler {
 
 // WorldRank returns the world rank of the member with rank r of c. For an
 // intercommunicator, r is a rank of the remote group, as in point-to-point
-// calls.
-func (c *Comm) WorldRank(r int) int { return c.group[r] }
+// calls. It is Undefined for a rank c does not have, and on a nil *Comm.
+func (c *Comm) WorldRank(r int) int {
+	if c == nil || r < 0 || r >= len(c.group) {
+		return Undefined
+	}
+	return c.group[r]
+}
 
 // check validates c for call op.
 func (c *Comm) check(op string) error {

@@ -56,12 +56,12 @@ func TestErrorsNameRank(t *testing.T) {
 				err = mpi.WaitAll(nil, req)
 			case "WaitAllStatus":
 				op = "WaitAll"
-				_, err = mpi.WaitAllStatus([]*mpi.Request{nil, req})
+				_, err = mpi.WaitAllStatus(nil, req)
 			case "TestSome":
 				op = how
 				for err == nil {
 					var idx []int
-					if idx, _, err = mpi.TestSome([]*mpi.Request{nil, req}); len(idx) > 0 {
+					if idx, _, err = mpi.TestSome(nil, req); len(idx) > 0 {
 						break
 					}
 				}
@@ -166,23 +166,23 @@ func TestNullRequests(t *testing.T) {
 		if _, err := nf.Wait(); err != nil {
 			return fmt.Errorf("(*Future)(nil).Wait: %v", err)
 		}
-		reqs := []*mpi.Request{nil, nil}
-		if _, err := mpi.WaitAllStatus(reqs); err != nil {
+		reqs := []mpi.Waiter{(*mpi.Request)(nil), nil} // a typed nil and a nil Waiter
+		if _, err := mpi.WaitAllStatus(reqs...); err != nil {
 			return fmt.Errorf("WaitAllStatus: %v", err)
 		}
-		if ok, _, err := mpi.TestAll(reqs); !ok || err != nil {
+		if ok, _, err := mpi.TestAll(reqs...); !ok || err != nil {
 			return fmt.Errorf("TestAll: %v, %v", ok, err)
 		}
-		if i, _, err := mpi.WaitAny(reqs); i != mpi.Undefined || err != nil {
+		if i, _, err := mpi.WaitAny(reqs...); i != mpi.Undefined || err != nil {
 			return fmt.Errorf("WaitAny: %v, %v", i, err)
 		}
-		if i, ok, _, err := mpi.TestAny(reqs); i != mpi.Undefined || !ok || err != nil {
+		if i, ok, _, err := mpi.TestAny(reqs...); i != mpi.Undefined || !ok || err != nil {
 			return fmt.Errorf("TestAny: %v, %v, %v", i, ok, err)
 		}
-		if idx, _, err := mpi.WaitSome(reqs); len(idx) != 0 || err != nil {
+		if idx, _, err := mpi.WaitSome(reqs...); len(idx) != 0 || err != nil {
 			return fmt.Errorf("WaitSome: %v, %v", idx, err)
 		}
-		if idx, _, err := mpi.TestSome(reqs); len(idx) != 0 || err != nil {
+		if idx, _, err := mpi.TestSome(reqs...); len(idx) != 0 || err != nil {
 			return fmt.Errorf("TestSome: %v, %v", idx, err)
 		}
 		// Null requests mixed with real ones.

@@ -54,3 +54,21 @@ func ExampleNeighborAllgather() {
 	})
 	// Output: [r3 r1] <nil>
 }
+
+// When the grid has fewer ranks than the communicator, the ranks left
+// over get a nil *Comm (MPI_COMM_NULL) and no error: check for nil before
+// using the grid. A nil *Comm's Rank is mpi.Undefined.
+func ExampleComm_CartCreate_leftOver() {
+	mpi.Run(5, func(world *mpi.Comm) error {
+		grid, err := world.CartCreate([]int{2, 2}, []bool{false, false}, false)
+		if err != nil {
+			return err
+		}
+		if grid == nil {
+			fmt.Println("rank", world.Rank(), "is not in the grid; its rank there is Undefined:", grid.Rank() == mpi.Undefined)
+			return nil
+		}
+		return mpi.Barrier(grid)
+	})
+	// Output: rank 4 is not in the grid; its rank there is Undefined: true
+}

@@ -155,7 +155,7 @@ func TestGrequest(t *testing.T) {
 				return fmt.Errorf("GetStatus made calls %q, want only query", got)
 			}
 			// Still active: WaitAny returns it.
-			idx, st, err := mpi.WaitAny([]*mpi.Request{nil, r})
+			idx, st, err := mpi.WaitAny(nil, r)
 			if idx != 1 {
 				return fmt.Errorf("WaitAny after GetStatus: index %d", idx)
 			}
@@ -265,12 +265,12 @@ func TestGrequest(t *testing.T) {
 			if err := mpi.Send(c, 7, peer, 1); err != nil {
 				return err
 			}
-			reqs := []*mpi.Request{g1, rr, g2}
-			if ok, _, err := mpi.TestAll(reqs); ok || err != nil {
+			reqs := []mpi.Waiter{g1, rr, g2}
+			if ok, _, err := mpi.TestAll(reqs...); ok || err != nil {
 				return fmt.Errorf("TestAll with incomplete generalized requests: %v %v", ok, err)
 			}
 			completeLater(g2)
-			idx, st, err := mpi.WaitAny([]*mpi.Request{g1, g2})
+			idx, st, err := mpi.WaitAny(g1, g2)
 			if idx != 1 {
 				return fmt.Errorf("WaitAny: index %d, want 1", idx)
 			}
@@ -280,7 +280,7 @@ func TestGrequest(t *testing.T) {
 			completeLater(g1)
 			got := map[int]bool{}
 			for len(got) < 2 {
-				idx, sts, err := mpi.WaitSome(reqs)
+				idx, sts, err := mpi.WaitSome(reqs...)
 				if err != nil {
 					return err
 				}
@@ -299,7 +299,7 @@ func TestGrequest(t *testing.T) {
 			if !got[0] || !got[1] || got[2] {
 				return fmt.Errorf("WaitSome returned %v", got)
 			}
-			ok, sts, err := mpi.TestAll(reqs)
+			ok, sts, err := mpi.TestAll(reqs...)
 			if !ok || err != nil || len(sts) != 3 {
 				return fmt.Errorf("TestAll over completed requests: %v %v", ok, err)
 			}
@@ -447,7 +447,7 @@ func TestRequestGetStatus(t *testing.T) {
 			}
 			// Not completed by GetStatus: WaitAny still returns it, with
 			// the same status.
-			idx, st2, err := mpi.WaitAny([]*mpi.Request{r})
+			idx, st2, err := mpi.WaitAny(r)
 			if err != nil || idx != 0 || st2 != st {
 				return fmt.Errorf("WaitAny after GetStatus: %d %+v %v", idx, st2, err)
 			}

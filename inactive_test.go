@@ -106,14 +106,14 @@ func TestInactiveRequests(t *testing.T) {
 			if err := runOnce(world, r); err != nil {
 				return err
 			}
-			idx, st, err := mpi.WaitAny([]*mpi.Request{r, nil})
+			idx, st, err := mpi.WaitAny(r, nil)
 			if idx != mpi.Undefined {
 				return fmt.Errorf("WaitAny over inactive requests: index %d", idx)
 			}
 			if err := isEmpty("WaitAny", st, err); err != nil {
 				return err
 			}
-			idx, ok, st, err := mpi.TestAny([]*mpi.Request{nil, r})
+			idx, ok, st, err := mpi.TestAny(nil, r)
 			if idx != mpi.Undefined || !ok {
 				return fmt.Errorf("TestAny over inactive requests: index %d, %v", idx, ok)
 			}
@@ -136,7 +136,7 @@ func TestInactiveRequests(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			idx, st, err := mpi.WaitAny([]*mpi.Request{r, act})
+			idx, st, err := mpi.WaitAny(r, act)
 			if err != nil || idx != 1 {
 				return fmt.Errorf("WaitAny: index %d, %v; want 1", idx, err)
 			}
@@ -146,11 +146,11 @@ func TestInactiveRequests(t *testing.T) {
 			return nil
 		}},
 		{"waitsome-testsome-inactive", func(world *mpi.Comm, r *mpi.Request) error {
-			idx, sts, err := mpi.WaitSome([]*mpi.Request{r, nil})
+			idx, sts, err := mpi.WaitSome(r, nil)
 			if err != nil || len(idx) != 0 || len(sts) != 0 {
 				return fmt.Errorf("WaitSome over inactive requests: %v %v %v", idx, sts, err)
 			}
-			idx, sts, err = mpi.TestSome([]*mpi.Request{nil, r})
+			idx, sts, err = mpi.TestSome(nil, r)
 			if err != nil || len(idx) != 0 || len(sts) != 0 {
 				return fmt.Errorf("TestSome over inactive requests: %v %v %v", idx, sts, err)
 			}
@@ -160,7 +160,7 @@ func TestInactiveRequests(t *testing.T) {
 			if err := runOnce(world, r); err != nil {
 				return err
 			}
-			ok, sts, err := mpi.TestAll([]*mpi.Request{r, nil})
+			ok, sts, err := mpi.TestAll(r, nil)
 			if !ok || len(sts) != 2 {
 				return fmt.Errorf("TestAll over inactive requests: %v %v", ok, sts)
 			}
@@ -169,7 +169,7 @@ func TestInactiveRequests(t *testing.T) {
 					return err
 				}
 			}
-			sts, err = mpi.WaitAllStatus([]*mpi.Request{nil, r})
+			sts, err = mpi.WaitAllStatus(nil, r)
 			for i, st := range sts {
 				if err := isEmpty(fmt.Sprintf("WaitAllStatus status %d", i), st, err); err != nil {
 					return err
@@ -190,11 +190,11 @@ func TestInactiveRequests(t *testing.T) {
 			if err := pn.Start(); !errors.Is(err, mpi.ErrRequest) {
 				return fmt.Errorf("starting an active ProcNull request: %v", err)
 			}
-			idx, st, err := mpi.WaitAny([]*mpi.Request{r, pn})
+			idx, st, err := mpi.WaitAny(r, pn)
 			if err != nil || idx != 1 || st.Source != mpi.ProcNull || st.Tag != mpi.AnyTag {
 				return fmt.Errorf("WaitAny over a started ProcNull request: %d %+v %v", idx, st, err)
 			}
-			idx, st, err = mpi.WaitAny([]*mpi.Request{r, pn})
+			idx, st, err = mpi.WaitAny(r, pn)
 			if idx != mpi.Undefined {
 				return fmt.Errorf("WaitAny after the ProcNull request completed: %d", idx)
 			}
@@ -207,7 +207,7 @@ func TestInactiveRequests(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			idx, _, err := mpi.WaitAny([]*mpi.Request{r, pn})
+			idx, _, err := mpi.WaitAny(r, pn)
 			if err != nil || idx != 1 {
 				return fmt.Errorf("WaitAny over an Isend to ProcNull: %d %v", idx, err)
 			}

@@ -213,6 +213,12 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 				return
 			}
 			// Finalize: nobody leaves while a peer may still be talking to it.
+			// mpigo run learns that this rank's function has returned, so
+			// that if the job then hangs (a rank waits for a message this
+			// one never sent) it can say which ranks returned.
+			if info.Launcher == boot.LauncherMpigo {
+				info.KV.Put(boot.ReturnedKey(p.rank), "1")
+			}
 			if err := Barrier(p.world); err != nil {
 				errs[i] = &RankError{Rank: p.rank, Err: err}
 			}

@@ -668,7 +668,7 @@ func TestWaitAnySome(t *testing.T) {
 			return nil
 		}
 		bufs := make([][]int, 2*n)
-		reqs := make([]*mpi.Request, 2*n)
+		reqs := make([]mpi.Waiter, 2*n)
 		for i := range reqs {
 			bufs[i] = make([]int, 2)
 			var err error
@@ -678,7 +678,7 @@ func TestWaitAnySome(t *testing.T) {
 		}
 		got := 0
 		for got < n {
-			idx, st, err := mpi.WaitAny(reqs)
+			idx, st, err := mpi.WaitAny(reqs...)
 			if err != nil {
 				return err
 			}
@@ -688,13 +688,13 @@ func TestWaitAnySome(t *testing.T) {
 			got++
 		}
 		for got < 2*n {
-			idx, _, err := mpi.WaitSome(reqs)
+			idx, _, err := mpi.WaitSome(reqs...)
 			if err != nil {
 				return err
 			}
 			got += len(idx)
 		}
-		if idx, _, err := mpi.WaitAny(reqs); idx != mpi.Undefined || err != nil {
+		if idx, _, err := mpi.WaitAny(reqs...); idx != mpi.Undefined || err != nil {
 			return fmt.Errorf("WaitAny with no active request: %d %v", idx, err)
 		}
 		idx, ok, _, err := mpi.TestAny(nil)

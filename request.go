@@ -43,9 +43,28 @@ type Request struct {
 	err   error
 }
 
-// Waiter is anything WaitAll can wait for: a *Request or a *Pending[T].
+// Waiter is anything the Wait and Test family (WaitAll, WaitAny,
+// WaitSome, TestAll, TestAny, TestSome, WaitAllStatus) takes: a *Request,
+// a *Pending[T] (Irecv) or a *Future[T] (non-blocking collectives), mixed
+// freely. A nil Waiter, or a nil *Request, *Pending or *Future, is a null
+// request (MPI_REQUEST_NULL): it is ignored, or has the empty status.
+//
+// Every function of the family is variadic: pass requests one by one,
+// mpi.WaitAny(r1, r2), or a list, mpi.WaitAny(reqs...) with reqs a
+// []mpi.Waiter. Indices they return count in the list given.
 type Waiter interface {
 	request() *Request
+}
+
+// requestsOf returns the requests of ws (nil for null ones).
+func requestsOf(ws []Waiter) []*Request {
+	rs := make([]*Request, len(ws))
+	for i, w := range ws {
+		if w != nil {
+			rs[i] = w.request()
+		}
+	}
+	return rs
 }
 
 func (r *Request) request() *Request { return r }
@@ -392,9 +411,10 @@ func WaitAll(reqs ...Waiter) (err error) {
 	return inStatus("WaitAll", failed)
 }
 
-// WaitAllStatus is WaitAll for low-level requests that also returns every
-// status, in order.
-func WaitAllStatus(reqs []*Request) (_ []Status, err error) {
+// WaitAllStatus is WaitAll that also returns every status, in order
+// (MPI_Waitall with statuses).
+func WaitAllStatus(ws ...Waiter) (_ []Status, err error) {
+	reqs := requestsOf(ws)
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("WaitAllStatus", requestsComm(reqs), Undefined, Undefined), &err)
 	}
@@ -470,7 +490,9 @@ func park(reqs []*Request) {
 // index and status (MPI_Waitany). Nil and inactive requests (persistent
 // ones not started, requests already waited for) are ignored; if no
 // request is active, it returns Undefined and the empty status at once.
-func WaitAny(reqs []*Request) (_ int, _ Status, err error) {
+// The value of a *Pending it names is then read with its Wait.
+func WaitAny(ws ...Waiter) (_ int, _ Status, err error) {
+	reqs := requestsOf(ws)
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("WaitAny", requestsComm(reqs), Undefined, Undefined), &err)
 	}
@@ -487,7 +509,8 @@ func WaitAny(reqs []*Request) (_ int, _ Status, err error) {
 // TestAny reports whether one of the active requests has completed, and
 // which, without blocking (MPI_Testany). If none is active it reports
 // (Undefined, true).
-func TestAny(reqs []*Request) (_ int, _ bool, _ Status, err error) {
+func TestAny(ws ...Waiter) (_ int, _ bool, _ Status, err error) {
+	reqs := requestsOf(ws)
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("TestAny", requestsComm(reqs), Undefined, Undefined), &err)
 	}
@@ -515,7 +538,8 @@ func testAny(reqs []*Request) (int, bool, Status, error) {
 // WaitSome waits until at least one active request completes and returns
 // the indices and statuses of all that have (MPI_Waitsome). If none is
 // active it returns nil slices.
-func WaitSome(reqs []*Request) (_ []int, _ []Status, err error) {
+func WaitSome(ws ...Waiter) (_ []int, _ []Status, err error) {
+	reqs := requestsOf(ws)
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("WaitSome", requestsComm(reqs), Undefined, Undefined), &err)
 	}
@@ -539,7 +563,8 @@ func anyActive(reqs []*Request) bool {
 
 // TestSome returns the indices and statuses of the active requests that
 // have completed, without blocking (MPI_Testsome).
-func TestSome(reqs []*Request) (_ []int, _ []Status, err error) {
+func TestSome(ws ...Waiter) (_ []int, _ []Status, err error) {
+	reqs := requestsOf(ws)
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("TestSome", requestsComm(reqs), Undefined, Undefined), &err)
 	}
@@ -568,7 +593,8 @@ func testSome(reqs []*Request) ([]int, []Status, error) {
 // TestAll reports whether every request has completed, without blocking
 // (MPI_Testall). Only when it reports true are the requests finished (and
 // the statuses returned).
-func TestAll(reqs []*Request) (_ bool, _ []Status, err error) {
+func TestAll(ws ...Waiter) (_ bool, _ []Status, err error) {
+	reqs := requestsOf(ws)
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("TestAll", requestsComm(reqs), Undefined, Undefined), &err)
 	}

@@ -38,7 +38,7 @@ func testProgs(t *testing.T) string {
 		if progsErr != nil {
 			return
 		}
-		for name, pkg := range map[string]string{"ring": "../../examples/ring", "coll": "./testdata/collprog", "fail": "./testdata/failprog", "earlydie": "./testdata/earlydie", "mpigo": "."} {
+		for name, pkg := range map[string]string{"ring": "../../examples/ring", "coll": "./testdata/collprog", "fail": "./testdata/failprog", "earlydie": "./testdata/earlydie", "earlyreturn": "./testdata/earlyreturn", "mpigo": "."} {
 			out, err := exec.Command("go", "build", "-o", filepath.Join(progsDir, name), pkg).CombinedOutput()
 			if err != nil {
 				progsErr = &buildError{pkg, string(out)}

@@ -39,9 +39,10 @@ func TestCLIFirstHour(t *testing.T) {
 		{[]string{"--version"}, 0, "mpigo " + mpi.Version, "", true},
 		{[]string{"version"}, 0, "MPI 3.1", "", true},
 		{[]string{"help"}, 0, "ialltoall", "", true},
-		{[]string{"run", "-x", "FOO", "-n", "2", "prog"}, 2, "", "-x is a flag of mpiexec/mpirun", true},
-		{[]string{"run", "--bind-to", "core", "-n", "2", "prog"}, 2, "", "not pinned", true},
-		{[]string{"run", "-ppn", "2", "-n", "2", "prog"}, 2, "", "--host h1:N", true},
+		{[]string{"run", "-genvall", "-n", "2", "prog"}, 2, "", "-genvall is a flag of mpiexec/mpirun; with mpigo run: local ranks inherit", true},
+		{[]string{"run", "--rankfile", "f", "-n", "2", "prog"}, 2, "", "not supported", true},
+		{[]string{"run", "--cpu-bind", "cores", "-n", "2", "prog"}, 2, "", "--bind-to core", true},
+		{[]string{"run", "-x", "FOO=1", "-ppn", "2", "--bind-to", "core", "--output-filename", "d", "no-such-program-anywhere"}, 1, "", "not found in PATH", true},
 		{[]string{"run", "--bogus", "-n", "2", "prog"}, 2, "", "flag provided but not defined: -bogus", true},
 	} {
 		var out, errs strings.Builder

@@ -58,20 +58,35 @@ type runConfig struct {
 	insecure     bool
 	hosts        []hostSlots
 	groups       []runGroup
+
+	env        []string // -x, -genv: VAR=VALUE for every rank
+	envWarn    []string // -x VAR that is not set here
+	ppn        int      // -ppn
+	npernode   int      // -npernode
+	mapBy      string   // --map-by
+	byNode     bool     // --map-by node: round robin over the hosts
+	bindTo     string   // --bind-to
+	bind       bool     // --bind-to core
+	output     string   // --output-filename DIR[:nocopy]
+	outputDir  string   // DIR: DIR/rank.N/stdout and stderr
+	outputCopy bool     // also print the output here (not :nocopy)
+	nGiven     bool     // -n was on the command line (of the first group)
 }
 
 type runGroup struct {
 	n    int
 	prog string
 	args []string
+	env  []string // -env: VAR=VALUE for this group's ranks
 }
 
-func runFlags(cfg *runConfig, n *int, stderr io.Writer) *flag.FlagSet {
+func runFlags(cfg *runConfig, g *runGroup, n *int, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {} // runCmd says what was wrong in a line or two
 	fs.IntVar(n, "n", 1, "number of processes (ranks) to start")
 	fs.IntVar(n, "np", 1, "same as -n")
+	fs.Var(envList{flag: "env", vals: &g.env}, "env", "`VAR=VALUE` (or -env VAR VALUE) in the environment of this program's ranks (after \":\", of that group's)")
 	if cfg != nil {
 		fs.BoolVar(&cfg.tagOutput, "tag-output", false, "prefix every output line with [RANK]")
 		fs.DurationVar(&cfg.timeout, "timeout", 0, "stop the job after this long (e.g. 30s, 5m) and report the ranks still running")
@@ -81,8 +96,17 @@ func runFlags(cfg *runConfig, n *int, stderr io.Writer) *flag.FlagSet {
 		fs.StringVar(&cfg.agent, "launch-agent", "ssh", "command that runs a command on a host, called as AGENT HOST COMMAND (with --host/--hostfile)")
 		fs.Bool("oversubscribe", false, "accepted for mpirun's sake: mpigo always allows more ranks than cores (waiting ranks sleep)")
 		fs.StringVar(&cfg.transport, "transport", "", "force the transport between processes of one node: shm (the default) or tcp (sets MPIGO_TRANSPORT)")
+		fs.Var(envList{flag: "x", vals: &cfg.env, warn: &cfg.envWarn}, "x", "`VAR[=VALUE]` in the environment of every rank, also on remote hosts; VAR alone passes on this shell's value (Open MPI's -x)")
+		fs.Var(envList{flag: "genv", vals: &cfg.env}, "genv", "`VAR=VALUE` (or -genv VAR VALUE) in the environment of every rank, also on remote hosts (Hydra's -genv)")
+		fs.IntVar(&cfg.ppn, "ppn", 0, "`N` ranks on each host of --host/--hostfile in turn, whatever their slots, wrapping round (Hydra's -ppn); without -n, N on every host")
+		fs.IntVar(&cfg.npernode, "npernode", 0, "`N` ranks on each host, at most (Open MPI's -npernode; the same as --map-by ppr:N:node)")
+		fs.StringVar(&cfg.mapBy, "map-by", "", "placement over the hosts: slot (fill each host's slots in turn; the default), node (one rank per host in turn) or ppr:N:node (N ranks on each host, at most)")
+		fs.StringVar(&cfg.bindTo, "bind-to", "none", "core: pin each process to a core of its own (K cores with --ranks-per-proc K; Linux), none: let the kernel place them")
+		fs.StringVar(&cfg.output, "output-filename", "", "write each process's output to `DIR`/rank.N/stdout and DIR/rank.N/stderr (N: its first rank) as well as here; DIR:nocopy only to the files")
 		fs.BoolVar(&cfg.insecure, "insecure-fabric", false, "send tcp frames unencrypted and unchecked, for networks where nobody can read or alter traffic (sets MPIGO_TCP_PROTECT=off; the handshake still proves the job's secret)")
 	}
+	// Help lines fit a terminal: PrintDefaults indents after each newline.
+	fs.VisitAll(func(f *flag.Flag) { f.Usage = wrapUsage(f.Usage, 72) })
 	return fs
 }
 
@@ -93,13 +117,17 @@ func parseRun(args []string, stderr io.Writer) (*runConfig, error) {
 	for {
 		var n int
 		var fs *flag.FlagSet
+		var g runGroup
 		if first {
-			fs = runFlags(cfg, &n, io.Discard)
+			fs = runFlags(cfg, &g, &n, io.Discard)
 		} else {
-			fs = runFlags(nil, &n, io.Discard)
+			fs = runFlags(nil, &g, &n, io.Discard)
 		}
-		if err := fs.Parse(args); err != nil {
+		if err := fs.Parse(joinPairs(args, fs)); err != nil {
 			return nil, err
+		}
+		if first {
+			fs.Visit(func(f *flag.Flag) { cfg.nGiven = cfg.nGiven || f.Name == "n" || f.Name == "np" })
 		}
 		rest := fs.Args()
 		if len(rest) == 0 || rest[0] == ":" {
@@ -108,7 +136,7 @@ func parseRun(args []string, stderr io.Writer) (*runConfig, error) {
 		if n < 1 {
 			return nil, fmt.Errorf("-n %d: need at least one process", n)
 		}
-		g := runGroup{n: n, prog: rest[0]}
+		g.n, g.prog = n, rest[0]
 		i := 1
 		for i < len(rest) && rest[i] != ":" {
 			i++
@@ -126,14 +154,14 @@ func parseRun(args []string, stderr io.Writer) (*runConfig, error) {
 func runCmd(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, runUsage)
-		runFlags(&runConfig{}, new(int), stderr).PrintDefaults()
+		runFlags(&runConfig{}, &runGroup{}, new(int), stderr).PrintDefaults()
 		return 2
 	}
 	for _, a := range args {
 		if isHelp(a) {
 			// Asked for: the help goes to stdout (so `| less` shows it).
 			fmt.Fprint(stdout, runUsage)
-			runFlags(&runConfig{}, new(int), stdout).PrintDefaults()
+			runFlags(&runConfig{}, &runGroup{}, new(int), stdout).PrintDefaults()
 			return 0
 		}
 		if !strings.HasPrefix(a, "-") {
@@ -141,14 +169,8 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	cfg, err := parseRun(args, stderr)
-	if err == nil && cfg.transport != "" && cfg.transport != "shm" && cfg.transport != "tcp" {
-		err = fmt.Errorf("-transport %q: want shm or tcp", cfg.transport)
-	}
-	if err == nil && cfg.ranksPerProc < 1 {
-		err = fmt.Errorf("--ranks-per-proc %d: need at least 1", cfg.ranksPerProc)
-	}
 	if err == nil {
-		cfg.hosts, err = parseHosts(cfg.hostList, cfg.hostfile)
+		err = cfg.check()
 	}
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
@@ -190,6 +212,34 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		cfg.groups[i].prog = path
 	}
 	return launch(cfg, tmp, stdout, stderr)
+}
+
+// check checks the flags against each other and settles hosts,
+// placement, binding and output.
+func (cfg *runConfig) check() error {
+	var err error
+	if cfg.transport != "" && cfg.transport != "shm" && cfg.transport != "tcp" {
+		err = fmt.Errorf("-transport %q: want shm or tcp", cfg.transport)
+	}
+	if err == nil && cfg.ranksPerProc < 1 {
+		err = fmt.Errorf("--ranks-per-proc %d: need at least 1", cfg.ranksPerProc)
+	}
+	if err == nil {
+		cfg.hosts, err = parseHosts(cfg.hostList, cfg.hostfile)
+	}
+	if err == nil {
+		var p placement
+		if p, err = parsePlacement(cfg.ppn, cfg.npernode, cfg.mapBy); err == nil {
+			err = cfg.applyPlacement(p, cfg.nGiven)
+		}
+	}
+	if err == nil {
+		cfg.bind, err = parseBind(cfg.bindTo)
+	}
+	if err == nil {
+		cfg.outputDir, cfg.outputCopy, err = parseOutput(cfg.output)
+	}
+	return err
 }
 
 // resolveProgram returns an executable for prog, building it first (in
@@ -328,9 +378,16 @@ func shellQuote(s string) string {
 // this user can read, opens that file as descriptor 3 and deletes it, then
 // runs the rank with MPIGO_SECRET_FD=3; the rank reads and closes the
 // descriptor. The program's standard input is what follows (rank 0: the
-// launcher's own). It runs in sh, whatever the login shell is.
-func remoteCommand(cwd string, env []string, prog string, args []string) string {
-	script := "umask 077 && f=$(mktemp) && IFS= read -r s && printf '%s\\n' \"$s\" >\"$f\" && exec 3<\"$f\" && rm -f \"$f\" && s= && cd " + shellQuote(cwd) + " && exec env"
+// launcher's own). It runs in sh, whatever the login shell is. bind, if
+// not empty, is shell code that sets b to a command to run the program
+// under (remoteBindShell: taskset for --bind-to core).
+func remoteCommand(cwd string, env []string, prog string, args []string, bind string) string {
+	script := "umask 077 && f=$(mktemp) && IFS= read -r s && printf '%s\\n' \"$s\" >\"$f\" && exec 3<\"$f\" && rm -f \"$f\" && s= && cd " + shellQuote(cwd)
+	if bind != "" {
+		script += " && " + bind + " && exec $b env"
+	} else {
+		script += " && exec env"
+	}
 	for _, e := range env {
 		script += " " + shellQuote(e)
 	}
@@ -376,15 +433,26 @@ type lineWriter struct {
 	w  io.Writer
 }
 
-func (lw lineWriter) copyFrom(r io.Reader, prefix string, wg *sync.WaitGroup) {
+// copyFrom forwards r's lines to lw (unless show is false) and to file
+// (if not nil, without the prefix; closed at the end).
+func (lw lineWriter) copyFrom(r io.Reader, prefix string, file io.WriteCloser, show bool, wg *sync.WaitGroup) {
 	defer wg.Done()
+	if file != nil {
+		defer file.Close()
+	}
 	// A line longer than maxOutLine is passed on in pieces of that size,
 	// each ended as a line: the launcher never holds more of a rank's
 	// output than that, whatever the rank writes.
 	sc := bufio.NewReaderSize(r, maxOutLine)
 	for {
 		line, err := sc.ReadSlice('\n')
-		if len(line) > 0 {
+		if len(line) > 0 && file != nil {
+			file.Write(line)
+			if line[len(line)-1] != '\n' {
+				io.WriteString(file, "\n")
+			}
+		}
+		if len(line) > 0 && show {
 			lw.mu.Lock()
 			io.WriteString(lw.w, prefix)
 			lw.w.Write(line)
@@ -444,7 +512,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 		kvsPublic = net.JoinHostPort(host, port)
 	}
 	cwd, _ := os.Getwd()
-	slot := 0 // next host slot to fill
+	slot, proc := 0, 0 // next host slot to fill, next process to place
 
 	var outMu sync.Mutex
 	// say writes the launcher's own messages; ranks' lines go through the
@@ -484,9 +552,10 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			here := min(cfg.ranksPerProc, g.n-i)
 			node := host
 			if len(cfg.hosts) > 0 {
-				node = hostFor(cfg.hosts, slot)
+				node = cfg.nodeFor(slot, proc)
 				slot += here
 			}
+			proc++
 			for k := 0; k < here; k++ {
 				nodeOf = append(nodeOf, node)
 			}
@@ -500,6 +569,22 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 	// /dev/shm (ranks unlink their inboxes as soon as their peers have
 	// mapped them; this is for ranks killed before that), nor in the run
 	// folder; the reaper does it if the launcher is killed.
+	for _, w := range cfg.envWarn {
+		say("mpigo run: %s\n", w)
+	}
+	bind := newBinder()
+	if cfg.bind {
+		switch {
+		case len(cfg.hosts) > 0:
+			// Remote processes are pinned by taskset on their host.
+		case !bindSupported || len(bind.cpus) == 0:
+			say("mpigo run: --bind-to core is not supported on this system (%s): the ranks are not pinned\n", goos)
+		default:
+			if most := maxNodeRanks(nodeRanks); most > len(bind.cpus) {
+				say("mpigo run: --bind-to core: %d ranks on %d cores: some share a core\n", most, len(bind.cpus))
+			}
+		}
+	}
 	reap := startReaper(jobID, "", runDir)
 	defer func() {
 		if len(cfg.hosts) == 0 {
@@ -546,7 +631,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			var secretR *os.File
 			if len(cfg.hosts) == 0 {
 				cmd = exec.Command(g.prog, g.args...)
-				cmd.Env = append(os.Environ(), env...)
+				cmd.Env = append(append(os.Environ(), extraEnv(cfg, &g, false)...), env...)
 				// A local rank reads the secret from a pipe on descriptor 3.
 				r, w, err := os.Pipe()
 				if err != nil {
@@ -563,7 +648,11 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 				}
 			} else {
 				agent := strings.Fields(cfg.agent)
-				cmd = exec.Command(agent[0], append(agent[1:], node, remoteCommand(cwd, env, g.prog, g.args))...)
+				bindSh := ""
+				if cfg.bind {
+					bindSh = remoteBindShell(bind.place(node), here, rank)
+				}
+				cmd = exec.Command(agent[0], append(agent[1:], node, remoteCommand(cwd, append(extraEnv(cfg, &g, true), env...), g.prog, g.args, bindSh))...)
 				cmd.Env = os.Environ()
 				// A remote rank's shell reads the secret from the agent's
 				// standard input before anything the rank reads there.
@@ -580,20 +669,39 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			} else if cfg.tagOutput {
 				prefix = fmt.Sprintf("[%d-%d] ", rank, rank+here-1)
 			}
+			var fo, fe *os.File // --output-filename
+			if cfg.outputDir != "" {
+				var err error
+				if fo, fe, err = outputFiles(cfg.outputDir, rank); err != nil {
+					say("mpigo run: %v\n", err)
+					stopAll(syscall.SIGKILL)
+					return 1
+				}
+			}
 			so, err1 := cmd.StdoutPipe()
 			se, err2 := cmd.StderrPipe()
-			err3 := cmd.Start()
+			var err3 error
+			if cfg.bind && len(cfg.hosts) == 0 && bindSupported && len(bind.cpus) > 0 {
+				err3 = startBound(cmd, bind.localCPUs(bind.place(node), here))
+			} else {
+				err3 = cmd.Start()
+			}
 			if secretR != nil {
 				secretR.Close()
 			}
 			if err := errors.Join(err1, err2, err3); err != nil {
+				if fo != nil {
+					fo.Close()
+					fe.Close()
+				}
 				say("mpigo run: cannot start rank %d (%s): %v\n", rank, g.prog, err)
 				stopAll(syscall.SIGKILL)
 				return 1
 			}
 			copiers.Add(2)
-			go out.copyFrom(so, prefix, &copiers)
-			go errw.copyFrom(se, prefix, &copiers)
+			show := cfg.outputDir == "" || cfg.outputCopy
+			go out.copyFrom(so, prefix, fileOrNil(fo), show, &copiers)
+			go errw.copyFrom(se, prefix, fileOrNil(fe), show, &copiers)
 			p := &rankProc{rank: rank, n: here, cmd: cmd}
 			procs = append(procs, p)
 			reap.rank(cmd.Process.Pid)
@@ -631,12 +739,48 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 	var stopTimer <-chan time.Time // stop the job when no culprit shows up
 	var culprit *rankProc
 	var consequence *rankProc // first rank that failed only because a peer did
+	var leftEarly *rankProc   // first process that exited 0 while others ran
+	// blameEarly names leftEarly as the culprit when ranks failed for lack
+	// of a peer and nothing else failed: it left while they needed it.
+	blameEarly := func() {
+		if culprit != nil || consequence == nil || leftEarly == nil {
+			return
+		}
+		culprit = leftEarly
+		_, how := exitStatus(consequence)
+		code = max(code, mpi.ExitPeerFailed)
+		say("mpigo run: %s (pid %d) exited (status 0) while other ranks still needed it: %s (pid %d) %s after losing it; "+
+			"did %s return from its function, call os.Exit or return from main before its part of the work was done?\n",
+			leftEarly.ranks(), leftEarly.cmd.Process.Pid, consequence.ranks(), consequence.cmd.Process.Pid, how, leftEarly.ranks())
+	}
+	progress := newStartupProgress(kvs, procs, nodeOf, say)
+	returns := newReturnWatch(kvs, procs, say)
 	for running > 0 {
 		select {
+		case <-progress.tick():
+			progress.report(failed)
+		case <-returns.tick():
+			returns.check(failed)
 		case p := <-exited:
 			p.done = true
 			running--
 			c, how := exitStatus(p)
+			if c == 0 && !p.sigkilled && running > 0 && !failed && culprit == nil {
+				if joined, inOrder := kvs.Departure(p.rank); joined && !inOrder {
+					// It took part in the job and left without finishing
+					// mpi.Main: the others may wait for it forever.
+					culprit, code = p, 1
+					say("mpigo run: %s (pid %d) exited (status 0) before mpi.Main finished, while other ranks still needed it; stopping the other %d process(es) "+
+						"(did it call os.Exit, or return from main, before its part of the work was done?)\n", p.ranks(), p.cmd.Process.Pid, running)
+					failed, stopping = true, true
+					stopAll(syscall.SIGTERM)
+					killTimer = time.After(killGrace)
+					break
+				}
+				if leftEarly == nil {
+					leftEarly = p
+				}
+			}
 			if p.sigkilled && c == 128+int(syscall.SIGKILL) {
 				// Our SIGKILL, because it ignored the signal before: it
 				// did not fail, it would not stop.
@@ -652,6 +796,13 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 				// otherwise, and give the culprit a moment to be reaped.
 				if consequence == nil {
 					consequence = p
+				}
+				if leftEarly != nil && !failed {
+					blameEarly()
+					failed, stopping = true, true
+					stopAll(syscall.SIGTERM)
+					killTimer = time.After(killGrace)
+					break
 				}
 				if !failed && stopTimer == nil {
 					stopTimer = time.After(500 * time.Millisecond)
@@ -676,12 +827,16 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 		case <-stopTimer:
 			stopTimer = nil
 			if !failed {
+				blameEarly()
 				failed, stopping = true, true
 				stopAll(syscall.SIGTERM)
 				killTimer = time.After(killGrace)
 			}
 		case s := <-sigs:
 			say("mpigo run: got %v, passing it on to %d running rank(s)\n", s, running)
+			if note := returnedNote(kvs, procs); note != "" && !failed {
+				say("%s", note)
+			}
 			forwarded = s.(syscall.Signal)
 			stopAll(forwarded)
 			if code == 0 {
@@ -697,6 +852,9 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 				}
 			}
 			say("mpigo run: timeout after %v; rank(s) still running: %s; stopping them\n", cfg.timeout, strings.Join(left, ", "))
+			if note := returnedNote(kvs, procs); note != "" && !failed {
+				say("%s", note)
+			}
 			stopAll(syscall.SIGTERM)
 			if !failed {
 				code = 124
@@ -764,19 +922,22 @@ func isHelp(a string) bool {
 // mpiexecHints says, for flags of mpiexec, mpirun and srun that mpigo run
 // does not have, what to use instead.
 var mpiexecHints = map[string]string{
-	"x":               "environment: set it for mpigo run (VAR=value mpigo run ...); every local rank inherits it, and MPIGO_* variables reach remote ranks (-x is not supported yet)",
-	"genv":            "environment: set it for mpigo run (VAR=value mpigo run ...); -genv is not supported yet",
-	"env":             "environment: set it for mpigo run (VAR=value mpigo run ...); --env is not supported yet",
-	"ppn":             "ranks per host: --host h1:N,h2:N or --hostfile with host:N lines",
-	"npernode":        "ranks per host: --host h1:N,h2:N or --hostfile with host:N lines",
-	"map-by":          "placement: --host h1:N,h2:N or --hostfile with host:N lines; ranks fill hosts in order",
-	"bind-to":         "CPU binding is not supported yet: ranks are not pinned",
-	"output-filename": "one file per rank is not supported yet: --tag-output prefixes each line with its rank",
 	"machinefile":     "--hostfile FILE",
 	"f":               "--hostfile FILE",
 	"H":               "--host h1:N,h2:N",
 	"hosts":           "--host h1:N,h2:N",
 	"wdir":            "mpigo run starts ranks in the current directory: cd there first",
+	"genvall":         "local ranks inherit mpigo run's whole environment; for remote ranks name each variable: -x VAR",
+	"envall":          "local ranks inherit mpigo run's whole environment; for remote ranks name each variable: -x VAR",
+	"genvlist":        "-x VAR for each variable (-x VAR passes on this shell's value)",
+	"envlist":         "-x VAR for each variable (-x VAR passes on this shell's value)",
+	"genvnone":        "not supported: local ranks always inherit mpigo run's environment",
+	"cpu-bind":        "--bind-to core (or --bind-to none)",
+	"bind-to-core":    "--bind-to core",
+	"rankfile":        "not supported: placement is --host/--hostfile with -ppn or --map-by slot|node|ppr:N:node; binding is --bind-to core",
+	"outfile-pattern": "--output-filename DIR (DIR/rank.N/stdout)",
+	"errfile-pattern": "--output-filename DIR (DIR/rank.N/stderr)",
+	"report-bindings": "not supported: --bind-to core pins the i-th process of a host to core i (docs/tools.md)",
 	"timeout":         "--timeout DURATION (e.g. 5m)",
 }
 

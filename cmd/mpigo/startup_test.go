@@ -137,7 +137,7 @@ func TestStartupOutputLinesBounded(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	huge := strings.Repeat("x", 5*maxOutLine+17)
-	lineWriter{&mu, &out}.copyFrom(strings.NewReader("short\n"+huge+"\nend"), "[3] ", &wg)
+	lineWriter{&mu, &out}.copyFrom(strings.NewReader("short\n"+huge+"\nend"), "[3] ", nil, true, &wg)
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	if len(lines) != 8 || lines[0] != "[3] short" || lines[7] != "[3] end" {
 		t.Fatalf("%d lines: first %.20q, last %.20q", len(lines), lines[0], lines[len(lines)-1])

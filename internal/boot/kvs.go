@@ -42,6 +42,8 @@ import (
 //	get KEY            -> val VALUE | err MESSAGE
 //	watch              -> (no answer; the connection stays open while the
 //	                      launcher lives, so a rank learns of its death)
+//	bye                -> ok            (the process leaves the job in order:
+//	                                     mpi.Main finished; sent by Close)
 //
 // Keys contain no spaces; values run to the end of the line and contain no
 // newline. No line is longer than maxLine bytes.
@@ -83,8 +85,11 @@ type Server struct {
 	mu        sync.Mutex
 	data      map[string]string
 	dataBytes int
-	round     *fenceRound // the current fence
-	lost      error       // a process left the job: no fence can complete
+	round     *fenceRound  // the current fence
+	fences    int          // fences completed
+	joinedR   map[int]bool // ranks (from hello) of processes that took part
+	byeR      map[int]bool // ranks of processes that said bye
+	lost      error        // a process left the job: no fence can complete
 	closed    bool
 	conns     map[net.Conn]*storeConn
 	pending   int // connections still in the handshake
@@ -129,7 +134,7 @@ func NewServer(addr string, size int, secret []byte) (*Server, error) {
 // serveOn starts a store on a listener.
 func serveOn(ln net.Listener, size int, secret []byte) *Server {
 	s := &Server{ln: ln, size: size, secret: secret, done: make(chan struct{}), data: map[string]string{},
-		round: newRound(), conns: map[net.Conn]*storeConn{}}
+		round: newRound(), conns: map[net.Conn]*storeConn{}, joinedR: map[int]bool{}, byeR: map[int]bool{}}
 	s.wg.Add(1)
 	go s.accept()
 	return s
@@ -169,6 +174,57 @@ func (s *Server) Preset(key, value string) {
 	s.mu.Lock()
 	s.data[key] = value
 	s.mu.Unlock()
+}
+
+// StartupProgress reports on the job's first fence, which every process
+// reaches once it has started and published its address: whether it has
+// completed, and if not, the ranks (as each process said hello) of the
+// processes that have reached it so far.
+func (s *Server) StartupProgress() (done bool, arrived []int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fences > 0 {
+		return true, nil
+	}
+	for sc := range s.round.members {
+		if sc.rank >= 0 {
+			arrived = append(arrived, sc.rank)
+		}
+	}
+	return false, arrived
+}
+
+// join notes that sc takes part in the job (s.mu held).
+func (s *Server) join(sc *storeConn) {
+	sc.joined = true
+	if sc.rank >= 0 {
+		if s.joinedR == nil {
+			s.joinedR = map[int]bool{}
+		}
+		s.joinedR[sc.rank] = true
+	}
+}
+
+// Departure says whether the process whose (first) rank is rank took part
+// in the job (it published a value or reached a fence) and whether it left
+// in order (mpi.Main finished: its store client's Close said bye). A
+// process that took part and exits without bye left in the middle.
+func (s *Server) Departure(rank int) (joined, inOrder bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.joinedR[rank], s.byeR[rank]
+}
+
+// ReturnedKey is the key a rank started by mpigo run puts when its
+// function has returned and it waits for the others to finish.
+func ReturnedKey(rank int) string { return "mpigo.returned." + strconv.Itoa(rank) }
+
+// Returned reports whether rank has put ReturnedKey.
+func (s *Server) Returned(rank int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.data[ReturnedKey(rank)]
+	return ok
 }
 
 // Addr returns the address ranks connect to.
@@ -374,7 +430,7 @@ func (s *Server) serve(sc *storeConn) {
 				continue
 			}
 			s.mu.Lock()
-			sc.joined = true
+			s.join(sc)
 			old, had := s.data[key]
 			grow := len(key) + len(val) + 64
 			if had {
@@ -404,6 +460,18 @@ func (s *Server) serve(sc *storeConn) {
 					return
 				}
 			} else if !reply("err no value for key %s", rest) {
+				return
+			}
+		case "bye":
+			s.mu.Lock()
+			if sc.rank >= 0 {
+				if s.byeR == nil {
+					s.byeR = map[int]bool{}
+				}
+				s.byeR[sc.rank] = true
+			}
+			s.mu.Unlock()
+			if !reply("ok") {
 				return
 			}
 		case "watch":
@@ -438,7 +506,7 @@ const leftTheJob = " left the job (did it die?)"
 // the store closes or the client goes away.
 func (s *Server) fence(sc *storeConn, r *bufio.Reader) error {
 	s.mu.Lock()
-	sc.joined = true
+	s.join(sc)
 	if s.lost != nil {
 		err := s.lost
 		s.mu.Unlock()
@@ -448,6 +516,7 @@ func (s *Server) fence(sc *storeConn, r *bufio.Reader) error {
 	f.members[sc] = true
 	if len(f.members) >= s.size {
 		close(f.done)
+		s.fences++
 		s.round = newRound()
 	}
 	s.mu.Unlock()
@@ -686,7 +755,24 @@ func (k *client) Get(key string) (string, error) {
 	return v, nil
 }
 
-func (k *client) Close() error { return k.conn.Close() }
+// Close tells the store that this process leaves the job in order (bye;
+// a store that does not know the word answers an error, which does not
+// matter), then closes the connection. The goodbye waits for the store's
+// answer at most byeTimeout, and is skipped when a call is under way (a
+// Close that ends a Fence must not wait for it).
+func (k *client) Close() error {
+	if k.mu.TryLock() {
+		k.conn.SetDeadline(time.Now().Add(byeTimeout))
+		if _, err := io.WriteString(k.conn, "bye\n"); err == nil {
+			readLimited(k.r, maxLine+8)
+		}
+		k.mu.Unlock()
+	}
+	return k.conn.Close()
+}
+
+// byeTimeout bounds the goodbye of Close.
+const byeTimeout = 5 * time.Second
 
 // Watch calls lost (on its own goroutine) if the launcher's store goes
 // away, which happens when the launcher exits or dies: a rank started on

@@ -11,6 +11,8 @@
 // DELAY later, wherever its start-up is then. With MODE "none" every rank starts normally and finishes after
 // DELAY; with MODE "env" every rank starts and says whether the job's
 // secret is in its environment as the kernel shows it (/proc/self/environ).
+// With MODE "late", rank 1 sleeps DELAY before mpi.Main, then runs
+// normally (the launcher's start-up progress messages name it).
 package main
 
 import (
@@ -31,7 +33,9 @@ func main() {
 	if len(os.Args) > 2 {
 		delay, _ = time.ParseDuration(os.Args[2])
 	}
-	if os.Getenv("MPIGO_RANK") == "1" && mode == "exitin" {
+	if os.Getenv("MPIGO_RANK") == "1" && mode == "late" {
+		time.Sleep(delay)
+	} else if os.Getenv("MPIGO_RANK") == "1" && mode == "exitin" {
 		// Exit after DELAY, at whatever point of start-up Main is.
 		go func() {
 			time.Sleep(delay)
