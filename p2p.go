@@ -654,6 +654,12 @@ func (c *Comm) probe(src, tag int) engine.Status {
 		return st
 	}
 	epoch, _ := eng.LostSince(0)
+	var bw *blockedWait // this wait as hang diagnosis sees it
+	defer func() {
+		if bw != nil {
+			c.p.blk.remove(bw)
+		}
+	}()
 	for {
 		w := engine.GetWaiter()
 		st, ok := eng.Iprobe(c.ctx, src, tag, w)
@@ -664,6 +670,11 @@ func (c *Comm) probe(src, tag int) engine.Status {
 		if err := c.probeLost(src, epoch); err != nil {
 			// w stays registered with the engine: it is not reused.
 			return engine.Status{Source: src, Tag: tag, Err: err}
+		}
+		if bw == nil {
+			bw = c.p.blk.parkEnv(w, c.ctx, src, tag)
+		} else {
+			c.p.blk.woken(bw, w)
 		}
 		w.Park()
 		engine.PutWaiter(w)
@@ -744,6 +755,14 @@ func (c *Comm) mprobe(op string, src, tag int, block bool) (*Message, Status, bo
 	}
 	eng := c.p.eng
 	epoch, _ := eng.LostSince(0)
+	var bw *blockedWait // this wait as hang diagnosis sees it
+	if block {
+		defer func() {
+			if bw != nil {
+				c.p.blk.remove(bw)
+			}
+		}()
+	}
 	for {
 		var w *engine.Waiter
 		if block {
@@ -766,6 +785,11 @@ func (c *Comm) mprobe(op string, src, tag int, block bool) (*Message, Status, bo
 		}
 		if err := c.probeLost(src, epoch); err != nil {
 			return nil, Status{}, false, c.handle(c.statusErr(op, at("source", src, tag), engine.Status{Source: src, Tag: tag, Err: err}))
+		}
+		if bw == nil {
+			bw = c.p.blk.parkEnv(w, c.ctx, src, tag)
+		} else {
+			c.p.blk.woken(bw, w)
 		}
 		w.Park()
 		engine.PutWaiter(w)

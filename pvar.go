@@ -76,7 +76,7 @@ func (p *proc) waitReq(er *engine.Request) engine.Status {
 	if p.stats.waitOn.Load() != 0 {
 		return p.timedWait(er)
 	}
-	return er.Wait()
+	return er.WaitFor(&p.blk)
 }
 
 // waitRef is waitReq for er.WaitRef.
@@ -84,12 +84,12 @@ func (p *proc) waitRef(er *engine.Request) *engine.Status {
 	if p.stats.waitOn.Load() != 0 {
 		p.timedWait(er)
 	}
-	return er.WaitRef()
+	return er.WaitRefFor(&p.blk)
 }
 
 func (p *proc) timedWait(er *engine.Request) engine.Status {
 	t0 := time.Now()
-	st := er.Wait()
+	st := er.WaitFor(&p.blk)
 	p.stats.waitNs.Add(uint64(time.Since(t0)))
 	return st
 }
