@@ -48,6 +48,7 @@ func (c *Config) diagDefaults() {
 			fmt.Fprintf(stderr, "mpigo: MPIGO_HANG_REPORT=%q is not a duration (e.g. 10s, 2m, 0 to disable); using %v\n", v, defaultHangReport)
 		}
 	}
+	c.Trace = os.Getenv("MPIGO_TRACE")
 	switch os.Getenv("MPIGO_CHECK") {
 	case "1", "true", "on", "yes":
 		c.Check = true
@@ -691,6 +692,7 @@ func rankStateJSON(ps []*proc) string {
 // goroutine ranks. The function it returns stops it and returns the hang
 // error if the job hung.
 func (j *job) startLocalDiag(cfg Config) func() error {
+	finishTrace := startTrace(j.procs, cfg.Trace)
 	stopCheck := startCheck(j, cfg)
 	w := startWatch(j.procs, cfg, j.localHang, nil)
 	stopQuit := onQuit(func() { reportNow(j.procs, "SIGQUIT: the state of every rank now") }, cfg)
@@ -700,6 +702,7 @@ func (j *job) startLocalDiag(cfg Config) func() error {
 			w.close()
 		}
 		stopCheck()
+		writeLocalTrace(finishTrace(), cfg.Trace)
 		if h := j.hang.Load(); h != nil {
 			return h
 		}

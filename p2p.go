@@ -182,8 +182,8 @@ func (c *Comm) send(op string, buf []byte, sig uint64, dest, tag int, mode engin
 		}
 		if f, ok := c.p.eng.EagerFrame(c.ctx, c.rank, c.group[dest], tag, buf, sig); ok {
 			// Eager and unanswered: complete once the transport has it.
-			if c.p.stats.on.Load() != 0 {
-				c.p.countSent(f.To, len(buf))
+			if c.p.counting() {
+				c.p.countSent(f.To, len(buf), c.ctx, tag)
 			}
 			if err := c.p.tr.Send(f); err != nil {
 				return c.handle(c.errorf(op, ErrProcFailed, at("dest", dest, tag), "%v", err))
@@ -210,8 +210,8 @@ func (c *Comm) sendShm(buf []byte, sig uint64, dest, tag int) (err error, ok boo
 	if c.p.shmTo == nil || c.p.shmTo[to] == nil || !c.p.eng.EagerOK(len(buf), to) {
 		return nil, false
 	}
-	if c.p.stats.on.Load() != 0 {
-		c.p.countSent(to, len(buf))
+	if c.p.counting() {
+		c.p.countSent(to, len(buf), c.ctx, tag)
 	}
 	return c.p.shmTo[to].SendEager(to, c.ctx, int32(c.rank), int32(tag), sig, buf), true
 }

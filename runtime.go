@@ -83,6 +83,7 @@ type proc struct {
 	stats pstats // performance-variable counters (pvar.go)
 
 	blk blockState // what hang diagnosis knows of the rank (hang.go)
+	trc *rankTrace // the rank's timeline while tracing, else nil (trace.go)
 }
 
 // exec hands the frames in out to the transports and completes the
@@ -92,7 +93,7 @@ func (p *proc) exec(out *engine.Outbox) {
 	if n == 0 {
 		return
 	}
-	if p.stats.on.Load() != 0 {
+	if p.counting() {
 		p.countOut(out)
 	}
 	for i := 0; i < n; i++ {
@@ -140,7 +141,7 @@ func sendFilled(p *proc, it *engine.Item) error {
 
 // deliver is the transport handler: a frame arrived for this rank.
 func (p *proc) deliver(f wire.Frame) {
-	if p.stats.on.Load() != 0 {
+	if p.counting() {
 		p.countFrame(&f.Header, f.From)
 	}
 	var out engine.Outbox
@@ -238,7 +239,7 @@ func (p *proc) peerFailed(peer int, err error) {
 // deliverQueued is the handler for transports that deliver on their own
 // goroutines: the engine's answers go to the reply sender.
 func (p *proc) deliverQueued(f wire.Frame) {
-	if p.stats.on.Load() != 0 {
+	if p.counting() {
 		p.countFrame(&f.Header, f.From)
 	}
 	var out engine.Outbox
@@ -352,6 +353,11 @@ type Config struct {
 	// fails the job with both calls named instead of hanging or
 	// returning garbage. Environment: MPIGO_CHECK=1 (mpigo run --check).
 	Check bool
+	// Trace, if set, records every MPI call and message of the job and
+	// writes the timeline to this file when Run returns, in the
+	// Chrome/Perfetto trace format (docs/trace.md). Environment:
+	// MPIGO_TRACE=FILE (mpigo run --trace FILE).
+	Trace string
 }
 
 // DefaultConfig returns the built-in tunables, overridden by the
@@ -548,8 +554,8 @@ func (p *proc) startShm(cfg shm.Config) (*shm.Transport, error) {
 	cfg.Handler = p.deliverQueued
 	// p.eng does not exist yet: look it up when a frame comes.
 	cfg.Eager = func(h *wire.Header, from int, b []byte) error {
-		if p.stats.on.Load() != 0 {
-			p.countRecv(from, int(h.Size))
+		if p.counting() {
+			p.countRecv(from, int(h.Size), h.Context, int(h.Tag))
 		}
 		return p.eng.DeliverEager(h, from, b)
 	}
