@@ -13,6 +13,17 @@ import (
 	"strings"
 )
 
+// Keys of the launcher's store under which a process of a job started by
+// mpigo run puts the state of its ranks, as one line of JSON (a []Rank),
+// after the process's first rank.
+const (
+	// KeyHang holds "blocked JSON" while every rank of the process has
+	// been blocked for the threshold, "running" after.
+	KeyHang = "mpigo.hang."
+	// KeyState holds the state put on SIGQUIT.
+	KeyState = "mpigo.state."
+)
+
 // Special values of Wait.Peer and Wait.Tag.
 const (
 	AnySource = -1
