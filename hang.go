@@ -575,7 +575,6 @@ func (w *watcher) run() {
 		}
 		now := time.Now()
 		all, live := true, 0
-		oldest := now
 		for i, p := range w.procs {
 			b := &p.blk
 			if b.returned.Load() && b.parked.Load() == 0 {
@@ -585,15 +584,11 @@ func (w *watcher) run() {
 			pr := b.progress.Load()
 			if b.parked.Load() == 0 || pr != last[i].progress || last[i].since.IsZero() {
 				last[i] = seen{progress: pr, since: now}
-				if b.parked.Load() == 0 {
-					all = false
-				}
+				all = false
 				continue
 			}
-			if last[i].since.Before(oldest) || true {
-				if now.Sub(last[i].since) < w.threshold {
-					all = false
-				}
+			if now.Sub(last[i].since) < w.threshold {
+				all = false
 			}
 		}
 		hung := all && live > 0

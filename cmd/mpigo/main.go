@@ -3,6 +3,7 @@
 //	mpigo run -n N PROGRAM     start an MPI job of N processes
 //	mpigo bench TEST [flags]   micro-benchmarks in the style of the OSU suite
 //	mpigo info                 version, transports and tunables
+//	mpigo trace FILE           summarise (or draw, -html) a recorded timeline
 //
 // Run "mpigo help" for details.
 package main
@@ -27,6 +28,8 @@ Usage:
                              iallreduce, ibcast, iallgather, ialltoall,
                              ibarrier; "mpigo bench -h" for flags
   mpigo info                 print the version, transports and tunables
+  mpigo trace FILE [-html OUT.html]   summarise a timeline recorded with
+                             mpigo run --trace FILE; draw it as a web page
   mpigo version              print the version (also --version)
   mpigo help                 print this message
 `
@@ -49,6 +52,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return bench(args[1:], stdout, stderr)
 	case "info":
 		return info(args[1:], stdout, stderr)
+	case "trace":
+		return traceCmd(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -58,6 +58,7 @@ type runConfig struct {
 	insecure     bool
 	hosts        []hostSlots
 	groups       []runGroup
+	diag         diagFlags // --hang-report, --check, --trace (diagrun.go)
 }
 
 type runGroup struct {
@@ -81,6 +82,7 @@ func runFlags(cfg *runConfig, n *int, stderr io.Writer) *flag.FlagSet {
 		fs.StringVar(&cfg.agent, "launch-agent", "ssh", "command that runs a command on a host, called as AGENT HOST COMMAND (with --host/--hostfile)")
 		fs.Bool("oversubscribe", false, "accepted for mpirun's sake: mpigo always allows more ranks than cores (waiting ranks sleep)")
 		fs.StringVar(&cfg.transport, "transport", "", "force the transport between processes of one node: shm (the default) or tcp (sets MPIGO_TRANSPORT)")
+		addDiagFlags(fs, &cfg.diag)
 		fs.BoolVar(&cfg.insecure, "insecure-fabric", false, "send tcp frames unencrypted and unchecked, for networks where nobody can read or alter traffic (sets MPIGO_TCP_PROTECT=off; the handshake still proves the job's secret)")
 	}
 	return fs
@@ -414,6 +416,20 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 	for _, h := range cfg.hosts {
 		remote = remote || !isLoopback(h.name)
 	}
+	if _, err := cfg.diag.hangThreshold(); err != nil {
+		fmt.Fprintf(stderr, "mpigo run: %v\n", err)
+		return 2
+	}
+	traceDir := ""
+	if cfg.diag.trace != "" {
+		d, err := os.MkdirTemp("", "mpigo-trace-")
+		if err != nil {
+			fmt.Fprintf(stderr, "mpigo run: --trace: %v\n", err)
+			return 1
+		}
+		traceDir = d
+		defer os.RemoveAll(d)
+	}
 	kvsAddr := "127.0.0.1:0"
 	if remote {
 		kvsAddr = ":0"
@@ -542,6 +558,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			if cfg.insecure {
 				env = append(env, "MPIGO_TCP_PROTECT=off")
 			}
+			env = append(env, cfg.diag.env(traceDir)...)
 			var cmd *exec.Cmd
 			var secretR *os.File
 			if len(cfg.hosts) == 0 {
@@ -617,6 +634,8 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	hw := newHangWatch(&cfg.diag, kvs) // diagrun.go
+	defer hw.stop()
 	var timeout <-chan time.Time
 	if cfg.timeout > 0 {
 		timeout = time.After(cfg.timeout)
@@ -689,7 +708,20 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			}
 			failed, stopping = true, true
 			killTimer = time.After(killGrace)
+		case <-hw.tick:
+			if rep, ok := hw.hung(procs); ok {
+				say("%smpigo run: the job hung (diagnosis above); stopping it (--hang-report 0 turns this off)\n", rep)
+				if !failed {
+					code = 1
+					failed, stopping = true, true
+					stopAll(syscall.SIGTERM)
+					killTimer = time.After(killGrace)
+				}
+			}
+		case <-hw.quit:
+			say("%s", hw.gather(procs, "SIGQUIT: the state of every rank now", remote))
 		case <-timeout:
+			say("%s", hw.gather(procs, fmt.Sprintf("--timeout %v expired: the state of every rank", cfg.timeout), remote))
 			var left []string
 			for _, p := range procs {
 				if !p.done {
@@ -719,6 +751,13 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 		}
 	}
 	copiers.Wait()
+	if cfg.diag.trace != "" {
+		if n, err := mergeTrace(traceDir, cfg.diag.trace); err != nil {
+			say("mpigo run: --trace %s: %v\n", cfg.diag.trace, err)
+		} else {
+			say("mpigo run: trace of %d rank(s) written to %s (mpigo trace %s; or open it in ui.perfetto.dev)\n", n, cfg.diag.trace, cfg.diag.trace)
+		}
+	}
 	if culprit == nil && consequence != nil {
 		_, how := exitStatus(consequence)
 		say("mpigo run: %s (pid %d) %s after losing a peer\n", consequence.ranks(), consequence.cmd.Process.Pid, how)
