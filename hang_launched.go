@@ -15,7 +15,6 @@ import (
 // SIGQUIT the process puts the state of its ranks at once: mpigo run sends
 // it to every rank when it gets SIGQUIT itself or its --timeout expires.
 
-
 // startLaunchedDiag starts hang diagnosis, check mode and tracing for the
 // ranks of this process; the function it returns stops them.
 func startLaunchedDiag(j *job, cfg Config, info *boot.Info) func() {

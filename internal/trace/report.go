@@ -280,11 +280,11 @@ func (v *View) Summary(w io.Writer) {
 // coloured by name, messages as lines. It needs no network.
 func (v *View) HTML(w io.Writer, title string) error {
 	type jspan struct {
-		R, L  int
-		N     string
-		C     string
-		P, T  int
-		S, D  float64
+		R, L int
+		N    string
+		C    string
+		P, T int
+		S, D float64
 	}
 	type jarrow struct {
 		F, D, T, B int
