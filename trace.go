@@ -27,10 +27,9 @@ type rankTrace struct {
 
 func (t *rankTrace) now() int64 { return int64(time.Since(t.base)) }
 
-func (t *rankTrace) coll(p *proc, ctx uint32) bool {
-	_, coll := p.commOf(ctx)
-	return coll
-}
+// coll reports whether ctx is a collective context: communicators take
+// even contexts and their collectives the odd one above (newComm).
+func (t *rankTrace) coll(p *proc, ctx uint32) bool { return ctx&1 == 1 }
 
 func (t *rankTrace) send(p *proc, to, n int, ctx uint32, tag int) {
 	t.rec.Send(trace.Msg{From: p.rank, To: to, Ctx: ctx, Coll: t.coll(p, ctx), Tag: tag, Bytes: n, T: t.now()})
@@ -56,7 +55,7 @@ func (tp *traceProfiler) Enter(call *Call) {
 		tp.next.Enter(call)
 	}
 	if c := call.Comm; c != nil && c.p != nil && c.p.trc != nil {
-		call.Data = c.p.trc.now()
+		call.t0 = c.p.trc.now()
 	}
 }
 
@@ -69,10 +68,7 @@ func (tp *traceProfiler) Exit(call *Call, err error) {
 	if c == nil || c.p == nil || c.p.trc == nil {
 		return
 	}
-	start, ok := call.Data.(int64)
-	if !ok {
-		return
-	}
+	start := call.t0
 	t := c.p.trc
 	s := trace.Span{Rank: c.p.rank, Name: call.Name, Comm: c.name, Peer: call.Peer, Tag: call.Tag, Start: start, End: t.now()}
 	if call.Peer == Undefined {

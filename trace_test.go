@@ -104,3 +104,53 @@ func TestTraceGoroutineRanks(t *testing.T) {
 		t.Fatalf("%d user message arrows (want %d), the 100 kB one found: %v", user, n*rounds+1, big)
 	}
 }
+
+// BenchmarkTraceLatency is the 8-byte ping-pong between two goroutine
+// ranks with tracing off and on, side by side: what recording every call
+// and message costs.
+func BenchmarkTraceLatency(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		name := "off"
+		if on {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			cfg := mpi.DefaultConfig()
+			if on {
+				cfg.Trace = filepath.Join(b.TempDir(), "trace.json")
+			}
+			buf := make([]byte, 8)
+			err := mpi.RunConfig(2, cfg, func(c *mpi.Comm) error {
+				peer := 1 - c.Rank()
+				if c.Rank() == 0 {
+					b.ResetTimer()
+				}
+				for i := 0; i < b.N; i++ {
+					if c.Rank() == 0 {
+						if err := c.Send(buf, 8, mpi.Byte, peer, 1); err != nil {
+							return err
+						}
+						if _, err := c.Recv(buf, 8, mpi.Byte, peer, 1); err != nil {
+							return err
+						}
+					} else {
+						if _, err := c.Recv(buf, 8, mpi.Byte, peer, 1); err != nil {
+							return err
+						}
+						if err := c.Send(buf, 8, mpi.Byte, peer, 1); err != nil {
+							return err
+						}
+					}
+				}
+				if c.Rank() == 0 {
+					b.StopTimer()
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}

@@ -53,32 +53,71 @@ type Part struct {
 	Arrivals []Msg  `json:"arrivals"`
 }
 
-// Recorder collects one rank's events; safe for concurrent use.
+// Recorder collects one rank's events; safe for concurrent use. It keeps
+// them in chunks of records without pointers, so that a long trace costs
+// the garbage collector nothing to scan and growing it copies nothing.
 type Recorder struct {
 	mu       sync.Mutex
-	spans    []Span
-	sends    []Msg
-	arrivals []Msg
+	strs     map[string]uint32
+	strList  []string
+	spans    [][]spanRec
+	sends    [][]Msg
+	arrivals [][]Msg
+}
+
+type spanRec struct {
+	name, comm, err uint32 // indexes into strList (err 0: none)
+	rank, peer, tag int32
+	start, end      int64
+}
+
+const chunk = 4096
+
+func push[T any](cs [][]T, v T) [][]T {
+	if n := len(cs); n == 0 || len(cs[n-1]) == cap(cs[n-1]) {
+		cs = append(cs, make([]T, 0, chunk))
+	}
+	last := &cs[len(cs)-1]
+	*last = append(*last, v)
+	return cs
+}
+
+func (r *Recorder) intern(s string) uint32 {
+	if i, ok := r.strs[s]; ok {
+		return i
+	}
+	if r.strs == nil {
+		r.strs = map[string]uint32{"": 0}
+		r.strList = []string{""}
+		if s == "" {
+			return 0
+		}
+	}
+	i := uint32(len(r.strList))
+	r.strs[s] = i
+	r.strList = append(r.strList, s)
+	return i
 }
 
 // Span records a call.
 func (r *Recorder) Span(s Span) {
 	r.mu.Lock()
-	r.spans = append(r.spans, s)
+	r.spans = push(r.spans, spanRec{name: r.intern(s.Name), comm: r.intern(s.Comm), err: r.intern(s.Err),
+		rank: int32(s.Rank), peer: int32(s.Peer), tag: int32(s.Tag), start: s.Start, end: s.End})
 	r.mu.Unlock()
 }
 
 // Send records a message leaving.
 func (r *Recorder) Send(m Msg) {
 	r.mu.Lock()
-	r.sends = append(r.sends, m)
+	r.sends = push(r.sends, m)
 	r.mu.Unlock()
 }
 
 // Arrive records a message arriving.
 func (r *Recorder) Arrive(m Msg) {
 	r.mu.Lock()
-	r.arrivals = append(r.arrivals, m)
+	r.arrivals = push(r.arrivals, m)
 	r.mu.Unlock()
 }
 
@@ -86,9 +125,18 @@ func (r *Recorder) Arrive(m Msg) {
 func (r *Recorder) AddTo(p *Part) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	p.Spans = append(p.Spans, r.spans...)
-	p.Sends = append(p.Sends, r.sends...)
-	p.Arrivals = append(p.Arrivals, r.arrivals...)
+	for _, c := range r.spans {
+		for _, x := range c {
+			p.Spans = append(p.Spans, Span{Rank: int(x.rank), Name: r.strList[x.name], Comm: r.strList[x.comm], Err: r.strList[x.err],
+				Peer: int(x.peer), Tag: int(x.tag), Start: x.start, End: x.end})
+		}
+	}
+	for _, c := range r.sends {
+		p.Sends = append(p.Sends, c...)
+	}
+	for _, c := range r.arrivals {
+		p.Arrivals = append(p.Arrivals, c...)
+	}
 }
 
 // WritePart writes p as JSON to file.
