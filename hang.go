@@ -60,13 +60,11 @@ type blockedWait struct {
 	r *engine.Request // nil for probes and WaitAny
 	w *engine.Waiter
 	// env describes a wait without a request (a probe).
-	envCtx            uint32
-	envPeer, envTag   int
-	hasEnv            bool
-	gen               uint64    // the describe round info belongs to
-	info              diag.Wait // filled by the waiting goroutine
-	ctx               uint32    // info's context, to find its communicator
-	peerComm, tagComm int
+	envCtx          uint32
+	envPeer, envTag int
+	hasEnv          bool
+	gen             uint64    // the describe round info belongs to
+	info            diag.Wait // filled by the waiting goroutine
 }
 
 // blockState is what hang diagnosis knows of one rank. It implements
