@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/mpigo/mpi/internal/diag"
 	"github.com/mpigo/mpi/internal/engine"
@@ -65,8 +66,10 @@ func startCheck(j *job, cfg Config) func() {
 	if !cfg.Check {
 		return func() {}
 	}
+	wg := new(sync.WaitGroup)
 	for _, p := range j.procs {
 		p.blk.check = true
+		p.blk.checkWG = wg
 	}
 	checkMu.Lock()
 	if checkJobs == 0 {
@@ -76,6 +79,15 @@ func startCheck(j *job, cfg Config) func() {
 	checkJobs++
 	checkMu.Unlock()
 	return func() {
+		// A rank may return before the check message of its last
+		// collective has come (a Bcast root): compare it before the
+		// job ends, so that a mismatch is not lost.
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(time.Second): // a job that failed: messages that never come
+		}
 		checkMu.Lock()
 		checkJobs--
 		if checkJobs == 0 {
@@ -123,9 +135,12 @@ func (cp *checkProfiler) Enter(call *Call) {
 	next, prev := (c.rank+1)%size, (c.rank+size-1)%size
 	var out engine.Outbox
 	rr := &engine.Request{Context: sh.ctx, Peer: prev, FromWorld: c.group[prev] + 1, Tag: checkTag, Buf: make([]byte, 8)}
+	wg := c.p.blk.checkWG
+	wg.Add(1)
 	rr.OnDone = func(r *engine.Request) {
 		st := r.Status()
 		if st.Err != nil || st.Count != 8 || string(r.Buf) == string(desc[:]) {
+			wg.Done()
 			return
 		}
 		k := int(binary.LittleEndian.Uint32(r.Buf[:4]))
@@ -134,7 +149,10 @@ func (cp *checkProfiler) Enter(call *Call) {
 			theirs = checkNames[k]
 		}
 		theirRoot := int(int32(binary.LittleEndian.Uint32(r.Buf[4:])))
-		go checkMismatch(e, c, prev, theirs, theirRoot)
+		go func() {
+			defer wg.Done()
+			checkMismatch(e, c, prev, theirs, theirRoot)
+		}()
 	}
 	c.p.eng.PostRecv(rr, &out)
 	c.p.exec(&out)

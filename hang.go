@@ -74,12 +74,13 @@ type blockState struct {
 	mu       sync.Mutex
 	waits    []*blockedWait
 	free     []*blockedWait
-	gen      uint64        // current describe round, under mu
-	want     atomic.Uint64 // = gen while a describe round runs, 0 otherwise
-	parked   atomic.Int32  // waits parked now
-	progress atomic.Uint64 // waits that ended after parking
-	returned atomic.Bool   // the rank's function has returned
-	check    bool          // check mode is on (set before the rank starts)
+	gen      uint64          // current describe round, under mu
+	want     atomic.Uint64   // = gen while a describe round runs, 0 otherwise
+	parked   atomic.Int32    // waits parked now
+	progress atomic.Uint64   // waits that ended after parking
+	returned atomic.Bool     // the rank's function has returned
+	check    bool            // check mode is on (set before the rank starts)
+	checkWG  *sync.WaitGroup // check messages not compared yet (check.go)
 	// coll is the rank's current collective, recorded in check mode.
 	coll atomic.Pointer[collEntry]
 	// comms maps contexts to the rank's communicators, for names.
