@@ -34,8 +34,8 @@ func (cc collComm) sendNowSig(buf []byte, sig uint64, dst, tag int) (bool, error
 	if !ok {
 		return false, nil
 	}
-	if c.p.stats.on.Load() != 0 {
-		c.p.countSent(f.To, len(buf))
+	if c.p.counting() {
+		c.p.countSent(f.To, len(buf), c.ctx, tag)
 	}
 	if err := c.p.tr.Send(f); err != nil {
 		return true, c.errorf("collective send", ErrProcFailed, at("dest", dst, tag), "%v", err)

@@ -66,6 +66,7 @@ type Comm struct {
 func newComm(p *proc, ctx uint32, rank int, group []int, name string) *Comm {
 	c := &Comm{p: p, ctx: ctx, rank: rank, group: group, name: name, hc: &hierCache{}}
 	c.shadow = &Comm{p: p, ctx: ctx + 1, rank: rank, group: group, name: name}
+	p.noteComm(c)
 	return c
 }
 
@@ -82,6 +83,7 @@ func newWorld(p *proc, n int) *Comm {
 	}
 	p.ctx.reserve(0) // world
 	p.ctx.reserve(1) // reserved for a per-process communicator
+	p.blk.p = p
 	return newComm(p, 0, p.rank, g, "WORLD")
 }
 

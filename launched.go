@@ -202,6 +202,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 			t.Ready()
 		}
 	}
+	stopDiag := startLaunchedDiag(j, cfg, info) // hang_launched.go
 	errs := make([]error, k)
 	var wg sync.WaitGroup
 	for i, p := range j.procs {
@@ -212,6 +213,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 				errs[i] = &RankError{Rank: p.rank, Err: err}
 				return
 			}
+			p.blk.returned.Store(true)
 			// Finalize: nobody leaves while a peer may still be talking to it.
 			// mpigo run learns that this rank's function has returned, so
 			// that if the job then hangs (a rank waits for a message this
@@ -225,6 +227,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		}()
 	}
 	wg.Wait()
+	stopDiag()
 	err := errors.Join(errs...)
 	ok = err == nil
 	return err

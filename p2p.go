@@ -182,8 +182,8 @@ func (c *Comm) send(op string, buf []byte, sig uint64, dest, tag int, mode engin
 		}
 		if f, ok := c.p.eng.EagerFrame(c.ctx, c.rank, c.group[dest], tag, buf, sig); ok {
 			// Eager and unanswered: complete once the transport has it.
-			if c.p.stats.on.Load() != 0 {
-				c.p.countSent(f.To, len(buf))
+			if c.p.counting() {
+				c.p.countSent(f.To, len(buf), c.ctx, tag)
 			}
 			if err := c.p.tr.Send(f); err != nil {
 				return c.handle(c.errorf(op, ErrProcFailed, at("dest", dest, tag), "%v", err))
@@ -210,8 +210,8 @@ func (c *Comm) sendShm(buf []byte, sig uint64, dest, tag int) (err error, ok boo
 	if c.p.shmTo == nil || c.p.shmTo[to] == nil || !c.p.eng.EagerOK(len(buf), to) {
 		return nil, false
 	}
-	if c.p.stats.on.Load() != 0 {
-		c.p.countSent(to, len(buf))
+	if c.p.counting() {
+		c.p.countSent(to, len(buf), c.ctx, tag)
 	}
 	return c.p.shmTo[to].SendEager(to, c.ctx, int32(c.rank), int32(tag), sig, buf), true
 }
@@ -649,6 +649,12 @@ func (c *Comm) probe(src, tag int) engine.Status {
 		return st
 	}
 	epoch, _ := eng.LostSince(0)
+	var bw *blockedWait // this wait as hang diagnosis sees it
+	defer func() {
+		if bw != nil {
+			c.p.blk.remove(bw)
+		}
+	}()
 	for {
 		w := engine.GetWaiter()
 		st, ok := eng.Iprobe(c.ctx, src, tag, w)
@@ -659,6 +665,11 @@ func (c *Comm) probe(src, tag int) engine.Status {
 		if err := c.probeLost(src, epoch); err != nil {
 			// w stays registered with the engine: it is not reused.
 			return engine.Status{Source: src, Tag: tag, Err: err}
+		}
+		if bw == nil {
+			bw = c.p.blk.parkEnv(w, c.ctx, src, tag)
+		} else {
+			c.p.blk.woken(bw, w)
 		}
 		w.Park()
 		engine.PutWaiter(w)
@@ -739,6 +750,14 @@ func (c *Comm) mprobe(op string, src, tag int, block bool) (*Message, Status, bo
 	}
 	eng := c.p.eng
 	epoch, _ := eng.LostSince(0)
+	var bw *blockedWait // this wait as hang diagnosis sees it
+	if block {
+		defer func() {
+			if bw != nil {
+				c.p.blk.remove(bw)
+			}
+		}()
+	}
 	for {
 		var w *engine.Waiter
 		if block {
@@ -761,6 +780,11 @@ func (c *Comm) mprobe(op string, src, tag int, block bool) (*Message, Status, bo
 		}
 		if err := c.probeLost(src, epoch); err != nil {
 			return nil, Status{}, false, c.handle(c.statusErr(op, at("source", src, tag), engine.Status{Source: src, Tag: tag, Err: err}))
+		}
+		if bw == nil {
+			bw = c.p.blk.parkEnv(w, c.ctx, src, tag)
+		} else {
+			c.p.blk.woken(bw, w)
 		}
 		w.Park()
 		engine.PutWaiter(w)

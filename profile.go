@@ -64,6 +64,8 @@ type Call struct {
 	Tag int
 	// Data belongs to the Profiler: set it in Enter, read it in Exit.
 	Data any
+
+	t0 int64 // the start of the call, for the package's own tracer (trace.go)
 }
 
 // profHook holds the Profiler in force.

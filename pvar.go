@@ -34,9 +34,12 @@ type pstats struct {
 	waitNs atomic.Uint64
 }
 
-// countSent records a message of n bytes to world rank to. Callers test
-// p.stats.on first.
-func (p *proc) countSent(to, n int) {
+// countSent records a message of n bytes to world rank to, on context
+// ctx with tag. Callers test p.counting() first.
+func (p *proc) countSent(to, n int, ctx uint32, tag int) {
+	if p.trc != nil {
+		p.trc.send(p, to, n, ctx, tag)
+	}
 	s := &p.stats
 	if to >= 0 && to < len(s.sentMsgs) {
 		s.sentMsgs[to].Add(1)
@@ -44,8 +47,12 @@ func (p *proc) countSent(to, n int) {
 	}
 }
 
-// countRecv records a message of n bytes that arrived from world rank from.
-func (p *proc) countRecv(from, n int) {
+// countRecv records a message of n bytes that arrived from world rank
+// from, on context ctx with tag.
+func (p *proc) countRecv(from, n int, ctx uint32, tag int) {
+	if p.trc != nil {
+		p.trc.arrive(p, from, n, ctx, tag)
+	}
 	s := &p.stats
 	if from >= 0 && from < len(s.recvMsg) {
 		s.recvMsg[from].Add(1)
@@ -57,7 +64,7 @@ func (p *proc) countRecv(from, n int) {
 // announcement) that this rank received.
 func (p *proc) countFrame(h *wire.Header, from int) {
 	if h.Kind == wire.Eager || h.Kind == wire.RTS {
-		p.countRecv(from, int(h.Size))
+		p.countRecv(from, int(h.Size), h.Context, int(h.Tag))
 	}
 }
 
@@ -66,17 +73,21 @@ func (p *proc) countOut(out *engine.Outbox) {
 	for i, n := 0, out.Len(); i < n; i++ {
 		f := &out.At(i).F
 		if f.Kind == wire.Eager || f.Kind == wire.RTS {
-			p.countSent(f.To, int(f.Size))
+			p.countSent(f.To, int(f.Size), f.Context, int(f.Tag))
 		}
 	}
 }
+
+// counting reports whether messages are being counted (performance
+// variables) or traced.
+func (p *proc) counting() bool { return p.stats.on.Load() != 0 || p.trc != nil }
 
 // waitReq waits for er, timing the wait while the wait timer is started.
 func (p *proc) waitReq(er *engine.Request) engine.Status {
 	if p.stats.waitOn.Load() != 0 {
 		return p.timedWait(er)
 	}
-	return er.Wait()
+	return er.WaitFor(&p.blk)
 }
 
 // waitRef is waitReq for er.WaitRef.
@@ -84,12 +95,12 @@ func (p *proc) waitRef(er *engine.Request) *engine.Status {
 	if p.stats.waitOn.Load() != 0 {
 		p.timedWait(er)
 	}
-	return er.WaitRef()
+	return er.WaitRefFor(&p.blk)
 }
 
 func (p *proc) timedWait(er *engine.Request) engine.Status {
 	t0 := time.Now()
-	st := er.Wait()
+	st := er.WaitFor(&p.blk)
 	p.stats.waitNs.Add(uint64(time.Since(t0)))
 	return st
 }

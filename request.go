@@ -167,7 +167,7 @@ func (r *Request) wait() (Status, error) {
 	}
 	for {
 		r.mu.Unlock()
-		er.Wait()
+		er.WaitFor(r.c.blocker())
 		r.mu.Lock()
 		// A Cancel may have reopened a completed eager send meanwhile:
 		// then wait for the receiver's answer.
@@ -477,8 +477,23 @@ func park(reqs []*Request) {
 	for _, er := range ers {
 		er.SetWaiter(w)
 	}
+	var bw *blockedWait // this wait as hang diagnosis sees it
+	var blk *blockState
+	if c := requestsComm(reqs); c != nil && c.p != nil {
+		blk = &c.p.blk
+	}
 	for !anyDone() {
+		if blk != nil {
+			if bw == nil {
+				bw = blk.add(nil, w)
+			} else {
+				blk.woken(bw, w)
+			}
+		}
 		w.Park()
+	}
+	if bw != nil {
+		blk.remove(bw)
 	}
 	for _, er := range ers {
 		er.SetWaiter(nil)

@@ -44,6 +44,8 @@ type job struct {
 	intern atomic.Pointer[error]
 
 	closers []func() error // transports to close when the job ends
+
+	hang atomic.Pointer[hangError] // set when hang diagnosis failed the job
 }
 
 func (j *job) close() {
@@ -79,6 +81,9 @@ type proc struct {
 	self     *Comm // the rank's Self communicator, made on first use
 
 	stats pstats // performance-variable counters (pvar.go)
+
+	blk blockState // what hang diagnosis knows of the rank (hang.go)
+	trc *rankTrace // the rank's timeline while tracing, else nil (trace.go)
 }
 
 // exec hands the frames in out to the transports and completes the
@@ -88,7 +93,7 @@ func (p *proc) exec(out *engine.Outbox) {
 	if n == 0 {
 		return
 	}
-	if p.stats.on.Load() != 0 {
+	if p.counting() {
 		p.countOut(out)
 	}
 	for i := 0; i < n; i++ {
@@ -136,7 +141,7 @@ func sendFilled(p *proc, it *engine.Item) error {
 
 // deliver is the transport handler: a frame arrived for this rank.
 func (p *proc) deliver(f wire.Frame) {
-	if p.stats.on.Load() != 0 {
+	if p.counting() {
 		p.countFrame(&f.Header, f.From)
 	}
 	var out engine.Outbox
@@ -234,7 +239,7 @@ func (p *proc) peerFailed(peer int, err error) {
 // deliverQueued is the handler for transports that deliver on their own
 // goroutines: the engine's answers go to the reply sender.
 func (p *proc) deliverQueued(f wire.Frame) {
-	if p.stats.on.Load() != 0 {
+	if p.counting() {
 		p.countFrame(&f.Header, f.From)
 	}
 	var out engine.Outbox
@@ -337,12 +342,29 @@ type Config struct {
 	// effect on a job started by a launcher, which knows its nodes.
 	// Environment: MPIGO_RANKS_PER_NODE.
 	RanksPerNode int
+	// HangReport is how long every live rank must have been blocked in
+	// MPI calls, with no wait completing anywhere, before the job prints
+	// a hang report and fails (docs/troubleshooting.md); 0 or less
+	// disables it. Default 10s; environment: MPIGO_HANG_REPORT (a
+	// duration, 0 to disable).
+	HangReport time.Duration
+	// Check makes every collective compare its name and root with the
+	// other ranks' (one small message per rank and call): a mismatch
+	// fails the job with both calls named instead of hanging or
+	// returning garbage. Environment: MPIGO_CHECK=1 (mpigo run --check).
+	Check bool
+	// Trace, if set, records every MPI call and message of the job and
+	// writes the timeline to this file when Run returns, in the
+	// Chrome/Perfetto trace format (docs/trace.md). Environment:
+	// MPIGO_TRACE=FILE (mpigo run --trace FILE).
+	Trace string
 }
 
 // DefaultConfig returns the built-in tunables, overridden by the
 // environment (MPIGO_EAGER_LIMIT).
 func DefaultConfig() Config {
 	c := Config{EagerLimit: engine.DefaultConfig().EagerLimit}
+	c.diagDefaults()
 	if v, ok := envInt("MPIGO_EAGER_LIMIT"); ok && v >= 0 {
 		c.EagerLimit = v
 	}
@@ -532,8 +554,8 @@ func (p *proc) startShm(cfg shm.Config) (*shm.Transport, error) {
 	cfg.Handler = p.deliverQueued
 	// p.eng does not exist yet: look it up when a frame comes.
 	cfg.Eager = func(h *wire.Header, from int, b []byte) error {
-		if p.stats.on.Load() != 0 {
-			p.countRecv(from, int(h.Size))
+		if p.counting() {
+			p.countRecv(from, int(h.Size), h.Context, int(h.Tag))
 		}
 		return p.eng.DeliverEager(h, from, b)
 	}
@@ -571,6 +593,7 @@ func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 	defer j.close()
 	liveJobs.Add(1)
 	defer liveJobs.Add(-1)
+	stopDiag := j.startLocalDiag(cfg) // hang.go
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for r := 0; r < n; r++ {
@@ -583,9 +606,14 @@ func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 				}
 			}()
 			errs[p.rank] = runRank(p, f)
+			p.blk.returned.Store(true)
 		}(j.procs[r])
 	}
 	wg.Wait()
+	if h := stopDiag(); h != nil {
+		// The ranks' errors only say that the job was stopped.
+		return h
+	}
 	var all []error
 	for r, err := range errs {
 		if err != nil {

@@ -588,7 +588,7 @@ func Mrecv[T any](m *Message) (_ T, _ Status, err error) {
 	s := getSlot()
 	buf, alloc := recvBuf(t, s)
 	c.startMRecv(em, &s.er, buf, alloc, t.sig)
-	s.er.Wait()
+	s.er.WaitFor(&c.p.blk)
 	st, err := finishRecv(c, "Mrecv", m.at, t, &s.er, &v)
 	putSlot(s)
 	return v, st, err

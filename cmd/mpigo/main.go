@@ -4,6 +4,7 @@
 //	mpigo bench TEST [flags]   micro-benchmarks in the style of the OSU suite
 //	mpigo bench report         plots and an HTML page of several benchmarks
 //	mpigo info                 version, transports and tunables
+//	mpigo trace FILE           summarise (or draw, -html) a recorded timeline
 //
 // Run "mpigo help" for details.
 package main
@@ -30,6 +31,8 @@ Usage:
   mpigo bench report         run latency and bandwidth over every transport
                              and write a plot and an HTML page
   mpigo info                 print the version, transports and tunables
+  mpigo trace FILE [-html OUT.html]   summarise a timeline recorded with
+                             mpigo run --trace FILE; draw it as a web page
   mpigo version              print the version (also --version)
   mpigo help                 print this message
 `
@@ -52,6 +55,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return bench(args[1:], stdout, stderr)
 	case "info":
 		return info(args[1:], stdout, stderr)
+	case "trace":
+		return traceCmd(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -71,6 +71,7 @@ type runConfig struct {
 	outputDir  string   // DIR: DIR/rank.N/stdout and stderr
 	outputCopy bool     // also print the output here (not :nocopy)
 	nGiven     bool     // -n was on the command line (of the first group)
+	diag         diagFlags // --hang-report, --check, --trace (diagrun.go)
 }
 
 type runGroup struct {
@@ -103,6 +104,7 @@ func runFlags(cfg *runConfig, g *runGroup, n *int, stderr io.Writer) *flag.FlagS
 		fs.StringVar(&cfg.mapBy, "map-by", "", "placement over the hosts: slot (fill each host's slots in turn; the default), node (one rank per host in turn) or ppr:N:node (N ranks on each host, at most)")
 		fs.StringVar(&cfg.bindTo, "bind-to", "none", "core: pin each process to a core of its own (K cores with --ranks-per-proc K; Linux), none: let the kernel place them")
 		fs.StringVar(&cfg.output, "output-filename", "", "write each process's output to `DIR`/rank.N/stdout and DIR/rank.N/stderr (N: its first rank) as well as here; DIR:nocopy only to the files")
+		addDiagFlags(fs, &cfg.diag)
 		fs.BoolVar(&cfg.insecure, "insecure-fabric", false, "send tcp frames unencrypted and unchecked, for networks where nobody can read or alter traffic (sets MPIGO_TCP_PROTECT=off; the handshake still proves the job's secret)")
 	}
 	// Help lines fit a terminal: PrintDefaults indents after each newline.
@@ -482,6 +484,20 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 	for _, h := range cfg.hosts {
 		remote = remote || !isLoopback(h.name)
 	}
+	if _, err := cfg.diag.hangThreshold(); err != nil {
+		fmt.Fprintf(stderr, "mpigo run: %v\n", err)
+		return 2
+	}
+	traceDir := ""
+	if cfg.diag.trace != "" {
+		d, err := os.MkdirTemp("", "mpigo-trace-")
+		if err != nil {
+			fmt.Fprintf(stderr, "mpigo run: --trace: %v\n", err)
+			return 1
+		}
+		traceDir = d
+		defer os.RemoveAll(d)
+	}
 	kvsAddr := "127.0.0.1:0"
 	if remote {
 		kvsAddr = ":0"
@@ -627,6 +643,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			if cfg.insecure {
 				env = append(env, "MPIGO_TCP_PROTECT=off")
 			}
+			env = append(env, cfg.diag.env(traceDir)...)
 			var cmd *exec.Cmd
 			var secretR *os.File
 			if len(cfg.hosts) == 0 {
@@ -725,6 +742,8 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
+	hw := newHangWatch(&cfg.diag, kvs) // diagrun.go
+	defer hw.stop()
 	var timeout <-chan time.Time
 	if cfg.timeout > 0 {
 		timeout = time.After(cfg.timeout)
@@ -844,7 +863,20 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			}
 			failed, stopping = true, true
 			killTimer = time.After(killGrace)
+		case <-hw.tick:
+			if rep, ok := hw.hung(procs); ok {
+				say("%smpigo run: the job hung (diagnosis above); stopping it (--hang-report 0 turns this off)\n", rep)
+				if !failed {
+					code = 1
+					failed, stopping = true, true
+					stopAll(syscall.SIGTERM)
+					killTimer = time.After(killGrace)
+				}
+			}
+		case <-hw.quit:
+			say("%s", hw.gather(procs, "SIGQUIT: the state of every rank now", remote))
 		case <-timeout:
+			say("%s", hw.gather(procs, fmt.Sprintf("--timeout %v expired: the state of every rank", cfg.timeout), remote))
 			var left []string
 			for _, p := range procs {
 				if !p.done {
@@ -877,6 +909,13 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 		}
 	}
 	copiers.Wait()
+	if cfg.diag.trace != "" {
+		if n, err := mergeTrace(traceDir, cfg.diag.trace); err != nil {
+			say("mpigo run: --trace %s: %v\n", cfg.diag.trace, err)
+		} else {
+			say("mpigo run: trace of %d rank(s) written to %s (mpigo trace %s; or open it in ui.perfetto.dev)\n", n, cfg.diag.trace, cfg.diag.trace)
+		}
+	}
 	if culprit == nil && consequence != nil {
 		_, how := exitStatus(consequence)
 		say("mpigo run: %s (pid %d) %s after losing a peer\n", consequence.ranks(), consequence.cmd.Process.Pid, how)

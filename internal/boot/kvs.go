@@ -452,6 +452,12 @@ func (s *Server) serve(sc *storeConn) {
 				return
 			}
 		case "get":
+			if rest == KeyNow {
+				if !reply("val %d", time.Now().UnixNano()) {
+					return
+				}
+				continue
+			}
 			s.mu.Lock()
 			v, ok := s.data[rest]
 			s.mu.Unlock()

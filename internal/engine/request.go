@@ -171,15 +171,40 @@ func (r *Request) Fail(err error) {
 
 // Wait blocks until r completes, spinning briefly before it parks, and
 // returns its status.
-func (r *Request) Wait() Status {
+func (r *Request) Wait() Status { return r.WaitFor(nil) }
+
+// Blocker is told about waits that park, and only about those: a wait that
+// completes while it spins or polls costs it nothing. Park is called once
+// before the waiting goroutine first parks on w, Woken each time it wakes
+// with r still incomplete (a spurious wake-up, or one the Blocker caused
+// with w.Wake to ask the goroutine something), and Unpark once the wait is
+// over. All three run on the waiting goroutine and must not block for
+// long. Hang diagnosis uses it to know which calls are blocked.
+type Blocker interface {
+	Park(r *Request, w *Waiter)
+	Woken(r *Request)
+	Unpark(r *Request)
+}
+
+// WaitFor is Wait telling b (if not nil) when it parks.
+func (r *Request) WaitFor(b Blocker) Status {
 	if !r.Done() && !r.spin() && !r.pollWait() {
 		w := r.W
 		if w == nil {
 			w = getWaiter()
 		}
 		r.waiter.Store(w)
+		if b != nil {
+			b.Park(r, w)
+		}
 		for r.done.Load() == 0 {
 			w.Park()
+			if b != nil && r.done.Load() == 0 {
+				b.Woken(r)
+			}
+		}
+		if b != nil {
+			b.Unpark(r)
 		}
 		for !r.Done() { // the completer is finishing; it takes nanoseconds
 			runtime.Gosched()
@@ -198,6 +223,15 @@ func (r *Request) WaitRef() *Status {
 	r.Wait()
 	return &r.status
 }
+
+// WaitRefFor is WaitRef telling b when it parks (see WaitFor).
+func (r *Request) WaitRefFor(b Blocker) *Status {
+	r.WaitFor(b)
+	return &r.status
+}
+
+// Size returns the number of bytes r sends, or its receive buffer holds.
+func (r *Request) Size() int { return r.size() }
 
 // SetWaiter registers w to be woken when r completes (nil unregisters).
 // WaitAny and WaitSome use one Waiter for many requests. After

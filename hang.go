@@ -1,0 +1,719 @@
+package mpi
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"weak"
+
+	"github.com/mpigo/mpi/internal/diag"
+	"github.com/mpigo/mpi/internal/engine"
+)
+
+// This file is hang diagnosis: when every live rank of a job has been
+// blocked inside MPI calls for longer than a threshold, the job prints one
+// report of what each rank waits for and why that cannot complete.
+//
+// What it costs: nothing on a wait that completes while it spins or polls.
+// A wait that parks its goroutine (which costs microseconds anyway) tells
+// its rank's blockState, under a mutex, that it parks and when it ends;
+// that is all. The costly part, finding the caller's file and line, is done
+// only when a hang is suspected: the watcher wakes every parked goroutine
+// and each one looks at its own stack, then parks again.
+
+// defaultHangReport is the threshold when neither Config nor
+// MPIGO_HANG_REPORT says otherwise.
+const defaultHangReport = 10 * time.Second
+
+// hangEnv reads MPIGO_HANG_REPORT (a duration; 0 or "off" disables) and
+// MPIGO_CHECK into c.
+func (c *Config) diagDefaults() {
+	c.HangReport = defaultHangReport
+	if v := os.Getenv("MPIGO_HANG_REPORT"); v != "" {
+		if v == "off" || v == "0" {
+			c.HangReport = -1
+		} else if d, err := time.ParseDuration(v); err == nil {
+			c.HangReport = d
+			if d <= 0 {
+				c.HangReport = -1
+			}
+		} else {
+			fmt.Fprintf(stderr, "mpigo: MPIGO_HANG_REPORT=%q is not a duration (e.g. 10s, 2m, 0 to disable); using %v\n", v, defaultHangReport)
+		}
+	}
+	c.Trace = os.Getenv("MPIGO_TRACE")
+	switch os.Getenv("MPIGO_CHECK") {
+	case "1", "true", "on", "yes":
+		c.Check = true
+	}
+}
+
+// blockedWait is one parked wait of a rank.
+type blockedWait struct {
+	r *engine.Request // nil for probes and WaitAny
+	w *engine.Waiter
+	// env describes a wait without a request (a probe).
+	envCtx          uint32
+	envPeer, envTag int
+	hasEnv          bool
+	gen             uint64    // the describe round info belongs to
+	info            diag.Wait // filled by the waiting goroutine
+}
+
+// blockState is what hang diagnosis knows of one rank. It implements
+// engine.Blocker.
+type blockState struct {
+	p        *proc
+	mu       sync.Mutex
+	waits    []*blockedWait
+	free     []*blockedWait
+	gen      uint64          // current describe round, under mu
+	want     atomic.Uint64   // = gen while a describe round runs, 0 otherwise
+	parked   atomic.Int32    // waits parked now
+	progress atomic.Uint64   // waits that ended after parking
+	returned atomic.Bool     // the rank's function has returned
+	check    bool            // check mode is on (set before the rank starts)
+	checkWG  *sync.WaitGroup // check messages not compared yet (check.go)
+	// coll is the rank's current collective, recorded in check mode.
+	coll atomic.Pointer[collEntry]
+	// comms maps contexts to the rank's communicators, for names.
+	commMu sync.Mutex
+	comms  map[uint32]weak.Pointer[Comm]
+}
+
+// collEntry is a collective call as check mode saw it enter.
+type collEntry struct {
+	name string
+	root int
+	c    *Comm
+	pcs  [16]uintptr // where it was called
+}
+
+// noteComm records c so that a report can name it.
+func (p *proc) noteComm(c *Comm) {
+	b := &p.blk
+	b.commMu.Lock()
+	if b.comms == nil {
+		b.comms = map[uint32]weak.Pointer[Comm]{}
+	}
+	// Dead entries go as new ones come: the map stays as big as the live
+	// communicators, plus the ones freed since the last sweep.
+	if len(b.comms) >= 64 && len(b.comms)&(len(b.comms)-1) == 0 {
+		for k, w := range b.comms {
+			if w.Value() == nil {
+				delete(b.comms, k)
+			}
+		}
+	}
+	b.comms[c.ctx] = weak.Make(c)
+	b.commMu.Unlock()
+}
+
+// commOf returns the communicator whose point-to-point context (or, with
+// its collective context, coll set) is ctx.
+func (p *proc) commOf(ctx uint32) (c *Comm, coll bool) {
+	b := &p.blk
+	b.commMu.Lock()
+	defer b.commMu.Unlock()
+	if w, ok := b.comms[ctx]; ok {
+		if c := w.Value(); c != nil {
+			return c, false
+		}
+	}
+	if ctx > 0 {
+		if w, ok := b.comms[ctx-1]; ok {
+			if c := w.Value(); c != nil && c.shadow != nil && c.shadow.ctx == ctx {
+				return c, true
+			}
+		}
+	}
+	return nil, false
+}
+
+func (b *blockState) add(r *engine.Request, w *engine.Waiter) *blockedWait {
+	b.mu.Lock()
+	var bw *blockedWait
+	if n := len(b.free); n > 0 {
+		bw = b.free[n-1]
+		b.free = b.free[:n-1]
+	} else {
+		bw = new(blockedWait)
+	}
+	*bw = blockedWait{r: r, w: w}
+	b.waits = append(b.waits, bw)
+	b.mu.Unlock()
+	b.parked.Add(1)
+	return bw
+}
+
+func (b *blockState) remove(bw *blockedWait) {
+	b.mu.Lock()
+	for i, x := range b.waits {
+		if x == bw {
+			last := len(b.waits) - 1
+			b.waits[i] = b.waits[last]
+			b.waits[last] = nil
+			b.waits = b.waits[:last]
+			break
+		}
+	}
+	*bw = blockedWait{}
+	if len(b.free) < 16 {
+		b.free = append(b.free, bw)
+	}
+	b.mu.Unlock()
+	b.parked.Add(-1)
+	b.progress.Add(1)
+}
+
+func (b *blockState) find(r *engine.Request) *blockedWait {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, x := range b.waits {
+		if x.r == r {
+			return x
+		}
+	}
+	return nil
+}
+
+// Park implements engine.Blocker.
+func (b *blockState) Park(r *engine.Request, w *engine.Waiter) {
+	bw := b.add(r, w)
+	if b.want.Load() != 0 {
+		b.describe(bw)
+	}
+}
+
+// Woken implements engine.Blocker.
+func (b *blockState) Woken(r *engine.Request) {
+	if b.want.Load() == 0 {
+		return
+	}
+	if bw := b.find(r); bw != nil {
+		b.describe(bw)
+	}
+}
+
+// Unpark implements engine.Blocker.
+func (b *blockState) Unpark(r *engine.Request) {
+	if bw := b.find(r); bw != nil {
+		b.remove(bw)
+	}
+}
+
+// parkEnv registers a parked wait that has no request: a probe for
+// (src, tag) on context ctx.
+func (b *blockState) parkEnv(w *engine.Waiter, ctx uint32, src, tag int) *blockedWait {
+	bw := b.add(nil, w)
+	b.mu.Lock()
+	bw.envCtx, bw.envPeer, bw.envTag, bw.hasEnv = ctx, src, tag, true
+	b.mu.Unlock()
+	if b.want.Load() != 0 {
+		b.describe(bw)
+	}
+	return bw
+}
+
+// woken is Woken for a wait registered with add or parkEnv; w is the
+// waiter it parks on next.
+func (b *blockState) woken(bw *blockedWait, w *engine.Waiter) {
+	b.mu.Lock()
+	bw.w = w
+	b.mu.Unlock()
+	if b.want.Load() != 0 {
+		b.describe(bw)
+	}
+}
+
+// describe fills bw.info for the current round, on the waiting goroutine.
+func (b *blockState) describe(bw *blockedWait) {
+	gen := b.want.Load()
+	b.mu.Lock()
+	if bw.gen == gen {
+		b.mu.Unlock()
+		return
+	}
+	r, hasEnv := bw.r, bw.hasEnv
+	ctx, peer, tag := bw.envCtx, bw.envPeer, bw.envTag
+	b.mu.Unlock()
+	w := diag.Wait{Peer: diag.None, PeerWorld: -1, Tag: diag.None, Root: diag.None, Kind: diag.KindOther}
+	call, file, line, fn := callerInfo()
+	w.Call, w.File, w.Line, w.Func = call, file, line, fn
+	op := engine.Op(0)
+	if r != nil {
+		ctx, peer, tag, op = r.Context, r.Peer, r.Tag, r.Op
+		w.Bytes = r.Size()
+		w.Sync = r.Op == engine.OpSend && r.Mode == engine.Synchronous
+	}
+	c, coll := b.p.commOf(ctx)
+	switch {
+	case b.returned.Load():
+		w.Kind = diag.KindFinalize
+		w.Call = "Finalize"
+	case isCollective(call) || coll:
+		w.Kind = diag.KindColl
+		if w.Call == "" {
+			w.Call = "a collective"
+		}
+		w.Bytes, w.Sync = 0, false
+		if e := b.coll.Load(); e != nil && e.name == call {
+			w.Root = e.root
+			if e.c != nil {
+				c = e.c
+			}
+		}
+	case r != nil || hasEnv:
+		if op == engine.OpSend {
+			w.Kind = diag.KindSend
+		} else {
+			w.Kind = diag.KindRecv
+		}
+		w.Peer, w.Tag = peer, tag
+		if c != nil && peer >= 0 && peer < len(c.group) && c.inter == nil {
+			w.PeerWorld = c.group[peer]
+		}
+	}
+	if c != nil {
+		w.Comm = c.name
+	} else if ctx != 0 || r != nil || hasEnv {
+		w.Comm = fmt.Sprintf("communicator #%d", ctx/2)
+	}
+	b.mu.Lock()
+	bw.info, bw.gen = w, gen
+	b.mu.Unlock()
+}
+
+// collNames are the collectives hang diagnosis and check mode know.
+var collNames = func() map[string]bool {
+	m := map[string]bool{}
+	for _, n := range strings.Fields("Barrier Bcast Reduce Allreduce Gather Gatherv Scatter Scatterv Allgather Allgatherv " +
+		"Alltoall Alltoallv Alltoallw ReduceScatter ReduceScatterBlock Scan Exscan NeighborAllgather NeighborAllgatherv " +
+		"NeighborAlltoall NeighborAlltoallv NeighborAlltoallw Dup Split Create CreateGroup") {
+		m[n] = true
+	}
+	return m
+}()
+
+// collName normalises a public call name to its collective, or "".
+// "Comm.Allreduce", "AllreduceSliceInto" and "Allreduce" are all
+// "Allreduce"; non-blocking ones keep their I.
+func collName(call string) string {
+	call = strings.TrimPrefix(call, "Comm.")
+	for _, s := range []string{"SliceInto", "Slice", "Into"} {
+		call = strings.TrimSuffix(call, s)
+	}
+	if collNames[call] || (strings.HasPrefix(call, "I") && collNames[call[1:]]) {
+		return call
+	}
+	return ""
+}
+
+func isCollective(call string) bool { return collName(call) != "" }
+
+const modPath = "github.com/mpigo/mpi"
+
+// isMPIFunc reports whether a stack frame's function is mpigo's own.
+func isMPIFunc(fn string) bool {
+	return strings.HasPrefix(fn, modPath+".") || strings.HasPrefix(fn, modPath+"/internal/")
+}
+
+// publicName turns a frame's function into the call's Go name, or "" if
+// it is not an exported function or method of the package:
+// "github.com/mpigo/mpi.(*Comm).Ssend" is "Ssend",
+// "github.com/mpigo/mpi.Allreduce[...]" is "Allreduce",
+// "github.com/mpigo/mpi.(*Request).Wait" is "Request.Wait".
+func publicName(fn string) string {
+	s, ok := strings.CutPrefix(fn, modPath+".")
+	if !ok || strings.Contains(s, ".func") {
+		return ""
+	}
+	s = strings.ReplaceAll(s, "[...]", "")
+	recv := ""
+	if strings.HasPrefix(s, "(") {
+		i := strings.Index(s, ")")
+		if i < 0 {
+			return ""
+		}
+		recv = strings.TrimPrefix(s[1:i], "*")
+		s = strings.TrimPrefix(s[i+1:], ".")
+	} else if i := strings.Index(s, "."); i >= 0 {
+		recv, s = s[:i], s[i+1:]
+	}
+	if s == "" || s[0] < 'A' || s[0] > 'Z' || (recv != "" && (recv[0] < 'A' || recv[0] > 'Z')) {
+		return ""
+	}
+	if recv == "" || recv == "Comm" {
+		return s
+	}
+	return recv + "." + s
+}
+
+// callerInfo looks at the calling goroutine's stack: the public call it
+// is in, and the first frame outside mpigo that made it.
+func callerInfo() (call, file string, line int, fn string) {
+	var pcs [64]uintptr
+	n := runtime.Callers(3, pcs[:])
+	frames := runtime.CallersFrames(pcs[:n])
+	for {
+		f, more := frames.Next()
+		name := f.Function
+		switch {
+		case isMPIFunc(name):
+			if p := publicName(name); p != "" {
+				call = p
+			}
+		case isRuntime(name):
+		default:
+			if name != "" {
+				return call, baseName(f.File), f.Line, shortFunc(name)
+			}
+		}
+		if !more {
+			return call, "", 0, ""
+		}
+	}
+}
+
+// snapshot describes rank p for a report: its waits, described in round
+// gen, and its queues. The queues name communicators and world ranks.
+func (p *proc) snapshot(gen uint64) diag.Rank {
+	b := &p.blk
+	rk := diag.Rank{Rank: p.rank, State: diag.Running}
+	b.mu.Lock()
+	for _, bw := range b.waits {
+		if bw.gen == gen {
+			rk.Waits = append(rk.Waits, bw.info)
+		}
+	}
+	b.mu.Unlock()
+	if len(rk.Waits) > 0 {
+		rk.State = diag.Blocked
+	}
+	if b.returned.Load() {
+		rk.State = diag.Returned
+	}
+	sort.SliceStable(rk.Waits, func(i, j int) bool { return waitOrder(&rk.Waits[i]) < waitOrder(&rk.Waits[j]) })
+	s := p.eng.Snapshot(16)
+	name := func(ctx uint32) (string, *Comm) {
+		c, _ := p.commOf(ctx)
+		if c == nil {
+			return fmt.Sprintf("communicator #%d", ctx/2), nil
+		}
+		return c.name, c
+	}
+	// Collective traffic is left out: the waits say it better.
+	isColl := func(ctx uint32) bool {
+		_, coll := p.commOf(ctx)
+		return coll
+	}
+	world := func(c *Comm, r int) int {
+		if c != nil && r >= 0 && r < len(c.group) && c.inter == nil {
+			return c.group[r]
+		}
+		return -1
+	}
+	for _, q := range s.Posted {
+		if isColl(q.Context) {
+			continue
+		}
+		n, c := name(q.Context)
+		rk.Posted = append(rk.Posted, diag.Queued{Comm: n, Peer: q.Source, PeerWorld: world(c, q.Source), Tag: q.Tag, Bytes: q.Size})
+	}
+	for _, q := range s.Unexpected {
+		if isColl(q.Context) {
+			continue
+		}
+		n, _ := name(q.Context)
+		rk.Unexpected = append(rk.Unexpected, diag.Queued{Comm: n, Peer: q.Source, PeerWorld: q.From, Tag: q.Tag, Bytes: q.Size, Sync: q.Sync})
+	}
+	for _, q := range s.Sends {
+		if isColl(q.Context) {
+			continue
+		}
+		n, _ := name(q.Context)
+		rk.Sends = append(rk.Sends, diag.Queued{Comm: n, Peer: q.Dest, PeerWorld: q.To, Tag: q.Tag, Bytes: q.Size, Sync: q.Sync})
+	}
+	return rk
+}
+
+// waitOrder puts a rank's point-to-point waits before others: they are
+// what a diagnosis can follow.
+func waitOrder(w *diag.Wait) int {
+	switch w.Kind {
+	case diag.KindSend, diag.KindRecv:
+		return 0
+	case diag.KindColl:
+		return 1
+	}
+	return 2
+}
+
+// startDescribe begins a describe round on p: every parked goroutine of
+// the rank is woken to describe itself. It returns the round.
+func (b *blockState) startDescribe() uint64 {
+	b.mu.Lock()
+	b.gen++
+	gen := b.gen
+	b.want.Store(gen)
+	ws := make([]*engine.Waiter, 0, len(b.waits))
+	for _, bw := range b.waits {
+		ws = append(ws, bw.w)
+	}
+	b.mu.Unlock()
+	for _, w := range ws {
+		if w != nil {
+			w.Wake()
+		}
+	}
+	return gen
+}
+
+// described reports whether every parked wait of the rank has described
+// itself in round gen.
+func (b *blockState) described(gen uint64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, bw := range b.waits {
+		if bw.gen != gen {
+			return false
+		}
+	}
+	return true
+}
+
+func (b *blockState) endDescribe() { b.want.Store(0) }
+
+// describeProcs describes the ranks ps: it wakes their parked goroutines,
+// waits (up to a second) until they have looked at their stacks, and
+// returns each rank's state.
+func describeProcs(ps []*proc) []diag.Rank {
+	gens := make([]uint64, len(ps))
+	for i, p := range ps {
+		gens[i] = p.blk.startDescribe()
+	}
+	deadline := time.Now().Add(time.Second)
+	for _, p := range ps {
+		for i := 0; !p.blk.described(gens[indexOf(ps, p)]) && time.Now().Before(deadline); i++ {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	out := make([]diag.Rank, len(ps))
+	for i, p := range ps {
+		out[i] = p.snapshot(gens[i])
+		p.blk.endDescribe()
+	}
+	return out
+}
+
+func indexOf(ps []*proc, p *proc) int {
+	for i, x := range ps {
+		if x == p {
+			return i
+		}
+	}
+	return 0
+}
+
+// hangError is the error of a hung job: the report.
+type hangError struct {
+	report string
+	diag   []string
+}
+
+func (e *hangError) Error() string {
+	return "mpi: the job hung (" + strings.Join(e.diag, "; ") + ")\n" + e.report
+}
+
+// blocker returns the hang-diagnosis state of c's rank, or nil.
+func (c *Comm) blocker() engine.Blocker {
+	if c == nil || c.p == nil {
+		return nil
+	}
+	return &c.p.blk
+}
+
+// watcher watches the ranks of one process for a hang.
+type watcher struct {
+	procs     []*proc
+	threshold time.Duration
+	tick      time.Duration
+	stop      chan struct{}
+	done      chan struct{}
+	// onHang is called once with the report when every live rank has
+	// been blocked for threshold; it returns whether to keep watching.
+	onHang func(ranks []diag.Rank, why string) bool
+	// onChange, if set, is called on every tick with whether every live
+	// rank is blocked beyond the threshold (launched jobs tell the
+	// launcher).
+	onChange func(blocked bool)
+}
+
+func (w *watcher) run() {
+	defer close(w.done)
+	type seen struct {
+		progress uint64
+		since    time.Time
+	}
+	last := make([]seen, len(w.procs))
+	t := time.NewTicker(w.tick)
+	defer t.Stop()
+	was := false
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		all, live := true, 0
+		for i, p := range w.procs {
+			b := &p.blk
+			if b.returned.Load() && b.parked.Load() == 0 {
+				continue
+			}
+			live++
+			pr := b.progress.Load()
+			if b.parked.Load() == 0 || pr != last[i].progress || last[i].since.IsZero() {
+				last[i] = seen{progress: pr, since: now}
+				all = false
+				continue
+			}
+			if now.Sub(last[i].since) < w.threshold {
+				all = false
+			}
+		}
+		hung := all && live > 0
+		if w.onChange != nil && hung != was {
+			w.onChange(hung)
+		}
+		was = hung
+		if !hung || w.onHang == nil {
+			continue
+		}
+		ranks := describeProcs(w.procs)
+		// Still stuck? A wait that ended meanwhile means it was slow, not hung.
+		moved := false
+		for i, p := range w.procs {
+			if p.blk.progress.Load() != last[i].progress && !(p.blk.returned.Load() && p.blk.parked.Load() == 0) {
+				moved = true
+			}
+		}
+		if moved {
+			for i := range last {
+				last[i] = seen{}
+			}
+			continue
+		}
+		why := fmt.Sprintf("every rank has been blocked in MPI for %v with no progress (MPIGO_HANG_REPORT=%v)", w.threshold, w.threshold)
+		if !w.onHang(ranks, why) {
+			return
+		}
+		for i := range last {
+			last[i] = seen{}
+		}
+	}
+}
+
+func (w *watcher) close() {
+	close(w.stop)
+	<-w.done
+}
+
+// startWatch starts watching ps with the threshold in cfg; nil if hang
+// diagnosis is off.
+func startWatch(ps []*proc, cfg Config, onHang func([]diag.Rank, string) bool, onChange func(bool)) *watcher {
+	if cfg.HangReport <= 0 {
+		return nil
+	}
+	tick := min(max(cfg.HangReport/8, 2*time.Millisecond), 500*time.Millisecond)
+	w := &watcher{procs: ps, threshold: cfg.HangReport, tick: tick, stop: make(chan struct{}), done: make(chan struct{}),
+		onHang: onHang, onChange: onChange}
+	go w.run()
+	return w
+}
+
+// localHang is what Run does when its goroutine ranks hang: print the
+// report, and fail the job with it so that Run returns.
+func (j *job) localHang(ranks []diag.Rank, why string) bool {
+	rep := &diag.Report{Why: why, Ranks: ranks}
+	text := rep.Format()
+	fmt.Fprint(stderr, text)
+	j.failJob(&hangError{report: text, diag: rep.Diagnose()})
+	return false
+}
+
+// failJob fails a local job with err (a hang or check report): every
+// rank's waits fail, so that Run returns err.
+func (j *job) failJob(err *hangError) {
+	if !j.hang.CompareAndSwap(nil, err) {
+		return
+	}
+	if !strings.HasPrefix(err.report, "mpigo: hang report") {
+		fmt.Fprint(stderr, err.report)
+	}
+	j.failOnce.Do(func() {
+		cause := fmt.Errorf("%w: the job hung: every rank waited for another (see the hang report)", ErrProcFailed)
+		j.failure.Store(&cause)
+		for _, p := range j.procs {
+			if p != nil {
+				p.eng.Abort(cause)
+			}
+		}
+	})
+}
+
+// reportNow prints the state of the ranks ps now (SIGQUIT).
+func reportNow(ps []*proc, why string) {
+	rep := &diag.Report{Why: why, Ranks: describeProcs(ps)}
+	fmt.Fprint(stderr, rep.Format())
+}
+
+// rankStateJSON is the state of the ranks ps as the launcher gathers it.
+func rankStateJSON(ps []*proc) string {
+	b, _ := json.Marshal(describeProcs(ps))
+	return string(b)
+}
+
+// startLocalDiag starts hang diagnosis (and check mode) for Run's
+// goroutine ranks. The function it returns stops it and returns the hang
+// error if the job hung.
+func (j *job) startLocalDiag(cfg Config) func() error {
+	finishTrace := startTrace(j.procs, cfg.Trace)
+	stopCheck := startCheck(j, cfg)
+	w := startWatch(j.procs, cfg, j.localHang, nil)
+	stopQuit := onQuit(func() { reportNow(j.procs, "SIGQUIT: the state of every rank now") }, cfg)
+	return func() error {
+		stopQuit()
+		if w != nil {
+			w.close()
+		}
+		stopCheck()
+		writeLocalTrace(finishTrace(), cfg.Trace)
+		if h := j.hang.Load(); h != nil {
+			return h
+		}
+		return nil
+	}
+}
+
+func isRuntime(fn string) bool {
+	return strings.HasPrefix(fn, "runtime.") || strings.HasPrefix(fn, "sync.")
+}
+
+func baseName(file string) string { return filepath.Base(file) }
+
+// shortFunc drops the import path from a function name: "main.solve".
+func shortFunc(fn string) string {
+	if i := strings.LastIndex(fn, "/"); i >= 0 {
+		fn = fn[i+1:]
+	}
+	return fn
+}

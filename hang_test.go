@@ -1,0 +1,207 @@
+package mpi_test
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mpigo/mpi"
+)
+
+// hangCase is a classic MPI mistake and the diagnosis the hang report
+// must give for it.
+type hangCase struct {
+	name  string
+	n     int
+	check bool
+	f     func(c *mpi.Comm) error
+	// want are regular expressions one diagnosis line must all match.
+	want []string
+}
+
+// hangCases are the mistakes of docs/troubleshooting.md. cmd/mpigo runs
+// some of them again as processes (testdata/hang).
+var hangCases = []hangCase{
+	{name: "SsendCycle", n: 2, f: func(c *mpi.Comm) error {
+		peer := 1 - c.Rank()
+		if err := mpi.Ssend(c, int64(1), peer, 5); err != nil { // both ranks send first
+			return err
+		}
+		_, _, err := mpi.Recv[int64](c, peer, 5)
+		return err
+	}, want: []string{`rank 0 waits in Ssend to 1 tag 5 at hang_test\.go:\d+ while rank 1 waits in Ssend to 0 tag 5 at hang_test\.go:\d+: each waits for the other`}},
+	{name: "RecvCycle", n: 2, f: func(c *mpi.Comm) error {
+		peer := 1 - c.Rank()
+		if _, _, err := mpi.Recv[int64](c, peer, 0); err != nil { // both ranks receive first
+			return err
+		}
+		return mpi.Send(c, int64(1), peer, 0)
+	}, want: []string{`rank 0 waits in Recv from 1 tag 0 at hang_test\.go:\d+ while rank 1 waits in Recv from 0 tag 0`, `each waits for the other`}},
+	{name: "WrongTag", n: 2, f: func(c *mpi.Comm) error {
+		if c.Rank() == 0 {
+			return mpi.Ssend(c, int64(1), 1, 1)
+		}
+		_, _, err := mpi.Recv[int64](c, 0, 2)
+		return err
+	}, want: []string{`rank 1 waits in Recv from 0 tag 2 at hang_test\.go:\d+ but rank 0 waits in Ssend to 1 tag 1`, `the tags differ`}},
+	{name: "WrongTagEager", n: 2, f: func(c *mpi.Comm) error {
+		if c.Rank() == 0 {
+			if err := mpi.Send(c, int64(1), 1, 1); err != nil { // eager: completes at once
+				return err
+			}
+			_, _, err := mpi.Recv[int64](c, 1, 3)
+			return err
+		}
+		_, _, err := mpi.Recv[int64](c, 0, 2)
+		return err
+	}, want: []string{`rank 1 waits in Recv from 0 tag 2 at hang_test\.go:\d+, but the message that arrived from rank 0 has tag 1`, `the tags differ`}},
+	{name: "WrongSource", n: 3, f: func(c *mpi.Comm) error {
+		switch c.Rank() {
+		case 0:
+			return mpi.Ssend(c, int64(1), 1, 0)
+		case 1:
+			_, _, err := mpi.Recv[int64](c, 2, 0)
+			return err
+		}
+		_, _, err := mpi.Recv[int64](c, 0, 9)
+		return err
+	}, want: []string{`rank 1 waits in Recv from 2 tag 0 at hang_test\.go:\d+.* rank 0.*: the sources differ`}},
+	{name: "RecvNoSend", n: 2, f: func(c *mpi.Comm) error {
+		if c.Rank() == 0 {
+			_, _, err := mpi.Recv[int64](c, 1, 7)
+			return err
+		}
+		return mpi.Barrier(c)
+	}, want: []string{`rank 0 waits in Recv from 1 tag 7 at hang_test\.go:\d+, but rank 1 is in Barrier on WORLD at hang_test\.go:\d+ and has sent nothing that matches`}},
+	{name: "BarrierMissing", n: 4, f: func(c *mpi.Comm) error {
+		if c.Rank() == 3 {
+			_, _, err := mpi.Recv[int64](c, 0, 1) // rank 3 skips the barrier
+			return err
+		}
+		if err := mpi.Barrier(c); err != nil {
+			return err
+		}
+		return mpi.Send(c, int64(1), 3, 1)
+	}, want: []string{`ranks 0-2 are in Barrier on WORLD at hang_test\.go:\d+, rank 3 is in Recv from 0 tag 1 at hang_test\.go:\d+: rank 3 never called Barrier`}},
+	{name: "SelfSsend", n: 2, f: func(c *mpi.Comm) error {
+		if err := mpi.Ssend(c, int64(1), c.Rank(), 0); err != nil {
+			return err
+		}
+		_, _, err := mpi.Recv[int64](c, c.Rank(), 0)
+		return err
+	}, want: []string{`rank 0 waits in Ssend to 0 tag 0 at hang_test\.go:\d+: a blocking Ssend to itself`}},
+	{name: "MismatchedCollectives", n: 4, f: func(c *mpi.Comm) error {
+		if c.Rank() == 3 {
+			_, err := mpi.Bcast(c, int64(1), 0)
+			return err
+		}
+		_, err := mpi.Allreduce(c, int64(1), mpi.Sum[int64]())
+		return err
+	}, check: true, want: []string{`(rank 3 is in Bcast root 0 on WORLD at hang_test\.go:\d+, rank 2 is in Allreduce on WORLD|rank 0 is in Allreduce on WORLD at hang_test\.go:\d+, rank 3 is in Bcast root 0 on WORLD): mismatched collectives`}},
+	{name: "BcastRoots", n: 3, f: func(c *mpi.Comm) error {
+		root := 0
+		if c.Rank() == 2 {
+			root = 1
+		}
+		if _, err := mpi.Bcast(c, int64(c.Rank()), root); err != nil {
+			return err
+		}
+		return mpi.Barrier(c)
+	}, check: true, want: []string{`rank \d is in Bcast root [01] on WORLD at hang_test\.go:\d+, rank \d is in Bcast root [01] on WORLD: different roots`}},
+	{name: "EarlyReturn", n: 2, f: func(c *mpi.Comm) error {
+		if c.Rank() == 1 {
+			return nil // forgot to send
+		}
+		_, _, err := mpi.Recv[int64](c, 1, 4)
+		return err
+	}, want: []string{`rank 1 returned from its function while rank 0 waits in Recv from it \(tag 4\) at hang_test\.go:\d+`}},
+	{name: "ThreeCycle", n: 3, f: func(c *mpi.Comm) error {
+		next := (c.Rank() + 1) % c.Size()
+		if err := mpi.Ssend(c, int64(1), next, 0); err != nil {
+			return err
+		}
+		_, _, err := mpi.Recv[int64](c, mpi.AnySource, 0)
+		return err
+	}, want: []string{`rank 0 waits in Ssend to 1 tag 0 .*rank 1 waits in Ssend to 2 tag 0 .*rank 2 waits in Ssend to 0 tag 0 .*in a cycle`}},
+}
+
+// TestHangDiagnosis runs each mistake over goroutine ranks with a short
+// threshold: Run must return the hang report with the expected diagnosis
+// instead of hanging.
+func TestHangDiagnosis(t *testing.T) {
+	for _, tc := range hangCases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := mpi.DefaultConfig()
+			cfg.HangReport = 300 * time.Millisecond
+			cfg.Check = tc.check
+			done := make(chan error, 1)
+			go func() { done <- mpi.RunConfig(tc.n, cfg, tc.f) }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("Run did not return: the hang was not detected")
+			}
+			if err == nil {
+				t.Fatal("Run returned nil for a job that hangs")
+			}
+			var lines []string
+			for _, l := range strings.Split(err.Error(), "\n") {
+				if d, ok := strings.CutPrefix(l, "diagnosis: "); ok {
+					lines = append(lines, d)
+				}
+			}
+			for _, l := range lines {
+				ok := true
+				for _, w := range tc.want {
+					if !regexp.MustCompile(w).MatchString(l) {
+						ok = false
+					}
+				}
+				if ok {
+					return
+				}
+			}
+			t.Errorf("no diagnosis line matches %q; Run returned:\n%v", tc.want, err)
+		})
+	}
+}
+
+// TestHangReportOff checks that MPIGO_HANG_REPORT=0 (HangReport <= 0)
+// leaves a slow but correct job alone, and that a job that blocks for
+// less than the threshold is not reported.
+func TestHangReportSlowJob(t *testing.T) {
+	cfg := mpi.DefaultConfig()
+	cfg.HangReport = 2 * time.Second
+	err := mpi.RunConfig(2, cfg, func(c *mpi.Comm) error {
+		if c.Rank() == 0 {
+			time.Sleep(300 * time.Millisecond) // rank 1 waits, rank 0 computes
+			return mpi.Send(c, int64(1), 1, 0)
+		}
+		_, _, err := mpi.Recv[int64](c, 0, 0)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.HangReport = 100 * time.Millisecond
+	err = mpi.RunConfig(2, cfg, func(c *mpi.Comm) error {
+		// Rank 0 computes for longer than the threshold while rank 1
+		// waits: not every rank is blocked, so no report.
+		if c.Rank() == 0 {
+			time.Sleep(400 * time.Millisecond)
+			return mpi.Send(c, int64(1), 1, 0)
+		}
+		_, _, err := mpi.Recv[int64](c, 0, 0)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if errors.Is(err, mpi.ErrProcFailed) {
+		t.Fatal(err)
+	}
+}
