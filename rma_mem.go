@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/mpigo/mpi/internal/transport/shm"
+	"github.com/mpigo/mpi/internal/transport"
 )
 
 // This file holds where a window's memory lives and how an origin reaches
@@ -107,22 +107,13 @@ func unregister(j *job, ctx uint32) {
 }
 
 // inProcess reports whether the proc reaches world rank g by memory of its
-// own process (goroutine ranks over inproc, or itself).
-func (p *proc) inProcess(g int) bool {
-	switch p.tr.Name(g) {
-	case "inproc", "self":
-		return true
-	}
-	return false
-}
+// own process (the transport says so: goroutine ranks over inproc, or
+// itself).
+func (p *proc) inProcess(g int) bool { return p.tr.SameProcess(g) }
 
-// shmFor returns the shared-memory transport towards world rank g, or nil.
-func (p *proc) shmFor(g int) *shm.Transport {
-	if g < 0 || g >= len(p.shmTo) {
-		return nil
-	}
-	return p.shmTo[g]
-}
+// segmentsFor returns the transport towards world rank g if it shares
+// memory segments (processes on one node), or nil.
+func (p *proc) segmentsFor(g int) transport.Segments { return p.tr.Segments(g) }
 
 // bytesOf views a slice of plain elements as bytes.
 func bytesOf[T any](s []T, esize int) []byte {

@@ -37,7 +37,9 @@ const (
 	reqUnlockS // unlock (after everything before it)
 	reqUnlockX
 	reqFlush
-	reqStop // the server's own rank stops it (Free)
+	reqStop     // the server's own rank stops it (Free)
+	reqPost     // PSCW: the sender posted an exposure epoch to this rank
+	reqComplete // PSCW: the sender completed its access epoch to this rank
 )
 
 const (
@@ -49,8 +51,8 @@ const (
 	repBad     byte = 2
 )
 
-// nextTag returns a reply tag, never 0.
-func (w *Window[T]) nextTag() int { return int(w.tag.Add(1)%(TagUB-1)) + 1 }
+// nextTag returns a reply tag: never 0 (requests) nor the two PSCW tags.
+func (w *Window[T]) nextTag() int { return int(w.tag.Add(1)%(TagUB-2)) + 1 }
 
 func rmaRequest(kind, op byte, tag, disp, n int, data []byte) []byte {
 	b := make([]byte, rmaHdr+len(data))
@@ -182,6 +184,11 @@ func (w *Window[T]) handle(origin int, b []byte) {
 			reply(repBad, []byte(fmt.Sprintf(format, args...)))
 		}
 	}
+	switch kind {
+	case reqPost, reqComplete:
+		w.pscw.note(kind == reqPost, origin)
+		return
+	}
 	if disp64 > size || n64 > size-disp64 {
 		bad("displacement %d and %d element(s) lie outside rank %d's window of %d element(s)", disp64, n64, w.c.rank, size)
 		return
@@ -205,8 +212,8 @@ func (w *Window[T]) handle(origin int, b []byte) {
 	case reqGet:
 		reply(repOK, span)
 	case reqAcc, reqFop:
-		o, ok := cachedOp[T](opKind(opk))
-		if opk >= byte(nOpKinds) || !ok || o.opDef == nil {
+		o, ok := opFor[T](opk)
+		if !ok {
 			bad("operation %d is not defined on %s", opk, typeName[T]())
 			return
 		}

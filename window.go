@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mpigo/mpi/internal/rma"
+	"github.com/mpigo/mpi/internal/transport"
 	"github.com/mpigo/mpi/internal/transport/shm"
 )
 
@@ -66,6 +67,12 @@ type Window[T any] struct {
 	lockAll bool
 	freed   atomic.Bool
 	closing atomic.Bool // Free has begun: lock waits at this target give up
+
+	alloc     bool   // made by NewWindow
+	exposed   []int  // PSCW: origins of the open exposure epoch (Post)
+	accessing []int  // PSCW: targets of the open access epoch (Start)
+	started   []bool // per target: in the access epoch of Start
+	pscw      pscwNote
 }
 
 const (
@@ -119,7 +126,7 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool) (*Window
 	}
 	d.name = "window of " + c.Name()
 	d.shadow.name = d.name
-	w := &Window[T]{c: d, esize: t.size, srvDone: make(chan struct{})}
+	w := &Window[T]{c: d, esize: t.size, srvDone: make(chan struct{}), alloc: alloc}
 	p := c.p
 	me := c.group[c.rank]
 	fail := func(err error) (*Window[T], error) {
@@ -193,6 +200,8 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool) (*Window
 	w.reach = make([]*tmem, size)
 	w.pend = make([]atomic.Int32, size)
 	w.locks = make([]int8, size)
+	w.started = make([]bool, size)
+	w.pscw.init(size)
 	for r, in := range infos {
 		w.sizes[r] = int(in.N)
 		g := d.group[r]
@@ -201,8 +210,8 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool) (*Window
 			w.reach[r] = w.me
 		case p.inProcess(g):
 			w.reach[r] = lookup(p.job, d.ctx, g)
-		case in.Seg != 0 && p.shmFor(g) != nil:
-			name := p.shmFor(g).SegmentName(g, shm.SegmentSuffix("w", uint64(d.ctx)))
+		case in.Seg != 0 && p.segmentsFor(g) != nil:
+			name := p.segmentsFor(g).SegmentName(g, shm.SegmentSuffix("w", uint64(d.ctx)))
 			if mem, err := shm.OpenSegment(name, segSize(int(in.N), t.size)); err == nil {
 				w.maps = append(w.maps, mem)
 				w.reach[r] = segMem(mem)
@@ -228,10 +237,10 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool) (*Window
 
 // shmPeer returns the shared-memory transport towards some other member
 // of w's communicator, or nil if none is reached that way.
-func (w *Window[T]) shmPeer() *shm.Transport {
+func (w *Window[T]) shmPeer() transport.Segments {
 	for r, g := range w.c.group {
 		if r != w.c.rank {
-			if t := w.c.p.shmFor(g); t != nil {
+			if t := w.c.p.segmentsFor(g); t != nil {
 				return t
 			}
 		}
@@ -306,7 +315,7 @@ func (w *Window[T]) check(op string, target, disp, n int) (bool, error) {
 		return false, w.errorf(op, ErrRank, target, "target %d is not a rank of the window's group (size %d)", target, len(w.sizes))
 	}
 	w.mu.Lock()
-	open := w.fence || w.lockAll || w.locks[target] != lockNone
+	open := w.fence || w.lockAll || w.locks[target] != lockNone || w.started[target]
 	w.mu.Unlock()
 	if !open {
 		return false, w.errorf(op, ErrRMASync, target, "no access epoch towards target %d (call Fence, Lock or LockAll first)", target)
@@ -750,11 +759,17 @@ func (w *Window[T]) flushAll(op string) error {
 // predef returns the code of op if the target can apply it itself: a
 // predefined operation on a basic type.
 func (w *Window[T]) predef(op Op[T]) (byte, bool) {
-	if !w.ops || op.vec == nil {
+	if op.vec == nil {
 		return 0, false
 	}
+	switch op.name {
+	case "replace":
+		return byte(kReplace), true
+	case "no_op":
+		return byte(kNoOp), true
+	}
 	k, ok := opKinds[op.name]
-	if !ok {
+	if !ok || !w.ops {
 		return 0, false
 	}
 	if o, ok := cachedOp[T](k); !ok || o.opDef == nil {
