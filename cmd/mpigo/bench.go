@@ -41,6 +41,12 @@ Tests (output follows the OSU micro-benchmarks: '#' comment lines, then
              100·(1 - (overall - compute)/pure), 100 when communication
              hides entirely behind computation; -yield makes the
              computation yield its processor now and then
+  put_latency, get_latency, acc_latency, fop_latency, cas_latency
+             one-sided, OSU's flush form: rank 0 locks rank 1's window once;
+             each iteration is one Put, Get, Accumulate (Sum), FetchAndOp
+             (Sum of an int64) or CompareAndSwap, then Flush (us)
+  put_bw, get_bw
+             one-sided: 64 Puts or Gets of SIZE bytes, then Flush (MB/s)
 
 APIs (-api; latency, bw and bibw):
   raw        c.Send(buf, SIZE, mpi.Byte, ...): the low-level byte path
@@ -124,6 +130,9 @@ func defaultSizes(test string) string {
 		return "8:1048576"
 	case "barrier", "ibarrier":
 		return "0"
+	case "put_latency", "get_latency", "acc_latency", "fop_latency", "cas_latency", "put_bw", "get_bw":
+		s, _ := rmaSizes(test)
+		return s
 	case "allgather", "alltoall", "reduce", "reduce_scatter", "scan", "iallreduce", "ibcast", "iallgather", "ialltoall":
 		return "8:1048576"
 	}
@@ -199,13 +208,17 @@ func runBench(b *benchConfig) error {
 		body = b.moreColl
 	case "iallreduce", "ibcast", "iallgather", "ialltoall", "ibarrier":
 		body, unit = b.nonblocking, "Overall(us)  Compute(us)  Pure(us)  Overlap(%)"
+	case "put_latency", "get_latency", "acc_latency", "fop_latency", "cas_latency":
+		body = b.rma
+	case "put_bw", "get_bw":
+		body, unit = b.rma, "Bandwidth (MB/s)"
 	default:
-		return fmt.Errorf("unknown test %q (want latency, bw, bibw, allreduce, bcast, barrier, allgather, alltoall, reduce, reduce_scatter, scan, iallreduce, ibcast, iallgather, ialltoall or ibarrier)", b.test)
+		return fmt.Errorf("unknown test %q (want latency, bw, bibw, allreduce, bcast, barrier, allgather, alltoall, reduce, reduce_scatter, scan, iallreduce, ibcast, iallgather, ialltoall, ibarrier, put_latency, get_latency, acc_latency, fop_latency, cas_latency, put_bw or get_bw)", b.test)
 	}
 	if b.test == "ibarrier" {
 		b.sizes = []int{0}
 	}
-	if b.n < 2 && (b.test == "latency" || b.test == "bw" || b.test == "bibw") {
+	if _, oneSided := rmaTests[b.test]; b.n < 2 && (b.test == "latency" || b.test == "bw" || b.test == "bibw" || oneSided) {
 		return fmt.Errorf("%s needs at least 2 ranks", b.test)
 	}
 	header := func() {
