@@ -416,3 +416,27 @@ func (w *Window[T]) Flavor() string {
 // Model returns the window's memory model (MPI_WIN_MODEL): "unified", as
 // every window here has one copy that origins and the owner share.
 func (w *Window[T]) Model() string { return "unified" }
+
+// SharedQuery returns rank r's part of the window as a slice this rank
+// may load from and store to directly (MPI_Win_shared_query): for the
+// goroutine ranks of one process, and for NewWindow windows between
+// processes of one node (the memory is a shared mapping). Accesses
+// through it are plain memory accesses: order them with the window's
+// synchronisation (Fence, Lock/Unlock, Sync). A rank whose memory is not
+// reachable so gives ErrRank. The slice is valid until Free.
+func (w *Window[T]) SharedQuery(r int) ([]T, error) {
+	if err := w.checkSync("SharedQuery", r); err != nil {
+		return nil, err
+	}
+	if r == ProcNull {
+		return nil, nil
+	}
+	m := w.reach[r]
+	if m == nil {
+		return nil, w.errorf("SharedQuery", ErrRank, r, "rank %d's window is not in memory this rank can address (another node, or a WindowOf window in another process)", r)
+	}
+	if r == w.c.rank {
+		return w.local, nil
+	}
+	return elemsOf[T](m.buf, 0, w.sizes[r], w.esize), nil
+}

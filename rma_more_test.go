@@ -176,3 +176,48 @@ func TestRMAGetAccumulate(t *testing.T) {
 }
 
 func nil2() []int32 { return make([]int32, 2) }
+
+// TestRMASharedQuery: direct loads and stores into a neighbour's window
+// where memory is shared (allocate_shared, shared_query); ErrRank where it
+// is not (tcp).
+func TestRMASharedQuery(t *testing.T) {
+	for _, tc := range transports() {
+		t.Run(tc.name, func(t *testing.T) {
+			err := mpi.RunConfig(3, tc.cfg, func(c *mpi.Comm) error {
+				w, err := mpi.NewWindow[int64](c, 4)
+				if err != nil {
+					return err
+				}
+				right := (c.Rank() + 1) % c.Size()
+				s, err := w.SharedQuery(right)
+				if tc.cfg.Transport == "tcp" {
+					if !errors.Is(err, mpi.ErrRank) {
+						return check(c, false, "shared query over tcp: %v", err)
+					}
+					return w.Free()
+				}
+				if err != nil {
+					return err
+				}
+				if len(s) != 4 {
+					return check(c, false, "shared slice of %d elements", len(s))
+				}
+				if err := w.Fence(); err != nil {
+					return err
+				}
+				s[1] = int64(10 + c.Rank())
+				if err := w.Fence(); err != nil {
+					return err
+				}
+				left := (c.Rank() + c.Size() - 1) % c.Size()
+				if got := w.Local()[1]; got != int64(10+left) {
+					return check(c, false, "store through shared query: %d, want %d", got, 10+left)
+				}
+				return w.Free()
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
