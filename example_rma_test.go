@@ -30,7 +30,7 @@ func ExampleWindow_Fence() {
 			right = mpi.ProcNull
 		}
 		w.Fence()
-		w.Put(strip[1:2], left, n+1) // my first cell -> left's right ghost
+		w.Put(strip[1:2], left, n+1)  // my first cell -> left's right ghost
 		w.Put(strip[n:n+1], right, 0) // my last cell -> right's left ghost
 		w.Fence()
 		for r := 0; r < size; r++ {

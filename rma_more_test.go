@@ -221,3 +221,35 @@ func TestRMASharedQuery(t *testing.T) {
 		})
 	}
 }
+
+// TestRMAErrHandler: a window's handler sees its errors; it starts as
+// the communicator's; hints round-trip.
+func TestRMAErrHandler(t *testing.T) {
+	err := mpi.Run(2, func(c *mpi.Comm) error {
+		w, err := mpi.NewWindow[int](c, 1)
+		if err != nil {
+			return err
+		}
+		if w.ErrHandler() != mpi.ErrorsReturn {
+			return check(c, false, "default handler is not the communicator's")
+		}
+		var seen []error
+		w.SetErrHandler(mpi.NewErrHandler(func(_ *mpi.Comm, err error) { seen = append(seen, err) }))
+		err = w.Put([]int{1}, 1-c.Rank(), 0) // no epoch
+		if len(seen) != 1 || seen[0] != err || !errors.Is(err, mpi.ErrRMASync) {
+			return check(c, false, "handler saw %v for %v", seen, err)
+		}
+		info := mpi.NewInfo()
+		info.Set("no_locks", "true")
+		if err := w.SetInfo(info); err != nil {
+			return err
+		}
+		if v, ok := w.Info().Get("no_locks"); !ok || v != "true" {
+			return check(c, false, "hint no_locks = %q %v", v, ok)
+		}
+		return w.Free()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -151,7 +151,7 @@ func (w *Window[T]) serve() {
 		if b[0] == reqStop && st.Source == w.c.rank {
 			return
 		}
-		w.handle(st.Source, b)
+		w.serveOne(st.Source, b)
 	}
 }
 
@@ -162,9 +162,9 @@ func (w *Window[T]) stopServer() {
 	}
 }
 
-// handle serves one request from origin. Everything read from the request
+// serveOne serves one request from origin. Everything read from the request
 // is checked against this rank's window before memory is touched.
-func (w *Window[T]) handle(origin int, b []byte) {
+func (w *Window[T]) serveOne(origin int, b []byte) {
 	le := binary.LittleEndian
 	kind, opk := b[0], b[1]
 	tag := int(le.Uint32(b[4:]))

@@ -73,6 +73,7 @@ type Window[T any] struct {
 	accessing []int  // PSCW: targets of the open access epoch (Start)
 	started   []bool // per target: in the access epoch of Start
 	pscw      pscwNote
+	errh      atomic.Pointer[ErrHandler]
 }
 
 const (
@@ -127,6 +128,7 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool) (*Window
 	d.name = "window of " + c.Name()
 	d.shadow.name = d.name
 	w := &Window[T]{c: d, esize: t.size, srvDone: make(chan struct{}), alloc: alloc}
+	w.errh.Store(c.errh.Load())
 	p := c.p
 	me := c.group[c.rank]
 	fail := func(err error) (*Window[T], error) {
@@ -272,13 +274,14 @@ func (w *Window[T]) Size(r int) int {
 	return w.sizes[r]
 }
 
-// errorf builds an *Error for window call op about target.
+// errorf builds an *Error for window call op about target and passes it
+// through the window's error handler.
 func (w *Window[T]) errorf(op string, class error, target int, format string, args ...any) error {
 	l := loc{}
 	if target != noTarget {
 		l = loc{what: "target", peer: target}
 	}
-	return w.c.errorf("Window."+op, class, l, format, args...)
+	return w.handle(w.c.errorf("Window."+op, class, l, format, args...))
 }
 
 // failed wraps err, an error of a call the window made internally.
@@ -290,11 +293,58 @@ func (w *Window[T]) failed(op string, target int, err error) error {
 			break
 		}
 	}
-	e := w.errorf(op, class, target, "").(*Error)
-	e.Msg = ""
+	l := loc{}
+	if target != noTarget {
+		l = loc{what: "target", peer: target}
+	}
+	e := w.c.errorf("Window."+op, class, l, "").(*Error)
 	e.Cause = err
-	return e
+	return w.handle(e)
 }
+
+// handle passes a failed call's error through the window's handler.
+func (w *Window[T]) handle(err error) error {
+	h := w.errh.Load()
+	if err == nil || h == nil || h == ErrorsReturn {
+		return err
+	}
+	if h.fn != nil {
+		h.fn(w.c, err)
+	}
+	if h.fatal {
+		w.c.p.job.abort(w.c.p.rank, 1, fmt.Errorf("error handler ErrorsAreFatal: %w", err))
+	}
+	return err
+}
+
+// SetErrHandler sets what happens when a call on the window fails
+// (MPI_Win_set_errhandler): ErrorsReturn, ErrorsAreFatal, or a handler
+// from NewErrHandler, which is called with the window's communicator
+// (Comm). A window starts with the handler of the communicator it was
+// made on.
+func (w *Window[T]) SetErrHandler(h *ErrHandler) { w.errh.Store(h) }
+
+// ErrHandler returns the window's error handler (MPI_Win_get_errhandler).
+func (w *Window[T]) ErrHandler() *ErrHandler {
+	if h := w.errh.Load(); h != nil {
+		return h
+	}
+	return ErrorsReturn
+}
+
+// CallErrHandler passes err through the window's error handler and
+// returns it (MPI_Win_call_errhandler).
+func (w *Window[T]) CallErrHandler(err error) error { return w.handle(err) }
+
+// SetInfo records hints for the window (MPI_Win_set_info); Info returns
+// them (MPI_Win_get_info). The implementation needs none of the
+// standard's hints (no_locks, accumulate_ordering, accumulate_ops,
+// same_size, same_disp_unit): it is correct without them and keeps them
+// only for the program to read back.
+func (w *Window[T]) SetInfo(info *Info) error { return w.c.SetInfo(info) }
+
+// Info returns the hints set with SetInfo (MPI_Win_get_info).
+func (w *Window[T]) Info() *Info { return w.c.Info() }
 
 const noTarget = -1 << 30
 
