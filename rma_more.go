@@ -62,7 +62,7 @@ func (w *Window[T]) GetAccumulate(vals, result []T, target, disp int, op Op[T]) 
 		return nil
 	}
 	if m := w.reach[target]; m != nil {
-		if err := rma.AccLock(m.acc, w.giveUp(target)); err != nil {
+		if err := w.accLock(m, target); err != nil {
 			return w.failed("GetAccumulate", target, err)
 		}
 		dst := elemsOf[T](m.buf, disp, len(vals), w.esize)
@@ -288,6 +288,7 @@ func (w *Window[T]) Start(g *Group) error {
 	for _, r := range ranks {
 		w.started[r] = true
 	}
+	w.publish()
 	w.mu.Unlock()
 	return nil
 }
@@ -309,6 +310,7 @@ func (w *Window[T]) Complete() error {
 	for _, r := range ranks {
 		w.started[r] = false
 	}
+	w.publish()
 	w.mu.Unlock()
 	var first error
 	for _, r := range ranks {

@@ -73,6 +73,7 @@ type Window[T any] struct {
 	accessing []int  // PSCW: targets of the open access epoch (Start)
 	started   []bool // per target: in the access epoch of Start
 	pscw      pscwNote
+	access    []atomic.Bool // per target: an access epoch is open (publish)
 	errh      atomic.Pointer[ErrHandler]
 }
 
@@ -203,6 +204,7 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool) (*Window
 	w.pend = make([]atomic.Int32, size)
 	w.locks = make([]int8, size)
 	w.started = make([]bool, size)
+	w.access = make([]atomic.Bool, size)
 	w.pscw.init(size)
 	for r, in := range infos {
 		w.sizes[r] = int(in.N)
@@ -364,10 +366,7 @@ func (w *Window[T]) check(op string, target, disp, n int) (bool, error) {
 	if target < 0 || target >= len(w.sizes) {
 		return false, w.errorf(op, ErrRank, target, "target %d is not a rank of the window's group (size %d)", target, len(w.sizes))
 	}
-	w.mu.Lock()
-	open := w.fence || w.lockAll || w.locks[target] != lockNone || w.started[target]
-	w.mu.Unlock()
-	if !open {
+	if !w.access[target].Load() {
 		return false, w.errorf(op, ErrRMASync, target, "no access epoch towards target %d (call Fence, Lock or LockAll first)", target)
 	}
 	if disp < 0 || n < 0 || disp > w.sizes[target] || n > w.sizes[target]-disp {
@@ -429,7 +428,7 @@ func (w *Window[T]) Accumulate(vals []T, target, disp int, op Op[T]) error {
 		return nil
 	}
 	if m := w.reach[target]; m != nil {
-		if err := rma.AccLock(m.acc, w.giveUp(target)); err != nil {
+		if err := w.accLock(m, target); err != nil {
 			return w.failed("Accumulate", target, err)
 		}
 		op.apply(elemsOf[T](m.buf, disp, len(vals), w.esize), vals, true)
@@ -455,7 +454,7 @@ func (w *Window[T]) FetchAndOp(v T, target, disp int, op Op[T]) (T, error) {
 		return old, err
 	}
 	if m := w.reach[target]; m != nil {
-		if err := rma.AccLock(m.acc, w.giveUp(target)); err != nil {
+		if err := w.accLock(m, target); err != nil {
 			return old, w.failed("FetchAndOp", target, err)
 		}
 		e := &elemsOf[T](m.buf, disp, 1, w.esize)[0]
@@ -489,7 +488,7 @@ func (w *Window[T]) CompareAndSwap(compare, swap T, target, disp int) (T, error)
 		return old, err
 	}
 	if m := w.reach[target]; m != nil {
-		if err := rma.AccLock(m.acc, w.giveUp(target)); err != nil {
+		if err := w.accLock(m, target); err != nil {
 			return old, w.failed("CompareAndSwap", target, err)
 		}
 		e := elemsOf[T](m.buf, disp, 1, w.esize)
@@ -528,6 +527,7 @@ func (w *Window[T]) Fence() error {
 	}
 	w.mu.Lock()
 	w.fence = true
+	w.publish()
 	w.mu.Unlock()
 	return nil
 }
@@ -551,11 +551,13 @@ func (w *Window[T]) Lock(target int, exclusive bool) error {
 	}
 	w.locks[target] = kind
 	w.nlocks++
+	w.publish()
 	w.mu.Unlock()
 	if err := w.acquire("Lock", target, exclusive); err != nil {
 		w.mu.Lock()
 		w.locks[target] = lockNone
 		w.nlocks--
+		w.publish()
 		w.mu.Unlock()
 		return err
 	}
@@ -578,6 +580,7 @@ func (w *Window[T]) Unlock(target int) error {
 	w.mu.Lock()
 	w.locks[target] = lockNone
 	w.nlocks--
+	w.publish()
 	w.mu.Unlock()
 	return err
 }
@@ -594,6 +597,7 @@ func (w *Window[T]) LockAll() error {
 		return w.errorf("LockAll", ErrRMASync, noTarget, "this rank already holds a lock on the window")
 	}
 	w.lockAll = true
+	w.publish()
 	w.mu.Unlock()
 	for t := range w.sizes {
 		if err := w.acquire("LockAll", t, false); err != nil {
@@ -602,6 +606,7 @@ func (w *Window[T]) LockAll() error {
 			}
 			w.mu.Lock()
 			w.lockAll = false
+			w.publish()
 			w.mu.Unlock()
 			return err
 		}
@@ -629,6 +634,7 @@ func (w *Window[T]) UnlockAll() error {
 	}
 	w.mu.Lock()
 	w.lockAll = false
+	w.publish()
 	w.mu.Unlock()
 	return first
 }
@@ -706,6 +712,14 @@ func (w *Window[T]) Free() error {
 	return first
 }
 
+// publish recomputes, for every target, whether an access epoch is open
+// towards it, for check to read without the lock. w.mu is held.
+func (w *Window[T]) publish() {
+	for t := range w.access {
+		w.access[t].Store(w.fence || w.lockAll || w.locks[t] != lockNone || w.started[t])
+	}
+}
+
 // checkSync validates a synchronisation call's window and target.
 func (w *Window[T]) checkSync(op string, target int) error {
 	if w == nil || w.c == nil {
@@ -740,6 +754,14 @@ func (w *Window[T]) giveUp(target int) func() error {
 		}
 		return nil
 	}
+}
+
+// accLock takes the accumulate mutex of target's memory m.
+func (w *Window[T]) accLock(m *tmem, target int) error {
+	if m.acc.CompareAndSwap(0, 1) {
+		return nil
+	}
+	return rma.AccLock(m.acc, w.giveUp(target))
 }
 
 // acquire takes target's lock, directly or by message.
