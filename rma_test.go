@@ -210,7 +210,7 @@ func TestRMALockPut(t *testing.T) {
 // under LockAll; every value is fetched exactly once and the final value
 // is exact (fetchandop contention, and the stress test of the issue).
 func TestRMAFetchAndOpCounter(t *testing.T) {
-	iters := stressSize(2500)
+	iters := stressSize(1000)
 	matrix(t, 4, func(c *mpi.Comm) error {
 		w, err := mpi.NewWindow[int64](c, 1)
 		if err != nil {
@@ -260,7 +260,7 @@ func TestRMAFetchAndOpCounter(t *testing.T) {
 // rank into one element under shared locks is applied atomically per
 // element: no update is lost.
 func TestRMAUserOpAtomic(t *testing.T) {
-	iters := stressSize(500)
+	iters := stressSize(300)
 	matrix(t, 3, func(c *mpi.Comm) error {
 		w, err := mpi.NewWindow[vec2](c, 2)
 		if err != nil {
@@ -297,7 +297,7 @@ func TestRMAUserOpAtomic(t *testing.T) {
 // TestRMACompareAndSwap: every rank tries to claim the same slot; exactly
 // one succeeds, and a CAS-based spin lock guards a counter (compare_and_swap).
 func TestRMACompareAndSwap(t *testing.T) {
-	iters := stressSize(250)
+	iters := stressSize(150)
 	matrix(t, 4, func(c *mpi.Comm) error {
 		w, err := mpi.NewWindow[int64](c, 2)
 		if err != nil {
