@@ -20,6 +20,45 @@ type tmem struct {
 	buf  []byte         // the window's bytes
 	lock *atomic.Int64  // passive-target lock word (rma.Lock)
 	acc  *atomic.Uint32 // accumulate mutex (rma.AccLock)
+	dyn  *dynTable      // dynamic windows: the attached regions (buf is nil)
+}
+
+// span returns the bytes of n elements of esize bytes from element disp,
+// or false if they are not all inside the window (or, for a dynamic
+// window, inside one attached region).
+func (m *tmem) span(disp, n, esize int) ([]byte, bool) {
+	if m.dyn != nil {
+		return m.dyn.find(disp, n, esize)
+	}
+	if disp < 0 || n < 0 || disp*esize > len(m.buf) || n*esize > len(m.buf)-disp*esize {
+		return nil, false
+	}
+	return m.buf[disp*esize : (disp+n)*esize], true
+}
+
+// dynTable is the address space of one rank's dynamic window: attached
+// regions at displacements that are handed out once and never reused.
+type dynTable struct {
+	mu      sync.RWMutex
+	regions []dynRegion
+	next    int // the displacement the next region gets
+}
+
+type dynRegion struct {
+	base int    // displacement of the region's first element
+	buf  []byte // its memory
+}
+
+func (d *dynTable) find(disp, n, esize int) ([]byte, bool) {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	for _, r := range d.regions {
+		if disp >= r.base && n >= 0 && (disp-r.base)*esize <= len(r.buf) && n*esize <= len(r.buf)-(disp-r.base)*esize {
+			off := (disp - r.base) * esize
+			return r.buf[off : off+n*esize], true
+		}
+	}
+	return nil, false
 }
 
 // heapWords are the synchronisation words of a window in Go memory.

@@ -62,10 +62,14 @@ func (w *Window[T]) GetAccumulate(vals, result []T, target, disp int, op Op[T]) 
 		return nil
 	}
 	if m := w.reach[target]; m != nil {
+		span, err := w.span("GetAccumulate", m, target, disp, len(vals))
+		if err != nil {
+			return err
+		}
 		if err := w.accLock(m, target); err != nil {
 			return w.failed("GetAccumulate", target, err)
 		}
-		dst := elemsOf[T](m.buf, disp, len(vals), w.esize)
+		dst := elemsOf[T](span, 0, len(vals), w.esize)
 		copy(result, dst)
 		op.apply(dst, vals, true)
 		rma.AccUnlock(m.acc)
@@ -441,4 +445,53 @@ func (w *Window[T]) SharedQuery(r int) ([]T, error) {
 		return w.local, nil
 	}
 	return elemsOf[T](m.buf, 0, w.sizes[r], w.esize), nil
+}
+
+// Attach adds mem to this rank's part of a dynamic window
+// (MPI_Win_attach) and returns the displacement of mem[0]: tell it to the
+// origins (with a Send, a Bcast, ...), which then address mem[i] at that
+// displacement + i. Displacements are never reused, so one that was
+// detached cannot reach newer memory. An operation must lie inside one
+// attached slice.
+func (w *Window[T]) Attach(mem []T) (int, error) {
+	if err := w.checkSync("Attach", noTarget); err != nil {
+		return 0, err
+	}
+	if !w.dynamic {
+		return 0, w.errorf("Attach", ErrArg, noTarget, "Attach needs a window made by NewDynamicWindow")
+	}
+	d := w.me.dyn
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	base := d.next
+	if len(mem) > 0 {
+		d.regions = append(d.regions, dynRegion{base: base, buf: bytesOf(mem, w.esize)})
+	}
+	d.next += len(mem) + 1
+	return base, nil
+}
+
+// Detach removes memory that Attach added (MPI_Win_detach); mem must be
+// the very slice attached.
+func (w *Window[T]) Detach(mem []T) error {
+	if err := w.checkSync("Detach", noTarget); err != nil {
+		return err
+	}
+	if !w.dynamic {
+		return w.errorf("Detach", ErrArg, noTarget, "Detach needs a window made by NewDynamicWindow")
+	}
+	if len(mem) == 0 {
+		return nil
+	}
+	b := bytesOf(mem, w.esize)
+	d := w.me.dyn
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for i, r := range d.regions {
+		if &r.buf[0] == &b[0] && len(r.buf) == len(b) {
+			d.regions = append(d.regions[:i], d.regions[i+1:]...)
+			return nil
+		}
+	}
+	return w.errorf("Detach", ErrArg, noTarget, "the slice (%d elements) is not attached to the window", len(mem))
 }

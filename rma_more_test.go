@@ -253,3 +253,61 @@ func TestRMAErrHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRMADynamic: dynamic windows; memory attached after creation is
+// reached at the displacement Attach returned, detached memory is not.
+func TestRMADynamic(t *testing.T) {
+	matrix(t, 3, func(c *mpi.Comm) error {
+		w, err := mpi.NewDynamicWindow[int64](c)
+		if err != nil {
+			return err
+		}
+		first := make([]int64, 2) // attached and detached again
+		a, err := w.Attach(first)
+		if err != nil {
+			return err
+		}
+		mem := make([]int64, 4)
+		base, err := w.Attach(mem)
+		if err != nil {
+			return err
+		}
+		if err := w.Detach(first); err != nil {
+			return err
+		}
+		bases, err := mpi.Allgather(c, [2]int{a, base})
+		if err != nil {
+			return err
+		}
+		right := (c.Rank() + 1) % c.Size()
+		if err := w.Lock(right, false); err != nil {
+			return err
+		}
+		if err := w.Put([]int64{int64(c.Rank() + 1)}, right, bases[right][1]+2); err != nil {
+			return err
+		}
+		if _, err := w.FetchAndOp(5, right, bases[right][1]+3, mpi.Sum[int64]()); err != nil {
+			return err
+		}
+		if err := w.Put([]int64{1}, right, bases[right][0]); !errors.Is(err, mpi.ErrRMARange) {
+			return check(c, false, "put into detached memory: %v", err)
+		}
+		if err := w.Put([]int64{1, 2}, right, bases[right][1]+3); !errors.Is(err, mpi.ErrRMARange) {
+			return check(c, false, "put across the end of attached memory: %v", err)
+		}
+		if err := w.Unlock(right); err != nil {
+			return err
+		}
+		if err := w.Fence(); err != nil {
+			return err
+		}
+		left := (c.Rank() + c.Size() - 1) % c.Size()
+		if mem[2] != int64(left+1) || mem[3] != 5 || mem[0] != 0 || first[0] != 0 {
+			return check(c, false, "attached memory %v, detached %v", mem, first)
+		}
+		if err := w.Detach(make([]int64, 1)); !errors.Is(err, mpi.ErrArg) {
+			return check(c, false, "detach of memory never attached: %v", err)
+		}
+		return w.Free()
+	})
+}

@@ -68,6 +68,12 @@ func rmaRequest(kind, op byte, tag, disp, n int, data []byte) []byte {
 // post sends a request that needs no reply; the next flush towards target
 // waits for it.
 func (w *Window[T]) post(op string, target int, kind, opk byte, disp, n int, data []byte) error {
+	if w.dynamic {
+		// Only the target knows its attached regions: wait for its answer,
+		// so that a displacement outside them is reported.
+		_, err := w.call(op, target, kind, opk, disp, n, data)
+		return err
+	}
 	w.pend[target].Add(1)
 	if err := Send(w.c, rmaRequest(kind, opk, 0, disp, n, data), target, rmaReqTag); err != nil {
 		return w.failed(op, target, err)
@@ -171,7 +177,6 @@ func (w *Window[T]) serveOne(origin int, b []byte) {
 	disp64, n64 := le.Uint64(b[8:]), le.Uint64(b[16:])
 	data := b[rmaHdr:]
 	m := w.me
-	size := uint64(len(m.buf) / w.esize)
 	es := w.esize
 	reply := func(st byte, p []byte) {
 		r := make([]byte, 1+len(p))
@@ -180,7 +185,7 @@ func (w *Window[T]) serveOne(origin int, b []byte) {
 		Send(w.c, r, origin, tag) // an origin that is gone gets nothing
 	}
 	bad := func(format string, args ...any) {
-		if kind != reqPut && kind != reqAcc {
+		if tag != 0 {
 			reply(repBad, []byte(fmt.Sprintf(format, args...)))
 		}
 	}
@@ -189,12 +194,17 @@ func (w *Window[T]) serveOne(origin int, b []byte) {
 		w.pscw.note(kind == reqPost, origin)
 		return
 	}
-	if disp64 > size || n64 > size-disp64 {
-		bad("displacement %d and %d element(s) lie outside rank %d's window of %d element(s)", disp64, n64, w.c.rank, size)
+	const most = 1 << 40
+	if disp64 > most || n64 > most {
+		bad("displacement %d or count %d out of range", disp64, n64)
 		return
 	}
 	disp, n := int(disp64), int(n64)
-	span := m.buf[disp*es : (disp+n)*es]
+	span, ok := m.span(disp, n, es)
+	if !ok && kind <= reqSwapIf {
+		bad("displacement %d and %d element(s) lie outside rank %d's window", disp, n, w.c.rank)
+		return
+	}
 	need := 0
 	switch kind {
 	case reqPut, reqAcc, reqFop:
@@ -209,6 +219,9 @@ func (w *Window[T]) serveOne(origin int, b []byte) {
 	switch kind {
 	case reqPut:
 		copy(span, data)
+		if tag != 0 { // a dynamic window's origin waits for the answer
+			reply(repOK, nil)
+		}
 	case reqGet:
 		reply(repOK, span)
 	case reqAcc, reqFop:
@@ -224,9 +237,9 @@ func (w *Window[T]) serveOne(origin int, b []byte) {
 		if kind == reqFop {
 			old = append(old, span...)
 		}
-		o.apply(elemsOf[T](m.buf, disp, n, es), in, true)
+		o.apply(elemsOf[T](span, 0, n, es), in, true)
 		rma.AccUnlock(m.acc)
-		if kind == reqFop {
+		if kind == reqFop || tag != 0 {
 			reply(repOK, old)
 		}
 	case reqCas:

@@ -69,6 +69,7 @@ type Window[T any] struct {
 	closing atomic.Bool // Free has begun: lock waits at this target give up
 
 	alloc     bool   // made by NewWindow
+	dynamic   bool   // made by NewDynamicWindow
 	exposed   []int  // PSCW: origins of the open exposure epoch (Post)
 	accessing []int  // PSCW: targets of the open access epoch (Start)
 	started   []bool // per target: in the access epoch of Start
@@ -107,7 +108,18 @@ func WindowOf[T any](c *Comm, local []T) (*Window[T], error) {
 	return newWindow[T](c, "WindowOf", len(local), local, false)
 }
 
-func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool) (*Window[T], error) {
+// NewDynamicWindow makes a window with no memory yet
+// (MPI_Win_create_dynamic): each rank adds memory with Attach, which
+// returns the displacement origins use to reach it, and removes it with
+// Detach. It is collective over c. Operations on it travel as messages
+// between processes (a displacement outside the target's attached memory
+// is then reported by the target: ErrRMARange), and go straight to memory
+// between goroutine ranks.
+func NewDynamicWindow[T any](c *Comm) (*Window[T], error) {
+	return newWindow[T](c, "NewDynamicWindow", 0, nil, false, true)
+}
+
+func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic ...bool) (*Window[T], error) {
 	if err := c.check(op); err != nil {
 		return nil, err
 	}
@@ -162,6 +174,10 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool) (*Window
 				w.local = make([]T, n)
 				w.me = heapMem(bytesOf(w.local, t.size))
 			}
+		} else if len(dynamic) > 0 {
+			w.dynamic = true
+			w.me = heapMem(nil)
+			w.me.dyn = &dynTable{}
 		} else {
 			w.local = local
 			w.me = heapMem(bytesOf(local, t.size))
@@ -369,6 +385,12 @@ func (w *Window[T]) check(op string, target, disp, n int) (bool, error) {
 	if !w.access[target].Load() {
 		return false, w.errorf(op, ErrRMASync, target, "no access epoch towards target %d (call Fence, Lock or LockAll first)", target)
 	}
+	if w.dynamic {
+		if disp < 0 || n < 0 {
+			return false, w.errorf(op, ErrRMARange, target, "negative displacement %d or count %d", disp, n)
+		}
+		return false, nil // the target's regions decide (w.span)
+	}
 	if disp < 0 || n < 0 || disp > w.sizes[target] || n > w.sizes[target]-disp {
 		return false, w.errorf(op, ErrRMARange, target, "displacement %d and %d element(s) lie outside target %d's window of %d element(s)", disp, n, target, w.sizes[target])
 	}
@@ -385,7 +407,11 @@ func (w *Window[T]) Put(vals []T, target, disp int) error {
 		return nil
 	}
 	if m := w.reach[target]; m != nil {
-		copy(m.buf[disp*w.esize:], bytesOf(vals, w.esize))
+		span, err := w.span("Put", m, target, disp, len(vals))
+		if err != nil {
+			return err
+		}
+		copy(span, bytesOf(vals, w.esize))
 		return nil
 	}
 	return w.post("Put", target, reqPut, 0, disp, len(vals), bytesOf(vals, w.esize))
@@ -401,7 +427,11 @@ func (w *Window[T]) Get(buf []T, target, disp int) error {
 		return nil
 	}
 	if m := w.reach[target]; m != nil {
-		copy(bytesOf(buf, w.esize), m.buf[disp*w.esize:])
+		span, err := w.span("Get", m, target, disp, len(buf))
+		if err != nil {
+			return err
+		}
+		copy(bytesOf(buf, w.esize), span)
 		return nil
 	}
 	rep, err := w.call("Get", target, reqGet, 0, disp, len(buf), nil)
@@ -428,10 +458,14 @@ func (w *Window[T]) Accumulate(vals []T, target, disp int, op Op[T]) error {
 		return nil
 	}
 	if m := w.reach[target]; m != nil {
+		span, err := w.span("Accumulate", m, target, disp, len(vals))
+		if err != nil {
+			return err
+		}
 		if err := w.accLock(m, target); err != nil {
 			return w.failed("Accumulate", target, err)
 		}
-		op.apply(elemsOf[T](m.buf, disp, len(vals), w.esize), vals, true)
+		op.apply(elemsOf[T](span, 0, len(vals), w.esize), vals, true)
 		rma.AccUnlock(m.acc)
 		return nil
 	}
@@ -454,10 +488,14 @@ func (w *Window[T]) FetchAndOp(v T, target, disp int, op Op[T]) (T, error) {
 		return old, err
 	}
 	if m := w.reach[target]; m != nil {
+		span, err := w.span("FetchAndOp", m, target, disp, 1)
+		if err != nil {
+			return old, err
+		}
 		if err := w.accLock(m, target); err != nil {
 			return old, w.failed("FetchAndOp", target, err)
 		}
-		e := &elemsOf[T](m.buf, disp, 1, w.esize)[0]
+		e := &elemsOf[T](span, 0, 1, w.esize)[0]
 		old = *e
 		*e = op.fn(old, v)
 		rma.AccUnlock(m.acc)
@@ -488,10 +526,14 @@ func (w *Window[T]) CompareAndSwap(compare, swap T, target, disp int) (T, error)
 		return old, err
 	}
 	if m := w.reach[target]; m != nil {
+		span, err := w.span("CompareAndSwap", m, target, disp, 1)
+		if err != nil {
+			return old, err
+		}
 		if err := w.accLock(m, target); err != nil {
 			return old, w.failed("CompareAndSwap", target, err)
 		}
-		e := elemsOf[T](m.buf, disp, 1, w.esize)
+		e := elemsOf[T](span, 0, 1, w.esize)
 		old = e[0]
 		if string(bytesOf([]T{compare}, w.esize)) == string(bytesOf(e, w.esize)) {
 			e[0] = swap
@@ -754,6 +796,15 @@ func (w *Window[T]) giveUp(target int) func() error {
 		}
 		return nil
 	}
+}
+
+// span resolves n elements at disp of target's memory m.
+func (w *Window[T]) span(op string, m *tmem, target, disp, n int) ([]byte, error) {
+	b, ok := m.span(disp, n, w.esize)
+	if !ok {
+		return nil, w.errorf(op, ErrRMARange, target, "displacement %d and %d element(s) lie outside target %d's attached memory", disp, n, target)
+	}
+	return b, nil
 }
 
 // accLock takes the accumulate mutex of target's memory m.
