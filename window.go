@@ -75,6 +75,7 @@ type Window[T any] struct {
 	started   []bool // per target: in the access epoch of Start
 	pscw      pscwNote
 	access    []atomic.Bool // per target: an access epoch is open (publish)
+	passive   []atomic.Bool // per target: a passive-target epoch is open (publish)
 	errh      atomic.Pointer[ErrHandler]
 }
 
@@ -221,6 +222,7 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 	w.locks = make([]int8, size)
 	w.started = make([]bool, size)
 	w.access = make([]atomic.Bool, size)
+	w.passive = make([]atomic.Bool, size)
 	w.pscw.init(size)
 	for r, in := range infos {
 		w.sizes[r] = int(in.N)
@@ -687,10 +689,7 @@ func (w *Window[T]) Flush(target int) error {
 	if err := w.checkSync("Flush", target); err != nil || target == ProcNull {
 		return err
 	}
-	w.mu.Lock()
-	open := w.lockAll || w.locks[target] != lockNone
-	w.mu.Unlock()
-	if !open {
+	if !w.passive[target].Load() {
 		return w.errorf("Flush", ErrRMASync, target, "Flush outside a passive-target epoch towards target %d (call Lock or LockAll first)", target)
 	}
 	return w.flush("Flush", target)
@@ -759,6 +758,7 @@ func (w *Window[T]) Free() error {
 func (w *Window[T]) publish() {
 	for t := range w.access {
 		w.access[t].Store(w.fence || w.lockAll || w.locks[t] != lockNone || w.started[t])
+		w.passive[t].Store(w.lockAll || w.locks[t] != lockNone)
 	}
 }
 
@@ -850,11 +850,13 @@ func (w *Window[T]) release(op string, target int, exclusive bool) error {
 	return err
 }
 
-// flush completes the operations towards target.
+// flush completes the operations towards target. Direct operations are
+// complete already; flush then only reports a job that went down (a lost
+// process on the node is reported by Unlock, Fence and Free).
 func (w *Window[T]) flush(op string, target int) error {
 	if w.reach[target] != nil {
-		if e := w.giveUp(target)(); e != nil && target != w.c.rank {
-			return w.failed(op, target, fmt.Errorf("%w: %w", ErrProcFailed, e))
+		if f := w.c.p.job.failure.Load(); f != nil && target != w.c.rank {
+			return w.failed(op, target, *f)
 		}
 		return nil
 	}
