@@ -48,7 +48,11 @@ func opFor[T any](k byte) (Op[T], bool) {
 // Accumulate and stores in result the values the elements held before,
 // atomically per element (MPI_Get_accumulate). len(result) must be
 // len(vals). It is complete on return.
-func (w *Window[T]) GetAccumulate(vals, result []T, target, disp int, op Op[T]) error {
+func (w *Window[T]) GetAccumulate(vals, result []T, target, disp int, op Op[T]) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.GetAccumulate", nil, Undefined, Undefined), &err)
+	}
+
 	if !op.valid() {
 		return w.errorf("GetAccumulate", ErrOp, target, "invalid operation (the zero Op)")
 	}
@@ -95,7 +99,11 @@ func (w *Window[T]) GetAccumulate(vals, result []T, target, disp int, op Op[T]) 
 // vals may be reused, which is on return: the data is copied (or sent)
 // before Rput returns; it reaches the target at the next flush or
 // synchronisation, as with Put.
-func (w *Window[T]) Rput(vals []T, target, disp int) (*Request, error) {
+func (w *Window[T]) Rput(vals []T, target, disp int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Rput", nil, Undefined, Undefined), &err)
+	}
+
 	if err := w.Put(vals, target, disp); err != nil {
 		return nil, err
 	}
@@ -104,7 +112,11 @@ func (w *Window[T]) Rput(vals []T, target, disp int) (*Request, error) {
 
 // Rget is Get returning a request (MPI_Rget); buf holds the data when the
 // request completes.
-func (w *Window[T]) Rget(buf []T, target, disp int) (*Request, error) {
+func (w *Window[T]) Rget(buf []T, target, disp int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Rget", nil, Undefined, Undefined), &err)
+	}
+
 	if err := w.Get(buf, target, disp); err != nil {
 		return nil, err
 	}
@@ -113,7 +125,11 @@ func (w *Window[T]) Rget(buf []T, target, disp int) (*Request, error) {
 
 // Raccumulate is Accumulate returning a request (MPI_Raccumulate), which
 // completes when vals may be reused.
-func (w *Window[T]) Raccumulate(vals []T, target, disp int, op Op[T]) (*Request, error) {
+func (w *Window[T]) Raccumulate(vals []T, target, disp int, op Op[T]) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Raccumulate", nil, Undefined, Undefined), &err)
+	}
+
 	if err := w.Accumulate(vals, target, disp, op); err != nil {
 		return nil, err
 	}
@@ -122,7 +138,11 @@ func (w *Window[T]) Raccumulate(vals []T, target, disp int, op Op[T]) (*Request,
 
 // RgetAccumulate is GetAccumulate returning a request
 // (MPI_Rget_accumulate); result holds the old values when it completes.
-func (w *Window[T]) RgetAccumulate(vals, result []T, target, disp int, op Op[T]) (*Request, error) {
+func (w *Window[T]) RgetAccumulate(vals, result []T, target, disp int, op Op[T]) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.RgetAccumulate", nil, Undefined, Undefined), &err)
+	}
+
 	if err := w.GetAccumulate(vals, result, target, disp, op); err != nil {
 		return nil, err
 	}
@@ -133,7 +153,11 @@ func (w *Window[T]) RgetAccumulate(vals, result []T, target, disp int, op Op[T])
 // target (MPI_Win_flush_local): origin buffers may be reused. Every
 // operation here is locally complete when its call returns, so FlushLocal
 // only checks that a passive-target epoch is open.
-func (w *Window[T]) FlushLocal(target int) error {
+func (w *Window[T]) FlushLocal(target int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.FlushLocal", nil, Undefined, Undefined), &err)
+	}
+
 	if err := w.checkSync("FlushLocal", target); err != nil || target == ProcNull {
 		return err
 	}
@@ -147,7 +171,11 @@ func (w *Window[T]) FlushLocal(target int) error {
 }
 
 // FlushLocalAll is FlushLocal towards every target (MPI_Win_flush_local_all).
-func (w *Window[T]) FlushLocalAll() error {
+func (w *Window[T]) FlushLocalAll() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.FlushLocalAll", nil, Undefined, Undefined), &err)
+	}
+
 	if err := w.checkSync("FlushLocalAll", noTarget); err != nil {
 		return err
 	}
@@ -163,7 +191,11 @@ func (w *Window[T]) FlushLocalAll() error {
 // Sync makes this rank's own loads and stores on Local and the window's
 // public copy agree (MPI_Win_sync). Windows here have one copy (the
 // UNIFIED model), so Sync is a full memory barrier and nothing more.
-func (w *Window[T]) Sync() error {
+func (w *Window[T]) Sync() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Sync", nil, Undefined, Undefined), &err)
+	}
+
 	if err := w.checkSync("Sync", noTarget); err != nil {
 		return err
 	}
@@ -251,7 +283,11 @@ func (w *Window[T]) take(post bool, ranks []int, block bool) (bool, error) {
 // Post starts an exposure epoch for the ranks of g (MPI_Win_post): they
 // may access this rank's window after their Start until their Complete.
 // g holds ranks of the window's group (world ranks, as every Group).
-func (w *Window[T]) Post(g *Group) error {
+func (w *Window[T]) Post(g *Group) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Post", nil, Undefined, Undefined), &err)
+	}
+
 	ranks, err := w.pscwRanks("Post", g)
 	if err != nil {
 		return err
@@ -273,7 +309,11 @@ func (w *Window[T]) Post(g *Group) error {
 
 // Start starts an access epoch towards the ranks of g (MPI_Win_start): it
 // returns once each of them has called Post.
-func (w *Window[T]) Start(g *Group) error {
+func (w *Window[T]) Start(g *Group) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Start", nil, Undefined, Undefined), &err)
+	}
+
 	ranks, err := w.pscwRanks("Start", g)
 	if err != nil {
 		return err
@@ -300,7 +340,11 @@ func (w *Window[T]) Start(g *Group) error {
 // Complete ends the access epoch Start began (MPI_Win_complete): every
 // operation towards those targets is complete at them when their Wait
 // returns.
-func (w *Window[T]) Complete() error {
+func (w *Window[T]) Complete() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Complete", nil, Undefined, Undefined), &err)
+	}
+
 	if err := w.checkSync("Complete", noTarget); err != nil {
 		return err
 	}
@@ -331,7 +375,11 @@ func (w *Window[T]) Complete() error {
 // Wait ends the exposure epoch Post began (MPI_Win_wait): it returns once
 // every rank of the group has called Complete, and their operations are
 // then visible in Local.
-func (w *Window[T]) Wait() error {
+func (w *Window[T]) Wait() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Wait", nil, Undefined, Undefined), &err)
+	}
+
 	if err := w.checkSync("Wait", noTarget); err != nil {
 		return err
 	}
@@ -352,7 +400,11 @@ func (w *Window[T]) Wait() error {
 
 // Test is Wait that does not block (MPI_Win_test): it reports whether
 // every rank of the group has called Complete, and if so ends the epoch.
-func (w *Window[T]) Test() (bool, error) {
+func (w *Window[T]) Test() (_ bool, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Test", nil, Undefined, Undefined), &err)
+	}
+
 	if err := w.checkSync("Test", noTarget); err != nil {
 		return false, err
 	}
@@ -430,7 +482,11 @@ func (w *Window[T]) Model() string { return "unified" }
 // through it are plain memory accesses: order them with the window's
 // synchronisation (Fence, Lock/Unlock, Sync). A rank whose memory is not
 // reachable so gives ErrRank. The slice is valid until Free.
-func (w *Window[T]) SharedQuery(r int) ([]T, error) {
+func (w *Window[T]) SharedQuery(r int) (_ []T, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.SharedQuery", nil, Undefined, Undefined), &err)
+	}
+
 	if err := w.checkSync("SharedQuery", r); err != nil {
 		return nil, err
 	}
@@ -453,7 +509,11 @@ func (w *Window[T]) SharedQuery(r int) ([]T, error) {
 // displacement + i. Displacements are never reused, so one that was
 // detached cannot reach newer memory. An operation must lie inside one
 // attached slice.
-func (w *Window[T]) Attach(mem []T) (int, error) {
+func (w *Window[T]) Attach(mem []T) (_ int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Attach", nil, Undefined, Undefined), &err)
+	}
+
 	if err := w.checkSync("Attach", noTarget); err != nil {
 		return 0, err
 	}
@@ -473,7 +533,11 @@ func (w *Window[T]) Attach(mem []T) (int, error) {
 
 // Detach removes memory that Attach added (MPI_Win_detach); mem must be
 // the very slice attached.
-func (w *Window[T]) Detach(mem []T) error {
+func (w *Window[T]) Detach(mem []T) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Detach", nil, Undefined, Undefined), &err)
+	}
+
 	if err := w.checkSync("Detach", noTarget); err != nil {
 		return err
 	}

@@ -99,13 +99,21 @@ type winInfo struct {
 // It is collective over c; n may differ between ranks and may be 0. On
 // processes of one node the memory is shared, and origins there access
 // it directly.
-func NewWindow[T any](c *Comm, n int) (*Window[T], error) {
+func NewWindow[T any](c *Comm, n int) (_ *Window[T], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("NewWindow", c, Undefined, Undefined), &err)
+	}
+
 	return newWindow[T](c, "NewWindow", n, nil, true)
 }
 
 // WindowOf makes a window over the caller's memory local (MPI_Win_create):
 // Local returns local itself. It is collective over c; local may be nil.
-func WindowOf[T any](c *Comm, local []T) (*Window[T], error) {
+func WindowOf[T any](c *Comm, local []T) (_ *Window[T], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("WindowOf", c, Undefined, Undefined), &err)
+	}
+
 	return newWindow[T](c, "WindowOf", len(local), local, false)
 }
 
@@ -116,7 +124,11 @@ func WindowOf[T any](c *Comm, local []T) (*Window[T], error) {
 // between processes (a displacement outside the target's attached memory
 // is then reported by the target: ErrRMARange), and go straight to memory
 // between goroutine ranks.
-func NewDynamicWindow[T any](c *Comm) (*Window[T], error) {
+func NewDynamicWindow[T any](c *Comm) (_ *Window[T], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("NewDynamicWindow", c, Undefined, Undefined), &err)
+	}
+
 	return newWindow[T](c, "NewDynamicWindow", 0, nil, false, true)
 }
 
@@ -354,14 +366,24 @@ func (w *Window[T]) ErrHandler() *ErrHandler {
 
 // CallErrHandler passes err through the window's error handler and
 // returns it (MPI_Win_call_errhandler).
-func (w *Window[T]) CallErrHandler(err error) error { return w.handle(err) }
+func (w *Window[T]) CallErrHandler(e error) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.CallErrHandler", nil, Undefined, Undefined), &err)
+	}
+	return w.handle(e)
+}
 
 // SetInfo records hints for the window (MPI_Win_set_info); Info returns
 // them (MPI_Win_get_info). The implementation needs none of the
 // standard's hints (no_locks, accumulate_ordering, accumulate_ops,
 // same_size, same_disp_unit): it is correct without them and keeps them
 // only for the program to read back.
-func (w *Window[T]) SetInfo(info *Info) error { return w.c.SetInfo(info) }
+func (w *Window[T]) SetInfo(info *Info) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.SetInfo", nil, Undefined, Undefined), &err)
+	}
+	return w.c.SetInfo(info)
+}
 
 // Info returns the hints set with SetInfo (MPI_Win_get_info).
 func (w *Window[T]) Info() *Info { return w.c.Info() }
@@ -401,7 +423,11 @@ func (w *Window[T]) check(op string, target, disp, n int) (bool, error) {
 
 // Put writes vals into target's window at element disp (MPI_Put). It is
 // complete at the next Flush, Unlock or Fence; vals may be reused at once.
-func (w *Window[T]) Put(vals []T, target, disp int) error {
+func (w *Window[T]) Put(vals []T, target, disp int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Put", nil, Undefined, Undefined), &err)
+	}
+
 	if null, err := w.check("Put", target, disp, len(vals)); null || err != nil {
 		return err
 	}
@@ -421,7 +447,11 @@ func (w *Window[T]) Put(vals []T, target, disp int) error {
 
 // Get reads len(buf) elements of target's window from element disp into
 // buf (MPI_Get). buf holds them at the next Flush, Unlock or Fence.
-func (w *Window[T]) Get(buf []T, target, disp int) error {
+func (w *Window[T]) Get(buf []T, target, disp int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Get", nil, Undefined, Undefined), &err)
+	}
+
 	if null, err := w.check("Get", target, disp, len(buf)); null || err != nil {
 		return err
 	}
@@ -449,7 +479,11 @@ func (w *Window[T]) Get(buf []T, target, disp int) error {
 // value), atomically per element with respect to the other
 // accumulate-family calls on the window. op may be any Op, a closure made
 // by NewOp included. Complete at the next Flush, Unlock or Fence.
-func (w *Window[T]) Accumulate(vals []T, target, disp int, op Op[T]) error {
+func (w *Window[T]) Accumulate(vals []T, target, disp int, op Op[T]) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Accumulate", nil, Undefined, Undefined), &err)
+	}
+
 	if !op.valid() {
 		return w.errorf("Accumulate", ErrOp, target, "invalid operation (the zero Op)")
 	}
@@ -474,14 +508,18 @@ func (w *Window[T]) Accumulate(vals []T, target, disp int, op Op[T]) error {
 	if k, ok := w.predef(op); ok {
 		return w.post("Accumulate", target, reqAcc, k, disp, len(vals), bytesOf(vals, w.esize))
 	}
-	_, err := w.remoteApply("Accumulate", target, disp, vals, op)
+	_, err = w.remoteApply("Accumulate", target, disp, vals, op)
 	return err
 }
 
 // FetchAndOp replaces the element at disp of target's window with
 // op(element, v) and returns the element's value before, atomically
 // (MPI_Fetch_and_op). It is complete on return.
-func (w *Window[T]) FetchAndOp(v T, target, disp int, op Op[T]) (T, error) {
+func (w *Window[T]) FetchAndOp(v T, target, disp int, op Op[T]) (_ T, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.FetchAndOp", nil, Undefined, Undefined), &err)
+	}
+
 	var old T
 	if !op.valid() {
 		return old, w.errorf("FetchAndOp", ErrOp, target, "invalid operation (the zero Op)")
@@ -522,7 +560,11 @@ func (w *Window[T]) FetchAndOp(v T, target, disp int, op Op[T]) (T, error) {
 // CompareAndSwap replaces the element at disp of target's window with
 // swap if its bytes equal compare's, and returns the element's value
 // before, atomically (MPI_Compare_and_swap). It is complete on return.
-func (w *Window[T]) CompareAndSwap(compare, swap T, target, disp int) (T, error) {
+func (w *Window[T]) CompareAndSwap(compare, swap T, target, disp int) (_ T, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.CompareAndSwap", nil, Undefined, Undefined), &err)
+	}
+
 	var old T
 	if null, err := w.check("CompareAndSwap", target, disp, 1); null || err != nil {
 		return old, err
@@ -556,7 +598,11 @@ func (w *Window[T]) CompareAndSwap(compare, swap T, target, disp int) (T, error)
 // (MPI_Win_fence): every operation that any rank started on the window
 // before the Fence is complete when Fence returns. It is collective over
 // the window's ranks.
-func (w *Window[T]) Fence() error {
+func (w *Window[T]) Fence() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Fence", nil, Undefined, Undefined), &err)
+	}
+
 	if w == nil || w.c == nil {
 		return (*Comm)(nil).errorf("Window.Fence", ErrArg, loc{}, "nil window")
 	}
@@ -580,7 +626,11 @@ func (w *Window[T]) Fence() error {
 // exclusive excludes every other lock of target's window, shared excludes
 // exclusive ones. Lock waits until the lock is granted; the target takes
 // no part.
-func (w *Window[T]) Lock(target int, exclusive bool) error {
+func (w *Window[T]) Lock(target int, exclusive bool) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Lock", nil, Undefined, Undefined), &err)
+	}
+
 	if err := w.checkSync("Lock", target); err != nil || target == ProcNull {
 		return err
 	}
@@ -610,7 +660,11 @@ func (w *Window[T]) Lock(target int, exclusive bool) error {
 
 // Unlock completes every operation towards target and ends the epoch
 // that Lock started (MPI_Win_unlock).
-func (w *Window[T]) Unlock(target int) error {
+func (w *Window[T]) Unlock(target int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Unlock", nil, Undefined, Undefined), &err)
+	}
+
 	if err := w.checkSync("Unlock", target); err != nil || target == ProcNull {
 		return err
 	}
@@ -620,7 +674,7 @@ func (w *Window[T]) Unlock(target int) error {
 	if kind == lockNone {
 		return w.errorf("Unlock", ErrRMASync, target, "target %d is not locked by this rank", target)
 	}
-	err := w.release("Unlock", target, kind == lockExcl)
+	err = w.release("Unlock", target, kind == lockExcl)
 	w.mu.Lock()
 	w.locks[target] = lockNone
 	w.nlocks--
@@ -631,7 +685,11 @@ func (w *Window[T]) Unlock(target int) error {
 
 // LockAll starts a shared passive-target epoch towards every rank of the
 // window (MPI_Win_lock_all).
-func (w *Window[T]) LockAll() error {
+func (w *Window[T]) LockAll() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.LockAll", nil, Undefined, Undefined), &err)
+	}
+
 	if err := w.checkSync("LockAll", noTarget); err != nil {
 		return err
 	}
@@ -660,7 +718,11 @@ func (w *Window[T]) LockAll() error {
 
 // UnlockAll completes every operation of this rank on the window and ends
 // the epoch LockAll started (MPI_Win_unlock_all).
-func (w *Window[T]) UnlockAll() error {
+func (w *Window[T]) UnlockAll() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.UnlockAll", nil, Undefined, Undefined), &err)
+	}
+
 	if err := w.checkSync("UnlockAll", noTarget); err != nil {
 		return err
 	}
@@ -685,7 +747,11 @@ func (w *Window[T]) UnlockAll() error {
 
 // Flush completes every operation of this rank towards target without
 // ending the passive-target epoch (MPI_Win_flush).
-func (w *Window[T]) Flush(target int) error {
+func (w *Window[T]) Flush(target int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Flush", nil, Undefined, Undefined), &err)
+	}
+
 	if err := w.checkSync("Flush", target); err != nil || target == ProcNull {
 		return err
 	}
@@ -697,7 +763,11 @@ func (w *Window[T]) Flush(target int) error {
 
 // FlushAll completes every operation of this rank on the window without
 // ending the passive-target epochs (MPI_Win_flush_all).
-func (w *Window[T]) FlushAll() error {
+func (w *Window[T]) FlushAll() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.FlushAll", nil, Undefined, Undefined), &err)
+	}
+
 	if err := w.checkSync("FlushAll", noTarget); err != nil {
 		return err
 	}
@@ -714,7 +784,11 @@ func (w *Window[T]) FlushAll() error {
 // window's ranks and returns when every operation aimed at this rank's
 // window has completed. Locks this rank still holds are released first.
 // Every later call on the window fails with ErrRMASync.
-func (w *Window[T]) Free() error {
+func (w *Window[T]) Free() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Free", nil, Undefined, Undefined), &err)
+	}
+
 	if w == nil || w.c == nil {
 		return (*Comm)(nil).errorf("Window.Free", ErrArg, loc{}, "nil window")
 	}
