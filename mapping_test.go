@@ -16,8 +16,9 @@ import (
 // mpi31 lists the functions of MPI-3.1 chapters 3 to 8, and of the info
 // objects (chapter 9) that environment management relies on, from the
 // standard's function index. Every one must have a row in a checklist
-// table of docs/mapping.md. (The one-sided, I/O and tools chapters are not
-// listed; generalized requests are added with their branch.)
+// table of docs/mapping.md, and so must those of one-sided communication
+// (chapter 11). (The I/O and tools chapters are not listed; generalized
+// requests are added with their branch.)
 var mpi31 = map[string][]string{
 	"3 point-to-point": {
 		"Send", "Recv", "Get_count", "Bsend", "Ssend", "Rsend", "Buffer_attach", "Buffer_detach",
@@ -81,6 +82,15 @@ var mpi31 = map[string][]string{
 		"Info_get_nthkey", "Info_dup", "Info_free",
 	},
 	"12 threads": {"Init_thread", "Query_thread", "Is_thread_main"},
+	"11 one-sided": {
+		"Win_create", "Win_allocate", "Win_allocate_shared", "Win_shared_query", "Win_create_dynamic",
+		"Win_attach", "Win_detach", "Win_free", "Win_get_group", "Win_set_info", "Win_get_info",
+		"Put", "Get", "Accumulate", "Get_accumulate", "Fetch_and_op", "Compare_and_swap",
+		"Rput", "Rget", "Raccumulate", "Rget_accumulate", "Win_fence", "Win_start", "Win_complete",
+		"Win_post", "Win_wait", "Win_test", "Win_lock", "Win_unlock", "Win_lock_all",
+		"Win_unlock_all", "Win_flush", "Win_flush_all", "Win_flush_local", "Win_flush_local_all",
+		"Win_sync",
+	},
 }
 
 // exportedNames returns the package's exported identifiers, read from its

@@ -3,6 +3,7 @@
 # shared-memory BTL: the reference side for `mpigo bench` comparisons.
 #
 #   bench/ref/run.sh [-n N] TEST [osu_like args...]     TEST: latency bw bibw allreduce bcast barrier allgather alltoall reduce reduce_scatter scan
+#   bench/ref/run.sh [-n N] TEST [osu_rma args...]      TEST: put_latency get_latency acc_latency fop_latency cas_latency put_bw get_bw
 #   bench/ref/run.sh [-n N] netpipe [NPmpi args...]     NetPIPE cross-check (2 ranks)
 #
 # Environment: BTL=... to force the BTL list (default: self,vader, or self,sm
@@ -75,6 +76,17 @@ if [[ $test == netpipe ]]; then
 	run "$np" "$@"
 	exit
 fi
+
+case $test in
+put_latency | get_latency | acc_latency | fop_latency | cas_latency | put_bw | get_bw)
+	# One-sided tests: osu_rma.c. Open MPI picks osc/sm on one node; with
+	# BTL=self,tcp, add MPIRUN_EXTRA="--mca osc pt2pt" for its message path.
+	"$MPICC" -O2 -Wall -o "$tmp/osu_rma" "$here/osu_rma.c"
+	cd "$tmp"
+	run ./osu_rma "$test" "$@"
+	exit
+	;;
+esac
 
 "$MPICC" -O2 -Wall -o "$tmp/osu_like" "$here/osu_like.c"
 cd "$tmp"

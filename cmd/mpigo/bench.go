@@ -48,6 +48,12 @@ Tests:
              hides entirely behind computation; -yield makes the
              computation yield its processor now and then;
              the last two columns are the min and max of overall
+  put_latency, get_latency, acc_latency, fop_latency, cas_latency
+             one-sided, OSU's flush form: rank 0 locks rank 1's window once;
+             each iteration is one Put, Get, Accumulate (Sum), FetchAndOp
+             (Sum of an int64) or CompareAndSwap, then Flush (us)
+  put_bw, get_bw
+             one-sided: 64 Puts or Gets of SIZE bytes, then Flush (MB/s)
 
 APIs (-api; latency, bw and bibw):
   raw        c.Send(buf, SIZE, mpi.Byte, ...): the low-level byte path
@@ -188,6 +194,9 @@ func defaultSizes(test string) string {
 		return "8:1048576"
 	case "barrier", "ibarrier":
 		return "0"
+	case "put_latency", "get_latency", "acc_latency", "fop_latency", "cas_latency", "put_bw", "get_bw":
+		s, _ := rmaSizes(test)
+		return s
 	case "allgather", "alltoall", "reduce", "reduce_scatter", "scan", "iallreduce", "ibcast", "iallgather", "ialltoall":
 		return "8:1048576"
 	}
@@ -269,6 +278,10 @@ func (b *benchConfig) prepare() (benchBody, *benchRun, error) {
 		body = b.moreColl
 	case "iallreduce", "ibcast", "iallgather", "ialltoall", "ibarrier":
 		body = b.nonblocking
+	case "put_latency", "get_latency", "acc_latency", "fop_latency", "cas_latency":
+		body = b.rma
+	case "put_bw", "get_bw":
+		body, quantity = b.rma, "bandwidth"
 	default:
 		return nil, nil, fmt.Errorf("unknown test %q (want %s)", b.test, strings.Join(benchTests, ", "))
 	}
@@ -278,7 +291,7 @@ func (b *benchConfig) prepare() (benchBody, *benchRun, error) {
 	if b.n < 1 {
 		return nil, nil, fmt.Errorf("-n %d: want at least 1 rank", b.n)
 	}
-	if b.n < 2 && (b.test == "latency" || b.test == "bw" || b.test == "bibw") {
+	if _, oneSided := rmaTests[b.test]; b.n < 2 && (b.test == "latency" || b.test == "bw" || b.test == "bibw" || oneSided) {
 		return nil, nil, fmt.Errorf("%s needs at least 2 ranks", b.test)
 	}
 	r := &benchRun{
@@ -293,7 +306,7 @@ func (b *benchConfig) prepare() (benchBody, *benchRun, error) {
 }
 
 // benchTests lists every test, in the order of the help.
-var benchTests = []string{"latency", "bw", "bibw", "allreduce", "bcast", "barrier", "allgather", "alltoall", "reduce", "reduce_scatter", "scan", "iallreduce", "ibcast", "iallgather", "ialltoall", "ibarrier"}
+var benchTests = []string{"latency", "bw", "bibw", "allreduce", "bcast", "barrier", "allgather", "alltoall", "reduce", "reduce_scatter", "scan", "iallreduce", "ibcast", "iallgather", "ialltoall", "ibarrier", "put_latency", "get_latency", "acc_latency", "fop_latency", "cas_latency", "put_bw", "get_bw"}
 
 // benchEvents receives what rank 0 measures, as it goes.
 type benchEvents interface {

@@ -31,6 +31,13 @@ func TestBenchOutput(t *testing.T) {
 		{[]string{"bench", "iallreduce", "-n", "2", "-sizes", "8", "-iters", "5"}, []int{8}},
 		{[]string{"bench", "ialltoall", "-n", "3", "-sizes", "8,1024", "-iters", "5", "-yield"}, []int{8, 1024}},
 		{[]string{"bench", "ibarrier", "-n", "3", "-iters", "5"}, []int{0}},
+		{[]string{"bench", "put_latency", "-sizes", "8,100000", "-iters", "20"}, []int{8, 100000}},
+		{[]string{"bench", "get_latency", "-transport", "tcp", "-sizes", "8", "-iters", "20"}, []int{8}},
+		{[]string{"bench", "acc_latency", "-sizes", "64", "-iters", "20"}, []int{64}},
+		{[]string{"bench", "fop_latency", "-n", "3", "-iters", "20"}, []int{8}},
+		{[]string{"bench", "cas_latency", "-transport", "shm", "-iters", "20"}, []int{8}},
+		{[]string{"bench", "put_bw", "-sizes", "4096", "-iters", "3"}, []int{4096}},
+		{[]string{"bench", "get_bw", "-sizes", "1024", "-iters", "3"}, []int{1024}},
 	}
 	for _, tt := range tests {
 		var out, errb bytes.Buffer

@@ -1,0 +1,78 @@
+package shm
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// Segments are plain shared mappings that a rank creates and its peers on
+// the node map too, for memory that several processes address directly
+// (one-sided windows). A segment lives in the job's folder under the
+// rank's inbox name plus a suffix, so that whatever removes the job's
+// inboxes (RemoveJob) removes its segments too.
+
+// SegmentName is the file of rank's segment called suffix in t's job.
+func (t *Transport) SegmentName(rank int, suffix string) string {
+	return Name(t.cfg.Dir, t.cfg.JobID, rank) + "-" + suffix
+}
+
+// SegmentSuffix names segment id of kind (for example "w" and a window's
+// context id).
+func SegmentSuffix(kind string, id uint64) string { return kind + strconv.FormatUint(id, 10) }
+
+// CreateSegment creates and maps a zeroed segment of size bytes, mode 0600.
+func CreateSegment(name string, size int) ([]byte, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("shm: segment %s: size %d", name, size)
+	}
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("shm: creating segment: %w", err)
+	}
+	defer f.Close()
+	if err := f.Truncate(int64(size)); err != nil {
+		os.Remove(name)
+		return nil, fmt.Errorf("shm: sizing segment %s (%d bytes): %w", name, size, err)
+	}
+	mem, err := mapFile(f, size)
+	if err != nil {
+		os.Remove(name)
+		return nil, fmt.Errorf("shm: mapping segment %s: %w", name, err)
+	}
+	return mem, nil
+}
+
+// OpenSegment maps the segment a peer created; it must be size bytes long.
+func OpenSegment(name string, size int) ([]byte, error) {
+	f, err := os.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("shm: opening segment: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("shm: segment %s: %w", name, err)
+	}
+	if st.Size() != int64(size) {
+		return nil, fmt.Errorf("shm: segment %s has %d bytes, want %d", name, st.Size(), size)
+	}
+	mem, err := mapFile(f, size)
+	if err != nil {
+		return nil, fmt.Errorf("shm: mapping segment %s: %w", name, err)
+	}
+	return mem, nil
+}
+
+// RemoveSegment unlinks a segment's file; mappings stay valid.
+func RemoveSegment(name string) { os.Remove(name) }
+
+// Unmap releases a mapping made by CreateSegment or OpenSegment.
+func Unmap(mem []byte) error {
+	if len(mem) == 0 {
+		return nil
+	}
+	return unix.Munmap(mem)
+}

@@ -1,0 +1,983 @@
+package mpi
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mpigo/mpi/internal/rma"
+	"github.com/mpigo/mpi/internal/transport"
+	"github.com/mpigo/mpi/internal/transport/shm"
+)
+
+// One-sided communication (MPI-3.1 chapter 11): docs/rma.md.
+
+// Error classes of one-sided communication.
+var (
+	// ErrRMARange: a displacement (plus the elements that follow it) lies
+	// outside the target's window (MPI_ERR_RMA_RANGE).
+	ErrRMARange = errors.New("displacement outside the target's window")
+	// ErrRMASync: a one-sided call outside an access epoch, an Unlock
+	// without a Lock, a second Lock of one target, or any use of a freed
+	// window (MPI_ERR_RMA_SYNC).
+	ErrRMASync = errors.New("one-sided synchronization error")
+)
+
+func init() { predefinedClasses = append(predefinedClasses, ErrRMARange, ErrRMASync) }
+
+// Window is a window of elements of T on every rank of a communicator
+// (MPI_Win): memory that the other ranks read and write with Put, Get,
+// Accumulate, FetchAndOp and CompareAndSwap, without the owner taking
+// part. T must be a plain type (numbers, bools, arrays and structs of
+// them): no pointers, strings, slices or maps.
+//
+// Operations happen inside epochs: between two Fence calls (active
+// target, every rank takes part), or between Lock and Unlock of a target
+// (or LockAll and UnlockAll; passive target: the target does nothing).
+// Put, Get and Accumulate are complete (their data at the target, or in
+// the buffer) at the next Flush, FlushAll, Unlock, UnlockAll or Fence;
+// FetchAndOp and CompareAndSwap are complete on return.
+//
+// Goroutine ranks reach each other's windows directly in memory, and so
+// do processes on one node for windows made by NewWindow (the memory is
+// then a shared mapping); otherwise operations travel as messages that
+// the target's runtime serves in the background, so a target that is
+// busy computing still serves them. A Window is safe for use by many
+// goroutines at once.
+type Window[T any] struct {
+	c     *Comm // private duplicate of the creating communicator
+	local []T
+	esize int
+	sizes []int   // elements of each rank's window
+	reach []*tmem // per rank: its memory, reachable directly; nil: by messages
+	me    *tmem
+	ops   bool // T has predefined operations the target can apply itself
+
+	seg     []byte   // this rank's segment (nil: Go memory)
+	maps    [][]byte // peers' segments mapped here
+	srvDone chan struct{}
+	tag     atomic.Uint32
+	pend    []atomic.Int32 // per target: message operations not yet flushed
+
+	mu      sync.Mutex
+	fence   bool
+	locks   []int8 // per target: lockNone, lockShared, lockExcl
+	nlocks  int
+	lockAll bool
+	freed   atomic.Bool
+	closing atomic.Bool // Free has begun: lock waits at this target give up
+
+	alloc     bool   // made by NewWindow
+	dynamic   bool   // made by NewDynamicWindow
+	exposed   []int  // PSCW: origins of the open exposure epoch (Post)
+	accessing []int  // PSCW: targets of the open access epoch (Start)
+	started   []bool // per target: in the access epoch of Start
+	pscw      pscwNote
+	access    []atomic.Bool // per target: an access epoch is open (publish)
+	passive   []atomic.Bool // per target: a passive-target epoch is open (publish)
+	errh      atomic.Pointer[ErrHandler]
+}
+
+const (
+	lockNone int8 = iota
+	lockShared
+	lockExcl
+)
+
+// winInfo is what ranks tell each other when they create a window.
+type winInfo struct {
+	N     int64
+	Esize int64
+	Sig   uint64
+	Seg   int64 // 1: the window is a shared segment peers may map
+	Bad   int64 // 1: this rank's arguments were wrong
+}
+
+// NewWindow allocates n zeroed elements of T on the calling rank and
+// makes them, with the other ranks' parts, a window (MPI_Win_allocate).
+// It is collective over c; n may differ between ranks and may be 0. On
+// processes of one node the memory is shared, and origins there access
+// it directly.
+func NewWindow[T any](c *Comm, n int) (_ *Window[T], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("NewWindow", c, Undefined, Undefined), &err)
+	}
+
+	return newWindow[T](c, "NewWindow", n, nil, true)
+}
+
+// WindowOf makes a window over the caller's memory local (MPI_Win_create):
+// Local returns local itself. It is collective over c; local may be nil.
+func WindowOf[T any](c *Comm, local []T) (_ *Window[T], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("WindowOf", c, Undefined, Undefined), &err)
+	}
+
+	return newWindow[T](c, "WindowOf", len(local), local, false)
+}
+
+// NewDynamicWindow makes a window with no memory yet
+// (MPI_Win_create_dynamic): each rank adds memory with Attach, which
+// returns the displacement origins use to reach it, and removes it with
+// Detach. It is collective over c. Operations on it travel as messages
+// between processes (a displacement outside the target's attached memory
+// is then reported by the target: ErrRMARange), and go straight to memory
+// between goroutine ranks.
+func NewDynamicWindow[T any](c *Comm) (_ *Window[T], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("NewDynamicWindow", c, Undefined, Undefined), &err)
+	}
+
+	return newWindow[T](c, "NewDynamicWindow", 0, nil, false, true)
+}
+
+func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic ...bool) (*Window[T], error) {
+	if err := c.check(op); err != nil {
+		return nil, err
+	}
+	if c.inter != nil {
+		return nil, c.handle(c.errorf(op, ErrComm, loc{}, "windows need an intracommunicator"))
+	}
+	t := typeOf[T]()
+	var bad error
+	switch {
+	case t.shape != shapePlain || t.size == 0:
+		bad = c.errorf(op, ErrType, loc{}, "a window holds plain values (numbers, bools, arrays and structs of them), not %s", typeName[T]())
+	case n < 0:
+		bad = c.errorf(op, ErrCount, loc{}, "negative number of elements %d", n)
+	}
+	d, err := c.dupContext(op)
+	if err != nil {
+		return nil, err
+	}
+	d.name = "window of " + c.Name()
+	d.shadow.name = d.name
+	w := &Window[T]{c: d, esize: t.size, srvDone: make(chan struct{}), alloc: alloc}
+	w.errh.Store(c.errh.Load())
+	p := c.p
+	me := c.group[c.rank]
+	fail := func(err error) (*Window[T], error) {
+		if w.seg != nil {
+			shm.Unmap(w.seg)
+		}
+		for _, m := range w.maps {
+			shm.Unmap(m)
+		}
+		d.free()
+		return nil, c.handle(err)
+	}
+	info := winInfo{N: int64(n), Esize: int64(t.size), Sig: t.sig}
+	var segName string
+	if bad != nil {
+		info.Bad = 1
+	} else {
+		if alloc {
+			if tr := w.shmPeer(); tr != nil {
+				segName = tr.SegmentName(me, shm.SegmentSuffix("w", uint64(d.ctx)))
+				if mem, err := shm.CreateSegment(segName, segSize(n, t.size)); err == nil {
+					w.seg = mem
+					info.Seg = 1
+				}
+			}
+			if w.seg != nil {
+				w.me = segMem(w.seg)
+				w.local = elemsOf[T](w.me.buf, 0, n, t.size)
+			} else {
+				w.local = make([]T, n)
+				w.me = heapMem(bytesOf(w.local, t.size))
+			}
+		} else if len(dynamic) > 0 {
+			w.dynamic = true
+			w.me = heapMem(nil)
+			w.me.dyn = &dynTable{}
+		} else {
+			w.local = local
+			w.me = heapMem(bytesOf(local, t.size))
+		}
+		register(p.job, d.ctx, me, w.me)
+	}
+	infos, err := Allgather(d, info)
+	if err != nil {
+		if segName != "" {
+			shm.RemoveSegment(segName)
+		}
+		if bad == nil {
+			unregister(p.job, d.ctx)
+		}
+		return fail(err)
+	}
+	for r, in := range infos {
+		if bad != nil {
+			break
+		}
+		switch {
+		case in.Bad != 0:
+			bad = c.errorf(op, ErrArg, loc{}, "rank %d passed wrong arguments", r)
+		case in.Esize != int64(t.size) || in.Sig != t.sig:
+			bad = c.errorf(op, ErrType, loc{}, "rank %d made its window with another element type than %s", r, typeName[T]())
+		}
+	}
+	if bad != nil {
+		if info.Bad == 0 {
+			unregister(p.job, d.ctx)
+			if segName != "" {
+				shm.RemoveSegment(segName)
+			}
+		}
+		return fail(bad)
+	}
+	size := d.Size()
+	w.sizes = make([]int, size)
+	w.reach = make([]*tmem, size)
+	w.pend = make([]atomic.Int32, size)
+	w.locks = make([]int8, size)
+	w.started = make([]bool, size)
+	w.access = make([]atomic.Bool, size)
+	w.passive = make([]atomic.Bool, size)
+	w.pscw.init(size)
+	for r, in := range infos {
+		w.sizes[r] = int(in.N)
+		g := d.group[r]
+		switch {
+		case r == d.rank:
+			w.reach[r] = w.me
+		case p.inProcess(g):
+			w.reach[r] = lookup(p.job, d.ctx, g)
+		case in.Seg != 0 && p.segmentsFor(g) != nil:
+			name := p.segmentsFor(g).SegmentName(g, shm.SegmentSuffix("w", uint64(d.ctx)))
+			if mem, err := shm.OpenSegment(name, segSize(int(in.N), t.size)); err == nil {
+				w.maps = append(w.maps, mem)
+				w.reach[r] = segMem(mem)
+			}
+		}
+	}
+	_, w.ops = cachedOp[T](kSum)
+	if !w.ops {
+		_, w.ops = cachedOp[T](kLand) // bool
+	}
+	go w.serve()
+	err = Barrier(d)
+	unregister(p.job, d.ctx)
+	if segName != "" {
+		shm.RemoveSegment(segName)
+	}
+	if err != nil {
+		w.stopServer()
+		return fail(err)
+	}
+	return w, nil
+}
+
+// shmPeer returns the shared-memory transport towards some other member
+// of w's communicator, or nil if none is reached that way.
+func (w *Window[T]) shmPeer() transport.Segments {
+	for r, g := range w.c.group {
+		if r != w.c.rank {
+			if t := w.c.p.segmentsFor(g); t != nil {
+				return t
+			}
+		}
+	}
+	return nil
+}
+
+// Local returns this rank's part of the window. For WindowOf it is the
+// very slice passed in; after Free of a NewWindow window it is nil.
+func (w *Window[T]) Local() []T {
+	if w == nil {
+		return nil
+	}
+	if w.freed.Load() && w.seg != nil {
+		return nil
+	}
+	return w.local
+}
+
+// Comm returns the communicator of the window's members (a duplicate of
+// the one it was made on; MPI_Win_get_group gives its group).
+func (w *Window[T]) Comm() *Comm { return w.c }
+
+// Size returns the number of elements of rank r's part of the window.
+func (w *Window[T]) Size(r int) int {
+	if r < 0 || r >= len(w.sizes) {
+		return 0
+	}
+	return w.sizes[r]
+}
+
+// errorf builds an *Error for window call op about target and passes it
+// through the window's error handler.
+func (w *Window[T]) errorf(op string, class error, target int, format string, args ...any) error {
+	l := loc{}
+	if target != noTarget {
+		l = loc{what: "target", peer: target}
+	}
+	return w.handle(w.c.errorf("Window."+op, class, l, format, args...))
+}
+
+// failed wraps err, an error of a call the window made internally.
+func (w *Window[T]) failed(op string, target int, err error) error {
+	class := ErrOther
+	for _, c := range predefinedClasses {
+		if errors.Is(err, c) {
+			class = c
+			break
+		}
+	}
+	l := loc{}
+	if target != noTarget {
+		l = loc{what: "target", peer: target}
+	}
+	e := w.c.errorf("Window."+op, class, l, "").(*Error)
+	e.Cause = err
+	return w.handle(e)
+}
+
+// handle passes a failed call's error through the window's handler.
+func (w *Window[T]) handle(err error) error {
+	h := w.errh.Load()
+	if err == nil || h == nil || h == ErrorsReturn {
+		return err
+	}
+	if h.fn != nil {
+		h.fn(w.c, err)
+	}
+	if h.fatal {
+		w.c.p.job.abort(w.c.p.rank, 1, fmt.Errorf("error handler ErrorsAreFatal: %w", err))
+	}
+	return err
+}
+
+// SetErrHandler sets what happens when a call on the window fails
+// (MPI_Win_set_errhandler): ErrorsReturn, ErrorsAreFatal, or a handler
+// from NewErrHandler, which is called with the window's communicator
+// (Comm). A window starts with the handler of the communicator it was
+// made on.
+func (w *Window[T]) SetErrHandler(h *ErrHandler) { w.errh.Store(h) }
+
+// ErrHandler returns the window's error handler (MPI_Win_get_errhandler).
+func (w *Window[T]) ErrHandler() *ErrHandler {
+	if h := w.errh.Load(); h != nil {
+		return h
+	}
+	return ErrorsReturn
+}
+
+// CallErrHandler passes err through the window's error handler and
+// returns it (MPI_Win_call_errhandler).
+func (w *Window[T]) CallErrHandler(e error) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.CallErrHandler", nil, Undefined, Undefined), &err)
+	}
+	return w.handle(e)
+}
+
+// SetInfo records hints for the window (MPI_Win_set_info); Info returns
+// them (MPI_Win_get_info). The implementation needs none of the
+// standard's hints (no_locks, accumulate_ordering, accumulate_ops,
+// same_size, same_disp_unit): it is correct without them and keeps them
+// only for the program to read back.
+func (w *Window[T]) SetInfo(info *Info) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.SetInfo", nil, Undefined, Undefined), &err)
+	}
+	return w.c.SetInfo(info)
+}
+
+// Info returns the hints set with SetInfo (MPI_Win_get_info).
+func (w *Window[T]) Info() *Info { return w.c.Info() }
+
+const noTarget = -1 << 30
+
+// check validates the window and target for a communication call: it
+// reports whether the call is a no-op (ProcNull) and fails outside an
+// access epoch towards target or beyond its window.
+func (w *Window[T]) check(op string, target, disp, n int) (bool, error) {
+	if w == nil || w.c == nil {
+		return false, (*Comm)(nil).errorf("Window."+op, ErrArg, loc{}, "nil window")
+	}
+	if w.freed.Load() {
+		return false, w.errorf(op, ErrRMASync, target, "the window has been freed")
+	}
+	if target == ProcNull {
+		return true, nil
+	}
+	if target < 0 || target >= len(w.sizes) {
+		return false, w.errorf(op, ErrRank, target, "target %d is not a rank of the window's group (size %d)", target, len(w.sizes))
+	}
+	if !w.access[target].Load() {
+		return false, w.errorf(op, ErrRMASync, target, "no access epoch towards target %d (call Fence, Lock or LockAll first)", target)
+	}
+	if w.dynamic {
+		if disp < 0 || n < 0 {
+			return false, w.errorf(op, ErrRMARange, target, "negative displacement %d or count %d", disp, n)
+		}
+		return false, nil // the target's regions decide (w.span)
+	}
+	if disp < 0 || n < 0 || disp > w.sizes[target] || n > w.sizes[target]-disp {
+		return false, w.errorf(op, ErrRMARange, target, "displacement %d and %d element(s) lie outside target %d's window of %d element(s)", disp, n, target, w.sizes[target])
+	}
+	return false, nil
+}
+
+// Put writes vals into target's window at element disp (MPI_Put). It is
+// complete at the next Flush, Unlock or Fence; vals may be reused at once.
+func (w *Window[T]) Put(vals []T, target, disp int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Put", nil, Undefined, Undefined), &err)
+	}
+
+	if null, err := w.check("Put", target, disp, len(vals)); null || err != nil {
+		return err
+	}
+	if len(vals) == 0 {
+		return nil
+	}
+	if m := w.reach[target]; m != nil {
+		span, err := w.span("Put", m, target, disp, len(vals))
+		if err != nil {
+			return err
+		}
+		copy(span, bytesOf(vals, w.esize))
+		return nil
+	}
+	return w.post("Put", target, reqPut, 0, disp, len(vals), bytesOf(vals, w.esize))
+}
+
+// Get reads len(buf) elements of target's window from element disp into
+// buf (MPI_Get). buf holds them at the next Flush, Unlock or Fence.
+func (w *Window[T]) Get(buf []T, target, disp int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Get", nil, Undefined, Undefined), &err)
+	}
+
+	if null, err := w.check("Get", target, disp, len(buf)); null || err != nil {
+		return err
+	}
+	if len(buf) == 0 {
+		return nil
+	}
+	if m := w.reach[target]; m != nil {
+		span, err := w.span("Get", m, target, disp, len(buf))
+		if err != nil {
+			return err
+		}
+		copy(bytesOf(buf, w.esize), span)
+		return nil
+	}
+	rep, err := w.call("Get", target, reqGet, 0, disp, len(buf), nil)
+	if err != nil {
+		return err
+	}
+	copy(bytesOf(buf, w.esize), rep)
+	return nil
+}
+
+// Accumulate combines vals into target's window at element disp
+// (MPI_Accumulate): each element becomes op(target's value, origin's
+// value), atomically per element with respect to the other
+// accumulate-family calls on the window. op may be any Op, a closure made
+// by NewOp included. Complete at the next Flush, Unlock or Fence.
+func (w *Window[T]) Accumulate(vals []T, target, disp int, op Op[T]) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Accumulate", nil, Undefined, Undefined), &err)
+	}
+
+	if !op.valid() {
+		return w.errorf("Accumulate", ErrOp, target, "invalid operation (the zero Op)")
+	}
+	if null, err := w.check("Accumulate", target, disp, len(vals)); null || err != nil {
+		return err
+	}
+	if len(vals) == 0 {
+		return nil
+	}
+	if m := w.reach[target]; m != nil {
+		span, err := w.span("Accumulate", m, target, disp, len(vals))
+		if err != nil {
+			return err
+		}
+		if err := w.accLock(m, target); err != nil {
+			return w.failed("Accumulate", target, err)
+		}
+		op.apply(elemsOf[T](span, 0, len(vals), w.esize), vals, true)
+		rma.AccUnlock(m.acc)
+		return nil
+	}
+	if k, ok := w.predef(op); ok {
+		return w.post("Accumulate", target, reqAcc, k, disp, len(vals), bytesOf(vals, w.esize))
+	}
+	_, err = w.remoteApply("Accumulate", target, disp, vals, op)
+	return err
+}
+
+// FetchAndOp replaces the element at disp of target's window with
+// op(element, v) and returns the element's value before, atomically
+// (MPI_Fetch_and_op). It is complete on return.
+func (w *Window[T]) FetchAndOp(v T, target, disp int, op Op[T]) (_ T, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.FetchAndOp", nil, Undefined, Undefined), &err)
+	}
+
+	var old T
+	if !op.valid() {
+		return old, w.errorf("FetchAndOp", ErrOp, target, "invalid operation (the zero Op)")
+	}
+	if null, err := w.check("FetchAndOp", target, disp, 1); null || err != nil {
+		return old, err
+	}
+	if m := w.reach[target]; m != nil {
+		span, err := w.span("FetchAndOp", m, target, disp, 1)
+		if err != nil {
+			return old, err
+		}
+		if err := w.accLock(m, target); err != nil {
+			return old, w.failed("FetchAndOp", target, err)
+		}
+		e := &elemsOf[T](span, 0, 1, w.esize)[0]
+		old = *e
+		*e = op.fn(old, v)
+		rma.AccUnlock(m.acc)
+		return old, nil
+	}
+	if k, ok := w.predef(op); ok {
+		one := []T{v}
+		rep, err := w.call("FetchAndOp", target, reqFop, k, disp, 1, bytesOf(one, w.esize))
+		if err != nil {
+			return old, err
+		}
+		copy(bytesOf(one, w.esize), rep)
+		return one[0], nil
+	}
+	olds, err := w.remoteApply("FetchAndOp", target, disp, []T{v}, op)
+	if err != nil {
+		return old, err
+	}
+	return olds[0], nil
+}
+
+// CompareAndSwap replaces the element at disp of target's window with
+// swap if its bytes equal compare's, and returns the element's value
+// before, atomically (MPI_Compare_and_swap). It is complete on return.
+func (w *Window[T]) CompareAndSwap(compare, swap T, target, disp int) (_ T, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.CompareAndSwap", nil, Undefined, Undefined), &err)
+	}
+
+	var old T
+	if null, err := w.check("CompareAndSwap", target, disp, 1); null || err != nil {
+		return old, err
+	}
+	if m := w.reach[target]; m != nil {
+		span, err := w.span("CompareAndSwap", m, target, disp, 1)
+		if err != nil {
+			return old, err
+		}
+		if err := w.accLock(m, target); err != nil {
+			return old, w.failed("CompareAndSwap", target, err)
+		}
+		e := elemsOf[T](span, 0, 1, w.esize)
+		old = e[0]
+		if string(bytesOf([]T{compare}, w.esize)) == string(bytesOf(e, w.esize)) {
+			e[0] = swap
+		}
+		rma.AccUnlock(m.acc)
+		return old, nil
+	}
+	two := []T{compare, swap}
+	rep, err := w.call("CompareAndSwap", target, reqCas, 0, disp, 1, bytesOf(two, w.esize))
+	if err != nil {
+		return old, err
+	}
+	copy(bytesOf(two[:1], w.esize), rep)
+	return two[0], nil
+}
+
+// Fence ends the current active-target epoch and starts the next
+// (MPI_Win_fence): every operation that any rank started on the window
+// before the Fence is complete when Fence returns. It is collective over
+// the window's ranks.
+func (w *Window[T]) Fence() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Fence", nil, Undefined, Undefined), &err)
+	}
+
+	if w == nil || w.c == nil {
+		return (*Comm)(nil).errorf("Window.Fence", ErrArg, loc{}, "nil window")
+	}
+	if w.freed.Load() {
+		return w.errorf("Fence", ErrRMASync, noTarget, "the window has been freed")
+	}
+	if err := w.flushAll("Fence"); err != nil {
+		return err
+	}
+	if err := Barrier(w.c); err != nil {
+		return w.failed("Fence", noTarget, err)
+	}
+	w.mu.Lock()
+	w.fence = true
+	w.publish()
+	w.mu.Unlock()
+	return nil
+}
+
+// Lock starts a passive-target access epoch towards target (MPI_Win_lock):
+// exclusive excludes every other lock of target's window, shared excludes
+// exclusive ones. Lock waits until the lock is granted; the target takes
+// no part.
+func (w *Window[T]) Lock(target int, exclusive bool) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Lock", nil, Undefined, Undefined), &err)
+	}
+
+	if err := w.checkSync("Lock", target); err != nil || target == ProcNull {
+		return err
+	}
+	w.mu.Lock()
+	if w.locks[target] != lockNone || w.lockAll {
+		w.mu.Unlock()
+		return w.errorf("Lock", ErrRMASync, target, "target %d is already locked by this rank", target)
+	}
+	kind := lockShared
+	if exclusive {
+		kind = lockExcl
+	}
+	w.locks[target] = kind
+	w.nlocks++
+	w.publish()
+	w.mu.Unlock()
+	if err := w.acquire("Lock", target, exclusive); err != nil {
+		w.mu.Lock()
+		w.locks[target] = lockNone
+		w.nlocks--
+		w.publish()
+		w.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// Unlock completes every operation towards target and ends the epoch
+// that Lock started (MPI_Win_unlock).
+func (w *Window[T]) Unlock(target int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Unlock", nil, Undefined, Undefined), &err)
+	}
+
+	if err := w.checkSync("Unlock", target); err != nil || target == ProcNull {
+		return err
+	}
+	w.mu.Lock()
+	kind := w.locks[target]
+	w.mu.Unlock()
+	if kind == lockNone {
+		return w.errorf("Unlock", ErrRMASync, target, "target %d is not locked by this rank", target)
+	}
+	err = w.release("Unlock", target, kind == lockExcl)
+	w.mu.Lock()
+	w.locks[target] = lockNone
+	w.nlocks--
+	w.publish()
+	w.mu.Unlock()
+	return err
+}
+
+// LockAll starts a shared passive-target epoch towards every rank of the
+// window (MPI_Win_lock_all).
+func (w *Window[T]) LockAll() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.LockAll", nil, Undefined, Undefined), &err)
+	}
+
+	if err := w.checkSync("LockAll", noTarget); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	if w.lockAll || w.nlocks > 0 {
+		w.mu.Unlock()
+		return w.errorf("LockAll", ErrRMASync, noTarget, "this rank already holds a lock on the window")
+	}
+	w.lockAll = true
+	w.publish()
+	w.mu.Unlock()
+	for t := range w.sizes {
+		if err := w.acquire("LockAll", t, false); err != nil {
+			for u := 0; u < t; u++ {
+				w.release("LockAll", u, false)
+			}
+			w.mu.Lock()
+			w.lockAll = false
+			w.publish()
+			w.mu.Unlock()
+			return err
+		}
+	}
+	return nil
+}
+
+// UnlockAll completes every operation of this rank on the window and ends
+// the epoch LockAll started (MPI_Win_unlock_all).
+func (w *Window[T]) UnlockAll() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.UnlockAll", nil, Undefined, Undefined), &err)
+	}
+
+	if err := w.checkSync("UnlockAll", noTarget); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	if !w.lockAll {
+		w.mu.Unlock()
+		return w.errorf("UnlockAll", ErrRMASync, noTarget, "UnlockAll without LockAll")
+	}
+	w.mu.Unlock()
+	var first error
+	for t := range w.sizes {
+		if err := w.release("UnlockAll", t, false); err != nil && first == nil {
+			first = err
+		}
+	}
+	w.mu.Lock()
+	w.lockAll = false
+	w.publish()
+	w.mu.Unlock()
+	return first
+}
+
+// Flush completes every operation of this rank towards target without
+// ending the passive-target epoch (MPI_Win_flush).
+func (w *Window[T]) Flush(target int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Flush", nil, Undefined, Undefined), &err)
+	}
+
+	if err := w.checkSync("Flush", target); err != nil || target == ProcNull {
+		return err
+	}
+	if !w.passive[target].Load() {
+		return w.errorf("Flush", ErrRMASync, target, "Flush outside a passive-target epoch towards target %d (call Lock or LockAll first)", target)
+	}
+	return w.flush("Flush", target)
+}
+
+// FlushAll completes every operation of this rank on the window without
+// ending the passive-target epochs (MPI_Win_flush_all).
+func (w *Window[T]) FlushAll() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.FlushAll", nil, Undefined, Undefined), &err)
+	}
+
+	if err := w.checkSync("FlushAll", noTarget); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	open := w.lockAll || w.nlocks > 0
+	w.mu.Unlock()
+	if !open {
+		return w.errorf("FlushAll", ErrRMASync, noTarget, "FlushAll outside a passive-target epoch (call Lock or LockAll first)")
+	}
+	return w.flushAll("FlushAll")
+}
+
+// Free releases the window (MPI_Win_free). It is collective over the
+// window's ranks and returns when every operation aimed at this rank's
+// window has completed. Locks this rank still holds are released first.
+// Every later call on the window fails with ErrRMASync.
+func (w *Window[T]) Free() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.Free", nil, Undefined, Undefined), &err)
+	}
+
+	if w == nil || w.c == nil {
+		return (*Comm)(nil).errorf("Window.Free", ErrArg, loc{}, "nil window")
+	}
+	if w.freed.Swap(true) {
+		return w.errorf("Free", ErrRMASync, noTarget, "the window has already been freed")
+	}
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	w.mu.Lock()
+	locks := append([]int8(nil), w.locks...)
+	all := w.lockAll
+	w.mu.Unlock()
+	for t, k := range locks {
+		if k != lockNone || all {
+			keep(w.release("Free", t, k == lockExcl))
+		}
+	}
+	keep(w.flushAll("Free"))
+	if err := Barrier(w.c); err != nil {
+		keep(w.failed("Free", noTarget, err))
+	}
+	w.closing.Store(true)
+	w.stopServer()
+	for _, m := range w.maps {
+		shm.Unmap(m)
+	}
+	w.maps = nil
+	if w.seg != nil {
+		shm.Unmap(w.seg)
+	}
+	w.c.free()
+	return first
+}
+
+// publish recomputes, for every target, whether an access epoch is open
+// towards it, for check to read without the lock. w.mu is held.
+func (w *Window[T]) publish() {
+	for t := range w.access {
+		w.access[t].Store(w.fence || w.lockAll || w.locks[t] != lockNone || w.started[t])
+		w.passive[t].Store(w.lockAll || w.locks[t] != lockNone)
+	}
+}
+
+// checkSync validates a synchronisation call's window and target.
+func (w *Window[T]) checkSync(op string, target int) error {
+	if w == nil || w.c == nil {
+		return (*Comm)(nil).errorf("Window."+op, ErrArg, loc{}, "nil window")
+	}
+	if w.freed.Load() {
+		return w.errorf(op, ErrRMASync, target, "the window has been freed")
+	}
+	if target == noTarget || target == ProcNull {
+		return nil
+	}
+	if target < 0 || target >= len(w.sizes) {
+		return w.errorf(op, ErrRank, target, "target %d is not a rank of the window's group (size %d)", target, len(w.sizes))
+	}
+	return nil
+}
+
+// giveUp returns the test a wait towards target asks between naps: the
+// job or the target is gone.
+func (w *Window[T]) giveUp(target int) func() error {
+	p := w.c.p
+	g := w.c.group[target]
+	return func() error {
+		if err := p.eng.Err(); err != nil {
+			return err
+		}
+		if err := p.eng.Lost(g); err != nil {
+			return err
+		}
+		if f := p.job.failure.Load(); f != nil {
+			return *f
+		}
+		return nil
+	}
+}
+
+// span resolves n elements at disp of target's memory m.
+func (w *Window[T]) span(op string, m *tmem, target, disp, n int) ([]byte, error) {
+	b, ok := m.span(disp, n, w.esize)
+	if !ok {
+		return nil, w.errorf(op, ErrRMARange, target, "displacement %d and %d element(s) lie outside target %d's attached memory", disp, n, target)
+	}
+	return b, nil
+}
+
+// accLock takes the accumulate mutex of target's memory m.
+func (w *Window[T]) accLock(m *tmem, target int) error {
+	if m.acc.CompareAndSwap(0, 1) {
+		return nil
+	}
+	return rma.AccLock(m.acc, w.giveUp(target))
+}
+
+// acquire takes target's lock, directly or by message.
+func (w *Window[T]) acquire(op string, target int, exclusive bool) error {
+	if m := w.reach[target]; m != nil {
+		if err := rma.Lock(m.lock, exclusive, w.giveUp(target)); err != nil {
+			return w.failed(op, target, fmt.Errorf("%w: waiting for the lock: %w", ErrProcFailed, err))
+		}
+		return nil
+	}
+	k := reqLockS
+	if exclusive {
+		k = reqLockX
+	}
+	_, err := w.call(op, target, k, 0, 0, 0, nil)
+	return err
+}
+
+// release completes the operations towards target and drops its lock.
+func (w *Window[T]) release(op string, target int, exclusive bool) error {
+	if m := w.reach[target]; m != nil {
+		var err error
+		if e := w.giveUp(target)(); e != nil && target != w.c.rank {
+			err = w.failed(op, target, fmt.Errorf("%w: %w", ErrProcFailed, e))
+		}
+		rma.Unlock(m.lock, exclusive)
+		return err
+	}
+	k := reqUnlockS
+	if exclusive {
+		k = reqUnlockX
+	}
+	w.pend[target].Store(0)
+	_, err := w.call(op, target, k, 0, 0, 0, nil)
+	return err
+}
+
+// flush completes the operations towards target. Direct operations are
+// complete already; flush then only reports a job that went down (a lost
+// process on the node is reported by Unlock, Fence and Free).
+func (w *Window[T]) flush(op string, target int) error {
+	if w.reach[target] != nil {
+		if f := w.c.p.job.failure.Load(); f != nil && target != w.c.rank {
+			return w.failed(op, target, *f)
+		}
+		return nil
+	}
+	if w.pend[target].Swap(0) == 0 {
+		return nil
+	}
+	_, err := w.call(op, target, reqFlush, 0, 0, 0, nil)
+	return err
+}
+
+// flushAll completes the operations towards every target.
+func (w *Window[T]) flushAll(op string) error {
+	var first error
+	for t := range w.sizes {
+		if w.reach[t] != nil {
+			continue
+		}
+		if err := w.flush(op, t); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// predef returns the code of op if the target can apply it itself: a
+// predefined operation on a basic type.
+func (w *Window[T]) predef(op Op[T]) (byte, bool) {
+	if op.vec == nil {
+		return 0, false
+	}
+	switch op.name {
+	case "replace":
+		return byte(kReplace), true
+	case "no_op":
+		return byte(kNoOp), true
+	}
+	k, ok := opKinds[op.name]
+	if !ok || !w.ops {
+		return 0, false
+	}
+	if o, ok := cachedOp[T](k); !ok || o.opDef == nil {
+		return 0, false
+	}
+	return byte(k), true
+}
+
+var opKinds = map[string]opKind{
+	"sum": kSum, "prod": kProd, "min": kMin, "max": kMax, "land": kLand, "lor": kLor,
+	"lxor": kLxor, "band": kBand, "bor": kBor, "bxor": kBxor,
+}
