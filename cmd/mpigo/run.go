@@ -59,19 +59,19 @@ type runConfig struct {
 	hosts        []hostSlots
 	groups       []runGroup
 
-	env        []string // -x, -genv: VAR=VALUE for every rank
-	envWarn    []string // -x VAR that is not set here
-	ppn        int      // -ppn
-	npernode   int      // -npernode
-	mapBy      string   // --map-by
-	byNode     bool     // --map-by node: round robin over the hosts
-	bindTo     string   // --bind-to
-	bind       bool     // --bind-to core
-	output     string   // --output-filename DIR[:nocopy]
-	outputDir  string   // DIR: DIR/rank.N/stdout and stderr
-	outputCopy bool     // also print the output here (not :nocopy)
-	nGiven     bool     // -n was on the command line (of the first group)
-	diag         diagFlags // --hang-report, --check, --trace (diagrun.go)
+	env        []string  // -x, -genv: VAR=VALUE for every rank
+	envWarn    []string  // -x VAR that is not set here
+	ppn        int       // -ppn
+	npernode   int       // -npernode
+	mapBy      string    // --map-by
+	byNode     bool      // --map-by node: round robin over the hosts
+	bindTo     string    // --bind-to
+	bind       bool      // --bind-to core
+	output     string    // --output-filename DIR[:nocopy]
+	outputDir  string    // DIR: DIR/rank.N/stdout and stderr
+	outputCopy bool      // also print the output here (not :nocopy)
+	nGiven     bool      // -n was on the command line (of the first group)
+	diag       diagFlags // --hang-report, --check, --trace (diagrun.go)
 }
 
 type runGroup struct {
