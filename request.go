@@ -18,17 +18,27 @@ type Request struct {
 	op string
 	at loc // peer and tag, for error messages
 
-	mu         sync.Mutex
-	er         *engine.Request // the engine's request; nil if none is active
-	e          engine.Request  // storage for er, reused by persistent requests
+	mu sync.Mutex
+	er *engine.Request // the engine's request; nil if none is active
+	// e is r's own engine request (persistent and generalized requests,
+	// collectives); nil for a pooled one (see newPooledRequest).
+	e          *engine.Request
 	persistent bool
-	start      func(r *Request) error       // persistent: posts a new operation
-	finish     func(st engine.Status) error // typed receives: decode the data
-	elem       int
-	t          *typeInfo // typed receives: the type, for a mismatch's message
-	tname      string    // how the caller wrote it
-	freed      bool
-	finished   bool
+	// pooled: er came from erPool and goes back there once Wait or Test
+	// has handed its result over, unless pins says someone else may
+	// still hold it.
+	pooled bool
+	// pins counts the goroutines that hold er outside r.mu (a Wait
+	// blocked on it, WaitAny parking on it). A pooled er that was pinned
+	// when it was released is left to the garbage collector.
+	pins     int32
+	start    func(r *Request) error       // persistent: posts a new operation
+	finish   func(st engine.Status) error // typed receives: decode the data
+	elem     int
+	t        *typeInfo // typed receives: the type, for a mismatch's message
+	tname    string    // how the caller wrote it
+	freed    bool
+	finished bool
 	// live: r has an operation whose result Wait or Test has not returned
 	// yet; from creation (or Start, for a persistent request) until then.
 	// A request that is not live is inactive: WaitAny and friends ignore
@@ -50,11 +60,57 @@ type Waiter interface {
 
 func (r *Request) request() *Request { return r }
 
-// newRequest returns a request for op with an engine request ready to fill.
+// ownedRequest is a Request with its engine request, in one allocation.
+type ownedRequest struct {
+	r Request
+	e engine.Request
+}
+
+// newRequest returns a request for op with an engine request of its own
+// ready to fill.
 func (c *Comm) newRequest(op string, l loc) *Request {
-	r := &Request{c: c, op: op, at: l, live: true}
-	r.er = &r.e
+	o := &ownedRequest{r: Request{c: c, op: op, at: l, live: true}}
+	o.r.e = &o.e
+	o.r.er = &o.e
+	return &o.r
+}
+
+// erPool holds the engine requests of the plain non-blocking sends and
+// receives. The Request the user holds must stay valid for as long as
+// the user keeps it (waiting again returns the same result), so it is
+// allocated for each operation; its engine request, half of its size,
+// is needed only until the result is handed over, and is recycled: the
+// message rate (a window of Isend and Irecv) allocated 960 bytes per
+// message before, and the garbage collector's share of the instructions
+// fell with it (docs/performance.md).
+var erPool = sync.Pool{New: func() any {
+	er := new(engine.Request)
+	er.W = engine.NewWaiter()
+	return er
+}}
+
+// newPooledRequest is newRequest with an engine request from erPool.
+// Only requests whose engine request nobody reads after the result is
+// handed over may be pooled (not Pending[T], which reads the received
+// bytes after the wait; not requests with OnDone).
+func (c *Comm) newPooledRequest(op string, l loc) *Request {
+	r := &Request{c: c, op: op, at: l, live: true, pooled: true}
+	r.er = erPool.Get().(*engine.Request)
 	return r
+}
+
+// release gives a finished non-persistent request's pooled engine request
+// back. r.mu is held, and r.finished is set: nothing in r reads er again.
+func (r *Request) release() {
+	if !r.pooled || r.er == nil {
+		return
+	}
+	er := r.er
+	r.er = nil
+	if r.pins == 0 {
+		er.Reset()
+		erPool.Put(er)
+	}
 }
 
 // nullRequest is a request that is already complete with st (ProcNull).
@@ -147,9 +203,11 @@ func (r *Request) wait() (Status, error) {
 		return st, err
 	}
 	for {
+		r.pins++
 		r.mu.Unlock()
 		er.Wait()
 		r.mu.Lock()
+		r.pins--
 		// A Cancel may have reopened a completed eager send meanwhile:
 		// then wait for the receiver's answer.
 		if r.er != er || r.finished || er.Done() {
@@ -158,6 +216,7 @@ func (r *Request) wait() (Status, error) {
 	}
 	if r.er == er && !r.finished {
 		r.complete()
+		r.release()
 	}
 	r.live = false
 	st, err := r.st, r.retire(r.err)
@@ -195,6 +254,7 @@ func (r *Request) test() (bool, Status, error) {
 		return false, Status{}, nil
 	}
 	r.complete()
+	r.release()
 	r.live = false
 	return true, r.st, r.c.handle(r.retire(r.err))
 }
@@ -267,6 +327,17 @@ func (r *Request) Cancel() (err error) {
 	}
 	p := r.c.p
 	if er != nil && er.Op == engine.OpRecv {
+		if r.pooled {
+			// Under r.mu: once r.mu is dropped, a Wait on another
+			// goroutine may finish r and recycle er for another receive.
+			// (The engine completes a pooled request without calling
+			// back into r.)
+			if !er.Done() {
+				p.eng.CancelRecv(er)
+			}
+			r.mu.Unlock()
+			return nil
+		}
 		r.mu.Unlock()
 		if !er.Done() {
 			p.eng.CancelRecv(er)
@@ -424,15 +495,25 @@ func waitAllStatus(reqs []*Request) ([]Status, error) {
 // park blocks until one of the active requests in reqs completes.
 func park(reqs []*Request) {
 	var ers []*engine.Request
+	var pinned []*Request
 	for _, r := range reqs {
 		if r.active() {
 			r.mu.Lock()
 			if r.er != nil {
 				ers = append(ers, r.er)
+				r.pins++
+				pinned = append(pinned, r)
 			}
 			r.mu.Unlock()
 		}
 	}
+	defer func() {
+		for _, r := range pinned {
+			r.mu.Lock()
+			r.pins--
+			r.mu.Unlock()
+		}
+	}()
 	anyDone := func() bool {
 		for _, er := range ers {
 			if er.Completing() { // not Done: see Completing
