@@ -75,27 +75,14 @@ func (c *Comm) newRequest(op string, l loc) *Request {
 	return &o.r
 }
 
-// erPool holds the engine requests of the plain non-blocking sends and
-// receives. The Request the user holds must stay valid for as long as
-// the user keeps it (waiting again returns the same result), so it is
-// allocated for each operation; its engine request, half of its size,
-// is needed only until the result is handed over, and is recycled: the
-// message rate (a window of Isend and Irecv) allocated 960 bytes per
-// message before, and the garbage collector's share of the instructions
-// fell with it (docs/performance.md).
-var erPool = sync.Pool{New: func() any {
-	er := new(engine.Request)
-	er.W = engine.NewWaiter()
-	return er
-}}
-
-// newPooledRequest is newRequest with an engine request from erPool.
+// newPooledRequest is newRequest with a recycled engine request (see
+// erFreeList).
 // Only requests whose engine request nobody reads after the result is
 // handed over may be pooled (not Pending[T], which reads the received
 // bytes after the wait; not requests with OnDone).
 func (c *Comm) newPooledRequest(op string, l loc) *Request {
 	r := &Request{c: c, op: op, at: l, live: true, pooled: true}
-	r.er = erPool.Get().(*engine.Request)
+	r.er = c.p.ers.get()
 	return r
 }
 
@@ -108,8 +95,7 @@ func (r *Request) release() {
 	er := r.er
 	r.er = nil
 	if r.pins == 0 {
-		er.Reset()
-		erPool.Put(er)
+		r.c.p.ers.put(er)
 	}
 }
 
