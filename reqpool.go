@@ -11,10 +11,9 @@ import (
 // stay valid for as long as the user keeps it (waiting again returns the
 // same result), so it is allocated for each operation; its engine
 // request, more than half of its size, is needed only until Wait or Test
-// hands the result over, and comes back here then. A window of Isend and
-// Irecv allocated 960 bytes per message before, 480 after; a sync.Pool
-// cost about 150 instructions per request where this list costs a
-// mutex (docs/performance.md has the measurements).
+// hands the result over, and comes back here then. A list per rank with
+// a mutex, not a sync.Pool, whose own cost ate most of the gain
+// (docs/performance.md has the measurements).
 type erFreeList struct {
 	mu   sync.Mutex
 	free []*engine.Request
