@@ -83,10 +83,10 @@ func TestNonblockingBytesPerMessage(t *testing.T) {
 			if n := allocsPerMessage(t, tt.body, tt.peer); n > 2.5 {
 				t.Errorf("%.1f allocations per message, want 2 (one Request per side)", n)
 			}
-			// Two 240-byte Requests; with the engine request inside, each
+			// Two 224-byte Requests; with the engine request inside, each
 			// was 480.
 			if b := bytesPerMessage(t, tt.body, tt.peer); b > 700 {
-				t.Errorf("%.0f bytes allocated per message, want about 480", b)
+				t.Errorf("%.0f bytes allocated per message, want about 448", b)
 			}
 		})
 	}

@@ -24,26 +24,26 @@ type Request struct {
 	// collectives); nil for a pooled one (see newPooledRequest).
 	e          *engine.Request
 	persistent bool
-	// pooled: er came from erPool and goes back there once Wait or Test
-	// has handed its result over, unless pins says someone else may
-	// still hold it.
+	// pooled: er came from the rank's free list (erFreeList) and goes
+	// back there once Wait or Test has handed its result over, unless
+	// pins says someone else may still hold it.
 	pooled bool
 	// pins counts the goroutines that hold er outside r.mu (a Wait
 	// blocked on it, WaitAny parking on it). A pooled er that was pinned
 	// when it was released is left to the garbage collector.
-	pins     int32
-	start    func(r *Request) error       // persistent: posts a new operation
-	finish   func(st engine.Status) error // typed receives: decode the data
-	elem     int
-	t        *typeInfo // typed receives: the type, for a mismatch's message
-	tname    string    // how the caller wrote it
+	pins     int16
 	freed    bool
 	finished bool
 	// live: r has an operation whose result Wait or Test has not returned
 	// yet; from creation (or Start, for a persistent request) until then.
 	// A request that is not live is inactive: WaitAny and friends ignore
 	// it, and a persistent one waits with the empty status.
-	live bool
+	live   bool
+	start  func(r *Request) error       // persistent: posts a new operation
+	finish func(st engine.Status) error // typed receives: decode the data
+	elem   int
+	t      *typeInfo // typed receives: the type, for a mismatch's message
+	tname  string    // how the caller wrote it
 	// bsend is, for a buffered send (Ibsend, BsendInit), the engine's
 	// send from the attached buffer: the request itself completes at once,
 	// but Cancel may still withdraw that send.
