@@ -353,7 +353,7 @@ func (c *Comm) isend(op string, buf []byte, count int, dt *Datatype, dest, tag i
 	if dest == ProcNull {
 		return c.nullRequest(op, Status{}), nil
 	}
-	r := c.newRequest(op, at("dest", dest, tag))
+	r := c.newPooledRequest(op, at("dest", dest, tag))
 	r.er.Layout = m.lay
 	r.er.Cancellable = true
 	c.startSend(r.er, m.b, dt.sig, dest, tag, mode)
@@ -484,7 +484,7 @@ func (c *Comm) irecv(buf []byte, count int, dt *Datatype, src, tag int) (*Reques
 	if src == ProcNull {
 		return c.nullRequest("Irecv", procNullStatus), nil
 	}
-	r := c.newRequest("Irecv", at("source", src, tag))
+	r := c.newPooledRequest("Irecv", at("source", src, tag))
 	r.elem = dt.size
 	r.er.Layout = m.lay
 	c.startRecv(r.er, m.b, nil, dt.sig, src, tag)
@@ -529,8 +529,11 @@ func (c *Comm) sendInit(op string, buf []byte, count int, dt *Datatype, dest, ta
 func (r *Request) activate() *engine.Request {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.e == nil {
+		r.e = new(engine.Request)
+	}
 	r.e.Reset()
-	r.er = &r.e
+	r.er = r.e
 	return r.er
 }
 

@@ -18,22 +18,32 @@ type Request struct {
 	op string
 	at loc // peer and tag, for error messages
 
-	mu         sync.Mutex
-	er         *engine.Request // the engine's request; nil if none is active
-	e          engine.Request  // storage for er, reused by persistent requests
+	mu sync.Mutex
+	er *engine.Request // the engine's request; nil if none is active
+	// e is r's own engine request (persistent and generalized requests,
+	// collectives); nil for a pooled one (see newPooledRequest).
+	e          *engine.Request
 	persistent bool
-	start      func(r *Request) error       // persistent: posts a new operation
-	finish     func(st engine.Status) error // typed receives: decode the data
-	elem       int
-	t          *typeInfo // typed receives: the type, for a mismatch's message
-	tname      string    // how the caller wrote it
-	freed      bool
-	finished   bool
+	// pooled: er came from the rank's free list (erFreeList) and goes
+	// back there once Wait or Test has handed its result over, unless
+	// pins says someone else may still hold it.
+	pooled bool
+	// pins counts the goroutines that hold er outside r.mu (a Wait
+	// blocked on it, WaitAny parking on it). A pooled er that was pinned
+	// when it was released is left to the garbage collector.
+	pins     int16
+	freed    bool
+	finished bool
 	// live: r has an operation whose result Wait or Test has not returned
 	// yet; from creation (or Start, for a persistent request) until then.
 	// A request that is not live is inactive: WaitAny and friends ignore
 	// it, and a persistent one waits with the empty status.
-	live bool
+	live   bool
+	start  func(r *Request) error       // persistent: posts a new operation
+	finish func(st engine.Status) error // typed receives: decode the data
+	elem   int
+	t      *typeInfo // typed receives: the type, for a mismatch's message
+	tname  string    // how the caller wrote it
 	// bsend is, for a buffered send (Ibsend, BsendInit), the engine's
 	// send from the attached buffer: the request itself completes at once,
 	// but Cancel may still withdraw that send.
@@ -69,11 +79,43 @@ func requestsOf(ws []Waiter) []*Request {
 
 func (r *Request) request() *Request { return r }
 
-// newRequest returns a request for op with an engine request ready to fill.
+// ownedRequest is a Request with its engine request, in one allocation.
+type ownedRequest struct {
+	r Request
+	e engine.Request
+}
+
+// newRequest returns a request for op with an engine request of its own
+// ready to fill.
 func (c *Comm) newRequest(op string, l loc) *Request {
-	r := &Request{c: c, op: op, at: l, live: true}
-	r.er = &r.e
+	o := &ownedRequest{r: Request{c: c, op: op, at: l, live: true}}
+	o.r.e = &o.e
+	o.r.er = &o.e
+	return &o.r
+}
+
+// newPooledRequest is newRequest with a recycled engine request (see
+// erFreeList).
+// Only requests whose engine request nobody reads after the result is
+// handed over may be pooled (not Pending[T], which reads the received
+// bytes after the wait; not requests with OnDone).
+func (c *Comm) newPooledRequest(op string, l loc) *Request {
+	r := &Request{c: c, op: op, at: l, live: true, pooled: true}
+	r.er = c.p.ers.get()
 	return r
+}
+
+// release gives a finished non-persistent request's pooled engine request
+// back. r.mu is held, and r.finished is set: nothing in r reads er again.
+func (r *Request) release() {
+	if !r.pooled || r.er == nil {
+		return
+	}
+	er := r.er
+	r.er = nil
+	if r.pins == 0 {
+		r.c.p.ers.put(er)
+	}
 }
 
 // nullRequest is a request that is already complete with st (ProcNull).
@@ -166,9 +208,11 @@ func (r *Request) wait() (Status, error) {
 		return st, err
 	}
 	for {
+		r.pins++
 		r.mu.Unlock()
 		er.WaitFor(r.c.blocker())
 		r.mu.Lock()
+		r.pins--
 		// A Cancel may have reopened a completed eager send meanwhile:
 		// then wait for the receiver's answer.
 		if r.er != er || r.finished || er.Done() {
@@ -177,6 +221,7 @@ func (r *Request) wait() (Status, error) {
 	}
 	if r.er == er && !r.finished {
 		r.complete()
+		r.release()
 	}
 	r.live = false
 	st, err := r.st, r.retire(r.err)
@@ -214,6 +259,7 @@ func (r *Request) test() (bool, Status, error) {
 		return false, Status{}, nil
 	}
 	r.complete()
+	r.release()
 	r.live = false
 	return true, r.st, r.c.handle(r.retire(r.err))
 }
@@ -286,6 +332,17 @@ func (r *Request) Cancel() (err error) {
 	}
 	p := r.c.p
 	if er != nil && er.Op == engine.OpRecv {
+		if r.pooled {
+			// Under r.mu: once r.mu is dropped, a Wait on another
+			// goroutine may finish r and recycle er for another receive.
+			// (The engine completes a pooled request without calling
+			// back into r.)
+			if !er.Done() {
+				p.eng.CancelRecv(er)
+			}
+			r.mu.Unlock()
+			return nil
+		}
 		r.mu.Unlock()
 		if !er.Done() {
 			p.eng.CancelRecv(er)
@@ -444,15 +501,25 @@ func waitAllStatus(reqs []*Request) ([]Status, error) {
 // park blocks until one of the active requests in reqs completes.
 func park(reqs []*Request) {
 	var ers []*engine.Request
+	var pinned []*Request
 	for _, r := range reqs {
 		if r.active() {
 			r.mu.Lock()
 			if r.er != nil {
 				ers = append(ers, r.er)
+				r.pins++
+				pinned = append(pinned, r)
 			}
 			r.mu.Unlock()
 		}
 	}
+	defer func() {
+		for _, r := range pinned {
+			r.mu.Lock()
+			r.pins--
+			r.mu.Unlock()
+		}
+	}()
 	anyDone := func() bool {
 		for _, er := range ers {
 			if er.Completing() { // not Done: see Completing

@@ -68,6 +68,10 @@ type proc struct {
 	// it directly (shm.SendEager), without building a frame.
 	shmTo []*shm.Transport
 
+	// ers recycles the engine requests of non-blocking sends and
+	// receives (reqpool.go).
+	ers erFreeList
+
 	bsend engine.BsendBuffer
 	ctx   ctxAlloc
 	q     *replies // reply sender for tcp deliveries

@@ -341,7 +341,7 @@ func isendT[T any](c *Comm, op string, v T, dest, tag int, mode engine.Mode) (*R
 	if err != nil {
 		return nil, c.typeErr(op, at("dest", dest, tag), err)
 	}
-	r := c.newRequest(op, at("dest", dest, tag))
+	r := c.newPooledRequest(op, at("dest", dest, tag))
 	r.er.Cancellable = true
 	c.startSend(r.er, b, t.sig, dest, tag, mode)
 	return r, nil
@@ -658,7 +658,7 @@ func irecvInto[E any](c *Comm, buf []E, source, tag int) (*Request, error) {
 	if source == ProcNull {
 		return c.nullRequest("IrecvInto", procNullStatus), nil
 	}
-	r := c.newRequest("IrecvInto", at("source", source, tag))
+	r := c.newPooledRequest("IrecvInto", at("source", source, tag))
 	r.elem, r.t, r.tname = t.size, t, "[]"
 	c.startRecv(r.er, datatype.SliceBytes(buf), nil, t.sig, source, tag)
 	return r, nil

@@ -3,7 +3,7 @@
 # back to back, and print the two columns side by side with their ratio.
 #
 #   bench/compare.sh [-n N] [-transport inproc|shm|tcp] [-api typed|raw]
-#                    [-rounds R] [-rt] [-save DIR] TEST [-sizes LIST|MIN:MAX]
+#                    [-rounds R] [-rt | -prio P] [-save DIR] TEST [-sizes LIST|MIN:MAX]
 #
 # With -transport tcp, mpigo's ranks talk over loopback TCP and Open MPI
 # uses its tcp BTL (BTL=self,tcp); otherwise mpigo uses goroutine ranks and
@@ -14,29 +14,33 @@
 # bibw both sides use one receive buffer per window slot. Only ratios from
 # one run mean anything on a shared machine.
 #
-# -rounds R runs the two sides R times each, alternating (mpigo, Open MPI,
+# -rounds R (default 5) runs the two sides R times each, alternating (mpigo, Open MPI,
 # mpigo, ...), so that a machine drifting between fast and slow states
 # moves both; each size then shows the median of our rounds, the median
 # of theirs, their ratio and, last, the median of the ratios of the
-# rounds taken pairwise. -rt runs both sides under the same real-time
-# priority (chrt -f 10; needs root), which keeps other work on the machine
-# from preempting either side. -save DIR keeps the medians as OSU-style
+# rounds taken pairwise. Both sides run under the same real-time
+# priority, chrt -f 10 by default (-prio P for another; needs root or
+# CAP_SYS_NICE, else the script refuses), which keeps other work on the
+# machine from preempting either side; -prio 0 runs both at normal
+# priority (say so when you quote such numbers); -rt is the default. -save DIR keeps the medians as OSU-style
 # text: DIR/mpigo.txt and DIR/openmpi.txt (for mpigo bench report -ref).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 n=2
 transport=inproc
 api=typed
-rounds=1
-rt=()
+rounds=5
+rt=(chrt -f 10) # the same priority for both sides; -prio 0: normal for both
 save=""
-while [[ ${1:-} == -n || ${1:-} == -transport || ${1:-} == -api || ${1:-} == -rounds || ${1:-} == -rt || ${1:-} == -save ]]; do
+while [[ ${1:-} == -n || ${1:-} == -transport || ${1:-} == -api || ${1:-} == -rounds || ${1:-} == -rt || ${1:-} == -prio || ${1:-} == -save ]]; do
 	case $1 in
 	-n) n=$2 ;;
 	-transport) transport=$2 ;;
 	-api) api=$2 ;;
 	-rounds) rounds=$2 ;;
 	-save) save=$2 ;;
+	-prio) # -prio P: chrt -f P for both sides (0: normal priority)
+		if [[ $2 != 0 ]]; then rt=(chrt -f "$2"); else rt=(); fi ;;
 	-rt)
 		rt=(chrt -f 10)
 		shift
@@ -46,6 +50,10 @@ while [[ ${1:-} == -n || ${1:-} == -transport || ${1:-} == -api || ${1:-} == -ro
 	shift 2
 done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "compare.sh: -rounds wants a positive number, not '$rounds'" >&2; exit 2; }
+if [[ ${#rt[@]} -gt 0 ]] && ! "${rt[@]}" true 2>/dev/null; then
+	echo "compare.sh: ${rt[*]} is not permitted here (needs root or CAP_SYS_NICE); -prio 0 runs both sides at normal priority" >&2
+	exit 1
+fi
 if [[ $transport == tcp ]]; then
 	export BTL=self,tcp
 	theirs_name="Open MPI tcp BTL"

@@ -17,10 +17,17 @@ import (
 // Cell layout (64 bytes):
 //
 //	[0, 8)    seq: the position + 1 of the frame it holds (published last)
-//	[8]       kind   [9] flags   [10, 12) payload length
+//	[8]       kind   [9] flags   [10, 12) payload length, | cellID
 //	[12, 16)  context   [16, 20) source   [20, 24) tag
 //	[24, 32)  type signature
-//	[32, 64)  payload
+//	[32, 64)  payload; or, with cellID set in the length,
+//	[32, 56)  payload and [56, 64) the send id
+//
+// A send id names a message that its sender may still cancel (Isend and
+// the other non-blocking sends): such a message needs no answer unless it
+// is cancelled, so it takes the box too when its payload leaves room for
+// the id. Before the id had a place here, every Isend went through the
+// ring with its whole 64-byte header (see docs/performance.md).
 //
 // Only the sender writes cells; the receiver only reads them, and gives
 // them back by publishing how many it has consumed (the box head, in the
@@ -30,8 +37,8 @@ import (
 // cells it knows to be free run out. A cell holds the frame at pos when
 // its seq is pos + 1, which no older frame in that cell can have.
 //
-// Only eager frames that need no answer (no send id) and fit go in a
-// cell. Order with the ring: a sender uses its box only while every frame
+// Only eager frames that need no answer (at most a send id) and fit go in
+// a cell. Order with the ring: a sender uses its box only while every frame
 // it put in the ring has been consumed (the ring's head equals its tail),
 // and the receiver loads the ring's tail before it empties the box, then
 // reads the ring up to that tail. A box frame written before a ring frame
@@ -47,6 +54,10 @@ const (
 	boxCells   = 64
 	boxBytes   = cellSize * boxCells
 	boxPayload = cellSize - 32
+	// idPayload is the room for the payload of a frame with a send id.
+	idPayload = boxPayload - 8
+	// cellID marks, in a cell's length field, a frame with a send id.
+	cellID = 0x8000
 )
 
 // newBox views mem as a box whose head lives at head.
@@ -61,26 +72,38 @@ func (b box) cell(pos uint64) []byte {
 
 func seqOf(c []byte) *atomic.Uint64 { return (*atomic.Uint64)(unsafe.Pointer(&c[0])) }
 
-// fits reports whether f can travel in a cell.
+// fits reports whether f can travel in a cell: a plain eager frame (no
+// FlagSync: a synchronous send waits for an answer, which the box's
+// receiver does not give), with a send id only if there is room for it.
 func fits(f *wire.Frame) bool {
-	return f.Kind == wire.Eager && f.SendID == 0 && f.RecvID == 0 && f.Offset == 0 &&
-		len(f.Payload) <= boxPayload && f.Size == int64(len(f.Payload)) && len(f.Region) == 0
+	room := boxPayload
+	if f.SendID != 0 {
+		room = idPayload
+	}
+	return f.Kind == wire.Eager && f.Flags&wire.FlagSync == 0 && f.RecvID == 0 && f.Offset == 0 &&
+		len(f.Payload) <= room && f.Size == int64(len(f.Payload)) && len(f.Region) == 0
 }
 
 // put writes the eager frame (h, payload) into the cell at pos, which the
-// caller knows to be free.
+// caller knows to be free and fits has accepted.
 func (b box) put(pos uint64, h *wire.Header, payload []byte) {
-	b.putParts(pos, h.Kind, h.Flags, h.Context, h.Src, h.Tag, h.Sig, payload)
+	b.putParts(pos, h.Kind, h.Flags, h.Context, h.Src, h.Tag, h.Sig, h.SendID, payload)
 }
 
 // putParts is put with the header's fields as arguments: building a
-// Header only to read it back here cost a stalled copy of it.
-func (b box) putParts(pos uint64, kind wire.Kind, flags uint8, ctx uint32, src, tag int32, sig uint64, payload []byte) {
+// Header only to read it back here cost a stalled copy of it. A frame
+// with a send id has at most idPayload bytes.
+func (b box) putParts(pos uint64, kind wire.Kind, flags uint8, ctx uint32, src, tag int32, sig, sendID uint64, payload []byte) {
 	c := b.cell(pos)
 	seq := seqOf(c)
 	le := binary.LittleEndian
 	c[8], c[9] = byte(kind), flags
-	le.PutUint16(c[10:], uint16(len(payload)))
+	n := uint16(len(payload))
+	if sendID != 0 {
+		le.PutUint64(c[32+idPayload:], sendID)
+		n |= cellID
+	}
+	le.PutUint16(c[10:], n)
 	le.PutUint32(c[12:], ctx)
 	le.PutUint32(c[16:], uint32(src))
 	le.PutUint32(c[20:], uint32(tag))
@@ -97,9 +120,13 @@ func (b box) ready(pos uint64) bool { return seqOf(b.cell(pos)).Load() == pos+1 
 func (b box) take(pos uint64, h *wire.Header) []byte {
 	c := b.cell(pos)
 	le := binary.LittleEndian
-	n := int(le.Uint16(c[10:]))
-	if n > boxPayload {
-		n = boxPayload // a corrupt cell cannot make us read past it
+	l := le.Uint16(c[10:])
+	n, room, id := int(l&^cellID), boxPayload, uint64(0)
+	if l&cellID != 0 {
+		room, id = idPayload, le.Uint64(c[32+idPayload:])
+	}
+	if n > room {
+		n = room // a corrupt cell cannot make us read past it, nor into the id
 	}
 	// Field by field: building a Header and copying it over *h stalled
 	// on store forwarding (perf annotate: two thirds of take's time).
@@ -107,14 +134,14 @@ func (b box) take(pos uint64, h *wire.Header) []byte {
 	h.Context = le.Uint32(c[12:])
 	h.Src, h.Tag = int32(le.Uint32(c[16:])), int32(le.Uint32(c[20:]))
 	h.Size, h.Offset = int64(n), 0
-	h.SendID, h.RecvID = 0, 0
+	h.SendID, h.RecvID = id, 0
 	h.Sig = le.Uint64(c[24:])
 	return c[32 : 32+n]
 }
 
 // drainBox delivers the frames waiting in rd's box, in order: through eager
-// when it is set (box frames are all plain eager ones), else through
-// deliver. It stops at a frame eager refuses and returns the error.
+// when it is set (box frames are all eager ones that need no answer), else
+// through deliver. It stops at a frame eager refuses and returns the error.
 func (rd *reader) drainBox(deliver func(f wire.Frame), eager func(h *wire.Header, from int, payload []byte) error) (bool, error) {
 	got := false
 	for rd.box.ready(rd.bpos) {

@@ -458,7 +458,7 @@ func (t *Transport) SendEager(to int, ctx uint32, src, tag int32, sig uint64, pa
 		return err
 	}
 	if len(payload) <= boxPayload && p.boxRoom() {
-		p.box.putParts(p.bpos, wire.Eager, 0, ctx, src, tag, sig, payload)
+		p.box.putParts(p.bpos, wire.Eager, 0, ctx, src, tag, sig, 0, payload)
 		p.bpos++
 		p.wake()
 		p.mu.Unlock()

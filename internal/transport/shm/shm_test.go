@@ -230,7 +230,8 @@ func TestTransportStress(t *testing.T) {
 	ts := endpoints(t, n, Config{RingSize: 16 << 10, Spin: -1}, func(rank int, f wire.Frame) {
 		mu.Lock()
 		defer mu.Unlock()
-		if int(f.Tag) != next[rank][f.From] || uint64(crc32.ChecksumIEEE(f.Payload)) != f.Sig {
+		if int(f.Tag) != next[rank][f.From] || uint64(crc32.ChecksumIEEE(f.Payload)) != f.Sig ||
+			(f.SendID != 0 && f.SendID != uint64(f.Tag)+1<<40) {
 			bad = append(bad, fmt.Sprintf("%d->%d frame %d (want %d)", f.From, rank, f.Tag, next[rank][f.From]))
 		}
 		next[rank][f.From]++
@@ -255,6 +256,9 @@ func TestTransportStress(t *testing.T) {
 						p[k] = byte(rng.Uint32())
 					}
 					f := wire.Frame{Header: wire.Header{Kind: wire.Eager, Tag: int32(i), Size: int64(len(p)), Sig: uint64(crc32.ChecksumIEEE(p))}, From: from, To: to, Payload: p}
+					if i%3 == 0 { // a cancellable send's id: in a cell if its payload leaves room
+						f.SendID = uint64(i) + 1<<40
+					}
 					if err := ts[from].Send(f); err != nil {
 						t.Error(err)
 						return
