@@ -159,7 +159,7 @@ func TestPooledRequestReuse(t *testing.T) {
 				return err
 			}
 			if i%2 == 0 {
-				if _, _, err := mpi.WaitAny([]*mpi.Request{rr, sr}); err != nil {
+				if _, _, err := mpi.WaitAny(rr, sr); err != nil {
 					return err
 				}
 			}
