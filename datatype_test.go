@@ -2,8 +2,10 @@ package mpi_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"testing"
 
@@ -372,7 +374,9 @@ func TestPackUnpack(t *testing.T) {
 // TestPackExternal checks the external32 bytes through the public calls.
 func TestPackExternal(t *testing.T) {
 	dt := mustType(t)(mpi.NewStruct([]int{1, 1}, []int{0, 4}, []*mpi.Datatype{mpi.Int16, mpi.Float32}))
-	v := []byte{0x02, 0x01, 0, 0, 0, 0, 0x80, 0x3f} // int16 0x0102, pad, float32 1.0 (little-endian)
+	v := make([]byte, 8) // int16 0x0102, pad, float32 1.0, in the machine's byte order
+	binary.NativeEndian.PutUint16(v, 0x0102)
+	binary.NativeEndian.PutUint32(v[4:], math.Float32bits(1))
 	n, _ := mpi.PackExternalSize(1, dt)
 	out := make([]byte, n)
 	if _, err := mpi.PackExternal(v, 1, dt, out, 0); err != nil {

@@ -104,7 +104,11 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	// gives them all the same MPIGO_TRANSPORT), so all fence alike.
 	var useShm bool
 	switch cfg.Transport {
-	case "", "shm":
+	case "":
+		// Where the platform has no shared memory (Windows), processes
+		// of one node talk over tcp.
+		useShm, _ = shm.Available()
+	case "shm":
 		useShm = true
 	case "tcp":
 	default:

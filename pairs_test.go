@@ -1,6 +1,7 @@
 package mpi_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"testing"
@@ -245,11 +246,15 @@ func TestLogicalOpsOnIntegers(t *testing.T) {
 		// Every integer datatype has them.
 		for _, dt := range []*mpi.Datatype{mpi.Int8, mpi.Int16, mpi.Int64, mpi.Int, mpi.Uint8, mpi.Uint16, mpi.Uint32, mpi.Uint64, mpi.Uint} {
 			buf := make([]byte, dt.Size())
-			buf[0] = byte(me) // nonzero except on rank 0
+			lo := 0 // the least significant byte, in the machine's byte order
+			if binary.NativeEndian.Uint16([]byte{0, 1}) == 1 {
+				lo = len(buf) - 1
+			}
+			buf[lo] = byte(me) // nonzero except on rank 0
 			if err := c.Allreduce(mpi.InPlace, buf, 1, dt, mpi.OpLor); err != nil {
 				return err
 			}
-			if buf[0] != 1 {
+			if buf[lo] != 1 {
 				return check(c, false, "Lor on %s: %v", dt, buf)
 			}
 		}

@@ -161,7 +161,7 @@ func (hw *hangWatch) gather(procs []*rankProc, why string, remote bool) string {
 	hw.kvs.DeletePrefix(diag.KeyState)
 	for _, p := range procs {
 		if !p.done && p.cmd.Process != nil {
-			syscall.Kill(p.cmd.Process.Pid, syscall.SIGQUIT)
+			p.cmd.Process.Signal(syscall.SIGQUIT) // not delivered on Windows: the rank shows as running
 		}
 	}
 	var ranks []diag.Rank

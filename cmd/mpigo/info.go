@@ -14,15 +14,21 @@ import (
 	"github.com/mpigo/mpi/internal/transport/shm"
 )
 
-// shmStatus says whether this machine's /dev/shm can hold a job's inboxes.
+// shmStatus says whether processes of one node can talk through shared
+// memory here: the platform has a shared-memory transport and its folder
+// (/dev/shm on Linux) can hold a job's inboxes.
 func shmStatus() string {
-	f, err := os.CreateTemp("/dev/shm", "mpigo-info-*")
+	ok, how := shm.Available()
+	if !ok {
+		return "unavailable: " + how
+	}
+	f, err := os.CreateTemp(shm.DefaultDir(), "mpigo-info-*")
 	if err != nil {
 		return fmt.Sprintf("unavailable (%v): processes of one node will need MPIGO_TRANSPORT=tcp", err)
 	}
 	f.Close()
 	os.Remove(f.Name())
-	return "/dev/shm is writable: per-pair rings, futex wake-ups"
+	return how
 }
 
 func info(args []string, stdout, stderr io.Writer) int {
@@ -34,7 +40,11 @@ func info(args []string, stdout, stderr io.Writer) int {
 	cfg := mpi.DefaultConfig()
 	fmt.Fprintf(stdout, "mpigo %s (MPI %d.%d semantics)\n", mpi.Version, mpi.StandardVersion, mpi.StandardSubversion)
 	fmt.Fprintf(stdout, "go:          %s %s/%s, GOMAXPROCS=%d\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
-	fmt.Fprintf(stdout, "transports:  self (a rank to itself), inproc (goroutine ranks, single copy), shm (processes of one node), tcp (other processes)\n")
+	shmWord := "shm (processes of one node)"
+	if ok, _ := shm.Available(); !ok {
+		shmWord = "no shm on " + runtime.GOOS + " (processes of one node use tcp)"
+	}
+	fmt.Fprintf(stdout, "transports:  self (a rank to itself), inproc (goroutine ranks, single copy), %s, tcp (other processes)\n", shmWord)
 	fmt.Fprintf(stdout, "shm:         %s\n", shmStatus())
 	_, why := shm.CMAStatus()
 	if os.Getenv("MPIGO_SHM_CMA") == "1" {

@@ -29,3 +29,19 @@ func stopTree(c *exec.Cmd, done <-chan error, grace time.Duration) {
 	}
 	syscall.Kill(-pgid, syscall.SIGKILL)
 }
+
+// pidExists reports whether process pid exists (a zombie does).
+func pidExists(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// killPid kills process pid.
+func killPid(pid int) { syscall.Kill(pid, syscall.SIGKILL) }
+
+// childrenCPU returns the CPU time this process's waited-for children
+// used.
+func childrenCPU() (time.Duration, bool) {
+	var r syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_CHILDREN, &r) != nil {
+		return 0, false
+	}
+	return time.Duration(r.Utime.Nano() + r.Stime.Nano()), true
+}

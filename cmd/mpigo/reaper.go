@@ -6,11 +6,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/mpigo/mpi/internal/transport/shm"
@@ -50,7 +48,7 @@ func startReaper(jobID uint64, shmDir, runDir string) *reaper {
 	}
 	c := exec.Command(exe, reapCmd, strconv.FormatUint(jobID, 10), shmDir, runDir)
 	c.Env = os.Environ()
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	c.SysProcAttr = reaperProcAttr()
 	w, err := c.StdinPipe()
 	if err != nil {
 		return nil
@@ -88,7 +86,7 @@ func (r *reaper) done() {
 // reap is the reaper's body: mpigo __reap JOBID SHMDIR RUNDIR, with the
 // launcher's pipe on standard input.
 func reap(args []string) int {
-	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE)
+	ignoreSignals()
 	if len(args) != 3 {
 		return 2
 	}
@@ -128,21 +126,6 @@ func reap(args []string) int {
 	return 0
 }
 
-// processAlive reports whether pid runs (a zombie does not).
-func processAlive(pid int) bool {
-	if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return !os.IsNotExist(err)
-	}
-	if i := strings.LastIndexByte(string(b), ')'); i > 0 && i+2 < len(b) {
-		return b[i+2] != 'Z' && b[i+2] != 'X'
-	}
-	return true
-}
-
 // removeStale removes what killed jobs of this user left: inboxes whose
 // creator is dead (shm.RemoveStale), and run folders of launchers that are
 // gone (named mpigo-run-PID-*).
@@ -159,13 +142,8 @@ func removeStale() {
 		if err != nil || !st.IsDir() || !ownedByMe(st) {
 			continue
 		}
-		if syscall.Kill(pid, 0) == syscall.ESRCH {
+		if !processAlive(pid) {
 			os.RemoveAll(d)
 		}
 	}
-}
-
-func ownedByMe(st os.FileInfo) bool {
-	s, ok := st.Sys().(*syscall.Stat_t)
-	return ok && int(s.Uid) == os.Getuid()
 }

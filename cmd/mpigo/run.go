@@ -547,6 +547,12 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 
 	// Each rank runs in a process group of its own; signals go to the
 	// whole group, so helpers a rank started go too and release its output.
+	group, err := newRankGroup()
+	if err != nil {
+		say("mpigo run: %v\n", err)
+		return 1
+	}
+	defer group.close()
 	var lastSent syscall.Signal // the last signal stopAll sent before SIGKILL
 	stopAll := func(sig syscall.Signal) {
 		if sig != syscall.SIGKILL {
@@ -557,7 +563,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 				if sig == syscall.SIGKILL {
 					p.sigkilled = true
 				}
-				syscall.Kill(-p.cmd.Process.Pid, sig)
+				group.signal(p.cmd, sig)
 			}
 		}
 	}
@@ -630,9 +636,6 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 				boot.EnvNode + "=" + node,
 				boot.EnvJobID + "=" + strconv.FormatUint(jobID, 10),
 				boot.EnvKVS + "=" + kvsPublic,
-				// The secret is on descriptor 3, never on a command line
-				// or in an environment (see secretFor).
-				boot.EnvSecretFD + "=3",
 			}
 			if addr != "" {
 				env = append(env, boot.EnvAddr+"="+addr)
@@ -658,13 +661,18 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 				}
 				io.WriteString(w, hex.EncodeToString(secret)+"\n")
 				w.Close()
-				cmd.ExtraFiles = []*os.File{r}
+				// The secret is on a descriptor (3 on Unix), never on a
+				// command line or in an environment (see secretFor).
+				cmd.Env = append(cmd.Env, boot.EnvSecretFD+"="+group.prepare(cmd, r))
 				secretR = r
 				if rank == 0 {
 					cmd.Stdin = os.Stdin
 				}
 			} else {
 				agent := strings.Fields(cfg.agent)
+				// The remote shell puts the secret on descriptor 3 (see
+				// remoteCommand).
+				env = append(env, boot.EnvSecretFD+"=3")
 				bindSh := ""
 				if cfg.bind {
 					bindSh = remoteBindShell(bind.place(node), here, rank)
@@ -678,8 +686,8 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 					in = io.MultiReader(in, os.Stdin)
 				}
 				cmd.Stdin = in
+				group.prepare(cmd, nil)
 			}
-			cmd.SysProcAttr = rankProcAttr()
 			prefix := ""
 			if cfg.tagOutput && here == 1 {
 				prefix = fmt.Sprintf("[%d] ", rank)
@@ -722,6 +730,11 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			p := &rankProc{rank: rank, n: here, cmd: cmd}
 			procs = append(procs, p)
 			reap.rank(cmd.Process.Pid)
+			if err := group.started(cmd); err != nil {
+				say("mpigo run: rank %d (%s): %v\n", rank, g.prog, err)
+				stopAll(syscall.SIGKILL)
+				return 1
+			}
 			go func() {
 				// Wait after the pipes are drained would deadlock on a
 				// child that fills them; Process.Wait does not touch them.

@@ -111,7 +111,7 @@ func TestStartupTimeoutAndSignal(t *testing.T) {
 		done := make(chan error, 1)
 		go func() { done <- cmd.Wait() }()
 		time.Sleep(700 * time.Millisecond)
-		cmd.Process.Signal(syscall.SIGINT)
+		cmd.Process.Signal(os.Interrupt)
 		select {
 		case <-done:
 			errs, code = errb.String(), cmd.ProcessState.ExitCode()
@@ -187,7 +187,7 @@ func waitGone(t *testing.T, mark string, d time.Duration) bool {
 		}
 		if time.Now().After(deadline) {
 			for _, pid := range left {
-				syscall.Kill(pid, syscall.SIGKILL)
+				killPid(pid)
 			}
 			t.Errorf("processes %v survived for %v", left, d)
 			return false
@@ -308,7 +308,7 @@ func TestStartupRanksIgnoreSignals(t *testing.T) {
 	for i := 0; i < 200 && strings.Count(out.String(), "up") < 2; i++ {
 		time.Sleep(20 * time.Millisecond)
 	}
-	c.Process.Signal(syscall.SIGINT)
+	c.Process.Signal(os.Interrupt)
 	select {
 	case <-done:
 	case <-time.After(20 * time.Second):

@@ -7,12 +7,10 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -41,25 +39,6 @@ type fakePMI struct {
 
 func newFakePMI(version, size int, mapping string) *fakePMI {
 	return &fakePMI{version: version, size: size, mapping: mapping, vallen: 1024, kvs: map[string]string{}, release: make(chan struct{})}
-}
-
-// socketPair returns the client's descriptor (for PMI_FD) and serves the
-// other end.
-func (f *fakePMI) socketPair(t *testing.T) int {
-	t.Helper()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sf := os.NewFile(uintptr(fds[1]), "server")
-	c, err := net.FileConn(sf)
-	sf.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	go f.serve(c)
-	t.Cleanup(func() { syscall.Close(fds[0]); c.Close() })
-	return fds[0]
 }
 
 func (f *fakePMI) fence() {

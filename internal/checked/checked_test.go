@@ -32,7 +32,8 @@ func TestMul(t *testing.T) {
 	if _, ok := Mul(math.MaxInt/4, 8); ok {
 		t.Error("MaxInt/4 * 8 fits")
 	}
-	if _, ok := Mul(1<<61+1, 8); ok && math.MaxInt == math.MaxInt64 {
+	big := int64(1<<61 + 1) // an int on 64-bit machines only
+	if _, ok := Mul(int(big), 8); ok && math.MaxInt == math.MaxInt64 {
 		t.Error("(1<<61+1) * 8 fits")
 	}
 	if n, ok := Mul(1000, 8); !ok || n != 8000 {

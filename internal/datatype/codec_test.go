@@ -2,6 +2,7 @@ package datatype
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/gob"
 	"errors"
 	"math/big"
@@ -233,11 +234,13 @@ func TestDecodeReplaces(t *testing.T) {
 	if err := Decode(make([]byte, 12), &fl); err != nil || fl.N != 0 {
 		t.Errorf("flags: %v, %#v", err, fl)
 	}
-	if err := Decode([]byte{1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0}, &fl); err == nil || fl.N != 0 {
+	// A plain value travels as its memory, in the machine's byte order.
+	one := binary.NativeEndian.AppendUint32(nil, 1)
+	if err := Decode(append(one, 2, 0, 0, 0, 0, 0, 0, 0), &fl); err == nil || fl.N != 0 {
 		t.Errorf("flags with a bad bool: %v, %#v", err, fl)
 	}
 	// Only the bools are checked; the bytes of the blank field are not.
-	if err := Decode([]byte{1, 0, 0, 0, 1, 7, 7, 7, 0, 0, 0, 0}, &fl); err != nil || fl.N != 1 || !fl.B[0].On {
+	if err := Decode(append(one, 1, 7, 7, 7, 0, 0, 0, 0), &fl); err != nil || fl.N != 1 || !fl.B[0].On {
 		t.Errorf("flags: %v, %#v", err, fl)
 	}
 }

@@ -1,3 +1,7 @@
+//go:build amd64 || arm64 || ppc64 || ppc64le || s390x || riscv64 || loong64 || mips64 || mips64le || wasm
+
+// Counts here overflow 64-bit ints: the file needs a 64-bit int.
+
 package datatype
 
 import (

@@ -111,12 +111,13 @@ func DefaultRingSize(n int) int {
 }
 
 // DefaultDir is where inboxes live when Config.Dir is empty: the folder
-// MPIGO_SHM_DIR names, else /dev/shm.
+// MPIGO_SHM_DIR names, else /dev/shm on Linux and the temporary folder
+// (os.TempDir) on macOS and FreeBSD.
 func DefaultDir() string {
 	if d := os.Getenv("MPIGO_SHM_DIR"); d != "" {
 		return d
 	}
-	return "/dev/shm"
+	return defaultDir()
 }
 
 // Name is the file of rank's inbox in job jobID.
@@ -246,6 +247,9 @@ type peer struct {
 
 // New creates and maps this rank's inbox.
 func New(cfg Config) (*Transport, error) {
+	if ok, why := Available(); !ok {
+		return nil, errors.New("shm: " + why)
+	}
 	t := &Transport{cfg: cfg, slotOf: make([]int32, cfg.Size), me: -1, pid: os.Getpid(), done: make(chan struct{}),
 		napWake: make(chan struct{}, 1)}
 	for i := range t.slotOf {

@@ -159,7 +159,12 @@ func TestBitFlipRelay(t *testing.T) {
 			// Past the greeting, inside the payload of the first frame.
 			eps, _ := relayedJob(t, 21, p, flipAt(greetingSize+wire.HeaderSize+100000))
 			payload := pay(1<<20, 3)
-			if err := eps[1].t.Send(sumFrame(1, 0, 0, payload)); err != nil {
+			// Encrypted, rank 0 finds the altered record and drops the
+			// connection, possibly while rank 1 is still writing the rest
+			// of the frame (on a slow machine, or under an emulator): Send
+			// may then fail, which is fine; what rank 0 reports is checked
+			// below.
+			if err := eps[1].t.Send(sumFrame(1, 0, 0, payload)); err != nil && p == ProtectOff {
 				t.Fatal(err)
 			}
 			if p == ProtectOff {

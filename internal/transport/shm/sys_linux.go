@@ -12,10 +12,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mapFile maps size bytes of the file f shared, read-write.
-func mapFile(f *os.File, size int) ([]byte, error) {
-	return unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-}
+// defaultDir is where inboxes live unless MPIGO_SHM_DIR says otherwise:
+// /dev/shm, memory that no disk backs.
+func defaultDir() string { return "/dev/shm" }
+
+// platform says how this platform's shared memory works, for Available.
+const platform = "per-pair rings in files mapped shared, futex wake-ups"
 
 // futexWait sleeps while *w == val, at most d. Spurious returns are
 // allowed; the caller checks its condition again. The futex is not
@@ -122,13 +124,6 @@ func CMAStatus() (bool, string) {
 	return false, fmt.Sprintf("Yama ptrace_scope is %d: process_vm_readv is refused; large messages are copied through the rings", scope)
 }
 
-// unmap releases a mapping made by mapFile.
-func unmap(b []byte) {
-	if b != nil {
-		unix.Munmap(b)
-	}
-}
-
 // futex operations (linux/futex.h), shared between processes: not the
 // _PRIVATE variants.
 const (
@@ -138,10 +133,3 @@ const (
 
 // schedYield gives the core to another runnable process, if any.
 func schedYield() { unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
-
-// ownedByMe reports whether the file st describes belongs to this
-// process's user.
-func ownedByMe(st os.FileInfo) bool {
-	s, ok := st.Sys().(*syscall.Stat_t)
-	return ok && int(s.Uid) == os.Getuid()
-}
