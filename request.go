@@ -471,10 +471,10 @@ func WaitAll(reqs ...Waiter) (err error) {
 // WaitAllStatus is WaitAll that also returns every status, in order
 // (MPI_Waitall with statuses).
 func WaitAllStatus(ws ...Waiter) (_ []Status, err error) {
-	reqs := requestsOf(ws)
 	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("WaitAllStatus", requestsComm(reqs), Undefined, Undefined), &err)
+		defer h.exit(h.enter("WaitAllStatus", requestsComm(requestsOf(ws)), Undefined, Undefined), &err)
 	}
+	reqs := requestsOf(ws)
 	return waitAllStatus(reqs)
 }
 
@@ -574,10 +574,10 @@ func park(reqs []*Request) {
 // request is active, it returns Undefined and the empty status at once.
 // The value of a *Pending it names is then read with its Wait.
 func WaitAny(ws ...Waiter) (_ int, _ Status, err error) {
-	reqs := requestsOf(ws)
 	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("WaitAny", requestsComm(reqs), Undefined, Undefined), &err)
+		defer h.exit(h.enter("WaitAny", requestsComm(requestsOf(ws)), Undefined, Undefined), &err)
 	}
+	reqs := requestsOf(ws)
 
 	for {
 		idx, ok, st, err := testAny(reqs)
@@ -592,10 +592,10 @@ func WaitAny(ws ...Waiter) (_ int, _ Status, err error) {
 // which, without blocking (MPI_Testany). If none is active it reports
 // (Undefined, true).
 func TestAny(ws ...Waiter) (_ int, _ bool, _ Status, err error) {
-	reqs := requestsOf(ws)
 	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("TestAny", requestsComm(reqs), Undefined, Undefined), &err)
+		defer h.exit(h.enter("TestAny", requestsComm(requestsOf(ws)), Undefined, Undefined), &err)
 	}
+	reqs := requestsOf(ws)
 	return testAny(reqs)
 }
 
@@ -621,10 +621,10 @@ func testAny(reqs []*Request) (int, bool, Status, error) {
 // the indices and statuses of all that have (MPI_Waitsome). If none is
 // active it returns nil slices.
 func WaitSome(ws ...Waiter) (_ []int, _ []Status, err error) {
-	reqs := requestsOf(ws)
 	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("WaitSome", requestsComm(reqs), Undefined, Undefined), &err)
+		defer h.exit(h.enter("WaitSome", requestsComm(requestsOf(ws)), Undefined, Undefined), &err)
 	}
+	reqs := requestsOf(ws)
 	for {
 		idx, sts, err := testSome(reqs)
 		if len(idx) > 0 || err != nil || !anyActive(reqs) {
@@ -646,10 +646,10 @@ func anyActive(reqs []*Request) bool {
 // TestSome returns the indices and statuses of the active requests that
 // have completed, without blocking (MPI_Testsome).
 func TestSome(ws ...Waiter) (_ []int, _ []Status, err error) {
-	reqs := requestsOf(ws)
 	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("TestSome", requestsComm(reqs), Undefined, Undefined), &err)
+		defer h.exit(h.enter("TestSome", requestsComm(requestsOf(ws)), Undefined, Undefined), &err)
 	}
+	reqs := requestsOf(ws)
 	return testSome(reqs)
 }
 
@@ -676,10 +676,10 @@ func testSome(reqs []*Request) ([]int, []Status, error) {
 // (MPI_Testall). Only when it reports true are the requests finished (and
 // the statuses returned).
 func TestAll(ws ...Waiter) (_ bool, _ []Status, err error) {
-	reqs := requestsOf(ws)
 	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("TestAll", requestsComm(reqs), Undefined, Undefined), &err)
+		defer h.exit(h.enter("TestAll", requestsComm(requestsOf(ws)), Undefined, Undefined), &err)
 	}
+	reqs := requestsOf(ws)
 	for _, r := range reqs {
 		if r != nil && !r.done() {
 			return false, nil, nil
