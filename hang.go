@@ -580,7 +580,7 @@ func (w *watcher) run() {
 				continue
 			}
 			live++
-			pr := b.progress.Load()
+			pr := p.activity()
 			if b.parked.Load() == 0 || pr != last[i].progress || last[i].since.IsZero() {
 				last[i] = seen{progress: pr, since: now}
 				all = false
@@ -602,7 +602,7 @@ func (w *watcher) run() {
 		// Still stuck? A wait that ended meanwhile means it was slow, not hung.
 		moved := false
 		for i, p := range w.procs {
-			if p.blk.progress.Load() != last[i].progress && !(p.blk.returned.Load() && p.blk.parked.Load() == 0) {
+			if p.activity() != last[i].progress && !(p.blk.returned.Load() && p.blk.parked.Load() == 0) {
 				moved = true
 			}
 		}
@@ -620,6 +620,18 @@ func (w *watcher) run() {
 			last[i] = seen{}
 		}
 	}
+}
+
+// activity is the rank's progress as hang diagnosis counts it: waits that
+// ended after parking, plus messages its engine matched. The second counts
+// a rank whose receives complete without ever blocking (its messages were
+// already there) while another of its goroutines stays parked.
+func (p *proc) activity() uint64 {
+	n := p.blk.progress.Load()
+	if p.eng != nil {
+		n += p.eng.Matched()
+	}
+	return n
 }
 
 func (w *watcher) close() {

@@ -2,6 +2,7 @@ package mpi_test
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -202,6 +203,61 @@ func TestHangReportSlowJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	if errors.Is(err, mpi.ErrProcFailed) {
+		t.Fatal(err)
+	}
+}
+
+// TestHangReportBusyReceiver is the false report TestStress met on a slow
+// machine: every rank has a goroutine parked (a sender in WaitAll), while
+// another goroutine of one rank keeps receiving messages that were already
+// there, so its receives never park. The job is progressing, not hung.
+func TestHangReportBusyReceiver(t *testing.T) {
+	cfg := mpi.DefaultConfig()
+	cfg.HangReport = 100 * time.Millisecond
+	const n = 150
+	err := mpi.RunConfig(2, cfg, func(c *mpi.Comm) error {
+		if c.Rank() == 1 {
+			for i := range n {
+				if err := mpi.Send(c, int64(i), 0, 1); err != nil {
+					return err
+				}
+			}
+			if err := mpi.Send(c, int64(n), 0, 4); err != nil { // all sent
+				return err
+			}
+			// Parked until rank 0 has received them all.
+			_, _, err := mpi.Recv[int64](c, 0, 2)
+			if err != nil {
+				return err
+			}
+			return mpi.Send(c, int64(0), 0, 3)
+		}
+		done := make(chan error, 1)
+		go func() { // parked for the whole run
+			_, _, err := mpi.Recv[int64](c, 1, 3)
+			done <- err
+		}()
+		// Let every message arrive, then take them slowly: each receive
+		// finds its message queued and never parks.
+		if _, _, err := mpi.Recv[int64](c, 1, 4); err != nil {
+			return err
+		}
+		for i := range n {
+			time.Sleep(3 * time.Millisecond)
+			v, _, err := mpi.Recv[int64](c, 1, 1)
+			if err != nil {
+				return err
+			}
+			if v != int64(i) {
+				return fmt.Errorf("message %d: got %d", i, v)
+			}
+		}
+		if err := mpi.Send(c, int64(0), 1, 2); err != nil {
+			return err
+		}
+		return <-done
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }
