@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 )
@@ -173,12 +174,62 @@ func TestBcastAlgorithms(t *testing.T) {
 	}
 }
 
+// TestBcastSegmented runs the pipelined broadcasts with segments far
+// smaller than the default, so that lengths that are and are not
+// multiples of the segment, a single short segment, many segments (more
+// than the window of posted receives) and the empty buffer all occur.
+func TestBcastSegmented(t *testing.T) {
+	for _, fan := range []int{1, 2} {
+		t.Run(fmt.Sprintf("fan=%d", fan), func(t *testing.T) {
+			forRoots(t, func(t *testing.T, p, root int) {
+				for _, tc := range []struct{ n, seg int }{{0, 4}, {1, 4}, {5, 5}, {7, 3}, {100, 1}, {1000, 7}, {1000, 4096}} {
+					want := make([]byte, tc.n)
+					for i := range want {
+						want[i] = byte(root*31 + i*7)
+					}
+					run(t, p, func(c Comm) error {
+						buf := make([]byte, tc.n)
+						if c.Rank() == root {
+							copy(buf, want)
+						}
+						if err := bcastSegmented(c, buf, c.Rank(), p, root, tagBase, fan, tc.seg); err != nil {
+							return err
+						}
+						if !bytes.Equal(buf, want) {
+							t.Errorf("n=%d seg=%d rank %d: wrong data", tc.n, tc.seg, c.Rank())
+						}
+						return nil
+					})
+				}
+			})
+		})
+	}
+}
+
+// TestBcastSegmentedLength checks that a pipelined broadcast into a
+// buffer of another length than root's is reported, not taken.
+func TestBcastSegmentedLength(t *testing.T) {
+	for _, tc := range []struct{ mine, seg int }{{3, 4}, {8, 4}, {0, 4}, {9, 3}} {
+		net := newFakeNet(3, false)
+		errs := runNet(net, func(r int) Comm { return net.comm(r) }, func(c Comm) error {
+			buf := make([]byte, 5)
+			if c.Rank() == 2 {
+				buf = make([]byte, tc.mine)
+			}
+			return bcastSegmented(c, buf, c.Rank(), 3, 0, 0, 1, tc.seg)
+		})
+		if errs[0] != nil || errs[1] != nil || errs[2] == nil {
+			t.Errorf("length %d, segment %d: got errors %v", tc.mine, tc.seg, errs)
+		}
+	}
+}
+
 func TestBcastVarAlg(t *testing.T) {
 	forRoots(t, func(t *testing.T, p, root int) {
 		for _, tc := range []struct {
 			alg string
 			n   int
-		}{{"", 0}, {"", 3}, {AlgBinomial, 1000}, {AlgBinomial, inlineBcast + 1}, {AlgScatterAllgather, 0}, {AlgScatterAllgather, 1001}} {
+		}{{"", 0}, {"", 3}, {AlgBinomial, 1000}, {AlgBinomial, inlineBcast + 1}, {AlgScatterAllgather, 0}, {AlgScatterAllgather, 1001}, {AlgPipeline, 1001}, {AlgBinaryTree, 0}, {"no_such_alg", 7}} {
 			n := tc.n
 			want := bytes.Repeat([]byte{byte(root + 1)}, n)
 			run(t, p, func(c Comm) error {

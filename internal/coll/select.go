@@ -45,6 +45,8 @@ const (
 	AlgReduceBcast       = "reduce_bcast"       // allreduce: binomial reduce in rank order + broadcast
 	AlgBinomial          = "binomial"           // bcast, reduce
 	AlgScatterAllgather  = "scatter_allgather"  // bcast: binomial scatter + ring allgather (van de Geijn)
+	AlgPipeline          = "pipeline"           // bcast: segments down a chain
+	AlgBinaryTree        = "binary_tree"        // bcast: segments down a binary tree
 	AlgBruck             = "bruck"              // allgather, alltoall (equal block sizes)
 	AlgPairwise          = "pairwise"           // alltoall
 	AlgScattered         = "scattered"          // alltoall: every exchange posted at once
@@ -91,7 +93,7 @@ var fallback = map[string]string{
 // algorithms lists each collective's algorithms.
 var algorithms = map[string][]string{
 	CollAllreduce:     {AlgRecursiveDoubling, AlgRabenseifner, AlgRing, AlgReduceBcast},
-	CollBcast:         {AlgBinomial, AlgScatterAllgather},
+	CollBcast:         {AlgBinomial, AlgScatterAllgather, AlgPipeline, AlgBinaryTree},
 	CollAllgather:     {AlgBruck, AlgRecursiveDoubling, AlgRing},
 	CollAlltoall:      {AlgBruck, AlgScattered, AlgPairwise},
 	CollReduceScatter: {AlgRecursiveHalving, AlgReduceScatterv},
@@ -217,10 +219,15 @@ var (
 	// The rules of the collectives Select is called for on every call,
 	// resolved once: a map lookup by name cost 4% of an 8-byte allreduce.
 	allreduceRules, bcastRules, reduceRules []Rule
+	// segment is the segment size of the pipelined algorithms in force,
+	// segmentErr a MPIGO_COLL_SEGMENT that did not parse.
+	segment    int
+	segmentErr error
 )
 
 func loadTable() {
 	table = buildTable(os.LookupEnv)
+	segment, segmentErr = parseSegment(os.LookupEnv)
 	allreduceRules = table[CollAllreduce].Rules
 	bcastRules = table[CollBcast].Rules
 	reduceRules = table[CollReduce].Rules
@@ -246,6 +253,34 @@ func buildTable(lookup func(string) (string, bool)) map[string]Entry {
 		t[coll] = e
 	}
 	return t
+}
+
+// SegmentEnv names the variable that sets the segment size, in bytes, of
+// the pipelined algorithms (bcast pipeline and binary_tree, allreduce
+// ring); DefaultSegment when it is unset.
+const SegmentEnv = "MPIGO_COLL_SEGMENT"
+
+// parseSegment reads SegmentEnv through lookup. A value that is not a
+// whole number of bytes between 1 KiB and 64 MiB is reported and the
+// default stays in force.
+func parseSegment(lookup func(string) (string, bool)) (int, error) {
+	v, ok := lookup(SegmentEnv)
+	if !ok || v == "" {
+		return DefaultSegment, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1<<10 || n > 64<<20 {
+		return DefaultSegment, fmt.Errorf("%s=%q: want a size in bytes from 1024 to 67108864; using %d", SegmentEnv, v, DefaultSegment)
+	}
+	return n, nil
+}
+
+// Segment returns the segment size of the pipelined algorithms in force
+// and the error of a SegmentEnv that did not parse (the default is then
+// in force).
+func Segment() (int, error) {
+	tableOnce.Do(loadTable)
+	return segment, segmentErr
 }
 
 // Table returns the rules in force for every collective, in a fixed order.
