@@ -421,6 +421,60 @@ func TestSelect(t *testing.T) {
 	}
 }
 
+// TestSelectPipelined checks when the pipelined broadcasts apply: more
+// than two ranks, more than one segment, and for the chain at least one
+// segment per hop.
+func TestSelectPipelined(t *testing.T) {
+	seg, _ := Segment()
+	rules, err := ParseRules(CollBcast, "pipeline,binary_tree,binomial")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ranks, bytes int
+		want         string
+	}{
+		{2, 64 * seg, AlgBinomial},
+		{3, seg, AlgBinomial},
+		{3, seg + 1, AlgBinaryTree},
+		{3, 2 * seg, AlgPipeline},
+		{4, 2 * seg, AlgBinaryTree},
+		{4, 3 * seg, AlgPipeline},
+		{17, 8 * seg, AlgBinaryTree},
+		{17, 16 * seg, AlgPipeline},
+	} {
+		if got := SelectFrom(rules, CollBcast, Situation{Ranks: tc.ranks, Bytes: tc.bytes, Fixed: true}); got != tc.want {
+			t.Errorf("%d ranks, %d bytes: got %s, want %s", tc.ranks, tc.bytes, got, tc.want)
+		}
+	}
+}
+
+func TestParseSegment(t *testing.T) {
+	for _, tc := range []struct {
+		v    string
+		want int
+		bad  bool
+	}{
+		{"", DefaultSegment, false},
+		{"65536", 65536, false},
+		{" 1024 ", 1024, false},
+		{"1023", DefaultSegment, true},
+		{"67108865", DefaultSegment, true},
+		{"64k", DefaultSegment, true},
+		{"-5", DefaultSegment, true},
+	} {
+		got, err := parseSegment(func(k string) (string, bool) {
+			if k != SegmentEnv {
+				t.Errorf("looked up %s", k)
+			}
+			return tc.v, true
+		})
+		if got != tc.want || (err != nil) != tc.bad {
+			t.Errorf("%s=%q: got %d, %v; want %d, error %v", SegmentEnv, tc.v, got, err, tc.want, tc.bad)
+		}
+	}
+}
+
 func TestEnvOverride(t *testing.T) {
 	env := map[string]string{
 		"MPIGO_COLL_ALLREDUCE": "ring",

@@ -130,6 +130,9 @@ var Sizes = map[string]string{
 func isPof2(p int) bool { return p > 0 && p&(p-1) == 0 }
 
 // Applicable reports whether alg can run collective coll in situation s.
+// For the pipelined broadcasts it also asks whether they pay: more than
+// two ranks and a buffer of more than one segment (pipeline: at least one
+// segment per hop); BcastAlg runs them anywhere when named explicitly.
 func Applicable(coll, alg string, s Situation) bool {
 	switch alg {
 	case AlgRecursiveDoubling:
@@ -152,6 +155,15 @@ func Applicable(coll, alg string, s Situation) bool {
 		return coll == CollAllgather || s.Fixed
 	case AlgRecursiveHalving:
 		return s.Commutative
+	case AlgPipeline:
+		// A chain pays only when it is kept full: with fewer segments
+		// than hops, most ranks wait most of the time (a binomial tree
+		// takes lg p whole-buffer steps; the chain p-2+S segment steps).
+		seg, _ := Segment()
+		return coll == CollBcast && s.Ranks >= 3 && s.Bytes >= (s.Ranks-1)*seg
+	case AlgBinaryTree:
+		seg, _ := Segment()
+		return coll == CollBcast && s.Ranks >= 3 && s.Bytes > seg
 	case AlgHierarchical:
 		if !s.Hier || !s.Fixed {
 			return false
@@ -256,8 +268,8 @@ func buildTable(lookup func(string) (string, bool)) map[string]Entry {
 }
 
 // SegmentEnv names the variable that sets the segment size, in bytes, of
-// the pipelined algorithms (bcast pipeline and binary_tree, allreduce
-// ring); DefaultSegment when it is unset.
+// the pipelined broadcasts (pipeline and binary_tree); DefaultSegment
+// when it is unset.
 const SegmentEnv = "MPIGO_COLL_SEGMENT"
 
 // parseSegment reads SegmentEnv through lookup. A value that is not a
