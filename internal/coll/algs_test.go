@@ -421,8 +421,8 @@ func TestSelect(t *testing.T) {
 	}
 }
 
-// TestSelectPipelined checks when the pipelined broadcasts apply: more
-// than two ranks, more than one segment, and for the chain at least one
+// TestSelectPipelined checks when the pipelined broadcasts apply:
+// processes talking through shared memory, more than two ranks, more than one segment, and for the chain at least one
 // segment per hop.
 func TestSelectPipelined(t *testing.T) {
 	seg, _ := Segment()
@@ -443,8 +443,12 @@ func TestSelectPipelined(t *testing.T) {
 		{17, 8 * seg, AlgBinaryTree},
 		{17, 16 * seg, AlgPipeline},
 	} {
-		if got := SelectFrom(rules, CollBcast, Situation{Ranks: tc.ranks, Bytes: tc.bytes, Fixed: true}); got != tc.want {
+		if got := SelectFrom(rules, CollBcast, Situation{Ranks: tc.ranks, Bytes: tc.bytes, Fixed: true, SharedMemory: true}); got != tc.want {
 			t.Errorf("%d ranks, %d bytes: got %s, want %s", tc.ranks, tc.bytes, got, tc.want)
+		}
+		// Goroutine ranks of one process, or sockets: never pipelined.
+		if got := SelectFrom(rules, CollBcast, Situation{Ranks: tc.ranks, Bytes: tc.bytes, Fixed: true}); got != AlgBinomial {
+			t.Errorf("%d ranks, %d bytes not over shared memory: got %s, want binomial", tc.ranks, tc.bytes, got)
 		}
 	}
 }

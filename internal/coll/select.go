@@ -65,7 +65,7 @@ const (
 // ranks and tcp on a 2-core machine (docs/collectives.md has the numbers).
 var DefaultRules = map[string]string{
 	CollAllreduce:     "hierarchical,recursive_doubling:32768,rabenseifner,ring",
-	CollBcast:         "hierarchical,binomial:4194304,scatter_allgather",
+	CollBcast:         "hierarchical,binomial:524287,pipeline,binomial:4194304,scatter_allgather",
 	CollAllgather:     "recursive_doubling,ring",
 	CollAlltoall:      "bruck:64,scattered:131072,pairwise",
 	CollReduceScatter: "recursive_halving",
@@ -115,6 +115,13 @@ type Situation struct {
 	Fixed       bool // every rank's blocks have the same size (needed by Bruck)
 	Elems       int  // elements in the vector (reductions; segments split on element boundaries)
 	Hier        bool // the communicator spans several nodes and some node holds several of its ranks
+	// SharedMemory: the ranks are processes of one node (at least two
+	// of them) that reach each other through node shared memory, where
+	// every hop of a message is copied into and out of the rings. The
+	// pipelined broadcasts apply only then: between goroutine ranks of
+	// one process and over sockets they were measured no faster
+	// (docs/performance.md).
+	SharedMemory bool
 }
 
 // Sizes documents, per collective, which size Select compares with MaxBytes.
@@ -130,9 +137,12 @@ var Sizes = map[string]string{
 func isPof2(p int) bool { return p > 0 && p&(p-1) == 0 }
 
 // Applicable reports whether alg can run collective coll in situation s.
-// For the pipelined broadcasts it also asks whether they pay: more than
-// two ranks and a buffer of more than one segment (pipeline: at least one
-// segment per hop); BcastAlg runs them anywhere when named explicitly.
+// For the pipelined broadcasts it also asks whether they pay: processes
+// on one node talking through shared memory (between goroutine ranks a
+// hop is one copy made at once, and waking the next rank for every
+// segment cost more than the pipeline gained), more than two ranks, and a buffer of more than one
+// segment (pipeline: at least one segment per hop). BcastAlg runs them
+// in any situation when named explicitly.
 func Applicable(coll, alg string, s Situation) bool {
 	switch alg {
 	case AlgRecursiveDoubling:
@@ -160,10 +170,10 @@ func Applicable(coll, alg string, s Situation) bool {
 		// than hops, most ranks wait most of the time (a binomial tree
 		// takes lg p whole-buffer steps; the chain p-2+S segment steps).
 		seg, _ := Segment()
-		return coll == CollBcast && s.Ranks >= 3 && s.Bytes >= (s.Ranks-1)*seg
+		return coll == CollBcast && s.SharedMemory && s.Ranks >= 3 && s.Bytes >= (s.Ranks-1)*seg
 	case AlgBinaryTree:
 		seg, _ := Segment()
-		return coll == CollBcast && s.Ranks >= 3 && s.Bytes > seg
+		return coll == CollBcast && s.SharedMemory && s.Ranks >= 3 && s.Bytes > seg
 	case AlgHierarchical:
 		if !s.Hier || !s.Fixed {
 			return false
