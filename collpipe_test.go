@@ -16,39 +16,38 @@ import (
 // every rank.
 func TestBcastLargeEveryTransport(t *testing.T) {
 	const seg = 128 << 10 // coll.DefaultSegment
-	for _, p := range []int{3, 4} {
-		for _, n := range []int{4 * seg, 5*seg/2*p + 13} {
-			t.Run(fmt.Sprintf("p=%d/n=%d", p, n), func(t *testing.T) {
-				matrix(t, p, func(c *mpi.Comm) error {
-					for _, root := range []int{0, p - 1} {
-						want := make([]byte, n)
-						for i := range want {
-							want[i] = byte(i*7 + root)
-						}
-						buf := make([]byte, n)
-						if c.Rank() == root {
-							copy(buf, want)
-						}
-						if err := mpi.BcastInto(c, buf, root); err != nil {
-							return err
-						}
-						if err := check(c, bytes.Equal(buf, want), "typed bcast of %d bytes from %d: wrong data", n, root); err != nil {
-							return err
-						}
-						clear(buf)
-						if c.Rank() == root {
-							copy(buf, want)
-						}
-						if err := c.Bcast(buf, n, mpi.Byte, root); err != nil {
-							return err
-						}
-						if err := check(c, bytes.Equal(buf, want), "low-level bcast of %d bytes from %d: wrong data", n, root); err != nil {
-							return err
-						}
+	for _, tc := range []struct{ p, n int }{{3, 7*seg + 13}, {4, 4 * seg}} {
+		p, n := tc.p, tc.n
+		t.Run(fmt.Sprintf("p=%d/n=%d", p, n), func(t *testing.T) {
+			matrix(t, p, func(c *mpi.Comm) error {
+				for _, root := range []int{0, p - 1} {
+					want := make([]byte, n)
+					for i := range want {
+						want[i] = byte(i*7 + root)
 					}
-					return nil
-				})
+					buf := make([]byte, n)
+					if c.Rank() == root {
+						copy(buf, want)
+					}
+					if err := mpi.BcastInto(c, buf, root); err != nil {
+						return err
+					}
+					if err := check(c, bytes.Equal(buf, want), "typed bcast of %d bytes from %d: wrong data", n, root); err != nil {
+						return err
+					}
+					clear(buf)
+					if c.Rank() == root {
+						copy(buf, want)
+					}
+					if err := c.Bcast(buf, n, mpi.Byte, root); err != nil {
+						return err
+					}
+					if err := check(c, bytes.Equal(buf, want), "low-level bcast of %d bytes from %d: wrong data", n, root); err != nil {
+						return err
+					}
+				}
+				return nil
 			})
-		}
+		})
 	}
 }
