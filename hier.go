@@ -186,7 +186,7 @@ func (c *Comm) bcastFixed(cc *collCall, buf []byte, root int) error {
 	// 8-byte broadcast).
 	ch := c.bcChoice.Load()
 	if ch == nil || ch.bytes != len(buf) {
-		s := coll.Situation{Ranks: len(c.group), Bytes: len(buf), Fixed: true}
+		s := coll.Situation{Ranks: len(c.group), Bytes: len(buf), Fixed: true, SharedMemory: c.sharedMemoryNode()}
 		h, err := c.hierFor(coll.CollBcast, s)
 		if err != nil {
 			return err

@@ -107,6 +107,11 @@ func info(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "  %-25s   ignored: %v\n", "", e.Err)
 		}
 	}
+	seg, segErr := coll.Segment()
+	fmt.Fprintf(stdout, "  %-25s = %d (bytes per segment of the pipelined bcast algorithms)\n", coll.SegmentEnv, seg)
+	if segErr != nil {
+		fmt.Fprintf(stdout, "  %-25s   ignored: %v\n", "", segErr)
+	}
 	fmt.Fprintf(stdout, "limits:\n")
 	fmt.Fprintf(stdout, "  tag upper bound   = %d\n", mpi.TagUB)
 	fmt.Fprintf(stdout, "  bsend overhead    = %d bytes\n", mpi.BsendOverhead)

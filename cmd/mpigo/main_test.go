@@ -100,7 +100,7 @@ func TestInfo(t *testing.T) {
 	if code := run([]string{"info"}, &out, &errb); code != 0 {
 		t.Fatal(errb.String())
 	}
-	for _, want := range []string{"mpigo 0.", "inproc", "MPIGO_EAGER_LIMIT", "tag upper bound", "MPIGO_COLL_ALLREDUCE", "recursive_doubling"} {
+	for _, want := range []string{"mpigo 0.", "inproc", "MPIGO_EAGER_LIMIT", "tag upper bound", "MPIGO_COLL_ALLREDUCE", "recursive_doubling", "MPIGO_COLL_SEGMENT"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("info lacks %q:\n%s", want, out.String())
 		}

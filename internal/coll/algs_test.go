@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 )
@@ -47,7 +48,9 @@ func TestAllreduceVecAlgorithms(t *testing.T) {
 			forSizes(t, func(t *testing.T, p int) {
 				ns := []int{0, 1, 3, 17, 1000, 20_000}
 				if p <= 4 {
-					ns = append(ns, 150_000) // 1.2 MB
+					// 560 KB: halves above the eager limit. (It was 1.2 MB;
+					// halved to pay for the segmented broadcast tests.)
+					ns = append(ns, 70_000)
 				}
 				for _, n := range ns {
 					sit := Situation{Ranks: p, Commutative: true, Fixed: true, Elems: n}
@@ -173,12 +176,62 @@ func TestBcastAlgorithms(t *testing.T) {
 	}
 }
 
+// TestBcastSegmented runs the pipelined broadcasts with segments far
+// smaller than the default, so that lengths that are and are not
+// multiples of the segment, a single short segment, many segments (more
+// than the window of posted receives) and the empty buffer all occur.
+func TestBcastSegmented(t *testing.T) {
+	for _, fan := range []int{1, 2} {
+		t.Run(fmt.Sprintf("fan=%d", fan), func(t *testing.T) {
+			forRoots(t, func(t *testing.T, p, root int) {
+				for _, tc := range []struct{ n, seg int }{{0, 4}, {1, 4}, {5, 5}, {7, 3}, {100, 1}, {1000, 7}, {1000, 4096}} {
+					want := make([]byte, tc.n)
+					for i := range want {
+						want[i] = byte(root*31 + i*7)
+					}
+					run(t, p, func(c Comm) error {
+						buf := make([]byte, tc.n)
+						if c.Rank() == root {
+							copy(buf, want)
+						}
+						if err := bcastSegmented(c, buf, c.Rank(), p, root, tagBase, fan, tc.seg); err != nil {
+							return err
+						}
+						if !bytes.Equal(buf, want) {
+							t.Errorf("n=%d seg=%d rank %d: wrong data", tc.n, tc.seg, c.Rank())
+						}
+						return nil
+					})
+				}
+			})
+		})
+	}
+}
+
+// TestBcastSegmentedLength checks that a pipelined broadcast into a
+// buffer of another length than root's is reported, not taken.
+func TestBcastSegmentedLength(t *testing.T) {
+	for _, tc := range []struct{ mine, seg int }{{3, 4}, {8, 4}, {0, 4}, {9, 3}} {
+		net := newFakeNet(3, false)
+		errs := runNet(net, func(r int) Comm { return net.comm(r) }, func(c Comm) error {
+			buf := make([]byte, 5)
+			if c.Rank() == 2 {
+				buf = make([]byte, tc.mine)
+			}
+			return bcastSegmented(c, buf, c.Rank(), 3, 0, 0, 1, tc.seg)
+		})
+		if errs[0] != nil || errs[1] != nil || errs[2] == nil {
+			t.Errorf("length %d, segment %d: got errors %v", tc.mine, tc.seg, errs)
+		}
+	}
+}
+
 func TestBcastVarAlg(t *testing.T) {
 	forRoots(t, func(t *testing.T, p, root int) {
 		for _, tc := range []struct {
 			alg string
 			n   int
-		}{{"", 0}, {"", 3}, {AlgBinomial, 1000}, {AlgBinomial, inlineBcast + 1}, {AlgScatterAllgather, 0}, {AlgScatterAllgather, 1001}} {
+		}{{"", 0}, {"", 3}, {AlgBinomial, 1000}, {AlgBinomial, inlineBcast + 1}, {AlgScatterAllgather, 0}, {AlgScatterAllgather, 1001}, {AlgPipeline, 1001}, {"no_such_alg", 7}} {
 			n := tc.n
 			want := bytes.Repeat([]byte{byte(root + 1)}, n)
 			run(t, p, func(c Comm) error {
@@ -366,6 +419,64 @@ func TestSelect(t *testing.T) {
 	for coll, def := range DefaultRules {
 		if _, err := ParseRules(coll, def); err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestSelectPipelined checks when the pipelined broadcasts apply:
+// processes talking through shared memory, more than two ranks, more than one segment, and for the chain at least one
+// segment per hop.
+func TestSelectPipelined(t *testing.T) {
+	seg, _ := Segment()
+	rules, err := ParseRules(CollBcast, "pipeline,binary_tree,binomial")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ranks, bytes int
+		want         string
+	}{
+		{2, 64 * seg, AlgBinomial},
+		{3, seg, AlgBinomial},
+		{3, seg + 1, AlgBinaryTree},
+		{3, 2 * seg, AlgPipeline},
+		{4, 2 * seg, AlgBinaryTree},
+		{4, 3 * seg, AlgPipeline},
+		{17, 8 * seg, AlgBinaryTree},
+		{17, 16 * seg, AlgPipeline},
+	} {
+		if got := SelectFrom(rules, CollBcast, Situation{Ranks: tc.ranks, Bytes: tc.bytes, Fixed: true, SharedMemory: true}); got != tc.want {
+			t.Errorf("%d ranks, %d bytes: got %s, want %s", tc.ranks, tc.bytes, got, tc.want)
+		}
+		// Goroutine ranks of one process, or sockets: never pipelined.
+		if got := SelectFrom(rules, CollBcast, Situation{Ranks: tc.ranks, Bytes: tc.bytes, Fixed: true}); got != AlgBinomial {
+			t.Errorf("%d ranks, %d bytes not over shared memory: got %s, want binomial", tc.ranks, tc.bytes, got)
+		}
+	}
+}
+
+func TestParseSegment(t *testing.T) {
+	for _, tc := range []struct {
+		v    string
+		want int
+		bad  bool
+	}{
+		{"", DefaultSegment, false},
+		{"65536", 65536, false},
+		{" 1024 ", 1024, false},
+		{"1023", DefaultSegment, true},
+		{"67108865", DefaultSegment, true},
+		{"64k", DefaultSegment, true},
+		{"-5", DefaultSegment, true},
+	} {
+		got, err := parseSegment(func(k string) (string, bool) {
+			if k != SegmentEnv {
+				t.Errorf("looked up %s", k)
+			}
+			return tc.v, true
+		})
+		if got != tc.want || (err != nil) != tc.bad {
+			t.Errorf("%s=%q: got %d, %v; want %d, error %v", SegmentEnv, tc.v, got, err, tc.want, tc.bad)
 		}
 	}
 }

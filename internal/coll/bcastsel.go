@@ -13,7 +13,13 @@ import (
 //     rank i the i-th of p segments, then a ring allgather (without the
 //     link into root, whose buffer is never written) assembles them:
 //     lg p + p-1 rounds, but root sends only n bytes in total and every
-//     rank about 2n, against n·lg p for root in the binomial tree.
+//     rank about 2n, against n·lg p for root in the binomial tree;
+//   - pipeline: the buffer travels in segments (Segment bytes each) down a
+//     chain root → root+1 → ...; every rank forwards a segment as soon as
+//     it has it, so p-1 hops cost about (p-2+S) segment times for S
+//     segments, and every rank sends and receives n bytes once;
+//   - binary_tree: the same segments down a binary tree (depth lg p, each
+//     inner rank sends 2n).
 //
 // Uses tag..tag+1.
 func BcastAlg(c Comm, alg string, buf []byte, root, tag int) error {
@@ -33,6 +39,9 @@ func bcastAlg(c Comm, alg string, buf []byte, root, tag int) error {
 		return bcast(c, buf, root, tag)
 	case AlgScatterAllgather:
 		return bcastScatterAllgather(c, buf, r, p, root, tag)
+	case AlgPipeline, AlgBinaryTree:
+		seg, _ := Segment()
+		return bcastSegmented(c, buf, r, p, root, tag, fanOut(alg), seg)
 	}
 	return fmt.Errorf("%w: unknown bcast algorithm %q", ErrArg, alg)
 }
@@ -113,14 +122,17 @@ func bcastVarAlg(c Comm, alg string, buf []byte, root, tag int) ([]byte, error) 
 		if alg == "" {
 			alg = Select(CollBcast, Situation{Ranks: p, Bytes: len(buf), Fixed: true})
 		}
+		code := bcastCode(alg)
+		if code == 0 {
+			// Only root sees alg: failing here would leave the others
+			// waiting for the header, so an unknown name broadcasts by
+			// binomial tree, as it always has.
+			alg, code = AlgBinomial, bcastCode(AlgBinomial)
+		}
 		if alg == AlgBinomial && len(buf) <= inlineBcast {
 			msg = make([]byte, len(buf)+1)
 			copy(msg, buf)
 		} else {
-			code := byte(1)
-			if alg == AlgScatterAllgather {
-				code = 2
-			}
 			msg = binary.LittleEndian.AppendUint64(nil, uint64(len(buf)))
 			msg = append(msg, code)
 		}
@@ -138,7 +150,7 @@ func bcastVarAlg(c Comm, alg string, buf []byte, root, tag int) ([]byte, error) 
 		}
 		return msg[: len(msg)-1 : len(msg)-1], nil
 	}
-	if len(msg) != 9 || msg[8] > 2 {
+	if len(msg) != 9 || int(msg[8]) > len(algorithms[CollBcast]) {
 		return nil, fmt.Errorf("%w: bad broadcast header", ErrMessage)
 	}
 	n := binary.LittleEndian.Uint64(msg)
@@ -148,11 +160,26 @@ func bcastVarAlg(c Comm, alg string, buf []byte, root, tag int) ([]byte, error) 
 		}
 		buf = make([]byte, n)
 	}
-	alg = AlgBinomial
-	if msg[8] == 2 {
-		alg = AlgScatterAllgather
+	return buf, bcastAlg(c, algorithms[CollBcast][msg[8]-1], buf, root, tag+1)
+}
+
+// bcastCode is the byte that names alg in BcastVarAlg's header: its
+// position in algorithms[CollBcast] plus one (0: unknown).
+func bcastCode(alg string) byte {
+	for i, a := range algorithms[CollBcast] {
+		if a == alg {
+			return byte(i + 1)
+		}
 	}
-	return buf, bcastAlg(c, alg, buf, root, tag+1)
+	return 0
+}
+
+// fanOut is the fan-out of a segmented broadcast's tree.
+func fanOut(alg string) int {
+	if alg == AlgBinaryTree {
+		return 2
+	}
+	return 1
 }
 
 // inlineBcast is the longest buffer BcastVarAlg sends inline, in one

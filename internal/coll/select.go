@@ -45,6 +45,8 @@ const (
 	AlgReduceBcast       = "reduce_bcast"       // allreduce: binomial reduce in rank order + broadcast
 	AlgBinomial          = "binomial"           // bcast, reduce
 	AlgScatterAllgather  = "scatter_allgather"  // bcast: binomial scatter + ring allgather (van de Geijn)
+	AlgPipeline          = "pipeline"           // bcast: segments down a chain
+	AlgBinaryTree        = "binary_tree"        // bcast: segments down a binary tree
 	AlgBruck             = "bruck"              // allgather, alltoall (equal block sizes)
 	AlgPairwise          = "pairwise"           // alltoall
 	AlgScattered         = "scattered"          // alltoall: every exchange posted at once
@@ -63,7 +65,7 @@ const (
 // ranks and tcp on a 2-core machine (docs/collectives.md has the numbers).
 var DefaultRules = map[string]string{
 	CollAllreduce:     "hierarchical,recursive_doubling:32768,rabenseifner,ring",
-	CollBcast:         "hierarchical,binomial:4194304,scatter_allgather",
+	CollBcast:         "hierarchical,binomial:524287,pipeline,binomial:4194304,scatter_allgather",
 	CollAllgather:     "recursive_doubling,ring",
 	CollAlltoall:      "bruck:64,scattered:131072,pairwise",
 	CollReduceScatter: "recursive_halving",
@@ -91,7 +93,7 @@ var fallback = map[string]string{
 // algorithms lists each collective's algorithms.
 var algorithms = map[string][]string{
 	CollAllreduce:     {AlgRecursiveDoubling, AlgRabenseifner, AlgRing, AlgReduceBcast},
-	CollBcast:         {AlgBinomial, AlgScatterAllgather},
+	CollBcast:         {AlgBinomial, AlgScatterAllgather, AlgPipeline, AlgBinaryTree},
 	CollAllgather:     {AlgBruck, AlgRecursiveDoubling, AlgRing},
 	CollAlltoall:      {AlgBruck, AlgScattered, AlgPairwise},
 	CollReduceScatter: {AlgRecursiveHalving, AlgReduceScatterv},
@@ -113,6 +115,13 @@ type Situation struct {
 	Fixed       bool // every rank's blocks have the same size (needed by Bruck)
 	Elems       int  // elements in the vector (reductions; segments split on element boundaries)
 	Hier        bool // the communicator spans several nodes and some node holds several of its ranks
+	// SharedMemory: the ranks are processes of one node (at least two
+	// of them) that reach each other through node shared memory, where
+	// every hop of a message is copied into and out of the rings. The
+	// pipelined broadcasts apply only then: between goroutine ranks of
+	// one process and over sockets they were measured no faster
+	// (docs/performance.md).
+	SharedMemory bool
 }
 
 // Sizes documents, per collective, which size Select compares with MaxBytes.
@@ -128,6 +137,12 @@ var Sizes = map[string]string{
 func isPof2(p int) bool { return p > 0 && p&(p-1) == 0 }
 
 // Applicable reports whether alg can run collective coll in situation s.
+// For the pipelined broadcasts it also asks whether they pay: processes
+// on one node talking through shared memory (between goroutine ranks a
+// hop is one copy made at once, and waking the next rank for every
+// segment cost more than the pipeline gained), more than two ranks, and a buffer of more than one
+// segment (pipeline: at least one segment per hop). BcastAlg runs them
+// in any situation when named explicitly.
 func Applicable(coll, alg string, s Situation) bool {
 	switch alg {
 	case AlgRecursiveDoubling:
@@ -150,6 +165,15 @@ func Applicable(coll, alg string, s Situation) bool {
 		return coll == CollAllgather || s.Fixed
 	case AlgRecursiveHalving:
 		return s.Commutative
+	case AlgPipeline:
+		// A chain pays only when it is kept full: with fewer segments
+		// than hops, most ranks wait most of the time (a binomial tree
+		// takes lg p whole-buffer steps; the chain p-2+S segment steps).
+		seg, _ := Segment()
+		return coll == CollBcast && s.SharedMemory && s.Ranks >= 3 && s.Bytes >= (s.Ranks-1)*seg
+	case AlgBinaryTree:
+		seg, _ := Segment()
+		return coll == CollBcast && s.SharedMemory && s.Ranks >= 3 && s.Bytes > seg
 	case AlgHierarchical:
 		if !s.Hier || !s.Fixed {
 			return false
@@ -217,10 +241,15 @@ var (
 	// The rules of the collectives Select is called for on every call,
 	// resolved once: a map lookup by name cost 4% of an 8-byte allreduce.
 	allreduceRules, bcastRules, reduceRules []Rule
+	// segment is the segment size of the pipelined algorithms in force,
+	// segmentErr a MPIGO_COLL_SEGMENT that did not parse.
+	segment    int
+	segmentErr error
 )
 
 func loadTable() {
 	table = buildTable(os.LookupEnv)
+	segment, segmentErr = parseSegment(os.LookupEnv)
 	allreduceRules = table[CollAllreduce].Rules
 	bcastRules = table[CollBcast].Rules
 	reduceRules = table[CollReduce].Rules
@@ -246,6 +275,34 @@ func buildTable(lookup func(string) (string, bool)) map[string]Entry {
 		t[coll] = e
 	}
 	return t
+}
+
+// SegmentEnv names the variable that sets the segment size, in bytes, of
+// the pipelined broadcasts (pipeline and binary_tree); DefaultSegment
+// when it is unset.
+const SegmentEnv = "MPIGO_COLL_SEGMENT"
+
+// parseSegment reads SegmentEnv through lookup. A value that is not a
+// whole number of bytes between 1 KiB and 64 MiB is reported and the
+// default stays in force.
+func parseSegment(lookup func(string) (string, bool)) (int, error) {
+	v, ok := lookup(SegmentEnv)
+	if !ok || v == "" {
+		return DefaultSegment, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1<<10 || n > 64<<20 {
+		return DefaultSegment, fmt.Errorf("%s=%q: want a size in bytes from 1024 to 67108864; using %d", SegmentEnv, v, DefaultSegment)
+	}
+	return n, nil
+}
+
+// Segment returns the segment size of the pipelined algorithms in force
+// and the error of a SegmentEnv that did not parse (the default is then
+// in force).
+func Segment() (int, error) {
+	tableOnce.Do(loadTable)
+	return segment, segmentErr
 }
 
 // Table returns the rules in force for every collective, in a fixed order.

@@ -218,9 +218,11 @@ func allreduceRabenseifner(c Comm, src, buf, scratch []byte, esz int, op VecOp, 
 // current range with the partner across the top remaining bit.
 //
 // src, if not nil, holds the contribution in place of buf, which holds
-// nothing yet: the first step sends from src and copies into buf only
-// the part it keeps (the rest of buf is filled by the allgather that
-// follows).
+// nothing yet: the first step sends from src and receives the partner's
+// half straight into the part of buf it keeps, then folds its own half
+// in from src (keep = theirs ⊕ mine, the same value as mine ⊕ theirs for
+// a commutative op). No copy of src into buf is made, and the rest of
+// buf is filled by the allgather that follows.
 func halving(c Comm, src, buf, scratch []byte, off func(int) int, pof2, newr, rem int, op VecOp, tag int) error {
 	lo, hi := 0, pof2
 	for mask := pof2 / 2; mask >= 1; mask >>= 1 {
@@ -230,18 +232,19 @@ func halving(c Comm, src, buf, scratch []byte, off func(int) int, pof2, newr, re
 		if newr&mask != 0 {
 			klo, khi, slo, shi = mid, hi, lo, mid
 		}
-		from := buf
-		if src != nil {
-			from = src
-		}
 		keep := buf[off(klo):off(khi)]
-		in := scratch[:len(keep)]
-		if err := exchange(c, from[off(slo):off(shi)], in, peer, tag); err != nil {
-			return err
-		}
 		if src != nil {
-			copy(keep, src[off(klo):off(khi)])
+			if err := exchange(c, src[off(slo):off(shi)], keep, peer, tag); err != nil {
+				return err
+			}
+			op(keep, src[off(klo):off(khi)])
 			src = nil
+			lo, hi = klo, khi
+			continue
+		}
+		in := scratch[:len(keep)]
+		if err := exchange(c, buf[off(slo):off(shi)], in, peer, tag); err != nil {
+			return err
 		}
 		op(keep, in)
 		lo, hi = klo, khi
