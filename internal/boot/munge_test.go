@@ -159,8 +159,8 @@ func TestMungeFailures(t *testing.T) {
 func TestMungeWire(t *testing.T) {
 	// A decode reply as munged sends it.
 	b := []byte{0, 0, 1, 2, 0, 0} // ok, no message, cipher/mac/zip, no realm
-	b = append(b, 0, 0, 1, 44)     // ttl 300
-	b = append(b, 4, 10, 0, 0, 1)  // address
+	b = append(b, 0, 0, 1, 44)    // ttl 300
+	b = append(b, 4, 10, 0, 0, 1) // address
 	b = append(b, 0, 0, 0, 100, 0, 0, 0, 101)
 	b = append(b, 0, 0, 3, 232, 0, 0, 3, 233, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff)
 	b = append(b, 0, 0, 0, 2, 'h', 'i')
