@@ -150,7 +150,7 @@ func Probe() Plan {
 		if srv, err := FindPMIxServer(os.LookupEnv); err != nil {
 			p.Err = err
 		} else {
-			p.Detail = fmt.Sprintf("PMIx server %s (from %s), buffers %s, security native", srv.Addr, srv.Var, srv.Bfrops)
+			p.Detail = fmt.Sprintf("PMIx server %s (from %s), buffers %s, %s", srv.Addr, srv.Var, srv.Bfrops, pmixSecDetail(os.LookupEnv))
 		}
 		if v := envNum("OMPI_COMM_WORLD_SIZE"); v > 0 {
 			p.Size = v

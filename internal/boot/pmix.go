@@ -290,6 +290,19 @@ type pmixRefusal struct{ msg string }
 
 func (e *pmixRefusal) Error() string { return e.msg }
 
+// pmixSecDetail says, for a person, which security modes the client will
+// offer.
+func pmixSecDetail(env lookupFunc) string {
+	modes, err := pmixSecModes(env)
+	switch {
+	case err != nil:
+		return "security: " + err.Error()
+	case len(modes) == 1:
+		return "security " + modes[0]
+	}
+	return "security " + modes[0] + ", then " + strings.Join(modes[1:], ", ") + " if the server refuses it (MPIGO_PMIX_SECURITY chooses one)"
+}
+
 // pmixSecModes are the security modes to offer the server, in order: the
 // one MPIGO_PMIX_SECURITY names, else native (the peer credential of the
 // socket) if the server accepts it, then munge. PMIX_SECURITY_MODE lists
@@ -385,7 +398,7 @@ func readHandshakeReply(r io.Reader) (uint32, error) {
 	var b [8]byte
 	if n, err := io.ReadFull(r, b[:4]); err != nil {
 		if n == 0 && errors.Is(err, io.EOF) {
-			return 0, &pmixRefusal{"the server closed the connection without an answer"}
+			return 0, &pmixRefusal{"the server closed the connection without an answer (servers do that to a credential they refuse)"}
 		}
 		return 0, pmixIOError(err, n)
 	}
