@@ -115,7 +115,7 @@ func FuzzMungeStore(f *testing.F) {
 	f.Fuzz(func(t *testing.T, input []byte) {
 		// The client facing a server that says input.
 		c := &replayConn{r: bytes.NewReader(input)}
-		if err := mungeClientHandshake(c, bufio.NewReader(c), sock, time.Second); err == nil {
+		if err := mungeClientHandshake(c, bufio.NewReader(c), sock, "", time.Second); err == nil {
 			t.Fatal("a client let itself in with a credential munged refuses")
 		}
 		// The server facing a client that says input.

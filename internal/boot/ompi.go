@@ -1,6 +1,7 @@
 package boot
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -57,8 +58,9 @@ const minJobSecret = 16
 // ompiAuth is how the store of a job on several nodes is authenticated:
 // a key every rank derives from MPIGO_JOB_SECRET, else MUNGE.
 type ompiAuth struct {
-	secret []byte
-	munge  string // munged's socket
+	secret  []byte
+	perPort bool   // each port's store has its own key (portKey)
+	munge   string // munged's socket
 }
 
 func ompiSeveralNodesAuth(env lookupFunc, job string) (ompiAuth, error) {
@@ -67,16 +69,39 @@ func ompiSeveralNodesAuth(env lookupFunc, job string) (ompiAuth, error) {
 			return ompiAuth{}, fmt.Errorf("%s is %d characters long; use at least %d (e.g. openssl rand -hex 16)", EnvJobSecret, len(v), minJobSecret)
 		}
 		sum := sha256.Sum256([]byte("mpigo ompi store\x00" + job + "\x00" + v))
-		return ompiAuth{secret: sum[:]}, nil
+		return ompiAuth{secret: sum[:], perPort: true}, nil
 	}
 	return ompiAuth{munge: mungeSocket(env)}, nil
 }
 
+// dial connects rank to the store at addr.
 func (a ompiAuth) dial(addr string, rank int, d time.Duration) (KV, error) {
 	if a.munge != "" {
 		return dialMungeStore(addr, rank, a.munge, d)
 	}
-	return DialTimeout(addr, rank, a.secret, d)
+	return DialTimeout(addr, rank, a.portKey(addr), d)
+}
+
+// portKey is the key of the store at addr: on several nodes bound to its
+// port, so that a process that took one of the job's ports before rank 0
+// cannot relay the handshake of a rank that dialed it to the store on
+// another port.
+func (a ompiAuth) portKey(addr string) []byte {
+	if !a.perPort {
+		return a.secret
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	m := hmac.New(sha256.New, a.secret)
+	io.WriteString(m, "mpigo ompi store port\x00"+port)
+	return m.Sum(nil)
+}
+
+// serve starts rank 0's store on addr.
+func (a ompiAuth) serve(addr string, size int) (*Server, error) {
+	if a.munge != "" {
+		return newMungeServer(addr, size, a.munge)
+	}
+	return NewServer(addr, size, a.portKey(addr))
 }
 
 // kvConn presents a KV (here: a client of rank 0's Server) as a pmiConn.
@@ -215,13 +240,7 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 				}
 			}
 			for i := 0; i < ompiPortTries; i++ {
-				addr := ":" + strconv.Itoa(port0+i)
-				if auth.munge != "" {
-					c.srv, err = newMungeServer(addr, size, auth.munge)
-				} else {
-					c.srv, err = NewServer(addr, size, auth.secret)
-				}
-				if err == nil {
+				if c.srv, err = auth.serve(":"+strconv.Itoa(port0+i), size); err == nil {
 					break
 				}
 			}

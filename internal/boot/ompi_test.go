@@ -196,8 +196,9 @@ func strangerSays(t *testing.T, addr string, line func(greeting string) string) 
 }
 
 // Several nodes: the store rank 0 serves refuses a stranger's connection,
-// whatever it offers: nothing, a wrong secret, a forged or replayed munge
-// credential, or (when the test runs as root) the credential of another
+// whatever it offers: nothing, a wrong secret, a rank's handshake relayed
+// from another port, a forged munge credential, one made for another
+// greeting, or (when the test runs as root) the credential of another
 // user made for this very exchange.
 func TestOMPISeveralNodesStranger(t *testing.T) {
 	for _, mode := range []string{"secret", "munge"} {
@@ -221,6 +222,7 @@ func TestOMPISeveralNodesStranger(t *testing.T) {
 				done <- err
 			}()
 			addr := findStore(t, job, greeting)
+			_, port, _ := net.SplitHostPort(addr)
 			nonce := strings.Repeat("ab", 32)
 			refused := func(what, ans string) {
 				if !strings.HasPrefix(ans, "err") {
@@ -240,13 +242,45 @@ func TestOMPISeveralNodesStranger(t *testing.T) {
 					kv.Close()
 				}
 			}
+			// A stranger who took another port relays what an honest
+			// rank sends it to the store: the store is for another port.
+			relay, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer relay.Close()
+			go func() {
+				for {
+					c, err := relay.Accept()
+					if err != nil {
+						return
+					}
+					s, err := net.Dial("tcp", addr)
+					if err != nil {
+						c.Close()
+						return
+					}
+					go func() { io.Copy(s, c); s.Close() }()
+					go func() { io.Copy(c, s); c.Close() }()
+				}
+			}()
+			auth, err := ompiSeveralNodesAuth(env(1), job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kv, err := auth.dial(relay.Addr().String(), 1, 5*time.Second); err == nil {
+				t.Errorf("a rank's handshake relayed from another port was let in")
+				kv.Close()
+			} else if !strings.Contains(err.Error(), "not this job's") && !strings.Contains(err.Error(), "not this user's job") {
+				t.Errorf("relayed: %v", err)
+			}
 			if mode == "munge" {
 				refused("forged credential", strangerSays(t, addr, func(string) string {
 					return "auth munge " + nonce + " MUNGE:AwQFAACbm90IGEgY3JlZGVudGlhbAo=:"
 				}))
 				// A credential of ours, but for another exchange.
 				refused("credential for another greeting", strangerSays(t, addr, func(string) string {
-					cred, err := mungeEncode(sock, mungePayload("client", strings.Repeat("cd", 32), nonce), mungeAny, 5*time.Second)
+					cred, err := mungeEncode(sock, mungePayload("client", strings.Repeat("cd", 32), nonce, port), mungeAny, 5*time.Second)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -257,7 +291,7 @@ func TestOMPISeveralNodesStranger(t *testing.T) {
 						refused("another user's credential", strangerSays(t, addr, func(g string) string {
 							sn := g[strings.LastIndexByte(g, ' ')+1:]
 							cmd := exec.Command(runuser, "-u", "nobody", "--", "munge", "--socket", sock)
-							cmd.Stdin = strings.NewReader(string(mungePayload("client", sn, nonce)))
+							cmd.Stdin = strings.NewReader(string(mungePayload("client", sn, nonce, port)))
 							out, err := cmd.Output()
 							if err != nil {
 								t.Skipf("munge as nobody: %v", err)

@@ -21,9 +21,10 @@ import (
 //	(server) mpigo-kvs 1 munge SNONCE   SNONCE: 32 random bytes, in hex
 //	auth munge CNONCE CCRED             CCRED: a credential whose payload is
 //	                                    "mpigo-kvs client\0" SNONCE "\0" CNONCE
+//	                                    "\0" PORT (the store's, as dialed)
 //	(server) ok SCRED                   SCRED: payload "mpigo-kvs server\0"
-//	                                    SNONCE "\0" CNONCE, that only the
-//	                                    server's uid may decode
+//	                                    SNONCE "\0" CNONCE "\0" PORT, that
+//	                                    only the server's uid may decode
 //
 // The server accepts a client whose credential munged decodes as made by
 // the server's own uid for this greeting (munged refuses a replay); the
@@ -43,8 +44,21 @@ func newMungeServer(addr string, size int, sock string) (*Server, error) {
 	return serveOnAuth(ln, size, nil, sock), nil
 }
 
-func mungePayload(side, snonce, cnonce string) []byte {
-	return []byte("mpigo-kvs " + side + "\x00" + snonce + "\x00" + cnonce)
+// mungePayload is what a credential of the handshake carries: the side
+// that made it, both nonces and the store's port (as the client dialed
+// it; as the store listens), so that a process that took another of the
+// job's ports cannot relay a rank's handshake to the store.
+func mungePayload(side, snonce, cnonce, port string) []byte {
+	return []byte("mpigo-kvs " + side + "\x00" + snonce + "\x00" + cnonce + "\x00" + port)
+}
+
+// port is the port the store listens on ("" without a listener: tests).
+func (s *Server) port() string {
+	if s.ln == nil {
+		return ""
+	}
+	_, port, _ := net.SplitHostPort(s.ln.Addr().String())
+	return port
 }
 
 // checkMungeCred decodes cred and checks that uid made it with payload.
@@ -82,11 +96,11 @@ func (s *Server) mungeHandshake(c net.Conn, r *bufio.Reader) error {
 		return fmt.Errorf("bad handshake %.40q", line)
 	}
 	me := uint32(os.Geteuid())
-	if err := checkMungeCred(s.munge, f[3], me, mungePayload("client", snonce, f[2]), handshakeTimeout); err != nil {
+	if err := checkMungeCred(s.munge, f[3], me, mungePayload("client", snonce, f[2], s.port()), handshakeTimeout); err != nil {
 		io.WriteString(c, "err not this user's job\n")
 		return fmt.Errorf("the client's munge credential: %w", err)
 	}
-	cred, err := mungeEncode(s.munge, mungePayload("server", snonce, f[2]), me, handshakeTimeout)
+	cred, err := mungeEncode(s.munge, mungePayload("server", snonce, f[2], s.port()), me, handshakeTimeout)
 	if err != nil {
 		io.WriteString(c, "err the store cannot make its credential\n")
 		return err
@@ -99,7 +113,7 @@ func (s *Server) mungeHandshake(c net.Conn, r *bufio.Reader) error {
 }
 
 // mungeClientHandshake is the client's side of the munge handshake.
-func mungeClientHandshake(c net.Conn, r *bufio.Reader, sock string, d time.Duration) error {
+func mungeClientHandshake(c net.Conn, r *bufio.Reader, sock, port string, d time.Duration) error {
 	c.SetDeadline(time.Now().Add(d))
 	defer c.SetDeadline(time.Time{})
 	line, err := readLimited(r, 512)
@@ -118,7 +132,7 @@ func mungeClientHandshake(c net.Conn, r *bufio.Reader, sock string, d time.Durat
 		return err
 	}
 	me := uint32(os.Geteuid())
-	cred, err := mungeEncode(sock, mungePayload("client", snonce, cnonce), me, d)
+	cred, err := mungeEncode(sock, mungePayload("client", snonce, cnonce, port), me, d)
 	if err != nil {
 		return err
 	}
@@ -133,7 +147,7 @@ func mungeClientHandshake(c net.Conn, r *bufio.Reader, sock string, d time.Durat
 	if !ok {
 		return fmt.Errorf("handshake refused: %.80q", line)
 	}
-	if err := checkMungeCred(sock, scred, me, mungePayload("server", snonce, cnonce), d); err != nil {
+	if err := checkMungeCred(sock, scred, me, mungePayload("server", snonce, cnonce, port), d); err != nil {
 		return fmt.Errorf("the store's munge credential: %w: not this user's store", err)
 	}
 	return nil
@@ -148,7 +162,8 @@ func dialMungeStore(addr string, rank int, sock string, d time.Duration) (KV, er
 		return nil, fmt.Errorf("boot: cannot reach the key-value store at %s: %w", addr, err)
 	}
 	r := bufio.NewReaderSize(c, 4096)
-	if err := mungeClientHandshake(c, r, sock, d); err != nil {
+	_, port, _ := net.SplitHostPort(addr)
+	if err := mungeClientHandshake(c, r, sock, port, d); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("boot: the key-value store at %s: %w", addr, err)
 	}
