@@ -713,7 +713,11 @@ func TestFindPMIxServer(t *testing.T) {
 		{"munge,native", "kerberos", "", "speaks native and munge"},
 		{"none", "", "", "mpigo speaks native and munge"},
 	} {
-		modes, err := pmixSecModes(env(map[string]string{"PMIX_SECURITY_MODE": tc.offered, "MPIGO_PMIX_SECURITY": tc.force}))
+		e := env(map[string]string{"PMIX_SECURITY_MODE": tc.offered, "MPIGO_PMIX_SECURITY": tc.force})
+		if d := pmixSecDetail(e); tc.err == "" && !strings.HasPrefix(d, "security "+strings.ReplaceAll(tc.want, " ", ", then ")) || tc.err != "" && !strings.Contains(d, tc.err) {
+			t.Errorf("offered %q, forced %q: mpigo info says %q", tc.offered, tc.force, d)
+		}
+		modes, err := pmixSecModes(e)
 		if got := strings.Join(modes, " "); got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("offered %q, forced %q: %q %v, want %q %q", tc.offered, tc.force, got, err, tc.want, tc.err)
 		}
