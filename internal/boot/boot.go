@@ -145,12 +145,12 @@ func Probe() Plan {
 	case hasFD || hasPort:
 		return Plan{Launcher: LauncherPMI1, Vars: envVars("PMI_FD", "PMI_PORT", "PMI_ID", "MPIGO_PMI", "PMI_RANK", "PMI_SIZE"), Rank: envNum("PMI_RANK"), Size: envNum("PMI_SIZE")}
 	case os.Getenv("PMIX_RANK") != "" && hasPMIxURI(os.LookupEnv) && force != "ompi" && os.Getenv("MPIGO_PMIX") != "0":
-		p := Plan{Launcher: LauncherPMIx, Vars: envVars("PMIX_NAMESPACE", "PMIX_RANK", "PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3", "PMIX_SERVER_URI21", "PMIX_SECURITY_MODE", "PMIX_VERSION"),
+		p := Plan{Launcher: LauncherPMIx, Vars: envVars("PMIX_NAMESPACE", "PMIX_RANK", "PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3", "PMIX_SERVER_URI21", "PMIX_SECURITY_MODE", "PMIX_VERSION", "MPIGO_PMIX_SECURITY"),
 			Rank: envNum("PMIX_RANK"), Size: -1}
 		if srv, err := FindPMIxServer(os.LookupEnv); err != nil {
 			p.Err = err
 		} else {
-			p.Detail = fmt.Sprintf("PMIx server %s (from %s), buffers %s, security native", srv.Addr, srv.Var, srv.Bfrops)
+			p.Detail = fmt.Sprintf("PMIx server %s (from %s), buffers %s, %s", srv.Addr, srv.Var, srv.Bfrops, pmixSecDetail(os.LookupEnv))
 		}
 		if v := envNum("OMPI_COMM_WORLD_SIZE"); v > 0 {
 			p.Size = v

@@ -80,6 +80,7 @@ type Server struct {
 	ln     net.Listener
 	size   int
 	secret []byte
+	munge  string        // munged's socket: clients prove their user with MUNGE (storemunge.go)
 	done   chan struct{} // closed by Close
 
 	mu        sync.Mutex
@@ -133,7 +134,13 @@ func NewServer(addr string, size int, secret []byte) (*Server, error) {
 
 // serveOn starts a store on a listener.
 func serveOn(ln net.Listener, size int, secret []byte) *Server {
-	s := &Server{ln: ln, size: size, secret: secret, done: make(chan struct{}), data: map[string]string{},
+	return serveOnAuth(ln, size, secret, "")
+}
+
+// serveOnAuth starts a store on a listener whose clients prove secret or,
+// if munge names munged's socket, their user (storemunge.go).
+func serveOnAuth(ln net.Listener, size int, secret []byte, munge string) *Server {
+	s := &Server{ln: ln, size: size, secret: secret, munge: munge, done: make(chan struct{}), data: map[string]string{},
 		round: newRound(), conns: map[net.Conn]*storeConn{}, joinedR: map[int]bool{}, byeR: map[int]bool{}}
 	s.wg.Add(1)
 	go s.accept()
@@ -318,6 +325,9 @@ func newNonce() (string, error) {
 
 // handshake has the client prove the secret, within handshakeTimeout.
 func (s *Server) handshake(c net.Conn, r *bufio.Reader) error {
+	if s.munge != "" {
+		return s.mungeHandshake(c, r)
+	}
 	c.SetDeadline(time.Now().Add(handshakeTimeout))
 	snonce := "-"
 	if len(s.secret) > 0 {

@@ -1,7 +1,9 @@
 package boot
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -31,12 +33,76 @@ import (
 //     others try those ports until one answers for this job.
 //
 // Either way a rank checks that the store it reached is its own job's
-// (the key mpigo.job holds the Open MPI job id). On one node the file also
-// holds a secret of 32 random bytes that every connection to the store
-// must prove, so other users' processes (who cannot read the file) cannot
-// use the store; on several nodes the store is not authenticated.
+// (the key mpigo.job holds the Open MPI job id), and the store lets in
+// only the job's own processes:
+//
+//   - one node: the file also holds a secret of 32 random bytes that
+//     every connection to the store must prove, so other users' processes
+//     (who cannot read the file) cannot use the store.
+//   - several nodes: if MPIGO_JOB_SECRET is set (mpirun -x passes it to
+//     every rank), connections prove a key derived from it and the job
+//     id; else munged vouches for the user at each end of each connection
+//     (storemunge.go). With neither, the job does not start.
 
 const ompiPortBase, ompiPortRange, ompiPortTries = 20000, 20000, 16
+
+// EnvJobSecret is a secret the user gives every rank of an Open MPI job on
+// several nodes (mpirun -x MPIGO_JOB_SECRET), so that the store rank 0
+// serves admits only them.
+const EnvJobSecret = "MPIGO_JOB_SECRET"
+
+// minJobSecret is the shortest MPIGO_JOB_SECRET accepted: a recorded
+// handshake must not let a guesser find it.
+const minJobSecret = 16
+
+// ompiAuth is how the store of a job on several nodes is authenticated:
+// a key every rank derives from MPIGO_JOB_SECRET, else MUNGE.
+type ompiAuth struct {
+	secret  []byte
+	perPort bool   // each port's store has its own key (portKey)
+	munge   string // munged's socket
+}
+
+func ompiSeveralNodesAuth(env lookupFunc, job string) (ompiAuth, error) {
+	if v := getenv(env, EnvJobSecret); v != "" {
+		if len(v) < minJobSecret {
+			return ompiAuth{}, fmt.Errorf("%s is %d characters long; use at least %d (e.g. openssl rand -hex 16)", EnvJobSecret, len(v), minJobSecret)
+		}
+		sum := sha256.Sum256([]byte("mpigo ompi store\x00" + job + "\x00" + v))
+		return ompiAuth{secret: sum[:], perPort: true}, nil
+	}
+	return ompiAuth{munge: mungeSocket(env)}, nil
+}
+
+// dial connects rank to the store at addr.
+func (a ompiAuth) dial(addr string, rank int, d time.Duration) (KV, error) {
+	if a.munge != "" {
+		return dialMungeStore(addr, rank, a.munge, d)
+	}
+	return DialTimeout(addr, rank, a.portKey(addr), d)
+}
+
+// portKey is the key of the store at addr: on several nodes bound to its
+// port, so that a process that took one of the job's ports before rank 0
+// cannot relay the handshake of a rank that dialed it to the store on
+// another port.
+func (a ompiAuth) portKey(addr string) []byte {
+	if !a.perPort {
+		return a.secret
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	m := hmac.New(sha256.New, a.secret)
+	io.WriteString(m, "mpigo ompi store port\x00"+port)
+	return m.Sum(nil)
+}
+
+// serve starts rank 0's store on addr.
+func (a ompiAuth) serve(addr string, size int) (*Server, error) {
+	if a.munge != "" {
+		return newMungeServer(addr, size, a.munge)
+	}
+	return NewServer(addr, size, a.portKey(addr))
+}
 
 // kvConn presents a KV (here: a client of rank 0's Server) as a pmiConn.
 type kvConn struct {
@@ -154,6 +220,12 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 	// On one node the store proves a secret that only the rendezvous file
 	// (mode 0600, in the job's session directory) carries.
 	var storeSecret []byte
+	var auth ompiAuth
+	if !oneNode {
+		if auth, err = ompiSeveralNodesAuth(env, job); err != nil {
+			return nil, fmt.Errorf("%s: %w", who, err)
+		}
+	}
 	if rank == 0 {
 		if oneNode {
 			storeSecret = make([]byte, 32)
@@ -162,8 +234,13 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 			}
 			c.srv, err = NewServer("127.0.0.1:0", size, storeSecret)
 		} else {
+			if auth.munge != "" {
+				if _, err := mungeEncode(auth.munge, nil, mungeAny, reply); err != nil {
+					return nil, fmt.Errorf("%s: a job on several nodes needs a way to keep other users out of rank 0's store: set %s to the same secret for every rank (mpirun -x %s), or run munged on the nodes (%v)", who, EnvJobSecret, EnvJobSecret, err)
+				}
+			}
 			for i := 0; i < ompiPortTries; i++ {
-				if c.srv, err = NewServer(":"+strconv.Itoa(port0+i), size, nil); err == nil {
+				if c.srv, err = auth.serve(":"+strconv.Itoa(port0+i), size); err == nil {
 					break
 				}
 			}
@@ -184,7 +261,12 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 				return nil, fmt.Errorf("%s: rank 0 cannot publish its store's address: %w", who, err)
 			}
 		}
-		if c.kv, err = Dial(c.srv.Addr(), 0, storeSecret); err != nil {
+		if oneNode {
+			c.kv, err = Dial(c.srv.Addr(), 0, storeSecret)
+		} else {
+			c.kv, err = auth.dial(c.srv.Addr(), 0, reply)
+		}
+		if err != nil {
 			c.close()
 			return nil, err
 		}
@@ -217,16 +299,22 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 				tries = append(tries, net.JoinHostPort(host, strconv.Itoa(port0+i)))
 			}
 		}
+		if oneNode {
+			auth = ompiAuth{secret: storeSecret}
+		}
+		var last error
 		for c.kv == nil {
 			for _, addr := range tries {
-				if kv, err := ompiDial(addr, rank, job, storeSecret, reply); err == nil {
+				kv, err := ompiDial(addr, rank, job, auth, reply)
+				if err == nil {
 					c.kv = kv
 					break
 				}
+				last = err
 			}
 			if c.kv == nil {
 				if time.Now().After(deadline) {
-					return nil, fmt.Errorf("%s: cannot reach rank 0's store at %s within %v", who, strings.Join(tries, " or "), fence)
+					return nil, fmt.Errorf("%s: cannot reach rank 0's store at %s within %v (last: %v)", who, strings.Join(tries, " or "), fence, last)
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
@@ -240,8 +328,8 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 }
 
 // ompiDial connects to a store and checks that it is this job's.
-func ompiDial(addr string, rank int, job string, secret []byte, d time.Duration) (KV, error) {
-	kv, err := DialTimeout(addr, rank, secret, d)
+func ompiDial(addr string, rank int, job string, auth ompiAuth, d time.Duration) (KV, error) {
+	kv, err := auth.dial(addr, rank, d)
 	if err != nil {
 		return nil, err
 	}

@@ -226,6 +226,10 @@ type PMIxClient struct {
 	// a type this client does not read); what came before it is kept.
 	JobInfoErr error
 	closed     atomic.Bool // Close does not wait for the request under way: it ends it
+	// Security is the security mode the server accepted: "native" or
+	// "munge".
+	Security  string
+	mungeSock string // munged's socket, for mode munge
 }
 
 func (c *PMIxClient) fail(what string, err error) error {
@@ -248,20 +252,85 @@ func DialPMIx(env func(string) (string, bool)) (*PMIxClient, error) {
 	if len(ns) > 255 {
 		return nil, fmt.Errorf("PMIx: PMIX_NAMESPACE is longer than 255 bytes")
 	}
-	if mode, ok := env("PMIX_SECURITY_MODE"); ok && mode != "" && !slices.Contains(strings.Split(mode, ","), "native") {
-		return nil, fmt.Errorf("PMIx server at %s: it accepts only the security modes %q; mpigo speaks native", srv.URI, mode)
+	modes, err := pmixSecModes(env)
+	if err != nil {
+		return nil, fmt.Errorf("PMIx server at %s: %w", srv.URI, err)
 	}
 	reply, fence := pmiTimeouts()
-	c := newPMIxClient(srv, pmixProcID{ns, uint32(rank)}, reply, fence)
-	d := net.Dialer{Timeout: reply}
-	conn, err := d.Dial(srv.Network, srv.Addr)
-	if err != nil {
-		return nil, c.fail("cannot connect", err)
+	var errs []error
+	for i, mode := range modes {
+		c := newPMIxClient(srv, pmixProcID{ns, uint32(rank)}, reply, fence)
+		c.Security, c.mungeSock = mode, mungeSocket(env)
+		d := net.Dialer{Timeout: reply}
+		conn, err := d.Dial(srv.Network, srv.Addr)
+		if err != nil {
+			return nil, c.fail("cannot connect", err)
+		}
+		err = c.start(conn)
+		if err == nil {
+			return c, nil
+		}
+		errs = append(errs, err)
+		// Another mode is worth a try only if this one was refused (or
+		// could not make its credential), not if the server is silent.
+		var ref *pmixRefusal
+		if i == len(modes)-1 || !(errors.As(err, &ref) || errors.Is(err, errNoCred)) {
+			break
+		}
 	}
-	if err := c.start(conn); err != nil {
-		return nil, err
+	return nil, errors.Join(errs...)
+}
+
+// errNoCred marks a handshake that could not make its credential.
+var errNoCred = errors.New("no credential")
+
+// pmixRefusal is a server's refusal of the connection request (or its
+// closing the connection instead of answering it).
+type pmixRefusal struct{ msg string }
+
+func (e *pmixRefusal) Error() string { return e.msg }
+
+// pmixSecDetail says, for a person, which security modes the client will
+// offer.
+func pmixSecDetail(env lookupFunc) string {
+	modes, err := pmixSecModes(env)
+	switch {
+	case err != nil:
+		return "security: " + err.Error()
+	case len(modes) == 1:
+		return "security " + modes[0]
 	}
-	return c, nil
+	return "security " + modes[0] + ", then " + strings.Join(modes[1:], ", ") + " if the server refuses it (MPIGO_PMIX_SECURITY chooses one)"
+}
+
+// pmixSecModes are the security modes to offer the server, in order: the
+// one MPIGO_PMIX_SECURITY names, else native (the peer credential of the
+// socket) if the server accepts it, then munge. PMIX_SECURITY_MODE lists
+// the modes the server accepts; unset, the server takes native.
+func pmixSecModes(env lookupFunc) ([]string, error) {
+	offered := []string{"native"}
+	if m := getenv(env, "PMIX_SECURITY_MODE"); m != "" {
+		offered = strings.Split(m, ",")
+	}
+	if want := getenv(env, "MPIGO_PMIX_SECURITY"); want != "" {
+		if want != "native" && want != "munge" {
+			return nil, fmt.Errorf("MPIGO_PMIX_SECURITY=%q: mpigo speaks native and munge", want)
+		}
+		if !slices.Contains(offered, want) {
+			return nil, fmt.Errorf("MPIGO_PMIX_SECURITY=%q, but the server accepts only %q (PMIX_SECURITY_MODE)", want, strings.Join(offered, ","))
+		}
+		return []string{want}, nil
+	}
+	var modes []string
+	for _, m := range []string{"native", "munge"} {
+		if slices.Contains(offered, m) {
+			modes = append(modes, m)
+		}
+	}
+	if len(modes) == 0 {
+		return nil, fmt.Errorf("it accepts only the security modes %q (PMIX_SECURITY_MODE); mpigo speaks native and munge", strings.Join(offered, ","))
+	}
+	return modes, nil
 }
 
 // newPMIxClient makes the client of process me for server srv (not
@@ -287,15 +356,24 @@ func (c *PMIxClient) start(conn net.Conn) error {
 	return nil
 }
 
-// handshakeMsg is the connection request of a simple client.
-func handshakeMsg(srv PMIxServer, me pmixProcID, uid, gid uint32) []byte {
-	var body []byte
-	body = append(body, "native\x00"...)
+// nativeCred is the credential of security mode native: on TCP the
+// effective uid and gid (the server cannot ask the socket); on a unix
+// socket nothing.
+func nativeCred(srv PMIxServer, uid, gid uint32) []byte {
 	var cred []byte
 	if srv.Network == "tcp" {
 		cred = binary.NativeEndian.AppendUint32(cred, uid)
 		cred = binary.NativeEndian.AppendUint32(cred, gid)
 	}
+	return cred
+}
+
+// handshakeMsg is the connection request of a simple client, introduced
+// in security mode sec with credential cred.
+func handshakeMsg(srv PMIxServer, me pmixProcID, sec string, cred []byte) []byte {
+	var body []byte
+	body = append(body, sec...)
+	body = append(body, 0)
 	body = binary.BigEndian.AppendUint32(body, uint32(len(cred)))
 	body = append(body, cred...)
 	body = append(body, 0) // simple client
@@ -319,10 +397,13 @@ func handshakeMsg(srv PMIxServer, me pmixProcID, uid, gid uint32) []byte {
 func readHandshakeReply(r io.Reader) (uint32, error) {
 	var b [8]byte
 	if n, err := io.ReadFull(r, b[:4]); err != nil {
+		if n == 0 && errors.Is(err, io.EOF) {
+			return 0, &pmixRefusal{"the server closed the connection without an answer (servers do that to a credential they refuse)"}
+		}
 		return 0, pmixIOError(err, n)
 	}
 	if st := int32(binary.BigEndian.Uint32(b[:4])); st != 0 {
-		return 0, fmt.Errorf("the server refused this process: status %s", pmixStatusName(st))
+		return 0, &pmixRefusal{fmt.Sprintf("the server refused this process: status %s", pmixStatusName(st))}
 	}
 	if n, err := io.ReadFull(r, b[4:]); err != nil {
 		return 0, pmixIOError(err, n)
@@ -350,14 +431,29 @@ func pmixIOError(err error, got int) error {
 }
 
 func (c *PMIxClient) handshake() error {
-	c.conn.SetDeadline(time.Now().Add(c.reply))
+	start := time.Now()
+	c.conn.SetDeadline(start.Add(c.reply))
 	defer c.conn.SetDeadline(time.Time{})
-	if _, err := c.conn.Write(handshakeMsg(c.srv, c.me, uint32(os.Geteuid()), uint32(os.Getegid()))); err != nil {
+	var cred []byte
+	switch c.Security {
+	case "munge":
+		// A credential munged makes, which the server's munged checks;
+		// the libpmix servers want it with its NUL.
+		s, err := mungeEncode(c.mungeSock, nil, mungeAny, c.reply)
+		if err != nil {
+			return c.fail("security mode munge", fmt.Errorf("%w: %w", errNoCred, err))
+		}
+		cred = append([]byte(s), 0)
+	default:
+		c.Security = "native"
+		cred = nativeCred(c.srv, uint32(os.Geteuid()), uint32(os.Getegid()))
+	}
+	if _, err := c.conn.Write(handshakeMsg(c.srv, c.me, c.Security, cred)); err != nil {
 		return c.fail("cannot send the connection request", err)
 	}
 	idx, err := readHandshakeReply(c.conn)
 	if err != nil {
-		return c.fail(fmt.Sprintf("connection handshake (within %v)", c.reply), err)
+		return c.fail(fmt.Sprintf("connection handshake in security mode %s (within %v)", c.Security, c.reply), err)
 	}
 	c.index = idx
 	return nil

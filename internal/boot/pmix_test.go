@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +25,9 @@ type fakePMIx struct {
 	ns   string
 	size int
 	mode string // "", "garbage", "close", "silent", "refuse", "badjob"
+	sec  string // if set, the one security mode accepted ("native", "munge")
+
+	refusals []string // why connection requests were refused (sec)
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -79,13 +84,27 @@ func (s *fakePMIx) accept() {
 
 // readHandshake parses a client's connection request.
 func readHandshake(r io.Reader) (bfrops string, me pmixProcID, err error) {
+	h, err := readHello(r)
+	return h.bfrops, h.me, err
+}
+
+// hello is a client's connection request.
+type hello struct {
+	sec    string // security mode
+	cred   []byte
+	bfrops string
+	me     pmixProcID
+}
+
+// readHello parses a client's connection request.
+func readHello(r io.Reader) (h hello, err error) {
 	var hdr [16]byte
 	if _, err = io.ReadFull(r, hdr[:]); err != nil {
 		return
 	}
 	n := binary.NativeEndian.Uint32(hdr[8:])
 	if n > 4096 {
-		return "", me, fmt.Errorf("handshake of %d bytes", n)
+		return h, fmt.Errorf("handshake of %d bytes", n)
 	}
 	body := make([]byte, n)
 	if _, err = io.ReadFull(r, body); err != nil {
@@ -101,36 +120,78 @@ func readHandshake(r io.Reader) (bfrops string, me pmixProcID, err error) {
 		body = body[i+1:]
 		return v
 	}
-	if sec := cstr(); sec != "native" {
-		return "", me, fmt.Errorf("security %q", sec)
+	if h.sec = cstr(); h.sec != "native" && h.sec != "munge" {
+		return h, fmt.Errorf("security %q", h.sec)
 	}
 	cl := binary.BigEndian.Uint32(body)
+	if cl > uint32(len(body)-4) {
+		return h, fmt.Errorf("credential of %d bytes", cl)
+	}
+	h.cred = body[4 : 4+cl]
 	body = body[4+cl:]
 	if body[0] != 0 {
-		return "", me, fmt.Errorf("flag %d", body[0])
+		return h, fmt.Errorf("flag %d", body[0])
 	}
 	body = body[1:]
-	me.Nspace = cstr()
-	me.Rank = binary.BigEndian.Uint32(body)
+	h.me.Nspace = cstr()
+	h.me.Rank = binary.BigEndian.Uint32(body)
 	body = body[4:]
 	cstr() // version
-	bfrops = cstr()
+	h.bfrops = cstr()
 	if len(body) < 1 || body[0] != 1 {
-		return "", me, errors.New("not a non-described buffer")
+		return h, errors.New("not a non-described buffer")
 	}
 	body = body[1:]
 	if g := cstr(); g != "hash" {
-		return "", me, fmt.Errorf("gds %q", g)
+		return h, fmt.Errorf("gds %q", g)
 	}
-	return bfrops, me, err
+	return h, err
+}
+
+// checkCred is what a server that wants security mode sec says of a
+// client's request: nil if it accepts it. A munge credential is checked
+// with munge's own tool, unmunge, which must say it is this process's.
+func checkCred(h hello, sec string) error {
+	if h.sec != sec {
+		return fmt.Errorf("security mode %q, want %q", h.sec, sec)
+	}
+	if sec != "munge" {
+		return nil
+	}
+	if len(h.cred) < 2 || h.cred[len(h.cred)-1] != 0 {
+		return fmt.Errorf("munge credential %q does not end in NUL", h.cred)
+	}
+	cmd := exec.Command("unmunge", "--socket", mungeSocket(getenvOS), "--metadata", "-", "--output", "/dev/null")
+	cmd.Stdin = bytes.NewReader(h.cred[:len(h.cred)-1])
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("unmunge refuses the credential: %v", err)
+	}
+	if !strings.Contains(string(out), "("+strconv.Itoa(os.Geteuid())+")") {
+		return fmt.Errorf("the credential is someone else's: %s", out)
+	}
+	return nil
 }
 
 func (s *fakePMIx) serve(c net.Conn) {
 	defer c.Close()
-	bfrops, me, err := readHandshake(c)
+	h, err := readHello(c)
 	if err != nil {
 		s.t.Errorf("fake PMIx server: %v", err)
 		return
+	}
+	bfrops, me := h.bfrops, h.me
+	if s.sec != "" {
+		// A server that takes only one security mode: it answers a
+		// request in another, or with a bad credential, with "invalid
+		// credential" and closes.
+		if err := checkCred(h, s.sec); err != nil {
+			s.mu.Lock()
+			s.refusals = append(s.refusals, err.Error())
+			s.mu.Unlock()
+			c.Write([]byte{0xff, 0xff, 0xff, 0xf4}) // -12
+			return
+		}
 	}
 	flex := bfrops == "v41" || bfrops == "v4"
 	s.mu.Lock()
@@ -523,8 +584,8 @@ func TestPMIxServerFailures(t *testing.T) {
 	t.Setenv("MPIGO_PMI_TIMEOUT", "400ms")
 	for _, tc := range []struct{ mode, want string }{
 		{"garbage", "refused this process: status 1213486160"},
-		{"close", "handshake (within 400ms): the server closed the connection"},
-		{"silent", "handshake (within 400ms): no reply"},
+		{"close", "handshake in security mode native (within 400ms): the server closed the connection"},
+		{"silent", "handshake in security mode native (within 400ms): no reply"},
 		{"refuse", "refused this process: status -46 (not found)"},
 		{"badjob", "is for namespace \"another-namespace\""},
 	} {
@@ -639,8 +700,82 @@ func TestFindPMIxServer(t *testing.T) {
 		}
 		return e(k)
 	}
-	if _, err := DialPMIx(munge); err == nil || !strings.Contains(err.Error(), "mpigo speaks native") {
+	if _, err := DialPMIx(munge); err != nil && !strings.Contains(err.Error(), "munged") {
 		t.Errorf("munge only: %v", err)
+	}
+	for _, tc := range []struct{ offered, force, want, err string }{
+		{"", "", "native", ""},
+		{"munge,native", "", "native munge", ""},
+		{"native,munge", "", "native munge", ""},
+		{"munge", "", "munge", ""},
+		{"munge,native", "munge", "munge", ""},
+		{"native", "munge", "", "accepts only \"native\""},
+		{"munge,native", "kerberos", "", "speaks native and munge"},
+		{"none", "", "", "mpigo speaks native and munge"},
+	} {
+		e := env(map[string]string{"PMIX_SECURITY_MODE": tc.offered, "MPIGO_PMIX_SECURITY": tc.force})
+		if d := pmixSecDetail(e); tc.err == "" && !strings.HasPrefix(d, "security "+strings.ReplaceAll(tc.want, " ", ", then ")) || tc.err != "" && !strings.Contains(d, tc.err) {
+			t.Errorf("offered %q, forced %q: mpigo info says %q", tc.offered, tc.force, d)
+		}
+		modes, err := pmixSecModes(e)
+		if got := strings.Join(modes, " "); got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("offered %q, forced %q: %q %v, want %q %q", tc.offered, tc.force, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+// Security mode munge: a server that takes only munge (it refuses native)
+// gets a credential from munged that unmunge accepts as this process's,
+// on the first try when MPIGO_PMIX_SECURITY=munge, else after native is
+// refused.
+func TestPMIxMunge(t *testing.T) {
+	needMunged(t)
+	if _, err := exec.LookPath("unmunge"); err != nil {
+		t.Skip("unmunge is not installed (apt-get install munge)")
+	}
+	for _, force := range []string{"munge", ""} {
+		t.Run("forced="+force, func(t *testing.T) {
+			srv := newFakePMIx(t, "mungejob", 1, "")
+			srv.sec = "munge"
+			base := srv.env(0, "PMIX_SERVER_URI41")
+			env := func(k string) (string, bool) {
+				if k == "MPIGO_PMIX_SECURITY" {
+					return force, force != ""
+				}
+				return base(k)
+			}
+			c, err := DialPMIx(env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			if c.Security != "munge" {
+				t.Errorf("security %q", c.Security)
+			}
+			srv.mu.Lock()
+			refusals := srv.refusals
+			srv.mu.Unlock()
+			if force == "munge" && len(refusals) != 0 || force == "" && (len(refusals) != 1 || !strings.Contains(refusals[0], `"native"`)) {
+				t.Errorf("refusals %q", refusals)
+			}
+			if n, err := c.JobUint(-1, PMIxJobSize); err != nil || n != 1 {
+				t.Errorf("job size %d %v", n, err)
+			}
+		})
+	}
+	// A server that takes only native refuses a forced munge, and the
+	// error says which mode was tried.
+	srv := newFakePMIx(t, "nativejob", 1, "")
+	srv.sec = "native"
+	base := srv.env(0, "PMIX_SERVER_URI41")
+	env := func(k string) (string, bool) {
+		if k == "MPIGO_PMIX_SECURITY" {
+			return "munge", true
+		}
+		return base(k)
+	}
+	if _, err := DialPMIx(env); err == nil || !strings.Contains(err.Error(), "security mode munge") || !strings.Contains(err.Error(), "invalid credential") {
+		t.Errorf("%v", err)
 	}
 }
 
