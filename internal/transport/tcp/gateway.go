@@ -150,8 +150,9 @@ func (g *Gateways) Route(self, peer string) []string {
 	return hops
 }
 
-// Via returns the gateway a connection from remote came through, if
-// remote is the host of one of the table's gateways, or "".
+// Via returns the host of the gateway a connection from remote came
+// through, if remote is the host of one of the table's gateways, or "".
+// (Which gateway of that host it was, the connection does not say.)
 func (g *Gateways) Via(remote net.Addr) string {
 	ta, ok := remote.(*net.TCPAddr)
 	if g == nil || !ok {
@@ -161,7 +162,7 @@ func (g *Gateways) Via(remote net.Addr) string {
 		for _, a := range []string{n.Inside, n.Public} {
 			if h, _, err := net.SplitHostPort(a); err == nil && a != "" {
 				if ip := net.ParseIP(h); ip != nil && ip.Equal(ta.IP) {
-					return a
+					return h
 				}
 			}
 		}
