@@ -343,12 +343,12 @@ func (gws *gateways) start(g *gatewayProc, cfg *runConfig, group *rankGroup, exe
 // describeExit says how a process ended.
 func describeExit(st *os.ProcessState) string {
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return "was killed by " + sigName(ws.Signal())
+		return fmt.Sprintf("was killed by signal %d (%v)", int(ws.Signal()), ws.Signal())
 	}
 	c := st.ExitCode()
 	if c > 128 && c < 128+32 {
 		// The launch agent's shell reports its child's signal so.
-		return fmt.Sprintf("exited with status %d (killed by %s)", c, sigName(syscall.Signal(c-128)))
+		return fmt.Sprintf("exited with status %d (signal %d: %v)", c, c-128, syscall.Signal(c-128))
 	}
 	return fmt.Sprintf("exited with status %d", c)
 }

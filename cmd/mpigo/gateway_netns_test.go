@@ -247,7 +247,7 @@ func TestNetnsGateway(t *testing.T) {
 			t.Errorf("the job took %v to end", d)
 		}
 		errs := errb.String()
-		name := fmt.Sprintf("mpigo run: gateway %s:%d (network %s.0/24) on host %s exited with status 137 (killed by SIGKILL) while the job ran", s.gwA, portA, s.netA, s.gwA)
+		name := fmt.Sprintf("mpigo run: gateway %s:%d (network %s.0/24) on host %s exited with status 137 (signal 9: killed) while the job ran", s.gwA, portA, s.netA, s.gwA)
 		if c.ProcessState.ExitCode() == 0 || !strings.Contains(errs, name) {
 			t.Errorf("exit %d, want a message %q:\n%s", c.ProcessState.ExitCode(), name, errs)
 		}
