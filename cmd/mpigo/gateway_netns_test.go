@@ -33,7 +33,7 @@ type twoSites struct {
 	agent      string // the launch agent script
 }
 
-func newTwoSites(t *testing.T, nA, nB int) *twoSites {
+func newTwoSites(t testing.TB, nA, nB int) *twoSites {
 	t.Helper()
 	why := ""
 	if os.Geteuid() != 0 {
@@ -274,4 +274,59 @@ func gatewayPid(t *testing.T, ns string, port int) int {
 	}
 	t.Fatalf("no gateway on port %d among %s", port, out)
 	return 0
+}
+
+// BenchmarkNetnsGateway measures, in the two-site set-up, 8-byte latency
+// and 4 MiB bandwidth (mpigo bench latency and bw, one rank per host)
+// between two hosts of site A, directly, and between site A and site B,
+// through the gateway host; both connections are encrypted. Run it with
+//
+//	sudo go test -run '^$' -bench NetnsGateway -benchtime 1x ./cmd/mpigo
+func BenchmarkNetnsGateway(b *testing.B) {
+	s := newTwoSites(b, 2, 1)
+	mpigo := filepath.Join(b.TempDir(), "mpigo")
+	if out, err := exec.Command("go", "build", "-o", mpigo, ".").CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	measure := func(b *testing.B, hosts string, gw bool, test, size string) float64 {
+		args := []string{"run", "--timeout", "300s", "--launch-agent", s.agent, "--host", hosts}
+		if gw {
+			args = append(args, s.gatewayFlags(0, 0)...)
+		}
+		args = append(args, "-n", "2", mpigo, "bench", test, "-sizes", size, "-reps", "5", "-progress", "off")
+		c := exec.Command(mpigo, args...)
+		c.Env = append(os.Environ(), "MPIGO_KVS_HOST="+s.kvsHost)
+		out, err := c.CombinedOutput()
+		if err != nil {
+			b.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 2 && f[0] == size {
+				v, err := strconv.ParseFloat(f[1], 64)
+				if err == nil {
+					return v
+				}
+			}
+		}
+		b.Fatalf("no result for size %s in:\n%s", size, out)
+		return 0
+	}
+	for _, tc := range []struct {
+		name  string
+		hosts string
+		gw    bool
+	}{
+		{"direct", s.hostsA[0] + ":1," + s.hostsA[1] + ":1", false},
+		{"gateway", s.hostsA[0] + ":1," + s.hostsB[0] + ":1", true},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				lat := measure(b, tc.hosts, tc.gw, "latency", "8")
+				bw := measure(b, tc.hosts, tc.gw, "bw", "4194304")
+				b.ReportMetric(lat, "us-latency-8B")
+				b.ReportMetric(bw, "MB/s-bw-4MiB")
+			}
+		})
+	}
 }
