@@ -206,9 +206,11 @@ const (
 
 var relayMagic = [5]byte{'M', 'P', 'I', 'G', 'W'}
 
-// relayDialTimeout bounds each connection a hop makes, so that an address
-// whose packets vanish (a firewall that drops them) fails in time.
-var relayDialTimeout = 10 * time.Second
+// relayDialTimeout bounds each connection a rank or a gateway makes, so
+// that an address whose packets vanish (a firewall that drops them) fails
+// in time; it is generous because a busy peer's full accept queue drops
+// connection requests too, and the kernel retries them after 1, 3, 7 s...
+var relayDialTimeout = dialHandshakeTimeout
 
 // relayTimeout bounds each exchange of the relay protocol.
 var relayTimeout = 10 * time.Second
