@@ -85,6 +85,23 @@ func TestGatewayRoute(t *testing.T) {
 // the others only through it while they reach each other directly.
 func gatewayJob(t *testing.T, n int, job uint64, secret string) ([]*endpoint, *Relay) {
 	t.Helper()
+	var rl *Relay
+	eps := gatewayJobWith(t, n, job, func() string {
+		gln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rl = NewRelay(RelayConfig{JobID: job, Secret: []byte(secret)}, gln)
+		t.Cleanup(func() { rl.Close() })
+		return fmt.Sprintf("127.0.0.2/32=%s;127.0.0.3/32=%s", rl.Addr(), rl.Addr())
+	})
+	return eps, rl
+}
+
+// gatewayJobWith is gatewayJob with the gateways that table starts and
+// returns the table of.
+func gatewayJobWith(t *testing.T, n int, job uint64, table func() string) []*endpoint {
+	t.Helper()
 	for _, a := range []string{"127.0.0.2:0", "127.0.0.3:0"} {
 		ln, err := net.Listen("tcp", a)
 		if err != nil {
@@ -92,13 +109,7 @@ func gatewayJob(t *testing.T, n int, job uint64, secret string) ([]*endpoint, *R
 		}
 		ln.Close()
 	}
-	gln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rl := NewRelay(RelayConfig{JobID: job, Secret: []byte(secret)}, gln)
-	t.Cleanup(func() { rl.Close() })
-	g, err := ParseGateways(fmt.Sprintf("127.0.0.2/32=%s;127.0.0.3/32=%s", rl.Addr(), rl.Addr()))
+	g, err := ParseGateways(table())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +129,7 @@ func gatewayJob(t *testing.T, n int, job uint64, secret string) ([]*endpoint, *R
 		cfg.Gateways = g
 		cfg.Protect = ProtectAuto
 	})
-	return eps, rl
+	return eps
 }
 
 // Frames of every size cross the gateway both ways intact and in order;
@@ -191,6 +202,58 @@ func TestThroughGateway(t *testing.T) {
 	eps[0].t.mu.Unlock()
 	if c == nil || c.seal == nil {
 		t.Errorf("the relayed connection is not encrypted")
+	}
+}
+
+// Two sites whose gateways reach each other only by their public
+// addresses: a connection between the sites goes through both (a source
+// route of two hops), and frames both ways arrive intact.
+func TestTwoGateways(t *testing.T) {
+	var rls []*Relay
+	eps := gatewayJobWith(t, 2, 33, func() string {
+		for range 2 {
+			ln := mustListen(t)
+			rl := NewRelay(RelayConfig{JobID: 33, Secret: []byte("s3cret")}, ln)
+			t.Cleanup(func() { rl.Close() })
+			rls = append(rls, rl)
+		}
+		// Each gateway's inside and public address are the same
+		// listener here; what matters is the route the ranks take.
+		return fmt.Sprintf("127.0.0.2/32=%s/%s;127.0.0.3/32=%s/%s", rls[0].Addr(), rls[0].Addr(), rls[1].Addr(), rls[1].Addr())
+	})
+	for _, sz := range []int{8, 1 << 20} {
+		for r := range eps {
+			if err := eps[r].t.Send(sumFrame(r, 1-r, sz, pay(sz, r))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	waitFor(t, "the frames", func() bool {
+		for _, ep := range eps {
+			ep.mu.Lock()
+			k := 0
+			for _, fs := range ep.got {
+				k += len(fs)
+			}
+			ep.mu.Unlock()
+			if k != 2 {
+				return false
+			}
+		}
+		return true
+	})
+	for r, ep := range eps {
+		if ep.checkFrames(t) != 2 {
+			t.Errorf("rank %d got %d frames", r, ep.checkFrames(t))
+		}
+		if errs := ep.errors(); len(errs) > 0 {
+			t.Errorf("rank %d: %v", r, errs)
+		}
+	}
+	// Rank 0 dialed through gateway 0, which connected to gateway 1,
+	// which connected to rank 1; rank 1 answers on that connection.
+	if rls[0].Relayed() != 1 || rls[1].Relayed() != 1 {
+		t.Errorf("relayed %d and %d connections, want both gateways on the route", rls[0].Relayed(), rls[1].Relayed())
 	}
 }
 
