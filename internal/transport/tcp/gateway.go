@@ -1,6 +1,7 @@
 package tcp
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"encoding/binary"
@@ -50,6 +51,39 @@ type Network struct {
 // everything directly.
 type Gateways struct {
 	Nets []Network
+
+	mu    sync.Mutex
+	names map[string][]netip.Addr // host names resolved so far
+}
+
+// lookupTimeout bounds the resolution of a host name a rank published.
+const lookupTimeout = 5 * time.Second
+
+// resolve returns the addresses of host, an address or a name (looked up
+// once, within lookupTimeout; none if that fails).
+func (g *Gateways) resolve(host string) []netip.Addr {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{ip.Unmap()}
+	}
+	g.mu.Lock()
+	ips, ok := g.names[host]
+	g.mu.Unlock()
+	if ok {
+		return ips
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+	defer cancel()
+	found, _ := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	for _, ip := range found {
+		ips = append(ips, ip.Unmap())
+	}
+	g.mu.Lock()
+	if g.names == nil {
+		g.names = map[string][]netip.Addr{}
+	}
+	g.names[host] = ips
+	g.mu.Unlock()
+	return ips
 }
 
 // ParseGateways reads a gateway table as MPIGO_GATEWAYS spells it:
@@ -106,25 +140,23 @@ func (g *Gateways) String() string {
 	return strings.Join(s, ";")
 }
 
-// network returns the network of the table that holds addr's host, nil
-// if none does (or addr's host is a name, not an address).
+// network returns the network of the table that holds addr's host (the
+// longest prefix that holds one of its addresses, for a name), nil if
+// none does.
 func (g *Gateways) network(addr string) *Network {
-	if g == nil {
+	if g == nil || len(g.Nets) == 0 {
 		return nil
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		host = addr
 	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return nil
-	}
-	ip = ip.Unmap()
 	best := -1
-	for i, n := range g.Nets {
-		if n.Prefix.Contains(ip) && (best < 0 || n.Prefix.Bits() > g.Nets[best].Prefix.Bits()) {
-			best = i
+	for _, ip := range g.resolve(host) {
+		for i, n := range g.Nets {
+			if n.Prefix.Contains(ip) && (best < 0 || n.Prefix.Bits() > g.Nets[best].Prefix.Bits()) {
+				best = i
+			}
 		}
 	}
 	if best < 0 {

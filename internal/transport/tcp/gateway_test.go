@@ -66,12 +66,20 @@ func TestGatewayRoute(t *testing.T) {
 		{"10.4.0.2:5000", "10.1.0.2:5000", nil},                            // no gateway to use
 		{"10.1.0.2:5000", "10.1.5.9:5000", []string{"10.1.0.254:7000"}},    // the longest prefix wins
 		{"10.1.5.9:5000", "10.1.5.10:5000", nil},
-		{"node1:5000", "10.1.0.2:5000", nil},                                     // names match no prefix
+		{"localhost:5000", "10.1.0.2:5000", nil},                                 // a name is resolved: not in a listed network
 		{"[::ffff:10.1.0.2]:5000", "10.2.0.3:5000", []string{"10.1.0.254:7000"}}, // mapped IPv4
 	} {
 		if got := g.Route(tc.self, tc.peer); fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("Route(%s, %s) = %v, want %v", tc.self, tc.peer, got, tc.want)
 		}
+	}
+	// A name is resolved to its addresses.
+	lo, err := ParseGateways("127.0.0.0/8=127.0.0.1:7000;10.9.0.0/16=10.9.0.1:7000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := lo.Route("10.9.0.5:1", "localhost:5000"); fmt.Sprint(r) != "[10.9.0.1:7000]" {
+		t.Errorf("Route to localhost = %v, want through 10.9.0.1:7000", r)
 	}
 	var none *Gateways
 	if r := none.Route("10.1.0.2:1", "10.2.0.2:1"); r != nil {
