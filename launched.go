@@ -118,6 +118,15 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	if perr != nil {
 		return fmt.Errorf("mpi: %w: MPIGO_TCP_PROTECT: %v", ErrArg, perr)
 	}
+	// Ranks in networks that cannot reach each other connect through
+	// gateways (mpigo run --gateway; docs/gateways.md).
+	gateways, gerr := tcp.ParseGateways(os.Getenv("MPIGO_GATEWAYS"))
+	if gerr != nil {
+		return fmt.Errorf("mpi: %w: MPIGO_GATEWAYS: %v", ErrArg, gerr)
+	}
+	if len(gateways.Nets) == 0 {
+		gateways = nil
+	}
 	onNode := func(r int) bool { _, ok := slices.BinarySearch(info.NodeRanks, r); return ok }
 	shmPeers := useShm && len(info.NodeRanks) > k
 	// Large messages stream through the rings by default: on this 2-core
@@ -153,7 +162,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		}
 		_, port, _ := net.SplitHostPort(ln.Addr().String())
 		tr := p.startTCP(ln, tcp.Config{Size: info.Size, JobID: info.JobID, Secret: info.Secret, SockBuf: cfg.TCPSockBuf,
-			Protect: protect, Oversubscribed: len(info.NodeRanks) > runtime.NumCPU(),
+			Protect: protect, Gateways: gateways, Oversubscribed: len(info.NodeRanks) > runtime.NumCPU(),
 			Addrs: func(peer int) (string, error) { return info.KV.Get(addrKey(peer)) }})
 		in := fab.Attach(r, p.deliver)
 		me := self.New(r, p.deliver)

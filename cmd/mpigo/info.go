@@ -86,6 +86,11 @@ func info(args []string, stdout, stderr io.Writer) int {
 		protect = "auto"
 	}
 	fmt.Fprintf(stdout, "  MPIGO_TCP_PROTECT = %s (tcp frames: auto encrypts all but loopback connections, on, off; docs/security.md)\n", protect)
+	if gw := os.Getenv("MPIGO_GATEWAYS"); gw != "" {
+		fmt.Fprintf(stdout, "  MPIGO_GATEWAYS    = %s (networks and their gateways; docs/gateways.md)\n", gw)
+	} else {
+		fmt.Fprintf(stdout, "  MPIGO_GATEWAYS    = none (ranks of other networks are dialed directly; mpigo run --gateway; docs/gateways.md)\n")
+	}
 	transport := cfg.Transport
 	if transport == "" {
 		transport = "shm"

@@ -33,6 +33,8 @@ Usage:
   mpigo info                 print the version, transports and tunables
   mpigo trace FILE [-html OUT.html]   summarise a timeline recorded with
                              mpigo run --trace FILE; draw it as a web page
+  mpigo gateway              relay a job's connections between networks
+                             (started by mpigo run --gateway)
   mpigo version              print the version (also --version)
   mpigo help                 print this message
 `
@@ -57,6 +59,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return info(args[1:], stdout, stderr)
 	case "trace":
 		return traceCmd(args[1:], stdout, stderr)
+	case "gateway":
+		return gatewayCmd(args[1:], os.Stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -59,19 +59,20 @@ type runConfig struct {
 	hosts        []hostSlots
 	groups       []runGroup
 
-	env        []string  // -x, -genv: VAR=VALUE for every rank
-	envWarn    []string  // -x VAR that is not set here
-	ppn        int       // -ppn
-	npernode   int       // -npernode
-	mapBy      string    // --map-by
-	byNode     bool      // --map-by node: round robin over the hosts
-	bindTo     string    // --bind-to
-	bind       bool      // --bind-to core
-	output     string    // --output-filename DIR[:nocopy]
-	outputDir  string    // DIR: DIR/rank.N/stdout and stderr
-	outputCopy bool      // also print the output here (not :nocopy)
-	nGiven     bool      // -n was on the command line (of the first group)
-	diag       diagFlags // --hang-report, --check, --trace (diagrun.go)
+	env        []string      // -x, -genv: VAR=VALUE for every rank
+	envWarn    []string      // -x VAR that is not set here
+	ppn        int           // -ppn
+	npernode   int           // -npernode
+	mapBy      string        // --map-by
+	byNode     bool          // --map-by node: round robin over the hosts
+	bindTo     string        // --bind-to
+	bind       bool          // --bind-to core
+	output     string        // --output-filename DIR[:nocopy]
+	outputDir  string        // DIR: DIR/rank.N/stdout and stderr
+	outputCopy bool          // also print the output here (not :nocopy)
+	nGiven     bool          // -n was on the command line (of the first group)
+	diag       diagFlags     // --hang-report, --check, --trace (diagrun.go)
+	gateways   []gatewaySpec // --gateway (gateway.go)
 }
 
 type runGroup struct {
@@ -105,6 +106,7 @@ func runFlags(cfg *runConfig, g *runGroup, n *int, stderr io.Writer) *flag.FlagS
 		fs.StringVar(&cfg.bindTo, "bind-to", "none", "core: pin each process to a core of its own (K cores with --ranks-per-proc K; Linux), none: let the kernel place them")
 		fs.StringVar(&cfg.output, "output-filename", "", "write each process's output to `DIR`/rank.N/stdout and DIR/rank.N/stderr (N: its first rank) as well as here; DIR:nocopy only to the files")
 		addDiagFlags(fs, &cfg.diag)
+		fs.Var(gatewayList{&cfg.gateways}, "gateway", "`NET=HOST[:PORT][/PUBLIC]`: ranks in network NET (10.1.0.0/16) reach other networks through a gateway this starts on HOST (ranks in NET reach it at HOST:PORT; other gateways at PUBLIC, if given); repeat for each network (docs/gateways.md)")
 		fs.BoolVar(&cfg.insecure, "insecure-fabric", false, "send tcp frames unencrypted and unchecked, for networks where nobody can read or alter traffic (sets MPIGO_TCP_PROTECT=off; the handshake still proves the job's secret)")
 	}
 	// Help lines fit a terminal: PrintDefaults indents after each newline.
@@ -617,6 +619,13 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 		}
 		reap.done()
 	}()
+	// Gateways listen before any rank may dial through them.
+	gws, err := startGateways(cfg, group, jobID, secret, cwd, say)
+	defer gws.stop()
+	if err != nil {
+		say("mpigo run: %v\n", err)
+		return 1
+	}
 	rank := 0
 	for _, g := range cfg.groups {
 		for i := 0; i < g.n; i += cfg.ranksPerProc {
@@ -645,6 +654,9 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			}
 			if cfg.insecure {
 				env = append(env, "MPIGO_TCP_PROTECT=off")
+			}
+			if gws.table != "" {
+				env = append(env, "MPIGO_GATEWAYS="+gws.table)
 			}
 			env = append(env, cfg.diag.env(traceDir)...)
 			var cmd *exec.Cmd
@@ -785,6 +797,21 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			"did %s return from its function, call os.Exit or return from main before its part of the work was done?\n",
 			leftEarly.ranks(), leftEarly.cmd.Process.Pid, consequence.ranks(), consequence.cmd.Process.Pid, how, leftEarly.ranks())
 	}
+	gwFailed := false // a gateway ended while the ranks ran
+	gatewayDown := func(e gatewayExit) {
+		if failed {
+			return
+		}
+		say("mpigo run: %s on host %s %s while the job ran: ranks in %s cannot reach the other networks; stopping the job\n", e.g.name(), e.g.spec.host, e.how, e.g.spec.prefix)
+		if t := strings.TrimSpace(e.g.errs.String()); t != "" {
+			say("mpigo run: its last words: %s\n", t)
+		}
+		gwFailed = true
+		code = 1
+		failed, stopping = true, true
+		stopAll(syscall.SIGTERM)
+		killTimer = time.After(killGrace)
+	}
 	progress := newStartupProgress(kvs, procs, nodeOf, say)
 	returns := newReturnWatch(kvs, procs, say)
 	for running > 0 {
@@ -793,10 +820,20 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			progress.report(failed)
 		case <-returns.tick():
 			returns.check(failed)
+		case e := <-gws.exited:
+			gatewayDown(e)
 		case p := <-exited:
 			p.done = true
 			running--
 			c, how := exitStatus(p)
+			if c != 0 && !failed {
+				// A rank that lost its connection through a gateway may
+				// report before the gateway's end is seen: name the
+				// gateway, not the rank.
+				if e, ok := gws.recent(300 * time.Millisecond); ok {
+					gatewayDown(e)
+				}
+			}
 			if c == 0 && !p.sigkilled && running > 0 && !failed && culprit == nil {
 				if joined, inOrder := kvs.Departure(p.rank); joined && !inOrder {
 					// It took part in the job and left without finishing
@@ -819,7 +856,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 				say("mpigo run: %s (pid %d) ignored %v and was killed\n", p.ranks(), p.cmd.Process.Pid, sigName(lastSent))
 				break
 			}
-			if c == 0 || culprit != nil || (stopping && (c == 128+int(syscall.SIGTERM) || c == 128+int(forwarded))) {
+			if c == 0 || culprit != nil || gwFailed || (stopping && (c == 128+int(syscall.SIGTERM) || c == 128+int(forwarded))) {
 				break
 			}
 			if c == mpi.ExitPeerFailed || (len(cfg.hosts) > 0 && c == 255) {

@@ -53,6 +53,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -95,6 +96,10 @@ type Config struct {
 	// Protect says how frames are protected after the handshake (see
 	// Protect); every rank of a job must use the same.
 	Protect Protect
+	// Gateways, if set, is the job's gateway table (gateway.go): a peer
+	// in another network of it is reached through gateways. Its address
+	// is compared with this rank's own, Addrs(Rank).
+	Gateways *Gateways
 }
 
 // Transport is one rank's TCP endpoint. It is safe for concurrent use.
@@ -285,12 +290,20 @@ func (t *Transport) connect(peer int) (_ net.Conn, _ *sealer, redirect bool, _ e
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("tcp: no address for rank %d: %w", peer, err)
 	}
+	var hops []string
+	if t.cfg.Gateways != nil {
+		self, err := t.cfg.Addrs(t.cfg.Rank)
+		if err != nil {
+			return nil, nil, false, fmt.Errorf("tcp: no address for this rank (%d) to route by: %w", t.cfg.Rank, err)
+		}
+		hops = t.cfg.Gateways.Route(self, addr)
+	}
 	var nc net.Conn
 	var s *sealer
 	var o *opener
 	for try := 0; ; try++ {
 		var retry bool
-		nc, s, o, redirect, retry, err = t.handshake(peer, addr)
+		nc, s, o, redirect, retry, err = t.handshake(peer, addr, hops)
 		if err == nil {
 			break
 		}
@@ -317,9 +330,13 @@ func (t *Transport) connect(peer int) (_ net.Conn, _ *sealer, redirect bool, _ e
 		t.in[nc] = true
 	}
 	t.mu.Unlock()
+	via := ""
+	if len(hops) > 0 {
+		via = hops[0]
+	}
 	go func() {
 		defer t.readers.Done()
-		t.serve(nc, t.reader(nc), peer, o)
+		t.serve(nc, t.reader(nc), peer, o, via)
 		if redirect {
 			nc.Close()
 			t.mu.Lock()
@@ -330,13 +347,24 @@ func (t *Transport) connect(peer int) (_ net.Conn, _ *sealer, redirect bool, _ e
 	return nc, s, redirect, nil
 }
 
-// handshake makes one connection to peer at addr and runs the dialer's
-// side of the handshake on it. retry says the connection was cut before
-// the peer proved itself, so that a new one may succeed.
-func (t *Transport) handshake(peer int, addr string) (_ net.Conn, _ *sealer, _ *opener, redirect, retry bool, _ error) {
-	nc, err := net.Dial("tcp", addr)
+// handshake makes one connection to peer at addr, through the gateways
+// hops if any, and runs the dialer's side of the handshake on it. retry
+// says the connection was cut before the peer proved itself, so that a
+// new one may succeed.
+func (t *Transport) handshake(peer int, addr string, hops []string) (_ net.Conn, _ *sealer, _ *opener, redirect, retry bool, _ error) {
+	nc, err := dialRoute(hops, addr, t.cfg.Secret, t.cfg.JobID)
 	if err != nil {
+		if len(hops) > 0 {
+			return nil, nil, nil, false, false, fmt.Errorf("tcp: cannot reach rank %d at %s through gateway %s: %w", peer, addr, strings.Join(hops, " then "), err)
+		}
+		if unreachable(err) {
+			self, _ := t.cfg.Addrs(t.cfg.Rank)
+			err = fmt.Errorf("%w; %s", err, t.cfg.Gateways.Explain(self, addr))
+		}
 		return nil, nil, nil, false, false, fmt.Errorf("tcp: cannot connect to rank %d at %s: %w", peer, addr, err)
+	}
+	if len(hops) > 0 {
+		addr += " through gateway " + strings.Join(hops, " then ")
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
@@ -360,6 +388,10 @@ func (t *Transport) handshake(peer int, addr string) (_ net.Conn, _ *sealer, _ *
 	}
 	rand.Read(mine[:])
 	mode := ProtectFor(t.cfg.Protect, nc.LocalAddr(), nc.RemoteAddr())
+	if len(hops) > 0 && t.cfg.Protect == ProtectAuto {
+		// The bytes leave this host whatever the first hop's address.
+		mode = ProtectEncrypt
+	}
 	g := greeting(t.cfg.Secret, challenge[:], t.cfg.JobID, t.cfg.Rank, mode, mine[:], priv.PublicKey().Bytes())
 	if _, err := nc.Write(g); err != nil {
 		return fail(true, fmt.Errorf("tcp: handshake with rank %d at %s: %w", peer, addr, err))
@@ -389,6 +421,13 @@ func (t *Transport) handshake(peer int, addr string) (_ net.Conn, _ *sealer, _ *
 		}
 	}
 	return nc, s, o, m.redirect, false, nil
+}
+
+// unreachable says err reports an address this host has no way to, or
+// whose packets vanish on the way: a peer in another network, perhaps.
+func unreachable(err error) bool {
+	var ne net.Error
+	return errors.Is(err, syscall.ENETUNREACH) || errors.Is(err, syscall.EHOSTUNREACH) || (errors.As(err, &ne) && ne.Timeout())
 }
 
 // cut says err reports a connection closed or reset by the other end (not
@@ -586,6 +625,11 @@ func (t *Transport) read(nc net.Conn) {
 		t.peerError(peer, fmt.Errorf("tcp: handshake with rank %d: %w", peer, err))
 		return
 	}
+	if m.mode == ProtectEncrypt && t.cfg.Protect == ProtectAuto {
+		// A dialer that wants more than auto would give here (its
+		// connection came through a gateway) gets it.
+		mode = ProtectEncrypt
+	}
 	if m.mode != mode {
 		// Tell the peer (it reports the mismatch too), then refuse.
 		nc.Write(answer(t.cfg.Secret, challenge[:], g[:], t.cfg.JobID, t.cfg.Rank, mode, false, priv.PublicKey().Bytes()))
@@ -654,7 +698,7 @@ func (t *Transport) read(nc net.Conn) {
 			c = adopt
 		}
 	}
-	t.serve(nc, r, peer, o)
+	t.serve(nc, r, peer, o, t.cfg.Gateways.Via(nc.RemoteAddr()))
 	if c != nil {
 		t.mu.Lock()
 		if t.out[peer] == c {
@@ -677,8 +721,9 @@ func (t *Transport) reader(nc net.Conn) *bufio.Reader {
 // serve reads frames from peer on nc, checked by o unless it is nil,
 // until the connection ends. A connection whose bytes fail their check is
 // closed: nothing more it carries can be trusted, and its other end learns
-// of the failure.
-func (t *Transport) serve(nc net.Conn, r *bufio.Reader, peer int, o *opener) {
+// of the failure. via names the gateway the connection goes through, if
+// any.
+func (t *Transport) serve(nc net.Conn, r *bufio.Reader, peer int, o *opener, via string) {
 	var err error
 	if o != nil {
 		err = readFramesProtected(r, o, t.cfg.Rank, peer, wire.MaxPayload, t.cfg.Handler, t.cfg.Place)
@@ -689,6 +734,9 @@ func (t *Transport) serve(nc net.Conn, r *bufio.Reader, peer int, o *opener) {
 	t.live[peer]--
 	last := t.live[peer] == 0
 	t.mu.Unlock()
+	if via != "" && err != nil && !errors.Is(err, io.EOF) {
+		err = fmt.Errorf("%w (through gateway %s)", err, via)
+	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		// Reported before the connection is closed, so that the report
 		// is this error and not a sender's write on the closed socket.
@@ -700,7 +748,13 @@ func (t *Transport) serve(nc net.Conn, r *bufio.Reader, peer int, o *opener) {
 		// A peer that ends cleanly closes every connection it has; its
 		// frames to us may still be coming on another one, which ends
 		// after them.
-		t.peerError(peer, fmt.Errorf("tcp: rank %d closed its connection", peer))
+		if via != "" {
+			// A gateway that dies closes its connections as cleanly as
+			// a rank that ends: name both.
+			t.peerError(peer, fmt.Errorf("tcp: the connection with rank %d through gateway %s ended (rank %d closed it, or the gateway is gone)", peer, via, peer))
+		} else {
+			t.peerError(peer, fmt.Errorf("tcp: rank %d closed its connection", peer))
+		}
 	}
 }
 

@@ -1,0 +1,332 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// twoSites is a pretend pair of sites on this machine: site A and site B
+// are two bridges with hosts (network namespaces) on each, and no route
+// between them; a gateway host has a leg in each. The launcher (this
+// test's own namespace) has an address on both bridges but forwards
+// nothing; site B's hosts reach the launcher's site-A address, where the
+// job's key-value store is, by a host route through the launcher's leg
+// in B (the launcher's own address, so nothing is forwarded).
+type twoSites struct {
+	netA, netB string   // "172.x.y" prefixes of the two /24 subnets
+	hostsA     []string // addresses of site A's hosts
+	hostsB     []string
+	gwA, gwB   string // the gateway host's addresses in A and in B
+	gwNS       string // the gateway host's namespace
+	kvsHost    string // where ranks reach the launcher
+	agent      string // the launch agent script
+}
+
+func newTwoSites(t testing.TB, nA, nB int) *twoSites {
+	t.Helper()
+	why := ""
+	if os.Geteuid() != 0 {
+		why = "needs root to make network namespaces"
+	} else if _, err := exec.LookPath("ip"); err != nil {
+		why = "needs ip (Debian package iproute2)"
+	}
+	if why != "" {
+		if os.Getenv("MPIGO_REQUIRE_INTEGRATION") == "1" {
+			t.Fatal(why)
+		}
+		t.Skip(why)
+	}
+	id := os.Getpid() % 100000
+	s := &twoSites{
+		netA: fmt.Sprintf("172.%d.%d", 16+id/250%8, id%250),
+		netB: fmt.Sprintf("172.%d.%d", 24+id/250%8, id%250),
+	}
+	run := func(args ...string) error {
+		out, err := exec.Command("ip", args...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+		return nil
+	}
+	must := func(args ...string) {
+		t.Helper()
+		if err := run(args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bridges := []string{fmt.Sprintf("mgwa%d", id), fmt.Sprintf("mgwb%d", id)}
+	var nss []string
+	t.Cleanup(func() {
+		for _, ns := range nss {
+			run("netns", "del", ns)
+		}
+		for _, b := range bridges {
+			run("link", "del", b)
+		}
+	})
+	for i, b := range bridges {
+		must("link", "add", b, "type", "bridge")
+		must("addr", "add", []string{s.netA, s.netB}[i]+".1/24", "dev", b)
+		must("link", "set", b, "up")
+	}
+	s.kvsHost = s.netA + ".1"
+	var cases strings.Builder
+	nveth := 0
+	// leg puts namespace ns on site i's bridge at addr.
+	leg := func(ns string, i int, addr string) {
+		t.Helper()
+		veth, inner := fmt.Sprintf("mgwv%d-%d", id, nveth), fmt.Sprintf("eth%d", i)
+		nveth++
+		must("link", "add", veth, "type", "veth", "peer", "name", inner, "netns", ns)
+		must("link", "set", veth, "master", bridges[i], "up")
+		must("-n", ns, "addr", "add", addr+"/24", "dev", inner)
+		must("-n", ns, "link", "set", inner, "up")
+	}
+	host := func(name string) string {
+		ns := fmt.Sprintf("mgw%d-%s", id, name)
+		must("netns", "add", ns)
+		nss = append(nss, ns)
+		must("-n", ns, "link", "set", "lo", "up")
+		return ns
+	}
+	for i := 0; i < nA+nB; i++ {
+		site, net := 0, s.netA
+		if i >= nA {
+			site, net = 1, s.netB
+		}
+		addr := fmt.Sprintf("%s.%d", net, 2+i)
+		ns := host(strconv.Itoa(i))
+		leg(ns, site, addr)
+		if site == 0 {
+			s.hostsA = append(s.hostsA, addr)
+		} else {
+			s.hostsB = append(s.hostsB, addr)
+			must("-n", ns, "route", "add", s.kvsHost+"/32", "via", s.netB+".1")
+		}
+		fmt.Fprintf(&cases, "%s) ns=%s ;;\n", addr, ns)
+	}
+	s.gwNS = host("gw")
+	s.gwA, s.gwB = s.netA+".254", s.netB+".254"
+	leg(s.gwNS, 0, s.gwA)
+	leg(s.gwNS, 1, s.gwB)
+	fmt.Fprintf(&cases, "%s|%s) ns=%s ;;\n", s.gwA, s.gwB, s.gwNS)
+	s.agent = filepath.Join(t.TempDir(), "agent.sh")
+	script := "#!/bin/sh\nhost=$1; shift\ncase $host in\n" + cases.String() + "*) echo \"agent: no host $host\" >&2; exit 255 ;;\nesac\nexec ip netns exec $ns sh -c \"$*\"\n"
+	if err := os.WriteFile(s.agent, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// gatewayFlags are the --gateway flags of the two sites, with the given
+// ports on the gateway host (0: any).
+func (s *twoSites) gatewayFlags(portA, portB int) []string {
+	return []string{"--gateway", fmt.Sprintf("%s.0/24=%s:%d", s.netA, s.gwA, portA), "--gateway", fmt.Sprintf("%s.0/24=%s:%d", s.netB, s.gwB, portB)}
+}
+
+func (s *twoSites) job(mpigo string, args ...string) *exec.Cmd {
+	hosts := []string{}
+	for _, h := range s.hostsA {
+		hosts = append(hosts, h+":1")
+	}
+	for _, h := range s.hostsB {
+		hosts = append(hosts, h+":2")
+	}
+	c := exec.Command(mpigo, append([]string{"run", "--timeout", "90s", "--launch-agent", s.agent, "--host", strings.Join(hosts, ",")}, args...)...)
+	c.Env = append(os.Environ(), "MPIGO_KVS_HOST="+s.kvsHost)
+	return c
+}
+
+// One job over two sites that cannot reach each other: the ranks of
+// site A (two hosts, one rank each) and of site B (one host, two ranks)
+// pass a ring, run collectives, exchange 4 MiB messages and a synchronous
+// send through the gateways; without gateways the first connection across
+// fails at once with an error naming the peer and what was tried; a
+// gateway killed while the job runs ends it with a message naming it.
+func TestNetnsGateway(t *testing.T) {
+	s := newTwoSites(t, 2, 1)
+	dir := testProgs(t)
+	prog := filepath.Join(t.TempDir(), "gwprog")
+	if out, err := exec.Command("go", "build", "-o", prog, "./testdata/gwprog").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	mpigo := filepath.Join(dir, "mpigo")
+	// No route between the sites.
+	if out, err := exec.Command("ip", "netns", "exec", fmt.Sprintf("mgw%d-0", os.Getpid()%100000), "ip", "route", "get", s.hostsB[0]).CombinedOutput(); err == nil {
+		t.Fatalf("site A has a route to site B: %s", out)
+	}
+
+	t.Run("through gateways", func(t *testing.T) {
+		want := `gwprog: 4 ranks: ring 4, allreduce 10, bcast "hello from 0", allgather [0 1 2 3], 4 MiB ok, ssend waited true`
+		for _, extra := range [][]string{nil, {"--transport", "tcp"}} {
+			args := append(append(s.gatewayFlags(0, 0), extra...), "-n", "4", prog)
+			out, errs, code := runLaunched(t, s.job(mpigo, args...), 120*time.Second)
+			if code != 0 || !strings.Contains(out, want) {
+				t.Errorf("%v: exit %d, want %q:\n%s\n%s", extra, code, want, out, errs)
+			}
+		}
+	})
+
+	t.Run("no gateway", func(t *testing.T) {
+		start := time.Now()
+		out, errs, code := runLaunched(t, s.job(mpigo, "-n", "4", prog), 120*time.Second)
+		for _, w := range []string{"cannot connect to rank", "network is unreachable", "no gateway is configured"} {
+			if !strings.Contains(errs, w) {
+				t.Errorf("stderr lacks %q", w)
+			}
+		}
+		if code == 0 || t.Failed() {
+			t.Errorf("exit %d:\n%s\n%s", code, out, errs)
+		}
+		if d := time.Since(start); d > 45*time.Second {
+			t.Errorf("took %v", d)
+		}
+	})
+
+	t.Run("gateway killed", func(t *testing.T) {
+		const portA, portB = 7001, 7002
+		c := s.job(mpigo, append(s.gatewayFlags(portA, portB), "-n", "4", prog, "-loop")...)
+		var errb bytes.Buffer
+		c.Stderr = &errb
+		so, err := c.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ownGroup(c)
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		looping := make(chan bool, 1)
+		var outb strings.Builder
+		go func() {
+			sc := bufio.NewScanner(so)
+			seen := false
+			for sc.Scan() {
+				outb.WriteString(sc.Text() + "\n")
+				if !seen && strings.Contains(sc.Text(), "gwprog: looping") {
+					seen = true
+					looping <- true
+				}
+			}
+			close(looping)
+			done <- c.Wait()
+		}()
+		select {
+		case ok := <-looping:
+			if !ok {
+				<-done
+				t.Fatalf("the job ended before looping:\n%s\n%s", outb.String(), errb.String())
+			}
+		case <-time.After(90 * time.Second):
+			stopTree(c, done, 5*time.Second)
+			t.Fatalf("the job did not start looping:\n%s", errb.String())
+		}
+		pid := gatewayPid(t, s.gwNS, portA)
+		killed := time.Now()
+		syscall.Kill(pid, syscall.SIGKILL)
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			stopTree(c, done, 5*time.Second)
+			<-done
+			t.Fatalf("the job did not end after its gateway was killed:\n%s", errb.String())
+		}
+		if d := time.Since(killed); d > 30*time.Second {
+			t.Errorf("the job took %v to end", d)
+		}
+		errs := errb.String()
+		name := fmt.Sprintf("mpigo run: gateway %s:%d (network %s.0/24) on host %s exited with status 137 (signal 9: killed) while the job ran", s.gwA, portA, s.netA, s.gwA)
+		if c.ProcessState.ExitCode() == 0 || !strings.Contains(errs, name) {
+			t.Errorf("exit %d, want a message %q:\n%s", c.ProcessState.ExitCode(), name, errs)
+		}
+		if strings.Contains(errs, "mpigo run: rank") && strings.Contains(errs, "stopping the other") {
+			t.Errorf("a rank is blamed for the gateway's end:\n%s", errs)
+		}
+	})
+}
+
+// gatewayPid finds the gateway listening on port in namespace ns.
+func gatewayPid(t *testing.T, ns string, port int) int {
+	t.Helper()
+	out, err := exec.Command("ip", "netns", "pids", ns).Output()
+	if err != nil {
+		t.Fatalf("ip netns pids: %v", err)
+	}
+	for _, f := range strings.Fields(string(out)) {
+		pid, _ := strconv.Atoi(f)
+		cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		args := strings.Split(string(cmd), "\x00")
+		if len(args) > 3 && args[1] == "gateway" && args[3] == fmt.Sprintf(":%d", port) {
+			return pid
+		}
+	}
+	t.Fatalf("no gateway on port %d among %s", port, out)
+	return 0
+}
+
+// BenchmarkNetnsGateway measures, in the two-site set-up, 8-byte latency
+// and 4 MiB bandwidth (mpigo bench latency and bw, one rank per host)
+// between two hosts of site A, directly, and between site A and site B,
+// through the gateway host; both connections are encrypted. Run it with
+//
+//	sudo go test -run '^$' -bench NetnsGateway -benchtime 1x ./cmd/mpigo
+func BenchmarkNetnsGateway(b *testing.B) {
+	s := newTwoSites(b, 2, 1)
+	mpigo := filepath.Join(b.TempDir(), "mpigo")
+	if out, err := exec.Command("go", "build", "-o", mpigo, ".").CombinedOutput(); err != nil {
+		b.Fatalf("build: %v\n%s", err, out)
+	}
+	measure := func(b *testing.B, hosts string, gw bool, test, size string) float64 {
+		args := []string{"run", "--timeout", "300s", "--launch-agent", s.agent, "--host", hosts}
+		if gw {
+			args = append(args, s.gatewayFlags(0, 0)...)
+		}
+		args = append(args, "-n", "2", mpigo, "bench", test, "-sizes", size, "-reps", "5", "-progress", "off")
+		c := exec.Command(mpigo, args...)
+		c.Env = append(os.Environ(), "MPIGO_KVS_HOST="+s.kvsHost)
+		out, err := c.CombinedOutput()
+		if err != nil {
+			b.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 2 && f[0] == size {
+				v, err := strconv.ParseFloat(f[1], 64)
+				if err == nil {
+					return v
+				}
+			}
+		}
+		b.Fatalf("no result for size %s in:\n%s", size, out)
+		return 0
+	}
+	for _, tc := range []struct {
+		name  string
+		hosts string
+		gw    bool
+	}{
+		{"direct", s.hostsA[0] + ":1," + s.hostsA[1] + ":1", false},
+		{"gateway", s.hostsA[0] + ":1," + s.hostsB[0] + ":1", true},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				lat := measure(b, tc.hosts, tc.gw, "latency", "8")
+				bw := measure(b, tc.hosts, tc.gw, "bw", "4194304")
+				b.ReportMetric(lat, "us-latency-8B")
+				b.ReportMetric(bw, "MB/s-bw-4MiB")
+			}
+		})
+	}
+}
