@@ -88,16 +88,32 @@ func (w *Window[T]) call(op string, target int, kind, opk byte, disp, n int, dat
 }
 
 func (w *Window[T]) callStatus(op string, target int, kind, opk byte, disp, n int, data []byte) ([]byte, byte, error) {
+	pr, err := w.startCall(op, target, func(tag int) []byte { return rmaRequest(kind, opk, tag, disp, n, data) })
+	if err != nil {
+		return nil, 0, err
+	}
+	return w.endCall(op, target, pr)
+}
+
+// startCall posts the receive of a reply and sends the request that req
+// builds for its tag.
+func (w *Window[T]) startCall(op string, target int, req func(tag int) []byte) (*Pending[[]byte], error) {
 	tag := w.nextTag()
 	pr, err := Irecv[[]byte](w.c, target, tag)
 	if err != nil {
-		return nil, 0, w.failed(op, target, err)
+		return nil, w.failed(op, target, err)
 	}
-	if err := Send(w.c, rmaRequest(kind, opk, tag, disp, n, data), target, rmaReqTag); err != nil {
+	if err := Send(w.c, req(tag), target, rmaReqTag); err != nil {
 		pr.Request().Cancel()
 		pr.Wait()
-		return nil, 0, w.failed(op, target, err)
+		return nil, w.failed(op, target, err)
 	}
+	return pr, nil
+}
+
+// endCall waits for the reply startCall asked for and returns its data
+// and status byte.
+func (w *Window[T]) endCall(op string, target int, pr *Pending[[]byte]) ([]byte, byte, error) {
 	rep, _, err := pr.Wait()
 	if err != nil {
 		return nil, 0, w.failed(op, target, err)
@@ -188,6 +204,10 @@ func (w *Window[T]) serveOne(origin int, b []byte) {
 		if tag != 0 {
 			reply(repBad, []byte(fmt.Sprintf(format, args...)))
 		}
+	}
+	if kind >= reqPutV {
+		w.serveV(origin, b, reply, bad)
+		return
 	}
 	switch kind {
 	case reqPost, reqComplete:

@@ -58,7 +58,8 @@ type Window[T any] struct {
 	maps    [][]byte // peers' segments mapped here
 	srvDone chan struct{}
 	tag     atomic.Uint32
-	pend    []atomic.Int32 // per target: message operations not yet flushed
+	pend    []atomic.Int32   // per target: message operations not yet flushed
+	bg      []sync.WaitGroup // per target: request-form operations still at work (rma_buf.go)
 
 	mu      sync.Mutex
 	fence   bool
@@ -231,6 +232,7 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 	w.sizes = make([]int, size)
 	w.reach = make([]*tmem, size)
 	w.pend = make([]atomic.Int32, size)
+	w.bg = make([]sync.WaitGroup, size)
 	w.locks = make([]int8, size)
 	w.started = make([]bool, size)
 	w.access = make([]atomic.Bool, size)
@@ -915,6 +917,7 @@ func (w *Window[T]) release(op string, target int, exclusive bool) error {
 		rma.Unlock(m.lock, exclusive)
 		return err
 	}
+	w.bg[target].Wait()
 	k := reqUnlockS
 	if exclusive {
 		k = reqUnlockX
@@ -934,6 +937,7 @@ func (w *Window[T]) flush(op string, target int) error {
 		}
 		return nil
 	}
+	w.bg[target].Wait()
 	if w.pend[target].Swap(0) == 0 {
 		return nil
 	}
