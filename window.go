@@ -68,6 +68,7 @@ type Window[T any] struct {
 	lockAll bool
 	freed   atomic.Bool
 	closing atomic.Bool // Free has begun: lock waits at this target give up
+	issued  atomic.Bool // an operation was issued since the last fence (rma_assert.go)
 
 	alloc     bool   // made by NewWindow
 	dynamic   bool   // made by NewDynamicWindow
@@ -411,6 +412,9 @@ func (w *Window[T]) check(op string, target, disp, n int) (bool, error) {
 	if !w.access[target].Load() {
 		return false, w.errorf(op, ErrRMASync, target, "no access epoch towards target %d (call Fence, Lock or LockAll first)", target)
 	}
+	if !w.issued.Load() {
+		w.issued.Store(true) // for FenceAssert(ModeNoPrecede)
+	}
 	if w.dynamic {
 		if disp < 0 || n < 0 {
 			return false, w.errorf(op, ErrRMARange, target, "negative displacement %d or count %d", disp, n)
@@ -611,17 +615,7 @@ func (w *Window[T]) Fence() (err error) {
 	if w.freed.Load() {
 		return w.errorf("Fence", ErrRMASync, noTarget, "the window has been freed")
 	}
-	if err := w.flushAll("Fence"); err != nil {
-		return err
-	}
-	if err := Barrier(w.c); err != nil {
-		return w.failed("Fence", noTarget, err)
-	}
-	w.mu.Lock()
-	w.fence = true
-	w.publish()
-	w.mu.Unlock()
-	return nil
+	return w.fenceWith(0)
 }
 
 // Lock starts a passive-target access epoch towards target (MPI_Win_lock):
