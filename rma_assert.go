@@ -38,13 +38,11 @@ func modeNames(a int) string {
 //     the previous fence makes the call fail with ErrRMASync.
 //   - ModeNoSucceed: no epoch starts; an operation before the next fence
 //     (or a Lock, or Start) fails with ErrRMASync.
-//   - ModeNoPrecede|ModeNoSucceed together: the fence orders nothing, and
-//     returns without communicating.
 //   - ModeNoStore and ModeNoPut: accepted; the windows here have one copy
 //     of their memory (the unified model), so there is nothing they save.
 //
-// Ranks that disagree on ModeNoPrecede or ModeNoSucceed get ErrArg
-// (except when every rank passes both, where nothing is exchanged).
+// Ranks that disagree on ModeNoPrecede or ModeNoSucceed all get ErrArg
+// (the fence's barrier compares them).
 func (w *Window[T]) FenceAssert(assert int) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Window.FenceAssert", nil, Undefined, Undefined), &err)
@@ -76,25 +74,15 @@ func (w *Window[T]) fenceWith(assert int) error {
 			return err
 		}
 	}
-	sync := assert & (ModeNoPrecede | ModeNoSucceed)
-	switch {
-	case assert == 0:
-		if err := Barrier(w.c); err != nil {
-			return w.failed(op, noTarget, err)
-		}
-	case sync == ModeNoPrecede|ModeNoSucceed:
-		// Nothing before, nothing after: nothing to order.
-	default:
-		// A barrier that also compares the ranks' assertions.
-		both, err := Allreduce(w.c, [2]int32{int32(sync), int32(sync)}, NewOp(func(a, b [2]int32) [2]int32 {
-			return [2]int32{a[0] & b[0], a[1] | b[1]}
-		}, true))
-		if err != nil {
-			return w.failed(op, noTarget, err)
-		}
-		if both[0] != both[1] {
-			return w.errorf("FenceAssert", ErrArg, noTarget, "the ranks disagree on the assertion: some passed %s, others not", modeNames(int(both[0]^both[1])))
-		}
+	// A barrier that also compares the ranks' assertions: the AND of the
+	// bits and the AND of their complements (the complement of the OR).
+	sync := int32(assert & (ModeNoPrecede | ModeNoSucceed))
+	both, err := AllreduceSlice(w.c, []int32{sync, ^sync}, Band[int32]())
+	if err != nil {
+		return w.failed(op, noTarget, err)
+	}
+	if diff := both[0] ^ ^both[1]; diff != 0 {
+		return w.errorf("FenceAssert", ErrArg, noTarget, "the ranks disagree on the assertion: some passed %s, others not", modeNames(int(diff)))
 	}
 	w.issued.Store(false)
 	w.mu.Lock()
