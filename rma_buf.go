@@ -429,13 +429,13 @@ func (w *Window[T]) run(c *lowCall, async bool) (*Request, error) {
 		b := rmaRequestV(c.kind, c.opk, c.elem, 0, c.disp, data)
 		w.pend[c.target].Add(1)
 		if async {
-			r, err := Isend(w.c, b, c.target, rmaReqTag)
+			r, err := w.isend(c.target, b)
 			if err != nil {
 				return nil, w.failed(c.name, c.target, err)
 			}
 			return r, nil
 		}
-		if err := Send(w.c, b, c.target, rmaReqTag); err != nil {
+		if err := w.send(c.target, b, true); err != nil {
 			return nil, w.failed(c.name, c.target, err)
 		}
 		return nil, nil

@@ -108,7 +108,7 @@ func (w *Window[T]) Rput(vals []T, target, disp int) (_ *Request, err error) {
 
 	if w.byMessage("Rput", target, disp, len(vals)) && !w.dynamic {
 		w.pend[target].Add(1)
-		r, err := Isend(w.c, rmaRequest(reqPut, 0, 0, disp, len(vals), bytesOf(vals, w.esize)), target, rmaReqTag)
+		r, err := w.isend(target, rmaRequest(reqPut, 0, 0, disp, len(vals), bytesOf(vals, w.esize)))
 		if err != nil {
 			return nil, w.failed("Rput", target, err)
 		}
@@ -163,7 +163,7 @@ func (w *Window[T]) Raccumulate(vals []T, target, disp int, op Op[T]) (_ *Reques
 	if op.valid() && w.byMessage("Raccumulate", target, disp, len(vals)) {
 		if k, ok := w.predef(op); ok && !w.dynamic {
 			w.pend[target].Add(1)
-			r, err := Isend(w.c, rmaRequest(reqAcc, k, 0, disp, len(vals), bytesOf(vals, w.esize)), target, rmaReqTag)
+			r, err := w.isend(target, rmaRequest(reqAcc, k, 0, disp, len(vals), bytesOf(vals, w.esize)))
 			if err != nil {
 				return nil, w.failed("Raccumulate", target, err)
 			}
@@ -360,7 +360,7 @@ func (w *Window[T]) Post(g *Group) (err error) {
 	w.exposed = ranks
 	w.mu.Unlock()
 	for _, r := range ranks {
-		if err := Send(w.c, rmaRequest(reqPost, 0, 0, 0, 0, nil), r, rmaReqTag); err != nil {
+		if err := w.send(r, rmaRequest(reqPost, 0, 0, 0, 0, nil), false); err != nil {
 			return w.failed("Post", r, err)
 		}
 	}
@@ -433,7 +433,7 @@ func (w *Window[T]) Complete() (err error) {
 		// The notice follows this rank's requests to r, which the server
 		// serves in order; direct operations are done already.
 		w.pend[r].Store(0)
-		if err := Send(w.c, rmaRequest(reqComplete, 0, 0, 0, 0, nil), r, rmaReqTag); err != nil && first == nil {
+		if err := w.send(r, rmaRequest(reqComplete, 0, 0, 0, 0, nil), false); err != nil && first == nil {
 			first = w.failed("Complete", r, err)
 		}
 	}

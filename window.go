@@ -59,6 +59,7 @@ type Window[T any] struct {
 	srvDone chan struct{}
 	tag     atomic.Uint32
 	pend    []atomic.Int32   // per target: message operations not yet flushed
+	q       []rmaq           // per target: small requests not sent yet (rma_msg.go)
 	bg      []sync.WaitGroup // per target: request-form operations still at work (rma_buf.go)
 
 	mu      sync.Mutex
@@ -234,6 +235,7 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 	w.reach = make([]*tmem, size)
 	w.pend = make([]atomic.Int32, size)
 	w.bg = make([]sync.WaitGroup, size)
+	w.q = make([]rmaq, size)
 	w.locks = make([]int8, size)
 	w.started = make([]bool, size)
 	w.access = make([]atomic.Bool, size)
