@@ -584,7 +584,7 @@ func TestRMAFenceAssert(t *testing.T) {
 		if err := w.FenceAssert(mpi.ModeNoPrecede | mpi.ModeNoSucceed); err != nil {
 			return err
 		}
-		// A lock epoch after a NoSucceed fence is fine.
+		// A lock epoch between a NoSucceed and a NoPrecede fence is fine.
 		if err := w.Lock(right, false); err != nil {
 			return err
 		}
@@ -593,6 +593,9 @@ func TestRMAFenceAssert(t *testing.T) {
 			return err
 		}
 		if err := w.Unlock(right); err != nil {
+			return err
+		}
+		if err := w.FenceAssert(mpi.ModeNoPrecede | mpi.ModeNoSucceed); err != nil {
 			return err
 		}
 		return w.Free()

@@ -427,6 +427,7 @@ func (w *Window[T]) Complete() (err error) {
 		w.started[r] = false
 	}
 	w.publish()
+	w.issued.Store(false) // the epoch's operations are complete (FenceAssert)
 	w.mu.Unlock()
 	var first error
 	for _, r := range ranks {

@@ -677,6 +677,9 @@ func (w *Window[T]) Unlock(target int) (err error) {
 	w.locks[target] = lockNone
 	w.nlocks--
 	w.publish()
+	if w.nlocks == 0 && !w.lockAll {
+		w.issued.Store(false) // the epochs' operations are complete (FenceAssert)
+	}
 	w.mu.Unlock()
 	return err
 }
@@ -739,6 +742,7 @@ func (w *Window[T]) UnlockAll() (err error) {
 	w.mu.Lock()
 	w.lockAll = false
 	w.publish()
+	w.issued.Store(false) // the epoch's operations are complete (FenceAssert)
 	w.mu.Unlock()
 	return first
 }
