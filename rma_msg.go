@@ -3,6 +3,7 @@ package mpi
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/mpigo/mpi/internal/rma"
 )
@@ -75,7 +76,7 @@ func (w *Window[T]) post(op string, target int, kind, opk byte, disp, n int, dat
 		return err
 	}
 	w.pend[target].Add(1)
-	if err := Send(w.c, rmaRequest(kind, opk, 0, disp, n, data), target, rmaReqTag); err != nil {
+	if err := w.send(target, rmaRequest(kind, opk, 0, disp, n, data), true); err != nil {
 		return w.failed(op, target, err)
 	}
 	return nil
@@ -88,16 +89,32 @@ func (w *Window[T]) call(op string, target int, kind, opk byte, disp, n int, dat
 }
 
 func (w *Window[T]) callStatus(op string, target int, kind, opk byte, disp, n int, data []byte) ([]byte, byte, error) {
+	pr, err := w.startCall(op, target, func(tag int) []byte { return rmaRequest(kind, opk, tag, disp, n, data) })
+	if err != nil {
+		return nil, 0, err
+	}
+	return w.endCall(op, target, pr)
+}
+
+// startCall posts the receive of a reply and sends the request that req
+// builds for its tag.
+func (w *Window[T]) startCall(op string, target int, req func(tag int) []byte) (*Pending[[]byte], error) {
 	tag := w.nextTag()
 	pr, err := Irecv[[]byte](w.c, target, tag)
 	if err != nil {
-		return nil, 0, w.failed(op, target, err)
+		return nil, w.failed(op, target, err)
 	}
-	if err := Send(w.c, rmaRequest(kind, opk, tag, disp, n, data), target, rmaReqTag); err != nil {
+	if err := w.send(target, req(tag), false); err != nil {
 		pr.Request().Cancel()
 		pr.Wait()
-		return nil, 0, w.failed(op, target, err)
+		return nil, w.failed(op, target, err)
 	}
+	return pr, nil
+}
+
+// endCall waits for the reply startCall asked for and returns its data
+// and status byte.
+func (w *Window[T]) endCall(op string, target int, pr *Pending[[]byte]) ([]byte, byte, error) {
 	rep, _, err := pr.Wait()
 	if err != nil {
 		return nil, 0, w.failed(op, target, err)
@@ -157,6 +174,10 @@ func (w *Window[T]) serve() {
 		if b[0] == reqStop && st.Source == w.c.rank {
 			return
 		}
+		if b[0] == reqBatch {
+			w.serveBatch(st.Source, b)
+			continue
+		}
 		w.serveOne(st.Source, b)
 	}
 }
@@ -188,6 +209,10 @@ func (w *Window[T]) serveOne(origin int, b []byte) {
 		if tag != 0 {
 			reply(repBad, []byte(fmt.Sprintf(format, args...)))
 		}
+	}
+	if kind >= reqPutV {
+		w.serveV(origin, b, reply, bad)
+		return
 	}
 	switch kind {
 	case reqPost, reqComplete:
@@ -300,3 +325,90 @@ func (w *Window[T]) serveOne(origin int, b []byte) {
 
 // typeName names T for error messages.
 func typeName[T any]() string { return typeOf[T]().info.Type.String() }
+
+// Small requests that need no answer (Put, Accumulate with a predefined
+// op) wait in a per-target queue and travel together with the next
+// request to that target, as one message: a Put followed by a Flush is
+// then one message and its answer, a single round trip. The queue is also
+// sent when it grows past rmaQueueFlush bytes, and before any other
+// request to the target, so the target still serves one origin's
+// requests in the order they were made.
+
+// reqBatch is a message holding several requests, each preceded by its
+// length (uint32, little-endian).
+const reqBatch byte = 63
+
+const (
+	rmaQueueMost  = 1 << 10  // largest request that waits in the queue
+	rmaQueueFlush = 16 << 10 // a queue this long is sent at once
+)
+
+// rmaq is the queue of requests to one target.
+type rmaq struct {
+	mu sync.Mutex
+	b  []byte // a reqBatch message being built; empty when len(b) <= rmaHdr
+}
+
+// send sends request b to target after the queued ones; with queue, a
+// small b may wait in the queue instead. A nil b sends the queue alone.
+func (w *Window[T]) send(target int, b []byte, queue bool) error {
+	q := &w.q[target]
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	le := binary.LittleEndian
+	if len(q.b) < rmaHdr {
+		q.b = rmaRequest(reqBatch, 0, 0, 0, 0, nil)
+	}
+	queued := len(q.b) > rmaHdr
+	flushQ := func() error {
+		out := q.b
+		err := Send(w.c, out, target, rmaReqTag)
+		q.b = out[:rmaHdr] // Send is done with it
+		return err
+	}
+	if b == nil || len(b) > rmaQueueMost {
+		if queued {
+			if err := flushQ(); err != nil {
+				return err
+			}
+		}
+		if b == nil {
+			return nil
+		}
+		return Send(w.c, b, target, rmaReqTag)
+	}
+	if !queued && !queue {
+		return Send(w.c, b, target, rmaReqTag)
+	}
+	q.b = le.AppendUint32(q.b, uint32(len(b)))
+	q.b = append(q.b, b...)
+	if queue && len(q.b) < rmaQueueFlush {
+		return nil
+	}
+	return flushQ()
+}
+
+// isend is Isend of request b to target after the queued ones.
+func (w *Window[T]) isend(target int, b []byte) (*Request, error) {
+	if err := w.send(target, nil, false); err != nil {
+		return nil, err
+	}
+	return Isend(w.c, b, target, rmaReqTag)
+}
+
+// serveBatch serves the requests of a reqBatch message in order.
+func (w *Window[T]) serveBatch(origin int, b []byte) {
+	le := binary.LittleEndian
+	for b = b[rmaHdr:]; len(b) >= 4; {
+		n := le.Uint32(b)
+		if uint64(n) > uint64(len(b)-4) || n < rmaHdr {
+			return // malformed: the rest cannot be trusted
+		}
+		sub := b[4 : 4+n]
+		b = b[4+n:]
+		if sub[0] == reqBatch || sub[0] == reqStop {
+			continue
+		}
+		w.serveOne(origin, sub)
+	}
+}

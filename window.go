@@ -58,7 +58,9 @@ type Window[T any] struct {
 	maps    [][]byte // peers' segments mapped here
 	srvDone chan struct{}
 	tag     atomic.Uint32
-	pend    []atomic.Int32 // per target: message operations not yet flushed
+	pend    []atomic.Int32   // per target: message operations not yet flushed
+	q       []rmaq           // per target: small requests not sent yet (rma_msg.go)
+	bg      []sync.WaitGroup // per target: request-form operations still at work (rma_buf.go)
 
 	mu      sync.Mutex
 	fence   bool
@@ -67,6 +69,7 @@ type Window[T any] struct {
 	lockAll bool
 	freed   atomic.Bool
 	closing atomic.Bool // Free has begun: lock waits at this target give up
+	issued  atomic.Bool // an operation was issued since the last fence (rma_assert.go)
 
 	alloc     bool   // made by NewWindow
 	dynamic   bool   // made by NewDynamicWindow
@@ -231,6 +234,8 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 	w.sizes = make([]int, size)
 	w.reach = make([]*tmem, size)
 	w.pend = make([]atomic.Int32, size)
+	w.bg = make([]sync.WaitGroup, size)
+	w.q = make([]rmaq, size)
 	w.locks = make([]int8, size)
 	w.started = make([]bool, size)
 	w.access = make([]atomic.Bool, size)
@@ -408,6 +413,9 @@ func (w *Window[T]) check(op string, target, disp, n int) (bool, error) {
 	}
 	if !w.access[target].Load() {
 		return false, w.errorf(op, ErrRMASync, target, "no access epoch towards target %d (call Fence, Lock or LockAll first)", target)
+	}
+	if !w.issued.Load() {
+		w.issued.Store(true) // for FenceAssert(ModeNoPrecede)
 	}
 	if w.dynamic {
 		if disp < 0 || n < 0 {
@@ -609,17 +617,7 @@ func (w *Window[T]) Fence() (err error) {
 	if w.freed.Load() {
 		return w.errorf("Fence", ErrRMASync, noTarget, "the window has been freed")
 	}
-	if err := w.flushAll("Fence"); err != nil {
-		return err
-	}
-	if err := Barrier(w.c); err != nil {
-		return w.failed("Fence", noTarget, err)
-	}
-	w.mu.Lock()
-	w.fence = true
-	w.publish()
-	w.mu.Unlock()
-	return nil
+	return w.fenceWith(0)
 }
 
 // Lock starts a passive-target access epoch towards target (MPI_Win_lock):
@@ -679,6 +677,9 @@ func (w *Window[T]) Unlock(target int) (err error) {
 	w.locks[target] = lockNone
 	w.nlocks--
 	w.publish()
+	if w.nlocks == 0 && !w.lockAll {
+		w.issued.Store(false) // the epochs' operations are complete (FenceAssert)
+	}
 	w.mu.Unlock()
 	return err
 }
@@ -741,6 +742,7 @@ func (w *Window[T]) UnlockAll() (err error) {
 	w.mu.Lock()
 	w.lockAll = false
 	w.publish()
+	w.issued.Store(false) // the epoch's operations are complete (FenceAssert)
 	w.mu.Unlock()
 	return first
 }
@@ -915,6 +917,7 @@ func (w *Window[T]) release(op string, target int, exclusive bool) error {
 		rma.Unlock(m.lock, exclusive)
 		return err
 	}
+	w.bg[target].Wait()
 	k := reqUnlockS
 	if exclusive {
 		k = reqUnlockX
@@ -934,6 +937,7 @@ func (w *Window[T]) flush(op string, target int) error {
 		}
 		return nil
 	}
+	w.bg[target].Wait()
 	if w.pend[target].Swap(0) == 0 {
 		return nil
 	}
