@@ -196,7 +196,7 @@ func (cc *collCall) Send(buf []byte, dst, tag int) error {
 	}
 	s := getSlot()
 	cc.c.startSend(&s.er, buf, sig, dst, tag, engine.Standard)
-	st := s.er.WaitFor(&cc.c.p.blk)
+	st := s.er.WaitIn(cc.c.p.prog, &cc.c.p.blk)
 	putSlot(s)
 	return (collComm{cc.c}).err("collective send", at("dest", dst, tag), st)
 }
@@ -204,7 +204,7 @@ func (cc *collCall) Send(buf []byte, dst, tag int) error {
 func (cc *collCall) Recv(buf []byte, src, tag int) (int, error) {
 	s := getSlot()
 	cc.c.startSlotRecv(s, buf, nil, 0, src, tag)
-	st := s.er.WaitRefFor(&cc.c.p.blk)
+	st := s.er.WaitRefIn(cc.c.p.prog, &cc.c.p.blk)
 	n := st.Count
 	var err error
 	if st.Sig != cc.sig && cc.saw(st.Sig, src) {
@@ -223,7 +223,7 @@ func (cc *collCall) Recv(buf []byte, src, tag int) (int, error) {
 func (cc *collCall) RecvAlloc(src, tag int) ([]byte, error) {
 	s := getSlot()
 	cc.c.startSlotRecv(s, nil, allocBytes, 0, src, tag)
-	st := s.er.WaitFor(&cc.c.p.blk)
+	st := s.er.WaitIn(cc.c.p.prog, &cc.c.p.blk)
 	b := s.er.Buffer()
 	putSlot(s)
 	if b == nil {

@@ -87,7 +87,7 @@ func (p *proc) waitReq(er *engine.Request) engine.Status {
 	if p.stats.waitOn.Load() != 0 {
 		return p.timedWait(er)
 	}
-	return er.WaitFor(&p.blk)
+	return er.WaitIn(p.prog, &p.blk)
 }
 
 // waitRef is waitReq for er.WaitRef.
@@ -95,12 +95,12 @@ func (p *proc) waitRef(er *engine.Request) *engine.Status {
 	if p.stats.waitOn.Load() != 0 {
 		p.timedWait(er)
 	}
-	return er.WaitRefFor(&p.blk)
+	return er.WaitRefIn(p.prog, &p.blk)
 }
 
 func (p *proc) timedWait(er *engine.Request) engine.Status {
 	t0 := time.Now()
-	st := er.WaitFor(&p.blk)
+	st := er.WaitIn(p.prog, &p.blk)
 	p.stats.waitNs.Add(uint64(time.Since(t0)))
 	return st
 }

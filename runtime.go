@@ -17,6 +17,7 @@ import (
 
 	"github.com/mpigo/mpi/internal/boot"
 	"github.com/mpigo/mpi/internal/engine"
+	"github.com/mpigo/mpi/internal/progress"
 	"github.com/mpigo/mpi/internal/transport"
 	"github.com/mpigo/mpi/internal/transport/inproc"
 	"github.com/mpigo/mpi/internal/transport/self"
@@ -45,6 +46,11 @@ type job struct {
 
 	closers []func() error // transports to close when the job ends
 
+	// prog is how the job's waits make its transports progress: the
+	// transports that deliver only when polled, and for how long a wait
+	// polls them before it parks.
+	prog *progress.Progress
+
 	hang atomic.Pointer[hangError] // set when hang diagnosis failed the job
 }
 
@@ -63,6 +69,8 @@ type proc struct {
 	rank    int // world rank
 	eng     *engine.Engine
 	tr      *transport.Router
+	// prog is the job's progress (job.prog), as the engine's waits take it.
+	prog engine.Progress
 	// shmTo is, for each world rank that the router sends to through
 	// shared memory, that transport (else nil): small blocking sends call
 	// it directly (shm.SendEager), without building a frame.
@@ -392,7 +400,7 @@ var tcpAddrHook func(peer int, addr string) string
 
 // newLocalJob builds n goroutine ranks connected by the transport cfg names.
 func newLocalJob(n int, cfg Config) (*job, error) {
-	j := &job{size: n, procs: make([]*proc, n), exit: os.Exit, local: true}
+	j := &job{size: n, procs: make([]*proc, n), exit: os.Exit, local: true, prog: progress.New()}
 	ecfg := engine.DefaultConfig()
 	ecfg.EagerLimit = cfg.EagerLimit
 	var fab *inproc.Fabric
@@ -430,7 +438,7 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 		return nil, fmt.Errorf("mpi: %w: unknown transport %q (want inproc, shm or tcp)", ErrArg, cfg.Transport)
 	}
 	for r := 0; r < n; r++ {
-		p := &proc{job: j, rank: r}
+		p := &proc{job: j, rank: r, prog: j.prog}
 		if k := cfg.RanksPerNode; k > 0 && k < n {
 			p.node, p.multiNode = r/k*k, true
 		}
@@ -478,7 +486,7 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 			return nil, fmt.Errorf("mpi: %w: shm transport: %v", ErrOther, err)
 		}
 		for _, t := range shms {
-			t.Ready()
+			j.readyShm(t)
 		}
 	}
 	return j, nil
@@ -569,8 +577,16 @@ func (p *proc) startShm(cfg shm.Config) (*shm.Transport, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.job.closers = append(p.job.closers, p.startReplies(), t.Close)
+	j := p.job
+	// Closers run last first: t leaves the job's progress before it closes.
+	j.closers = append(j.closers, p.startReplies(), t.Close, func() error { j.prog.Remove(t); return nil })
 	return t, nil
+}
+
+// readyShm starts t delivering and lets the job's waits poll it.
+func (j *job) readyShm(t *shm.Transport) {
+	t.Ready()
+	j.prog.Add(t)
 }
 
 // Run runs f on n ranks that are goroutines of this process, each with its

@@ -588,7 +588,7 @@ func Mrecv[T any](m *Message) (_ T, _ Status, err error) {
 	s := getSlot()
 	buf, alloc := recvBuf(t, s)
 	c.startMRecv(em, &s.er, buf, alloc, t.sig)
-	s.er.WaitFor(&c.p.blk)
+	s.er.WaitIn(c.p.prog, &c.p.blk)
 	st, err := finishRecv(c, "Mrecv", m.at, t, &s.er, &v)
 	putSlot(s)
 	return v, st, err

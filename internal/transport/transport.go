@@ -3,7 +3,8 @@
 //
 // The required interface is one method. Extra powers are optional
 // interfaces that the runtime discovers by type assertion:
-// DirectReader (the peer can read a frame's Region in place).
+// DirectReader (the peer can read a frame's Region in place) and Polled
+// (the transport delivers only when polled; a job's waits poll it).
 package transport
 
 import (
@@ -30,6 +31,24 @@ type Transport interface {
 // Region.
 type DirectReader interface {
 	DirectRead(peer int) bool
+}
+
+// Polled is implemented by transports that deliver only when somebody
+// polls them (shared memory). They poll themselves on a goroutine of
+// their own; a job's waits also poll them for a while before they park
+// (internal/progress), so that a reply is seen on the goroutine that
+// waits for it without a wake-up.
+type Polled interface {
+	// Poll delivers what has arrived and reports whether anything did.
+	Poll() bool
+	// MarkWait says that a goroutine of the process polls in a wait: the
+	// transport's own goroutine may nap meanwhile. It is called at the
+	// start of a wait and now and then while it lasts, so it must be
+	// cheap.
+	MarkWait()
+	// EndWait says that the waiting goroutine stops polling to park: the
+	// transport's own goroutine must deliver in its place from now on.
+	EndWait()
 }
 
 // Router sends each frame over the transport chosen for its destination.
