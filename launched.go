@@ -181,9 +181,9 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 			}
 			return tr
 		})
-		p.noteShm()
+		p.noteRoutes()
 		pcfg := ecfg
-		pcfg.PeerEager = p.shmEager(cfg, len(info.NodeRanks) > runtime.NumCPU())
+		pcfg.PeerEager = p.peerEager(cfg, len(info.NodeRanks) > runtime.NumCPU())
 		p.eng = engine.New(r, pcfg, p.tr.DirectRead)
 		p.world = newWorld(p, info.Size)
 		j.procs = append(j.procs, p)

@@ -176,7 +176,7 @@ func (c *Comm) nbrErr(op string, err error) error {
 		e.Cause = err
 		return c.handle(e)
 	}
-	return c.handle(c.errorf(op, ErrOther, loc{}, "%v", err))
+	return c.fail(op, ErrOther, loc{}, "%v", err)
 }
 
 // sameBlocks returns n copies of one block.

@@ -2,6 +2,7 @@ package mpi
 
 import (
 	"reflect"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -130,7 +131,7 @@ func (k PvarClass) String() string {
 	if k >= 0 && int(k) < len(pvarClassNames) {
 		return pvarClassNames[k]
 	}
-	return "PvarClass(" + itoa(int(k)) + ")"
+	return "PvarClass(" + strconv.Itoa(int(k)) + ")"
 }
 
 // Bind tells what kind of object a tools variable is bound to
@@ -151,7 +152,7 @@ func (b Bind) String() string {
 	case BindComm:
 		return "comm"
 	}
-	return "Bind(" + itoa(int(b)) + ")"
+	return "Bind(" + strconv.Itoa(int(b)) + ")"
 }
 
 // Verbosity is who a tools variable is meant for (MPI_T_VERBOSITY_*): the
@@ -179,7 +180,7 @@ func (v Verbosity) String() string {
 	if v >= 0 && int(v) < len(verbosityNames) {
 		return verbosityNames[v]
 	}
-	return "Verbosity(" + itoa(int(v)) + ")"
+	return "Verbosity(" + strconv.Itoa(int(v)) + ")"
 }
 
 // PvarInfo describes a performance variable (MPI_T_pvar_get_info).

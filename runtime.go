@@ -71,10 +71,10 @@ type proc struct {
 	tr      *transport.Router
 	// prog is the job's progress (job.prog), as the engine's waits take it.
 	prog engine.Progress
-	// shmTo is, for each world rank that the router sends to through
-	// shared memory, that transport (else nil): small blocking sends call
-	// it directly (shm.SendEager), without building a frame.
-	shmTo []*shm.Transport
+	// eagerTo is, for each world rank whose transport has a short road
+	// for small messages (transport.EagerSender), that road (else nil);
+	// nil if no peer has one. Set once with the routes (device.go).
+	eagerTo []transport.EagerSender
 
 	// ers recycles the engine requests of non-blocking sends and
 	// receives (reqpool.go).
@@ -472,7 +472,7 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 			}
 			return other
 		})
-		p.noteShm()
+		p.noteRoutes()
 		direct := p.tr.DirectRead
 		if cfg.NoDirectRead {
 			direct = nil
@@ -490,49 +490,6 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 		}
 	}
 	return j, nil
-}
-
-// shmEager returns the eager limits towards the peers p reaches through
-// shared memory (see Config.ShmEagerLimit), or nil to use EagerLimit for
-// every peer.
-func (p *proc) shmEager(cfg Config, oversubscribed bool) []int {
-	limit := cfg.ShmEagerLimit
-	if limit == 0 {
-		if cfg.EagerLimit != engine.DefaultConfig().EagerLimit || oversubscribed {
-			return nil
-		}
-		for _, t := range p.shmTo {
-			if t != nil {
-				limit = min(t.RingSize()/2, 512<<10)
-				break
-			}
-		}
-	}
-	if limit <= 0 || limit == cfg.EagerLimit {
-		return nil
-	}
-	l := make([]int, len(p.shmTo))
-	for peer, t := range p.shmTo {
-		if t != nil {
-			l[peer] = limit
-		}
-	}
-	return l
-}
-
-// noteShm fills p.shmTo from p.tr: the peers it routes through shared
-// memory.
-func (p *proc) noteShm() {
-	for peer := range p.job.size {
-		t, ok := p.tr.For(peer).(*shm.Transport)
-		if !ok || t == nil {
-			continue
-		}
-		if p.shmTo == nil {
-			p.shmTo = make([]*shm.Transport, p.job.size)
-		}
-		p.shmTo[peer] = t
-	}
 }
 
 // everyone lists the ranks 0..n-1.
@@ -604,7 +561,7 @@ func Run(n int, f func(world *Comm) error) error {
 // RunConfig is Run with explicit tunables.
 func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 	if n < 1 {
-		return fmt.Errorf("mpi: Run: %w: need at least one rank, got %d", ErrArg, n)
+		return (*Comm)(nil).errorf("Run", ErrArg, loc{}, "need at least one rank, got %d", n)
 	}
 	j, err := newLocalJob(n, cfg)
 	if err != nil {

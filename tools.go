@@ -67,7 +67,7 @@ func (s Scope) String() string {
 	if s >= 0 && int(s) < len(scopeNames) {
 		return scopeNames[s]
 	}
-	return "Scope(" + itoa(int(s)) + ")"
+	return "Scope(" + strconv.Itoa(int(s)) + ")"
 }
 
 // CvarInfo describes a control variable (MPI_T_cvar_get_info).

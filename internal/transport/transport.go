@@ -3,8 +3,10 @@
 //
 // The required interface is one method. Extra powers are optional
 // interfaces that the runtime discovers by type assertion:
-// DirectReader (the peer can read a frame's Region in place) and Polled
-// (the transport delivers only when polled; a job's waits poll it).
+// DirectReader (the peer can read a frame's Region in place), EagerSender
+// (a short road for small messages that need no answer) and Polled (the
+// transport delivers only when polled; a job's waits poll it). The runtime
+// probes them once per peer when it sets the routes.
 package transport
 
 import (
@@ -31,6 +33,20 @@ type Transport interface {
 // Region.
 type DirectReader interface {
 	DirectRead(peer int) bool
+}
+
+// EagerSender is implemented by transports with a short road for an eager
+// message that needs no answer: SendEager sends it from its parts, without
+// a Frame, and returns when payload may be reused. Whether a message may
+// take it is the engine's rule (engine.Unanswered), not the transport's;
+// a transport whose short road cannot take the message at hand (too
+// large for it) sends it the general way itself.
+type EagerSender interface {
+	SendEager(to int, ctx uint32, src, tag int32, sig uint64, payload []byte) error
+	// EagerRoom is the largest message the short road carries well: the
+	// runtime may raise the eager limit towards the transport's peers to
+	// it (Config.ShmEagerLimit).
+	EagerRoom() int
 }
 
 // Polled is implemented by transports that deliver only when somebody

@@ -381,6 +381,10 @@ func (t *Transport) Abandon() { os.Remove(t.name) }
 // bytes.
 func (t *Transport) RingSize() int { return t.ringSize }
 
+// EagerRoom is the largest message worth sending eagerly through the rings:
+// half a ring (transport.EagerSender).
+func (t *Transport) EagerRoom() int { return t.ringSize / 2 }
+
 // Name says what this transport is, for mpigo info and error messages.
 func (t *Transport) Name() string { return "shm" }
 
