@@ -107,10 +107,10 @@ func (c *Comm) checkKey(op string, key *Keyval, write bool) error {
 		return err
 	}
 	if key == nil || key.freed.Load() {
-		return c.handle(c.errorf(op, ErrKeyval, loc{}, "nil or freed key"))
+		return c.fail(op, ErrKeyval, loc{}, "nil or freed key")
 	}
 	if write && key.predefined != nil {
-		return c.handle(c.errorf(op, ErrKeyval, loc{}, "%s is predefined and read-only", key.name))
+		return c.fail(op, ErrKeyval, loc{}, "%s is predefined and read-only", key.name)
 	}
 	return nil
 }
@@ -150,7 +150,7 @@ func (c *Comm) SetAttr(key *Keyval, val any) (err error) {
 	if old, ok := c.attrs.take(key); ok && key.deleteFn != nil {
 		if err := key.deleteFn(c, key, old.val); err != nil {
 			c.attrs.putBack(old)
-			return c.handle(c.errorf("SetAttr", ErrOther, loc{}, "delete callback of the old value: %v", err))
+			return c.fail("SetAttr", ErrOther, loc{}, "delete callback of the old value: %v", err)
 		}
 	}
 	c.attrs.mu.Lock()
@@ -204,12 +204,12 @@ func (c *Comm) deleteAttr(key *Keyval) error {
 	}
 	a, ok := c.attrs.take(key)
 	if !ok {
-		return c.handle(c.errorf("DeleteAttr", ErrKeyval, loc{}, "no attribute with this key"))
+		return c.fail("DeleteAttr", ErrKeyval, loc{}, "no attribute with this key")
 	}
 	if key.deleteFn != nil {
 		if err := key.deleteFn(c, key, a.val); err != nil {
 			c.attrs.putBack(a)
-			return c.handle(c.errorf("DeleteAttr", ErrOther, loc{}, "delete callback: %v", err))
+			return c.fail("DeleteAttr", ErrOther, loc{}, "delete callback: %v", err)
 		}
 	}
 	return nil
@@ -232,7 +232,7 @@ func (c *Comm) deleteAllAttrs(op string) error {
 		if a.key.deleteFn != nil {
 			if err := a.key.deleteFn(c, a.key, a.val); err != nil {
 				c.attrs.putBack(a)
-				return c.handle(c.errorf(op, ErrOther, loc{}, "attribute delete callback: %v", err))
+				return c.fail(op, ErrOther, loc{}, "attribute delete callback: %v", err)
 			}
 		}
 	}
@@ -246,7 +246,7 @@ func (c *Comm) copyAttrs(op string, d *Comm) error {
 	for _, a := range list {
 		v, keep, err := a.key.copyFn(c, a.key, a.val)
 		if err != nil {
-			return c.handle(c.errorf(op, ErrOther, loc{}, "attribute copy callback: %v", err))
+			return c.fail(op, ErrOther, loc{}, "attribute copy callback: %v", err)
 		}
 		if keep {
 			d.attrs.mu.Lock()

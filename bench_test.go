@@ -1,5 +1,9 @@
 package mpi_test
 
+// The root package's benchmarks, all in this file: point-to-point round
+// trips through the typed and raw layers, non-blocking and self sends,
+// the cost of type signatures, and derived datatypes.
+
 import (
 	"fmt"
 	"testing"
@@ -214,5 +218,265 @@ func BenchmarkMessageRate(b *testing.B) {
 				b.Fatal(err)
 			}
 		})
+	}
+}
+
+// pingPongT runs b.N round trips of a []E of n elements between two
+// goroutine ranks through the typed layer (Send, RecvInto).
+func pingPongT[E any](b *testing.B, n int) {
+	b.ReportAllocs()
+	err := mpi.Run(2, func(c *mpi.Comm) error {
+		v := make([]E, n)
+		b.SetBytes(int64(2 * len(mpi.AsBytes(v))))
+		peer := 1 - c.Rank()
+		if err := mpi.Barrier(c); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			b.ResetTimer()
+		}
+		for i := 0; i < b.N; i++ {
+			if c.Rank() == 0 {
+				if err := mpi.Send(c, v, peer, 1); err != nil {
+					return err
+				}
+				if _, err := mpi.RecvInto(c, v, peer, 1); err != nil {
+					return err
+				}
+			} else {
+				if _, err := mpi.RecvInto(c, v, peer, 1); err != nil {
+					return err
+				}
+				if err := mpi.Send(c, v, peer, 1); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// pingPongDT runs b.N round trips of count elements of dt in buf. With
+// flat, rank 1 receives and sends back the message as contiguous bytes.
+func pingPongDT(b *testing.B, buf []byte, count int, dt *mpi.Datatype, flat bool) {
+	b.ReportAllocs()
+	b.SetBytes(int64(2 * count * dt.Size()))
+	err := mpi.Run(2, func(c *mpi.Comm) error {
+		mine := append([]byte(nil), buf...)
+		if flat && c.Rank() == 1 {
+			mine, count, dt = make([]byte, count*dt.Size()), count*dt.Size(), mpi.Byte
+		}
+		peer := 1 - c.Rank()
+		if err := mpi.Barrier(c); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			b.ResetTimer()
+		}
+		for i := 0; i < b.N; i++ {
+			if c.Rank() == 0 {
+				if err := c.Send(mine, count, dt, peer, 1); err != nil {
+					return err
+				}
+				if _, err := c.Recv(mine, count, dt, peer, 1); err != nil {
+					return err
+				}
+			} else {
+				if _, err := c.Recv(mine, count, dt, peer, 1); err != nil {
+					return err
+				}
+				if err := c.Send(mine, count, dt, peer, 1); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+type pair32 struct {
+	A float32
+	B int32
+}
+
+type rec32 struct {
+	X, Y, Z float64
+	N       int32
+	F       float32
+}
+
+// BenchmarkAPIs compares, back to back, the same ping-pong through the
+// low-level byte path (raw), the typed layer with []float64 (float64),
+// the typed layer with a []struct of plain fields of the same byte size
+// (struct), the low-level layer with a derived datatype that takes every
+// other 8-byte word of a buffer twice as large (vector), and that datatype
+// on rank 0 with contiguous bytes on rank 1 (vector-contiguous): the
+// abstraction penalties of issue 6.
+func BenchmarkAPIs(b *testing.B) {
+	for _, size := range []int{8, 1 << 20} {
+		b.Run(fmt.Sprintf("raw/%d", size), func(b *testing.B) { pingPong(b, size, true) })
+		b.Run(fmt.Sprintf("float64/%d", size), func(b *testing.B) { pingPongT[float64](b, size/8) })
+		if size == 8 {
+			b.Run(fmt.Sprintf("struct/%d", size), func(b *testing.B) { pingPongT[pair32](b, 1) })
+		} else {
+			b.Run(fmt.Sprintf("struct/%d", size), func(b *testing.B) { pingPongT[rec32](b, size/32) })
+		}
+		vec, _ := mpi.NewVector(size/8, 1, 2, mpi.Float64)
+		vec.Commit()
+		b.Run(fmt.Sprintf("vector/%d", size), func(b *testing.B) { pingPongDT(b, make([]byte, 2*size), 1, vec, false) })
+		b.Run(fmt.Sprintf("vector-contiguous/%d", size), func(b *testing.B) { pingPongDT(b, make([]byte, 2*size), 1, vec, true) })
+	}
+}
+
+// BenchmarkIsendPingPong is the 8-byte ping-pong through Isend and Irecv
+// with Wait: the non-blocking eager path, which a cancellable send takes
+// (docs/mapping.md, Cancel).
+func BenchmarkIsendPingPong(b *testing.B) {
+	b.ReportAllocs()
+	err := mpi.Run(2, func(c *mpi.Comm) error {
+		buf := make([]byte, 8)
+		peer := 1 - c.Rank()
+		if err := mpi.Barrier(c); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			b.ResetTimer()
+		}
+		step := func(send bool) error {
+			var r *mpi.Request
+			var err error
+			if send {
+				r, err = c.Isend(buf, len(buf), mpi.Byte, peer, 1)
+			} else {
+				r, err = c.Irecv(buf, len(buf), mpi.Byte, peer, 1)
+			}
+			if err != nil {
+				return err
+			}
+			_, err = r.Wait()
+			return err
+		}
+		for i := 0; i < b.N; i++ {
+			first := c.Rank() == 0
+			if err := step(first); err != nil {
+				return err
+			}
+			if err := step(!first); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkSelf measures the software path of one message with no
+// goroutine switch: a rank sends 8 bytes to itself and receives them.
+func BenchmarkSelf(b *testing.B) {
+	b.ReportAllocs()
+	mpi.Run(1, func(c *mpi.Comm) error {
+		buf := make([]byte, 8)
+		for i := 0; i < b.N; i++ {
+			mpi.Send(c, buf, 0, 1)
+			mpi.RecvInto(c, buf, 0, 1)
+		}
+		return nil
+	})
+}
+
+// The cost of the type-signature check of the low-level collectives
+// (lowsig.go): 8-byte Allreduce and Bcast on two goroutine ranks, the
+// case where a per-call cost shows most.
+func BenchmarkLowColl8(b *testing.B) {
+	cases := []struct {
+		name string
+		call func(c *mpi.Comm, in, out []byte) error
+	}{
+		{"Allreduce", func(c *mpi.Comm, in, out []byte) error {
+			return c.Allreduce(in, out, 1, mpi.Float64, mpi.OpSum)
+		}},
+		{"Bcast", func(c *mpi.Comm, in, out []byte) error { return c.Bcast(in, 1, mpi.Float64, 0) }},
+		{"AllreduceSliceInto", func(c *mpi.Comm, in, out []byte) error {
+			return mpi.AllreduceSliceInto(c, []float64{1}, []float64{0}, mpi.Sum[float64]())
+		}},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			mpi.Run(2, func(c *mpi.Comm) error {
+				in, out := make([]byte, 8), make([]byte, 8)
+				mpi.Barrier(c)
+				if c.Rank() == 0 {
+					b.ResetTimer()
+				}
+				for i := 0; i < b.N; i++ {
+					if err := tc.call(c, in, out); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// BenchmarkTypedColl measures the small typed collectives whose messages
+// carry a type signature, over goroutine ranks on inproc and on the
+// shared-memory transport. With -cpu 1 it measures the software path.
+func BenchmarkTypedColl(b *testing.B) {
+	for _, tr := range []string{"inproc", "shm"} {
+		cfg := mpi.DefaultConfig()
+		if tr == "shm" {
+			cfg.Transport = "shm"
+		}
+		ops := []struct {
+			name string
+			f    func(c *mpi.Comm, v, out []float64) error
+		}{
+			{"AllreduceSliceInto8", func(c *mpi.Comm, v, out []float64) error {
+				return mpi.AllreduceSliceInto(c, v, out, mpi.Sum[float64]())
+			}},
+			{"Allreduce8", func(c *mpi.Comm, v, out []float64) error {
+				r, err := mpi.Allreduce(c, v[0], mpi.Sum[float64]())
+				out[0] = r
+				return err
+			}},
+			{"BcastInto8", func(c *mpi.Comm, v, out []float64) error { return mpi.BcastInto(c, v, 0) }},
+			{"Bcast8", func(c *mpi.Comm, v, out []float64) error {
+				r, err := mpi.Bcast(c, v[0], 0)
+				out[0] = r
+				return err
+			}},
+			{"Gather8", func(c *mpi.Comm, v, out []float64) error {
+				_, err := mpi.Gather(c, v[0], 0)
+				return err
+			}},
+		}
+		for _, op := range ops {
+			b.Run(fmt.Sprintf("%s/%s", tr, op.name), func(b *testing.B) {
+				b.ReportAllocs()
+				mpi.RunConfig(2, cfg, func(c *mpi.Comm) error {
+					v, out := make([]float64, 1), make([]float64, 1)
+					mpi.Barrier(c)
+					if c.Rank() == 0 {
+						b.ResetTimer()
+					}
+					for i := 0; i < b.N; i++ {
+						if err := op.f(c, v, out); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+			})
+		}
 	}
 }

@@ -2,6 +2,7 @@ package mpi
 
 import (
 	"sort"
+	"strconv"
 	"sync"
 	"unsafe"
 	"weak"
@@ -144,7 +145,7 @@ func resolveBottom(dt *Datatype, count int) (*bottomLayout, string) {
 		return l, ""
 	}
 	if count > maxBottomParts || count*len(t.Segs) > maxBottomParts {
-		return nil, "too many pieces for Bottom (" + itoa(count) + " elements of " + dt.name + ")"
+		return nil, "too many pieces for Bottom (" + strconv.Itoa(count) + " elements of " + dt.name + ")"
 	}
 	knowns.Lock()
 	defer knowns.Unlock()
@@ -154,7 +155,7 @@ func resolveBottom(dt *Datatype, count int) (*bottomLayout, string) {
 		for _, s := range t.Segs {
 			a := base + s.Off
 			if a <= 0 {
-				return nil, "address " + itoa(int(a)) + " of " + dt.name + " is not a Go value's (use GetAddress)"
+				return nil, "address " + strconv.Itoa(int(a)) + " of " + dt.name + " is not a Go value's (use GetAddress)"
 			}
 			for left := s.Len; left > 0; {
 				mem, ok := memoryAt(uintptr(a))

@@ -3,6 +3,7 @@ package mpi
 import (
 	"errors"
 	"reflect"
+	"strconv"
 	"sync"
 
 	"github.com/mpigo/mpi/internal/coll"
@@ -196,7 +197,7 @@ func (cc *collCall) Send(buf []byte, dst, tag int) error {
 	}
 	s := getSlot()
 	cc.c.startSend(&s.er, buf, sig, dst, tag, engine.Standard)
-	st := s.er.WaitFor(&cc.c.p.blk)
+	st := s.er.WaitIn(cc.c.p.prog, &cc.c.p.blk)
 	putSlot(s)
 	return (collComm{cc.c}).err("collective send", at("dest", dst, tag), st)
 }
@@ -204,7 +205,7 @@ func (cc *collCall) Send(buf []byte, dst, tag int) error {
 func (cc *collCall) Recv(buf []byte, src, tag int) (int, error) {
 	s := getSlot()
 	cc.c.startSlotRecv(s, buf, nil, 0, src, tag)
-	st := s.er.WaitRefFor(&cc.c.p.blk)
+	st := s.er.WaitRefIn(cc.c.p.prog, &cc.c.p.blk)
 	n := st.Count
 	var err error
 	if st.Sig != cc.sig && cc.saw(st.Sig, src) {
@@ -223,7 +224,7 @@ func (cc *collCall) Recv(buf []byte, src, tag int) (int, error) {
 func (cc *collCall) RecvAlloc(src, tag int) ([]byte, error) {
 	s := getSlot()
 	cc.c.startSlotRecv(s, nil, allocBytes, 0, src, tag)
-	st := s.er.WaitFor(&cc.c.p.blk)
+	st := s.er.WaitIn(cc.c.p.prog, &cc.c.p.blk)
 	b := s.er.Buffer()
 	putSlot(s)
 	if b == nil {
@@ -314,16 +315,16 @@ func (cc *collCall) who(w int) string {
 	c := cc.top
 	if r := rankIn(c, w); r >= 0 {
 		if c.inter != nil {
-			return "remote rank " + itoa(r)
+			return "remote rank " + strconv.Itoa(r)
 		}
-		return "rank " + itoa(r)
+		return "rank " + strconv.Itoa(r)
 	}
 	if c.inter != nil {
 		if r := rankIn(c.inter.lc, w); r >= 0 {
-			return "local rank " + itoa(r)
+			return "local rank " + strconv.Itoa(r)
 		}
 	}
-	return "world rank " + itoa(w)
+	return "world rank " + strconv.Itoa(w)
 }
 
 // mismatchErr describes the mismatch the call recorded.
@@ -349,13 +350,13 @@ func (cc *collCall) mismatchErr(op string) error {
 		msg = "this rank passed " + mine + ", " + who + " passed a type this process has not used (signature " + hex(cc.their) + ")"
 	case name == mine && count != cc.count:
 		class = ErrCount
-		msg = "rank " + itoa(c.rank) + " passed " + itoa(cc.count) + " elements, " + who + " passed " + itoa(count)
+		msg = "rank " + strconv.Itoa(c.rank) + " passed " + strconv.Itoa(cc.count) + " elements, " + who + " passed " + strconv.Itoa(count)
 	case count != cc.count:
-		msg = "this rank passed " + mine + " (" + itoa(cc.count) + " elements), " + who + " passed " + name + " (" + itoa(count) + " elements)"
+		msg = "this rank passed " + mine + " (" + strconv.Itoa(cc.count) + " elements), " + who + " passed " + name + " (" + strconv.Itoa(count) + " elements)"
 	default:
 		msg = "this rank passed " + mine + ", " + who + " passed " + name
 	}
-	return c.handle(c.errorf(op, class, loc{}, "%s", msg))
+	return c.fail(op, class, loc{}, "%s", msg)
 }
 
 func hex(v uint64) string {
@@ -373,7 +374,7 @@ func hex(v uint64) string {
 func (cc *collCall) lowMismatchErr(op string) error {
 	c := cc.top
 	if cc.local != "" {
-		return c.handle(c.errorf(op, cc.lclass, loc{}, "%s", cc.local))
+		return c.fail(op, cc.lclass, loc{}, "%s", cc.local)
 	}
 	who := cc.who(cc.from)
 	mu, mn, _ := decodeSig(cc.wanted)
@@ -406,7 +407,7 @@ func (cc *collCall) lowMismatchErr(op string) error {
 	default:
 		msg = mine + ", " + who + " passed " + tu.describe(n(tn))
 	}
-	return c.handle(c.errorf(op, class, loc{}, "%s", msg))
+	return c.fail(op, class, loc{}, "%s", msg)
 }
 
 // lowCall returns a call of c's collective context for a low-level

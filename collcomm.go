@@ -13,34 +13,15 @@ type collComm struct{ c *Comm }
 func (cc collComm) Rank() int { return cc.c.rank }
 func (cc collComm) Size() int { return len(cc.c.group) }
 
-// sendNow hands an eager message that needs no answer straight to the
-// transport, as a blocking Send does (p2p.go), and reports whether it
-// could: such a send is complete once the transport has it, so it needs
-// no request.
+// sendNow sends buf by the short road if it may (device.go), as a
+// blocking Send does, and reports whether it did.
 func (cc collComm) sendNow(buf []byte, dst, tag int) (bool, error) {
-	return cc.sendNowSig(buf, 0, dst, tag)
+	return cc.c.sendNow("collective send", buf, 0, dst, tag, engine.Standard)
 }
 
 // sendNowSig is sendNow for a message of signature sig.
 func (cc collComm) sendNowSig(buf []byte, sig uint64, dst, tag int) (bool, error) {
-	c := cc.c
-	if err, ok := c.sendShm(buf, sig, dst, tag); ok {
-		if err != nil {
-			return true, c.errorf("collective send", ErrProcFailed, at("dest", dst, tag), "%v", err)
-		}
-		return true, nil
-	}
-	f, ok := c.p.eng.EagerFrame(c.ctx, c.rank, c.group[dst], tag, buf, sig)
-	if !ok {
-		return false, nil
-	}
-	if c.p.counting() {
-		c.p.countSent(f.To, len(buf), c.ctx, tag)
-	}
-	if err := c.p.tr.Send(f); err != nil {
-		return true, c.errorf("collective send", ErrProcFailed, at("dest", dst, tag), "%v", err)
-	}
-	return true, nil
+	return cc.c.sendNow("collective send", buf, sig, dst, tag, engine.Standard)
 }
 
 // doneReq is a request that was complete when it was made.

@@ -3,6 +3,7 @@ package mpi
 import (
 	"errors"
 	"math/bits"
+	"strconv"
 	"sync"
 	"unsafe"
 
@@ -18,7 +19,7 @@ func (c *Comm) checkRoot(op string, root int) error {
 		return err
 	}
 	if root < 0 || root >= len(c.group) {
-		return c.handle(c.errorf(op, ErrRoot, loc{}, "root %d is not a rank of %s (size %d)", root, c.Name(), len(c.group)))
+		return c.fail(op, ErrRoot, loc{}, "root %d is not a rank of %s (size %d)", root, c.Name(), len(c.group))
 	}
 	return nil
 }
@@ -36,7 +37,7 @@ func (c *Comm) collErr(op string, err error) error {
 		e.Cause = err
 		return c.handle(e)
 	}
-	return c.handle(c.errorf(op, ErrOther, loc{}, "%v", err))
+	return c.fail(op, ErrOther, loc{}, "%v", err)
 }
 
 func checkOp[T any](c *Comm, op string, o Op[T]) error {
@@ -44,7 +45,7 @@ func checkOp[T any](c *Comm, op string, o Op[T]) error {
 		return err
 	}
 	if !o.valid() {
-		return c.handle(c.errorf(op, ErrOp, loc{}, "zero Op: make one with NewOp or use a predefined one such as Sum"))
+		return c.fail(op, ErrOp, loc{}, "zero Op: make one with NewOp or use a predefined one such as Sum")
 	}
 	return nil
 }
@@ -155,7 +156,7 @@ func sliceCombine[E any](cc *collCall, op Op[E]) coll.Combine {
 type lenError struct{ a, b int }
 
 func (e lenError) Error() string {
-	return "ranks passed slices of different lengths (" + itoa(e.a) + " and " + itoa(e.b) + ")"
+	return "ranks passed slices of different lengths (" + strconv.Itoa(e.a) + " and " + strconv.Itoa(e.b) + ")"
 }
 
 func errLen(a, b int) error { return lenError{a, b} }
@@ -423,7 +424,7 @@ func AllreduceSliceInto[E any](c *Comm, v, out []E, op Op[E]) (err error) {
 		defer h.exit(h.enter("AllreduceSliceInto", c, Undefined, Undefined), &err)
 	}
 	if len(out) != len(v) {
-		return c.handle(c.errorf("AllreduceSliceInto", ErrCount, loc{}, "out has %d elements, v has %d", len(out), len(v)))
+		return c.fail("AllreduceSliceInto", ErrCount, loc{}, "out has %d elements, v has %d", len(out), len(v))
 	}
 	if err := checkOp(c, "AllreduceSliceInto", op); err != nil {
 		return err
@@ -586,7 +587,7 @@ func Scatter[T any](c *Comm, vs []T, root int) (_ T, err error) {
 	var parts [][]byte
 	if c.rank == root {
 		if len(vs) != len(c.group) {
-			return zero, c.handle(c.errorf("Scatter", ErrCount, loc{}, "root has %d values for %d ranks", len(vs), len(c.group)))
+			return zero, c.fail("Scatter", ErrCount, loc{}, "root has %d values for %d ranks", len(vs), len(c.group))
 		}
 		var err error
 		if parts, err = valueParts(c, "Scatter", t, vs); err != nil {
@@ -622,7 +623,7 @@ func Alltoall[T any](c *Comm, vs []T) (_ []T, err error) {
 		return nil, err
 	}
 	if len(vs) != len(c.group) {
-		return nil, c.handle(c.errorf("Alltoall", ErrCount, loc{}, "%d values for %d ranks", len(vs), len(c.group)))
+		return nil, c.fail("Alltoall", ErrCount, loc{}, "%d values for %d ranks", len(vs), len(c.group))
 	}
 	t := typeOf[T]()
 	parts, err := valueParts(c, "Alltoall", t, vs)

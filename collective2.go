@@ -17,7 +17,7 @@ func ReduceScatterBlock[E any](c *Comm, v []E, op Op[E]) (_ []E, err error) {
 	}
 	p := c.Size()
 	if p > 0 && len(v)%p != 0 {
-		return nil, c.handle(c.errorf("ReduceScatterBlock", ErrCount, loc{}, "%d elements do not split into %d equal blocks", len(v), p))
+		return nil, c.fail("ReduceScatterBlock", ErrCount, loc{}, "%d elements do not split into %d equal blocks", len(v), p)
 	}
 	counts := make([]int, p)
 	for i := range counts {
@@ -44,14 +44,14 @@ func reduceScatterT[E any](c *Comm, name string, v []E, counts []int, op Op[E]) 
 	}
 	p, r := len(c.group), c.rank
 	if len(counts) != p {
-		return nil, c.handle(c.errorf(name, ErrCount, loc{}, "%d counts for %d ranks", len(counts), p))
+		return nil, c.fail(name, ErrCount, loc{}, "%d counts for %d ranks", len(counts), p)
 	}
 	total, bad, ok := sumCounts(counts)
 	if !ok {
-		return nil, c.handle(c.errorf(name, ErrCount, loc{}, "count %d for rank %d is negative or makes the sum overflow", counts[bad], bad))
+		return nil, c.fail(name, ErrCount, loc{}, "count %d for rank %d is negative or makes the sum overflow", counts[bad], bad)
 	}
 	if total != len(v) {
-		return nil, c.handle(c.errorf(name, ErrCount, loc{}, "counts add up to %d, the slice has %d elements", total, len(v)))
+		return nil, c.fail(name, ErrCount, loc{}, "counts add up to %d, the slice has %d elements", total, len(v))
 	}
 	lo := make([]int, p+1)
 	for i, n := range counts {
@@ -312,7 +312,7 @@ func AllgatherInto[E any](c *Comm, v, out []E) (err error) {
 	}
 	p := len(c.group)
 	if len(out) != p*len(v) {
-		return c.handle(c.errorf("AllgatherInto", ErrCount, loc{}, "out has %d elements, want %d", len(out), p*len(v)))
+		return c.fail("AllgatherInto", ErrCount, loc{}, "out has %d elements, want %d", len(out), p*len(v))
 	}
 	copy(out[c.rank*len(v):], v)
 	b := unsafeBytes(out, t.size)
@@ -341,7 +341,7 @@ func AlltoallInto[E any](c *Comm, send, recv []E) (err error) {
 	}
 	p := len(c.group)
 	if len(send) != len(recv) || len(send)%p != 0 {
-		return c.handle(c.errorf("AlltoallInto", ErrCount, loc{}, "send has %d elements and recv %d, for %d ranks", len(send), len(recv), p))
+		return c.fail("AlltoallInto", ErrCount, loc{}, "send has %d elements and recv %d, for %d ranks", len(send), len(recv), p)
 	}
 	blk := len(send) / p * t.size
 	cc := c.typedCall(t, len(send))

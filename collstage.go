@@ -59,7 +59,7 @@ func (d *Datatype) spanAt(org, count, n int) string {
 // is where to unpack them if the collective writes them.
 func (c *Comm) collBuf(op string, buf []byte, count int, dt *Datatype, pack bool) (b []byte, sp *dspan, err error) {
 	if isBottom(buf) {
-		return nil, nil, c.handle(c.errorf(op, ErrBuffer, loc{}, "collectives do not take Bottom: pass the buffer"))
+		return nil, nil, c.fail(op, ErrBuffer, loc{}, "collectives do not take Bottom: pass the buffer")
 	}
 	if dt != nil && dt.padded && dt.checkComm() == "" && count >= 0 && dt.block() > 0 {
 		// Whole elements, padding included (pair types, DatatypeOf's
@@ -67,7 +67,7 @@ func (c *Comm) collBuf(op string, buf []byte, count int, dt *Datatype, pack bool
 		if n := count * dt.block(); n <= len(buf) {
 			return buf[:n], nil, nil
 		}
-		return nil, nil, c.handle(c.errorf(op, ErrBuffer, loc{}, "%d elements of %s need %d bytes, the buffer has %d", count, dt.name, count*dt.block(), len(buf)))
+		return nil, nil, c.fail(op, ErrBuffer, loc{}, "%d elements of %s need %d bytes, the buffer has %d", count, dt.name, count*dt.block(), len(buf))
 	}
 	m, err := c.checkBuf(op, loc{}, buf, count, dt)
 	if err != nil {

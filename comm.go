@@ -180,16 +180,16 @@ func (c *Comm) free() error {
 		return err
 	}
 	if c.ctx == 0 || c.ctx == 2*selfCtxID {
-		return c.handle(c.errorf("Free", ErrComm, loc{}, "the predefined communicator %s cannot be freed", c.Name()))
+		return c.fail("Free", ErrComm, loc{}, "the predefined communicator %s cannot be freed", c.Name())
 	}
 	if c.pinned != 0 {
-		return c.handle(c.errorf("Free", ErrComm, loc{}, "not a communicator of the caller"))
+		return c.fail("Free", ErrComm, loc{}, "not a communicator of the caller")
 	}
 	if err := c.deleteAllAttrs("Free"); err != nil {
 		return err
 	}
 	if c.freed.Swap(true) {
-		return c.handle(c.errorf("Free", ErrComm, loc{}, "communicator has been freed"))
+		return c.fail("Free", ErrComm, loc{}, "communicator has been freed")
 	}
 	c.p.ctx.release(c.ctx / 2)
 	c.hc.free()
@@ -233,7 +233,7 @@ func (c *Comm) dupContext(op string) (*Comm, error) {
 	}
 	id, err := c.newContext()
 	if err != nil {
-		return nil, c.handle(c.errorf(op, ErrIntern, loc{}, "agreeing on a context: %v", err))
+		return nil, c.fail(op, ErrIntern, loc{}, "agreeing on a context: %v", err)
 	}
 	return newComm(c.p, id*2, c.rank, c.group, c.name+".dup"), nil
 }
@@ -270,7 +270,7 @@ func (c *Comm) split(color, key int) (*Comm, error) {
 		return nil, err
 	}
 	if color < 0 && color != Undefined {
-		return nil, c.handle(c.errorf("Split", ErrArg, loc{}, "color %d is negative (only Undefined may be)", color))
+		return nil, c.fail("Split", ErrArg, loc{}, "color %d is negative (only Undefined may be)", color)
 	}
 	if c.inter != nil {
 		return c.interSplit(color, key)
@@ -280,13 +280,13 @@ func (c *Comm) split(color, key int) (*Comm, error) {
 	binary.LittleEndian.PutUint64(mine[8:], uint64(int64(key)))
 	all, err := coll.Allgather(c.coll(), mine[:], c.collTag())
 	if err != nil {
-		return nil, c.handle(c.errorf("Split", ErrIntern, loc{}, "exchanging colors: %v", err))
+		return nil, c.fail("Split", ErrIntern, loc{}, "exchanging colors: %v", err)
 	}
 	type member struct{ key, rank int }
 	var members []member
 	for r, b := range all {
 		if len(b) != 16 {
-			return nil, c.handle(c.errorf("Split", ErrIntern, loc{}, "bad color record from rank %d", r))
+			return nil, c.fail("Split", ErrIntern, loc{}, "bad color record from rank %d", r)
 		}
 		if int(int64(binary.LittleEndian.Uint64(b))) == color {
 			members = append(members, member{int(int64(binary.LittleEndian.Uint64(b[8:]))), r})
@@ -295,7 +295,7 @@ func (c *Comm) split(color, key int) (*Comm, error) {
 	// Every rank takes part in choosing the context, even those left out.
 	id, err := c.newContext()
 	if err != nil {
-		return nil, c.handle(c.errorf("Split", ErrIntern, loc{}, "agreeing on a context: %v", err))
+		return nil, c.fail("Split", ErrIntern, loc{}, "agreeing on a context: %v", err)
 	}
 	if color == Undefined {
 		c.p.ctx.release(id)

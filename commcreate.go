@@ -33,7 +33,7 @@ func (c *Comm) intraOnly(op string) error {
 		return err
 	}
 	if c.inter != nil {
-		return c.handle(c.errorf(op, ErrComm, loc{}, "not available on an intercommunicator"))
+		return c.fail(op, ErrComm, loc{}, "not available on an intercommunicator")
 	}
 	return nil
 }
@@ -89,7 +89,7 @@ func (c *Comm) checkSubgroup(op string, g *Group) (int, error) {
 	}
 	for _, w := range g.ranks {
 		if !slices.Contains(c.group, w) {
-			return 0, c.handle(c.errorf(op, ErrGroup, loc{}, "world rank %d is in the group but not in %s", w, c.Name()))
+			return 0, c.fail(op, ErrGroup, loc{}, "world rank %d is in the group but not in %s", w, c.Name())
 		}
 	}
 	if r, ok := g.index[c.p.rank]; ok {
@@ -121,7 +121,7 @@ func (c *Comm) Create(g *Group) (_ *Comm, err error) {
 	}
 	id, err := c.newContext()
 	if err != nil {
-		return nil, c.handle(c.errorf(op, ErrIntern, loc{}, "agreeing on a context: %v", err))
+		return nil, c.fail(op, ErrIntern, loc{}, "agreeing on a context: %v", err)
 	}
 	if rank == Undefined {
 		c.p.ctx.release(id)
@@ -149,7 +149,7 @@ func (c *Comm) CreateGroup(g *Group, tag int) (_ *Comm, err error) {
 		return nil, err
 	}
 	if tag < 0 || tag > TagUB {
-		return nil, c.handle(c.errorf(op, ErrTag, loc{}, "tag %d: tags run from 0 to %d", tag, TagUB))
+		return nil, c.fail(op, ErrTag, loc{}, "tag %d: tags run from 0 to %d", tag, TagUB)
 	}
 	rank, err := c.checkSubgroup(op, g)
 	if err != nil || rank == Undefined {
@@ -165,7 +165,7 @@ func (c *Comm) CreateGroup(g *Group, tag int) (_ *Comm, err error) {
 		return tagAllreduce(cc, buf, agreeCombine, groupTagBit|tag)
 	})
 	if err != nil {
-		return nil, c.handle(c.errorf(op, ErrIntern, loc{}, "agreeing on a context: %v", err))
+		return nil, c.fail(op, ErrIntern, loc{}, "agreeing on a context: %v", err)
 	}
 	n := newComm(c.p, id*2, rank, g.ranks, fmt.Sprintf("%s.group(%d)", c.name, tag))
 	n.errh.Store(c.errh.Load())
@@ -193,7 +193,7 @@ func (c *Comm) SplitType(splitType, key int, info *Info) (_ *Comm, err error) {
 	case SplitTypeShared:
 		color = c.p.node // the node's lowest world rank names it
 	default:
-		return nil, c.handle(c.errorf(op, ErrArg, loc{}, "unknown split type %d (want SplitTypeShared or Undefined)", splitType))
+		return nil, c.fail(op, ErrArg, loc{}, "unknown split type %d (want SplitTypeShared or Undefined)", splitType)
 	}
 	s, err := c.split(color, key)
 	if s != nil {

@@ -147,6 +147,12 @@ func (c *Comm) errorf(op string, class error, l loc, format string, args ...any)
 	return e
 }
 
+// fail is the error of a failed call on c, made as errorf makes it and
+// passed through c's error handler (c.handle(c.errorf(...))).
+func (c *Comm) fail(op string, class error, l loc, format string, args ...any) error {
+	return c.handle(c.errorf(op, class, l, format, args...))
+}
+
 // handle passes a failed call's error through c's error handler.
 func (c *Comm) handle(err error) error {
 	if err == nil || c == nil {

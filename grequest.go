@@ -2,7 +2,6 @@ package mpi
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/mpigo/mpi/internal/engine"
 )
@@ -65,7 +64,7 @@ func (r *Request) GrequestComplete() (err error) {
 	}
 
 	if r == nil {
-		return fmt.Errorf("mpi: GrequestComplete: %w: nil request", ErrRequest)
+		return (*Comm)(nil).errorf("GrequestComplete", ErrRequest, loc{}, "nil request")
 	}
 	r.mu.Lock()
 	if r.g == nil {
@@ -158,12 +157,12 @@ func (r *Request) GetStatus() (_ bool, _ Status, err error) {
 	}
 
 	if r == nil {
-		return false, Status{}, fmt.Errorf("mpi: GetStatus: %w: nil request", ErrRequest)
+		return false, Status{}, (*Comm)(nil).errorf("GetStatus", ErrRequest, loc{}, "nil request")
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.freed {
-		return false, Status{}, fmt.Errorf("mpi: GetStatus: %w: request has been freed", ErrRequest)
+		return false, Status{}, (*Comm)(nil).errorf("GetStatus", ErrRequest, loc{}, "request has been freed")
 	}
 	if !r.live && r.persistent {
 		return true, emptyStatus, nil
@@ -188,21 +187,21 @@ func (s *Status) SetElements(dt *Datatype, count int) (err error) {
 	}
 
 	if dt == nil || dt.t == nil {
-		return fmt.Errorf("mpi: SetElements: %w: nil datatype", ErrType)
+		return (*Comm)(nil).errorf("SetElements", ErrType, loc{}, "nil datatype")
 	}
 	if count < 0 {
-		return fmt.Errorf("mpi: SetElements: %w: negative count %d", ErrCount, count)
+		return (*Comm)(nil).errorf("SetElements", ErrCount, loc{}, "negative count %d", count)
 	}
 	per := int(dt.t.NBasic)
 	if per <= 0 || dt.size == 0 {
 		if count != 0 {
-			return fmt.Errorf("mpi: SetElements: %w: %s has no elements", ErrType, dt.name)
+			return (*Comm)(nil).errorf("SetElements", ErrType, loc{}, "%s has no elements", dt.name)
 		}
 		s.bytes, s.elem = 0, dt.size
 		return nil
 	}
 	if count%per != 0 {
-		return fmt.Errorf("mpi: SetElements: %w: %d basic elements are not a whole number of %s (%d each)", ErrCount, count, dt.name, per)
+		return (*Comm)(nil).errorf("SetElements", ErrCount, loc{}, "%d basic elements are not a whole number of %s (%d each)", count, dt.name, per)
 	}
 	s.bytes, s.size, s.elem = count/per*dt.size, count/per*dt.size, dt.size
 	return nil

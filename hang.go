@@ -540,6 +540,14 @@ func (c *Comm) blocker() engine.Blocker {
 	return &c.p.blk
 }
 
+// progress returns what waits of c's rank do before they park, or nil.
+func (c *Comm) progress() engine.Progress {
+	if c == nil || c.p == nil {
+		return nil
+	}
+	return c.p.prog
+}
+
 // watcher watches the ranks of one process for a hang.
 type watcher struct {
 	procs     []*proc

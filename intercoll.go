@@ -3,6 +3,7 @@ package mpi
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 
 	"github.com/mpigo/mpi/internal/coll"
 )
@@ -47,7 +48,7 @@ func (c *Comm) interRole(op string, root int) (int, error) {
 	case root >= 0 && root < len(c.group):
 		return roleOther, nil
 	}
-	return 0, c.handle(c.errorf(op, ErrRoot, loc{}, "root %d: on an intercommunicator pass Root at the root, ProcNull at the rest of its group, or the root's rank (remote size %d)", root, len(c.group)))
+	return 0, c.fail(op, ErrRoot, loc{}, "root %d: on an intercommunicator pass Root at the root, ProcNull at the rest of its group, or the root's rank (remote size %d)", root, len(c.group))
 }
 
 // packParts and unpackParts carry a list of byte strings in one message.
@@ -375,7 +376,7 @@ func interScatterT[T any](c *Comm, vs []T, root int) (T, error) {
 	var parts [][]byte
 	if root == Root {
 		if len(vs) != len(c.group) {
-			return zero, c.handle(c.errorf("Scatter", ErrCount, loc{}, "root has %d values for a remote group of %d", len(vs), len(c.group)))
+			return zero, c.fail("Scatter", ErrCount, loc{}, "root has %d values for a remote group of %d", len(vs), len(c.group))
 		}
 		var err error
 		if parts, err = valueParts(c, "Scatter", t, vs); err != nil {
@@ -408,7 +409,7 @@ func interAllgatherT[T any](c *Comm, v T) ([]T, error) {
 
 func interAlltoallT[T any](c *Comm, vs []T) ([]T, error) {
 	if len(vs) != len(c.group) {
-		return nil, c.handle(c.errorf("Alltoall", ErrCount, loc{}, "%d values for a remote group of %d", len(vs), len(c.group)))
+		return nil, c.fail("Alltoall", ErrCount, loc{}, "%d values for a remote group of %d", len(vs), len(c.group))
 	}
 	t := typeOf[T]()
 	parts, err := valueParts(c, "Alltoall", t, vs)
@@ -459,7 +460,7 @@ func interReduceOp[T any](c *Comm, opname string, v T, op Op[T], root int, all b
 		return zero, err
 	}
 	if !op.valid() {
-		return zero, c.handle(c.errorf(opname, ErrOp, loc{}, "zero Op: make one with NewOp or use a predefined one such as Sum"))
+		return zero, c.fail(opname, ErrOp, loc{}, "zero Op: make one with NewOp or use a predefined one such as Sum")
 	}
 	t := typeOf[T]()
 	cc := c.typedCall(t, -1)
@@ -474,7 +475,7 @@ func interReduceSliceOp[E any](c *Comm, opname string, v []E, op Op[E], root int
 		return nil, err
 	}
 	if !op.valid() {
-		return nil, c.handle(c.errorf(opname, ErrOp, loc{}, "zero Op: make one with NewOp or use a predefined one such as Sum"))
+		return nil, c.fail(opname, ErrOp, loc{}, "zero Op: make one with NewOp or use a predefined one such as Sum")
 	}
 	// Every member of both groups passes len(v) elements (Allreduce), or
 	// of the group that sends (Reduce; the root's v is not used, so it
@@ -560,7 +561,7 @@ func (c *Comm) interGathervBuf(name string, sendbuf []byte, sendcount int, sendt
 func (c *Comm) placeParts(name string, rb []byte, st *vStage, parts [][]byte, lo, hi, counts []int, dt *Datatype) error {
 	for j, p := range parts {
 		if len(p) != hi[j]-lo[j] {
-			return c.blockErr(name, "remote rank "+itoa(j), len(p), "recvcounts["+itoa(j)+"]", counts[j], dt)
+			return c.blockErr(name, "remote rank "+strconv.Itoa(j), len(p), "recvcounts["+strconv.Itoa(j)+"]", counts[j], dt)
 		}
 		copy(rb[lo[j]:hi[j]], p)
 		if st != nil {

@@ -61,7 +61,7 @@ func (c *Comm) RemoteGroup() (_ *Group, err error) {
 		return nil, err
 	}
 	if c.inter == nil {
-		return nil, c.handle(c.errorf("RemoteGroup", ErrComm, loc{}, "not an intercommunicator"))
+		return nil, c.fail("RemoteGroup", ErrComm, loc{}, "not an intercommunicator")
 	}
 	return newGroup(c.group, c.p.rank), nil
 }
@@ -153,10 +153,10 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 		return nil, err
 	}
 	if localLeader < 0 || localLeader >= len(local.group) {
-		return nil, local.handle(local.errorf(op, ErrRank, loc{}, "local leader %d is not a rank of %s (size %d)", localLeader, local.Name(), len(local.group)))
+		return nil, local.fail(op, ErrRank, loc{}, "local leader %d is not a rank of %s (size %d)", localLeader, local.Name(), len(local.group))
 	}
 	if tag < 0 || tag > TagUB {
-		return nil, local.handle(local.errorf(op, ErrTag, loc{}, "tag %d: tags run from 0 to %d", tag, TagUB))
+		return nil, local.fail(op, ErrTag, loc{}, "tag %d: tags run from 0 to %d", tag, TagUB)
 	}
 	leader := local.rank == localLeader
 	ptag := groupTagBit | tag
@@ -206,15 +206,15 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 		return nil, local.collErr(op, err)
 	}
 	if w, ok := isOverlapRecord(rec); ok {
-		return nil, local.handle(local.errorf(op, ErrComm, loc{}, "%s", overlapMsg(w)))
+		return nil, local.fail(op, ErrComm, loc{}, "%s", overlapMsg(w))
 	}
 	if len(rec) == 0 || len(rec)%8 != 0 {
-		return nil, local.handle(local.errorf(op, ErrComm, loc{}, "the local leader could not exchange groups with the remote leader"))
+		return nil, local.fail(op, ErrComm, loc{}, "the local leader could not exchange groups with the remote leader")
 	}
 	remote := decodeRanks(rec)
 	for _, w := range remote {
 		if slices.Contains(local.group, w) {
-			return nil, local.handle(local.errorf(op, ErrComm, loc{}, "%s", overlapMsg(w)))
+			return nil, local.fail(op, ErrComm, loc{}, "%s", overlapMsg(w))
 		}
 	}
 
@@ -224,7 +224,7 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 	}
 	id, err := local.p.agreeContext(acrossGroups(lcc, localLeader, tAgree, tAgree+4, agreeCombine, exch))
 	if err != nil {
-		return nil, local.handle(local.errorf(op, ErrIntern, loc{}, "agreeing on a context: %v", err))
+		return nil, local.fail(op, ErrIntern, loc{}, "agreeing on a context: %v", err)
 	}
 	c := newInterComm(local.p, id, local.rank, local.group, remote, fmt.Sprintf("%s.inter(%d)", local.name, tag))
 	c.errh.Store(local.errh.Load())
@@ -266,7 +266,7 @@ func (c *Comm) interAgree(base int) (uint32, error) {
 func (c *Comm) interDup(op string) (*Comm, error) {
 	id, err := c.interAgree(c.collTag())
 	if err != nil {
-		return nil, c.handle(c.errorf(op, ErrIntern, loc{}, "agreeing on a context: %v", err))
+		return nil, c.fail(op, ErrIntern, loc{}, "agreeing on a context: %v", err)
 	}
 	return newInterComm(c.p, id, c.rank, c.inter.local, c.group, c.name+".dup"), nil
 }
@@ -285,7 +285,7 @@ func (c *Comm) IntercommMerge(high bool) (_ *Comm, err error) {
 		return nil, err
 	}
 	if c.inter == nil {
-		return nil, c.handle(c.errorf(op, ErrComm, loc{}, "not an intercommunicator"))
+		return nil, c.fail(op, ErrComm, loc{}, "not an intercommunicator")
 	}
 	base := c.collTag()
 	lcc := c.inter.lc.coll()
@@ -310,7 +310,7 @@ func (c *Comm) IntercommMerge(high bool) (_ *Comm, err error) {
 		return nil, c.collErr(op, err)
 	}
 	if len(theirs) != 1 {
-		return nil, c.handle(c.errorf(op, ErrComm, loc{}, "the group leaders could not exchange their flags"))
+		return nil, c.fail(op, ErrComm, loc{}, "the group leaders could not exchange their flags")
 	}
 	local, remote := c.inter.local, c.group
 	localFirst := !high && theirs[0] == 1 || (high == (theirs[0] == 1) && local[0] < remote[0])
@@ -324,7 +324,7 @@ func (c *Comm) IntercommMerge(high bool) (_ *Comm, err error) {
 	}
 	id, err := c.interAgree(base)
 	if err != nil {
-		return nil, c.handle(c.errorf(op, ErrIntern, loc{}, "agreeing on a context: %v", err))
+		return nil, c.fail(op, ErrIntern, loc{}, "agreeing on a context: %v", err)
 	}
 	m := newComm(c.p, id*2, rank, merged, c.name+".merge")
 	m.errh.Store(c.errh.Load())
@@ -397,7 +397,7 @@ func (c *Comm) interSplit(color, key int) (*Comm, error) {
 	}
 	id, err := c.interAgree(base2)
 	if err != nil {
-		return nil, c.handle(c.errorf(op, ErrIntern, loc{}, "agreeing on a context: %v", err))
+		return nil, c.fail(op, ErrIntern, loc{}, "agreeing on a context: %v", err)
 	}
 	if color == Undefined || len(remote) == 0 {
 		c.p.ctx.release(id)
@@ -419,7 +419,7 @@ func (c *Comm) interCreate(g *Group) (*Comm, error) {
 	}
 	for _, w := range g.ranks {
 		if !slices.Contains(c.inter.local, w) {
-			return nil, c.handle(c.errorf(op, ErrGroup, loc{}, "world rank %d is in the group but not in the local group of %s", w, c.Name()))
+			return nil, c.fail(op, ErrGroup, loc{}, "world rank %d is in the group but not in the local group of %s", w, c.Name())
 		}
 	}
 	base, base2 := c.collTag(), c.collTag()
@@ -443,12 +443,12 @@ func (c *Comm) interCreate(g *Group) (*Comm, error) {
 		return nil, c.collErr(op, err)
 	}
 	if len(rec) == 0 || rec[0] != 1 {
-		return nil, c.handle(c.errorf(op, ErrComm, loc{}, "the group leaders could not exchange their groups"))
+		return nil, c.fail(op, ErrComm, loc{}, "the group leaders could not exchange their groups")
 	}
 	remote := decodeRanks(rec[1:])
 	id, err := c.interAgree(base2)
 	if err != nil {
-		return nil, c.handle(c.errorf(op, ErrIntern, loc{}, "agreeing on a context: %v", err))
+		return nil, c.fail(op, ErrIntern, loc{}, "agreeing on a context: %v", err)
 	}
 	rank, in := g.index[c.p.rank]
 	if !in || len(remote) == 0 {

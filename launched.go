@@ -13,6 +13,7 @@ import (
 
 	"github.com/mpigo/mpi/internal/boot"
 	"github.com/mpigo/mpi/internal/engine"
+	"github.com/mpigo/mpi/internal/progress"
 	"github.com/mpigo/mpi/internal/transport"
 	"github.com/mpigo/mpi/internal/transport/inproc"
 	"github.com/mpigo/mpi/internal/transport/self"
@@ -49,7 +50,7 @@ func isLocalName(node string) bool {
 // they first send to them. Ranks hosted by the same process (the
 // launcher's --ranks-per-proc) are goroutines that talk through inproc.
 func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
-	j := &job{size: info.Size, exit: os.Exit}
+	j := &job{size: info.Size, exit: os.Exit, prog: progress.New()}
 	liveJobs.Add(1)
 	defer liveJobs.Add(-1)
 	if a, ok := info.KV.(boot.Aborter); ok {
@@ -142,9 +143,12 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 			if d == 0 {
 				spin = -1
 			}
-			engine.PollTime = d
+			j.prog.SetPollTime(d)
 		}
 	}
+	// Where the node runs more ranks than cores, a wait that finds nothing
+	// gives its core to the other processes.
+	j.prog.SetOversubscribed(len(info.NodeRanks) > runtime.NumCPU())
 	var shms []*shm.Transport
 	defer func() {
 		if !ok {
@@ -154,7 +158,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		}
 	}()
 	for r := base; r < base+k; r++ {
-		p := &proc{job: j, rank: r}
+		p := &proc{job: j, rank: r, prog: j.prog}
 		p.node, p.multiNode = info.NodeRanks[0], len(info.NodeRanks) < info.Size
 		ln, err := net.Listen("tcp", net.JoinHostPort(bindHost, "0"))
 		if err != nil {
@@ -186,9 +190,9 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 			}
 			return tr
 		})
-		p.noteShm()
+		p.noteRoutes()
 		pcfg := ecfg
-		pcfg.PeerEager = p.shmEager(cfg, len(info.NodeRanks) > runtime.NumCPU())
+		pcfg.PeerEager = p.peerEager(cfg, len(info.NodeRanks) > runtime.NumCPU())
 		p.eng = engine.New(r, pcfg, p.tr.DirectRead)
 		p.world = newWorld(p, info.Size)
 		j.procs = append(j.procs, p)
@@ -212,7 +216,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 			return fenceError(err)
 		}
 		for _, t := range shms {
-			t.Ready()
+			j.readyShm(t)
 		}
 	}
 	stopDiag := startLaunchedDiag(j, cfg, info) // hang_launched.go

@@ -24,11 +24,11 @@ func countBytes(count, size int) (int, bool) {
 // count or one whose bytes overflow is an ErrCount *Error.
 func (c *Comm) elemBytes(op string, l loc, count int, dt *Datatype) (int, error) {
 	if count < 0 {
-		return 0, c.handle(c.errorf(op, ErrCount, l, "negative count %d", count))
+		return 0, c.fail(op, ErrCount, l, "negative count %d", count)
 	}
 	n, ok := countBytes(count, dt.size)
 	if !ok {
-		return 0, c.handle(c.errorf(op, ErrCount, l, "%d elements of %s (%d bytes each) overflow an int", count, dt.name, dt.size))
+		return 0, c.fail(op, ErrCount, l, "%d elements of %s (%d bytes each) overflow an int", count, dt.name, dt.size)
 	}
 	return n, nil
 }

@@ -65,7 +65,7 @@ func Ibarrier(c *Comm) (_ *Request, err error) {
 }
 
 func (c *Comm) argErr(op string, class error, format string, args ...any) error {
-	return c.handle(c.errorf(op, class, loc{}, format, args...))
+	return c.fail(op, class, loc{}, format, args...)
 }
 
 // lowOp checks a reduction's arguments and returns the bytes of count

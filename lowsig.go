@@ -295,7 +295,7 @@ func (cc *collCall) checkOwn(dt *Datatype, count int, hdt *Datatype, hcount int,
 // was expected.
 func (c *Comm) blockErr(name, who string, got int, what string, count int, dt *Datatype) error {
 	u := dt.unit()
-	sent := itoa(got) + " bytes"
+	sent := strconv.Itoa(got) + " bytes"
 	if u != nil && dt.size > 0 && int64(got)*u.per%int64(dt.size) == 0 {
 		sent += " (" + u.describe(int64(got)*u.per/int64(dt.size)) + ")"
 	}

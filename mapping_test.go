@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -240,7 +241,7 @@ func TestMappingChecklist(t *testing.T) {
 	seen := map[string]int{}
 	var pending []string
 	for _, r := range rows {
-		at := "docs/mapping.md:" + itoaTest(r.line) + ": " + r.mpi
+		at := "docs/mapping.md:" + strconv.Itoa(r.line) + ": " + r.mpi
 		if !mpiFuncRE.MatchString(r.mpi) {
 			t.Errorf("%s: the first cell must be one MPI function name", at)
 			continue
@@ -302,15 +303,4 @@ func TestMappingChecklistCatches(t *testing.T) {
 			t.Errorf("%s found among the package's names", absent)
 		}
 	}
-}
-
-func itoaTest(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
 }

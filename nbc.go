@@ -117,8 +117,14 @@ func (f *Future[T]) Test() (_ bool, _ T, err error) {
 
 // startFuture runs body as a non-blocking collective with a typed result.
 func startFuture[T any](c *Comm, op string, body func(v *Comm) (T, error)) (*Future[T], error) {
+	return futureOf(c.startColl, op, body)
+}
+
+// futureOf runs body through start (startColl, or startNbr for the
+// neighbourhood collectives) and keeps its typed result in a Future.
+func futureOf[T any](start func(op string, body func(v *Comm) error) (*Request, error), op string, body func(v *Comm) (T, error)) (*Future[T], error) {
 	f := &Future[T]{}
-	r, err := c.startColl(op, func(v *Comm) error {
+	r, err := start(op, func(v *Comm) error {
 		res, err := body(v)
 		f.v = res
 		return err

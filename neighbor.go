@@ -176,7 +176,7 @@ func (c *Comm) nbrErr(op string, err error) error {
 		e.Cause = err
 		return c.handle(e)
 	}
-	return c.handle(c.errorf(op, ErrOther, loc{}, "%v", err))
+	return c.fail(op, ErrOther, loc{}, "%v", err)
 }
 
 // sameBlocks returns n copies of one block.
@@ -507,22 +507,6 @@ func NeighborAlltoall[T any](c *Comm, vs []T) (_ []T, err error) {
 	return nbrTyped[T](c, op, t, out, ti.sig)
 }
 
-// nbrFuture runs body as a non-blocking neighbourhood collective with a
-// typed result.
-func nbrFuture[T any](c *Comm, op string, body func(v *Comm) (T, error)) (*Future[T], error) {
-	f := &Future[T]{}
-	r, err := c.startNbr(op, func(v *Comm) error {
-		res, err := body(v)
-		f.v = res
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	f.req = r
-	return f, nil
-}
-
 // IneighborAllgather starts a NeighborAllgather (MPI_Ineighbor_allgather).
 // If v is a slice, its elements must not be modified until the Future
 // completes.
@@ -530,7 +514,7 @@ func IneighborAllgather[T any](c *Comm, v T) (_ *Future[[]T], err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("IneighborAllgather", c, Undefined, Undefined), &err)
 	}
-	return nbrFuture(c, "IneighborAllgather", func(w *Comm) ([]T, error) { return NeighborAllgather(w, v) })
+	return futureOf(c.startNbr, "IneighborAllgather", func(w *Comm) ([]T, error) { return NeighborAllgather(w, v) })
 }
 
 // IneighborAlltoall starts a NeighborAlltoall (MPI_Ineighbor_alltoall).
@@ -539,5 +523,5 @@ func IneighborAlltoall[T any](c *Comm, vs []T) (_ *Future[[]T], err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("IneighborAlltoall", c, Undefined, Undefined), &err)
 	}
-	return nbrFuture(c, "IneighborAlltoall", func(w *Comm) ([]T, error) { return NeighborAlltoall(w, vs) })
+	return futureOf(c.startNbr, "IneighborAlltoall", func(w *Comm) ([]T, error) { return NeighborAlltoall(w, vs) })
 }

@@ -46,10 +46,10 @@ func (c *Comm) checkDest(op string, dest, tag int) error {
 		return err
 	}
 	if dest != ProcNull && (dest < 0 || dest >= len(c.group)) {
-		return c.handle(c.errorf(op, ErrRank, at("dest", dest, tag), "rank %d does not exist (size %d)", dest, len(c.group)))
+		return c.fail(op, ErrRank, at("dest", dest, tag), "rank %d does not exist (size %d)", dest, len(c.group))
 	}
 	if tag < 0 || tag > TagUB {
-		return c.handle(c.errorf(op, ErrTag, at("dest", dest, tag), "tags run from 0 to %d", TagUB))
+		return c.fail(op, ErrTag, at("dest", dest, tag), "tags run from 0 to %d", TagUB)
 	}
 	return nil
 }
@@ -60,10 +60,10 @@ func (c *Comm) checkSource(op string, src, tag int) error {
 		return err
 	}
 	if src != ProcNull && src != AnySource && (src < 0 || src >= len(c.group)) {
-		return c.handle(c.errorf(op, ErrRank, at("source", src, tag), "rank %d does not exist (size %d)", src, len(c.group)))
+		return c.fail(op, ErrRank, at("source", src, tag), "rank %d does not exist (size %d)", src, len(c.group))
 	}
 	if tag != AnyTag && (tag < 0 || tag > TagUB) {
-		return c.handle(c.errorf(op, ErrTag, at("source", src, tag), "tags run from 0 to %d, or AnyTag", TagUB))
+		return c.fail(op, ErrTag, at("source", src, tag), "tags run from 0 to %d, or AnyTag", TagUB)
 	}
 	return nil
 }
@@ -90,7 +90,7 @@ func (m msg) bytes() []byte {
 // checkBuf returns the memory of count elements of dt in buf.
 func (c *Comm) checkBuf(op string, l loc, buf []byte, count int, dt *Datatype) (msg, error) {
 	if s := dt.checkComm(); s != "" {
-		return msg{}, c.handle(c.errorf(op, ErrType, l, "%s", s))
+		return msg{}, c.fail(op, ErrType, l, "%s", s)
 	}
 	n, err := c.elemBytes(op, l, count, dt)
 	if err != nil {
@@ -99,18 +99,18 @@ func (c *Comm) checkBuf(op string, l loc, buf []byte, count int, dt *Datatype) (
 	if isBottom(buf) {
 		lay, bad := resolveBottom(dt, count)
 		if bad != "" {
-			return msg{}, c.handle(c.errorf(op, ErrBuffer, l, "%s", bad))
+			return msg{}, c.fail(op, ErrBuffer, l, "%s", bad)
 		}
 		return msg{lay: lay}, nil
 	}
 	if dt.t.Contiguous() {
 		if n > len(buf) {
-			return msg{}, c.handle(c.errorf(op, ErrBuffer, l, "%d elements of %s need %d bytes, the buffer has %d", count, dt.name, n, len(buf)))
+			return msg{}, c.fail(op, ErrBuffer, l, "%d elements of %s need %d bytes, the buffer has %d", count, dt.name, n, len(buf))
 		}
 		return msg{b: buf[:n]}, nil
 	}
 	if s, class := dt.fits(count, len(buf)); class != nil {
-		return msg{}, c.handle(c.errorf(op, class, l, "%s", s))
+		return msg{}, c.fail(op, class, l, "%s", s)
 	}
 	return msg{lay: &layout{t: dt.t, buf: buf, n: n}}, nil
 }
@@ -173,23 +173,8 @@ func (c *Comm) send(op string, buf []byte, sig uint64, dest, tag int, mode engin
 	if dest == ProcNull {
 		return nil
 	}
-	if mode != engine.Synchronous {
-		if err, ok := c.sendShm(buf, sig, dest, tag); ok {
-			if err != nil {
-				return c.handle(c.errorf(op, ErrProcFailed, at("dest", dest, tag), "%v", err))
-			}
-			return nil
-		}
-		if f, ok := c.p.eng.EagerFrame(c.ctx, c.rank, c.group[dest], tag, buf, sig); ok {
-			// Eager and unanswered: complete once the transport has it.
-			if c.p.counting() {
-				c.p.countSent(f.To, len(buf), c.ctx, tag)
-			}
-			if err := c.p.tr.Send(f); err != nil {
-				return c.handle(c.errorf(op, ErrProcFailed, at("dest", dest, tag), "%v", err))
-			}
-			return nil
-		}
+	if ok, err := c.sendNow(op, buf, sig, dest, tag, mode); ok {
+		return c.handle(err)
 	}
 	s := getSlot()
 	c.startSend(&s.er, buf, sig, dest, tag, mode)
@@ -200,20 +185,6 @@ func (c *Comm) send(op string, buf []byte, sig uint64, dest, tag int, mode engin
 	}
 	putSlot(s)
 	return err
-}
-
-// sendShm sends buf eagerly to dest, with no answer needed, straight
-// through shared memory if dest is reached that way and the message is
-// small enough (the engine's EagerFrame rules); ok reports whether it did.
-func (c *Comm) sendShm(buf []byte, sig uint64, dest, tag int) (err error, ok bool) {
-	to := c.group[dest]
-	if c.p.shmTo == nil || c.p.shmTo[to] == nil || !c.p.eng.EagerOK(len(buf), to) {
-		return nil, false
-	}
-	if c.p.counting() {
-		c.p.countSent(to, len(buf), c.ctx, tag)
-	}
-	return c.p.shmTo[to].SendEager(to, c.ctx, int32(c.rank), int32(tag), sig, buf), true
 }
 
 // bsend copies buf into the attached buffer and sends it from there.
@@ -235,7 +206,7 @@ func (c *Comm) bsendMsg(op string, m msg, sig uint64, dest, tag int, cancellable
 	}
 	data, release, err := c.p.bsend.Alloc(n)
 	if err != nil {
-		return nil, c.handle(c.errorf(op, ErrBuffer, at("dest", dest, tag), "%v (%d bytes + %d overhead)", err, n, BsendOverhead))
+		return nil, c.fail(op, ErrBuffer, at("dest", dest, tag), "%v (%d bytes + %d overhead)", err, n, BsendOverhead)
 	}
 	if m.lay != nil {
 		m.lay.Pack(data, 0)
@@ -262,7 +233,7 @@ func (c *Comm) BufferAttach(buf []byte) (err error) {
 		return err
 	}
 	if err := c.p.bsend.Attach(buf); err != nil {
-		return c.handle(c.errorf("BufferAttach", ErrBuffer, loc{}, "%v", err))
+		return c.fail("BufferAttach", ErrBuffer, loc{}, "%v", err)
 	}
 	return nil
 }
@@ -278,7 +249,7 @@ func (c *Comm) BufferDetach() (_ []byte, err error) {
 	}
 	b, err := c.p.bsend.Detach()
 	if err != nil {
-		return nil, c.handle(c.errorf("BufferDetach", ErrBuffer, loc{}, "%v", err))
+		return nil, c.fail("BufferDetach", ErrBuffer, loc{}, "%v", err)
 	}
 	return b, nil
 }

@@ -2,6 +2,7 @@ package mpi
 
 import (
 	"reflect"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -87,7 +88,7 @@ func (p *proc) waitReq(er *engine.Request) engine.Status {
 	if p.stats.waitOn.Load() != 0 {
 		return p.timedWait(er)
 	}
-	return er.WaitFor(&p.blk)
+	return er.WaitIn(p.prog, &p.blk)
 }
 
 // waitRef is waitReq for er.WaitRef.
@@ -95,12 +96,12 @@ func (p *proc) waitRef(er *engine.Request) *engine.Status {
 	if p.stats.waitOn.Load() != 0 {
 		p.timedWait(er)
 	}
-	return er.WaitRefFor(&p.blk)
+	return er.WaitRefIn(p.prog, &p.blk)
 }
 
 func (p *proc) timedWait(er *engine.Request) engine.Status {
 	t0 := time.Now()
-	st := er.WaitFor(&p.blk)
+	st := er.WaitIn(p.prog, &p.blk)
 	p.stats.waitNs.Add(uint64(time.Since(t0)))
 	return st
 }
@@ -130,7 +131,7 @@ func (k PvarClass) String() string {
 	if k >= 0 && int(k) < len(pvarClassNames) {
 		return pvarClassNames[k]
 	}
-	return "PvarClass(" + itoa(int(k)) + ")"
+	return "PvarClass(" + strconv.Itoa(int(k)) + ")"
 }
 
 // Bind tells what kind of object a tools variable is bound to
@@ -151,7 +152,7 @@ func (b Bind) String() string {
 	case BindComm:
 		return "comm"
 	}
-	return "Bind(" + itoa(int(b)) + ")"
+	return "Bind(" + strconv.Itoa(int(b)) + ")"
 }
 
 // Verbosity is who a tools variable is meant for (MPI_T_VERBOSITY_*): the
@@ -179,7 +180,7 @@ func (v Verbosity) String() string {
 	if v >= 0 && int(v) < len(verbosityNames) {
 		return verbosityNames[v]
 	}
-	return "Verbosity(" + itoa(int(v)) + ")"
+	return "Verbosity(" + strconv.Itoa(int(v)) + ")"
 }
 
 // PvarInfo describes a performance variable (MPI_T_pvar_get_info).

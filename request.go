@@ -210,7 +210,7 @@ func (r *Request) wait() (Status, error) {
 	for {
 		r.pins++
 		r.mu.Unlock()
-		er.WaitFor(r.c.blocker())
+		er.WaitIn(r.c.progress(), r.c.blocker())
 		r.mu.Lock()
 		r.pins--
 		// A Cancel may have reopened a completed eager send meanwhile:
@@ -536,9 +536,6 @@ func park(reqs []*Request) {
 	if c := requestsComm(reqs); c != nil && c.p != nil && c.p.stats.waitOn.Load() != 0 {
 		t0 := time.Now()
 		defer func() { c.p.stats.waitNs.Add(uint64(time.Since(t0))) }()
-	}
-	if engine.Spin(anyDone) {
-		return
 	}
 	w := engine.GetWaiter()
 	for _, er := range ers {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mpigo/mpi/internal/coll"
 	"github.com/mpigo/mpi/internal/engine"
+	"github.com/mpigo/mpi/internal/progress"
 )
 
 // This file is the tools information interface of MPI-3.1 chapter 14 in a
@@ -66,7 +67,7 @@ func (s Scope) String() string {
 	if s >= 0 && int(s) < len(scopeNames) {
 		return scopeNames[s]
 	}
-	return "Scope(" + itoa(int(s)) + ")"
+	return "Scope(" + strconv.Itoa(int(s)) + ")"
 }
 
 // CvarInfo describes a control variable (MPI_T_cvar_get_info).
@@ -165,7 +166,7 @@ func buildCvars() []cvarDef {
 			def: func() any { return 1 }, parse: parsePositive, notNow: whileNoJob},
 		{CvarInfo: CvarInfo{Name: "MPIGO_SHM_SPIN", Desc: "how long a rank waiting on shared memory polls before it parks (a Go duration; 0: never poll)",
 			Verbosity: TunerDetail, Type: durationType, Scope: ScopeLocal, When: "when a launched process starts"},
-			def: func() any { return engine.PollTime }, parse: parseDuration,
+			def: func() any { return progress.DefaultPollTime }, parse: parseDuration,
 			never: func() string { return "it is read only when a launched process starts" }},
 		{CvarInfo: CvarInfo{Name: "MPIGO_SHM_CMA", Desc: "copy large messages between processes of a node in one step by cross-memory attach instead of streaming them through the rings",
 			Verbosity: TunerDetail, Type: boolType, Scope: ScopeAllEq, When: "when a launched process starts"},

@@ -3,6 +3,7 @@ package mpi
 import (
 	"errors"
 	"reflect"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -176,9 +177,9 @@ type typeSizeError struct {
 
 func (e *typeSizeError) Error() string {
 	if e.t.shape == shapePlain {
-		return "a " + itoa(e.n) + "-byte message is not one " + e.t.info.Type.String() + " (" + itoa(e.t.size) + " bytes)"
+		return "a " + strconv.Itoa(e.n) + "-byte message is not one " + e.t.info.Type.String() + " (" + strconv.Itoa(e.t.size) + " bytes)"
 	}
-	return "a " + itoa(e.n) + "-byte message is not a whole number of " + e.t.info.Type.Elem().String() + " (" + itoa(e.t.size) + " bytes each)"
+	return "a " + strconv.Itoa(e.n) + "-byte message is not a whole number of " + e.t.info.Type.Elem().String() + " (" + strconv.Itoa(e.t.size) + " bytes each)"
 }
 
 func errTypeSize(t *typeInfo, n int) error { return &typeSizeError{t, n} }
@@ -190,28 +191,6 @@ func (e badBoolError) Error() string {
 }
 
 func errBadBool(t reflect.Type) error { return badBoolError{t} }
-
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	for {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-		if n == 0 {
-			break
-		}
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
-}
 
 // recvStatusErr is statusErr for a typed receive of t (written tname,
 // if not as t's Go type): a message of another type gives ErrType naming
@@ -272,6 +251,11 @@ func sendT[T any](c *Comm, op string, v *T, dest, tag int, mode engine.Mode) err
 	if err != nil {
 		putSlot(s)
 		return c.typeErr(op, at("dest", dest, tag), err)
+	}
+	// The same decision as for a slice: the short road if it may take it.
+	if ok, err := c.sendNow(op, b, t.sig, dest, tag, mode); ok {
+		putSlot(s)
+		return c.handle(err)
 	}
 	c.startSend(&s.er, b, t.sig, dest, tag, mode)
 	st := c.p.waitReq(&s.er)
@@ -588,7 +572,7 @@ func Mrecv[T any](m *Message) (_ T, _ Status, err error) {
 	s := getSlot()
 	buf, alloc := recvBuf(t, s)
 	c.startMRecv(em, &s.er, buf, alloc, t.sig)
-	s.er.WaitFor(&c.p.blk)
+	s.er.WaitIn(c.p.prog, &c.p.blk)
 	st, err := finishRecv(c, "Mrecv", m.at, t, &s.er, &v)
 	putSlot(s)
 	return v, st, err

@@ -1,6 +1,7 @@
 package mpi
 
 import (
+	"strconv"
 	"unsafe"
 
 	"github.com/mpigo/mpi/internal/datatype"
@@ -40,7 +41,7 @@ var combinerNames = [...]string{"Named", "Dup", "Contiguous", "Vector", "Hvector
 // String returns the combiner's name, as "Vector".
 func (c Combiner) String() string {
 	if c < 0 || int(c) >= len(combinerNames) {
-		return "Combiner(" + itoa(int(c)) + ")"
+		return "Combiner(" + strconv.Itoa(int(c)) + ")"
 	}
 	return combinerNames[c]
 }
@@ -258,7 +259,7 @@ func TypeCreateF90Real(p, r int) (_ *Datatype, err error) {
 	if err != nil {
 		return nil, err
 	}
-	return f90(base, CombinerF90Real, "F90Real("+itoa(p)+","+itoa(r)+")", []int{p, r}), nil
+	return f90(base, CombinerF90Real, "F90Real("+strconv.Itoa(p)+","+strconv.Itoa(r)+")", []int{p, r}), nil
 }
 
 // TypeCreateF90Complex is TypeCreateF90Real for complex numbers
@@ -276,7 +277,7 @@ func TypeCreateF90Complex(p, r int) (_ *Datatype, err error) {
 	if base == Float64 {
 		c = Complex128
 	}
-	return f90(c, CombinerF90Complex, "F90Complex("+itoa(p)+","+itoa(r)+")", []int{p, r}), nil
+	return f90(c, CombinerF90Complex, "F90Complex("+strconv.Itoa(p)+","+strconv.Itoa(r)+")", []int{p, r}), nil
 }
 
 func f90Float(op string, p, r int) (*Datatype, error) {
@@ -322,7 +323,7 @@ func TypeCreateF90Integer(r int) (_ *Datatype, err error) {
 	if base == nil {
 		return nil, (*Comm)(nil).errorf("TypeCreateF90Integer", ErrArg, loc{}, "no Go integer type holds %d decimal digits", r)
 	}
-	return f90(base, CombinerF90Integer, "F90Integer("+itoa(r)+")", []int{r}), nil
+	return f90(base, CombinerF90Integer, "F90Integer("+strconv.Itoa(r)+")", []int{r}), nil
 }
 
 // AintAdd returns base + disp (MPI_Aint_add). Addresses are plain ints in

@@ -140,7 +140,7 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 		return nil, err
 	}
 	if c.inter != nil {
-		return nil, c.handle(c.errorf(op, ErrComm, loc{}, "windows need an intracommunicator"))
+		return nil, c.fail(op, ErrComm, loc{}, "windows need an intracommunicator")
 	}
 	t := typeOf[T]()
 	var bad error

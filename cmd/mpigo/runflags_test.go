@@ -123,8 +123,8 @@ func TestRunOutputFilename(t *testing.T) {
 		}
 		for r := 0; r < 3; r++ {
 			for _, f := range []string{"stdout", "stderr"} {
-				b, err := os.ReadFile(filepath.Join(dir, "rank."+itoa(r), f))
-				want := map[string]string{"stdout": "out ", "stderr": "err "}[f] + itoa(r) + "\n"
+				b, err := os.ReadFile(filepath.Join(dir, "rank."+strconv.Itoa(r), f))
+				want := map[string]string{"stdout": "out ", "stderr": "err "}[f] + strconv.Itoa(r) + "\n"
 				if err != nil || string(b) != want {
 					t.Errorf("rank.%d/%s: %q, %v; want %q", r, f, b, err, want)
 				}
@@ -133,36 +133,6 @@ func TestRunOutputFilename(t *testing.T) {
 		if shown := strings.Count(out, "out "); (nocopy && shown != 0) || (!nocopy && shown != 3) {
 			t.Errorf("nocopy %v: printed here %q", nocopy, out)
 		}
-	}
-}
-
-func itoa(i int) string { return strconv.Itoa(i) }
-
-// --bind-to core gives each local process a core of its own.
-func TestRunBindToCore(t *testing.T) {
-	needSh(t)
-	if runtime.GOOS != "linux" {
-		_, errs, code := runJob(t, "-n", "2", "--bind-to", "core", "true")
-		if code != 0 || !strings.Contains(errs, "not supported") {
-			t.Errorf("exit %d, %q: want a warning", code, errs)
-		}
-		return
-	}
-	cpus := allowedCPUs()
-	if len(cpus) < 2 {
-		t.Skip("fewer than 2 CPUs to bind to")
-	}
-	out, errs, code := runJob(t, "-n", "2", "--bind-to", "core", "--tag-output", "sh", "-c", `grep Cpus_allowed_list /proc/self/status`)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errs)
-	}
-	want := []string{"[0] Cpus_allowed_list:\t" + itoa(cpus[0]), "[1] Cpus_allowed_list:\t" + itoa(cpus[1])}
-	if got := sortedLines(out); !reflect.DeepEqual(got, want) {
-		t.Errorf("got %q, want %q", got, want)
-	}
-	// The launcher's own threads keep their mask.
-	if now := allowedCPUs(); !reflect.DeepEqual(now, cpus) {
-		t.Errorf("the launcher's CPUs changed from %v to %v", cpus, now)
 	}
 }
 

@@ -287,6 +287,30 @@ func ranksOnNode(nodes []int, rank int) []int {
 	return rs
 }
 
+// pmiDetected finishes the Info of a process started by a PMI launcher
+// (either version): it reads the launcher's process mapping with mapping
+// (found false: the launcher has none) and starts the key-value store
+// (pmiStart). On failure it closes c.
+func pmiDetected(info *Info, c pmiConn, who string, mapping func() (string, bool, error)) (*Info, error) {
+	var ranks []int
+	v, found, err := mapping()
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	if found {
+		if ranks, err = ParseProcessMapping(v, info.Size); err != nil {
+			c.close()
+			return nil, fmt.Errorf("%s: %v", who, err)
+		}
+	}
+	if err := pmiStart(info, c, ranks); err != nil {
+		c.close()
+		return nil, err
+	}
+	return info, nil
+}
+
 // pmiStart completes Info for a process of a launcher's job whose rank and
 // size are known and whose store is c: rank 0 makes the job's secret and
 // puts it (with everyone's host name when mapping is nil, as nothing else

@@ -330,23 +330,16 @@ func detectPMI1(env lookupFunc) (*Info, error) {
 		return nil, err
 	}
 	info := &Info{Rank: rank, Size: size, Launcher: p.who, JobID: jobIDOf("pmi1/" + p.kvsname)}
-	var mapping []int
-	if v, found, err := p.get("PMI_process_mapping"); err != nil {
-		p.close()
-		return nil, err
-	} else if found {
+	// PMI-1 values travel encoded (decodeValue).
+	return pmiDetected(info, p, p.who, func() (string, bool, error) {
+		v, found, err := p.get("PMI_process_mapping")
+		if err != nil || !found {
+			return "", found, err
+		}
 		dv, err := decodeValue(v)
-		if err == nil {
-			mapping, err = ParseProcessMapping(dv, size)
-		}
 		if err != nil {
-			p.close()
-			return nil, fmt.Errorf("%s: %v", p.who, err)
+			return "", true, fmt.Errorf("%s: %v", p.who, err)
 		}
-	}
-	if err := pmiStart(info, p, mapping); err != nil {
-		p.close()
-		return nil, err
-	}
-	return info, nil
+		return dv, true, nil
+	})
 }

@@ -315,19 +315,5 @@ func detectPMI2(env lookupFunc) (*Info, error) {
 		return nil, err
 	}
 	info := &Info{Rank: rank, Size: size, Launcher: p.who, JobID: jobIDOf("pmi2/" + p.jobid)}
-	var mapping []int
-	if v, found, err := p.jobAttr("PMI_process_mapping"); err != nil {
-		p.close()
-		return nil, err
-	} else if found {
-		if mapping, err = ParseProcessMapping(v, size); err != nil {
-			p.close()
-			return nil, fmt.Errorf("%s: %v", p.who, err)
-		}
-	}
-	if err := pmiStart(info, p, mapping); err != nil {
-		p.close()
-		return nil, err
-	}
-	return info, nil
+	return pmiDetected(info, p, p.who, func() (string, bool, error) { return p.jobAttr("PMI_process_mapping") })
 }

@@ -1,6 +1,9 @@
 package datatype
 
-import "unsafe"
+import (
+	"strconv"
+	"unsafe"
+)
 
 // ValueBytes returns the memory of *p as bytes, without copying: writing
 // to the result writes to *p. It is meaningful only for plain T.
@@ -36,10 +39,10 @@ func BytesToSlice[E any](b []byte) []E {
 		return []E{}
 	}
 	if size == 0 || len(b)%size != 0 {
-		panic("datatype: BytesToSlice: " + itoa(len(b)) + " bytes are not a whole number of " + itoa(size) + "-byte elements")
+		panic("datatype: BytesToSlice: " + strconv.Itoa(len(b)) + " bytes are not a whole number of " + strconv.Itoa(size) + "-byte elements")
 	}
 	if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%unsafe.Alignof(e) != 0 {
-		panic("datatype: BytesToSlice: bytes not aligned to " + itoa(int(unsafe.Alignof(e))))
+		panic("datatype: BytesToSlice: bytes not aligned to " + strconv.Itoa(int(unsafe.Alignof(e))))
 	}
 	return unsafe.Slice((*E)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/size)
 }
@@ -55,27 +58,4 @@ func MakeSlice[E any](nbytes int) ([]E, []byte) {
 	}
 	s := make([]E, nbytes/int(unsafe.Sizeof(e)))
 	return s, SliceBytes(s)
-}
-
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	neg := n < 0
-	u := uint64(n)
-	if neg {
-		u = -u
-	}
-	for {
-		i--
-		b[i] = byte('0' + u%10)
-		u /= 10
-		if u == 0 {
-			break
-		}
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
 }

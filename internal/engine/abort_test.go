@@ -80,7 +80,7 @@ func TestAbort(t *testing.T) {
 	if out.Len() != 0 || !late.Done() || !errors.Is(late.Status().Err, boom) {
 		t.Errorf("PostRecv after Abort: done %v %+v", late.Done(), late.Status())
 	}
-	if _, ok := h.engs[0].EagerFrame(1, 0, 1, 1, []byte{1}, 0); ok {
+	if _, ok := h.engs[0].EagerFrame(Standard, 1, 0, 1, 1, []byte{1}, 0); ok {
 		t.Error("EagerFrame after Abort")
 	}
 	h.checkOnce(t)

@@ -99,8 +99,8 @@ func TestPeerEager(t *testing.T) {
 		if out.Len() != 1 || out.At(0).F.Kind != tc.want {
 			t.Errorf("32 bytes to rank %d: %d frames, first %v; want one %v", tc.to, out.Len(), out.At(0).F.Kind, tc.want)
 		}
-		if got := e.EagerOK(32, tc.to); got != (tc.want == wire.Eager) {
-			t.Errorf("EagerOK(32, %d) = %v", tc.to, got)
+		if got := e.Unanswered(Standard, 32, tc.to); got != (tc.want == wire.Eager) {
+			t.Errorf("Unanswered(Standard, 32, %d) = %v", tc.to, got)
 		}
 	}
 }

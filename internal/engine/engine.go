@@ -309,22 +309,26 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 	}
 }
 
-// EagerFrame returns the frame of a standard-mode send of buf that the
-// protocol sends eagerly and that needs no answer, so that a blocking send
-// can hand it to the transport without a Request: once the transport has
-// taken it, the send is complete. It reports false if the message must go
-// through Send (too large for eager, or the engine has been aborted).
-func (e *Engine) EagerFrame(ctx uint32, self, to, tag int, buf []byte, sig uint64) (wire.Frame, bool) {
-	if len(buf) > e.eagerLimit(to) || e.aborted.Load() {
+// Unanswered is the one rule of the short road: a send in mode of n bytes
+// to world rank to goes eagerly and needs no answer (not synchronous,
+// small enough for the peer's eager limit, and the engine is not
+// aborted), so that it is complete once a transport has taken it and
+// needs no Request. Every sender asks this, whatever road it then takes.
+func (e *Engine) Unanswered(mode Mode, n, to int) bool {
+	return mode != Synchronous && n <= e.eagerLimit(to) && !e.aborted.Load()
+}
+
+// EagerFrame returns the frame of a send of buf in mode that Unanswered
+// allows, so that a blocking send can hand it to the transport without a
+// Request: once the transport has taken it, the send is complete. It
+// reports false if the message must go through Send.
+func (e *Engine) EagerFrame(mode Mode, ctx uint32, self, to, tag int, buf []byte, sig uint64) (wire.Frame, bool) {
+	if !e.Unanswered(mode, len(buf), to) {
 		return wire.Frame{}, false
 	}
 	return wire.Frame{Header: wire.Header{Kind: wire.Eager, Context: ctx, Src: int32(self), Tag: int32(tag), Size: int64(len(buf)), Sig: sig},
 		From: e.rank, To: to, Payload: buf}, true
 }
-
-// EagerOK reports whether a standard-mode message of n bytes to world rank
-// to goes eagerly with no answer (EagerFrame would return a frame).
-func (e *Engine) EagerOK(n, to int) bool { return n <= e.eagerLimit(to) && !e.aborted.Load() }
 
 // eagerLimit is the largest eager message to world rank to.
 func (e *Engine) eagerLimit(to int) int {

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"errors"
+	"strconv"
 	"testing"
 )
 
@@ -52,21 +53,10 @@ func (s *strided) check(count int, want []byte) error {
 			exp = want[i/s.stride]
 		}
 		if s.mem[i] != exp {
-			return errors.New("layout memory differs at byte " + itoa(i))
+			return errors.New("layout memory differs at byte " + strconv.Itoa(i))
 		}
 	}
 	return nil
-}
-
-func itoa(n int) string {
-	var b []byte
-	for {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		n /= 10
-		if n == 0 {
-			return string(b)
-		}
-	}
 }
 
 // TestLayouts sends and receives through Layouts (non-contiguous memory)

@@ -7,7 +7,7 @@ import "testing"
 // and buffers: no allocation per message.
 func TestUnexpectedNoAllocs(t *testing.T) {
 	e := New(1, Config{EagerLimit: 1 << 16}, nil)
-	f, _ := New(0, Config{EagerLimit: 1 << 16}, nil).EagerFrame(1, 0, 1, 5, make([]byte, 8), 0)
+	f, _ := New(0, Config{EagerLimit: 1 << 16}, nil).EagerFrame(Standard, 1, 0, 1, 5, make([]byte, 8), 0)
 	buf := make([]byte, 8)
 	var r Request
 	r.W = NewWaiter()

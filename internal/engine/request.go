@@ -4,7 +4,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // Op says what a request does.
@@ -169,9 +168,17 @@ func (r *Request) Fail(err error) {
 	}
 }
 
-// Wait blocks until r completes, spinning briefly before it parks, and
-// returns its status.
-func (r *Request) Wait() Status { return r.WaitFor(nil) }
+// Wait blocks until r completes and returns its status. It parks at once:
+// a wait that should poll its job's transports first uses WaitIn.
+func (r *Request) Wait() Status { return r.WaitIn(nil, nil) }
+
+// Progress is what a waiter does before it parks: Await may poll the
+// transports of the request's job for a while (internal/progress), and
+// reports whether r has completed meanwhile. The engine itself never
+// polls, sleeps or reads a clock.
+type Progress interface {
+	Await(r *Request) bool
+}
 
 // Blocker is told about waits that park, and only about those: a wait that
 // completes while it spins or polls costs it nothing. Park is called once
@@ -186,9 +193,10 @@ type Blocker interface {
 	Unpark(r *Request)
 }
 
-// WaitFor is Wait telling b (if not nil) when it parks.
-func (r *Request) WaitFor(b Blocker) Status {
-	if !r.Done() && !r.spin() && !r.pollWait() {
+// WaitIn is Wait letting p (if not nil) poll first, and telling b (if not
+// nil) when it parks.
+func (r *Request) WaitIn(p Progress, b Blocker) Status {
+	if !r.Done() && (p == nil || !p.Await(r)) {
 		w := r.W
 		if w == nil {
 			w = getWaiter()
@@ -224,9 +232,9 @@ func (r *Request) WaitRef() *Status {
 	return &r.status
 }
 
-// WaitRefFor is WaitRef telling b when it parks (see WaitFor).
-func (r *Request) WaitRefFor(b Blocker) *Status {
-	r.WaitFor(b)
+// WaitRefIn is WaitRef with a Progress and a Blocker (see WaitIn).
+func (r *Request) WaitRefIn(p Progress, b Blocker) *Status {
+	r.WaitIn(p, b)
 	return &r.status
 }
 
@@ -268,119 +276,6 @@ func GetWaiter() *Waiter { return getWaiter() }
 // PutWaiter returns a Waiter to the pool.
 func PutWaiter(w *Waiter) { putWaiter(w) }
 
-// SpinIters and YieldIters bound how long a waiter polls before it parks.
-// Polling catches a reply that is already on its way (a round trip between
-// goroutine ranks takes well under a microsecond); parking keeps ranks that
-// wait long from burning a core, so that jobs with more ranks than cores
-// run promptly.
-var (
-	SpinIters  = 0
-	YieldIters = 0
-)
-
-func (r *Request) spin() bool {
-	for i := 0; i < SpinIters; i++ {
-		if r.Done() {
-			return true
-		}
-	}
-	for i := 0; i < YieldIters; i++ {
-		runtime.Gosched()
-		if r.Done() {
-			return true
-		}
-	}
-	return false
-}
-
-// spin polls cond briefly and reports whether it became true.
-func spin(cond func() bool) bool {
-	for i := 0; i < SpinIters; i++ {
-		if cond() {
-			return true
-		}
-	}
-	for i := 0; i < YieldIters; i++ {
-		runtime.Gosched()
-		if cond() {
-			return true
-		}
-	}
-	return false
-}
-
-// Spin polls cond briefly, as Wait does, and reports whether it became true.
-func Spin(cond func() bool) bool { return spin(cond) }
-
 // Complete records st and wakes whoever waits on r. The runtime calls it for
 // the Done request of an Item once the transport has accepted the frame.
 func (r *Request) Complete(st Status) { r.complete(st) }
-
-// A Poller moves frames from transports that deliver only when polled
-// (shared memory): a goroutine about to block in Wait polls them itself for
-// a while, so that a reply that comes within microseconds is delivered and
-// seen without handing it from one goroutine to another. Begin starts one
-// waiter's polling (senders then know someone polls) and returns what it
-// polls, until End.
-type Poller interface {
-	Begin() Polling
-}
-
-// Polling is one waiter's polling session. Idle is called now and then
-// when polls find nothing: it yields the processor to whoever has work.
-type Polling interface {
-	Poll() bool
-	Idle()
-	// End ends the session; done is false when the waiter gives up
-	// polling to park, so that whoever polls in its place starts now.
-	End(done bool)
-}
-
-var poller atomic.Pointer[Poller]
-
-// SetPoller installs p (nil removes it) for every Wait in the process.
-func SetPoller(p Poller) {
-	if p == nil {
-		poller.Store(nil)
-		return
-	}
-	poller.Store(&p)
-}
-
-// PollTime is how long Wait polls before it parks, when a Poller is set.
-var PollTime = 50 * time.Microsecond
-
-// pollWait polls the installed Poller until r completes or PollTime passes.
-func (r *Request) pollWait() bool {
-	pp := poller.Load()
-	if pp == nil || PollTime <= 0 {
-		return false
-	}
-	p := (*pp).Begin()
-	// The clock is read only once a wait has lasted a thousand polls or so:
-	// most replies come before, and a clock read costs more than a poll.
-	var start time.Time
-	for i := 0; ; i++ {
-		if r.Done() {
-			p.End(true)
-			return true
-		}
-		if p.Poll() {
-			continue
-		}
-		if i&15 == 15 {
-			// Let goroutines and processes that have work run first: on a
-			// busy node, they are what this wait is waiting for.
-			p.Idle()
-		}
-		if i&255 == 255 && i >= 1023 {
-			if start.IsZero() {
-				start = time.Now()
-			} else if time.Since(start) > PollTime {
-				done := r.Done()
-				p.End(done)
-				return done
-			}
-		}
-	}
-}

@@ -40,7 +40,7 @@ func TestOutbox(t *testing.T) {
 func TestEagerFrame(t *testing.T) {
 	e := New(2, Config{EagerLimit: 8, ChunkSize: 4}, nil)
 	buf := pattern(8)
-	f, ok := e.EagerFrame(7, 1, 3, 9, buf, 42)
+	f, ok := e.EagerFrame(Standard, 7, 1, 3, 9, buf, 42)
 	if !ok {
 		t.Fatal("EagerFrame refused an 8-byte message")
 	}
@@ -51,8 +51,11 @@ func TestEagerFrame(t *testing.T) {
 	if f.Header != g.Header || f.From != g.From || f.To != g.To || &f.Payload[0] != &g.Payload[0] || len(f.Payload) != 8 {
 		t.Fatalf("EagerFrame %+v, Send %+v", f, g)
 	}
-	if _, ok := e.EagerFrame(7, 1, 3, 9, pattern(9), 0); ok {
+	if _, ok := e.EagerFrame(Standard, 7, 1, 3, 9, pattern(9), 0); ok {
 		t.Fatal("EagerFrame accepted a message above the eager limit")
+	}
+	if _, ok := e.EagerFrame(Synchronous, 7, 1, 3, 9, buf, 0); ok {
+		t.Fatal("EagerFrame accepted a synchronous send, which needs an answer")
 	}
 }
 

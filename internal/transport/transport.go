@@ -3,7 +3,10 @@
 //
 // The required interface is one method. Extra powers are optional
 // interfaces that the runtime discovers by type assertion:
-// DirectReader (the peer can read a frame's Region in place).
+// DirectReader (the peer can read a frame's Region in place), EagerSender
+// (a short road for small messages that need no answer) and Polled (the
+// transport delivers only when polled; a job's waits poll it). The runtime
+// probes them once per peer when it sets the routes.
 package transport
 
 import (
@@ -30,6 +33,38 @@ type Transport interface {
 // Region.
 type DirectReader interface {
 	DirectRead(peer int) bool
+}
+
+// EagerSender is implemented by transports with a short road for an eager
+// message that needs no answer: SendEager sends it from its parts, without
+// a Frame, and returns when payload may be reused. Whether a message may
+// take it is the engine's rule (engine.Unanswered), not the transport's;
+// a transport whose short road cannot take the message at hand (too
+// large for it) sends it the general way itself.
+type EagerSender interface {
+	SendEager(to int, ctx uint32, src, tag int32, sig uint64, payload []byte) error
+	// EagerRoom is the largest message the short road carries well: the
+	// runtime may raise the eager limit towards the transport's peers to
+	// it (Config.ShmEagerLimit).
+	EagerRoom() int
+}
+
+// Polled is implemented by transports that deliver only when somebody
+// polls them (shared memory). They poll themselves on a goroutine of
+// their own; a job's waits also poll them for a while before they park
+// (internal/progress), so that a reply is seen on the goroutine that
+// waits for it without a wake-up.
+type Polled interface {
+	// Poll delivers what has arrived and reports whether anything did.
+	Poll() bool
+	// MarkWait says that a goroutine of the process polls in a wait: the
+	// transport's own goroutine may nap meanwhile. It is called at the
+	// start of a wait and now and then while it lasts, so it must be
+	// cheap.
+	MarkWait()
+	// EndWait says that the waiting goroutine stops polling to park: the
+	// transport's own goroutine must deliver in its place from now on.
+	EndWait()
 }
 
 // Router sends each frame over the transport chosen for its destination.

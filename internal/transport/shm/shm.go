@@ -57,8 +57,9 @@ const (
 
 // Tunables of the poller, chosen by measurement on 2 cores: spinning
 // longer than a few tens of microseconds buys no latency and costs CPU
-// that computing ranks need.
-var (
+// that computing ranks need. They are constants: a job that wants another
+// spin says so in Config.Spin.
+const (
 	// SpinTime is how long the poller keeps polling after the last frame
 	// before it sleeps on its futex (Config.Spin overrides it).
 	SpinTime = 50 * time.Microsecond
@@ -369,7 +370,6 @@ func (t *Transport) Ready() {
 		}
 	}
 	t.started = true
-	register(t)
 	go t.poll()
 }
 
@@ -380,6 +380,10 @@ func (t *Transport) Abandon() { os.Remove(t.name) }
 // RingSize returns the capacity of each of this transport's rings, in
 // bytes.
 func (t *Transport) RingSize() int { return t.ringSize }
+
+// EagerRoom is the largest message worth sending eagerly through the rings:
+// half a ring (transport.EagerSender).
+func (t *Transport) EagerRoom() int { return t.ringSize / 2 }
 
 // Name says what this transport is, for mpigo info and error messages.
 func (t *Transport) Name() string { return "shm" }
@@ -739,7 +743,6 @@ func (t *Transport) fail(p *peer, err error) {
 func (t *Transport) Close() error {
 	t.once.Do(func() {
 		t.closed.Store(true)
-		unregister(t)
 		if t.started {
 			futexWake(t.sleeping)
 			<-t.done

@@ -1,0 +1,95 @@
+package mpi
+
+import (
+	"github.com/mpigo/mpi/internal/engine"
+	"github.com/mpigo/mpi/internal/transport"
+)
+
+// The road of a message out of a rank. Every blocking send, whatever its
+// mode and whatever the shape of its value (a scalar, a slice, a
+// collective's buffer), asks sendNow first, and sendNow asks the engine's
+// one rule (engine.Unanswered: not synchronous, eager-sized, engine not
+// aborted). A message that may take the short road goes:
+//
+//  1. through its peer's eager-send capability (transport.EagerSender,
+//     probed once per peer in noteRoutes), without a Frame; else
+//  2. as one eager Frame through the router.
+//
+// Either way it is complete once the transport has it, and needs no
+// engine Request. Anything else is started as a Request (startSend) and
+// waited for. The root package never names a concrete transport here: it
+// knows capabilities.
+
+// noteRoutes probes, once, each peer's transport for the capabilities the
+// send road uses (p.eagerTo).
+func (p *proc) noteRoutes() {
+	for peer := range p.job.size {
+		t, ok := p.tr.For(peer).(transport.EagerSender)
+		if !ok || t == nil {
+			continue
+		}
+		if p.eagerTo == nil {
+			p.eagerTo = make([]transport.EagerSender, p.job.size)
+		}
+		p.eagerTo[peer] = t
+	}
+}
+
+// peerEager returns the eager limits towards the peers whose transport has
+// a short road (see Config.ShmEagerLimit), or nil to use EagerLimit for
+// every peer. noteRoutes must have run.
+func (p *proc) peerEager(cfg Config, oversubscribed bool) []int {
+	limit := cfg.ShmEagerLimit
+	if limit == 0 {
+		if cfg.EagerLimit != engine.DefaultConfig().EagerLimit || oversubscribed {
+			return nil
+		}
+		for _, t := range p.eagerTo {
+			if t != nil {
+				limit = min(t.EagerRoom(), 512<<10)
+				break
+			}
+		}
+	}
+	if limit <= 0 || limit == cfg.EagerLimit {
+		return nil
+	}
+	l := make([]int, len(p.eagerTo))
+	for peer, t := range p.eagerTo {
+		if t != nil {
+			l[peer] = limit
+		}
+	}
+	return l
+}
+
+// sendNow sends buf to dest in mode by the short road if the engine's rule
+// lets it, and reports whether it did; err is then the transport's error
+// as an *Error of call op (not yet given to c's error handler). dest is
+// not ProcNull.
+func (c *Comm) sendNow(op string, buf []byte, sig uint64, dest, tag int, mode engine.Mode) (handled bool, err error) {
+	p := c.p
+	to := c.group[dest]
+	if p.eagerTo != nil && p.eagerTo[to] != nil {
+		if !p.eng.Unanswered(mode, len(buf), to) {
+			return false, nil
+		}
+		if p.counting() {
+			p.countSent(to, len(buf), c.ctx, tag)
+		}
+		err = p.eagerTo[to].SendEager(to, c.ctx, int32(c.rank), int32(tag), sig, buf)
+	} else {
+		f, ok := p.eng.EagerFrame(mode, c.ctx, c.rank, to, tag, buf, sig)
+		if !ok {
+			return false, nil
+		}
+		if p.counting() {
+			p.countSent(to, len(buf), c.ctx, tag)
+		}
+		err = p.tr.Send(f)
+	}
+	if err != nil {
+		return true, c.errorf(op, ErrProcFailed, at("dest", dest, tag), "%v", err)
+	}
+	return true, nil
+}

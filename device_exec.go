@@ -1,0 +1,149 @@
+package mpi
+
+// The executor of engine effects: frames the engine wants sent go to the
+// transports (exec); frames that arrive go to the engine (deliver), and a
+// reply sender sends the answers of deliveries made on a transport's own
+// goroutine (replies).
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/mpigo/mpi/internal/engine"
+	"github.com/mpigo/mpi/internal/wire"
+)
+
+// exec hands the frames in out to the transports and completes the
+// requests that were waiting for that.
+func (p *proc) exec(out *engine.Outbox) {
+	n := out.Len()
+	if n == 0 {
+		return
+	}
+	if p.counting() {
+		p.countOut(out)
+	}
+	for i := 0; i < n; i++ {
+		it := out.At(i)
+		var err error
+		if it.Fill != nil {
+			err = sendFilled(p, it)
+		} else {
+			err = p.tr.Send(it.F)
+		}
+		if it.Done != nil {
+			if err != nil {
+				it.Done.Fail(fmt.Errorf("%w: %w", ErrProcFailed, err))
+			} else {
+				it.Done.Complete(engine.Status{})
+			}
+		} else if err != nil && it.F.Kind != wire.Eager {
+			// A protocol reply that cannot be delivered: the peer is gone.
+			p.eng.FailAll(it.F.To, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, it.F.To, err))
+		}
+	}
+}
+
+// fillPool holds the chunk buffers that non-contiguous sends pack into
+// just before a frame leaves (engine.Item.Fill): at most one chunk
+// (Config.ChunkSize, or the eager limit) per frame being sent.
+var fillPool sync.Pool
+
+func sendFilled(p *proc, it *engine.Item) error {
+	var b []byte
+	bp, _ := fillPool.Get().(*[]byte)
+	if bp != nil && cap(*bp) >= it.FillLen {
+		b = (*bp)[:it.FillLen]
+	} else {
+		nb := make([]byte, it.FillLen)
+		bp, b = &nb, nb
+	}
+	it.Fill.Pack(b, it.FillOff)
+	f := it.F
+	f.Payload = b
+	err := p.tr.Send(f)
+	fillPool.Put(bp)
+	return err
+}
+
+// deliver is the transport handler: a frame arrived for this rank.
+func (p *proc) deliver(f wire.Frame) {
+	if p.counting() {
+		p.countFrame(&f.Header, f.From)
+	}
+	var out engine.Outbox
+	if err := p.eng.Deliver(&f, &out); err != nil {
+		p.internal(err)
+	}
+	p.exec(&out)
+}
+
+// replies queues the frames that deliveries from a transport's own
+// goroutine (tcp readers) want sent, and a goroutine of the proc sends them.
+// A reader must never block in a write: if two ranks' readers each waited
+// for the other to read, with both socket buffers full, neither would.
+type replies struct {
+	mu    sync.Mutex
+	items []engine.Item
+	wake  chan struct{}
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+// startReplies starts p's reply sender; the returned function stops it.
+func (p *proc) startReplies() func() error {
+	if p.q != nil { // one reply sender serves every transport of the rank
+		return func() error { return nil }
+	}
+	q := &replies{wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	p.q = q
+	go func() {
+		defer close(q.done)
+		var batch engine.Outbox
+		for {
+			select {
+			case <-q.wake:
+			case <-q.stop:
+				return
+			}
+			q.mu.Lock()
+			items := q.items
+			q.items = nil
+			q.mu.Unlock()
+			for _, it := range items {
+				batch.Reset()
+				*batch.Add() = it
+				p.exec(&batch)
+			}
+		}
+	}()
+	return func() error {
+		close(q.stop)
+		<-q.done
+		return nil
+	}
+}
+
+// deliverQueued is the handler for transports that deliver on their own
+// goroutines: the engine's answers go to the reply sender.
+func (p *proc) deliverQueued(f wire.Frame) {
+	if p.counting() {
+		p.countFrame(&f.Header, f.From)
+	}
+	var out engine.Outbox
+	if err := p.eng.Deliver(&f, &out); err != nil {
+		p.internal(err)
+	}
+	if n := out.Len(); n > 0 {
+		q := p.q
+		q.mu.Lock()
+		for i := 0; i < n; i++ {
+			q.items = append(q.items, *out.At(i))
+		}
+		q.mu.Unlock()
+		select {
+		case q.wake <- struct{}{}:
+		default:
+		}
+	}
+}

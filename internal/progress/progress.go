@@ -1,0 +1,192 @@
+// Package progress is the waiting half of a job: how a goroutine about to
+// block on an engine request makes the job's transports move meanwhile.
+//
+// Some transports (shared memory) deliver frames only when somebody polls
+// them. Each has a goroutine of its own that polls, but handing a frame
+// from that goroutine to the one that waits for it costs a wake-up, more
+// than the frame's whole trip. So a goroutine about to park in a wait
+// first polls the transports itself for a short while (Progress.Await),
+// and a reply that comes within microseconds is delivered and seen on
+// the same goroutine.
+//
+// A Progress belongs to one job: the transports of the job register with
+// it, and the job's waits poll only them. Two jobs of one process (two
+// Run calls at once, or tests) neither poll each other's transports nor
+// share their tunables. Nothing here is process-global.
+//
+// The engine knows nothing of this package: engine.Request.WaitIn takes
+// an engine.Progress, which *Progress implements.
+package progress
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mpigo/mpi/internal/engine"
+	"github.com/mpigo/mpi/internal/transport"
+)
+
+// DefaultPollTime is how long a wait polls before it parks, unless the job
+// says otherwise (MPIGO_SHM_SPIN in a launched job).
+const DefaultPollTime = 50 * time.Microsecond
+
+// A Source is a transport that delivers only when polled.
+type Source = transport.Polled
+
+// Progress is the waiting policy and the polled transports of one job.
+// The zero value is not usable; call New.
+type Progress struct {
+	mu       sync.Mutex                // serializes Add and Remove
+	sources  atomic.Pointer[sourceSet] // replaced, never changed in place
+	pollTime atomic.Int64              // time.Duration
+	// oversubscribed: the node runs more ranks than it has cores, so a
+	// waiter that finds nothing gives its core away (sched_yield) instead
+	// of spinning on it.
+	oversubscribed atomic.Bool
+}
+
+// New returns a Progress with no sources that polls DefaultPollTime.
+func New() *Progress {
+	p := &Progress{}
+	p.pollTime.Store(int64(DefaultPollTime))
+	return p
+}
+
+// SetPollTime sets how long a wait polls before it parks (0 or less: it
+// parks at once). Call it before the job's ranks start.
+func (p *Progress) SetPollTime(d time.Duration) { p.pollTime.Store(int64(d)) }
+
+// PollTime reports how long a wait polls before it parks.
+func (p *Progress) PollTime() time.Duration { return time.Duration(p.pollTime.Load()) }
+
+// SetOversubscribed says whether the node runs more ranks than cores.
+func (p *Progress) SetOversubscribed(v bool) { p.oversubscribed.Store(v) }
+
+// Oversubscribed reports what SetOversubscribed said.
+func (p *Progress) Oversubscribed() bool { return p.oversubscribed.Load() }
+
+// Add registers s: waits of the job poll it from now on.
+func (p *Progress) Add(s Source) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var l []Source
+	if cur := p.sources.Load(); cur != nil {
+		l = append(l, cur.l...)
+	}
+	p.sources.Store(&sourceSet{l: append(l, s), p: p})
+}
+
+// Remove unregisters s (a transport that closes).
+func (p *Progress) Remove(s Source) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	cur := p.sources.Load()
+	if cur == nil {
+		return
+	}
+	var l []Source
+	for _, u := range cur.l {
+		if u != s {
+			l = append(l, u)
+		}
+	}
+	if len(l) == 0 {
+		p.sources.Store(nil)
+		return
+	}
+	p.sources.Store(&sourceSet{l: l, p: p})
+}
+
+// sourceSet is the list of sources one wait polls: a wait keeps the set
+// it began with.
+type sourceSet struct {
+	l     []Source
+	p     *Progress
+	idles atomic.Uint32 // idle calls, to yield only every 16th
+}
+
+func (s *sourceSet) poll() bool {
+	got := false
+	for _, t := range s.l {
+		if t.Poll() {
+			got = true
+		}
+	}
+	return got
+}
+
+// idle yields the processor to other goroutines and, when the node has
+// more ranks than cores, to other processes. On a node with a core per
+// rank it yields only every 16th call (every 256 polls): each yield lets
+// the transports' own polling goroutines take a turn, and a message that
+// arrives meanwhile waits for it (docs/performance.md, "Waiting").
+func (s *sourceSet) idle() {
+	for _, t := range s.l {
+		t.MarkWait() // still here: the transport's poller keeps napping
+	}
+	if s.p.oversubscribed.Load() {
+		runtime.Gosched()
+		schedYield()
+		return
+	}
+	if s.idles.Add(1)&15 == 0 {
+		runtime.Gosched()
+	}
+}
+
+// end ends a wait. A wait that completed has nothing to undo: a
+// transport's poller clears the mark of MarkWait itself. A waiter about to
+// park tells the sources, so that their pollers deliver in its place.
+func (s *sourceSet) end(done bool) {
+	if done {
+		return
+	}
+	for _, t := range s.l {
+		t.EndWait()
+	}
+}
+
+// Await polls the job's sources until r completes or the poll time has
+// passed, and reports whether r is done. It implements engine.Progress.
+// A nil Progress, or one without sources, returns at once.
+func (p *Progress) Await(r *engine.Request) bool {
+	if p == nil {
+		return false
+	}
+	s := p.sources.Load()
+	limit := time.Duration(p.pollTime.Load())
+	if s == nil || limit <= 0 {
+		return false
+	}
+	for _, t := range s.l {
+		t.MarkWait()
+	}
+	// The clock is read only once a wait has lasted a thousand polls or so:
+	// most replies come before, and a clock read costs more than a poll.
+	var start time.Time
+	for i := 0; ; i++ {
+		if r.Done() {
+			s.end(true)
+			return true
+		}
+		if s.poll() {
+			continue
+		}
+		if i&15 == 15 {
+			// Let goroutines and processes that have work run first: on a
+			// busy node, they are what this wait is waiting for.
+			s.idle()
+		}
+		if i&255 == 255 && i >= 1023 {
+			if start.IsZero() {
+				start = time.Now()
+			} else if time.Since(start) > limit {
+				done := r.Done()
+				s.end(done)
+				return done
+			}
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package progress
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mpigo/mpi/internal/engine"
+)
+
+// fakeSource completes req on its after-th poll (never if req is nil).
+type fakeSource struct {
+	polls, marks, ends atomic.Int64
+	after              int64
+	req                *engine.Request
+}
+
+func (s *fakeSource) Poll() bool {
+	if s.polls.Add(1) == s.after && s.req != nil {
+		s.req.Complete(engine.Status{Size: 1})
+		return true
+	}
+	return false
+}
+func (s *fakeSource) MarkWait() { s.marks.Add(1) }
+func (s *fakeSource) EndWait()  { s.ends.Add(1) }
+
+func TestAwait(t *testing.T) {
+	tests := []struct {
+		name     string
+		pollTime time.Duration
+		after    int64 // the poll that completes the request; 0: none does
+		done     bool  // Await's answer
+		polled   bool  // the source was polled
+		ended    bool  // EndWait was called (the waiter parks)
+	}{
+		{"completes while polling", time.Second, 5, true, true, false},
+		{"gives up after the poll time", time.Millisecond, 0, false, true, true},
+		{"no polling when the poll time is 0", 0, 0, false, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := New()
+			p.SetPollTime(tt.pollTime)
+			r := new(engine.Request)
+			s := &fakeSource{after: tt.after, req: r}
+			p.Add(s)
+			if got := p.Await(r); got != tt.done {
+				t.Fatalf("Await = %v, want %v", got, tt.done)
+			}
+			if got := s.polls.Load() > 0; got != tt.polled {
+				t.Errorf("polled = %v, want %v", got, tt.polled)
+			}
+			if got := s.ends.Load() > 0; got != tt.ended {
+				t.Errorf("EndWait called = %v, want %v", got, tt.ended)
+			}
+		})
+	}
+}
+
+// Two Progress values share nothing: a wait polls only the sources of
+// its own, and Remove takes a source out.
+func TestProgressIsolated(t *testing.T) {
+	a, b := New(), New()
+	a.SetPollTime(time.Millisecond)
+	b.SetPollTime(time.Millisecond)
+	sa, sb := &fakeSource{}, &fakeSource{}
+	a.Add(sa)
+	b.Add(sb)
+	b.SetOversubscribed(true)
+	if a.Oversubscribed() {
+		t.Error("SetOversubscribed on one Progress changed another")
+	}
+	if a.Await(new(engine.Request)) {
+		t.Fatal("Await reported an incomplete request done")
+	}
+	if sa.polls.Load() == 0 || sb.polls.Load() != 0 {
+		t.Errorf("polls: own source %d, other job's source %d; want >0 and 0", sa.polls.Load(), sb.polls.Load())
+	}
+	a.Remove(sa)
+	before := sa.polls.Load()
+	a.Await(new(engine.Request))
+	if sa.polls.Load() != before {
+		t.Error("a removed source was still polled")
+	}
+	var nilp *Progress
+	if nilp.Await(new(engine.Request)) {
+		t.Error("a nil Progress reported an incomplete request done")
+	}
+}
+
+// A request that completes before the wait is not polled for.
+func TestAwaitDone(t *testing.T) {
+	p := New()
+	s := &fakeSource{}
+	p.Add(s)
+	r := new(engine.Request)
+	r.Complete(engine.Status{})
+	if !p.Await(r) {
+		t.Fatal("Await of a completed request = false")
+	}
+	if s.polls.Load() != 0 {
+		t.Errorf("%d polls for a completed request", s.polls.Load())
+	}
+}

@@ -1,0 +1,192 @@
+package mpi
+
+// A job: the ranks that started together, each rank's runtime (proc),
+// how a job fails, and the errors that name a failed rank.
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mpigo/mpi/internal/engine"
+	"github.com/mpigo/mpi/internal/progress"
+	"github.com/mpigo/mpi/internal/transport"
+)
+
+// job is a set of ranks that started together and share a world
+// communicator. With Run, all of them are goroutines of this process.
+type job struct {
+	size  int
+	procs []*proc
+
+	failOnce sync.Once
+	failure  atomic.Pointer[error] // why the job is going down
+	exitMu   sync.Mutex
+	exiting  bool // a rank is printing why and exiting the process
+
+	// exit ends the process; tests replace it.
+	exit func(code int)
+	// local: the job is Run's goroutine ranks. An internal error then
+	// fails the job without exiting: Run returns it (intern).
+	local  bool
+	intern atomic.Pointer[error]
+
+	closers []func() error // transports to close when the job ends
+
+	// prog is how the job's waits make its transports progress: the
+	// transports that deliver only when polled, and for how long a wait
+	// polls them before it parks.
+	prog *progress.Progress
+
+	hang atomic.Pointer[hangError] // set when hang diagnosis failed the job
+}
+
+func (j *job) close() {
+	for i := len(j.closers) - 1; i >= 0; i-- { // transports first, then their reply senders
+		j.closers[i]()
+	}
+}
+
+// proc is the runtime of one rank: its engine, its transports, and the
+// state MPI keeps per process.
+type proc struct {
+	job *job
+	// aborted is the error of Abort called by this rank of a local job.
+	aborted atomic.Pointer[error]
+	rank    int // world rank
+	eng     *engine.Engine
+	tr      *transport.Router
+	// prog is the job's progress (job.prog), as the engine's waits take it.
+	prog engine.Progress
+	// eagerTo is, for each world rank whose transport has a short road
+	// for small messages (transport.EagerSender), that road (else nil);
+	// nil if no peer has one. Set once with the routes (device.go).
+	eagerTo []transport.EagerSender
+
+	// ers recycles the engine requests of non-blocking sends and
+	// receives (reqpool.go).
+	ers erFreeList
+
+	bsend engine.BsendBuffer
+	ctx   ctxAlloc
+	q     *replies // reply sender for tcp deliveries
+
+	node      int  // the node this rank runs on: the lowest world rank there
+	multiNode bool // the job's ranks run on more than one node
+
+	world *Comm
+
+	selfOnce sync.Once
+	self     *Comm // the rank's Self communicator, made on first use
+
+	stats pstats // performance-variable counters (pvar.go)
+
+	blk blockState // what hang diagnosis knows of the rank (hang.go)
+	trc *rankTrace // the rank's timeline while tracing, else nil (trace.go)
+}
+
+// abort takes the whole job down: every rank's pending and future
+// operations fail with ErrProcFailed naming the cause. With exit, the
+// process also exits with code after printing why.
+func (j *job) abort(rank, code int, cause error) {
+	// The first rank to take the process down is the one that explains
+	// why; ranks that fail because of it wait for the exit.
+	willExit := code != 0 && j.exit != nil && !j.local
+	j.exitMu.Lock()
+	if j.exiting {
+		j.exitMu.Unlock()
+		select {}
+	}
+	j.exiting = willExit
+	j.exitMu.Unlock()
+	j.failOnce.Do(func() {
+		err := fmt.Errorf("%w: job aborted by rank %d: %w", ErrProcFailed, rank, cause)
+		j.failure.Store(&err)
+		for _, p := range j.procs {
+			if p != nil {
+				p.eng.Abort(err)
+			}
+		}
+	})
+	if willExit {
+		fmt.Fprintf(stderr, "mpigo: rank %d aborted the job: %v\n", rank, cause)
+		j.exit(code)
+	}
+}
+
+// internal takes the job down after the engine reported a protocol error
+// (a frame it cannot make sense of). A process started by a launcher
+// exits, so that the launcher ends the job; goroutine ranks under Run
+// only fail, and Run returns the error: a library call never exits the
+// caller's process.
+func (p *proc) internal(err error) {
+	err = fmt.Errorf("%w: rank %d: %w", ErrIntern, p.rank, err)
+	if p.job.local {
+		p.job.intern.CompareAndSwap(nil, &err)
+		p.job.abort(p.rank, 0, err)
+		return
+	}
+	p.job.abort(p.rank, 1, err)
+}
+
+// peerFailed fails what depends on a peer that is gone; a negative peer is
+// a stranger or a bad handshake, which is refused while the job goes on.
+func (p *proc) peerFailed(peer int, err error) {
+	if peer < 0 {
+		fmt.Fprintf(stderr, "mpigo: rank %d: %v\n", p.rank, err)
+		return
+	}
+	p.eng.FailAll(peer, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, peer, err))
+}
+
+// ExitPeerFailed is the exit status of a process started by a launcher
+// whose ranks failed only because another rank of the job failed
+// (ErrProcFailed). `mpigo run` uses it to name the rank that failed first
+// rather than the ones that lost it.
+const ExitPeerFailed = 75
+
+// primaryErrors drops, from the errors of a failed job, the ones that only
+// report that another rank failed, when there is such another failure: they
+// are consequences, not causes.
+func primaryErrors(err error) error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return err
+	}
+	var causes []error
+	for _, e := range j.Unwrap() {
+		if !errors.Is(e, ErrProcFailed) {
+			causes = append(causes, e)
+		}
+	}
+	if len(causes) == 0 {
+		return err
+	}
+	return errors.Join(causes...)
+}
+
+// onlyPeerFailures reports whether every error in err is ErrProcFailed.
+func onlyPeerFailures(err error) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !onlyPeerFailures(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return errors.Is(err, ErrProcFailed)
+}
+
+// RankError is the error of one rank in a job.
+type RankError struct {
+	Rank int
+	Err  error
+}
+
+// Error formats the error as "rank R: ERR".
+func (e *RankError) Error() string { return fmt.Sprintf("rank %d: %v", e.Rank, e.Err) }
+
+// Unwrap returns the rank's error.
+func (e *RankError) Unwrap() error { return e.Err }
