@@ -94,8 +94,17 @@ func quoteToken(b []byte) string {
 // sets p.reprs if any differs from this rank's. It is collective over
 // the world communicator and runs before the rank's function.
 func (p *proc) learnReprs() error {
-	return p.noteReprs(coll.Allgather(collComm{p.world.shadow}, []byte(reprTokens[nativeRepr]), p.world.collTag()))
+	token := reprTokens[nativeRepr]
+	if announceOverride != "" {
+		token = announceOverride
+	}
+	return p.noteReprs(coll.Allgather(collComm{p.world.shadow}, []byte(token), p.world.collTag()))
 }
+
+// announceOverride replaces the token this process announces. It is set
+// only by the tests, at link time (-ldflags -X), to play a peer of an
+// unknown representation.
+var announceOverride string
 
 // noteReprs checks the tokens every rank announced (parts[r]: rank r's).
 func (p *proc) noteReprs(parts [][]byte, err error) error {
@@ -104,6 +113,9 @@ func (p *proc) noteReprs(parts [][]byte, err error) error {
 	}
 	var reprs []repr
 	for r, b := range parts {
+		if r == p.rank {
+			continue // this rank's own
+		}
 		rp, ok := parseRepr(b)
 		if !ok {
 			return p.world.errorf("start-up", ErrOther, at("peer", r, 0),

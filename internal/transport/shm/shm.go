@@ -343,10 +343,11 @@ func (t *Transport) Attach() error {
 			return fmt.Errorf("shm: rank %d: the inbox of rank %d does not match this job's layout", t.cfg.Rank, r)
 		}
 		if [len(archLayout)]byte(mem[offLayout:offLayout+len(archLayout)]) != archLayout {
+			theirs := describeLayout(mem[offLayout : offLayout+len(archLayout)])
 			unmap(mem)
 			return fmt.Errorf("shm: rank %d: rank %d on the same node runs on a machine of another memory layout (%s; this rank: %s): "+
 				"processes of different architectures cannot share memory; run the job with MPIGO_TRANSPORT=tcp",
-				t.cfg.Rank, r, describeLayout(mem[offLayout:offLayout+len(archLayout)]), describeLayout(archLayout[:]))
+				t.cfg.Rank, r, theirs, describeLayout(archLayout[:]))
 		}
 		p := &peer{t: t, rank: r, mem: mem, pid: int(le.Uint64(mem[offPid:])),
 			sleeping: (*atomic.Uint32)(unsafe.Pointer(&mem[offSleeping]))}
