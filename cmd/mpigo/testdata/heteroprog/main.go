@@ -59,7 +59,9 @@ func run(w *mpi.Comm) error {
 	r, n := w.Rank(), w.Size()
 	next, prev := (r+1)%n, (r+n-1)%n
 	var lines []string
-	say := func(format string, args ...any) { lines = append(lines, fmt.Sprintf("%d: ", r)+fmt.Sprintf(format, args...)) }
+	say := func(format string, args ...any) {
+		lines = append(lines, fmt.Sprintf("%d: ", r)+fmt.Sprintf(format, args...))
+	}
 
 	// Point to point, typed: every kind of value around the ring.
 	if err := ring(w, next, prev, say); err != nil {
