@@ -23,19 +23,52 @@ import (
 func swapRun(b []byte, w int) {
 	switch w {
 	case 2:
+		if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%2 == 0 && len(b) >= 2 {
+			ws := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/2)
+			for i, v := range ws {
+				ws[i] = bits.ReverseBytes16(v)
+			}
+			return
+		}
 		for i := 0; i+2 <= len(b); i += 2 {
 			b[i], b[i+1] = b[i+1], b[i]
 		}
 	case 4:
+		if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%4 == 0 && len(b) >= 4 {
+			ws := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
+			for i, v := range ws {
+				ws[i] = bits.ReverseBytes32(v)
+			}
+			return
+		}
 		for i := 0; i+4 <= len(b); i += 4 {
 			v := binary.LittleEndian.Uint32(b[i:])
 			binary.LittleEndian.PutUint32(b[i:], bits.ReverseBytes32(v))
 		}
 	case 8:
+		if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%8 == 0 && len(b) >= 8 {
+			ws := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
+			for i, v := range ws {
+				ws[i] = bits.ReverseBytes64(v)
+			}
+			return
+		}
 		for i := 0; i+8 <= len(b); i += 8 {
 			v := binary.LittleEndian.Uint64(b[i:])
 			binary.LittleEndian.PutUint64(b[i:], bits.ReverseBytes64(v))
 		}
+	}
+}
+
+// swapWord reverses the w-byte word at b[0:w].
+func swapWord(b []byte, w int) {
+	switch w {
+	case 2:
+		b[0], b[1] = b[1], b[0]
+	case 4:
+		binary.LittleEndian.PutUint32(b, bits.ReverseBytes32(binary.LittleEndian.Uint32(b)))
+	case 8:
+		binary.LittleEndian.PutUint64(b, bits.ReverseBytes64(binary.LittleEndian.Uint64(b)))
 	}
 }
 
@@ -62,6 +95,10 @@ func (t *Type) Swap(buf []byte, count int) {
 				continue
 			}
 			at := base + b.Off
+			if b.N*int64(b.Basic.Size()) == int64(w) {
+				swapWord(buf[at:at+int64(w)], w) // one number: most fields of a struct
+				continue
+			}
 			swapRun(buf[at:at+b.N*int64(b.Basic.Size())], w)
 		}
 	}
