@@ -118,12 +118,12 @@ func (p *proc) noteReprs(parts [][]byte, err error) error {
 		}
 		rp, ok := parseRepr(b)
 		if !ok {
-			return p.world.errorf("start-up", ErrOther, at("peer", r, 0),
+			return p.world.errorf("start-up", ErrOther, loc{what: "peer", peer: r},
 				"rank %d announced the data representation %s, which this rank (%s) does not know: it may run another version of mpigo",
 				r, quoteToken(b), nativeRepr)
 		}
 		if rp.wordBits() != nativeRepr.wordBits() {
-			return p.world.errorf("start-up", ErrOther, at("peer", r, 0),
+			return p.world.errorf("start-up", ErrOther, loc{what: "peer", peer: r},
 				"rank %d runs with %s and this rank with %s: a job cannot mix machines whose Go int differs in size (build every program for 64-bit targets, or every one for 32-bit ones)",
 				r, rp, nativeRepr)
 		}
