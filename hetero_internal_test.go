@@ -83,7 +83,7 @@ type hetEnc struct {
 }
 
 func TestHeteroPointToPoint(t *testing.T) {
-	p := hetPlain{A: -7, B: math.Pi, C: [3]uint16{1, 0x1234, 0xfedc}, D: true, E: complex(1.5, -2), F: -1 << 40}
+	p := hetPlain{A: -7, B: math.Pi, C: [3]uint16{1, 0x1234, 0xfedc}, D: true, E: complex(1.5, -2), F: -1 << 20}
 	e := hetEnc{Name: "x", Vals: []float64{1, -2.5}, M: map[int32]float32{0x01020304: 0.5, -1: 2}, P: &p, S: []hetPlain{p, {A: 3}}}
 	foreignRun(t, 2, func(c *Comm) error {
 		if c.Rank() == 0 {
@@ -212,7 +212,7 @@ func TestHeteroCollectives(t *testing.T) {
 		if err != nil || r == 0 && red != (hetPlain{A: 12, B: 3}) {
 			t.Errorf("rank %d: Reduce %+v %v", r, red, err)
 		}
-		p := hetPlain{A: 42, B: 0.5, F: -1 << 40}
+		p := hetPlain{A: 42, B: 0.5, F: -1 << 20}
 		b, err := Bcast(c, asOwn(c, p), 1)
 		if err != nil || b != asOwn(c, p) {
 			t.Errorf("rank %d: Bcast %+v %v", r, b, err)
