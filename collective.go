@@ -197,6 +197,9 @@ func Bcast[T any](c *Comm, v T, root int) (_ T, err error) {
 	if err := c.checkRoot("Bcast", root); err != nil {
 		return zero, err
 	}
+	if c.mixed() {
+		return hetBcastT(c, v, root) // hetcoll.go
+	}
 	t := typeOf[T]()
 	var b []byte
 	if c.rank == root {
@@ -253,6 +256,9 @@ func reduceT[T any](c *Comm, opname string, v T, op Op[T], root int) (T, error) 
 	var zero T
 	if err := checkReduce(c, opname, op, root); err != nil {
 		return zero, err
+	}
+	if c.mixed() {
+		return hetReduceT(c, opname, v, op, root) // hetcoll.go
 	}
 	t := typeOf[T]()
 	b, err := ownBytes(t, &v)
@@ -352,6 +358,9 @@ func reduceSliceT[E any](c *Comm, opname string, v []E, op Op[E], root int) ([]E
 	if err := checkReduce(c, opname, op, root); err != nil {
 		return nil, err
 	}
+	if c.mixed() {
+		return hetReduceSliceT(c, opname, v, op, root) // hetcoll.go
+	}
 	if op.vec != nil && typeOf[E]().shape == shapePlain {
 		res := make([]E, len(v))
 		copy(res, v)
@@ -429,7 +438,7 @@ func AllreduceSliceInto[E any](c *Comm, v, out []E, op Op[E]) (err error) {
 	if err := checkOp(c, "AllreduceSliceInto", op); err != nil {
 		return err
 	}
-	if t := typeOf[E](); op.vec != nil && t.shape == shapePlain {
+	if t := typeOf[E](); op.vec != nil && t.shape == shapePlain && !c.mixed() {
 		return allreduceFast(c, "AllreduceSliceInto", t, op, unsafeBytes(v, t.size), out)
 	}
 	r, err := reduceSliceT(c, "AllreduceSliceInto", v, op, -1)
@@ -449,6 +458,10 @@ func Scan[T any](c *Comm, v T, op Op[T]) (_ T, err error) {
 	var zero T
 	if err := checkOp(c, "Scan", op); err != nil {
 		return zero, err
+	}
+	if c.mixed() {
+		r, _, err := hetScanT(c, "Scan", v, op, true) // hetcoll.go
+		return r, err
 	}
 	t := typeOf[T]()
 	b, err := ownBytes(t, &v)
@@ -476,6 +489,9 @@ func Exscan[T any](c *Comm, v T, op Op[T]) (res T, ok bool, err error) {
 	var zero T
 	if err := checkOp(c, "Exscan", op); err != nil {
 		return zero, false, err
+	}
+	if c.mixed() {
+		return hetScanT(c, "Exscan", v, op, false) // hetcoll.go
 	}
 	t := typeOf[T]()
 	b, err := ownBytes(t, &v)
@@ -523,6 +539,9 @@ func Gather[T any](c *Comm, v T, root int) (_ []T, err error) {
 	if err := c.checkRoot("Gather", root); err != nil {
 		return nil, err
 	}
+	if c.mixed() {
+		return hetGatherT(c, "Gather", v, root, false) // hetcoll.go
+	}
 	t := typeOf[T]()
 	b, err := viewBytes(t, &v, nil)
 	if err != nil {
@@ -552,6 +571,9 @@ func Allgather[T any](c *Comm, v T) (_ []T, err error) {
 	}
 	if err := c.check("Allgather"); err != nil {
 		return nil, err
+	}
+	if c.mixed() {
+		return hetGatherT(c, "Allgather", v, 0, true) // hetcoll.go
 	}
 	t := typeOf[T]()
 	b, err := viewBytes(t, &v, nil)
@@ -590,9 +612,14 @@ func Scatter[T any](c *Comm, vs []T, root int) (_ T, err error) {
 			return zero, c.fail("Scatter", ErrCount, loc{}, "root has %d values for %d ranks", len(vs), len(c.group))
 		}
 		var err error
+		if c.mixed() {
+			return hetScatterT(c, vs, root) // hetcoll.go
+		}
 		if parts, err = valueParts(c, "Scatter", t, vs); err != nil {
 			return zero, err
 		}
+	} else if c.mixed() {
+		return hetScatterT(c, vs, root)
 	}
 	cc := c.typedCall(t, -1)
 	got, err := coll.Scatter(cc, parts, root, c.collTag())
@@ -624,6 +651,9 @@ func Alltoall[T any](c *Comm, vs []T) (_ []T, err error) {
 	}
 	if len(vs) != len(c.group) {
 		return nil, c.fail("Alltoall", ErrCount, loc{}, "%d values for %d ranks", len(vs), len(c.group))
+	}
+	if c.mixed() {
+		return hetAlltoallT(c, vs) // hetcoll.go
 	}
 	t := typeOf[T]()
 	parts, err := valueParts(c, "Alltoall", t, vs)

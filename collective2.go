@@ -292,6 +292,9 @@ func BcastInto[E any](c *Comm, buf []E, root int) (err error) {
 	if t.shape != shapePlain {
 		return c.typeErr("BcastInto", loc{}, errNotPlain(t))
 	}
+	if c.mixed() {
+		return hetBcastInto(c, buf, root) // hetcoll.go
+	}
 	cc := c.typedCall(t, len(buf))
 	return cc.done("BcastInto", c.bcastFixed(cc, unsafeBytes(buf, t.size), root))
 }

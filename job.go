@@ -84,6 +84,10 @@ type proc struct {
 
 	blk blockState // what hang diagnosis knows of the rank (hang.go)
 	trc *rankTrace // the rank's timeline while tracing, else nil (trace.go)
+
+	// reprs is the data representation of each world rank when some
+	// differs from this rank's, else nil (hetero.go).
+	reprs []repr
 }
 
 // abort takes the whole job down: every rank's pending and future

@@ -226,6 +226,11 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Learn the other ranks' byte order and word size (hetero.go).
+			if err := p.learnReprs(); err != nil {
+				errs[i] = &RankError{Rank: p.rank, Err: err}
+				return
+			}
 			if err := runRank(p, f); err != nil {
 				errs[i] = &RankError{Rank: p.rank, Err: err}
 				return

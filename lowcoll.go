@@ -127,6 +127,9 @@ func (c *Comm) Bcast(buf []byte, count int, dt *Datatype, root int) (err error) 
 	if err != nil {
 		return err
 	}
+	if c.mixed() {
+		return c.hetLowBcast(buf, b, sp, count, dt, root) // hetcoll.go
+	}
 	cc := c.lowCall(lowSig(dt, count), true)
 	if err := cc.done(op, c.bcastFixed(cc, b, root)); err != nil {
 		return err
@@ -794,6 +797,9 @@ func (c *Comm) Reduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Redu
 	if err != nil {
 		return err
 	}
+	if c.mixed() {
+		return c.hetLowReduce(name, in[:n], recvbuf, dt, op, root, false) // hetcoll.go
+	}
 	cc := c.lowCall(lowSig(dt, count), true)
 	if op.commutative { // in place, binomial, nothing allocated
 		sp := getScratch(2 * n)
@@ -861,6 +867,9 @@ func (c *Comm) Allreduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *R
 		return err
 	}
 	out := recvbuf[:n]
+	if c.mixed() {
+		return c.hetLowReduce(name, in[:n], out, dt, op, 0, true) // hetcoll.go
+	}
 	cc := c.lowCall(lowSig(dt, count), true)
 	if op.commutative {
 		f, _ := op.vec(dt)

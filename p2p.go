@@ -406,7 +406,11 @@ func (c *Comm) Recv(buf []byte, count int, dt *Datatype, src, tag int) (_ Status
 	if err != nil {
 		return Status{}, err
 	}
-	return c.recvMsg("Recv", m, dt.sig, dt.size, src, tag)
+	st, err := c.recvMsg("Recv", m, dt.sig, dt.size, src, tag)
+	if c.p.reprs != nil {
+		c.lowConv(buf, dt.t).convert(c, st.Source, st.bytes)
+	}
+	return st, err
 }
 
 // recvMsg is a blocking receive into m.
@@ -457,6 +461,7 @@ func (c *Comm) irecv(buf []byte, count int, dt *Datatype, src, tag int) (*Reques
 	}
 	r := c.newPooledRequest("Irecv", at("source", src, tag))
 	r.elem = dt.size
+	r.conv = c.lowConv(buf, dt.t)
 	r.er.Layout = m.lay
 	c.startRecv(r.er, m.b, nil, dt.sig, src, tag)
 	return r, nil
@@ -552,7 +557,8 @@ func (c *Comm) RecvInit(buf []byte, count int, dt *Datatype, src, tag int) (_ *R
 		return nil, err
 	}
 	sig := dt.sig
-	r := &Request{c: c, op: "RecvInit", at: at("source", src, tag), persistent: true, finished: true, elem: dt.size}
+	r := &Request{c: c, op: "RecvInit", at: at("source", src, tag), persistent: true, finished: true, elem: dt.size,
+		conv: c.lowConv(buf, dt.t)}
 	r.start = func(r *Request) error {
 		if src == ProcNull {
 			r.mu.Lock()
@@ -840,6 +846,7 @@ func (m *Message) irecv(buf []byte, count int, dt *Datatype) (*Request, error) {
 	}
 	r := c.newRequest("Mrecv", m.at)
 	r.elem = dt.size
+	r.conv = c.lowConv(buf, dt.t)
 	r.er.Layout = mm.lay
 	c.startMRecv(em, r.er, mm.b, nil, dt.sig)
 	return r, nil

@@ -44,6 +44,7 @@ type Request struct {
 	elem   int
 	t      *typeInfo // typed receives: the type, for a mismatch's message
 	tname  string    // how the caller wrote it
+	conv   *convLow  // receives into memory in a mixed job: the conversion (hetero.go)
 	// bsend is, for a buffered send (Ibsend, BsendInit), the engine's
 	// send from the attached buffer: the request itself completes at once,
 	// but Cancel may still withdraw that send.
@@ -144,6 +145,9 @@ func (r *Request) complete() {
 		r.err = r.c.recvStatusErr(r.op, r.at, r.t, r.tname, est)
 	} else {
 		r.err = r.c.statusErr(r.op, r.at, est)
+	}
+	if r.conv != nil && !est.Cancelled {
+		r.conv.convert(r.c, est.Source, est.Count)
 	}
 	if r.err == nil && r.finish != nil && !est.Cancelled {
 		r.err = r.finish(est)

@@ -375,7 +375,7 @@ func finishRecv[T any](c *Comm, op string, l loc, t *typeInfo, er *engine.Reques
 	} else if b == nil {
 		b = []byte{}
 	}
-	if err := decodeBytes(t, b[:est.Count], v, true); err != nil {
+	if err := decodeFrom(c, est.Source, t, b[:est.Count], v, true); err != nil {
 		return st, c.typeErr(op, l, err)
 	}
 	return st, nil
@@ -423,6 +423,9 @@ func RecvInto[E any](c *Comm, buf []E, source, tag int) (_ Status, err error) {
 	}
 	b := datatype.SliceBytes(buf)
 	st, err := c.recvMsgT("RecvInto", msg{b: b}, t.sig, t, "[]", t.size, source, tag)
+	if c.swapFrom(st.Source) {
+		swapTyped(t, b[:min(st.Bytes(), len(b))/t.size*t.size])
+	}
 	if got := b[:min(st.Bytes(), len(b))]; err == nil && !t.info.ValidBools(got) {
 		t.info.FixBools(got)
 		err = c.typeErr("RecvInto", at("source", source, tag), errBadBool(t.info.Type))
@@ -644,6 +647,9 @@ func irecvInto[E any](c *Comm, buf []E, source, tag int) (*Request, error) {
 	}
 	r := c.newPooledRequest("IrecvInto", at("source", source, tag))
 	r.elem, r.t, r.tname = t.size, t, "[]"
+	if c.p.reprs != nil {
+		r.conv = c.lowConv(datatype.SliceBytes(buf), t.info.TypeMap())
+	}
 	c.startRecv(r.er, datatype.SliceBytes(buf), nil, t.sig, source, tag)
 	return r, nil
 }

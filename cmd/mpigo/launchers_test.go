@@ -61,6 +61,9 @@ func removeTestProgs() {
 	if progsDir != "" {
 		os.RemoveAll(progsDir)
 	}
+	if heteroDir != "" { // hetero_test.go
+		os.RemoveAll(heteroDir)
+	}
 }
 
 // launcher is how a test starts N processes of a program.

@@ -215,6 +215,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		cfg.groups[i].prog = path
 	}
+	cfg.settleArch() // runarch.go
 	return launch(cfg, tmp, stdout, stderr)
 }
 

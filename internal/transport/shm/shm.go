@@ -43,7 +43,7 @@ import (
 
 const (
 	magic   = "mpigoshm"
-	version = 2
+	version = 3
 	ctlSize = 4096 // control page; the canRead flags follow at ctlFlags
 	// offsets in the control page
 	offVersion  = 8
@@ -51,6 +51,7 @@ const (
 	offRing     = 16
 	offPid      = 24
 	offProbe    = 32
+	offLayout   = 40 // the creator's memory layout: archLayout
 	offSleeping = 64
 	offFlags    = 128
 )
@@ -301,6 +302,7 @@ func New(cfg Config) (*Transport, error) {
 	le.PutUint64(t.mem[offRing:], uint64(t.ringSize))
 	le.PutUint64(t.mem[offPid:], uint64(t.pid))
 	le.PutUint64(t.mem[offProbe:], uint64(uintptr(unsafe.Pointer(&t.mem[0]))))
+	copy(t.mem[offLayout:], archLayout[:])
 	t.sleeping = (*atomic.Uint32)(unsafe.Pointer(&t.mem[offSleeping]))
 	t.readers = make([]reader, n)
 	for i := range t.readers {
@@ -340,6 +342,13 @@ func (t *Transport) Attach() error {
 		if string(mem[:len(magic)]) != magic || le.Uint32(mem[offVersion:]) != version ||
 			int(le.Uint32(mem[offSlots:])) != len(t.cfg.Locals) || int(le.Uint64(mem[offRing:])) != t.ringSize {
 			return fmt.Errorf("shm: rank %d: the inbox of rank %d does not match this job's layout", t.cfg.Rank, r)
+		}
+		if [len(archLayout)]byte(mem[offLayout:offLayout+len(archLayout)]) != archLayout {
+			theirs := describeLayout(mem[offLayout : offLayout+len(archLayout)])
+			unmap(mem)
+			return fmt.Errorf("shm: rank %d: rank %d on the same node runs on a machine of another memory layout (%s; this rank: %s): "+
+				"processes of different architectures cannot share memory; run the job with MPIGO_TRANSPORT=tcp",
+				t.cfg.Rank, r, theirs, describeLayout(archLayout[:]))
 		}
 		p := &peer{t: t, rank: r, mem: mem, pid: int(le.Uint64(mem[offPid:])),
 			sleeping: (*atomic.Uint32)(unsafe.Pointer(&mem[offSleeping]))}
