@@ -174,5 +174,29 @@ func TestFailAll(t *testing.T) {
 	if p := h.pending(2); p != [4]int{1, 0, 1, 0} {
 		t.Errorf("pending after FailAll: %v", p)
 	}
+	// Sends to the dead rank started after FailAll fail at once, in every
+	// mode and size (a rendezvous or synchronous one would otherwise wait
+	// for an answer that cannot come); sends to a live rank still go.
+	if h.engs[2].Unanswered(Standard, 4, 1) {
+		t.Error("Unanswered allows the short road to a dead rank")
+	}
+	for _, tc := range []struct {
+		name string
+		r    *Request
+	}{
+		{"eager-after", &Request{Context: 1, Peer: 1, To: 1, Tag: 2, Buf: pattern(4)}},
+		{"rendezvous-after", &Request{Context: 1, Peer: 1, To: 1, Tag: 2, Buf: pattern(100)}},
+		{"sync-after", &Request{Mode: Synchronous, Context: 1, Peer: 1, To: 1, Tag: 2, Buf: pattern(4)}},
+	} {
+		h.send(2, tc.r)
+		if !tc.r.Done() || !errors.Is(tc.r.Status().Err, boom) {
+			t.Errorf("%s: done %v %+v", tc.name, tc.r.Done(), tc.r.Status())
+		}
+	}
+	liveAfter := &Request{Context: 1, Peer: 0, To: 0, Tag: 2, Buf: pattern(100)}
+	h.send(2, liveAfter)
+	if liveAfter.Done() {
+		t.Errorf("a send to a live rank after FailAll failed: %+v", liveAfter.Status())
+	}
 	h.checkOnce(t)
 }

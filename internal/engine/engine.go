@@ -208,6 +208,9 @@ type Engine struct {
 
 	dead    error // set by Abort: every operation fails with it
 	aborted atomic.Bool
+	// anyLost is set once FailAll has named a peer: from then on every
+	// send looks the destination up in lost, under mu.
+	anyLost atomic.Bool
 
 	dropped int // late protocol frames dropped (see late)
 
@@ -261,11 +264,27 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 	}
 	n := r.size()
 	eager := n <= e.eagerLimit(r.To)
+	if e.anyLost.Load() {
+		// Nothing reaches a rank that is gone, and no answer would come
+		// from it: a rendezvous or synchronous send would wait forever.
+		e.mu.Lock()
+		err := e.lost[r.To]
+		e.mu.Unlock()
+		if err != nil {
+			r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: err})
+			return
+		}
+	}
 	if !eager || r.Mode == Synchronous {
 		// The peer will answer: register r so the answer finds it.
 		e.mu.Lock()
 		if e.dead != nil {
 			err := e.dead
+			e.mu.Unlock()
+			r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: err})
+			return
+		}
+		if err := e.lost[r.To]; err != nil {
 			e.mu.Unlock()
 			r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: err})
 			return
@@ -315,7 +334,7 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 // aborted), so that it is complete once a transport has taken it and
 // needs no Request. Every sender asks this, whatever road it then takes.
 func (e *Engine) Unanswered(mode Mode, n, to int) bool {
-	return mode != Synchronous && n <= e.eagerLimit(to) && !e.aborted.Load()
+	return mode != Synchronous && n <= e.eagerLimit(to) && !e.aborted.Load() && !e.anyLost.Load()
 }
 
 // EagerFrame returns the frame of a send of buf in mode that Unanswered
@@ -961,6 +980,7 @@ func (e *Engine) FailAll(peer int, err error) {
 	}
 	e.lost[peer], e.lastLost = err, err
 	e.lostEpoch++
+	e.anyLost.Store(true)
 	// Blocked probes look again: one waiting for the dead rank gives up.
 	for _, w := range e.probes {
 		w.Wake()

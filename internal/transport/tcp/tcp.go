@@ -742,7 +742,23 @@ func (t *Transport) serve(nc net.Conn, r *bufio.Reader, peer int, o *opener, via
 		// is this error and not a sender's write on the closed socket.
 		t.peerError(peer, fmt.Errorf("tcp: connection from rank %d: %w", peer, err))
 		if errors.Is(err, ErrIntegrity) {
+			// Nothing more from this peer can be trusted, on any
+			// connection: close them all, so that the peer learns of it
+			// too (an EOF on one of two connections alone looks like a
+			// crossed dial, not a failure, and it would wait for us).
 			nc.Close()
+			t.mu.Lock()
+			c := t.out[peer]
+			t.mu.Unlock()
+			if c != nil {
+				select {
+				case <-c.ready:
+					if c.c != nil {
+						c.c.Close()
+					}
+				default:
+				}
+			}
 		}
 	} else if last {
 		// A peer that ends cleanly closes every connection it has; its
