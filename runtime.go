@@ -46,6 +46,8 @@ type job struct {
 	closers []func() error // transports to close when the job ends
 
 	hang atomic.Pointer[hangError] // set when hang diagnosis failed the job
+
+	ft bool // ranks survive failures (ft.go)
 }
 
 func (j *job) close() {
@@ -88,6 +90,7 @@ type proc struct {
 
 	blk blockState // what hang diagnosis knows of the rank (hang.go)
 	trc *rankTrace // the rank's timeline while tracing, else nil (trace.go)
+	ft  *ftProc    // fault tolerance, if on (ft.go)
 }
 
 // exec hands the frames in out to the transports and completes the
@@ -116,7 +119,7 @@ func (p *proc) exec(out *engine.Outbox) {
 			}
 		} else if err != nil && it.F.Kind != wire.Eager {
 			// A protocol reply that cannot be delivered: the peer is gone.
-			p.eng.FailAll(it.F.To, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, it.F.To, err))
+			p.failPeer(it.F.To, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, it.F.To, err))
 		}
 	}
 }
@@ -237,7 +240,7 @@ func (p *proc) peerFailed(peer int, err error) {
 		fmt.Fprintf(stderr, "mpigo: rank %d: %v\n", p.rank, err)
 		return
 	}
-	p.eng.FailAll(peer, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, peer, err))
+	p.failPeer(peer, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, peer, err))
 }
 
 // deliverQueued is the handler for transports that deliver on their own
@@ -362,6 +365,19 @@ type Config struct {
 	// Chrome/Perfetto trace format (docs/trace.md). Environment:
 	// MPIGO_TRACE=FILE (mpigo run --trace FILE).
 	Trace string
+	// FT keeps the job running when a rank fails (a process exits or is
+	// killed, a connection is lost, a goroutine rank returns an error or
+	// panics): operations that need the failed rank fail with
+	// ErrProcFailed, and Revoke, Shrink, Agree, GetFailed and AckFailed
+	// let the survivors recover (docs/fault-tolerance.md). Environment:
+	// MPIGO_FT=1 (mpigo run --ft).
+	FT bool
+	// FTHeartbeat is how often, under FT, each process tells the others
+	// it is alive (default 250ms), and FTTimeout how long a silent
+	// process (stopped, hung in the kernel, cut off) may stay silent
+	// before the others treat it as failed (default 2s). Environment:
+	// MPIGO_FT_HEARTBEAT, MPIGO_FT_TIMEOUT (durations).
+	FTHeartbeat, FTTimeout time.Duration
 }
 
 // DefaultConfig returns the built-in tunables, overridden by the
@@ -369,6 +385,7 @@ type Config struct {
 func DefaultConfig() Config {
 	c := Config{EagerLimit: engine.DefaultConfig().EagerLimit}
 	c.diagDefaults()
+	c.ftDefaults() // ft.go
 	if v, ok := envInt("MPIGO_EAGER_LIMIT"); ok && v >= 0 {
 		c.EagerLimit = v
 	}
@@ -598,6 +615,7 @@ func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 	liveJobs.Add(1)
 	defer liveJobs.Add(-1)
 	stopDiag := j.startLocalDiag(cfg) // hang.go
+	defer j.startFT(cfg, nil)()       // ft.go
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for r := 0; r < n; r++ {
@@ -695,7 +713,9 @@ func runRank(p *proc, f func(*Comm) error) (err error) {
 		}
 		if err != nil {
 			// Errors caused by another rank's failure are not new failures.
-			if fp := p.job.failure.Load(); fp == nil || !errors.Is(err, ErrProcFailed) {
+			if p.job.ft {
+				p.job.ftRankFailed(p, err) // ft.go: the others survive it
+			} else if fp := p.job.failure.Load(); fp == nil || !errors.Is(err, ErrProcFailed) {
 				p.job.abort(p.rank, 0, err)
 			}
 		}

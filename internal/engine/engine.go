@@ -209,6 +209,9 @@ type Engine struct {
 	dead    error // set by Abort: every operation fails with it
 	aborted atomic.Bool
 
+	revoked    map[uint32]error // contexts revoked (ft.go), under mu
+	revokedAny atomic.Bool      // some context is revoked
+
 	dropped int // late protocol frames dropped (see late)
 
 	// matched counts messages matched to a receive or taken by a probe:
@@ -259,13 +262,22 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 		r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: e.Err()})
 		return
 	}
+	if e.revokedAny.Load() {
+		if err := e.Revoked(r.Context); err != nil { // ft.go
+			r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: err})
+			return
+		}
+	}
 	n := r.size()
 	eager := n <= e.eagerLimit(r.To)
 	if !eager || r.Mode == Synchronous {
 		// The peer will answer: register r so the answer finds it.
 		e.mu.Lock()
-		if e.dead != nil {
+		if e.dead != nil || e.revokedLocked(r.Context) != nil {
 			err := e.dead
+			if err == nil {
+				err = e.revokedLocked(r.Context)
+			}
 			e.mu.Unlock()
 			r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: err})
 			return
@@ -315,7 +327,7 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 // taken it, the send is complete. It reports false if the message must go
 // through Send (too large for eager, or the engine has been aborted).
 func (e *Engine) EagerFrame(ctx uint32, self, to, tag int, buf []byte, sig uint64) (wire.Frame, bool) {
-	if len(buf) > e.eagerLimit(to) || e.aborted.Load() {
+	if len(buf) > e.eagerLimit(to) || e.aborted.Load() || e.revokedAny.Load() {
 		return wire.Frame{}, false
 	}
 	return wire.Frame{Header: wire.Header{Kind: wire.Eager, Context: ctx, Src: int32(self), Tag: int32(tag), Size: int64(len(buf)), Sig: sig},
@@ -324,7 +336,9 @@ func (e *Engine) EagerFrame(ctx uint32, self, to, tag int, buf []byte, sig uint6
 
 // EagerOK reports whether a standard-mode message of n bytes to world rank
 // to goes eagerly with no answer (EagerFrame would return a frame).
-func (e *Engine) EagerOK(n, to int) bool { return n <= e.eagerLimit(to) && !e.aborted.Load() }
+func (e *Engine) EagerOK(n, to int) bool {
+	return n <= e.eagerLimit(to) && !e.aborted.Load() && !e.revokedAny.Load()
+}
 
 // eagerLimit is the largest eager message to world rank to.
 func (e *Engine) eagerLimit(to int) int {
@@ -347,6 +361,11 @@ func (e *Engine) PostRecv(r *Request, out *Outbox) {
 	if e.dead != nil {
 		e.mu.Unlock()
 		r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: e.dead})
+		return
+	}
+	if err := e.revokedLocked(r.Context); err != nil { // ft.go
+		e.mu.Unlock()
+		r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: err})
 		return
 	}
 	var prev *inbound
