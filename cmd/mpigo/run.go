@@ -820,6 +820,16 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 				break
 			}
 			if c == 0 || culprit != nil || (stopping && (c == 128+int(syscall.SIGTERM) || c == 128+int(forwarded))) {
+				if cfg.diag.ft && c != 0 && !stopping {
+					say("mpigo run: %s (pid %d) %s; the other %d process(es) go on (--ft)\n", p.ranks(), p.cmd.Process.Pid, how, running)
+				}
+				break
+			}
+			if cfg.diag.ft && !stopping {
+				// Under --ft the survivors go on; the job's status is the
+				// first failure's.
+				culprit, code = p, c
+				say("mpigo run: %s (pid %d) %s; the other %d process(es) go on (--ft)\n", p.ranks(), p.cmd.Process.Pid, how, running)
 				break
 			}
 			if c == mpi.ExitPeerFailed || (len(cfg.hosts) > 0 && c == 255) {

@@ -1,0 +1,72 @@
+//go:build unix
+
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRunFT kills a rank for real under mpigo run --ft (kill -9, SIGSTOP,
+// and a kill during an agreement), over shared memory and tcp: the
+// survivors must see the failure, revoke, shrink and finish, and the
+// job's status must still report the dead rank.
+func TestRunFT(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "ftprog")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/ftprog").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cases := []struct {
+		mode, transport string
+		detect          bool          // survivors print detection times
+		most            time.Duration // the slowest detection allowed
+	}{
+		{"kill9", "shm", true, 2 * time.Second},
+		{"kill9", "tcp", true, 2 * time.Second},
+		{"stop", "shm", true, 8 * time.Second},
+		{"stop", "tcp", true, 8 * time.Second},
+		{"agree", "shm", false, 0},
+		{"agree", "tcp", false, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.mode+"/"+tc.transport, func(t *testing.T) {
+			out, errs, code := runJob(t, "--ft", "--timeout", "60s", "--transport", tc.transport, "-n", "4", bin, tc.mode)
+			if code != 137 {
+				t.Fatalf("exit %d, want 137 (the killed rank's status)\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+			}
+			if !regexp.MustCompile(`rank \d \(pid \d+\) was killed by signal 9 \(killed\); the other 3 process\(es\) go on \(--ft\)`).MatchString(errs) {
+				t.Errorf("stderr does not name the killed rank:\n%s", errs)
+			}
+			if got := strings.Count(out, "survivors 3 sum 3"); got != 3 {
+				t.Fatalf("%d survivors finished, want 3\nstdout:\n%s\nstderr:\n%s", got, out, errs)
+			}
+			if tc.detect {
+				m := regexp.MustCompile(`detect \w+ (\d+) us`).FindAllStringSubmatch(out, -1)
+				if len(m) == 0 {
+					t.Fatalf("no survivor saw ErrProcFailed:\n%s", out)
+				}
+				for _, x := range m {
+					d, _ := time.ParseDuration(x[1] + "us")
+					if d > tc.most {
+						t.Errorf("detection took %v, want at most %v", d, tc.most)
+					}
+				}
+			}
+			if tc.mode == "agree" {
+				vals := regexp.MustCompile(`agreed (0b\d+)`).FindAllStringSubmatch(out, -1)
+				if len(vals) != 3 {
+					t.Fatalf("%d survivors agreed, want 3:\n%s", len(vals), out)
+				}
+				for _, v := range vals {
+					if v[1] != vals[0][1] || (v[1] != "0b110") {
+						t.Fatalf("survivors agreed on different or wrong values:\n%s", out)
+					}
+				}
+			}
+		})
+	}
+}
