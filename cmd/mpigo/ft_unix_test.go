@@ -34,7 +34,9 @@ func TestRunFT(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.mode+"/"+tc.transport, func(t *testing.T) {
-			out, errs, code := runJob(t, "--ft", "--timeout", "60s", "--transport", tc.transport, "-n", "4", bin, tc.mode)
+			// A short hang report: survivors waiting for the heartbeat timeout
+			// are in recovery, not hung.
+			out, errs, code := runJob(t, "--ft", "--hang-report", "500ms", "--timeout", "60s", "--transport", tc.transport, "-n", "4", bin, tc.mode)
 			if code != 137 {
 				t.Fatalf("exit %d, want 137 (the killed rank's status)\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 			}

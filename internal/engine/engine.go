@@ -210,7 +210,8 @@ type Engine struct {
 	aborted atomic.Bool
 
 	revoked    map[uint32]error // contexts revoked (ft.go), under mu
-	revokedAny atomic.Bool      // some context is revoked
+	ftLost     bool             // FailPeer was called: sends to lost peers fail (ft.go)
+	revokedAny atomic.Bool      // some context is revoked, or ftLost
 
 	dropped int // late protocol frames dropped (see late)
 
@@ -263,7 +264,7 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 		return
 	}
 	if e.revokedAny.Load() {
-		if err := e.Revoked(r.Context); err != nil { // ft.go
+		if err := e.sendBlocked(r.Context, r.To); err != nil { // ft.go
 			r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: err})
 			return
 		}

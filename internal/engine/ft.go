@@ -49,6 +49,20 @@ func (e *Engine) Revoke(err error, ctxs ...uint32) {
 	e.probes = e.probes[:0]
 }
 
+// sendBlocked returns why a send on ctx to world rank to fails at once
+// (the context is revoked, or the peer failed under FailPeer), or nil.
+func (e *Engine) sendBlocked(ctx uint32, to int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.revokedLocked(ctx); err != nil {
+		return err
+	}
+	if e.ftLost {
+		return e.lost[to]
+	}
+	return nil
+}
+
 // Revoked returns the error context ctx was revoked with, or nil.
 func (e *Engine) Revoked(ctx uint32) error {
 	if !e.revokedAny.Load() {
@@ -96,6 +110,8 @@ func (e *Engine) FailPeer(peer int, err, anyErr error, anyHit func(ctx uint32) b
 		e.lost[peer], e.lastLost = err, err
 		e.lostEpoch++
 	}
+	e.ftLost = true
+	e.revokedAny.Store(true) // sends take the checked path from now on
 	for _, w := range e.probes {
 		w.Wake()
 	}
