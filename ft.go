@@ -65,8 +65,9 @@ type ftProc struct {
 	isFailed map[int]bool //
 	inbox    []ftMsg      // control messages not handled yet
 	seqs     map[ftKey]uint64
-	agrees   map[agreeID]*agreement
-	enters   []*agreement // entries the controller has not seen yet
+	agrees   map[agreeID]*agreement // instances entered or heard of, recent decided ones
+	open     map[agreeID]*agreement // instances entered and not decided
+	enters   []*agreement           // entries the controller has not seen yet
 
 	wake chan struct{}
 	stop chan struct{}
@@ -143,7 +144,7 @@ func (j *job) startFT(cfg Config, local func(int) bool) func() {
 	}
 	var fts []*ftProc
 	for _, p := range j.procs {
-		f := &ftProc{p: p, isFailed: map[int]bool{}, seqs: map[ftKey]uint64{}, agrees: map[agreeID]*agreement{},
+		f := &ftProc{p: p, isFailed: map[int]bool{}, seqs: map[ftKey]uint64{}, agrees: map[agreeID]*agreement{}, open: map[agreeID]*agreement{},
 			wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 			remote: make([]bool, j.size), lastHeard: make([]atomic.Int64, j.size)}
 		if local != nil {

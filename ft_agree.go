@@ -32,6 +32,10 @@ type agreeID struct {
 	seq uint64
 }
 
+// ftKeep is how many decided instances of a communicator a rank keeps
+// to answer late members.
+const ftKeep = 8
+
 // agreement is one instance, as a rank sees it. Only the controller
 // touches it, except done and the results after done is closed.
 type agreement struct {
@@ -166,6 +170,7 @@ func (f *ftProc) enter(e *agreement) {
 		close(e.done)
 		return
 	}
+	f.open[e.id] = e
 	f.step(e)
 }
 
@@ -205,10 +210,8 @@ func (f *ftProc) onAgree(m ftMsg) {
 // stepAll moves every undecided instance on (failures may have changed
 // coordinators).
 func (f *ftProc) stepAll() {
-	for _, a := range f.agrees {
-		if a.entered && !a.decided {
-			f.step(a)
-		}
+	for _, a := range f.open {
+		f.step(a)
 	}
 }
 
@@ -294,6 +297,13 @@ func (f *ftProc) decide(a *agreement, val []byte, failed []int) {
 	}
 	a.decided, a.dval, a.dfailed = true, val, failed
 	a.props = nil
+	delete(f.open, a.id)
+	// A live member is at most one instance behind the others (an
+	// instance needs every live member's proposal), so old decisions can
+	// go.
+	if a.id.seq > ftKeep {
+		delete(f.agrees, agreeID{key: a.id.key, seq: a.id.seq - ftKeep})
+	}
 	for _, r := range failed {
 		f.noteFailed(r, errors.New("the survivors agreed that it failed"))
 	}
