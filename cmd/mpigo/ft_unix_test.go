@@ -16,10 +16,7 @@ import (
 // survivors must see the failure, revoke, shrink and finish, and the
 // job's status must still report the dead rank.
 func TestRunFT(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "ftprog")
-	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/ftprog").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildFTProg(t)
 	cases := []struct {
 		mode, transport string
 		detect          bool          // survivors print detection times
@@ -70,5 +67,44 @@ func TestRunFT(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func buildFTProg(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "ftprog")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/ftprog").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// BenchmarkFTDetect is the time from a rank's kill -9 (or SIGSTOP) to
+// ErrProcFailed on the survivors of a 4-process job under mpigo run --ft,
+// as the mean over the survivors that saw it (us-to-ErrProcFailed). Over
+// shm a kill -9 is seen by the transport's liveness check; a SIGSTOP only
+// by the heartbeat timeout (MPIGO_FT_TIMEOUT, default 2s).
+func BenchmarkFTDetect(b *testing.B) {
+	bin := buildFTProg(b)
+	for _, mode := range []string{"kill9", "stop"} {
+		for _, tr := range []string{"shm", "tcp"} {
+			b.Run(mode+"/"+tr, func(b *testing.B) {
+				var sum time.Duration
+				var n int
+				for i := 0; i < b.N; i++ {
+					var out, errb strings.Builder
+					run([]string{"run", "--ft", "--timeout", "60s", "--transport", tr, "-n", "4", bin, mode}, &out, &errb)
+					for _, x := range regexp.MustCompile(`detect \w+ (\d+) us`).FindAllStringSubmatch(out.String(), -1) {
+						d, _ := time.ParseDuration(x[1] + "us")
+						sum += d
+						n++
+					}
+				}
+				if n == 0 {
+					b.Fatalf("no survivor saw the failure")
+				}
+				b.ReportMetric(float64((sum / time.Duration(n)).Microseconds()), "us-to-ErrProcFailed")
+			})
+		}
 	}
 }

@@ -47,13 +47,14 @@ func victim(c *mpi.Comm, mode string) error {
 	if c.Rank() == last {
 		var b [12]byte
 		binary.LittleEndian.PutUint32(b[:], uint32(os.Getpid()))
-		binary.LittleEndian.PutUint64(b[4:], uint64(time.Now().UnixNano()))
+		at := time.Now().Add(10 * time.Millisecond) // when it dies
+		binary.LittleEndian.PutUint64(b[4:], uint64(at.UnixNano()))
 		for r := 0; r < last; r++ {
 			if err := c.Send(b[:], 12, mpi.Byte, r, 1); err != nil {
 				return err
 			}
 		}
-		time.Sleep(10 * time.Millisecond) // let the messages leave
+		time.Sleep(time.Until(at)) // let the messages leave
 		sig := syscall.SIGKILL
 		if mode == "stop" {
 			sig = syscall.SIGSTOP
