@@ -42,7 +42,9 @@ Processes on one node talk through shared memory, others over TCP.
 Output is forwarded line by line; standard input goes to rank 0; SIGINT
 and SIGTERM are passed on to every rank. The job ends when every rank has
 exited, or as soon as one fails: then the others are stopped and mpigo
-run exits with the failed rank's status.
+run exits with the failed rank's status. With --ft the others go on
+(they see the failure as mpi.ErrProcFailed) and mpigo run exits with the
+status of the first rank that failed once they are done.
 
 Flags:
 `
