@@ -50,6 +50,7 @@ const (
 	ftPropose
 	ftDecide
 	ftCollect
+	ftFailedMsg // a goroutine rank of the sender's process failed
 )
 
 // ftProc is the fault-tolerance state of one rank.
@@ -61,13 +62,14 @@ type ftProc struct {
 	lastHeard []atomic.Int64
 
 	mu       sync.Mutex
-	failed   []int        // world ranks known failed, in the order learnt
-	isFailed map[int]bool //
-	inbox    []ftMsg      // control messages not handled yet
+	failed   []int // world ranks known failed, in the order learnt
+	isFailed map[int]bool
+	inbox    []ftMsg // control messages not handled yet
 	seqs     map[ftKey]uint64
 	agrees   map[agreeID]*agreement // instances entered or heard of, recent decided ones
 	open     map[agreeID]*agreement // instances entered and not decided
 	enters   []*agreement           // entries the controller has not seen yet
+	dead     error                  // the rank's engine was aborted: agreements fail
 
 	wake chan struct{}
 	stop chan struct{}
@@ -280,12 +282,41 @@ func (p *proc) failPeer(peer int, err error) {
 // returned an error or panicked: the other ranks learn that it failed, and
 // its own pending operations end.
 func (j *job) ftRankFailed(p *proc, cause error) {
+	local := make([]bool, j.size)
 	for _, q := range j.procs {
+		if q != nil {
+			local[q.rank] = true
+		}
 		if q != nil && q != p && q.ft != nil {
 			q.ft.noteFailed(p.rank, fmt.Errorf("its function failed: %w", cause))
 		}
 	}
+	if p.ft != nil {
+		// Ranks in other processes would not notice: this process lives on.
+		b := binary.LittleEndian.AppendUint32(nil, uint32(p.rank))
+		for r := range j.size {
+			if !local[r] {
+				p.ft.send(r, ftFailedMsg, b)
+			}
+		}
+	}
 	p.eng.Abort(fmt.Errorf("%w: rank %d failed: %w", ErrProcFailed, p.rank, cause))
+}
+
+// abandonAll ends every wait in an agreement, now and later, with err.
+func (f *ftProc) abandonAll(err error) {
+	f.mu.Lock()
+	f.dead = err
+	enters := f.enters
+	f.enters = nil
+	f.mu.Unlock()
+	for _, a := range f.open {
+		a.abandon(err)
+	}
+	for _, a := range enters {
+		a.abandon(err)
+	}
+	clear(f.open)
 }
 
 // run is the controller's loop.
@@ -301,11 +332,7 @@ func (f *ftProc) run() {
 	for {
 		select {
 		case <-f.stop:
-			f.mu.Lock()
-			for _, a := range f.agrees {
-				a.abandon()
-			}
-			f.mu.Unlock()
+			f.abandonAll(errors.New("the job ended during the agreement"))
 			return
 		case <-tick:
 			f.beat()
@@ -321,8 +348,12 @@ func (f *ftProc) run() {
 		}
 		for _, m := range in {
 			if m.from < 0 {
-				if f.p.eng.Err() == nil {
+				if err := f.p.eng.Err(); err == nil {
 					f.post()
+				} else {
+					// The job (or this rank) is going down: nobody waits
+					// in an agreement for ever.
+					f.abandonAll(err)
 				}
 				continue
 			}
@@ -336,6 +367,10 @@ func (f *ftProc) run() {
 				}
 			}
 			switch m.tag {
+			case ftFailedMsg:
+				if len(m.b) == 4 {
+					f.noteFailed(int(binary.LittleEndian.Uint32(m.b)), errors.New("its function failed"))
+				}
 			case ftRevokeMsg:
 				f.onRevoke(m)
 			case ftPropose, ftDecide, ftCollect:

@@ -321,10 +321,10 @@ func (f *ftProc) decide(a *agreement, val []byte, failed []int) {
 	}
 }
 
-// abandon ends a wait on a when the job ends.
-func (a *agreement) abandon() {
+// abandon ends a wait on a with err.
+func (a *agreement) abandon(err error) {
 	if !a.closed {
-		a.err = errors.New("the job ended during the agreement")
+		a.err = err
 		a.closed = true
 		close(a.done)
 	}
@@ -337,6 +337,10 @@ func (c *Comm) ftAgree(val []byte, combine func(acc, in []byte) ([]byte, error))
 	key := ftKey{ctx: c.ctx, gh: groupHash(c.group)}
 	e := &agreement{group: c.group, val: val, combine: combine, entered: true, done: make(chan struct{})}
 	f.mu.Lock()
+	if f.dead != nil {
+		f.mu.Unlock()
+		return nil, nil, f.dead
+	}
 	f.seqs[key]++
 	e.id = agreeID{key: key, seq: f.seqs[key]}
 	f.enters = append(f.enters, e)

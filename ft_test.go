@@ -340,3 +340,23 @@ func TestFTOff(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Abort during an agreement ends the job: nobody waits in Agree for ever.
+func TestFTAbortDuringAgree(t *testing.T) {
+	cfg := mpi.DefaultConfig()
+	cfg.FT = true
+	err := ftRun(t, cfg, 3, func(c *mpi.Comm) error {
+		if c.Rank() == 0 {
+			time.Sleep(20 * time.Millisecond)
+			mpi.Abort(c, 3)
+		}
+		_, err := c.Agree(1)
+		if err == nil {
+			return errors.New("Agree succeeded in an aborted job")
+		}
+		return err
+	})
+	if code, ok := mpi.ExitCode(err); !ok || code != 3 {
+		t.Fatalf("job error %v, want Abort's code 3", err)
+	}
+}

@@ -79,6 +79,23 @@ func buildFTProg(t testing.TB) string {
 	return bin
 }
 
+// TestRunFTRanksPerProc fails a goroutine rank of a process that hosts
+// two: the ranks in the other processes must learn of it (the process
+// and its connections live on), and the job's status reports it.
+func TestRunFTRanksPerProc(t *testing.T) {
+	bin := buildFTProg(t)
+	out, errs, code := runJob(t, "--ft", "--timeout", "60s", "--ranks-per-proc", "2", "-n", "4", bin, "fnfail")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if got := strings.Count(out, "survivors 3 sum 3"); got != 3 {
+		t.Fatalf("%d survivors finished, want 3\nstdout:\n%s\nstderr:\n%s", got, out, errs)
+	}
+	if !strings.Contains(errs, "the last rank gives up") {
+		t.Errorf("stderr does not say why rank 3 failed:\n%s", errs)
+	}
+}
+
 // BenchmarkFTDetect is the time from a rank's kill -9 (or SIGSTOP) to
 // ErrProcFailed on the survivors of a 4-process job under mpigo run --ft,
 // as the mean over the survivors that saw it (us-to-ErrProcFailed). Over

@@ -6,7 +6,9 @@
 // MODE kill9: the last rank sends its clock to the others and kills
 // itself with SIGKILL; stop: it stops itself with SIGSTOP (rank 0 kills it
 // once the others have declared it failed); agree: rank 0, the first
-// coordinator of the agreement, kills itself while the others agree.
+// coordinator of the agreement, kills itself while the others agree;
+// fnfail: the last rank's function returns an error (with
+// --ranks-per-proc, its process lives on for the other ranks it hosts).
 // Every survivor that sees ErrProcFailed before another's revocation
 // prints how long that took ("detect"), then revokes WORLD, shrinks it and prints the sum of an Allreduce over
 // the survivors.
@@ -37,6 +39,8 @@ func main() {
 			return victim(c, mode)
 		case "agree":
 			return agree(c)
+		case "fnfail":
+			return fnfail(c)
 		}
 		return fmt.Errorf("unknown mode %q", mode)
 	})
@@ -113,4 +117,16 @@ func recover(c *mpi.Comm) error {
 	}
 	fmt.Printf("rank %d: survivors %d sum %d\n", c.Rank(), s.Size(), sum)
 	return nil
+}
+
+func fnfail(c *mpi.Comm) error {
+	last := c.Size() - 1
+	if c.Rank() == last {
+		return errors.New("the last rank gives up")
+	}
+	_, _, err := mpi.Recv[int](c, last, 2)
+	if !errors.Is(err, mpi.ErrProcFailed) && !errors.Is(err, mpi.ErrRevoked) {
+		return fmt.Errorf("Recv from the failed rank: %v, want ErrProcFailed or ErrRevoked", err)
+	}
+	return recover(c)
 }
