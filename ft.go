@@ -122,7 +122,7 @@ func (c *Config) ftDefaults() {
 // Default heartbeat period and timeout.
 const (
 	defaultFTHeartbeat = 250 * time.Millisecond
-	defaultFTTimeout   = 2 * time.Second
+	defaultFTTimeout   = 3 * time.Second
 )
 
 // startFT starts the fault-tolerance controller of every rank of j when
@@ -182,6 +182,9 @@ func (f *ftProc) post() {
 		Alloc: func(n int) []byte { return make([]byte, min(n, ftMaxMsg)) }}
 	er.OnDone = func(r *engine.Request) {
 		st := r.Status()
+		if st.Err == nil && st.Source >= 0 && st.Source < len(f.lastHeard) {
+			f.lastHeard[st.Source].Store(time.Now().UnixNano())
+		}
 		f.mu.Lock()
 		if st.Err == nil {
 			f.inbox = append(f.inbox, ftMsg{from: st.Source, tag: st.Tag, b: r.Buf[:st.Count]})
@@ -323,6 +326,7 @@ func (f *ftProc) abandonAll(err error) {
 func (f *ftProc) run() {
 	defer close(f.done)
 	var tick <-chan time.Time
+	check, lastTick := false, time.Now()
 	if f.period > 0 {
 		t := time.NewTicker(f.period)
 		defer t.Stop()
@@ -336,7 +340,7 @@ func (f *ftProc) run() {
 			return
 		case <-tick:
 			f.beat()
-			f.checkHeartbeats()
+			check = true
 		case <-f.wake:
 		}
 		f.mu.Lock()
@@ -378,6 +382,22 @@ func (f *ftProc) run() {
 			}
 		}
 		f.stepAll()
+		if check {
+			// After the messages that came meanwhile have been counted.
+			check = false
+			now := time.Now()
+			if now.Sub(lastTick) > f.timeout/2 {
+				// This process itself did not run for a long while (a
+				// loaded machine, or it was stopped): the silence of the
+				// others may be ours. Start counting again.
+				for r := range f.lastHeard {
+					f.lastHeard[r].Store(now.UnixNano())
+				}
+			} else {
+				f.checkHeartbeats()
+			}
+			lastTick = now
+		}
 	}
 }
 

@@ -17,7 +17,9 @@ func ftConfigs() []transportCase {
 	for _, t := range []string{"inproc", "shm", "tcp"} {
 		cfg := mpi.DefaultConfig()
 		cfg.FT = true
-		cfg.HangReport = 0
+		// Ranks recovering from a failure are not hung: a report would
+		// fail the job.
+		cfg.HangReport = 500 * time.Millisecond
 		if t != "inproc" {
 			cfg.Transport = t
 		}

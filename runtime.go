@@ -375,7 +375,7 @@ type Config struct {
 	// FTHeartbeat is how often, under FT, each process tells the others
 	// it is alive (default 250ms), and FTTimeout how long a silent
 	// process (stopped, hung in the kernel, cut off) may stay silent
-	// before the others treat it as failed (default 2s). Environment:
+	// before the others treat it as failed (default 3s). Environment:
 	// MPIGO_FT_HEARTBEAT, MPIGO_FT_TIMEOUT (durations).
 	FTHeartbeat, FTTimeout time.Duration
 }
