@@ -31,6 +31,11 @@ func main() {
 		mode = os.Args[1]
 	}
 	mpi.Main(func(c *mpi.Comm) error {
+		if mode == "fnfail" {
+			// No barrier first: the failing rank may leave it before
+			// the others are out, and they would see the failure there.
+			return fnfail(c)
+		}
 		if err := mpi.Barrier(c); err != nil {
 			return err
 		}
@@ -39,8 +44,6 @@ func main() {
 			return victim(c, mode)
 		case "agree":
 			return agree(c)
-		case "fnfail":
-			return fnfail(c)
 		}
 		return fmt.Errorf("unknown mode %q", mode)
 	})
