@@ -177,7 +177,9 @@ func serve(c *mpi.Comm, batches, points int) (int64, error) {
 			give(st.Source)
 		}
 	}
-	for _, w := range idle {
+	// Every live worker waits for work, or will once its result (of a
+	// batch counted already, after a reassignment) has gone: stop them all.
+	for w := 1; w < c.Size(); w++ {
 		if !dead[w] {
 			mpi.Send(c, -1, w, tagWork) // a worker that died since fails here: nothing to do
 		}

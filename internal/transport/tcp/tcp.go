@@ -248,6 +248,17 @@ func (t *Transport) dial(peer int) (*conn, error) {
 		return nil, errors.New("tcp: transport closed")
 	}
 	c := t.out[peer]
+	if c == nil && t.failed[peer] {
+		// The peer failed (or its connection could not be trusted): a new
+		// connection would only wait for it, as a crossed dial waits for
+		// the peer's own connection that will not come.
+		why := t.reason[peer]
+		t.mu.Unlock()
+		if why == nil {
+			why = errors.New("it failed earlier")
+		}
+		return nil, fmt.Errorf("tcp: no new connection to rank %d: %w", peer, why)
+	}
 	if c == nil {
 		c = &conn{ready: make(chan struct{}), dialed: true}
 		t.out[peer] = c

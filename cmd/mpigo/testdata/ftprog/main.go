@@ -107,19 +107,27 @@ func agree(c *mpi.Comm) error {
 	return recover(c)
 }
 
-// recover revokes c, shrinks it and sums over the survivors.
+// recover revokes c, shrinks it and sums over the survivors. A rank can
+// die after a Shrink counted it alive (the agree mode's victim kills
+// itself at a moment the others do not know): then the sum fails with
+// ErrProcFailed, and the survivors recover again, the usual ULFM loop.
 func recover(c *mpi.Comm) error {
-	c.Revoke()
-	s, err := c.Shrink()
-	if err != nil {
-		return err
+	for try := 0; ; try++ {
+		c.Revoke()
+		s, err := c.Shrink()
+		if err != nil {
+			return err
+		}
+		sum, err := mpi.Allreduce(s, 1, mpi.Sum[int]())
+		if err == nil {
+			fmt.Printf("rank %d: survivors %d sum %d\n", c.Rank(), s.Size(), sum)
+			return nil
+		}
+		if try == 3 || (!errors.Is(err, mpi.ErrProcFailed) && !errors.Is(err, mpi.ErrRevoked)) {
+			return err
+		}
+		c = s
 	}
-	sum, err := mpi.Allreduce(s, 1, mpi.Sum[int]())
-	if err != nil {
-		return err
-	}
-	fmt.Printf("rank %d: survivors %d sum %d\n", c.Rank(), s.Size(), sum)
-	return nil
 }
 
 func fnfail(c *mpi.Comm) error {
