@@ -357,6 +357,16 @@ func (w *Window[T]) matchTypes(name string, target int, n int, odt *Datatype, d 
 	return nil
 }
 
+// lowOriginFor checks an origin-side buffer (lowOrigin) and that it
+// matches the target's side d (matchTypes), and returns its size in bytes.
+func (w *Window[T]) lowOriginFor(name, what string, target int, buf []byte, count int, dt *Datatype, d *vdesc, tdt *Datatype) (int, error) {
+	n, err := w.lowOrigin(name, what, target, buf, count, dt)
+	if err != nil {
+		return 0, err
+	}
+	return n, w.matchTypes(name, target, n, dt, d, tdt)
+}
+
 // lowOp resolves the operation of an accumulate-kind call on elements of
 // tdt into c.
 func (w *Window[T]) lowOp(c *lowCall, op *ReduceOp, tdt *Datatype) error {
@@ -622,11 +632,8 @@ func (w *Window[T]) putBuf(name string, origin []byte, count int, dt *Datatype, 
 	if null || err != nil {
 		return nil, err
 	}
-	n, err := w.lowOrigin(name, "origin", target, origin, count, dt)
+	n, err := w.lowOriginFor(name, "origin", target, origin, count, dt, &d, tdt)
 	if err != nil {
-		return nil, err
-	}
-	if err := w.matchTypes(name, target, n, dt, &d, tdt); err != nil {
 		return nil, err
 	}
 	in := make([]byte, n)
@@ -661,11 +668,8 @@ func (w *Window[T]) getBuf(name string, origin []byte, count int, dt *Datatype, 
 	if null || err != nil {
 		return nil, err
 	}
-	n, err := w.lowOrigin(name, "origin", target, origin, count, dt)
+	n, err := w.lowOriginFor(name, "origin", target, origin, count, dt, &d, tdt)
 	if err != nil {
-		return nil, err
-	}
-	if err := w.matchTypes(name, target, n, dt, &d, tdt); err != nil {
 		return nil, err
 	}
 	out := make([]byte, n)
@@ -734,11 +738,8 @@ func (w *Window[T]) accBuf(name string, origin []byte, count int, dt *Datatype, 
 	get := rdt != nil
 	if get {
 		c.kind = reqGaccV
-		n, err := w.lowOrigin(name, "result", target, result, rcount, rdt)
+		n, err := w.lowOriginFor(name, "result", target, result, rcount, rdt, &d, tdt)
 		if err != nil {
-			return nil, err
-		}
-		if err := w.matchTypes(name, target, n, rdt, &d, tdt); err != nil {
 			return nil, err
 		}
 		out := make([]byte, n)
@@ -748,11 +749,8 @@ func (w *Window[T]) accBuf(name string, origin []byte, count int, dt *Datatype, 
 	if get && op.name == "no_op" && dt == nil {
 		c.in = make([]byte, d.bytes())
 	} else {
-		n, err := w.lowOrigin(name, "origin", target, origin, count, dt)
+		n, err := w.lowOriginFor(name, "origin", target, origin, count, dt, &d, tdt)
 		if err != nil {
-			return nil, err
-		}
-		if err := w.matchTypes(name, target, n, dt, &d, tdt); err != nil {
 			return nil, err
 		}
 		c.in = make([]byte, n)
