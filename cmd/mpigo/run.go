@@ -276,6 +276,10 @@ func resolveProgram(prog string, runDir func() (string, error), i int, stderr io
 	fmt.Fprintf(stderr, "mpigo run: building %s\n", prog)
 	build := exec.Command("go", "build", "-o", out, ".")
 	build.Dir = prog
+	// The go command's work folder goes inside the run folder, so that a
+	// launcher killed while it builds leaves nothing in $TMPDIR that the
+	// next launcher's sweep of dead run folders would not remove.
+	build.Env = append(os.Environ(), "GOTMPDIR="+tmp)
 	build.Stdout, build.Stderr = stderr, stderr
 	if err := build.Run(); err != nil {
 		return "", fmt.Errorf("building %s failed: %v", prog, err)
