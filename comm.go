@@ -60,6 +60,8 @@ type Comm struct {
 	inter *interComm
 	attrs attrTable            // cached attributes (attr.go)
 	info  atomic.Pointer[Info] // hints set with SetInfo (info.go)
+
+	ftState commFT // acknowledged failures (ft.go)
 }
 
 // newComm makes a communicator and its collective shadow.

@@ -78,6 +78,19 @@ type Config struct {
 	// Chrome/Perfetto trace format (docs/trace.md). Environment:
 	// MPIGO_TRACE=FILE (mpigo run --trace FILE).
 	Trace string
+	// FT keeps the job running when a rank fails (a process exits or is
+	// killed, a connection is lost, a goroutine rank returns an error or
+	// panics): operations that need the failed rank fail with
+	// ErrProcFailed, and Revoke, Shrink, Agree, GetFailed and AckFailed
+	// let the survivors recover (docs/fault-tolerance.md). Environment:
+	// MPIGO_FT=1 (mpigo run --ft).
+	FT bool
+	// FTHeartbeat is how often, under FT, each process tells the others
+	// it is alive (default 250ms), and FTTimeout how long a silent
+	// process (stopped, hung in the kernel, cut off) may stay silent
+	// before the others treat it as failed (default 3s). Environment:
+	// MPIGO_FT_HEARTBEAT, MPIGO_FT_TIMEOUT (durations).
+	FTHeartbeat, FTTimeout time.Duration
 }
 
 // DefaultConfig returns the built-in tunables, overridden by the
@@ -85,6 +98,7 @@ type Config struct {
 func DefaultConfig() Config {
 	c := Config{EagerLimit: engine.DefaultConfig().EagerLimit}
 	c.diagDefaults()
+	c.ftDefaults() // ft.go
 	if v, ok := envInt("MPIGO_EAGER_LIMIT"); ok && v >= 0 {
 		c.EagerLimit = v
 	}

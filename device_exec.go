@@ -39,7 +39,7 @@ func (p *proc) exec(out *engine.Outbox) {
 			}
 		} else if err != nil && it.F.Kind != wire.Eager {
 			// A protocol reply that cannot be delivered: the peer is gone.
-			p.eng.FailAll(it.F.To, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, it.F.To, err))
+			p.failPeer(it.F.To, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, it.F.To, err))
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 // predefinedClasses are the error classes of the package, for ErrorClass.
 var predefinedClasses = []error{
 	ErrBuffer, ErrCount, ErrType, ErrTag, ErrComm, ErrRank, ErrRoot, ErrRequest,
-	ErrTruncate, ErrOp, ErrArg, ErrGroup, ErrKeyval, ErrProcFailed, ErrIntern, ErrOther,
+	ErrTruncate, ErrOp, ErrArg, ErrGroup, ErrKeyval, ErrProcFailed, ErrIntern, ErrOther, ErrRevoked, ErrProcFailedPending,
 }
 
 // userErrors guards the messages of user-defined classes and codes.

@@ -40,6 +40,8 @@ type job struct {
 	prog *progress.Progress
 
 	hang atomic.Pointer[hangError] // set when hang diagnosis failed the job
+
+	ft bool // ranks survive failures (ft.go)
 }
 
 func (j *job) close() {
@@ -84,6 +86,7 @@ type proc struct {
 
 	blk blockState // what hang diagnosis knows of the rank (hang.go)
 	trc *rankTrace // the rank's timeline while tracing, else nil (trace.go)
+	ft  *ftProc    // fault tolerance, if on (ft.go)
 
 	// reprs is the data representation of each world rank when some
 	// differs from this rank's, else nil (hetero.go).
@@ -141,7 +144,7 @@ func (p *proc) peerFailed(peer int, err error) {
 		fmt.Fprintf(stderr, "mpigo: rank %d: %v\n", p.rank, err)
 		return
 	}
-	p.eng.FailAll(peer, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, peer, err))
+	p.failPeer(peer, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, peer, err))
 }
 
 // ExitPeerFailed is the exit status of a process started by a launcher

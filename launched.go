@@ -220,6 +220,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		}
 	}
 	stopDiag := startLaunchedDiag(j, cfg, info) // hang_launched.go
+	stopFT := j.startFT(cfg, local)             // ft.go
 	errs := make([]error, k)
 	var wg sync.WaitGroup
 	for i, p := range j.procs {
@@ -243,12 +244,13 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 			if info.Launcher == boot.LauncherMpigo {
 				info.KV.Put(boot.ReturnedKey(p.rank), "1")
 			}
-			if err := Barrier(p.world); err != nil {
+			if err := p.finalize(); err != nil { // ft.go
 				errs[i] = &RankError{Rank: p.rank, Err: err}
 			}
 		}()
 	}
 	wg.Wait()
+	stopFT()
 	stopDiag()
 	err := errors.Join(errs...)
 	ok = err == nil

@@ -144,6 +144,9 @@ func (c *Comm) postRecv(er *engine.Request, out *engine.Outbox, buf []byte, allo
 		er.FromWorld = c.group[src] + 1
 	}
 	er.Buf, er.Alloc, er.Sig = buf, alloc, sig
+	if src == AnySource && c.p.ft != nil && c.ftAnyPending(er) { // ft.go
+		return
+	}
 	c.p.eng.PostRecv(er, out)
 	c.p.exec(out)
 }

@@ -167,6 +167,14 @@ func (c *Comm) statusErr(op string, l loc, st engine.Status) error {
 		return c.errorf(op, ErrTruncate, l, "%d-byte message from rank %d (tag %d) does not fit the %d-byte buffer", st.Size, st.Source, st.Tag, st.Count)
 	case errors.Is(st.Err, engine.ErrType):
 		return c.errorf(op, ErrType, l, "message from rank %d (tag %d) was sent as another type", st.Source, st.Tag)
+	case errors.Is(st.Err, ErrRevoked): // ft.go
+		e := c.errorf(op, ErrRevoked, l, "").(*Error)
+		e.Cause = st.Err
+		return e
+	case errors.Is(st.Err, ErrProcFailedPending):
+		e := c.errorf(op, ErrProcFailedPending, l, "").(*Error)
+		e.Cause = st.Err
+		return e
 	case errors.Is(st.Err, ErrProcFailed):
 		e := c.errorf(op, ErrProcFailed, l, "").(*Error)
 		e.Cause = st.Err

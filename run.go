@@ -144,6 +144,7 @@ func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 	liveJobs.Add(1)
 	defer liveJobs.Add(-1)
 	stopDiag := j.startLocalDiag(cfg) // hang.go
+	defer j.startFT(cfg, nil)()       // ft.go
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for r := 0; r < n; r++ {
@@ -190,7 +191,9 @@ func runRank(p *proc, f func(*Comm) error) (err error) {
 		}
 		if err != nil {
 			// Errors caused by another rank's failure are not new failures.
-			if fp := p.job.failure.Load(); fp == nil || !errors.Is(err, ErrProcFailed) {
+			if p.job.ft {
+				p.job.ftRankFailed(p, err) // ft.go: the others survive it
+			} else if fp := p.job.failure.Load(); fp == nil || !errors.Is(err, ErrProcFailed) {
 				p.job.abort(p.rank, 0, err)
 			}
 		}

@@ -27,12 +27,14 @@ type diagFlags struct {
 	hang  string // --hang-report DURATION
 	check bool
 	trace string
+	ft    bool // --ft: survivors go on when a rank dies (ft.go in the mpi package)
 }
 
 func addDiagFlags(fs *flag.FlagSet, d *diagFlags) {
 	fs.StringVar(&d.hang, "hang-report", "", "print a hang report and stop the job when every rank has been blocked in MPI this long (default 10s, or MPIGO_HANG_REPORT; 0 disables)")
 	fs.BoolVar(&d.check, "check", false, "check that the ranks of a communicator call the same collectives with the same roots (sets MPIGO_CHECK=1)")
 	fs.StringVar(&d.trace, "trace", "", "record every MPI call and message into `FILE` (Chrome/Perfetto JSON; see mpigo trace)")
+	fs.BoolVar(&d.ft, "ft", false, "fault tolerance: when a rank dies the others go on, and learn of it through mpi.ErrProcFailed (Revoke, Shrink, Agree; sets MPIGO_FT=1)")
 }
 
 // hangThreshold is the threshold in force: the flag, else the
@@ -67,6 +69,9 @@ func (d *diagFlags) env(traceDir string) []string {
 	}
 	if d.check {
 		env = append(env, "MPIGO_CHECK=1")
+	}
+	if d.ft {
+		env = append(env, "MPIGO_FT=1")
 	}
 	if d.trace != "" {
 		abs, _ := filepath.Abs(d.trace)

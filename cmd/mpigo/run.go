@@ -42,7 +42,9 @@ Processes on one node talk through shared memory, others over TCP.
 Output is forwarded line by line; standard input goes to rank 0; SIGINT
 and SIGTERM are passed on to every rank. The job ends when every rank has
 exited, or as soon as one fails: then the others are stopped and mpigo
-run exits with the failed rank's status.
+run exits with the failed rank's status. With --ft the others go on
+(they see the failure as mpi.ErrProcFailed) and mpigo run exits with the
+status of the first rank that failed once they are done.
 
 Flags:
 `
@@ -862,6 +864,16 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 				break
 			}
 			if c == 0 || culprit != nil || gwFailed || (stopping && (c == 128+int(syscall.SIGTERM) || c == 128+int(forwarded))) {
+				if cfg.diag.ft && c != 0 && !stopping {
+					say("mpigo run: %s (pid %d) %s; the other %d process(es) go on (--ft)\n", p.ranks(), p.cmd.Process.Pid, how, running)
+				}
+				break
+			}
+			if cfg.diag.ft && !stopping {
+				// Under --ft the survivors go on; the job's status is the
+				// first failure's.
+				culprit, code = p, c
+				say("mpigo run: %s (pid %d) %s; the other %d process(es) go on (--ft)\n", p.ranks(), p.cmd.Process.Pid, how, running)
 				break
 			}
 			if c == mpi.ExitPeerFailed || (len(cfg.hosts) > 0 && c == 255) {

@@ -212,6 +212,10 @@ type Engine struct {
 	// send looks the destination up in lost, under mu.
 	anyLost atomic.Bool
 
+	revoked    map[uint32]error // contexts revoked (ft.go), under mu
+	ftLost     bool             // FailPeer was called: sends to lost peers fail (ft.go)
+	revokedAny atomic.Bool      // some context is revoked, or ftLost
+
 	dropped int // late protocol frames dropped (see late)
 
 	// matched counts messages matched to a receive or taken by a probe:
@@ -262,6 +266,12 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 		r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: e.Err()})
 		return
 	}
+	if e.revokedAny.Load() {
+		if err := e.sendBlocked(r.Context, r.To); err != nil { // ft.go
+			r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: err})
+			return
+		}
+	}
 	n := r.size()
 	eager := n <= e.eagerLimit(r.To)
 	if e.anyLost.Load() {
@@ -278,8 +288,11 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 	if !eager || r.Mode == Synchronous {
 		// The peer will answer: register r so the answer finds it.
 		e.mu.Lock()
-		if e.dead != nil {
+		if e.dead != nil || e.revokedLocked(r.Context) != nil {
 			err := e.dead
+			if err == nil {
+				err = e.revokedLocked(r.Context)
+			}
 			e.mu.Unlock()
 			r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: err})
 			return
@@ -334,7 +347,7 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 // aborted), so that it is complete once a transport has taken it and
 // needs no Request. Every sender asks this, whatever road it then takes.
 func (e *Engine) Unanswered(mode Mode, n, to int) bool {
-	return mode != Synchronous && n <= e.eagerLimit(to) && !e.aborted.Load() && !e.anyLost.Load()
+	return mode != Synchronous && n <= e.eagerLimit(to) && !e.aborted.Load() && !e.anyLost.Load() && !e.revokedAny.Load()
 }
 
 // EagerFrame returns the frame of a send of buf in mode that Unanswered
@@ -370,6 +383,11 @@ func (e *Engine) PostRecv(r *Request, out *Outbox) {
 	if e.dead != nil {
 		e.mu.Unlock()
 		r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: e.dead})
+		return
+	}
+	if err := e.revokedLocked(r.Context); err != nil { // ft.go
+		e.mu.Unlock()
+		r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: err})
 		return
 	}
 	var prev *inbound

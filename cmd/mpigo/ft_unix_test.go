@@ -1,0 +1,128 @@
+//go:build unix
+
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestRunFT kills a rank for real under mpigo run --ft (kill -9, SIGSTOP,
+// and a kill during an agreement), over shared memory and tcp: the
+// survivors must see the failure, revoke, shrink and finish, and the
+// job's status must still report the dead rank.
+func TestRunFT(t *testing.T) {
+	bin := buildFTProg(t)
+	cases := []struct {
+		mode, transport string
+		detect          bool          // survivors print detection times
+		most            time.Duration // the slowest detection allowed
+	}{
+		{"kill9", "shm", true, 2 * time.Second},
+		{"kill9", "tcp", true, 2 * time.Second},
+		{"stop", "shm", true, 8 * time.Second},
+		{"stop", "tcp", true, 8 * time.Second},
+		{"agree", "shm", false, 0},
+		{"agree", "tcp", false, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.mode+"/"+tc.transport, func(t *testing.T) {
+			// A short hang report: survivors waiting for the heartbeat timeout
+			// are in recovery, not hung.
+			out, errs, code := runJob(t, "--ft", "--hang-report", "500ms", "--timeout", "60s", "--transport", tc.transport, "-n", "4", bin, tc.mode)
+			if code != 137 {
+				t.Fatalf("exit %d, want 137 (the killed rank's status)\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+			}
+			if !regexp.MustCompile(`rank \d \(pid \d+\) was killed by signal 9 \(killed\); the other \d process\(es\) go on \(--ft\)`).MatchString(errs) {
+				t.Errorf("stderr does not name the killed rank:\n%s", errs)
+			}
+			if got := strings.Count(out, "survivors 3 sum 3"); got != 3 {
+				t.Fatalf("%d survivors finished, want 3\nstdout:\n%s\nstderr:\n%s", got, out, errs)
+			}
+			if tc.detect {
+				m := regexp.MustCompile(`detect \w+ (\d+) us`).FindAllStringSubmatch(out, -1)
+				if len(m) == 0 {
+					t.Fatalf("no survivor saw ErrProcFailed:\n%s", out)
+				}
+				for _, x := range m {
+					d, _ := time.ParseDuration(x[1] + "us")
+					if d > tc.most {
+						t.Errorf("detection took %v, want at most %v", d, tc.most)
+					}
+				}
+			}
+			if tc.mode == "agree" {
+				vals := regexp.MustCompile(`agreed (0b\d+)`).FindAllStringSubmatch(out, -1)
+				// Rank 0 may have agreed too before it died.
+				if len(vals) != 3 && len(vals) != 4 {
+					t.Fatalf("%d ranks agreed, want the 3 survivors (and maybe rank 0):\n%s", len(vals), out)
+				}
+				for _, v := range vals {
+					if v[1] != vals[0][1] || (v[1] != "0b110") {
+						t.Fatalf("survivors agreed on different or wrong values:\n%s", out)
+					}
+				}
+			}
+		})
+	}
+}
+
+func buildFTProg(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "ftprog")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/ftprog").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestRunFTRanksPerProc fails a goroutine rank of a process that hosts
+// two: the ranks in the other processes must learn of it (the process
+// and its connections live on), and the job's status reports it.
+func TestRunFTRanksPerProc(t *testing.T) {
+	bin := buildFTProg(t)
+	out, errs, code := runJob(t, "--ft", "--timeout", "60s", "--ranks-per-proc", "2", "-n", "4", bin, "fnfail")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	if got := strings.Count(out, "survivors 3 sum 3"); got != 3 {
+		t.Fatalf("%d survivors finished, want 3\nstdout:\n%s\nstderr:\n%s", got, out, errs)
+	}
+	if !strings.Contains(errs, "the last rank gives up") {
+		t.Errorf("stderr does not say why rank 3 failed:\n%s", errs)
+	}
+}
+
+// BenchmarkFTDetect is the time from a rank's kill -9 (or SIGSTOP) to
+// ErrProcFailed on the survivors of a 4-process job under mpigo run --ft,
+// as the mean over the survivors that saw it (us-to-ErrProcFailed). Over
+// shm a kill -9 is seen by the transport's liveness check; a SIGSTOP only
+// by the heartbeat timeout (MPIGO_FT_TIMEOUT, default 2s).
+func BenchmarkFTDetect(b *testing.B) {
+	bin := buildFTProg(b)
+	for _, mode := range []string{"kill9", "stop"} {
+		for _, tr := range []string{"shm", "tcp"} {
+			b.Run(mode+"/"+tr, func(b *testing.B) {
+				var sum time.Duration
+				var n int
+				for i := 0; i < b.N; i++ {
+					var out, errb strings.Builder
+					run([]string{"run", "--ft", "--timeout", "60s", "--transport", tr, "-n", "4", bin, mode}, &out, &errb)
+					for _, x := range regexp.MustCompile(`detect \w+ (\d+) us`).FindAllStringSubmatch(out.String(), -1) {
+						d, _ := time.ParseDuration(x[1] + "us")
+						sum += d
+						n++
+					}
+				}
+				if n == 0 {
+					b.Fatalf("no survivor saw the failure")
+				}
+				b.ReportMetric(float64((sum / time.Duration(n)).Microseconds()), "us-to-ErrProcFailed")
+			})
+		}
+	}
+}

@@ -1,0 +1,143 @@
+// ftprog is an MPI program for the fault-tolerance tests of mpigo run
+// --ft: one rank dies for real and the others recover.
+//
+//	ftprog MODE
+//
+// MODE kill9: the last rank sends its clock to the others and kills
+// itself with SIGKILL; stop: it stops itself with SIGSTOP (rank 0 kills it
+// once the others have declared it failed); agree: rank 0, the first
+// coordinator of the agreement, kills itself while the others agree;
+// fnfail: the last rank's function returns an error (with
+// --ranks-per-proc, its process lives on for the other ranks it hosts).
+// Every survivor that sees ErrProcFailed before another's revocation
+// prints how long that took ("detect"), then revokes WORLD, shrinks it and prints the sum of an Allreduce over
+// the survivors.
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/mpigo/mpi"
+)
+
+func main() {
+	mode := "kill9"
+	if len(os.Args) > 1 {
+		mode = os.Args[1]
+	}
+	mpi.Main(func(c *mpi.Comm) error {
+		if mode == "fnfail" {
+			// No barrier first: the failing rank may leave it before
+			// the others are out, and they would see the failure there.
+			return fnfail(c)
+		}
+		if err := mpi.Barrier(c); err != nil {
+			return err
+		}
+		switch mode {
+		case "kill9", "stop":
+			return victim(c, mode)
+		case "agree":
+			return agree(c)
+		}
+		return fmt.Errorf("unknown mode %q", mode)
+	})
+}
+
+func victim(c *mpi.Comm, mode string) error {
+	last := c.Size() - 1
+	if c.Rank() == last {
+		var b [12]byte
+		binary.LittleEndian.PutUint32(b[:], uint32(os.Getpid()))
+		at := time.Now().Add(10 * time.Millisecond) // when it dies
+		binary.LittleEndian.PutUint64(b[4:], uint64(at.UnixNano()))
+		for r := 0; r < last; r++ {
+			if err := c.Send(b[:], 12, mpi.Byte, r, 1); err != nil {
+				return err
+			}
+		}
+		time.Sleep(time.Until(at)) // let the messages leave
+		sig := syscall.SIGKILL
+		if mode == "stop" {
+			sig = syscall.SIGSTOP
+		}
+		syscall.Kill(os.Getpid(), sig)
+		select {}
+	}
+	b := make([]byte, 12)
+	if _, err := c.Recv(b, 12, mpi.Byte, last, 1); err != nil {
+		return err
+	}
+	pid := int(binary.LittleEndian.Uint32(b))
+	start := time.Unix(0, int64(binary.LittleEndian.Uint64(b[4:])))
+	_, _, err := mpi.Recv[int](c, last, 2)
+	switch {
+	case errors.Is(err, mpi.ErrProcFailed):
+		fmt.Printf("rank %d: detect %s %d us\n", c.Rank(), mode, time.Since(start).Microseconds())
+	case errors.Is(err, mpi.ErrRevoked):
+		// Another survivor saw the failure first and revoked WORLD.
+	default:
+		return fmt.Errorf("Recv from the dead rank: %v, want ErrProcFailed or ErrRevoked", err)
+	}
+	if mode == "stop" {
+		syscall.Kill(pid, syscall.SIGKILL) // it is failed for the job: end it
+	}
+	return recover(c)
+}
+
+func agree(c *mpi.Comm) error {
+	if c.Rank() == 0 {
+		go func() {
+			time.Sleep(2 * time.Millisecond)
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}()
+	}
+	v, err := c.Agree(0b110 | c.Rank()&1)
+	if err != nil && !errors.Is(err, mpi.ErrProcFailed) {
+		return err
+	}
+	// rank 0 (flag 0b110) may or may not have counted: the odd ranks
+	// contribute 0b111, the even ones 0b110.
+	fmt.Printf("rank %d: agreed %#b\n", c.Rank(), v)
+	return recover(c)
+}
+
+// recover revokes c, shrinks it and sums over the survivors. A rank can
+// die after a Shrink counted it alive (the agree mode's victim kills
+// itself at a moment the others do not know): then the sum fails with
+// ErrProcFailed, and the survivors recover again, the usual ULFM loop.
+func recover(c *mpi.Comm) error {
+	for try := 0; ; try++ {
+		c.Revoke()
+		s, err := c.Shrink()
+		if err != nil {
+			return err
+		}
+		sum, err := mpi.Allreduce(s, 1, mpi.Sum[int]())
+		if err == nil {
+			fmt.Printf("rank %d: survivors %d sum %d\n", c.Rank(), s.Size(), sum)
+			return nil
+		}
+		if try == 3 || (!errors.Is(err, mpi.ErrProcFailed) && !errors.Is(err, mpi.ErrRevoked)) {
+			return err
+		}
+		c = s
+	}
+}
+
+func fnfail(c *mpi.Comm) error {
+	last := c.Size() - 1
+	if c.Rank() == last {
+		return errors.New("the last rank gives up")
+	}
+	_, _, err := mpi.Recv[int](c, last, 2)
+	if !errors.Is(err, mpi.ErrProcFailed) && !errors.Is(err, mpi.ErrRevoked) {
+		return fmt.Errorf("Recv from the failed rank: %v, want ErrProcFailed or ErrRevoked", err)
+	}
+	return recover(c)
+}

@@ -1,0 +1,364 @@
+package mpi_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mpigo/mpi"
+)
+
+// ftConfigs are the transports the fault-tolerance tests run over.
+func ftConfigs() []transportCase {
+	var l []transportCase
+	for _, t := range []string{"inproc", "shm", "tcp"} {
+		cfg := mpi.DefaultConfig()
+		cfg.FT = true
+		// Ranks recovering from a failure are not hung: a report would
+		// fail the job.
+		cfg.HangReport = 500 * time.Millisecond
+		if t != "inproc" {
+			cfg.Transport = t
+		}
+		l = append(l, transportCase{t, cfg})
+	}
+	return l
+}
+
+// errDied is what a rank that "dies" in these tests returns.
+var errDied = errors.New("simulated failure")
+
+// ftRun runs f under fault tolerance with a deadline: a test that hangs
+// fails instead.
+func ftRun(t *testing.T, cfg mpi.Config, n int, f func(c *mpi.Comm) error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- mpi.RunConfig(n, cfg, f) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the job did not end within 60s")
+		return nil
+	}
+}
+
+// onlyDied checks that the job's error names exactly the ranks in dead,
+// each with the simulated failure.
+func onlyDied(t *testing.T, err error, dead ...int) {
+	t.Helper()
+	var names []string
+	for _, r := range dead {
+		names = append(names, fmt.Sprintf("rank %d: %v", r, errDied))
+	}
+	if len(dead) == 0 {
+		if err != nil {
+			t.Fatalf("job failed: %v", err)
+		}
+		return
+	}
+	if err == nil {
+		t.Fatalf("job succeeded; want the failures of ranks %v", dead)
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != len(dead) {
+		t.Fatalf("job error has %d lines, want %d (ranks %v):\n%v", len(lines), len(dead), dead, err)
+	}
+	for i, l := range lines {
+		if l != names[i] {
+			t.Fatalf("job error line %d = %q, want %q", i, l, names[i])
+		}
+	}
+}
+
+func TestFTProcFailed(t *testing.T) {
+	for _, tc := range ftConfigs() {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ftRun(t, tc.cfg, 3, func(c *mpi.Comm) error {
+				switch c.Rank() {
+				case 2:
+					return errDied
+				case 0:
+					_, _, err := mpi.Recv[int](c, 2, 0)
+					if !errors.Is(err, mpi.ErrProcFailed) {
+						return fmt.Errorf("Recv from the dead rank: %v, want ErrProcFailed", err)
+					}
+					if !strings.Contains(err.Error(), "rank 2") {
+						return fmt.Errorf("error does not name rank 2: %v", err)
+					}
+					// The survivors still talk.
+					if err := mpi.Send(c, 7, 1, 1); err != nil {
+						return err
+					}
+				case 1:
+					v, _, err := mpi.Recv[int](c, 0, 1)
+					if err != nil || v != 7 {
+						return fmt.Errorf("Recv from a live rank: %v, %v", v, err)
+					}
+				}
+				return nil
+			})
+			onlyDied(t, err, 2)
+		})
+	}
+}
+
+func TestFTRevokePending(t *testing.T) {
+	for _, tc := range ftConfigs() {
+		t.Run(tc.name, func(t *testing.T) {
+			var posted atomic.Int32
+			err := ftRun(t, tc.cfg, 4, func(c *mpi.Comm) error {
+				if c.Rank() == 3 {
+					for posted.Load() < 3 {
+						time.Sleep(time.Millisecond)
+					}
+					time.Sleep(20 * time.Millisecond)
+					return c.Revoke()
+				}
+				// Each of 0..2 waits for a message nobody sends: only the
+				// revocation ends it.
+				req, err := mpi.Irecv[[]byte](c, (c.Rank()+1)%3, 5)
+				if err != nil {
+					return err
+				}
+				posted.Add(1)
+				_, _, err = req.Wait()
+				if !errors.Is(err, mpi.ErrRevoked) {
+					return fmt.Errorf("pending Irecv: %v, want ErrRevoked", err)
+				}
+				if !c.IsRevoked() {
+					return errors.New("IsRevoked is false after ErrRevoked")
+				}
+				// Later operations fail too, point-to-point and collective.
+				if err := mpi.Send(c, 1, (c.Rank()+1)%3, 6); !errors.Is(err, mpi.ErrRevoked) {
+					return fmt.Errorf("Send after revoke: %v, want ErrRevoked", err)
+				}
+				if _, err := mpi.Allreduce(c, 1, mpi.Sum[int]()); !errors.Is(err, mpi.ErrRevoked) {
+					return fmt.Errorf("Allreduce after revoke: %v, want ErrRevoked", err)
+				}
+				return nil
+			})
+			onlyDied(t, err)
+		})
+	}
+}
+
+func TestFTShrink(t *testing.T) {
+	const n = 6
+	for _, tc := range ftConfigs() {
+		for k := 1; k <= 3; k++ {
+			t.Run(fmt.Sprintf("%s/%d-failed", tc.name, k), func(t *testing.T) {
+				dead := func(r int) bool { return r%2 == 1 && r/2 < k } // 1, 3, 5
+				var deadList []int
+				for r := 0; r < n; r++ {
+					if dead(r) {
+						deadList = append(deadList, r)
+					}
+				}
+				err := ftRun(t, tc.cfg, n, func(c *mpi.Comm) error {
+					if dead(c.Rank()) {
+						return errDied
+					}
+					// Everyone learns of the failures through a collective
+					// that fails somewhere, then revokes and shrinks.
+					// (Some ranks may finish it before the failure shows.)
+					if _, err := mpi.Allreduce(c, 1, mpi.Sum[int]()); err != nil && !errors.Is(err, mpi.ErrProcFailed) && !errors.Is(err, mpi.ErrRevoked) {
+						return fmt.Errorf("Allreduce: %v", err)
+					}
+					c.Revoke()
+					s, err := c.Shrink()
+					if err != nil {
+						return fmt.Errorf("Shrink: %v", err)
+					}
+					if s.Size() != n-k {
+						return fmt.Errorf("shrunk size %d, want %d", s.Size(), n-k)
+					}
+					sum, err := mpi.Allreduce(s, c.Rank(), mpi.Sum[int]())
+					if err != nil {
+						return fmt.Errorf("Allreduce on the shrunk communicator: %v", err)
+					}
+					want := 0
+					for r := 0; r < n; r++ {
+						if !dead(r) {
+							want += r
+						}
+					}
+					if sum != want {
+						return fmt.Errorf("sum over survivors %d, want %d", sum, want)
+					}
+					g, err := c.GetFailed()
+					if err != nil {
+						return err
+					}
+					if g.Size() != k {
+						return fmt.Errorf("GetFailed has %d ranks, want %d", g.Size(), k)
+					}
+					return nil
+				})
+				onlyDied(t, err, deadList...)
+			})
+		}
+	}
+}
+
+func TestFTAgreeCoordinatorFails(t *testing.T) {
+	for _, tc := range ftConfigs() {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ftRun(t, tc.cfg, 4, func(c *mpi.Comm) error {
+				if c.Rank() == 0 {
+					// The first coordinator: the others propose to it, then
+					// it dies before it answers.
+					time.Sleep(30 * time.Millisecond)
+					return errDied
+				}
+				flag := 0b111
+				if c.Rank() == 2 {
+					flag = 0b101
+				}
+				v, err := c.Agree(flag)
+				if v != 0b101 {
+					return fmt.Errorf("Agree = %#b, want 0b101 (err %v)", v, err)
+				}
+				if !errors.Is(err, mpi.ErrProcFailed) {
+					return fmt.Errorf("Agree with an unacknowledged failure: %v, want ErrProcFailed", err)
+				}
+				if n, err := c.AckFailed(1 << 20); err != nil || n != 1 {
+					return fmt.Errorf("AckFailed = %d, %v; want 1", n, err)
+				}
+				v, err = c.Agree(c.Rank())
+				if err != nil || v != 1&2&3 {
+					return fmt.Errorf("second Agree = %d, %v; want %d", v, err, 1&2&3)
+				}
+				return nil
+			})
+			onlyDied(t, err, 0)
+		})
+	}
+}
+
+func TestFTAnySourcePending(t *testing.T) {
+	for _, tc := range ftConfigs() {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ftRun(t, tc.cfg, 3, func(c *mpi.Comm) error {
+				switch c.Rank() {
+				case 1:
+					time.Sleep(20 * time.Millisecond)
+					return errDied
+				case 2:
+					// Sends only once rank 0 has acknowledged the failure.
+					if _, _, err := mpi.Recv[int](c, 0, 9); err != nil {
+						return err
+					}
+					return mpi.Send(c, 42, 0, 1)
+				}
+				req, err := mpi.Irecv[int](c, mpi.AnySource, 1)
+				if err != nil {
+					return err
+				}
+				if _, _, err := req.Wait(); !errors.Is(err, mpi.ErrProcFailedPending) {
+					return fmt.Errorf("pending AnySource receive: %v, want ErrProcFailedPending", err)
+				}
+				// Until the failure is acknowledged, new ones fail as well.
+				if _, _, err := mpi.Recv[int](c, mpi.AnySource, 1); !errors.Is(err, mpi.ErrProcFailedPending) {
+					return fmt.Errorf("AnySource receive before AckFailed: %v, want ErrProcFailedPending", err)
+				}
+				g, _ := c.GetFailed()
+				if g.Size() != 1 {
+					return fmt.Errorf("GetFailed has %d ranks, want 1", g.Size())
+				}
+				if _, err := c.AckFailed(1); err != nil {
+					return err
+				}
+				if err := mpi.Send(c, 0, 2, 9); err != nil {
+					return err
+				}
+				v, st, err := mpi.Recv[int](c, mpi.AnySource, 1)
+				if err != nil || v != 42 || st.Source != 2 {
+					return fmt.Errorf("AnySource receive after AckFailed: %v from %d, %v", v, st.Source, err)
+				}
+				return nil
+			})
+			onlyDied(t, err, 1)
+		})
+	}
+}
+
+func TestFTCollectiveFailure(t *testing.T) {
+	for _, tc := range ftConfigs() {
+		t.Run(tc.name, func(t *testing.T) {
+			var failedOps atomic.Int32
+			err := ftRun(t, tc.cfg, 5, func(c *mpi.Comm) error {
+				if c.Rank() == 2 {
+					return errDied
+				}
+				// The collective cannot complete everywhere: some ranks see
+				// the failure; the rest must not hang once they revoke.
+				for i := 0; i < 3; i++ {
+					if _, err := mpi.Bcast(c, i, 0); err != nil {
+						if !errors.Is(err, mpi.ErrProcFailed) && !errors.Is(err, mpi.ErrRevoked) {
+							return fmt.Errorf("Bcast: %v", err)
+						}
+						failedOps.Add(1)
+						c.Revoke()
+						break
+					}
+				}
+				_, err := mpi.Allreduce(c, 1, mpi.Sum[int]())
+				if err == nil {
+					return errors.New("Allreduce with a failed member succeeded")
+				}
+				c.Revoke()
+				s, err := c.Shrink()
+				if err != nil {
+					return err
+				}
+				sum, err := mpi.Allreduce(s, 1, mpi.Sum[int]())
+				if err != nil || sum != 4 {
+					return fmt.Errorf("Allreduce after Shrink = %d, %v; want 4", sum, err)
+				}
+				return nil
+			})
+			onlyDied(t, err, 2)
+			if failedOps.Load() == 0 {
+				t.Fatalf("no Bcast saw the failure")
+			}
+		})
+	}
+}
+
+func TestFTOff(t *testing.T) {
+	cfg := mpi.DefaultConfig()
+	cfg.FT = false
+	err := mpi.RunConfig(2, cfg, func(c *mpi.Comm) error {
+		if err := c.Revoke(); err == nil || !strings.Contains(err.Error(), "--ft") {
+			return fmt.Errorf("Revoke without fault tolerance: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Abort during an agreement ends the job: nobody waits in Agree for ever.
+func TestFTAbortDuringAgree(t *testing.T) {
+	cfg := mpi.DefaultConfig()
+	cfg.FT = true
+	err := ftRun(t, cfg, 3, func(c *mpi.Comm) error {
+		if c.Rank() == 0 {
+			time.Sleep(20 * time.Millisecond)
+			mpi.Abort(c, 3)
+		}
+		_, err := c.Agree(1)
+		if err == nil {
+			return errors.New("Agree succeeded in an aborted job")
+		}
+		return err
+	})
+	if code, ok := mpi.ExitCode(err); !ok || code != 3 {
+		t.Fatalf("job error %v, want Abort's code 3", err)
+	}
+}
