@@ -68,7 +68,11 @@ type Comm struct {
 func newComm(p *proc, ctx uint32, rank int, group []int, name string) *Comm {
 	c := &Comm{p: p, ctx: ctx, rank: rank, group: group, name: name, hc: &hierCache{}}
 	c.shadow = &Comm{p: p, ctx: ctx + 1, rank: rank, group: group, name: name}
-	p.noteComm(c)
+	if p.ft != nil {
+		p.ft.adopt(c) // ft.go
+	} else {
+		p.noteComm(c)
+	}
 	return c
 }
 

@@ -71,6 +71,13 @@ type ftProc struct {
 	enters   []*agreement           // entries the controller has not seen yet
 	dead     error                  // the rank's engine was aborted: agreements fail
 
+	// revMu orders the handling of a revoke notice against the making of
+	// a communicator (adopt): a notice that arrives before its
+	// communicator exists here waits in early until it does.
+	revMu   sync.Mutex
+	early   map[ftKey]int // revoke notices of communicators not made yet: the revoking rank
+	notices atomic.Int64  // revoke notices handled (tests wait on it)
+
 	wake chan struct{}
 	stop chan struct{}
 	done chan struct{}
@@ -437,29 +444,96 @@ func revokeMsg(ctx uint32, gh uint64, by int) []byte {
 	return b
 }
 
+// ftEarlyMax bounds the revoke notices kept for communicators a rank has
+// not made yet.
+const ftEarlyMax = 256
+
 // onRevoke handles a revoke notice: the first one revokes the communicator
 // here and is passed on to every other member, so that the notice reaches
 // every live rank even if the one that revoked dies while sending it.
+//
+// A member can revoke a new communicator before this rank has made it
+// (the agreement that made it decided here later than there): then the
+// notice is kept, and adopt applies it when the communicator is made.
+// Dropping it would leave this rank waiting in the communicator's first
+// operations for members that gave up on it.
 func (f *ftProc) onRevoke(m ftMsg) {
+	defer f.notices.Add(1)
 	if len(m.b) != 16 {
 		return
 	}
 	ctx := binary.LittleEndian.Uint32(m.b)
 	gh := binary.LittleEndian.Uint64(m.b[4:])
 	by := int(binary.LittleEndian.Uint32(m.b[12:]))
+	f.revMu.Lock()
 	c, _ := f.p.commOf(ctx)
 	if c == nil || c.ctx != ctx || c.inter != nil || groupHash(c.group) != gh {
+		if c == nil {
+			if f.early == nil {
+				f.early = map[ftKey]int{}
+			}
+			if len(f.early) >= ftEarlyMax {
+				for k := range f.early { // forget one at random
+					delete(f.early, k)
+					break
+				}
+			}
+			f.early[ftKey{ctx: ctx, gh: gh}] = by
+		}
+		f.revMu.Unlock()
 		return
 	}
-	if f.p.eng.Revoked(ctx) != nil {
+	f.revMu.Unlock()
+	f.revokeHere(c, by, m.from)
+}
+
+// revokeHere revokes c on this rank for a notice from world rank from
+// (revoked by rank by) and passes the notice on to the other members,
+// unless c was revoked here already.
+func (f *ftProc) revokeHere(c *Comm, by, from int) {
+	ctxs := c.ftContexts()
+	if f.p.eng.Revoked(c.ctx) != nil {
 		return
 	}
-	f.p.eng.Revoke(revokeErr(by, c.name), ctx, ctx+1)
+	f.p.eng.Revoke(revokeErr(by, c.name), ctxs...)
+	b := revokeMsg(c.ctx, groupHash(c.group), by)
 	for _, r := range c.group {
-		if r != f.p.rank && r != m.from {
-			f.send(r, ftRevokeMsg, m.b)
+		if r != f.p.rank && r != from {
+			f.send(r, ftRevokeMsg, b)
 		}
 	}
+}
+
+// adopt is called as communicator c is made under fault tolerance: its
+// contexts are new, so a revocation left on them by an earlier
+// communicator goes, and a notice that came before c was made applies
+// now.
+func (f *ftProc) adopt(c *Comm) {
+	f.revMu.Lock()
+	f.p.eng.Unrevoke(c.ctx, c.ctx+1)
+	f.p.noteComm(c)
+	key := ftKey{ctx: c.ctx, gh: groupHash(c.group)}
+	by, ok := f.early[key]
+	if ok {
+		delete(f.early, key)
+	}
+	f.revMu.Unlock()
+	if ok && c.inter == nil {
+		f.revokeHere(c, by, -1)
+	}
+}
+
+// ftContexts returns every context c's operations use: its own, its
+// collective context and those of its hierarchy's communicators, if built.
+func (c *Comm) ftContexts() []uint32 {
+	ctxs := []uint32{c.ctx, c.ctx + 1}
+	if hc := c.hc; hc != nil && hc.done.Load() && hc.h != nil {
+		ctxs = append(ctxs, hc.h.local.ctx, hc.h.local.ctx+1)
+		if l := hc.h.leaders; l != nil {
+			ctxs = append(ctxs, l.ctx, l.ctx+1)
+		}
+	}
+	return ctxs
 }
 
 // ftCheck is the check of the fault-tolerance calls: c is usable and the
@@ -495,7 +569,7 @@ func (c *Comm) Revoke() (err error) {
 	if c.p.eng.Revoked(c.ctx) != nil {
 		return nil
 	}
-	c.p.eng.Revoke(revokeErr(c.p.rank, c.name), c.ctx, c.ctx+1)
+	c.p.eng.Revoke(revokeErr(c.p.rank, c.name), c.ftContexts()...)
 	b := revokeMsg(c.ctx, groupHash(c.group), c.p.rank)
 	for _, r := range c.group {
 		if r != c.p.rank {
