@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/mpigo/mpi/internal/engine"
 )
 
 // The fault-tolerant agreement behind Agree and Shrink.
@@ -333,22 +335,38 @@ func (a *agreement) abandon(err error) {
 // ftAgree runs one agreement on c over val with combine and returns the
 // decided value and failed members (world ranks).
 func (c *Comm) ftAgree(val []byte, combine func(acc, in []byte) ([]byte, error)) ([]byte, []int, error) {
+	e, err := c.ftAgreeStart(val, combine)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c.ftAgreeWait(e)
+}
+
+// ftAgreeStart enters this rank in the next agreement on c, on the
+// caller's goroutine: the calls are numbered in the order a rank makes
+// them, as collectives are, so Iagree takes its number here.
+func (c *Comm) ftAgreeStart(val []byte, combine func(acc, in []byte) ([]byte, error)) (*agreement, error) {
 	f := c.p.ft
 	key := ftKey{ctx: c.ctx, gh: groupHash(c.group)}
 	e := &agreement{group: c.group, val: val, combine: combine, entered: true, done: make(chan struct{})}
 	f.mu.Lock()
 	if f.dead != nil {
 		f.mu.Unlock()
-		return nil, nil, f.dead
+		return nil, f.dead
 	}
 	f.seqs[key]++
 	e.id = agreeID{key: key, seq: f.seqs[key]}
 	f.enters = append(f.enters, e)
 	f.mu.Unlock()
 	f.poke()
+	return e, nil
+}
+
+// ftAgreeWait waits for the decision of the agreement e.
+func (c *Comm) ftAgreeWait(e *agreement) ([]byte, []int, error) {
 	select {
 	case <-e.done:
-	case <-f.stop:
+	case <-c.p.ft.stop:
 		return nil, nil, errors.New("the job ended during the agreement")
 	}
 	if e.err != nil {
@@ -374,17 +392,54 @@ func (c *Comm) Agree(flag int) (_ int, err error) {
 	}
 	val := binary.LittleEndian.AppendUint64(nil, uint64(flag))
 	dval, failed, err := c.ftAgree(val, andBytes)
+	v, err := c.agreeResult("Agree", flag, dval, failed, err)
+	return v, c.handle(err)
+}
+
+// agreeResult turns an agreement's outcome into Agree's result; the
+// error is not passed through c's error handler yet.
+func (c *Comm) agreeResult(op string, flag int, dval []byte, failed []int, err error) (int, error) {
 	if err != nil {
-		return flag, c.fail("Agree", ErrProcFailed, loc{}, "%v", err)
+		return flag, c.errorf(op, ErrProcFailed, loc{}, "%v", err)
 	}
 	v := int(binary.LittleEndian.Uint64(dval))
 	acked := c.ackedFailed()
 	for _, r := range failed {
 		if !slices.Contains(acked, r) {
-			return v, c.fail("Agree", ErrProcFailed, loc{}, "rank %d failed (acknowledge it with AckFailed; the agreed value %#x is valid)", c.rankOf(r), v)
+			return v, c.errorf(op, ErrProcFailed, loc{}, "rank %d failed (acknowledge it with AckFailed; the agreed value %#x is valid)", c.rankOf(r), v)
 		}
 	}
 	return v, nil
+}
+
+// Iagree is the non-blocking Agree (MPIX_Comm_iagree): it starts the
+// agreement and returns at once; the Future's Wait returns the agreed
+// value, and ErrProcFailed as Agree does, with the agreed value still
+// returned beside it. Every live member must start its agreements on c
+// (Agree, Iagree, Shrink) in the same order. It needs fault tolerance.
+func (c *Comm) Iagree(flag int) (_ *Future[int], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Iagree", c, Undefined, Undefined), &err)
+	}
+	if err := c.ftCheck("Iagree"); err != nil {
+		return nil, err
+	}
+	e, err := c.ftAgreeStart(binary.LittleEndian.AppendUint64(nil, uint64(flag)), andBytes)
+	if err != nil {
+		return nil, c.fail("Iagree", ErrProcFailed, loc{}, "%v", err)
+	}
+	f := &Future[int]{keepOnErr: true}
+	r := c.newRequest("Iagree", loc{})
+	var berr error
+	r.finish = func(engine.Status) error { return berr }
+	er := r.er
+	go func() {
+		dval, failed, err := c.ftAgreeWait(e)
+		f.v, berr = c.agreeResult("Iagree", flag, dval, failed, err)
+		er.Complete(engine.Status{Source: -1, Tag: -1})
+	}()
+	f.req = r
+	return f, nil
 }
 
 // ftHookShrink, if set (by tests), is called in Shrink after the members

@@ -362,3 +362,56 @@ func TestFTAbortDuringAgree(t *testing.T) {
 		t.Fatalf("job error %v, want Abort's code 3", err)
 	}
 }
+
+// TestFTIagree runs non-blocking agreements: two in flight at once on one
+// communicator (waited for in the other order), point-to-point traffic
+// while they run, and a member that fails without joining them: the
+// survivors get the AND of their own flags, with ErrProcFailed until they
+// acknowledge the failure, and the value beside the error.
+func TestFTIagree(t *testing.T) {
+	for _, tc := range ftConfigs() {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ftRun(t, tc.cfg, 4, func(c *mpi.Comm) error {
+				r := c.Rank()
+				if r == 3 {
+					return errDied
+				}
+				a, err := c.Iagree(^(1 << r)) // clears bit r
+				if err != nil {
+					return err
+				}
+				b, err := c.Iagree(0b1000 | 1<<r)
+				if err != nil {
+					return err
+				}
+				// The agreements run while the ranks talk.
+				if err := mpi.Send(c, r, (r+1)%3, 7); err != nil {
+					return err
+				}
+				if v, _, err := mpi.Recv[int](c, (r+2)%3, 7); err != nil || v != (r+2)%3 {
+					return fmt.Errorf("Recv during Iagree: %v, %v", v, err)
+				}
+				vb, err := b.Wait()
+				if !errors.Is(err, mpi.ErrProcFailed) || vb != 0b1000 {
+					return fmt.Errorf("second Iagree: %#b, %v; want 0b1000 and ErrProcFailed (rank 3 failed, not acknowledged)", vb, err)
+				}
+				va, err := a.Wait()
+				if !errors.Is(err, mpi.ErrProcFailed) || va != ^0b111 {
+					return fmt.Errorf("first Iagree: %#x, %v; want %#x and ErrProcFailed", va, err, ^0b111)
+				}
+				if _, err := c.AckFailed(1); err != nil {
+					return err
+				}
+				f, err := c.Iagree(1 << r)
+				if err != nil {
+					return err
+				}
+				if v, err := f.Wait(); err != nil || v != 0 {
+					return fmt.Errorf("Iagree after AckFailed: %#b, %v; want 0 and no error", v, err)
+				}
+				return nil
+			})
+			onlyDied(t, err, 3)
+		})
+	}
+}

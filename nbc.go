@@ -65,6 +65,9 @@ func (c *Comm) startCollAt(op string, tag int, body func(v *Comm) error) *Reques
 type Future[T any] struct {
 	req *Request
 	v   T
+	// keepOnErr: the result is valid even with an error (Iagree's value
+	// beside ErrProcFailed).
+	keepOnErr bool
 }
 
 // request returns f's request; a nil *Future is a null request.
@@ -91,6 +94,9 @@ func (f *Future[T]) Wait() (_ T, err error) {
 	}
 	if _, err := f.req.wait(); err != nil {
 		var zero T
+		if f.keepOnErr {
+			zero = f.v
+		}
 		return zero, err
 	}
 	return f.v, nil
@@ -110,6 +116,9 @@ func (f *Future[T]) Test() (_ bool, _ T, err error) {
 	}
 	if !done || err != nil {
 		var zero T
+		if done && f.keepOnErr {
+			zero = f.v
+		}
 		return done, zero, err
 	}
 	return true, f.v, nil
