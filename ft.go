@@ -650,6 +650,42 @@ func (c *Comm) ftAnyPending(er *engine.Request) bool {
 	return true
 }
 
+// anyPending reports, for a non-blocking receive from AnySource whose
+// engine request is done, whether it was interrupted by a failure
+// (ErrProcFailedPending): then it returns that error and r stays
+// pending; the next Wait or Test posts the receive again (rearmRecv), so
+// that it can still complete once the failure is acknowledged (ULFM).
+// r.mu is held.
+func (r *Request) anyPending() error {
+	if r.repost == nil || !errors.Is(r.er.Status().Err, ErrProcFailedPending) {
+		return nil
+	}
+	r.rearm = true
+	return r.c.statusErr(r.op, r.at, r.er.Status())
+}
+
+// rearmRecv posts again a receive that anyPending left pending. Until
+// the failure is acknowledged with AckFailed the new receive fails at
+// once with ErrProcFailedPending again. r.mu is held.
+func (r *Request) rearmRecv() {
+	if !r.rearm {
+		return
+	}
+	r.rearm = false
+	r.er.Reset()
+	r.repost(r.er)
+}
+
+// ftRepost returns, for a non-blocking receive from src on c, the
+// function that posts it again after ErrProcFailedPending, or nil if it
+// needs none (not AnySource, or no fault tolerance).
+func (c *Comm) ftRepost(src int, post func(er *engine.Request)) func(er *engine.Request) {
+	if src != AnySource || c.p.ft == nil || c.inter != nil {
+		return nil
+	}
+	return post
+}
+
 // rankOf returns the rank in c of world rank w, or -1.
 func (c *Comm) rankOf(w int) int {
 	return slices.Index(c.group, w)

@@ -415,3 +415,64 @@ func TestFTIagree(t *testing.T) {
 		})
 	}
 }
+
+// TestFTAnySourceStaysPending checks ULFM's rule for non-blocking
+// receives from AnySource: a failure makes Wait and Test report
+// ErrProcFailedPending, but the receive stays pending, and once the
+// failure is acknowledged it completes with a live rank's message.
+func TestFTAnySourceStaysPending(t *testing.T) {
+	for _, tc := range ftConfigs() {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ftRun(t, tc.cfg, 3, func(c *mpi.Comm) error {
+				switch c.Rank() {
+				case 1:
+					return errDied
+				case 2:
+					// Sends only once rank 0 has acknowledged the failure.
+					if _, _, err := mpi.Recv[int](c, 0, 9); err != nil {
+						return err
+					}
+					if err := mpi.Send(c, 42, 0, 1); err != nil {
+						return err
+					}
+					return c.Send([]byte{7}, 1, mpi.Byte, 0, 2)
+				}
+				typed, err := mpi.Irecv[int](c, mpi.AnySource, 1)
+				if err != nil {
+					return err
+				}
+				buf := make([]byte, 1)
+				raw, err := c.Irecv(buf, 1, mpi.Byte, mpi.AnySource, 2)
+				if err != nil {
+					return err
+				}
+				if _, _, err := typed.Wait(); !errors.Is(err, mpi.ErrProcFailedPending) {
+					return fmt.Errorf("typed Irecv: %v, want ErrProcFailedPending", err)
+				}
+				if _, err := raw.Wait(); !errors.Is(err, mpi.ErrProcFailedPending) {
+					return fmt.Errorf("Irecv: %v, want ErrProcFailedPending", err)
+				}
+				// Not acknowledged yet: still pending, and says so again.
+				if done, _, err := raw.Test(); done || !errors.Is(err, mpi.ErrProcFailedPending) {
+					return fmt.Errorf("Test before AckFailed: done %v, %v; want false, ErrProcFailedPending", done, err)
+				}
+				if _, err := c.AckFailed(1); err != nil {
+					return err
+				}
+				if err := mpi.Send(c, 0, 2, 9); err != nil {
+					return err
+				}
+				v, st, err := typed.Wait()
+				if err != nil || v != 42 || st.Source != 2 {
+					return fmt.Errorf("typed Irecv after AckFailed: %v from %d, %v; want 42 from 2", v, st.Source, err)
+				}
+				st, err = raw.Wait()
+				if err != nil || buf[0] != 7 || st.Source != 2 {
+					return fmt.Errorf("Irecv after AckFailed: %v from %d, %v; want 7 from 2", buf[0], st.Source, err)
+				}
+				return nil
+			})
+			onlyDied(t, err, 1)
+		})
+	}
+}

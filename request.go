@@ -52,6 +52,12 @@ type Request struct {
 	g     *grequest // a generalized request (GrequestStart)
 	st    Status
 	err   error
+	// repost, for a receive from AnySource under fault tolerance, posts
+	// the receive again on er; rearm: it failed with ErrProcFailedPending
+	// and stays pending, to be posted again by the next Wait or Test
+	// (ft.go).
+	repost func(er *engine.Request)
+	rearm  bool
 }
 
 // Waiter is anything the Wait and Test family (WaitAll, WaitAny,
@@ -219,6 +225,7 @@ func (r *Request) wait() (Status, error) {
 		r.mu.Unlock()
 		return st, err
 	}
+	r.rearmRecv() // ft.go
 	for {
 		r.pins++
 		r.mu.Unlock()
@@ -232,6 +239,10 @@ func (r *Request) wait() (Status, error) {
 		}
 	}
 	if r.er == er && !r.finished {
+		if err := r.anyPending(); err != nil { // ft.go
+			r.mu.Unlock()
+			return Status{}, r.c.handle(err)
+		}
 		r.complete()
 		r.release()
 	}
@@ -267,8 +278,12 @@ func (r *Request) test() (bool, Status, error) {
 		r.live = false
 		return true, r.st, r.retire(r.err)
 	}
+	r.rearmRecv() // ft.go
 	if !r.er.Done() {
 		return false, Status{}, nil
+	}
+	if err := r.anyPending(); err != nil { // ft.go
+		return false, Status{}, r.c.handle(err)
 	}
 	r.complete()
 	r.release()

@@ -534,7 +534,9 @@ func irecvT[T any](c *Comm, source, tag int) (*Pending[T], error) {
 	} else {
 		alloc = allocBytes
 	}
-	c.startRecv(r.er, buf, alloc, t.sig, source, tag)
+	post := func(er *engine.Request) { c.startRecv(er, buf, alloc, t.sig, source, tag) }
+	r.repost = c.ftRepost(source, post) // ft.go
+	post(r.er)
 	return &Pending[T]{req: r, t: t}, nil
 }
 
