@@ -476,3 +476,26 @@ func TestFTAnySourceStaysPending(t *testing.T) {
 		})
 	}
 }
+
+// TestFTRevokeWakesProbe: a Probe blocked on a communicator that another
+// rank revokes returns ErrRevoked, and so does a later one.
+func TestFTRevokeWakesProbe(t *testing.T) {
+	for _, tc := range ftConfigs() {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ftRun(t, tc.cfg, 2, func(c *mpi.Comm) error {
+				if c.Rank() == 1 {
+					time.Sleep(20 * time.Millisecond)
+					return c.Revoke()
+				}
+				if _, err := c.Probe(1, 5); !errors.Is(err, mpi.ErrRevoked) {
+					return fmt.Errorf("Probe during the revocation: %v, want ErrRevoked", err)
+				}
+				if _, err := c.Probe(mpi.AnySource, mpi.AnyTag); !errors.Is(err, mpi.ErrRevoked) {
+					return fmt.Errorf("Probe after the revocation: %v, want ErrRevoked", err)
+				}
+				return nil
+			})
+			onlyDied(t, err)
+		})
+	}
+}

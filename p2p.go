@@ -637,6 +637,9 @@ func (c *Comm) SendrecvReplace(buf []byte, count int, dt *Datatype, dest, sendta
 // probe blocks until a message matching (src, tag) can be received.
 func (c *Comm) probe(src, tag int) engine.Status {
 	eng := c.p.eng
+	if err := eng.Revoked(c.ctx); err != nil { // ft.go
+		return engine.Status{Source: src, Tag: tag, Err: err}
+	}
 	if st, ok := eng.Iprobe(c.ctx, src, tag, nil); ok {
 		return st
 	}
@@ -668,10 +671,13 @@ func (c *Comm) probe(src, tag int) engine.Status {
 	}
 }
 
-// probeLost reports why a blocked probe for src cannot succeed: src's
-// process is gone, or, for AnySource, a rank was lost since the probe
-// began at epoch.
+// probeLost reports why a blocked probe for src cannot succeed: c was
+// revoked, src's process is gone, or, for AnySource, a rank was lost
+// since the probe began at epoch.
 func (c *Comm) probeLost(src int, epoch uint64) error {
+	if err := c.p.eng.Revoked(c.ctx); err != nil { // ft.go: Revoke wakes blocked probes
+		return err
+	}
 	if src >= 0 {
 		return c.p.eng.Lost(c.group[src])
 	}
