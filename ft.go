@@ -676,14 +676,11 @@ func (r *Request) rearmRecv() {
 	r.repost(r.er)
 }
 
-// ftRepost returns, for a non-blocking receive from src on c, the
-// function that posts it again after ErrProcFailedPending, or nil if it
-// needs none (not AnySource, or no fault tolerance).
-func (c *Comm) ftRepost(src int, post func(er *engine.Request)) func(er *engine.Request) {
-	if src != AnySource || c.p.ft == nil || c.inter != nil {
-		return nil
-	}
-	return post
+// ftReposts reports whether a non-blocking receive from src on c must be
+// able to post itself again after ErrProcFailedPending (Request.repost):
+// from AnySource, with fault tolerance on.
+func (c *Comm) ftReposts(src int) bool {
+	return src == AnySource && c.p.ft != nil && c.inter == nil
 }
 
 // rankOf returns the rank in c of world rank w, or -1.

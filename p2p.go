@@ -462,20 +462,20 @@ func (c *Comm) irecv(buf []byte, count int, dt *Datatype, src, tag int) (*Reques
 	if src == ProcNull {
 		return c.nullRequest("Irecv", procNullStatus), nil
 	}
-	post := func(er *engine.Request) {
-		er.Layout = m.lay
-		c.startRecv(er, m.b, nil, dt.sig, src, tag)
-	}
 	var r *Request
-	if rp := c.ftRepost(src, post); rp != nil { // ft.go: it may be posted again
+	if c.ftReposts(src) { // ft.go: it may be posted again
 		r = c.newRequest("Irecv", at("source", src, tag))
-		r.repost = rp
+		r.repost = func(er *engine.Request) {
+			er.Layout = m.lay
+			c.startRecv(er, m.b, nil, dt.sig, src, tag)
+		}
 	} else {
 		r = c.newPooledRequest("Irecv", at("source", src, tag))
 	}
 	r.elem = dt.size
 	r.conv = c.lowConv(buf, dt.t)
-	post(r.er)
+	r.er.Layout = m.lay
+	c.startRecv(r.er, m.b, nil, dt.sig, src, tag)
 	return r, nil
 }
 

@@ -534,9 +534,10 @@ func irecvT[T any](c *Comm, source, tag int) (*Pending[T], error) {
 	} else {
 		alloc = allocBytes
 	}
-	post := func(er *engine.Request) { c.startRecv(er, buf, alloc, t.sig, source, tag) }
-	r.repost = c.ftRepost(source, post) // ft.go
-	post(r.er)
+	if c.ftReposts(source) { // ft.go
+		r.repost = func(er *engine.Request) { c.startRecv(er, buf, alloc, t.sig, source, tag) }
+	}
+	c.startRecv(r.er, buf, alloc, t.sig, source, tag)
 	return &Pending[T]{req: r, t: t}, nil
 }
 
