@@ -137,7 +137,6 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	// bandwidth. MPIGO_SHM_CMA=1 chooses the single copy where permitted.
 	var spin time.Duration
 	if shmPeers {
-		ecfg.Fetch = shm.Fetch
 		if d, err := time.ParseDuration(os.Getenv("MPIGO_SHM_SPIN")); err == nil {
 			spin = d
 			if d == 0 {
@@ -193,7 +192,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		p.noteRoutes()
 		pcfg := ecfg
 		pcfg.PeerEager = p.peerEager(cfg, len(info.NodeRanks) > runtime.NumCPU())
-		p.eng = engine.New(r, pcfg, p.tr.DirectRead)
+		p.eng = engine.New(r, p.engineConfig(pcfg), p.tr.DirectRead)
 		p.world = newWorld(p, info.Size)
 		j.procs = append(j.procs, p)
 		_ = tr
