@@ -45,7 +45,7 @@ import (
 
 const (
 	magic   = "mpigoshm"
-	version = 3
+	version = 4    // 4: frames of wire version 4 (RTS tokens)
 	ctlSize = 4096 // control page; the canRead flags follow at ctlFlags
 	// offsets in the control page
 	offVersion  = 8
