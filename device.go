@@ -21,18 +21,39 @@ import (
 // knows capabilities.
 
 // noteRoutes probes, once, each peer's transport for the capabilities the
-// send road uses (p.eagerTo).
+// roads of a message use: the short road of small messages (p.eagerTo)
+// and the single copy of large ones between processes (p.regionTo).
 func (p *proc) noteRoutes() {
 	for peer := range p.job.size {
-		t, ok := p.tr.For(peer).(transport.EagerSender)
-		if !ok || t == nil {
-			continue
+		tr := p.tr.For(peer)
+		if t, ok := tr.(transport.EagerSender); ok && t != nil {
+			if p.eagerTo == nil {
+				p.eagerTo = make([]transport.EagerSender, p.job.size)
+			}
+			p.eagerTo[peer] = t
 		}
-		if p.eagerTo == nil {
-			p.eagerTo = make([]transport.EagerSender, p.job.size)
+		if t, ok := tr.(transport.RegionReader); ok && t != nil {
+			if p.regionTo == nil {
+				p.regionTo = make([]transport.RegionReader, p.job.size)
+			}
+			p.regionTo[peer] = t
 		}
-		p.eagerTo[peer] = t
 	}
+}
+
+// engineConfig returns cfg completed with what p's routes offer: the
+// export of rendezvous buffers for a single copy (engine.Config.Export)
+// where a peer's transport can read them. noteRoutes must have run.
+func (p *proc) engineConfig(cfg engine.Config) engine.Config {
+	if p.regionTo != nil {
+		cfg.Export = func(peer int, b []byte) (uint64, bool) {
+			if t := p.regionTo[peer]; t != nil {
+				return t.ExportRegion(peer, b)
+			}
+			return 0, false
+		}
+	}
+	return cfg
 }
 
 // peerEager returns the eager limits towards the peers whose transport has

@@ -1,9 +1,10 @@
 package mpi
 
 // The executor of engine effects: frames the engine wants sent go to the
-// transports (exec); frames that arrive go to the engine (deliver), and a
-// reply sender sends the answers of deliveries made on a transport's own
-// goroutine (replies).
+// transports (exec), single-copy reads the engine asks for run here, out of
+// the engine's lock (fetch); frames that arrive go to the engine (deliver),
+// and a reply sender sends the answers of deliveries made on a transport's
+// own goroutine (replies).
 
 import (
 	"fmt"
@@ -25,6 +26,12 @@ func (p *proc) exec(out *engine.Outbox) {
 	}
 	for i := 0; i < n; i++ {
 		it := out.At(i)
+		if it.Fetch != nil {
+			var more engine.Outbox
+			p.fetch(it.Fetch, &more)
+			p.exec(&more)
+			continue
+		}
 		var err error
 		if it.Fill != nil {
 			err = sendFilled(p, it)
@@ -42,6 +49,22 @@ func (p *proc) exec(out *engine.Outbox) {
 			p.failPeer(it.F.To, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, it.F.To, err))
 		}
 	}
+}
+
+// fetch runs the single-copy read f through the transport to f.From and
+// reports the outcome to the engine, whose answer (Fin, or CTS to fall
+// back to the streamed rendezvous) goes to out. It runs without the
+// engine's lock: a large copy does not hold up the rank's other traffic.
+func (p *proc) fetch(f *engine.Fetch, out *engine.Outbox) {
+	var err error
+	if f.From >= 0 && f.From < len(p.regionTo) && p.regionTo[f.From] != nil {
+		err = p.regionTo[f.From].ReadRegion(f.From, f.Token, 0, f.Dst)
+	} else {
+		// A token from a peer whose transport cannot read (a peer's bug):
+		// the streamed rendezvous still works.
+		err = fmt.Errorf("rank %d: no single-copy road to rank %d", p.rank, f.From)
+	}
+	p.eng.Fetched(f, err, out)
 }
 
 // fillPool holds the chunk buffers that non-contiguous sends pack into
@@ -135,10 +158,23 @@ func (p *proc) deliverQueued(f wire.Frame) {
 		p.internal(err)
 	}
 	if n := out.Len(); n > 0 {
+		// A read runs here, on the transport's goroutine, which waits for
+		// no peer while it copies; only its answer is queued.
+		var more engine.Outbox
+		for i := 0; i < n; i++ {
+			if it := out.At(i); it.Fetch != nil {
+				p.fetch(it.Fetch, &more)
+			}
+		}
 		q := p.q
 		q.mu.Lock()
 		for i := 0; i < n; i++ {
-			q.items = append(q.items, *out.At(i))
+			if it := out.At(i); it.Fetch == nil {
+				q.items = append(q.items, *it)
+			}
+		}
+		for i := 0; i < more.Len(); i++ {
+			q.items = append(q.items, *more.At(i))
 		}
 		q.mu.Unlock()
 		select {

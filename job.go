@@ -65,6 +65,10 @@ type proc struct {
 	// for small messages (transport.EagerSender), that road (else nil);
 	// nil if no peer has one. Set once with the routes (device.go).
 	eagerTo []transport.EagerSender
+	// regionTo is, for each world rank whose transport can read a peer
+	// process's memory (transport.RegionReader), that transport (else
+	// nil); nil if none can. Set once with the routes (device.go).
+	regionTo []transport.RegionReader
 
 	// ers recycles the engine requests of non-blocking sends and
 	// receives (reqpool.go).

@@ -130,14 +130,13 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	}
 	onNode := func(r int) bool { _, ok := slices.BinarySearch(info.NodeRanks, r); return ok }
 	shmPeers := useShm && len(info.NodeRanks) > k
-	// Large messages stream through the rings by default: on this 2-core
-	// machine a pipelined copy (sender copies in while the receiver copies
-	// out) beat the receiver's single copy by cross-memory attach, 1.6-2x
-	// for Allreduce of 256 KiB to 4 MiB and 1.3x for 4 MiB one-way
-	// bandwidth. MPIGO_SHM_CMA=1 chooses the single copy where permitted.
+	// Large messages are copied once by cross-memory attach where the
+	// kernel permits it (the shm transport's RegionReader), and streamed
+	// through the rings where it does not or MPIGO_SHM_CMA=0 says so: the
+	// single copy measured faster for one-way bandwidth and 4 MiB
+	// Allreduce (docs/performance.md, "Large messages over shm").
 	var spin time.Duration
 	if shmPeers {
-		ecfg.Fetch = shm.Fetch
 		if d, err := time.ParseDuration(os.Getenv("MPIGO_SHM_SPIN")); err == nil {
 			spin = d
 			if d == 0 {
@@ -174,7 +173,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		if shmPeers {
 			if sh, err = p.startShm(shm.Config{Size: info.Size, JobID: info.JobID, Locals: info.NodeRanks,
 				Spin: spin, Oversubscribed: len(info.NodeRanks) > runtime.NumCPU(),
-				NoCMA: os.Getenv("MPIGO_SHM_CMA") != "1"}); err != nil {
+				NoCMA: os.Getenv("MPIGO_SHM_CMA") == "0"}); err != nil {
 				return fmt.Errorf("mpi: rank %d: shared memory with the ranks of node %s: %w (MPIGO_TRANSPORT=tcp avoids it)", r, info.Node, err)
 			}
 			shms = append(shms, sh)
@@ -193,7 +192,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		p.noteRoutes()
 		pcfg := ecfg
 		pcfg.PeerEager = p.peerEager(cfg, len(info.NodeRanks) > runtime.NumCPU())
-		p.eng = engine.New(r, pcfg, p.tr.DirectRead)
+		p.eng = engine.New(r, p.engineConfig(pcfg), p.tr.DirectRead)
 		p.world = newWorld(p, info.Size)
 		j.procs = append(j.procs, p)
 		_ = tr

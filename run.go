@@ -43,7 +43,6 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 		fab = inproc.NewFabric(n)
 	case "shm":
 		shms = make([]*shm.Transport, n)
-		ecfg.Fetch = shm.Fetch
 	case "tcp":
 		var err error
 		if protect, err = tcp.ParseProtect(cfg.TCPProtect); err != nil {
@@ -104,7 +103,7 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 		if cfg.NoDirectRead {
 			direct = nil
 		}
-		p.eng = engine.New(r, ecfg, direct)
+		p.eng = engine.New(r, p.engineConfig(ecfg), direct)
 		p.world = newWorld(p, n)
 		j.procs[r] = p
 	}

@@ -170,7 +170,7 @@ func buildCvars() []cvarDef {
 			never: func() string { return "it is read only when a launched process starts" }},
 		{CvarInfo: CvarInfo{Name: "MPIGO_SHM_CMA", Desc: "copy large messages between processes of a node in one step by cross-memory attach instead of streaming them through the rings",
 			Verbosity: TunerDetail, Type: boolType, Scope: ScopeAllEq, When: "when a launched process starts"},
-			def: func() any { return false }, parse: func(s string) (any, bool) { return s == "1", true },
+			def: func() any { return true }, parse: func(s string) (any, bool) { return s != "0", true },
 			never: func() string { return "it is read only when a launched process starts" }},
 		{CvarInfo: CvarInfo{Name: "MPIGO_PMI_TIMEOUT", Desc: "how long to wait for a PMI launcher's reply or fence (a Go duration; unset: 60s per reply, 10m per fence)",
 			Verbosity: UserDetail, Type: durationType, Scope: ScopeLocal, When: "when a launched process starts"},

@@ -47,10 +47,10 @@ func info(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "transports:  self (a rank to itself), inproc (goroutine ranks, single copy), %s, tcp (other processes)\n", shmWord)
 	fmt.Fprintf(stdout, "shm:         %s\n", shmStatus())
 	_, why := shm.CMAStatus()
-	if os.Getenv("MPIGO_SHM_CMA") == "1" {
-		fmt.Fprintf(stdout, "shm large messages: MPIGO_SHM_CMA=1: %s\n", why)
+	if os.Getenv("MPIGO_SHM_CMA") == "0" {
+		fmt.Fprintf(stdout, "shm large messages: MPIGO_SHM_CMA=0: streamed through the rings, a pipelined copy (else: %s)\n", why)
 	} else {
-		fmt.Fprintf(stdout, "shm large messages: streamed through the rings, a pipelined copy (MPIGO_SHM_CMA=1 for a single copy: %s)\n", why)
+		fmt.Fprintf(stdout, "shm large messages: %s (MPIGO_SHM_CMA=0 streams them through the rings)\n", why)
 	}
 	fmt.Fprintf(stdout, "launchers:   mpigo run, MPICH Hydra (PMI-1), Slurm srun --mpi=pmix (PMIx) or --mpi=pmi2 (PMI-2), Open MPI mpirun (PMIx), singleton (docs/launchers.md)\n")
 	plan := boot.Probe()

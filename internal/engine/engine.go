@@ -20,7 +20,12 @@
 // sender announces the message with an RTS frame and keeps its buffer. If the
 // transport shares memory with the peer, the RTS carries the buffer itself
 // (Region) and the receiver copies straight out of it when it matches, then
-// answers Fin (one copy, the sender's memory to the receiver's). Otherwise
+// answers Fin (one copy, the sender's memory to the receiver's). If the
+// transport can read a peer process's memory (transport.RegionReader), the
+// RTS carries the token the transport exported the buffer as (Config.Export)
+// and the receiver's engine asks its executor to read the message through
+// it (a Fetch effect: the copy runs outside the engine's lock), then
+// answers Fin, or CTS if the read failed (Fetched). Otherwise
 // the receiver answers CTS with the number of bytes it accepts, and the
 // sender streams Data frames that land directly in the posted buffer.
 //
@@ -68,12 +73,14 @@ type Config struct {
 	// ChunkSize is the largest Data frame of a rendezvous over a transport
 	// that cannot read the sender's memory directly.
 	ChunkSize int
-	// Fetch, if set, copies len(dst) bytes at addr in the process pid into
-	// dst: a transport between processes that can read a peer's memory
-	// (cross-memory attach) sets it, and RTS frames with wire.FlagRemote
-	// are then answered by one copy straight into the receive buffer and a
-	// Fin. If Fetch fails, the receive falls back to CTS and Data frames.
-	Fetch func(pid, addr uint64, dst []byte) error
+	// Export, if set, returns the token by which the peer with world rank
+	// peer may read b, a rendezvous send's buffer, in place (a transport
+	// between processes that can read a peer's memory: see
+	// transport.RegionReader), or false if it cannot. The RTS then
+	// carries the token (wire.FlagToken) and the receiver reads the
+	// message with one copy. It must not block: the engine may call it
+	// with its lock held.
+	Export func(peer int, b []byte) (token uint64, ok bool)
 }
 
 // DefaultConfig returns the default tunables. The eager limit was chosen
@@ -94,12 +101,36 @@ func DefaultConfig() Config {
 // reuse the buffer once the transport has taken it. This is how messages
 // with a non-contiguous layout leave their sender: one bounded chunk at a
 // time, packed only when it is about to be sent.
+//
+// If Fetch is not nil, the item is no frame but a single-copy read for a
+// receive (F is empty): the executor runs it, outside the engine's lock,
+// and reports the outcome with Fetched.
 type Item struct {
 	F       wire.Frame
 	Done    *Request // complete when F has been handed to the transport
 	Fill    Layout
 	FillOff int
 	FillLen int
+	Fetch   *Fetch
+}
+
+// Fetch is the effect of a rendezvous whose RTS carried a token
+// (wire.FlagToken) matching a receive: copy the message, len(Dst) bytes
+// from the start of the region the world rank From exported as Token,
+// into Dst, the posted receive buffer; then tell the engine with Fetched,
+// which answers the sender. Until then the receive is neither complete
+// nor cancellable, and an Abort or FailAll that comes meanwhile takes
+// effect when Fetched is called: Dst is written only while the engine
+// still holds the receive.
+type Fetch struct {
+	From  int
+	Token uint64
+	Dst   []byte
+
+	r      *Request
+	id     uint64
+	hdr    wire.Header // the RTS: context and send id of the answer
+	failed error       // set by Abort or FailAll during the read
 }
 
 // Layout is the memory of a message that is not one run of bytes (a
@@ -197,6 +228,7 @@ type Engine struct {
 	eagerSeq atomic.Uint64
 	sends    map[uint64]*Request // sends waiting for CTS, Fin, Ack or CancelAck
 	recvs    map[uint64]*Request // rendezvous receives waiting for Data
+	fetches  map[uint64]*Fetch   // rendezvous receives being read in place (Fetch)
 
 	probes []*Waiter // blocked probes, woken by the next unexpected arrival
 
@@ -240,7 +272,7 @@ func New(rank int, cfg Config, direct func(peer int) bool) *Engine {
 		direct = func(int) bool { return false }
 	}
 	return &Engine{rank: rank, cfg: cfg, direct: direct,
-		sends: make(map[uint64]*Request), recvs: make(map[uint64]*Request)}
+		sends: make(map[uint64]*Request), recvs: make(map[uint64]*Request), fetches: make(map[uint64]*Fetch)}
 }
 
 // Matched returns how many messages the engine has matched to receives
@@ -338,6 +370,11 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 		} else {
 			f.Source = r.Layout
 		}
+	} else if e.cfg.Export != nil && r.Layout == nil && n > 0 {
+		if tok, ok := e.cfg.Export(r.To, r.Buf[:n]); ok {
+			f.Flags |= wire.FlagToken
+			f.Token = tok
+		}
 	}
 }
 
@@ -346,6 +383,8 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 // small enough for the peer's eager limit, and the engine is not
 // aborted), so that it is complete once a transport has taken it and
 // needs no Request. Every sender asks this, whatever road it then takes.
+// The frames it lets through are the ones wire.Header.Unanswered
+// recognises on arrival (transports' short roads, DeliverEager).
 func (e *Engine) Unanswered(mode Mode, n, to int) bool {
 	return mode != Synchronous && n <= e.eagerLimit(to) && !e.aborted.Load() && !e.anyLost.Load() && !e.revokedAny.Load()
 }
@@ -497,13 +536,17 @@ func (e *Engine) consume(r *Request, m *inbound, out *Outbox) {
 // r's status has been set by accept.
 func (e *Engine) startRendezvous(r *Request, from int, h *wire.Header, region []byte, source wire.Packer, n int, out *Outbox) {
 	// A message in another process's memory is read into a contiguous
-	// receive buffer in one copy; a derived receive layout takes the
-	// streamed path instead.
-	fetched := false
-	if region == nil && source == nil && h.Flags&wire.FlagRemote != 0 && e.cfg.Fetch != nil && n > 0 && r.Layout == nil {
-		fetched = e.cfg.Fetch(h.RecvID, uint64(h.Offset), r.Buf[:n]) == nil
+	// receive buffer in one copy, by the executor (see Fetch); a derived
+	// receive layout takes the streamed path instead.
+	if region == nil && source == nil && h.Flags&wire.FlagToken != 0 && n > 0 && r.Layout == nil {
+		e.nextID++
+		r.id = e.nextID
+		f := &Fetch{From: from, Token: h.Token, Dst: r.Buf[:n:n], r: r, id: r.id, hdr: *h}
+		e.fetches[r.id] = f
+		out.add().Fetch = f
+		return
 	}
-	if region != nil || source != nil || fetched {
+	if region != nil || source != nil {
 		if region != nil {
 			r.store(region[:n], 0)
 		} else if source != nil {
@@ -516,6 +559,12 @@ func (e *Engine) startRendezvous(r *Request, from int, h *wire.Header, region []
 	}
 	e.nextID++
 	r.id = e.nextID
+	e.clearToSend(r, from, h, n, out)
+}
+
+// clearToSend answers the RTS h from from, which matched r (whose id is
+// set), with a CTS for n bytes, and waits for the Data. e.mu is held.
+func (e *Engine) clearToSend(r *Request, from int, h *wire.Header, n int, out *Outbox) {
 	it := out.add()
 	it.F = wire.Frame{Header: wire.Header{Kind: wire.CTS, Context: h.Context, SendID: h.SendID, RecvID: r.id, Size: int64(n)}, From: e.rank, To: from}
 	if n == 0 {
@@ -524,6 +573,33 @@ func (e *Engine) startRendezvous(r *Request, from int, h *wire.Header, region []
 	}
 	r.want, r.got = n, 0
 	e.recvs[r.id] = r
+}
+
+// Fetched reports the outcome of the read f (an Item's Fetch): err is nil
+// if all of f.Dst was copied. The receive then completes and the sender
+// is told Fin; if the read failed, the engine falls back to the streamed
+// rendezvous (CTS and Data frames). If the engine was aborted, or f.From
+// was lost, while the read ran, the receive fails with that error instead
+// and nothing is sent. Frames to send are appended to out.
+func (e *Engine) Fetched(f *Fetch, err error, out *Outbox) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.fetches[f.id] != f {
+		return // reported twice: the first report settled it
+	}
+	delete(e.fetches, f.id)
+	r := f.r
+	n := len(f.Dst)
+	switch {
+	case f.failed != nil:
+		r.Fail(f.failed)
+	case err == nil:
+		it := out.add()
+		it.F = wire.Frame{Header: wire.Header{Kind: wire.Fin, Context: f.hdr.Context, SendID: f.hdr.SendID, Size: int64(n)}, From: e.rank, To: f.From}
+		r.finish()
+	default:
+		e.clearToSend(r, f.From, &f.hdr, n, out)
+	}
 }
 
 // DirectCopier is a Layout that may copy a sender's layout read in place
@@ -569,7 +645,7 @@ func (e *Engine) reply(out *Outbox, k wire.Kind, m *inbound, flags uint8, size i
 // messages call it without building a Frame or an Outbox. payload is
 // borrowed until it returns.
 func (e *Engine) DeliverEager(h *wire.Header, from int, payload []byte) error {
-	if h.Kind != wire.Eager || h.Flags&wire.FlagSync != 0 || int64(len(payload)) != h.Size {
+	if !h.Unanswered(len(payload)) {
 		return fmt.Errorf("%w: %v frame from %d (flags %#x, %d bytes for a %d-byte message) is not a plain eager one",
 			ErrProtocol, h.Kind, from, h.Flags, len(payload), h.Size)
 	}
@@ -924,7 +1000,7 @@ func (e *Engine) Pending() (posted, unexpected, sends, recvs int) {
 	for m := e.unexpHead; m != nil; m = m.next {
 		unexpected++
 	}
-	return posted, unexpected, len(e.sends), len(e.recvs)
+	return posted, unexpected, len(e.sends), len(e.recvs) + len(e.fetches)
 }
 
 // Abort fails every pending operation with err and makes every later one
@@ -951,6 +1027,11 @@ func (e *Engine) Abort(err error) {
 	for id, r := range e.recvs {
 		delete(e.recvs, id)
 		r.Fail(err)
+	}
+	for _, f := range e.fetches {
+		// The executor is writing into the receive buffer: the receive
+		// fails when it reports back (Fetched), not before.
+		f.failed = err
 	}
 	for _, w := range e.probes {
 		w.Wake()
@@ -1014,6 +1095,11 @@ func (e *Engine) FailAll(peer int, err error) {
 		if r.from == peer {
 			delete(e.recvs, id)
 			r.Fail(err)
+		}
+	}
+	for _, f := range e.fetches {
+		if f.From == peer && f.failed == nil {
+			f.failed = err // see Abort
 		}
 	}
 	// Posted receives that can only be satisfied by the dead rank.

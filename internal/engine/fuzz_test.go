@@ -38,12 +38,19 @@ func (r *fuzzReader) bytes(n int) []byte {
 func fuzzFrame(r *fuzzReader) (wire.Frame, bool) {
 	f := wire.Frame{From: 2 * r.n(2), To: 1}
 	f.Kind = wire.Kind(r.n(10))
-	f.Flags = r.byte() & 7
+	f.Flags = r.byte() & 15
 	f.Context = uint32(r.n(3))
 	f.Src = int32(r.n(4))
 	f.Tag = int32(r.n(4))
 	f.Size = int64(r.u16() % 600)
 	f.Offset = int64(r.n(256))
+	if f.Kind == wire.RTS {
+		// An RTS has no offset; in its place it may carry a token.
+		if f.Flags&wire.FlagToken != 0 {
+			f.Token = uint64(f.Offset)
+		}
+		f.Offset = 0
+	}
 	f.SendID = uint64(r.n(8))
 	f.RecvID = uint64(r.n(8))
 	f.Sig = uint64(r.n(3))
@@ -73,8 +80,9 @@ func FuzzEngine(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := &fuzzReader{b: data}
 		c := r.byte()
-		cfg := engCfg{EagerLimit: int(c % 64), ChunkSize: 1 + int(c>>4)%16, Direct: c&0x40 != 0}
+		cfg := engCfg{EagerLimit: int(c % 64), ChunkSize: 1 + int(c>>4)%16, Direct: c&0x40 != 0, Export: c&0x80 != 0}
 		h := newHarness(t, 3, cfg)
+		h.holdFetches = cfg.Export && c&1 != 0
 		var sends, recvs []*Request
 		tainted := false // a frame was injected, or a rank failed: genuine frames may be refused
 		for ops := 0; len(r.b) > 0 && ops < 200; ops++ {
@@ -133,12 +141,17 @@ func FuzzEngine(f *testing.F) {
 					h.mrecv(1, m, rq)
 				}
 			case 9: // a peer fails, or the job is aborted
-				tainted = true
 				switch r.n(8) {
 				case 0:
+					tainted = true
 					h.engs[1].FailAll(2*r.n(2), errors.New("peer failed"))
 				case 1:
+					tainted = true
 					h.engs[r.n(3)].Abort(errors.New("abort"))
+				case 2, 3: // a held read completes, or fails
+					if len(h.fetches) > 0 {
+						h.runFetch(r.n(len(h.fetches)), r.n(2) == 0)
+					}
 				}
 			}
 			h.checkOnce(t)
@@ -175,6 +188,24 @@ func fuzzCfg(eager, chunk int, direct bool) fuzzOps {
 	}
 	return fuzzOps{c}
 }
+
+// exportCfg starts an input whose ranks export rendezvous buffers as
+// tokens (single copy between processes); with an odd eager limit the
+// reads are held until the input runs them (runFetch).
+func exportCfg(eager, chunk int) fuzzOps {
+	return fuzzOps{byte(eager) | byte(chunk-1)<<4&0x30 | 0x80}
+}
+
+// runFetch runs the i-th held read; it fails if fail is set.
+func (o fuzzOps) runFetch(i int, fail bool) fuzzOps {
+	f := byte(1)
+	if fail {
+		f = 0
+	}
+	return append(o, 9, 2, byte(i), f)
+}
+
+func (o fuzzOps) abort(rank int) fuzzOps { return append(o, 9, 1, byte(rank)) }
 
 func (o fuzzOps) recv(ctx, src, tag, sig, n int) fuzzOps {
 	return append(o, 2, byte(ctx), byte(src+1), byte(tag+1), byte(sig), byte(n), byte(n>>8))
@@ -228,5 +259,13 @@ func fuzzSeeds() [][]byte {
 			inject(2, wire.Fin, 0, 1, 0, 0, 0, 0, 1, 0, 0, nil),
 		fuzzCfg(8, 2, false).recv(1, -1, -1, 0, 30).inject(0, wire.RTS, 0, 1, 0, 1, 300, 0, 3, 0, 0, nil).
 			inject(0, wire.Eager, 1, 1, 0, 1, 5, 0, 4, 0, 0, []byte{1, 2, 3, 4, 5}).inject(0, wire.CancelReq, 0, 1, 0, 0, 0, 0, 3, 0, 0, nil).deliver(0, 10),
+		// Single copy: reads run at once (even eager limit), or are held
+		// and then succeed, fail, or race an abort; an injected RTS names
+		// a token nobody exported.
+		exportCfg(16, 4).recv(1, 0, 1, 0, 100).send(0, 1, Standard, 1, 1, 0, 100).deliver(0, 4),
+		exportCfg(15, 4).send(0, 1, Synchronous, 1, 1, 0, 100).deliver(0, 1).recv(1, 0, 1, 0, 100).runFetch(0, false).deliver(0, 4),
+		exportCfg(15, 4).send(0, 1, Standard, 1, 1, 0, 100).recv(1, 0, 1, 0, 60).deliver(0, 1).runFetch(0, true).deliver(0, 40),
+		exportCfg(15, 4).send(0, 1, Standard, 1, 1, 0, 100).deliver(0, 1).recv(1, -1, -1, 0, 100).abort(1).runFetch(0, false).deliver(0, 4),
+		exportCfg(16, 4).recv(1, 0, 1, 0, 200).inject(0, wire.RTS, wire.FlagToken, 1, 0, 1, 200, 77, 5, 0, 0, nil).deliver(0, 40),
 	}
 }

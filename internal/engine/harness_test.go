@@ -25,6 +25,10 @@ type engCfg struct {
 	// (wire.Frame.Region) to every peer; DirectTo, if set, decides per peer.
 	Direct   bool
 	DirectTo func(peer int) bool
+	// Export says that this rank's rendezvous sends export their buffer
+	// as a token (Config.Export) to every peer, as a transport between
+	// processes with single copy does.
+	Export bool
 }
 
 func (c engCfg) config() Config { return Config{EagerLimit: c.EagerLimit, ChunkSize: c.ChunkSize} }
@@ -48,6 +52,25 @@ type harness struct {
 	// completions counts how often each request the harness started has
 	// completed: more than once is an engine bug.
 	completions map[*Request]int
+
+	// regions are the buffers ranks exported (Config.Export), by token;
+	// a token names its owner too, as a transport knows whose it is.
+	regions map[uint64]region
+	// fetches are the reads engines asked for (Item.Fetch), oldest first.
+	// flush runs them at once unless holdFetches is set; then the test
+	// runs them with runFetch.
+	fetches     []heldFetch
+	holdFetches bool
+}
+
+type region struct {
+	owner int
+	b     []byte
+}
+
+type heldFetch struct {
+	at int // the rank that asked
+	f  *Fetch
 }
 
 // newHarness returns n engines. cfgs gives each rank's configuration; if it
@@ -57,14 +80,22 @@ func newHarness(t testing.TB, n int, cfgs ...engCfg) *harness {
 	if len(cfgs) != 1 && len(cfgs) != n {
 		t.Fatalf("newHarness: %d configurations for %d ranks", len(cfgs), n)
 	}
-	h := &harness{t: t, completions: map[*Request]int{}}
+	h := &harness{t: t, completions: map[*Request]int{}, regions: map[uint64]region{}}
 	for r := range n {
 		c := cfgs[0]
 		if len(cfgs) == n {
 			c = cfgs[r]
 		}
 		h.cfgs = append(h.cfgs, c)
-		h.engs = append(h.engs, New(r, c.config(), c.directFunc()))
+		ec := c.config()
+		if c.Export {
+			ec.Export = func(peer int, b []byte) (uint64, bool) {
+				tok := uint64(len(h.regions)+1)<<8 | 0x5a // not an index anyone could guess by accident
+				h.regions[tok] = region{owner: r, b: b}
+				return tok, true
+			}
+		}
+		h.engs = append(h.engs, New(r, ec, c.directFunc()))
 		h.links = append(h.links, make([][]wire.Frame, n))
 	}
 	return h
@@ -90,9 +121,18 @@ func (h *harness) track(r *Request) {
 func (h *harness) flush(from int, out *Outbox) {
 	h.t.Helper()
 	var released [][]byte
+	var fetches []heldFetch
 	for i := 0; i < out.Len(); i++ {
 		it := out.At(i)
 		f := it.F
+		if it.Fetch != nil {
+			ft := it.Fetch
+			if f.Kind != 0 || it.Done != nil || it.Fill != nil || ft.From < 0 || ft.From >= len(h.engs) || ft.From == from {
+				h.t.Fatalf("engine %d: fetch item %d from %d is also a frame or names no peer: %+v", from, i, ft.From, it)
+			}
+			fetches = append(fetches, heldFetch{at: from, f: ft})
+			continue
+		}
 		if it.Fill != nil {
 			// A chunk packed as it leaves: bounded, and only then.
 			if f.Payload != nil || it.FillLen < 0 || it.FillOff < 0 || it.FillOff+it.FillLen > it.Fill.Len() {
@@ -118,6 +158,37 @@ func (h *harness) flush(from int, out *Outbox) {
 		}
 	}
 	out.Reset()
+	h.fetches = append(h.fetches, fetches...)
+	for !h.holdFetches && len(h.fetches) > 0 {
+		h.runFetch(0, false)
+	}
+}
+
+// runFetch runs the i-th held read as the executor does: it copies the
+// region the token names (failing if the token is not one the sender
+// exported, or fail is set), then reports to the engine with Fetched.
+func (h *harness) runFetch(i int, fail bool) error {
+	h.t.Helper()
+	hf := h.fetches[i]
+	h.fetches = append(h.fetches[:i:i], h.fetches[i+1:]...)
+	f := hf.f
+	var err error
+	reg, ok := h.regions[f.Token]
+	switch {
+	case fail:
+		err = fmt.Errorf("read refused")
+	case !ok || reg.owner != f.From:
+		err = fmt.Errorf("token %#x is not a region of rank %d", f.Token, f.From)
+	case len(f.Dst) > len(reg.b):
+		err = fmt.Errorf("read of %d bytes from a %d-byte region", len(f.Dst), len(reg.b))
+	default:
+		copy(f.Dst, reg.b)
+	}
+	h.trace = append(h.trace, fmt.Sprintf("%d<-%d fetch", hf.at, f.From))
+	var out Outbox
+	h.engs[hf.at].Fetched(f, err, &out)
+	h.flush(hf.at, &out)
+	return err
 }
 
 // overlaps reports whether a and b share memory.
@@ -145,6 +216,12 @@ func (h *harness) checkFrame(from int, f *wire.Frame) {
 	}
 	if f.Source != nil && (f.Kind != wire.RTS || !h.engs[from].direct(f.To) || f.Region != nil) {
 		h.t.Fatalf("engine %d emitted a Source in a %v frame to %d", from, f.Kind, f.To)
+	}
+	if f.Flags&wire.FlagToken != 0 {
+		reg, ok := h.regions[f.Token]
+		if f.Kind != wire.RTS || !h.cfgs[from].Export || !ok || reg.owner != from || int64(len(reg.b)) != f.Size || f.Region != nil || f.Source != nil {
+			h.t.Fatalf("engine %d emitted token %#x in a %v frame to %d (size %d)", from, f.Token, f.Kind, f.To, f.Size)
+		}
 	}
 }
 

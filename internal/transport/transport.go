@@ -3,8 +3,10 @@
 //
 // The required interface is one method. Extra powers are optional
 // interfaces that the runtime discovers by type assertion:
-// DirectReader (the peer can read a frame's Region in place), EagerSender
-// (a short road for small messages that need no answer) and Polled (the
+// DirectReader (the peer can read a frame's Region in place), RegionReader
+// (single copy between processes: a buffer exported as a token that the
+// peer's side reads), EagerSender (a short road for small messages that
+// need no answer) and Polled (the
 // transport delivers only when polled; a job's waits poll it). The runtime
 // probes them once per peer when it sets the routes.
 package transport
@@ -33,6 +35,31 @@ type Transport interface {
 // Region.
 type DirectReader interface {
 	DirectRead(peer int) bool
+}
+
+// RegionReader is implemented by transports that can copy a message
+// straight out of a peer's memory though the peer is another process (by
+// cross-memory attach, say): the single-copy road of large messages.
+//
+// The sender's side exports its buffer as a token, which the engine
+// carries in the RTS (wire.FlagToken, wire.Header.Token) without looking
+// into it; the receiver's side of the same transport reads the message
+// through the token into the posted receive buffer, and the engine answers
+// Fin. Which process a token's memory belongs to is the transport's
+// knowledge of the peer, never something a frame says: a token names
+// memory of the peer that sent it, and only that.
+//
+// Reads run outside the engine's lock, as an effect the executor runs
+// (engine.Fetch); a read that fails makes the receive fall back to CTS
+// and Data frames.
+type RegionReader interface {
+	// ExportRegion returns the token by which peer may read b in place,
+	// or false if peer cannot read this rank's memory. b stays unchanged
+	// until the peer has read it (it answers Fin).
+	ExportRegion(peer int, b []byte) (token uint64, ok bool)
+	// ReadRegion copies len(dst) bytes at offset off of the region that
+	// peer exported as token into dst.
+	ReadRegion(peer int, token uint64, off int, dst []byte) error
 }
 
 // EagerSender is implemented by transports with a short road for an eager

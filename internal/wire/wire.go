@@ -25,8 +25,10 @@ const Magic = 0x4d // 'M'
 // Version 2: a tcp connection carries frames both ways, and both ends
 // prove the job's secret. Version 3: the acceptor's proof ends with a byte
 // that may send the dialer back to the connection the acceptor is making
-// (two ranks that dial each other at once keep one connection).
-const Version = 3
+// (two ranks that dial each other at once keep one connection). Version 4:
+// an RTS may carry a region token (FlagToken, Header.Token) in the bytes
+// where other frames carry Offset.
+const Version = 4
 
 // HeaderSize is the size in bytes of an encoded header.
 const HeaderSize = 64
@@ -39,7 +41,8 @@ const (
 	// Eager carries a whole message in its payload.
 	Eager Kind = iota + 1
 	// RTS (request to send) announces a rendezvous message of Size bytes.
-	// It may carry a Region the receiver can read directly.
+	// It may carry a Region the receiver can read directly, or a Token by
+	// which the receiver's transport can read the message in place.
 	RTS
 	// CTS (clear to send) tells the sender that its RTS matched receive RecvID.
 	CTS
@@ -74,11 +77,12 @@ const (
 	FlagCancelled
 	// FlagTruncated in a CTS or Fin says the receiver took fewer bytes than were sent.
 	FlagTruncated
-	// FlagRemote in an RTS says the receiver may read the message in place
-	// from the sender's process: Offset holds the message's address there
-	// and RecvID the process's id. A receiver that cannot read it answers
-	// with a CTS as usual.
-	FlagRemote
+	// FlagToken in an RTS says that Token names the message for a single
+	// copy: the transport between the two ranks exported the sender's
+	// buffer as Token (transport.RegionReader), and the receiver's side of
+	// it may read the message in place. A receiver that cannot read it
+	// answers with a CTS as usual.
+	FlagToken
 )
 
 // Header is the fixed part of a frame.
@@ -93,6 +97,19 @@ type Header struct {
 	SendID  uint64 // the sender's handle for the message
 	RecvID  uint64 // the receiver's handle for the matching receive
 	Sig     uint64 // type signature of the payload (0: untyped bytes)
+	// Token, in an RTS with FlagToken, names the sender's message for the
+	// transport that exported it: opaque to everyone else. It is encoded
+	// where other frames carry Offset, which an RTS does not use.
+	Token uint64
+}
+
+// Unanswered reports whether h, with a payload of n bytes, is an eager
+// frame that needs no answer: the whole message, not synchronous, and
+// naming no receive. These are the frames the short road carries (the
+// sender's rule is engine.Unanswered; they may carry a SendID, which only
+// a cancel uses) and that a receiver may hand to engine.DeliverEager.
+func (h *Header) Unanswered(n int) bool {
+	return h.Kind == Eager && h.Flags&FlagSync == 0 && h.RecvID == 0 && h.Offset == 0 && h.Size == int64(n)
 }
 
 // Frame is a header, the transport addresses, and the payload.
@@ -147,7 +164,11 @@ func (h *Header) Marshal(b []byte, payloadLen int) {
 	le.PutUint32(b[8:], uint32(h.Src))
 	le.PutUint32(b[12:], uint32(h.Tag))
 	le.PutUint64(b[16:], uint64(h.Size))
-	le.PutUint64(b[24:], uint64(h.Offset))
+	if h.Kind == RTS {
+		le.PutUint64(b[24:], h.Token)
+	} else {
+		le.PutUint64(b[24:], uint64(h.Offset))
+	}
 	le.PutUint64(b[32:], h.SendID)
 	le.PutUint64(b[40:], h.RecvID)
 	le.PutUint64(b[48:], h.Sig)
@@ -178,14 +199,20 @@ func Unmarshal(b []byte) (Header, int, error) {
 	h.Src = int32(le.Uint32(b[8:]))
 	h.Tag = int32(le.Uint32(b[12:]))
 	h.Size = int64(le.Uint64(b[16:]))
-	h.Offset = int64(le.Uint64(b[24:]))
+	if h.Kind == RTS {
+		h.Token = le.Uint64(b[24:])
+	} else {
+		h.Offset = int64(le.Uint64(b[24:]))
+	}
 	h.SendID = le.Uint64(b[32:])
 	h.RecvID = le.Uint64(b[40:])
 	h.Sig = le.Uint64(b[48:])
 	n := le.Uint32(b[56:])
-	remote := h.Kind == RTS && h.Flags&FlagRemote != 0 // Offset is an address
-	if h.Size < 0 || n > MaxPayload || le.Uint32(b[60:]) != 0 || (!remote && (h.Offset < 0 || h.Offset > h.Size)) {
+	if h.Size < 0 || n > MaxPayload || le.Uint32(b[60:]) != 0 || h.Offset < 0 || h.Offset > h.Size {
 		return h, 0, fmt.Errorf("%w: size %d offset %d payload %d", ErrLength, h.Size, h.Offset, n)
+	}
+	if h.Token != 0 && h.Flags&FlagToken == 0 {
+		return h, 0, fmt.Errorf("%w: rts carries token %#x without its flag", ErrLength, h.Token)
 	}
 	if (h.Kind == Eager || h.Kind == Data) && h.Offset+int64(n) > h.Size {
 		return h, 0, fmt.Errorf("%w: payload %d at offset %d overruns message of %d bytes", ErrLength, n, h.Offset, h.Size)

@@ -72,16 +72,15 @@ func (b box) cell(pos uint64) []byte {
 
 func seqOf(c []byte) *atomic.Uint64 { return (*atomic.Uint64)(unsafe.Pointer(&c[0])) }
 
-// fits reports whether f can travel in a cell: a plain eager frame (no
-// FlagSync: a synchronous send waits for an answer, which the box's
-// receiver does not give), with a send id only if there is room for it.
+// fits reports whether f can travel in a cell: an eager frame that needs
+// no answer (wire.Header.Unanswered: the box's receiver gives none), with
+// a send id only if there is room for it.
 func fits(f *wire.Frame) bool {
 	room := boxPayload
 	if f.SendID != 0 {
 		room = idPayload
 	}
-	return f.Kind == wire.Eager && f.Flags&wire.FlagSync == 0 && f.RecvID == 0 && f.Offset == 0 &&
-		len(f.Payload) <= room && f.Size == int64(len(f.Payload)) && len(f.Region) == 0
+	return len(f.Payload) <= room && f.Unanswered(len(f.Payload))
 }
 
 // put writes the eager frame (h, payload) into the cell at pos, which the
@@ -135,7 +134,7 @@ func (b box) take(pos uint64, h *wire.Header) []byte {
 	h.Src, h.Tag = int32(le.Uint32(c[16:])), int32(le.Uint32(c[20:]))
 	h.Size, h.Offset = int64(n), 0
 	h.SendID, h.RecvID = id, 0
-	h.Sig = le.Uint64(c[24:])
+	h.Sig, h.Token = le.Uint64(c[24:]), 0
 	return c[32 : 32+n]
 }
 

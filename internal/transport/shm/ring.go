@@ -100,21 +100,26 @@ func (r *ring) view(pos uint64, n int) []byte {
 
 // reader is the consumer's side of a ring: it turns the stream back into
 // frames, possibly across several polls when a frame arrives in parts.
+//
+// Its positions are its own, apart from the ring's shared ones: pos is
+// how far it has consumed, which it publishes to the shared head
+// (ring.head) only now and then; published is the value it last stored
+// there.
 type reader struct {
 	ring
-	box     box
-	hpub    uint64 // head as last published
-	bpos    uint64 // fast-box frames consumed
-	head    uint64 // local copy of the published head
-	from    int    // the producer's world rank
-	self    int
-	partial bool // the header of the current frame has been read
-	hdr     wire.Header
-	n       int    // its payload length
-	dst     []byte // where the payload goes: a placed receive buffer or scratch
-	got     int    // payload bytes copied into dst so far
-	scratch []byte
-	hb      [wire.HeaderSize]byte
+	box       box
+	published uint64 // the ring's head as last stored
+	bpos      uint64 // fast-box frames consumed
+	pos       uint64 // bytes consumed: the head not yet published
+	from      int    // the producer's world rank
+	self      int
+	partial   bool // the header of the current frame has been read
+	hdr       wire.Header
+	n         int    // its payload length
+	dst       []byte // where the payload goes: a placed receive buffer or scratch
+	got       int    // payload bytes copied into dst so far
+	scratch   []byte
+	hb        [wire.HeaderSize]byte
 }
 
 // poll delivers the frames that have arrived whole, through deliver, and
@@ -136,16 +141,16 @@ func (rd *reader) poll(deliver func(f wire.Frame), place func(h *wire.Header, fr
 // sender that streams small frames faster than they are consumed paid one
 // per frame on the receiving side.
 func (rd *reader) pollTo(tail uint64, deliver func(f wire.Frame), eager func(h *wire.Header, from int, payload []byte) error, place func(h *wire.Header, from, n int) []byte, limit int) (bool, error) {
-	if tail == rd.head {
+	if tail == rd.pos {
 		return false, nil
 	}
 	for {
-		avail := tail - rd.head
+		avail := tail - rd.pos
 		if !rd.partial {
 			if avail < wire.HeaderSize {
 				break
 			}
-			rd.get(rd.head, rd.hb[:])
+			rd.get(rd.pos, rd.hb[:])
 			var n int
 			var err error
 			// The header lives in the reader, not on the stack: place
@@ -162,11 +167,11 @@ func (rd *reader) pollTo(tail uint64, deliver func(f wire.Frame), eager func(h *
 			// A whole frame that does not wrap is handed out in place: the
 			// engine copies what it keeps before deliver returns.
 			if uint64(n) <= avail {
-				if v := rd.view(rd.head+wire.HeaderSize, n); v != nil || n == 0 {
-					rd.head += wire.HeaderSize
-					if eager != nil && plainEager(h, n) {
+				if v := rd.view(rd.pos+wire.HeaderSize, n); v != nil || n == 0 {
+					rd.pos += wire.HeaderSize
+					if eager != nil && h.Unanswered(n) {
 						if err := eager(h, rd.from, v); err != nil {
-							rd.ring.head.Store(rd.head)
+							rd.ring.head.Store(rd.pos)
 							return true, err
 						}
 					} else {
@@ -176,15 +181,15 @@ func (rd *reader) pollTo(tail uint64, deliver func(f wire.Frame), eager func(h *
 						}
 						deliver(wire.Frame{Header: *h, From: rd.from, To: rd.self, Payload: v})
 					}
-					rd.head += uint64(n)
-					if rd.head-rd.hpub >= ringPublish {
-						rd.ring.head.Store(rd.head)
-						rd.hpub = rd.head
+					rd.pos += uint64(n)
+					if rd.pos-rd.published >= ringPublish {
+						rd.ring.head.Store(rd.pos)
+						rd.published = rd.pos
 					}
 					continue
 				}
 			}
-			rd.head += wire.HeaderSize
+			rd.pos += wire.HeaderSize
 			rd.partial, rd.n, rd.got = true, n, 0
 			rd.dst = placed(place, h, rd.from, n)
 			if rd.dst == nil {
@@ -194,11 +199,11 @@ func (rd *reader) pollTo(tail uint64, deliver func(f wire.Frame), eager func(h *
 				rd.dst = rd.scratch[:n]
 			}
 		}
-		k := int(min(uint64(rd.n-rd.got), tail-rd.head))
+		k := int(min(uint64(rd.n-rd.got), tail-rd.pos))
 		if k > 0 {
-			rd.get(rd.head, rd.dst[rd.got:rd.got+k])
+			rd.get(rd.pos, rd.dst[rd.got:rd.got+k])
 			rd.got += k
-			rd.head += uint64(k)
+			rd.pos += uint64(k)
 		}
 		if rd.got < rd.n {
 			break
@@ -210,21 +215,14 @@ func (rd *reader) pollTo(tail uint64, deliver func(f wire.Frame), eager func(h *
 			rd.scratch = nil
 		}
 	}
-	rd.ring.head.Store(rd.head)
-	rd.hpub = rd.head
+	rd.ring.head.Store(rd.pos)
+	rd.published = rd.pos
 	return true, nil
 }
 
 // ringPublish is how many consumed bytes pollTo lets pass before it
 // publishes the ring's head in the middle of a poll.
 const ringPublish = 4096
-
-// plainEager reports whether h (with an n-byte payload) is an eager frame
-// that needs no answer, as box frames are.
-func plainEager(h *wire.Header, n int) bool {
-	return h.Kind == wire.Eager && h.Flags&wire.FlagSync == 0 && h.SendID == 0 && h.RecvID == 0 &&
-		h.Offset == 0 && h.Size == int64(n)
-}
 
 func placed(place func(h *wire.Header, from, n int) []byte, h *wire.Header, from, n int) []byte {
 	if place == nil || n == 0 {
@@ -236,11 +234,14 @@ func placed(place func(h *wire.Header, from, n int) []byte, h *wire.Header, from
 	return nil
 }
 
-// writer is the producer's side of a ring.
+// writer is the producer's side of a ring. pos is how far it has
+// written, the value it stores to the shared tail (ring.tail); seenHead is
+// the shared head as it last loaded it: the room is at least what that
+// implies.
 type writer struct {
 	ring
-	tail uint64 // local copy of the published tail
-	head uint64 // last head seen: room is at least what it implies
+	pos      uint64 // bytes written and published
+	seenHead uint64 // the ring's head as last loaded
 }
 
 // write copies p into the ring as room allows, publishing as it goes, and
@@ -249,10 +250,10 @@ type writer struct {
 func (w *writer) write(p []byte, rw roomWaiter) error {
 	spins := 0
 	for len(p) > 0 {
-		if uint64(len(w.data))-(w.tail-w.head) < uint64(len(p)) {
-			w.head = w.ring.head.Load()
+		if uint64(len(w.data))-(w.pos-w.seenHead) < uint64(len(p)) {
+			w.seenHead = w.ring.head.Load()
 		}
-		k := w.put(w.tail, w.head, p)
+		k := w.put(w.pos, w.seenHead, p)
 		if k == 0 {
 			rw.wake()
 			if err := rw.waitRoom(spins); err != nil {
@@ -263,8 +264,8 @@ func (w *writer) write(p []byte, rw roomWaiter) error {
 		}
 		spins = 0
 		p = p[k:]
-		w.tail += uint64(k)
-		w.ring.tail.Store(w.tail)
+		w.pos += uint64(k)
+		w.ring.tail.Store(w.pos)
 		rw.wake()
 	}
 	return nil
@@ -273,14 +274,14 @@ func (w *writer) write(p []byte, rw roomWaiter) error {
 // writeFrame writes a header and its payload; small frames are published
 // by a single store.
 func (w *writer) writeFrame(hb []byte, payload []byte, rw roomWaiter) error {
-	if uint64(len(w.data))-(w.tail-w.head) < uint64(len(hb)+len(payload)) {
-		w.head = w.ring.head.Load()
+	if uint64(len(w.data))-(w.pos-w.seenHead) < uint64(len(hb)+len(payload)) {
+		w.seenHead = w.ring.head.Load()
 	}
-	if free := uint64(len(w.data)) - (w.tail - w.head); free >= uint64(len(hb)+len(payload)) {
-		w.put(w.tail, w.head, hb)
-		w.put(w.tail+uint64(len(hb)), w.head, payload)
-		w.tail += uint64(len(hb) + len(payload))
-		w.ring.tail.Store(w.tail)
+	if free := uint64(len(w.data)) - (w.pos - w.seenHead); free >= uint64(len(hb)+len(payload)) {
+		w.put(w.pos, w.seenHead, hb)
+		w.put(w.pos+uint64(len(hb)), w.seenHead, payload)
+		w.pos += uint64(len(hb) + len(payload))
+		w.ring.tail.Store(w.pos)
 		rw.wake()
 		return nil
 	}

@@ -7,8 +7,10 @@
 // and publishes it with one atomic store; the receiver's poller finds it,
 // hands it to the engine (in place when it does not wrap) and gives the
 // room back. Large messages skip the rings when the kernel allows it: the
-// RTS names the sender's buffer and the receiver copies it straight into
-// the posted receive buffer with process_vm_readv (Fetch).
+// transport exports the sender's buffer as a token (its address; see
+// ExportRegion), the engine carries the token in the RTS without looking
+// into it, and the receiver's transport copies the message straight into
+// the posted receive buffer with process_vm_readv (ReadRegion, Fetch).
 //
 // Start-up is three steps around the launcher's fences: New creates and
 // maps the inbox; after a fence, Attach maps the peers' inboxes and tests
@@ -43,7 +45,7 @@ import (
 
 const (
 	magic   = "mpigoshm"
-	version = 3
+	version = 4    // 4: frames of wire version 4 (RTS tokens)
 	ctlSize = 4096 // control page; the canRead flags follow at ctlFlags
 	// offsets in the control page
 	offVersion  = 8
@@ -355,8 +357,8 @@ func (t *Transport) Attach() error {
 		off := ctlSize + t.me*slotBytes(t.ringSize)
 		p.box = newBox(mem[off:], boxHeadAt(mem[off+boxBytes:]))
 		p.w = writer{ring: newRing(mem[off+boxBytes:], t.ringSize)}
-		p.w.tail = p.w.ring.tail.Load()
-		p.w.head = p.w.ring.head.Load()
+		p.w.pos = p.w.ring.tail.Load()
+		p.w.seenHead = p.w.ring.head.Load()
 		t.peers[i] = p
 		if !t.cfg.NoCMA {
 			var probe [len(magic)]byte
@@ -397,11 +399,33 @@ func (t *Transport) EagerRoom() int { return t.ringSize / 2 }
 // Name says what this transport is, for mpigo info and error messages.
 func (t *Transport) Name() string { return "shm" }
 
-// DirectRead reports whether peer can read this rank's messages in place
-// (by cross-memory attach).
-func (t *Transport) DirectRead(peer int) bool {
+// ExportRegion returns the token by which peer may read b in place (by
+// cross-memory attach): b's address in this process. It reports false if
+// peer cannot read this rank's memory (transport.RegionReader).
+func (t *Transport) ExportRegion(peer int, b []byte) (uint64, bool) {
 	p := t.peer(peer)
-	return p != nil && p.cma
+	if p == nil || !p.cma || len(b) == 0 {
+		return 0, false
+	}
+	return uint64(uintptr(unsafe.Pointer(&b[0]))), true
+}
+
+// ReadRegion copies len(dst) bytes at offset off of the region peer
+// exported as token into dst, by cross-memory attach from peer's process
+// (transport.RegionReader). The process is the one this transport knows
+// for peer, whatever the token says.
+func (t *Transport) ReadRegion(peer int, token uint64, off int, dst []byte) error {
+	p := t.peer(peer)
+	if p == nil {
+		return fmt.Errorf("shm: rank %d is not a local peer of rank %d", peer, t.cfg.Rank)
+	}
+	if p.dead.Load() || t.closed.Load() {
+		return fmt.Errorf("shm: rank %d (process %d) is gone", p.rank, p.pid)
+	}
+	if off < 0 {
+		return fmt.Errorf("shm: read at offset %d of a region of rank %d", off, peer)
+	}
+	return Fetch(uint64(p.pid), token+uint64(off), dst)
 }
 
 // CMA reports whether any peer copies from this rank by cross-memory
@@ -437,11 +461,6 @@ func (t *Transport) Send(f wire.Frame) error {
 	}
 	if len(f.Payload) > wire.MaxPayload {
 		return fmt.Errorf("shm: frame payload of %d bytes exceeds %d", len(f.Payload), wire.MaxPayload)
-	}
-	if f.Kind == wire.RTS && len(f.Region) > 0 && p.cma {
-		f.Flags |= wire.FlagRemote
-		f.Offset = int64(uintptr(unsafe.Pointer(&f.Region[0])))
-		f.RecvID = uint64(t.pid)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -511,7 +530,7 @@ func (p *peer) usable() error {
 // held.
 func (p *peer) boxRoom() bool {
 	if p.dirty {
-		if p.w.ring.head.Load() != p.w.tail {
+		if p.w.ring.head.Load() != p.w.pos {
 			return false
 		}
 		p.dirty = false

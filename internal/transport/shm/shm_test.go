@@ -74,8 +74,8 @@ func TestRingSequential(t *testing.T) {
 			got = got[:0]
 		}
 	}
-	if w.tail != rd.head {
-		t.Errorf("tail %d, head %d", w.tail, rd.head)
+	if w.pos != rd.pos {
+		t.Errorf("tail %d, head %d", w.pos, rd.pos)
 	}
 }
 
@@ -297,11 +297,28 @@ func TestFetch(t *testing.T) {
 		t.Fatalf("Fetch: %v", err)
 	}
 	ts := endpoints(t, 2, Config{}, func(int, wire.Frame) {})
-	if !ts[0].DirectRead(1) || !ts[1].DirectRead(0) {
-		t.Error("endpoints in one process do not use cross-memory attach")
+	tok, ok := ts[0].ExportRegion(1, src)
+	if !ok {
+		t.Fatal("endpoints in one process do not use cross-memory attach")
+	}
+	// Rank 1 reads rank 0's region through the token, whole and from an
+	// offset, as the executor does for a matched RTS.
+	clear(dst)
+	if err := ts[1].ReadRegion(0, tok, 0, dst); err != nil || !bytes.Equal(src, dst) {
+		t.Fatalf("ReadRegion: %v", err)
+	}
+	part := make([]byte, 7)
+	if err := ts[1].ReadRegion(0, tok, 5, part); err != nil || !bytes.Equal(part, src[5:12]) {
+		t.Fatalf("ReadRegion at offset 5: %q, %v", part, err)
+	}
+	if err := ts[1].ReadRegion(3, tok, 0, part); err == nil {
+		t.Error("ReadRegion from a rank that is no peer succeeded")
+	}
+	if _, ok := ts[0].ExportRegion(1, nil); ok {
+		t.Error("empty region exported")
 	}
 	ts2 := endpoints(t, 2, Config{NoCMA: true}, func(int, wire.Frame) {})
-	if ts2[0].DirectRead(1) {
+	if _, ok := ts2[0].ExportRegion(1, src); ok {
 		t.Error("NoCMA ignored")
 	}
 }
