@@ -47,11 +47,16 @@ type Request struct {
 	conv   *convLow  // receives into memory in a mixed job: the conversion (hetero.go)
 	// bsend is, for a buffered send (Ibsend, BsendInit), the engine's
 	// send from the attached buffer: the request itself completes at once,
-	// but Cancel may still withdraw that send.
+	// but Cancel may still withdraw that send. Cancel also puts here the
+	// engine request it makes for a send that took the short road
+	// (sentID).
 	bsend *engine.Request
-	g     *grequest // a generalized request (GrequestStart)
-	st    Status
-	err   error
+	// sentID is the send id of a non-blocking send that left at once by
+	// the short road (Comm.isendNow) and has no engine request; 0 if none.
+	sentID uint64
+	g      *grequest // a generalized request (GrequestStart)
+	st     Status
+	err    error
 }
 
 // Waiter is anything the Wait and Test family (WaitAll, WaitAny,
@@ -141,7 +146,9 @@ func (r *Request) complete() {
 	}
 	est := r.er.Status()
 	r.st = statusOf(est, r.elem)
-	if r.t != nil {
+	if est.Err == nil {
+		r.err = nil
+	} else if r.t != nil {
 		r.err = r.c.recvStatusErr(r.op, r.at, r.t, r.tname, est)
 	} else {
 		r.err = r.c.statusErr(r.op, r.at, est)
@@ -354,7 +361,10 @@ func (r *Request) Cancel() (err error) {
 		return nil
 	}
 	if er == nil || r.finished {
-		er = r.bsend // a buffered send: the send from the attached buffer
+		if r.bsend == nil && r.sentID != 0 {
+			r.bsend = r.c.sentRequest(r.at.peer, r.at.tag, r.sentID)
+		}
+		er = r.bsend // a send that completed at once (see bsend)
 	}
 	if er == nil || er.Op != engine.OpSend {
 		r.mu.Unlock()
