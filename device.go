@@ -141,7 +141,9 @@ func (c *Comm) isendNow(op string, buf []byte, sig uint64, dest, tag int, mode e
 		r.er.Fail(fmt.Errorf("%w: %w", ErrProcFailed, err))
 		return r
 	}
-	return &Request{c: c, op: op, at: l, live: true, finished: true, sentID: id}
+	r := p.ers.newRequest()
+	r.c, r.op, r.at, r.live, r.finished, r.sentID = c, op, l, true, true, id
+	return r
 }
 
 // sentRequest returns an engine request for the send to dest with tag that

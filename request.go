@@ -100,14 +100,14 @@ func (c *Comm) newRequest(op string, l loc) *Request {
 	return &o.r
 }
 
-// newPooledRequest is newRequest with a recycled engine request (see
-// erFreeList).
+// newPooledRequest is newRequest with a recycled engine request, and the
+// Request itself from a block (see erFreeList).
 // Only requests whose engine request nobody reads after the result is
 // handed over may be pooled (not Pending[T], which reads the received
 // bytes after the wait; not requests with OnDone).
 func (c *Comm) newPooledRequest(op string, l loc) *Request {
-	r := &Request{c: c, op: op, at: l, live: true, pooled: true}
-	r.er = c.p.ers.get()
+	r, er := c.p.ers.pair()
+	r.c, r.op, r.at, r.live, r.pooled, r.er = c, op, l, true, true, er
 	return r
 }
 
