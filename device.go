@@ -1,6 +1,8 @@
 package mpi
 
 import (
+	"fmt"
+
 	"github.com/mpigo/mpi/internal/engine"
 	"github.com/mpigo/mpi/internal/transport"
 )
@@ -98,7 +100,7 @@ func (c *Comm) sendNow(op string, buf []byte, sig uint64, dest, tag int, mode en
 		if p.counting() {
 			p.countSent(to, len(buf), c.ctx, tag)
 		}
-		err = p.eagerTo[to].SendEager(to, c.ctx, int32(c.rank), int32(tag), sig, buf)
+		err = p.eagerTo[to].SendEager(to, c.ctx, int32(c.rank), int32(tag), sig, 0, buf)
 	} else {
 		f, ok := p.eng.EagerFrame(mode, c.ctx, c.rank, to, tag, buf, sig)
 		if !ok {
@@ -113,4 +115,69 @@ func (c *Comm) sendNow(op string, buf []byte, sig uint64, dest, tag int, mode en
 		return true, c.errorf(op, ErrProcFailed, at("dest", dest, tag), "%v", err)
 	}
 	return true, nil
+}
+
+// isendNow starts a non-blocking send of buf (contiguous, validated, dest
+// not ProcNull) by the short road if the engine's rule lets it, and
+// returns its request, or nil if the message must go the general way
+// (startSend). The message leaves before isendNow returns, carrying a
+// send id (engine.EagerID) so that Cancel can still name it to the
+// receiver, and the request is complete at once: it holds no engine
+// request, which saves taking one from the rank's free list, the
+// engine's Send and the executor, per message. Cancel makes the engine
+// request when it needs one (sentRequest).
+func (c *Comm) isendNow(op string, buf []byte, sig uint64, dest, tag int, mode engine.Mode) *Request {
+	p := c.p
+	to := c.group[dest]
+	var id uint64
+	var err error
+	if p.eagerTo != nil && p.eagerTo[to] != nil {
+		if !p.eng.Unanswered(mode, len(buf), to) {
+			return nil
+		}
+		id = p.eng.EagerID()
+		if p.counting() {
+			p.countSent(to, len(buf), c.ctx, tag)
+		}
+		err = p.eagerTo[to].SendEager(to, c.ctx, int32(c.rank), int32(tag), sig, id, buf)
+	} else {
+		f, ok := p.eng.EagerFrame(mode, c.ctx, c.rank, to, tag, buf, sig)
+		if !ok {
+			return nil
+		}
+		id = p.eng.EagerID()
+		f.SendID = id
+		if p.counting() {
+			p.countSent(to, len(buf), c.ctx, tag)
+		}
+		err = p.tr.Send(f)
+	}
+	l := at("dest", dest, tag)
+	if err != nil {
+		// As the executor fails a send whose frame a transport refused:
+		// Wait reports it.
+		r := c.newRequest(op, l)
+		c.fillSend(r.er, dest, tag)
+		r.er.Op = engine.OpSend
+		r.er.Fail(fmt.Errorf("%w: %w", ErrProcFailed, err))
+		return r
+	}
+	r := p.ers.newRequest()
+	r.c, r.op, r.at, r.live, r.finished, r.sentID = c, op, l, true, true, id
+	return r
+}
+
+// sentRequest returns an engine request for the send to dest with tag that
+// isendNow sent with id, complete as the engine would have left it, for
+// Cancel to reopen (engine.CancelSend).
+func (c *Comm) sentRequest(dest, tag int, id uint64) *engine.Request {
+	er := new(engine.Request)
+	c.fillSend(er, dest, tag)
+	c.p.eng.SentEager(er, id)
+	return er
+}
+
+// fillSend fills er's envelope for a send to dest with tag.
+func (c *Comm) fillSend(er *engine.Request, dest, tag int) {
+	er.Context, er.Peer, er.Self, er.To, er.Tag = c.ctx, dest, c.rank, c.group[dest], tag
 }

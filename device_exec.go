@@ -94,6 +94,13 @@ func (p *proc) deliver(f wire.Frame) {
 	if p.counting() {
 		p.countFrame(&f.Header, f.From)
 	}
+	if f.Kind == wire.Eager && f.Flags&wire.FlagSync == 0 {
+		// Needs no answer, so no Outbox (a few hundred bytes to clear).
+		if err := p.eng.DeliverEager(&f.Header, f.From, f.Payload); err != nil {
+			p.internal(err)
+		}
+		return
+	}
 	var out engine.Outbox
 	if err := p.eng.Deliver(&f, &out); err != nil {
 		p.internal(err)

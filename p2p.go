@@ -117,7 +117,7 @@ func (c *Comm) checkBuf(op string, l loc, buf []byte, count int, dt *Datatype) (
 
 // startSend fills er for a send of buf to dest and starts it.
 func (c *Comm) startSend(er *engine.Request, buf []byte, sig uint64, dest, tag int, mode engine.Mode) {
-	er.Context, er.Peer, er.Self, er.To, er.Tag = c.ctx, dest, c.rank, c.group[dest], tag
+	c.fillSend(er, dest, tag)
 	er.Buf, er.Sig, er.Mode = buf, sig, mode
 	var out engine.Outbox
 	c.p.eng.Send(er, &out)
@@ -326,6 +326,11 @@ func (c *Comm) isend(op string, buf []byte, count int, dt *Datatype, dest, tag i
 	}
 	if dest == ProcNull {
 		return c.nullRequest(op, Status{}), nil
+	}
+	if m.lay == nil {
+		if r := c.isendNow(op, m.b, dt.sig, dest, tag, mode); r != nil {
+			return r, nil
+		}
 	}
 	r := c.newPooledRequest(op, at("dest", dest, tag))
 	r.er.Layout = m.lay

@@ -47,11 +47,16 @@ type Request struct {
 	conv   *convLow  // receives into memory in a mixed job: the conversion (hetero.go)
 	// bsend is, for a buffered send (Ibsend, BsendInit), the engine's
 	// send from the attached buffer: the request itself completes at once,
-	// but Cancel may still withdraw that send.
+	// but Cancel may still withdraw that send. Cancel also puts here the
+	// engine request it makes for a send that took the short road
+	// (sentID).
 	bsend *engine.Request
-	g     *grequest // a generalized request (GrequestStart)
-	st    Status
-	err   error
+	// sentID is the send id of a non-blocking send that left at once by
+	// the short road (Comm.isendNow) and has no engine request; 0 if none.
+	sentID uint64
+	g      *grequest // a generalized request (GrequestStart)
+	st     Status
+	err    error
 	// repost, for a receive from AnySource under fault tolerance, posts
 	// the receive again on er; rearm: it failed with ErrProcFailedPending
 	// and stays pending, to be posted again by the next Wait or Test
@@ -101,14 +106,14 @@ func (c *Comm) newRequest(op string, l loc) *Request {
 	return &o.r
 }
 
-// newPooledRequest is newRequest with a recycled engine request (see
-// erFreeList).
+// newPooledRequest is newRequest with a recycled engine request, and the
+// Request itself from a block (see erFreeList).
 // Only requests whose engine request nobody reads after the result is
 // handed over may be pooled (not Pending[T], which reads the received
 // bytes after the wait; not requests with OnDone).
 func (c *Comm) newPooledRequest(op string, l loc) *Request {
-	r := &Request{c: c, op: op, at: l, live: true, pooled: true}
-	r.er = c.p.ers.get()
+	r, er := c.p.ers.pair()
+	r.c, r.op, r.at, r.live, r.pooled, r.er = c, op, l, true, true, er
 	return r
 }
 
@@ -147,7 +152,9 @@ func (r *Request) complete() {
 	}
 	est := r.er.Status()
 	r.st = statusOf(est, r.elem)
-	if r.t != nil {
+	if est.Err == nil {
+		r.err = nil
+	} else if r.t != nil {
 		r.err = r.c.recvStatusErr(r.op, r.at, r.t, r.tname, est)
 	} else {
 		r.err = r.c.statusErr(r.op, r.at, est)
@@ -377,7 +384,10 @@ func (r *Request) Cancel() (err error) {
 		return nil
 	}
 	if er == nil || r.finished {
-		er = r.bsend // a buffered send: the send from the attached buffer
+		if r.bsend == nil && r.sentID != 0 {
+			r.bsend = r.c.sentRequest(r.at.peer, r.at.tag, r.sentID)
+		}
+		er = r.bsend // a send that completed at once (see bsend)
 	}
 	if er == nil || er.Op != engine.OpSend {
 		r.mu.Unlock()

@@ -325,6 +325,9 @@ func isendT[T any](c *Comm, op string, v T, dest, tag int, mode engine.Mode) (*R
 	if err != nil {
 		return nil, c.typeErr(op, at("dest", dest, tag), err)
 	}
+	if r := c.isendNow(op, b, t.sig, dest, tag, mode); r != nil {
+		return r, nil
+	}
 	r := c.newPooledRequest(op, at("dest", dest, tag))
 	r.er.Cancellable = true
 	c.startSend(r.er, b, t.sig, dest, tag, mode)

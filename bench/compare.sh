@@ -3,7 +3,7 @@
 # back to back, and print the two columns side by side with their ratio.
 #
 #   bench/compare.sh [-n N] [-transport inproc|shm|tcp] [-api typed|raw]
-#                    [-rounds R] [-rt | -prio P] [-save DIR] TEST [-sizes LIST|MIN:MAX]
+#                    [-rounds R] [-rt | -prio P] [-iters N] [-save DIR] TEST [-sizes LIST|MIN:MAX]
 #
 # With -transport tcp, mpigo's ranks talk over loopback TCP and Open MPI
 # uses its tcp BTL (BTL=self,tcp); otherwise mpigo uses goroutine ranks and
@@ -22,7 +22,10 @@
 # priority, chrt -f 10 by default (-prio P for another; needs root or
 # CAP_SYS_NICE, else the script refuses), which keeps other work on the
 # machine from preempting either side; -prio 0 runs both at normal
-# priority (say so when you quote such numbers); -rt is the default. -save DIR keeps the medians as OSU-style
+# priority (say so when you quote such numbers); -rt is the default.
+# -iters N gives both sides N timed iterations per repetition (for bw, N
+# windows; the default 100 lasts about a millisecond at 8 bytes, short
+# enough for start-up transients to decide mpigo's median). -save DIR keeps the medians as OSU-style
 # text: DIR/mpigo.txt and DIR/openmpi.txt (for mpigo bench report -ref).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -32,13 +35,15 @@ api=typed
 rounds=5
 rt=(chrt -f 10) # the same priority for both sides; -prio 0: normal for both
 save=""
-while [[ ${1:-} == -n || ${1:-} == -transport || ${1:-} == -api || ${1:-} == -rounds || ${1:-} == -rt || ${1:-} == -prio || ${1:-} == -save ]]; do
+iters=()
+while [[ ${1:-} == -iters || ${1:-} == -n || ${1:-} == -transport || ${1:-} == -api || ${1:-} == -rounds || ${1:-} == -rt || ${1:-} == -prio || ${1:-} == -save ]]; do
 	case $1 in
 	-n) n=$2 ;;
 	-transport) transport=$2 ;;
 	-api) api=$2 ;;
 	-rounds) rounds=$2 ;;
 	-save) save=$2 ;;
+	-iters) iters=(-iters "$2") ;;
 	-prio) # -prio P: chrt -f P for both sides (0: normal priority)
 		if [[ $2 != 0 ]]; then rt=(chrt -f "$2"); else rt=(); fi ;;
 	-rt)
@@ -75,8 +80,8 @@ extra=()
 echo "# $test, $n ranks: mpigo (transport $transport, api $api) vs $theirs_name, run back to back"
 [[ $rounds -gt 1 ]] && echo "# $rounds rounds each, alternating${rt:+, both under ${rt[*]}}; medians over the rounds"
 for ((r = 1; r <= rounds; r++)); do
-	"${rt[@]}" "$tmp/mpigo" bench "$test" -n "$n" -transport "$transport" -api "$api" -progress off "${sizes[@]}" >"$tmp/ours.$r"
-	"${rt[@]}" "$here/ref/run.sh" -n "$n" "$test" "${sizes[@]}" "${extra[@]}" >"$tmp/theirs.$r" 2>/dev/null
+	"${rt[@]}" "$tmp/mpigo" bench "$test" -n "$n" -transport "$transport" -api "$api" -progress off "${sizes[@]}" "${iters[@]}" >"$tmp/ours.$r"
+	"${rt[@]}" "$here/ref/run.sh" -n "$n" "$test" "${sizes[@]}" "${extra[@]}" "${iters[@]}" >"$tmp/theirs.$r" 2>/dev/null
 done
 unit=$(grep -m1 -E 'Latency|Bandwidth' "$tmp/ours.1" | sed 's/^# *Size *//; s/  .*//')
 better="lower is better"

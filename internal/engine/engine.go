@@ -350,7 +350,7 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 		f.Kind = wire.Eager
 		if r.Cancellable && r.Mode != Synchronous {
 			// Named, so that CancelSend can ask the receiver for it.
-			r.id = eagerID | e.eagerSeq.Add(1)
+			r.id = e.EagerID()
 			f.SendID = r.id
 		}
 		if r.Layout != nil {
@@ -399,6 +399,23 @@ func (e *Engine) EagerFrame(mode Mode, ctx uint32, self, to, tag int, buf []byte
 	}
 	return wire.Frame{Header: wire.Header{Kind: wire.Eager, Context: ctx, Src: int32(self), Tag: int32(tag), Size: int64(len(buf)), Sig: sig},
 		From: e.rank, To: to, Payload: buf}, true
+}
+
+// EagerID returns a fresh id for a cancellable eager send that takes the
+// short road (Unanswered) without a Request: the sender puts it in the
+// message's frame, so that the message can still be cancelled later
+// (SentEager, CancelSend). Ids never repeat within an engine.
+func (e *Engine) EagerID() uint64 { return eagerID | e.eagerSeq.Add(1) }
+
+// SentEager makes r the request of a cancellable eager send that already
+// left by the short road with id (from EagerID): r is complete, as Send
+// would have left it once the transport took the frame, so that
+// CancelSend may reopen it. The caller has filled r's Context, Peer,
+// Self, To and Tag. A non-blocking send that completes at once needs no
+// Request until, if ever, it is cancelled: only then is one made.
+func (e *Engine) SentEager(r *Request, id uint64) {
+	r.Op, r.id = OpSend, id
+	r.complete(Status{})
 }
 
 // eagerLimit is the largest eager message to world rank to.
@@ -685,8 +702,20 @@ func (e *Engine) queueUnexpected(m *inbound) {
 // Deliver processes a frame that arrived from a peer. f borrows its payload:
 // the engine copies what it keeps.
 func (e *Engine) Deliver(f *wire.Frame, out *Outbox) error {
+	if f.Kind == wire.Eager && f.Flags&wire.FlagSync == 0 && int64(len(f.Payload)) == f.Size {
+		// The common case needs neither out nor the lock past matching.
+		return e.DeliverEager(&f.Header, f.From, f.Payload)
+	}
+	// Not deferred: with this many returns the compiler cannot open-code
+	// a defer, and the deferred call cost ~140 instructions a message.
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	err := e.deliver(f, out)
+	e.mu.Unlock()
+	return err
+}
+
+// deliver is Deliver under e.mu.
+func (e *Engine) deliver(f *wire.Frame, out *Outbox) error {
 	switch f.Kind {
 	case wire.Eager, wire.RTS:
 		if int64(len(f.Payload)) > f.Size || (f.Kind == wire.Eager && int64(len(f.Payload)) != f.Size) {

@@ -67,9 +67,11 @@ type RegionReader interface {
 // a Frame, and returns when payload may be reused. Whether a message may
 // take it is the engine's rule (engine.Unanswered), not the transport's;
 // a transport whose short road cannot take the message at hand (too
-// large for it) sends it the general way itself.
+// large for it) sends it the general way itself. sendID, if not 0, is
+// the frame's SendID (engine.EagerID: a non-blocking send that may still
+// be cancelled), which the receiver must keep with the message.
 type EagerSender interface {
-	SendEager(to int, ctx uint32, src, tag int32, sig uint64, payload []byte) error
+	SendEager(to int, ctx uint32, src, tag int32, sig, sendID uint64, payload []byte) error
 	// EagerRoom is the largest message the short road carries well: the
 	// runtime may raise the eager limit towards the transport's peers to
 	// it (Config.ShmEagerLimit).

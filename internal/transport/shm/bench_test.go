@@ -51,7 +51,7 @@ func BenchmarkBoxPingPong(b *testing.B) {
 			for got[1].Load() < int64(i) {
 				t.progress(t.cfg.Handler)
 			}
-			t.SendEager(0, 1, 1, 0, 0, payload)
+			t.SendEager(0, 1, 1, 0, 0, 0, payload)
 		}
 	}()
 	runtime.LockOSThread()
@@ -59,7 +59,7 @@ func BenchmarkBoxPingPong(b *testing.B) {
 	b.ResetTimer()
 	t := ts[0]
 	for i := 1; i <= n; i++ {
-		t.SendEager(1, 1, 0, 0, 0, payload)
+		t.SendEager(1, 1, 0, 0, 0, 0, payload)
 		for got[0].Load() < int64(i) {
 			t.progress(t.cfg.Handler)
 		}

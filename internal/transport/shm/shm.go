@@ -480,35 +480,40 @@ func (t *Transport) Send(f wire.Frame) error {
 
 // SendEager sends an eager message that needs no answer, given by its
 // parts: Send(Frame{Kind: Eager, ...}) without building the frame or
-// calling through an interface. It is the runtime's path for small
-// blocking sends to a peer on the node.
-func (t *Transport) SendEager(to int, ctx uint32, src, tag int32, sig uint64, payload []byte) error {
+// calling through an interface (transport.EagerSender). It is the
+// runtime's path for small blocking sends, and for small non-blocking
+// ones (with a sendID), to a peer on the node.
+func (t *Transport) SendEager(to int, ctx uint32, src, tag int32, sig, sendID uint64, payload []byte) error {
 	p := t.peer(to)
 	if p == nil || len(payload) > wire.MaxPayload {
-		return t.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Context: ctx, Src: src, Tag: tag, Size: int64(len(payload)), Sig: sig},
+		return t.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Context: ctx, Src: src, Tag: tag, Size: int64(len(payload)), Sig: sig, SendID: sendID},
 			From: t.cfg.Rank, To: to, Payload: payload})
+	}
+	room := boxPayload
+	if sendID != 0 {
+		room = idPayload
 	}
 	p.mu.Lock()
 	if err := p.usable(); err != nil {
 		p.mu.Unlock()
 		return err
 	}
-	if len(payload) <= boxPayload && p.boxRoom() {
-		p.box.putParts(p.bpos, wire.Eager, 0, ctx, src, tag, sig, 0, payload)
+	if len(payload) <= room && p.boxRoom() {
+		p.box.putParts(p.bpos, wire.Eager, 0, ctx, src, tag, sig, sendID, payload)
 		p.bpos++
 		p.wake()
 		p.mu.Unlock()
 		return nil
 	}
-	err := p.sendRing(ctx, src, tag, sig, payload)
+	err := p.sendRing(ctx, src, tag, sig, sendID, payload)
 	p.mu.Unlock()
 	return err
 }
 
 // sendRing writes an eager frame into p's ring. p.mu is held.
-func (p *peer) sendRing(ctx uint32, src, tag int32, sig uint64, payload []byte) error {
+func (p *peer) sendRing(ctx uint32, src, tag int32, sig, sendID uint64, payload []byte) error {
 	p.dirty = true
-	h := wire.Header{Kind: wire.Eager, Context: ctx, Src: src, Tag: tag, Size: int64(len(payload)), Sig: sig}
+	h := wire.Header{Kind: wire.Eager, Context: ctx, Src: src, Tag: tag, Size: int64(len(payload)), Sig: sig, SendID: sendID}
 	h.Marshal(p.hb[:], len(payload))
 	return p.w.writeFrame(p.hb[:], payload, p)
 }
