@@ -350,3 +350,211 @@ func TestHeteroCollectivesV(t *testing.T) {
 		})
 	}
 }
+
+// hetInterCases run on an intercommunicator between world ranks {0, 1}
+// (group A: this machine and the other order) and {2, 3} (group B: both
+// the other order). Reductions use Bor, right in either order.
+var hetInterCases = []struct {
+	name string
+	run  func(c, ic *Comm, inA bool) error
+}{
+	{"Bcast", func(c, ic *Comm, inA bool) error {
+		// Root: world rank 1 (rank 1 of A).
+		v := hetPlain{A: -5 << 16, B: 1e200, F: 3 << 40}
+		root := 1
+		switch {
+		case c.Rank() == 1:
+			root = Root
+		case inA:
+			root = ProcNull
+		}
+		got, err := Bcast(ic, asOwn(c, v), root)
+		if err != nil || inA {
+			return err
+		}
+		return expect("Bcast", got, asOwn(c, v))
+	}},
+	{"Gather+Scatter", func(c, ic *Comm, inA bool) error {
+		// Root: world rank 0 (rank 0 of A), gathering from B.
+		r := int64(c.Rank())
+		root := 0
+		if inA {
+			root = ProcNull
+			if r == 0 {
+				root = Root
+			}
+		}
+		g, err := Gather(ic, asOwn(c, []int64{r << 32, -r}), root)
+		if err != nil {
+			return err
+		}
+		if root == Root {
+			if err := expect("Gather", g, [][]int64{{2 << 32, -2}, {3 << 32, -3}}); err != nil {
+				return err
+			}
+		}
+		var vs []float32
+		if root == Root {
+			vs = []float32{1.5, -2.5e30}
+		}
+		s, err := Scatter(ic, vs, root)
+		if err != nil || inA {
+			return err
+		}
+		return expect("Scatter", s, asOwn(c, []float32{1.5, -2.5e30}[r-2]))
+	}},
+	{"Allgather+Alltoall", func(c, ic *Comm, inA bool) error {
+		r := int32(c.Rank())
+		g, err := Allgather(ic, asOwn(c, r<<20|1))
+		if err != nil {
+			return err
+		}
+		other := []int32{2<<20 | 1, 3<<20 | 1}
+		if !inA {
+			other = []int32{1, 1<<20 | 1}
+		}
+		if err := expect("Allgather", g, asOwn(c, other)); err != nil {
+			return err
+		}
+		a, err := Alltoall(ic, asOwn(c, []uint64{uint64(r)<<40 | 0, uint64(r)<<40 | 1}))
+		if err != nil {
+			return err
+		}
+		me := uint64(r % 2)
+		base := uint64(2)
+		if !inA {
+			base = 0
+		}
+		return expect("Alltoall", a, asOwn(c, []uint64{base<<40 | me, (base+1)<<40 | me}))
+	}},
+	{"Allreduce+Reduce", func(c, ic *Comm, inA bool) error {
+		r := c.Rank()
+		v := asOwn(c, []uint32{1 << r, 0x0100_0000 << r})
+		got, err := AllreduceSlice(ic, v, Bor[uint32]())
+		if err != nil {
+			return err
+		}
+		want := []uint32{0b1100, 0b1100 << 24}
+		if !inA {
+			want = []uint32{0b11, 0b11 << 24}
+		}
+		if err := expect("AllreduceSlice", got, asOwn(c, want)); err != nil {
+			return err
+		}
+		root := 0
+		if inA {
+			root = ProcNull
+			if r == 0 {
+				root = Root
+			}
+		}
+		red, err := Reduce(ic, asOwn(c, uint64(1)<<(8*r)), Bor[uint64](), root)
+		if err != nil || root != Root {
+			return err
+		}
+		return expect("Reduce", red, uint64(1)<<16|1<<24)
+	}},
+	{"low Bcast+Allgather+Alltoall", func(c, ic *Comm, inA bool) error {
+		r := int32(c.Rank())
+		buf := []int32{0, -1, 0, -1}
+		root := 1
+		switch {
+		case r == 1:
+			root, buf = Root, asOwn(c, []int32{0x01020304, -1, -7, -1})
+		case inA:
+			root = ProcNull
+		}
+		if err := ic.Bcast(rawBytes(buf), 1, mustVec(), root); err != nil {
+			return err
+		}
+		if !inA {
+			if err := expect("Bcast vector", buf, []int32{asOwn(c, int32(0x01020304)), -1, asOwn(c, int32(-7)), -1}); err != nil {
+				return err
+			}
+		}
+		out := make([]float64, 2)
+		if err := ic.Allgather(rawBytes(asOwn(c, []float64{float64(r) + 0.25})), 1, Float64, rawBytes(out), 1, Float64); err != nil {
+			return err
+		}
+		want := []float64{2.25, 3.25}
+		if !inA {
+			want = []float64{0.25, 1.25}
+		}
+		if err := expect("low Allgather", out, asOwn(c, want)); err != nil {
+			return err
+		}
+		a := make([]int64, 2)
+		if err := ic.Alltoall(rawBytes(asOwn(c, []int64{int64(r) << 33, int64(r)<<33 | 1})), 1, Int64, rawBytes(a), 1, Int64); err != nil {
+			return err
+		}
+		me, base := int64(r%2), int64(2)
+		if !inA {
+			base = 0
+		}
+		return expect("low Alltoall", a, asOwn(c, []int64{base<<33 | me, (base+1)<<33 | me}))
+	}},
+	{"low Allreduce+ReduceScatterBlock+Gatherv", func(c, ic *Comm, inA bool) error {
+		r := c.Rank()
+		in := asOwn(c, []int64{1 << (8 * r), 1 << (8*r + 4)})
+		out := make([]int64, 2)
+		if err := ic.Allreduce(rawBytes(in), rawBytes(out), 2, Int64, OpBor); err != nil {
+			return err
+		}
+		want := []int64{1<<16 | 1<<24, 1<<20 | 1<<28}
+		if !inA {
+			want = []int64{1 | 1<<8, 1<<4 | 1<<12}
+		}
+		if err := expect("low Allreduce", out, asOwn(c, want)); err != nil {
+			return err
+		}
+		one := make([]int64, 1)
+		if err := ic.ReduceScatterBlock(rawBytes(in), rawBytes(one), 1, Int64, OpBor); err != nil {
+			return err
+		}
+		if err := expect("low ReduceScatterBlock", one, asOwn(c, want[r%2:r%2+1])); err != nil {
+			return err
+		}
+		root := 0
+		if inA {
+			root = ProcNull
+			if r == 0 {
+				root = Root
+			}
+		}
+		g := make([]int32, 3)
+		send := asOwn(c, []int32{int32(r) << 24, int32(r)<<24 | 1})
+		if err := ic.Gatherv(rawBytes(send), r-1, Int32, rawBytes(g), []int{1, 2}, []int{2, 0}, Int32, root); err != nil {
+			return err
+		}
+		if root == Root {
+			return expect("low Gatherv", g, []int32{3 << 24, 3<<24 | 1, 2 << 24})
+		}
+		return nil
+	}},
+}
+
+func TestHeteroInterCollectives(t *testing.T) {
+	for _, tc := range hetInterCases {
+		t.Run(tc.name, func(t *testing.T) {
+			mixedRun(t, 4, func(c *Comm) error {
+				c.SetErrHandler(ErrorsReturn)
+				inA := c.Rank() < 2
+				local, err := c.Split(map[bool]int{true: 0, false: 1}[inA], c.Rank())
+				if err != nil {
+					return err
+				}
+				defer local.Free()
+				ic, err := IntercommCreate(local, 0, c, map[bool]int{true: 2, false: 0}[inA], 7)
+				if err != nil {
+					return err
+				}
+				defer ic.Free()
+				ic.SetErrHandler(ErrorsReturn)
+				if err := tc.run(c, ic, inA); err != nil {
+					t.Errorf("rank %d: %v", c.Rank(), err)
+				}
+				return nil
+			})
+		})
+	}
+}

@@ -700,7 +700,13 @@ func (c *Comm) alltoallw(name string, sendbuf []byte, sendcounts, sdispls []int,
 	}
 	if c.inter != nil {
 		// p is the remote group's size: blocks go to and come from it.
-		got, err = c.interAlltoall(cc, name, parts)
+		// Each is converted below, by its own datatype.
+		got, err = c.interAlltoall(cc, name, parts, nil)
+		for i := range got {
+			if err == nil {
+				got[i], err = c.hetFix(got[i], i, formConv(recvtypes[i], rspans[i] != nil)) // hetcoll.go
+			}
+		}
 	} else {
 		got, err = coll.Alltoall(c.via(cc), parts, c.collTag())
 		err = cc.done(name, err)
