@@ -217,3 +217,14 @@ func (t *Type) SwapPacked(buf []byte, count int) {
 		}
 	}
 }
+
+// Words reports whether t has basic elements of more than one byte: the
+// ones whose byte order differs between machines.
+func (t *Type) Words() bool {
+	for _, b := range t.Blocks {
+		if b.Basic.word() > 1 {
+			return true
+		}
+	}
+	return false
+}
