@@ -21,9 +21,13 @@ import (
 // communicators (every rank of a homogeneous job, and the same-order
 // subcommunicators of a mixed one) never come here.
 //
-// The collectives without a mixed form fail on a mixed communicator with
-// an error that says so (collCall.done), rather than return unconverted
-// numbers.
+// Every collective has a mixed form: those of the rooted and all-to-all
+// collectives and reductions are below, the v and w forms, reduce-
+// scatters, low-level scans and Into forms in hetv.go; the non-blocking
+// forms run these on a pinned view; neighbour collectives are converting
+// point-to-point receives already; the intercommunicator algorithms
+// convert each block where it ends (hetFix, at the end of this file).
+// Windows: hetrma.go.
 
 // hetConv converts the bytes of one message from a rank of the other byte
 // order into this rank's, in place or into a new slice.
