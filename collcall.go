@@ -112,9 +112,7 @@ func (c *Comm) via(cc *collCall) coll.Comm {
 // the algorithm's error, which is likely its consequence) and returns cc
 // to the pool.
 func (cc *collCall) done(op string, err error) error {
-	if cc.top != nil && cc.top.mixed() && !cc.bad {
-		err = cc.top.handle(cc.top.errorf(op, ErrOther, loc{}, "%s", hetUnsupported))
-	} else if cc.bad {
+	if cc.bad {
 		err = cc.mismatchErr(op)
 	} else if err != nil {
 		err = cc.top.collErr(op, err)

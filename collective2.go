@@ -57,6 +57,9 @@ func reduceScatterT[E any](c *Comm, name string, v []E, counts []int, op Op[E]) 
 	for i, n := range counts {
 		lo[i+1] = lo[i] + n
 	}
+	if c.mixed() {
+		return hetReduceScatterT(c, name, v, lo, op) // hetv.go
+	}
 	tag := c.collTag()
 	t := typeOf[E]()
 	if op.vec != nil && t.shape == shapePlain {
@@ -248,6 +251,9 @@ func ScanSlice[E any](c *Comm, v []E, op Op[E]) (_ []E, err error) {
 	if err := checkOp(c, "ScanSlice", op); err != nil {
 		return nil, err
 	}
+	if c.mixed() {
+		return hetScanSliceT(c, v, op) // hetv.go
+	}
 	if t := typeOf[E](); op.vec != nil && t.shape == shapePlain {
 		res := make([]E, len(v))
 		copy(res, v)
@@ -317,6 +323,9 @@ func AllgatherInto[E any](c *Comm, v, out []E) (err error) {
 	if len(out) != p*len(v) {
 		return c.fail("AllgatherInto", ErrCount, loc{}, "out has %d elements, want %d", len(out), p*len(v))
 	}
+	if c.mixed() {
+		return hetAllgatherInto(c, v, out) // hetv.go
+	}
 	copy(out[c.rank*len(v):], v)
 	b := unsafeBytes(out, t.size)
 	offs := make([]int, p+1)
@@ -345,6 +354,9 @@ func AlltoallInto[E any](c *Comm, send, recv []E) (err error) {
 	p := len(c.group)
 	if len(send) != len(recv) || len(send)%p != 0 {
 		return c.fail("AlltoallInto", ErrCount, loc{}, "send has %d elements and recv %d, for %d ranks", len(send), len(recv), p)
+	}
+	if c.mixed() {
+		return hetAlltoallInto(c, send, recv) // hetv.go
 	}
 	blk := len(send) / p * t.size
 	cc := c.typedCall(t, len(send))

@@ -41,6 +41,7 @@ type Comm struct {
 	errh  atomic.Pointer[ErrHandler]
 	seq   atomic.Uint32 // collective call number, for collective tags
 	freed atomic.Bool
+	mix   atomic.Uint32 // mixed's answer, once known in a mixed job: 1 no, 2 yes (hetero.go)
 
 	shadow *Comm // the same members on the collective context ctx+1
 	pinned int   // non-blocking collective views: 1 + the tag base they own

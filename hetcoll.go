@@ -21,9 +21,13 @@ import (
 // communicators (every rank of a homogeneous job, and the same-order
 // subcommunicators of a mixed one) never come here.
 //
-// The collectives without a mixed form fail on a mixed communicator with
-// an error that says so (collCall.done), rather than return unconverted
-// numbers.
+// Every collective has a mixed form: those of the rooted and all-to-all
+// collectives and reductions are below, the v and w forms, reduce-
+// scatters, low-level scans and Into forms in hetv.go; the non-blocking
+// forms run these on a pinned view; neighbour collectives are converting
+// point-to-point receives already; the intercommunicator algorithms
+// convert each block where it ends (hetFix, at the end of this file).
+// Windows: hetrma.go.
 
 // hetConv converts the bytes of one message from a rank of the other byte
 // order into this rank's, in place or into a new slice.
@@ -87,7 +91,11 @@ func (c *Comm) hetBcast(b []byte, root int, conv hetConv) ([]byte, error) {
 
 // hetGather returns every rank's b, converted, at root (nil elsewhere).
 func (c *Comm) hetGather(b []byte, root int, conv hetConv) ([][]byte, error) {
-	tag := c.collTag()
+	return c.hetGatherAt(b, root, c.collTag(), conv)
+}
+
+// hetGatherAt is hetGather with messages of tag tag.
+func (c *Comm) hetGatherAt(b []byte, root, tag int, conv hetConv) ([][]byte, error) {
 	if c.rank != root {
 		return nil, collComm{c.shadow}.Send(b, root, tag)
 	}
@@ -114,17 +122,26 @@ func (c *Comm) hetReduce(b []byte, f coll.Combine, root int, all bool, conv hetC
 	}
 	var acc []byte
 	if c.rank == root {
-		acc = append([]byte(nil), parts[0]...)
-		for _, in := range parts[1:] {
-			if acc, err = f(acc, in, true); err != nil {
-				return nil, err
-			}
+		if acc, err = hetFold(parts, f); err != nil {
+			return nil, err
 		}
 	}
 	if !all {
 		return acc, nil
 	}
 	return c.hetBcast(acc, root, conv)
+}
+
+// hetFold combines parts with f in rank order.
+func hetFold(parts [][]byte, f coll.Combine) ([]byte, error) {
+	acc := append([]byte(nil), parts[0]...)
+	for _, in := range parts[1:] {
+		var err error
+		if acc, err = f(acc, in, true); err != nil {
+			return nil, err
+		}
+	}
+	return acc, nil
 }
 
 // hetAlltoall sends parts[r] to rank r and returns what each rank sent
@@ -429,6 +446,68 @@ func (c *Comm) hetLowBcast(buf, b []byte, sp *dspan, count int, dt *Datatype, ro
 	return nil
 }
 
-// hetUnsupported is the error of a collective with no mixed form.
-const hetUnsupported = "this collective does not convert data between ranks of different byte order yet, and this communicator has some; " +
-	"the ones that do are listed in docs/hetero.md"
+// The intercommunicator collectives (intercoll.go) keep their algorithms
+// on a mixed intercommunicator: their messages are forwarded whole, so
+// every block still comes from a known rank, and the rank that uses it
+// converts it at the end (hetFix) by that rank's order. Only the
+// reductions inside a group, which combine what they receive, run the
+// mixed form there (interLocalReduce).
+
+// mixConv returns the conversion of values of T for c's collectives, or
+// nil when c's job has one representation (nothing to convert).
+func mixConv[T any](c *Comm, t *typeInfo) hetConv {
+	if c.p.reprs == nil {
+		return nil
+	}
+	return convOf[T](t)
+}
+
+// hetFix converts b, which came from rank src of c (of the remote group,
+// on an intercommunicator), with conv if src's byte order differs.
+func (c *Comm) hetFix(b []byte, src int, conv hetConv) ([]byte, error) {
+	if conv == nil || len(b) == 0 || !c.swapFrom(src) {
+		return b, nil
+	}
+	return conv(b)
+}
+
+// hetFixParts converts parts[j], from rank j of c, in place.
+func (c *Comm) hetFixParts(parts [][]byte, conv hetConv) error {
+	for j, b := range parts {
+		var err error
+		if parts[j], err = c.hetFix(b, j, conv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// formConv returns the conversion of elements of dt as a collective moves
+// them: packed (staged from a non-contiguous datatype) or as blocks at
+// extent spacing.
+func formConv(dt *Datatype, packed bool) hetConv {
+	if !packed {
+		return lowConvOf(dt)
+	}
+	return func(b []byte) ([]byte, error) {
+		if dt.size > 0 {
+			dt.t.SwapPacked(b, len(b)/dt.size)
+		}
+		return b, nil
+	}
+}
+
+// interLocalReduce reduces b over the local group of the intercommunicator
+// c at its leader (local rank 0), with messages of tag base: the group's
+// algorithm, or the mixed form if its members differ in byte order.
+func (c *Comm) interLocalReduce(cc *collCall, b []byte, f coll.Combine, commutative bool, base int, conv hetConv) ([]byte, error) {
+	lc := c.inter.lc
+	if conv == nil || !lc.mixed() {
+		return coll.Reduce(lc.via(cc), b, f, commutative, 0, base)
+	}
+	parts, err := lc.hetGatherAt(b, 0, base, conv)
+	if err != nil || lc.rank != 0 {
+		return nil, err
+	}
+	return hetFold(parts, f)
+}

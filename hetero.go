@@ -151,12 +151,32 @@ func (c *Comm) swapFrom(src int) bool {
 }
 
 // mixed reports whether the members of c (both groups of an
-// intercommunicator) do not all share this rank's representation.
+// intercommunicator) do not all share this rank's representation. In a
+// job of one representation that is one nil check; in a mixed job the
+// members are looked at once per communicator (view) and the answer kept.
 func (c *Comm) mixed() bool {
 	rs := c.p.reprs
 	if rs == nil {
 		return false
 	}
+	switch c.mix.Load() {
+	case 1:
+		return false
+	case 2:
+		return true
+	}
+	m := c.differs(rs)
+	if m {
+		c.mix.Store(2)
+	} else {
+		c.mix.Store(1)
+	}
+	return m
+}
+
+// differs reports whether some member of c has a representation in rs
+// other than this rank's.
+func (c *Comm) differs(rs []repr) bool {
 	for _, w := range c.group {
 		if rs[w] != nativeRepr {
 			return true

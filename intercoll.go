@@ -118,7 +118,7 @@ func (c *Comm) endCall(cc *collCall, op string, err error) error {
 
 // interBcast: the root sends to the other group's leader, which
 // broadcasts in its group. It returns the data on the other group.
-func (c *Comm) interBcast(cc *collCall, op string, b []byte, root int) ([]byte, error) {
+func (c *Comm) interBcast(cc *collCall, op string, b []byte, root int, conv hetConv) ([]byte, error) {
 	role, err := c.interRole(op, root)
 	if err != nil {
 		c.endCall(cc, op, nil)
@@ -141,12 +141,15 @@ func (c *Comm) interBcast(cc *collCall, op string, b []byte, root int) ([]byte, 
 	if err == nil {
 		err = berr
 	}
+	if err == nil {
+		got, err = c.hetFix(got, root, conv) // hetcoll.go
+	}
 	return got, c.endCall(cc, op, err)
 }
 
 // interGather: the other group gathers at its leader, which sends the
 // blocks to the root. The root gets one block per remote rank.
-func (c *Comm) interGather(cc *collCall, op string, b []byte, root int) ([][]byte, error) {
+func (c *Comm) interGather(cc *collCall, op string, b []byte, root int, conv hetConv) ([][]byte, error) {
 	role, err := c.interRole(op, root)
 	if err != nil {
 		c.endCall(cc, op, nil)
@@ -159,6 +162,9 @@ func (c *Comm) interGather(cc *collCall, op string, b []byte, root int) ([][]byt
 		var parts [][]byte
 		if err == nil {
 			parts, err = unpackParts(rec, len(c.group))
+		}
+		if err == nil {
+			err = c.hetFixParts(parts, conv) // hetcoll.go
 		}
 		return parts, c.endCall(cc, op, err)
 	case roleIdle:
@@ -178,7 +184,7 @@ func (c *Comm) interGather(cc *collCall, op string, b []byte, root int) ([][]byt
 
 // interScatter: the root sends every block to the other group's leader,
 // which scatters them in its group.
-func (c *Comm) interScatter(cc *collCall, op string, parts [][]byte, root int) ([]byte, error) {
+func (c *Comm) interScatter(cc *collCall, op string, parts [][]byte, root int, conv hetConv) ([]byte, error) {
 	role, err := c.interRole(op, root)
 	if err != nil {
 		c.endCall(cc, op, nil)
@@ -207,12 +213,15 @@ func (c *Comm) interScatter(cc *collCall, op string, parts [][]byte, root int) (
 	if rerr != nil {
 		err = rerr
 	}
+	if err == nil {
+		got, err = c.hetFix(got, root, conv) // hetcoll.go
+	}
 	return got, c.endCall(cc, op, err)
 }
 
 // interAllgather: each group gathers at its leader, the leaders swap the
 // blocks, and each leader broadcasts the other group's blocks.
-func (c *Comm) interAllgather(cc *collCall, op string, b []byte) ([][]byte, error) {
+func (c *Comm) interAllgather(cc *collCall, op string, b []byte, conv hetConv) ([][]byte, error) {
 	if err := c.check(op); err != nil {
 		c.endCall(cc, op, nil)
 		return nil, err
@@ -241,12 +250,15 @@ func (c *Comm) interAllgather(cc *collCall, op string, b []byte) ([][]byte, erro
 	if err == nil {
 		out, err = unpackParts(rec, len(c.group))
 	}
+	if err == nil {
+		err = c.hetFixParts(out, conv) // hetcoll.go
+	}
 	return out, c.endCall(cc, op, err)
 }
 
 // interAlltoall: every rank sends parts[j] to remote rank j and receives
 // one block from each remote rank.
-func (c *Comm) interAlltoall(cc *collCall, op string, parts [][]byte) ([][]byte, error) {
+func (c *Comm) interAlltoall(cc *collCall, op string, parts [][]byte, conv hetConv) ([][]byte, error) {
 	if err := c.check(op); err != nil {
 		c.endCall(cc, op, nil)
 		return nil, err
@@ -276,12 +288,15 @@ func (c *Comm) interAlltoall(cc *collCall, op string, parts [][]byte) ([][]byte,
 			first = err
 		}
 	}
+	if first == nil {
+		first = c.hetFixParts(out, conv) // hetcoll.go
+	}
 	return out, c.endCall(cc, op, first)
 }
 
 // interReduce: the other group reduces at its leader (in rank order), which
 // sends the result to the root.
-func (c *Comm) interReduce(cc *collCall, op string, b []byte, f coll.Combine, commutative bool, root int) ([]byte, error) {
+func (c *Comm) interReduce(cc *collCall, op string, b []byte, f coll.Combine, commutative bool, root int, conv hetConv) ([]byte, error) {
 	role, err := c.interRole(op, root)
 	if err != nil {
 		c.endCall(cc, op, nil)
@@ -291,11 +306,14 @@ func (c *Comm) interReduce(cc *collCall, op string, b []byte, f coll.Combine, co
 	switch role {
 	case roleRoot:
 		res, err := c.via(cc).RecvAlloc(0, base)
+		if err == nil {
+			res, err = c.hetFix(res, 0, conv) // hetcoll.go
+		}
 		return res, c.endCall(cc, op, err)
 	case roleIdle:
 		return nil, c.endCall(cc, op, nil)
 	}
-	res, err := coll.Reduce(c.inter.lc.via(cc), b, f, commutative, 0, base)
+	res, err := c.interLocalReduce(cc, b, f, commutative, base, conv)
 	if c.rank == 0 {
 		if serr := c.via(cc).Send(res, root, base); err == nil {
 			err = serr
@@ -306,13 +324,13 @@ func (c *Comm) interReduce(cc *collCall, op string, b []byte, f coll.Combine, co
 
 // interAllreduce: each group reduces at its leader, the leaders swap the
 // results, and each leader broadcasts the other group's result.
-func (c *Comm) interAllreduce(cc *collCall, op string, b []byte, f coll.Combine, commutative bool) ([]byte, error) {
+func (c *Comm) interAllreduce(cc *collCall, op string, b []byte, f coll.Combine, commutative bool, conv hetConv) ([]byte, error) {
 	if err := c.check(op); err != nil {
 		c.endCall(cc, op, nil)
 		return nil, err
 	}
 	base := c.collTag()
-	res, err := coll.Reduce(c.inter.lc.via(cc), b, f, commutative, 0, base)
+	res, err := c.interLocalReduce(cc, b, f, commutative, base, conv)
 	var theirs []byte
 	if c.rank == 0 {
 		var xerr error
@@ -324,6 +342,9 @@ func (c *Comm) interAllreduce(cc *collCall, op string, b []byte, f coll.Combine,
 	got, berr := coll.BcastVarAlg(c.inter.lc.via(cc), "", theirs, 0, base+4)
 	if err == nil {
 		err = berr
+	}
+	if err == nil {
+		got, err = c.hetFix(got, 0, conv) // the other group's leader's (hetcoll.go)
 	}
 	return got, c.endCall(cc, op, err)
 }
@@ -340,7 +361,7 @@ func interBcastT[T any](c *Comm, v T, root int) (T, error) {
 			return zero, c.typeErr("Bcast", loc{}, err)
 		}
 	}
-	got, err := c.interBcast(c.typedCall(t, -1), "Bcast", b, root)
+	got, err := c.interBcast(c.typedCall(t, -1), "Bcast", b, root, mixConv[T](c, t))
 	if err != nil || root == Root || root == ProcNull {
 		if root == Root && err == nil {
 			return v, nil
@@ -363,7 +384,7 @@ func interGatherT[T any](c *Comm, v T, root int) ([]T, error) {
 			return nil, c.typeErr("Gather", loc{}, err)
 		}
 	}
-	parts, err := c.interGather(c.typedCall(t, -1), "Gather", b, root)
+	parts, err := c.interGather(c.typedCall(t, -1), "Gather", b, root, mixConv[T](c, t))
 	if err != nil || root != Root {
 		return nil, err
 	}
@@ -383,7 +404,7 @@ func interScatterT[T any](c *Comm, vs []T, root int) (T, error) {
 			return zero, err
 		}
 	}
-	got, err := c.interScatter(c.typedCall(t, -1), "Scatter", parts, root)
+	got, err := c.interScatter(c.typedCall(t, -1), "Scatter", parts, root, mixConv[T](c, t))
 	if err != nil || root < 0 {
 		return zero, err
 	}
@@ -400,7 +421,7 @@ func interAllgatherT[T any](c *Comm, v T) ([]T, error) {
 	if err != nil {
 		return nil, c.typeErr("Allgather", loc{}, err)
 	}
-	parts, err := c.interAllgather(c.typedCall(t, -1), "Allgather", b)
+	parts, err := c.interAllgather(c.typedCall(t, -1), "Allgather", b, mixConv[T](c, t))
 	if err != nil {
 		return nil, err
 	}
@@ -416,7 +437,7 @@ func interAlltoallT[T any](c *Comm, vs []T) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
-	got, err := c.interAlltoall(c.typedCall(t, -1), "Alltoall", parts)
+	got, err := c.interAlltoall(c.typedCall(t, -1), "Alltoall", parts, mixConv[T](c, t))
 	if err != nil {
 		return nil, err
 	}
@@ -438,9 +459,9 @@ func interReduceT[T any](c *Comm, cc *collCall, opname string, t *typeInfo, v T,
 	var res []byte
 	var err error
 	if all {
-		res, err = c.interAllreduce(cc, opname, b, f, commutative)
+		res, err = c.interAllreduce(cc, opname, b, f, commutative, mixConv[T](c, t))
 	} else {
-		res, err = c.interReduce(cc, opname, b, f, commutative, root)
+		res, err = c.interReduce(cc, opname, b, f, commutative, root, mixConv[T](c, t))
 	}
 	if err != nil || (!all && root != Root) {
 		return zero, false, err
@@ -505,7 +526,7 @@ func (c *Comm) interBcastBuf(buf []byte, count int, dt *Datatype, root int) erro
 	if root != ProcNull {
 		cc = c.lowCall(lowSig(dt, count), true)
 	}
-	got, err := c.interBcast(cc, op, b, root)
+	got, err := c.interBcast(cc, op, b, root, formConv(dt, sp != nil))
 	if err != nil || root < 0 {
 		return err
 	}
@@ -549,7 +570,7 @@ func (c *Comm) interGathervBuf(name string, sendbuf []byte, sendcount int, sendt
 	case root == Root:
 		cc = c.lowCall(lowUnitSig(recvtype), false)
 	}
-	parts, err := c.interGather(cc, name, sb, root)
+	parts, err := c.interGather(cc, name, sb, root, formConv(recvtype, st != nil))
 	if err != nil || root != Root {
 		return err
 	}
@@ -608,7 +629,7 @@ func (c *Comm) interScattervBuf(name string, sendbuf []byte, sendcounts, displs 
 	case root == Root:
 		cc = c.lowCall(lowUnitSig(sendtype), false)
 	}
-	got, err := c.interScatter(cc, name, parts, root)
+	got, err := c.interScatter(cc, name, parts, root, formConv(recvtype, rsp != nil))
 	if err != nil || root < 0 {
 		return err
 	}
@@ -634,7 +655,7 @@ func (c *Comm) interAllgathervBuf(name string, sendbuf []byte, sendcount int, se
 		return err
 	}
 	// Not checked by signature: the groups may pass different counts.
-	parts, err := c.interAllgather(nil, name, sb)
+	parts, err := c.interAllgather(nil, name, sb, formConv(recvtype, st != nil))
 	if err != nil {
 		return err
 	}
@@ -673,7 +694,7 @@ func (c *Comm) interAlltoallBuf(sendbuf []byte, sendcount int, sendtype *Datatyp
 	for j := range q {
 		cc.sendTo[j], cc.recvOf[j] = lowSig(sendtype, sendcount), lowSig(recvtype, recvcount)
 	}
-	got, err := c.interAlltoall(cc, op, parts)
+	got, err := c.interAlltoall(cc, op, parts, formConv(recvtype, rsp != nil))
 	if err != nil {
 		return err
 	}
@@ -719,9 +740,9 @@ func (c *Comm) interReduceBuf(name string, sendbuf, recvbuf []byte, count int, d
 	}
 	var res []byte
 	if all {
-		res, err = c.interAllreduce(cc, name, in, f, op.commutative)
+		res, err = c.interAllreduce(cc, name, in, f, op.commutative, lowConvOf(dt))
 	} else {
-		res, err = c.interReduce(cc, name, in, f, op.commutative, root)
+		res, err = c.interReduce(cc, name, in, f, op.commutative, root, lowConvOf(dt))
 	}
 	if err != nil || (!all && root != Root) {
 		return err
@@ -767,7 +788,8 @@ func (c *Comm) interReduceScatterBuf(name string, sendbuf, recvbuf []byte, recvc
 	f, _ := op.combine(dt)
 	base := c.collTag()
 	lcc := c.inter.lc.coll()
-	res, err := coll.Reduce(lcc, append([]byte(nil), sendbuf[:n]...), f, op.commutative, 0, base)
+	conv := lowConvOf(dt)
+	res, err := c.interLocalReduce(nil, append([]byte(nil), sendbuf[:n]...), f, op.commutative, base, conv)
 	if err != nil {
 		return c.collErr(name, err)
 	}
@@ -793,6 +815,9 @@ func (c *Comm) interReduceScatterBuf(name string, sendbuf, recvbuf []byte, recvc
 	got, serr := coll.Scatter(lcc, parts, 0, base+4)
 	if xerr != nil {
 		return c.collErr(name, xerr)
+	}
+	if serr == nil {
+		got, serr = c.hetFix(got, 0, conv) // the other group's leader's (hetcoll.go)
 	}
 	if serr != nil {
 		return c.collErr(name, serr)

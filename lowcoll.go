@@ -205,6 +205,9 @@ func (c *Comm) gatherv(name string, sendbuf []byte, sendcount int, sendtype *Dat
 	if err := c.checkRoot(name, root); err != nil {
 		return err
 	}
+	if c.mixed() {
+		return c.hetGatherv(name, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root) // hetv.go
+	}
 	var rb []byte
 	var lo, hi []int
 	var st *vStage
@@ -312,6 +315,9 @@ func (c *Comm) scatterv(name string, sendbuf []byte, sendcounts, displs []int, s
 	if err := c.checkRoot(name, root); err != nil {
 		return err
 	}
+	if c.mixed() {
+		return c.hetScatterv(name, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root) // hetv.go
+	}
 	inPlace := c.rank == root && isInPlace(recvbuf)
 	var rb []byte
 	var rsp *dspan
@@ -417,6 +423,9 @@ func (c *Comm) allgatherv(name string, sendbuf []byte, sendcount int, sendtype *
 	if err := c.intraOnly(name); err != nil {
 		return err
 	}
+	if c.mixed() {
+		return c.hetAllgatherv(name, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype) // hetv.go
+	}
 	rb, lo, hi, st, err := c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype)
 	if err != nil {
 		return err
@@ -516,6 +525,10 @@ func (c *Comm) Alltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvb
 		return err
 	}
 	p := len(c.group)
+	if c.mixed() {
+		return c.hetAlltoallw(name, sendbuf, fill(p, sendcount), steps(p, sendcount), sameTypes(sendtype, p),
+			recvbuf, fill(p, recvcount), steps(p, recvcount), sameTypes(recvtype, p), true) // hetv.go
+	}
 	rn, err := c.mulCount(name, p, recvcount)
 	if err != nil {
 		return err
@@ -590,6 +603,9 @@ func (c *Comm) alltoallw(name string, sendbuf []byte, sendcounts, sdispls []int,
 		return err
 	}
 	p := len(c.group)
+	if c.inter == nil && c.mixed() {
+		return c.hetAlltoallw(name, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, elemDispl) // hetv.go
+	}
 	inPlace := isInPlace(sendbuf)
 	// blocks returns the blocks of buf, each as contiguous bytes: the
 	// buffer's own for a contiguous datatype, else a staging buffer of its
@@ -684,7 +700,13 @@ func (c *Comm) alltoallw(name string, sendbuf []byte, sendcounts, sdispls []int,
 	}
 	if c.inter != nil {
 		// p is the remote group's size: blocks go to and come from it.
-		got, err = c.interAlltoall(cc, name, parts)
+		// Each is converted below, by its own datatype.
+		got, err = c.interAlltoall(cc, name, parts, nil)
+		for i := range got {
+			if err == nil {
+				got[i], err = c.hetFix(got[i], i, formConv(recvtypes[i], rspans[i] != nil)) // hetcoll.go
+			}
+		}
 	} else {
 		got, err = coll.Alltoall(c.via(cc), parts, c.collTag())
 		err = cc.done(name, err)
@@ -979,6 +1001,9 @@ func (c *Comm) reduceScatter(name string, sendbuf, recvbuf []byte, recvcounts []
 	for i, k := range recvcounts {
 		offs[i+1] = offs[i] + k*dt.block()
 	}
+	if c.mixed() {
+		return c.hetLowReduceScatter(name, in, recvbuf[:mine], offs, dt, op) // hetv.go
+	}
 	tag := c.collTag()
 	var cc *collCall
 	if name == "ReduceScatterBlock" {
@@ -1085,6 +1110,9 @@ func (c *Comm) scan(name string, sendbuf, recvbuf []byte, count int, dt *Datatyp
 	in, err := c.input(name, sendbuf, recvbuf, n)
 	if err != nil {
 		return err
+	}
+	if c.mixed() {
+		return c.hetLowScan(name, in, recvbuf[:n], dt, op, inclusive) // hetv.go
 	}
 	cc := c.lowCall(lowSig(dt, count), true)
 	if op.commutative { // recursive doubling in place, nothing allocated

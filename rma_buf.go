@@ -292,6 +292,11 @@ type lowCall struct {
 	opk    byte
 	elem   byte
 	f      func(in, inout []byte)
+
+	// A target of the other byte order (hetrma.go): the datatypes
+	// whose packed forms in and out are (nil: nothing to convert).
+	inT, outT *Datatype
+	hetDone   bool // hetLow has run
 }
 
 // lowTarget checks the target side of a low-level call and the epoch,
@@ -433,6 +438,7 @@ func (w *Window[T]) run(c *lowCall, async bool) (*Request, error) {
 		}
 		return nil, w.remoteApplyV(c)
 	}
+	c.hetLow() // a target of the other byte order (hetrma.go)
 	data := appendDesc(nil, &c.d)
 	data = append(data, c.in...)
 	if (c.kind == reqPutV || c.kind == reqAccV) && !w.dynamic {
@@ -498,17 +504,28 @@ func (w *Window[T]) remoteApplyV(c *lowCall) error {
 		}
 		both := make([]byte, len(desc)+2*n)
 		copy(both, desc)
-		copy(both[len(desc):], cur)
+		copy(both[len(desc):], cur) // as read: the target compares its own bytes
 		upd := both[len(desc)+n:]
-		copy(upd, cur)
+		// A target of the other byte order: combine in this rank's
+		// order, and write back in the target's (hetrma.go).
+		var ct *datatype.Type
+		var cs int
+		if c.inT != nil {
+			ct, cs = c.inT.t, c.inT.size
+		}
+		mine := swapPacked(ct, cs, cur)
+		copy(upd, mine)
 		c.f(c.in, upd)
+		if ct != nil {
+			ct.SwapPacked(upd, n/cs)
+		}
 		rep, st, err := w.callStatus(c.name, c.target, reqSwapIfV, 0, c.disp, 0, both)
 		if err != nil {
 			return err
 		}
 		if st == repOK {
 			if c.out != nil {
-				copy(c.out, cur)
+				copy(c.out, mine)
 				if c.done != nil {
 					c.done()
 				}
@@ -638,7 +655,11 @@ func (w *Window[T]) putBuf(name string, origin []byte, count int, dt *Datatype, 
 	}
 	in := make([]byte, n)
 	dt.t.PackAt(in, origin, 0)
-	return w.run(&lowCall{name: name, target: target, disp: disp, kind: reqPutV, d: d, in: in}, async)
+	c := &lowCall{name: name, target: target, disp: disp, kind: reqPutV, d: d, in: in}
+	if err := w.mixLow(c, dt, nil, tdt); err != nil { // hetrma.go
+		return nil, err
+	}
+	return w.run(c, async)
 }
 
 // GetBuf reads tcount elements of tdt, laid out from element disp of
@@ -673,8 +694,12 @@ func (w *Window[T]) getBuf(name string, origin []byte, count int, dt *Datatype, 
 		return nil, err
 	}
 	out := make([]byte, n)
-	return w.run(&lowCall{name: name, target: target, disp: disp, kind: reqGetV, d: d, out: out,
-		done: func() { dt.t.UnpackAt(out, origin, 0) }}, async)
+	c := &lowCall{name: name, target: target, disp: disp, kind: reqGetV, d: d, out: out,
+		done: func() { dt.t.UnpackAt(out, origin, 0) }}
+	if err := w.mixLow(c, nil, dt, tdt); err != nil { // hetrma.go
+		return nil, err
+	}
+	return w.run(c, async)
 }
 
 // AccumulateBuf combines count elements of dt from origin into tcount
@@ -756,6 +781,13 @@ func (w *Window[T]) accBuf(name string, origin []byte, count int, dt *Datatype, 
 		c.in = make([]byte, n)
 		dt.t.PackAt(c.in, origin, 0)
 	}
+	inT := dt
+	if get && op.name == "no_op" && dt == nil {
+		inT = nil
+	}
+	if err := w.mixLow(c, inT, rdt, tdt); err != nil { // hetrma.go
+		return nil, err
+	}
 	return w.run(c, async)
 }
 
@@ -808,8 +840,12 @@ func (w *Window[T]) CompareAndSwapBuf(origin, compare, result []byte, dt *Dataty
 	copy(in, compare[:n])
 	copy(in[n:], origin[:n])
 	out := make([]byte, n)
-	_, err = w.run(&lowCall{name: name, target: target, disp: disp, kind: reqCasV, d: d, in: in, out: out,
-		done: func() { copy(result, out) }}, false)
+	c := &lowCall{name: name, target: target, disp: disp, kind: reqCasV, d: d, in: in, out: out,
+		done: func() { copy(result, out) }}
+	if err := w.mixLow(c, dt, dt, dt); err != nil { // hetrma.go
+		return err
+	}
+	_, err = w.run(c, false)
 	return err
 }
 

@@ -199,6 +199,7 @@ func (w *Window[T]) serveOne(origin int, b []byte) {
 	data := b[rmaHdr:]
 	m := w.me
 	es := w.esize
+	conv, answer := w.hetTyped(origin) // an origin of the other byte order (hetrma.go)
 	reply := func(st byte, p []byte) {
 		r := make([]byte, 1+len(p))
 		r[0] = st
@@ -241,6 +242,9 @@ func (w *Window[T]) serveOne(origin int, b []byte) {
 		bad("request of %d bytes, want %d", len(data), need)
 		return
 	}
+	if need > 0 {
+		conv(data)
+	}
 	switch kind {
 	case reqPut:
 		copy(span, data)
@@ -248,7 +252,7 @@ func (w *Window[T]) serveOne(origin int, b []byte) {
 			reply(repOK, nil)
 		}
 	case reqGet:
-		reply(repOK, span)
+		reply(repOK, answer(span))
 	case reqAcc, reqFop:
 		o, ok := opFor[T](opk)
 		if !ok {
@@ -265,7 +269,7 @@ func (w *Window[T]) serveOne(origin int, b []byte) {
 		o.apply(elemsOf[T](span, 0, n, es), in, true)
 		rma.AccUnlock(m.acc)
 		if kind == reqFop || tag != 0 {
-			reply(repOK, old)
+			reply(repOK, answer(old))
 		}
 	case reqCas:
 		rma.AccLock(m.acc, nil)
@@ -274,12 +278,12 @@ func (w *Window[T]) serveOne(origin int, b []byte) {
 			copy(span, data[n*es:])
 		}
 		rma.AccUnlock(m.acc)
-		reply(repOK, old)
+		reply(repOK, answer(old))
 	case reqFetch:
 		rma.AccLock(m.acc, nil)
 		cur := append([]byte(nil), span...)
 		rma.AccUnlock(m.acc)
-		reply(repOK, cur)
+		reply(repOK, answer(cur))
 	case reqSwapIf:
 		rma.AccLock(m.acc, nil)
 		st := repOK
@@ -291,7 +295,7 @@ func (w *Window[T]) serveOne(origin int, b []byte) {
 			cur = append(cur, span...)
 		}
 		rma.AccUnlock(m.acc)
-		reply(st, cur)
+		reply(st, answer(cur))
 	case reqLockS, reqLockX:
 		excl := kind == reqLockX
 		if excl && rma.TryExclusive(m.lock) || !excl && rma.TryShared(m.lock) {

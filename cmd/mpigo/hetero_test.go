@@ -69,7 +69,7 @@ func TestHeteroJob(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("mpigo run %s: exit %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, out, errs)
 		}
-		if !strings.Contains(out, "2: low Allreduce") {
+		if !strings.Contains(out, "2: low Allreduce") || !strings.Contains(out, "2: window Get") {
 			t.Fatalf("mpigo run %s: incomplete output:\n%s\nstderr:\n%s", strings.Join(args, " "), out, errs)
 		}
 		return out

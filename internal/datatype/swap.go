@@ -199,3 +199,32 @@ func DecodeSwapped(b []byte, v any, own bool) error {
 	SwapDecoded(v)
 	return nil
 }
+
+// SwapPacked is Swap for count values of t in their packed form (Pack's
+// output): the basic elements one after another in type-map order.
+func (t *Type) SwapPacked(buf []byte, count int) {
+	if count <= 0 || t.Size == 0 {
+		return
+	}
+	var pos int64
+	for range count {
+		for _, b := range t.Blocks {
+			n := b.N * int64(b.Basic.Size())
+			if w := b.Basic.word(); w > 1 {
+				swapRun(buf[pos:pos+n], w)
+			}
+			pos += n
+		}
+	}
+}
+
+// Words reports whether t has basic elements of more than one byte: the
+// ones whose byte order differs between machines.
+func (t *Type) Words() bool {
+	for _, b := range t.Blocks {
+		if b.Basic.word() > 1 {
+			return true
+		}
+	}
+	return false
+}

@@ -188,3 +188,29 @@ func BenchmarkConvert(b *testing.B) {
 		}
 	})
 }
+
+// SwapPacked converts the packed form as Swap converts the values: pack
+// after Swap and SwapPacked after pack give the same bytes.
+func TestSwapPacked(t *testing.T) {
+	vec, err := NewVector(3, 2, 3, NewBasic(BasicInt16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 2*vec.Extent())
+	for i := range buf {
+		buf[i] = byte(i*7 + 1)
+	}
+	packed := make([]byte, 2*vec.Size)
+	vec.PackAt(packed, buf, 0)
+	vec.SwapPacked(packed, 2)
+	swapped := append([]byte(nil), buf...)
+	vec.Swap(swapped, 2)
+	want := make([]byte, len(packed))
+	vec.PackAt(want, swapped, 0)
+	if !bytes.Equal(packed, want) {
+		t.Errorf("SwapPacked: %v, want %v", packed, want)
+	}
+	if !vec.Words() || NewBasic(BasicByte).Words() {
+		t.Errorf("Words: int16 vector %v, byte %v", vec.Words(), NewBasic(BasicByte).Words())
+	}
+}

@@ -75,6 +75,11 @@ func run(w *mpi.Comm) error {
 	if err := collectives(w, say); err != nil {
 		return err
 	}
+	// The v and w forms, reduce-scatters, neighbours, non-blocking,
+	// intercommunicator collectives and windows (more.go).
+	if err := more(w, say); err != nil {
+		return err
+	}
 	all, err := mpi.Gather(w, strings.Join(lines, "\n"), 0)
 	if err != nil {
 		return err
