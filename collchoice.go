@@ -4,11 +4,13 @@ package mpi
 //
 // Choosing an algorithm (coll.Select over the selection table, and for the
 // node-aware forms the communicator's hierarchy, hier.go) takes map
-// lookups and string compares. The table is fixed once loaded, so the
-// choice depends only on the message's size: each communicator remembers
-// the last choice of each cached collective (Comm.arChoice, bcChoice,
-// a2aChoice), since a loop of one collective on one size is the common
-// case. A choice is replaced, not updated, so readers need no lock.
+// lookups and string compares, a measurable part of a small collective
+// (docs/performance.md, "Why the code is as it is"). The table is fixed
+// once loaded, so the choice depends only on the message's size: each
+// communicator remembers the last choice of each cached collective
+// (Comm.arChoice, bcChoice, a2aChoice), since a loop of one collective on
+// one size is the common case. A choice is replaced, not updated, so
+// readers need no lock.
 
 import "github.com/mpigo/mpi/internal/coll"
 

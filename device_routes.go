@@ -203,21 +203,19 @@ func newLaunchedNet(j *job, info *boot.Info, cfg Config) (*launchedNet, error) {
 	}
 	// Ranks in networks that cannot reach each other connect through
 	// gateways (mpigo run --gateway; docs/gateways.md).
-	if ln.gateways, err = tcp.ParseGateways(os.Getenv("MPIGO_GATEWAYS")); err != nil {
+	if ln.gateways, err = tcp.ParseGateways(cfg.gateways); err != nil {
 		return nil, fmt.Errorf("mpi: %w: MPIGO_GATEWAYS: %v", ErrArg, err)
 	}
 	if len(ln.gateways.Nets) == 0 {
 		ln.gateways = nil
 	}
 	ln.shmPeers = ln.useShm && len(info.NodeRanks) > info.RanksHere
-	if ln.shmPeers {
-		if d, err := time.ParseDuration(os.Getenv("MPIGO_SHM_SPIN")); err == nil {
-			ln.spin = d
-			if d == 0 {
-				ln.spin = -1
-			}
-			j.prog.SetPollTime(d)
+	if ln.shmPeers && cfg.shmSpinSet {
+		ln.spin = cfg.shmSpin
+		if ln.spin == 0 {
+			ln.spin = -1
 		}
+		j.prog.SetPollTime(cfg.shmSpin)
 	}
 	return ln, nil
 }
@@ -236,9 +234,11 @@ func isLocalName(node string) bool {
 // ecfg, with the single-copy fetch of shared memory if they have peers
 // there.
 func (ln *launchedNet) engineConfig(ecfg engine.Config) engine.Config {
-	// Large messages stream through the rings by default; MPIGO_SHM_CMA=1
-	// chooses the single copy where permitted (docs/performance.md, "Why
-	// the code is as it is").
+	// Large messages stream through the rings by default: a pipelined
+	// copy (the sender copies in while the receiver copies out) beats the
+	// receiver's single copy by cross-memory attach on a machine with few
+	// cores (docs/performance.md, "Why the code is as it is").
+	// MPIGO_SHM_CMA=1 chooses the single copy where permitted.
 	if ln.shmPeers {
 		ecfg.Fetch = shm.Fetch
 	}
@@ -267,7 +267,7 @@ func (ln *launchedNet) routes(p *proc) (routeFunc, error) {
 	if ln.shmPeers {
 		if sh, err = p.startShm(shm.Config{Size: info.Size, JobID: info.JobID, Locals: info.NodeRanks,
 			Spin: ln.spin, Oversubscribed: ln.oversubscribed,
-			NoCMA: os.Getenv("MPIGO_SHM_CMA") != "1"}); err != nil {
+			NoCMA: !ln.cfg.shmCMA}); err != nil {
 			return nil, fmt.Errorf("mpi: rank %d: shared memory with the ranks of node %s: %w (MPIGO_TRANSPORT=tcp avoids it)", r, info.Node, err)
 		}
 		ln.shms = append(ln.shms, sh)

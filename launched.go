@@ -15,11 +15,11 @@ import (
 
 // shareCores gives this process its share of the node's cores, as MPI
 // launchers bind one rank per core, unless GOMAXPROCS is set: here hosts
-// ranks of the local node's total. Measured on 2 cores with 2 ranks, one
-// thread each halves TCP ping-pong latency (25 us instead of 53 us): the
-// Go scheduler no longer wakes idle threads on every message.
+// ranks of the local node's total. With fewer threads the Go scheduler
+// does not wake idle threads on every message, which lowers latency
+// (docs/performance.md, "Why the code is as it is").
 func shareCores(here, total int) {
-	if _, set := os.LookupEnv("GOMAXPROCS"); set || total < 1 {
+	if gomaxprocsSet() || total < 1 {
 		return
 	}
 	runtime.GOMAXPROCS(max(1, runtime.NumCPU()*here/total))
