@@ -389,6 +389,17 @@ func (p *proc) startShm(cfg shm.Config) (*shm.Transport, error) {
 	return t, nil
 }
 
+// The memory of a window whose members share a node (window.go) is a
+// segment in the shared-memory transport's folder, named after a member's
+// inbox (transport.Segments).
+var (
+	segmentSuffix = shm.SegmentSuffix
+	createSegment = shm.CreateSegment
+	openSegment   = shm.OpenSegment
+	removeSegment = shm.RemoveSegment
+	unmapSegment  = shm.Unmap
+)
+
 // readyShm starts t delivering and lets the job's waits poll it.
 func (j *job) readyShm(t *shm.Transport) {
 	t.Ready()

@@ -128,3 +128,18 @@ func TestEnvironmentReadInOnePlace(t *testing.T) {
 		}
 	})
 }
+
+// TestTransportsNamedInOnePlace checks that of package mpi's files only
+// device_routes.go imports a concrete transport (inproc, self, shm, tcp):
+// everything else sees transports through the router and capabilities.
+func TestTransportsNamedInOnePlace(t *testing.T) {
+	concrete := regexp.MustCompile(`"github.com/mpigo/mpi/internal/transport/(inproc|self|shm|tcp)"`)
+	goFiles(t, func(path, text string) {
+		if strings.Contains(path, "/") || strings.HasSuffix(path, "_test.go") || path == "device_routes.go" {
+			return
+		}
+		if m := concrete.FindStringSubmatch(text); m != nil {
+			t.Errorf("%s imports the %s transport: only device_routes.go names concrete transports", path, m[1])
+		}
+	})
+}
