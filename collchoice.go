@@ -34,20 +34,17 @@ type vecChoice struct {
 	rd           bool
 }
 
-// bcastChoice returns how c broadcasts n bytes of fixed size (bcastFixed),
-// choosing on the first call for that size. Choosing may build c's
+// chooseBcast chooses how c broadcasts n bytes of fixed size
+// (bcastFixed) and remembers it in c.bcChoice; bcastFixed calls it when
+// the last choice was for another size. Choosing may build c's
 // hierarchy, which is collective over c.
-func (c *Comm) bcastChoice(n int) (*algChoice, error) {
-	ch := c.bcChoice.Load()
-	if ch != nil && ch.bytes == n {
-		return ch, nil
-	}
+func (c *Comm) chooseBcast(n int) (*algChoice, error) {
 	s := coll.Situation{Ranks: len(c.group), Bytes: n, Fixed: true, SharedMemory: c.sharedMemoryNode()}
 	h, err := c.hierFor(coll.CollBcast, s)
 	if err != nil {
 		return nil, err
 	}
-	ch = &algChoice{bytes: n, hier: h}
+	ch := &algChoice{bytes: n, hier: h}
 	if h == nil {
 		ch.alg = coll.Select(coll.CollBcast, s)
 	}
@@ -55,21 +52,18 @@ func (c *Comm) bcastChoice(n int) (*algChoice, error) {
 	return ch, nil
 }
 
-// allreduceChoice returns how c combines a vector of n bytes, elems
+// chooseAllreduce chooses how c combines a vector of n bytes, elems
 // elements of esz bytes each, with a commutative operation
-// (allreduceVec), choosing on the first call for that shape. Choosing may
-// build c's hierarchy, which is collective over c.
-func (c *Comm) allreduceChoice(n, elems, esz int) (*vecChoice, error) {
-	ch := c.arChoice.Load()
-	if ch != nil && ch.bytes == n && ch.elems == elems {
-		return ch, nil
-	}
+// (allreduceVec), and remembers it in c.arChoice; allreduceVec calls it
+// when the last choice was for another shape. Choosing may build c's
+// hierarchy, which is collective over c.
+func (c *Comm) chooseAllreduce(n, elems, esz int) (*vecChoice, error) {
 	s := coll.Situation{Ranks: len(c.group), Bytes: n, Commutative: true, Fixed: true, Elems: elems}
 	h, err := c.hierFor(coll.CollAllreduce, s)
 	if err != nil {
 		return nil, err
 	}
-	ch = &vecChoice{bytes: n, elems: elems, hier: h}
+	ch := &vecChoice{bytes: n, elems: elems, hier: h}
 	if h == nil && esz > 0 && n%esz == 0 {
 		ch.alg = coll.Select(coll.CollAllreduce, s)
 		ch.rd = ch.alg == coll.AlgRecursiveDoubling

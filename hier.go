@@ -181,9 +181,13 @@ func (c *Comm) barrier() error {
 // Hierarchical: root's node first (reaching its leader), then the
 // leaders, then every other node from its leader.
 func (c *Comm) bcastFixed(cc *collCall, buf []byte, root int) error {
-	ch, err := c.bcastChoice(len(buf))
-	if err != nil {
-		return err
+	// The last choice, if it was for this size (collchoice.go).
+	ch := c.bcChoice.Load()
+	if ch == nil || ch.bytes != len(buf) {
+		var err error
+		if ch, err = c.chooseBcast(len(buf)); err != nil {
+			return err
+		}
 	}
 	h := ch.hier
 	tag := c.collTag()
@@ -216,9 +220,13 @@ func (c *Comm) allreduceVec(cc *collCall, src, buf, scratch []byte, esz int, op 
 	if esz > 0 {
 		elems = len(buf) / esz
 	}
-	ch, err := c.allreduceChoice(len(buf), elems, esz)
-	if err != nil {
-		return err
+	// The last choice, if it was for this shape (collchoice.go).
+	ch := c.arChoice.Load()
+	if ch == nil || ch.bytes != len(buf) || ch.elems != elems {
+		var err error
+		if ch, err = c.chooseAllreduce(len(buf), elems, esz); err != nil {
+			return err
+		}
 	}
 	h := ch.hier
 	tag := c.collTag()
