@@ -1,13 +1,52 @@
 package mpi
 
 // Config: the tunables of a job, and their defaults from MPIGO_* variables.
+//
+// This file is the only one of package mpi that reads the environment:
+// DefaultConfig reads every MPIGO_* setting of a job into a Config, once
+// per job; Main's MPIGO_NP, the control variables of the tools interface
+// (Cvar.Read) and the collectives' selection table (MPIGO_COLL_*, read by
+// internal/coll through the reader installed here) go through lookupEnv.
+// docs/environment.md has the table of every variable; a test
+// (TestEnvironmentTable) checks that it and the code name the same ones.
 
 import (
+	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/mpigo/mpi/internal/coll"
 	"github.com/mpigo/mpi/internal/engine"
 )
+
+// lookupEnv reads a variable of the process's environment. It is package
+// mpi's only way to read it.
+func lookupEnv(name string) (string, bool) { return os.LookupEnv(name) }
+
+// getenv is lookupEnv's value, "" if the variable is not set.
+func getenv(name string) string {
+	v, _ := lookupEnv(name)
+	return v
+}
+
+// The collectives' selection table reads MPIGO_COLL_* through package
+// mpi's reader when first used.
+func init() { coll.UseEnv(lookupEnv) }
+
+// envInt reads an integer environment variable.
+func envInt(name string) (int, bool) {
+	s, ok := lookupEnv(name)
+	if !ok || s == "" {
+		return 0, false
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, false
+	}
+	return v, true
+}
 
 // Config holds the tunables of the runtime. The zero value is not useful;
 // start from DefaultConfig.
@@ -20,10 +59,9 @@ type Config struct {
 	// ring (at most 512 KiB) on a node with a core per rank, unless
 	// EagerLimit was changed from its default; EagerLimit otherwise. Over
 	// the rings a rendezvous copies as much as an eager message does and
-	// adds a round trip (measured: 1 MiB allreduce between 2 processes
-	// 402 -> 256 us, median of 5); with more ranks than cores, eager
-	// senders stall on receivers that are not running (4 on 2 cores: 976
-	// -> 1055 us), so it stays off there. Environment:
+	// adds a round trip; with more ranks than cores, eager senders stall
+	// on receivers that are not running, so it stays off there
+	// (docs/performance.md, "Why the code is as it is"). Environment:
 	// MPIGO_SHM_EAGER_LIMIT.
 	ShmEagerLimit int
 	// NoDirectRead makes goroutine ranks use the streamed rendezvous
@@ -38,7 +76,8 @@ type Config struct {
 	// TCPProtect says how tcp connections protect their frames once the
 	// handshake has proved both ends: "auto" (the default) encrypts every
 	// connection except one between two loopback addresses, whose bytes
-	// never leave the kernel and where encryption halves the bandwidth;
+	// never leave the kernel and where encryption costs most of the
+	// bandwidth (docs/performance.md, "Why the code is as it is");
 	// "on" encrypts every connection (AES-128-GCM with keys agreed per
 	// connection: nobody between the ranks can read, alter, replay,
 	// reorder or drop frames unnoticed); "off" encrypts none, for trusted
@@ -91,14 +130,48 @@ type Config struct {
 	// before the others treat it as failed (default 3s). Environment:
 	// MPIGO_FT_HEARTBEAT, MPIGO_FT_TIMEOUT (durations).
 	FTHeartbeat, FTTimeout time.Duration
+
+	// The settings of a process started by a launcher, which the
+	// launcher passes (mpigo run's flags) rather than the program.
+	gateways string        // MPIGO_GATEWAYS: docs/gateways.md
+	shmSpin  time.Duration // MPIGO_SHM_SPIN: a launched job's poll time, if shmSpinSet
+	// shmSpinSet: MPIGO_SHM_SPIN is a duration.
+	shmSpinSet bool
+	shmNoCMA   bool   // MPIGO_SHM_CMA=0: no single-copy reads between processes
+	traceDir   string // MPIGO_TRACE_DIR: where mpigo run collects trace parts
 }
 
 // DefaultConfig returns the built-in tunables, overridden by the
-// environment (MPIGO_EAGER_LIMIT).
+// environment (the MPIGO_* variables named in each field's comment; the
+// table is docs/environment.md).
 func DefaultConfig() Config {
-	c := Config{EagerLimit: engine.DefaultConfig().EagerLimit}
-	c.diagDefaults()
-	c.ftDefaults() // ft.go
+	c := Config{EagerLimit: engine.DefaultConfig().EagerLimit, HangReport: defaultHangReport}
+	if v := getenv("MPIGO_HANG_REPORT"); v != "" {
+		if v == "off" || v == "0" {
+			c.HangReport = -1
+		} else if d, err := time.ParseDuration(v); err == nil {
+			c.HangReport = d
+			if d <= 0 {
+				c.HangReport = -1
+			}
+		} else {
+			fmt.Fprintf(stderr, "mpigo: MPIGO_HANG_REPORT=%q is not a duration (e.g. 10s, 2m, 0 to disable); using %v\n", v, defaultHangReport)
+		}
+	}
+	c.Trace = getenv("MPIGO_TRACE")
+	switch getenv("MPIGO_CHECK") {
+	case "1", "true", "on", "yes":
+		c.Check = true
+	}
+	if v := getenv("MPIGO_FT"); v != "" && v != "0" {
+		c.FT = true
+	}
+	if d, err := time.ParseDuration(getenv("MPIGO_FT_HEARTBEAT")); err == nil && d > 0 {
+		c.FTHeartbeat = d
+	}
+	if d, err := time.ParseDuration(getenv("MPIGO_FT_TIMEOUT")); err == nil && d > 0 {
+		c.FTTimeout = d
+	}
 	if v, ok := envInt("MPIGO_EAGER_LIMIT"); ok && v >= 0 {
 		c.EagerLimit = v
 	}
@@ -108,10 +181,37 @@ func DefaultConfig() Config {
 	if v, ok := envInt("MPIGO_TCP_SOCKBUF"); ok && v >= 0 {
 		c.TCPSockBuf = v
 	}
-	c.Transport = os.Getenv("MPIGO_TRANSPORT")
-	c.TCPProtect = os.Getenv("MPIGO_TCP_PROTECT")
+	c.Transport = getenv("MPIGO_TRANSPORT")
+	c.TCPProtect = getenv("MPIGO_TCP_PROTECT")
 	if v, ok := envInt("MPIGO_RANKS_PER_NODE"); ok && v >= 0 {
 		c.RanksPerNode = v
 	}
+	c.gateways = getenv("MPIGO_GATEWAYS")
+	if d, err := time.ParseDuration(getenv("MPIGO_SHM_SPIN")); err == nil {
+		c.shmSpin, c.shmSpinSet = d, true
+	}
+	c.shmNoCMA = getenv("MPIGO_SHM_CMA") == "0"
+	c.traceDir = getenv("MPIGO_TRACE_DIR")
 	return c
+}
+
+// singletonRanks is the number of goroutine ranks for a program started
+// without a launcher: MPIGO_NP, or 1 if it is not set (np false). A value
+// that is not a positive number is an error, not silently one rank.
+func singletonRanks() (n int, np bool, err error) {
+	s, ok := lookupEnv("MPIGO_NP")
+	if !ok || s == "" {
+		return 1, false, nil
+	}
+	v, perr := strconv.Atoi(strings.TrimSpace(s))
+	if perr != nil || v < 1 {
+		return 0, true, fmt.Errorf("MPIGO_NP=%q: want a positive number of ranks, e.g. MPIGO_NP=4", s)
+	}
+	return v, true, nil
+}
+
+// gomaxprocsSet reports whether GOMAXPROCS is set in the environment.
+func gomaxprocsSet() bool {
+	_, set := lookupEnv("GOMAXPROCS")
+	return set
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -111,19 +110,6 @@ func groupHash(g []int) uint64 {
 		h.Write(b[:])
 	}
 	return h.Sum64()
-}
-
-// ftDefaults reads the fault-tolerance settings from the environment.
-func (c *Config) ftDefaults() {
-	if v := os.Getenv("MPIGO_FT"); v != "" && v != "0" {
-		c.FT = true
-	}
-	if d, err := time.ParseDuration(os.Getenv("MPIGO_FT_HEARTBEAT")); err == nil && d > 0 {
-		c.FTHeartbeat = d
-	}
-	if d, err := time.ParseDuration(os.Getenv("MPIGO_FT_TIMEOUT")); err == nil && d > 0 {
-		c.FTTimeout = d
-	}
 }
 
 // Default heartbeat period and timeout.

@@ -3,7 +3,6 @@ package mpi
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -29,31 +28,8 @@ import (
 // and each one looks at its own stack, then parks again.
 
 // defaultHangReport is the threshold when neither Config nor
-// MPIGO_HANG_REPORT says otherwise.
+// MPIGO_HANG_REPORT (config.go) says otherwise.
 const defaultHangReport = 10 * time.Second
-
-// hangEnv reads MPIGO_HANG_REPORT (a duration; 0 or "off" disables) and
-// MPIGO_CHECK into c.
-func (c *Config) diagDefaults() {
-	c.HangReport = defaultHangReport
-	if v := os.Getenv("MPIGO_HANG_REPORT"); v != "" {
-		if v == "off" || v == "0" {
-			c.HangReport = -1
-		} else if d, err := time.ParseDuration(v); err == nil {
-			c.HangReport = d
-			if d <= 0 {
-				c.HangReport = -1
-			}
-		} else {
-			fmt.Fprintf(stderr, "mpigo: MPIGO_HANG_REPORT=%q is not a duration (e.g. 10s, 2m, 0 to disable); using %v\n", v, defaultHangReport)
-		}
-	}
-	c.Trace = os.Getenv("MPIGO_TRACE")
-	switch os.Getenv("MPIGO_CHECK") {
-	case "1", "true", "on", "yes":
-		c.Check = true
-	}
-}
 
 // blockedWait is one parked wait of a rank.
 type blockedWait struct {

@@ -53,7 +53,7 @@ func startLaunchedDiag(j *job, cfg Config, info *boot.Info) func() {
 			w.close()
 		}
 		stopCheck()
-		writeLaunchedTrace(finishTrace(), cfg.Trace, offset)
+		writeLaunchedTrace(finishTrace(), cfg.Trace, cfg.traceDir, offset)
 	}
 }
 

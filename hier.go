@@ -181,21 +181,13 @@ func (c *Comm) barrier() error {
 // Hierarchical: root's node first (reaching its leader), then the
 // leaders, then every other node from its leader.
 func (c *Comm) bcastFixed(cc *collCall, buf []byte, root int) error {
-	// As for allreduce, remember the choice for the last size: choosing
-	// took map lookups and string compares on every call (a tenth of an
-	// 8-byte broadcast).
+	// The last choice, if it was for this size (collchoice.go).
 	ch := c.bcChoice.Load()
 	if ch == nil || ch.bytes != len(buf) {
-		s := coll.Situation{Ranks: len(c.group), Bytes: len(buf), Fixed: true, SharedMemory: c.sharedMemoryNode()}
-		h, err := c.hierFor(coll.CollBcast, s)
-		if err != nil {
+		var err error
+		if ch, err = c.chooseBcast(len(buf)); err != nil {
 			return err
 		}
-		ch = &algChoice{bytes: len(buf), hier: h}
-		if h == nil {
-			ch.alg = coll.Select(coll.CollBcast, s)
-		}
-		c.bcChoice.Store(ch)
 	}
 	h := ch.hier
 	tag := c.collTag()
@@ -228,22 +220,13 @@ func (c *Comm) allreduceVec(cc *collCall, src, buf, scratch []byte, esz int, op 
 	if esz > 0 {
 		elems = len(buf) / esz
 	}
-	// The choice depends only on the vector's size (the table is fixed
-	// once loaded): remember the last one, since a loop of allreduces of
-	// one size is the common case and choosing costs string compares.
+	// The last choice, if it was for this shape (collchoice.go).
 	ch := c.arChoice.Load()
 	if ch == nil || ch.bytes != len(buf) || ch.elems != elems {
-		s := coll.Situation{Ranks: len(c.group), Bytes: len(buf), Commutative: true, Fixed: true, Elems: elems}
-		h, err := c.hierFor(coll.CollAllreduce, s)
-		if err != nil {
+		var err error
+		if ch, err = c.chooseAllreduce(len(buf), elems, esz); err != nil {
 			return err
 		}
-		ch = &vecChoice{bytes: len(buf), elems: elems, hier: h}
-		if h == nil && esz > 0 && len(buf)%esz == 0 {
-			ch.alg = coll.Select(coll.CollAllreduce, s)
-			ch.rd = ch.alg == coll.AlgRecursiveDoubling
-		}
-		c.arChoice.Store(ch)
 	}
 	h := ch.hier
 	tag := c.collTag()
@@ -278,37 +261,6 @@ func (c *Comm) allreduceVec(cc *collCall, src, buf, scratch []byte, esz int, op 
 		return coll.BcastAlg(h.local.via(cc), "", buf, 0, tag+4)
 	}
 	return nil
-}
-
-// alltoallAlg returns the algorithm Select chooses for an alltoall of
-// blk-byte blocks on c, remembering the last choice as bcastFixed does.
-func (c *Comm) alltoallAlg(blk int) string {
-	ch := c.a2aChoice.Load()
-	if ch == nil || ch.bytes != blk {
-		ch = &algChoice{bytes: blk, alg: coll.Select(coll.CollAlltoall, coll.Situation{Ranks: len(c.group), Bytes: blk, Fixed: true})}
-		c.a2aChoice.Store(ch)
-	}
-	return ch.alg
-}
-
-// algChoice is how a communicator last ran a broadcast (or an alltoall)
-// of bytes bytes: the hierarchy to use, or (hier nil) the algorithm
-// Select chose.
-type algChoice struct {
-	bytes int
-	hier  *hierarchy
-	alg   string
-}
-
-// vecChoice is how a communicator last ran an elementwise allreduce: for
-// vectors of bytes bytes and elems elements, the hierarchy to use, or (hier
-// nil) the algorithm Select chose ("": let coll choose and check); rd
-// tells that it is recursive doubling without comparing names.
-type vecChoice struct {
-	bytes, elems int
-	hier         *hierarchy
-	alg          string
-	rd           bool
 }
 
 // reduceVec combines buf elementwise into root's buf with the commutative

@@ -3,44 +3,26 @@ package mpi
 import (
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"runtime"
-	"slices"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/mpigo/mpi/internal/boot"
 	"github.com/mpigo/mpi/internal/engine"
 	"github.com/mpigo/mpi/internal/progress"
-	"github.com/mpigo/mpi/internal/transport"
-	"github.com/mpigo/mpi/internal/transport/inproc"
-	"github.com/mpigo/mpi/internal/transport/self"
-	"github.com/mpigo/mpi/internal/transport/shm"
-	"github.com/mpigo/mpi/internal/transport/tcp"
 )
 
 // shareCores gives this process its share of the node's cores, as MPI
 // launchers bind one rank per core, unless GOMAXPROCS is set: here hosts
-// ranks of the local node's total. Measured on 2 cores with 2 ranks, one
-// thread each halves TCP ping-pong latency (25 us instead of 53 us): the
-// Go scheduler no longer wakes idle threads on every message.
+// ranks of the local node's total. With fewer threads the Go scheduler
+// does not wake idle threads on every message, which lowers latency
+// (docs/performance.md, "Why the code is as it is").
 func shareCores(here, total int) {
-	if _, set := os.LookupEnv("GOMAXPROCS"); set || total < 1 {
+	if gomaxprocsSet() || total < 1 {
 		return
 	}
 	runtime.GOMAXPROCS(max(1, runtime.NumCPU()*here/total))
-}
-
-// isLocalName reports whether node names this machine's loopback (ranks
-// then listen on 127.0.0.1 only).
-func isLocalName(node string) bool {
-	switch node {
-	case "", "localhost", "127.0.0.1", "::1":
-		return true
-	}
-	return false
 }
 
 // runLaunched runs f on the ranks this process hosts in a job started by a
@@ -80,146 +62,45 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		err := boot.Watch(info.KVSAddr, info.Secret, func() {
 			fmt.Fprintf(stderr, "mpigo: rank %d: the launcher went away; exiting\n", base)
 			// Inboxes not unlinked yet (start-up) go with the rank.
-			for r := base; r < base+k; r++ {
-				os.Remove(shm.Name("", info.JobID, r))
-			}
+			removeInboxes(info.JobID, base, k)
 			os.Exit(1)
 		})
 		if err != nil {
 			return err
 		}
 	}
-	// Ranks of a one-machine job listen on loopback; with remote hosts the
-	// launcher names the address peers should dial (MPIGO_ADDR).
-	bindHost, advertise := "127.0.0.1", "127.0.0.1"
-	if a := info.Addr; a != "" && !isLocalName(a) {
-		bindHost, advertise = "", a
+	nt, err := newLaunchedNet(j, info, cfg)
+	if err != nil {
+		return err
 	}
-	local := func(r int) bool { return r >= base && r < base+k }
-	fab := inproc.NewFabric(info.Size)
-	addrKey := func(r int) string { return "mpigo.tcp." + strconv.Itoa(r) }
 	ecfg := engine.DefaultConfig()
 	ecfg.EagerLimit = cfg.EagerLimit
-	// Processes of one node talk through shared memory unless told
-	// otherwise. Every rank of the job makes the same choice (the launcher
-	// gives them all the same MPIGO_TRANSPORT), so all fence alike.
-	var useShm bool
-	switch cfg.Transport {
-	case "":
-		// Where the platform has no shared memory (Windows), processes
-		// of one node talk over tcp.
-		useShm, _ = shm.Available()
-	case "shm":
-		useShm = true
-	case "tcp":
-	default:
-		return fmt.Errorf("mpi: %w: MPIGO_TRANSPORT=%q: want shm or tcp", ErrArg, cfg.Transport)
-	}
-	protect, perr := tcp.ParseProtect(cfg.TCPProtect)
-	if perr != nil {
-		return fmt.Errorf("mpi: %w: MPIGO_TCP_PROTECT: %v", ErrArg, perr)
-	}
-	// Ranks in networks that cannot reach each other connect through
-	// gateways (mpigo run --gateway; docs/gateways.md).
-	gateways, gerr := tcp.ParseGateways(os.Getenv("MPIGO_GATEWAYS"))
-	if gerr != nil {
-		return fmt.Errorf("mpi: %w: MPIGO_GATEWAYS: %v", ErrArg, gerr)
-	}
-	if len(gateways.Nets) == 0 {
-		gateways = nil
-	}
-	onNode := func(r int) bool { _, ok := slices.BinarySearch(info.NodeRanks, r); return ok }
-	shmPeers := useShm && len(info.NodeRanks) > k
-	// Large messages are copied once by cross-memory attach where the
-	// kernel permits it (the shm transport's RegionReader), and streamed
-	// through the rings where it does not or MPIGO_SHM_CMA=0 says so: the
-	// single copy measured faster for one-way bandwidth and 4 MiB
-	// Allreduce (docs/performance.md, "Large messages over shm").
-	var spin time.Duration
-	if shmPeers {
-		if d, err := time.ParseDuration(os.Getenv("MPIGO_SHM_SPIN")); err == nil {
-			spin = d
-			if d == 0 {
-				spin = -1
-			}
-			j.prog.SetPollTime(d)
-		}
-	}
+	ecfg = nt.engineConfig(ecfg)
 	// Where the node runs more ranks than cores, a wait that finds nothing
 	// gives its core to the other processes.
-	j.prog.SetOversubscribed(len(info.NodeRanks) > runtime.NumCPU())
-	var shms []*shm.Transport
+	j.prog.SetOversubscribed(nt.oversubscribed)
 	defer func() {
 		if !ok {
-			for _, t := range shms {
-				t.Abandon()
-			}
+			nt.abandon()
 		}
 	}()
 	for r := base; r < base+k; r++ {
-		p := &proc{job: j, rank: r, prog: j.prog}
-		p.node, p.multiNode = info.NodeRanks[0], len(info.NodeRanks) < info.Size
-		ln, err := net.Listen("tcp", net.JoinHostPort(bindHost, "0"))
+		p, err := newProc(j, rankPlan{rank: r, node: info.NodeRanks[0], multiNode: len(info.NodeRanks) < info.Size,
+			eng: ecfg, peerEager: true, cfg: cfg, oversubscribed: nt.oversubscribed, routes: nt.routes})
 		if err != nil {
-			return fmt.Errorf("mpi: rank %d cannot listen for peers: %w", r, err)
-		}
-		_, port, _ := net.SplitHostPort(ln.Addr().String())
-		tr := p.startTCP(ln, tcp.Config{Size: info.Size, JobID: info.JobID, Secret: info.Secret, SockBuf: cfg.TCPSockBuf,
-			Protect: protect, Gateways: gateways, Oversubscribed: len(info.NodeRanks) > runtime.NumCPU(),
-			Addrs: func(peer int) (string, error) { return info.KV.Get(addrKey(peer)) }})
-		in := fab.Attach(r, p.deliver)
-		me := self.New(r, p.deliver)
-		var sh *shm.Transport
-		if shmPeers {
-			if sh, err = p.startShm(shm.Config{Size: info.Size, JobID: info.JobID, Locals: info.NodeRanks,
-				Spin: spin, Oversubscribed: len(info.NodeRanks) > runtime.NumCPU(),
-				NoCMA: os.Getenv("MPIGO_SHM_CMA") == "0"}); err != nil {
-				return fmt.Errorf("mpi: rank %d: shared memory with the ranks of node %s: %w (MPIGO_TRANSPORT=tcp avoids it)", r, info.Node, err)
-			}
-			shms = append(shms, sh)
-		}
-		p.tr = transport.NewRouter(info.Size, func(peer int) transport.Transport {
-			switch {
-			case peer == r:
-				return me
-			case local(peer):
-				return in
-			case sh != nil && onNode(peer):
-				return sh
-			}
-			return tr
-		})
-		p.noteRoutes()
-		pcfg := ecfg
-		pcfg.PeerEager = p.peerEager(cfg, len(info.NodeRanks) > runtime.NumCPU())
-		p.eng = engine.New(r, p.engineConfig(pcfg), p.tr.DirectRead)
-		p.world = newWorld(p, info.Size)
-		j.procs = append(j.procs, p)
-		_ = tr
-		if err := info.KV.Put(addrKey(r), net.JoinHostPort(advertise, port)); err != nil {
 			return err
 		}
+		j.procs = append(j.procs, p)
 	}
 	if err := info.KV.Fence(); err != nil {
 		return fenceError(err)
 	}
-	if useShm {
-		// Every inbox of the node exists now: map the peers', then, once
-		// every rank has, unlink our own and start delivering.
-		for _, t := range shms {
-			if err := t.Attach(); err != nil {
-				return err
-			}
-		}
-		if err := info.KV.Fence(); err != nil {
-			return fenceError(err)
-		}
-		for _, t := range shms {
-			j.readyShm(t)
-		}
+	if err := nt.start(j); err != nil {
+		return err
 	}
 	stopDiag := startLaunchedDiag(j, cfg, info) // hang_launched.go
-	stopFT := j.startFT(cfg, local)             // ft.go
+	local := func(r int) bool { return r >= base && r < base+k }
+	stopFT := j.startFT(cfg, local) // ft.go
 	errs := make([]error, k)
 	var wg sync.WaitGroup
 	for i, p := range j.procs {
@@ -251,7 +132,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	wg.Wait()
 	stopFT()
 	stopDiag()
-	err := errors.Join(errs...)
+	err = errors.Join(errs...)
 	ok = err == nil
 	return err
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -80,21 +79,6 @@ func Main(f func(world *Comm) error) {
 		os.Exit(1)
 	}
 	os.Exit(0)
-}
-
-// singletonRanks is the number of goroutine ranks for a program started
-// without a launcher: MPIGO_NP, or 1 if it is not set (np false). A value
-// that is not a positive number is an error, not silently one rank.
-func singletonRanks() (n int, np bool, err error) {
-	s, ok := os.LookupEnv("MPIGO_NP")
-	if !ok || s == "" {
-		return 1, false, nil
-	}
-	v, perr := strconv.Atoi(strings.TrimSpace(s))
-	if perr != nil || v < 1 {
-		return 0, true, fmt.Errorf("MPIGO_NP=%q: want a positive number of ranks, e.g. MPIGO_NP=4", s)
-	}
-	return v, true, nil
 }
 
 // Abort ends the whole job (MPI_Abort): every rank's pending and later

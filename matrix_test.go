@@ -5,47 +5,30 @@ import (
 	"testing"
 
 	"github.com/mpigo/mpi"
+	"github.com/mpigo/mpi/internal/conformance"
 	shmtr "github.com/mpigo/mpi/internal/transport/shm"
 )
 
-// The conformance tests run over every transport configuration in this
-// matrix, so that a new transport is tested by adding one line here. The
-// inproc variants force each protocol path: the default (eager, then
-// single-copy rendezvous), rendezvous for every message, and the streamed
-// CTS/Data rendezvous that byte-stream transports use; tcp runs the ranks
-// over loopback TCP, as separate processes would talk; shm runs them over
-// shared-memory rings with large messages copied by cross-memory attach,
-// and shm-ring with every large message streamed through the rings (the
-// fallback where the kernel refuses cross-memory attach).
+// transportCase is one transport configuration of the matrix
+// (conformance.Matrix, which the conformance tests under conformance/
+// share: a new transport is tested by adding one line there).
 type transportCase struct {
 	name string
 	cfg  mpi.Config
 }
 
+// transports returns the matrix's configurations that this platform runs:
+// all but the shared-memory ones where it has no shared memory (Windows).
 func transports() []transportCase {
-	d := mpi.DefaultConfig()
-	rndv := d
-	rndv.EagerLimit = 0
-	stream := d
-	stream.EagerLimit = 64
-	stream.NoDirectRead = true
-	tcp := d
-	tcp.Transport = "tcp"
-	shm := d
-	shm.Transport = "shm"
-	shmRing := shm
-	shmRing.EagerLimit = 64
-	shmRing.NoDirectRead = true
-	cases := []transportCase{
-		{"inproc", d},
-		{"inproc-rendezvous", rndv},
-		{"inproc-stream", stream},
-		{"tcp", tcp},
+	shmOK, _ := shmtr.Available()
+	var cases []transportCase
+	for _, tr := range conformance.Matrix() {
+		if tr.Config.Transport == "shm" && !shmOK {
+			continue
+		}
+		cases = append(cases, transportCase{tr.Name, tr.Config})
 	}
-	if ok, _ := shmtr.Available(); !ok {
-		return cases // no shared memory on this platform (Windows)
-	}
-	return append(cases, transportCase{"shm", shm}, transportCase{"shm-ring", shmRing})
+	return cases
 }
 
 // matrix runs f on n ranks over every transport configuration, as subtests.

@@ -35,7 +35,7 @@ func putSlot(s *slot) {
 	s.inline = [8]uint64{}
 	// s.at is left as it is: whoever uses it sets it, and clearing the
 	// 40-byte loc went through a stack copy that stalled on store
-	// forwarding (a few percent of an 8-byte allreduce).
+	// forwarding (docs/performance.md, "Why the code is as it is").
 	s.c, s.call = nil, nil
 	slotPool.Put(s)
 }

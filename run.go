@@ -3,117 +3,40 @@ package mpi
 // Run: a job of goroutine ranks in this process.
 
 import (
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"runtime/debug"
 	"sync"
 
 	"github.com/mpigo/mpi/internal/engine"
 	"github.com/mpigo/mpi/internal/progress"
-	"github.com/mpigo/mpi/internal/transport"
-	"github.com/mpigo/mpi/internal/transport/inproc"
-	"github.com/mpigo/mpi/internal/transport/self"
-	"github.com/mpigo/mpi/internal/transport/shm"
-	"github.com/mpigo/mpi/internal/transport/tcp"
 )
-
-// tcpAddrHook, if set (by tests), rewrites the address a goroutine rank of
-// a tcp job dials to reach peer: a test puts a relay there.
-var tcpAddrHook func(peer int, addr string) string
 
 // newLocalJob builds n goroutine ranks connected by the transport cfg names.
 func newLocalJob(n int, cfg Config) (*job, error) {
 	j := &job{size: n, procs: make([]*proc, n), exit: os.Exit, local: true, prog: progress.New()}
+	nt, err := newLocalNet(n, cfg)
+	if err != nil {
+		return nil, err
+	}
 	ecfg := engine.DefaultConfig()
 	ecfg.EagerLimit = cfg.EagerLimit
-	var fab *inproc.Fabric
-	var lns []net.Listener
-	var secret []byte
-	var protect tcp.Protect
-	var shms []*shm.Transport
-	var idb [8]byte
-	rand.Read(idb[:])
-	jobID := binary.LittleEndian.Uint64(idb[:])
-	switch cfg.Transport {
-	case "", "inproc":
-		fab = inproc.NewFabric(n)
-	case "shm":
-		shms = make([]*shm.Transport, n)
-	case "tcp":
-		var err error
-		if protect, err = tcp.ParseProtect(cfg.TCPProtect); err != nil {
-			return nil, fmt.Errorf("mpi: %w: %v", ErrArg, err)
-		}
-		secret = make([]byte, 32)
-		rand.Read(secret)
-		for r := 0; r < n; r++ {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				for _, l := range lns {
-					l.Close()
-				}
-				return nil, fmt.Errorf("mpi: %w: tcp transport: %v", ErrOther, err)
-			}
-			lns = append(lns, ln)
-		}
-	default:
-		return nil, fmt.Errorf("mpi: %w: unknown transport %q (want inproc, shm or tcp)", ErrArg, cfg.Transport)
-	}
+	ecfg = nt.engineConfig(ecfg)
 	for r := 0; r < n; r++ {
-		p := &proc{job: j, rank: r, prog: j.prog}
+		pl := rankPlan{rank: r, eng: ecfg, noDirectRead: cfg.NoDirectRead, routes: nt.routes}
 		if k := cfg.RanksPerNode; k > 0 && k < n {
-			p.node, p.multiNode = r/k*k, true
+			pl.node, pl.multiNode = r/k*k, true
 		}
-		me := self.New(r, p.deliver)
-		var other transport.Transport
-		if fab != nil {
-			other = fab.Attach(r, p.deliver)
-		} else if shms != nil {
-			t, err := p.startShm(shm.Config{Size: n, JobID: jobID, Locals: everyone(n), NoCMA: cfg.NoDirectRead})
-			if err != nil {
-				for _, t := range shms[:r] {
-					t.Abandon()
-				}
-				return nil, fmt.Errorf("mpi: %w: shm transport: %v", ErrOther, err)
-			}
-			shms[r] = t
-			other = t
-		} else {
-			other = p.startTCP(lns[r], tcp.Config{Size: n, Secret: secret, SockBuf: cfg.TCPSockBuf, Protect: protect,
-				Addrs: func(peer int) (string, error) {
-					addr := lns[peer].Addr().String()
-					if tcpAddrHook != nil {
-						addr = tcpAddrHook(peer, addr)
-					}
-					return addr, nil
-				}})
+		p, err := newProc(j, pl)
+		if err != nil {
+			nt.abandon()
+			return nil, err
 		}
-		p.tr = transport.NewRouter(n, func(peer int) transport.Transport {
-			if peer == r {
-				return me
-			}
-			return other
-		})
-		p.noteRoutes()
-		direct := p.tr.DirectRead
-		if cfg.NoDirectRead {
-			direct = nil
-		}
-		p.eng = engine.New(r, p.engineConfig(ecfg), direct)
-		p.world = newWorld(p, n)
 		j.procs[r] = p
 	}
-	if shms != nil {
-		if err := attachShm(shms); err != nil {
-			return nil, fmt.Errorf("mpi: %w: shm transport: %v", ErrOther, err)
-		}
-		for _, t := range shms {
-			j.readyShm(t)
-		}
+	if err := nt.start(j); err != nil {
+		return nil, err
 	}
 	return j, nil
 }

@@ -2,63 +2,19 @@ package mpi
 
 import (
 	"fmt"
-	"io"
-	"net"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mpigo/mpi/internal/testutil"
 )
 
 // flipRelay forwards connections to target, flipping one bit in each
 // direction once past the first skip bytes (inside the data, past the
-// handshake).
+// handshake), and returns its address.
 func flipRelay(t *testing.T, target string, skip int64) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	flip := func(dst, src net.Conn) {
-		defer dst.Close()
-		if _, err := io.CopyN(dst, src, skip); err != nil {
-			return
-		}
-		var b [1]byte
-		if _, err := io.ReadFull(src, b[:]); err != nil {
-			return
-		}
-		b[0] ^= 0x10
-		dst.Write(b[:])
-		io.Copy(dst, src)
-	}
-	go func() {
-		for {
-			a, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			b, err := net.Dial("tcp", target)
-			if err != nil {
-				a.Close()
-				continue
-			}
-			mu.Lock()
-			conns = append(conns, a, b)
-			mu.Unlock()
-			go flip(b, a)
-			go flip(a, b)
-		}
-	}()
-	return ln.Addr().String()
+	flip := testutil.FlipAt(skip, 0x10)
+	return testutil.StartRelay(t, testutil.RelayConfig{Target: target, Out: flip, Back: flip}).Addr()
 }
 
 // A relay between the ranks of a tcp job that flips a bit in the data

@@ -249,7 +249,7 @@ func (v *Cvar) Read() (any, error) {
 	if v == nil || v.d == nil {
 		return nil, toolErr("Cvar.Read", ErrToolHandle, "nil control variable handle")
 	}
-	if s, ok := os.LookupEnv(v.d.Name); ok && s != "" {
+	if s, ok := lookupEnv(v.d.Name); ok && s != "" {
 		if x, ok := v.d.parse(s); ok {
 			return x, nil
 		}

@@ -2,7 +2,6 @@ package mpi
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -137,17 +136,17 @@ func writeLocalTrace(part *trace.Part, file string) {
 }
 
 // writeLaunchedTrace writes what this process recorded in a job started
-// by a launcher: a part in MPIGO_TRACE_DIR for mpigo run, which merges
+// by a launcher: a part in dir (MPIGO_TRACE_DIR) for mpigo run, which merges
 // them; otherwise FILE.rankR.part beside FILE, which `mpigo trace FILE`
 // merges.
-func writeLaunchedTrace(part *trace.Part, file string, offset int64) {
+func writeLaunchedTrace(part *trace.Part, file, dir string, offset int64) {
 	if part == nil || len(part.Ranks) == 0 {
 		return
 	}
 	part.Offset += offset
 	sort.Ints(part.Ranks)
 	name := file + ".rank" + strconv.Itoa(part.Ranks[0]) + ".part"
-	if dir := os.Getenv("MPIGO_TRACE_DIR"); dir != "" {
+	if dir != "" {
 		name = filepath.Join(dir, "rank"+strconv.Itoa(part.Ranks[0])+".part")
 	}
 	if err := trace.WritePart(name, part); err != nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/mpigo/mpi/internal/rma"
 	"github.com/mpigo/mpi/internal/transport"
-	"github.com/mpigo/mpi/internal/transport/shm"
 )
 
 // One-sided communication (MPI-3.1 chapter 11): docs/rma.md.
@@ -162,10 +161,10 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 	me := c.group[c.rank]
 	fail := func(err error) (*Window[T], error) {
 		if w.seg != nil {
-			shm.Unmap(w.seg)
+			unmapSegment(w.seg)
 		}
 		for _, m := range w.maps {
-			shm.Unmap(m)
+			unmapSegment(m)
 		}
 		d.free()
 		return nil, c.handle(err)
@@ -177,8 +176,8 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 	} else {
 		if alloc {
 			if tr := w.shmPeer(); tr != nil {
-				segName = tr.SegmentName(me, shm.SegmentSuffix("w", uint64(d.ctx)))
-				if mem, err := shm.CreateSegment(segName, segSize(n, t.size)); err == nil {
+				segName = tr.SegmentName(me, segmentSuffix("w", uint64(d.ctx)))
+				if mem, err := createSegment(segName, segSize(n, t.size)); err == nil {
 					w.seg = mem
 					info.Seg = 1
 				}
@@ -203,7 +202,7 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 	infos, err := Allgather(d, info)
 	if err != nil {
 		if segName != "" {
-			shm.RemoveSegment(segName)
+			removeSegment(segName)
 		}
 		if bad == nil {
 			unregister(p.job, d.ctx)
@@ -225,7 +224,7 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 		if info.Bad == 0 {
 			unregister(p.job, d.ctx)
 			if segName != "" {
-				shm.RemoveSegment(segName)
+				removeSegment(segName)
 			}
 		}
 		return fail(bad)
@@ -250,8 +249,8 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 		case p.inProcess(g):
 			w.reach[r] = lookup(p.job, d.ctx, g)
 		case in.Seg != 0 && p.segmentsFor(g) != nil:
-			name := p.segmentsFor(g).SegmentName(g, shm.SegmentSuffix("w", uint64(d.ctx)))
-			if mem, err := shm.OpenSegment(name, segSize(int(in.N), t.size)); err == nil {
+			name := p.segmentsFor(g).SegmentName(g, segmentSuffix("w", uint64(d.ctx)))
+			if mem, err := openSegment(name, segSize(int(in.N), t.size)); err == nil {
 				w.maps = append(w.maps, mem)
 				w.reach[r] = segMem(mem)
 			}
@@ -266,7 +265,7 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 	err = Barrier(d)
 	unregister(p.job, d.ctx)
 	if segName != "" {
-		shm.RemoveSegment(segName)
+		removeSegment(segName)
 	}
 	if err != nil {
 		w.stopServer()
@@ -820,11 +819,11 @@ func (w *Window[T]) Free() (err error) {
 	w.closing.Store(true)
 	w.stopServer()
 	for _, m := range w.maps {
-		shm.Unmap(m)
+		unmapSegment(m)
 	}
 	w.maps = nil
 	if w.seg != nil {
-		shm.Unmap(w.seg)
+		unmapSegment(w.seg)
 	}
 	w.c.free()
 	return first

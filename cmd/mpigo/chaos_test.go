@@ -53,8 +53,8 @@ func rankPids(mark string) []int {
 // temporary or shared-memory folders.
 func TestChaosKill(t *testing.T) {
 	dir := testProgs(t)
-	prog := filepath.Join(t.TempDir(), "chaos")
-	if out, err := exec.Command("go", "build", "-o", prog, "./testdata/chaos").CombinedOutput(); err != nil {
+	prog := filepath.Join(t.TempDir(), "ring")
+	if out, err := exec.Command("go", "build", "-o", prog, "./testdata/ring").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	rounds := chaosRounds(t)

@@ -35,69 +35,27 @@ type twoSites struct {
 
 func newTwoSites(t testing.TB, nA, nB int) *twoSites {
 	t.Helper()
-	why := ""
-	if os.Geteuid() != 0 {
-		why = "needs root to make network namespaces"
-	} else if _, err := exec.LookPath("ip"); err != nil {
-		why = "needs ip (Debian package iproute2)"
-	}
-	if why != "" {
-		if os.Getenv("MPIGO_REQUIRE_INTEGRATION") == "1" {
-			t.Fatal(why)
-		}
-		t.Skip(why)
-	}
-	id := os.Getpid() % 100000
+	l := newNetLab(t)
+	id := l.id
 	s := &twoSites{
 		netA: fmt.Sprintf("172.%d.%d", 16+id/250%8, id%250),
 		netB: fmt.Sprintf("172.%d.%d", 24+id/250%8, id%250),
 	}
-	run := func(args ...string) error {
-		out, err := exec.Command("ip", args...).CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
-		}
-		return nil
-	}
-	must := func(args ...string) {
-		t.Helper()
-		if err := run(args...); err != nil {
-			t.Fatal(err)
-		}
-	}
 	bridges := []string{fmt.Sprintf("mgwa%d", id), fmt.Sprintf("mgwb%d", id)}
-	var nss []string
-	t.Cleanup(func() {
-		for _, ns := range nss {
-			run("netns", "del", ns)
-		}
-		for _, b := range bridges {
-			run("link", "del", b)
-		}
-	})
 	for i, b := range bridges {
-		must("link", "add", b, "type", "bridge")
-		must("addr", "add", []string{s.netA, s.netB}[i]+".1/24", "dev", b)
-		must("link", "set", b, "up")
+		l.bridge(b, []string{s.netA, s.netB}[i]+".1")
 	}
 	s.kvsHost = s.netA + ".1"
-	var cases strings.Builder
 	nveth := 0
 	// leg puts namespace ns on site i's bridge at addr.
 	leg := func(ns string, i int, addr string) {
 		t.Helper()
-		veth, inner := fmt.Sprintf("mgwv%d-%d", id, nveth), fmt.Sprintf("eth%d", i)
+		l.leg(ns, bridges[i], fmt.Sprintf("mgwv%d-%d", id, nveth), fmt.Sprintf("eth%d", i), addr)
 		nveth++
-		must("link", "add", veth, "type", "veth", "peer", "name", inner, "netns", ns)
-		must("link", "set", veth, "master", bridges[i], "up")
-		must("-n", ns, "addr", "add", addr+"/24", "dev", inner)
-		must("-n", ns, "link", "set", inner, "up")
 	}
 	host := func(name string) string {
 		ns := fmt.Sprintf("mgw%d-%s", id, name)
-		must("netns", "add", ns)
-		nss = append(nss, ns)
-		must("-n", ns, "link", "set", "lo", "up")
+		l.namespace(ns)
 		return ns
 	}
 	for i := 0; i < nA+nB; i++ {
@@ -112,20 +70,16 @@ func newTwoSites(t testing.TB, nA, nB int) *twoSites {
 			s.hostsA = append(s.hostsA, addr)
 		} else {
 			s.hostsB = append(s.hostsB, addr)
-			must("-n", ns, "route", "add", s.kvsHost+"/32", "via", s.netB+".1")
+			l.ip("-n", ns, "route", "add", s.kvsHost+"/32", "via", s.netB+".1")
 		}
-		fmt.Fprintf(&cases, "%s) ns=%s ;;\n", addr, ns)
+		l.reach(addr, ns)
 	}
 	s.gwNS = host("gw")
 	s.gwA, s.gwB = s.netA+".254", s.netB+".254"
 	leg(s.gwNS, 0, s.gwA)
 	leg(s.gwNS, 1, s.gwB)
-	fmt.Fprintf(&cases, "%s|%s) ns=%s ;;\n", s.gwA, s.gwB, s.gwNS)
-	s.agent = filepath.Join(t.TempDir(), "agent.sh")
-	script := "#!/bin/sh\nhost=$1; shift\ncase $host in\n" + cases.String() + "*) echo \"agent: no host $host\" >&2; exit 255 ;;\nesac\nexec ip netns exec $ns sh -c \"$*\"\n"
-	if err := os.WriteFile(s.agent, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	l.reach(s.gwA+"|"+s.gwB, s.gwNS)
+	s.agent = l.agent()
 	return s
 }
 

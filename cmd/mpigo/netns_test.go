@@ -21,71 +21,24 @@ type netHosts struct {
 	agent   string   // the launch agent script
 }
 
-// newNetHosts makes n hosts in network namespaces, removed when the test
-// ends. It needs root and iproute2: without them the test is skipped, or
-// fails under MPIGO_REQUIRE_INTEGRATION=1.
+// newNetHosts makes n hosts in network namespaces on one bridge,
+// removed when the test ends (netLab: skipped without root and iproute2).
 func newNetHosts(t *testing.T, n int) *netHosts {
 	t.Helper()
-	why := ""
-	if os.Geteuid() != 0 {
-		why = "needs root to make network namespaces"
-	} else if _, err := exec.LookPath("ip"); err != nil {
-		why = "needs ip (Debian package iproute2)"
-	}
-	if why != "" {
-		if os.Getenv("MPIGO_REQUIRE_INTEGRATION") == "1" {
-			t.Fatal(why)
-		}
-		t.Skip(why)
-	}
-	// Names and a subnet of this test process's own, so that concurrent
-	// test runs on one machine do not collide; interface names stay within
-	// the kernel's 15 bytes.
-	id := os.Getpid() % 100000
+	l := newNetLab(t)
+	id := l.id
 	subnet := fmt.Sprintf("10.%d.%d", 100+id/250%100, id%250)
 	bridge := fmt.Sprintf("mgb%d", id)
-	run := func(args ...string) error {
-		out, err := exec.Command("ip", args...).CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
-		}
-		return nil
-	}
 	h := &netHosts{gateway: subnet + ".1"}
-	var nss []string
-	t.Cleanup(func() {
-		for _, ns := range nss {
-			run("netns", "del", ns)
-		}
-		run("link", "del", bridge)
-	})
-	must := func(args ...string) {
-		t.Helper()
-		if err := run(args...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	must("link", "add", bridge, "type", "bridge")
-	must("addr", "add", h.gateway+"/24", "dev", bridge)
-	must("link", "set", bridge, "up")
-	var cases strings.Builder
+	l.bridge(bridge, h.gateway)
 	for i := 0; i < n; i++ {
 		ns, veth, addr := fmt.Sprintf("mgn%d-%d", id, i), fmt.Sprintf("mgv%d-%d", id, i), fmt.Sprintf("%s.%d", subnet, i+2)
-		must("netns", "add", ns)
-		nss = append(nss, ns)
-		must("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns)
-		must("link", "set", veth, "master", bridge, "up")
-		must("-n", ns, "addr", "add", addr+"/24", "dev", "eth0")
-		must("-n", ns, "link", "set", "eth0", "up")
-		must("-n", ns, "link", "set", "lo", "up")
+		l.namespace(ns)
+		l.leg(ns, bridge, veth, "eth0", addr)
 		h.addrs = append(h.addrs, addr)
-		fmt.Fprintf(&cases, "%s) ns=%s ;;\n", addr, ns)
+		l.reach(addr, ns)
 	}
-	h.agent = filepath.Join(t.TempDir(), "agent.sh")
-	script := "#!/bin/sh\nhost=$1; shift\ncase $host in\n" + cases.String() + "*) echo \"agent: no host $host\" >&2; exit 255 ;;\nesac\nexec ip netns exec $ns sh -c \"$*\"\n"
-	if err := os.WriteFile(h.agent, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	h.agent = l.agent()
 	return h
 }
 

@@ -316,8 +316,8 @@ func TestRunKillRandomRank(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
-	bin := filepath.Join(t.TempDir(), "ringpid")
-	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/ringpid").CombinedOutput(); err != nil {
+	bin := filepath.Join(t.TempDir(), "ring")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/ring").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
@@ -331,7 +331,7 @@ func TestRunKillRandomRank(t *testing.T) {
 		}
 		done := make(chan result, 1)
 		go func() {
-			_, errs, code := runJob(t, "--timeout", "60s", "-transport", transport, "-n", strconv.Itoa(n), bin, dir)
+			_, errs, code := runJob(t, "--timeout", "60s", "-transport", transport, "-n", strconv.Itoa(n), bin, "-pid", dir)
 			done <- result{errs, code}
 		}()
 		pids := make([]int, n)

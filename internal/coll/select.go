@@ -2,7 +2,6 @@ package coll
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -119,8 +118,8 @@ type Situation struct {
 	// of them) that reach each other through node shared memory, where
 	// every hop of a message is copied into and out of the rings. The
 	// pipelined broadcasts apply only then: between goroutine ranks of
-	// one process and over sockets they were measured no faster
-	// (docs/performance.md).
+	// one process and over sockets they are no faster (docs/performance.md,
+	// "Why the code is as it is").
 	SharedMemory bool
 }
 
@@ -239,7 +238,8 @@ var (
 	tableOnce sync.Once
 	table     map[string]Entry
 	// The rules of the collectives Select is called for on every call,
-	// resolved once: a map lookup by name cost 4% of an 8-byte allreduce.
+	// resolved once: a map lookup by name costs a measurable part of an
+	// 8-byte allreduce (docs/performance.md, "Why the code is as it is").
 	allreduceRules, bcastRules, reduceRules []Rule
 	// segment is the segment size of the pipelined algorithms in force,
 	// segmentErr a MPIGO_COLL_SEGMENT that did not parse.
@@ -247,9 +247,22 @@ var (
 	segmentErr error
 )
 
+// env reads the variables of the table (MPIGO_COLL_*); nil until UseEnv.
+var env func(string) (string, bool)
+
+// UseEnv makes the table read its variables (MPIGO_COLL_*) with lookup
+// when it is first used; before any UseEnv, no variable is set. Package
+// mpi installs its environment reader (config.go) at start-up: the
+// table is read once, for the whole process.
+func UseEnv(lookup func(string) (string, bool)) { env = lookup }
+
 func loadTable() {
-	table = buildTable(os.LookupEnv)
-	segment, segmentErr = parseSegment(os.LookupEnv)
+	lookup := env
+	if lookup == nil {
+		lookup = func(string) (string, bool) { return "", false }
+	}
+	table = buildTable(lookup)
+	segment, segmentErr = parseSegment(lookup)
 	allreduceRules = table[CollAllreduce].Rules
 	bcastRules = table[CollBcast].Rules
 	reduceRules = table[CollReduce].Rules

@@ -33,9 +33,18 @@ type Transport struct {
 	Config mpi.Config
 }
 
-// Transports returns the configurations of the matrix, filtered by
-// MPIGO_CONFORMANCE when it is set.
-func Transports() []Transport {
+// Matrix returns every transport configuration of the matrix, which the
+// conformance tests and the root package's tests (matrix_test.go) share,
+// so that a new transport is tested by adding one line here. The inproc
+// variants force each protocol path: the default (eager, then single-copy
+// rendezvous), rendezvous for every message ("inproc-rendezvous"), and
+// the streamed CTS/Data rendezvous that byte-stream transports use
+// ("inproc-stream"); "tcp" runs the ranks over loopback TCP, as separate
+// processes would talk; "shm" runs them over shared-memory rings with
+// large messages copied by cross-memory attach, and "shm-ring" with every
+// large message streamed through the rings (the fallback where the kernel
+// refuses cross-memory attach).
+func Matrix() []Transport {
 	d := mpi.DefaultConfig()
 	rndv := d
 	rndv.EagerLimit = 0
@@ -49,7 +58,7 @@ func Transports() []Transport {
 	shmRing := shm
 	shmRing.EagerLimit = 64
 	shmRing.NoDirectRead = true
-	all := []Transport{
+	return []Transport{
 		{"inproc", d},
 		{"inproc-rendezvous", rndv},
 		{"inproc-stream", stream},
@@ -57,6 +66,12 @@ func Transports() []Transport {
 		{"shm", shm},
 		{"shm-ring", shmRing},
 	}
+}
+
+// Transports returns the configurations of the matrix, filtered by
+// MPIGO_CONFORMANCE when it is set.
+func Transports() []Transport {
+	all := Matrix()
 	sel := os.Getenv("MPIGO_CONFORMANCE")
 	if sel == "" {
 		return all

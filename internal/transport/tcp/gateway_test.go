@@ -145,53 +145,7 @@ func gatewayJobWith(t *testing.T, n int, job uint64, table func() string) []*end
 // are encrypted end to end even though every address is loopback.
 func TestThroughGateway(t *testing.T) {
 	eps, rl := gatewayJob(t, 3, 31, "s3cret")
-	sizes := []int{0, 1, 8, 64<<10 + 3, 4 << 20}
-	var wg sync.WaitGroup
-	for r := range eps {
-		for peer := range eps {
-			if peer == r {
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i, sz := range sizes {
-					if err := eps[r].t.Send(sumFrame(r, peer, i, pay(sz, r*7+peer+i))); err != nil {
-						t.Errorf("%d -> %d: %v", r, peer, err)
-						return
-					}
-				}
-			}()
-		}
-	}
-	wg.Wait()
-	waitFor(t, "every frame", func() bool {
-		for _, ep := range eps {
-			ep.mu.Lock()
-			n := 0
-			for _, fs := range ep.got {
-				n += len(fs)
-			}
-			ep.mu.Unlock()
-			if n != len(sizes)*(len(eps)-1) {
-				return false
-			}
-		}
-		return true
-	})
-	for r, ep := range eps {
-		ep.checkFrames(t)
-		for from, fs := range ep.got {
-			for i, f := range fs {
-				if int(f.Tag) != i || !bytes.Equal(f.Payload, pay(sizes[i], from*7+r+i)) {
-					t.Errorf("rank %d: frame %d from %d has tag %d and wrong data", r, i, from, f.Tag)
-				}
-			}
-		}
-		if errs := ep.errors(); len(errs) > 0 {
-			t.Errorf("rank %d: %v", r, errs)
-		}
-	}
+	exchangeAll(t, eps, []int{0, 1, 8, 64<<10 + 3, 4 << 20}, func(from, to, i int) int { return from*7 + to + i })
 	if n := rl.Relayed(); n < 2 || n > 4 {
 		t.Errorf("the gateway relayed %d connections, want one or two per pair (0,1) and (0,2)", n)
 	}

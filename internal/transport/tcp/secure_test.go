@@ -16,108 +16,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mpigo/mpi/internal/testutil"
 	"github.com/mpigo/mpi/internal/wire"
 )
 
-// relay sits between the ranks of a test job: it accepts connections and
-// forwards each to target, recording everything that passes. forward, if
-// set, carries the dialer's bytes to the acceptor instead of a plain copy
-// (to alter them on the way).
-type relay struct {
-	ln      net.Listener
-	target  string
-	forward func(dst io.Writer, src io.Reader)
-	mu      sync.Mutex
-	seen    bytes.Buffer // both directions, as they passed
-	conns   []net.Conn
-}
-
-func startRelay(t *testing.T, target string, forward func(dst io.Writer, src io.Reader)) *relay {
-	t.Helper()
-	rl := &relay{ln: mustListen(t), target: target, forward: forward}
-	go func() {
-		for {
-			a, err := rl.ln.Accept()
-			if err != nil {
-				return
-			}
-			b, err := net.Dial("tcp", rl.target)
-			if err != nil {
-				a.Close()
-				continue
-			}
-			rl.mu.Lock()
-			rl.conns = append(rl.conns, a, b)
-			rl.mu.Unlock()
-			go func() {
-				defer b.Close()
-				if rl.forward != nil {
-					rl.forward(b, io.TeeReader(a, rl.recorder()))
-				} else {
-					io.Copy(b, io.TeeReader(a, rl.recorder()))
-				}
-			}()
-			go func() {
-				defer a.Close()
-				io.Copy(a, io.TeeReader(b, rl.recorder()))
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		rl.ln.Close()
-		rl.mu.Lock()
-		for _, c := range rl.conns {
-			c.Close()
-		}
-		rl.mu.Unlock()
-	})
-	return rl
-}
-
-type lockedWriter struct{ rl *relay }
-
-func (w lockedWriter) Write(p []byte) (int, error) {
-	w.rl.mu.Lock()
-	defer w.rl.mu.Unlock()
-	return w.rl.seen.Write(p)
-}
-
-func (rl *relay) recorder() io.Writer { return lockedWriter{rl} }
-
-func (rl *relay) saw(p []byte) bool {
-	rl.mu.Lock()
-	defer rl.mu.Unlock()
-	return bytes.Contains(rl.seen.Bytes(), p)
-}
-
 // relayedJob starts a job of 2 whose rank 1 reaches rank 0 through a
 // relay, with protection p on both ranks.
-func relayedJob(t *testing.T, job uint64, p Protect, forward func(dst io.Writer, src io.Reader)) ([]*endpoint, *relay) {
-	var rl *relay
+func relayedJob(t *testing.T, job uint64, p Protect, forward func(dst io.Writer, src io.Reader)) ([]*endpoint, *testutil.Relay) {
+	var rl *testutil.Relay
 	eps := startJobWith(t, 2, job, func(r int, cfg *Config, ln *net.Listener) {
 		cfg.Protect = p
 		if r == 1 {
-			cfg.Addrs = func(int) (string, error) { return rl.ln.Addr().String(), nil }
+			cfg.Addrs = func(int) (string, error) { return rl.Addr(), nil }
 		}
 	})
-	rl = startRelay(t, eps[0].t.Addr(), forward)
+	rl = testutil.StartRelay(t, testutil.RelayConfig{Target: eps[0].t.Addr(), Out: forward, Record: true})
 	return eps, rl
-}
-
-// flipAt copies src to dst, flipping the lowest bit of byte off.
-func flipAt(off int64) func(dst io.Writer, src io.Reader) {
-	return func(dst io.Writer, src io.Reader) {
-		if _, err := io.CopyN(dst, src, off); err != nil {
-			return
-		}
-		var b [1]byte
-		if _, err := io.ReadFull(src, b[:]); err != nil {
-			return
-		}
-		b[0] ^= 1
-		dst.Write(b[:])
-		io.Copy(dst, src)
-	}
 }
 
 func (ep *endpoint) errors() []string {
@@ -157,7 +71,7 @@ func TestBitFlipRelay(t *testing.T) {
 	for _, p := range []Protect{ProtectEncrypt, ProtectOff} {
 		t.Run(p.String(), func(t *testing.T) {
 			// Past the greeting, inside the payload of the first frame.
-			eps, _ := relayedJob(t, 21, p, flipAt(greetingSize+wire.HeaderSize+100000))
+			eps, _ := relayedJob(t, 21, p, testutil.FlipAt(greetingSize+wire.HeaderSize+100000, 1))
 			payload := pay(1<<20, 3)
 			// Encrypted, rank 0 finds the altered record and drops the
 			// connection, possibly while rank 1 is still writing the rest
@@ -264,7 +178,7 @@ func TestPlainRelayCannotRead(t *testing.T) {
 			if errs := append(eps[0].errors(), eps[1].errors()...); len(errs) > 0 {
 				t.Errorf("errors: %q", errs)
 			}
-			readable := rl.saw(req[:40]) || rl.saw(rep[:40])
+			readable := rl.Saw(req[:40]) || rl.Saw(rep[:40])
 			if want := p != ProtectEncrypt; readable != want {
 				t.Errorf("the relay could read the payload: %v, want %v", readable, want)
 			}
@@ -340,15 +254,13 @@ func TestReplayedHandshake(t *testing.T) {
 
 	// The acceptor's side: record a real challenge and answer, replay them
 	// to a dialer.
-	rec := startRelay(t, eps[0].t.Addr(), nil)
-	nc2, finish := fakeGreet(t, rec.ln.Addr().String(), []byte("s3cret"), 25, 1, ProtectEncrypt, nil)
+	rec := testutil.StartRelay(t, testutil.RelayConfig{Target: eps[0].t.Addr(), Record: true})
+	nc2, finish := fakeGreet(t, rec.Addr(), []byte("s3cret"), 25, 1, ProtectEncrypt, nil)
 	if _, _, err := finish(); err != nil {
 		t.Fatal(err)
 	}
 	nc2.Close()
-	rec.mu.Lock()
-	seen := append([]byte(nil), rec.seen.Bytes()...)
-	rec.mu.Unlock()
+	seen := rec.Seen()
 	// seen interleaves the directions; the acceptor's part is the
 	// challenge, then the answer after the greeting.
 	if len(seen) < nonceSize+greetingSize+answerSize {
@@ -419,8 +331,8 @@ func TestProtectAuto(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the frame", func() bool { eps[0].mu.Lock(); defer eps[0].mu.Unlock(); return len(eps[0].got[1]) == 1 })
-	if rl.saw(msg) != LoopbackPlain {
-		t.Errorf("with LoopbackPlain %v the relay saw the payload: %v", LoopbackPlain, rl.saw(msg))
+	if rl.Saw(msg) != LoopbackPlain {
+		t.Errorf("with LoopbackPlain %v the relay saw the payload: %v", LoopbackPlain, rl.Saw(msg))
 	}
 }
 
@@ -445,43 +357,59 @@ func TestExchangeProtections(t *testing.T) {
 		t.Run(p.String(), func(t *testing.T) {
 			eps := startJobWith(t, 3, 27, func(r int, cfg *Config, ln *net.Listener) { cfg.Protect = p })
 			sizes := []int{0, 1, chunkSize - 1, chunkSize, chunkSize + 1, 3*chunkSize + 17}
-			var wg sync.WaitGroup
-			for r := range eps {
-				for q := range eps {
-					if q == r {
-						continue
-					}
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						for i, sz := range sizes {
-							if err := eps[r].t.Send(sumFrame(r, q, i, pay(sz, r+q+i))); err != nil {
-								t.Error(err)
-							}
-						}
-					}()
-				}
-			}
-			wg.Wait()
-			for r, ep := range eps {
-				waitFor(t, fmt.Sprintf("rank %d's frames", r), func() bool {
-					ep.mu.Lock()
-					defer ep.mu.Unlock()
-					return len(ep.got[(r+1)%3]) == len(sizes) && len(ep.got[(r+2)%3]) == len(sizes)
-				})
-				ep.checkFrames(t)
-				for from, fs := range ep.got {
-					for i, f := range fs {
-						if f.Tag != int32(i) || len(f.Payload) != sizes[i] || !bytes.Equal(f.Payload, pay(sizes[i], r+from+i)) {
-							t.Errorf("rank %d: frame %d from %d: tag %d, %d bytes", r, i, from, f.Tag, len(f.Payload))
-						}
-					}
-				}
-				if errs := ep.errors(); len(errs) > 0 {
-					t.Errorf("rank %d: %q", r, errs)
-				}
-			}
+			exchangeAll(t, eps, sizes, func(from, to, i int) int { return from + to + i })
 		})
+	}
+}
+
+// exchangeAll sends from every endpoint of eps to every other one frame
+// of each size in sizes (frame i: tag i, payload pay(sizes[i], seed(from,
+// to, i))), waits until every frame has arrived, and checks that each
+// matches its checksum, tag, length and contents, in order, and that no
+// endpoint reported an error.
+func exchangeAll(t *testing.T, eps []*endpoint, sizes []int, seed func(from, to, i int) int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for r := range eps {
+		for q := range eps {
+			if q == r {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i, sz := range sizes {
+					if err := eps[r].t.Send(sumFrame(r, q, i, pay(sz, seed(r, q, i)))); err != nil {
+						t.Errorf("%d -> %d: %v", r, q, err)
+						return
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	for r, ep := range eps {
+		waitFor(t, fmt.Sprintf("rank %d's frames", r), func() bool {
+			ep.mu.Lock()
+			defer ep.mu.Unlock()
+			for q := range eps {
+				if q != r && len(ep.got[q]) != len(sizes) {
+					return false
+				}
+			}
+			return true
+		})
+		ep.checkFrames(t)
+		for from, fs := range ep.got {
+			for i, f := range fs {
+				if f.Tag != int32(i) || len(f.Payload) != sizes[i] || !bytes.Equal(f.Payload, pay(sizes[i], seed(from, r, i))) {
+					t.Errorf("rank %d: frame %d from %d: tag %d, %d bytes, or wrong data", r, i, from, f.Tag, len(f.Payload))
+				}
+			}
+		}
+		if errs := ep.errors(); len(errs) > 0 {
+			t.Errorf("rank %d: %q", r, errs)
+		}
 	}
 }
 
