@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -263,6 +264,11 @@ func resolveProgram(prog string, runDir func() (string, error), i int, stderr io
 			return filepath.Abs(prog)
 		}
 		p, err := exec.LookPath(prog)
+		if errors.Is(err, exec.ErrDot) && runtime.GOOS == "windows" {
+			// Windows shells (and MS-MPI's mpiexec) run a program of
+			// the current folder named without a path: so does mpigo.
+			return filepath.Abs(p)
+		}
 		if err != nil {
 			return "", fmt.Errorf("%s: not found in PATH", prog)
 		}
