@@ -252,12 +252,18 @@ func (cfg *runConfig) check() error {
 // the folder runDir makes) if it is a Go package.
 func resolveProgram(prog string, runDir func() (string, error), i int, stderr io.Writer) (string, error) {
 	st, err := os.Stat(prog)
+	if err != nil && runtime.GOOS == "windows" && filepath.Ext(prog) == "" {
+		// As in cmd.exe, .\pi names .\pi.exe.
+		if st2, err2 := os.Stat(prog + ".exe"); err2 == nil && !st2.IsDir() {
+			prog, st, err = prog+".exe", st2, nil
+		}
+	}
 	isPkg := err == nil && st.IsDir()
 	if !isPkg && err != nil && (strings.HasPrefix(prog, "./") || strings.HasPrefix(prog, "../")) {
 		return "", fmt.Errorf("%s: no such file or directory", prog)
 	}
 	if !isPkg {
-		if strings.ContainsRune(prog, os.PathSeparator) {
+		if strings.ContainsRune(prog, os.PathSeparator) || strings.ContainsRune(prog, '/') { // Windows takes both
 			if err != nil {
 				return "", fmt.Errorf("%s: %v", prog, err)
 			}
