@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -70,9 +69,11 @@ func TestWindowsUnderWine(t *testing.T) {
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
 			defer func() {
 				cmd.Process.Kill()
-				cmd.Wait()
+				<-done
 			}()
 			ranks := func() []int { return wineProcs("ringpid.exe", winPids) }
 			t.Cleanup(func() {
@@ -82,17 +83,21 @@ func TestWindowsUnderWine(t *testing.T) {
 			})
 			deadline := time.Now().Add(90 * time.Second)
 			for len(ranks()) < 3 || !filesExist(pids, "pid.0", "pid.1", "pid.2") {
+				select {
+				case err := <-done:
+					done <- err
+					t.Fatalf("the launcher ended (%v) before its ranks were running; stderr:\n%s", err, errb)
+				case <-time.After(50 * time.Millisecond):
+				}
 				if time.Now().After(deadline) {
 					t.Fatalf("the ranks did not start: %d running; stderr:\n%s", len(ranks()), errb)
 				}
-				time.Sleep(50 * time.Millisecond)
 			}
 			cmd.Process.Signal(sig)
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
 			var err error
 			select {
 			case err = <-done:
+				done <- err
 			case <-time.After(60 * time.Second):
 				t.Fatalf("the launcher did not end 60 s after %v; stderr:\n%s", sig, errb)
 			}
@@ -159,11 +164,11 @@ func (w *wine) env() []string {
 }
 
 // command makes a command that runs a Windows program in dir.
-func (w *wine) command(ctx context.Context, dir string, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+func (w *wine) command(ctx context.Context, dir string, args ...string) (*exec.Cmd, *syncBuf, *syncBuf) {
 	cmd := exec.CommandContext(ctx, w.loader, args...)
 	cmd.Dir = dir
 	cmd.Env = w.env()
-	var outb, errb bytes.Buffer
+	var outb, errb syncBuf
 	cmd.Stdout, cmd.Stderr = &outb, &errb
 	// Wine's own processes must not keep our pipes open.
 	cmd.WaitDelay = 10 * time.Second
