@@ -49,8 +49,9 @@ func TestWindowsUnderWine(t *testing.T) {
 	})
 
 	t.Run("fail", func(t *testing.T) {
+		// Named as cmd.exe takes it: .\failprog for .\failprog.exe.
 		began := time.Now()
-		_, errs, code := w.run(t, dir, 2*time.Minute, "mpigo.exe", "run", "--timeout", "90s", "-n", "3", `.\failprog.exe`)
+		_, errs, code := w.run(t, dir, 2*time.Minute, "mpigo.exe", "run", "--timeout", "90s", "-n", "3", `.\failprog`)
 		if code == 0 || code == 124 || !strings.Contains(errs, "rank 1") || !strings.Contains(errs, "on purpose") {
 			t.Fatalf("exit %d, stderr does not name the failed rank:\n%s", code, errs)
 		}
