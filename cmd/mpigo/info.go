@@ -46,10 +46,13 @@ func info(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "transports:  self (a rank to itself), inproc (goroutine ranks, single copy), %s, tcp (other processes)\n", shmWord)
 	fmt.Fprintf(stdout, "shm:         %s\n", shmStatus())
+	haveShm, _ := shm.Available()
 	_, why := shm.CMAStatus()
-	if os.Getenv("MPIGO_SHM_CMA") == "0" {
+	switch {
+	case !haveShm: // nothing to say
+	case os.Getenv("MPIGO_SHM_CMA") == "0":
 		fmt.Fprintf(stdout, "shm large messages: MPIGO_SHM_CMA=0: streamed through the rings, a pipelined copy (else: %s)\n", why)
-	} else {
+	default:
 		fmt.Fprintf(stdout, "shm large messages: %s (MPIGO_SHM_CMA=0 streams them through the rings)\n", why)
 	}
 	fmt.Fprintf(stdout, "launchers:   mpigo run, MPICH Hydra (PMI-1), Slurm srun --mpi=pmix (PMIx) or --mpi=pmi2 (PMI-2), Open MPI mpirun (PMIx), singleton (docs/launchers.md)\n")
@@ -75,9 +78,11 @@ func info(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "thread level: multiple (every call is safe from any goroutine)\n")
 	fmt.Fprintf(stdout, "tunables:\n")
 	fmt.Fprintf(stdout, "  MPIGO_EAGER_LIMIT = %d bytes (largest eager message; larger ones use rendezvous)\n", cfg.EagerLimit)
-	if cfg.ShmEagerLimit > 0 {
+	switch {
+	case !haveShm: // no shm tunables here
+	case cfg.ShmEagerLimit > 0:
 		fmt.Fprintf(stdout, "  MPIGO_SHM_EAGER_LIMIT = %d bytes (towards processes on this node)\n", cfg.ShmEagerLimit)
-	} else {
+	default:
 		fmt.Fprintf(stdout, "  MPIGO_SHM_EAGER_LIMIT = automatic (towards processes on this node: half a ring, at most 512 KiB, with a core per rank)\n")
 	}
 	fmt.Fprintf(stdout, "  MPIGO_TCP_SOCKBUF = %d bytes (tcp socket buffers; 0: the kernel's autotuned default)\n", cfg.TCPSockBuf)
@@ -92,16 +97,23 @@ func info(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "  MPIGO_GATEWAYS    = none (ranks of other networks are dialed directly; mpigo run --gateway; docs/gateways.md)\n")
 	}
 	transport := cfg.Transport
-	if transport == "" {
-		transport = "shm"
+	if !haveShm {
+		if transport == "" {
+			transport = "tcp"
+		}
+		fmt.Fprintf(stdout, "  MPIGO_TRANSPORT   = %s (between processes of one node: tcp only, no shm on %s)\n", transport, runtime.GOOS)
+	} else {
+		if transport == "" {
+			transport = "shm"
+		}
+		fmt.Fprintf(stdout, "  MPIGO_TRANSPORT   = %s (between processes of one node: shm or tcp)\n", transport)
+		fmt.Fprintf(stdout, "  shm rings         = %d KiB per pair of ranks for 2..16 ranks on a node, %d KiB at 64\n", shm.DefaultRingSize(2)>>10, shm.DefaultRingSize(64)>>10)
+		spin := shm.SpinTime.String()
+		if v := os.Getenv("MPIGO_SHM_SPIN"); v != "" {
+			spin = v
+		}
+		fmt.Fprintf(stdout, "  MPIGO_SHM_SPIN    = %s (a waiting rank polls shared memory this long, then sleeps on a futex)\n", spin)
 	}
-	fmt.Fprintf(stdout, "  MPIGO_TRANSPORT   = %s (between processes of one node: shm or tcp)\n", transport)
-	fmt.Fprintf(stdout, "  shm rings         = %d KiB per pair of ranks for 2..16 ranks on a node, %d KiB at 64\n", shm.DefaultRingSize(2)>>10, shm.DefaultRingSize(64)>>10)
-	spin := shm.SpinTime.String()
-	if v := os.Getenv("MPIGO_SHM_SPIN"); v != "" {
-		spin = v
-	}
-	fmt.Fprintf(stdout, "  MPIGO_SHM_SPIN    = %s (a waiting rank polls shared memory this long, then sleeps on a futex)\n", spin)
 	fmt.Fprintf(stdout, "  MPIGO_NP          = ranks a program started without a launcher runs as goroutines (default 1)\n")
 	fmt.Fprintf(stdout, "  MPIGO_RANKS_PER_NODE = %d (goroutine ranks of mpi.Run grouped into pretend nodes of this size, to test node-aware collectives; 0: one node)\n", cfg.RanksPerNode)
 	fmt.Fprintf(stdout, "  MPIGO_PMI_TIMEOUT = wait for a PMI launcher's reply (default 60s; a fence 10m)\n")

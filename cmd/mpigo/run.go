@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -253,18 +254,29 @@ func (cfg *runConfig) check() error {
 // the folder runDir makes) if it is a Go package.
 func resolveProgram(prog string, runDir func() (string, error), i int, stderr io.Writer) (string, error) {
 	st, err := os.Stat(prog)
+	if err != nil && runtime.GOOS == "windows" && filepath.Ext(prog) == "" {
+		// As in cmd.exe, .\pi names .\pi.exe.
+		if st2, err2 := os.Stat(prog + ".exe"); err2 == nil && !st2.IsDir() {
+			prog, st, err = prog+".exe", st2, nil
+		}
+	}
 	isPkg := err == nil && st.IsDir()
 	if !isPkg && err != nil && (strings.HasPrefix(prog, "./") || strings.HasPrefix(prog, "../")) {
 		return "", fmt.Errorf("%s: no such file or directory", prog)
 	}
 	if !isPkg {
-		if strings.ContainsRune(prog, os.PathSeparator) {
+		if strings.ContainsRune(prog, os.PathSeparator) || strings.ContainsRune(prog, '/') { // Windows takes both
 			if err != nil {
 				return "", fmt.Errorf("%s: %v", prog, err)
 			}
 			return filepath.Abs(prog)
 		}
 		p, err := exec.LookPath(prog)
+		if errors.Is(err, exec.ErrDot) && runtime.GOOS == "windows" {
+			// Windows shells (and MS-MPI's mpiexec) run a program of
+			// the current folder named without a path: so does mpigo.
+			return filepath.Abs(p)
+		}
 		if err != nil {
 			return "", fmt.Errorf("%s: not found in PATH", prog)
 		}

@@ -14,8 +14,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/mpigo/mpi/internal/sockerr"
 )
 
 // The launcher's store speaks a line protocol over TCP, one request and
@@ -395,7 +396,7 @@ func (s *Server) serve(sc *storeConn) {
 	if err := s.handshake(c, r); err != nil {
 		// A client that goes away in the middle (a rank that dies) is
 		// not worth a word; one that fails the proof, or takes too long, is.
-		if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, syscall.EPIPE) {
+		if !sockerr.Cut(err) {
 			s.log("mpigo: key-value store: rejected a connection from %v: %v", c.RemoteAddr(), err)
 		}
 		return
@@ -673,7 +674,7 @@ func clientHandshake(c net.Conn, r *bufio.Reader, secret []byte, d time.Duration
 	defer c.SetDeadline(time.Time{})
 	line, err := readLimited(r, 512)
 	if err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
+		if errors.Is(err, io.EOF) || sockerr.Reset(err) {
 			return errNoGreeting
 		}
 		return fmt.Errorf("no greeting: %w", err)

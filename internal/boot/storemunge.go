@@ -8,8 +8,9 @@ import (
 	"net"
 	"os"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/mpigo/mpi/internal/sockerr"
 )
 
 // A store authenticated by MUNGE instead of a shared secret: the side
@@ -118,7 +119,7 @@ func mungeClientHandshake(c net.Conn, r *bufio.Reader, sock, port string, d time
 	defer c.SetDeadline(time.Time{})
 	line, err := readLimited(r, 512)
 	if err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
+		if errors.Is(err, io.EOF) || sockerr.Reset(err) {
 			return errNoGreeting
 		}
 		return fmt.Errorf("no greeting: %w", err)

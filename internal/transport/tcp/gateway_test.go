@@ -2,16 +2,15 @@ package tcp
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mpigo/mpi/internal/sockerr"
 	"github.com/mpigo/mpi/internal/wire"
 )
 
@@ -355,7 +354,7 @@ func TestGatewayStrangers(t *testing.T) {
 		nc.Write(send)
 		nc.SetDeadline(time.Now().Add(5 * time.Second))
 		n, err := io.Copy(io.Discard, nc)
-		if (err != nil && !errors.Is(err, syscall.ECONNRESET)) || n != nonceSize {
+		if (err != nil && !sockerr.Reset(err)) || n != nonceSize {
 			t.Errorf("stranger sending %q: got %d bytes, %v; want the challenge and a close", send, n, err)
 		}
 		nc.Close()

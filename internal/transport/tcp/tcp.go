@@ -55,9 +55,9 @@ import (
 	"net"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/mpigo/mpi/internal/sockerr"
 	"github.com/mpigo/mpi/internal/transport"
 	"github.com/mpigo/mpi/internal/wire"
 )
@@ -438,14 +438,12 @@ func (t *Transport) handshake(peer int, addr string, hops []string) (_ net.Conn,
 // whose packets vanish on the way: a peer in another network, perhaps.
 func unreachable(err error) bool {
 	var ne net.Error
-	return errors.Is(err, syscall.ENETUNREACH) || errors.Is(err, syscall.EHOSTUNREACH) || (errors.As(err, &ne) && ne.Timeout())
+	return sockerr.Unreachable(err) || (errors.As(err, &ne) && ne.Timeout())
 }
 
 // cut says err reports a connection closed or reset by the other end (not
 // a timeout): a handshake cut that way may succeed on a new connection.
-func cut(err error) bool {
-	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
-}
+func cut(err error) bool { return sockerr.Cut(err) }
 
 // sendConn returns the connection frames to peer go on, nil if none is
 // established (for tests).
