@@ -230,6 +230,7 @@ type PMIxClient struct {
 	// "munge".
 	Security  string
 	mungeSock string // munged's socket, for mode munge
+	cred      []byte // the credential of the connection request (makeCred)
 }
 
 func (c *PMIxClient) fail(what string, err error) error {
@@ -261,12 +262,17 @@ func DialPMIx(env func(string) (string, bool)) (*PMIxClient, error) {
 	for i, mode := range modes {
 		c := newPMIxClient(srv, pmixProcID{ns, uint32(rank)}, reply, fence)
 		c.Security, c.mungeSock = mode, mungeSocket(env)
-		d := net.Dialer{Timeout: reply}
-		conn, err := d.Dial(srv.Network, srv.Addr)
-		if err != nil {
-			return nil, c.fail("cannot connect", err)
+		// The credential first: a mode that cannot make one does not
+		// open a connection only to close it unspoken.
+		err := c.makeCred()
+		if err == nil {
+			d := net.Dialer{Timeout: reply}
+			conn, derr := d.Dial(srv.Network, srv.Addr)
+			if derr != nil {
+				return nil, c.fail("cannot connect", derr)
+			}
+			err = c.start(conn)
 		}
-		err = c.start(conn)
 		if err == nil {
 			return c, nil
 		}
@@ -430,11 +436,8 @@ func pmixIOError(err error, got int) error {
 	return err
 }
 
-func (c *PMIxClient) handshake() error {
-	start := time.Now()
-	c.conn.SetDeadline(start.Add(c.reply))
-	defer c.conn.SetDeadline(time.Time{})
-	var cred []byte
+// makeCred makes the credential of c's security mode (c.cred).
+func (c *PMIxClient) makeCred() error {
 	switch c.Security {
 	case "munge":
 		// A credential munged makes, which the server's munged checks;
@@ -443,12 +446,24 @@ func (c *PMIxClient) handshake() error {
 		if err != nil {
 			return c.fail("security mode munge", fmt.Errorf("%w: %w", errNoCred, err))
 		}
-		cred = append([]byte(s), 0)
+		c.cred = append([]byte(s), 0)
 	default:
 		c.Security = "native"
-		cred = nativeCred(c.srv, uint32(os.Geteuid()), uint32(os.Getegid()))
+		c.cred = nativeCred(c.srv, uint32(os.Geteuid()), uint32(os.Getegid()))
 	}
-	if _, err := c.conn.Write(handshakeMsg(c.srv, c.me, c.Security, cred)); err != nil {
+	return nil
+}
+
+func (c *PMIxClient) handshake() error {
+	start := time.Now()
+	c.conn.SetDeadline(start.Add(c.reply))
+	defer c.conn.SetDeadline(time.Time{})
+	if c.cred == nil {
+		if err := c.makeCred(); err != nil {
+			return err
+		}
+	}
+	if _, err := c.conn.Write(handshakeMsg(c.srv, c.me, c.Security, c.cred)); err != nil {
 		return c.fail("cannot send the connection request", err)
 	}
 	idx, err := readHandshakeReply(c.conn)
