@@ -393,7 +393,7 @@ func BenchmarkSelf(b *testing.B) {
 }
 
 // The cost of the type-signature check of the low-level collectives
-// (lowsig.go): 8-byte Allreduce and Bcast on two goroutine ranks, the
+// (coll_bufsig.go): 8-byte Allreduce and Bcast on two goroutine ranks, the
 // case where a per-call cost shows most.
 func BenchmarkLowColl8(b *testing.B) {
 	cases := []struct {

@@ -46,11 +46,11 @@ type Comm struct {
 	shadow *Comm // the same members on the collective context ctx+1
 	pinned int   // non-blocking collective views: 1 + the tag base they own
 	hc     *hierCache
-	// arChoice remembers the last allreduce algorithm chosen (collchoice.go).
+	// arChoice remembers the last allreduce algorithm chosen (coll_choice.go).
 	arChoice atomic.Pointer[vecChoice]
-	// bcChoice remembers the last broadcast algorithm chosen (collchoice.go).
+	// bcChoice remembers the last broadcast algorithm chosen (coll_choice.go).
 	bcChoice atomic.Pointer[algChoice]
-	// a2aChoice remembers the last alltoall algorithm chosen (collchoice.go).
+	// a2aChoice remembers the last alltoall algorithm chosen (coll_choice.go).
 	a2aChoice atomic.Pointer[algChoice]
 
 	topo *topology // Cartesian, graph or distributed graph topology; nil: none

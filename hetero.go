@@ -23,7 +23,7 @@ import (
 // bytes of every number it got, with the type map of its buffer (the
 // datatype's, or the Go type's) or, for encoded values, by walking the
 // decoded value. Collectives on a communicator whose members differ run
-// simple algorithms over those converting receives (hetcoll.go).
+// simple algorithms over those converting receives (hetero_coll.go).
 // Ranks whose Go int differs in size cannot share a job (a Go type then
 // has two layouts): start-up fails with an error naming them.
 

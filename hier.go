@@ -181,7 +181,7 @@ func (c *Comm) barrier() error {
 // Hierarchical: root's node first (reaching its leader), then the
 // leaders, then every other node from its leader.
 func (c *Comm) bcastFixed(cc *collCall, buf []byte, root int) error {
-	// The last choice, if it was for this size (collchoice.go).
+	// The last choice, if it was for this size (coll_choice.go).
 	ch := c.bcChoice.Load()
 	if ch == nil || ch.bytes != len(buf) {
 		var err error
@@ -220,7 +220,7 @@ func (c *Comm) allreduceVec(cc *collCall, src, buf, scratch []byte, esz int, op 
 	if esz > 0 {
 		elems = len(buf) / esz
 	}
-	// The last choice, if it was for this shape (collchoice.go).
+	// The last choice, if it was for this shape (coll_choice.go).
 	ch := c.arChoice.Load()
 	if ch == nil || ch.bytes != len(buf) || ch.elems != elems {
 		var err error

@@ -130,7 +130,7 @@ func (c *Comm) isendSig(buf []byte, count int, dt *Datatype, sig uint64, dest, t
 }
 
 // nbrRecv receives the block b of in-neighbour slot i from src. Its
-// message carries the sender's signature (lowsig.go), which must be the
+// message carries the sender's signature (coll_bufsig.go), which must be the
 // block's: the same basic types, as many of them.
 func (c *Comm) nbrRecv(op string, i int, b nbrBlk, src, tag int) (*Request, error) {
 	m, err := c.lowRecvBuf(op, b.buf, b.count, b.dt, src, tag)

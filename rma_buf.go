@@ -293,7 +293,7 @@ type lowCall struct {
 	elem   byte
 	f      func(in, inout []byte)
 
-	// A target of the other byte order (hetrma.go): the datatypes
+	// A target of the other byte order (hetero_rma.go): the datatypes
 	// whose packed forms in and out are (nil: nothing to convert).
 	inT, outT *Datatype
 	hetDone   bool // hetLow has run
@@ -438,7 +438,7 @@ func (w *Window[T]) run(c *lowCall, async bool) (*Request, error) {
 		}
 		return nil, w.remoteApplyV(c)
 	}
-	c.hetLow() // a target of the other byte order (hetrma.go)
+	c.hetLow() // a target of the other byte order (hetero_rma.go)
 	data := appendDesc(nil, &c.d)
 	data = append(data, c.in...)
 	if (c.kind == reqPutV || c.kind == reqAccV) && !w.dynamic {
@@ -507,7 +507,7 @@ func (w *Window[T]) remoteApplyV(c *lowCall) error {
 		copy(both[len(desc):], cur) // as read: the target compares its own bytes
 		upd := both[len(desc)+n:]
 		// A target of the other byte order: combine in this rank's
-		// order, and write back in the target's (hetrma.go).
+		// order, and write back in the target's (hetero_rma.go).
 		var ct *datatype.Type
 		var cs int
 		if c.inT != nil {
@@ -656,7 +656,7 @@ func (w *Window[T]) putBuf(name string, origin []byte, count int, dt *Datatype, 
 	in := make([]byte, n)
 	dt.t.PackAt(in, origin, 0)
 	c := &lowCall{name: name, target: target, disp: disp, kind: reqPutV, d: d, in: in}
-	if err := w.mixLow(c, dt, nil, tdt); err != nil { // hetrma.go
+	if err := w.mixLow(c, dt, nil, tdt); err != nil { // hetero_rma.go
 		return nil, err
 	}
 	return w.run(c, async)
@@ -696,7 +696,7 @@ func (w *Window[T]) getBuf(name string, origin []byte, count int, dt *Datatype, 
 	out := make([]byte, n)
 	c := &lowCall{name: name, target: target, disp: disp, kind: reqGetV, d: d, out: out,
 		done: func() { dt.t.UnpackAt(out, origin, 0) }}
-	if err := w.mixLow(c, nil, dt, tdt); err != nil { // hetrma.go
+	if err := w.mixLow(c, nil, dt, tdt); err != nil { // hetero_rma.go
 		return nil, err
 	}
 	return w.run(c, async)
@@ -785,7 +785,7 @@ func (w *Window[T]) accBuf(name string, origin []byte, count int, dt *Datatype, 
 	if get && op.name == "no_op" && dt == nil {
 		inT = nil
 	}
-	if err := w.mixLow(c, inT, rdt, tdt); err != nil { // hetrma.go
+	if err := w.mixLow(c, inT, rdt, tdt); err != nil { // hetero_rma.go
 		return nil, err
 	}
 	return w.run(c, async)
@@ -842,7 +842,7 @@ func (w *Window[T]) CompareAndSwapBuf(origin, compare, result []byte, dt *Dataty
 	out := make([]byte, n)
 	c := &lowCall{name: name, target: target, disp: disp, kind: reqCasV, d: d, in: in, out: out,
 		done: func() { copy(result, out) }}
-	if err := w.mixLow(c, dt, dt, dt); err != nil { // hetrma.go
+	if err := w.mixLow(c, dt, dt, dt); err != nil { // hetero_rma.go
 		return err
 	}
 	_, err = w.run(c, false)

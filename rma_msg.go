@@ -199,7 +199,7 @@ func (w *Window[T]) serveOne(origin int, b []byte) {
 	data := b[rmaHdr:]
 	m := w.me
 	es := w.esize
-	conv, answer := w.hetTyped(origin) // an origin of the other byte order (hetrma.go)
+	conv, answer := w.hetTyped(origin) // an origin of the other byte order (hetero_rma.go)
 	reply := func(st byte, p []byte) {
 		r := make([]byte, 1+len(p))
 		r[0] = st

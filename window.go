@@ -256,7 +256,7 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 			}
 		}
 	}
-	w.hetReach() // hetrma.go
+	w.hetReach() // hetero_rma.go
 	_, w.ops = cachedOp[T](kSum)
 	if !w.ops {
 		_, w.ops = cachedOp[T](kLand) // bool

@@ -11,7 +11,7 @@ func raw[E any](s []E) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
 }
 
-// more runs the collectives of hetv.go, the intercommunicator ones and the
+// more runs the collectives of hetero_collv.go, the intercommunicator ones and the
 // one-sided calls.
 func more(w *mpi.Comm, say func(string, ...any)) error {
 	r, n := w.Rank(), w.Size()

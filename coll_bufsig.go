@@ -9,7 +9,7 @@ import (
 )
 
 // This file gives the low-level collectives (buffer, count, Datatype) the
-// type signatures that the typed collectives carry (collcall.go).
+// type signatures that the typed collectives carry (coll_call.go).
 //
 // MPI requires the two sides of every collective transfer to have the
 // same type signature: the same sequence of basic types, however the

@@ -7,7 +7,7 @@ import (
 	"unsafe"
 )
 
-// These tests cover the collectives whose mixed forms are in hetv.go, on
+// These tests cover the collectives whose mixed forms are in hetero_collv.go, on
 // mixedRun's ranks (rank 0 this machine, the others the other byte
 // order). A rank's expected result is asOwn of the value: what it holds
 // once the data is converted to its own order. Reductions either happen

@@ -105,7 +105,7 @@ func (c *Comm) interBarrier() error {
 }
 
 // endCall ends a collective call: through cc when the call checks
-// signatures (collcall.go), else by classifying err.
+// signatures (coll_call.go), else by classifying err.
 func (c *Comm) endCall(cc *collCall, op string, err error) error {
 	if cc == nil {
 		return c.collErr(op, err)
@@ -142,7 +142,7 @@ func (c *Comm) interBcast(cc *collCall, op string, b []byte, root int, conv hetC
 		err = berr
 	}
 	if err == nil {
-		got, err = c.hetFix(got, root, conv) // hetcoll.go
+		got, err = c.hetFix(got, root, conv) // hetero_coll.go
 	}
 	return got, c.endCall(cc, op, err)
 }
@@ -164,7 +164,7 @@ func (c *Comm) interGather(cc *collCall, op string, b []byte, root int, conv het
 			parts, err = unpackParts(rec, len(c.group))
 		}
 		if err == nil {
-			err = c.hetFixParts(parts, conv) // hetcoll.go
+			err = c.hetFixParts(parts, conv) // hetero_coll.go
 		}
 		return parts, c.endCall(cc, op, err)
 	case roleIdle:
@@ -214,7 +214,7 @@ func (c *Comm) interScatter(cc *collCall, op string, parts [][]byte, root int, c
 		err = rerr
 	}
 	if err == nil {
-		got, err = c.hetFix(got, root, conv) // hetcoll.go
+		got, err = c.hetFix(got, root, conv) // hetero_coll.go
 	}
 	return got, c.endCall(cc, op, err)
 }
@@ -251,7 +251,7 @@ func (c *Comm) interAllgather(cc *collCall, op string, b []byte, conv hetConv) (
 		out, err = unpackParts(rec, len(c.group))
 	}
 	if err == nil {
-		err = c.hetFixParts(out, conv) // hetcoll.go
+		err = c.hetFixParts(out, conv) // hetero_coll.go
 	}
 	return out, c.endCall(cc, op, err)
 }
@@ -289,7 +289,7 @@ func (c *Comm) interAlltoall(cc *collCall, op string, parts [][]byte, conv hetCo
 		}
 	}
 	if first == nil {
-		first = c.hetFixParts(out, conv) // hetcoll.go
+		first = c.hetFixParts(out, conv) // hetero_coll.go
 	}
 	return out, c.endCall(cc, op, first)
 }
@@ -307,7 +307,7 @@ func (c *Comm) interReduce(cc *collCall, op string, b []byte, f coll.Combine, co
 	case roleRoot:
 		res, err := c.via(cc).RecvAlloc(0, base)
 		if err == nil {
-			res, err = c.hetFix(res, 0, conv) // hetcoll.go
+			res, err = c.hetFix(res, 0, conv) // hetero_coll.go
 		}
 		return res, c.endCall(cc, op, err)
 	case roleIdle:
@@ -344,7 +344,7 @@ func (c *Comm) interAllreduce(cc *collCall, op string, b []byte, f coll.Combine,
 		err = berr
 	}
 	if err == nil {
-		got, err = c.hetFix(got, 0, conv) // the other group's leader's (hetcoll.go)
+		got, err = c.hetFix(got, 0, conv) // the other group's leader's (hetero_coll.go)
 	}
 	return got, c.endCall(cc, op, err)
 }
@@ -817,7 +817,7 @@ func (c *Comm) interReduceScatterBuf(name string, sendbuf, recvbuf []byte, recvc
 		return c.collErr(name, xerr)
 	}
 	if serr == nil {
-		got, serr = c.hetFix(got, 0, conv) // the other group's leader's (hetcoll.go)
+		got, serr = c.hetFix(got, 0, conv) // the other group's leader's (hetero_coll.go)
 	}
 	if serr != nil {
 		return c.collErr(name, serr)

@@ -5,7 +5,7 @@ import (
 	"github.com/mpigo/mpi/internal/engine"
 )
 
-// The mixed forms (hetcoll.go) of the v and w collectives, the
+// The mixed forms (hetero_coll.go) of the v and w collectives, the
 // reduce-scatters, the low-level scans and the typed Into forms.
 //
 // The low-level v and w forms move every block as a point-to-point

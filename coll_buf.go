@@ -14,7 +14,7 @@ import (
 // Alltoallv) are in elements of the datatype too, and in bytes for
 // Alltoallw, as in MPI; an element displacement steps by the datatype's
 // extent. Every call takes any committed datatype, contiguous or not (see
-// collstage.go), and the two sides may use different datatypes of the
+// coll_stage.go), and the two sides may use different datatypes of the
 // same type signature. Every call is collective: all ranks of c call it
 // in the same order with matching arguments. Each has a non-blocking form
 // (Ibarrier, Ibcast, ...) returning a *Request; the buffers must not be
@@ -128,7 +128,7 @@ func (c *Comm) Bcast(buf []byte, count int, dt *Datatype, root int) (err error) 
 		return err
 	}
 	if c.mixed() {
-		return c.hetLowBcast(buf, b, sp, count, dt, root) // hetcoll.go
+		return c.hetLowBcast(buf, b, sp, count, dt, root) // hetero_coll.go
 	}
 	cc := c.lowCall(lowSig(dt, count), true)
 	if err := cc.done(op, c.bcastFixed(cc, b, root)); err != nil {
@@ -206,7 +206,7 @@ func (c *Comm) gatherv(name string, sendbuf []byte, sendcount int, sendtype *Dat
 		return err
 	}
 	if c.mixed() {
-		return c.hetGatherv(name, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root) // hetv.go
+		return c.hetGatherv(name, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root) // hetero_collv.go
 	}
 	var rb []byte
 	var lo, hi []int
@@ -316,7 +316,7 @@ func (c *Comm) scatterv(name string, sendbuf []byte, sendcounts, displs []int, s
 		return err
 	}
 	if c.mixed() {
-		return c.hetScatterv(name, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root) // hetv.go
+		return c.hetScatterv(name, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root) // hetero_collv.go
 	}
 	inPlace := c.rank == root && isInPlace(recvbuf)
 	var rb []byte
@@ -424,7 +424,7 @@ func (c *Comm) allgatherv(name string, sendbuf []byte, sendcount int, sendtype *
 		return err
 	}
 	if c.mixed() {
-		return c.hetAllgatherv(name, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype) // hetv.go
+		return c.hetAllgatherv(name, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype) // hetero_collv.go
 	}
 	rb, lo, hi, st, err := c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype)
 	if err != nil {
@@ -527,7 +527,7 @@ func (c *Comm) Alltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvb
 	p := len(c.group)
 	if c.mixed() {
 		return c.hetAlltoallw(name, sendbuf, fill(p, sendcount), steps(p, sendcount), sameTypes(sendtype, p),
-			recvbuf, fill(p, recvcount), steps(p, recvcount), sameTypes(recvtype, p), true) // hetv.go
+			recvbuf, fill(p, recvcount), steps(p, recvcount), sameTypes(recvtype, p), true) // hetero_collv.go
 	}
 	rn, err := c.mulCount(name, p, recvcount)
 	if err != nil {
@@ -604,7 +604,7 @@ func (c *Comm) alltoallw(name string, sendbuf []byte, sendcounts, sdispls []int,
 	}
 	p := len(c.group)
 	if c.inter == nil && c.mixed() {
-		return c.hetAlltoallw(name, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, elemDispl) // hetv.go
+		return c.hetAlltoallw(name, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, elemDispl) // hetero_collv.go
 	}
 	inPlace := isInPlace(sendbuf)
 	// blocks returns the blocks of buf, each as contiguous bytes: the
@@ -704,7 +704,7 @@ func (c *Comm) alltoallw(name string, sendbuf []byte, sendcounts, sdispls []int,
 		got, err = c.interAlltoall(cc, name, parts, nil)
 		for i := range got {
 			if err == nil {
-				got[i], err = c.hetFix(got[i], i, formConv(recvtypes[i], rspans[i] != nil)) // hetcoll.go
+				got[i], err = c.hetFix(got[i], i, formConv(recvtypes[i], rspans[i] != nil)) // hetero_coll.go
 			}
 		}
 	} else {
@@ -820,7 +820,7 @@ func (c *Comm) Reduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Redu
 		return err
 	}
 	if c.mixed() {
-		return c.hetLowReduce(name, in[:n], recvbuf, dt, op, root, false) // hetcoll.go
+		return c.hetLowReduce(name, in[:n], recvbuf, dt, op, root, false) // hetero_coll.go
 	}
 	cc := c.lowCall(lowSig(dt, count), true)
 	if op.commutative { // in place, binomial, nothing allocated
@@ -890,7 +890,7 @@ func (c *Comm) Allreduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *R
 	}
 	out := recvbuf[:n]
 	if c.mixed() {
-		return c.hetLowReduce(name, in[:n], out, dt, op, 0, true) // hetcoll.go
+		return c.hetLowReduce(name, in[:n], out, dt, op, 0, true) // hetero_coll.go
 	}
 	cc := c.lowCall(lowSig(dt, count), true)
 	if op.commutative {
@@ -1002,7 +1002,7 @@ func (c *Comm) reduceScatter(name string, sendbuf, recvbuf []byte, recvcounts []
 		offs[i+1] = offs[i] + k*dt.block()
 	}
 	if c.mixed() {
-		return c.hetLowReduceScatter(name, in, recvbuf[:mine], offs, dt, op) // hetv.go
+		return c.hetLowReduceScatter(name, in, recvbuf[:mine], offs, dt, op) // hetero_collv.go
 	}
 	tag := c.collTag()
 	var cc *collCall
@@ -1112,7 +1112,7 @@ func (c *Comm) scan(name string, sendbuf, recvbuf []byte, count int, dt *Datatyp
 		return err
 	}
 	if c.mixed() {
-		return c.hetLowScan(name, in, recvbuf[:n], dt, op, inclusive) // hetv.go
+		return c.hetLowScan(name, in, recvbuf[:n], dt, op, inclusive) // hetero_collv.go
 	}
 	cc := c.lowCall(lowSig(dt, count), true)
 	if op.commutative { // recursive doubling in place, nothing allocated

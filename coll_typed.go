@@ -64,7 +64,7 @@ func ownBytes[T any](t *typeInfo, v *T) ([]byte, error) {
 
 // valueCombine folds whole values with op.fn.
 // With a call, it does nothing once the call has seen a type mismatch
-// (collcall.go).
+// (coll_call.go).
 func valueCombine[T any](cc *collCall, t *typeInfo, op Op[T]) coll.Combine {
 	return func(acc, in []byte, accFirst bool) ([]byte, error) {
 		if cc != nil && cc.bad {
@@ -198,7 +198,7 @@ func Bcast[T any](c *Comm, v T, root int) (_ T, err error) {
 		return zero, err
 	}
 	if c.mixed() {
-		return hetBcastT(c, v, root) // hetcoll.go
+		return hetBcastT(c, v, root) // hetero_coll.go
 	}
 	t := typeOf[T]()
 	var b []byte
@@ -258,7 +258,7 @@ func reduceT[T any](c *Comm, opname string, v T, op Op[T], root int) (T, error) 
 		return zero, err
 	}
 	if c.mixed() {
-		return hetReduceT(c, opname, v, op, root) // hetcoll.go
+		return hetReduceT(c, opname, v, op, root) // hetero_coll.go
 	}
 	t := typeOf[T]()
 	b, err := ownBytes(t, &v)
@@ -359,7 +359,7 @@ func reduceSliceT[E any](c *Comm, opname string, v []E, op Op[E], root int) ([]E
 		return nil, err
 	}
 	if c.mixed() {
-		return hetReduceSliceT(c, opname, v, op, root) // hetcoll.go
+		return hetReduceSliceT(c, opname, v, op, root) // hetero_coll.go
 	}
 	if op.vec != nil && typeOf[E]().shape == shapePlain {
 		res := make([]E, len(v))
@@ -460,7 +460,7 @@ func Scan[T any](c *Comm, v T, op Op[T]) (_ T, err error) {
 		return zero, err
 	}
 	if c.mixed() {
-		r, _, err := hetScanT(c, "Scan", v, op, true) // hetcoll.go
+		r, _, err := hetScanT(c, "Scan", v, op, true) // hetero_coll.go
 		return r, err
 	}
 	t := typeOf[T]()
@@ -491,7 +491,7 @@ func Exscan[T any](c *Comm, v T, op Op[T]) (res T, ok bool, err error) {
 		return zero, false, err
 	}
 	if c.mixed() {
-		return hetScanT(c, "Exscan", v, op, false) // hetcoll.go
+		return hetScanT(c, "Exscan", v, op, false) // hetero_coll.go
 	}
 	t := typeOf[T]()
 	b, err := ownBytes(t, &v)
@@ -540,7 +540,7 @@ func Gather[T any](c *Comm, v T, root int) (_ []T, err error) {
 		return nil, err
 	}
 	if c.mixed() {
-		return hetGatherT(c, "Gather", v, root, false) // hetcoll.go
+		return hetGatherT(c, "Gather", v, root, false) // hetero_coll.go
 	}
 	t := typeOf[T]()
 	b, err := viewBytes(t, &v, nil)
@@ -573,7 +573,7 @@ func Allgather[T any](c *Comm, v T) (_ []T, err error) {
 		return nil, err
 	}
 	if c.mixed() {
-		return hetGatherT(c, "Allgather", v, 0, true) // hetcoll.go
+		return hetGatherT(c, "Allgather", v, 0, true) // hetero_coll.go
 	}
 	t := typeOf[T]()
 	b, err := viewBytes(t, &v, nil)
@@ -613,7 +613,7 @@ func Scatter[T any](c *Comm, vs []T, root int) (_ T, err error) {
 		}
 		var err error
 		if c.mixed() {
-			return hetScatterT(c, vs, root) // hetcoll.go
+			return hetScatterT(c, vs, root) // hetero_coll.go
 		}
 		if parts, err = valueParts(c, "Scatter", t, vs); err != nil {
 			return zero, err
@@ -653,7 +653,7 @@ func Alltoall[T any](c *Comm, vs []T) (_ []T, err error) {
 		return nil, c.fail("Alltoall", ErrCount, loc{}, "%d values for %d ranks", len(vs), len(c.group))
 	}
 	if c.mixed() {
-		return hetAlltoallT(c, vs) // hetcoll.go
+		return hetAlltoallT(c, vs) // hetero_coll.go
 	}
 	t := typeOf[T]()
 	parts, err := valueParts(c, "Alltoall", t, vs)

@@ -23,11 +23,11 @@ import (
 //
 // Every collective has a mixed form: those of the rooted and all-to-all
 // collectives and reductions are below, the v and w forms, reduce-
-// scatters, low-level scans and Into forms in hetv.go; the non-blocking
+// scatters, low-level scans and Into forms in hetero_collv.go; the non-blocking
 // forms run these on a pinned view; neighbour collectives are converting
 // point-to-point receives already; the intercommunicator algorithms
 // convert each block where it ends (hetFix, at the end of this file).
-// Windows: hetrma.go.
+// Windows: hetero_rma.go.
 
 // hetConv converts the bytes of one message from a rank of the other byte
 // order into this rank's, in place or into a new slice.
@@ -446,7 +446,7 @@ func (c *Comm) hetLowBcast(buf, b []byte, sp *dspan, count int, dt *Datatype, ro
 	return nil
 }
 
-// The intercommunicator collectives (intercoll.go) keep their algorithms
+// The intercommunicator collectives (coll_inter.go) keep their algorithms
 // on a mixed intercommunicator: their messages are forwarded whole, so
 // every block still comes from a known rank, and the rank that uses it
 // converts it at the end (hetFix) by that rank's order. Only the

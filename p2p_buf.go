@@ -8,7 +8,7 @@ import (
 
 // This file is the low-level point-to-point layer: buffers of bytes with a
 // count and a Datatype, as in the MPI standard (chapter 3). The typed layer
-// (typed.go) turns Go values into bytes and calls the same internals.
+// (p2p_typed.go) turns Go values into bytes and calls the same internals.
 
 // slot is a pooled engine request for blocking calls, with room for a
 // small value so that scalars need no allocation.

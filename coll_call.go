@@ -12,7 +12,7 @@ import (
 )
 
 // This file carries type signatures through the typed collectives, as
-// point-to-point messages carry them (typed.go).
+// point-to-point messages carry them (p2p_typed.go).
 //
 // A typed collective runs its algorithm over a collCall instead of the
 // plain collComm: every message it sends carries the signature of the
@@ -70,7 +70,7 @@ type collCall struct {
 	wanted uint64 // the signature this rank expected of it
 	poison uint64 // what this rank's messages carry once bad
 
-	// The low-level collectives (lowsig.go): signatures of datatypes.
+	// The low-level collectives (coll_bufsig.go): signatures of datatypes.
 	low    bool     // sig is a datatype's signature (lowSig)
 	mixed  bool     // sig folds in the call's counts (mixSig)
 	sendTo []uint64 // per destination rank: what this rank sends it (nil: sig)
@@ -370,7 +370,7 @@ func hex(v uint64) string {
 }
 
 // lowMismatchErr is mismatchErr for the low-level collectives, whose
-// signatures are datatypes' (lowsig.go).
+// signatures are datatypes' (coll_bufsig.go).
 func (cc *collCall) lowMismatchErr(op string) error {
 	c := cc.top
 	if cc.local != "" {
@@ -411,7 +411,7 @@ func (cc *collCall) lowMismatchErr(op string) error {
 }
 
 // lowCall returns a call of c's collective context for a low-level
-// collective whose messages carry the datatype signature sig (lowsig.go).
+// collective whose messages carry the datatype signature sig (coll_bufsig.go).
 // counted is false when sig is a unit's alone (the blocks of the call
 // differ in length from rank to rank).
 func (c *Comm) lowCall(sig uint64, counted bool) *collCall {
