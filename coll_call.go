@@ -77,6 +77,10 @@ type collCall struct {
 	recvOf []uint64 // per source rank: what this rank expects of it (nil: sig)
 	local  string   // this rank's own arguments disagree (set before the call)
 	lclass error    // the class of local
+
+	// small is the receive buffer of a short vector's reduction
+	// (allreduceFast), so that it needs no pooled one.
+	small [64]byte
 }
 
 var callPool = sync.Pool{New: func() any { return new(collCall) }}
@@ -84,7 +88,14 @@ var callPool = sync.Pool{New: func() any { return new(collCall) }}
 // typedCall returns a call of c's collective context whose messages carry
 // t's signature. count >= 0 makes the number of elements part of it.
 func (c *Comm) typedCall(t *typeInfo, count int) *collCall {
-	cc := callPool.Get().(*collCall)
+	// The communicator keeps one spare call: a loop of collectives on one
+	// communicator takes and gives back the same one, cheaper than the
+	// pool. A second call at once (another goroutine, a non-blocking
+	// collective's view) finds none and takes one from the pool.
+	cc := c.spareCall.Swap(nil)
+	if cc == nil {
+		cc = callPool.Get().(*collCall)
+	}
 	cc.c, cc.top, cc.t, cc.count = c.shadow, c, t, count
 	cc.slice = t.shape == shapePlainSlice
 	cc.sig = t.sig
@@ -117,8 +128,11 @@ func (cc *collCall) done(op string, err error) error {
 	} else if err != nil {
 		err = cc.top.collErr(op, err)
 	}
+	top := cc.top
 	*cc = collCall{}
-	callPool.Put(cc)
+	if top == nil || !top.spareCall.CompareAndSwap(nil, cc) {
+		callPool.Put(cc)
+	}
 	return err
 }
 

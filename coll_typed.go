@@ -333,8 +333,12 @@ func putScratch(p *[]byte) { scratchPools[bits.Len(uint(cap(*p)-1))].Put(p) }
 // It returns the call's error, an *Error.
 func allreduceFast[E any](c *Comm, opname string, t *typeInfo, op Op[E], src []byte, out []E) error {
 	b := unsafeBytes(out, t.size)
-	sp := getScratch(len(b))
 	cc := c.typedCall(t, len(out))
+	if len(b) <= len(cc.small) {
+		// A short vector's receive buffer is the call's own.
+		return cc.done(opname, c.allreduceVec(cc, src, b, cc.small[:len(b)], t.size, vecOf(t, op)))
+	}
+	sp := getScratch(len(b))
 	err := cc.done(opname, c.allreduceVec(cc, src, b, (*sp)[:len(b)], t.size, vecOf(t, op)))
 	putScratch(sp)
 	return err

@@ -46,6 +46,9 @@ type Comm struct {
 	shadow *Comm // the same members on the collective context ctx+1
 	pinned int   // non-blocking collective views: 1 + the tag base they own
 	hc     *hierCache
+	// spareCall is a typed collective call kept for the next one on c
+	// (coll_call.go typedCall).
+	spareCall atomic.Pointer[collCall]
 	// arChoice remembers the last allreduce algorithm chosen (coll_choice.go).
 	arChoice atomic.Pointer[vecChoice]
 	// bcChoice remembers the last broadcast algorithm chosen (coll_choice.go).

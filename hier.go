@@ -230,7 +230,7 @@ func (c *Comm) allreduceVec(cc *collCall, src, buf, scratch []byte, esz int, op 
 	}
 	h := ch.hier
 	tag := c.collTag()
-	if h == nil && ch.alg != "" && src != nil {
+	if h == nil && ch.alg != "" && src != nil && !ch.rd {
 		return coll.AllreduceVecChosenFrom(c.via(cc), ch.alg, src, buf, scratch, esz, op, tag)
 	}
 	if src != nil {
