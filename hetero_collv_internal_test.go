@@ -181,7 +181,7 @@ var hetCases = []hetCase{
 	}},
 	{"Alltoall in place", func(c *Comm) error {
 		r := int32(c.Rank())
-		buf := asOwn(c, []int32{r<<16 | 0, r<<16 | 1, r<<16 | 2})
+		buf := asOwn(c, []int32{r << 16, r<<16 | 1, r<<16 | 2})
 		if err := c.Alltoall(InPlace, 0, nil, rawBytes(buf), 1, Int32); err != nil {
 			return err
 		}
@@ -215,7 +215,7 @@ var hetCases = []hetCase{
 	}},
 	{"Alltoallw", func(c *Comm) error {
 		r := int64(c.Rank())
-		send := asOwn(c, []int64{r<<32 | 0, r<<32 | 1, r<<32 | 2})
+		send := asOwn(c, []int64{r << 32, r<<32 | 1, r<<32 | 2})
 		recv := make([]int64, 3)
 		types := []*Datatype{Int64, Int64, Int64}
 		if err := c.Alltoallw(rawBytes(send), []int{1, 1, 1}, []int{0, 8, 16}, types, rawBytes(recv), []int{1, 1, 1}, []int{16, 8, 0}, types); err != nil {
@@ -416,7 +416,7 @@ var hetInterCases = []struct {
 		if err := expect("Allgather", g, asOwn(c, other)); err != nil {
 			return err
 		}
-		a, err := Alltoall(ic, asOwn(c, []uint64{uint64(r)<<40 | 0, uint64(r)<<40 | 1}))
+		a, err := Alltoall(ic, asOwn(c, []uint64{uint64(r) << 40, uint64(r)<<40 | 1}))
 		if err != nil {
 			return err
 		}
