@@ -31,10 +31,14 @@ type rankPlan struct {
 
 // newProc builds a rank of j as pl says and returns it, in this order:
 // its transports and their routes (pl.routes: each transport's frames are
-// delivered to the rank's executor, proc.deliver, and tcp and shm ones
-// start the rank's reply sender), the router over them, the capabilities
-// of each peer's transport (noteRoutes), the engine, and the world
-// communicator. The job connects the transports once every rank exists.
+// delivered to the rank's executor: self and inproc ones to proc.deliver,
+// tcp and shm ones to proc.deliverQueued, which starts the rank's reply
+// sender), the router over them, the capabilities of each peer's transport
+// (noteRoutes), the engine (with the single copy of large messages where a
+// peer's transport offers transport.RegionReader: proc.engineConfig; on by
+// default between processes of a node, MPIGO_SHM_CMA=0 streams them
+// through the rings instead, docs/performance.md "Large messages over
+// shm"), and the world communicator. The job connects the transports once every rank exists.
 func newProc(j *job, pl rankPlan) (*proc, error) {
 	p := &proc{job: j, rank: pl.rank, prog: j.prog, node: pl.node, multiNode: pl.multiNode}
 	route, err := pl.routes(p)

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/mpigo/mpi/internal/boot"
-	"github.com/mpigo/mpi/internal/engine"
 	"github.com/mpigo/mpi/internal/transport"
 	"github.com/mpigo/mpi/internal/transport/inproc"
 	"github.com/mpigo/mpi/internal/transport/self"
@@ -83,13 +82,6 @@ func newLocalNet(n int, cfg Config) (*localNet, error) {
 		return nil, fmt.Errorf("mpi: %w: unknown transport %q (want inproc, shm or tcp)", ErrArg, cfg.Transport)
 	}
 	return ln, nil
-}
-
-// engineConfig returns the engine configuration of the job's ranks. The
-// single copy of large messages between ranks on shared memory is not set
-// here: newProc adds it from the routes' capabilities (transport.RegionReader).
-func (ln *localNet) engineConfig(ecfg engine.Config) engine.Config {
-	return ecfg
 }
 
 // routes starts p's transports and returns its routes.
@@ -226,17 +218,6 @@ func isLocalName(node string) bool {
 		return true
 	}
 	return false
-}
-
-// engineConfig returns the engine configuration of this process's ranks.
-// Large messages between processes of a node are copied once by
-// cross-memory attach where the kernel permits it (the shm transport's
-// RegionReader, which newProc probes), and streamed through the rings
-// where it does not or MPIGO_SHM_CMA=0 says so: the single copy measured
-// faster for one-way bandwidth and 4 MiB Allreduce (docs/performance.md,
-// "Large messages over shm").
-func (ln *launchedNet) engineConfig(ecfg engine.Config) engine.Config {
-	return ecfg
 }
 
 // addrKey is the key under which rank r publishes its tcp address.

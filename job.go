@@ -76,7 +76,7 @@ type proc struct {
 
 	bsend engine.BsendBuffer
 	ctx   ctxAlloc
-	q     *replies // reply sender for tcp deliveries
+	q     *replies // reply sender for tcp and shm deliveries
 
 	node      int  // the node this rank runs on: the lowest world rank there
 	multiNode bool // the job's ranks run on more than one node

@@ -75,7 +75,6 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	}
 	ecfg := engine.DefaultConfig()
 	ecfg.EagerLimit = cfg.EagerLimit
-	ecfg = nt.engineConfig(ecfg)
 	// Where the node runs more ranks than cores, a wait that finds nothing
 	// gives its core to the other processes.
 	j.prog.SetOversubscribed(nt.oversubscribed)

@@ -22,7 +22,6 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 	}
 	ecfg := engine.DefaultConfig()
 	ecfg.EagerLimit = cfg.EagerLimit
-	ecfg = nt.engineConfig(ecfg)
 	for r := 0; r < n; r++ {
 		pl := rankPlan{rank: r, eng: ecfg, noDirectRead: cfg.NoDirectRead, routes: nt.routes}
 		if k := cfg.RanksPerNode; k > 0 && k < n {
