@@ -360,7 +360,7 @@ var hetInterCases = []struct {
 }{
 	{"Bcast", func(c, ic *Comm, inA bool) error {
 		// Root: world rank 1 (rank 1 of A).
-		v := hetPlain{A: -5 << 16, B: 1e200, F: 3 << 40}
+		v := hetPlain{A: -5 << 16, B: 1e200, F: 3<<20 | 7}
 		root := 1
 		switch {
 		case c.Rank() == 1:
