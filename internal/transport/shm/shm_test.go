@@ -222,7 +222,16 @@ func endpoints(t *testing.T, n int, cfg Config, h func(rank int, f wire.Frame)) 
 // all arrive, per-pair in order across box and ring, and the pollers
 // sleep and wake without losing a frame (Spin -1 makes them sleep
 // between almost every frame).
+// needShm skips t where the platform has no shared-memory transport.
+func needShm(t *testing.T) {
+	t.Helper()
+	if ok, why := Available(); !ok {
+		t.Skip(why)
+	}
+}
+
 func TestTransportStress(t *testing.T) {
+	needShm(t)
 	const n, per = 4, 400
 	var mu sync.Mutex
 	next := make([][]int, n)
