@@ -104,6 +104,11 @@ func TestHeteroWindow(t *testing.T) {
 				t.Errorf("rank 0: compare-and-swap slot holds %#x", w.Local()[4])
 			}
 		}
+		// The fence also opened the next epoch, whose AccumulateBuf adds
+		// to slot 3: no one starts it before rank 0 has read the slot.
+		if err := Barrier(c); err != nil {
+			return err
+		}
 
 		// Low-level: a vector of two int64 (stride 2) into slots 6-7 of
 		// the next rank, read back with a contiguous datatype.
