@@ -73,8 +73,20 @@ func startCheck(j *job, cfg Config) func() {
 	}
 	checkMu.Lock()
 	if checkJobs == 0 {
-		checkProf = &checkProfiler{}
-		checkProf.next = SetProfiler(checkProf)
+		// The profiler in force is chained behind this one, which is
+		// complete before it is published: ranks of other jobs may call
+		// it at once.
+		for {
+			old := profiler.Load()
+			cp := &checkProfiler{}
+			if old != nil {
+				cp.next = old.p
+			}
+			if profiler.CompareAndSwap(old, &profHook{p: cp}) {
+				checkProf = cp
+				break
+			}
+		}
 	}
 	checkJobs++
 	checkMu.Unlock()

@@ -28,7 +28,7 @@ func TestWindowsUnderWine(t *testing.T) {
 	}
 	start := time.Now()
 	dir := t.TempDir()
-	build := exec.Command("go", "build", "-o", dir+"/", ".", "./testdata/collprog", "./testdata/failprog", "./testdata/ringpid")
+	build := exec.Command("go", "build", "-o", dir+"/", ".", "./testdata/collprog", "./testdata/failprog", "./testdata/ring")
 	build.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("cross-building for windows/amd64: %v\n%s", err, out)
@@ -66,7 +66,7 @@ func TestWindowsUnderWine(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			pids := t.TempDir()
 			winPids := winPath(pids)
-			cmd, outb, errb := w.command(context.Background(), dir, "mpigo.exe", "run", "-n", "3", "ringpid.exe", winPids)
+			cmd, outb, errb := w.command(context.Background(), dir, "mpigo.exe", "run", "-n", "3", "ring.exe", "-pid", winPids)
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +76,7 @@ func TestWindowsUnderWine(t *testing.T) {
 				cmd.Process.Kill()
 				<-done
 			}()
-			ranks := func() []int { return wineProcs("ringpid.exe", winPids) }
+			ranks := func() []int { return wineProcs("ring.exe", winPids) }
 			t.Cleanup(func() {
 				for _, pid := range ranks() {
 					syscall.Kill(pid, syscall.SIGKILL)
