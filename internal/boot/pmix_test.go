@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mpigo/mpi/internal/testutil"
 )
 
 // fakePMIx is a PMIx server in the test process: enough of the protocol
@@ -602,9 +604,7 @@ func TestPMIxServerFailures(t *testing.T) {
 		})
 	}
 	t.Run("nobody listens", func(t *testing.T) {
-		ln, _ := net.Listen("tcp", "127.0.0.1:0")
-		addr := ln.Addr().String()
-		ln.Close()
+		addr := testutil.RefusedAddr(t)
 		env := func(k string) (string, bool) {
 			m := map[string]string{"PMIX_SERVER_URI41": "s.0;tcp4://" + addr, "PMIX_NAMESPACE": "n", "PMIX_RANK": "0"}
 			v, ok := m[k]
@@ -860,9 +860,7 @@ func TestPMIxKeyOwner(t *testing.T) {
 // rank 0 serves.
 func TestPMIxFallbackOMPI(t *testing.T) {
 	t.Setenv("MPIGO_PMI_TIMEOUT", "2s")
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := testutil.RefusedAddr(t)
 	m := map[string]string{"PMIX_SERVER_URI41": "s.0;tcp4://" + addr, "PMIX_NAMESPACE": "n", "PMIX_RANK": "0",
 		"OMPI_COMM_WORLD_SIZE": "1", "OMPI_COMM_WORLD_RANK": "0", "OMPI_MCA_ess_base_jobid": "fallback-test",
 		"OMPI_MCA_orte_num_nodes": "1", "OMPI_MCA_orte_jobfam_session_dir": t.TempDir()}

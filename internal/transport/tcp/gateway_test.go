@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mpigo/mpi/internal/sockerr"
+	"github.com/mpigo/mpi/internal/testutil"
 	"github.com/mpigo/mpi/internal/wire"
 )
 
@@ -253,9 +254,7 @@ func TestBadGateway(t *testing.T) {
 	relayTimeout = 2 * time.Second
 	target := mustListen(t)
 	defer target.Close()
-	closedLn := mustListen(t)
-	closed := closedLn.Addr().String()
-	closedLn.Close()
+	closed := testutil.RefusedAddr(t)
 	secret := []byte("s3cret")
 	serve := func(t *testing.T, f func(nc net.Conn)) string {
 		ln := mustListen(t)
