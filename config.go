@@ -139,6 +139,7 @@ type Config struct {
 	shmSpinSet bool
 	shmNoCMA   bool   // MPIGO_SHM_CMA=0: no single-copy reads between processes
 	traceDir   string // MPIGO_TRACE_DIR: where mpigo run collects trace parts
+	shmDir     string // MPIGO_SHM_DIR: where shared-memory inboxes and segments live ("": the platform's)
 }
 
 // DefaultConfig returns the built-in tunables, overridden by the
@@ -192,6 +193,7 @@ func DefaultConfig() Config {
 	}
 	c.shmNoCMA = getenv("MPIGO_SHM_CMA") == "0"
 	c.traceDir = getenv("MPIGO_TRACE_DIR")
+	c.shmDir = getenv("MPIGO_SHM_DIR")
 	return c
 }
 

@@ -93,7 +93,7 @@ func (ln *localNet) routes(p *proc) (routeFunc, error) {
 	case ln.fab != nil:
 		other = ln.fab.Attach(r, p.deliver)
 	case ln.shms != nil:
-		t, err := p.startShm(shm.Config{Size: n, JobID: ln.jobID, Locals: everyone(n), NoCMA: ln.cfg.NoDirectRead})
+		t, err := p.startShm(shm.Config{Size: n, JobID: ln.jobID, Locals: everyone(n), Dir: ln.cfg.shmDir, NoCMA: ln.cfg.NoDirectRead})
 		if err != nil {
 			return nil, fmt.Errorf("mpi: %w: shm transport: %v", ErrOther, err)
 		}
@@ -241,7 +241,7 @@ func (ln *launchedNet) routes(p *proc) (routeFunc, error) {
 	var sh *shm.Transport
 	if ln.shmPeers {
 		if sh, err = p.startShm(shm.Config{Size: info.Size, JobID: info.JobID, Locals: info.NodeRanks,
-			Spin: ln.spin, Oversubscribed: ln.oversubscribed,
+			Dir: ln.cfg.shmDir, Spin: ln.spin, Oversubscribed: ln.oversubscribed,
 			NoCMA: ln.cfg.shmNoCMA}); err != nil {
 			return nil, fmt.Errorf("mpi: rank %d: shared memory with the ranks of node %s: %w (MPIGO_TRANSPORT=tcp avoids it)", r, info.Node, err)
 		}
@@ -294,11 +294,12 @@ func (ln *launchedNet) start(j *job) error {
 	return nil
 }
 
-// removeInboxes removes the shared-memory inboxes of ranks base..base+k-1
-// of job jobID, for a process that leaves before it has unlinked them.
-func removeInboxes(jobID uint64, base, k int) {
+// removeInboxes removes the shared-memory inboxes in dir (Config's
+// MPIGO_SHM_DIR) of ranks base..base+k-1 of job jobID, for a process that
+// leaves before it has unlinked them.
+func removeInboxes(dir string, jobID uint64, base, k int) {
 	for r := base; r < base+k; r++ {
-		os.Remove(shm.Name("", jobID, r))
+		os.Remove(shm.Name(dir, jobID, r))
 	}
 }
 

@@ -1,13 +1,19 @@
 package mpi
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	shmtr "github.com/mpigo/mpi/internal/transport/shm"
 )
 
 var (
@@ -15,8 +21,6 @@ var (
 	// envRead is a read of a variable in test code, where names that are
 	// only set (fabricated ones to check forwarding, say) do not count.
 	envRead = regexp.MustCompile(`(?:Getenv|LookupEnv)\("(MPIGO_[A-Z0-9_]+)"\)`)
-	// envCall is a read of the environment by the os package.
-	envCall = regexp.MustCompile(`\bos\.(?:Getenv|LookupEnv|Environ)\(`)
 )
 
 // tableName maps a name found in the code to its row of
@@ -110,23 +114,64 @@ func TestEnvironmentTable(t *testing.T) {
 	}
 }
 
-// TestEnvironmentReadInOnePlace checks that package mpi reads the
-// environment only in config.go, and that of the internal packages only
-// those docs/environment.md names as readers do.
+// envReaders are the functions of the standard library that read the
+// process's environment, by package.
+var envReaders = map[string][]string{
+	"os":      {"Getenv", "LookupEnv", "Environ", "ExpandEnv"},
+	"syscall": {"Getenv", "Environ"},
+}
+
+// TestEnvironmentReadInOnePlace checks that of the library (package mpi
+// and the internal packages; not cmd/, examples/, bench/ or test code)
+// only config.go reads the environment: it alone names os.Getenv,
+// os.LookupEnv, os.Environ (called or passed as a value, as config.go
+// passes its reader to boot.Detect), and the internal packages take what
+// they need from their caller. internal/conformance is a harness of the
+// tests: it may read its own variables as long as no library file
+// imports it.
 func TestEnvironmentReadInOnePlace(t *testing.T) {
-	readers := []string{"config.go", "internal/boot/", "internal/transport/shm/", "internal/conformance/"}
+	const harness = "github.com/mpigo/mpi/internal/conformance"
+	checked := 0
 	goFiles(t, func(path, text string) {
 		if strings.HasSuffix(path, "_test.go") || strings.Contains(path, "/testdata/") ||
 			strings.HasPrefix(path, "cmd/") || strings.HasPrefix(path, "examples/") || strings.HasPrefix(path, "bench/") {
 			return
 		}
-		if !envCall.MatchString(text) {
+		f, err := parser.ParseFile(token.NewFileSet(), path, text, parser.SkipObjectResolution)
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
 			return
 		}
-		if !slices.ContainsFunc(readers, func(r string) bool { return path == r || strings.HasPrefix(path, r) && strings.HasSuffix(r, "/") }) {
-			t.Errorf("%s reads the environment: package mpi reads it only in config.go, internal packages take values through their config", path)
+		checked++
+		local := map[string]string{} // local name -> package path
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			if p == harness && !strings.HasPrefix(path, "internal/conformance/") {
+				t.Errorf("%s imports %s, a test harness that reads the environment", path, p)
+			}
+			name := p
+			if im.Name != nil {
+				name = im.Name.Name
+			}
+			local[name] = p
 		}
+		if path == "config.go" || strings.HasPrefix(path, "internal/conformance/") {
+			return
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok && slices.Contains(envReaders[local[x.Name]], sel.Sel.Name) {
+				t.Errorf("%s reads the environment (%s.%s): of the library only config.go reads it; internal packages take values (or a reader) from their caller", path, local[x.Name], sel.Sel.Name)
+			}
+			return true
+		})
 	})
+	if checked < 100 {
+		t.Fatalf("checked only %d files of the library: is goFiles still walking the module?", checked)
+	}
 }
 
 // TestTransportsNamedInOnePlace checks that of package mpi's files only
@@ -142,4 +187,31 @@ func TestTransportsNamedInOnePlace(t *testing.T) {
 			t.Errorf("%s imports the %s transport: only device_routes.go names concrete transports", path, m[1])
 		}
 	})
+}
+
+// TestShmDirFromEnvironment checks that MPIGO_SHM_DIR, which config.go
+// reads, is where the shm transport puts its inboxes: a job given a
+// folder that does not exist fails to start and names it, and one given
+// a folder that exists runs.
+func TestShmDirFromEnvironment(t *testing.T) {
+	if ok, why := shmtr.Available(); !ok {
+		t.Skip(why)
+	}
+	missing := filepath.Join(t.TempDir(), "no-such-folder")
+	t.Setenv("MPIGO_SHM_DIR", missing)
+	cfg := DefaultConfig()
+	if cfg.shmDir != missing {
+		t.Fatalf("DefaultConfig: shmDir %q, want %q", cfg.shmDir, missing)
+	}
+	cfg.Transport = "shm"
+	err := RunConfig(2, cfg, func(c *Comm) error { return Barrier(c) })
+	if err == nil || !strings.Contains(err.Error(), missing) {
+		t.Errorf("a job with MPIGO_SHM_DIR=%s: %v, want an error naming the folder", missing, err)
+	}
+	t.Setenv("MPIGO_SHM_DIR", t.TempDir())
+	cfg = DefaultConfig()
+	cfg.Transport = "shm"
+	if err := RunConfig(2, cfg, func(c *Comm) error { return Barrier(c) }); err != nil {
+		t.Errorf("a job with MPIGO_SHM_DIR an existing folder: %v", err)
+	}
 }

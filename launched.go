@@ -62,7 +62,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		err := boot.Watch(info.KVSAddr, info.Secret, func() {
 			fmt.Fprintf(stderr, "mpigo: rank %d: the launcher went away; exiting\n", base)
 			// Inboxes not unlinked yet (start-up) go with the rank.
-			removeInboxes(info.JobID, base, k)
+			removeInboxes(cfg.shmDir, info.JobID, base, k)
 			os.Exit(1)
 		})
 		if err != nil {

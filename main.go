@@ -25,7 +25,7 @@ import (
 // single rank (a singleton job of size 1), or as MPIGO_NP goroutine ranks
 // if that variable is set.
 func Main(f func(world *Comm) error) {
-	info, err := boot.Detect()
+	info, err := boot.Detect(lookupEnv)
 	if err != nil {
 		fmt.Fprintf(stderr, "mpigo: %v\n", err)
 		os.Exit(1)

@@ -56,7 +56,7 @@ func gatewayCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mpigo gateway: %s=%q is not a job id (mpigo run starts gateways itself)\n", boot.EnvJobID, os.Getenv(boot.EnvJobID))
 		return 2
 	}
-	secret, err := boot.JobSecret()
+	secret, err := boot.JobSecret(os.LookupEnv)
 	if err != nil {
 		fmt.Fprintf(stderr, "mpigo gateway: %v\n", err)
 		return 2

@@ -22,13 +22,14 @@ func shmStatus() string {
 	if !ok {
 		return "unavailable: " + how
 	}
-	f, err := os.CreateTemp(shm.DefaultDir(), "mpigo-info-*")
+	dir := inboxDir()
+	f, err := os.CreateTemp(dir, "mpigo-info-*")
 	if err != nil {
 		return fmt.Sprintf("unavailable (%v): processes of one node will need MPIGO_TRANSPORT=tcp", err)
 	}
 	f.Close()
 	os.Remove(f.Name())
-	return how
+	return how + ", in " + dir
 }
 
 func info(args []string, stdout, stderr io.Writer) int {
@@ -56,7 +57,7 @@ func info(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "shm large messages: %s (MPIGO_SHM_CMA=0 streams them through the rings)\n", why)
 	}
 	fmt.Fprintf(stdout, "launchers:   mpigo run, MPICH Hydra (PMI-1), Slurm srun --mpi=pmix (PMIx) or --mpi=pmi2 (PMI-2), Open MPI mpirun (PMIx), singleton (docs/launchers.md)\n")
-	plan := boot.Probe()
+	plan := boot.Probe(os.LookupEnv)
 	where := ""
 	switch {
 	case plan.Rank >= 0 && plan.Size > 0:

@@ -35,6 +35,16 @@ type reaper struct {
 	cmd *exec.Cmd
 }
 
+// inboxDir is where the ranks of a job on this node put their
+// shared-memory inboxes: MPIGO_SHM_DIR, which the ranks inherit and read
+// too (package mpi's Config), else the platform's folder.
+func inboxDir() string {
+	if d := os.Getenv("MPIGO_SHM_DIR"); d != "" {
+		return d
+	}
+	return shm.DefaultDir()
+}
+
 // startReaper starts the reaper of job jobID, whose inboxes are in shmDir
 // and whose run folder (if any) is runDir. A launcher that cannot start
 // one runs without: it still cleans up when it returns.
@@ -44,7 +54,7 @@ func startReaper(jobID uint64, shmDir, runDir string) *reaper {
 		return nil
 	}
 	if shmDir == "" {
-		shmDir = shm.DefaultDir()
+		shmDir = inboxDir()
 	}
 	c := exec.Command(exe, reapCmd, strconv.FormatUint(jobID, 10), shmDir, runDir)
 	c.Env = os.Environ()
@@ -130,7 +140,7 @@ func reap(args []string) int {
 // creator is dead (shm.RemoveStale), and run folders of launchers that are
 // gone (named mpigo-run-PID-*).
 func removeStale() {
-	shm.RemoveStale("", time.Minute)
+	shm.RemoveStale(inboxDir(), time.Minute)
 	names, _ := filepath.Glob(filepath.Join(os.TempDir(), "mpigo-run-*-*"))
 	for _, d := range names {
 		f := strings.SplitN(strings.TrimPrefix(filepath.Base(d), "mpigo-run-"), "-", 2)

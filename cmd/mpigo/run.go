@@ -631,7 +631,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 	reap := startReaper(jobID, "", runDir)
 	defer func() {
 		if len(cfg.hosts) == 0 {
-			shm.RemoveJob("", jobID)
+			shm.RemoveJob(inboxDir(), jobID)
 		}
 		if runDir != "" {
 			os.RemoveAll(runDir)

@@ -14,8 +14,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mpigo/mpi/internal/transport/shm"
 )
 
 func needSh(t *testing.T) {
@@ -373,7 +371,7 @@ func TestRunKillRandomRank(t *testing.T) {
 		}
 		// Nothing of the job stays in /dev/shm (or where inboxes live here).
 		job, _ := os.ReadFile(filepath.Join(dir, "job"))
-		if left, _ := filepath.Glob(filepath.Join(shm.DefaultDir(), "mpigo-"+string(job)+"-*")); len(job) > 0 && len(left) > 0 {
+		if left, _ := filepath.Glob(filepath.Join(inboxDir(), "mpigo-"+string(job)+"-*")); len(job) > 0 && len(left) > 0 {
 			t.Errorf("round %d (%s): the job left %v", round, transport, left)
 		}
 	}

@@ -21,7 +21,6 @@ package boot
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -95,18 +94,18 @@ type Plan struct {
 	Detail   string   // more about the launcher (the PMIx server), for a person
 }
 
-func envVars(names ...string) []string {
+func envVars(env lookupFunc, names ...string) []string {
 	var vs []string
 	for _, n := range names {
-		if v, ok := os.LookupEnv(n); ok {
+		if v, ok := env(n); ok {
 			vs = append(vs, n+"="+v)
 		}
 	}
 	return vs
 }
 
-func envNum(name string) int {
-	if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
+func envNum(env lookupFunc, name string) int {
+	if n, err := strconv.Atoi(getenv(env, name)); err == nil {
 		return n
 	}
 	return -1
@@ -130,42 +129,42 @@ func envNum(name string) int {
 //     above 1: a launcher mpigo cannot talk to (srun --mpi=none): an
 //     error, rather than N singletons that do not know of each other.
 //  7. Otherwise: a singleton.
-func Probe() Plan {
-	_, hasRank := os.LookupEnv(EnvRank)
-	_, hasSize := os.LookupEnv(EnvSize)
-	_, hasKVS := os.LookupEnv(EnvKVS)
-	_, hasFD := os.LookupEnv("PMI_FD")
-	_, hasPort := os.LookupEnv("PMI_PORT")
-	force := os.Getenv("MPIGO_PMI")
+func Probe(env func(string) (string, bool)) Plan {
+	_, hasRank := env(EnvRank)
+	_, hasSize := env(EnvSize)
+	_, hasKVS := env(EnvKVS)
+	_, hasFD := env("PMI_FD")
+	_, hasPort := env("PMI_PORT")
+	force := getenv(env, "MPIGO_PMI")
 	switch {
 	case hasRank || hasSize || hasKVS:
-		return Plan{Launcher: LauncherMpigo, Vars: envVars(EnvRank, EnvSize, EnvKVS), Rank: envNum(EnvRank), Size: envNum(EnvSize)}
-	case hasFD && (force == "2" || force != "1" && (os.Getenv("PMI_VERSION") == "2" || os.Getenv("PMI_JOBID") != "" || os.Getenv("SLURM_STEP_ID") != "")):
-		return Plan{Launcher: LauncherPMI2, Vars: envVars("PMI_FD", "MPIGO_PMI", "PMI_VERSION", "PMI_JOBID", "SLURM_STEP_ID", "PMI_RANK", "PMI_SIZE"), Rank: envNum("PMI_RANK"), Size: envNum("PMI_SIZE")}
+		return Plan{Launcher: LauncherMpigo, Vars: envVars(env, EnvRank, EnvSize, EnvKVS), Rank: envNum(env, EnvRank), Size: envNum(env, EnvSize)}
+	case hasFD && (force == "2" || force != "1" && (getenv(env, "PMI_VERSION") == "2" || getenv(env, "PMI_JOBID") != "" || getenv(env, "SLURM_STEP_ID") != "")):
+		return Plan{Launcher: LauncherPMI2, Vars: envVars(env, "PMI_FD", "MPIGO_PMI", "PMI_VERSION", "PMI_JOBID", "SLURM_STEP_ID", "PMI_RANK", "PMI_SIZE"), Rank: envNum(env, "PMI_RANK"), Size: envNum(env, "PMI_SIZE")}
 	case hasFD || hasPort:
-		return Plan{Launcher: LauncherPMI1, Vars: envVars("PMI_FD", "PMI_PORT", "PMI_ID", "MPIGO_PMI", "PMI_RANK", "PMI_SIZE"), Rank: envNum("PMI_RANK"), Size: envNum("PMI_SIZE")}
-	case os.Getenv("PMIX_RANK") != "" && hasPMIxURI(os.LookupEnv) && force != "ompi" && os.Getenv("MPIGO_PMIX") != "0":
-		p := Plan{Launcher: LauncherPMIx, Vars: envVars("PMIX_NAMESPACE", "PMIX_RANK", "PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3", "PMIX_SERVER_URI21", "PMIX_SECURITY_MODE", "PMIX_VERSION", "MPIGO_PMIX_SECURITY"),
-			Rank: envNum("PMIX_RANK"), Size: -1}
-		if srv, err := FindPMIxServer(os.LookupEnv); err != nil {
+		return Plan{Launcher: LauncherPMI1, Vars: envVars(env, "PMI_FD", "PMI_PORT", "PMI_ID", "MPIGO_PMI", "PMI_RANK", "PMI_SIZE"), Rank: envNum(env, "PMI_RANK"), Size: envNum(env, "PMI_SIZE")}
+	case getenv(env, "PMIX_RANK") != "" && hasPMIxURI(env) && force != "ompi" && getenv(env, "MPIGO_PMIX") != "0":
+		p := Plan{Launcher: LauncherPMIx, Vars: envVars(env, "PMIX_NAMESPACE", "PMIX_RANK", "PMIX_SERVER_URI41", "PMIX_SERVER_URI4", "PMIX_SERVER_URI3", "PMIX_SERVER_URI21", "PMIX_SECURITY_MODE", "PMIX_VERSION", "MPIGO_PMIX_SECURITY"),
+			Rank: envNum(env, "PMIX_RANK"), Size: -1}
+		if srv, err := FindPMIxServer(env); err != nil {
 			p.Err = err
 		} else {
-			p.Detail = fmt.Sprintf("PMIx server %s (from %s), buffers %s, %s", srv.Addr, srv.Var, srv.Bfrops, pmixSecDetail(os.LookupEnv))
+			p.Detail = fmt.Sprintf("PMIx server %s (from %s), buffers %s, %s", srv.Addr, srv.Var, srv.Bfrops, pmixSecDetail(env))
 		}
-		if v := envNum("OMPI_COMM_WORLD_SIZE"); v > 0 {
+		if v := envNum(env, "OMPI_COMM_WORLD_SIZE"); v > 0 {
 			p.Size = v
-		} else if v := envNum("SLURM_STEP_NUM_TASKS"); v > 0 {
+		} else if v := envNum(env, "SLURM_STEP_NUM_TASKS"); v > 0 {
 			p.Size = v
 		}
 		return p
-	case os.Getenv("OMPI_COMM_WORLD_SIZE") != "":
-		return Plan{Launcher: LauncherOMPI, Vars: envVars("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "OMPI_MCA_orte_num_nodes"),
-			Rank: envNum("OMPI_COMM_WORLD_RANK"), Size: envNum("OMPI_COMM_WORLD_SIZE")}
-	case os.Getenv("PMIX_RANK") != "":
-		return Plan{Launcher: LauncherSingleton, Vars: envVars("PMIX_RANK", "PMIX_NAMESPACE"), Rank: -1, Size: -1,
+	case getenv(env, "OMPI_COMM_WORLD_SIZE") != "":
+		return Plan{Launcher: LauncherOMPI, Vars: envVars(env, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "OMPI_MCA_orte_num_nodes"),
+			Rank: envNum(env, "OMPI_COMM_WORLD_RANK"), Size: envNum(env, "OMPI_COMM_WORLD_SIZE")}
+	case getenv(env, "PMIX_RANK") != "":
+		return Plan{Launcher: LauncherSingleton, Vars: envVars(env, "PMIX_RANK", "PMIX_NAMESPACE"), Rank: -1, Size: -1,
 			Err: errors.New("boot: started by a PMIx launcher (PMIX_RANK is set) that names no server (no PMIX_SERVER_URI*): use srun --mpi=pmix or --mpi=pmi2, mpiexec.hydra, Open MPI's mpirun or mpigo run")}
-	case envNum("SLURM_STEP_NUM_TASKS") > 1:
-		return Plan{Launcher: LauncherSingleton, Vars: envVars("SLURM_STEP_NUM_TASKS", "SLURM_PROCID"), Rank: -1, Size: -1,
+	case envNum(env, "SLURM_STEP_NUM_TASKS") > 1:
+		return Plan{Launcher: LauncherSingleton, Vars: envVars(env, "SLURM_STEP_NUM_TASKS", "SLURM_PROCID"), Rank: -1, Size: -1,
 			Err: errors.New("boot: started by srun as one of several tasks, but without a PMI mpigo speaks (no PMI_FD, no PMIX_SERVER_URI*): use srun --mpi=pmix or --mpi=pmi2")}
 	}
 	return Plan{Launcher: LauncherSingleton, Rank: 0, Size: 1}
@@ -175,32 +174,32 @@ func Probe() Plan {
 // and joins the job: it returns an error if a launcher's variables are
 // present but inconsistent, or its PMI server answers nonsense, rather than
 // silently running a singleton.
-func Detect() (*Info, error) {
-	plan := Probe()
+func Detect(env func(string) (string, bool)) (*Info, error) {
+	plan := Probe(env)
 	if plan.Err != nil {
 		return nil, plan.Err
 	}
 	switch plan.Launcher {
 	case LauncherPMI2:
-		return detectPMI2(os.LookupEnv)
+		return detectPMI2(env)
 	case LauncherPMI1:
-		return detectPMI1(os.LookupEnv)
+		return detectPMI1(env)
 	case LauncherOMPI:
-		return detectOMPI(os.LookupEnv)
+		return detectOMPI(env)
 	case LauncherPMIx:
-		return detectPMIx(os.LookupEnv)
+		return detectPMIx(env)
 	case LauncherSingleton:
 		host, _ := os.Hostname()
 		return &Info{Rank: 0, Size: 1, RanksHere: 1, LocalRank: 0, LocalSize: 1, Node: host, NodeRanks: []int{0}, Launcher: LauncherSingleton, KV: newLocalKV()}, nil
 	}
-	return detectMpigo()
+	return detectMpigo(env)
 }
 
 // detectMpigo reads the environment `mpigo run` sets.
-func detectMpigo() (*Info, error) {
-	rs, hasRank := os.LookupEnv(EnvRank)
-	ss, hasSize := os.LookupEnv(EnvSize)
-	kvs, hasKVS := os.LookupEnv(EnvKVS)
+func detectMpigo(env lookupFunc) (*Info, error) {
+	rs, hasRank := env(EnvRank)
+	ss, hasSize := env(EnvSize)
+	kvs, hasKVS := env(EnvKVS)
 	if !hasRank || !hasSize || !hasKVS {
 		return nil, fmt.Errorf("boot: %s, %s and %s must be set together (have rank %q, size %q, kvs %q)", EnvRank, EnvSize, EnvKVS, rs, ss, kvs)
 	}
@@ -216,7 +215,7 @@ func detectMpigo() (*Info, error) {
 		return nil, fmt.Errorf("boot: %s=%d is out of range for %s=%d", EnvRank, info.Rank, EnvSize, info.Size)
 	}
 	info.RanksHere = 1
-	if v, ok := os.LookupEnv(EnvRanksHere); ok {
+	if v, ok := env(EnvRanksHere); ok {
 		k, err := strconv.Atoi(v)
 		if err != nil || k < 1 || info.Rank+k > info.Size {
 			return nil, fmt.Errorf("boot: %s=%q does not fit ranks %d.. of %d", EnvRanksHere, v, info.Rank, info.Size)
@@ -224,14 +223,14 @@ func detectMpigo() (*Info, error) {
 		info.RanksHere = k
 	}
 	info.LocalRank, info.LocalSize = info.Rank, info.Size
-	if v, err := strconv.Atoi(os.Getenv(EnvLocalRank)); err == nil {
+	if v, err := strconv.Atoi(getenv(env, EnvLocalRank)); err == nil {
 		info.LocalRank = v
 	}
-	if v, err := strconv.Atoi(os.Getenv(EnvLocalSize)); err == nil {
+	if v, err := strconv.Atoi(getenv(env, EnvLocalSize)); err == nil {
 		info.LocalSize = v
 	}
 	info.NodeRanks = nil
-	if v := os.Getenv(EnvNodeRanks); v != "" {
+	if v := getenv(env, EnvNodeRanks); v != "" {
 		rs, err := ParseRanks(v, info.Size)
 		if err != nil {
 			return nil, fmt.Errorf("boot: %s=%q: %v", EnvNodeRanks, v, err)
@@ -244,32 +243,16 @@ func detectMpigo() (*Info, error) {
 			info.NodeRanks[i] = info.Rank + i
 		}
 	}
-	info.Addr = os.Getenv(EnvAddr)
-	info.Node = os.Getenv(EnvNode)
+	info.Addr = getenv(env, EnvAddr)
+	info.Node = getenv(env, EnvNode)
 	if info.Node == "" {
 		info.Node, _ = os.Hostname()
 	}
-	if v, err := strconv.ParseUint(os.Getenv(EnvJobID), 10, 64); err == nil {
+	if v, err := strconv.ParseUint(getenv(env, EnvJobID), 10, 64); err == nil {
 		info.JobID = v
 	}
-	if s := os.Getenv(EnvSecret); s != "" {
-		if info.Secret, err = hex.DecodeString(s); err != nil {
-			return nil, fmt.Errorf("boot: %s is not hex", EnvSecret)
-		}
-		os.Unsetenv(EnvSecret) // programs the rank starts do not inherit it
-	}
-	if v, ok := os.LookupEnv(EnvSecretFD); ok {
-		// mpigo run passes the secret on a descriptor (a pipe, or a file
-		// already deleted): unlike the environment, nothing of it stays
-		// readable in /proc once read.
-		os.Unsetenv(EnvSecretFD)
-		s, err := readSecretFD(v)
-		if err != nil {
-			return nil, fmt.Errorf("boot: %s=%s: %w", EnvSecretFD, v, err)
-		}
-		if info.Secret, err = hex.DecodeString(s); err != nil || len(info.Secret) == 0 {
-			return nil, fmt.Errorf("boot: %s=%s: the secret is not hex", EnvSecretFD, v)
-		}
+	if info.Secret, err = jobSecret(env); err != nil {
+		return nil, fmt.Errorf("boot: %w", err)
 	}
 	if info.KV, err = Dial(kvs, info.Rank, info.Secret); err != nil {
 		return nil, err

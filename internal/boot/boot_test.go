@@ -2,6 +2,7 @@ package boot
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -76,7 +77,7 @@ func TestDetect(t *testing.T) {
 		setOrUnset(t, EnvRank, tt.rank)
 		setOrUnset(t, EnvSize, tt.size)
 		setOrUnset(t, EnvKVS, tt.kvs)
-		_, err := Detect()
+		_, err := Detect(os.LookupEnv)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: %v, want %q", tt, err, tt.want)
 		}
@@ -91,7 +92,7 @@ func TestDetect(t *testing.T) {
 	setOrUnset(t, EnvKVS, s.Addr())
 	t.Setenv(EnvNode, "n7")
 	t.Setenv(EnvJobID, "42")
-	info, err := Detect()
+	info, err := Detect(os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestDetect(t *testing.T) {
 	unset(t, EnvRank)
 	unset(t, EnvSize)
 	unset(t, EnvKVS)
-	info, err = Detect()
+	info, err = Detect(os.LookupEnv)
 	if err != nil || info.Size != 1 || info.Launcher != "singleton" {
 		t.Fatalf("singleton: %+v %v", info, err)
 	}

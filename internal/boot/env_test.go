@@ -28,3 +28,17 @@ func unset(t *testing.T, name string) {
 		}
 	})
 }
+
+// withVars is env with the NAME, VALUE pairs kv added (or replaced).
+func withVars(env lookupFunc, kv ...string) lookupFunc {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) (string, bool) {
+		if v, ok := m[k]; ok {
+			return v, true
+		}
+		return env(k)
+	}
+}

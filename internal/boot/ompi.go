@@ -213,7 +213,7 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 		return nil, fmt.Errorf("%s: neither OMPI_MCA_ess_base_jobid nor PMIX_NAMESPACE is set: cannot tell this job from others", who)
 	}
 	info := &Info{Rank: rank, Size: size, Launcher: who, JobID: jobIDOf("ompi/" + job)}
-	reply, fence := pmiTimeouts()
+	reply, fence := pmiTimeouts(env)
 	oneNode := ompiOneNode(env, size)
 	port0 := ompiPortBase + int(info.JobID%ompiPortRange)
 	c := &kvConn{}
@@ -320,7 +320,7 @@ func detectOMPI(env lookupFunc) (*Info, error) {
 			}
 		}
 	}
-	if err := pmiStart(info, c, nil); err != nil {
+	if err := pmiStart(env, info, c, nil); err != nil {
 		c.close()
 		return nil, err
 	}

@@ -316,8 +316,7 @@ func TestOMPISeveralNodesStranger(t *testing.T) {
 
 // A rank whose rank 0 never shows up gives up with a clear error.
 func TestOMPINoRankZero(t *testing.T) {
-	t.Setenv("MPIGO_PMI_TIMEOUT", "300ms")
-	_, err := detectOMPI(ompiEnv(1, 2, "lonely", "OMPI_MCA_orte_jobfam_session_dir", t.TempDir()))
+	_, err := detectOMPI(ompiEnv(1, 2, "lonely", "OMPI_MCA_orte_jobfam_session_dir", t.TempDir(), "MPIGO_PMI_TIMEOUT", "300ms"))
 	if err == nil || !strings.Contains(err.Error(), "Open MPI (mpirun): rank 0 did not publish its store") {
 		t.Errorf("%v", err)
 	}

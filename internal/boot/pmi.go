@@ -34,21 +34,22 @@ type pmiConn interface {
 // PMI timeouts: a reply to a simple request must come within
 // replyTimeout; a fence waits for every process of the job, which may be
 // starting slowly on a loaded cluster, so it gets fenceTimeout.
-// MPIGO_PMI_TIMEOUT overrides both (a Go duration).
+// MPIGO_PMI_TIMEOUT in env overrides both (a Go duration).
 var (
 	replyTimeout = 60 * time.Second
 	fenceTimeout = 10 * time.Minute
 )
 
-func pmiTimeouts() (reply, fence time.Duration) {
-	if d, err := time.ParseDuration(os.Getenv("MPIGO_PMI_TIMEOUT")); err == nil && d > 0 {
+func pmiTimeouts(env lookupFunc) (reply, fence time.Duration) {
+	if d, err := time.ParseDuration(getenv(env, "MPIGO_PMI_TIMEOUT")); err == nil && d > 0 {
 		return d, d
 	}
 	return replyTimeout, fenceTimeout
 }
 
-// lookupFunc reads a variable of the environment (os.LookupEnv; tests
-// give each simulated rank its own).
+// lookupFunc reads a variable of the environment: the package reads none
+// itself, its callers pass a reader (package mpi's config.go, mpigo:
+// os.LookupEnv; tests give each simulated rank its own).
 type lookupFunc func(string) (string, bool)
 
 // Aborter is implemented by the stores of launchers that can end the whole
@@ -290,8 +291,8 @@ func ranksOnNode(nodes []int, rank int) []int {
 // pmiDetected finishes the Info of a process started by a PMI launcher
 // (either version): it reads the launcher's process mapping with mapping
 // (found false: the launcher has none) and starts the key-value store
-// (pmiStart). On failure it closes c.
-func pmiDetected(info *Info, c pmiConn, who string, mapping func() (string, bool, error)) (*Info, error) {
+// (pmiStart; env gives MPIGO_ADDR). On failure it closes c.
+func pmiDetected(env lookupFunc, info *Info, c pmiConn, who string, mapping func() (string, bool, error)) (*Info, error) {
 	var ranks []int
 	v, found, err := mapping()
 	if err != nil {
@@ -304,7 +305,7 @@ func pmiDetected(info *Info, c pmiConn, who string, mapping func() (string, bool
 			return nil, fmt.Errorf("%s: %v", who, err)
 		}
 	}
-	if err := pmiStart(info, c, ranks); err != nil {
+	if err := pmiStart(env, info, c, ranks); err != nil {
 		c.close()
 		return nil, err
 	}
@@ -321,7 +322,7 @@ func pmiDetected(info *Info, c pmiConn, who string, mapping func() (string, bool
 // can read the launcher's own traffic between nodes) learns it. It keeps
 // strangers and other jobs out of a job's connections; it is no defence
 // against someone who can watch the launcher.
-func pmiStart(info *Info, c pmiConn, mapping []int) error {
+func pmiStart(env lookupFunc, info *Info, c pmiConn, mapping []int) error {
 	kv := &pmiKV{c: c}
 	info.KV = kv
 	host, _ := os.Hostname()
@@ -380,9 +381,9 @@ func pmiStart(info *Info, c pmiConn, mapping []int) error {
 	if len(info.NodeRanks) < info.Size {
 		// Peers on other nodes must reach this one: listen on all
 		// interfaces and publish a name they can resolve.
-		info.Addr = os.Getenv(EnvAddr)
+		info.Addr = getenv(env, EnvAddr)
 		if info.Addr == "" {
-			info.Addr = os.Getenv("MPIR_CVAR_CH3_INTERFACE_HOSTNAME") // Hydra's choice of interface
+			info.Addr = getenv(env, "MPIR_CVAR_CH3_INTERFACE_HOSTNAME") // Hydra's choice of interface
 		}
 		if info.Addr == "" || isLoopbackName(info.Addr) {
 			info.Addr = host

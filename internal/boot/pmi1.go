@@ -166,7 +166,7 @@ func pmi1Who(env lookupFunc) string {
 // initialises PMI-1. It returns the client, the rank and the size.
 func dialPMI1(env lookupFunc) (*pmi1, int, int, error) {
 	who := pmi1Who(env)
-	reply, fence := pmiTimeouts()
+	reply, fence := pmiTimeouts(env)
 	var conn net.Conn
 	var err error
 	rank, size := -1, -1
@@ -331,7 +331,7 @@ func detectPMI1(env lookupFunc) (*Info, error) {
 	}
 	info := &Info{Rank: rank, Size: size, Launcher: p.who, JobID: jobIDOf("pmi1/" + p.kvsname)}
 	// PMI-1 values travel encoded (decodeValue).
-	return pmiDetected(info, p, p.who, func() (string, bool, error) {
+	return pmiDetected(env, info, p, p.who, func() (string, bool, error) {
 		v, found, err := p.get("PMI_process_mapping")
 		if err != nil || !found {
 			return "", found, err

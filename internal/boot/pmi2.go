@@ -172,7 +172,7 @@ func pmi2Who(env lookupFunc) string {
 // dialPMI2 connects on PMI_FD, agrees on version 2 and sends fullinit.
 func dialPMI2(env lookupFunc) (*pmi2, int, int, error) {
 	who := pmi2Who(env)
-	reply, fence := pmiTimeouts()
+	reply, fence := pmiTimeouts(env)
 	fd, _ := env("PMI_FD")
 	conn, err := fdConn(fd)
 	if err != nil {
@@ -315,5 +315,5 @@ func detectPMI2(env lookupFunc) (*Info, error) {
 		return nil, err
 	}
 	info := &Info{Rank: rank, Size: size, Launcher: p.who, JobID: jobIDOf("pmi2/" + p.jobid)}
-	return pmiDetected(info, p, p.who, func() (string, bool, error) { return p.jobAttr("PMI_process_mapping") })
+	return pmiDetected(env, info, p, p.who, func() (string, bool, error) { return p.jobAttr("PMI_process_mapping") })
 }

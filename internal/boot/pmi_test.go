@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -391,7 +392,6 @@ func TestPMI1Port(t *testing.T) {
 // end start-up with an error that names the launcher and the request,
 // within the timeout, and never hang or panic.
 func TestPMIBadReplies(t *testing.T) {
-	t.Setenv("MPIGO_PMI_TIMEOUT", "300ms")
 	type bad struct {
 		cmd    string
 		raw    string
@@ -450,7 +450,7 @@ func TestPMIBadReplies(t *testing.T) {
 					}
 					return nil, false
 				}
-				env := f.rankEnv(t, 0)
+				env := f.rankEnv(t, 0, "MPIGO_PMI_TIMEOUT", "300ms")
 				done := make(chan error, 1)
 				start := time.Now()
 				go func() {
@@ -562,7 +562,7 @@ func TestProbe(t *testing.T) {
 		for i := 0; i < len(tc.env); i += 2 {
 			t.Setenv(tc.env[i], tc.env[i+1])
 		}
-		p := Probe()
+		p := Probe(os.LookupEnv)
 		if p.Launcher != tc.want || (tc.err == "") != (p.Err == nil) || (p.Err != nil && !strings.Contains(p.Err.Error(), tc.err)) {
 			t.Errorf("%v: %+v, want %s (error %q)", tc.env, p, tc.want, tc.err)
 		}

@@ -257,7 +257,7 @@ func DialPMIx(env func(string) (string, bool)) (*PMIxClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("PMIx server at %s: %w", srv.URI, err)
 	}
-	reply, fence := pmiTimeouts()
+	reply, fence := pmiTimeouts(env)
 	var errs []error
 	for i, mode := range modes {
 		c := newPMIxClient(srv, pmixProcID{ns, uint32(rank)}, reply, fence)
@@ -1098,7 +1098,7 @@ func pmixJobInfo(c *PMIxClient, env lookupFunc) (*Info, error) {
 			mapping[r] = 0
 		}
 	}
-	if err := pmiStart(info, &pmixConn{c}, mapping); err != nil {
+	if err := pmiStart(env, info, &pmixConn{c}, mapping); err != nil {
 		return nil, err
 	}
 	return info, nil

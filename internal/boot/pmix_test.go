@@ -583,7 +583,6 @@ func TestPMIxAbort(t *testing.T) {
 // A server that answers garbage, closes, never answers or refuses: a
 // start-up error naming PMIx and the server, within the timeout.
 func TestPMIxServerFailures(t *testing.T) {
-	t.Setenv("MPIGO_PMI_TIMEOUT", "400ms")
 	for _, tc := range []struct{ mode, want string }{
 		{"garbage", "refused this process: status 1213486160"},
 		{"close", "handshake in security mode native (within 400ms): the server closed the connection"},
@@ -594,7 +593,7 @@ func TestPMIxServerFailures(t *testing.T) {
 		t.Run(tc.mode, func(t *testing.T) {
 			srv := newFakePMIx(t, "ns", 1, tc.mode)
 			start := time.Now()
-			_, err := detectPMIx(srv.env(0, "PMIX_SERVER_URI41"))
+			_, err := detectPMIx(withVars(srv.env(0, "PMIX_SERVER_URI41"), "MPIGO_PMI_TIMEOUT", "400ms"))
 			if err == nil || !strings.Contains(err.Error(), "PMIx server at "+srv.uri()) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %v, want %q and the server", err, tc.want)
 			}
@@ -618,7 +617,6 @@ func TestPMIxServerFailures(t *testing.T) {
 
 // A reply that stops in the middle of a message, after the handshake.
 func TestPMIxTruncatedReply(t *testing.T) {
-	t.Setenv("MPIGO_PMI_TIMEOUT", "300ms")
 	a, b := net.Pipe()
 	c := newPMIxClient(PMIxServer{URI: "s.0;tcp4://127.0.0.1:1", Var: "PMIX_SERVER_URI41", Network: "tcp", Bfrops: "v41", Version: "4.1.0", Flex: true}, pmixProcID{"n", 0}, 300*time.Millisecond, time.Second)
 	go func() {
@@ -859,9 +857,8 @@ func TestPMIxKeyOwner(t *testing.T) {
 // Under Open MPI, a PMIx server that cannot be reached leaves the store
 // rank 0 serves.
 func TestPMIxFallbackOMPI(t *testing.T) {
-	t.Setenv("MPIGO_PMI_TIMEOUT", "2s")
 	addr := testutil.RefusedAddr(t)
-	m := map[string]string{"PMIX_SERVER_URI41": "s.0;tcp4://" + addr, "PMIX_NAMESPACE": "n", "PMIX_RANK": "0",
+	m := map[string]string{"PMIX_SERVER_URI41": "s.0;tcp4://" + addr, "PMIX_NAMESPACE": "n", "PMIX_RANK": "0", "MPIGO_PMI_TIMEOUT": "2s",
 		"OMPI_COMM_WORLD_SIZE": "1", "OMPI_COMM_WORLD_RANK": "0", "OMPI_MCA_ess_base_jobid": "fallback-test",
 		"OMPI_MCA_orte_num_nodes": "1", "OMPI_MCA_orte_jobfam_session_dir": t.TempDir()}
 	info, err := detectPMIx(func(k string) (string, bool) { v, ok := m[k]; return v, ok })

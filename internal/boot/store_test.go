@@ -413,7 +413,7 @@ func TestStoreSecretFD(t *testing.T) {
 	setOrUnset(t, EnvSize, "2")
 	setOrUnset(t, EnvKVS, s.Addr())
 	t.Setenv(EnvSecretFD, strconv.Itoa(fd))
-	info, err := Detect()
+	info, err := Detect(os.LookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +427,7 @@ func TestStoreSecretFD(t *testing.T) {
 	// Nonsense on the descriptor is an error, not a hang.
 	for _, v := range []string{"x", "-1", "999"} {
 		t.Setenv(EnvSecretFD, v)
-		if _, err := Detect(); err == nil {
+		if _, err := Detect(os.LookupEnv); err == nil {
 			t.Errorf("%s=%s: no error", EnvSecretFD, v)
 		}
 	}

@@ -114,15 +114,12 @@ func DefaultRingSize(n int) int {
 	return c
 }
 
-// DefaultDir is where inboxes live when Config.Dir is empty: the folder
-// MPIGO_SHM_DIR names, else /dev/shm on Linux and the temporary folder
-// (os.TempDir) on macOS and FreeBSD.
-func DefaultDir() string {
-	if d := os.Getenv("MPIGO_SHM_DIR"); d != "" {
-		return d
-	}
-	return defaultDir()
-}
+// DefaultDir is where inboxes live when Config.Dir (or the dir argument
+// of Name, RemoveJob, RemoveStale) is empty: /dev/shm on Linux and the
+// temporary folder (os.TempDir) on macOS and FreeBSD. The package reads no
+// environment: MPIGO_SHM_DIR reaches it as Config.Dir, from package mpi's
+// config.go (and mpigo's own read, for its cleanup).
+func DefaultDir() string { return defaultDir() }
 
 // Name is the file of rank's inbox in job jobID.
 func Name(dir string, jobID uint64, rank int) string {

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// defaultDir is where inboxes live unless MPIGO_SHM_DIR says otherwise.
+// defaultDir is where inboxes live unless Config.Dir says otherwise.
 // There is no /dev/shm here: the inboxes are ordinary files of the
 // temporary folder, mapped shared. Each is unlinked as soon as every peer
 // has mapped it, so the kernel has no reason to write its pages back.

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// defaultDir is where inboxes live unless MPIGO_SHM_DIR says otherwise:
+// defaultDir is where inboxes live unless Config.Dir says otherwise:
 // /dev/shm, memory that no disk backs.
 func defaultDir() string { return "/dev/shm" }
 

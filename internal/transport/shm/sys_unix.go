@@ -31,5 +31,5 @@ func ownedByMe(st os.FileInfo) bool {
 // Available reports whether processes of one node can talk through shared
 // memory on this platform, and how (or why not), for mpigo info.
 func Available() (bool, string) {
-	return true, platform + ", in " + DefaultDir()
+	return true, platform
 }
