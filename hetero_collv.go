@@ -26,33 +26,13 @@ type hetBlk struct {
 func (c *Comm) hetExchange(op string, sends, recvs []hetBlk) error {
 	tag := c.collTag()
 	sh := c.shadow
-	reqs := make([]*Request, 0, len(sends)+len(recvs))
-	var first error
-	for _, b := range recvs {
-		r, err := sh.irecv(b.buf, b.count, b.dt, b.peer, tag)
-		if err != nil {
-			first = err
-			break
-		}
-		reqs = append(reqs, r)
-	}
-	for _, b := range sends {
-		if first != nil {
-			break
-		}
-		r, err := sh.isend(op, b.buf, b.count, b.dt, b.peer, tag, engine.Standard)
-		if err != nil {
-			first = err
-			break
-		}
-		reqs = append(reqs, r)
-	}
-	for _, r := range reqs {
-		if _, err := r.wait(); err != nil && first == nil {
-			first = err
-		}
-	}
-	return c.nbrErr(op, first)
+	return c.nbrErr(op, postAndWait(len(recvs), func(i int) (*Request, error) {
+		b := recvs[i]
+		return sh.irecv(b.buf, b.count, b.dt, b.peer, tag)
+	}, len(sends), func(k int) (*Request, error) {
+		b := sends[k]
+		return sh.isend(op, b.buf, b.count, b.dt, b.peer, tag, engine.Standard)
+	}))
 }
 
 // hetVBlocks returns the p blocks of a v collective's buffer: counts[i]

@@ -80,40 +80,54 @@ func extentOf(dt *Datatype) int {
 func (c *Comm) exchange(op string, t *topology, sends, recvs []nbrBlk) error {
 	base := c.nbrTag(t.units)
 	sh := c.shadow
-	reqs := make([]*Request, 0, len(sends)+len(recvs))
-	var first error
-	for i, b := range recvs {
+	return c.nbrErr(op, postAndWait(len(recvs), func(i int) (*Request, error) {
 		if t.in[i] == ProcNull {
-			continue
+			return nil, nil
 		}
-		r, err := sh.nbrRecv(op, i, b, t.in[i], base+t.inTag[i])
-		if err != nil {
-			first = err
-			break
-		}
-		reqs = append(reqs, r)
-	}
-	for _, j := range t.sendOrder {
-		if first != nil {
-			break
-		}
+		return sh.nbrRecv(op, i, recvs[i], t.in[i], base+t.inTag[i])
+	}, len(t.sendOrder), func(k int) (*Request, error) {
+		j := t.sendOrder[k]
 		if t.out[j] == ProcNull {
-			continue
+			return nil, nil
 		}
 		b := sends[j]
-		r, err := sh.isendSig(b.buf, b.count, b.dt, lowSig(b.dt, b.count), t.out[j], base+t.outTag[j])
+		return sh.isendSig(b.buf, b.count, b.dt, lowSig(b.dt, b.count), t.out[j], base+t.outTag[j])
+	}))
+}
+
+// postAndWait is the loop of a collective made of point-to-point blocks
+// (the neighbourhood collectives, exchange; the mixed v and w forms,
+// hetExchange): it starts receive i for i in 0..nr-1, then send k for k in
+// 0..ns-1, so that every receive is posted before the first send; a start
+// that returns a nil request and no error is skipped (a ProcNull peer).
+// It stops starting at the first start that fails, waits for every
+// request it started, and returns the first error, of a start or of a
+// completion.
+func postAndWait(nr int, recv func(i int) (*Request, error), ns int, send func(k int) (*Request, error)) error {
+	reqs := make([]*Request, 0, nr+ns)
+	var first error
+	for i := 0; i < nr && first == nil; i++ {
+		r, err := recv(i)
 		if err != nil {
 			first = err
-			break
+		} else if r != nil {
+			reqs = append(reqs, r)
 		}
-		reqs = append(reqs, r)
+	}
+	for k := 0; k < ns && first == nil; k++ {
+		r, err := send(k)
+		if err != nil {
+			first = err
+		} else if r != nil {
+			reqs = append(reqs, r)
+		}
 	}
 	for _, r := range reqs {
 		if _, err := r.wait(); err != nil && first == nil {
 			first = err
 		}
 	}
-	return c.nbrErr(op, first)
+	return first
 }
 
 // isendSig is isend of a standard send whose message carries the
