@@ -64,7 +64,7 @@ func newLocalNet(n int, cfg Config) (*localNet, error) {
 	case "tcp":
 		var err error
 		if ln.protect, err = tcp.ParseProtect(cfg.TCPProtect); err != nil {
-			return nil, fmt.Errorf("mpi: %w: %v", ErrArg, err)
+			return nil, runErr(ErrArg, err, "")
 		}
 		ln.secret = make([]byte, 32)
 		rand.Read(ln.secret)
@@ -74,14 +74,20 @@ func newLocalNet(n int, cfg Config) (*localNet, error) {
 				for _, l := range ln.lns {
 					l.Close()
 				}
-				return nil, fmt.Errorf("mpi: %w: tcp transport: %v", ErrOther, err)
+				return nil, runErr(ErrOther, err, "tcp transport")
 			}
 			ln.lns = append(ln.lns, l)
 		}
 	default:
-		return nil, fmt.Errorf("mpi: %w: unknown transport %q (want inproc, shm or tcp)", ErrArg, cfg.Transport)
+		return nil, runErr(ErrArg, nil, "unknown transport %q (want inproc, shm or tcp)", cfg.Transport)
 	}
 	return ln, nil
+}
+
+// runErr is the error of a job of goroutine ranks that Run cannot build:
+// an *Error of class, with cause (nil if none).
+func runErr(class, cause error, format string, args ...any) error {
+	return &Error{Class: class, Op: "Run", Rank: NoRank, Msg: fmt.Sprintf(format, args...), Cause: cause}
 }
 
 // routes starts p's transports and returns its routes.
@@ -95,7 +101,7 @@ func (ln *localNet) routes(p *proc) (routeFunc, error) {
 	case ln.shms != nil:
 		t, err := p.startShm(shm.Config{Size: n, JobID: ln.jobID, Locals: everyone(n), Dir: ln.cfg.shmDir, NoCMA: ln.cfg.NoDirectRead})
 		if err != nil {
-			return nil, fmt.Errorf("mpi: %w: shm transport: %v", ErrOther, err)
+			return nil, runErr(ErrOther, err, "shm transport")
 		}
 		ln.shms[r] = t
 		other = t
@@ -134,7 +140,7 @@ func (ln *localNet) start(j *job) error {
 		return nil
 	}
 	if err := attachShm(ln.shms); err != nil {
-		return fmt.Errorf("mpi: %w: shm transport: %v", ErrOther, err)
+		return runErr(ErrOther, err, "shm transport")
 	}
 	for _, t := range ln.shms {
 		j.readyShm(t)

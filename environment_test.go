@@ -1,6 +1,7 @@
 package mpi
 
 import (
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -213,5 +214,26 @@ func TestShmDirFromEnvironment(t *testing.T) {
 	cfg.Transport = "shm"
 	if err := RunConfig(2, cfg, func(c *Comm) error { return Barrier(c) }); err != nil {
 		t.Errorf("a job with MPIGO_SHM_DIR an existing folder: %v", err)
+	}
+}
+
+// TestRunSetupErrors checks that a job Run cannot build fails with an
+// *Error of the right class: an unknown transport, a bad MPIGO_TCP_PROTECT.
+func TestRunSetupErrors(t *testing.T) {
+	for _, tc := range []struct {
+		transport, protect string
+		class              error
+		want               string
+	}{
+		{"pigeon", "", ErrArg, `unknown transport "pigeon"`},
+		{"tcp", "sometimes", ErrArg, "sometimes"},
+	} {
+		cfg := DefaultConfig()
+		cfg.Transport, cfg.TCPProtect = tc.transport, tc.protect
+		err := RunConfig(2, cfg, func(c *Comm) error { return nil })
+		var e *Error
+		if !errors.As(err, &e) || e.Op != "Run" || !errors.Is(err, tc.class) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("transport %q, protect %q: %T %v; want an *Error of Run, class %v, saying %q", tc.transport, tc.protect, err, err, tc.class, tc.want)
+		}
 	}
 }

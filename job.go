@@ -159,10 +159,11 @@ const ExitPeerFailed = 75
 
 // primaryErrors drops, from the errors of a failed job, the ones that only
 // report that another rank failed, when there is such another failure: they
-// are consequences, not causes.
+// are consequences, not causes. An *Error is one error, though it unwraps
+// to its class and cause.
 func primaryErrors(err error) error {
 	j, ok := err.(interface{ Unwrap() []error })
-	if !ok {
+	if _, one := err.(*Error); !ok || one {
 		return err
 	}
 	var causes []error
@@ -177,8 +178,12 @@ func primaryErrors(err error) error {
 	return errors.Join(causes...)
 }
 
-// onlyPeerFailures reports whether every error in err is ErrProcFailed.
+// onlyPeerFailures reports whether every error in err is ErrProcFailed
+// (an *Error is one error: its class decides, not its cause).
 func onlyPeerFailures(err error) bool {
+	if _, one := err.(*Error); one {
+		return errors.Is(err, ErrProcFailed)
+	}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range j.Unwrap() {
 			if !onlyPeerFailures(e) {
