@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mpigo/mpi/internal/boot"
+	"github.com/mpigo/mpi/internal/gateway"
 	"github.com/mpigo/mpi/internal/transport"
 	"github.com/mpigo/mpi/internal/transport/inproc"
 	"github.com/mpigo/mpi/internal/transport/self"
@@ -161,7 +162,7 @@ type launchedNet struct {
 	spin                time.Duration
 	oversubscribed      bool // the node runs more ranks than it has cores
 	protect             tcp.Protect
-	gateways            *tcp.Gateways
+	gateways            *gateway.Table
 	bindHost, advertise string
 	fab                 *inproc.Fabric
 	shms                []*shm.Transport
@@ -199,7 +200,7 @@ func newLaunchedNet(j *job, info *boot.Info, cfg Config) (*launchedNet, error) {
 	}
 	// Ranks in networks that cannot reach each other connect through
 	// gateways (mpigo run --gateway; docs/gateways.md).
-	if ln.gateways, err = tcp.ParseGateways(cfg.gateways); err != nil {
+	if ln.gateways, err = gateway.Parse(cfg.gateways); err != nil {
 		return nil, fmt.Errorf("mpi: %w: MPIGO_GATEWAYS: %v", ErrArg, err)
 	}
 	if len(ln.gateways.Nets) == 0 {

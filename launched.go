@@ -59,7 +59,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	if info.KVSAddr != "" {
 		// Ranks started through ssh are not children of the launcher: they
 		// leave when it does.
-		err := boot.Watch(info.KVSAddr, info.Secret, func() {
+		err := boot.Watch(info, func() {
 			fmt.Fprintf(stderr, "mpigo: rank %d: the launcher went away; exiting\n", base)
 			// Inboxes not unlinked yet (start-up) go with the rank.
 			removeInboxes(cfg.shmDir, info.JobID, base, k)

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/mpigo/mpi/internal/boot"
-	"github.com/mpigo/mpi/internal/transport/tcp"
+	"github.com/mpigo/mpi/internal/gateway"
 )
 
 // Gateways (docs/gateways.md): mpigo run --gateway starts one `mpigo
@@ -67,7 +67,7 @@ func gatewayCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	host, _ := os.Hostname()
-	rl := tcp.NewRelay(tcp.RelayConfig{JobID: job, Secret: secret, Log: func(s string) {
+	rl := gateway.NewRelay(gateway.Config{JobID: job, Secret: secret, Log: func(s string) {
 		fmt.Fprintf(stderr, "mpigo %s (%s)\n", s, host)
 	}}, ln)
 	defer rl.Close()
@@ -220,7 +220,7 @@ func startGateways(cfg *runConfig, group *rankGroup, jobID uint64, secret []byte
 		entries = append(entries, e)
 	}
 	gws.table = strings.Join(entries, ";")
-	if _, err := tcp.ParseGateways(gws.table); err != nil {
+	if _, err := gateway.Parse(gws.table); err != nil {
 		gws.stop()
 		return gws, fmt.Errorf("--gateway: %v", err)
 	}

@@ -20,9 +20,10 @@ import (
 // are two bridges with hosts (network namespaces) on each, and no route
 // between them; a gateway host has a leg in each. The launcher (this
 // test's own namespace) has an address on both bridges but forwards
-// nothing; site B's hosts reach the launcher's site-A address, where the
-// job's key-value store is, by a host route through the launcher's leg
-// in B (the launcher's own address, so nothing is forwarded).
+// nothing. The job's key-value store listens on the launcher's site-A
+// address, which site B's hosts reach only through their gateway, unless
+// storeRoute gives them a host route to it through the launcher's leg in
+// B (the launcher's own address, so nothing is forwarded).
 type twoSites struct {
 	netA, netB string   // "172.x.y" prefixes of the two /24 subnets
 	hostsA     []string // addresses of site A's hosts
@@ -31,6 +32,20 @@ type twoSites struct {
 	gwNS       string // the gateway host's namespace
 	kvsHost    string // where ranks reach the launcher
 	agent      string // the launch agent script
+	lab        *netLab
+	nsB        []string // site B's namespaces
+}
+
+// storeRoute gives site B's hosts a route to the launcher's store that
+// does not go through the gateway, until the test ends.
+func (s *twoSites) storeRoute(t *testing.T) {
+	t.Helper()
+	for _, ns := range s.nsB {
+		if err := s.lab.run("-n", ns, "route", "add", s.kvsHost+"/32", "via", s.netB+".1"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.lab.run("-n", ns, "route", "del", s.kvsHost+"/32") })
+	}
 }
 
 func newTwoSites(t testing.TB, nA, nB int) *twoSites {
@@ -38,6 +53,7 @@ func newTwoSites(t testing.TB, nA, nB int) *twoSites {
 	l := newNetLab(t)
 	id := l.id
 	s := &twoSites{
+		lab:  l,
 		netA: fmt.Sprintf("172.%d.%d", 16+id/250%8, id%250),
 		netB: fmt.Sprintf("172.%d.%d", 24+id/250%8, id%250),
 	}
@@ -70,7 +86,7 @@ func newTwoSites(t testing.TB, nA, nB int) *twoSites {
 			s.hostsA = append(s.hostsA, addr)
 		} else {
 			s.hostsB = append(s.hostsB, addr)
-			l.ip("-n", ns, "route", "add", s.kvsHost+"/32", "via", s.netB+".1")
+			s.nsB = append(s.nsB, ns)
 		}
 		l.reach(addr, ns)
 	}
@@ -104,10 +120,12 @@ func (s *twoSites) job(mpigo string, args ...string) *exec.Cmd {
 
 // One job over two sites that cannot reach each other: the ranks of
 // site A (two hosts, one rank each) and of site B (one host, two ranks)
-// pass a ring, run collectives, exchange 4 MiB messages and a synchronous
-// send through the gateways; without gateways the first connection across
-// fails at once with an error naming the peer and what was tried; a
-// gateway killed while the job runs ends it with a message naming it.
+// reach the launcher's store (in site A) and pass a ring, run
+// collectives, exchange 4 MiB messages and a synchronous send through the
+// gateways; without gateways the first connection across (to the store,
+// or, where the launcher is reachable, to a rank) fails at once with an
+// error naming the peer and what was tried; a gateway killed while the
+// job runs ends it with a message naming it.
 func TestNetnsGateway(t *testing.T) {
 	s := newTwoSites(t, 2, 1)
 	dir := testProgs(t)
@@ -132,10 +150,12 @@ func TestNetnsGateway(t *testing.T) {
 		}
 	})
 
-	t.Run("no gateway", func(t *testing.T) {
+	// Without gateways, the job fails at once with an error naming what
+	// could not be reached.
+	noGateway := func(t *testing.T, what string) {
 		start := time.Now()
 		out, errs, code := runLaunched(t, s.job(mpigo, "-n", "4", prog), 120*time.Second)
-		for _, w := range []string{"cannot connect to rank", "network is unreachable", "no gateway is configured"} {
+		for _, w := range []string{what, "network is unreachable", "no gateway is configured"} {
 			if !strings.Contains(errs, w) {
 				t.Errorf("stderr lacks %q", w)
 			}
@@ -146,6 +166,13 @@ func TestNetnsGateway(t *testing.T) {
 		if d := time.Since(start); d > 45*time.Second {
 			t.Errorf("took %v", d)
 		}
+	}
+	t.Run("no gateway, launcher out of reach", func(t *testing.T) {
+		noGateway(t, "cannot reach the launcher's key-value store at "+s.kvsHost)
+	})
+	t.Run("no gateway", func(t *testing.T) {
+		s.storeRoute(t)
+		noGateway(t, "cannot connect to rank")
 	})
 
 	t.Run("gateway killed", func(t *testing.T) {

@@ -29,6 +29,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/mpigo/mpi/internal/gateway"
 )
 
 // Environment variables set by `mpigo run` for every rank.
@@ -45,6 +47,7 @@ const (
 	EnvSecret    = "MPIGO_SECRET"     // the job's secret (hex): connections between ranks must prove it
 	EnvSecretFD  = "MPIGO_SECRET_FD"  // a descriptor to read the job's secret from (hex, one line), instead of MPIGO_SECRET
 	EnvAddr      = "MPIGO_ADDR"       // host name or address peers dial to reach this process (default: loopback)
+	EnvGateways  = "MPIGO_GATEWAYS"   // the job's gateway table (docs/gateways.md)
 )
 
 // KV is the job's shared key-value store. Put publishes a value; Fence
@@ -69,8 +72,13 @@ type Info struct {
 	Secret               []byte // the job's shared secret; empty for a singleton
 	Launcher             string // LauncherMpigo, LauncherSingleton, or the name of a foreign launcher ("PMI-1 (MPICH Hydra)", "PMI-2 (Slurm)", LauncherOMPI)
 	KVSAddr              string // the launcher's store, for Watch
-	Addr                 string // where peers reach this process (MPIGO_ADDR); empty: loopback
-	KV                   KV
+	// StoreVia are the gateways this process goes through to reach
+	// KVSAddr, in order (docs/gateways.md); none: directly.
+	StoreVia []string
+	Addr     string // where peers reach this process (MPIGO_ADDR); empty: loopback
+	KV       KV
+
+	gateways *gateway.Table // the job's gateway table, to explain a store out of reach
 }
 
 // Launcher names, as Info.Launcher and Plan.Launcher give them.
@@ -254,10 +262,32 @@ func detectMpigo(env lookupFunc) (*Info, error) {
 	if info.Secret, err = jobSecret(env); err != nil {
 		return nil, fmt.Errorf("boot: %w", err)
 	}
-	if info.KV, err = Dial(kvs, info.Rank, info.Secret); err != nil {
+	if v := os.Getenv(EnvGateways); v != "" {
+		// A rank in a network that cannot reach the launcher reaches its
+		// store through the gateways, as it reaches ranks there.
+		if info.gateways, err = gateway.Parse(v); err != nil {
+			return nil, fmt.Errorf("boot: %s: %w", EnvGateways, err)
+		}
+		info.StoreVia = info.gateways.Route(info.self(), kvs)
+	}
+	if info.KV, err = dialKV(info.store(), info.Rank, 0); err != nil {
 		return nil, err
 	}
 	return info, nil
+}
+
+// self is the address this process publishes, for routing.
+func (info *Info) self() string {
+	if info.Addr == "" {
+		return "127.0.0.1"
+	}
+	return info.Addr
+}
+
+// store says where and how this process reaches the launcher's store.
+func (info *Info) store() storeAddr {
+	return storeAddr{addr: info.KVSAddr, secret: info.Secret, job: info.JobID, via: info.StoreVia,
+		explain: func() string { return info.gateways.Explain(info.self(), info.KVSAddr) }}
 }
 
 // localKV is the store of a singleton.

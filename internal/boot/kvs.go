@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mpigo/mpi/internal/gateway"
 	"github.com/mpigo/mpi/internal/sockerr"
 )
 
@@ -620,7 +621,46 @@ func Dial(addr string, rank int, secret []byte) (KV, error) {
 // DialTimeout is Dial with a bound on the time to connect and be greeted
 // (0: a minute).
 func DialTimeout(addr string, rank int, secret []byte, d time.Duration) (KV, error) {
-	c, r, err := dialStore(addr, secret, d)
+	return dialKV(storeAddr{addr: addr, secret: secret}, rank, d)
+}
+
+// storeAddr is where a process reaches a store, and how: directly, or
+// through the job's gateways (docs/gateways.md), which check the job's
+// identity and secret before they relay.
+type storeAddr struct {
+	addr   string
+	secret []byte
+	job    uint64
+	via    []string
+	// explain, if set, says what the gateway table did for a store that
+	// could not be reached directly.
+	explain func() string
+}
+
+// dial connects to the store, within d.
+func (st storeAddr) dial(d time.Duration) (net.Conn, error) {
+	if len(st.via) == 0 {
+		c, err := net.DialTimeout("tcp", st.addr, d)
+		if err != nil {
+			why := ""
+			var ne net.Error
+			if st.explain != nil && (sockerr.Unreachable(err) || errors.As(err, &ne) && ne.Timeout()) {
+				why = "; " + st.explain()
+			}
+			return nil, fmt.Errorf("boot: cannot reach the launcher's key-value store at %s (%s): %w%s", st.addr, EnvKVS, err, why)
+		}
+		return c, nil
+	}
+	gc := gateway.Client{JobID: st.job, Secret: st.secret, DialTimeout: d}
+	c, err := gc.Dial(st.via, st.addr)
+	if err != nil {
+		return nil, fmt.Errorf("boot: cannot reach the launcher's key-value store at %s (%s) through gateway %s: %w", st.addr, EnvKVS, strings.Join(st.via, " then "), err)
+	}
+	return c, nil
+}
+
+func dialKV(st storeAddr, rank int, d time.Duration) (KV, error) {
+	c, r, err := dialStore(st, d)
 	if err != nil {
 		return nil, err
 	}
@@ -642,17 +682,18 @@ func cmp(d, dflt time.Duration) time.Duration {
 }
 
 // dialStore connects to the store and does the handshake.
-func dialStore(addr string, secret []byte, d time.Duration) (net.Conn, *bufio.Reader, error) {
+func dialStore(st storeAddr, d time.Duration) (net.Conn, *bufio.Reader, error) {
 	d = cmp(d, dialHandshakeTimeout)
 	deadline := time.Now().Add(d)
 	pause := 10 * time.Millisecond
+	addr := st.addr
 	for {
-		c, err := net.DialTimeout("tcp", addr, time.Until(deadline))
+		c, err := st.dial(time.Until(deadline))
 		if err != nil {
-			return nil, nil, fmt.Errorf("boot: cannot reach the launcher's key-value store at %s (%s): %w", addr, EnvKVS, err)
+			return nil, nil, err
 		}
 		r := bufio.NewReaderSize(c, 4096)
-		err = clientHandshake(c, r, secret, time.Until(deadline))
+		err = clientHandshake(c, r, st.secret, time.Until(deadline))
 		if err == nil {
 			return c, r, nil
 		}
@@ -794,10 +835,10 @@ const byeTimeout = 5 * time.Second
 // Watch calls lost (on its own goroutine) if the launcher's store goes
 // away, which happens when the launcher exits or dies: a rank started on
 // another host through ssh has no other way to learn it is orphaned.
-func Watch(addr string, secret []byte, lost func()) error {
-	c, _, err := dialStore(addr, secret, 0)
+func Watch(info *Info, lost func()) error {
+	c, _, err := dialStore(info.store(), 0)
 	if err != nil {
-		return fmt.Errorf("boot: cannot watch the launcher at %s: %w", addr, err)
+		return fmt.Errorf("boot: cannot watch the launcher at %s: %w", info.KVSAddr, err)
 	}
 	if _, err := io.WriteString(c, "watch\n"); err != nil {
 		c.Close()

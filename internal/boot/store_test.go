@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mpigo/mpi/internal/gateway"
 )
 
 var testSecret = []byte("0123456789abcdef0123456789abcdef")
@@ -211,11 +214,11 @@ func TestStoreAuth(t *testing.T) {
 		kv.Close()
 	}
 	// The watch connection proves the secret too.
-	if err := Watch(s.Addr(), []byte("wrong"), func() {}); err == nil {
+	if err := Watch(&Info{KVSAddr: s.Addr(), Secret: []byte("wrong")}, func() {}); err == nil {
 		t.Error("watch with a wrong secret succeeded")
 	}
 	lost := make(chan struct{})
-	if err := Watch(s.Addr(), testSecret, func() { close(lost) }); err != nil {
+	if err := Watch(&Info{KVSAddr: s.Addr(), Secret: testSecret}, func() { close(lost) }); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -429,6 +432,59 @@ func TestStoreSecretFD(t *testing.T) {
 		t.Setenv(EnvSecretFD, v)
 		if _, err := Detect(os.LookupEnv); err == nil {
 			t.Errorf("%s=%s: no error", EnvSecretFD, v)
+		}
+	}
+}
+
+// A rank whose network reaches the launcher only through its gateway
+// (MPIGO_GATEWAYS puts the two in different networks) reaches the store,
+// and watches the launcher, through the gateway; a gateway that refuses
+// the rank (another job's) gives an error naming it.
+func TestStoreThroughGateway(t *testing.T) {
+	s := newTestStore(t, 1, testSecret)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl := gateway.NewRelay(gateway.Config{JobID: 77, Secret: testSecret}, ln)
+	defer rl.Close()
+	setOrUnset(t, EnvRank, "0")
+	setOrUnset(t, EnvSize, "1")
+	setOrUnset(t, EnvKVS, s.Addr())
+	setOrUnset(t, EnvAddr, "127.0.0.2")
+	setOrUnset(t, EnvGateways, "127.0.0.2/32="+rl.Addr()+";127.0.0.1/32")
+	unset(t, EnvSecretFD)
+	for _, job := range []string{"78", "77"} {
+		setOrUnset(t, EnvJobID, job)
+		t.Setenv(EnvSecret, hex.EncodeToString(testSecret))
+		info, err := Detect()
+		if job == "78" {
+			if err == nil || !strings.Contains(err.Error(), "through gateway "+rl.Addr()) || !strings.Contains(err.Error(), "closed the connection instead of answering") {
+				t.Errorf("through another job's gateway: %v", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer info.KV.Close()
+		if fmt.Sprint(info.StoreVia) != fmt.Sprint([]string{rl.Addr()}) {
+			t.Errorf("StoreVia = %v, want [%s]", info.StoreVia, rl.Addr())
+		}
+		if err := info.KV.Put("k", "v"); err != nil {
+			t.Fatal(err)
+		}
+		if err := info.KV.Fence(); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := info.KV.Get("k"); err != nil || v != "v" {
+			t.Errorf("Get = %q, %v", v, err)
+		}
+		if err := Watch(info, func() {}); err != nil {
+			t.Errorf("Watch: %v", err)
+		}
+		if n := rl.Relayed(); n != 2 {
+			t.Errorf("the gateway relayed %d connections, want 2 (the store and the watch)", n)
 		}
 	}
 }

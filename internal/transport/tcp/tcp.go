@@ -57,6 +57,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mpigo/mpi/internal/gateway"
 	"github.com/mpigo/mpi/internal/sockerr"
 	"github.com/mpigo/mpi/internal/transport"
 	"github.com/mpigo/mpi/internal/wire"
@@ -96,10 +97,10 @@ type Config struct {
 	// Protect says how frames are protected after the handshake (see
 	// Protect); every rank of a job must use the same.
 	Protect Protect
-	// Gateways, if set, is the job's gateway table (gateway.go): a peer
-	// in another network of it is reached through gateways. Its address
-	// is compared with this rank's own, Addrs(Rank).
-	Gateways *Gateways
+	// Gateways, if set, is the job's gateway table (internal/gateway): a
+	// peer in another network of it is reached through gateways. Its
+	// address is compared with this rank's own, Addrs(Rank).
+	Gateways *gateway.Table
 }
 
 // Transport is one rank's TCP endpoint. It is safe for concurrent use.
@@ -363,7 +364,8 @@ func (t *Transport) connect(peer int) (_ net.Conn, _ *sealer, redirect bool, _ e
 // says the connection was cut before the peer proved itself, so that a
 // new one may succeed.
 func (t *Transport) handshake(peer int, addr string, hops []string) (_ net.Conn, _ *sealer, _ *opener, redirect, retry bool, _ error) {
-	nc, err := dialRoute(hops, addr, t.cfg.Secret, t.cfg.JobID)
+	gc := gateway.Client{JobID: t.cfg.JobID, Secret: t.cfg.Secret, DialTimeout: dialHandshakeTimeout}
+	nc, err := gc.Dial(hops, addr)
 	if err != nil {
 		if len(hops) > 0 {
 			return nil, nil, nil, false, false, fmt.Errorf("tcp: cannot reach rank %d at %s through gateway %s: %w", peer, addr, strings.Join(hops, " then "), err)

@@ -25,3 +25,26 @@ func RefusedAddr(t testing.TB) string {
 	}
 	return addr
 }
+
+// Serve starts a loopback server that runs f on every connection it
+// accepts (closing the connection after), until the test ends, and
+// returns its address: a fake peer for tests of what a client does with
+// what it is sent.
+func Serve(t testing.TB, f func(nc net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { defer nc.Close(); f(nc) }()
+		}
+	}()
+	return ln.Addr().String()
+}

@@ -1,219 +1,17 @@
-package tcp
+package gateway
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"net/netip"
-	"strings"
 	"sync"
 	"time"
 )
-
-// Gateways: ranks in networks that cannot reach each other (private
-// subnets, NAT, a firewall that lets one host through) reach each other
-// through a gateway per network, a relay that moves bytes and knows no
-// MPI. The job's gateway table (MPIGO_GATEWAYS, which mpigo run --gateway
-// sets) lists each network as a prefix, the address its ranks reach their
-// gateway at and, if other networks cannot reach that one, the gateway's
-// public address:
-//
-//	10.1.0.0/16=10.1.0.254:7000/203.0.113.5:7000;192.168.1.0/24=192.168.1.1:7000
-//
-// A rank finds its own network and its peer's from the addresses they
-// publish: ranks of one network, or of no listed network, connect
-// directly; a rank connects to a peer of another network through its own
-// gateway and, when the peer's network has a public gateway address,
-// through that one too (a source route). On each hop the gateway proves
-// the connecting side knows the job's secret, connects to the next
-// address and then copies bytes both ways; the ranks at the two ends run
-// the usual handshake (secure.go) over the relayed stream, so the gateways
-// can neither read nor alter the frames, and every acknowledgement
-// (synchronous sends, rendezvous) is the far rank's own.
-
-// Network is one network of the gateway table.
-type Network struct {
-	Prefix netip.Prefix
-	// Inside is where the network's ranks reach its gateway; empty when
-	// the network has none.
-	Inside string
-	// Public is where the gateways of other networks reach this one's;
-	// empty when they reach the network's ranks directly.
-	Public string
-}
-
-// Gateways is a job's gateway table. The zero value and nil route
-// everything directly.
-type Gateways struct {
-	Nets []Network
-
-	mu    sync.Mutex
-	names map[string][]netip.Addr // host names resolved so far
-}
-
-// lookupTimeout bounds the resolution of a host name a rank published.
-const lookupTimeout = 5 * time.Second
-
-// resolve returns the addresses of host, an address or a name (looked up
-// once, within lookupTimeout; none if that fails).
-func (g *Gateways) resolve(host string) []netip.Addr {
-	if ip, err := netip.ParseAddr(host); err == nil {
-		return []netip.Addr{ip.Unmap()}
-	}
-	g.mu.Lock()
-	ips, ok := g.names[host]
-	g.mu.Unlock()
-	if ok {
-		return ips
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
-	defer cancel()
-	found, _ := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-	for _, ip := range found {
-		ips = append(ips, ip.Unmap())
-	}
-	g.mu.Lock()
-	if g.names == nil {
-		g.names = map[string][]netip.Addr{}
-	}
-	g.names[host] = ips
-	g.mu.Unlock()
-	return ips
-}
-
-// ParseGateways reads a gateway table as MPIGO_GATEWAYS spells it:
-// entries PREFIX=INSIDE[/PUBLIC] (or PREFIX alone, a network without a
-// gateway) separated by ";". An empty string is an empty table.
-func ParseGateways(s string) (*Gateways, error) {
-	g := &Gateways{}
-	for _, e := range strings.Split(s, ";") {
-		e = strings.TrimSpace(e)
-		if e == "" {
-			continue
-		}
-		pfx, rest, _ := strings.Cut(e, "=")
-		p, err := netip.ParsePrefix(strings.TrimSpace(pfx))
-		if err != nil {
-			return nil, fmt.Errorf("gateway entry %q: %q is not a network prefix like 10.1.0.0/16", e, pfx)
-		}
-		n := Network{Prefix: p.Masked()}
-		in, pub, _ := strings.Cut(rest, "/")
-		for _, a := range []*string{&in, &pub} {
-			*a = strings.TrimSpace(*a)
-			if *a == "" {
-				continue
-			}
-			if _, port, err := net.SplitHostPort(*a); err != nil || port == "" || port == "0" {
-				return nil, fmt.Errorf("gateway entry %q: %q is not a HOST:PORT address", e, *a)
-			}
-		}
-		if in == "" && pub != "" {
-			return nil, fmt.Errorf("gateway entry %q: a public address without an inside one", e)
-		}
-		n.Inside, n.Public = in, pub
-		g.Nets = append(g.Nets, n)
-	}
-	return g, nil
-}
-
-// String spells the table as ParseGateways reads it.
-func (g *Gateways) String() string {
-	if g == nil {
-		return ""
-	}
-	var s []string
-	for _, n := range g.Nets {
-		e := n.Prefix.String()
-		if n.Inside != "" {
-			e += "=" + n.Inside
-			if n.Public != "" {
-				e += "/" + n.Public
-			}
-		}
-		s = append(s, e)
-	}
-	return strings.Join(s, ";")
-}
-
-// network returns the network of the table that holds addr's host (the
-// longest prefix that holds one of its addresses, for a name), nil if
-// none does.
-func (g *Gateways) network(addr string) *Network {
-	if g == nil || len(g.Nets) == 0 {
-		return nil
-	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = addr
-	}
-	best := -1
-	for _, ip := range g.resolve(host) {
-		for i, n := range g.Nets {
-			if n.Prefix.Contains(ip) && (best < 0 || n.Prefix.Bits() > g.Nets[best].Prefix.Bits()) {
-				best = i
-			}
-		}
-	}
-	if best < 0 {
-		return nil
-	}
-	return &g.Nets[best]
-}
-
-// Route returns the gateways a rank publishing self goes through, in
-// order, to reach a peer publishing peer; none means directly.
-func (g *Gateways) Route(self, peer string) []string {
-	mine, theirs := g.network(self), g.network(peer)
-	if theirs == nil || mine == theirs {
-		return nil
-	}
-	var hops []string
-	if mine != nil && mine.Inside != "" {
-		hops = append(hops, mine.Inside)
-	}
-	if theirs.Public != "" && (mine == nil || theirs.Public != mine.Public) {
-		hops = append(hops, theirs.Public)
-	}
-	return hops
-}
-
-// Via returns the host of the gateway a connection from remote came
-// through, if remote is the host of one of the table's gateways, or "".
-// (Which gateway of that host it was, the connection does not say.)
-func (g *Gateways) Via(remote net.Addr) string {
-	ta, ok := remote.(*net.TCPAddr)
-	if g == nil || !ok {
-		return ""
-	}
-	for _, n := range g.Nets {
-		for _, a := range []string{n.Inside, n.Public} {
-			if h, _, err := net.SplitHostPort(a); err == nil && a != "" {
-				if ip := net.ParseIP(h); ip != nil && ip.Equal(ta.IP) {
-					return h
-				}
-			}
-		}
-	}
-	return ""
-}
-
-// Explain says, for an error message, what the table did for a peer that
-// could not be reached directly.
-func (g *Gateways) Explain(self, peer string) string {
-	if g == nil || len(g.Nets) == 0 {
-		return "no gateway is configured (MPIGO_GATEWAYS is empty; mpigo run --gateway relays between networks, see docs/gateways.md)"
-	}
-	theirs := g.network(peer)
-	if theirs == nil {
-		return fmt.Sprintf("the gateway table %q lists no network holding %s, so it was dialed directly", g.String(), peer)
-	}
-	return fmt.Sprintf("the gateway table puts %s and %s in the same network %s, so it was dialed directly", self, peer, theirs.Prefix)
-}
 
 // The relay protocol, one exchange per hop, in the style of the rank
 // handshake:
@@ -238,14 +36,28 @@ const (
 
 var relayMagic = [5]byte{'M', 'P', 'I', 'G', 'W'}
 
-// relayDialTimeout bounds each connection a rank or a gateway makes, so
+const (
+	nonceSize = 32
+	macSize   = sha256.Size
+)
+
+// DefaultDialTimeout bounds each connection a rank or a gateway makes, so
 // that an address whose packets vanish (a firewall that drops them) fails
 // in time; it is generous because a busy peer's full accept queue drops
 // connection requests too, and the kernel retries them after 1, 3, 7 s...
-var relayDialTimeout = dialHandshakeTimeout
+const DefaultDialTimeout = 30 * time.Second
 
-// relayTimeout bounds each exchange of the relay protocol.
-var relayTimeout = 10 * time.Second
+// DefaultTimeout bounds each exchange of the relay protocol.
+const DefaultTimeout = 10 * time.Second
+
+// mac is HMAC-SHA256 keyed with secret over parts, in order.
+func mac(secret []byte, parts ...[]byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	for _, p := range parts {
+		m.Write(p)
+	}
+	return m.Sum(nil)
+}
 
 func relayRequest(secret, challenge []byte, job uint64, target string) []byte {
 	r := make([]byte, relayHeaderSize, relayHeaderSize+len(target)+macSize)
@@ -268,9 +80,32 @@ func relayReply(secret, challenge, req []byte, status byte, msg string) []byte {
 	return append(r, mac(secret, []byte(relayRepLabel), challenge, req, r)...)
 }
 
+// Client is what a rank needs to go through gateways: the job's identity
+// and secret, which every gateway of the job checks, and the bounds of
+// each step.
+type Client struct {
+	JobID  uint64
+	Secret []byte
+	// DialTimeout bounds each connection (0: DefaultDialTimeout), Timeout
+	// each exchange with a gateway (0: DefaultTimeout).
+	DialTimeout, Timeout time.Duration
+}
+
+func (c *Client) dialTimeout() time.Duration { return orDefault(c.DialTimeout, DefaultDialTimeout) }
+func (c *Client) timeout() time.Duration     { return orDefault(c.Timeout, DefaultTimeout) }
+
+func orDefault(d, dflt time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return dflt
+}
+
 // hop asks the gateway at the other end of nc, reached as gw, to connect
 // it to target. On success nc carries bytes to and from target.
-func hop(nc net.Conn, secret []byte, job uint64, gw, target string) error {
+func (c *Client) hop(nc net.Conn, gw, target string) error {
+	secret, job := c.Secret, c.JobID
+	relayTimeout, relayDialTimeout := c.timeout(), c.dialTimeout()
 	if len(target) > maxTarget {
 		return fmt.Errorf("address %q is too long for a gateway", target)
 	}
@@ -308,13 +143,14 @@ func hop(nc net.Conn, secret []byte, job uint64, gw, target string) error {
 	return nil
 }
 
-// dialRoute connects to target through the gateways hops, in order.
-func dialRoute(hops []string, target string, secret []byte, job uint64) (net.Conn, error) {
+// Dial connects to target through the gateways hops, in order (none:
+// directly). An error says which gateway failed and how.
+func (c *Client) Dial(hops []string, target string) (net.Conn, error) {
 	first := target
 	if len(hops) > 0 {
 		first = hops[0]
 	}
-	nc, err := net.DialTimeout("tcp", first, relayDialTimeout)
+	nc, err := net.DialTimeout("tcp", first, c.dialTimeout())
 	if err != nil {
 		if len(hops) > 0 {
 			return nil, fmt.Errorf("cannot connect to gateway %s: %w", first, err)
@@ -326,7 +162,7 @@ func dialRoute(hops []string, target string, secret []byte, job uint64) (net.Con
 		if i+1 < len(hops) {
 			next = hops[i+1]
 		}
-		if err := hop(nc, secret, job, gw, next); err != nil {
+		if err := c.hop(nc, gw, next); err != nil {
 			nc.Close()
 			return nil, err
 		}
@@ -334,18 +170,22 @@ func dialRoute(hops []string, target string, secret []byte, job uint64) (net.Con
 	return nc, nil
 }
 
-// RelayConfig describes a gateway.
-type RelayConfig struct {
+// Config describes a gateway.
+type Config struct {
 	JobID  uint64
 	Secret []byte
 	// Log, if set, receives a line for each refused or failed connection.
 	Log func(string)
+	// DialTimeout bounds each connection the gateway makes (0:
+	// DefaultDialTimeout), Timeout the exchange with a connecting side (0:
+	// DefaultTimeout).
+	DialTimeout, Timeout time.Duration
 }
 
 // Relay is a running gateway: it serves the relay protocol on a listener
 // and copies the bytes of every connection it made.
 type Relay struct {
-	cfg    RelayConfig
+	cfg    Config
 	ln     net.Listener
 	mu     sync.Mutex
 	conns  map[net.Conn]bool
@@ -356,7 +196,7 @@ type Relay struct {
 }
 
 // NewRelay starts a gateway that accepts connections on ln.
-func NewRelay(cfg RelayConfig, ln net.Listener) *Relay {
+func NewRelay(cfg Config, ln net.Listener) *Relay {
 	r := &Relay{cfg: cfg, ln: ln, conns: map[net.Conn]bool{}}
 	r.wg.Add(1)
 	go r.accept()
@@ -432,7 +272,7 @@ func (r *Relay) serve(nc net.Conn) {
 	defer r.untrack(nc)
 	var challenge [nonceSize]byte
 	rand.Read(challenge[:])
-	nc.SetDeadline(time.Now().Add(relayTimeout))
+	nc.SetDeadline(time.Now().Add(orDefault(r.cfg.Timeout, DefaultTimeout)))
 	if _, err := nc.Write(challenge[:]); err != nil {
 		return
 	}
@@ -465,7 +305,7 @@ func (r *Relay) serve(nc net.Conn) {
 		return
 	}
 	target := string(rest[:n])
-	out, err := net.DialTimeout("tcp", target, relayDialTimeout)
+	out, err := net.DialTimeout("tcp", target, orDefault(r.cfg.DialTimeout, DefaultDialTimeout))
 	if err != nil {
 		msg := err.Error()
 		r.log("gateway: %s asked for %s: %s", nc.RemoteAddr(), target, msg)
