@@ -262,7 +262,7 @@ func detectMpigo(env lookupFunc) (*Info, error) {
 	if info.Secret, err = jobSecret(env); err != nil {
 		return nil, fmt.Errorf("boot: %w", err)
 	}
-	if v := os.Getenv(EnvGateways); v != "" {
+	if v := getenv(env, EnvGateways); v != "" {
 		// A rank in a network that cannot reach the launcher reaches its
 		// store through the gateways, as it reaches ranks there.
 		if info.gateways, err = gateway.Parse(v); err != nil {

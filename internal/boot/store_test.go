@@ -457,7 +457,7 @@ func TestStoreThroughGateway(t *testing.T) {
 	for _, job := range []string{"78", "77"} {
 		setOrUnset(t, EnvJobID, job)
 		t.Setenv(EnvSecret, hex.EncodeToString(testSecret))
-		info, err := Detect()
+		info, err := Detect(os.LookupEnv)
 		if job == "78" {
 			if err == nil || !strings.Contains(err.Error(), "through gateway "+rl.Addr()) || !strings.Contains(err.Error(), "closed the connection instead of answering") {
 				t.Errorf("through another job's gateway: %v", err)
