@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mpigo/mpi/internal/transport/shm"
 )
 
 // startupCmd is mpigo run of the test program earlydie, with the job's
@@ -341,4 +343,30 @@ func (b *syncBuf) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// MPIGO_SHM_DIR reaches the ranks of a launched job (package mpi's config
+// reads it and gives it to the shm transport): a folder that does not
+// exist stops the job with an error naming it, and in one that exists the
+// job runs and leaves nothing behind.
+func TestStartupShmDir(t *testing.T) {
+	if ok, why := shm.Available(); !ok {
+		t.Skip(why)
+	}
+	dir := testProgs(t)
+	tmp := t.TempDir()
+	missing := filepath.Join(t.TempDir(), "no-such-folder")
+	c := startupCmd(t, dir, tmp, missing, "--timeout", "60s", "--transport", "shm", "-n", "2", filepath.Join(dir, "earlydie"), "none")
+	out, errs, code := runLaunched(t, c, 90*time.Second)
+	if code == 0 || !strings.Contains(errs, missing) {
+		t.Errorf("MPIGO_SHM_DIR=%s: exit %d, want a failure naming the folder:\n%s\n%s", missing, code, out, errs)
+	}
+	shmDir := t.TempDir()
+	c = startupCmd(t, dir, tmp, shmDir, "--timeout", "60s", "--transport", "shm", "-n", "2", filepath.Join(dir, "earlydie"), "none")
+	if out, errs, code := runLaunched(t, c, 90*time.Second); code != 0 {
+		t.Errorf("MPIGO_SHM_DIR=%s: exit %d:\n%s\n%s", shmDir, code, out, errs)
+	}
+	if left := leftovers(shmDir); len(left) > 0 {
+		t.Errorf("left in MPIGO_SHM_DIR: %v", left)
+	}
 }
