@@ -119,8 +119,10 @@ func envNum(env lookupFunc, name string) int {
 	return -1
 }
 
-// Probe decides which launcher started this process, in this order (the
-// first rule that matches wins):
+// Probe decides which launcher started this process from the variables
+// env reads (os.LookupEnv, or package mpi's reader; the package reads
+// the environment only through the reader it is given), in this order
+// (the first rule that matches wins):
 //
 //  1. MPIGO_RANK, MPIGO_SIZE or MPIGO_KVS set: `mpigo run`.
 //  2. PMI_FD set and PMI-2 asked for (MPIGO_PMI=2), or hinted at and not
@@ -178,8 +180,8 @@ func Probe(env func(string) (string, bool)) Plan {
 	return Plan{Launcher: LauncherSingleton, Rank: 0, Size: 1}
 }
 
-// Detect finds out how this process was started (see Probe for the rules)
-// and joins the job: it returns an error if a launcher's variables are
+// Detect finds out how this process was started, reading the environment
+// through env (see Probe for the rules), and joins the job: it returns an error if a launcher's variables are
 // present but inconsistent, or its PMI server answers nonsense, rather than
 // silently running a singleton.
 func Detect(env func(string) (string, bool)) (*Info, error) {
