@@ -164,7 +164,8 @@ func (c *Comm) isendNow(op string, buf []byte, sig uint64, dest, tag int, mode e
 		return r
 	}
 	r := p.ers.newRequest()
-	r.c, r.op, r.at, r.live, r.finished, r.sentID = c, op, l, true, true, id
+	r.c, r.op, r.live, r.finished, r.sentID = c, op, true, true, id
+	r.setAt(l)
 	return r
 }
 

@@ -391,7 +391,8 @@ func (c *Comm) Ibsend(buf []byte, count int, dt *Datatype, dest, tag int) (_ *Re
 		return nil, err
 	}
 	r := c.nullRequest("Ibsend", Status{})
-	r.at, r.bsend = at("dest", dest, tag), er
+	r.setAt(at("dest", dest, tag))
+	r.more().bsend = er
 	return r, nil
 }
 
@@ -470,7 +471,7 @@ func (c *Comm) irecv(buf []byte, count int, dt *Datatype, src, tag int) (*Reques
 	var r *Request
 	if c.ftReposts(src) { // ft.go: it may be posted again
 		r = c.newRequest("Irecv", at("source", src, tag))
-		r.repost = func(er *engine.Request) {
+		r.x.repost = func(er *engine.Request) {
 			er.Layout = m.lay
 			c.startRecv(er, m.b, nil, dt.sig, src, tag)
 		}
@@ -478,7 +479,9 @@ func (c *Comm) irecv(buf []byte, count int, dt *Datatype, src, tag int) (*Reques
 		r = c.newPooledRequest("Irecv", at("source", src, tag))
 	}
 	r.elem = dt.size
-	r.conv = c.lowConv(buf, dt.t)
+	if cv := c.lowConv(buf, dt.t); cv != nil {
+		r.more().conv = cv
+	}
 	r.er.Layout = m.lay
 	c.startRecv(r.er, m.b, nil, dt.sig, src, tag)
 	return r, nil
@@ -494,8 +497,9 @@ func (c *Comm) sendInit(op string, buf []byte, count int, dt *Datatype, dest, ta
 		return nil, err
 	}
 	sig := dt.sig
-	r := &Request{c: c, op: op, at: at("dest", dest, tag), persistent: true, finished: true}
-	r.start = func(r *Request) error {
+	r := &Request{c: c, op: op, finished: true, x: &reqMore{}}
+	r.setAt(at("dest", dest, tag))
+	r.x.start = func(r *Request) error {
 		if dest == ProcNull {
 			r.mu.Lock()
 			r.er, r.finished = nil, true
@@ -505,7 +509,7 @@ func (c *Comm) sendInit(op string, buf []byte, count int, dt *Datatype, dest, ta
 		if buffered {
 			er, err := c.bsendMsg(op, m, sig, dest, tag, true)
 			r.mu.Lock()
-			r.er, r.finished, r.err, r.bsend = nil, true, err, er
+			r.er, r.finished, r.err, r.x.bsend = nil, true, err, er
 			r.mu.Unlock()
 			return err
 		}
@@ -522,11 +526,12 @@ func (c *Comm) sendInit(op string, buf []byte, count int, dt *Datatype, dest, ta
 func (r *Request) activate() *engine.Request {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.e == nil {
-		r.e = new(engine.Request)
+	x := r.more()
+	if x.e == nil {
+		x.e = new(engine.Request)
 	}
-	r.e.Reset()
-	r.er = r.e
+	x.e.Reset()
+	r.er = x.e
 	return r.er
 }
 
@@ -574,9 +579,10 @@ func (c *Comm) RecvInit(buf []byte, count int, dt *Datatype, src, tag int) (_ *R
 		return nil, err
 	}
 	sig := dt.sig
-	r := &Request{c: c, op: "RecvInit", at: at("source", src, tag), persistent: true, finished: true, elem: dt.size,
-		conv: c.lowConv(buf, dt.t)}
-	r.start = func(r *Request) error {
+	r := &Request{c: c, op: "RecvInit", finished: true, elem: dt.size,
+		x: &reqMore{conv: c.lowConv(buf, dt.t)}}
+	r.setAt(at("source", src, tag))
+	r.x.start = func(r *Request) error {
 		if src == ProcNull {
 			r.mu.Lock()
 			r.er, r.finished, r.st = nil, true, procNullStatus
@@ -869,7 +875,7 @@ func (m *Message) irecv(buf []byte, count int, dt *Datatype) (*Request, error) {
 	}
 	r := c.newRequest("Mrecv", m.at)
 	r.elem = dt.size
-	r.conv = c.lowConv(buf, dt.t)
+	r.x.conv = c.lowConv(buf, dt.t)
 	r.er.Layout = mm.lay
 	c.startMRecv(em, r.er, mm.b, nil, dt.sig)
 	return r, nil

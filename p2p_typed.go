@@ -492,7 +492,7 @@ func (p *Pending[T]) wait() (T, Status, error) {
 		}
 		return p.v, st, err
 	}
-	p.st, p.err = finishRecv(p.req.c, p.req.op, p.req.at, p.t, p.req.er, &p.v)
+	p.st, p.err = finishRecv(p.req.c, p.req.op, p.req.at(), p.t, p.req.er, &p.v)
 	p.got = true
 	return p.v, p.st, p.err
 }
@@ -538,7 +538,7 @@ func irecvT[T any](c *Comm, source, tag int) (*Pending[T], error) {
 		alloc = allocBytes
 	}
 	if c.ftReposts(source) { // ft.go
-		r.repost = func(er *engine.Request) { c.startRecv(er, buf, alloc, t.sig, source, tag) }
+		r.x.repost = func(er *engine.Request) { c.startRecv(er, buf, alloc, t.sig, source, tag) }
 	}
 	c.startRecv(r.er, buf, alloc, t.sig, source, tag)
 	return &Pending[T]{req: r, t: t}, nil
@@ -652,9 +652,9 @@ func irecvInto[E any](c *Comm, buf []E, source, tag int) (*Request, error) {
 		return c.nullRequest("IrecvInto", procNullStatus), nil
 	}
 	r := c.newPooledRequest("IrecvInto", at("source", source, tag))
-	r.elem, r.t, r.tname = t.size, t, "[]"
+	r.elem, r.t, r.sliceOf = t.size, t, true
 	if c.p.reprs != nil {
-		r.conv = c.lowConv(datatype.SliceBytes(buf), t.info.TypeMap())
+		r.more().conv = c.lowConv(datatype.SliceBytes(buf), t.info.TypeMap())
 	}
 	c.startRecv(r.er, datatype.SliceBytes(buf), nil, t.sig, source, tag)
 	return r, nil
