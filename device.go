@@ -153,11 +153,10 @@ func (c *Comm) isendNow(op string, buf []byte, sig uint64, dest, tag int, mode e
 		}
 		err = p.tr.Send(f)
 	}
-	l := at("dest", dest, tag)
 	if err != nil {
 		// As the executor fails a send whose frame a transport refused:
 		// Wait reports it.
-		r := c.newRequest(op, l)
+		r := c.newRequest(op, at("dest", dest, tag))
 		c.fillSend(r.er, dest, tag)
 		r.er.Op = engine.OpSend
 		r.er.Fail(fmt.Errorf("%w: %w", ErrProcFailed, err))
@@ -165,7 +164,7 @@ func (c *Comm) isendNow(op string, buf []byte, sig uint64, dest, tag int, mode e
 	}
 	r := p.ers.newRequest()
 	r.c, r.op, r.live, r.finished, r.sentID = c, op, true, true, id
-	r.setAt(l)
+	r.setPeer(whereDest, dest, tag)
 	return r
 }
 

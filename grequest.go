@@ -137,8 +137,16 @@ func (r *Request) completeG() {
 // generalized request calls its free function then. It returns the
 // result's error joined with free's. r.mu is held.
 func (r *Request) retire(err error) error {
-	g := r.greq()
-	if g == nil || g.freedFn || !g.completed {
+	if r.x == nil || r.x.g == nil {
+		return err
+	}
+	return r.retireG(err)
+}
+
+// retireG is retire for a generalized request.
+func (r *Request) retireG(err error) error {
+	g := r.x.g
+	if g.freedFn || !g.completed {
 		return err
 	}
 	g.freedFn = true

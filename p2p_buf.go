@@ -332,7 +332,7 @@ func (c *Comm) isend(op string, buf []byte, count int, dt *Datatype, dest, tag i
 			return r, nil
 		}
 	}
-	r := c.newPooledRequest(op, at("dest", dest, tag))
+	r := c.newPooledRequest(op, whereDest, dest, tag)
 	r.er.Layout = m.lay
 	r.er.Cancellable = true
 	c.startSend(r.er, m.b, dt.sig, dest, tag, mode)
@@ -476,7 +476,7 @@ func (c *Comm) irecv(buf []byte, count int, dt *Datatype, src, tag int) (*Reques
 			c.startRecv(er, m.b, nil, dt.sig, src, tag)
 		}
 	} else {
-		r = c.newPooledRequest("Irecv", at("source", src, tag))
+		r = c.newPooledRequest("Irecv", whereSource, src, tag)
 	}
 	r.elem = dt.size
 	if cv := c.lowConv(buf, dt.t); cv != nil {

@@ -328,7 +328,7 @@ func isendT[T any](c *Comm, op string, v T, dest, tag int, mode engine.Mode) (*R
 	if r := c.isendNow(op, b, t.sig, dest, tag, mode); r != nil {
 		return r, nil
 	}
-	r := c.newPooledRequest(op, at("dest", dest, tag))
+	r := c.newPooledRequest(op, whereDest, dest, tag)
 	r.er.Cancellable = true
 	c.startSend(r.er, b, t.sig, dest, tag, mode)
 	return r, nil
@@ -651,7 +651,7 @@ func irecvInto[E any](c *Comm, buf []E, source, tag int) (*Request, error) {
 	if source == ProcNull {
 		return c.nullRequest("IrecvInto", procNullStatus), nil
 	}
-	r := c.newPooledRequest("IrecvInto", at("source", source, tag))
+	r := c.newPooledRequest("IrecvInto", whereSource, source, tag)
 	r.elem, r.t, r.sliceOf = t.size, t, true
 	if c.p.reprs != nil {
 		r.more().conv = c.lowConv(datatype.SliceBytes(buf), t.info.TypeMap())

@@ -18,3 +18,35 @@ func TestRequestBlock(t *testing.T) {
 		t.Errorf("reqBlock is %d, want %d: 8 KiB of %d-byte Requests", reqBlock, 8192/size, size)
 	}
 }
+
+// TestRequestLoc: a Request gives back the loc it was given, compact or
+// not, for error messages.
+func TestRequestLoc(t *testing.T) {
+	locs := []loc{
+		{},
+		at("dest", 3, 7),
+		at("source", AnySource, AnyTag),
+		at("root", 0, TagUB),
+		at("dest", 1<<40, 2),    // does not fit int32
+		at("source", 1, -1<<40), // nor this
+		at("target", 2, 5),      // a name without a code
+		{what: "root", peer: 4}, // no tag
+		{peer: 5, tag: 6, hasTag: true},
+	}
+	for _, l := range locs {
+		var r Request
+		r.setAt(l)
+		if got := r.at(); got != l {
+			t.Errorf("setAt(%+v): at() = %+v", l, got)
+		}
+	}
+	for _, w := range []uint8{whereDest, whereSource} {
+		for _, pt := range [][2]int{{2, 9}, {1 << 33, 1}, {1, 1 << 33}} {
+			var r Request
+			r.setPeer(w, pt[0], pt[1])
+			if want, got := at(whereNames[w], pt[0], pt[1]), r.at(); got != want {
+				t.Errorf("setPeer(%d, %d, %d): at() = %+v, want %+v", w, pt[0], pt[1], got, want)
+			}
+		}
+	}
+}

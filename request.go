@@ -127,6 +127,20 @@ func (r *Request) setAt(l loc) {
 	r.where = w
 }
 
+// setPeer is setAt(at(name, peer, tag)) for the name whereNames[w],
+// without comparing names: for the non-blocking calls' hot paths.
+func (r *Request) setPeer(w uint8, peer, tag int) {
+	if int(int32(peer)) != peer || int(int32(tag)) != tag {
+		r.setWide(w, peer, tag)
+		return
+	}
+	r.where, r.peer, r.tag = w, int32(peer), int32(tag)
+}
+
+// setWide is setPeer's rare case, kept out of line so that setPeer
+// inlines.
+func (r *Request) setWide(w uint8, peer, tag int) { r.setAt(at(whereNames[w], peer, tag)) }
+
 // at returns r's loc (see setAt).
 func (r *Request) at() loc {
 	switch r.where {
@@ -191,10 +205,12 @@ func (c *Comm) newRequest(op string, l loc) *Request {
 // Only requests whose engine request nobody reads after the result is
 // handed over may be pooled (not Pending[T], which reads the received
 // bytes after the wait; not requests with OnDone).
-func (c *Comm) newPooledRequest(op string, l loc) *Request {
+//
+// Its loc is w (whereDest or whereSource), peer and tag.
+func (c *Comm) newPooledRequest(op string, w uint8, peer, tag int) *Request {
 	r, er := c.p.ers.pair()
 	r.c, r.op, r.live, r.pooled, r.er = c, op, true, true, er
-	r.setAt(l)
+	r.setPeer(w, peer, tag)
 	return r
 }
 
@@ -318,8 +334,12 @@ func (r *Request) wait() (Status, error) {
 		r.mu.Unlock()
 		return st, err
 	}
-	r.rearmRecv() // ft.go
-	for {
+	if x := r.x; x != nil && x.rearm {
+		r.rearmRecv() // ft.go
+	}
+	// Often done already (a window's receives, waited for after the
+	// last): then neither the lock's release nor the pin.
+	for !er.Done() {
 		r.pins++
 		r.mu.Unlock()
 		er.WaitIn(r.c.progress(), r.c.blocker())
@@ -327,14 +347,16 @@ func (r *Request) wait() (Status, error) {
 		r.pins--
 		// A Cancel may have reopened a completed eager send meanwhile:
 		// then wait for the receiver's answer.
-		if r.er != er || r.finished || er.Done() {
+		if r.er != er || r.finished {
 			break
 		}
 	}
 	if r.er == er && !r.finished {
-		if err := r.anyPending(); err != nil { // ft.go
-			r.mu.Unlock()
-			return Status{}, r.c.handle(err)
+		if x := r.x; x != nil && x.repost != nil {
+			if err := r.anyPending(); err != nil { // ft.go
+				r.mu.Unlock()
+				return Status{}, r.c.handle(err)
+			}
 		}
 		r.complete()
 		r.release()
@@ -342,6 +364,9 @@ func (r *Request) wait() (Status, error) {
 	r.live = false
 	st, err := r.st, r.retire(r.err)
 	r.mu.Unlock()
+	if err == nil {
+		return st, nil
+	}
 	return st, r.c.handle(err)
 }
 
