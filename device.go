@@ -60,7 +60,8 @@ func (p *proc) engineConfig(cfg engine.Config) engine.Config {
 }
 
 // peerEager returns the eager limits towards the peers whose transport has
-// a short road (see Config.ShmEagerLimit), or nil to use EagerLimit for
+// a short road with room (see Config.ShmEagerLimit; EagerRoom 0, as
+// between goroutine ranks, keeps EagerLimit), or nil to use EagerLimit for
 // every peer. noteRoutes must have run.
 func (p *proc) peerEager(cfg Config, oversubscribed bool) []int {
 	limit := cfg.ShmEagerLimit
@@ -69,7 +70,7 @@ func (p *proc) peerEager(cfg Config, oversubscribed bool) []int {
 			return nil
 		}
 		for _, t := range p.eagerTo {
-			if t != nil {
+			if t != nil && t.EagerRoom() > 0 {
 				limit = min(t.EagerRoom(), 512<<10)
 				break
 			}
@@ -80,7 +81,7 @@ func (p *proc) peerEager(cfg Config, oversubscribed bool) []int {
 	}
 	l := make([]int, len(p.eagerTo))
 	for peer, t := range p.eagerTo {
-		if t != nil {
+		if t != nil && t.EagerRoom() > 0 { // not goroutine ranks (inproc: 0)
 			l[peer] = limit
 		}
 	}
