@@ -61,6 +61,8 @@ type harness struct {
 	// runs them with runFetch.
 	fetches     []heldFetch
 	holdFetches bool
+
+	recvs int // receives posted, to alternate PostRecv and TryPostRecv
 }
 
 type region struct {
@@ -234,10 +236,16 @@ func (h *harness) send(from int, r *Request) {
 	h.flush(from, &out)
 }
 
-// recv posts r on rank at.
+// recv posts r on rank at: every other receive through TryPostRecv
+// first, as the root package's non-blocking receives do, so that every
+// test and the fuzzer run both.
 func (h *harness) recv(at int, r *Request) {
 	h.t.Helper()
 	h.track(r)
+	h.recvs++
+	if h.recvs%2 == 0 && h.engs[at].TryPostRecv(r) {
+		return
+	}
 	var out Outbox
 	h.engs[at].PostRecv(r, &out)
 	h.flush(at, &out)
