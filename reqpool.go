@@ -63,8 +63,9 @@ func (l *erFreeList) pair() (*Request, *engine.Request) {
 	l.mu.Lock()
 	r := l.request()
 	if n := len(l.free); n > 0 {
+		// The slot keeps its pointer: the free list owns er either way,
+		// and a store would cost a write barrier while the GC marks.
 		er := l.free[n-1]
-		l.free[n-1] = nil
 		l.free = l.free[:n-1]
 		l.mu.Unlock()
 		return r, er

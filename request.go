@@ -130,7 +130,7 @@ func (r *Request) setAt(l loc) {
 // setPeer is setAt(at(name, peer, tag)) for the name whereNames[w],
 // without comparing names: for the non-blocking calls' hot paths.
 func (r *Request) setPeer(w uint8, peer, tag int) {
-	if int(int32(peer)) != peer || int(int32(tag)) != tag {
+	if uint64(peer+1<<31)|uint64(tag+1<<31) >= 1<<32 { // not both in int32
 		r.setWide(w, peer, tag)
 		return
 	}
@@ -251,7 +251,9 @@ func (r *Request) complete() {
 	est := r.er.Status()
 	r.st = statusOf(est, r.elem)
 	if est.Err == nil {
-		r.err = nil
+		if r.err != nil { // a store only if needed: no write barrier
+			r.err = nil
+		}
 	} else if r.t != nil {
 		tname := ""
 		if r.sliceOf {
