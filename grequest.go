@@ -129,7 +129,8 @@ func (r *Request) completeG() {
 			err = r.grequestWrap(r.op, "query", qerr)
 		}
 	}
-	r.st, r.err = st, err
+	r.st = st
+	r.setErr(err)
 	r.finished = true
 }
 
@@ -156,7 +157,7 @@ func (r *Request) retireG(err error) error {
 	if ferr := g.free(); ferr != nil {
 		ferr = r.grequestWrap(r.op, "free", ferr)
 		if err == nil {
-			r.err = ferr
+			r.setErr(ferr)
 			return ferr
 		}
 		return errors.Join(err, ferr)
@@ -186,13 +187,13 @@ func (r *Request) GetStatus() (_ bool, _ Status, err error) {
 		return true, emptyStatus, nil
 	}
 	if r.er == nil || r.finished {
-		return true, r.st, r.err
+		return true, r.st, r.errv()
 	}
 	if !r.er.Done() {
 		return false, Status{}, nil
 	}
 	r.complete()
-	return true, r.st, r.err
+	return true, r.st, r.errv()
 }
 
 // SetElements makes the status report count basic elements of dt

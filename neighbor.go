@@ -138,7 +138,7 @@ func (c *Comm) nbrRecv(op string, i int, b nbrBlk, src, tag int) (*Request, erro
 		return nil, err
 	}
 	r := c.newRequest(op, at("source", src, tag))
-	r.elem = b.dt.size
+	r.st.elem = b.dt.size
 	r.er.Layout = m.lay
 	r.x.conv = c.lowConv(b.buf, b.dt.t) // a mixed job: converted on completion (hetero.go)
 	want := lowSig(b.dt, b.count)

@@ -495,7 +495,7 @@ func (c *Comm) irecv(buf []byte, count int, dt *Datatype, src, tag int) (*Reques
 	} else {
 		r = c.newPooledRequest("Irecv", whereSource, src, tag)
 	}
-	r.elem = dt.size
+	r.st.elem = dt.size
 	if cv := c.lowConv(buf, dt.t); cv != nil {
 		r.more().conv = cv
 	}
@@ -526,7 +526,7 @@ func (c *Comm) sendInit(op string, buf []byte, count int, dt *Datatype, dest, ta
 		if buffered {
 			er, err := c.bsendMsg(op, m, sig, dest, tag, true)
 			r.mu.Lock()
-			r.er, r.finished, r.err, r.x.bsend = nil, true, err, er
+			r.er, r.finished, r.x.err, r.x.bsend = nil, true, err, er
 			r.mu.Unlock()
 			return err
 		}
@@ -596,7 +596,7 @@ func (c *Comm) RecvInit(buf []byte, count int, dt *Datatype, src, tag int) (_ *R
 		return nil, err
 	}
 	sig := dt.sig
-	r := &Request{c: c, op: "RecvInit", finished: true, elem: dt.size,
+	r := &Request{c: c, op: "RecvInit", finished: true, st: Status{elem: dt.size},
 		x: &reqMore{conv: c.lowConv(buf, dt.t)}}
 	r.setAt(at("source", src, tag))
 	r.x.start = func(r *Request) error {
@@ -891,7 +891,7 @@ func (m *Message) irecv(buf []byte, count int, dt *Datatype) (*Request, error) {
 		return c.nullRequest("Mrecv", procNullStatus), nil
 	}
 	r := c.newRequest("Mrecv", m.at)
-	r.elem = dt.size
+	r.st.elem = dt.size
 	r.x.conv = c.lowConv(buf, dt.t)
 	r.er.Layout = mm.lay
 	c.startMRecv(em, r.er, mm.b, nil, dt.sig)

@@ -529,7 +529,7 @@ func irecvT[T any](c *Comm, source, tag int) (*Pending[T], error) {
 		return &Pending[T]{req: c.nullRequest("Irecv", procNullStatus), t: t}, nil
 	}
 	r := c.newRequest("Irecv", at("source", source, tag))
-	r.elem, r.t = t.elemSize(), t
+	r.st.elem, r.t = t.elemSize(), t
 	var buf []byte
 	var alloc func(int) []byte
 	if t.shape == shapePlain {
@@ -652,7 +652,7 @@ func irecvInto[E any](c *Comm, buf []E, source, tag int) (*Request, error) {
 		return c.nullRequest("IrecvInto", procNullStatus), nil
 	}
 	r := c.newPooledRequest("IrecvInto", whereSource, source, tag)
-	r.elem, r.t, r.sliceOf = t.size, t, true
+	r.st.elem, r.t, r.sliceOf = t.size, t, true
 	if c.p.reprs != nil {
 		r.more().conv = c.lowConv(datatype.SliceBytes(buf), t.info.TypeMap())
 	}

@@ -20,19 +20,19 @@ type Request struct {
 	mu sync.Mutex
 	er *engine.Request // the engine's request; nil if none is active
 	// x holds what only some requests use (persistent, generalized,
-	// buffered and converting ones, and the fault-tolerant repost); nil
-	// for most. It keeps a Request small: the requests of non-blocking
+	// buffered and converting ones, the fault-tolerant repost, an error
+	// result); nil for most. It keeps a Request small: the requests of non-blocking
 	// calls are allocated for every message, and the garbage collector's
 	// work grows with their bytes.
 	x      *reqMore
 	finish func(st engine.Status) error // typed receives: decode the data
 	t      *typeInfo                    // typed receives: the type, for a mismatch's message
-	elem   int
 	// sentID is the send id of a non-blocking send that left at once by
 	// the short road (Comm.isendNow) and has no engine request; 0 if none.
 	sentID uint64
-	st     Status
-	err    error
+	// st is the result; before it, st.elem already holds the size of
+	// one element of the receive's type, which complete keeps.
+	st Status
 	// peer, tag and where are the request's loc (peer and tag, for error
 	// messages), compactly: see setAt and at.
 	peer, tag int32
@@ -77,6 +77,8 @@ type reqMore struct {
 	// (ft.go).
 	repost func(er *engine.Request)
 	rearm  bool
+	// err is the request's error result, if any (Request.errv).
+	err error
 	// at is the request's loc when it does not fit Request's compact form
 	// (where == whereMore).
 	at loc
@@ -150,6 +152,23 @@ func (r *Request) at() loc {
 		return r.x.at
 	}
 	return loc{what: whereNames[r.where], peer: int(r.peer), tag: int(r.tag), hasTag: true}
+}
+
+// errv returns r's error result (nil while it has none).
+func (r *Request) errv() error {
+	if r.x == nil {
+		return nil
+	}
+	return r.x.err
+}
+
+// setErr sets r's error result. r is not shared yet, or r.mu is held.
+func (r *Request) setErr(err error) {
+	if err != nil {
+		r.more().err = err
+	} else if r.x != nil && r.x.err != nil {
+		r.x.err = nil
+	}
 }
 
 // persistent reports whether r is a persistent request (SendInit,
@@ -249,26 +268,26 @@ func (r *Request) complete() {
 		return
 	}
 	est := r.er.Status()
-	r.st = statusOf(est, r.elem)
-	if est.Err == nil {
-		if r.err != nil { // a store only if needed: no write barrier
-			r.err = nil
-		}
-	} else if r.t != nil {
+	r.st = statusOf(est, r.st.elem)
+	var err error
+	switch {
+	case est.Err == nil:
+	case r.t != nil:
 		tname := ""
 		if r.sliceOf {
 			tname = "[]"
 		}
-		r.err = r.c.recvStatusErr(r.op, r.at(), r.t, tname, est)
-	} else {
-		r.err = r.c.statusErr(r.op, r.at(), est)
+		err = r.c.recvStatusErr(r.op, r.at(), r.t, tname, est)
+	default:
+		err = r.c.statusErr(r.op, r.at(), est)
 	}
 	if x != nil && x.conv != nil && !est.Cancelled {
 		x.conv.convert(r.c, est.Source, est.Count)
 	}
-	if r.err == nil && r.finish != nil && !est.Cancelled {
-		r.err = r.finish(est)
+	if err == nil && r.finish != nil && !est.Cancelled {
+		err = r.finish(est)
 	}
+	r.setErr(err)
 	r.finished = true
 	if x != nil && x.start != nil { // persistent
 		r.er = nil // inactive until the next Start
@@ -332,7 +351,7 @@ func (r *Request) wait() (Status, error) {
 	er := r.er
 	if er == nil || r.finished {
 		r.live = false
-		st, err := r.st, r.retire(r.err)
+		st, err := r.st, r.retire(r.errv())
 		r.mu.Unlock()
 		return st, err
 	}
@@ -364,7 +383,7 @@ func (r *Request) wait() (Status, error) {
 		r.release()
 	}
 	r.live = false
-	st, err := r.st, r.retire(r.err)
+	st, err := r.st, r.retire(r.errv())
 	r.mu.Unlock()
 	if err == nil {
 		return st, nil
@@ -396,7 +415,7 @@ func (r *Request) test() (bool, Status, error) {
 	}
 	if r.er == nil || r.finished {
 		r.live = false
-		return true, r.st, r.retire(r.err)
+		return true, r.st, r.retire(r.errv())
 	}
 	r.rearmRecv() // ft.go
 	if !r.er.Done() {
@@ -408,7 +427,7 @@ func (r *Request) test() (bool, Status, error) {
 	r.complete()
 	r.release()
 	r.live = false
-	return true, r.st, r.c.handle(r.retire(r.err))
+	return true, r.st, r.c.handle(r.retire(r.errv()))
 }
 
 // done reports whether Wait would return at once.
@@ -572,7 +591,8 @@ func (r *Request) begin() error {
 		return r.c.handle(r.c.errorf("Start", ErrRequest, r.at(), "request is already active"))
 	}
 	r.finished = false
-	r.st, r.err = Status{}, nil
+	r.st = Status{elem: r.st.elem} // elem: see Request.st
+	r.setErr(nil)
 	r.live = true
 	r.mu.Unlock()
 	err := r.x.start(r)
