@@ -633,7 +633,10 @@ func WaitAll(reqs ...Waiter) (err error) {
 		if reqs[i] == nil {
 			continue
 		}
-		r := reqs[i].request()
+		r, ok := reqs[i].(*Request) // most are: no dynamic call
+		if !ok {
+			r = reqs[i].request()
+		}
 		if _, err := r.wait(); err != nil {
 			failed = append(failed, failure{i, r, err})
 		}
