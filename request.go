@@ -21,9 +21,9 @@ type Request struct {
 	er *engine.Request // the engine's request; nil if none is active
 	// x holds what only some requests use (persistent, generalized,
 	// buffered and converting ones, the fault-tolerant repost, an error
-	// result); nil for most. It keeps a Request small: the requests of non-blocking
-	// calls are allocated for every message, and the garbage collector's
-	// work grows with their bytes.
+	// result); nil for most. It keeps a Request small: the requests of
+	// non-blocking calls are allocated for every message, and the garbage
+	// collector's work grows with their bytes.
 	x      *reqMore
 	finish func(st engine.Status) error // typed receives: decode the data
 	t      *typeInfo                    // typed receives: the type, for a mismatch's message
@@ -139,8 +139,7 @@ func (r *Request) setPeer(w uint8, peer, tag int) {
 	r.where, r.peer, r.tag = w, int32(peer), int32(tag)
 }
 
-// setWide is setPeer's rare case, kept out of line so that setPeer
-// inlines.
+// setWide is setPeer's rare case: a peer or a tag beyond int32.
 func (r *Request) setWide(w uint8, peer, tag int) { r.setAt(at(whereNames[w], peer, tag)) }
 
 // at returns r's loc (see setAt).
