@@ -60,7 +60,8 @@ func (p *proc) engineConfig(cfg engine.Config) engine.Config {
 }
 
 // peerEager returns the eager limits towards the peers whose transport has
-// a short road (see Config.ShmEagerLimit), or nil to use EagerLimit for
+// a short road with room (see Config.ShmEagerLimit; EagerRoom 0, as
+// between goroutine ranks, keeps EagerLimit), or nil to use EagerLimit for
 // every peer. noteRoutes must have run.
 func (p *proc) peerEager(cfg Config, oversubscribed bool) []int {
 	limit := cfg.ShmEagerLimit
@@ -69,7 +70,7 @@ func (p *proc) peerEager(cfg Config, oversubscribed bool) []int {
 			return nil
 		}
 		for _, t := range p.eagerTo {
-			if t != nil {
+			if t != nil && t.EagerRoom() > 0 {
 				limit = min(t.EagerRoom(), 512<<10)
 				break
 			}
@@ -80,7 +81,7 @@ func (p *proc) peerEager(cfg Config, oversubscribed bool) []int {
 	}
 	l := make([]int, len(p.eagerTo))
 	for peer, t := range p.eagerTo {
-		if t != nil {
+		if t != nil && t.EagerRoom() > 0 { // not goroutine ranks (inproc: 0)
 			l[peer] = limit
 		}
 	}
@@ -153,18 +154,18 @@ func (c *Comm) isendNow(op string, buf []byte, sig uint64, dest, tag int, mode e
 		}
 		err = p.tr.Send(f)
 	}
-	l := at("dest", dest, tag)
 	if err != nil {
 		// As the executor fails a send whose frame a transport refused:
 		// Wait reports it.
-		r := c.newRequest(op, l)
+		r := c.newRequest(op, at("dest", dest, tag))
 		c.fillSend(r.er, dest, tag)
 		r.er.Op = engine.OpSend
 		r.er.Fail(fmt.Errorf("%w: %w", ErrProcFailed, err))
 		return r
 	}
 	r := p.ers.newRequest()
-	r.c, r.op, r.at, r.live, r.finished, r.sentID = c, op, l, true, true, id
+	r.c, r.op, r.live, r.finished, r.sentID = c, op, true, true, id
+	r.setPeer(whereDest, dest, tag)
 	return r
 }
 

@@ -643,23 +643,23 @@ func (c *Comm) ftAnyPending(er *engine.Request) bool {
 // that it can still complete once the failure is acknowledged (ULFM).
 // r.mu is held.
 func (r *Request) anyPending() error {
-	if r.repost == nil || !errors.Is(r.er.Status().Err, ErrProcFailedPending) {
+	if r.x == nil || r.x.repost == nil || !errors.Is(r.er.Status().Err, ErrProcFailedPending) {
 		return nil
 	}
-	r.rearm = true
-	return r.c.statusErr(r.op, r.at, r.er.Status())
+	r.x.rearm = true
+	return r.c.statusErr(r.op, r.at(), r.er.Status())
 }
 
 // rearmRecv posts again a receive that anyPending left pending. Until
 // the failure is acknowledged with AckFailed the new receive fails at
 // once with ErrProcFailedPending again. r.mu is held.
 func (r *Request) rearmRecv() {
-	if !r.rearm {
+	if r.x == nil || !r.x.rearm {
 		return
 	}
-	r.rearm = false
+	r.x.rearm = false
 	r.er.Reset()
-	r.repost(r.er)
+	r.x.repost(r.er)
 }
 
 // ftReposts reports whether a non-blocking receive from src on c must be

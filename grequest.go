@@ -50,7 +50,7 @@ func (c *Comm) GrequestStart(query func(st *Status) error, free func() error, ca
 		return nil, err
 	}
 	r := c.newRequest("GrequestStart", loc{})
-	r.g = &grequest{query: query, free: free, cancel: cancel}
+	r.x.g = &grequest{query: query, free: free, cancel: cancel}
 	return r, nil
 }
 
@@ -67,25 +67,34 @@ func (r *Request) GrequestComplete() (err error) {
 		return (*Comm)(nil).errorf("GrequestComplete", ErrRequest, loc{}, "nil request")
 	}
 	r.mu.Lock()
-	if r.g == nil {
+	g := r.greq()
+	if g == nil {
 		r.mu.Unlock()
-		return r.c.handle(r.c.errorf("GrequestComplete", ErrRequest, r.at, "not a generalized request"))
+		return r.c.handle(r.c.errorf("GrequestComplete", ErrRequest, r.at(), "not a generalized request"))
 	}
-	if r.g.completed {
+	if g.completed {
 		r.mu.Unlock()
-		return r.c.handle(r.c.errorf("GrequestComplete", ErrRequest, r.at, "generalized request completed already"))
+		return r.c.handle(r.c.errorf("GrequestComplete", ErrRequest, r.at(), "generalized request completed already"))
 	}
-	r.g.completed = true
-	free := r.freed && !r.g.freedFn // freed before it completed: free now
+	g.completed = true
+	free := r.freed && !g.freedFn // freed before it completed: free now
 	if free {
-		r.g.freedFn = true
+		g.freedFn = true
 	}
 	r.mu.Unlock()
-	r.e.Complete(engine.Status{Source: AnySource, Tag: AnyTag}) // wakes the waiters
+	r.x.e.Complete(engine.Status{Source: AnySource, Tag: AnyTag}) // wakes the waiters
 	if free {
-		return r.grequestErr("GrequestComplete", "free", r.g.free)
+		return r.grequestErr("GrequestComplete", "free", g.free)
 	}
 	return nil
+}
+
+// greq returns r's generalized request, nil if r is not one.
+func (r *Request) greq() *grequest {
+	if r.x == nil {
+		return nil
+	}
+	return r.x.g
 }
 
 // grequestErr calls the user function f (if any) named what on behalf of
@@ -105,7 +114,7 @@ func (r *Request) grequestWrap(op, what string, err error) error {
 	if errors.As(err, &e) {
 		return err // already says where
 	}
-	e = r.c.errorf(op, ErrOther, r.at, "generalized request's %s function", what).(*Error)
+	e = r.c.errorf(op, ErrOther, r.at(), "generalized request's %s function", what).(*Error)
 	e.Cause = err
 	return e
 }
@@ -115,12 +124,13 @@ func (r *Request) grequestWrap(op, what string, err error) error {
 func (r *Request) completeG() {
 	st := emptyStatus
 	var err error
-	if r.g.query != nil {
-		if qerr := r.g.query(&st); qerr != nil {
+	if g := r.x.g; g.query != nil {
+		if qerr := g.query(&st); qerr != nil {
 			err = r.grequestWrap(r.op, "query", qerr)
 		}
 	}
-	r.st, r.err = st, err
+	r.st = st
+	r.setErr(err)
 	r.finished = true
 }
 
@@ -128,17 +138,26 @@ func (r *Request) completeG() {
 // generalized request calls its free function then. It returns the
 // result's error joined with free's. r.mu is held.
 func (r *Request) retire(err error) error {
-	if r.g == nil || r.g.freedFn || !r.g.completed {
+	if r.x == nil || r.x.g == nil {
 		return err
 	}
-	r.g.freedFn = true
-	if r.g.free == nil {
+	return r.retireG(err)
+}
+
+// retireG is retire for a generalized request.
+func (r *Request) retireG(err error) error {
+	g := r.x.g
+	if g.freedFn || !g.completed {
 		return err
 	}
-	if ferr := r.g.free(); ferr != nil {
+	g.freedFn = true
+	if g.free == nil {
+		return err
+	}
+	if ferr := g.free(); ferr != nil {
 		ferr = r.grequestWrap(r.op, "free", ferr)
 		if err == nil {
-			r.err = ferr
+			r.setErr(ferr)
 			return ferr
 		}
 		return errors.Join(err, ferr)
@@ -164,17 +183,17 @@ func (r *Request) GetStatus() (_ bool, _ Status, err error) {
 	if r.freed {
 		return false, Status{}, (*Comm)(nil).errorf("GetStatus", ErrRequest, loc{}, "request has been freed")
 	}
-	if !r.live && r.persistent {
+	if !r.live && r.persistent() {
 		return true, emptyStatus, nil
 	}
 	if r.er == nil || r.finished {
-		return true, r.st, r.err
+		return true, r.st, r.errv()
 	}
 	if !r.er.Done() {
 		return false, Status{}, nil
 	}
 	r.complete()
-	return true, r.st, r.err
+	return true, r.st, r.errv()
 }
 
 // SetElements makes the status report count basic elements of dt

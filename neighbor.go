@@ -152,9 +152,9 @@ func (c *Comm) nbrRecv(op string, i int, b nbrBlk, src, tag int) (*Request, erro
 		return nil, err
 	}
 	r := c.newRequest(op, at("source", src, tag))
-	r.elem = b.dt.size
+	r.st.elem = b.dt.size
 	r.er.Layout = m.lay
-	r.conv = c.lowConv(b.buf, b.dt.t) // a mixed job: converted on completion (hetero.go)
+	r.x.conv = c.lowConv(b.buf, b.dt.t) // a mixed job: converted on completion (hetero.go)
 	want := lowSig(b.dt, b.count)
 	r.finish = func(st engine.Status) error {
 		if st.Sig == want || st.Sig == 0 {

@@ -125,9 +125,21 @@ func (c *Comm) startSend(er *engine.Request, buf []byte, sig uint64, dest, tag i
 }
 
 // startRecv fills er for a receive from src and starts it.
+//
+// It clears no Outbox unless the receive matches a message that must be
+// answered (engine.TryPostRecv): clearing one cost about 50 instructions
+// on every non-blocking receive.
 func (c *Comm) startRecv(er *engine.Request, buf []byte, alloc func(int) []byte, sig uint64, src, tag int) {
+	if c.fillRecv(er, buf, alloc, sig, src, tag) && !c.p.eng.TryPostRecv(er) {
+		c.postAnswered(er)
+	}
+}
+
+// postAnswered is PostRecv of er, filled, with an Outbox for the answer.
+func (c *Comm) postAnswered(er *engine.Request) {
 	var out engine.Outbox
-	c.postRecv(er, &out, buf, alloc, sig, src, tag)
+	c.p.eng.PostRecv(er, &out)
+	c.p.exec(&out)
 }
 
 // startSlotRecv is startRecv for a pooled slot, with the slot's outbox:
@@ -139,16 +151,21 @@ func (c *Comm) startSlotRecv(s *slot, buf []byte, alloc func(int) []byte, sig ui
 }
 
 func (c *Comm) postRecv(er *engine.Request, out *engine.Outbox, buf []byte, alloc func(int) []byte, sig uint64, src, tag int) {
+	if c.fillRecv(er, buf, alloc, sig, src, tag) {
+		c.p.eng.PostRecv(er, out)
+		c.p.exec(out)
+	}
+}
+
+// fillRecv fills er for a receive from src with tag and reports whether
+// it is to be posted (not if fault tolerance failed it already).
+func (c *Comm) fillRecv(er *engine.Request, buf []byte, alloc func(int) []byte, sig uint64, src, tag int) bool {
 	er.Context, er.Peer, er.Tag = c.ctx, src, tag
 	if src >= 0 {
 		er.FromWorld = c.group[src] + 1
 	}
 	er.Buf, er.Alloc, er.Sig = buf, alloc, sig
-	if src == AnySource && c.p.ft != nil && c.ftAnyPending(er) { // ft.go
-		return
-	}
-	c.p.eng.PostRecv(er, out)
-	c.p.exec(out)
+	return src != AnySource || c.p.ft == nil || !c.ftAnyPending(er) // ft.go
 }
 
 // sendMsg is a blocking send of m (validated) in mode.
@@ -332,7 +349,7 @@ func (c *Comm) isend(op string, buf []byte, count int, dt *Datatype, dest, tag i
 			return r, nil
 		}
 	}
-	r := c.newPooledRequest(op, at("dest", dest, tag))
+	r := c.newPooledRequest(op, whereDest, dest, tag)
 	r.er.Layout = m.lay
 	r.er.Cancellable = true
 	c.startSend(r.er, m.b, dt.sig, dest, tag, mode)
@@ -391,7 +408,8 @@ func (c *Comm) Ibsend(buf []byte, count int, dt *Datatype, dest, tag int) (_ *Re
 		return nil, err
 	}
 	r := c.nullRequest("Ibsend", Status{})
-	r.at, r.bsend = at("dest", dest, tag), er
+	r.setAt(at("dest", dest, tag))
+	r.more().bsend = er
 	return r, nil
 }
 
@@ -470,15 +488,17 @@ func (c *Comm) irecv(buf []byte, count int, dt *Datatype, src, tag int) (*Reques
 	var r *Request
 	if c.ftReposts(src) { // ft.go: it may be posted again
 		r = c.newRequest("Irecv", at("source", src, tag))
-		r.repost = func(er *engine.Request) {
+		r.x.repost = func(er *engine.Request) {
 			er.Layout = m.lay
 			c.startRecv(er, m.b, nil, dt.sig, src, tag)
 		}
 	} else {
-		r = c.newPooledRequest("Irecv", at("source", src, tag))
+		r = c.newPooledRequest("Irecv", whereSource, src, tag)
 	}
-	r.elem = dt.size
-	r.conv = c.lowConv(buf, dt.t)
+	r.st.elem = dt.size
+	if cv := c.lowConv(buf, dt.t); cv != nil {
+		r.more().conv = cv
+	}
 	r.er.Layout = m.lay
 	c.startRecv(r.er, m.b, nil, dt.sig, src, tag)
 	return r, nil
@@ -494,8 +514,9 @@ func (c *Comm) sendInit(op string, buf []byte, count int, dt *Datatype, dest, ta
 		return nil, err
 	}
 	sig := dt.sig
-	r := &Request{c: c, op: op, at: at("dest", dest, tag), persistent: true, finished: true}
-	r.start = func(r *Request) error {
+	r := &Request{c: c, op: op, finished: true, x: &reqMore{}}
+	r.setAt(at("dest", dest, tag))
+	r.x.start = func(r *Request) error {
 		if dest == ProcNull {
 			r.mu.Lock()
 			r.er, r.finished = nil, true
@@ -505,7 +526,7 @@ func (c *Comm) sendInit(op string, buf []byte, count int, dt *Datatype, dest, ta
 		if buffered {
 			er, err := c.bsendMsg(op, m, sig, dest, tag, true)
 			r.mu.Lock()
-			r.er, r.finished, r.err, r.bsend = nil, true, err, er
+			r.er, r.finished, r.x.err, r.x.bsend = nil, true, err, er
 			r.mu.Unlock()
 			return err
 		}
@@ -522,11 +543,12 @@ func (c *Comm) sendInit(op string, buf []byte, count int, dt *Datatype, dest, ta
 func (r *Request) activate() *engine.Request {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.e == nil {
-		r.e = new(engine.Request)
+	x := r.more()
+	if x.e == nil {
+		x.e = new(engine.Request)
 	}
-	r.e.Reset()
-	r.er = r.e
+	x.e.Reset()
+	r.er = x.e
 	return r.er
 }
 
@@ -574,9 +596,10 @@ func (c *Comm) RecvInit(buf []byte, count int, dt *Datatype, src, tag int) (_ *R
 		return nil, err
 	}
 	sig := dt.sig
-	r := &Request{c: c, op: "RecvInit", at: at("source", src, tag), persistent: true, finished: true, elem: dt.size,
-		conv: c.lowConv(buf, dt.t)}
-	r.start = func(r *Request) error {
+	r := &Request{c: c, op: "RecvInit", finished: true, st: Status{elem: dt.size},
+		x: &reqMore{conv: c.lowConv(buf, dt.t)}}
+	r.setAt(at("source", src, tag))
+	r.x.start = func(r *Request) error {
 		if src == ProcNull {
 			r.mu.Lock()
 			r.er, r.finished, r.st = nil, true, procNullStatus
@@ -868,8 +891,8 @@ func (m *Message) irecv(buf []byte, count int, dt *Datatype) (*Request, error) {
 		return c.nullRequest("Mrecv", procNullStatus), nil
 	}
 	r := c.newRequest("Mrecv", m.at)
-	r.elem = dt.size
-	r.conv = c.lowConv(buf, dt.t)
+	r.st.elem = dt.size
+	r.x.conv = c.lowConv(buf, dt.t)
 	r.er.Layout = mm.lay
 	c.startMRecv(em, r.er, mm.b, nil, dt.sig)
 	return r, nil

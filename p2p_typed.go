@@ -328,7 +328,7 @@ func isendT[T any](c *Comm, op string, v T, dest, tag int, mode engine.Mode) (*R
 	if r := c.isendNow(op, b, t.sig, dest, tag, mode); r != nil {
 		return r, nil
 	}
-	r := c.newPooledRequest(op, at("dest", dest, tag))
+	r := c.newPooledRequest(op, whereDest, dest, tag)
 	r.er.Cancellable = true
 	c.startSend(r.er, b, t.sig, dest, tag, mode)
 	return r, nil
@@ -492,7 +492,7 @@ func (p *Pending[T]) wait() (T, Status, error) {
 		}
 		return p.v, st, err
 	}
-	p.st, p.err = finishRecv(p.req.c, p.req.op, p.req.at, p.t, p.req.er, &p.v)
+	p.st, p.err = finishRecv(p.req.c, p.req.op, p.req.at(), p.t, p.req.er, &p.v)
 	p.got = true
 	return p.v, p.st, p.err
 }
@@ -529,7 +529,7 @@ func irecvT[T any](c *Comm, source, tag int) (*Pending[T], error) {
 		return &Pending[T]{req: c.nullRequest("Irecv", procNullStatus), t: t}, nil
 	}
 	r := c.newRequest("Irecv", at("source", source, tag))
-	r.elem, r.t = t.elemSize(), t
+	r.st.elem, r.t = t.elemSize(), t
 	var buf []byte
 	var alloc func(int) []byte
 	if t.shape == shapePlain {
@@ -538,7 +538,7 @@ func irecvT[T any](c *Comm, source, tag int) (*Pending[T], error) {
 		alloc = allocBytes
 	}
 	if c.ftReposts(source) { // ft.go
-		r.repost = func(er *engine.Request) { c.startRecv(er, buf, alloc, t.sig, source, tag) }
+		r.x.repost = func(er *engine.Request) { c.startRecv(er, buf, alloc, t.sig, source, tag) }
 	}
 	c.startRecv(r.er, buf, alloc, t.sig, source, tag)
 	return &Pending[T]{req: r, t: t}, nil
@@ -651,10 +651,10 @@ func irecvInto[E any](c *Comm, buf []E, source, tag int) (*Request, error) {
 	if source == ProcNull {
 		return c.nullRequest("IrecvInto", procNullStatus), nil
 	}
-	r := c.newPooledRequest("IrecvInto", at("source", source, tag))
-	r.elem, r.t, r.tname = t.size, t, "[]"
+	r := c.newPooledRequest("IrecvInto", whereSource, source, tag)
+	r.st.elem, r.t, r.sliceOf = t.size, t, true
 	if c.p.reprs != nil {
-		r.conv = c.lowConv(datatype.SliceBytes(buf), t.info.TypeMap())
+		r.more().conv = c.lowConv(datatype.SliceBytes(buf), t.info.TypeMap())
 	}
 	c.startRecv(r.er, datatype.SliceBytes(buf), nil, t.sig, source, tag)
 	return r, nil

@@ -37,7 +37,7 @@ func inStatus(op string, failed []failure) error {
 	if len(failed) > 1 {
 		msg = fmt.Sprintf("requests %v failed", idx)
 	}
-	e := first.r.c.errorf(op, class, first.r.at, "%s", msg).(*Error)
+	e := first.r.c.errorf(op, class, first.r.at(), "%s", msg).(*Error)
 	e.Cause = errors.Join(errs...)
 	return e
 }

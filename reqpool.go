@@ -31,11 +31,13 @@ const erKeep = 256
 
 // reqBlock is how many Requests one allocation makes: the allocator's
 // per-object work (about 400 instructions for a 240-byte Request) was a
-// third of a small message's cost. 34 Requests of 240 bytes fill the
-// allocator's 8 KiB size class (32 would waste 512 bytes of it). A block
-// stays in memory while any of its requests is referenced, at most
-// reqBlock-1 requests' worth more than needed.
-const reqBlock = 34
+// third of a small message's cost. A block fills the allocator's 8 KiB
+// size class as well as whole Requests can (60 of 136 bytes: 8160); a
+// block any larger would take the next size class and waste up to a
+// tenth of it (TestRequestBlock checks the two agree). A block stays in
+// memory while any of its requests is referenced, at most reqBlock-1
+// requests' worth more than needed.
+const reqBlock = 60
 
 // request returns a zeroed Request. l.mu is held.
 func (l *erFreeList) request() *Request {
@@ -61,8 +63,9 @@ func (l *erFreeList) pair() (*Request, *engine.Request) {
 	l.mu.Lock()
 	r := l.request()
 	if n := len(l.free); n > 0 {
+		// The slot keeps its pointer: the free list owns er either way,
+		// and a store would cost a write barrier while the GC marks.
 		er := l.free[n-1]
-		l.free[n-1] = nil
 		l.free = l.free[:n-1]
 		l.mu.Unlock()
 		return r, er

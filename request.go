@@ -16,54 +16,163 @@ import (
 type Request struct {
 	c  *Comm
 	op string
-	at loc // peer and tag, for error messages
 
 	mu sync.Mutex
 	er *engine.Request // the engine's request; nil if none is active
-	// e is r's own engine request (persistent and generalized requests,
-	// collectives); nil for a pooled one (see newPooledRequest).
-	e          *engine.Request
-	persistent bool
-	// pooled: er came from the rank's free list (erFreeList) and goes
-	// back there once Wait or Test has handed its result over, unless
-	// pins says someone else may still hold it.
-	pooled bool
+	// x holds what only some requests use (persistent, generalized,
+	// buffered and converting ones, the fault-tolerant repost, an error
+	// result); nil for most. It keeps a Request small: the requests of
+	// non-blocking calls are allocated for every message, and the garbage
+	// collector's work grows with their bytes.
+	x      *reqMore
+	finish func(st engine.Status) error // typed receives: decode the data
+	t      *typeInfo                    // typed receives: the type, for a mismatch's message
+	// sentID is the send id of a non-blocking send that left at once by
+	// the short road (Comm.isendNow) and has no engine request; 0 if none.
+	sentID uint64
+	// st is the result; before it, st.elem already holds the size of
+	// one element of the receive's type, which complete keeps.
+	st Status
+	// peer, tag and where are the request's loc (peer and tag, for error
+	// messages), compactly: see setAt and at.
+	peer, tag int32
 	// pins counts the goroutines that hold er outside r.mu (a Wait
 	// blocked on it, WaitAny parking on it). A pooled er that was pinned
 	// when it was released is left to the garbage collector.
-	pins     int16
+	pins  int16
+	where uint8
+	// sliceOf: the type is written []t (IrecvInto), for a mismatch's
+	// message (recvStatusErr's tname "[]").
+	sliceOf bool
+	// pooled: er came from the rank's free list (erFreeList) and goes
+	// back there once Wait or Test has handed its result over, unless
+	// pins says someone else may still hold it.
+	pooled   bool
 	freed    bool
 	finished bool
 	// live: r has an operation whose result Wait or Test has not returned
 	// yet; from creation (or Start, for a persistent request) until then.
 	// A request that is not live is inactive: WaitAny and friends ignore
 	// it, and a persistent one waits with the empty status.
-	live   bool
-	start  func(r *Request) error       // persistent: posts a new operation
-	finish func(st engine.Status) error // typed receives: decode the data
-	elem   int
-	t      *typeInfo // typed receives: the type, for a mismatch's message
-	tname  string    // how the caller wrote it
-	conv   *convLow  // receives into memory in a mixed job: the conversion (hetero.go)
+	live bool
+}
+
+// reqMore is the part of a Request that few requests use (Request.x).
+type reqMore struct {
+	// e is r's own engine request (persistent and generalized requests,
+	// collectives); nil for a pooled one (see newPooledRequest).
+	e     *engine.Request
+	start func(r *Request) error // persistent: posts a new operation
+	conv  *convLow               // receives into memory in a mixed job: the conversion (hetero.go)
 	// bsend is, for a buffered send (Ibsend, BsendInit), the engine's
 	// send from the attached buffer: the request itself completes at once,
 	// but Cancel may still withdraw that send. Cancel also puts here the
 	// engine request it makes for a send that took the short road
 	// (sentID).
 	bsend *engine.Request
-	// sentID is the send id of a non-blocking send that left at once by
-	// the short road (Comm.isendNow) and has no engine request; 0 if none.
-	sentID uint64
-	g      *grequest // a generalized request (GrequestStart)
-	st     Status
-	err    error
+	g     *grequest // a generalized request (GrequestStart)
 	// repost, for a receive from AnySource under fault tolerance, posts
 	// the receive again on er; rearm: it failed with ErrProcFailedPending
 	// and stays pending, to be posted again by the next Wait or Test
 	// (ft.go).
 	repost func(er *engine.Request)
 	rearm  bool
+	// err is the request's error result, if any (Request.errv).
+	err error
+	// at is the request's loc when it does not fit Request's compact form
+	// (where == whereMore).
+	at loc
 }
+
+// more returns r.x, made if r has none. r is not shared yet, or r.mu is
+// held.
+func (r *Request) more() *reqMore {
+	if r.x == nil {
+		r.x = new(reqMore)
+	}
+	return r.x
+}
+
+// Request.where: which loc a request has. Every loc the package gives a
+// request fits: none (loc{}), or a peer and a tag in int32 with one of
+// these names; any other is kept in x.at.
+const (
+	whereNone uint8 = iota
+	whereDest
+	whereSource
+	whereRoot
+	whereMore // in x.at
+)
+
+var whereNames = [...]string{whereDest: "dest", whereSource: "source", whereRoot: "root"}
+
+// setAt sets r's loc to l. r is not shared yet, or r.mu is held.
+func (r *Request) setAt(l loc) {
+	w := whereMore
+	switch {
+	case l == loc{}:
+		r.where, r.peer, r.tag = whereNone, 0, 0
+		return
+	case !l.hasTag || int(int32(l.peer)) != l.peer || int(int32(l.tag)) != l.tag:
+	case l.what == "dest":
+		w = whereDest
+	case l.what == "source":
+		w = whereSource
+	case l.what == "root":
+		w = whereRoot
+	}
+	if w == whereMore {
+		r.more().at = l
+	} else {
+		r.peer, r.tag = int32(l.peer), int32(l.tag)
+	}
+	r.where = w
+}
+
+// setPeer is setAt(at(name, peer, tag)) for the name whereNames[w],
+// without comparing names: for the non-blocking calls' hot paths.
+func (r *Request) setPeer(w uint8, peer, tag int) {
+	if uint64(peer+1<<31)|uint64(tag+1<<31) >= 1<<32 { // not both in int32
+		r.setWide(w, peer, tag)
+		return
+	}
+	r.where, r.peer, r.tag = w, int32(peer), int32(tag)
+}
+
+// setWide is setPeer's rare case: a peer or a tag beyond int32.
+func (r *Request) setWide(w uint8, peer, tag int) { r.setAt(at(whereNames[w], peer, tag)) }
+
+// at returns r's loc (see setAt).
+func (r *Request) at() loc {
+	switch r.where {
+	case whereNone:
+		return loc{}
+	case whereMore:
+		return r.x.at
+	}
+	return loc{what: whereNames[r.where], peer: int(r.peer), tag: int(r.tag), hasTag: true}
+}
+
+// errv returns r's error result (nil while it has none).
+func (r *Request) errv() error {
+	if r.x == nil {
+		return nil
+	}
+	return r.x.err
+}
+
+// setErr sets r's error result. r is not shared yet, or r.mu is held.
+func (r *Request) setErr(err error) {
+	if err != nil {
+		r.more().err = err
+	} else if r.x != nil && r.x.err != nil {
+		r.x.err = nil
+	}
+}
+
+// persistent reports whether r is a persistent request (SendInit,
+// RecvInit and the like).
+func (r *Request) persistent() bool { return r.x != nil && r.x.start != nil }
 
 // Waiter is anything the Wait and Test family (WaitAll, WaitAny,
 // WaitSome, TestAll, TestAny, TestSome, WaitAllStatus) takes: a *Request,
@@ -91,18 +200,21 @@ func requestsOf(ws []Waiter) []*Request {
 
 func (r *Request) request() *Request { return r }
 
-// ownedRequest is a Request with its engine request, in one allocation.
+// ownedRequest is a Request with its reqMore and its engine request, in
+// one allocation.
 type ownedRequest struct {
 	r Request
+	x reqMore
 	e engine.Request
 }
 
 // newRequest returns a request for op with an engine request of its own
 // ready to fill.
 func (c *Comm) newRequest(op string, l loc) *Request {
-	o := &ownedRequest{r: Request{c: c, op: op, at: l, live: true}}
-	o.r.e = &o.e
-	o.r.er = &o.e
+	o := &ownedRequest{r: Request{c: c, op: op, live: true}}
+	o.x.e = &o.e
+	o.r.x, o.r.er = &o.x, &o.e
+	o.r.setAt(l)
 	return &o.r
 }
 
@@ -111,9 +223,12 @@ func (c *Comm) newRequest(op string, l loc) *Request {
 // Only requests whose engine request nobody reads after the result is
 // handed over may be pooled (not Pending[T], which reads the received
 // bytes after the wait; not requests with OnDone).
-func (c *Comm) newPooledRequest(op string, l loc) *Request {
+//
+// Its loc is w (whereDest or whereSource), peer and tag.
+func (c *Comm) newPooledRequest(op string, w uint8, peer, tag int) *Request {
 	r, er := c.p.ers.pair()
-	r.c, r.op, r.at, r.live, r.pooled, r.er = c, op, l, true, true, er
+	r.c, r.op, r.live, r.pooled, r.er = c, op, true, true, er
+	r.setPeer(w, peer, tag)
 	return r
 }
 
@@ -146,27 +261,34 @@ func EmptyStatus() Status { return emptyStatus }
 
 // complete turns the engine's status into r's result. r.mu is held.
 func (r *Request) complete() {
-	if r.g != nil {
+	x := r.x
+	if x != nil && x.g != nil {
 		r.completeG()
 		return
 	}
 	est := r.er.Status()
-	r.st = statusOf(est, r.elem)
-	if est.Err == nil {
-		r.err = nil
-	} else if r.t != nil {
-		r.err = r.c.recvStatusErr(r.op, r.at, r.t, r.tname, est)
-	} else {
-		r.err = r.c.statusErr(r.op, r.at, est)
+	r.st = statusOf(est, r.st.elem)
+	var err error
+	switch {
+	case est.Err == nil:
+	case r.t != nil:
+		tname := ""
+		if r.sliceOf {
+			tname = "[]"
+		}
+		err = r.c.recvStatusErr(r.op, r.at(), r.t, tname, est)
+	default:
+		err = r.c.statusErr(r.op, r.at(), est)
 	}
-	if r.conv != nil && !est.Cancelled {
-		r.conv.convert(r.c, est.Source, est.Count)
+	if x != nil && x.conv != nil && !est.Cancelled {
+		x.conv.convert(r.c, est.Source, est.Count)
 	}
-	if r.err == nil && r.finish != nil && !est.Cancelled {
-		r.err = r.finish(est)
+	if err == nil && r.finish != nil && !est.Cancelled {
+		err = r.finish(est)
 	}
+	r.setErr(err)
 	r.finished = true
-	if r.persistent {
+	if x != nil && x.start != nil { // persistent
 		r.er = nil // inactive until the next Start
 	}
 }
@@ -219,21 +341,25 @@ func (r *Request) wait() (Status, error) {
 	r.mu.Lock()
 	if r.freed {
 		r.mu.Unlock()
-		return Status{}, r.c.handle(r.c.errorf("Wait", ErrRequest, r.at, "request has been freed"))
+		return Status{}, r.c.handle(r.c.errorf("Wait", ErrRequest, r.at(), "request has been freed"))
 	}
-	if !r.live && r.persistent {
+	if !r.live && r.persistent() {
 		r.mu.Unlock()
 		return emptyStatus, nil
 	}
 	er := r.er
 	if er == nil || r.finished {
 		r.live = false
-		st, err := r.st, r.retire(r.err)
+		st, err := r.st, r.retire(r.errv())
 		r.mu.Unlock()
 		return st, err
 	}
-	r.rearmRecv() // ft.go
-	for {
+	if x := r.x; x != nil && x.rearm {
+		r.rearmRecv() // ft.go
+	}
+	// Often done already (a window's receives, waited for after the
+	// last): then neither the lock's release nor the pin.
+	for !er.Done() {
 		r.pins++
 		r.mu.Unlock()
 		er.WaitIn(r.c.progress(), r.c.blocker())
@@ -241,21 +367,26 @@ func (r *Request) wait() (Status, error) {
 		r.pins--
 		// A Cancel may have reopened a completed eager send meanwhile:
 		// then wait for the receiver's answer.
-		if r.er != er || r.finished || er.Done() {
+		if r.er != er || r.finished {
 			break
 		}
 	}
 	if r.er == er && !r.finished {
-		if err := r.anyPending(); err != nil { // ft.go
-			r.mu.Unlock()
-			return Status{}, r.c.handle(err)
+		if x := r.x; x != nil && x.repost != nil {
+			if err := r.anyPending(); err != nil { // ft.go
+				r.mu.Unlock()
+				return Status{}, r.c.handle(err)
+			}
 		}
 		r.complete()
 		r.release()
 	}
 	r.live = false
-	st, err := r.st, r.retire(r.err)
+	st, err := r.st, r.retire(r.errv())
 	r.mu.Unlock()
+	if err == nil {
+		return st, nil
+	}
 	return st, r.c.handle(err)
 }
 
@@ -276,14 +407,14 @@ func (r *Request) test() (bool, Status, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.freed {
-		return false, Status{}, r.c.handle(r.c.errorf("Test", ErrRequest, r.at, "request has been freed"))
+		return false, Status{}, r.c.handle(r.c.errorf("Test", ErrRequest, r.at(), "request has been freed"))
 	}
-	if !r.live && r.persistent {
+	if !r.live && r.persistent() {
 		return true, emptyStatus, nil
 	}
 	if r.er == nil || r.finished {
 		r.live = false
-		return true, r.st, r.retire(r.err)
+		return true, r.st, r.retire(r.errv())
 	}
 	r.rearmRecv() // ft.go
 	if !r.er.Done() {
@@ -295,7 +426,7 @@ func (r *Request) test() (bool, Status, error) {
 	r.complete()
 	r.release()
 	r.live = false
-	return true, r.st, r.c.handle(r.retire(r.err))
+	return true, r.st, r.c.handle(r.retire(r.errv()))
 }
 
 // done reports whether Wait would return at once.
@@ -349,14 +480,14 @@ func (r *Request) Cancel() (err error) {
 	r.mu.Lock()
 	if r.freed {
 		r.mu.Unlock()
-		return r.c.handle(r.c.errorf("Cancel", ErrRequest, r.at, "request has been freed"))
+		return r.c.handle(r.c.errorf("Cancel", ErrRequest, r.at(), "request has been freed"))
 	}
 	er := r.er
 	if !r.live || r.c == nil || r.c.p == nil {
 		r.mu.Unlock()
 		return nil
 	}
-	if g := r.g; g != nil {
+	if g := r.greq(); g != nil {
 		complete := g.completed
 		r.mu.Unlock()
 		if g.cancel == nil {
@@ -384,10 +515,14 @@ func (r *Request) Cancel() (err error) {
 		return nil
 	}
 	if er == nil || r.finished {
-		if r.bsend == nil && r.sentID != 0 {
-			r.bsend = r.c.sentRequest(r.at.peer, r.at.tag, r.sentID)
+		if r.sentID != 0 && (r.x == nil || r.x.bsend == nil) {
+			l := r.at()
+			r.more().bsend = r.c.sentRequest(l.peer, l.tag, r.sentID)
 		}
-		er = r.bsend // a send that completed at once (see bsend)
+		er = nil
+		if r.x != nil {
+			er = r.x.bsend // a send that completed at once (see bsend)
+		}
 	}
 	if er == nil || er.Op != engine.OpSend {
 		r.mu.Unlock()
@@ -416,10 +551,10 @@ func (r *Request) Free() (err error) {
 	r.mu.Lock()
 	if r.freed {
 		r.mu.Unlock()
-		return r.c.handle(r.c.errorf("Free", ErrRequest, r.at, "request has been freed already"))
+		return r.c.handle(r.c.errorf("Free", ErrRequest, r.at(), "request has been freed already"))
 	}
 	r.freed = true
-	g := r.g
+	g := r.greq()
 	free := g != nil && g.completed && !g.freedFn // else GrequestComplete frees
 	if free {
 		g.freedFn = true
@@ -446,19 +581,20 @@ func (r *Request) begin() error {
 		return (*Comm)(nil).errorf("Start", ErrRequest, loc{}, "nil request")
 	}
 	r.mu.Lock()
-	if r.freed || !r.persistent {
+	if r.freed || !r.persistent() {
 		r.mu.Unlock()
-		return r.c.handle(r.c.errorf("Start", ErrRequest, r.at, "not a persistent request (or freed)"))
+		return r.c.handle(r.c.errorf("Start", ErrRequest, r.at(), "not a persistent request (or freed)"))
 	}
 	if r.live {
 		r.mu.Unlock()
-		return r.c.handle(r.c.errorf("Start", ErrRequest, r.at, "request is already active"))
+		return r.c.handle(r.c.errorf("Start", ErrRequest, r.at(), "request is already active"))
 	}
 	r.finished = false
-	r.st, r.err = Status{}, nil
+	r.st = Status{elem: r.st.elem} // elem: see Request.st
+	r.setErr(nil)
 	r.live = true
 	r.mu.Unlock()
-	err := r.start(r)
+	err := r.x.start(r)
 	if err != nil {
 		r.mu.Lock()
 		r.live = false
@@ -496,7 +632,10 @@ func WaitAll(reqs ...Waiter) (err error) {
 		if reqs[i] == nil {
 			continue
 		}
-		r := reqs[i].request()
+		r, ok := reqs[i].(*Request) // most are: no dynamic call
+		if !ok {
+			r = reqs[i].request()
+		}
 		if _, err := r.wait(); err != nil {
 			failed = append(failed, failure{i, r, err})
 		}

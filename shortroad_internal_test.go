@@ -7,7 +7,7 @@ import (
 
 // A small standard or ready non-blocking send leaves before Isend returns
 // and its request holds no engine request (Comm.isendNow), on goroutine
-// ranks (the router) and over shared memory (the eager-send capability);
+// ranks and over shared memory (both through the eager-send capability);
 // synchronous, large and non-contiguous sends take the general way. The
 // messages all arrive, in order, and a short-road send can still be
 // cancelled (TestCancelSendKinds checks the outcomes on every transport).

@@ -104,3 +104,79 @@ func TestPeerEager(t *testing.T) {
 		}
 	}
 }
+
+// TryPostRecv posts a receive as PostRecv does, except that it declines,
+// changing nothing, a receive whose unexpected match must be answered (a
+// synchronous eager message, an RTS); PostRecv then takes that match and
+// answers it.
+func TestTryPostRecv(t *testing.T) {
+	payload := []byte("8 bytes!")
+	frame := func(kind wire.Kind, flags uint8, tag int32) wire.Frame {
+		f := wire.Frame{Header: wire.Header{Kind: kind, Flags: flags, Context: 3, Src: 1, Tag: tag, Size: int64(len(payload)), SendID: 11}, From: 1, To: 0}
+		if kind == wire.Eager {
+			f.Payload = payload
+		}
+		return f
+	}
+	recv := func() *Request { return &Request{Context: 3, Peer: 1, Tag: 5, Buf: make([]byte, 8)} }
+	t.Run("posted", func(t *testing.T) {
+		e := New(0, DefaultConfig(), nil)
+		r := recv()
+		if !e.TryPostRecv(r) || r.Done() {
+			t.Fatalf("with nothing unexpected: posted false or done %v", r.Done())
+		}
+		f := frame(wire.Eager, 0, 5)
+		if err := e.DeliverEager(&f.Header, 1, payload); err != nil {
+			t.Fatal(err)
+		}
+		if !r.Done() || !bytes.Equal(r.Buf, payload) {
+			t.Fatalf("done %v, buffer %q", r.Done(), r.Buf)
+		}
+	})
+	t.Run("plain eager", func(t *testing.T) {
+		e := New(0, DefaultConfig(), nil)
+		f := frame(wire.Eager, 0, 5)
+		if err := e.DeliverEager(&f.Header, 1, payload); err != nil {
+			t.Fatal(err)
+		}
+		r := recv()
+		if !e.TryPostRecv(r) || !r.Done() || !bytes.Equal(r.Buf, payload) {
+			t.Fatalf("done %v, buffer %q", r.Done(), r.Buf)
+		}
+	})
+	for _, tc := range []struct {
+		name   string
+		f      wire.Frame
+		answer wire.Kind
+	}{
+		{"synchronous eager", frame(wire.Eager, wire.FlagSync, 5), wire.Ack},
+		{"rts", frame(wire.RTS, 0, 5), wire.CTS},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := New(0, DefaultConfig(), nil)
+			// A plain eager message of another tag ahead of it stays too.
+			other := frame(wire.Eager, 0, 6)
+			for _, f := range []*wire.Frame{&other, &tc.f} {
+				var out Outbox
+				if err := e.Deliver(f, &out); err != nil || out.Len() != 0 {
+					t.Fatalf("deliver %v: %v, %d frames to send", f.Kind, err, out.Len())
+				}
+			}
+			r := recv()
+			if e.TryPostRecv(r) {
+				t.Fatal("TryPostRecv took a message that needs an answer")
+			}
+			if r.Done() || e.postedHead != nil {
+				t.Fatalf("declined receive: done %v, posted %v", r.Done(), e.postedHead != nil)
+			}
+			var out Outbox
+			e.PostRecv(r, &out)
+			if out.Len() != 1 || out.At(0).F.Kind != tc.answer || out.At(0).F.SendID != 11 {
+				t.Fatalf("PostRecv after TryPostRecv: %d frames, want one %v", out.Len(), tc.answer)
+			}
+			if r6 := (&Request{Context: 3, Peer: 1, Tag: 6, Buf: make([]byte, 8)}); !e.TryPostRecv(r6) || !r6.Done() {
+				t.Fatal("the message of tag 6 was lost")
+			}
+		})
+	}
+}

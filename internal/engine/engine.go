@@ -433,26 +433,41 @@ func matches(ctx uint32, src, tag int, h *wire.Header) bool {
 
 // PostRecv starts the receive r: it takes the first matching unexpected
 // message, or queues r until one arrives.
-func (e *Engine) PostRecv(r *Request, out *Outbox) {
+func (e *Engine) PostRecv(r *Request, out *Outbox) { e.postRecv(r, out) }
+
+// TryPostRecv is PostRecv for a caller that would rather not clear an
+// Outbox (a few hundred bytes) for the rare receive that needs one: it
+// does what PostRecv does and reports true, unless r matches an
+// unexpected message that must be answered (a synchronous eager message,
+// or an RTS). Then it reports false and leaves r and the engine as they
+// were: the caller calls PostRecv with an Outbox.
+func (e *Engine) TryPostRecv(r *Request) bool { return e.postRecv(r, nil) }
+
+// postRecv is PostRecv, and with a nil out TryPostRecv.
+func (e *Engine) postRecv(r *Request, out *Outbox) bool {
 	r.Op = OpRecv
 	e.mu.Lock()
 	if e.dead != nil {
 		e.mu.Unlock()
 		r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: e.dead})
-		return
+		return true
 	}
 	if err := e.revokedLocked(r.Context); err != nil { // ft.go
 		e.mu.Unlock()
 		r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: err})
-		return
+		return true
 	}
 	var prev *inbound
 	for m := e.unexpHead; m != nil; prev, m = m, m.next {
 		if matches(r.Context, r.Peer, r.Tag, &m.hdr) {
+			if out == nil && (m.hdr.Kind != wire.Eager || m.hdr.Flags&wire.FlagSync != 0) {
+				e.mu.Unlock()
+				return false // consume would answer it
+			}
 			e.unlinkUnexp(prev, m)
 			e.consume(r, m, out)
 			e.mu.Unlock()
-			return
+			return true
 		}
 	}
 	if r.FromWorld > 0 {
@@ -460,7 +475,7 @@ func (e *Engine) PostRecv(r *Request, out *Outbox) {
 		if err := e.lost[r.FromWorld-1]; err != nil {
 			e.mu.Unlock()
 			r.complete(Status{Source: r.Peer, Tag: r.Tag, Err: err})
-			return
+			return true
 		}
 	}
 	r.next = nil
@@ -471,6 +486,7 @@ func (e *Engine) PostRecv(r *Request, out *Outbox) {
 	}
 	e.postedTail = r
 	e.mu.Unlock()
+	return true
 }
 
 func (e *Engine) unlinkUnexp(prev, m *inbound) {
