@@ -69,7 +69,7 @@ func (p *proc) peerEager(cfg Config, oversubscribed bool) []int {
 			return nil
 		}
 		for _, t := range p.eagerTo {
-			if t != nil {
+			if t != nil && t.EagerRoom() > 0 {
 				limit = min(t.EagerRoom(), 512<<10)
 				break
 			}
@@ -80,7 +80,7 @@ func (p *proc) peerEager(cfg Config, oversubscribed bool) []int {
 	}
 	l := make([]int, len(p.eagerTo))
 	for peer, t := range p.eagerTo {
-		if t != nil {
+		if t != nil && t.EagerRoom() > 0 { // not goroutine ranks (inproc): room 0
 			l[peer] = limit
 		}
 	}
