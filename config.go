@@ -134,13 +134,13 @@ type Config struct {
 	// rank watches for the answer before it parks its goroutine; 0 (the
 	// default) parks at once. It applies when Run's ranks fit in
 	// GOMAXPROCS and reach each other over "inproc" or "tcp" ("shm" polls
-	// its rings for MPIGO_SHM_SPIN instead). With a core free for every
-	// rank, waiting ranks that spin run side by side rather than one
-	// after the other on the core of the rank that woke them: an 8-byte
-	// allreduce between 2 ranks took 0.55 us instead of 0.9 on a lightly
-	// loaded 2-core machine; when the cores are busy with other work it
-	// is slower (about 2 us), hence the default (docs/performance.md).
-	// Environment: MPIGO_SPIN (a duration, e.g. 20us).
+	// its rings for MPIGO_SHM_SPIN instead). Waiting ranks that spin run
+	// side by side rather than one after the other on the core of the
+	// rank that woke them: on the 2-core development machine an 8-byte
+	// allreduce between 2 ranks took about 0.5 us instead of 0.7-1.0 in
+	// some runs, and 2 us in others, with nothing to tell them apart
+	// beforehand; hence the default (docs/performance.md, "Spinning
+	// goroutine ranks"). Environment: MPIGO_SPIN (a duration, e.g. 20us).
 	Spin time.Duration
 
 	// The settings of a process started by a launcher, which the
