@@ -124,9 +124,9 @@ func (b *blockState) add(r *engine.Request, w *engine.Waiter) *blockedWait {
 	}
 	// Not *bw = blockedWait{...}: clearing the whole entry (its info is
 	// most of it, with pointers) cost more than the rest of a park's
-	// bookkeeping. info is read only when gen is the current round, and
-	// env only when hasEnv is set.
+	// bookkeeping. info is read only when gen is the current round.
 	bw.r, bw.w, bw.hasEnv, bw.gen = r, w, false, 0
+	bw.envCtx, bw.envPeer, bw.envTag = 0, 0, 0 // describe reads them
 	b.waits = append(b.waits, bw)
 	b.mu.Unlock()
 	b.parked.Add(1)
