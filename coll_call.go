@@ -81,6 +81,10 @@ type collCall struct {
 	// small is the receive buffer of a short vector's reduction
 	// (allreduceFast), so that it needs no pooled one.
 	small [64]byte
+	// spare is a slot for Recv kept from one call to the next (done
+	// keeps it): a collective on a communicator reuses its call, and
+	// with it the slot, cheaper than the slot pool.
+	spare *slot
 }
 
 var callPool = sync.Pool{New: func() any { return new(collCall) }}
@@ -128,8 +132,9 @@ func (cc *collCall) done(op string, err error) error {
 	} else if err != nil {
 		err = cc.top.collErr(op, err)
 	}
-	top := cc.top
+	top, spare := cc.top, cc.spare
 	*cc = collCall{}
+	cc.spare = spare
 	if top == nil || !top.spareCall.CompareAndSwap(nil, cc) {
 		callPool.Put(cc)
 	}
@@ -216,8 +221,30 @@ func (cc *collCall) Send(buf []byte, dst, tag int) error {
 	return (collComm{cc.c}).err("collective send", at("dest", dst, tag), st)
 }
 
+// getSlot returns the call's spare slot, or one from the pool.
+func (cc *collCall) getSlot() *slot {
+	if s := cc.spare; s != nil {
+		cc.spare = nil
+		return s
+	}
+	return getSlot()
+}
+
+// putSlot is putSlot (p2p_buf.go) for a slot of cc.getSlot: it keeps one
+// as the call's spare.
+func (cc *collCall) putSlot(s *slot) {
+	if cc.spare != nil {
+		putSlot(s)
+		return
+	}
+	s.er.Reset() // as putSlot does
+	s.inline = [8]uint64{}
+	s.c, s.call = nil, nil
+	cc.spare = s
+}
+
 func (cc *collCall) Recv(buf []byte, src, tag int) (int, error) {
-	s := getSlot()
+	s := cc.getSlot()
 	cc.c.startSlotRecv(s, buf, nil, 0, src, tag)
 	st := s.er.WaitRefIn(cc.c.p.prog, &cc.c.p.blk)
 	n := st.Count
@@ -231,7 +258,7 @@ func (cc *collCall) Recv(buf []byte, src, tag int) (int, error) {
 	if st.Err != nil {
 		err = cc.c.statusErr("collective receive", at("source", src, tag), *st)
 	}
-	putSlot(s)
+	cc.putSlot(s)
 	return n, err
 }
 

@@ -108,6 +108,18 @@ func (p *proc) deliver(f wire.Frame) {
 	p.exec(&out)
 }
 
+// deliverEager is deliver for an eager message that needs no answer,
+// given by its parts: the short road between goroutine ranks
+// (inproc.EagerFunc).
+func (p *proc) deliverEager(h wire.Header, from int, payload []byte) {
+	if p.counting() {
+		p.countRecv(from, int(h.Size), h.Context, int(h.Tag))
+	}
+	if err := p.eng.DeliverEager(&h, from, payload); err != nil {
+		p.internal(err)
+	}
+}
+
 // replies queues the frames that deliveries from a transport's own
 // goroutine (tcp readers) want sent, and a goroutine of the proc sends them.
 // A reader must never block in a write: if two ranks' readers each waited

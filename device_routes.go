@@ -98,7 +98,7 @@ func (ln *localNet) routes(p *proc) (routeFunc, error) {
 	var other transport.Transport
 	switch {
 	case ln.fab != nil:
-		other = ln.fab.Attach(r, p.deliver)
+		other = ln.fab.AttachEager(r, p.deliver, p.deliverEager)
 	case ln.shms != nil:
 		t, err := p.startShm(shm.Config{Size: n, JobID: ln.jobID, Locals: everyone(n), Dir: ln.cfg.shmDir, NoCMA: ln.cfg.NoDirectRead})
 		if err != nil {
@@ -243,7 +243,7 @@ func (ln *launchedNet) routes(p *proc) (routeFunc, error) {
 	tr := p.startTCP(l, tcp.Config{Size: info.Size, JobID: info.JobID, Secret: info.Secret, SockBuf: ln.cfg.TCPSockBuf,
 		Protect: ln.protect, Gateways: ln.gateways, Oversubscribed: ln.oversubscribed,
 		Addrs: func(peer int) (string, error) { return info.KV.Get(addrKey(peer)) }})
-	in := ln.fab.Attach(r, p.deliver)
+	in := ln.fab.AttachEager(r, p.deliver, p.deliverEager)
 	me := self.New(r, p.deliver)
 	var sh *shm.Transport
 	if ln.shmPeers {

@@ -122,7 +122,11 @@ func (b *blockState) add(r *engine.Request, w *engine.Waiter) *blockedWait {
 	} else {
 		bw = new(blockedWait)
 	}
-	*bw = blockedWait{r: r, w: w}
+	// Not *bw = blockedWait{...}: clearing the whole entry (its info is
+	// most of it, with pointers) cost more than the rest of a park's
+	// bookkeeping. info is read only when gen is the current round.
+	bw.r, bw.w, bw.hasEnv, bw.gen = r, w, false, 0
+	bw.envCtx, bw.envPeer, bw.envTag = 0, 0, 0 // describe reads them
 	b.waits = append(b.waits, bw)
 	b.mu.Unlock()
 	b.parked.Add(1)
@@ -133,20 +137,26 @@ func (b *blockState) remove(bw *blockedWait) {
 	b.mu.Lock()
 	for i, x := range b.waits {
 		if x == bw {
-			last := len(b.waits) - 1
-			b.waits[i] = b.waits[last]
-			b.waits[last] = nil
-			b.waits = b.waits[:last]
+			b.drop(i)
 			break
 		}
-	}
-	*bw = blockedWait{}
-	if len(b.free) < 16 {
-		b.free = append(b.free, bw)
 	}
 	b.mu.Unlock()
 	b.parked.Add(-1)
 	b.progress.Add(1)
+}
+
+// drop takes wait i off the list and keeps it for reuse. b.mu is held.
+func (b *blockState) drop(i int) {
+	bw := b.waits[i]
+	last := len(b.waits) - 1
+	b.waits[i] = b.waits[last]
+	b.waits[last] = nil
+	b.waits = b.waits[:last]
+	bw.r, bw.w = nil, nil
+	if len(b.free) < 16 {
+		b.free = append(b.free, bw)
+	}
 }
 
 func (b *blockState) find(r *engine.Request) *blockedWait {
@@ -180,9 +190,17 @@ func (b *blockState) Woken(r *engine.Request) {
 
 // Unpark implements engine.Blocker.
 func (b *blockState) Unpark(r *engine.Request) {
-	if bw := b.find(r); bw != nil {
-		b.remove(bw)
+	b.mu.Lock()
+	for i, x := range b.waits {
+		if x.r == r {
+			b.drop(i)
+			b.mu.Unlock()
+			b.parked.Add(-1)
+			b.progress.Add(1)
+			return
+		}
 	}
+	b.mu.Unlock()
 }
 
 // parkEnv registers a parked wait that has no request: a probe for

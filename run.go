@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"sync"
 
@@ -36,6 +37,9 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 	}
 	if err := nt.start(j); err != nil {
 		return nil, err
+	}
+	if cfg.Spin > 0 && n <= runtime.GOMAXPROCS(0) {
+		j.prog.SetSpinTime(cfg.Spin)
 	}
 	return j, nil
 }

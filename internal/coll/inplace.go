@@ -27,17 +27,10 @@ func allreduceInPlace(c Comm, buf, scratch []byte, op func(inout, in []byte), ta
 	if len(scratch) < len(buf) {
 		return fmt.Errorf("%w: scratch of %d bytes for a %d-byte buffer", ErrArg, len(scratch), len(buf))
 	}
+	// Receives go through recvExact (len(scratch) = len(buf)), not a
+	// closure: making one cost about 60 instructions a call, a tenth of
+	// this function's own share of an 8-byte allreduce.
 	scratch = scratch[:len(buf)]
-	recv := func(src, tag int) error {
-		n, err := c.Recv(scratch, src, tag)
-		if err != nil {
-			return fmt.Errorf("recv from %d: %w", src, err)
-		}
-		if n != len(buf) {
-			return fmt.Errorf("%w: %d bytes from rank %d, expected %d", ErrMessage, n, src, len(buf))
-		}
-		return nil
-	}
 	pof2 := 1
 	for pof2*2 <= p {
 		pof2 *= 2
@@ -56,7 +49,7 @@ func allreduceInPlace(c Comm, buf, scratch []byte, op func(inout, in []byte), ta
 	newr := r - rem
 	if r < 2*rem {
 		newr = r / 2
-		if err := recv(r-1, tag); err != nil {
+		if err := recvExact(c, scratch, r-1, tag); err != nil {
 			return err
 		}
 		op(buf, scratch)
@@ -71,7 +64,7 @@ func allreduceInPlace(c Comm, buf, scratch []byte, op func(inout, in []byte), ta
 		if err != nil {
 			return fmt.Errorf("send to %d: %w", peer, err)
 		}
-		rerr := recv(peer, tag+1)
+		rerr := recvExact(c, scratch, peer, tag+1)
 		if _, err := req.Wait(); err != nil {
 			return fmt.Errorf("send to %d: %w", peer, err)
 		}

@@ -103,3 +103,40 @@ func TestAwaitDone(t *testing.T) {
 		t.Errorf("%d polls for a completed request", s.polls.Load())
 	}
 }
+
+// Without sources, a wait spins only with a spin time: it sees a request
+// that another goroutine completes meanwhile, and gives up after the spin
+// time; with none it returns at once.
+func TestAwaitSpin(t *testing.T) {
+	p := New()
+	r := new(engine.Request)
+	start := time.Now()
+	if p.Await(r) {
+		t.Fatal("Await without sources or spin time reported an incomplete request done")
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Await without sources or spin time took %v", d)
+	}
+
+	p.SetSpinTime(time.Millisecond)
+	start = time.Now()
+	if p.Await(r) {
+		t.Fatal("Await reported an incomplete request done")
+	}
+	if d := time.Since(start); d < time.Millisecond {
+		t.Errorf("Await gave up after %v, before the spin time of 1ms", d)
+	}
+
+	p.SetSpinTime(time.Minute) // bounded by the completion below
+	go func() {
+		time.Sleep(time.Millisecond)
+		r.Complete(engine.Status{Size: 1})
+	}()
+	start = time.Now()
+	if !p.Await(r) {
+		t.Fatal("Await missed a request completed while it spun")
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("Await saw the completion after %v, not as it happened", d)
+	}
+}

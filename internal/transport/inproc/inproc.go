@@ -15,18 +15,37 @@ import (
 
 // Fabric links the endpoints of one group of goroutine ranks.
 type Fabric struct {
-	handlers []atomic.Pointer[transport.Handler]
+	handlers []atomic.Pointer[endpoint]
 }
+
+// endpoint is how frames reach one rank.
+type endpoint struct {
+	h     transport.Handler
+	eager EagerFunc // nil: eager messages go to h as frames
+}
+
+// EagerFunc receives an eager message that needs no answer from its
+// parts (the short road: engine.DeliverEager's arguments), on the
+// sender's goroutine. payload is borrowed until it returns. The header
+// travels by value: through a pointer it would escape to the heap, one
+// allocation per message.
+type EagerFunc func(h wire.Header, from int, payload []byte)
 
 // NewFabric returns a fabric for n endpoints, ranks 0..n-1.
 func NewFabric(n int) *Fabric {
-	return &Fabric{handlers: make([]atomic.Pointer[transport.Handler], n)}
+	return &Fabric{handlers: make([]atomic.Pointer[endpoint], n)}
 }
 
 // Attach registers the handler of endpoint rank and returns a transport
 // that sends from it.
 func (fb *Fabric) Attach(rank int, h transport.Handler) *Transport {
-	fb.handlers[rank].Store(&h)
+	return fb.AttachEager(rank, h, nil)
+}
+
+// AttachEager is Attach with a receiver for the short road (SendEager):
+// eager messages that need no answer reach eager without a Frame.
+func (fb *Fabric) AttachEager(rank int, h transport.Handler, eager EagerFunc) *Transport {
+	fb.handlers[rank].Store(&endpoint{h: h, eager: eager})
 	return &Transport{fb: fb, rank: rank}
 }
 
@@ -36,7 +55,7 @@ func (fb *Fabric) Detach(rank int) { fb.handlers[rank].Store(nil) }
 // Transport is one endpoint's sending side.
 type Transport struct {
 	fb   *Fabric
-	rank int
+	rank int // the endpoint's own
 }
 
 // Send delivers f to its destination's handler before it returns.
@@ -44,33 +63,37 @@ func (t *Transport) Send(f wire.Frame) error {
 	if f.To < 0 || f.To >= len(t.fb.handlers) {
 		return fmt.Errorf("inproc: no rank %d", f.To)
 	}
-	h := t.fb.handlers[f.To].Load()
-	if h == nil {
+	ep := t.fb.handlers[f.To].Load()
+	if ep == nil {
 		return fmt.Errorf("inproc: rank %d has exited", f.To)
 	}
-	(*h)(f)
+	ep.h(f)
 	return nil
 }
 
-// SendEager sends an eager message that needs no answer
-// (transport.EagerSender): the frame is built once, here, and handed to
-// the destination's handler, instead of being returned by the engine and
-// passed on by value through the router and Send.
+// SendEager implements transport.EagerSender: the message reaches the
+// destination's EagerFunc (or, without one, its handler as a frame)
+// before SendEager returns, with no Frame to build and copy on the way.
 func (t *Transport) SendEager(to int, ctx uint32, src, tag int32, sig, sendID uint64, payload []byte) error {
 	if to < 0 || to >= len(t.fb.handlers) {
 		return fmt.Errorf("inproc: no rank %d", to)
 	}
-	h := t.fb.handlers[to].Load()
-	if h == nil {
+	ep := t.fb.handlers[to].Load()
+	if ep == nil {
 		return fmt.Errorf("inproc: rank %d has exited", to)
 	}
-	(*h)(wire.Frame{Header: wire.Header{Kind: wire.Eager, Context: ctx, Src: src, Tag: tag,
-		Size: int64(len(payload)), SendID: sendID, Sig: sig}, From: t.rank, To: to, Payload: payload})
+	h := wire.Header{Kind: wire.Eager, Context: ctx, Src: src, Tag: tag, Size: int64(len(payload)), Sig: sig, SendID: sendID}
+	if ep.eager == nil {
+		ep.h(wire.Frame{Header: h, From: t.rank, To: to, Payload: payload})
+		return nil
+	}
+	ep.eager(h, t.rank, payload)
 	return nil
 }
 
-// EagerRoom returns 0: the short road leaves the eager limit as it is
-// (every size is one call and one copy between goroutines).
+// EagerRoom implements transport.EagerSender. It is 0: the short road
+// between goroutine ranks is a call, fit for any message the eager limit
+// lets through, and gives no reason to raise that limit.
 func (t *Transport) EagerRoom() int { return 0 }
 
 // DirectRead reports true: peers share the address space.
