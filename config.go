@@ -130,18 +130,6 @@ type Config struct {
 	// before the others treat it as failed (default 3s). Environment:
 	// MPIGO_FT_HEARTBEAT, MPIGO_FT_TIMEOUT (durations).
 	FTHeartbeat, FTTimeout time.Duration
-	// Spin is how long a goroutine rank of Run that waits for another
-	// rank watches for the answer before it parks its goroutine; 0 (the
-	// default) parks at once. It applies when Run's ranks fit in
-	// GOMAXPROCS and reach each other over "inproc" or "tcp" ("shm" polls
-	// its rings for MPIGO_SHM_SPIN instead). Waiting ranks that spin run
-	// side by side rather than one after the other on the core of the
-	// rank that woke them: on the 2-core development machine an 8-byte
-	// allreduce between 2 ranks took about 0.5 us instead of 0.7-1.0 in
-	// some runs, and 2 us in others, with nothing to tell them apart
-	// beforehand; hence the default (docs/performance.md, "Spinning
-	// goroutine ranks"). Environment: MPIGO_SPIN (a duration, e.g. 20us).
-	Spin time.Duration
 
 	// The settings of a process started by a launcher, which the
 	// launcher passes (mpigo run's flags) rather than the program.
@@ -198,9 +186,6 @@ func DefaultConfig() Config {
 	c.TCPProtect = getenv("MPIGO_TCP_PROTECT")
 	if v, ok := envInt("MPIGO_RANKS_PER_NODE"); ok && v >= 0 {
 		c.RanksPerNode = v
-	}
-	if d, err := time.ParseDuration(getenv("MPIGO_SPIN")); err == nil && d > 0 {
-		c.Spin = d
 	}
 	c.gateways = getenv("MPIGO_GATEWAYS")
 	if d, err := time.ParseDuration(getenv("MPIGO_SHM_SPIN")); err == nil {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"sync"
 
@@ -37,9 +36,6 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 	}
 	if err := nt.start(j); err != nil {
 		return nil, err
-	}
-	if cfg.Spin > 0 && n <= runtime.GOMAXPROCS(0) {
-		j.prog.SetSpinTime(cfg.Spin)
 	}
 	return j, nil
 }

@@ -45,16 +45,7 @@ type Progress struct {
 	// waiter that finds nothing gives its core away (sched_yield) instead
 	// of spinning on it.
 	oversubscribed atomic.Bool
-	// spinTime: how long a wait with no source to poll watches its
-	// request before it parks (a time.Duration; 0: it parks at once).
-	spinTime atomic.Int64
 }
-
-// SetSpinTime sets how long a wait of a job without polled sources
-// (goroutine ranks over inproc or tcp) watches its request before it
-// parks; 0 or less, the default, parks at once. Call it before the job's
-// ranks start.
-func (p *Progress) SetSpinTime(d time.Duration) { p.spinTime.Store(int64(d)) }
 
 // New returns a Progress with no sources that polls DefaultPollTime.
 func New() *Progress {
@@ -159,18 +150,14 @@ func (s *sourceSet) end(done bool) {
 
 // Await polls the job's sources until r completes or the poll time has
 // passed, and reports whether r is done. It implements engine.Progress.
-// A nil Progress returns at once, and so does one without sources unless
-// it has a spin time (SetSpinTime): then it watches r for that long.
+// A nil Progress, or one without sources, returns at once.
 func (p *Progress) Await(r *engine.Request) bool {
 	if p == nil {
 		return false
 	}
 	s := p.sources.Load()
-	if s == nil {
-		return p.spin(r)
-	}
 	limit := time.Duration(p.pollTime.Load())
-	if limit <= 0 {
+	if s == nil || limit <= 0 {
 		return false
 	}
 	for _, t := range s.l {
@@ -199,32 +186,6 @@ func (p *Progress) Await(r *engine.Request) bool {
 				done := r.Done()
 				s.end(done)
 				return done
-			}
-		}
-	}
-}
-
-// spin watches r until it completes or the spin time has passed, and
-// reports whether r is done. Nothing needs polling: another goroutine
-// completes r. Every 256 looks it yields the processor, so that a
-// goroutine this one woke and that waits in its run queue (Go puts it
-// there, not on an idle processor) gets to run and answer.
-func (p *Progress) spin(r *engine.Request) bool {
-	limit := time.Duration(p.spinTime.Load())
-	if limit <= 0 {
-		return false
-	}
-	var start time.Time
-	for i := 1; ; i++ {
-		if r.Done() {
-			return true
-		}
-		if i&255 == 0 {
-			runtime.Gosched()
-			if start.IsZero() {
-				start = time.Now()
-			} else if time.Since(start) > limit {
-				return r.Done()
 			}
 		}
 	}
