@@ -132,7 +132,7 @@ func (r *Request) setAt(l loc) {
 // setPeer is setAt(at(name, peer, tag)) for the name whereNames[w],
 // without comparing names: for the non-blocking calls' hot paths.
 func (r *Request) setPeer(w uint8, peer, tag int) {
-	if uint64(peer+1<<31)|uint64(tag+1<<31) >= 1<<32 { // not both in int32
+	if uint64(int64(peer)+1<<31)|uint64(int64(tag)+1<<31) >= 1<<32 { // not both in int32 (int may be 32 or 64 bits)
 		r.setWide(w, peer, tag)
 		return
 	}
