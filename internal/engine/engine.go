@@ -1125,7 +1125,30 @@ func (e *Engine) FailAll(peer int, err error) {
 	e.lost[peer], e.lastLost = err, err
 	e.lostEpoch++
 	e.anyLost.Store(true)
-	// Blocked probes look again: one waiting for the dead rank gives up.
+	e.failPeerRequests(peer, err)
+	// Posted receives that can only be satisfied by the dead rank.
+	var prev *Request
+	for r := e.postedHead; r != nil; {
+		next := r.next
+		if r.FromWorld == peer+1 || (r.FromWorld == 0 && r.Peer == AnySource) {
+			e.unlinkPosted(prev, r)
+			r.Fail(err)
+		} else {
+			prev = r
+		}
+		r = next
+	}
+}
+
+// failPeerRequests does what losing the peer with world rank peer does
+// to requests in the middle of a protocol, for FailAll and FailPeer
+// alike: blocked probes look again (one waiting for the dead rank gives
+// up), sends to it and receives streaming from it fail with err, and a
+// receive whose single-copy read from it runs fails with err when the
+// read reports back (Fetched), never falling back to a CTS the peer will
+// not answer. Posted receives are the caller's: the two differ there.
+// e.mu is held.
+func (e *Engine) failPeerRequests(peer int, err error) {
 	for _, w := range e.probes {
 		w.Wake()
 	}
@@ -1146,26 +1169,6 @@ func (e *Engine) FailAll(peer int, err error) {
 		if f.From == peer && f.failed == nil {
 			f.failed = err // see Abort
 		}
-	}
-	// Posted receives that can only be satisfied by the dead rank.
-	var prev *Request
-	for r := e.postedHead; r != nil; {
-		next := r.next
-		if r.FromWorld == peer+1 || (r.FromWorld == 0 && r.Peer == AnySource) {
-			if prev == nil {
-				e.postedHead = next
-			} else {
-				prev.next = next
-			}
-			if e.postedTail == r {
-				e.postedTail = prev
-			}
-			r.next = nil
-			r.Fail(err)
-		} else {
-			prev = r
-		}
-		r = next
 	}
 }
 

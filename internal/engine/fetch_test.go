@@ -126,21 +126,36 @@ func TestFetchAbortRace(t *testing.T) {
 	}
 }
 
-// TestFetchPeerLost: FailAll for the sender while the read runs fails the
-// receive when the read reports back, with the failure FailAll named.
+// TestFetchPeerLost: losing the sender while the read runs (FailAll, or
+// FailPeer in a job that survives failures) fails the receive when the
+// read reports back, with the failure named first; a read that failed
+// because the sender is gone must not fall back to CTS and wait for Data
+// that will never come.
 func TestFetchPeerLost(t *testing.T) {
-	h, _, r, _ := fetchPair(t, false)
-	lost := errors.New("rank 0 died")
-	h.engs[1].FailAll(0, lost)
-	h.engs[1].FailAll(0, errors.New("again"))
-	if r.Done() {
-		t.Fatal("FailAll completed a receive whose read is running")
+	for _, tc := range []struct {
+		name string
+		lose func(e *Engine, peer int, err error)
+	}{
+		{"FailAll", func(e *Engine, peer int, err error) { e.FailAll(peer, err) }},
+		{"FailPeer", func(e *Engine, peer int, err error) {
+			e.FailPeer(peer, err, err, func(uint32) bool { return true })
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, _, r, _ := fetchPair(t, false)
+			lost := errors.New("rank 0 died")
+			tc.lose(h.engs[1], 0, lost)
+			tc.lose(h.engs[1], 0, errors.New("again"))
+			if r.Done() {
+				t.Fatalf("%s completed a receive whose read is running", tc.name)
+			}
+			h.runFetch(0, true)
+			if !r.Done() || !errors.Is(r.Status().Err, lost) || h.busy() != nil {
+				t.Fatalf("receive after the read: done %v, status %+v, frames %v", r.Done(), r.Status(), h.busy())
+			}
+			h.checkOnce(t)
+		})
 	}
-	h.runFetch(0, true)
-	if !r.Done() || !errors.Is(r.Status().Err, lost) || h.busy() != nil {
-		t.Fatalf("receive after the read: done %v, status %+v, frames %v", r.Done(), r.Status(), h.busy())
-	}
-	h.checkOnce(t)
 }
 
 // TestFetchCancelRace: a receive whose read runs has matched; CancelRecv

@@ -112,22 +112,7 @@ func (e *Engine) FailPeer(peer int, err, anyErr error, anyHit func(ctx uint32) b
 	}
 	e.ftLost = true
 	e.revokedAny.Store(true) // sends take the checked path from now on
-	for _, w := range e.probes {
-		w.Wake()
-	}
-	e.probes = e.probes[:0]
-	for id, r := range e.sends {
-		if r.To == peer {
-			delete(e.sends, id)
-			r.Fail(err)
-		}
-	}
-	for id, r := range e.recvs {
-		if r.from == peer {
-			delete(e.recvs, id)
-			r.Fail(err)
-		}
-	}
+	e.failPeerRequests(peer, err)
 	var prev *Request
 	for r := e.postedHead; r != nil; {
 		next := r.next
