@@ -12,7 +12,9 @@ package mpi
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"runtime"
@@ -271,6 +273,20 @@ func (ln *launchedNet) routes(p *proc) (routeFunc, error) {
 	}, nil
 }
 
+// attachError classes an error of mapping the node's inboxes after the
+// start-up fence. Every inbox existed at that fence, and its owner unlinks
+// it only after the next one, which cannot complete without this rank: an
+// inbox missing now was removed by a rank that gave up the start (it saw
+// another fail), so this rank fails because a peer did (ErrProcFailed,
+// exit status ExitPeerFailed), and the launcher names the rank that failed
+// first rather than this one.
+func attachError(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("mpi: %w: %v (its owner left the job during start-up)", ErrProcFailed, err)
+	}
+	return err
+}
+
 // abandon removes the inboxes of this process's ranks, when the job fails
 // to start.
 func (ln *launchedNet) abandon() {
@@ -289,7 +305,7 @@ func (ln *launchedNet) start(j *job) error {
 	}
 	for _, t := range ln.shms {
 		if err := t.Attach(); err != nil {
-			return err
+			return attachError(err)
 		}
 	}
 	if err := ln.info.KV.Fence(); err != nil {

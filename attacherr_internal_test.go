@@ -1,0 +1,23 @@
+package mpi
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"testing"
+)
+
+// A peer's inbox gone after the start-up fence means the peer left the
+// job: this rank fails as a consequence (ErrProcFailed, so that the
+// launcher names the rank that failed first); other errors of mapping an
+// inbox stay what they are.
+func TestAttachError(t *testing.T) {
+	gone := fmt.Errorf("shm: rank 2: opening the inbox of rank 3: %w", fs.ErrNotExist)
+	if err := attachError(gone); !errors.Is(err, ErrProcFailed) || !onlyPeerFailures(err) {
+		t.Errorf("inbox gone: %v, want a peer failure", err)
+	}
+	other := fmt.Errorf("shm: rank 2: the inbox of rank 3 does not match this job's layout")
+	if err := attachError(other); errors.Is(err, ErrProcFailed) || err != other {
+		t.Errorf("layout mismatch: %v, want it unchanged", err)
+	}
+}
