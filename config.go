@@ -55,9 +55,11 @@ type Config struct {
 	// ones use the rendezvous protocol. Environment: MPIGO_EAGER_LIMIT.
 	EagerLimit int
 	// ShmEagerLimit is the eager limit towards processes reached through
-	// shared memory, for jobs started by a launcher. 0 chooses: half a
-	// ring (at most 512 KiB) on a node with a core per rank, unless
-	// EagerLimit was changed from its default; EagerLimit otherwise. Over
+	// shared memory, for jobs started by a launcher. 0 chooses, on a node
+	// with a core per rank unless EagerLimit was changed from its
+	// default: 32 KiB towards a process that copies large messages once,
+	// straight from this one's memory (cross-memory attach), else half a
+	// ring (at most 512 KiB); EagerLimit otherwise. Over
 	// the rings a rendezvous copies as much as an eager message does and
 	// adds a round trip; with more ranks than cores, eager senders stall
 	// on receivers that are not running, so it stays off there

@@ -72,6 +72,7 @@ func (p *proc) peerEager(cfg Config, oversubscribed bool) []int {
 		for _, t := range p.eagerTo {
 			if t != nil && t.EagerRoom() > 0 {
 				limit = min(t.EagerRoom(), 512<<10)
+				p.autoEager = true
 				break
 			}
 		}
@@ -86,6 +87,30 @@ func (p *proc) peerEager(cfg Config, oversubscribed bool) []int {
 		}
 	}
 	return l
+}
+
+// singleCopyEager is the automatic eager limit towards a peer that reads
+// this rank's buffers in place (transport.RegionReader.Exports): larger
+// messages go by rendezvous, which copies them once, where an eager
+// message through the rings is copied twice. Measured over shm with
+// `mpigo bench bw` and `latency` (docs/performance.md, "Mid-sized
+// messages over shm"): eager wins at 32 KiB, the single copy from 64 KiB
+// on (at 256 KiB, 15 GB/s against 5.7).
+const singleCopyEager = 32 << 10
+
+// lowerEager lowers the automatic eager limits (peerEager) towards the
+// peers that turned out, once connected, to read this rank's buffers in
+// place. The job calls it once its transports are connected, before the
+// rank runs.
+func (p *proc) lowerEager() {
+	if !p.autoEager {
+		return
+	}
+	for peer, t := range p.regionTo {
+		if t != nil && t.Exports(peer) && p.eagerTo != nil && p.eagerTo[peer] != nil {
+			p.eng.SetPeerEager(peer, singleCopyEager)
+		}
+	}
 }
 
 // sendNow sends buf to dest in mode by the short road if the engine's rule

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/mpigo/mpi/internal/engine"
+	"github.com/mpigo/mpi/internal/transport"
 	"github.com/mpigo/mpi/internal/wire"
 )
 
@@ -124,9 +125,18 @@ func (p *proc) deliverEager(h wire.Header, from int, payload []byte) {
 // goroutine (tcp readers) want sent, and a goroutine of the proc sends them.
 // A reader must never block in a write: if two ranks' readers each waited
 // for the other to read, with both socket buffers full, neither would.
+//
+// A delivery first tries to send its answers itself, with sends that never
+// wait (transport.TrySender: shm), which spares the hand-over to the reply
+// sender's goroutine, a wake-up on the critical path of every rendezvous
+// (docs/performance.md, "Mid-sized messages over shm"). Answers keep their
+// order: a delivery sends directly only while nothing is queued and no
+// other goroutine is sending answers (busy); what it cannot send at once,
+// and all that follows, is queued.
 type replies struct {
 	mu    sync.Mutex
 	items []engine.Item
+	busy  bool // a goroutine is sending answers; others queue theirs
 	wake  chan struct{}
 	stop  chan struct{}
 	done  chan struct{}
@@ -148,14 +158,25 @@ func (p *proc) startReplies() func() error {
 			case <-q.stop:
 				return
 			}
-			q.mu.Lock()
-			items := q.items
-			q.items = nil
-			q.mu.Unlock()
-			for _, it := range items {
-				batch.Reset()
-				*batch.Add() = it
-				p.exec(&batch)
+			for {
+				q.mu.Lock()
+				if q.busy || len(q.items) == 0 {
+					// A delivery sending directly wakes this goroutine
+					// again if it leaves items behind.
+					q.mu.Unlock()
+					break
+				}
+				items := q.items
+				q.items, q.busy = nil, true
+				q.mu.Unlock()
+				for _, it := range items {
+					batch.Reset()
+					*batch.Add() = it
+					p.exec(&batch)
+				}
+				q.mu.Lock()
+				q.busy = false
+				q.mu.Unlock()
 			}
 		}
 	}()
@@ -185,20 +206,76 @@ func (p *proc) deliverQueued(f wire.Frame) {
 				p.fetch(it.Fetch, &more)
 			}
 		}
-		q := p.q
+		p.answer(&out, &more)
+	}
+}
+
+// answer sends the answers of a delivery on a transport's own goroutine:
+// those in out (but its reads, already run), then those in more (the
+// answers of the reads). It sends what its transports take at once
+// itself, and queues the rest, in order, for the reply sender.
+func (p *proc) answer(out, more *engine.Outbox) {
+	n := out.Len()
+	q := p.q
+	q.mu.Lock()
+	sent := 0 // answers sent directly, in order: those of out, then more
+	if !q.busy && len(q.items) == 0 {
+		q.busy = true
+		q.mu.Unlock()
+		sent = p.trySendAnswers(out, more)
 		q.mu.Lock()
-		for i := 0; i < n; i++ {
-			if it := out.At(i); it.Fetch == nil {
+		q.busy = false
+	}
+	k := 0
+	for i := 0; i < n; i++ {
+		if it := out.At(i); it.Fetch == nil {
+			if k >= sent {
 				q.items = append(q.items, *it)
 			}
+			k++
 		}
-		for i := 0; i < more.Len(); i++ {
+	}
+	for i := 0; i < more.Len(); i++ {
+		if k >= sent {
 			q.items = append(q.items, *more.At(i))
 		}
-		q.mu.Unlock()
+		k++
+	}
+	queued := len(q.items) > 0
+	q.mu.Unlock()
+	if queued {
 		select {
 		case q.wake <- struct{}{}:
 		default:
 		}
 	}
+}
+
+// trySendAnswers sends the answers in out (but its reads) and then those
+// in more, in that order, as long as their transports take them at once
+// (transport.TrySender), and returns how many it sent. It stops at the
+// first it cannot send so: a frame to pack (Fill), a transport without
+// TrySend, or no room now.
+func (p *proc) trySendAnswers(out, more *engine.Outbox) int {
+	sent := 0
+	for _, o := range [2]*engine.Outbox{out, more} {
+		for i, n := 0, o.Len(); i < n; i++ {
+			it := o.At(i)
+			if it.Fetch != nil {
+				continue
+			}
+			t, ok := p.tr.For(it.F.To).(transport.TrySender)
+			if !ok || it.Fill != nil || !t.TrySend(it.F) {
+				return sent
+			}
+			if p.counting() && (it.F.Kind == wire.Eager || it.F.Kind == wire.RTS) {
+				p.countSent(it.F.To, int(it.F.Size), it.F.Context, int(it.F.Tag))
+			}
+			if it.Done != nil {
+				it.Done.Complete(engine.Status{})
+			}
+			sent++
+		}
+	}
+	return sent
 }

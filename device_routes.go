@@ -145,9 +145,7 @@ func (ln *localNet) start(j *job) error {
 	if err := attachShm(ln.shms); err != nil {
 		return runErr(ErrOther, err, "shm transport")
 	}
-	for _, t := range ln.shms {
-		j.readyShm(t)
-	}
+	j.readyShm(ln.shms)
 	return nil
 }
 
@@ -311,9 +309,7 @@ func (ln *launchedNet) start(j *job) error {
 	if err := ln.info.KV.Fence(); err != nil {
 		return fenceError(err)
 	}
-	for _, t := range ln.shms {
-		j.readyShm(t)
-	}
+	j.readyShm(ln.shms)
 	return nil
 }
 
@@ -399,8 +395,16 @@ var (
 	unmapSegment  = shm.Unmap
 )
 
-// readyShm starts t delivering and lets the job's waits poll it.
-func (j *job) readyShm(t *shm.Transport) {
-	t.Ready()
-	j.prog.Add(t)
+// readyShm starts each of ts delivering and lets the job's waits poll
+// it, once they are connected; then, with what the connections told (who
+// can read whose memory), each rank lowers its eager limits where a
+// single copy is cheaper (proc.lowerEager).
+func (j *job) readyShm(ts []*shm.Transport) {
+	for _, p := range j.procs {
+		p.lowerEager()
+	}
+	for _, t := range ts {
+		t.Ready()
+		j.prog.Add(t)
+	}
 }

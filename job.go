@@ -69,6 +69,10 @@ type proc struct {
 	// process's memory (transport.RegionReader), that transport (else
 	// nil); nil if none can. Set once with the routes (device.go).
 	regionTo []transport.RegionReader
+	// autoEager tells that peerEager chose the eager limits towards the
+	// peers with a short road itself (Config.ShmEagerLimit 0), so that
+	// lowerEager may lower them once the routes are connected.
+	autoEager bool
 
 	// ers recycles the engine requests of non-blocking sends and
 	// receives (reqpool.go).

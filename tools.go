@@ -149,7 +149,7 @@ func buildCvars() []cvarDef {
 		{CvarInfo: CvarInfo{Name: "MPIGO_EAGER_LIMIT", Desc: "largest message, in bytes, sent eagerly; larger ones use the rendezvous protocol",
 			Verbosity: TunerBasic, Type: intType, Scope: ScopeAllEq, When: atJobStart},
 			def: func() any { return engine.DefaultConfig().EagerLimit }, parse: parseNonNeg, notNow: whileNoJob},
-		{CvarInfo: CvarInfo{Name: "MPIGO_SHM_EAGER_LIMIT", Desc: "eager limit towards processes reached through shared memory (0: chosen from the ring size and the cores)",
+		{CvarInfo: CvarInfo{Name: "MPIGO_SHM_EAGER_LIMIT", Desc: "eager limit towards processes reached through shared memory (0: chosen from the ring size, the cores and whether large messages are copied once)",
 			Verbosity: TunerBasic, Type: intType, Scope: ScopeAllEq, When: atJobStart},
 			def: func() any { return 0 }, parse: parseNonNeg, notNow: whileNoJob},
 		{CvarInfo: CvarInfo{Name: "MPIGO_TCP_SOCKBUF", Desc: "kernel socket buffer size of tcp connections, in bytes (0: the kernel's default, which autotunes)",

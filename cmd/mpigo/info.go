@@ -84,7 +84,7 @@ func info(args []string, stdout, stderr io.Writer) int {
 	case cfg.ShmEagerLimit > 0:
 		fmt.Fprintf(stdout, "  MPIGO_SHM_EAGER_LIMIT = %d bytes (towards processes on this node)\n", cfg.ShmEagerLimit)
 	default:
-		fmt.Fprintf(stdout, "  MPIGO_SHM_EAGER_LIMIT = automatic (towards processes on this node: half a ring, at most 512 KiB, with a core per rank)\n")
+		fmt.Fprintf(stdout, "  MPIGO_SHM_EAGER_LIMIT = automatic (towards processes on this node, with a core per rank: 32 KiB where large messages are copied once, else half a ring, at most 512 KiB)\n")
 	}
 	fmt.Fprintf(stdout, "  MPIGO_TCP_SOCKBUF = %d bytes (tcp socket buffers; 0: the kernel's autotuned default)\n", cfg.TCPSockBuf)
 	protect := cfg.TCPProtect

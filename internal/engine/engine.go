@@ -418,6 +418,17 @@ func (e *Engine) SentEager(r *Request, id uint64) {
 	r.complete(Status{})
 }
 
+// SetPeerEager sets the eager limit towards world rank peer to n bytes
+// (Config.PeerEager), for a route whose cost became known only once it
+// was connected. It does nothing if the engine has no per-peer limits.
+// Call it before anything is sent to peer: senders read the limit
+// without the engine's lock.
+func (e *Engine) SetPeerEager(peer, n int) {
+	if peer >= 0 && peer < len(e.cfg.PeerEager) {
+		e.cfg.PeerEager[peer] = n
+	}
+}
+
 // eagerLimit is the largest eager message to world rank to.
 func (e *Engine) eagerLimit(to int) int {
 	if to >= 0 && to < len(e.cfg.PeerEager) && e.cfg.PeerEager[to] > 0 {

@@ -6,7 +6,7 @@
 // DirectReader (the peer can read a frame's Region in place), RegionReader
 // (single copy between processes: a buffer exported as a token that the
 // peer's side reads), EagerSender (a short road for small messages that
-// need no answer) and Polled (the
+// need no answer), TrySender (a send that never waits) and Polled (the
 // transport delivers only when polled; a job's waits poll it). The runtime
 // probes them once per peer when it sets the routes.
 package transport
@@ -60,6 +60,10 @@ type RegionReader interface {
 	// ReadRegion copies len(dst) bytes at offset off of the region that
 	// peer exported as token into dst.
 	ReadRegion(peer int, token uint64, off int, dst []byte) error
+	// Exports reports whether peer can read this rank's memory in place,
+	// so that ExportRegion succeeds for it. It is known once the
+	// transport is connected to its peers; before, it reports false.
+	Exports(peer int) bool
 }
 
 // EagerSender is implemented by transports with a short road for an eager
@@ -76,6 +80,17 @@ type EagerSender interface {
 	// runtime may raise the eager limit towards the transport's peers to
 	// it (Config.ShmEagerLimit).
 	EagerRoom() int
+}
+
+// TrySender is implemented by transports that can send a frame without
+// waiting when there is room for it now. TrySend either sends f whole and
+// reports true, or sends nothing and reports false (no room at once,
+// another goroutine sending to the same peer, the peer gone): the caller
+// then sends it the ordinary way, from a goroutine that may wait. It lets
+// a rank answer a frame on the goroutine that delivered it, which must
+// never wait for a peer (the peer's deliverer might be waiting for it).
+type TrySender interface {
+	TrySend(f wire.Frame) bool
 }
 
 // Polled is implemented by transports that deliver only when somebody

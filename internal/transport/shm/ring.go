@@ -234,6 +234,24 @@ func placed(place func(h *wire.Header, from, n int) []byte, h *wire.Header, from
 	return nil
 }
 
+// tryWriteFrame writes a header and its payload, published by a single
+// store, if the ring has room for both now, and reports whether it did.
+func (w *writer) tryWriteFrame(hb []byte, payload []byte, rw roomWaiter) bool {
+	n := uint64(len(hb) + len(payload))
+	if uint64(len(w.data))-(w.pos-w.seenHead) < n {
+		w.seenHead = w.ring.head.Load()
+	}
+	if uint64(len(w.data))-(w.pos-w.seenHead) < n {
+		return false
+	}
+	w.put(w.pos, w.seenHead, hb)
+	w.put(w.pos+uint64(len(hb)), w.seenHead, payload)
+	w.pos += n
+	w.ring.tail.Store(w.pos)
+	rw.wake()
+	return true
+}
+
 // writer is the producer's side of a ring. pos is how far it has
 // written, the value it stores to the shared tail (ring.tail); seenHead is
 // the shared head as it last loaded it: the room is at least what that
@@ -274,15 +292,7 @@ func (w *writer) write(p []byte, rw roomWaiter) error {
 // writeFrame writes a header and its payload; small frames are published
 // by a single store.
 func (w *writer) writeFrame(hb []byte, payload []byte, rw roomWaiter) error {
-	if uint64(len(w.data))-(w.pos-w.seenHead) < uint64(len(hb)+len(payload)) {
-		w.seenHead = w.ring.head.Load()
-	}
-	if free := uint64(len(w.data)) - (w.pos - w.seenHead); free >= uint64(len(hb)+len(payload)) {
-		w.put(w.pos, w.seenHead, hb)
-		w.put(w.pos+uint64(len(hb)), w.seenHead, payload)
-		w.pos += uint64(len(hb) + len(payload))
-		w.ring.tail.Store(w.pos)
-		rw.wake()
+	if w.tryWriteFrame(hb, payload, rw) {
 		return nil
 	}
 	if err := w.write(hb, rw); err != nil {

@@ -374,7 +374,7 @@ func (t *Transport) Ready() {
 	os.Remove(t.name)
 	for _, p := range t.peers {
 		if p != nil {
-			p.cma = !t.cfg.NoCMA && p.mem[offFlags+t.me] == 1
+			p.cma = t.peerReads(p)
 		}
 	}
 	t.started = true
@@ -405,6 +405,21 @@ func (t *Transport) ExportRegion(peer int, b []byte) (uint64, bool) {
 		return 0, false
 	}
 	return uint64(uintptr(unsafe.Pointer(&b[0]))), true
+}
+
+// Exports reports whether peer can read this rank's memory by
+// cross-memory attach (transport.RegionReader). Each rank tries reading
+// each peer when it attaches and writes down what it could; the answer
+// for peer is there once every rank of the node has attached.
+func (t *Transport) Exports(peer int) bool {
+	p := t.peer(peer)
+	return p != nil && t.peerReads(p)
+}
+
+// peerReads reports whether p wrote down, when it attached, that it can
+// read this rank's memory.
+func (t *Transport) peerReads(p *peer) bool {
+	return !t.cfg.NoCMA && p.mem[offFlags+t.me] == 1
 }
 
 // ReadRegion copies len(dst) bytes at offset off of the region peer
@@ -473,6 +488,32 @@ func (t *Transport) Send(f wire.Frame) error {
 	p.dirty = true
 	f.Header.Marshal(p.hb[:], len(f.Payload))
 	return p.w.writeFrame(p.hb[:], f.Payload, p)
+}
+
+// TrySend sends f if it can do so at once: its peer's lock is free and the
+// frame fits in the box or in the ring's free room (transport.TrySender).
+// Otherwise it sends nothing and reports false.
+func (t *Transport) TrySend(f wire.Frame) bool {
+	p := t.peer(f.To)
+	if p == nil || len(f.Payload) > wire.MaxPayload || !p.mu.TryLock() {
+		return false
+	}
+	defer p.mu.Unlock()
+	if p.usable() != nil {
+		return false
+	}
+	if fits(&f) && p.boxRoom() {
+		p.box.put(p.bpos, &f.Header, f.Payload)
+		p.bpos++
+		p.wake()
+		return true
+	}
+	f.Header.Marshal(p.hb[:], len(f.Payload))
+	if !p.w.tryWriteFrame(p.hb[:], f.Payload, p) {
+		return false
+	}
+	p.dirty = true
+	return true
 }
 
 // SendEager sends an eager message that needs no answer, given by its

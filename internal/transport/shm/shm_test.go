@@ -326,9 +326,15 @@ func TestFetch(t *testing.T) {
 	if _, ok := ts[0].ExportRegion(1, nil); ok {
 		t.Error("empty region exported")
 	}
+	if !ts[0].Exports(1) || !ts[1].Exports(0) || ts[0].Exports(5) {
+		t.Errorf("Exports: %v %v %v, want true true false", ts[0].Exports(1), ts[1].Exports(0), ts[0].Exports(5))
+	}
 	ts2 := endpoints(t, 2, Config{NoCMA: true}, func(int, wire.Frame) {})
 	if _, ok := ts2[0].ExportRegion(1, src); ok {
 		t.Error("NoCMA ignored")
+	}
+	if ts2[0].Exports(1) {
+		t.Error("Exports with NoCMA")
 	}
 }
 
@@ -405,3 +411,69 @@ type funcWaiter struct{ wait func(int) error }
 
 func (f funcWaiter) waitRoom(spins int) error { return f.wait(spins) }
 func (funcWaiter) wake()                      {}
+
+// TestTrySend: TrySend sends a frame whole when there is room now and
+// reports true; with the ring full, or with another goroutine sending to
+// the peer, it sends nothing and reports false, never waiting. What it
+// accepted arrives, in order, once the receiver consumes again.
+func TestTrySend(t *testing.T) {
+	needShm(t)
+	release := make(chan struct{})
+	got := make(chan wire.Frame, 1000)
+	ts := endpoints(t, 2, Config{}, func(rank int, f wire.Frame) {
+		if rank == 1 {
+			<-release // the receiver consumes nothing until released
+			got <- wire.Frame{Header: f.Header}
+		}
+	})
+	payload := make([]byte, 100<<10)
+	send := func(i int) bool {
+		return ts[0].TrySend(wire.Frame{Header: wire.Header{Kind: wire.Data, Tag: int32(i), Size: int64(len(payload))},
+			From: 0, To: 1, Payload: payload})
+	}
+	accepted := 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for send(accepted) {
+			accepted++
+			if accepted > ts[0].RingSize()/len(payload)+1 {
+				return
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("TrySend waited")
+	}
+	if accepted == 0 || accepted > ts[0].RingSize()/len(payload) {
+		t.Fatalf("%d frames of %d bytes accepted into a ring of %d", accepted, len(payload), ts[0].RingSize())
+	}
+	p := ts[0].peer(1)
+	p.mu.Lock()
+	small := ts[0].TrySend(wire.Frame{Header: wire.Header{Kind: wire.Fin, Tag: -1}, From: 0, To: 1})
+	p.mu.Unlock()
+	if small {
+		t.Error("TrySend sent while another goroutine held the peer")
+	}
+	if ts[0].TrySend(wire.Frame{Header: wire.Header{Kind: wire.Data}, From: 0, To: 7}) {
+		t.Error("TrySend to a rank that is no peer reported true")
+	}
+	close(release)
+	for i := 0; i < accepted; i++ {
+		select {
+		case f := <-got:
+			if f.Tag != int32(i) || f.Size != int64(len(payload)) {
+				t.Fatalf("frame %d: tag %d, %d bytes", i, f.Tag, f.Size)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("frame %d of %d never arrived", i, accepted)
+		}
+	}
+	select {
+	case f := <-got:
+		t.Errorf("a refused frame arrived: tag %d", f.Tag)
+	case <-time.After(100 * time.Millisecond):
+	}
+}
