@@ -49,10 +49,16 @@ func info(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "shm:         %s\n", shmStatus())
 	haveShm, _ := shm.Available()
 	_, why := shm.CMAStatus()
+	cma := true
+	if v, err := mpi.LookupCvar("MPIGO_SHM_CMA"); err == nil {
+		if x, err := v.Read(); err == nil {
+			cma, _ = x.(bool)
+		}
+	}
 	switch {
 	case !haveShm: // nothing to say
-	case os.Getenv("MPIGO_SHM_CMA") == "0":
-		fmt.Fprintf(stdout, "shm large messages: MPIGO_SHM_CMA=0: streamed through the rings, a pipelined copy (else: %s)\n", why)
+	case !cma:
+		fmt.Fprintf(stdout, "shm large messages: streamed through the rings, a pipelined copy (with MPIGO_SHM_CMA=1: %s)\n", why)
 	default:
 		fmt.Fprintf(stdout, "shm large messages: %s (MPIGO_SHM_CMA=0 streams them through the rings)\n", why)
 	}

@@ -464,8 +464,9 @@ func TestRunWaitingCostsNoCPU(t *testing.T) {
 }
 
 // Processes exchange checksummed messages of every size class (fast box,
-// ring, the single-copy rendezvous, and with MPIGO_SHM_CMA=0 the
-// streamed one; all of them rendezvous when the eager limit is tiny; eager
+// ring, the single-copy rendezvous with MPIGO_SHM_CMA=1, and with
+// MPIGO_SHM_CMA=0 the streamed one; the default is either, by the
+// processor; all of them rendezvous when the eager limit is tiny; eager
 // up to 512 KiB with MPIGO_SHM_EAGER_LIMIT) with every other, over shm and
 // tcp.
 // longTests reports whether MPIGO_TEST_LONG=1 (.ci/run) asks for the
@@ -480,13 +481,16 @@ func TestRunP2PStress(t *testing.T) {
 	if longTests() {
 		rounds = "60"
 	}
-	for _, tc := range []struct{ transport, eager, cma, shmEager string }{{"shm", "", "", ""}, {"shm", "16", "", ""}, {"shm", "", "0", ""},
-		{"shm", "16", "0", ""}, {"shm", "", "", "524288"}, {"tcp", "", "", ""}} {
+	for _, tc := range []struct{ transport, eager, cma, shmEager string }{{"shm", "", "", ""}, {"shm", "", "1", ""}, {"shm", "16", "1", ""},
+		{"shm", "", "0", ""}, {"shm", "16", "0", ""}, {"shm", "", "1", "524288"}, {"tcp", "", "", ""}} {
 		t.Setenv("MPIGO_EAGER_LIMIT", tc.eager)
 		t.Setenv("MPIGO_SHM_CMA", tc.cma)
 		t.Setenv("MPIGO_SHM_EAGER_LIMIT", tc.shmEager)
 		if tc.eager == "" {
 			os.Unsetenv("MPIGO_EAGER_LIMIT")
+		}
+		if tc.cma == "" {
+			os.Unsetenv("MPIGO_SHM_CMA")
 		}
 		if tc.shmEager == "" {
 			os.Unsetenv("MPIGO_SHM_EAGER_LIMIT")

@@ -46,6 +46,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mpigo/mpi/internal/memcopy"
 	"github.com/mpigo/mpi/internal/wire"
 )
 
@@ -705,7 +706,7 @@ func (e *Engine) DeliverEager(h *wire.Header, from int, payload []byte) error {
 	m := e.newInbound()
 	m.hdr, m.from = *h, from
 	m.box, m.data = e.getBuf(len(payload))
-	copy(m.data, payload)
+	memcopy.Copy(m.data, payload)
 	e.queueUnexpected(m)
 	e.mu.Unlock()
 	return nil
@@ -772,7 +773,7 @@ func (e *Engine) deliver(f *wire.Frame, out *Outbox) error {
 		m.hdr, m.from, m.region, m.source = f.Header, f.From, f.Region, f.Source
 		if f.Kind == wire.Eager {
 			m.box, m.data = e.getBuf(len(f.Payload))
-			copy(m.data, f.Payload)
+			memcopy.Copy(m.data, f.Payload)
 		}
 		e.queueUnexpected(m)
 	case wire.CTS:
@@ -821,7 +822,7 @@ func (e *Engine) deliver(f *wire.Frame, out *Outbox) error {
 		if r.Layout != nil {
 			r.Layout.Unpack(f.Payload, off)
 		} else if len(f.Payload) > 0 && &r.Buf[off] != &f.Payload[0] { // not read in place already
-			copy(r.Buf[off:], f.Payload)
+			memcopy.Copy(r.Buf[off:], f.Payload)
 		}
 		r.got += len(f.Payload)
 		if r.got >= r.want {

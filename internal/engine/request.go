@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/mpigo/mpi/internal/memcopy"
 )
 
 // Op says what a request does.
@@ -132,7 +134,7 @@ func (r *Request) store(src []byte, off int) {
 		r.Layout.Unpack(src, off)
 		return
 	}
-	copy(r.Buf[off:], src)
+	memcopy.Copy(r.Buf[off:], src)
 }
 
 // Buffer returns the receive buffer, which may have been allocated on match.

@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/mpigo/mpi/internal/memcopy"
 	"github.com/mpigo/mpi/internal/wire"
 )
 
@@ -75,8 +76,8 @@ func (r *ring) put(pos, head uint64, p []byte) int {
 		return 0
 	}
 	at := pos & r.mask
-	k := copy(r.data[at:], p[:n])
-	copy(r.data, p[k:n])
+	k := memcopy.Copy(r.data[at:], p[:n])
+	memcopy.Copy(r.data, p[k:n])
 	return int(n)
 }
 
@@ -84,8 +85,8 @@ func (r *ring) put(pos, head uint64, p []byte) int {
 // caller has checked that they are there.
 func (r *ring) get(pos uint64, p []byte) {
 	at := pos & r.mask
-	k := copy(p, r.data[at:])
-	copy(p[k:], r.data)
+	k := memcopy.Copy(p, r.data[at:])
+	memcopy.Copy(p[k:], r.data)
 }
 
 // view returns the n bytes at pos if they are contiguous in the data, or
@@ -176,7 +177,7 @@ func (rd *reader) pollTo(tail uint64, deliver func(f wire.Frame), eager func(h *
 						}
 					} else {
 						if pd := placed(place, h, rd.from, n); pd != nil {
-							copy(pd, v)
+							memcopy.Copy(pd, v)
 							v = pd
 						}
 						deliver(wire.Frame{Header: *h, From: rd.from, To: rd.self, Payload: v})
