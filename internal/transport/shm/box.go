@@ -8,11 +8,12 @@ import (
 	"github.com/mpigo/mpi/internal/wire"
 )
 
-// A box is the fast path for the smallest messages: a ring of cache-line
-// cells next to each ring, one frame per cell. A cell holds its sequence
+// A box is the fast path for small messages: a ring of cache-line cells
+// next to each ring. A frame takes one cell, which holds its sequence
 // number, a compact header and up to boxPayload bytes, so an 8-byte
 // message crosses between cores as one cache line, and the receiver
-// learns of it from that same line instead of from the ring's tail.
+// learns of it from that same line instead of from the ring's tail. A
+// frame of up to boxMax bytes goes on in continuation cells after it.
 //
 // Cell layout (64 bytes):
 //
@@ -22,6 +23,16 @@ import (
 //	[24, 32)  type signature
 //	[32, 64)  payload; or, with cellID set in the length,
 //	[32, 56)  payload and [56, 64) the send id
+//
+// A continuation cell (the payload past the first cell's room):
+//
+//	[0, 8)    0, which no frame's seq is
+//	[8, 64)   payload
+//
+// The sender writes the continuation cells, then the first cell, and
+// stores its seq last. The receiver reads seq only where a frame starts,
+// and a continuation cell's 0 can never pass for the seq of a frame that
+// later starts in that cell.
 //
 // A send id names a message that its sender may still cancel (Isend and
 // the other non-blocking sends): such a message needs no answer unless it
@@ -56,9 +67,33 @@ const (
 	boxPayload = cellSize - 32
 	// idPayload is the room for the payload of a frame with a send id.
 	idPayload = boxPayload - 8
+	// contPayload is the payload a continuation cell holds.
+	contPayload = cellSize - 8
+	// boxMax is the largest payload that takes the box (5 cells, 6 with
+	// a send id). Larger frames go through the ring, which measured as
+	// fast or faster for them: at 1 KiB (19 cells) the box took 1.25-1.41
+	// us one way against the ring's 1.04 (docs/performance.md, "Small
+	// messages in the box").
+	boxMax = 256
 	// cellID marks, in a cell's length field, a frame with a send id.
 	cellID = 0x8000
 )
+
+// cellsFor returns how many cells a payload of n bytes takes, with a send
+// id or not, or 0 if it is too large for the box.
+func cellsFor(n int, id bool) int {
+	room := boxPayload
+	if id {
+		room = idPayload
+	}
+	switch {
+	case n <= room:
+		return 1
+	case n > boxMax:
+		return 0
+	}
+	return 1 + (n-room+contPayload-1)/contPayload
+}
 
 // newBox views mem as a box whose head lives at head.
 func newBox(mem []byte, head *atomic.Uint64) box {
@@ -72,32 +107,45 @@ func (b box) cell(pos uint64) []byte {
 
 func seqOf(c []byte) *atomic.Uint64 { return (*atomic.Uint64)(unsafe.Pointer(&c[0])) }
 
-// fits reports whether f can travel in a cell: an eager frame that needs
-// no answer (wire.Header.Unanswered: the box's receiver gives none), with
-// a send id only if there is room for it.
-func fits(f *wire.Frame) bool {
-	room := boxPayload
-	if f.SendID != 0 {
-		room = idPayload
+// fits returns how many cells f takes in the box, or 0 if it cannot take
+// it: the box carries eager frames that need no answer
+// (wire.Header.Unanswered: the box's receiver gives none) of up to boxMax
+// bytes.
+func fits(f *wire.Frame) int {
+	if !f.Unanswered(len(f.Payload)) {
+		return 0
 	}
-	return len(f.Payload) <= room && f.Unanswered(len(f.Payload))
+	return cellsFor(len(f.Payload), f.SendID != 0)
 }
 
-// put writes the eager frame (h, payload) into the cell at pos, which the
-// caller knows to be free and fits has accepted.
+// put writes the eager frame (h, payload) into the cells from pos, which
+// the caller knows to be free and fits has accepted.
 func (b box) put(pos uint64, h *wire.Header, payload []byte) {
 	b.putParts(pos, h.Kind, h.Flags, h.Context, h.Src, h.Tag, h.Sig, h.SendID, payload)
 }
 
 // putParts is put with the header's fields as arguments: building a
-// Header only to read it back here cost a stalled copy of it. A frame
-// with a send id has at most idPayload bytes.
+// Header only to read it back here cost a stalled copy of it. The payload
+// has at most boxMax bytes; the frame takes cellsFor cells.
 func (b box) putParts(pos uint64, kind wire.Kind, flags uint8, ctx uint32, src, tag int32, sig, sendID uint64, payload []byte) {
+	le := binary.LittleEndian
+	room := boxPayload
+	if sendID != 0 {
+		room = idPayload
+	}
+	n := uint16(len(payload))
+	if len(payload) > room {
+		rest := payload[room:]
+		for i := uint64(1); len(rest) > 0; i++ {
+			cc := b.cell(pos + i)
+			le.PutUint64(cc, 0)
+			rest = rest[copy(cc[8:], rest):]
+		}
+		payload = payload[:room:room]
+	}
 	c := b.cell(pos)
 	seq := seqOf(c)
-	le := binary.LittleEndian
 	c[8], c[9] = byte(kind), flags
-	n := uint16(len(payload))
 	if sendID != 0 {
 		le.PutUint64(c[32+idPayload:], sendID)
 		n |= cellID
@@ -114,9 +162,11 @@ func (b box) putParts(pos uint64, kind wire.Kind, flags uint8, ctx uint32, src, 
 // ready reports whether the cell at pos holds the frame at pos.
 func (b box) ready(pos uint64) bool { return seqOf(b.cell(pos)).Load() == pos+1 }
 
-// take decodes the frame at pos into h and returns its payload, which
-// stays valid until free(pos).
-func (b box) take(pos uint64, h *wire.Header) []byte {
+// take decodes the frame at pos into h and returns its payload and the
+// number of cells it takes. A payload within the first cell is returned in
+// place, valid until the cells are given back (the box head passes them);
+// a longer one is gathered into buf.
+func (b box) take(pos uint64, h *wire.Header, buf *[boxMax]byte) ([]byte, uint64) {
 	c := b.cell(pos)
 	le := binary.LittleEndian
 	l := le.Uint16(c[10:])
@@ -124,9 +174,9 @@ func (b box) take(pos uint64, h *wire.Header) []byte {
 	if l&cellID != 0 {
 		room, id = idPayload, le.Uint64(c[32+idPayload:])
 	}
-	if n > room {
-		n = room // a corrupt cell cannot make us read past it, nor into the id
-	}
+	// A corrupt length cannot make us read more than boxMax bytes, past
+	// the box (cells wrap), or the send id as payload.
+	n = min(n, boxMax)
 	// Field by field: building a Header and copying it over *h stalled
 	// on store forwarding (perf annotate: two thirds of take's time).
 	h.Kind, h.Flags = wire.Kind(c[8]), c[9]
@@ -135,7 +185,15 @@ func (b box) take(pos uint64, h *wire.Header) []byte {
 	h.Size, h.Offset = int64(n), 0
 	h.SendID, h.RecvID = id, 0
 	h.Sig, h.Token = le.Uint64(c[24:]), 0
-	return c[32 : 32+n]
+	if n <= room {
+		return c[32 : 32+n], 1
+	}
+	k := copy(buf[:], c[32:32+room])
+	cells := uint64(1)
+	for ; k < n; cells++ {
+		k += copy(buf[k:n], b.cell(pos + cells)[8:])
+	}
+	return buf[:n], cells
 }
 
 // drainBox delivers the frames waiting in rd's box, in order: through eager
@@ -144,7 +202,7 @@ func (b box) take(pos uint64, h *wire.Header) []byte {
 func (rd *reader) drainBox(deliver func(f wire.Frame), eager func(h *wire.Header, from int, payload []byte) error) (bool, error) {
 	got := false
 	for rd.box.ready(rd.bpos) {
-		p := rd.box.take(rd.bpos, &rd.hdr)
+		p, cells := rd.box.take(rd.bpos, &rd.hdr, &rd.boxBuf)
 		if eager != nil {
 			if err := eager(&rd.hdr, rd.from, p); err != nil {
 				rd.box.head.Store(rd.bpos)
@@ -153,7 +211,7 @@ func (rd *reader) drainBox(deliver func(f wire.Frame), eager func(h *wire.Header
 		} else {
 			deliver(wire.Frame{Header: rd.hdr, From: rd.from, To: rd.self, Payload: p})
 		}
-		rd.bpos++
+		rd.bpos += cells
 		got = true
 	}
 	// The head is published after every drain, though the sender needs it

@@ -120,6 +120,7 @@ type reader struct {
 	dst       []byte // where the payload goes: a placed receive buffer or scratch
 	got       int    // payload bytes copied into dst so far
 	scratch   []byte
+	boxBuf    [boxMax]byte // a box frame's payload, gathered from its cells
 	hb        [wire.HeaderSize]byte
 }
 

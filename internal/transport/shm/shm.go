@@ -479,9 +479,9 @@ func (t *Transport) Send(f wire.Frame) error {
 	if err := p.usable(); err != nil {
 		return err
 	}
-	if fits(&f) && p.boxRoom() {
+	if k := fits(&f); k > 0 && p.boxRoom(k) {
 		p.box.put(p.bpos, &f.Header, f.Payload)
-		p.bpos++
+		p.bpos += uint64(k)
 		p.wake()
 		return nil
 	}
@@ -502,9 +502,9 @@ func (t *Transport) TrySend(f wire.Frame) bool {
 	if p.usable() != nil {
 		return false
 	}
-	if fits(&f) && p.boxRoom() {
+	if k := fits(&f); k > 0 && p.boxRoom(k) {
 		p.box.put(p.bpos, &f.Header, f.Payload)
-		p.bpos++
+		p.bpos += uint64(k)
 		p.wake()
 		return true
 	}
@@ -527,18 +527,15 @@ func (t *Transport) SendEager(to int, ctx uint32, src, tag int32, sig, sendID ui
 		return t.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Context: ctx, Src: src, Tag: tag, Size: int64(len(payload)), Sig: sig, SendID: sendID},
 			From: t.cfg.Rank, To: to, Payload: payload})
 	}
-	room := boxPayload
-	if sendID != 0 {
-		room = idPayload
-	}
+	k := cellsFor(len(payload), sendID != 0)
 	p.mu.Lock()
 	if err := p.usable(); err != nil {
 		p.mu.Unlock()
 		return err
 	}
-	if len(payload) <= room && p.boxRoom() {
+	if k > 0 && p.boxRoom(k) {
 		p.box.putParts(p.bpos, wire.Eager, 0, ctx, src, tag, sig, sendID, payload)
-		p.bpos++
+		p.bpos += uint64(k)
 		p.wake()
 		p.mu.Unlock()
 		return nil
@@ -568,20 +565,21 @@ func (p *peer) usable() error {
 	return nil
 }
 
-// boxRoom reports whether the next frame may go in p's box: every frame
-// put in the ring has been consumed (see box) and a cell is free. p.mu is
-// held.
-func (p *peer) boxRoom() bool {
+// boxRoom reports whether the next frame, of k cells, may go in p's box:
+// every frame put in the ring has been consumed (see box) and k cells are
+// free. p.mu is held.
+func (p *peer) boxRoom(k int) bool {
 	if p.dirty {
 		if p.w.ring.head.Load() != p.w.pos {
 			return false
 		}
 		p.dirty = false
 	}
-	if p.bpos-p.bhead >= boxCells {
+	need := uint64(boxCells - k)
+	if p.bpos-p.bhead > need {
 		p.bhead = p.box.head.Load()
 	}
-	return p.bpos-p.bhead < boxCells
+	return p.bpos-p.bhead <= need
 }
 
 // wake wakes the peer's poller if it sleeps (see the package doc).

@@ -259,11 +259,15 @@ func TestTransportStress(t *testing.T) {
 			go func() {
 				rng := rand.New(rand.NewPCG(uint64(from), uint64(to)))
 				for i := 0; i < per; i++ {
-					// Half fit the fast box: ordering between box and ring
-					// is part of what is checked.
+					// Half fit the fast box, a third of those in one cell:
+					// ordering between box and ring is part of what is
+					// checked.
 					n := rng.IntN(40 << 10)
-					if rng.IntN(2) == 0 {
+					switch rng.IntN(6) {
+					case 0:
 						n = rng.IntN(boxPayload + 2)
+					case 1, 2:
+						n = rng.IntN(boxMax + 2)
 					}
 					p := make([]byte, n)
 					for k := range p {
