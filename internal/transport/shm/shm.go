@@ -103,11 +103,14 @@ type Config struct {
 	OnPeerError func(peer int, err error)
 }
 
-// DefaultRingSize is the ring capacity for n local ranks: 1 MiB per pair up
-// to 16 ranks, shrinking so that a node's rings stay within 256 MiB of
-// (lazily touched) shared memory, and never below 64 KiB.
+// DefaultRingSize is the ring capacity for n local ranks: 4 MiB per pair up
+// to 8 ranks, shrinking so that a node's rings stay within 256 MiB of
+// (lazily touched) shared memory (1 MiB at 16 ranks), and never below 64
+// KiB. A ring of 4 MiB holds 16 eager messages of 256 KiB in flight,
+// where one of 1 MiB held 4: 256 KiB bandwidth rose from 11-13 to 18-19
+// GB/s (docs/performance.md, "Copying between cores").
 func DefaultRingSize(n int) int {
-	c := 1 << 20
+	c := 4 << 20
 	for c > 64<<10 && n*n*c > 256<<20 {
 		c >>= 1
 	}
