@@ -114,7 +114,7 @@ func info(args []string, stdout, stderr io.Writer) int {
 			transport = "shm"
 		}
 		fmt.Fprintf(stdout, "  MPIGO_TRANSPORT   = %s (between processes of one node: shm or tcp)\n", transport)
-		fmt.Fprintf(stdout, "  shm rings         = %d KiB per pair of ranks for 2..8 ranks on a node, %d KiB at 16, %d KiB at 64\n",
+		fmt.Fprintf(stdout, "  shm rings         = %d KiB per pair of ranks for 2..4 ranks on a node, %d KiB for 5..16, %d KiB at 64\n",
 			shm.DefaultRingSize(2)>>10, shm.DefaultRingSize(16)>>10, shm.DefaultRingSize(64)>>10)
 		spin := shm.SpinTime.String()
 		if v := os.Getenv("MPIGO_SHM_SPIN"); v != "" {

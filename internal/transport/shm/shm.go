@@ -103,14 +103,20 @@ type Config struct {
 	OnPeerError func(peer int, err error)
 }
 
-// DefaultRingSize is the ring capacity for n local ranks: 4 MiB per pair up
-// to 8 ranks, shrinking so that a node's rings stay within 256 MiB of
-// (lazily touched) shared memory (1 MiB at 16 ranks), and never below 64
-// KiB. A ring of 4 MiB holds 16 eager messages of 256 KiB in flight,
-// where one of 1 MiB held 4: 256 KiB bandwidth rose from 11-13 to 18-19
-// GB/s (docs/performance.md, "Copying between cores").
+// DefaultRingSize is the ring capacity for n local ranks: 4 MiB per pair
+// up to 4 ranks, where a node's rings take at most 48 MiB of shared memory
+// (a container's /dev/shm is 64 MiB unless raised, and touching a page a
+// full tmpfs cannot give kills the process); beyond, 1 MiB per pair up to
+// 16 ranks, shrinking so that a node's rings stay within 256 MiB, and
+// never below 64 KiB. Rings are touched only as they are used. A ring of 4
+// MiB holds 16 eager messages of 256 KiB in flight, where one of 1 MiB
+// holds 4: 256 KiB bandwidth rose from 15-19 to 23-28 GB/s
+// (docs/performance.md, "Rings of 4 MiB").
 func DefaultRingSize(n int) int {
-	c := 4 << 20
+	if n*(n-1)*(4<<20) <= 48<<20 {
+		return 4 << 20
+	}
+	c := 1 << 20
 	for c > 64<<10 && n*n*c > 256<<20 {
 		c >>= 1
 	}

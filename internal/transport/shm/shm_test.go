@@ -481,3 +481,32 @@ func TestTrySend(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 }
+
+// TestDefaultRingSize: rings are powers of two of at least 64 KiB; a
+// node's rings take at most 48 MiB up to 4 ranks (a container's default
+// /dev/shm is 64 MiB, and a page a full tmpfs cannot give kills the
+// process that touches it), never more than they did with 1 MiB rings
+// from 5 ranks on, and at most 256 MiB unless the 64 KiB floor forces more.
+func TestDefaultRingSize(t *testing.T) {
+	for n := 1; n <= 200; n++ {
+		c := DefaultRingSize(n)
+		total := n * (n - 1) * c
+		old := 1 << 20
+		for old > 64<<10 && n*n*old > 256<<20 {
+			old >>= 1
+		}
+		switch {
+		case c < 64<<10 || c&(c-1) != 0:
+			t.Errorf("%d ranks: ring of %d bytes", n, c)
+		case n <= 4 && total > 48<<20:
+			t.Errorf("%d ranks: %d MiB of rings", n, total>>20)
+		case n > 4 && c > old:
+			t.Errorf("%d ranks: rings of %d KiB, more than the %d KiB before", n, c>>10, old>>10)
+		case c > 64<<10 && total > 256<<20:
+			t.Errorf("%d ranks: %d MiB of rings", n, total>>20)
+		}
+	}
+	if DefaultRingSize(2) != 4<<20 || DefaultRingSize(5) != 1<<20 {
+		t.Errorf("2 ranks: %d, 5 ranks: %d", DefaultRingSize(2), DefaultRingSize(5))
+	}
+}
