@@ -488,10 +488,7 @@ func (t *Transport) Send(f wire.Frame) error {
 	if err := p.usable(); err != nil {
 		return err
 	}
-	if k := fits(&f); k > 0 && p.boxRoom(k) {
-		p.box.put(p.bpos, &f.Header, f.Payload)
-		p.bpos += uint64(k)
-		p.wake()
+	if p.putBox(&f) {
 		return nil
 	}
 	p.dirty = true
@@ -511,10 +508,7 @@ func (t *Transport) TrySend(f wire.Frame) bool {
 	if p.usable() != nil {
 		return false
 	}
-	if k := fits(&f); k > 0 && p.boxRoom(k) {
-		p.box.put(p.bpos, &f.Header, f.Payload)
-		p.bpos += uint64(k)
-		p.wake()
+	if p.putBox(&f) {
 		return true
 	}
 	f.Header.Marshal(p.hb[:], len(f.Payload))
@@ -572,6 +566,19 @@ func (p *peer) usable() error {
 		return fmt.Errorf("shm: rank %d (process %d) is gone", p.rank, p.pid)
 	}
 	return nil
+}
+
+// putBox puts f in p's box and wakes the peer if the box may take it now
+// (fits, boxRoom), and reports whether it did. p.mu is held.
+func (p *peer) putBox(f *wire.Frame) bool {
+	k := fits(f)
+	if k == 0 || !p.boxRoom(k) {
+		return false
+	}
+	p.box.put(p.bpos, &f.Header, f.Payload)
+	p.bpos += uint64(k)
+	p.wake()
+	return true
 }
 
 // boxRoom reports whether the next frame, of k cells, may go in p's box:
