@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/mpigo/mpi/internal/engine"
+	"github.com/mpigo/mpi/internal/spin"
 	"github.com/mpigo/mpi/internal/transport"
 )
 
@@ -173,6 +174,14 @@ func (p *Progress) Await(r *engine.Request) bool {
 		}
 		if s.poll() {
 			continue
+		}
+		// Past the first few looks, tell the processor that this is a
+		// polling loop: the reply then lands without the pipeline flush
+		// a tight loop of loads pays when the line changes (shm 8-byte
+		// one-way latency 0.46-0.47 -> 0.43-0.44 us here). Not from the
+		// first look: streaming 8-byte messages then lost a little.
+		if i >= 8 {
+			spin.Pause()
 		}
 		if i&15 == 15 {
 			// Let goroutines and processes that have work run first: on a

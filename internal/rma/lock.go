@@ -14,6 +14,8 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
+
+	"github.com/mpigo/mpi/internal/spin"
 )
 
 // MaxNap bounds one pause of a waiting origin.
@@ -67,6 +69,7 @@ func (b *Backoff) Next() bool {
 	b.n++
 	switch {
 	case b.n < 32:
+		spin.Pause() // the word is another core's to change
 		return true
 	case b.n < 256:
 		runtime.Gosched()
