@@ -25,7 +25,7 @@ import (
 	"time"
 
 	"github.com/mpigo/mpi/internal/engine"
-	"github.com/mpigo/mpi/internal/spin"
+	"github.com/mpigo/mpi/internal/hint"
 	"github.com/mpigo/mpi/internal/transport"
 )
 
@@ -181,7 +181,7 @@ func (p *Progress) Await(r *engine.Request) bool {
 		// one-way latency 0.46-0.47 -> 0.43-0.44 us here). Not from the
 		// first look: streaming 8-byte messages then lost a little.
 		if i >= 8 {
-			spin.Pause()
+			hint.Pause()
 		}
 		if i&15 == 15 {
 			// Let goroutines and processes that have work run first: on a

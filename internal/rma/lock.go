@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mpigo/mpi/internal/spin"
+	"github.com/mpigo/mpi/internal/hint"
 )
 
 // MaxNap bounds one pause of a waiting origin.
@@ -69,7 +69,7 @@ func (b *Backoff) Next() bool {
 	b.n++
 	switch {
 	case b.n < 32:
-		spin.Pause() // the word is another core's to change
+		hint.Pause() // the word is another core's to change
 		return true
 	case b.n < 256:
 		runtime.Gosched()

@@ -1,0 +1,8 @@
+package hint
+
+import "unsafe"
+
+func pause()
+
+//go:noescape
+func prefetchWrite(p unsafe.Pointer)

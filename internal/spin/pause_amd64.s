@@ -1,6 +1,0 @@
-#include "textflag.h"
-
-// func pause()
-TEXT ·pause(SB), NOSPLIT|NOFRAME, $0-0
-	PAUSE
-	RET
