@@ -32,6 +32,7 @@ type vecChoice struct {
 	hier         *hierarchy
 	alg          string
 	rd           bool
+	inProcess    bool // the ranks meet in memory (coll_inprocess.go)
 }
 
 // chooseBcast chooses how c broadcasts n bytes of fixed size
@@ -58,7 +59,7 @@ func (c *Comm) chooseBcast(n int) (*algChoice, error) {
 // when the last choice was for another shape. Choosing may build c's
 // hierarchy, which is collective over c.
 func (c *Comm) chooseAllreduce(n, elems, esz int) (*vecChoice, error) {
-	s := coll.Situation{Ranks: len(c.group), Bytes: n, Commutative: true, Fixed: true, Elems: elems}
+	s := coll.Situation{Ranks: len(c.group), Bytes: n, Commutative: true, Fixed: true, Elems: elems, InProcess: c.inProcess()}
 	h, err := c.hierFor(coll.CollAllreduce, s)
 	if err != nil {
 		return nil, err
@@ -66,6 +67,12 @@ func (c *Comm) chooseAllreduce(n, elems, esz int) (*vecChoice, error) {
 	ch := &vecChoice{bytes: n, elems: elems, hier: h}
 	if h == nil && esz > 0 && n%esz == 0 {
 		ch.alg = coll.Select(coll.CollAllreduce, s)
+		if ch.alg == coll.AlgInProcess {
+			// The ranks meet in memory; a long vector then goes by the
+			// algorithm processes would use.
+			s.InProcess = false
+			ch.alg, ch.inProcess = coll.Select(coll.CollAllreduce, s), true
+		}
 		ch.rd = ch.alg == coll.AlgRecursiveDoubling
 	}
 	c.arChoice.Store(ch)

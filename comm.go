@@ -51,6 +51,9 @@ type Comm struct {
 	spareCall atomic.Pointer[collCall]
 	// arChoice remembers the last allreduce algorithm chosen (coll_choice.go).
 	arChoice atomic.Pointer[vecChoice]
+	// meetp is where the members meet in memory, once looked up
+	// (coll_inprocess.go).
+	meetp atomic.Pointer[meet]
 	// bcChoice remembers the last broadcast algorithm chosen (coll_choice.go).
 	bcChoice atomic.Pointer[algChoice]
 	// a2aChoice remembers the last alltoall algorithm chosen (coll_choice.go).

@@ -230,6 +230,11 @@ func (c *Comm) allreduceVec(cc *collCall, src, buf, scratch []byte, esz int, op 
 	}
 	h := ch.hier
 	tag := c.collTag()
+	if ch.inProcess && cc != nil {
+		if done, err := c.allreduceInProcess(cc, src, buf, scratch, op); done {
+			return err
+		}
+	}
 	if h == nil && ch.alg != "" && src != nil && !ch.rd {
 		return coll.AllreduceVecChosenFrom(c.via(cc), ch.alg, src, buf, scratch, esz, op, tag)
 	}

@@ -42,6 +42,11 @@ type job struct {
 	hang atomic.Pointer[hangError] // set when hang diagnosis failed the job
 
 	ft bool // ranks survive failures (ft.go)
+
+	// inproc: the ranks are Run's goroutines over the inproc transport,
+	// so their collectives may meet in memory (coll_inprocess.go).
+	inproc bool
+	meets  meets
 }
 
 func (j *job) close() {

@@ -15,7 +15,8 @@ import (
 
 // newLocalJob builds n goroutine ranks connected by the transport cfg names.
 func newLocalJob(n int, cfg Config) (*job, error) {
-	j := &job{size: n, procs: make([]*proc, n), exit: os.Exit, local: true, prog: progress.New()}
+	j := &job{size: n, procs: make([]*proc, n), exit: os.Exit, local: true, prog: progress.New(),
+		inproc: cfg.Transport == "" || cfg.Transport == "inproc"}
 	nt, err := newLocalNet(n, cfg)
 	if err != nil {
 		return nil, err

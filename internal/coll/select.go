@@ -58,12 +58,18 @@ const (
 	// caller (package mpi), which owns the per-node communicators, from
 	// this package's algorithms.
 	AlgHierarchical = "hierarchical" // allreduce, bcast, reduce
+	// AlgInProcess applies where the ranks are goroutines of one process
+	// (Situation.InProcess): each rank leaves where its contribution
+	// is in memory shared by all, and the last to come combines them in
+	// rank order, once, for everyone; no message is sent. The caller
+	// (package mpi) runs it.
+	AlgInProcess = "in_process" // allreduce
 )
 
 // DefaultRules is the built-in table, chosen by measurement with goroutine
 // ranks and tcp on a 2-core machine (docs/collectives.md has the numbers).
 var DefaultRules = map[string]string{
-	CollAllreduce:     "hierarchical,recursive_doubling:32768,rabenseifner,ring",
+	CollAllreduce:     "hierarchical,in_process,recursive_doubling:32768,rabenseifner,ring",
 	CollBcast:         "hierarchical,binomial:524287,pipeline,binomial:4194304,scatter_allgather",
 	CollAllgather:     "recursive_doubling,ring",
 	CollAlltoall:      "bruck:64,scattered:131072,pairwise",
@@ -74,7 +80,7 @@ var DefaultRules = map[string]string{
 // composed lists the algorithms that the caller runs from this package's
 // pieces (they need communicators this package cannot make).
 var composed = map[string][]string{
-	CollAllreduce: {AlgHierarchical},
+	CollAllreduce: {AlgHierarchical, AlgInProcess},
 	CollBcast:     {AlgHierarchical},
 	CollReduce:    {AlgHierarchical},
 }
@@ -121,6 +127,9 @@ type Situation struct {
 	// one process and over sockets they are no faster (docs/performance.md,
 	// "Why the code is as it is").
 	SharedMemory bool
+	// InProcess: the ranks are goroutines of one process that reach each
+	// other in memory (Run's ranks over the inproc transport).
+	InProcess bool
 }
 
 // Sizes documents, per collective, which size Select compares with MaxBytes.
@@ -173,6 +182,8 @@ func Applicable(coll, alg string, s Situation) bool {
 	case AlgBinaryTree:
 		seg, _ := Segment()
 		return coll == CollBcast && s.SharedMemory && s.Ranks >= 3 && s.Bytes > seg
+	case AlgInProcess:
+		return coll == CollAllreduce && s.InProcess && s.Fixed
 	case AlgHierarchical:
 		if !s.Hier || !s.Fixed {
 			return false

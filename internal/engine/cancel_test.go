@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/mpigo/mpi/internal/wire"
@@ -203,5 +204,36 @@ func TestCancelAckLate(t *testing.T) {
 	}
 	if got := h.pending(0); got != [4]int{0, 0, 1, 0} {
 		t.Fatalf("sender pending %v", got)
+	}
+}
+
+// Withdraw ends a posted receive with the status it is given, once, and
+// not one that a failure or an abort ended first.
+func TestWithdraw(t *testing.T) {
+	h := newHarness(t, 2, engCfg{EagerLimit: 8, ChunkSize: 4})
+	e := h.engs[1]
+	r := &Request{Context: 3, Peer: AnySource, Tag: -100}
+	h.recv(1, r)
+	if r.Done() {
+		t.Fatal("the wait completed when posted")
+	}
+	if !e.Withdraw(r, Status{Source: 0, Tag: 7, Count: 5}) {
+		t.Fatal("Withdraw refused a posted receive")
+	}
+	if st := r.Status(); !r.Done() || st.Source != 0 || st.Tag != 7 || st.Count != 5 || st.Err != nil || st.Cancelled {
+		t.Fatalf("withdrawn: done %v %+v", r.Done(), st)
+	}
+	if e.Withdraw(r, Status{}) {
+		t.Fatal("Withdraw ended a receive twice")
+	}
+	// An abort ends the wait first: Withdraw then leaves it alone.
+	r = &Request{Context: 3, Peer: AnySource, Tag: -100}
+	h.recv(1, r)
+	e.Abort(errors.New("gone"))
+	if !r.Done() || r.Status().Err == nil {
+		t.Fatalf("abort left the wait: done %v %+v", r.Done(), r.Status())
+	}
+	if e.Withdraw(r, Status{Source: 0}) || r.Status().Err == nil {
+		t.Fatal("Withdraw overwrote the abort's status")
 	}
 }

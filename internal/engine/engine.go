@@ -983,6 +983,16 @@ func (e *Engine) MRecv(m *Message, r *Request, out *Outbox) {
 // CancelRecv withdraws the posted receive r if it has not matched yet, and
 // completes it as cancelled. It reports whether it did.
 func (e *Engine) CancelRecv(r *Request) bool {
+	return e.Withdraw(r, Status{Source: r.Peer, Tag: r.Tag, Cancelled: true})
+}
+
+// Withdraw takes the posted receive r out of the queue if it has not
+// matched yet, and completes it with st. It reports whether it did: not if
+// a message, a failure or an abort completed r first. A wait that no
+// message ends (a rank waiting for the others to meet it in memory) posts
+// such a receive, so that failures and aborts end it as they end any
+// receive, and hang reports see it; whoever ends the wait withdraws it.
+func (e *Engine) Withdraw(r *Request, st Status) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var prev *Request
@@ -997,7 +1007,7 @@ func (e *Engine) CancelRecv(r *Request) bool {
 				e.postedTail = prev
 			}
 			q.next = nil
-			r.complete(Status{Source: r.Peer, Tag: r.Tag, Cancelled: true})
+			r.complete(st)
 			return true
 		}
 	}

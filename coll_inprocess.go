@@ -1,0 +1,250 @@
+package mpi
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/mpigo/mpi/internal/coll"
+	"github.com/mpigo/mpi/internal/engine"
+)
+
+// Allreduce among goroutine ranks that meet in memory
+// (coll.AlgInProcess).
+//
+// Run's ranks over the inproc transport are goroutines of one process, so
+// an allreduce among them need not send anything. Each rank leaves, in
+// its communicator's meeting point (a meet, shared by the members' Comm
+// values through the job), where its contribution and its output are,
+// with its type signature, and counts itself in. The last to come checks
+// the signatures and, for a short vector, combines the contributions in
+// rank order and writes the result into every rank's output, then ends
+// the others' waits: one hand-over per call instead of a message each
+// way, with its matching, for every rank. A longer vector only has its
+// type and length checked there; then the ranks run the message algorithm
+// the table chooses for processes (one copy per hop is what a long vector
+// costs either way, and combining in shares from memory measured slower:
+// docs/performance.md).
+//
+// The others wait on a receive posted in their own engine that no message
+// matches (meetTag on the collective context): the last to come withdraws
+// it (engine.Withdraw). So failures and aborts end the wait as they end
+// any receive, hang reports show it as a wait in the collective, and the
+// engine stays free of anything but matching.
+//
+// Every rank of a communicator takes this road for every vector
+// allreduce, whatever its length (the selection table's rule has no size
+// limit), so that two ranks that pass different types or lengths meet
+// here and learn of it (ErrType, ErrCount) instead of one waiting here
+// for messages the other sends.
+
+// meetTag is the tag of the receive a rank waits on in a meet: no message
+// carries it.
+const meetTag = -1 << 21
+
+// meetAll is the longest vector the last rank to come combines for all;
+// longer ones go by messages once checked (docs/performance.md,
+// "Goroutine ranks meet in memory").
+const meetAll = 32768
+
+// A meet is where the members of one communicator meet in memory.
+type meet struct {
+	n       int
+	group   []int // the members' world ranks
+	arrived atomic.Int32
+	slots   []meetSlot
+	// Set by the last rank to come, before it ends the others' waits;
+	// read by the others until they come again (nobody can be last of the
+	// next meeting before they do).
+	sigs    []uint64 // each rank's signature at the last meeting
+	lengths bool     // and their vectors had one length
+	long    bool     // the vector goes by messages after the meeting
+}
+
+// A meetSlot is one rank's part of a meet, on cache lines of its own.
+type meetSlot struct {
+	src, buf []byte // contribution and output, valid while the rank is in the call
+	sig      uint64
+	p        *proc
+	wait     engine.Request
+	_        [64]byte
+}
+
+// meetKey names a communicator of a job: disjoint communicators (the
+// parts of a Split) may share a context id, never a first member.
+type meetKey struct {
+	ctx   uint32
+	first int
+}
+
+// meets is a job's meeting points (job.meets).
+type meets struct {
+	mu sync.Mutex
+	m  map[meetKey]*meet
+}
+
+// inProcess reports whether c's ranks are goroutines of this process that
+// may meet in memory: Run's ranks over inproc, one node, no fault
+// tolerance (a meet cannot shrink).
+func (c *Comm) inProcess() bool {
+	p := c.p
+	return p.job.inproc && !p.job.ft && !p.multiNode && p.reprs == nil && c.inter == nil && c.shadow != nil
+}
+
+// meet returns c's meeting point, made on first use.
+func (c *Comm) meet() *meet {
+	if m := c.meetp.Load(); m != nil {
+		return m
+	}
+	j := c.p.job
+	k := meetKey{c.shadow.ctx, c.group[0]}
+	j.meets.mu.Lock()
+	if j.meets.m == nil {
+		j.meets.m = map[meetKey]*meet{}
+	}
+	m := j.meets.m[k]
+	if m == nil || !slices.Equal(m.group, c.group) {
+		// New, or the context of a freed communicator taken again.
+		m = &meet{n: len(c.group), group: c.group, slots: make([]meetSlot, len(c.group)), sigs: make([]uint64, len(c.group))}
+		j.meets.m[k] = m
+	}
+	j.meets.mu.Unlock()
+	c.meetp.Store(m)
+	return m
+}
+
+// allreduceInProcess is allreduceVec in a meet: src (nil: buf holds this
+// rank's contribution) combined with op across c into every rank's buf;
+// scratch, as long as buf, is this rank's. It reports whether it did the
+// call: a vector longer than meetAll is only checked here (all ranks agree
+// on its type and length), then the caller runs a message algorithm. A
+// mismatch of types or lengths is left in cc, for cc.done to report.
+func (c *Comm) allreduceInProcess(cc *collCall, src, buf, scratch []byte, op coll.VecOp) (bool, error) {
+	if src == nil {
+		src = buf
+	}
+	m := c.meet()
+	me := c.rank
+	s := &m.slots[me]
+	s.src, s.buf, s.sig, s.p = src, buf, cc.sig, c.p
+	defer func() { s.src, s.buf = nil, nil }()
+	if m.gather(c, me) {
+		ok := m.check()
+		m.long = ok && len(buf) > meetAll
+		if ok && !m.long {
+			m.combine(op, scratch)
+		}
+		m.release(me, nil)
+	} else if err := c.meetWait(s); err != nil {
+		return true, err
+	}
+	if bad, err := m.mismatch(cc, me); bad {
+		return true, err
+	}
+	return !m.long, nil
+}
+
+// gather counts rank me in, its slot filled, and reports whether it came
+// last. A rank that does not come last has posted its wait first, so that
+// the last one finds it to end.
+func (m *meet) gather(c *Comm, me int) bool {
+	if m.n == 1 {
+		return true
+	}
+	w := &m.slots[me].wait
+	w.Reset()
+	w.Context, w.Peer, w.Tag = c.shadow.ctx, engine.AnySource, meetTag
+	// A receive of no message: posted, never matched, never answered.
+	if !c.p.eng.TryPostRecv(w) {
+		c.shadow.postAnswered(w)
+	}
+	if m.arrived.Add(1) < int32(m.n) {
+		return false
+	}
+	// Last: its own wait is not needed.
+	if c.p.eng.Withdraw(w, engine.Status{}) {
+		return true
+	}
+	// The engine failed the wait before (an abort): let the others go
+	// with that error, and report it too.
+	m.release(me, w.Status().Err)
+	return false
+}
+
+// release ends the waits of every rank but me (with err, if not nil), for
+// the next meeting to begin; what the meeting decided is written.
+func (m *meet) release(me int, err error) {
+	m.arrived.Store(0)
+	for i := range m.slots {
+		if i == me {
+			continue
+		}
+		s := &m.slots[i]
+		// Not withdrawn: a failure or an abort ended the wait first, and
+		// the rank reports that.
+		s.p.eng.Withdraw(&s.wait, engine.Status{Source: me, Tag: meetTag, Err: err})
+	}
+}
+
+// meetWait waits for the last rank to come; it returns the error that
+// ended the wait instead, if one did.
+func (c *Comm) meetWait(s *meetSlot) error {
+	st := c.p.waitRef(&s.wait)
+	if st.Err != nil {
+		// Wrapped as the algorithms' errors are: the call's error keeps
+		// the class and names the call (collErr).
+		return fmt.Errorf("allreduce in memory: %w", c.shadow.statusErr("collective wait", loc{}, *st))
+	}
+	return nil
+}
+
+// check records every rank's signature and reports whether all ranks
+// passed the same, with vectors of one length. The last rank to come
+// calls it.
+func (m *meet) check() bool {
+	ok := true
+	m.lengths = true
+	for i := range m.slots {
+		s := &m.slots[i]
+		m.sigs[i] = s.sig
+		if s.sig != m.sigs[0] {
+			ok = false
+		}
+		if len(s.src) != len(m.slots[0].src) || len(s.buf) != len(s.src) {
+			ok, m.lengths = false, false
+		}
+	}
+	return ok
+}
+
+// mismatch reports whether the last meeting found that the ranks
+// disagree. A rank of another signature is recorded in cc
+// (collCall.saw), as a message carrying it would have been; unequal
+// lengths under equal signatures (which signatures that include the count
+// rule out) are an error of their own.
+func (m *meet) mismatch(cc *collCall, me int) (bool, error) {
+	for i, sg := range m.sigs {
+		if i != me && sg != m.sigs[me] && cc.saw(sg, i) {
+			return true, nil
+		}
+	}
+	if !m.lengths {
+		return true, fmt.Errorf("allreduce in memory: %w: the ranks passed vectors of different lengths", ErrCount)
+	}
+	return false, nil
+}
+
+// combine combines every rank's contribution in rank order into acc
+// and writes the result into every rank's output. The last rank to come
+// calls it, with its own scratch.
+func (m *meet) combine(op coll.VecOp, acc []byte) {
+	a := acc[:len(m.slots[0].src)]
+	copy(a, m.slots[0].src)
+	for i := 1; i < m.n; i++ {
+		op(a, m.slots[i].src)
+	}
+	for i := range m.slots {
+		copy(m.slots[i].buf, a)
+	}
+}

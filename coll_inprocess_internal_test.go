@@ -1,0 +1,156 @@
+package mpi
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// runWithin runs f on n goroutine ranks (inproc) and fails the test if the
+// job does not end within d: a meet that lost a rank would otherwise hang.
+func runWithin(t *testing.T, n int, d time.Duration, f func(c *Comm) error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- Run(n, f) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		t.Fatalf("the job of %d ranks did not end within %v", n, d)
+		return nil
+	}
+}
+
+// The ranks of Run meet in memory for a vector allreduce of any length
+// (one rank combining for all, or a check before the message algorithm),
+// in place or not, with the results of the message algorithms; and the
+// choice really was the meet.
+func TestAllreduceInProcess(t *testing.T) {
+	lengths := []int{1, 3, 511, 4095, 4096, 4097, 9001} // meetAll = 4096 float64s
+	for _, n := range []int{1, 2, 3, 5} {
+		t.Run(fmt.Sprint(n, "ranks"), func(t *testing.T) {
+			err := runWithin(t, n, time.Minute, func(c *Comm) error {
+				for _, l := range lengths {
+					v := make([]float64, l)
+					for i := range v {
+						v[i] = float64(c.Rank()*1000 + i)
+					}
+					out := make([]float64, l)
+					if err := AllreduceSliceInto(c, v, out, Sum[float64]()); err != nil {
+						return err
+					}
+					if ch := c.arChoice.Load(); n > 1 && (ch == nil || !ch.inProcess) {
+						return fmt.Errorf("%d elements: the ranks did not meet in memory (choice %+v)", l, ch)
+					}
+					in := make([]int32, l) // in place, another type
+					for i := range in {
+						in[i] = int32(c.Rank()*7 + i%5)
+					}
+					if err := AllreduceSliceInto(c, in, in, Max[int32]()); err != nil {
+						return err
+					}
+					for i := range out {
+						if want := float64(1000*n*(n-1)/2 + n*i); out[i] != want {
+							return fmt.Errorf("rank %d, %d elements: sum[%d] = %v, want %v", c.Rank(), l, i, out[i], want)
+						}
+						if want := int32((n-1)*7 + i%5); in[i] != want {
+							return fmt.Errorf("rank %d, %d elements: max[%d] = %v, want %v", c.Rank(), l, i, in[i], want)
+						}
+					}
+				}
+				// The low-level form meets too.
+				sb, rb := []int32{int32(c.Rank() + 1), 2}, make([]int32, 2)
+				if err := c.Allreduce(AsBytes(sb), AsBytes(rb), 2, Int32, OpSum); err != nil {
+					return err
+				}
+				if want := int32(n * (n + 1) / 2); rb[0] != want || rb[1] != int32(2*n) {
+					return fmt.Errorf("rank %d: low-level sum %v, want [%d %d]", c.Rank(), rb, want, 2*n)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// Disjoint communicators (a Split, whose parts may share a context id)
+// meet apart, at the same time, many times over.
+func TestAllreduceInProcessSplit(t *testing.T) {
+	err := runWithin(t, 6, time.Minute, func(world *Comm) error {
+		half, err := world.Split(world.Rank()%2, world.Rank())
+		if err != nil {
+			return err
+		}
+		want := 0
+		for r := world.Rank() % 2; r < 6; r += 2 {
+			want += r
+		}
+		for round := range 200 {
+			v := []int64{int64(world.Rank()), int64(round)}
+			if err := AllreduceSliceInto(half, v, v, Sum[int64]()); err != nil {
+				return err
+			}
+			if v[0] != int64(want) || v[1] != int64(3*round) {
+				return fmt.Errorf("rank %d round %d: got %v, want [%d %d]", world.Rank(), round, v, want, 3*round)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Ranks that pass different lengths learn it, all of them, whichever
+// road their own length would take, and the meet serves the next call.
+func TestAllreduceInProcessMismatch(t *testing.T) {
+	err := runWithin(t, 3, time.Minute, func(c *Comm) error {
+		n := 4000 // 32000 bytes: one rank combines
+		if c.Rank() == 2 {
+			n = 4100 // 32800 bytes: messages after the meeting
+		}
+		err := AllreduceSliceInto(c, make([]float64, n), make([]float64, n), Sum[float64]())
+		if !errors.Is(err, ErrCount) {
+			return fmt.Errorf("rank %d: got %v, want ErrCount", c.Rank(), err)
+		}
+		var e *Error
+		if !errors.As(err, &e) || e.Op != "AllreduceSliceInto" {
+			return fmt.Errorf("rank %d: %v is not the call's *Error", c.Rank(), err)
+		}
+		v := []float64{1}
+		if err := AllreduceSliceInto(c, v, v, Sum[float64]()); err != nil || v[0] != 3 {
+			return fmt.Errorf("rank %d: the next allreduce gave %v, %v", c.Rank(), v, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A rank that fails while the others wait in the meet ends their waits:
+// they report the failure (ErrProcFailed) instead of hanging.
+func TestAllreduceInProcessFailure(t *testing.T) {
+	boom := errors.New("boom")
+	errs := make([]error, 3)
+	err := runWithin(t, 3, time.Minute, func(c *Comm) error {
+		if c.Rank() == 2 {
+			time.Sleep(20 * time.Millisecond) // let the others wait first
+			return boom
+		}
+		v := []float64{1}
+		errs[c.Rank()] = AllreduceSliceInto(c, v, v, Sum[float64]())
+		return nil
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Run returned %v, want rank 2's error", err)
+	}
+	for r := range 2 {
+		if !errors.Is(errs[r], ErrProcFailed) {
+			t.Errorf("rank %d: got %v, want ErrProcFailed", r, errs[r])
+		}
+	}
+}
