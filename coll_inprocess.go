@@ -86,10 +86,13 @@ type meets struct {
 
 // inProcess reports whether c's ranks are goroutines of this process that
 // may meet in memory: Run's ranks over inproc, one node, no fault
-// tolerance (a meet cannot shrink).
+// tolerance (a meet cannot shrink). Not the view a non-blocking
+// collective runs on (pinned): it may be in flight while a blocking
+// collective of the same communicator meets, and a meet holds one call at
+// a time; every rank's view of it uses messages.
 func (c *Comm) inProcess() bool {
 	p := c.p
-	return p.job.inproc && !p.job.ft && !p.multiNode && p.reprs == nil && c.inter == nil && c.shadow != nil
+	return p.job.inproc && !p.job.ft && !p.multiNode && p.reprs == nil && c.inter == nil && c.shadow != nil && c.pinned == 0
 }
 
 // meet returns c's meeting point, made on first use.

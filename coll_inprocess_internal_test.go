@@ -154,3 +154,32 @@ func TestAllreduceInProcessFailure(t *testing.T) {
 		}
 	}
 }
+
+// A non-blocking allreduce in flight while blocking ones meet on the same
+// communicator keeps to messages: both give the right sums.
+func TestAllreduceInProcessWithNonblocking(t *testing.T) {
+	err := runWithin(t, 3, time.Minute, func(c *Comm) error {
+		for round := range 50 {
+			v := []float64{float64(c.Rank()), 1}
+			f, err := IallreduceSlice(c, v, Sum[float64]())
+			if err != nil {
+				return err
+			}
+			x, err := Allreduce(c, c.Rank()+round, Sum[int]())
+			if err != nil {
+				return err
+			}
+			got, err := f.Wait()
+			if err != nil {
+				return err
+			}
+			if x != 3+3*round || got[0] != 3 || got[1] != 3 {
+				return fmt.Errorf("rank %d round %d: blocking %d, non-blocking %v", c.Rank(), round, x, got)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -261,6 +261,17 @@ func reduceT[T any](c *Comm, opname string, v T, op Op[T], root int) (T, error) 
 		return hetReduceT(c, opname, v, op, root) // hetero_coll.go
 	}
 	t := typeOf[T]()
+	if root < 0 && op.vec != nil && t.shape == shapePlain && t.size > 0 && t.size <= len(collCall{}.small) {
+		// A plain value and a predefined operation: the road of vectors,
+		// with a vector of one (goroutine ranks then meet in memory).
+		r := v
+		b := unsafe.Slice((*byte)(unsafe.Pointer(&r)), t.size)
+		cc := c.typedCall(t, -1)
+		if err := cc.done(opname, c.allreduceVec(cc, nil, b, cc.small[:len(b)], t.size, vecOf(t, op))); err != nil {
+			return zero, err
+		}
+		return r, nil
+	}
 	b, err := ownBytes(t, &v)
 	if err != nil {
 		return zero, c.typeErr(opname, loc{}, err)
