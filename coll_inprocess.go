@@ -148,6 +148,33 @@ func (c *Comm) allreduceInProcess(cc *collCall, src, buf, scratch []byte, op col
 	return !m.long, nil
 }
 
+// barrierSig is what a Barrier leaves in a meet for its signature: no
+// type's signature, so that a rank in Barrier and one in an allreduce
+// that meet learn that their calls differ.
+const barrierSig = 0x4d6565744261726e // "MeetBarn"
+
+// barrierInProcess is Barrier in a meet: every rank counts itself in, and
+// the last to come lets them all go.
+func (c *Comm) barrierInProcess() error {
+	m := c.meet()
+	me := c.rank
+	s := &m.slots[me]
+	s.src, s.buf, s.sig, s.p = nil, nil, barrierSig, c.p
+	if m.gather(c, me) {
+		m.check()
+		m.long = false
+		m.release(me, nil)
+	} else if err := c.meetWait(s); err != nil {
+		return err
+	}
+	for i, sg := range m.sigs {
+		if sg != barrierSig {
+			return c.errorf("Barrier", ErrOther, loc{}, "rank %d is in another collective on this communicator (mismatched collectives: this rank is in Barrier)", i)
+		}
+	}
+	return nil
+}
+
 // gather counts rank me in, its slot filled, and reports whether it came
 // last. A rank that does not come last has posted its wait first, so that
 // the last one finds it to end.
@@ -227,6 +254,11 @@ func (m *meet) check() bool {
 // lengths under equal signatures (which signatures that include the count
 // rule out) are an error of their own.
 func (m *meet) mismatch(cc *collCall, me int) (bool, error) {
+	for i, sg := range m.sigs {
+		if sg == barrierSig {
+			return true, fmt.Errorf("allreduce in memory: rank %d is in Barrier (mismatched collectives)", i)
+		}
+	}
 	for i, sg := range m.sigs {
 		if i != me && sg != m.sigs[me] && cc.saw(sg, i) {
 			return true, nil

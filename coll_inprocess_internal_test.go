@@ -3,6 +3,8 @@ package mpi
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -176,6 +178,49 @@ func TestAllreduceInProcessWithNonblocking(t *testing.T) {
 			if x != 3+3*round || got[0] != 3 || got[1] != 3 {
 				return fmt.Errorf("rank %d round %d: blocking %d, non-blocking %v", c.Rank(), round, x, got)
 			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Barrier meets too; a rank in Barrier and one in an allreduce that meet
+// both get an error, not a result nobody computed.
+func TestBarrierInProcess(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 5} {
+		var count atomic.Int64
+		err := runWithin(t, n, time.Minute, func(c *Comm) error {
+			for round := range 100 {
+				count.Add(1)
+				if err := Barrier(c); err != nil {
+					return err
+				}
+				// Nobody passes the barrier before all have come to it.
+				if got := count.Load(); got < int64(n*(round+1)) {
+					return fmt.Errorf("rank %d round %d: passed with %d arrivals", c.Rank(), round, got)
+				}
+				if err := Barrier(c); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%d ranks: %v", n, err)
+		}
+	}
+	err := runWithin(t, 2, time.Minute, func(c *Comm) error {
+		var err error
+		if c.Rank() == 0 {
+			err = Barrier(c)
+		} else {
+			v := []float64{1}
+			err = AllreduceSliceInto(c, v, v, Sum[float64]())
+		}
+		if err == nil || !strings.Contains(err.Error(), "mismatched collectives") {
+			return fmt.Errorf("rank %d: got %v, want mismatched collectives", c.Rank(), err)
 		}
 		return nil
 	})

@@ -163,6 +163,9 @@ func (c *Comm) barrier() error {
 		return err
 	}
 	tag := c.collTag()
+	if h == nil && c.inProcess() {
+		return c.barrierInProcess()
+	}
 	if h == nil {
 		return coll.Barrier(c.coll(), tag)
 	}
