@@ -183,6 +183,12 @@ func (m *meet) gather(c *Comm, me int) bool {
 		return true
 	}
 	w := &m.slots[me].wait
+	if w.W == nil {
+		// Its own Waiter, kept across meetings (Reset keeps it): a pooled
+		// one per wait was an allocation whenever the pool had been
+		// emptied (TestCollectivesAllocateNothing, under qemu).
+		w.W = engine.NewWaiter()
+	}
 	w.Reset()
 	w.Context, w.Peer, w.Tag = c.shadow.ctx, engine.AnySource, meetTag
 	// A receive of no message: posted, never matched, never answered.
