@@ -92,7 +92,7 @@ better="lower is better"
 values() { awk '!/^#/ && NF >= 2 {print $1, $2}' "$@"; }
 medians() {
 	sort -k1,1n -k2,2g | awk '
-		$1 != s { if (n) out(); s = $1; n = 0 }
+		!seen || $1 != s { if (n) out(); s = $1; n = 0; seen = 1 } # size 0 (barrier) equals an unset s
 		{ v[++n] = $2 }
 		END { if (n) out() }
 		function out() { printf "%s %s\n", s, (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }'
