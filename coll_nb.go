@@ -44,7 +44,7 @@ func (c *Comm) startCollAt(op string, tag int, body func(v *Comm) error) *Reques
 	v := c.pinnedView(tag)
 	r := c.newRequest(op, loc{})
 	var berr error
-	r.finish = func(engine.Status) error { return berr }
+	r.x.finish = func(engine.Status) error { return berr }
 	er := r.er
 	go func() {
 		err := body(v)

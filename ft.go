@@ -647,7 +647,7 @@ func (r *Request) anyPending() error {
 		return nil
 	}
 	r.x.rearm = true
-	return r.c.statusErr(r.op, r.at(), r.er.Status())
+	return r.c.statusErr(r.opName(), r.at(), r.er.Status())
 }
 
 // rearmRecv posts again a receive that anyPending left pending. Until
@@ -658,7 +658,9 @@ func (r *Request) rearmRecv() {
 		return
 	}
 	r.x.rearm = false
+	note := r.er.Note // a typed receive's type (Request.complete)
 	r.er.Reset()
+	r.er.Note = note
 	r.x.repost(r.er)
 }
 

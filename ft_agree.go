@@ -431,7 +431,7 @@ func (c *Comm) Iagree(flag int) (_ *Future[int], err error) {
 	f := &Future[int]{keepOnErr: true}
 	r := c.newRequest("Iagree", loc{})
 	var berr error
-	r.finish = func(engine.Status) error { return berr }
+	r.x.finish = func(engine.Status) error { return berr }
 	er := r.er
 	go func() {
 		dval, failed, err := c.ftAgreeWait(e)

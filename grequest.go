@@ -126,10 +126,10 @@ func (r *Request) completeG() {
 	var err error
 	if g := r.x.g; g.query != nil {
 		if qerr := g.query(&st); qerr != nil {
-			err = r.grequestWrap(r.op, "query", qerr)
+			err = r.grequestWrap(r.opName(), "query", qerr)
 		}
 	}
-	r.st = st
+	r.setStatus(st)
 	r.setErr(err)
 	r.finished = true
 }
@@ -155,7 +155,7 @@ func (r *Request) retireG(err error) error {
 		return err
 	}
 	if ferr := g.free(); ferr != nil {
-		ferr = r.grequestWrap(r.op, "free", ferr)
+		ferr = r.grequestWrap(r.opName(), "free", ferr)
 		if err == nil {
 			r.setErr(ferr)
 			return ferr
@@ -187,13 +187,13 @@ func (r *Request) GetStatus() (_ bool, _ Status, err error) {
 		return true, emptyStatus, nil
 	}
 	if r.er == nil || r.finished {
-		return true, r.st, r.errv()
+		return true, r.status(), r.errv()
 	}
 	if !r.er.Done() {
 		return false, Status{}, nil
 	}
 	r.complete()
-	return true, r.st, r.errv()
+	return true, r.status(), r.errv()
 }
 
 // SetElements makes the status report count basic elements of dt

@@ -152,11 +152,11 @@ func (c *Comm) nbrRecv(op string, i int, b nbrBlk, src, tag int) (*Request, erro
 		return nil, err
 	}
 	r := c.newRequest(op, at("source", src, tag))
-	r.st.elem = b.dt.size
+	r.setElem(b.dt.size)
 	r.er.Layout = m.lay
 	r.x.conv = c.lowConv(b.buf, b.dt.t) // a mixed job: converted on completion (hetero.go)
 	want := lowSig(b.dt, b.count)
-	r.finish = func(st engine.Status) error {
+	r.x.finish = func(st engine.Status) error {
 		if st.Sig == want || st.Sig == 0 {
 			return nil
 		}

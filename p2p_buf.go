@@ -495,7 +495,7 @@ func (c *Comm) irecv(buf []byte, count int, dt *Datatype, src, tag int) (*Reques
 	} else {
 		r = c.newPooledRequest("Irecv", whereSource, src, tag)
 	}
-	r.st.elem = dt.size
+	r.setElem(dt.size)
 	if cv := c.lowConv(buf, dt.t); cv != nil {
 		r.more().conv = cv
 	}
@@ -514,7 +514,8 @@ func (c *Comm) sendInit(op string, buf []byte, count int, dt *Datatype, dest, ta
 		return nil, err
 	}
 	sig := dt.sig
-	r := &Request{c: c, op: op, finished: true, x: &reqMore{}}
+	r := &Request{c: c, finished: true, x: &reqMore{}}
+	r.setOp(op)
 	r.setAt(at("dest", dest, tag))
 	r.x.start = func(r *Request) error {
 		if dest == ProcNull {
@@ -596,13 +597,15 @@ func (c *Comm) RecvInit(buf []byte, count int, dt *Datatype, src, tag int) (_ *R
 		return nil, err
 	}
 	sig := dt.sig
-	r := &Request{c: c, op: "RecvInit", finished: true, st: Status{elem: dt.size},
-		x: &reqMore{conv: c.lowConv(buf, dt.t)}}
+	r := &Request{c: c, finished: true, x: &reqMore{conv: c.lowConv(buf, dt.t)}}
+	r.setOp("RecvInit")
+	r.setElem(dt.size)
 	r.setAt(at("source", src, tag))
 	r.x.start = func(r *Request) error {
 		if src == ProcNull {
 			r.mu.Lock()
-			r.er, r.finished, r.st = nil, true, procNullStatus
+			r.er, r.finished = nil, true
+			r.setStatus(procNullStatus)
 			r.mu.Unlock()
 			return nil
 		}
@@ -891,7 +894,7 @@ func (m *Message) irecv(buf []byte, count int, dt *Datatype) (*Request, error) {
 		return c.nullRequest("Mrecv", procNullStatus), nil
 	}
 	r := c.newRequest("Mrecv", m.at)
-	r.st.elem = dt.size
+	r.setElem(dt.size)
 	r.x.conv = c.lowConv(buf, dt.t)
 	r.er.Layout = mm.lay
 	c.startMRecv(em, r.er, mm.b, nil, dt.sig)

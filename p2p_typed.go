@@ -492,7 +492,7 @@ func (p *Pending[T]) wait() (T, Status, error) {
 		}
 		return p.v, st, err
 	}
-	p.st, p.err = finishRecv(p.req.c, p.req.op, p.req.at(), p.t, p.req.er, &p.v)
+	p.st, p.err = finishRecv(p.req.c, p.req.opName(), p.req.at(), p.t, p.req.er, &p.v)
 	p.got = true
 	return p.v, p.st, p.err
 }
@@ -529,7 +529,8 @@ func irecvT[T any](c *Comm, source, tag int) (*Pending[T], error) {
 		return &Pending[T]{req: c.nullRequest("Irecv", procNullStatus), t: t}, nil
 	}
 	r := c.newRequest("Irecv", at("source", source, tag))
-	r.st.elem, r.t = t.elemSize(), t
+	r.setElem(t.elemSize())
+	r.er.Note = t
 	var buf []byte
 	var alloc func(int) []byte
 	if t.shape == shapePlain {
@@ -652,7 +653,8 @@ func irecvInto[E any](c *Comm, buf []E, source, tag int) (*Request, error) {
 		return c.nullRequest("IrecvInto", procNullStatus), nil
 	}
 	r := c.newPooledRequest("IrecvInto", whereSource, source, tag)
-	r.st.elem, r.t, r.sliceOf = t.size, t, true
+	r.setElem(t.size)
+	r.er.Note, r.sliceOf = t, true
 	if c.p.reprs != nil {
 		r.more().conv = c.lowConv(datatype.SliceBytes(buf), t.info.TypeMap())
 	}

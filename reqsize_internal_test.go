@@ -12,8 +12,8 @@ import (
 // size class without spilling into the next.
 func TestRequestBlock(t *testing.T) {
 	size := int(unsafe.Sizeof(Request{}))
-	if size > 136 {
-		t.Errorf("Request is %d bytes, want at most 136: move what few requests use into reqMore", size)
+	if size > 88 {
+		t.Errorf("Request is %d bytes, want at most 88: move what few requests use into reqMore", size)
 	}
 	if reqBlock*size > 8192 || (reqBlock+1)*size <= 8192 {
 		t.Errorf("reqBlock is %d, want %d: 8 KiB of %d-byte Requests", reqBlock, 8192/size, size)
@@ -55,5 +55,58 @@ func TestRequestLoc(t *testing.T) {
 				t.Errorf("setPeer(%d, %d, %d): at() = %+v, want %+v", w, pt[0], pt[1], got, want)
 			}
 		}
+	}
+}
+
+// TestRequestStatus: a Request gives back the status it was given,
+// whether it fits the compact fields or not (a generalized request's
+// query function may set any Source and Tag).
+func TestRequestStatus(t *testing.T) {
+	sts := []Status{
+		{},
+		procNullStatus,
+		emptyStatus,
+		{Source: 3, Tag: 7, bytes: 24, size: 32, elem: 8},
+		{Source: 1, Tag: TagUB, bytes: 1 << 20, size: 1 << 20, elem: 1, cancelled: true},
+		{Source: -1 << 31, Tag: 1<<31 - 1},
+	}
+	if strconv.IntSize == 64 {
+		wide := int(int64(1) << 40 >> (64 - strconv.IntSize))
+		sts = append(sts,
+			Status{Source: wide, Tag: 2, bytes: 8, size: 8, elem: 8},
+			Status{Source: 2, Tag: -wide},
+			Status{Source: 1, Tag: 1, bytes: wide, size: wide, elem: wide})
+	}
+	for _, st := range sts {
+		var r Request
+		r.setStatus(st)
+		if got := r.status(); got != st {
+			t.Errorf("setStatus(%+v): status() = %+v", st, got)
+		}
+		if got := r.elem(); got != st.elem {
+			t.Errorf("setStatus(%+v): elem() = %d", st, got)
+		}
+		r.setStatus(Status{Source: 1}) // back to the compact fields
+		if got := r.status(); got != (Status{Source: 1}) {
+			t.Errorf("after %+v, setStatus({Source: 1}): status() = %+v", st, got)
+		}
+	}
+}
+
+// TestRequestOp: a Request gives back the name of the call that made it,
+// whether the name has a fixed code, gets one when first used, or (the
+// table full) is kept in reqMore.
+func TestRequestOp(t *testing.T) {
+	for _, name := range []string{"", "Isend", "IrecvInto", "Ibsend", "Window.Rput", "TestRequestOp.a", "TestRequestOp.a"} {
+		var r Request
+		r.setOp(name)
+		if got := r.opName(); got != name {
+			t.Errorf("setOp(%q): opName() = %q", name, got)
+		}
+	}
+	var r Request
+	r.op, r.x = opWide, &reqMore{op: "Iwide"}
+	if got := r.opName(); got != "Iwide" {
+		t.Errorf("opWide: opName() = %q", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mpigo/mpi/internal/engine"
@@ -14,33 +15,39 @@ import (
 // waited on by one goroutine at a time; waiting again after completion
 // returns the same result.
 type Request struct {
-	c  *Comm
-	op string
+	c *Comm
 
 	mu sync.Mutex
 	er *engine.Request // the engine's request; nil if none is active
 	// x holds what only some requests use (persistent, generalized,
 	// buffered and converting ones, the fault-tolerant repost, an error
-	// result); nil for most. It keeps a Request small: the requests of
-	// non-blocking calls are allocated for every message, and the garbage
-	// collector's work grows with their bytes.
-	x      *reqMore
-	finish func(st engine.Status) error // typed receives: decode the data
-	t      *typeInfo                    // typed receives: the type, for a mismatch's message
+	// result, a status or a call name that does not fit the compact
+	// fields below); nil for most. It keeps a Request small: the requests
+	// of non-blocking calls are allocated for every message, and what each
+	// message costs grows with their bytes (docs/performance.md, "Smaller
+	// requests").
+	x *reqMore
 	// sentID is the send id of a non-blocking send that left at once by
 	// the short road (Comm.isendNow) and has no engine request; 0 if none.
 	sentID uint64
-	// st is the result; before it, st.elem already holds the size of
-	// one element of the receive's type, which complete keeps.
-	st Status
-	// peer, tag and where are the request's loc (peer and tag, for error
+	// The result's status, compactly (status and setStatus; a status
+	// whose source, tag or element size does not fit int32 is kept in
+	// x.st, and stWide says so). Before the result, stElem already holds
+	// the size of one element of the receive's type, which complete keeps.
+	stBytes, stSize         int
+	stSource, stTag, stElem int32
+	// peer and tag are the request's loc (peer and tag, for error
 	// messages), compactly: see setAt and at.
 	peer, tag int32
 	// pins counts the goroutines that hold er outside r.mu (a Wait
 	// blocked on it, WaitAny parking on it). A pooled er that was pinned
 	// when it was released is left to the garbage collector.
-	pins  int16
-	where uint8
+	pins int16
+	// where says which loc peer and tag are (see setAt); op names the
+	// call that made the request (opName).
+	where, op   uint8
+	stCancelled bool
+	stWide      bool
 	// sliceOf: the type is written []t (IrecvInto), for a mismatch's
 	// message (recvStatusErr's tname "[]").
 	sliceOf bool
@@ -82,6 +89,16 @@ type reqMore struct {
 	// at is the request's loc when it does not fit Request's compact form
 	// (where == whereMore).
 	at loc
+	// st is the request's status when it does not fit Request's compact
+	// fields (stWide).
+	st Status
+	// finish, for some requests made by newRequest (non-blocking
+	// collectives' results, neighborhood receives), runs after the
+	// engine's part completes and gives the request's error.
+	finish func(st engine.Status) error
+	// op is the name of the call that made the request when opName has
+	// no code for it (op == opWide).
+	op string
 }
 
 // more returns r.x, made if r has none. r is not shared yet, or r.mu is
@@ -170,6 +187,125 @@ func (r *Request) setErr(err error) {
 	}
 }
 
+// status returns r's result status (see Request.stBytes).
+func (r *Request) status() Status {
+	if r.stWide {
+		return r.x.st
+	}
+	return Status{Source: int(r.stSource), Tag: int(r.stTag), bytes: r.stBytes, size: r.stSize,
+		elem: int(r.stElem), cancelled: r.stCancelled}
+}
+
+// setStatus sets r's result status. r is not shared yet, or r.mu is held.
+func (r *Request) setStatus(st Status) {
+	if int(int32(st.Source)) != st.Source || int(int32(st.Tag)) != st.Tag || int(int32(st.elem)) != st.elem {
+		r.more().st, r.stWide = st, true
+		return
+	}
+	r.stWide = false
+	r.stSource, r.stTag, r.stElem = int32(st.Source), int32(st.Tag), int32(st.elem)
+	r.stBytes, r.stSize, r.stCancelled = st.bytes, st.size, st.cancelled
+}
+
+// elem returns the size of one element of r's receive type, 0 for bytes
+// (Status.elem).
+func (r *Request) elem() int {
+	if r.stWide {
+		return r.x.st.elem
+	}
+	return int(r.stElem)
+}
+
+// setElem sets r's element size and clears the rest of its status. r is
+// not shared yet, or r.mu is held.
+func (r *Request) setElem(elem int) { r.setStatus(Status{elem: elem}) }
+
+// Request.op: the names of the calls that make requests, as small codes.
+// The first ones are fixed so that the non-blocking point-to-point calls
+// find theirs without a lock; the others are added when first used.
+// opWide says the name is in x.op (the table is full).
+const (
+	opNone uint8 = iota
+	opIsend
+	opIssend
+	opIrsend
+	opIbsend
+	opIrecv
+	opIrecvInto
+	opFirstFree
+	opWide = 255
+)
+
+// opNames holds the names by code. Readers load the list without a lock;
+// opCode, under mu, publishes a longer copy to add one.
+var opNames struct {
+	mu    sync.Mutex
+	list  atomic.Pointer[[]string]
+	codes map[string]uint8 // by name, for codes from opFirstFree on
+}
+
+func init() {
+	names := []string{opNone: "", opIsend: "Isend", opIssend: "Issend", opIrsend: "Irsend",
+		opIbsend: "Ibsend", opIrecv: "Irecv", opIrecvInto: "IrecvInto"}
+	opNames.list.Store(&names)
+}
+
+// setOp sets the name of the call that made r. r is not shared yet, or
+// r.mu is held.
+func (r *Request) setOp(name string) {
+	switch name {
+	case "":
+		r.op = opNone
+	case "Isend":
+		r.op = opIsend
+	case "Issend":
+		r.op = opIssend
+	case "Irsend":
+		r.op = opIrsend
+	case "Ibsend":
+		r.op = opIbsend
+	case "Irecv":
+		r.op = opIrecv
+	case "IrecvInto":
+		r.op = opIrecvInto
+	default:
+		r.op = opCode(name)
+		if r.op == opWide {
+			r.more().op = name
+		}
+	}
+}
+
+// opCode returns name's code in opNames, added if new; opWide once the
+// table is full.
+func opCode(name string) uint8 {
+	opNames.mu.Lock()
+	defer opNames.mu.Unlock()
+	if c, ok := opNames.codes[name]; ok {
+		return c
+	}
+	names := *opNames.list.Load()
+	if len(names) >= opWide {
+		return opWide
+	}
+	if opNames.codes == nil {
+		opNames.codes = make(map[string]uint8)
+	}
+	c := uint8(len(names))
+	more := append(names[:len(names):len(names)], name)
+	opNames.list.Store(&more)
+	opNames.codes[name] = c
+	return c
+}
+
+// opName returns the name of the call that made r.
+func (r *Request) opName() string {
+	if r.op == opWide {
+		return r.x.op
+	}
+	return (*opNames.list.Load())[r.op]
+}
+
 // persistent reports whether r is a persistent request (SendInit,
 // RecvInit and the like).
 func (r *Request) persistent() bool { return r.x != nil && r.x.start != nil }
@@ -211,9 +347,10 @@ type ownedRequest struct {
 // newRequest returns a request for op with an engine request of its own
 // ready to fill.
 func (c *Comm) newRequest(op string, l loc) *Request {
-	o := &ownedRequest{r: Request{c: c, op: op, live: true}}
+	o := &ownedRequest{r: Request{c: c, live: true}}
 	o.x.e = &o.e
 	o.r.x, o.r.er = &o.x, &o.e
+	o.r.setOp(op)
 	o.r.setAt(l)
 	return &o.r
 }
@@ -227,7 +364,8 @@ func (c *Comm) newRequest(op string, l loc) *Request {
 // Its loc is w (whereDest or whereSource), peer and tag.
 func (c *Comm) newPooledRequest(op string, w uint8, peer, tag int) *Request {
 	r, er := c.p.ers.pair()
-	r.c, r.op, r.live, r.pooled, r.er = c, op, true, true, er
+	r.c, r.live, r.pooled, r.er = c, true, true, er
+	r.setOp(op)
 	r.setPeer(w, peer, tag)
 	return r
 }
@@ -247,7 +385,10 @@ func (r *Request) release() {
 
 // nullRequest is a request that is already complete with st (ProcNull).
 func (c *Comm) nullRequest(op string, st Status) *Request {
-	return &Request{c: c, op: op, finished: true, st: st, live: true}
+	r := &Request{c: c, finished: true, live: true}
+	r.setOp(op)
+	r.setStatus(st)
+	return r
 }
 
 // emptyStatus is the status of a wait on an inactive request (MPI-3.1
@@ -267,24 +408,24 @@ func (r *Request) complete() {
 		return
 	}
 	est := r.er.Status()
-	r.st = statusOf(est, r.st.elem)
+	r.setStatus(statusOf(est, r.elem()))
 	var err error
 	switch {
 	case est.Err == nil:
-	case r.t != nil:
+	case r.er.Note != nil: // a typed receive's type (irecvInto, Irecv)
 		tname := ""
 		if r.sliceOf {
 			tname = "[]"
 		}
-		err = r.c.recvStatusErr(r.op, r.at(), r.t, tname, est)
+		err = r.c.recvStatusErr(r.opName(), r.at(), r.er.Note.(*typeInfo), tname, est)
 	default:
-		err = r.c.statusErr(r.op, r.at(), est)
+		err = r.c.statusErr(r.opName(), r.at(), est)
 	}
 	if x != nil && x.conv != nil && !est.Cancelled {
 		x.conv.convert(r.c, est.Source, est.Count)
 	}
-	if err == nil && r.finish != nil && !est.Cancelled {
-		err = r.finish(est)
+	if err == nil && x != nil && x.finish != nil && !est.Cancelled {
+		err = x.finish(est)
 	}
 	r.setErr(err)
 	r.finished = true
@@ -350,7 +491,7 @@ func (r *Request) wait() (Status, error) {
 	er := r.er
 	if er == nil || r.finished {
 		r.live = false
-		st, err := r.st, r.retire(r.errv())
+		st, err := r.status(), r.retire(r.errv())
 		r.mu.Unlock()
 		return st, err
 	}
@@ -382,7 +523,7 @@ func (r *Request) wait() (Status, error) {
 		r.release()
 	}
 	r.live = false
-	st, err := r.st, r.retire(r.errv())
+	st, err := r.status(), r.retire(r.errv())
 	r.mu.Unlock()
 	if err == nil {
 		return st, nil
@@ -414,7 +555,7 @@ func (r *Request) test() (bool, Status, error) {
 	}
 	if r.er == nil || r.finished {
 		r.live = false
-		return true, r.st, r.retire(r.errv())
+		return true, r.status(), r.retire(r.errv())
 	}
 	r.rearmRecv() // ft.go
 	if !r.er.Done() {
@@ -426,7 +567,7 @@ func (r *Request) test() (bool, Status, error) {
 	r.complete()
 	r.release()
 	r.live = false
-	return true, r.st, r.c.handle(r.retire(r.errv()))
+	return true, r.status(), r.c.handle(r.retire(r.errv()))
 }
 
 // done reports whether Wait would return at once.
@@ -590,7 +731,7 @@ func (r *Request) begin() error {
 		return r.c.handle(r.c.errorf("Start", ErrRequest, r.at(), "request is already active"))
 	}
 	r.finished = false
-	r.st = Status{elem: r.st.elem} // elem: see Request.st
+	r.setElem(r.elem()) // elem: see Request.stBytes
 	r.setErr(nil)
 	r.live = true
 	r.mu.Unlock()

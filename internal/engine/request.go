@@ -81,6 +81,10 @@ type Request struct {
 	// W, if set, is the Waiter Wait parks on; otherwise one is borrowed
 	// from a pool. Pooled requests keep their own to save the borrowing.
 	W *Waiter
+	// Note is the caller's: the engine never reads it, and Reset clears
+	// it. The root package keeps a typed receive's type there, to name it
+	// if the message turns out to be of another type.
+	Note any
 
 	status Status
 	id     uint64
