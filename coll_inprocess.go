@@ -50,8 +50,12 @@ const meetAll = 32768
 
 // A meet is where the members of one communicator meet in memory.
 type meet struct {
-	n       int
-	group   []int // the members' world ranks
+	n     int
+	key   meetKey // where the job keeps it
+	group []int   // the members' world ranks
+	// users counts the members' Comm values that hold it (Comm.meetp):
+	// the last one freed takes it out of the job (leaveMeet).
+	users   atomic.Int32
 	arrived atomic.Int32
 	slots   []meetSlot
 	// Set by the last rank to come, before it ends the others' waits;
@@ -108,13 +112,40 @@ func (c *Comm) meet() *meet {
 	}
 	m := j.meets.m[k]
 	if m == nil || !slices.Equal(m.group, c.group) {
-		// New, or the context of a freed communicator taken again.
-		m = &meet{n: len(c.group), group: c.group, slots: make([]meetSlot, len(c.group)), sigs: make([]uint64, len(c.group))}
+		// New, or the context of a communicator that some member has not
+		// freed taken again (a freed one's meet is gone: leaveMeet).
+		m = &meet{n: len(c.group), key: k, group: c.group, slots: make([]meetSlot, len(c.group)), sigs: make([]uint64, len(c.group))}
 		j.meets.m[k] = m
 	}
+	m.users.Add(1)
 	j.meets.mu.Unlock()
-	c.meetp.Store(m)
+	if !c.meetp.CompareAndSwap(nil, m) {
+		// Another goroutine of this rank looked it up meanwhile (two
+		// collectives at once on one communicator are erroneous, but
+		// not a reason to keep a meet for ever).
+		c.leave(m)
+		return c.meetp.Load()
+	}
 	return m
+}
+
+// leaveMeet lets go of c's meeting point, if c looked one up: c is freed.
+func (c *Comm) leaveMeet() {
+	if m := c.meetp.Swap(nil); m != nil {
+		c.leave(m)
+	}
+}
+
+// leave drops one user of m; the last takes m out of the job's meets, so
+// that a job that makes and frees many communicators keeps the meeting
+// points of the live ones only.
+func (c *Comm) leave(m *meet) {
+	j := c.p.job
+	j.meets.mu.Lock()
+	if m.users.Add(-1) == 0 && j.meets.m[m.key] == m {
+		delete(j.meets.m, m.key)
+	}
+	j.meets.mu.Unlock()
 }
 
 // allreduceInProcess is allreduceVec in a meet: src (nil: buf holds this
@@ -260,15 +291,17 @@ func (m *meet) check() bool {
 // lengths under equal signatures (which signatures that include the count
 // rule out) are an error of their own.
 func (m *meet) mismatch(cc *collCall, me int) (bool, error) {
+	seen := false // a rank of another signature recorded in cc
 	for i, sg := range m.sigs {
-		if sg == barrierSig {
+		if sg == barrierSig { // before any type mismatch
 			return true, fmt.Errorf("allreduce in memory: rank %d is in Barrier (mismatched collectives)", i)
 		}
-	}
-	for i, sg := range m.sigs {
-		if i != me && sg != m.sigs[me] && cc.saw(sg, i) {
-			return true, nil
+		if !seen && i != me && sg != m.sigs[me] {
+			seen = cc.saw(sg, i)
 		}
+	}
+	if seen {
+		return true, nil
 	}
 	if !m.lengths {
 		return true, fmt.Errorf("allreduce in memory: %w: the ranks passed vectors of different lengths", ErrCount)

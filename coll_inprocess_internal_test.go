@@ -228,3 +228,66 @@ func TestBarrierInProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A freed communicator's meeting point leaves the job once every member
+// has freed it: a job that makes and frees communicators in a loop keeps
+// the meeting points of the live ones only. A Split's parts, which may
+// share a context, keep theirs while any member holds them.
+func TestMeetFreed(t *testing.T) {
+	var meets atomic.Int64
+	err := runWithin(t, 4, time.Minute, func(c *Comm) error {
+		count := func() int {
+			j := c.p.job
+			j.meets.mu.Lock()
+			defer j.meets.mu.Unlock()
+			return len(j.meets.m)
+		}
+		if _, err := Allreduce(c, 1, Sum[int]()); err != nil {
+			return err
+		}
+		if err := Barrier(c); err != nil {
+			return err
+		}
+		before := count() // the world's meet
+		for i := 0; i < 50; i++ {
+			d, err := c.Dup()
+			if err != nil {
+				return err
+			}
+			s, err := c.Split(c.Rank()%2, 0)
+			if err != nil {
+				return err
+			}
+			if _, err := Allreduce(d, i, Sum[int]()); err != nil {
+				return err
+			}
+			got, err := Allreduce(s, 1, Sum[int]())
+			if err != nil {
+				return err
+			}
+			if got != 2 {
+				return fmt.Errorf("allreduce over a part of the split: %d, want 2", got)
+			}
+			if err := d.Free(); err != nil {
+				return err
+			}
+			if err := s.Free(); err != nil {
+				return err
+			}
+		}
+		if err := Barrier(c); err != nil { // every rank has freed them all
+			return err
+		}
+		if n := count(); n != before {
+			return fmt.Errorf("after 50 Dup and Split freed, the job keeps %d meeting points, want %d", n, before)
+		}
+		meets.Store(int64(before))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meets.Load() != 1 {
+		t.Errorf("the world alone: %d meeting points, want 1", meets.Load())
+	}
+}

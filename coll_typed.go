@@ -263,11 +263,10 @@ func reduceT[T any](c *Comm, opname string, v T, op Op[T], root int) (T, error) 
 	t := typeOf[T]()
 	if root < 0 && op.vec != nil && t.shape == shapePlain && t.size > 0 && t.size <= len(collCall{}.small) {
 		// A plain value and a predefined operation: the road of vectors,
-		// with a vector of one (goroutine ranks then meet in memory).
+		// with a vector of one (goroutine ranks then meet in memory),
+		// whose signature names T, not []T.
 		r := v
-		b := unsafe.Slice((*byte)(unsafe.Pointer(&r)), t.size)
-		cc := c.typedCall(t, -1)
-		if err := cc.done(opname, c.allreduceVec(cc, nil, b, cc.small[:len(b)], t.size, vecOf(t, op))); err != nil {
+		if err := allreduceFast(c, opname, t, op, nil, unsafe.Slice(&r, 1), -1); err != nil {
 			return zero, err
 		}
 		return r, nil
@@ -341,10 +340,13 @@ func putScratch(p *[]byte) { scratchPools[bits.Len(uint(cap(*p)-1))].Put(p) }
 // src, if not nil, holds this rank's contribution (the bytes of as many
 // elements as out has); nil means that out holds it.
 //
+// count is what the call's type signature counts (typedCall): len(out)
+// for a slice, -1 for a single value (Allreduce of a T).
+//
 // It returns the call's error, an *Error.
-func allreduceFast[E any](c *Comm, opname string, t *typeInfo, op Op[E], src []byte, out []E) error {
+func allreduceFast[E any](c *Comm, opname string, t *typeInfo, op Op[E], src []byte, out []E, count int) error {
 	b := unsafeBytes(out, t.size)
-	cc := c.typedCall(t, len(out))
+	cc := c.typedCall(t, count)
 	if len(b) <= len(cc.small) {
 		// A short vector's receive buffer is the call's own.
 		return cc.done(opname, c.allreduceVec(cc, src, b, cc.small[:len(b)], t.size, vecOf(t, op)))
@@ -388,7 +390,7 @@ func reduceSliceT[E any](c *Comm, opname string, v []E, op Op[E], root int) ([]E
 		res := make([]E, len(v))
 		copy(res, v)
 		if root < 0 {
-			if err := allreduceFast(c, opname, typeOf[E](), op, nil, res); err != nil {
+			if err := allreduceFast(c, opname, typeOf[E](), op, nil, res, len(res)); err != nil {
 				return nil, err
 			}
 			return res, nil
@@ -462,7 +464,7 @@ func AllreduceSliceInto[E any](c *Comm, v, out []E, op Op[E]) (err error) {
 		return err
 	}
 	if t := typeOf[E](); op.vec != nil && t.shape == shapePlain && !c.mixed() {
-		return allreduceFast(c, "AllreduceSliceInto", t, op, unsafeBytes(v, t.size), out)
+		return allreduceFast(c, "AllreduceSliceInto", t, op, unsafeBytes(v, t.size), out, len(out))
 	}
 	r, err := reduceSliceT(c, "AllreduceSliceInto", v, op, -1)
 	if err != nil {

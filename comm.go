@@ -206,6 +206,7 @@ func (c *Comm) free() error {
 	}
 	c.p.ctx.release(c.ctx / 2)
 	c.hc.free()
+	c.leaveMeet()
 	return nil
 }
 
