@@ -133,17 +133,23 @@ func (b *blockState) add(r *engine.Request, w *engine.Waiter) *blockedWait {
 	return bw
 }
 
+// remove takes off a wait registered with add or parkEnv. Like Unpark,
+// it counts the wait out only if it was still on the list, so that parked
+// always equals the number of waits listed: a count that drifted below
+// zero would keep a rank that has returned "parked" for ever, and the
+// watcher would report a hang of ranks that have all returned.
 func (b *blockState) remove(bw *blockedWait) {
 	b.mu.Lock()
 	for i, x := range b.waits {
 		if x == bw {
 			b.drop(i)
-			break
+			b.mu.Unlock()
+			b.parked.Add(-1)
+			b.progress.Add(1)
+			return
 		}
 	}
 	b.mu.Unlock()
-	b.parked.Add(-1)
-	b.progress.Add(1)
 }
 
 // drop takes wait i off the list and keeps it for reuse. b.mu is held.
