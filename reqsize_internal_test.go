@@ -2,6 +2,7 @@ package mpi
 
 import (
 	"strconv"
+	"sync"
 	"testing"
 	"unsafe"
 )
@@ -104,6 +105,24 @@ func TestRequestOp(t *testing.T) {
 			t.Errorf("setOp(%q): opName() = %q", name, got)
 		}
 	}
+	// Goroutines naming new calls at once all get their own names back
+	// (run with -race: the table is read without a lock).
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				name := "TestRequestOp.c" + strconv.Itoa(i)
+				var r Request
+				r.setOp(name)
+				if got := r.opName(); got != name {
+					t.Errorf("setOp(%q) on goroutine %d: opName() = %q", name, g, got)
+				}
+			}
+		}()
+	}
+	wg.Wait()
 	var r Request
 	r.op, r.x = opWide, &reqMore{op: "Iwide"}
 	if got := r.opName(); got != "Iwide" {
