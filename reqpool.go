@@ -86,3 +86,38 @@ func (l *erFreeList) put(er *engine.Request) {
 	}
 	l.mu.Unlock()
 }
+
+// erBatch holds engine requests that WaitAll's waits released, to give
+// them back to their ranks' free lists under one lock per list instead
+// of one per request (two atomic operations saved per request: each
+// costs about 10 ns here, a tenth of a small message).
+type erBatch struct {
+	n     int
+	lists [64]*erFreeList
+	ers   [64]*engine.Request
+}
+
+// flush gives back every engine request in b.
+func (b *erBatch) flush() {
+	for i := 0; i < b.n; {
+		l := b.lists[i]
+		j := i
+		for j < b.n && b.lists[j] == l {
+			j++
+		}
+		l.putAll(b.ers[i:j])
+		i = j
+	}
+	b.n = 0
+}
+
+// putAll is put for several engine requests.
+func (l *erFreeList) putAll(ers []*engine.Request) {
+	for _, er := range ers {
+		er.Reset()
+	}
+	l.mu.Lock()
+	room := max(erKeep-len(l.free), 0)
+	l.free = append(l.free, ers[:min(room, len(ers))]...)
+	l.mu.Unlock()
+}

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"unsafe"
+
+	"github.com/mpigo/mpi/internal/engine"
 )
 
 // TestRequestBlock: a Request stays small (every non-blocking call
@@ -127,5 +129,50 @@ func TestRequestOp(t *testing.T) {
 	r.op, r.x = opWide, &reqMore{op: "Iwide"}
 	if got := r.opName(); got != "Iwide" {
 		t.Errorf("opWide: opName() = %q", got)
+	}
+}
+
+// TestErBatch: WaitAll's batch gives each engine request back to its own
+// rank's free list, cleared, and a list keeps at most erKeep.
+func TestErBatch(t *testing.T) {
+	var a, b erFreeList
+	var batch erBatch
+	var want []*engine.Request
+	for i := range len(batch.ers) {
+		er := &engine.Request{Tag: i + 1}
+		l := &a
+		if i%3 == 0 {
+			l = &b
+		}
+		if l == &a {
+			want = append(want, er)
+		}
+		batch.lists[batch.n], batch.ers[batch.n] = l, er
+		batch.n++
+	}
+	batch.flush()
+	if batch.n != 0 {
+		t.Errorf("after flush, the batch holds %d", batch.n)
+	}
+	if len(a.free)+len(b.free) != len(batch.ers) {
+		t.Fatalf("lists hold %d + %d engine requests, want %d", len(a.free), len(b.free), len(batch.ers))
+	}
+	for i, er := range a.free {
+		if er != want[i] {
+			t.Fatalf("list a's request %d is not the one given back", i)
+		}
+		if er.Tag != 0 {
+			t.Errorf("request %d given back without being cleared (tag %d)", i, er.Tag)
+		}
+	}
+	for range 2 * erKeep / len(batch.ers) {
+		for i := range batch.ers {
+			batch.lists[i], batch.ers[i] = &a, &engine.Request{}
+		}
+		batch.n = len(batch.ers)
+		batch.flush()
+	}
+	if len(a.free) != erKeep {
+		t.Errorf("list a keeps %d engine requests, want erKeep = %d", len(a.free), erKeep)
 	}
 }

@@ -389,16 +389,25 @@ func (c *Comm) newPooledRequest(op string, w uint8, peer, tag int) *Request {
 }
 
 // release gives a finished non-persistent request's pooled engine request
-// back. r.mu is held, and r.finished is set: nothing in r reads er again.
-func (r *Request) release() {
+// back, or into b if b has room (WaitAll gives a window's back under one
+// lock: erBatch). r.mu is held, and r.finished is set: nothing in r reads
+// er again.
+func (r *Request) release(b *erBatch) {
 	if !r.pooled || r.er == nil {
 		return
 	}
 	er := r.er
 	r.er = nil
-	if r.pins == 0 {
-		r.c.p.ers.put(er)
+	if r.pins != 0 {
+		return
 	}
+	l := &r.c.p.ers
+	if b != nil && b.n < len(b.ers) {
+		b.lists[b.n], b.ers[b.n] = l, er
+		b.n++
+		return
+	}
+	l.put(er)
 }
 
 // nullRequest is a request that is already complete with st (ProcNull).
@@ -493,7 +502,11 @@ func (r *Request) Wait() (_ Status, err error) {
 }
 
 // wait is Wait for the package's own callers (not reported to a Profiler).
-func (r *Request) wait() (Status, error) {
+func (r *Request) wait() (Status, error) { return r.waitInto(nil) }
+
+// waitInto is wait that leaves a pooled engine request in b, if b has
+// room, for the caller to give back (erBatch.flush).
+func (r *Request) waitInto(b *erBatch) (Status, error) {
 	if r == nil { // MPI_REQUEST_NULL
 		return emptyStatus, nil
 	}
@@ -538,7 +551,7 @@ func (r *Request) wait() (Status, error) {
 			}
 		}
 		r.complete()
-		r.release()
+		r.release(b)
 	}
 	r.live = false
 	st, err := r.status(), r.retire(r.errv())
@@ -583,7 +596,7 @@ func (r *Request) test() (bool, Status, error) {
 		return false, Status{}, r.c.handle(err)
 	}
 	r.complete()
-	r.release()
+	r.release(nil)
 	r.live = false
 	return true, r.status(), r.c.handle(r.retire(r.errv()))
 }
@@ -787,6 +800,7 @@ func WaitAll(reqs ...Waiter) (err error) {
 	}
 
 	var failed []failure
+	var b erBatch
 	for i := len(reqs) - 1; i >= 0; i-- {
 		if reqs[i] == nil {
 			continue
@@ -795,10 +809,11 @@ func WaitAll(reqs ...Waiter) (err error) {
 		if !ok {
 			r = reqs[i].request()
 		}
-		if _, err := r.wait(); err != nil {
+		if _, err := r.waitInto(&b); err != nil {
 			failed = append(failed, failure{i, r, err})
 		}
 	}
+	b.flush()
 	slices.Reverse(failed)
 	return inStatus("WaitAll", failed)
 }
