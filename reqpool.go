@@ -2,7 +2,6 @@ package mpi
 
 import (
 	"sync"
-	"sync/atomic"
 
 	"github.com/mpigo/mpi/internal/engine"
 )
@@ -23,17 +22,6 @@ type erFreeList struct {
 	// one.
 	blk  *[reqBlock]Request
 	next int
-	// sends is the block the Requests of sends that left at once come
-	// from (newRequest), handed out without the lock: one atomic addition
-	// instead of a lock's two atomic operations (each about 6 ns here) on
-	// the sender's path of every small Isend.
-	sends atomic.Pointer[sendBlock]
-}
-
-// sendBlock is a block of Requests handed out by an atomic count.
-type sendBlock struct {
-	reqs [reqBlock]Request
-	next atomic.Int32 // the first not handed out (may run past reqBlock)
 }
 
 // erKeep bounds what a rank keeps for later: enough for a window of
@@ -61,22 +49,12 @@ func (l *erFreeList) request() *Request {
 	return r
 }
 
-// newRequest returns a zeroed Request for a send, from the sends' block.
+// newRequest returns a zeroed Request from the current block.
 func (l *erFreeList) newRequest() *Request {
-	for {
-		b := l.sends.Load()
-		if b != nil {
-			if i := int(b.next.Add(1)) - 1; i < reqBlock {
-				return &b.reqs[i]
-			}
-		}
-		nb := new(sendBlock)
-		nb.next.Store(1)
-		if l.sends.CompareAndSwap(b, nb) {
-			return &nb.reqs[0]
-		}
-		// Another goroutine of the rank put a new block first: take from it.
-	}
+	l.mu.Lock()
+	r := l.request()
+	l.mu.Unlock()
+	return r
 }
 
 // pair returns a zeroed Request and a cleared engine request with its

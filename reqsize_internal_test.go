@@ -21,9 +21,6 @@ func TestRequestBlock(t *testing.T) {
 	if reqBlock*size > 8192 || (reqBlock+1)*size <= 8192 {
 		t.Errorf("reqBlock is %d, want %d: 8 KiB of %d-byte Requests", reqBlock, 8192/size, size)
 	}
-	if s := unsafe.Sizeof(sendBlock{}); s > 8192 {
-		t.Errorf("a sendBlock is %d bytes: more than the 8 KiB size class", s)
-	}
 }
 
 // TestRequestLoc: a Request gives back the loc it was given, compact or
@@ -177,45 +174,5 @@ func TestErBatch(t *testing.T) {
 	}
 	if len(a.free) != erKeep {
 		t.Errorf("list a keeps %d engine requests, want erKeep = %d", len(a.free), erKeep)
-	}
-}
-
-// TestSendBlockConcurrent: goroutines of one rank taking send Requests at
-// once, across block boundaries, each get a Request of their own, zeroed.
-func TestSendBlockConcurrent(t *testing.T) {
-	var l erFreeList
-	const goroutines, each = 8, 3 * reqBlock
-	got := make([][]*Request, goroutines)
-	var wg sync.WaitGroup
-	for g := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range each {
-				r := l.newRequest()
-				if r.live || r.sentID != 0 || r.c != nil {
-					t.Errorf("goroutine %d got a Request already in use", g)
-					return
-				}
-				r.live, r.sentID = true, uint64(g+1)
-				got[g] = append(got[g], r)
-			}
-		}()
-	}
-	wg.Wait()
-	seen := map[*Request]bool{}
-	for g := range got {
-		for _, r := range got[g] {
-			if seen[r] {
-				t.Fatalf("a Request was handed out twice")
-			}
-			seen[r] = true
-			if r.sentID != uint64(g+1) {
-				t.Fatalf("goroutine %d's Request was written by goroutine %d", g, r.sentID-1)
-			}
-		}
-	}
-	if len(seen) != goroutines*each {
-		t.Errorf("%d Requests handed out, want %d", len(seen), goroutines*each)
 	}
 }
