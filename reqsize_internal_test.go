@@ -133,45 +133,47 @@ func TestRequestOp(t *testing.T) {
 }
 
 // TestErBatch: WaitAll's batch gives each engine request back to its own
-// rank's free list, cleared, and a list keeps at most erKeep.
+// rank's free list, cleared, whether requests of two lists alternate or
+// more come than it holds; and a list keeps at most erKeep.
 func TestErBatch(t *testing.T) {
 	var a, b erFreeList
 	var batch erBatch
-	var want []*engine.Request
-	for i := range len(batch.ers) {
+	var wantA, wantB []*engine.Request
+	for i := range 3 * len(batch.ers) {
 		er := &engine.Request{Tag: i + 1}
-		l := &a
-		if i%3 == 0 {
-			l = &b
+		if i%3 == 0 || i > 2*len(batch.ers) { // alternating, then a long run of b
+			batch.add(&b, er)
+			wantB = append(wantB, er)
+		} else {
+			batch.add(&a, er)
+			wantA = append(wantA, er)
 		}
-		if l == &a {
-			want = append(want, er)
-		}
-		batch.lists[batch.n], batch.ers[batch.n] = l, er
-		batch.n++
 	}
 	batch.flush()
 	if batch.n != 0 {
 		t.Errorf("after flush, the batch holds %d", batch.n)
 	}
-	if len(a.free)+len(b.free) != len(batch.ers) {
-		t.Fatalf("lists hold %d + %d engine requests, want %d", len(a.free), len(b.free), len(batch.ers))
-	}
-	for i, er := range a.free {
-		if er != want[i] {
-			t.Fatalf("list a's request %d is not the one given back", i)
+	for _, c := range []struct {
+		name string
+		l    *erFreeList
+		want []*engine.Request
+	}{{"a", &a, wantA}, {"b", &b, wantB}} {
+		if len(c.l.free) != len(c.want) {
+			t.Fatalf("list %s holds %d engine requests, want %d", c.name, len(c.l.free), len(c.want))
 		}
-		if er.Tag != 0 {
-			t.Errorf("request %d given back without being cleared (tag %d)", i, er.Tag)
+		for i, er := range c.l.free {
+			if er != c.want[i] {
+				t.Fatalf("list %s's request %d is not the one given back", c.name, i)
+			}
+			if er.Tag != 0 {
+				t.Errorf("list %s's request %d given back without being cleared (tag %d)", c.name, i, er.Tag)
+			}
 		}
 	}
-	for range 2 * erKeep / len(batch.ers) {
-		for i := range batch.ers {
-			batch.lists[i], batch.ers[i] = &a, &engine.Request{}
-		}
-		batch.n = len(batch.ers)
-		batch.flush()
+	for range 2 * erKeep {
+		batch.add(&a, &engine.Request{})
 	}
+	batch.flush()
 	if len(a.free) != erKeep {
 		t.Errorf("list a keeps %d engine requests, want erKeep = %d", len(a.free), erKeep)
 	}

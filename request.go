@@ -389,8 +389,8 @@ func (c *Comm) newPooledRequest(op string, w uint8, peer, tag int) *Request {
 }
 
 // release gives a finished non-persistent request's pooled engine request
-// back, or into b if b has room (WaitAll gives a window's back under one
-// lock: erBatch). r.mu is held, and r.finished is set: nothing in r reads
+// back, or into b if not nil (WaitAll gives them back a batch at a time
+// under one lock: erBatch). r.mu is held, and r.finished is set: nothing in r reads
 // er again.
 func (r *Request) release(b *erBatch) {
 	if !r.pooled || r.er == nil {
@@ -401,13 +401,11 @@ func (r *Request) release(b *erBatch) {
 	if r.pins != 0 {
 		return
 	}
-	l := &r.c.p.ers
-	if b != nil && b.n < len(b.ers) {
-		b.lists[b.n], b.ers[b.n] = l, er
-		b.n++
+	if b != nil {
+		b.add(&r.c.p.ers, er)
 		return
 	}
-	l.put(er)
+	r.c.p.ers.put(er)
 }
 
 // nullRequest is a request that is already complete with st (ProcNull).
