@@ -2,6 +2,7 @@ package mpi
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -228,9 +229,9 @@ func (r *Request) setElem(elem int) {
 }
 
 // Request.op: the names of the calls that make requests, as small codes.
-// The first ones are fixed so that the non-blocking point-to-point calls
-// find theirs without a lock; the others are added when first used.
-// opWide says the name is in x.op (the table is full).
+// The first ones are fixed; setOp finds the three hottest without a
+// lookup, the others in the table (opCode), which adds a name when first
+// used. opWide says the name is in x.op (the table is full).
 const (
 	opNone uint8 = iota
 	opIsend
@@ -239,22 +240,27 @@ const (
 	opIbsend
 	opIrecv
 	opIrecvInto
-	opFirstFree
 	opWide = 255
 )
 
-// opNames holds the names by code. Readers load the list without a lock;
-// opCode, under mu, publishes a longer copy to add one.
+// opNames holds the names by code and the codes by name. Readers load
+// both without a lock; opCode, under mu, publishes longer copies to add
+// a name.
 var opNames struct {
 	mu    sync.Mutex
 	list  atomic.Pointer[[]string]
-	codes map[string]uint8 // by name, for codes from opFirstFree on
+	codes atomic.Pointer[map[string]uint8]
 }
 
 func init() {
 	names := []string{opNone: "", opIsend: "Isend", opIssend: "Issend", opIrsend: "Irsend",
 		opIbsend: "Ibsend", opIrecv: "Irecv", opIrecvInto: "IrecvInto"}
+	codes := make(map[string]uint8, len(names))
+	for c, name := range names {
+		codes[name] = uint8(c)
+	}
 	opNames.list.Store(&names)
+	opNames.codes.Store(&codes)
 }
 
 // setOp sets the name of the call that made r. r is not shared yet, or
@@ -270,49 +276,33 @@ func (r *Request) setOp(name string) {
 		r.op = opIrecvInto
 	} else if name == "Irecv" {
 		r.op = opIrecv
-	} else {
-		r.setOpSlow(name)
-	}
-}
-
-// setOpSlow is setOp for the names of the less frequent calls.
-func (r *Request) setOpSlow(name string) {
-	switch name {
-	case "":
-		r.op = opNone
-	case "Issend":
-		r.op = opIssend
-	case "Irsend":
-		r.op = opIrsend
-	case "Ibsend":
-		r.op = opIbsend
-	default:
-		r.op = opCode(name)
-		if r.op == opWide {
-			r.more().op = name
-		}
+	} else if r.op = opCode(name); r.op == opWide {
+		r.more().op = name
 	}
 }
 
 // opCode returns name's code in opNames, added if new; opWide once the
 // table is full.
 func opCode(name string) uint8 {
+	if c, ok := (*opNames.codes.Load())[name]; ok {
+		return c
+	}
 	opNames.mu.Lock()
 	defer opNames.mu.Unlock()
-	if c, ok := opNames.codes[name]; ok {
+	codes := *opNames.codes.Load()
+	if c, ok := codes[name]; ok { // added meanwhile
 		return c
 	}
 	names := *opNames.list.Load()
 	if len(names) >= opWide {
 		return opWide
 	}
-	if opNames.codes == nil {
-		opNames.codes = make(map[string]uint8)
-	}
 	c := uint8(len(names))
 	more := append(names[:len(names):len(names)], name)
+	moreCodes := maps.Clone(codes)
+	moreCodes[name] = c
 	opNames.list.Store(&more)
-	opNames.codes[name] = c
+	opNames.codes.Store(&moreCodes)
 	return c
 }
 
