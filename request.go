@@ -32,11 +32,10 @@ type Request struct {
 	// the short road (Comm.isendNow) and has no engine request; 0 if none.
 	sentID uint64
 	// The result's status, compactly (status and setStatus; a status
-	// whose source, tag or element size does not fit int32 is kept in
+	// whose source, tag, element size or byte counts do not fit int32 is kept in
 	// x.st, and stWide says so). Before the result, stElem already holds
 	// the size of one element of the receive's type, which complete keeps.
-	stBytes, stSize         int
-	stSource, stTag, stElem int32
+	stBytes, stSize, stSource, stTag, stElem int32
 	// peer and tag are the request's loc (peer and tag, for error
 	// messages), compactly: see setAt and at.
 	peer, tag int32
@@ -193,19 +192,20 @@ func (r *Request) status() Status {
 	if r.stWide {
 		return r.x.st
 	}
-	return Status{Source: int(r.stSource), Tag: int(r.stTag), bytes: r.stBytes, size: r.stSize,
+	return Status{Source: int(r.stSource), Tag: int(r.stTag), bytes: int(r.stBytes), size: int(r.stSize),
 		elem: int(r.stElem), cancelled: r.stCancelled}
 }
 
 // setStatus sets r's result status. r is not shared yet, or r.mu is held.
 func (r *Request) setStatus(st Status) {
-	if int(int32(st.Source)) != st.Source || int(int32(st.Tag)) != st.Tag || int(int32(st.elem)) != st.elem {
+	if int(int32(st.Source)) != st.Source || int(int32(st.Tag)) != st.Tag || int(int32(st.elem)) != st.elem ||
+		int(int32(st.bytes)) != st.bytes || int(int32(st.size)) != st.size {
 		r.more().st, r.stWide = st, true
 		return
 	}
 	r.stWide = false
 	r.stSource, r.stTag, r.stElem = int32(st.Source), int32(st.Tag), int32(st.elem)
-	r.stBytes, r.stSize, r.stCancelled = st.bytes, st.size, st.cancelled
+	r.stBytes, r.stSize, r.stCancelled = int32(st.bytes), int32(st.size), st.cancelled
 }
 
 // elem returns the size of one element of r's receive type, 0 for bytes

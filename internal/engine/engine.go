@@ -1043,8 +1043,7 @@ func (e *Engine) CancelSend(r *Request, out *Outbox) bool {
 		}
 		r.OnDone = nil
 		r.status = Status{}
-		r.done.Store(0)
-		r.fin.Store(0)
+		r.state.Store(0)
 		e.sends[r.id] = r
 	} else if e.sends[r.id] != r {
 		return false

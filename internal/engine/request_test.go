@@ -148,3 +148,32 @@ func TestWaiterSharedAcrossRequests(t *testing.T) {
 		t.Fatal("the wrong request completed")
 	}
 }
+
+// TestCompletionState: a completion nobody waits for publishes done and
+// finished in one step; one after a Waiter registered wakes it; a Waiter
+// registered after the result is told so by register.
+func TestCompletionState(t *testing.T) {
+	var r Request
+	r.Complete(Status{Count: 1})
+	if got := r.state.Load(); got != stDone|stFin {
+		t.Fatalf("state after a completion with nobody waiting = %#x, want %#x", got, stDone|stFin)
+	}
+	if !r.register(NewWaiter()) {
+		t.Fatal("register on a completed request reported it pending")
+	}
+
+	r.Reset()
+	w := NewWaiter()
+	if r.register(w) {
+		t.Fatal("register on a pending request reported it done")
+	}
+	done := parked(w)
+	go r.Complete(Status{Count: 2})
+	waitWoken(t, done, "Wait")
+	for !r.Done() {
+		runtime.Gosched()
+	}
+	if st := r.Status(); st.Count != 2 {
+		t.Fatalf("status %+v", st)
+	}
+}
