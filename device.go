@@ -189,7 +189,9 @@ func (c *Comm) isendNow(op string, buf []byte, sig uint64, dest, tag int, mode e
 		return r
 	}
 	r := p.ers.newRequest()
-	r.c, r.live, r.finished, r.sentID = c, true, true, id
+	r.c = c
+	r.set(fLive|fFinished, true)
+	r.setSent(id)
 	r.setOp(op)
 	r.setPeer(whereDest, dest, tag)
 	return r

@@ -77,7 +77,7 @@ func (r *Request) GrequestComplete() (err error) {
 		return r.c.handle(r.c.errorf("GrequestComplete", ErrRequest, r.at(), "generalized request completed already"))
 	}
 	g.completed = true
-	free := r.freed && !g.freedFn // freed before it completed: free now
+	free := r.is(fFreed) && !g.freedFn // freed before it completed: free now
 	if free {
 		g.freedFn = true
 	}
@@ -131,7 +131,7 @@ func (r *Request) completeG() {
 	}
 	r.setStatus(st)
 	r.setErr(err)
-	r.finished = true
+	r.set(fFinished, true)
 }
 
 // retire runs when Wait or Test has returned r's result for good: a
@@ -180,13 +180,13 @@ func (r *Request) GetStatus() (_ bool, _ Status, err error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.freed {
+	if r.is(fFreed) {
 		return false, Status{}, (*Comm)(nil).errorf("GetStatus", ErrRequest, loc{}, "request has been freed")
 	}
-	if !r.live && r.persistent() {
+	if !r.is(fLive) && r.persistent() {
 		return true, emptyStatus, nil
 	}
-	if r.er == nil || r.finished {
+	if r.er == nil || r.is(fFinished) {
 		return true, r.status(), r.errv()
 	}
 	if !r.er.Done() {

@@ -514,20 +514,22 @@ func (c *Comm) sendInit(op string, buf []byte, count int, dt *Datatype, dest, ta
 		return nil, err
 	}
 	sig := dt.sig
-	r := &Request{c: c, finished: true, x: &reqMore{}}
+	r := &Request{c: c, flags: fFinished, x: &reqMore{}}
 	r.setOp(op)
 	r.setAt(at("dest", dest, tag))
 	r.x.start = func(r *Request) error {
 		if dest == ProcNull {
 			r.mu.Lock()
-			r.er, r.finished = nil, true
+			r.er = nil
+			r.set(fFinished, true)
 			r.mu.Unlock()
 			return nil
 		}
 		if buffered {
 			er, err := c.bsendMsg(op, m, sig, dest, tag, true)
 			r.mu.Lock()
-			r.er, r.finished, r.x.err, r.x.bsend = nil, true, err, er
+			r.er, r.x.err, r.x.bsend = nil, err, er
+			r.set(fFinished, true)
 			r.mu.Unlock()
 			return err
 		}
@@ -597,14 +599,15 @@ func (c *Comm) RecvInit(buf []byte, count int, dt *Datatype, src, tag int) (_ *R
 		return nil, err
 	}
 	sig := dt.sig
-	r := &Request{c: c, finished: true, x: &reqMore{conv: c.lowConv(buf, dt.t)}}
+	r := &Request{c: c, flags: fFinished, x: &reqMore{conv: c.lowConv(buf, dt.t)}}
 	r.setOp("RecvInit")
 	r.setElem(dt.size)
 	r.setAt(at("source", src, tag))
 	r.x.start = func(r *Request) error {
 		if src == ProcNull {
 			r.mu.Lock()
-			r.er, r.finished = nil, true
+			r.er = nil
+			r.set(fFinished, true)
 			r.setStatus(procNullStatus)
 			r.mu.Unlock()
 			return nil

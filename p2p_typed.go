@@ -654,7 +654,8 @@ func irecvInto[E any](c *Comm, buf []E, source, tag int) (*Request, error) {
 	}
 	r := c.newPooledRequest("IrecvInto", whereSource, source, tag)
 	r.setElem(t.size)
-	r.er.Note, r.sliceOf = t, true
+	r.er.Note = t
+	r.set(fSliceOf, true)
 	if c.p.reprs != nil {
 		r.more().conv = c.lowConv(datatype.SliceBytes(buf), t.info.TypeMap())
 	}

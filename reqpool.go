@@ -32,12 +32,12 @@ const erKeep = 256
 // reqBlock is how many Requests one allocation makes: the allocator's
 // per-object work (about 400 instructions for a 240-byte Request) was a
 // third of a small message's cost. A block fills the allocator's 8 KiB
-// size class as well as whole Requests can (102 of 80 bytes: 8160); a
+// size class as well as whole Requests can (128 of 64 bytes: 8192); a
 // block any larger would take the next size class and waste up to a
 // tenth of it (TestRequestBlock checks the two agree). A block stays in
 // memory while any of its requests is referenced, at most reqBlock-1
 // requests' worth more than needed.
-const reqBlock = 102
+const reqBlock = 128
 
 // request returns a zeroed Request. l.mu is held.
 func (l *erFreeList) request() *Request {

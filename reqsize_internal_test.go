@@ -15,8 +15,8 @@ import (
 // size class without spilling into the next.
 func TestRequestBlock(t *testing.T) {
 	size := int(unsafe.Sizeof(Request{}))
-	if size > 80 {
-		t.Errorf("Request is %d bytes, want at most 80: move what few requests use into reqMore", size)
+	if size > 64 {
+		t.Errorf("Request is %d bytes, want at most 64 (a cache line): move what few requests use into reqMore", size)
 	}
 	// reqBlock is chosen for 64-bit platforms; a 32-bit one's smaller
 	// Requests leave part of the block unused.
@@ -182,5 +182,57 @@ func TestErBatch(t *testing.T) {
 	batch.flush()
 	if len(a.free) != erKeep {
 		t.Errorf("list a keeps %d engine requests, want erKeep = %d", len(a.free), erKeep)
+	}
+}
+
+// TestRequestSent: a short-road send's id is kept in the status fields
+// and given back whole, while its status stays empty; a status set later
+// (a cancelled send's) replaces it.
+func TestRequestSent(t *testing.T) {
+	for _, id := range []uint64{1, 1<<32 - 1, 1 << 32, 0xdead_beef_0123_4567, 1<<64 - 1} {
+		var r Request
+		r.setPeer(whereDest, 3, 9)
+		r.setSent(id)
+		if got := r.sentID(); got != id {
+			t.Errorf("setSent(%#x): sentID() = %#x", id, got)
+		}
+		if st := r.status(); st != (Status{}) {
+			t.Errorf("setSent(%#x): status() = %+v, want empty", id, st)
+		}
+		r.setStatus(Status{Source: 3, Tag: 9, cancelled: true})
+		if got := r.sentID(); got != 0 {
+			t.Errorf("after setStatus: sentID() = %#x, want 0", got)
+		}
+		if st := r.status(); st != (Status{Source: 3, Tag: 9, cancelled: true}) {
+			t.Errorf("after setStatus: status() = %+v", st)
+		}
+	}
+	var r Request
+	r.setSent(0)
+	if r.is(fSent) || r.sentID() != 0 {
+		t.Error("setSent(0) marked the request")
+	}
+}
+
+// TestRequestPins: the pin count saturates instead of wrapping, and a
+// saturated count keeps the engine request away from the free list.
+func TestRequestPins(t *testing.T) {
+	var r Request
+	for range 300 {
+		r.pin()
+	}
+	if r.pins != pinMax {
+		t.Fatalf("pins after 300 pins = %d, want %d", r.pins, pinMax)
+	}
+	r.unpin()
+	if r.pins != pinMax {
+		t.Fatalf("a saturated count went down to %d", r.pins)
+	}
+	var q Request
+	q.pin()
+	q.pin()
+	q.unpin()
+	if q.pins != 1 {
+		t.Fatalf("pins = %d, want 1", q.pins)
 	}
 }

@@ -28,40 +28,104 @@ type Request struct {
 	// message costs grows with their bytes (docs/performance.md, "Smaller
 	// requests").
 	x *reqMore
-	// sentID is the send id of a non-blocking send that left at once by
-	// the short road (Comm.isendNow) and has no engine request; 0 if none.
-	sentID uint64
 	// The result's status, compactly (status and setStatus; a status
-	// whose source, tag, element size or byte counts do not fit int32 is kept in
-	// x.st, and stWide says so). Before the result, stElem already holds
-	// the size of one element of the receive's type, which complete keeps.
+	// whose source, tag, element size or byte counts do not fit int32 is
+	// kept in x.st, and fWide says so). Before the result, stElem already
+	// holds the size of one element of the receive's type, which complete
+	// keeps. A non-blocking send that left at once by the short road
+	// (Comm.isendNow) has no engine request and an empty status: stBytes
+	// and stSize then hold its send id, for Cancel, and fSent says so
+	// (sentID).
 	stBytes, stSize, stSource, stTag, stElem int32
 	// peer and tag are the request's loc (peer and tag, for error
 	// messages), compactly: see setAt and at.
 	peer, tag int32
 	// pins counts the goroutines that hold er outside r.mu (a Wait
 	// blocked on it, WaitAny parking on it). A pooled er that was pinned
-	// when it was released is left to the garbage collector.
-	pins int16
+	// when it was released is left to the garbage collector; so is one
+	// whose count reached pinMax, where it stays (see pin).
+	pins uint8
 	// where says which loc peer and tag are (see setAt); op names the
 	// call that made the request (opName).
-	where, op   uint8
-	stCancelled bool
-	stWide      bool
-	// sliceOf: the type is written []t (IrecvInto), for a mismatch's
-	// message (recvStatusErr's tname "[]").
-	sliceOf bool
-	// pooled: er came from the rank's free list (erFreeList) and goes
+	where, op uint8
+	flags     reqFlags
+}
+
+// reqFlags are a Request's yes-or-no facts, one bit each: with them
+// and the byte-sized fields above, a Request fills one 64-byte cache
+// line (TestRequestBlock).
+type reqFlags uint8
+
+const (
+	// fLive: r has an operation whose result Wait or Test has not
+	// returned yet; from creation (or Start, for a persistent request)
+	// until then. A request that is not live is inactive: WaitAny and
+	// friends ignore it, and a persistent one waits with the empty
+	// status.
+	fLive reqFlags = 1 << iota
+	// fFinished: r's result is in its status fields (complete ran), or
+	// r never needed the engine.
+	fFinished
+	fFreed
+	// fPooled: er came from the rank's free list (erFreeList) and goes
 	// back there once Wait or Test has handed its result over, unless
 	// pins says someone else may still hold it.
-	pooled   bool
-	freed    bool
-	finished bool
-	// live: r has an operation whose result Wait or Test has not returned
-	// yet; from creation (or Start, for a persistent request) until then.
-	// A request that is not live is inactive: WaitAny and friends ignore
-	// it, and a persistent one waits with the empty status.
-	live bool
+	fPooled
+	// fSliceOf: the type is written []t (IrecvInto), for a mismatch's
+	// message (recvStatusErr's tname "[]").
+	fSliceOf
+	fCancelled // the status's cancelled
+	fWide      // the status is in x.st
+	fSent      // stBytes and stSize hold a short-road send's id (sentID)
+)
+
+// is reports whether all of f are set in r.
+func (r *Request) is(f reqFlags) bool { return r.flags&f == f }
+
+// set sets or clears f in r. r is not shared yet, or r.mu is held.
+func (r *Request) set(f reqFlags, on bool) {
+	if on {
+		r.flags |= f
+	} else {
+		r.flags &^= f
+	}
+}
+
+// setSent marks r as a send that left by the short road with send id
+// id (0: none), keeping the id where the empty status has room.
+func (r *Request) setSent(id uint64) {
+	if id == 0 {
+		return
+	}
+	r.stBytes, r.stSize = int32(uint32(id)), int32(uint32(id>>32))
+	r.set(fSent, true)
+}
+
+// sentID returns the send id setSent kept, 0 if none.
+func (r *Request) sentID() uint64 {
+	if !r.is(fSent) {
+		return 0
+	}
+	return uint64(uint32(r.stBytes)) | uint64(uint32(r.stSize))<<32
+}
+
+// pinMax is where pins stops counting.
+const pinMax = 255
+
+// pin counts one more goroutine holding er outside r.mu; unpin one
+// fewer. A count that reached pinMax stays there: its er is then never
+// given back to the free list, only to the garbage collector, which is
+// safe whatever the true count. r.mu is held.
+func (r *Request) pin() {
+	if r.pins < pinMax {
+		r.pins++
+	}
+}
+
+func (r *Request) unpin() {
+	if r.pins < pinMax {
+		r.pins--
+	}
 }
 
 // reqMore is the part of a Request that few requests use (Request.x).
@@ -189,29 +253,35 @@ func (r *Request) setErr(err error) {
 
 // status returns r's result status (see Request.stBytes).
 func (r *Request) status() Status {
-	if r.stWide {
+	if r.is(fWide) {
 		return r.x.st
 	}
+	if r.is(fSent) {
+		return Status{Source: int(r.stSource), Tag: int(r.stTag), elem: int(r.stElem), cancelled: r.is(fCancelled)}
+	}
 	return Status{Source: int(r.stSource), Tag: int(r.stTag), bytes: int(r.stBytes), size: int(r.stSize),
-		elem: int(r.stElem), cancelled: r.stCancelled}
+		elem: int(r.stElem), cancelled: r.is(fCancelled)}
 }
 
 // setStatus sets r's result status. r is not shared yet, or r.mu is held.
 func (r *Request) setStatus(st Status) {
 	if int(int32(st.Source)) != st.Source || int(int32(st.Tag)) != st.Tag || int(int32(st.elem)) != st.elem ||
 		int(int32(st.bytes)) != st.bytes || int(int32(st.size)) != st.size {
-		r.more().st, r.stWide = st, true
+		r.more().st = st
+		r.set(fSent, false)
+		r.set(fWide, true)
 		return
 	}
-	r.stWide = false
+	r.set(fWide|fSent, false)
+	r.set(fCancelled, st.cancelled)
 	r.stSource, r.stTag, r.stElem = int32(st.Source), int32(st.Tag), int32(st.elem)
-	r.stBytes, r.stSize, r.stCancelled = int32(st.bytes), int32(st.size), st.cancelled
+	r.stBytes, r.stSize = int32(st.bytes), int32(st.size)
 }
 
 // elem returns the size of one element of r's receive type, 0 for bytes
 // (Status.elem).
 func (r *Request) elem() int {
-	if r.stWide {
+	if r.is(fWide) {
 		return r.x.st.elem
 	}
 	return int(r.stElem)
@@ -224,7 +294,7 @@ func (r *Request) setElem(elem int) {
 		r.setStatus(Status{elem: elem})
 		return
 	}
-	r.stWide, r.stCancelled = false, false
+	r.set(fWide|fCancelled|fSent, false)
 	r.stSource, r.stTag, r.stElem, r.stBytes, r.stSize = 0, 0, int32(elem), 0, 0
 }
 
@@ -355,7 +425,7 @@ type ownedRequest struct {
 // newRequest returns a request for op with an engine request of its own
 // ready to fill.
 func (c *Comm) newRequest(op string, l loc) *Request {
-	o := &ownedRequest{r: Request{c: c, live: true}}
+	o := &ownedRequest{r: Request{c: c, flags: fLive}}
 	o.x.e = &o.e
 	o.r.x, o.r.er = &o.x, &o.e
 	o.r.setOp(op)
@@ -372,7 +442,8 @@ func (c *Comm) newRequest(op string, l loc) *Request {
 // Its loc is w (whereDest or whereSource), peer and tag.
 func (c *Comm) newPooledRequest(op string, w uint8, peer, tag int) *Request {
 	r, er := c.p.ers.pair()
-	r.c, r.live, r.pooled, r.er = c, true, true, er
+	r.c, r.er = c, er
+	r.set(fLive|fPooled, true)
 	r.setOp(op)
 	r.setPeer(w, peer, tag)
 	return r
@@ -380,10 +451,10 @@ func (c *Comm) newPooledRequest(op string, w uint8, peer, tag int) *Request {
 
 // release gives a finished non-persistent request's pooled engine request
 // back, or into b if not nil (WaitAll gives them back a batch at a time
-// under one lock: erBatch). r.mu is held, and r.finished is set: nothing in r reads
+// under one lock: erBatch). r.mu is held, and r is finished: nothing in r reads
 // er again.
 func (r *Request) release(b *erBatch) {
-	if !r.pooled || r.er == nil {
+	if !r.is(fPooled) || r.er == nil {
 		return
 	}
 	er := r.er
@@ -400,7 +471,7 @@ func (r *Request) release(b *erBatch) {
 
 // nullRequest is a request that is already complete with st (ProcNull).
 func (c *Comm) nullRequest(op string, st Status) *Request {
-	r := &Request{c: c, finished: true, live: true}
+	r := &Request{c: c, flags: fFinished | fLive}
 	r.setOp(op)
 	r.setStatus(st)
 	return r
@@ -429,7 +500,7 @@ func (r *Request) complete() {
 	case est.Err == nil:
 	case r.er.Note != nil: // a typed receive's type (irecvInto, Irecv)
 		tname := ""
-		if r.sliceOf {
+		if r.is(fSliceOf) {
 			tname = "[]"
 		}
 		err = r.c.recvStatusErr(r.opName(), r.at(), r.er.Note.(*typeInfo), tname, est)
@@ -443,7 +514,7 @@ func (r *Request) complete() {
 		err = x.finish(est)
 	}
 	r.setErr(err)
-	r.finished = true
+	r.set(fFinished, true)
 	if x != nil && x.start != nil { // persistent
 		r.er = nil // inactive until the next Start
 	}
@@ -499,17 +570,17 @@ func (r *Request) waitInto(b *erBatch) (Status, error) {
 		return emptyStatus, nil
 	}
 	r.mu.Lock()
-	if r.freed {
+	if r.is(fFreed) {
 		r.mu.Unlock()
 		return Status{}, r.c.handle(r.c.errorf("Wait", ErrRequest, r.at(), "request has been freed"))
 	}
-	if !r.live && r.persistent() {
+	if !r.is(fLive) && r.persistent() {
 		r.mu.Unlock()
 		return emptyStatus, nil
 	}
 	er := r.er
-	if er == nil || r.finished {
-		r.live = false
+	if er == nil || r.is(fFinished) {
+		r.set(fLive, false)
 		st, err := r.status(), r.retire(r.errv())
 		r.mu.Unlock()
 		return st, err
@@ -520,18 +591,18 @@ func (r *Request) waitInto(b *erBatch) (Status, error) {
 	// Often done already (a window's receives, waited for after the
 	// last): then neither the lock's release nor the pin.
 	for !er.Done() {
-		r.pins++
+		r.pin()
 		r.mu.Unlock()
 		er.WaitIn(r.c.progress(), r.c.blocker())
 		r.mu.Lock()
-		r.pins--
+		r.unpin()
 		// A Cancel may have reopened a completed eager send meanwhile:
 		// then wait for the receiver's answer.
-		if r.er != er || r.finished {
+		if r.er != er || r.is(fFinished) {
 			break
 		}
 	}
-	if r.er == er && !r.finished {
+	if r.er == er && !r.is(fFinished) {
 		if x := r.x; x != nil && x.repost != nil {
 			if err := r.anyPending(); err != nil { // ft.go
 				r.mu.Unlock()
@@ -541,7 +612,7 @@ func (r *Request) waitInto(b *erBatch) (Status, error) {
 		r.complete()
 		r.release(b)
 	}
-	r.live = false
+	r.set(fLive, false)
 	st, err := r.status(), r.retire(r.errv())
 	r.mu.Unlock()
 	if err == nil {
@@ -566,14 +637,14 @@ func (r *Request) test() (bool, Status, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.freed {
+	if r.is(fFreed) {
 		return false, Status{}, r.c.handle(r.c.errorf("Test", ErrRequest, r.at(), "request has been freed"))
 	}
-	if !r.live && r.persistent() {
+	if !r.is(fLive) && r.persistent() {
 		return true, emptyStatus, nil
 	}
-	if r.er == nil || r.finished {
-		r.live = false
+	if r.er == nil || r.is(fFinished) {
+		r.set(fLive, false)
 		return true, r.status(), r.retire(r.errv())
 	}
 	r.rearmRecv() // ft.go
@@ -585,7 +656,7 @@ func (r *Request) test() (bool, Status, error) {
 	}
 	r.complete()
 	r.release(nil)
-	r.live = false
+	r.set(fLive, false)
 	return true, r.status(), r.c.handle(r.retire(r.errv()))
 }
 
@@ -596,7 +667,7 @@ func (r *Request) done() bool {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.freed || !r.live || r.er == nil || r.finished || r.er.Done()
+	return r.is(fFreed) || !r.is(fLive) || r.er == nil || r.is(fFinished) || r.er.Done()
 }
 
 // active reports whether r has an operation in flight or finished but not
@@ -608,7 +679,7 @@ func (r *Request) active() bool {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return !r.freed && r.live
+	return !r.is(fFreed) && r.is(fLive)
 }
 
 // Cancel asks for r to be cancelled (MPI_Cancel). Cancel does not wait:
@@ -638,12 +709,12 @@ func (r *Request) Cancel() (err error) {
 		return (*Comm)(nil).errorf("Cancel", ErrRequest, loc{}, "nil request")
 	}
 	r.mu.Lock()
-	if r.freed {
+	if r.is(fFreed) {
 		r.mu.Unlock()
 		return r.c.handle(r.c.errorf("Cancel", ErrRequest, r.at(), "request has been freed"))
 	}
 	er := r.er
-	if !r.live || r.c == nil || r.c.p == nil {
+	if !r.is(fLive) || r.c == nil || r.c.p == nil {
 		r.mu.Unlock()
 		return nil
 	}
@@ -657,7 +728,7 @@ func (r *Request) Cancel() (err error) {
 	}
 	p := r.c.p
 	if er != nil && er.Op == engine.OpRecv {
-		if r.pooled {
+		if r.is(fPooled) {
 			// Under r.mu: once r.mu is dropped, a Wait on another
 			// goroutine may finish r and recycle er for another receive.
 			// (The engine completes a pooled request without calling
@@ -674,10 +745,10 @@ func (r *Request) Cancel() (err error) {
 		}
 		return nil
 	}
-	if er == nil || r.finished {
-		if r.sentID != 0 && (r.x == nil || r.x.bsend == nil) {
+	if er == nil || r.is(fFinished) {
+		if r.sentID() != 0 && (r.x == nil || r.x.bsend == nil) {
 			l := r.at()
-			r.more().bsend = r.c.sentRequest(l.peer, l.tag, r.sentID)
+			r.more().bsend = r.c.sentRequest(l.peer, l.tag, r.sentID())
 		}
 		er = nil
 		if r.x != nil {
@@ -691,7 +762,8 @@ func (r *Request) Cancel() (err error) {
 	var out engine.Outbox
 	if p.eng.CancelSend(er, &out) && r.er != er {
 		// The buffered send's request now completes with the answer.
-		r.er, r.finished = er, false
+		r.er = er
+		r.set(fFinished, false)
 	}
 	r.mu.Unlock()
 	p.exec(&out)
@@ -709,11 +781,11 @@ func (r *Request) Free() (err error) {
 		return (*Comm)(nil).errorf("Free", ErrRequest, loc{}, "nil request")
 	}
 	r.mu.Lock()
-	if r.freed {
+	if r.is(fFreed) {
 		r.mu.Unlock()
 		return r.c.handle(r.c.errorf("Free", ErrRequest, r.at(), "request has been freed already"))
 	}
-	r.freed = true
+	r.set(fFreed, true)
 	g := r.greq()
 	free := g != nil && g.completed && !g.freedFn // else GrequestComplete frees
 	if free {
@@ -741,23 +813,23 @@ func (r *Request) begin() error {
 		return (*Comm)(nil).errorf("Start", ErrRequest, loc{}, "nil request")
 	}
 	r.mu.Lock()
-	if r.freed || !r.persistent() {
+	if r.is(fFreed) || !r.persistent() {
 		r.mu.Unlock()
 		return r.c.handle(r.c.errorf("Start", ErrRequest, r.at(), "not a persistent request (or freed)"))
 	}
-	if r.live {
+	if r.is(fLive) {
 		r.mu.Unlock()
 		return r.c.handle(r.c.errorf("Start", ErrRequest, r.at(), "request is already active"))
 	}
-	r.finished = false
+	r.set(fFinished, false)
 	r.setElem(r.elem()) // elem: see Request.stBytes
 	r.setErr(nil)
-	r.live = true
+	r.set(fLive, true)
 	r.mu.Unlock()
 	err := r.x.start(r)
 	if err != nil {
 		r.mu.Lock()
-		r.live = false
+		r.set(fLive, false)
 		r.mu.Unlock()
 	}
 	return err
@@ -845,7 +917,7 @@ func park(reqs []*Request) {
 			r.mu.Lock()
 			if r.er != nil {
 				ers = append(ers, r.er)
-				r.pins++
+				r.pin()
 				pinned = append(pinned, r)
 			}
 			r.mu.Unlock()
@@ -854,7 +926,7 @@ func park(reqs []*Request) {
 	defer func() {
 		for _, r := range pinned {
 			r.mu.Lock()
-			r.pins--
+			r.unpin()
 			r.mu.Unlock()
 		}
 	}()

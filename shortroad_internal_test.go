@@ -57,7 +57,7 @@ func TestIsendShortRoad(t *testing.T) {
 						return fmt.Errorf("%s: %w", s.name, err)
 					}
 					r.mu.Lock()
-					short := r.er == nil && r.sentID != 0 && r.finished
+					short := r.er == nil && r.sentID() != 0 && r.is(fFinished)
 					r.mu.Unlock()
 					if short != s.short {
 						return fmt.Errorf("%s: short road %v, want %v", s.name, short, s.short)
