@@ -387,7 +387,7 @@ func (e *Engine) Send(r *Request, out *Outbox) {
 // The frames it lets through are the ones wire.Header.Unanswered
 // recognises on arrival (transports' short roads, DeliverEager).
 func (e *Engine) Unanswered(mode Mode, n, to int) bool {
-	return mode != Synchronous && n <= e.eagerLimit(to) && !e.aborted.Load() && !e.anyLost.Load() && !e.revokedAny.Load()
+	return mode != Synchronous && n <= e.eagerLimit(to) && e.Healthy()
 }
 
 // EagerFrame returns the frame of a send of buf in mode that Unanswered
@@ -994,7 +994,6 @@ func (e *Engine) CancelRecv(r *Request) bool {
 // receive, and hang reports see it; whoever ends the wait withdraws it.
 func (e *Engine) Withdraw(r *Request, st Status) bool {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	var prev *Request
 	for q := e.postedHead; q != nil; prev, q = q, q.next {
 		if q == r {
@@ -1008,9 +1007,11 @@ func (e *Engine) Withdraw(r *Request, st Status) bool {
 			}
 			q.next = nil
 			r.complete(st)
+			e.mu.Unlock()
 			return true
 		}
 	}
+	e.mu.Unlock()
 	return false
 }
 
@@ -1123,6 +1124,14 @@ func (e *Engine) LostSince(epoch uint64) (uint64, error) {
 		return e.lostEpoch, e.lastLost
 	}
 	return e.lostEpoch, nil
+}
+
+// Healthy reports, without the lock, that e has not been aborted, told of
+// a lost peer or had a context revoked: the state in which the short
+// roads (EagerOK) and a meeting in memory without a wait of one's own
+// (the root package's meet.gather) need no failure to be looked for.
+func (e *Engine) Healthy() bool {
+	return !e.aborted.Load() && !e.anyLost.Load() && !e.revokedAny.Load()
 }
 
 // Err returns the error the engine was aborted with, or nil.
