@@ -40,6 +40,14 @@ func putSlot(s *slot) {
 	slotPool.Put(s)
 }
 
+// fine reports, without a call, that c is usable and that peer and tag
+// are a rank of c and a tag: the common case of checkDest and
+// checkSource, which the non-blocking calls' hot paths test first, inline
+// (a call of either cost about 35 instructions a message).
+func (c *Comm) fine(peer, tag int) bool {
+	return c != nil && c.p != nil && !c.freed.Load() && uint(peer) < uint(len(c.group)) && uint(tag) <= TagUB
+}
+
 // checkDest validates a send's destination and tag.
 func (c *Comm) checkDest(op string, dest, tag int) error {
 	if err := c.check(op); err != nil {

@@ -234,8 +234,10 @@ func inlineBytes(s *slot) []byte {
 
 // sendT is every typed blocking send.
 func sendT[T any](c *Comm, op string, v *T, dest, tag int, mode engine.Mode) error {
-	if err := c.checkDest(op, dest, tag); err != nil {
-		return err
+	if !c.fine(dest, tag) {
+		if err := c.checkDest(op, dest, tag); err != nil {
+			return err
+		}
 	}
 	if dest == ProcNull {
 		return nil
@@ -314,8 +316,10 @@ func Bsend[T any](c *Comm, v T, dest, tag int) (err error) {
 
 // isendT starts a typed non-blocking send.
 func isendT[T any](c *Comm, op string, v T, dest, tag int, mode engine.Mode) (*Request, error) {
-	if err := c.checkDest(op, dest, tag); err != nil {
-		return nil, err
+	if !c.fine(dest, tag) {
+		if err := c.checkDest(op, dest, tag); err != nil {
+			return nil, err
+		}
 	}
 	if dest == ProcNull {
 		return c.nullRequest(op, Status{}), nil
@@ -417,8 +421,10 @@ func RecvInto[E any](c *Comm, buf []E, source, tag int) (_ Status, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("RecvInto", c, source, tag), &err)
 	}
-	if err := c.checkSource("RecvInto", source, tag); err != nil {
-		return Status{}, err
+	if !c.fine(source, tag) {
+		if err := c.checkSource("RecvInto", source, tag); err != nil {
+			return Status{}, err
+		}
 	}
 	t := typeOf[E]()
 	if t.shape != shapePlain {
@@ -642,8 +648,10 @@ func IrecvInto[E any](c *Comm, buf []E, source, tag int) (_ *Request, err error)
 
 // irecvInto is IrecvInto for the package's own callers.
 func irecvInto[E any](c *Comm, buf []E, source, tag int) (*Request, error) {
-	if err := c.checkSource("IrecvInto", source, tag); err != nil {
-		return nil, err
+	if !c.fine(source, tag) {
+		if err := c.checkSource("IrecvInto", source, tag); err != nil {
+			return nil, err
+		}
 	}
 	t := typeOf[E]()
 	if t.shape != shapePlain {

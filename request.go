@@ -213,11 +213,11 @@ func (r *Request) setAt(l loc) {
 // setPeer is setAt(at(name, peer, tag)) for the name whereNames[w],
 // without comparing names: for the non-blocking calls' hot paths.
 func (r *Request) setPeer(w uint8, peer, tag int) {
-	if uint64(int64(peer)+1<<31)|uint64(int64(tag)+1<<31) >= 1<<32 { // not both in int32 (int may be 32 or 64 bits)
-		r.setWide(w, peer, tag)
+	if p, t := int32(peer), int32(tag); int(p) == peer && int(t) == tag {
+		r.where, r.peer, r.tag = w, p, t
 		return
 	}
-	r.where, r.peer, r.tag = w, int32(peer), int32(tag)
+	r.setWide(w, peer, tag) // not both in int32 (int may be 32 or 64 bits)
 }
 
 // setWide is setPeer's rare case: a peer or a tag beyond int32.
@@ -304,12 +304,12 @@ func (r *Request) elem() int {
 // setElem sets r's element size and clears the rest of its status. r is
 // not shared yet, or r.mu is held.
 func (r *Request) setElem(elem int) {
-	if int(int32(elem)) != elem {
-		r.setStatus(Status{elem: elem})
+	if e := int32(elem); int(e) == elem {
+		r.flags &^= fWide | fCancelled | fSent
+		r.stSource, r.stTag, r.stElem, r.stBytes, r.stSize = 0, 0, e, 0, 0
 		return
 	}
-	r.set(fWide|fCancelled|fSent, false)
-	r.stSource, r.stTag, r.stElem, r.stBytes, r.stSize = 0, 0, int32(elem), 0, 0
+	r.setStatus(Status{elem: elem})
 }
 
 // Request.op: the names of the calls that make requests, as small codes.
