@@ -192,8 +192,7 @@ func (c *Comm) isendNow(op string, buf []byte, sig uint64, dest, tag int, mode e
 	r.c = c
 	r.set(fLive|fFinished, true)
 	r.setSent(id)
-	r.setOp(op)
-	r.setPeer(whereDest, dest, tag)
+	r.setOpPeer(op, whereDest, dest, tag)
 	return r
 }
 

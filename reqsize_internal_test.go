@@ -59,6 +59,15 @@ func TestRequestLoc(t *testing.T) {
 			if want, got := at(whereNames[w], pt[0], pt[1]), r.at(); got != want {
 				t.Errorf("setPeer(%d, %d, %d): at() = %+v, want %+v", w, pt[0], pt[1], got, want)
 			}
+			// setOpPeer, the hot paths' form, agrees with setOp and
+			// setPeer, for the names it knows and for the others.
+			for _, name := range []string{"Isend", "IrecvInto", "Irecv", "Issend", "TestRequestLoc.x"} {
+				var q Request
+				q.setOpPeer(name, w, pt[0], pt[1])
+				if want, got := at(whereNames[w], pt[0], pt[1]), q.at(); got != want || q.opName() != name {
+					t.Errorf("setOpPeer(%q, %d, %d, %d): at() = %+v, opName() = %q; want %+v, %q", name, w, pt[0], pt[1], got, q.opName(), want, name)
+				}
+			}
 		}
 	}
 }
