@@ -156,13 +156,17 @@ func (c *Comm) sendNow(op string, buf []byte, sig uint64, dest, tag int, mode en
 func (c *Comm) isendNow(op string, buf []byte, sig uint64, dest, tag int, mode engine.Mode) *Request {
 	p := c.p
 	to := c.group[dest]
+	var r *Request
 	var id uint64
 	var err error
 	if p.eagerTo != nil && p.eagerTo[to] != nil {
 		if !p.eng.Unanswered(mode, len(buf), to) {
 			return nil
 		}
-		id = p.eng.EagerID()
+		// The Request first, with the message's id: the request (unused
+		// if the transport refuses the message) and the id under one
+		// lock, the id from a batch reserved beforehand.
+		r, id = p.ers.sent(p.eng)
 		if p.counting() {
 			p.countSent(to, len(buf), c.ctx, tag)
 		}
@@ -172,7 +176,7 @@ func (c *Comm) isendNow(op string, buf []byte, sig uint64, dest, tag int, mode e
 		if !ok {
 			return nil
 		}
-		id = p.eng.EagerID()
+		r, id = p.ers.sent(p.eng)
 		f.SendID = id
 		if p.counting() {
 			p.countSent(to, len(buf), c.ctx, tag)
@@ -188,7 +192,6 @@ func (c *Comm) isendNow(op string, buf []byte, sig uint64, dest, tag int, mode e
 		r.er.Fail(fmt.Errorf("%w: %w", ErrProcFailed, err))
 		return r
 	}
-	r := p.ers.newRequest()
 	r.c = c
 	r.set(fLive|fFinished, true)
 	r.setSent(id)

@@ -22,7 +22,13 @@ type erFreeList struct {
 	// one.
 	blk  *[reqBlock]Request
 	next int
+	// id and idEnd are the send ids reserved from the engine
+	// (engine.EagerIDs) for the short road's sends and not used yet.
+	id, idEnd uint64
 }
+
+// idBatch is how many send ids sent reserves at a time.
+const idBatch = reqBlock
 
 // erKeep bounds what a rank keeps for later: enough for a window of
 // requests in flight; a larger burst's extra requests go to the garbage
@@ -49,12 +55,21 @@ func (l *erFreeList) request() *Request {
 	return r
 }
 
-// newRequest returns a zeroed Request from the current block.
-func (l *erFreeList) newRequest() *Request {
+// sent returns a zeroed Request and a fresh send id from e, for a send
+// that leaves by the short road (Comm.isendNow), under one lock: the ids
+// are reserved from e a batch at a time, so that a message costs no
+// atomic increment of its own.
+func (l *erFreeList) sent(e *engine.Engine) (*Request, uint64) {
 	l.mu.Lock()
 	r := l.request()
+	if l.id == l.idEnd {
+		l.id = e.EagerIDs(idBatch)
+		l.idEnd = l.id + idBatch
+	}
+	id := l.id
+	l.id++
 	l.mu.Unlock()
-	return r
+	return r, id
 }
 
 // pair returns a zeroed Request and a cleared engine request with its

@@ -177,3 +177,27 @@ func TestCompletionState(t *testing.T) {
 		t.Fatalf("status %+v", st)
 	}
 }
+
+// TestEagerIDs: ids reserved in a batch never repeat one another or the
+// ids handed out one by one.
+func TestEagerIDs(t *testing.T) {
+	e := New(0, DefaultConfig(), nil)
+	seen := map[uint64]bool{}
+	take := func(id uint64) {
+		if id&eagerID == 0 {
+			t.Fatalf("id %#x lacks the eager mark", id)
+		}
+		if seen[id] {
+			t.Fatalf("id %#x handed out twice", id)
+		}
+		seen[id] = true
+	}
+	for range 3 {
+		take(e.EagerID())
+		first := e.EagerIDs(5)
+		for i := range uint64(5) {
+			take(first + i)
+		}
+	}
+	take(e.EagerID())
+}
