@@ -52,8 +52,12 @@ type blockState struct {
 	free     []*blockedWait
 	gen      uint64          // current describe round, under mu
 	want     atomic.Uint64   // = gen while a describe round runs, 0 otherwise
-	parked   atomic.Int32    // waits parked now
-	progress atomic.Uint64   // waits that ended after parking
+	// parked counts the waits parked now, progress the waits that ended
+	// after parking; both under mu, which every change takes anyway (as
+	// atomics they cost three more locked instructions a parked wait,
+	// and only the watcher reads them: counts).
+	parked   int32
+	progress uint64
 	returned atomic.Bool     // the rank's function has returned
 	check    bool            // check mode is on (set before the rank starts)
 	checkWG  *sync.WaitGroup // check messages not compared yet (check.go)
@@ -128,8 +132,8 @@ func (b *blockState) add(r *engine.Request, w *engine.Waiter) *blockedWait {
 	bw.r, bw.w, bw.hasEnv, bw.gen = r, w, false, 0
 	bw.envCtx, bw.envPeer, bw.envTag = 0, 0, 0 // describe reads them
 	b.waits = append(b.waits, bw)
+	b.parked++
 	b.mu.Unlock()
-	b.parked.Add(1)
 	return bw
 }
 
@@ -143,13 +147,21 @@ func (b *blockState) remove(bw *blockedWait) {
 	for i, x := range b.waits {
 		if x == bw {
 			b.drop(i)
+			b.parked--
+			b.progress++
 			b.mu.Unlock()
-			b.parked.Add(-1)
-			b.progress.Add(1)
 			return
 		}
 	}
 	b.mu.Unlock()
+}
+
+// counts returns how many waits are parked now and how many ended after
+// parking.
+func (b *blockState) counts() (parked int32, progress uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.parked, b.progress
 }
 
 // drop takes wait i off the list and keeps it for reuse. b.mu is held.
@@ -200,9 +212,9 @@ func (b *blockState) Unpark(r *engine.Request) {
 	for i, x := range b.waits {
 		if x.r == r {
 			b.drop(i)
+			b.parked--
+			b.progress++
 			b.mu.Unlock()
-			b.parked.Add(-1)
-			b.progress.Add(1)
 			return
 		}
 	}
@@ -584,12 +596,13 @@ func (w *watcher) run() {
 		all, live := true, 0
 		for i, p := range w.procs {
 			b := &p.blk
-			if b.returned.Load() && b.parked.Load() == 0 {
+			parked, _ := b.counts()
+			if b.returned.Load() && parked == 0 {
 				continue
 			}
 			live++
 			pr := p.activity()
-			if b.parked.Load() == 0 || pr != last[i].progress || last[i].since.IsZero() {
+			if parked == 0 || pr != last[i].progress || last[i].since.IsZero() {
 				last[i] = seen{progress: pr, since: now}
 				all = false
 				continue
@@ -610,7 +623,7 @@ func (w *watcher) run() {
 		// Still stuck? A wait that ended meanwhile means it was slow, not hung.
 		moved := false
 		for i, p := range w.procs {
-			if p.activity() != last[i].progress && !(p.blk.returned.Load() && p.blk.parked.Load() == 0) {
+			if parked, _ := p.blk.counts(); p.activity() != last[i].progress && !(p.blk.returned.Load() && parked == 0) {
 				moved = true
 			}
 		}
@@ -635,7 +648,7 @@ func (w *watcher) run() {
 // a rank whose receives complete without ever blocking (its messages were
 // already there) while another of its goroutines stays parked.
 func (p *proc) activity() uint64 {
-	n := p.blk.progress.Load()
+	_, n := p.blk.counts()
 	if p.eng != nil {
 		n += p.eng.Matched()
 	}
