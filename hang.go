@@ -46,12 +46,12 @@ type blockedWait struct {
 // blockState is what hang diagnosis knows of one rank. It implements
 // engine.Blocker.
 type blockState struct {
-	p        *proc
-	mu       sync.Mutex
-	waits    []*blockedWait
-	free     []*blockedWait
-	gen      uint64          // current describe round, under mu
-	want     atomic.Uint64   // = gen while a describe round runs, 0 otherwise
+	p     *proc
+	mu    sync.Mutex
+	waits []*blockedWait
+	free  []*blockedWait
+	gen   uint64        // current describe round, under mu
+	want  atomic.Uint64 // = gen while a describe round runs, 0 otherwise
 	// parked counts the waits parked now, progress the waits that ended
 	// after parking; both under mu, which every change takes anyway (as
 	// atomics they cost three more locked instructions a parked wait,
