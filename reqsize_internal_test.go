@@ -55,12 +55,12 @@ func TestRequestLoc(t *testing.T) {
 	for _, w := range []uint8{whereDest, whereSource} {
 		for _, pt := range pts {
 			var r Request
-			r.setPeer(w, pt[0], pt[1])
+			r.setOpPeer("", w, pt[0], pt[1])
 			if want, got := at(whereNames[w], pt[0], pt[1]), r.at(); got != want {
-				t.Errorf("setPeer(%d, %d, %d): at() = %+v, want %+v", w, pt[0], pt[1], got, want)
+				t.Errorf("setOpPeer(\"\", %d, %d, %d): at() = %+v, want %+v", w, pt[0], pt[1], got, want)
 			}
 			// setOpPeer, the hot paths' form, agrees with setOp and
-			// setPeer, for the names it knows and for the others.
+			// setAt, for the names it knows and for the others.
 			for _, name := range []string{"Isend", "IrecvInto", "Irecv", "Issend", "TestRequestLoc.x"} {
 				var q Request
 				q.setOpPeer(name, w, pt[0], pt[1])
@@ -200,7 +200,7 @@ func TestErBatch(t *testing.T) {
 func TestRequestSent(t *testing.T) {
 	for _, id := range []uint64{1, 1<<32 - 1, 1 << 32, 0xdead_beef_0123_4567, 1<<64 - 1} {
 		var r Request
-		r.setPeer(whereDest, 3, 9)
+		r.setOpPeer("Isend", whereDest, 3, 9)
 		r.setSent(id)
 		if got := r.sentID(); got != id {
 			t.Errorf("setSent(%#x): sentID() = %#x", id, got)

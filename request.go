@@ -210,19 +210,10 @@ func (r *Request) setAt(l loc) {
 	r.where = w
 }
 
-// setPeer is setAt(at(name, peer, tag)) for the name whereNames[w],
-// without comparing names: for the non-blocking calls' hot paths.
-func (r *Request) setPeer(w uint8, peer, tag int) {
-	if p, t := int32(peer), int32(tag); int(p) == peer && int(t) == tag {
-		r.where, r.peer, r.tag = w, p, t
-		return
-	}
-	r.setWide(w, peer, tag) // not both in int32 (int may be 32 or 64 bits)
-}
-
-// setOpPeer is setOp and setPeer in one call, for the requests made for
-// every message: their common cases need no further call (a call of each
-// cost about 35 instructions, twice a message).
+// setOpPeer is setOp(name) and setAt(at(whereNames[w], peer, tag)) in one
+// call, without comparing loc names, for the requests made for every
+// message: their common cases need no further call (separate calls cost
+// about 35 instructions each, twice a message).
 func (r *Request) setOpPeer(name string, w uint8, peer, tag int) {
 	switch {
 	case name == "Isend":
@@ -239,7 +230,7 @@ func (r *Request) setOpPeer(name string, w uint8, peer, tag int) {
 	r.setWide(w, peer, tag) // not both in int32 (int may be 32 or 64 bits)
 }
 
-// setWide is setPeer's rare case: a peer or a tag beyond int32.
+// setWide is setOpPeer's rare case: a peer or a tag beyond int32.
 func (r *Request) setWide(w uint8, peer, tag int) { r.setAt(at(whereNames[w], peer, tag)) }
 
 // at returns r's loc (see setAt).
@@ -284,31 +275,32 @@ func (r *Request) status() Status {
 
 // setStatus sets r's result status. r is not shared yet, or r.mu is held.
 func (r *Request) setStatus(st Status) {
-	if int(int32(st.Source)) != st.Source || int(int32(st.Tag)) != st.Tag || int(int32(st.elem)) != st.elem ||
-		int(int32(st.bytes)) != st.bytes || int(int32(st.size)) != st.size {
+	if !r.packStatus(st.Source, st.Tag, st.bytes, st.size, st.elem, st.cancelled) {
 		r.more().st = st
-		r.set(fSent, false)
-		r.set(fWide, true)
-		return
+		r.flags = r.flags&^fSent | fWide
 	}
-	r.set(fWide|fSent, false)
-	r.set(fCancelled, st.cancelled)
-	r.stSource, r.stTag, r.stElem = int32(st.Source), int32(st.Tag), int32(st.elem)
-	r.stBytes, r.stSize = int32(st.bytes), int32(st.size)
 }
 
 // setStatusOf is setStatus(statusOf(*est, elem)) without building the
 // Status on the way: it runs for every completed request.
 func (r *Request) setStatusOf(est *engine.Status, elem int) {
-	if int(int32(est.Source)) != est.Source || int(int32(est.Tag)) != est.Tag || int(int32(elem)) != elem ||
-		int(int32(est.Count)) != est.Count || int(int32(est.Size)) != est.Size {
+	if !r.packStatus(est.Source, est.Tag, est.Count, est.Size, elem, est.Cancelled) {
 		r.setStatus(statusOf(*est, elem))
-		return
+	}
+}
+
+// packStatus keeps a status in r's compact fields and reports whether it
+// fits them (every number in int32); if not, r is left as it was.
+func (r *Request) packStatus(source, tag, bytes, size, elem int, cancelled bool) bool {
+	if int(int32(source)) != source || int(int32(tag)) != tag || int(int32(elem)) != elem ||
+		int(int32(bytes)) != bytes || int(int32(size)) != size {
+		return false
 	}
 	r.set(fWide|fSent, false)
-	r.set(fCancelled, est.Cancelled)
-	r.stSource, r.stTag, r.stElem = int32(est.Source), int32(est.Tag), int32(elem)
-	r.stBytes, r.stSize = int32(est.Count), int32(est.Size)
+	r.set(fCancelled, cancelled)
+	r.stSource, r.stTag, r.stElem = int32(source), int32(tag), int32(elem)
+	r.stBytes, r.stSize = int32(bytes), int32(size)
+	return true
 }
 
 // elem returns the size of one element of r's receive type, 0 for bytes
