@@ -5,6 +5,7 @@
 #   bench/ref/run.sh [-n N] TEST [osu_like args...]     TEST: latency bw bibw allreduce bcast barrier allgather alltoall reduce reduce_scatter scan
 #   bench/ref/run.sh [-n N] TEST [osu_rma args...]      TEST: put_latency get_latency acc_latency fop_latency cas_latency put_bw get_bw
 #   bench/ref/run.sh [-n N] netpipe [NPmpi args...]     NetPIPE cross-check (2 ranks)
+#   bench/ref/run.sh windows [ITERS]                    windows.c (bench/windows.sh)
 #
 # Environment: BTL=... to force the BTL list (default: self,vader, or self,sm
 # on Open MPI 5+ where vader was renamed); MPIRUN_EXTRA="..." extra mpirun args.
@@ -84,6 +85,14 @@ put_latency | get_latency | acc_latency | fop_latency | cas_latency | put_bw | g
 	"$MPICC" -O2 -Wall -o "$tmp/osu_rma" "$here/osu_rma.c"
 	cd "$tmp"
 	run ./osu_rma "$test" "$@"
+	exit
+	;;
+windows)
+	# How the windows of the 8-byte message rate spread: windows.c (see
+	# bench/windows.sh).
+	"$MPICC" -O2 -Wall -o "$tmp/windows" "$here/windows.c"
+	cd "$tmp"
+	run ./windows "$@"
 	exit
 	;;
 esac
