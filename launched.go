@@ -15,14 +15,39 @@ import (
 
 // shareCores gives this process its share of the node's cores, as MPI
 // launchers bind one rank per core, unless GOMAXPROCS is set: here hosts
-// ranks of the local node's total. With fewer threads the Go scheduler
-// does not wake idle threads on every message, which lowers latency
-// (docs/performance.md, "Why the code is as it is").
-func shareCores(here, total int) {
-	if gomaxprocsSet() || total < 1 {
+// ranks of the local node's total, from rank. With fewer threads the Go
+// scheduler does not wake idle threads on every message, which lowers
+// latency (docs/performance.md, "Why the code is as it is"). A GOMAXPROCS
+// set above the share under a real-time policy gets a warning.
+func shareCores(rank, here, total int) {
+	if total < 1 {
 		return
 	}
-	runtime.GOMAXPROCS(max(1, runtime.NumCPU()*here/total))
+	share := max(1, runtime.NumCPU()*here/total)
+	if !gomaxprocsSet() {
+		runtime.GOMAXPROCS(share)
+		return
+	}
+	if w := realtimeWarning(rank, runtime.GOMAXPROCS(0), share, realtime()); w != "" {
+		fmt.Fprint(stderr, w)
+	}
+}
+
+// realtimeWarning is the warning for a rank process that runs under a
+// real-time scheduling policy (rt) with gomaxprocs threads for Go code
+// where its share of the node's cores is share, or "" if there is nothing
+// to warn of. Real-time threads that never block keep their CPU from the
+// others of their priority; with more of them than the process's cores,
+// Go's runtime threads (its sweeper, its scheduler's lock) can wait for a
+// CPU forever and the job hangs without a word (docs/performance.md, "Goroutine
+// ranks and the idle processor").
+func realtimeWarning(rank, gomaxprocs, share int, rt bool) string {
+	if !rt || gomaxprocs <= share {
+		return ""
+	}
+	return fmt.Sprintf("mpigo: warning: rank %d runs under a real-time scheduling policy (chrt) with GOMAXPROCS=%d, "+
+		"more than its share of this node's cores (%d): Go's runtime threads may then wait for a CPU forever. "+
+		"Unset GOMAXPROCS (mpigo sets %d) or run at normal priority.\n", rank, gomaxprocs, share, share)
 }
 
 // runLaunched runs f on the ranks this process hosts in a job started by a
@@ -55,7 +80,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		}
 	}()
 	base, k := info.Rank, info.RanksHere
-	shareCores(k, info.LocalSize)
+	shareCores(base, k, info.LocalSize)
 	if info.KVSAddr != "" {
 		// Ranks started through ssh are not children of the launcher: they
 		// leave when it does.
