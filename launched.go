@@ -18,14 +18,18 @@ import (
 // ranks of the local node's total, from rank. With fewer threads the Go
 // scheduler does not wake idle threads on every message, which lowers
 // latency (docs/performance.md, "Why the code is as it is"). A GOMAXPROCS
-// set above the share under a real-time policy gets a warning.
-func shareCores(rank, here, total int) {
+// set above the share under a real-time policy gets a warning, from the
+// node's first process only (first) rather than from every rank.
+func shareCores(rank, here, total int, first bool) {
 	if total < 1 {
 		return
 	}
 	share := max(1, runtime.NumCPU()*here/total)
 	if !gomaxprocsSet() {
 		runtime.GOMAXPROCS(share)
+		return
+	}
+	if !first {
 		return
 	}
 	if w := realtimeWarning(rank, runtime.GOMAXPROCS(0), share, realtime()); w != "" {
@@ -80,7 +84,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		}
 	}()
 	base, k := info.Rank, info.RanksHere
-	shareCores(base, k, info.LocalSize)
+	shareCores(base, k, info.LocalSize, info.LocalRank == 0)
 	if info.KVSAddr != "" {
 		// Ranks started through ssh are not children of the launcher: they
 		// leave when it does.
