@@ -147,13 +147,14 @@ func (c *Comm) sendNow(op string, buf []byte, sig uint64, dest, tag int, mode en
 // isendNow starts a non-blocking send of buf (contiguous, validated, dest
 // not ProcNull) by the short road if the engine's rule lets it, and
 // returns its request, or nil if the message must go the general way
-// (startSend). The message leaves before isendNow returns, carrying a
+// (startSend). into, if not nil, is the zeroed Request to return (a
+// slot of a Requests set). The message leaves before isendNow returns, carrying a
 // send id (engine.EagerID) so that Cancel can still name it to the
 // receiver, and the request is complete at once: it holds no engine
 // request, which saves taking one from the rank's free list, the
 // engine's Send and the executor, per message. Cancel makes the engine
 // request when it needs one (sentRequest).
-func (c *Comm) isendNow(op string, buf []byte, sig uint64, dest, tag int, mode engine.Mode) *Request {
+func (c *Comm) isendNow(into *Request, op string, buf []byte, sig uint64, dest, tag int, mode engine.Mode) *Request {
 	p := c.p
 	to := c.group[dest]
 	var r *Request
@@ -166,7 +167,7 @@ func (c *Comm) isendNow(op string, buf []byte, sig uint64, dest, tag int, mode e
 		// The Request first, with the message's id: the request (unused
 		// if the transport refuses the message) and the id under one
 		// lock, the id from a batch reserved beforehand.
-		r, id = p.ers.sent(p.eng)
+		r, id = p.ers.sent(p.eng, into)
 		if p.counting() {
 			p.countSent(to, len(buf), c.ctx, tag)
 		}
@@ -176,7 +177,7 @@ func (c *Comm) isendNow(op string, buf []byte, sig uint64, dest, tag int, mode e
 		if !ok {
 			return nil
 		}
-		r, id = p.ers.sent(p.eng)
+		r, id = p.ers.sent(p.eng, into)
 		f.SendID = id
 		if p.counting() {
 			p.countSent(to, len(buf), c.ctx, tag)

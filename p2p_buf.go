@@ -353,11 +353,11 @@ func (c *Comm) isend(op string, buf []byte, count int, dt *Datatype, dest, tag i
 		return c.nullRequest(op, Status{}), nil
 	}
 	if m.lay == nil {
-		if r := c.isendNow(op, m.b, dt.sig, dest, tag, mode); r != nil {
+		if r := c.isendNow(nil, op, m.b, dt.sig, dest, tag, mode); r != nil {
 			return r, nil
 		}
 	}
-	r := c.newPooledRequest(op, whereDest, dest, tag)
+	r := c.newPooledRequest(nil, op, whereDest, dest, tag)
 	r.er.Layout = m.lay
 	r.er.Cancellable = true
 	c.startSend(r.er, m.b, dt.sig, dest, tag, mode)
@@ -501,7 +501,7 @@ func (c *Comm) irecv(buf []byte, count int, dt *Datatype, src, tag int) (*Reques
 			c.startRecv(er, m.b, nil, dt.sig, src, tag)
 		}
 	} else {
-		r = c.newPooledRequest("Irecv", whereSource, src, tag)
+		r = c.newPooledRequest(nil, "Irecv", whereSource, src, tag)
 	}
 	r.setElem(dt.size)
 	if cv := c.lowConv(buf, dt.t); cv != nil {

@@ -314,25 +314,27 @@ func Bsend[T any](c *Comm, v T, dest, tag int) (err error) {
 	return c.bsend("Bsend", b, t.sig, dest, tag)
 }
 
-// isendT starts a typed non-blocking send.
-func isendT[T any](c *Comm, op string, v T, dest, tag int, mode engine.Mode) (*Request, error) {
+// isendT starts a typed non-blocking send. into, if not nil, is the
+// zeroed Request to use (a slot of a Requests set); the request returned
+// may still be another one.
+func isendT[T any](into *Request, c *Comm, op string, v T, dest, tag int, mode engine.Mode) (*Request, error) {
 	if !c.fine(dest, tag) {
 		if err := c.checkDest(op, dest, tag); err != nil {
 			return nil, err
 		}
 	}
 	if dest == ProcNull {
-		return c.nullRequest(op, Status{}), nil
+		return c.nullRequestIn(into, op, Status{}), nil
 	}
 	t := typeOf[T]()
 	b, err := viewBytes(t, &v, nil)
 	if err != nil {
 		return nil, c.typeErr(op, at("dest", dest, tag), err)
 	}
-	if r := c.isendNow(op, b, t.sig, dest, tag, mode); r != nil {
+	if r := c.isendNow(into, op, b, t.sig, dest, tag, mode); r != nil {
 		return r, nil
 	}
-	r := c.newPooledRequest(op, whereDest, dest, tag)
+	r := c.newPooledRequest(into, op, whereDest, dest, tag)
 	r.er.Cancellable = true
 	c.startSend(r.er, b, t.sig, dest, tag, mode)
 	return r, nil
@@ -344,7 +346,7 @@ func Isend[T any](c *Comm, v T, dest, tag int) (_ *Request, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Isend", c, dest, tag), &err)
 	}
-	return isendT(c, "Isend", v, dest, tag, engine.Standard)
+	return isendT(nil, c, "Isend", v, dest, tag, engine.Standard)
 }
 
 // Issend starts a synchronous send (MPI_Issend).
@@ -352,7 +354,7 @@ func Issend[T any](c *Comm, v T, dest, tag int) (_ *Request, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Issend", c, dest, tag), &err)
 	}
-	return isendT(c, "Issend", v, dest, tag, engine.Synchronous)
+	return isendT(nil, c, "Issend", v, dest, tag, engine.Synchronous)
 }
 
 // recvArgs chooses the buffer a typed receive of T posts: a slot's inline
@@ -624,7 +626,7 @@ func SendrecvInto[T, E any](c *Comm, v T, dest, sendtag int, buf []E, source, re
 		defer h.exit(h.enter("SendrecvInto", c, dest, sendtag), &err)
 	}
 
-	r, err := irecvInto(c, buf, source, recvtag)
+	r, err := irecvInto(nil, c, buf, source, recvtag)
 	if err != nil {
 		return Status{}, err
 	}
@@ -643,11 +645,12 @@ func IrecvInto[E any](c *Comm, buf []E, source, tag int) (_ *Request, err error)
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("IrecvInto", c, source, tag), &err)
 	}
-	return irecvInto(c, buf, source, tag)
+	return irecvInto(nil, c, buf, source, tag)
 }
 
-// irecvInto is IrecvInto for the package's own callers.
-func irecvInto[E any](c *Comm, buf []E, source, tag int) (*Request, error) {
+// irecvInto is IrecvInto for the package's own callers, in into if not
+// nil (a zeroed slot of a Requests set).
+func irecvInto[E any](into *Request, c *Comm, buf []E, source, tag int) (*Request, error) {
 	if !c.fine(source, tag) {
 		if err := c.checkSource("IrecvInto", source, tag); err != nil {
 			return nil, err
@@ -658,9 +661,9 @@ func irecvInto[E any](c *Comm, buf []E, source, tag int) (*Request, error) {
 		return nil, c.typeErr("IrecvInto", at("source", source, tag), errNotPlain(t))
 	}
 	if source == ProcNull {
-		return c.nullRequest("IrecvInto", procNullStatus), nil
+		return c.nullRequestIn(into, "IrecvInto", procNullStatus), nil
 	}
-	r := c.newPooledRequest("IrecvInto", whereSource, source, tag)
+	r := c.newPooledRequest(into, "IrecvInto", whereSource, source, tag)
 	r.setElem(t.size)
 	r.er.Note = t
 	r.set(fSliceOf, true)

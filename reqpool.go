@@ -45,8 +45,13 @@ const erKeep = 256
 // requests' worth more than needed.
 const reqBlock = 128
 
-// request returns a zeroed Request. l.mu is held.
-func (l *erFreeList) request() *Request {
+// request returns a zeroed Request: into if not nil (a slot of a
+// Requests set, zeroed by its caller), else one from the block. l.mu is
+// held.
+func (l *erFreeList) request(into *Request) *Request {
+	if into != nil {
+		return into
+	}
 	if l.blk == nil || l.next == reqBlock {
 		l.blk, l.next = new([reqBlock]Request), 0
 	}
@@ -55,13 +60,13 @@ func (l *erFreeList) request() *Request {
 	return r
 }
 
-// sent returns a zeroed Request and a fresh send id from e, for a send
-// that leaves by the short road (Comm.isendNow), under one lock: the ids
-// are reserved from e a batch at a time, so that a message costs no
-// atomic increment of its own.
-func (l *erFreeList) sent(e *engine.Engine) (*Request, uint64) {
+// sent returns a zeroed Request (into, if not nil: see request) and a
+// fresh send id from e, for a send that leaves by the short road
+// (Comm.isendNow), under one lock: the ids are reserved from e a batch at
+// a time, so that a message costs no atomic increment of its own.
+func (l *erFreeList) sent(e *engine.Engine, into *Request) (*Request, uint64) {
 	l.mu.Lock()
-	r := l.request()
+	r := l.request(into)
 	if l.id == l.idEnd {
 		l.id = e.EagerIDs(idBatch)
 		l.idEnd = l.id + idBatch
@@ -72,11 +77,11 @@ func (l *erFreeList) sent(e *engine.Engine) (*Request, uint64) {
 	return r, id
 }
 
-// pair returns a zeroed Request and a cleared engine request with its
-// own Waiter, under one lock.
-func (l *erFreeList) pair() (*Request, *engine.Request) {
+// pair returns a zeroed Request (into, if not nil: see request) and a
+// cleared engine request with its own Waiter, under one lock.
+func (l *erFreeList) pair(into *Request) (*Request, *engine.Request) {
 	l.mu.Lock()
-	r := l.request()
+	r := l.request(into)
 	if n := len(l.free); n > 0 {
 		// The slot keeps its pointer: the free list owns er either way,
 		// and a store would cost a write barrier while the GC marks.

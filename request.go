@@ -464,9 +464,10 @@ func (c *Comm) newRequest(op string, l loc) *Request {
 // handed over may be pooled (not Pending[T], which reads the received
 // bytes after the wait; not requests with OnDone).
 //
-// Its loc is w (whereDest or whereSource), peer and tag.
-func (c *Comm) newPooledRequest(op string, w uint8, peer, tag int) *Request {
-	r, er := c.p.ers.pair()
+// Its loc is w (whereDest or whereSource), peer and tag. into, if not
+// nil, is the zeroed Request to use (a slot of a Requests set).
+func (c *Comm) newPooledRequest(into *Request, op string, w uint8, peer, tag int) *Request {
+	r, er := c.p.ers.pair(into)
 	r.c, r.er = c, er
 	r.set(fLive|fPooled, true)
 	r.setOpPeer(op, w, peer, tag)
@@ -494,8 +495,16 @@ func (r *Request) release(b *erBatch) {
 }
 
 // nullRequest is a request that is already complete with st (ProcNull).
-func (c *Comm) nullRequest(op string, st Status) *Request {
-	r := &Request{c: c, flags: fFinished | fLive}
+func (c *Comm) nullRequest(op string, st Status) *Request { return c.nullRequestIn(nil, op, st) }
+
+// nullRequestIn is nullRequest in into, if not nil (a zeroed slot of a
+// Requests set).
+func (c *Comm) nullRequestIn(into *Request, op string, st Status) *Request {
+	r := into
+	if r == nil {
+		r = new(Request)
+	}
+	r.c, r.flags = c, fFinished|fLive
 	r.setOp(op)
 	r.setStatus(st)
 	return r

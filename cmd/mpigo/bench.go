@@ -59,6 +59,9 @@ APIs (-api; latency, bw and bibw):
   raw        c.Send(buf, SIZE, mpi.Byte, ...): the low-level byte path
   typed      mpi.Send of a []float64 of SIZE/8 elements (rounded up), received
              with mpi.RecvInto: plain data, no copy, no encoding
+  set        typed, with bw and bibw posting each window's operations in an
+             mpi.Requests set (mpi.PostIsend, mpi.PostIrecvInto, WaitAll),
+             which reuses its requests instead of allocating one per message
   object     mpi.Send of a []Record (structs holding strings, encoded by the
              codec), about SIZE bytes encoded (at least one record), received
              with mpi.Recv: the cost of encoding, decoding and allocating
@@ -184,7 +187,7 @@ func benchFlags(cfg *benchConfig, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.yield, "yield", false, "non-blocking tests: the computation yields its processor now and then (like calling MPI_Test in OSU's compute loop)")
 	fs.StringVar(&cfg.plotFile, "plot", "", "also draw the results against message size (log axes) into this file: FILE.svg or FILE.png")
 	fs.Var(&cfg.refs, "ref", "with -plot: a reference series read from `FILE` (OSU-style text of a C MPI, as bench/compare.sh and bench/ref/run.sh print, or mpigo bench csv/json); LABEL=FILE names it; may be repeated")
-	fs.StringVar(&cfg.api, "api", "typed", "API to measure: raw (c.Send(buf, count, mpi.Byte, ...)), typed (mpi.Send of []float64) or object (mpi.Send of []Record, encoded)")
+	fs.StringVar(&cfg.api, "api", "typed", "API to measure: raw (c.Send(buf, count, mpi.Byte, ...)), typed (mpi.Send of []float64), set (typed, windows in an mpi.Requests set) or object (mpi.Send of []Record, encoded)")
 	return fs
 }
 
@@ -256,8 +259,8 @@ func (b *benchConfig) prepare() (benchBody, *benchRun, error) {
 	if b.transport != "inproc" && b.transport != "tcp" && b.transport != "shm" {
 		return nil, nil, fmt.Errorf("transport %q is not available in this build (available: inproc, shm, tcp)", b.transport)
 	}
-	if b.api != "typed" && b.api != "raw" && b.api != "object" {
-		return nil, nil, fmt.Errorf("-api %q: want raw, typed or object", b.api)
+	if b.api != "typed" && b.api != "raw" && b.api != "set" && b.api != "object" {
+		return nil, nil, fmt.Errorf("-api %q: want raw, typed, set or object", b.api)
 	}
 	var body benchBody
 	quantity := "latency"
@@ -479,15 +482,18 @@ type messages struct {
 
 func (b *benchConfig) messages(size, slots int) *messages {
 	m := &messages{api: b.api}
+	if m.api == "set" { // typed messages; bandwidth posts them in a set
+		m.api = "typed"
+	}
 	for range slots {
-		switch b.api {
+		switch m.api {
 		case "raw":
 			m.bytes = append(m.bytes, make([]byte, size))
 		case "typed":
 			m.floats = append(m.floats, make([]float64, (size+7)/8))
 		}
 	}
-	if b.api == "object" {
+	if m.api == "object" {
 		m.records = makeRecords(size)
 	}
 	return m
@@ -581,11 +587,55 @@ func (b *benchConfig) bibw(c *mpi.Comm, size int) (float64, error) {
 	return b.bandwidth(c, size, true)
 }
 
+// window posts a window of receives from peer (if recv) and of sends to
+// it (if send), keeping their requests in reqs, and waits for them all.
+func (m *messages) window(reqs []mpi.Waiter, c *mpi.Comm, peer int, recv, send bool) ([]mpi.Waiter, error) {
+	if recv {
+		for w := 0; w < window; w++ {
+			r, err := m.irecv(c, w, peer, 2)
+			if err != nil {
+				return reqs, err
+			}
+			reqs = append(reqs, r)
+		}
+	}
+	if send {
+		for w := 0; w < window; w++ {
+			r, err := m.isend(c, window, peer, 2)
+			if err != nil {
+				return reqs, err
+			}
+			reqs = append(reqs, r)
+		}
+	}
+	return reqs, mpi.WaitAll(reqs...)
+}
+
+// windowSet is window for -api set: the typed operations, posted in rs.
+func (m *messages) windowSet(rs *mpi.Requests, c *mpi.Comm, peer int, recv, send bool) error {
+	if recv {
+		for w := 0; w < window; w++ {
+			if err := mpi.PostIrecvInto(rs, c, m.floats[w], peer, 2); err != nil {
+				return err
+			}
+		}
+	}
+	if send {
+		for w := 0; w < window; w++ {
+			if err := mpi.PostIsend(rs, c, m.floats[window], peer, 2); err != nil {
+				return err
+			}
+		}
+	}
+	return rs.WaitAll()
+}
+
 func (b *benchConfig) bandwidth(c *mpi.Comm, size int, both bool) (float64, error) {
 	m := b.messages(size, window+1) // slot window sends; the others receive, one buffer per message as osu_bw
 	ack := make([]byte, 4)
 	warm, iters := b.iterations(size, 100, 20)
 	reqs := make([]mpi.Waiter, 0, 2*window)
+	var rs mpi.Requests // -api set
 	if err := mpi.Barrier(c); err != nil {
 		return 0, err
 	}
@@ -599,26 +649,13 @@ func (b *benchConfig) bandwidth(c *mpi.Comm, size int, both bool) (float64, erro
 			continue
 		}
 		peer := 1 - me
-		reqs = reqs[:0]
-		if me == 1 || both {
-			for w := 0; w < window; w++ {
-				r, err := m.irecv(c, w, peer, 2)
-				if err != nil {
-					return 0, err
-				}
-				reqs = append(reqs, r)
-			}
+		var err error
+		if b.api == "set" {
+			err = m.windowSet(&rs, c, peer, me == 1 || both, me == 0 || both)
+		} else {
+			reqs, err = m.window(reqs[:0], c, peer, me == 1 || both, me == 0 || both)
 		}
-		if me == 0 || both {
-			for w := 0; w < window; w++ {
-				r, err := m.isend(c, window, peer, 2)
-				if err != nil {
-					return 0, err
-				}
-				reqs = append(reqs, r)
-			}
-		}
-		if err := mpi.WaitAll(reqs...); err != nil {
+		if err != nil {
 			return 0, err
 		}
 		if me == 0 {

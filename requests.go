@@ -1,0 +1,166 @@
+package mpi
+
+import (
+	"slices"
+
+	"github.com/mpigo/mpi/internal/engine"
+)
+
+// Requests is a reusable set of non-blocking sends and receives: the Go
+// form of the C idiom of an MPI_Request array that a program fills window
+// after window and completes with MPI_Waitall. PostIsend and
+// PostIrecvInto start operations in the set; WaitAll (or TestAll) waits
+// for all of them, and the next post after that empties the set and reuses
+// its memory.
+//
+// Isend and IrecvInto return a *Request that must stay valid for as long
+// as the caller keeps it, so every call allocates one, and in a loop of
+// many small messages the garbage collector's work on them costs a third
+// of the message rate. A set hands out no *Request: its requests live in
+// the set's own memory, which it reuses once they are complete, so a
+// window of messages posted in a set allocates nothing after the first
+// (docs/performance.md, "Requests sets").
+//
+// The zero value is an empty set ready to use. A set is used by one
+// goroutine at a time, and must not be copied after first use.
+type Requests struct {
+	noCopy noCopy
+	// reqs are the requests of the operations posted, in order: most are
+	// slots of chunks, a few (ProcNull, a send a transport refused) are
+	// requests of their own.
+	reqs []*Request
+	// chunks hold the set's slots; a chunk never moves, so a slot's
+	// address stays valid while its operation is in flight.
+	chunks []*[setChunk]Request
+	// used counts the slots handed out since the set was last emptied.
+	used int
+	// done: WaitAll or TestAll completed every request in reqs; the next
+	// post empties the set.
+	done bool
+}
+
+// setChunk is how many slots a Requests set allocates at a time: two
+// windows of the usual 64 messages per 8 KiB chunk.
+const setChunk = reqBlock
+
+// noCopy makes go vet's copylocks check report a copy of the struct that
+// holds it.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
+
+// slot returns a zeroed Request for the next operation, emptying the set
+// first if it was completed. The slot counts as used only once add
+// records the operation.
+func (rs *Requests) slot() *Request {
+	if rs.done {
+		rs.reqs = rs.reqs[:0]
+		rs.used = 0
+		rs.done = false
+	}
+	i := rs.used
+	if i/setChunk == len(rs.chunks) {
+		rs.chunks = append(rs.chunks, new([setChunk]Request))
+	}
+	r := &rs.chunks[i/setChunk][i%setChunk]
+	*r = Request{}
+	return r
+}
+
+// add records r, the request of an operation just posted in slot s (r is
+// s unless the operation needed a request of its own).
+func (rs *Requests) add(s, r *Request) {
+	if r == s {
+		rs.used++
+	}
+	rs.reqs = append(rs.reqs, r)
+}
+
+// Len returns how many operations the set holds: those posted since it
+// was last emptied.
+func (rs *Requests) Len() int { return len(rs.reqs) }
+
+// PostIsend starts sending v in rs and returns at once, as Isend does. If
+// v is a slice, its elements must not be modified until rs completes.
+func PostIsend[T any](rs *Requests, c *Comm, v T, dest, tag int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Isend", c, dest, tag), &err)
+	}
+	s := rs.slot()
+	r, err := isendT(s, c, "Isend", v, dest, tag, engine.Standard)
+	if err != nil {
+		return err
+	}
+	rs.add(s, r)
+	return nil
+}
+
+// PostIrecvInto starts receiving elements of E into buf in rs and returns
+// at once, as IrecvInto does. buf must not be used until rs completes. E
+// must be plain.
+func PostIrecvInto[E any](rs *Requests, c *Comm, buf []E, source, tag int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("IrecvInto", c, source, tag), &err)
+	}
+	s := rs.slot()
+	r, err := irecvInto(s, c, buf, source, tag)
+	if err != nil {
+		return err
+	}
+	rs.add(s, r)
+	return nil
+}
+
+// WaitAll waits for every operation in rs and returns their errors
+// joined, each naming its index in the order posted, as WaitAll does for
+// a list of requests (MPI_Waitall). Afterwards Status reports each one's
+// status, until the next post empties the set.
+func (rs *Requests) WaitAll() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("WaitAll", requestsComm(rs.reqs), Undefined, Undefined), &err)
+	}
+	if rs.done {
+		return nil
+	}
+	var failed []failure
+	var b erBatch
+	for i := len(rs.reqs) - 1; i >= 0; i-- { // last first, as WaitAll does
+		r := rs.reqs[i]
+		if err := r.waitInto(&b, nil); err != nil {
+			failed = append(failed, failure{i, r, err})
+		}
+	}
+	b.flush()
+	rs.done = true
+	slices.Reverse(failed)
+	return inStatus("WaitAll", failed)
+}
+
+// TestAll reports whether every operation in rs has completed, without
+// blocking (MPI_Testall). When it reports true the set is complete as
+// after WaitAll, and err holds the operations' errors.
+func (rs *Requests) TestAll() (_ bool, err error) {
+	if rs.done {
+		return true, nil
+	}
+	for _, r := range rs.reqs {
+		if !r.done() {
+			return false, nil
+		}
+	}
+	return true, rs.WaitAll()
+}
+
+// Status returns the status of the i-th operation posted in rs (from 0),
+// once WaitAll or TestAll has completed the set; the empty status (see
+// EmptyStatus) before that, or if i is out of range.
+func (rs *Requests) Status(i int) Status {
+	if !rs.done || i < 0 || i >= len(rs.reqs) {
+		return emptyStatus
+	}
+	r := rs.reqs[i]
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.status()
+}
