@@ -168,56 +168,83 @@ func roundTrips[E any](b *testing.B, c *mpi.Comm, v []E) error {
 // window. One op is one message; allocs/op is the allocation per message.
 func BenchmarkMessageRate(b *testing.B) {
 	for _, tr := range []string{"inproc", "shm"} {
-		b.Run(tr, func(b *testing.B) {
-			cfg := mpi.DefaultConfig()
-			cfg.Transport = tr
-			b.ReportAllocs()
-			const window = 64
-			err := mpi.RunConfig(2, cfg, func(c *mpi.Comm) error {
-				bufs := make([][]float64, window)
-				for i := range bufs {
-					bufs[i] = make([]float64, 1)
-				}
-				ack := make([]byte, 4)
-				reqs := make([]mpi.Waiter, 0, window)
-				if err := mpi.Barrier(c); err != nil {
+		b.Run(tr, func(b *testing.B) { messageRate(b, tr, false) })
+	}
+}
+
+// BenchmarkMessageRateSet is BenchmarkMessageRate with each window posted
+// in a Requests set (`mpigo bench bw -api set`).
+func BenchmarkMessageRateSet(b *testing.B) {
+	for _, tr := range []string{"inproc", "shm"} {
+		b.Run(tr, func(b *testing.B) { messageRate(b, tr, true) })
+	}
+}
+
+// messageRate runs the message-rate test over transport tr, posting the
+// windows in a Requests set if set.
+func messageRate(b *testing.B, tr string, set bool) {
+	cfg := mpi.DefaultConfig()
+	cfg.Transport = tr
+	b.ReportAllocs()
+	const window = 64
+	err := mpi.RunConfig(2, cfg, func(c *mpi.Comm) error {
+		bufs := make([][]float64, window)
+		for i := range bufs {
+			bufs[i] = make([]float64, 1)
+		}
+		ack := make([]byte, 4)
+		reqs := make([]mpi.Waiter, 0, window)
+		var rs mpi.Requests
+		post := func(w int) error {
+			var r mpi.Waiter
+			var err error
+			switch {
+			case set && c.Rank() == 0:
+				return mpi.PostIsend(&rs, c, bufs[0], 1, 2)
+			case set:
+				return mpi.PostIrecvInto(&rs, c, bufs[w], 0, 2)
+			case c.Rank() == 0:
+				r, err = mpi.Isend(c, bufs[0], 1, 2)
+			default:
+				r, err = mpi.IrecvInto(c, bufs[w], 0, 2)
+			}
+			reqs = append(reqs, r)
+			return err
+		}
+		if err := mpi.Barrier(c); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			b.ResetTimer()
+		}
+		for n := 0; n < b.N; n += window {
+			reqs = reqs[:0]
+			for w := 0; w < window; w++ {
+				if err := post(w); err != nil {
 					return err
 				}
-				if c.Rank() == 0 {
-					b.ResetTimer()
-				}
-				for n := 0; n < b.N; n += window {
-					reqs = reqs[:0]
-					for w := 0; w < window; w++ {
-						var r mpi.Waiter
-						var err error
-						if c.Rank() == 0 {
-							r, err = mpi.Isend(c, bufs[0], 1, 2)
-						} else {
-							r, err = mpi.IrecvInto(c, bufs[w], 0, 2)
-						}
-						if err != nil {
-							return err
-						}
-						reqs = append(reqs, r)
-					}
-					if err := mpi.WaitAll(reqs...); err != nil {
-						return err
-					}
-					if c.Rank() == 0 {
-						if _, err := c.Recv(ack, len(ack), mpi.Byte, 1, 3); err != nil {
-							return err
-						}
-					} else if err := c.Send(ack, len(ack), mpi.Byte, 0, 3); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-			if err != nil {
-				b.Fatal(err)
 			}
-		})
+			var err error
+			if set {
+				err = rs.WaitAll()
+			} else {
+				err = mpi.WaitAll(reqs...)
+			}
+			if err != nil {
+				return err
+			}
+			if c.Rank() == 0 {
+				if _, err := c.Recv(ack, len(ack), mpi.Byte, 1, 3); err != nil {
+					return err
+				}
+			} else if err := c.Send(ack, len(ack), mpi.Byte, 0, 3); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
 	}
 }
 
