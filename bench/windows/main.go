@@ -7,7 +7,10 @@
 // windows over twice the median take. bench/ref/windows.c is the same
 // test for Open MPI; bench/windows.sh runs the two side by side.
 //
-//	mpigo run -n 2 ./bench/windows [-iters N]
+//	mpigo run -n 2 ./bench/windows [-iters N] [-set]
+//
+// With -set, each window's operations are posted in an mpi.Requests set
+// (PostIsend, PostIrecvInto), which allocates no Request per message.
 //
 // docs/performance.md, "Where the message rate goes: the slow windows",
 // explains what it showed.
@@ -27,6 +30,7 @@ const window = 64
 
 func main() {
 	iters := flag.Int("iters", 20000, "timed windows")
+	set := flag.Bool("set", false, "post each window in an mpi.Requests set")
 	flag.Parse()
 	mpi.Main(func(c *mpi.Comm) error {
 		if c.Size() != 2 {
@@ -35,24 +39,30 @@ func main() {
 		if *iters < 1 {
 			return fmt.Errorf("-iters must be positive, not %d", *iters)
 		}
-		times, err := run(c, *iters)
+		times, err := run(c, *iters, *set)
 		if err != nil || c.Rank() != 0 {
 			return err
 		}
-		fmt.Println(summary("mpigo", times))
+		who := "mpigo"
+		if *set {
+			who = "mpigo (set)"
+		}
+		fmt.Println(summary(who, times))
 		return nil
 	})
 }
 
 // run times iters windows (after 100 untimed ones) and returns, on rank
-// 0, the time of each: from its first send to the acknowledgement.
-func run(c *mpi.Comm, iters int) ([]time.Duration, error) {
+// 0, the time of each: from its first send to the acknowledgement. With
+// set, the windows are posted in a Requests set.
+func run(c *mpi.Comm, iters int, set bool) ([]time.Duration, error) {
 	bufs := make([][]float64, window+1)
 	for i := range bufs {
 		bufs[i] = make([]float64, 1)
 	}
 	ack := make([]byte, 4)
 	reqs := make([]mpi.Waiter, 0, window)
+	var rs mpi.Requests
 	times := make([]time.Duration, 0, iters)
 	if err := mpi.Barrier(c); err != nil {
 		return nil, err
@@ -64,17 +74,30 @@ func run(c *mpi.Comm, iters int) ([]time.Duration, error) {
 		for w := 0; w < window; w++ {
 			var r *mpi.Request
 			var err error
-			if c.Rank() == 0 {
+			switch {
+			case set && c.Rank() == 0:
+				err = mpi.PostIsend(&rs, c, bufs[window], 1, 2)
+			case set:
+				err = mpi.PostIrecvInto(&rs, c, bufs[w], 0, 2)
+			case c.Rank() == 0:
 				r, err = mpi.Isend(c, bufs[window], 1, 2)
-			} else {
+			default:
 				r, err = mpi.IrecvInto(c, bufs[w], 0, 2)
 			}
 			if err != nil {
 				return nil, err
 			}
-			reqs = append(reqs, r)
+			if !set {
+				reqs = append(reqs, r)
+			}
 		}
-		if err := mpi.WaitAll(reqs...); err != nil {
+		var err error
+		if set {
+			err = rs.WaitAll()
+		} else {
+			err = mpi.WaitAll(reqs...)
+		}
+		if err != nil {
 			return nil, err
 		}
 		if c.Rank() == 0 {
