@@ -340,8 +340,10 @@ func (c *Comm) Bsend(buf []byte, count int, dt *Datatype, dest, tag int) (err er
 	return err
 }
 
-// isend validates and starts a low-level non-blocking send.
-func (c *Comm) isend(op string, buf []byte, count int, dt *Datatype, dest, tag int, mode engine.Mode) (*Request, error) {
+// isend validates and starts a low-level non-blocking send, in into if
+// not nil (a zeroed slot of a Requests set; the request returned may still
+// be another one).
+func (c *Comm) isend(into *Request, op string, buf []byte, count int, dt *Datatype, dest, tag int, mode engine.Mode) (*Request, error) {
 	if err := c.checkDest(op, dest, tag); err != nil {
 		return nil, err
 	}
@@ -350,14 +352,14 @@ func (c *Comm) isend(op string, buf []byte, count int, dt *Datatype, dest, tag i
 		return nil, err
 	}
 	if dest == ProcNull {
-		return c.nullRequest(op, Status{}), nil
+		return c.nullRequestIn(into, op, Status{}), nil
 	}
 	if m.lay == nil {
-		if r := c.isendNow(nil, op, m.b, dt.sig, dest, tag, mode); r != nil {
+		if r := c.isendNow(into, op, m.b, dt.sig, dest, tag, mode); r != nil {
 			return r, nil
 		}
 	}
-	r := c.newPooledRequest(nil, op, whereDest, dest, tag)
+	r := c.newPooledRequest(into, op, whereDest, dest, tag)
 	r.er.Layout = m.lay
 	r.er.Cancellable = true
 	c.startSend(r.er, m.b, dt.sig, dest, tag, mode)
@@ -375,7 +377,7 @@ func (c *Comm) Isend(buf []byte, count int, dt *Datatype, dest, tag int) (_ *Req
 
 // isendStd is Isend without the profiler hook, for the package's own use.
 func (c *Comm) isendStd(buf []byte, count int, dt *Datatype, dest, tag int) (*Request, error) {
-	return c.isend("Isend", buf, count, dt, dest, tag, engine.Standard)
+	return c.isend(nil, "Isend", buf, count, dt, dest, tag, engine.Standard)
 }
 
 // Issend starts a synchronous send (MPI_Issend): the request completes once
@@ -384,7 +386,7 @@ func (c *Comm) Issend(buf []byte, count int, dt *Datatype, dest, tag int) (_ *Re
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Issend", c, dest, tag), &err)
 	}
-	return c.isend("Issend", buf, count, dt, dest, tag, engine.Synchronous)
+	return c.isend(nil, "Issend", buf, count, dt, dest, tag, engine.Synchronous)
 }
 
 // Irsend starts a ready send (MPI_Irsend).
@@ -392,7 +394,7 @@ func (c *Comm) Irsend(buf []byte, count int, dt *Datatype, dest, tag int) (_ *Re
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Irsend", c, dest, tag), &err)
 	}
-	return c.isend("Irsend", buf, count, dt, dest, tag, engine.Ready)
+	return c.isend(nil, "Irsend", buf, count, dt, dest, tag, engine.Ready)
 }
 
 // Ibsend starts a buffered send (MPI_Ibsend); the request is complete as
@@ -481,17 +483,19 @@ func (c *Comm) Irecv(buf []byte, count int, dt *Datatype, src, tag int) (_ *Requ
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Irecv", c, src, tag), &err)
 	}
-	return c.irecv(buf, count, dt, src, tag)
+	return c.irecv(nil, buf, count, dt, src, tag)
 }
 
-// irecv is Irecv without the profiler hook, for the package's own use.
-func (c *Comm) irecv(buf []byte, count int, dt *Datatype, src, tag int) (*Request, error) {
+// irecv is Irecv without the profiler hook, for the package's own use, in
+// into if not nil (a zeroed slot of a Requests set; the request returned
+// may still be another one).
+func (c *Comm) irecv(into *Request, buf []byte, count int, dt *Datatype, src, tag int) (*Request, error) {
 	m, err := c.lowRecvBuf("Irecv", buf, count, dt, src, tag)
 	if err != nil {
 		return nil, err
 	}
 	if src == ProcNull {
-		return c.nullRequest("Irecv", procNullStatus), nil
+		return c.nullRequestIn(into, "Irecv", procNullStatus), nil
 	}
 	var r *Request
 	if c.ftReposts(src) { // ft.go: it may be posted again
@@ -501,7 +505,7 @@ func (c *Comm) irecv(buf []byte, count int, dt *Datatype, src, tag int) (*Reques
 			c.startRecv(er, m.b, nil, dt.sig, src, tag)
 		}
 	} else {
-		r = c.newPooledRequest(nil, "Irecv", whereSource, src, tag)
+		r = c.newPooledRequest(into, "Irecv", whereSource, src, tag)
 	}
 	r.setElem(dt.size)
 	if cv := c.lowConv(buf, dt.t); cv != nil {
@@ -635,7 +639,7 @@ func (c *Comm) Sendrecv(sendbuf []byte, sendcount int, sendtype *Datatype, dest,
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Sendrecv", c, dest, sendtag), &err)
 	}
-	rr, err := c.irecv(recvbuf, recvcount, recvtype, src, recvtag)
+	rr, err := c.irecv(nil, recvbuf, recvcount, recvtype, src, recvtag)
 	if err != nil {
 		return Status{}, err
 	}
@@ -659,7 +663,7 @@ func (c *Comm) SendrecvReplace(buf []byte, count int, dt *Datatype, dest, sendta
 	}
 	// The outgoing data must be copied out before the incoming lands.
 	tmp := append([]byte(nil), m.bytes()...)
-	rr, err := c.irecv(buf, count, dt, src, recvtag)
+	rr, err := c.irecv(nil, buf, count, dt, src, recvtag)
 	if err != nil {
 		return Status{}, err
 	}

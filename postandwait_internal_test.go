@@ -24,13 +24,13 @@ func TestPostAndWait(t *testing.T) {
 			case 1:
 				return nil, nil
 			case 2:
-				return c.irecv(got, 4, Byte, 0, 7)
+				return c.irecv(nil, got, 4, Byte, 0, 7)
 			}
 			return c.nullRequest("test", Status{}), nil
 		}, 2, func(k int) (*Request, error) {
 			calls = append(calls, fmt.Sprint("s", k))
 			if k == 1 {
-				return c.isend("test", []byte("abcd"), 4, Byte, 0, 7, engine.Standard)
+				return c.isend(nil, "test", []byte("abcd"), 4, Byte, 0, 7, engine.Standard)
 			}
 			return nil, nil
 		})

@@ -9,7 +9,8 @@ import (
 // Requests is a reusable set of non-blocking sends and receives: the Go
 // form of the C idiom of an MPI_Request array that a program fills window
 // after window and completes with MPI_Waitall. PostIsend and
-// PostIrecvInto start operations in the set; WaitAll (or TestAll) waits
+// PostIrecvInto (or, in the low-level layer, Comm.PostIsend and
+// Comm.PostIrecv) start operations in the set; WaitAll (or TestAll) waits
 // for all of them, and the next post after that empties the set and reuses
 // its memory.
 //
@@ -105,6 +106,38 @@ func PostIrecvInto[E any](rs *Requests, c *Comm, buf []E, source, tag int) (err 
 	}
 	s := rs.slot()
 	r, err := irecvInto(s, c, buf, source, tag)
+	if err != nil {
+		return err
+	}
+	rs.add(s, r)
+	return nil
+}
+
+// PostIsend starts a send of count elements of dt from buf in rs and
+// returns at once, as Isend does (MPI_Isend into an element of a request
+// array). buf must not be modified until rs completes.
+func (c *Comm) PostIsend(rs *Requests, buf []byte, count int, dt *Datatype, dest, tag int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Isend", c, dest, tag), &err)
+	}
+	s := rs.slot()
+	r, err := c.isend(s, "Isend", buf, count, dt, dest, tag, engine.Standard)
+	if err != nil {
+		return err
+	}
+	rs.add(s, r)
+	return nil
+}
+
+// PostIrecv starts a receive of up to count elements of dt into buf in rs
+// and returns at once, as Irecv does. buf must not be used until rs
+// completes.
+func (c *Comm) PostIrecv(rs *Requests, buf []byte, count int, dt *Datatype, src, tag int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.Irecv", c, src, tag), &err)
+	}
+	s := rs.slot()
+	r, err := c.irecv(s, buf, count, dt, src, tag)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package mpi_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -184,48 +185,129 @@ func TestRequestsSetTestAll(t *testing.T) {
 }
 
 // TestRequestsSetAllocatesNothing: once a set has its slots, a window of
-// sends and receives posted in it allocates nothing per message, where
-// Isend and IrecvInto allocate the Request the caller holds
-// (TestNonblockingBytesPerMessage).
+// sends and receives posted in it allocates nothing per message, typed or
+// low-level, where Isend and IrecvInto allocate the Request the caller
+// holds (TestNonblockingBytesPerMessage).
 func TestRequestsSetAllocatesNothing(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("allocation counts (not meaningful under the race detector)")
 	}
 	const win = 64
-	out := []float64{1}
-	in := make([][]float64, win)
+	out, rawOut := []float64{1}, make([]byte, 8)
+	in, rawIn := make([][]float64, win), make([][]byte, win)
 	for i := range in {
-		in[i] = []float64{0}
+		in[i], rawIn[i] = []float64{0}, make([]byte, 8)
 	}
-	var send, recv mpi.Requests
-	// The receives are posted before the messages leave (the go-ahead is
-	// a blocking send, which allocates nothing), so that the count does not
-	// depend on the unexpected queue's buffers.
-	goAhead := make([]byte, 1)
-	body := func(w *mpi.Comm) error {
-		if _, err := w.Recv(goAhead, 1, mpi.Byte, 1, 2); err != nil {
+	tests := []struct {
+		name       string
+		send, recv func(rs *mpi.Requests, w *mpi.Comm, i int) error
+	}{
+		{"typed",
+			func(rs *mpi.Requests, w *mpi.Comm, i int) error { return mpi.PostIsend(rs, w, out, 1, 1) },
+			func(rs *mpi.Requests, w *mpi.Comm, i int) error { return mpi.PostIrecvInto(rs, w, in[i], 0, 1) }},
+		{"low-level",
+			func(rs *mpi.Requests, w *mpi.Comm, i int) error { return w.PostIsend(rs, rawOut, 8, mpi.Byte, 1, 1) },
+			func(rs *mpi.Requests, w *mpi.Comm, i int) error { return w.PostIrecv(rs, rawIn[i], 8, mpi.Byte, 0, 1) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var send, recv mpi.Requests
+			// The receives are posted before the messages leave (the
+			// go-ahead is a blocking send, which allocates nothing), so
+			// that the count does not depend on the unexpected queue's
+			// buffers.
+			goAhead := make([]byte, 1)
+			body := func(w *mpi.Comm) error {
+				if _, err := w.Recv(goAhead, 1, mpi.Byte, 1, 2); err != nil {
+					return err
+				}
+				for i := range win {
+					if err := tt.send(&send, w, i); err != nil {
+						return err
+					}
+				}
+				return send.WaitAll()
+			}
+			peer := func(w *mpi.Comm) error {
+				for i := range win {
+					if err := tt.recv(&recv, w, i); err != nil {
+						return err
+					}
+				}
+				if err := w.Send(goAhead, 1, mpi.Byte, 0, 2); err != nil {
+					return err
+				}
+				return recv.WaitAll()
+			}
+			// Both ranks count: goroutine ranks share the process's
+			// statistics.
+			if b := bytesPerMessage(t, body, peer) / win; b > 4 {
+				t.Errorf("%.1f bytes allocated per message in a set, want 0", b)
+			}
+		})
+	}
+}
+
+// TestRequestsSetLowLevel: the low-level posts (Comm.PostIsend,
+// Comm.PostIrecv) share a set with typed ones, with a contiguous and a
+// strided datatype, and report counts in the datatype's elements.
+func TestRequestsSetLowLevel(t *testing.T) {
+	matrix(t, 2, func(world *mpi.Comm) error {
+		me, peer := world.Rank(), 1-world.Rank()
+		every2, err := committed(mpi.NewVector(3, 1, 2, mpi.Int32)) // elements 0, 2, 4
+		if err != nil {
 			return err
 		}
-		for range win {
-			if err := mpi.PostIsend(&send, w, out, 1, 1); err != nil {
+		var rs mpi.Requests
+		for round := range 3 {
+			raw := []byte{byte(me), byte(round), 7, 8}
+			rawIn := make([]byte, 4)
+			strided := make([]byte, 4*5)
+			for i := range 5 {
+				binary.LittleEndian.PutUint32(strided[4*i:], uint32(10*me+i))
+			}
+			stridedIn := make([]byte, 4*5)
+			typedIn := []int32{0}
+			if err := world.PostIrecv(&rs, rawIn, 4, mpi.Byte, peer, 1); err != nil {
 				return err
 			}
-		}
-		return send.WaitAll()
-	}
-	peer := func(w *mpi.Comm) error {
-		for i := range win {
-			if err := mpi.PostIrecvInto(&recv, w, in[i], 0, 1); err != nil {
+			if err := world.PostIrecv(&rs, stridedIn, 1, every2, peer, 2); err != nil {
 				return err
 			}
+			if err := mpi.PostIrecvInto(&rs, world, typedIn, peer, 3); err != nil {
+				return err
+			}
+			if err := world.PostIsend(&rs, raw, 4, mpi.Byte, peer, 1); err != nil {
+				return err
+			}
+			if err := world.PostIsend(&rs, strided, 1, every2, peer, 2); err != nil {
+				return err
+			}
+			if err := mpi.PostIsend(&rs, world, []int32{int32(round)}, peer, 3); err != nil {
+				return err
+			}
+			if err := rs.WaitAll(); err != nil {
+				return err
+			}
+			if err := check(world, fmt.Sprint(rawIn) == fmt.Sprint([]byte{byte(peer), byte(round), 7, 8}), "round %d: raw got %v", round, rawIn); err != nil {
+				return err
+			}
+			for i := range 5 {
+				want := uint32(0)
+				if i%2 == 0 {
+					want = uint32(10*peer + i)
+				}
+				if got := binary.LittleEndian.Uint32(stridedIn[4*i:]); got != want {
+					return check(world, false, "round %d: strided element %d is %d, want %d", round, i, got, want)
+				}
+			}
+			if err := check(world, typedIn[0] == int32(round), "round %d: typed got %d", round, typedIn[0]); err != nil {
+				return err
+			}
+			if st := rs.Status(1); st.CountOf(every2) != 1 || st.CountOf(mpi.Int32) != 3 || st.Tag != 2 {
+				return check(world, false, "round %d: strided status: count %d of the vector, %d of Int32, tag %d", round, st.CountOf(every2), st.CountOf(mpi.Int32), st.Tag)
+			}
 		}
-		if err := w.Send(goAhead, 1, mpi.Byte, 0, 2); err != nil {
-			return err
-		}
-		return recv.WaitAll()
-	}
-	// Both ranks count: goroutine ranks share the process's statistics.
-	if b := bytesPerMessage(t, body, peer) / win; b > 4 {
-		t.Errorf("%.1f bytes allocated per message in a set, want 0", b)
-	}
+		return nil
+	})
 }
