@@ -2,7 +2,7 @@
 # Run one benchmark with mpigo and with Open MPI's shared-memory transport,
 # back to back, and print the two columns side by side with their ratio.
 #
-#   bench/compare.sh [-n N] [-transport inproc|shm|tcp] [-api typed|raw]
+#   bench/compare.sh [-n N] [-transport inproc|shm|tcp] [-api typed|raw|set]
 #                    [-rounds R] [-rt | -prio P] [-iters N] [-save DIR] TEST [-sizes LIST|MIN:MAX]
 #
 # With -transport tcp, mpigo's ranks talk over loopback TCP and Open MPI
