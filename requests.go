@@ -86,7 +86,7 @@ func (rs *Requests) Len() int { return len(rs.reqs) }
 // v is a slice, its elements must not be modified until rs completes.
 func PostIsend[T any](rs *Requests, c *Comm, v T, dest, tag int) (err error) {
 	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("Isend", c, dest, tag), &err)
+		defer h.exit(h.enter("PostIsend", c, dest, tag), &err)
 	}
 	s := rs.slot()
 	r, err := isendT(s, c, "Isend", v, dest, tag, engine.Standard)
@@ -102,7 +102,7 @@ func PostIsend[T any](rs *Requests, c *Comm, v T, dest, tag int) (err error) {
 // must be plain.
 func PostIrecvInto[E any](rs *Requests, c *Comm, buf []E, source, tag int) (err error) {
 	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("IrecvInto", c, source, tag), &err)
+		defer h.exit(h.enter("PostIrecvInto", c, source, tag), &err)
 	}
 	s := rs.slot()
 	r, err := irecvInto(s, c, buf, source, tag)
@@ -118,7 +118,7 @@ func PostIrecvInto[E any](rs *Requests, c *Comm, buf []E, source, tag int) (err 
 // array). buf must not be modified until rs completes.
 func (c *Comm) PostIsend(rs *Requests, buf []byte, count int, dt *Datatype, dest, tag int) (err error) {
 	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("Comm.Isend", c, dest, tag), &err)
+		defer h.exit(h.enter("Comm.PostIsend", c, dest, tag), &err)
 	}
 	s := rs.slot()
 	r, err := c.isend(s, "Isend", buf, count, dt, dest, tag, engine.Standard)
@@ -134,7 +134,7 @@ func (c *Comm) PostIsend(rs *Requests, buf []byte, count int, dt *Datatype, dest
 // completes.
 func (c *Comm) PostIrecv(rs *Requests, buf []byte, count int, dt *Datatype, src, tag int) (err error) {
 	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("Comm.Irecv", c, src, tag), &err)
+		defer h.exit(h.enter("Comm.PostIrecv", c, src, tag), &err)
 	}
 	s := rs.slot()
 	r, err := c.irecv(s, buf, count, dt, src, tag)
@@ -151,8 +151,13 @@ func (c *Comm) PostIrecv(rs *Requests, buf []byte, count int, dt *Datatype, src,
 // status, until the next post empties the set.
 func (rs *Requests) WaitAll() (err error) {
 	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("WaitAll", requestsComm(rs.reqs), Undefined, Undefined), &err)
+		defer h.exit(h.enter("Requests.WaitAll", requestsComm(rs.reqs), Undefined, Undefined), &err)
 	}
+	return rs.waitAll()
+}
+
+// waitAll is WaitAll without the profiler hook, for TestAll.
+func (rs *Requests) waitAll() error {
 	if rs.done {
 		return nil
 	}
@@ -174,6 +179,9 @@ func (rs *Requests) WaitAll() (err error) {
 // blocking (MPI_Testall). When it reports true the set is complete as
 // after WaitAll, and err holds the operations' errors.
 func (rs *Requests) TestAll() (_ bool, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Requests.TestAll", requestsComm(rs.reqs), Undefined, Undefined), &err)
+	}
 	if rs.done {
 		return true, nil
 	}
@@ -182,7 +190,7 @@ func (rs *Requests) TestAll() (_ bool, err error) {
 			return false, nil
 		}
 	}
-	return true, rs.WaitAll()
+	return true, rs.waitAll()
 }
 
 // Status returns the status of the i-th operation posted in rs (from 0),
