@@ -69,7 +69,7 @@ func benchReport(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&rc.tests, "tests", "latency,bw", "the tests to run, comma-separated (any of mpigo bench's tests that measure several sizes)")
 	fs.StringVar(&rc.transports, "transports", "inproc,shm,tcp", "the transports to compare, comma-separated")
 	fs.IntVar(&rc.n, "n", 2, "number of ranks")
-	fs.StringVar(&rc.api, "api", "typed", "API to measure: raw, typed or object (see mpigo bench -h)")
+	fs.StringVar(&rc.api, "api", "typed", "API to measure: raw, typed, set or object (see mpigo bench -h)")
 	fs.StringVar(&rc.sizes, "sizes", "", "message sizes (default: each test's own, see mpigo bench -h)")
 	fs.IntVar(&rc.iters, "iters", 0, "iterations per repetition of a size (0: chosen by size)")
 	fs.IntVar(&rc.reps, "reps", 3, "repetitions of each size (the median is drawn; error bars span min to max)")

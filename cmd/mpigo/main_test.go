@@ -19,6 +19,8 @@ func TestBenchOutput(t *testing.T) {
 		{[]string{"bench", "bw", "-api", "object", "-sizes", "5000", "-iters", "2"}, []int{5000}},
 		{[]string{"bench", "latency", "-api", "object", "-transport", "tcp", "-sizes", "300", "-iters", "5"}, []int{300}},
 		{[]string{"bench", "bibw", "-sizes", "100000", "-iters", "2", "-api", "raw"}, []int{100000}},
+		{[]string{"bench", "bw", "-api", "set", "-transport", "shm", "-sizes", "8,100000", "-iters", "20"}, []int{8, 100000}},
+		{[]string{"bench", "bibw", "-api", "set", "-sizes", "8", "-iters", "20"}, []int{8}},
 		{[]string{"bench", "allreduce", "-n", "3", "-sizes", "8,64", "-iters", "10"}, []int{8, 64}},
 		{[]string{"bench", "bcast", "-n", "4", "-sizes", "16", "-iters", "10"}, []int{16}},
 		{[]string{"bench", "barrier", "-n", "5", "-iters", "10"}, []int{0}},
@@ -84,7 +86,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"bench", "latency", "-transport", "carrier-pigeon"}, 1, `transport "carrier-pigeon" is not available`},
 		{[]string{"bench", "latency", "-sizes", "9:3"}, 2, "MIN:MAX"},
 		{[]string{"bench", "latency", "-n", "1"}, 1, "at least 2 ranks"},
-		{[]string{"bench", "latency", "-api", "fancy"}, 1, "want raw, typed or object"},
+		{[]string{"bench", "latency", "-api", "fancy"}, 1, "want raw, typed, set or object"},
 	}
 	for _, tt := range tests {
 		var out, errb bytes.Buffer
