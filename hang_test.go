@@ -118,6 +118,17 @@ var hangCases = []hangCase{
 		_, _, err := mpi.Recv[int64](c, 1, 4)
 		return err
 	}, want: []string{`rank 1 returned from its function while rank 0 waits in Recv from it \(tag 4\) at hang_test\.go:\d+`}},
+	{name: "SetRecvCycle", n: 2, f: func(c *mpi.Comm) error {
+		peer := 1 - c.Rank()
+		var rs mpi.Requests // both ranks wait for their receives before sending
+		if err := mpi.PostIrecvInto(&rs, c, make([]int64, 1), peer, 6); err != nil {
+			return err
+		}
+		if err := rs.WaitAll(); err != nil {
+			return err
+		}
+		return mpi.Send(c, int64(1), peer, 6)
+	}, want: []string{`rank 0 waits in Requests\.WaitAll from 1 tag 6 at hang_test\.go:\d+ while rank 1 waits in Requests\.WaitAll from 0 tag 6 at hang_test\.go:\d+: each waits for the other`}},
 	{name: "ThreeCycle", n: 3, f: func(c *mpi.Comm) error {
 		next := (c.Rank() + 1) % c.Size()
 		if err := mpi.Ssend(c, int64(1), next, 0); err != nil {
