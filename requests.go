@@ -12,12 +12,13 @@ import (
 // PostIrecvInto (or, in the low-level layer, Comm.PostIsend and
 // Comm.PostIrecv) start operations in the set; WaitAll (or TestAll) waits
 // for all of them, and the next post after that empties the set and reuses
-// its memory.
+// its memory (even a post that fails: its arguments are checked after the
+// set is emptied).
 //
 // Isend and IrecvInto return a *Request that must stay valid for as long
 // as the caller keeps it, so every call allocates one, and in a loop of
-// many small messages the garbage collector's work on them costs a third
-// of the message rate. A set hands out no *Request: its requests live in
+// many small messages the garbage collector's work on them costs about a
+// third of the message rate. A set hands out no *Request: its requests live in
 // the set's own memory, which it reuses once they are complete, so a
 // window of messages posted in a set allocates nothing after the first
 // (docs/performance.md, "Requests sets").
@@ -36,8 +37,10 @@ type Requests struct {
 	// used counts the slots handed out since the set was last emptied.
 	used int
 	// done: WaitAll or TestAll completed every request in reqs; the next
-	// post empties the set.
+	// post empties the set. err is then what completing them returned,
+	// which WaitAll and TestAll return again until then.
 	done bool
+	err  error
 }
 
 // setChunk is how many slots a Requests set allocates at a time: two
@@ -58,7 +61,7 @@ func (rs *Requests) slot() *Request {
 	if rs.done {
 		rs.reqs = rs.reqs[:0]
 		rs.used = 0
-		rs.done = false
+		rs.done, rs.err = false, nil
 	}
 	i := rs.used
 	if i/setChunk == len(rs.chunks) {
@@ -148,7 +151,8 @@ func (c *Comm) PostIrecv(rs *Requests, buf []byte, count int, dt *Datatype, src,
 // WaitAll waits for every operation in rs and returns their errors
 // joined, each naming its index in the order posted, as WaitAll does for
 // a list of requests (MPI_Waitall). Afterwards Status reports each one's
-// status, until the next post empties the set.
+// status, and WaitAll returns the same error again, until the next post
+// empties the set.
 func (rs *Requests) WaitAll() (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Requests.WaitAll", requestsComm(rs.reqs), Undefined, Undefined), &err)
@@ -159,7 +163,7 @@ func (rs *Requests) WaitAll() (err error) {
 // waitAll is WaitAll without the profiler hook, for TestAll.
 func (rs *Requests) waitAll() error {
 	if rs.done {
-		return nil
+		return rs.err
 	}
 	var failed []failure
 	var b erBatch
@@ -170,9 +174,9 @@ func (rs *Requests) waitAll() error {
 		}
 	}
 	b.flush()
-	rs.done = true
 	slices.Reverse(failed)
-	return inStatus("WaitAll", failed)
+	rs.done, rs.err = true, inStatus("Requests.WaitAll", failed)
+	return rs.err
 }
 
 // TestAll reports whether every operation in rs has completed, without
@@ -183,7 +187,7 @@ func (rs *Requests) TestAll() (_ bool, err error) {
 		defer h.exit(h.enter("Requests.TestAll", requestsComm(rs.reqs), Undefined, Undefined), &err)
 	}
 	if rs.done {
-		return true, nil
+		return true, rs.err
 	}
 	for _, r := range rs.reqs {
 		if !r.done() {

@@ -134,6 +134,20 @@ func TestRequestsSetErrors(t *testing.T) {
 		if st := rs.Status(-1); st.Source != mpi.AnySource {
 			return check(world, false, "Status(-1): %+v, want the empty status", st)
 		}
+		// Completed: WaitAll and TestAll give the same result again.
+		if again := rs.WaitAll(); (again == nil) != (err == nil) || (me == 1 && !errors.Is(again, mpi.ErrType)) {
+			return check(world, false, "WaitAll again: %v, first %v", again, err)
+		}
+		if ok, again := rs.TestAll(); !ok || (again == nil) != (err == nil) {
+			return check(world, false, "TestAll again: %v %v, first %v", ok, again, err)
+		}
+		// A post that fails still empties a completed set.
+		if err := mpi.PostIsend(&rs, world, 1, 9, 0); !errors.Is(err, mpi.ErrRank) {
+			return check(world, false, "PostIsend to rank 9 of 2: %v, want ErrRank", err)
+		}
+		if err := check(world, rs.Len() == 0, "Len %d after a failed post on a completed set, want 0", rs.Len()); err != nil {
+			return err
+		}
 		// The set goes on working.
 		if err := mpi.PostIsend(&rs, world, []float64{float64(me)}, peer, 3); err != nil {
 			return err
