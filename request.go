@@ -916,15 +916,28 @@ func WaitAll(reqs ...Waiter) (err error) {
 		defer h.exit(h.enter("WaitAll", waitersComm(reqs), Undefined, Undefined), &err)
 	}
 
+	return inStatus("WaitAll", waitEach(reqs, func(w Waiter) *Request {
+		if w == nil {
+			return nil
+		}
+		if r, ok := w.(*Request); ok { // most are: no dynamic call
+			return r
+		}
+		return w.request()
+	}))
+}
+
+// waitEach waits for every request of list (req gives an element's
+// request; nil is skipped) from last to first, giving pooled engine
+// requests back a batch at a time, and returns the failures in list
+// order. WaitAll and Requests.WaitAll share it.
+func waitEach[W any](list []W, req func(W) *Request) []failure {
 	var failed []failure
 	var b erBatch
-	for i := len(reqs) - 1; i >= 0; i-- {
-		if reqs[i] == nil {
+	for i := len(list) - 1; i >= 0; i-- {
+		r := req(list[i])
+		if r == nil {
 			continue
-		}
-		r, ok := reqs[i].(*Request) // most are: no dynamic call
-		if !ok {
-			r = reqs[i].request()
 		}
 		if err := r.waitInto(&b, nil); err != nil {
 			failed = append(failed, failure{i, r, err})
@@ -932,7 +945,7 @@ func WaitAll(reqs ...Waiter) (err error) {
 	}
 	b.flush()
 	slices.Reverse(failed)
-	return inStatus("WaitAll", failed)
+	return failed
 }
 
 // WaitAllStatus is WaitAll that also returns every status, in order

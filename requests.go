@@ -1,10 +1,6 @@
 package mpi
 
-import (
-	"slices"
-
-	"github.com/mpigo/mpi/internal/engine"
-)
+import "github.com/mpigo/mpi/internal/engine"
 
 // Requests is a reusable set of non-blocking sends and receives: the Go
 // form of the C idiom of an MPI_Request array that a program fills window
@@ -165,16 +161,7 @@ func (rs *Requests) waitAll() error {
 	if rs.done {
 		return rs.err
 	}
-	var failed []failure
-	var b erBatch
-	for i := len(rs.reqs) - 1; i >= 0; i-- { // last first, as WaitAll does
-		r := rs.reqs[i]
-		if err := r.waitInto(&b, nil); err != nil {
-			failed = append(failed, failure{i, r, err})
-		}
-	}
-	b.flush()
-	slices.Reverse(failed)
+	failed := waitEach(rs.reqs, func(r *Request) *Request { return r })
 	rs.done, rs.err = true, inStatus("Requests.WaitAll", failed)
 	return rs.err
 }
