@@ -141,45 +141,59 @@ var hangCases = []hangCase{
 
 // TestHangDiagnosis runs each mistake over goroutine ranks with a short
 // threshold: Run must return the hang report with the expected diagnosis
-// instead of hanging.
+// instead of hanging. The two-rank cases run again with ranks that watch
+// their requests before they park (Config.Spin): a watching rank must
+// still park, and be seen blocked.
 func TestHangDiagnosis(t *testing.T) {
 	for _, tc := range hangCases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			cfg := mpi.DefaultConfig()
-			cfg.HangReport = 300 * time.Millisecond
-			cfg.Check = tc.check
-			done := make(chan error, 1)
-			go func() { done <- mpi.RunConfig(tc.n, cfg, tc.f) }()
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(30 * time.Second):
-				t.Fatal("Run did not return: the hang was not detected")
+		for _, spin := range []time.Duration{0, 50 * time.Microsecond} {
+			if spin > 0 && tc.n > 2 {
+				continue
 			}
-			if err == nil {
-				t.Fatal("Run returned nil for a job that hangs")
+			name := tc.name
+			if spin > 0 {
+				name += "/spin"
 			}
-			var lines []string
-			for _, l := range strings.Split(err.Error(), "\n") {
-				if d, ok := strings.CutPrefix(l, "diagnosis: "); ok {
-					lines = append(lines, d)
-				}
-			}
-			for _, l := range lines {
-				ok := true
-				for _, w := range tc.want {
-					if !regexp.MustCompile(w).MatchString(l) {
-						ok = false
-					}
-				}
-				if ok {
-					return
-				}
-			}
-			t.Errorf("no diagnosis line matches %q; Run returned:\n%v", tc.want, err)
-		})
+			t.Run(name, func(t *testing.T) { hangDiagnosis(t, tc, spin) })
+		}
 	}
+}
+
+func hangDiagnosis(t *testing.T, tc hangCase, spin time.Duration) {
+	t.Parallel()
+	cfg := mpi.DefaultConfig()
+	cfg.HangReport = 300 * time.Millisecond
+	cfg.Check = tc.check
+	cfg.Spin = spin
+	done := make(chan error, 1)
+	go func() { done <- mpi.RunConfig(tc.n, cfg, tc.f) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return: the hang was not detected")
+	}
+	if err == nil {
+		t.Fatal("Run returned nil for a job that hangs")
+	}
+	var lines []string
+	for _, l := range strings.Split(err.Error(), "\n") {
+		if d, ok := strings.CutPrefix(l, "diagnosis: "); ok {
+			lines = append(lines, d)
+		}
+	}
+	for _, l := range lines {
+		ok := true
+		for _, w := range tc.want {
+			if !regexp.MustCompile(w).MatchString(l) {
+				ok = false
+			}
+		}
+		if ok {
+			return
+		}
+	}
+	t.Errorf("no diagnosis line matches %q; Run returned:\n%v", tc.want, err)
 }
 
 // TestHangReportOff checks that MPIGO_HANG_REPORT=0 (HangReport <= 0)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"sync"
 
@@ -20,6 +21,10 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 	nt, err := newLocalNet(n, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Spin > 0 && j.inproc && spinRanks(n) {
+		j.prog.SetPollTime(cfg.Spin)
+		j.prog.SetSpin(true)
 	}
 	ecfg := engine.DefaultConfig()
 	ecfg.EagerLimit = cfg.EagerLimit
@@ -40,6 +45,12 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 	}
 	return j, nil
 }
+
+// spinRanks reports whether n goroutine ranks may watch their requests
+// in their waits (Config.Spin): when each has a processor (GOMAXPROCS).
+// With more ranks than processors a watching rank would keep one that
+// another rank needs to send what it watches for.
+func spinRanks(n int) bool { return n >= 2 && n <= runtime.GOMAXPROCS(0) }
 
 // Run runs f on n ranks that are goroutines of this process, each with its
 // own world communicator, and returns when all of them have returned.

@@ -127,6 +127,11 @@ func parseDuration(s string) (any, bool) {
 	return d, err == nil
 }
 
+func parseNonNegDuration(s string) (any, bool) {
+	d, err := time.ParseDuration(s)
+	return d, err == nil && d >= 0
+}
+
 func parsePositiveDuration(s string) (any, bool) {
 	d, err := time.ParseDuration(s)
 	return d, err == nil && d > 0
@@ -158,6 +163,9 @@ func buildCvars() []cvarDef {
 		{CvarInfo: CvarInfo{Name: "MPIGO_TRANSPORT", Desc: "transport between the ranks of Run (inproc, tcp, shm), or between processes of one node in a launched job (shm, tcp); empty: the default",
 			Verbosity: TunerBasic, Type: stringType, Values: []string{"", "inproc", "shm", "tcp"}, Scope: ScopeAllEq, When: atJobStart},
 			def: func() any { return "" }, parse: func(s string) (any, bool) { return s, true }, notNow: whileNoJob},
+		{CvarInfo: CvarInfo{Name: "MPIGO_SPIN", Desc: "how long a waiting goroutine rank of Run watches for what it waits for before it parks, when each rank has a processor of its own (a Go duration; 0: park at once)",
+			Verbosity: TunerBasic, Type: durationType, Scope: ScopeLocal, When: atJobStart},
+			def: func() any { return time.Duration(0) }, parse: parseNonNegDuration, notNow: whileNoJob},
 		{CvarInfo: CvarInfo{Name: "MPIGO_RANKS_PER_NODE", Desc: "treat each run of this many goroutine ranks of Run as one node, to test node-aware collectives (0: one node)",
 			Verbosity: DevBasic, Type: intType, Scope: ScopeAllEq, When: atJobStart},
 			def: func() any { return 0 }, parse: parseNonNeg, notNow: whileNoJob},
@@ -347,7 +355,7 @@ var categoryDefs = []struct {
 }{
 	{name: "mpigo", desc: "every variable of mpigo", subs: []string{"protocol", "transport", "launch", "collectives", "matching", "traffic", "waiting"}},
 	{name: "protocol", desc: "when messages travel eagerly or by rendezvous", cvars: []string{"MPIGO_EAGER_LIMIT", "MPIGO_SHM_EAGER_LIMIT"}},
-	{name: "transport", desc: "how ranks reach each other", cvars: []string{"MPIGO_TRANSPORT", "MPIGO_TCP_SOCKBUF", "MPIGO_SHM_SPIN", "MPIGO_SHM_CMA", "MPIGO_RANKS_PER_NODE"}},
+	{name: "transport", desc: "how ranks reach each other", cvars: []string{"MPIGO_TRANSPORT", "MPIGO_SPIN", "MPIGO_TCP_SOCKBUF", "MPIGO_SHM_SPIN", "MPIGO_SHM_CMA", "MPIGO_RANKS_PER_NODE"}},
 	{name: "launch", desc: "how a program starts", cvars: []string{"MPIGO_NP", "MPIGO_PMI_TIMEOUT"}},
 	{name: "collectives", desc: "the choice of collective algorithms", cvarPrefix: "MPIGO_COLL_"},
 	{name: "matching", desc: "the queues of the matching engine", pvars: []string{"posted_queue_length", "unexpected_queue_length"}},

@@ -39,7 +39,9 @@ type Transport struct {
 // variants force each protocol path: the default (eager, then single-copy
 // rendezvous), rendezvous for every message ("inproc-rendezvous"), and
 // the streamed CTS/Data rendezvous that byte-stream transports use
-// ("inproc-stream"); "tcp" runs the ranks over loopback TCP, as separate
+// ("inproc-stream"); "inproc-spin" lets waiting ranks watch their
+// requests before they park (Config.Spin; with 2 ranks or fewer on 2
+// processors, where the ranks have one each); "tcp" runs the ranks over loopback TCP, as separate
 // processes would talk; "shm" runs them over shared-memory rings with
 // large messages copied by cross-memory attach, and "shm-ring" with every
 // large message streamed through the rings (the fallback where the kernel
@@ -51,6 +53,8 @@ func Matrix() []Transport {
 	stream := d
 	stream.EagerLimit = 64
 	stream.NoDirectRead = true
+	spin := d
+	spin.Spin = 50 * time.Microsecond
 	tcp := d
 	tcp.Transport = "tcp"
 	shm := d
@@ -62,6 +66,7 @@ func Matrix() []Transport {
 		{"inproc", d},
 		{"inproc-rendezvous", rndv},
 		{"inproc-stream", stream},
+		{"inproc-spin", spin},
 		{"tcp", tcp},
 		{"shm", shm},
 		{"shm-ring", shmRing},

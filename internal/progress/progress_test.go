@@ -103,3 +103,45 @@ func TestAwaitDone(t *testing.T) {
 		t.Errorf("%d polls for a completed request", s.polls.Load())
 	}
 }
+
+// Without sources, a wait watches its request for the poll time only when
+// the job spins (SetSpin); otherwise it parks at once.
+func TestAwaitSpin(t *testing.T) {
+	tests := []struct {
+		name     string
+		spin     bool
+		pollTime time.Duration
+		complete time.Duration // when another goroutine completes the request; 0: never
+		done     bool
+		minTime  time.Duration // Await lasted at least this long
+	}{
+		{"spin sees a completion", true, time.Second, time.Millisecond, true, time.Millisecond},
+		{"spin gives up after the poll time", true, 5 * time.Millisecond, 0, false, 5 * time.Millisecond},
+		{"no spin: parks at once", false, time.Second, 0, false, 0},
+		{"spin with poll time 0: parks at once", true, 0, 0, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := New()
+			p.SetPollTime(tt.pollTime)
+			p.SetSpin(tt.spin)
+			r := new(engine.Request)
+			if tt.complete > 0 {
+				tm := time.AfterFunc(tt.complete, func() { r.Complete(engine.Status{}) })
+				defer tm.Stop()
+			}
+			start := time.Now()
+			got := p.Await(r)
+			took := time.Since(start)
+			if got != tt.done {
+				t.Fatalf("Await = %v, want %v", got, tt.done)
+			}
+			if took < tt.minTime {
+				t.Errorf("Await returned after %v, before %v", took, tt.minTime)
+			}
+			if tt.minTime == 0 && took > 100*time.Millisecond {
+				t.Errorf("Await took %v; it should park at once", took)
+			}
+		})
+	}
+}

@@ -98,10 +98,13 @@ func victim(c *mpi.Comm, mode string) error {
 
 func agree(c *mpi.Comm) error {
 	if c.Rank() == 0 {
-		go func() {
-			time.Sleep(2 * time.Millisecond)
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
-		}()
+		// Die while the others wait in the agreement for their
+		// coordinator. (It used to call Agree with a kill 2 ms later
+		// on the way, which on a fast machine came after the whole job
+		// had finished: the survivors then had nothing to recover from.)
+		time.Sleep(20 * time.Millisecond)
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
 	}
 	v, err := c.Agree(0b110 | c.Rank()&1)
 	if err != nil && !errors.Is(err, mpi.ErrProcFailed) {
