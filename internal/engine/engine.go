@@ -216,9 +216,26 @@ func (m *Message) Status() Status {
 // Engine is the matching engine of one rank. All methods are safe for
 // concurrent use.
 type Engine struct {
-	mu   sync.Mutex
-	rank int // world rank: the From of frames this engine emits
-	cfg  Config
+	// Read by the owner on every operation, and by the peers that deliver
+	// into this engine, without the lock; written once (rank, cfg,
+	// direct) or rarely (Abort, FailAll, Revoke). They share no cache
+	// line with what changes under mu, which other cores write on every
+	// message: the owner's next send read them after a peer had delivered
+	// here, and with them on mu's line that read was a miss
+	// (docs/performance.md, "Goroutine ranks that spin").
+	rank   int // world rank: the From of frames this engine emits
+	cfg    Config
+	direct func(peer int) bool
+
+	aborted atomic.Bool
+	// anyLost is set once FailAll has named a peer: from then on every
+	// send looks the destination up in lost, under mu.
+	anyLost    atomic.Bool
+	revokedAny atomic.Bool // some context is revoked, or ftLost
+
+	_ [64]byte // cache-line padding: see above
+
+	mu sync.Mutex
 
 	postedHead, postedTail *Request
 	unexpHead, unexpTail   *inbound
@@ -237,17 +254,10 @@ type Engine struct {
 	lastLost  error         // the latest of them
 	lostEpoch uint64        // FailAll calls so far
 
-	direct func(peer int) bool
+	dead error // set by Abort: every operation fails with it
 
-	dead    error // set by Abort: every operation fails with it
-	aborted atomic.Bool
-	// anyLost is set once FailAll has named a peer: from then on every
-	// send looks the destination up in lost, under mu.
-	anyLost atomic.Bool
-
-	revoked    map[uint32]error // contexts revoked (ft.go), under mu
-	ftLost     bool             // FailPeer was called: sends to lost peers fail (ft.go)
-	revokedAny atomic.Bool      // some context is revoked, or ftLost
+	revoked map[uint32]error // contexts revoked (ft.go), under mu
+	ftLost  bool             // FailPeer was called: sends to lost peers fail (ft.go)
 
 	dropped int // late protocol frames dropped (see late)
 
