@@ -68,6 +68,9 @@ func (p *Progress) SetPollTime(d time.Duration) { p.pollTime.Store(int64(d)) }
 // own: a watching rank keeps its processor.
 func (p *Progress) SetSpin(v bool) { p.spin.Store(v) }
 
+// Spins reports what SetSpin said.
+func (p *Progress) Spins() bool { return p.spin.Load() }
+
 // PollTime reports how long a wait polls before it parks.
 func (p *Progress) PollTime() time.Duration { return time.Duration(p.pollTime.Load()) }
 
