@@ -45,9 +45,19 @@ func (p *proc) noteRoutes() {
 }
 
 // engineConfig returns cfg completed with what p's routes offer: the
+// chunk size of rendezvous Data frames towards peers whose transport
+// prefers its own (engine.Config.PeerChunk, transport.Chunker), and the
 // export of rendezvous buffers for a single copy (engine.Config.Export)
 // where a peer's transport can read them. noteRoutes must have run.
 func (p *proc) engineConfig(cfg engine.Config) engine.Config {
+	for peer := range p.job.size {
+		if t, ok := p.tr.For(peer).(transport.Chunker); ok && t != nil {
+			if cfg.PeerChunk == nil {
+				cfg.PeerChunk = make([]int, p.job.size)
+			}
+			cfg.PeerChunk[peer] = t.ChunkSize()
+		}
+	}
 	if p.regionTo != nil {
 		cfg.Export = func(peer int, b []byte) (uint64, bool) {
 			if t := p.regionTo[peer]; t != nil {

@@ -74,6 +74,10 @@ type Config struct {
 	// ChunkSize is the largest Data frame of a rendezvous over a transport
 	// that cannot read the sender's memory directly.
 	ChunkSize int
+	// PeerChunk, if not nil, gives the largest Data frame towards each
+	// world rank instead (0: ChunkSize): a transport may carry larger
+	// chunks better than another (transport.Chunker).
+	PeerChunk []int
 	// Export, if set, returns the token by which the peer with world rank
 	// peer may read b, a rendezvous send's buffer, in place (a transport
 	// between processes that can read a peer's memory: see
@@ -454,6 +458,14 @@ func (e *Engine) eagerLimit(to int) int {
 	return e.cfg.EagerLimit
 }
 
+// chunkSize is the largest Data frame towards world rank to.
+func (e *Engine) chunkSize(to int) int {
+	if to >= 0 && to < len(e.cfg.PeerChunk) && e.cfg.PeerChunk[to] > 0 {
+		return e.cfg.PeerChunk[to]
+	}
+	return e.cfg.ChunkSize
+}
+
 // matches reports whether receive (or probe) envelope (ctx, src, tag) matches h.
 func matches(ctx uint32, src, tag int, h *wire.Header) bool {
 	return h.Context == ctx && (src == AnySource || int(h.Src) == src) && (tag == AnyTag || int(h.Tag) == tag)
@@ -809,8 +821,9 @@ func (e *Engine) deliver(f *wire.Frame, out *Outbox) error {
 			r.complete(Status{})
 			return nil
 		}
-		for off := 0; off < n; off += e.cfg.ChunkSize {
-			end := min(off+e.cfg.ChunkSize, n)
+		chunk := e.chunkSize(f.From)
+		for off := 0; off < n; off += chunk {
+			end := min(off+chunk, n)
 			it := out.add()
 			it.F = wire.Frame{Header: wire.Header{Kind: wire.Data, Context: r.Context, Src: int32(r.Self), Tag: int32(r.Tag),
 				Size: int64(n), Offset: int64(off), SendID: r.id, RecvID: f.RecvID}, From: e.rank, To: f.From}

@@ -21,6 +21,8 @@ import (
 // engCfg configures one rank of a harness.
 type engCfg struct {
 	EagerLimit, ChunkSize int
+	// PeerChunk is Config.PeerChunk.
+	PeerChunk []int
 	// Direct says that this rank's sends may pass their buffer in place
 	// (wire.Frame.Region) to every peer; DirectTo, if set, decides per peer.
 	Direct   bool
@@ -31,7 +33,9 @@ type engCfg struct {
 	Export bool
 }
 
-func (c engCfg) config() Config { return Config{EagerLimit: c.EagerLimit, ChunkSize: c.ChunkSize} }
+func (c engCfg) config() Config {
+	return Config{EagerLimit: c.EagerLimit, ChunkSize: c.ChunkSize, PeerChunk: c.PeerChunk}
+}
 
 func (c engCfg) directFunc() func(int) bool {
 	if c.DirectTo != nil {

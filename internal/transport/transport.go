@@ -6,8 +6,9 @@
 // DirectReader (the peer can read a frame's Region in place), RegionReader
 // (single copy between processes: a buffer exported as a token that the
 // peer's side reads), EagerSender (a short road for small messages that
-// need no answer), TrySender (a send that never waits) and Polled (the
-// transport delivers only when polled; a job's waits poll it). The runtime
+// need no answer), TrySender (a send that never waits), Chunker (its own
+// size of a rendezvous's Data frames) and Polled (the transport delivers
+// only when polled; a job's waits poll it). The runtime
 // probes them once per peer when it sets the routes.
 package transport
 
@@ -91,6 +92,14 @@ type EagerSender interface {
 // never wait for a peer (the peer's deliverer might be waiting for it).
 type TrySender interface {
 	TrySend(f wire.Frame) bool
+}
+
+// Chunker is implemented by transports that carry the Data frames of a
+// rendezvous best in chunks of another size than the engine's default
+// (engine.Config.ChunkSize): tcp takes larger ones, which cost fewer
+// system calls and wake-ups per byte.
+type Chunker interface {
+	ChunkSize() int
 }
 
 // Polled is implemented by transports that deliver only when somebody
