@@ -264,7 +264,7 @@ func (m *meet) release(me int, err error) {
 // meetWait waits for the last rank to come; it returns the error that
 // ended the wait instead, if one did.
 func (c *Comm) meetWait(s *meetSlot) error {
-	st := c.p.waitRef(&s.wait)
+	st := c.p.waitRefIn(&s.wait, c.p.meet)
 	if st.Err != nil {
 		// Wrapped as the algorithms' errors are: the call's error keeps
 		// the class and names the call (collErr).

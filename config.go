@@ -100,13 +100,16 @@ type Config struct {
 	// Spin is how long a waiting goroutine rank of Run watches for the
 	// message or result it waits for before it parks, when the ranks talk
 	// through inproc and each has a processor of its own (no more ranks
-	// than GOMAXPROCS); 0, the default, parks at once. Watching makes
-	// ping-pongs and small collectives of goroutine ranks faster (8-byte
-	// one-way latency 0.33 -> 0.22 us and 8-byte Allreduce of 2 ranks
-	// 0.39 -> 0.27 us on a 2-core machine) but windows of many small
+	// than GOMAXPROCS). With 0, the default, only a rank waiting for the
+	// others in a collective that meets in memory (Allreduce and Barrier,
+	// docs/collectives.md) watches, for 50 us; other waits park at once.
+	// Below 0, every wait parks at once. Watching in every wait makes
+	// ping-pongs of goroutine ranks faster (8-byte one-way latency 0.33
+	// -> 0.22 us on a 2-core machine) but windows of many small
 	// non-blocking messages slower (50 -> 38 MB/s), and it keeps the
 	// processor busy while it lasts (docs/performance.md, "Goroutine ranks
-	// that spin"). Environment: MPIGO_SPIN (a duration, e.g. 50us).
+	// that spin"). Environment: MPIGO_SPIN (a duration, e.g. 50us, or
+	// off).
 	Spin time.Duration
 	// RanksPerNode, if positive, makes Run treat each run of RanksPerNode
 	// consecutive goroutine ranks as one node, as processes on several
@@ -174,11 +177,13 @@ func DefaultConfig() Config {
 		}
 	}
 	c.Trace = getenv("MPIGO_TRACE")
-	if v := getenv("MPIGO_SPIN"); v != "" {
-		if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+	if v := getenv("MPIGO_SPIN"); v == "off" {
+		c.Spin = -1
+	} else if v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
 			c.Spin = d
 		} else {
-			fmt.Fprintf(stderr, "mpigo: MPIGO_SPIN=%q is not a duration (e.g. 50us, 0 to park at once); ranks park at once\n", v)
+			fmt.Fprintf(stderr, "mpigo: MPIGO_SPIN=%q is not a duration (e.g. 50us) or off; using the default\n", v)
 		}
 	}
 	switch getenv("MPIGO_CHECK") {

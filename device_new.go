@@ -40,7 +40,10 @@ type rankPlan struct {
 // through the rings instead, docs/performance.md "Large messages over
 // shm"), and the world communicator. The job connects the transports once every rank exists.
 func newProc(j *job, pl rankPlan) (*proc, error) {
-	p := &proc{job: j, rank: pl.rank, prog: j.prog, node: pl.node, multiNode: pl.multiNode}
+	p := &proc{job: j, rank: pl.rank, prog: j.prog, meet: j.meet, node: pl.node, multiNode: pl.multiNode}
+	if j.meet == nil {
+		p.meet = j.prog
+	}
 	route, err := pl.routes(p)
 	if err != nil {
 		return nil, err

@@ -38,6 +38,10 @@ type job struct {
 	// transports that deliver only when polled, and for how long a wait
 	// polls them before it parks.
 	prog *progress.Progress
+	// meet is the progress of the waits of collectives that meet in
+	// memory (coll_inprocess.go): it watches for the last rank before it
+	// parks when every rank has a processor (Config.Spin); prog otherwise.
+	meet *progress.Progress
 
 	hang atomic.Pointer[hangError] // set when hang diagnosis failed the job
 
@@ -66,6 +70,8 @@ type proc struct {
 	tr      *transport.Router
 	// prog is the job's progress (job.prog), as the engine's waits take it.
 	prog engine.Progress
+	// meet is the job's progress for meeting waits (job.meet).
+	meet engine.Progress
 	// eagerTo is, for each world rank whose transport has a short road
 	// for small messages (transport.EagerSender), that road (else nil);
 	// nil if no peer has one. Set once with the routes (device.go).

@@ -92,16 +92,21 @@ func (p *proc) waitReq(er *engine.Request) engine.Status {
 }
 
 // waitRef is waitReq for er.WaitRef.
-func (p *proc) waitRef(er *engine.Request) *engine.Status {
+func (p *proc) waitRef(er *engine.Request) *engine.Status { return p.waitRefIn(er, p.prog) }
+
+// waitRefIn is waitRef with the progress prog.
+func (p *proc) waitRefIn(er *engine.Request, prog engine.Progress) *engine.Status {
 	if p.stats.waitOn.Load() != 0 {
-		p.timedWait(er)
+		p.timedWaitIn(er, prog)
 	}
-	return er.WaitRefIn(p.prog, &p.blk)
+	return er.WaitRefIn(prog, &p.blk)
 }
 
-func (p *proc) timedWait(er *engine.Request) engine.Status {
+func (p *proc) timedWait(er *engine.Request) engine.Status { return p.timedWaitIn(er, p.prog) }
+
+func (p *proc) timedWaitIn(er *engine.Request, prog engine.Progress) engine.Status {
 	t0 := time.Now()
-	st := er.WaitIn(p.prog, &p.blk)
+	st := er.WaitIn(prog, &p.blk)
 	p.stats.waitNs.Add(uint64(time.Since(t0)))
 	return st
 }

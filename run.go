@@ -22,9 +22,18 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Spin > 0 && j.inproc && spinRanks(n) {
-		j.prog.SetPollTime(cfg.Spin)
-		j.prog.SetSpin(true)
+	j.meet = j.prog
+	if j.inproc && spinRanks(n) {
+		switch {
+		case cfg.Spin > 0:
+			j.prog.SetPollTime(cfg.Spin)
+			j.prog.SetSpin(true)
+		case cfg.Spin == 0:
+			// Only the meetings of collectives watch (Config.Spin).
+			j.meet = progress.New()
+			j.meet.SetPollTime(meetSpin)
+			j.meet.SetSpin(true)
+		}
 	}
 	ecfg := engine.DefaultConfig()
 	ecfg.EagerLimit = cfg.EagerLimit
@@ -45,6 +54,11 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 	}
 	return j, nil
 }
+
+// meetSpin is how long a rank waiting in a meeting of a collective
+// (coll_inprocess.go) watches for the last rank before it parks, by
+// default (Config.Spin 0), when every rank has a processor.
+const meetSpin = progress.DefaultPollTime
 
 // spinRanks reports whether n goroutine ranks may watch their requests
 // in their waits (Config.Spin): when each has a processor (GOMAXPROCS).

@@ -7,10 +7,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mpigo/mpi/internal/engine"
 )
 
 // Config.Spin makes the job's waits watch their requests only for
-// goroutine ranks over inproc that each have a processor.
+// goroutine ranks over inproc that each have a processor; by default only
+// the waits of meetings watch, and below 0 none does.
 func TestSpinSetting(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
 	tests := []struct {
@@ -18,13 +21,17 @@ func TestSpinSetting(t *testing.T) {
 		n         int
 		spin      time.Duration
 		transport string
-		want      bool
+		want      bool // every wait watches
+		meet      bool // meeting waits watch
 	}{
-		{"two ranks", 2, 50 * time.Microsecond, "", procs >= 2},
-		{"off by default", 2, 0, "", false},
-		{"more ranks than processors", procs + 1, 50 * time.Microsecond, "", false},
-		{"one rank", 1, 50 * time.Microsecond, "", false},
-		{"tcp ranks poll their sockets their own way", 2, 50 * time.Microsecond, "tcp", false},
+		{"two ranks", 2, 50 * time.Microsecond, "", procs >= 2, procs >= 2},
+		{"by default only meetings", 2, 0, "", false, procs >= 2},
+		{"off", 2, -1, "", false, false},
+		{"more ranks than processors", procs + 1, 50 * time.Microsecond, "", false, false},
+		{"more ranks than processors, default", procs + 1, 0, "", false, false},
+		{"one rank", 1, 50 * time.Microsecond, "", false, false},
+		{"tcp ranks poll their sockets their own way", 2, 50 * time.Microsecond, "tcp", false, false},
+		{"tcp, default", 2, 0, "tcp", false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,12 +49,23 @@ func TestSpinSetting(t *testing.T) {
 			if tt.want && j.prog.PollTime() != tt.spin {
 				t.Errorf("poll time %v, want the spin time %v", j.prog.PollTime(), tt.spin)
 			}
+			if got := j.meet.Spins(); got != tt.meet {
+				t.Errorf("meetings watching = %v, want %v (GOMAXPROCS %d)", got, tt.meet, procs)
+			}
+			if tt.meet && !tt.want && j.meet.PollTime() != meetSpin {
+				t.Errorf("meetings watch %v, want %v", j.meet.PollTime(), meetSpin)
+			}
+			for _, p := range j.procs {
+				if p.meet != engine.Progress(j.meet) {
+					t.Errorf("rank %d's meeting progress is not the job's", p.rank)
+				}
+			}
 		})
 	}
 }
 
-// MPIGO_SPIN sets Config.Spin; a value that is not a duration is refused
-// with a warning, and ranks park at once.
+// MPIGO_SPIN sets Config.Spin; a value that is neither a duration nor
+// "off" is refused with a warning, and the default stays.
 func TestSpinEnvironment(t *testing.T) {
 	tests := []struct {
 		env  string
@@ -58,7 +76,8 @@ func TestSpinEnvironment(t *testing.T) {
 		{"50us", 50 * time.Microsecond, false},
 		{"0", 0, false},
 		{"fast", 0, true},
-		{"-1ms", 0, true},
+		{"-1ms", -time.Millisecond, false},
+		{"off", -1, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.env, func(t *testing.T) {

@@ -127,11 +127,6 @@ func parseDuration(s string) (any, bool) {
 	return d, err == nil
 }
 
-func parseNonNegDuration(s string) (any, bool) {
-	d, err := time.ParseDuration(s)
-	return d, err == nil && d >= 0
-}
-
 func parsePositiveDuration(s string) (any, bool) {
 	d, err := time.ParseDuration(s)
 	return d, err == nil && d > 0
@@ -163,9 +158,14 @@ func buildCvars() []cvarDef {
 		{CvarInfo: CvarInfo{Name: "MPIGO_TRANSPORT", Desc: "transport between the ranks of Run (inproc, tcp, shm), or between processes of one node in a launched job (shm, tcp); empty: the default",
 			Verbosity: TunerBasic, Type: stringType, Values: []string{"", "inproc", "shm", "tcp"}, Scope: ScopeAllEq, When: atJobStart},
 			def: func() any { return "" }, parse: func(s string) (any, bool) { return s, true }, notNow: whileNoJob},
-		{CvarInfo: CvarInfo{Name: "MPIGO_SPIN", Desc: "how long a waiting goroutine rank of Run watches for what it waits for before it parks, when each rank has a processor of its own (a Go duration; 0: park at once)",
+		{CvarInfo: CvarInfo{Name: "MPIGO_SPIN", Desc: "how long a waiting goroutine rank of Run watches for what it waits for before it parks, when each rank has a processor of its own (a Go duration; 0: only collectives that meet in memory watch, for 50us; below 0: never)",
 			Verbosity: TunerBasic, Type: durationType, Scope: ScopeLocal, When: atJobStart},
-			def: func() any { return time.Duration(0) }, parse: parseNonNegDuration, notNow: whileNoJob},
+			def: func() any { return time.Duration(0) }, parse: func(s string) (any, bool) {
+				if s == "off" {
+					return time.Duration(-1), true
+				}
+				return parseDuration(s)
+			}, notNow: whileNoJob},
 		{CvarInfo: CvarInfo{Name: "MPIGO_RANKS_PER_NODE", Desc: "treat each run of this many goroutine ranks of Run as one node, to test node-aware collectives (0: one node)",
 			Verbosity: DevBasic, Type: intType, Scope: ScopeAllEq, When: atJobStart},
 			def: func() any { return 0 }, parse: parseNonNeg, notNow: whileNoJob},

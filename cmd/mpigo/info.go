@@ -122,7 +122,7 @@ func info(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "  MPIGO_SHM_SPIN    = %s (a waiting rank polls shared memory this long, then sleeps on a futex)\n", spin)
 	}
-	fmt.Fprintf(stdout, "  MPIGO_SPIN        = %v (a waiting goroutine rank of mpi.Run watches this long before it parks, when each rank has a processor; 0: parks at once)\n", cfg.Spin)
+	fmt.Fprintf(stdout, "  MPIGO_SPIN        = %v (a waiting goroutine rank of mpi.Run watches this long before it parks, when each rank has a processor; 0: only in collectives that meet in memory, for 50us; off: never)\n", cfg.Spin)
 	fmt.Fprintf(stdout, "  MPIGO_NP          = ranks a program started without a launcher runs as goroutines (default 1)\n")
 	fmt.Fprintf(stdout, "  MPIGO_RANKS_PER_NODE = %d (goroutine ranks of mpi.Run grouped into pretend nodes of this size, to test node-aware collectives; 0: one node)\n", cfg.RanksPerNode)
 	fmt.Fprintf(stdout, "  MPIGO_PMI_TIMEOUT = wait for a PMI launcher's reply (default 60s; a fence 10m)\n")
