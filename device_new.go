@@ -40,10 +40,11 @@ type rankPlan struct {
 // through the rings instead, docs/performance.md "Large messages over
 // shm"), and the world communicator. The job connects the transports once every rank exists.
 func newProc(j *job, pl rankPlan) (*proc, error) {
-	p := &proc{job: j, rank: pl.rank, prog: j.prog, meet: j.meet, node: pl.node, multiNode: pl.multiNode}
-	if j.meet == nil {
-		p.meet = j.prog
+	meet := j.meet // a job of goroutine ranks may watch in meetings
+	if meet == nil {
+		meet = j.prog
 	}
+	p := &proc{job: j, rank: pl.rank, prog: j.prog, meet: meet, node: pl.node, multiNode: pl.multiNode}
 	route, err := pl.routes(p)
 	if err != nil {
 		return nil, err
