@@ -70,10 +70,27 @@ type meet struct {
 type meetSlot struct {
 	src, buf []byte // contribution and output, valid while the rank is in the call
 	sig      uint64
-	p        *proc
-	wait     engine.Request
-	_        [64]byte
+	// state says how the last rank to come lets this rank go: by the slot
+	// (meetReleased) while the rank watches it, by its wait (Withdraw)
+	// once it parked (meetParked). One compare-and-swap on each side
+	// decides, so the wait is ended exactly once, by one of the two. Next
+	// to what the last rank reads anyway.
+	state atomic.Uint32
+	p     *proc
+	wait  engine.Request
+	// bySlot counts the meetings this rank left by its slot, without
+	// parking; only the rank writes it (tests read it).
+	bySlot int
+	_      [64]byte
 }
+
+// Values of meetSlot.state.
+const (
+	meetWatching uint32 = iota // the rank watches its slot (or will)
+	meetParked                 // it waits on its engine request: the last rank withdraws it
+	meetReleased               // the last rank let it go by its slot: it withdraws its own wait
+	meetAgreed                 // meetReleased, and every rank passed what it did (meet.agreed)
+)
 
 // meetKey names a communicator of a job: disjoint communicators (the
 // parts of a Split) may share a context id, never a first member.
@@ -169,9 +186,11 @@ func (c *Comm) allreduceInProcess(cc *collCall, src, buf, scratch []byte, op col
 		if ok && !m.long {
 			m.combine(op, scratch)
 		}
-		m.release(me, nil)
-	} else if err := c.meetWait(s); err != nil {
+		m.release(me, ok && !m.long, nil)
+	} else if agreed, err := c.meetWait(s); err != nil {
 		return true, err
+	} else if agreed {
+		return true, nil
 	}
 	if bad, err := m.mismatch(cc, me); bad {
 		return true, err
@@ -192,11 +211,14 @@ func (c *Comm) barrierInProcess() error {
 	s := &m.slots[me]
 	s.src, s.buf, s.sig, s.p = nil, nil, barrierSig, c.p
 	if m.gather(c, me) {
-		m.check()
+		// All alike means all in Barrier: the last rank to come is.
+		ok := m.check()
 		m.long = false
-		m.release(me, nil)
-	} else if err := c.meetWait(s); err != nil {
+		m.release(me, ok, nil)
+	} else if agreed, err := c.meetWait(s); err != nil {
 		return err
+	} else if agreed {
+		return nil
 	}
 	for i, sg := range m.sigs {
 		if sg != barrierSig {
@@ -233,6 +255,7 @@ func (m *meet) gather(c *Comm, me int) bool {
 	if !c.p.eng.TryPostRecv(w) {
 		c.shadow.postAnswered(w)
 	}
+	m.slots[me].state.Store(meetWatching)
 	if m.arrived.Add(1) < int32(m.n) {
 		return false
 	}
@@ -242,19 +265,33 @@ func (m *meet) gather(c *Comm, me int) bool {
 	}
 	// The engine failed the wait before (an abort): let the others go
 	// with that error, and report it too.
-	m.release(me, w.Status().Err)
+	m.release(me, false, w.Status().Err)
 	return false
 }
 
 // release ends the waits of every rank but me (with err, if not nil), for
-// the next meeting to begin; what the meeting decided is written.
-func (m *meet) release(me int, err error) {
+// the next meeting to begin; what the meeting decided is written. agreed
+// says that every rank passed the same and nothing more is to be done: a
+// short vector combined, or all in Barrier. A rank still watching its slot
+// is let go by the slot alone, which also carries agreed: it withdraws its
+// own wait and, agreed, reads nothing else of the meeting, so the
+// hand-over costs it one cache line instead of its engine's lock, queue
+// and request and the meeting's records (meetWait). A parked one, or any
+// with an error to hear, has its wait withdrawn here.
+func (m *meet) release(me int, agreed bool, err error) {
 	m.arrived.Store(0)
+	let := meetReleased
+	if agreed {
+		let = meetAgreed
+	}
 	for i := range m.slots {
 		if i == me {
 			continue
 		}
 		s := &m.slots[i]
+		if err == nil && s.state.CompareAndSwap(meetWatching, let) {
+			continue
+		}
 		// Not withdrawn: a failure or an abort ended the wait first, and
 		// the rank reports that.
 		s.p.eng.Withdraw(&s.wait, engine.Status{Source: me, Tag: meetTag, Err: err})
@@ -262,15 +299,31 @@ func (m *meet) release(me int, err error) {
 }
 
 // meetWait waits for the last rank to come; it returns the error that
-// ended the wait instead, if one did.
-func (c *Comm) meetWait(s *meetSlot) error {
-	st := c.p.waitRefIn(&s.wait, c.p.meet)
+// ended the wait instead, if one did, and whether the last rank said the
+// meeting agreed (release). It watches its slot first, when meetings
+// watch (Config.Spin), then parks on its wait, which failures, aborts and
+// hang reports see as any receive's.
+func (c *Comm) meetWait(s *meetSlot) (agreed bool, err error) {
+	p := c.p
+	p.meet.WatchFor(func() bool { return s.state.Load() >= meetReleased || s.wait.Done() })
+	var st *engine.Status
+	if s.state.CompareAndSwap(meetWatching, meetParked) {
+		// The last rank withdraws the wait, or a failure ends it.
+		st = p.waitRefIn(&s.wait, p.prog)
+	} else if s.wait.Done() || !p.eng.Withdraw(&s.wait, engine.Status{Tag: meetTag}) {
+		// Released by the slot, but something ended the wait first (a
+		// failure or an abort): report that.
+		st = p.waitRefIn(&s.wait, p.prog)
+	} else {
+		s.bySlot++
+		return s.state.Load() == meetAgreed, nil
+	}
 	if st.Err != nil {
 		// Wrapped as the algorithms' errors are: the call's error keeps
 		// the class and names the call (collErr).
-		return fmt.Errorf("allreduce in memory: %w", c.shadow.statusErr("collective wait", loc{}, *st))
+		return false, fmt.Errorf("allreduce in memory: %w", c.shadow.statusErr("collective wait", loc{}, *st))
 	}
-	return nil
+	return false, nil
 }
 
 // check records every rank's signature and reports whether all ranks

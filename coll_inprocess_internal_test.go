@@ -291,3 +291,69 @@ func TestMeetFreed(t *testing.T) {
 		t.Errorf("the world alone: %d meeting points, want 1", meets.Load())
 	}
 }
+
+// A rank waiting in a meeting is let go either by its slot, while it
+// watches, or by its wait, once it parked; one compare-and-swap on each
+// side decides. Every way gives the right result: parked only (Spin
+// off), watching (by default, when every rank has a processor: some
+// meetings must then end by the slot), and a watch so short that the last
+// rank often comes while the other is parking (every wait watching 1 us).
+func TestMeetHandOver(t *testing.T) {
+	const rounds = 3000
+	tests := []struct {
+		name   string
+		spin   time.Duration
+		bySlot string // "none", "some" or "any"
+	}{
+		{"parked", -1, "none"},
+		{"watching", 0, "some"},
+		{"racing", time.Microsecond, "any"},
+	}
+	for _, tt := range tests {
+		for _, n := range []int{2, 3} {
+			t.Run(fmt.Sprint(tt.name, "/", n, "ranks"), func(t *testing.T) {
+				cfg := DefaultConfig()
+				cfg.Spin = tt.spin
+				var bySlot atomic.Int64
+				done := make(chan error, 1)
+				go func() {
+					done <- RunConfig(n, cfg, func(c *Comm) error {
+						out := make([]int64, 2)
+						for i := 0; i < rounds; i++ {
+							v := []int64{int64(c.Rank() + i), 1}
+							if err := AllreduceSliceInto(c, v, out, Sum[int64]()); err != nil {
+								return err
+							}
+							if want := int64(n*(n-1)/2 + n*i); out[0] != want || out[1] != int64(n) {
+								return fmt.Errorf("round %d: got %v, want [%d %d]", i, out, want, n)
+							}
+							if i%3 == 0 {
+								if err := Barrier(c); err != nil {
+									return err
+								}
+							}
+						}
+						bySlot.Add(int64(c.meet().slots[c.Rank()].bySlot))
+						return nil
+					})
+				}()
+				select {
+				case err := <-done:
+					if err != nil {
+						t.Fatal(err)
+					}
+				case <-time.After(time.Minute):
+					t.Fatal("the meetings did not end within a minute")
+				}
+				got := bySlot.Load()
+				t.Logf("%d of %d waits ended by the slot", got, int64(n-1)*rounds*4/3)
+				switch {
+				case tt.bySlot == "none" && got != 0:
+					t.Errorf("%d meetings ended by the slot with Spin off", got)
+				case tt.bySlot == "some" && got == 0 && spinRanks(n):
+					t.Error("no meeting ended by the slot while the ranks watched")
+				}
+			})
+		}
+	}
+}

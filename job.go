@@ -71,7 +71,7 @@ type proc struct {
 	// prog is the job's progress (job.prog), as the engine's waits take it.
 	prog engine.Progress
 	// meet is the job's progress for meeting waits (job.meet).
-	meet engine.Progress
+	meet *progress.Progress
 	// eagerTo is, for each world rank whose transport has a short road
 	// for small messages (transport.EagerSender), that road (else nil);
 	// nil if no peer has one. Set once with the routes (device.go).

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mpigo/mpi/internal/engine"
 )
 
 // Config.Spin makes the job's waits watch their requests only for
@@ -56,7 +54,7 @@ func TestSpinSetting(t *testing.T) {
 				t.Errorf("meetings watch %v, want %v", j.meet.PollTime(), meetSpin)
 			}
 			for _, p := range j.procs {
-				if p.meet != engine.Progress(j.meet) {
+				if p.meet != j.meet {
 					t.Errorf("rank %d's meeting progress is not the job's", p.rank)
 				}
 			}

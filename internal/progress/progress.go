@@ -222,10 +222,32 @@ func (p *Progress) Await(r *engine.Request) bool {
 // processor while the other slept, 1.7-8 us per 8-byte message instead
 // of 0.2 (docs/performance.md, "Goroutine ranks that spin"). Go's
 // scheduler still preempts it, and it parks after limit.
-func watch(r *engine.Request, limit time.Duration) bool {
+func watch(r *engine.Request, limit time.Duration) bool { return watchFor(r.Done, limit) }
+
+// WatchFor watches done, as a wait of this progress watches its request
+// (SetSpin), until done reports true or the poll time has passed, and
+// reports done's last answer. It returns false at once if this progress
+// does not watch (no SetSpin, a poll time of 0, or transports to poll:
+// those waits go through Await). For a wait whose completion shows first
+// somewhere other than its engine request: a collective that meets in
+// memory watches its slot, which the last rank to come writes before it
+// touches anything of the waiter's engine.
+func (p *Progress) WatchFor(done func() bool) bool {
+	if p == nil || !p.spin.Load() || p.sources.Load() != nil {
+		return false
+	}
+	limit := time.Duration(p.pollTime.Load())
+	if limit <= 0 {
+		return false
+	}
+	return watchFor(done, limit)
+}
+
+// watchFor is watch for any condition.
+func watchFor(done func() bool, limit time.Duration) bool {
 	var start time.Time
 	for i := 0; ; i++ {
-		if r.Done() {
+		if done() {
 			return true
 		}
 		if i >= 8 {
@@ -235,7 +257,7 @@ func watch(r *engine.Request, limit time.Duration) bool {
 			if start.IsZero() {
 				start = time.Now()
 			} else if time.Since(start) > limit {
-				return r.Done()
+				return done()
 			}
 		}
 	}
