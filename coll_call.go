@@ -81,6 +81,9 @@ type collCall struct {
 	// small is the receive buffer of a short vector's reduction
 	// (allreduceFast), so that it needs no pooled one.
 	small [64]byte
+	// val holds a single value's contribution and result (Allreduce of
+	// a plain T: allreduceValue), 8-byte aligned for the kernels.
+	val [8]uint64
 	// spare is a slot for Recv kept from one call to the next (done
 	// keeps it): a collective on a communicator reuses its call, and
 	// with it the slot, cheaper than the slot pool.

@@ -261,15 +261,11 @@ func reduceT[T any](c *Comm, opname string, v T, op Op[T], root int) (T, error) 
 		return hetReduceT(c, opname, v, op, root) // hetero_coll.go
 	}
 	t := typeOf[T]()
-	if root < 0 && op.vec != nil && t.shape == shapePlain && t.size > 0 && t.size <= len(collCall{}.small) {
+	if root < 0 && op.vec != nil && t.shape == shapePlain && t.size > 0 && t.size <= len(collCall{}.small) && t.size <= 8*len(collCall{}.val) {
 		// A plain value and a predefined operation: the road of vectors,
 		// with a vector of one (goroutine ranks then meet in memory),
 		// whose signature names T, not []T.
-		r := v
-		if err := allreduceFast(c, opname, t, op, nil, unsafe.Slice(&r, 1), -1); err != nil {
-			return zero, err
-		}
-		return r, nil
+		return allreduceValue(c, opname, t, op, v)
 	}
 	b, err := ownBytes(t, &v)
 	if err != nil {
@@ -355,6 +351,24 @@ func allreduceFast[E any](c *Comm, opname string, t *typeInfo, op Op[E], src []b
 	err := cc.done(opname, c.allreduceVec(cc, src, b, (*sp)[:len(b)], t.size, vecOf(t, op)))
 	putScratch(sp)
 	return err
+}
+
+// allreduceValue is allreduceFast for the single plain value v (t.size
+// bytes, at most collCall.val's), through the call's own buffer: a
+// vector of one made of the caller's variable would escape to the heap
+// (meetings keep the output in a slot other ranks read), one allocation
+// per call.
+func allreduceValue[T any](c *Comm, opname string, t *typeInfo, op Op[T], v T) (T, error) {
+	cc := c.typedCall(t, -1)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&cc.val)), t.size)
+	copy(b, unsafe.Slice((*byte)(unsafe.Pointer(&v)), t.size))
+	err := c.allreduceVec(cc, nil, b, cc.small[:t.size], t.size, vecOf(t, op))
+	r := *(*T)(unsafe.Pointer(&cc.val))
+	if err = cc.done(opname, err); err != nil {
+		var zero T
+		return zero, err
+	}
+	return r, nil
 }
 
 // vecOf turns a predefined op's slice kernel into a byte kernel.
