@@ -78,10 +78,11 @@ type meetSlot struct {
 	state atomic.Uint32
 	p     *proc
 	wait  engine.Request
-	// bySlot counts the meetings this rank left by its slot, without
-	// parking; only the rank writes it (tests read it).
-	bySlot int
-	_      [64]byte
+	// bySlot and parked count the meetings this rank was let go by its
+	// slot and those it parked in; only the rank writes them (tests read
+	// them).
+	bySlot, parked int
+	_              [64]byte
 }
 
 // Values of meetSlot.state.
@@ -309,6 +310,7 @@ func (c *Comm) meetWait(s *meetSlot) (agreed bool, err error) {
 	var st *engine.Status
 	if s.state.CompareAndSwap(meetWatching, meetParked) {
 		// The last rank withdraws the wait, or a failure ends it.
+		s.parked++
 		st = p.waitRefIn(&s.wait, p.prog)
 	} else if s.wait.Done() || !p.eng.Withdraw(&s.wait, engine.Status{Tag: meetTag}) {
 		// Released by the slot, but something ended the wait first (a
