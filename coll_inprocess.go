@@ -2,12 +2,14 @@ package mpi
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/mpigo/mpi/internal/coll"
 	"github.com/mpigo/mpi/internal/engine"
+	"github.com/mpigo/mpi/internal/hint"
 )
 
 // Allreduce among goroutine ranks that meet in memory
@@ -21,11 +23,16 @@ import (
 // the signatures and, for a short vector, combines the contributions in
 // rank order and writes the result into every rank's output, then ends
 // the others' waits: one hand-over per call instead of a message each
-// way, with its matching, for every rank. A longer vector only has its
-// type and length checked there; then the ranks run the message algorithm
-// the table chooses for processes (one copy per hop is what a long vector
-// costs either way, and combining in shares from memory measured slower:
-// docs/performance.md).
+// way, with its matching, for every rank. A longer vector, when every
+// rank has a processor (the meetings watch), is combined in shares: each
+// rank combines one range of the elements from every contribution and
+// writes it into every output, and a second meeting keeps everyone until
+// all shares are written (2 ranks: 1 MiB in half the time of messages,
+// docs/performance.md "Allreduce in shares"). Without a processor each,
+// a longer vector only has its type and length checked there; then the
+// ranks run the message algorithm the table chooses for processes
+// (ranks taking turns on one processor combined shares slower than the
+// messages).
 //
 // The others wait on a receive posted in their own engine that no message
 // matches (meetTag on the collective context): the last to come withdraws
@@ -45,8 +52,14 @@ const meetTag = -1 << 21
 
 // meetAll is the longest vector the last rank to come combines for all;
 // longer ones go by messages once checked (docs/performance.md,
-// "Goroutine ranks meet in memory").
-const meetAll = 32768
+// "Goroutine ranks meet in memory"). While the ranks watch (each has a
+// processor), vectors longer than meetShare are combined in shares by
+// every rank at once instead, whatever their length ("Allreduce in
+// shares").
+const (
+	meetAll   = 32768
+	meetShare = 4096
+)
 
 // A meet is where the members of one communicator meet in memory.
 type meet struct {
@@ -64,6 +77,9 @@ type meet struct {
 	sigs    []uint64 // each rank's signature at the last meeting
 	lengths bool     // and their vectors had one length
 	long    bool     // the vector goes by messages after the meeting
+	shares  bool     // or, long, every rank combines a share of it (combineShare)
+	// shareDone counts the ranks whose share is written (shareWait).
+	shareDone atomic.Int32
 }
 
 // A meetSlot is one rank's part of a meet, on cache lines of its own.
@@ -79,10 +95,10 @@ type meetSlot struct {
 	p     *proc
 	wait  engine.Request
 	// bySlot and parked count the meetings this rank was let go by its
-	// slot and those it parked in; only the rank writes them (tests read
-	// them).
-	bySlot, parked int
-	_              [64]byte
+	// slot and those it parked in, shared the allreduces it combined a
+	// share of; only the rank writes them (tests read them).
+	bySlot, parked, shared int
+	_                      [64]byte
 }
 
 // Values of meetSlot.state.
@@ -168,11 +184,15 @@ func (c *Comm) leave(m *meet) {
 
 // allreduceInProcess is allreduceVec in a meet: src (nil: buf holds this
 // rank's contribution) combined with op across c into every rank's buf;
-// scratch, as long as buf, is this rank's. It reports whether it did the
-// call: a vector longer than meetAll is only checked here (all ranks agree
-// on its type and length), then the caller runs a message algorithm. A
-// mismatch of types or lengths is left in cc, for cc.done to report.
-func (c *Comm) allreduceInProcess(cc *collCall, src, buf, scratch []byte, op coll.VecOp) (bool, error) {
+// scratch, as long as buf, is this rank's; esz is the element size. It
+// reports whether it did the call. The last rank to come combines a
+// vector of up to meetShare bytes for all; a longer one, while the ranks
+// watch, every rank combines a share of, between this meeting and a
+// second one; otherwise one of up to meetAll bytes the last rank
+// combines, and a longer one is only checked here (all ranks agree on its
+// type and length), then the caller runs a message algorithm. A mismatch
+// of types or lengths is left in cc, for cc.done to report.
+func (c *Comm) allreduceInProcess(cc *collCall, src, buf, scratch []byte, esz int, op coll.VecOp) (bool, error) {
 	if src == nil {
 		src = buf
 	}
@@ -183,11 +203,17 @@ func (c *Comm) allreduceInProcess(cc *collCall, src, buf, scratch []byte, op col
 	defer func() { s.src, s.buf = nil, nil }()
 	if m.gather(c, me) {
 		ok := m.check()
-		m.long = ok && len(buf) > meetAll
-		if ok && !m.long {
+		// Shares only while the ranks watch, so that each has a processor
+		// and they combine at once (taking turns, it measured slower
+		// than messages).
+		m.shares = ok && len(buf) > meetShare && m.n > 1 && esz > 0 && shareUnit%esz == 0 && c.p.meet.Spins()
+		m.long = ok && !m.shares && len(buf) > meetAll
+		m.shareDone.Store(0) // nobody counts the last call's any more
+		one := ok && !m.shares && !m.long
+		if one {
 			m.combine(op, scratch)
 		}
-		m.release(me, ok && !m.long, nil)
+		m.release(me, one, nil)
 	} else if agreed, err := c.meetWait(s); err != nil {
 		return true, err
 	} else if agreed {
@@ -196,7 +222,68 @@ func (c *Comm) allreduceInProcess(cc *collCall, src, buf, scratch []byte, op col
 	if bad, err := m.mismatch(cc, me); bad {
 		return true, err
 	}
-	return !m.long, nil
+	if !m.shares {
+		return !m.long, nil
+	}
+	m.combineShare(me, op, scratch)
+	s.shared++
+	// Nobody leaves before every share is in every output, and every
+	// contribution read: a count, not a second meeting, since every rank
+	// that passed the meeting combines its share without waiting for
+	// anything.
+	if m.shareDone.Add(1) < int32(m.n) {
+		return true, c.shareWait(m)
+	}
+	return true, nil
+}
+
+// shareWait waits until every rank of m has written its share. The others
+// are computing theirs, so the wait is short: it watches, and lets other
+// goroutines run now and then (a rank that shares this processor). It
+// gives up if the rank's engine learns of a failure or an abort, which
+// may have stopped a rank before its share.
+func (c *Comm) shareWait(m *meet) error {
+	for i := 1; m.shareDone.Load() < int32(m.n); i++ {
+		hint.Pause()
+		if i&1023 == 0 {
+			if !c.p.eng.Healthy() {
+				cause := c.p.eng.Err()
+				if cause == nil {
+					cause = fmt.Errorf("%w: a rank failed while the ranks combined their shares", ErrProcFailed)
+				}
+				return fmt.Errorf("allreduce in memory: %w", cause)
+			}
+			runtime.Gosched()
+		}
+	}
+	return nil
+}
+
+// shareUnit is the granularity of the shares of combineShare, in bytes: a
+// cache line, so that no two ranks write one line.
+const shareUnit = 64
+
+// combineShare combines rank me's share of every rank's contribution, in
+// rank order, into acc (this rank's scratch) and writes it into every
+// rank's output. Shares are disjoint, so a rank whose output is its
+// contribution (in place) has that share read before it is written, by
+// the one rank that touches it. Every rank calls it between two meetings.
+func (m *meet) combineShare(me int, op coll.VecOp, acc []byte) {
+	n := len(m.slots[0].src)
+	units := (n + shareUnit - 1) / shareUnit
+	lo := me * units / m.n * shareUnit
+	hi := min((me+1)*units/m.n*shareUnit, n)
+	if lo >= hi {
+		return
+	}
+	a := acc[:hi-lo]
+	copy(a, m.slots[0].src[lo:hi])
+	for i := 1; i < m.n; i++ {
+		op(a, m.slots[i].src[lo:hi])
+	}
+	for i := range m.slots {
+		copy(m.slots[i].buf[lo:hi], a)
+	}
 }
 
 // barrierSig is what a Barrier leaves in a meet for its signature: no

@@ -3,6 +3,7 @@ package mpi
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -356,6 +357,87 @@ func TestMeetHandOver(t *testing.T) {
 					t.Errorf("no wait parked with Spin off (%d ended by the slot)", slot)
 				case tt.want == "slot" && slot == 0 && spinRanks(n):
 					t.Errorf("no meeting ended by the slot while the ranks watched (%d parked)", park)
+				}
+			})
+		}
+	}
+}
+
+// While the ranks watch (each has a processor), an allreduce longer than
+// meetShare is combined in shares, every rank one range of the elements
+// into every output: sums, maxima and in-place calls of several element
+// sizes and of lengths that leave a short last share, for 2 to 4 ranks
+// (GOMAXPROCS raised to match, so that they watch), give what messages
+// would; and the shares were taken. Ranks that park (Spin off) keep to
+// one rank combining or to messages.
+func TestAllreduceInShares(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(4, runtime.GOMAXPROCS(0))))
+	lengths := []int{513, 4097, 9001, 100003} // float64s: 4104 bytes and up
+	for _, spin := range []time.Duration{0, -1} {
+		for _, n := range []int{2, 3, 4} {
+			t.Run(fmt.Sprintf("%dranks/spin%v", n, spin), func(t *testing.T) {
+				cfg := DefaultConfig()
+				cfg.Spin = spin
+				var shared atomic.Int64
+				err := RunConfig(n, cfg, func(c *Comm) error {
+					r := c.Rank()
+					for _, l := range lengths {
+						v := make([]float64, l)
+						for i := range v {
+							v[i] = float64(r*1000 + i)
+						}
+						out := make([]float64, l)
+						if err := AllreduceSliceInto(c, v, out, Sum[float64]()); err != nil {
+							return err
+						}
+						in := make([]int32, l) // in place
+						for i := range in {
+							in[i] = int32(r*7 + i%5)
+						}
+						if err := AllreduceSliceInto(c, in, in, Max[int32]()); err != nil {
+							return err
+						}
+						z := make([]complex128, l/2)
+						for i := range z {
+							z[i] = complex(float64(r), float64(i))
+						}
+						if err := AllreduceSliceInto(c, z, z, Sum[complex128]()); err != nil {
+							return err
+						}
+						for i := range out {
+							if want := float64(1000*n*(n-1)/2 + n*i); out[i] != want {
+								return fmt.Errorf("rank %d, %d elements: sum[%d] = %v, want %v", r, l, i, out[i], want)
+							}
+							if want := int32((n-1)*7 + i%5); in[i] != want {
+								return fmt.Errorf("rank %d, %d elements: max[%d] = %v, want %v", r, l, i, in[i], want)
+							}
+						}
+						for i := range z {
+							if want := complex(float64(n*(n-1)/2), float64(n*i)); z[i] != want {
+								return fmt.Errorf("rank %d, %d elements: complex sum[%d] = %v, want %v", r, l, i, z[i], want)
+							}
+						}
+					}
+					shared.Add(int64(c.meet().slots[r].shared))
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := 0 // calls of more than meetShare bytes, on every rank
+				for _, l := range lengths {
+					for _, b := range []int{8 * l, 4 * l, 16 * (l / 2)} {
+						if b > meetShare {
+							want += n
+						}
+					}
+				}
+				got := shared.Load()
+				switch {
+				case spin == 0 && spinRanks(n) && got != int64(want):
+					t.Errorf("%d of %d allreduces combined in shares while the ranks watched", got, want)
+				case spin < 0 && got != 0:
+					t.Errorf("%d allreduces combined in shares with Spin off", got)
 				}
 			})
 		}

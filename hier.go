@@ -234,7 +234,7 @@ func (c *Comm) allreduceVec(cc *collCall, src, buf, scratch []byte, esz int, op 
 	h := ch.hier
 	tag := c.collTag()
 	if ch.inProcess && cc != nil {
-		if done, err := c.allreduceInProcess(cc, src, buf, scratch, op); done {
+		if done, err := c.allreduceInProcess(cc, src, buf, scratch, esz, op); done {
 			return err
 		}
 	}
