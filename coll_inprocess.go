@@ -26,8 +26,8 @@ import (
 // way, with its matching, for every rank. A longer vector, when every
 // rank has a processor (the meetings watch), is combined in shares: each
 // rank combines one range of the elements from every contribution and
-// writes it into every output, and a second meeting keeps everyone until
-// all shares are written (2 ranks: 1 MiB in half the time of messages,
+// writes it into every output, and no rank leaves before every share is
+// written (2 ranks: 1 MiB in half the time of messages,
 // docs/performance.md "Allreduce in shares"). Without a processor each,
 // a longer vector only has its type and length checked there; then the
 // ranks run the message algorithm the table chooses for processes
@@ -77,7 +77,7 @@ type meet struct {
 	sigs    []uint64 // each rank's signature at the last meeting
 	lengths bool     // and their vectors had one length
 	long    bool     // the vector goes by messages after the meeting
-	shares  bool     // or, long, every rank combines a share of it (combineShare)
+	shares  bool     // every rank combines a share of the vector (combineShare)
 	// shareDone counts the ranks whose share is written (shareWait).
 	shareDone atomic.Int32
 }
@@ -106,7 +106,7 @@ const (
 	meetWatching uint32 = iota // the rank watches its slot (or will)
 	meetParked                 // it waits on its engine request: the last rank withdraws it
 	meetReleased               // the last rank let it go by its slot: it withdraws its own wait
-	meetAgreed                 // meetReleased, and every rank passed what it did (meet.agreed)
+	meetAgreed                 // meetReleased, and the meeting agreed: nothing more to read (release)
 )
 
 // meetKey names a communicator of a job: disjoint communicators (the
@@ -187,8 +187,8 @@ func (c *Comm) leave(m *meet) {
 // scratch, as long as buf, is this rank's; esz is the element size. It
 // reports whether it did the call. The last rank to come combines a
 // vector of up to meetShare bytes for all; a longer one, while the ranks
-// watch, every rank combines a share of, between this meeting and a
-// second one; otherwise one of up to meetAll bytes the last rank
+// watch, every rank combines a share of after the meeting, and waits for
+// the others' shares (shareWait); otherwise one of up to meetAll bytes the last rank
 // combines, and a longer one is only checked here (all ranks agree on its
 // type and length), then the caller runs a message algorithm. A mismatch
 // of types or lengths is left in cc, for cc.done to report.
@@ -267,7 +267,8 @@ const shareUnit = 64
 // rank order, into acc (this rank's scratch) and writes it into every
 // rank's output. Shares are disjoint, so a rank whose output is its
 // contribution (in place) has that share read before it is written, by
-// the one rank that touches it. Every rank calls it between two meetings.
+// the one rank that touches it. Every rank calls it after the meeting,
+// before shareWait.
 func (m *meet) combineShare(me int, op coll.VecOp, acc []byte) {
 	n := len(m.slots[0].src)
 	units := (n + shareUnit - 1) / shareUnit
