@@ -188,10 +188,11 @@ func (c *Comm) leave(m *meet) {
 // reports whether it did the call. The last rank to come combines a
 // vector of up to meetShare bytes for all; a longer one, while the ranks
 // watch, every rank combines a share of after the meeting, and waits for
-// the others' shares (shareWait); otherwise one of up to meetAll bytes the last rank
-// combines, and a longer one is only checked here (all ranks agree on its
-// type and length), then the caller runs a message algorithm. A mismatch
-// of types or lengths is left in cc, for cc.done to report.
+// the others' shares (shareWait). Otherwise the last rank combines one of
+// up to meetAll bytes, and a longer one is only checked here (all ranks
+// agree on its type and length), then the caller runs a message
+// algorithm. A mismatch of types or lengths is left in cc, for cc.done to
+// report.
 func (c *Comm) allreduceInProcess(cc *collCall, src, buf, scratch []byte, esz int, op coll.VecOp) (bool, error) {
 	if src == nil {
 		src = buf
