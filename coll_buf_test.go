@@ -671,9 +671,9 @@ func TestCollectiveArgErrors(t *testing.T) {
 }
 
 // TestCollectivesAllocateNothing: the fixed-size paths allocate nothing per
-// call, for every allreduce algorithm's size range and for the Allreduce
-// of a single value (counted process-wide over 50 calls on both goroutine
-// ranks).
+// call, for every allreduce algorithm's size range, for the Allreduce
+// of a single value and for the Into forms of the other reductions
+// (counted process-wide over 50 calls on both goroutine ranks).
 func TestCollectivesAllocateNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are meaningless under the race detector")
@@ -682,7 +682,7 @@ func TestCollectivesAllocateNothing(t *testing.T) {
 	// counted to whichever call came next: no collection while counting.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	for _, n := range []int{1, 1024, 65536} {
-		var allocs [5]float64
+		var allocs [8]float64
 		err := mpi.Run(2, func(c *mpi.Comm) error {
 			v, out := make([]float64, n), make([]float64, n)
 			sum := mpi.Sum[float64]()
@@ -702,6 +702,12 @@ func TestCollectivesAllocateNothing(t *testing.T) {
 					x, _ := mpi.Allreduce(c, v[n-1]+1, sum)
 					out[0] = x
 				},
+				func() {
+					mpi.ReduceSliceInto(c, v, out, sum, 1)
+					c.Barrier()
+				},
+				func() { mpi.ScanSliceInto(c, v, out, sum) },
+				func() { mpi.ReduceScatterBlockInto(c, v[:n&^1], out[:n/2], sum) }, // 2 blocks
 			}
 			var ms runtime.MemStats
 			for i, f := range calls {

@@ -1,8 +1,10 @@
 package mpi_test
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -382,4 +384,92 @@ func TestConcurrentCollectives(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// The Into forms of ReduceSlice, ScanSlice and ReduceScatterBlock give
+// what the allocating forms give, for predefined operations (the paths
+// that allocate nothing) and Go functions, in place and not, at every
+// root; an out of the wrong length is ErrCount on the rank that passed it.
+func TestReductionsInto(t *testing.T) {
+	ops := []struct {
+		name string
+		op   mpi.Op[float64]
+	}{
+		{"sum", mpi.Sum[float64]()},
+		{"max", mpi.Max[float64]()},
+		{"closure", mpi.NewOp(func(a, b float64) float64 { return a*0.5 + b }, false)},
+	}
+	for _, n := range []int{1, 2, 3, 4} {
+		for _, o := range ops {
+			t.Run(fmt.Sprintf("%dranks/%s", n, o.name), func(t *testing.T) {
+				err := mpi.Run(n, func(c *mpi.Comm) error {
+					for _, l := range []int{n, 4 * n, 1024 * n} {
+						v := make([]float64, l)
+						for i := range v {
+							v[i] = float64(c.Rank()*7 + i%13)
+						}
+						for root := range n {
+							want, err := mpi.ReduceSlice(c, v, o.op, root)
+							if err != nil {
+								return err
+							}
+							var out []float64
+							if c.Rank() == root {
+								out = make([]float64, l)
+							}
+							if err := mpi.ReduceSliceInto(c, v, out, o.op, root); err != nil {
+								return err
+							}
+							if c.Rank() == root && !slices.Equal(out, want) {
+								return fmt.Errorf("ReduceSliceInto, %d elements, root %d: %v, want %v", l, root, out[:min(l, 8)], want[:min(l, 8)])
+							}
+						}
+						want, err := mpi.ScanSlice(c, v, o.op)
+						if err != nil {
+							return err
+						}
+						in := slices.Clone(v) // in place
+						if err := mpi.ScanSliceInto(c, in, in, o.op); err != nil {
+							return err
+						}
+						if !slices.Equal(in, want) {
+							return fmt.Errorf("ScanSliceInto, %d elements: %v, want %v", l, in[:min(l, 8)], want[:min(l, 8)])
+						}
+						if o.name == "closure" {
+							continue // ReduceScatterBlock wants a commutative operation
+						}
+						blk, err := mpi.ReduceScatterBlock(c, v, o.op)
+						if err != nil {
+							return err
+						}
+						got := make([]float64, l/n)
+						if err := mpi.ReduceScatterBlockInto(c, v, got, o.op); err != nil {
+							return err
+						}
+						if !slices.Equal(got, blk) {
+							return fmt.Errorf("ReduceScatterBlockInto, %d elements: %v, want %v", l, got[:min(len(got), 8)], blk[:min(len(blk), 8)])
+						}
+					}
+					// A wrong out is refused, by the rank that passed it,
+					// before anything is sent.
+					v := make([]float64, 2*n)
+					if err := mpi.ScanSliceInto(c, v, make([]float64, 1), mpi.Sum[float64]()); !errors.Is(err, mpi.ErrCount) {
+						return fmt.Errorf("ScanSliceInto with a short out: %v, want ErrCount", err)
+					}
+					if err := mpi.ReduceScatterBlockInto(c, v, make([]float64, 3), mpi.Sum[float64]()); !errors.Is(err, mpi.ErrCount) {
+						return fmt.Errorf("ReduceScatterBlockInto with a wrong out: %v, want ErrCount", err)
+					}
+					if c.Rank() == 0 {
+						if err := mpi.ReduceSliceInto(c, v, nil, mpi.Sum[float64](), 0); !errors.Is(err, mpi.ErrCount) {
+							return fmt.Errorf("ReduceSliceInto with no out at the root: %v, want ErrCount", err)
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
 }

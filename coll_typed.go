@@ -488,6 +488,58 @@ func AllreduceSliceInto[E any](c *Comm, v, out []E, op Op[E]) (err error) {
 	return nil
 }
 
+// ReduceSliceInto is ReduceSlice that writes the result into out at root,
+// where out must have the length of v (it may be v itself, but must not
+// otherwise overlap it); other ranks leave out alone (nil will do). With a
+// predefined operation on plain elements nothing is allocated.
+func ReduceSliceInto[E any](c *Comm, v, out []E, op Op[E], root int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("ReduceSliceInto", c, root, Undefined), &err)
+	}
+	const name = "ReduceSliceInto"
+	if c.IsInter() {
+		r, err := interReduceSliceOp(c, name, v, op, root, false)
+		if err == nil && root == Root {
+			if len(out) != len(r) {
+				return c.fail(name, ErrCount, loc{}, "out has %d elements, the result %d", len(out), len(r))
+			}
+			copy(out, r)
+		}
+		return err
+	}
+	if err := checkReduce(c, name, op, root); err != nil {
+		return err
+	}
+	if c.rank == root && len(out) != len(v) {
+		return c.fail(name, ErrCount, loc{}, "out has %d elements, v has %d", len(out), len(v))
+	}
+	t := typeOf[E]()
+	if op.vec == nil || t.shape != shapePlain || c.mixed() {
+		r, err := reduceSliceT(c, name, v, op, root)
+		if err == nil && c.rank == root {
+			copy(out, r)
+		}
+		return err
+	}
+	// The algorithm combines in place, at every rank that forwards a
+	// partial result: the root's out, a pooled copy elsewhere.
+	vb := unsafeBytes(v, t.size)
+	var b []byte
+	var own *[]byte
+	if c.rank == root {
+		b = unsafeBytes(out, t.size)
+	} else {
+		own = getScratch(len(vb))
+		defer putScratch(own)
+		b = (*own)[:len(vb)]
+	}
+	copy(b, vb)
+	sp := getScratch(len(vb))
+	defer putScratch(sp)
+	cc := c.typedCall(t, len(v))
+	return cc.done(name, c.reduceVec(cc, b, (*sp)[:len(vb)], t.size, vecOf(t, op), root))
+}
+
 // Scan returns, on rank r, v(0) op v(1) op ... op v(r): the inclusive
 // prefix reduction in rank order (MPI_Scan).
 func Scan[T any](c *Comm, v T, op Op[T]) (_ T, err error) {

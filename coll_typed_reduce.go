@@ -26,6 +26,64 @@ func ReduceScatterBlock[E any](c *Comm, v []E, op Op[E]) (_ []E, err error) {
 	return reduceScatterT(c, "ReduceScatterBlock", v, counts, op)
 }
 
+// ReduceScatterBlockInto is ReduceScatterBlock that writes rank r's block
+// into out, which must have len(v)/Size() elements. With a predefined
+// operation on plain elements nothing is allocated.
+func ReduceScatterBlockInto[E any](c *Comm, v, out []E, op Op[E]) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("ReduceScatterBlockInto", c, Undefined, Undefined), &err)
+	}
+	const name = "ReduceScatterBlockInto"
+	p := c.Size()
+	if p > 0 && len(v)%p != 0 {
+		return c.fail(name, ErrCount, loc{}, "%d elements do not split into %d equal blocks", len(v), p)
+	}
+	blk := len(v) / max(p, 1)
+	if len(out) != blk {
+		return c.fail(name, ErrCount, loc{}, "out has %d elements, a block has %d", len(out), blk)
+	}
+	t := typeOf[E]()
+	if op.vec == nil || t.shape != shapePlain || c.mixed() || c.IsInter() {
+		counts := make([]int, p)
+		for i := range counts {
+			counts[i] = blk
+		}
+		r, err := reduceScatterT(c, name, v, counts, op)
+		if err == nil {
+			copy(out, r)
+		}
+		return err
+	}
+	if err := checkOp(c, name, op); err != nil {
+		return err
+	}
+	// The algorithm halves the whole vector in place: a pooled copy of
+	// it, whose block of this rank is the result.
+	vb := unsafeBytes(v, t.size)
+	own := getScratch(len(vb))
+	defer putScratch(own)
+	b := (*own)[:len(vb)]
+	copy(b, vb)
+	var offsBuf [65]int
+	offs := offsBuf[:0]
+	if p+1 > len(offsBuf) {
+		offs = make([]int, 0, p+1)
+	}
+	for i := range p + 1 {
+		offs = append(offs, i*blk*t.size)
+	}
+	sp := getScratch(len(vb))
+	defer putScratch(sp)
+	cc := c.typedCall(t, len(v))
+	err = coll.ReduceScatterVec(cc, b, (*sp)[:len(vb)], offs, vecOf(t, op), c.collTag())
+	if err = cc.done(name, err); err != nil {
+		return err
+	}
+	r := c.Rank()
+	copy(unsafeBytes(out, t.size), b[offs[r]:offs[r+1]])
+	return nil
+}
+
 // ReduceScatter combines the slices of every rank elementwise with op and
 // returns on rank r the r-th block of the result, blocks having counts[i]
 // elements in rank order (MPI_Reduce_scatter). Σ counts must be len(v).
@@ -131,6 +189,38 @@ func ReduceLocalSlice[E any](in, inout []E, op Op[E]) (err error) {
 	return nil
 }
 
+// ScanSliceInto is ScanSlice that writes the result into out, which must
+// have the length of v (it may be v itself, but must not otherwise overlap
+// it). With a predefined operation on plain elements nothing is
+// allocated.
+func ScanSliceInto[E any](c *Comm, v, out []E, op Op[E]) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("ScanSliceInto", c, Undefined, Undefined), &err)
+	}
+	const name = "ScanSliceInto"
+	if len(out) != len(v) {
+		return c.fail(name, ErrCount, loc{}, "out has %d elements, v has %d", len(out), len(v))
+	}
+	if err := checkOp(c, name, op); err != nil {
+		return err
+	}
+	t := typeOf[E]()
+	if op.vec == nil || t.shape != shapePlain || c.mixed() {
+		r, err := scanSliceT(c, name, v, op)
+		if err == nil {
+			copy(out, r)
+		}
+		return err
+	}
+	copy(out, v)
+	b := unsafeBytes(out, t.size)
+	sp := getScratch(2 * len(b))
+	defer putScratch(sp)
+	cc := c.typedCall(t, len(v))
+	_, err = coll.ScanVec(cc, b, (*sp)[:2*len(b)], vecOf(t, op), true, c.collTag())
+	return cc.done(name, err)
+}
+
 // ScanSlice returns on rank r the elementwise inclusive prefix reduction
 // of the slices of ranks 0..r, in rank order (MPI_Scan with a count). All
 // slices must have the same length.
@@ -138,7 +228,12 @@ func ScanSlice[E any](c *Comm, v []E, op Op[E]) (_ []E, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("ScanSlice", c, Undefined, Undefined), &err)
 	}
-	if err := checkOp(c, "ScanSlice", op); err != nil {
+	return scanSliceT(c, "ScanSlice", v, op)
+}
+
+// scanSliceT is ScanSlice for the call named name.
+func scanSliceT[E any](c *Comm, name string, v []E, op Op[E]) ([]E, error) {
+	if err := checkOp(c, name, op); err != nil {
 		return nil, err
 	}
 	if c.mixed() {
@@ -152,7 +247,7 @@ func ScanSlice[E any](c *Comm, v []E, op Op[E]) (_ []E, err error) {
 		defer putScratch(sp)
 		cc := c.typedCall(t, len(v))
 		_, err := coll.ScanVec(cc, b, (*sp)[:2*len(b)], vecOf(t, op), true, c.collTag())
-		if err := cc.done("ScanSlice", err); err != nil {
+		if err := cc.done(name, err); err != nil {
 			return nil, err
 		}
 		return res, nil
@@ -160,16 +255,16 @@ func ScanSlice[E any](c *Comm, v []E, op Op[E]) (_ []E, err error) {
 	ts := typeOf[[]E]()
 	b, err := ownBytes(ts, &v)
 	if err != nil {
-		return nil, c.typeErr("ScanSlice", loc{}, err)
+		return nil, c.typeErr(name, loc{}, err)
 	}
 	cc := sliceCall[E](c, len(v))
 	res, err := coll.Scan(cc, b, sliceCombine(cc, op), op.commutative, c.collTag())
-	if err := cc.done("ScanSlice", err); err != nil {
+	if err := cc.done(name, err); err != nil {
 		return nil, err
 	}
 	var r []E
 	if err := fromBytes(ts, res, &r); err != nil {
-		return nil, c.typeErr("ScanSlice", loc{}, err)
+		return nil, c.typeErr(name, loc{}, err)
 	}
 	return r, nil
 }

@@ -96,3 +96,40 @@ func ExampleScan() {
 	})
 	// Output: [1 3 6 10]
 }
+
+// The Into forms of the elementwise reductions write into slices the
+// caller keeps from one call to the next: a loop of them allocates
+// nothing.
+func ExampleReduceSliceInto() {
+	mpi.Run(3, func(world *mpi.Comm) error {
+		r := float64(world.Rank() + 1)
+		v := []float64{r, r * r}
+		total := make([]float64, len(v)) // used at the root only
+		prefix := make([]float64, len(v))
+		block := make([]float64, 1)
+		for step := 0; step < 3; step++ {
+			if err := mpi.ReduceSliceInto(world, v, total, mpi.Sum[float64](), 0); err != nil {
+				return err
+			}
+			if err := mpi.ScanSliceInto(world, v, prefix, mpi.Sum[float64]()); err != nil {
+				return err
+			}
+		}
+		w := []float64{r, 2 * r, 3 * r}
+		if err := mpi.ReduceScatterBlockInto(world, w, block, mpi.Max[float64]()); err != nil {
+			return err
+		}
+		last := make([]float64, 3) // rank 2's prefix and block, at rank 0
+		if world.Rank() == 2 {
+			copy(last, append(prefix, block...))
+		}
+		if err := mpi.BcastInto(world, last, 2); err != nil {
+			return err
+		}
+		if world.Rank() == 0 {
+			fmt.Println("total", total, "prefix at rank 2", last[:2], "its block", last[2:])
+		}
+		return nil
+	})
+	// Output: total [6 14] prefix at rank 2 [6 14] its block [9]
+}

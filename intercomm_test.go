@@ -297,6 +297,13 @@ func interColls(s *interSetup) error {
 		if amRoot && (len(rs) != 2 || rs[1] != float64(remote)) {
 			return fail("ReduceSlice root %d: %v", root, rs)
 		}
+		into := make([]float64, 2)
+		if err := mpi.ReduceSliceInto(ic, []float64{float64(me), 1}, into, mpi.Sum[float64](), root); err != nil {
+			return err
+		}
+		if amRoot && !slices.Equal(into, rs) || !amRoot && !slices.Equal(into, []float64{0, 0}) {
+			return fail("ReduceSliceInto root %d: %v, want %v at the root and nothing written elsewhere", root, into, rs)
+		}
 		// Low-level rooted calls.
 		buf := make([]byte, 8*remote)
 		one := make([]byte, 8)

@@ -765,7 +765,7 @@ func (b *benchConfig) collBody(c *mpi.Comm, test string, size int) (func() error
 				return c.Reduce(mpi.AsBytes(v), mpi.AsBytes(out), elems, mpi.Float64, mpi.OpSum, 0)
 			}, nil
 		}
-		return func() error { _, err := mpi.ReduceSlice(c, v, mpi.Sum[float64](), 0); return err }, nil
+		return func() error { return mpi.ReduceSliceInto(c, v, out, mpi.Sum[float64](), 0) }, nil
 	case "reduce_scatter":
 		blk := max(elems/p, 1)
 		v, out := make([]float64, blk*p), make([]float64, blk)
@@ -774,13 +774,13 @@ func (b *benchConfig) collBody(c *mpi.Comm, test string, size int) (func() error
 				return c.ReduceScatterBlock(mpi.AsBytes(v), mpi.AsBytes(out), blk, mpi.Float64, mpi.OpSum)
 			}, nil
 		}
-		return func() error { _, err := mpi.ReduceScatterBlock(c, v, mpi.Sum[float64]()); return err }, nil
+		return func() error { return mpi.ReduceScatterBlockInto(c, v, out, mpi.Sum[float64]()) }, nil
 	case "scan":
 		v, out := make([]float64, elems), make([]float64, elems)
 		if raw {
 			return func() error { return c.Scan(mpi.AsBytes(v), mpi.AsBytes(out), elems, mpi.Float64, mpi.OpSum) }, nil
 		}
-		return func() error { _, err := mpi.ScanSlice(c, v, mpi.Sum[float64]()); return err }, nil
+		return func() error { return mpi.ScanSliceInto(c, v, out, mpi.Sum[float64]()) }, nil
 	}
 	return nil, fmt.Errorf("no collective %q", test)
 }
