@@ -13,7 +13,8 @@ import (
 )
 
 // Allreduce among goroutine ranks that meet in memory
-// (coll.AlgInProcess).
+// (coll.AlgInProcess). Reduce meets the same way (reduceInProcess with a
+// root: the result goes to the root's output only).
 //
 // Run's ranks over the inproc transport are goroutines of one process, so
 // an allreduce among them need not send anything. Each rank leaves, in
@@ -75,9 +76,11 @@ type meet struct {
 	// read by the others until they come again (nobody can be last of the
 	// next meeting before they do).
 	sigs    []uint64 // each rank's signature at the last meeting
+	kinds   []uint64 // and its call's kind (meetSlot.kind)
 	lengths bool     // and their vectors had one length
 	long    bool     // the vector goes by messages after the meeting
 	shares  bool     // every rank combines a share of the vector (combineShare)
+	root    int      // the rank whose output gets the result; -1: every rank
 	// shareDone counts the ranks whose share is written (shareWait).
 	shareDone atomic.Int32
 }
@@ -86,6 +89,7 @@ type meet struct {
 type meetSlot struct {
 	src, buf []byte // contribution and output, valid while the rank is in the call
 	sig      uint64
+	kind     uint64 // 0: Allreduce or Barrier; reduceKind+root: a reduce to root
 	// state says how the last rank to come lets this rank go: by the slot
 	// (meetReleased) while the rank watches it, by its wait (Withdraw)
 	// once it parked (meetParked). One compare-and-swap on each side
@@ -148,7 +152,8 @@ func (c *Comm) meet() *meet {
 	if m == nil || !slices.Equal(m.group, c.group) {
 		// New, or the context of a communicator that some member has not
 		// freed taken again (a freed one's meet is gone: leaveMeet).
-		m = &meet{n: len(c.group), key: k, group: c.group, slots: make([]meetSlot, len(c.group)), sigs: make([]uint64, len(c.group))}
+		n := len(c.group)
+		m = &meet{n: n, key: k, group: c.group, slots: make([]meetSlot, n), sigs: make([]uint64, n), kinds: make([]uint64, n)}
 		j.meets.m[k] = m
 	}
 	m.users.Add(1)
@@ -182,8 +187,9 @@ func (c *Comm) leave(m *meet) {
 	j.meets.mu.Unlock()
 }
 
-// allreduceInProcess is allreduceVec in a meet: src (nil: buf holds this
-// rank's contribution) combined with op across c into every rank's buf;
+// reduceInProcess is allreduceVec (root < 0) or reduceVec in a meet: src
+// (nil: buf holds this rank's contribution) combined with op across c
+// into every rank's buf, or root's (the others' bufs are scratch then);
 // scratch, as long as buf, is this rank's; esz is the element size. It
 // reports whether it did the call. The last rank to come combines a
 // vector of up to meetShare bytes for all; a longer one, while the ranks
@@ -193,13 +199,17 @@ func (c *Comm) leave(m *meet) {
 // agree on its type and length), then the caller runs a message
 // algorithm. A mismatch of types or lengths is left in cc, for cc.done to
 // report.
-func (c *Comm) allreduceInProcess(cc *collCall, src, buf, scratch []byte, esz int, op coll.VecOp) (bool, error) {
+func (c *Comm) reduceInProcess(cc *collCall, src, buf, scratch []byte, esz int, op coll.VecOp, root int) (bool, error) {
 	if src == nil {
 		src = buf
 	}
 	m := c.meet()
 	me := c.rank
 	s := &m.slots[me]
+	s.kind = 0
+	if root >= 0 {
+		s.kind = reduceKind + uint64(root)
+	}
 	s.src, s.buf, s.sig, s.p = src, buf, cc.sig, c.p
 	defer func() { s.src, s.buf = nil, nil }()
 	if m.gather(c, me) {
@@ -211,6 +221,7 @@ func (c *Comm) allreduceInProcess(cc *collCall, src, buf, scratch []byte, esz in
 		m.long = ok && !m.shares && len(buf) > meetAll
 		m.shareDone.Store(0) // nobody counts the last call's any more
 		one := ok && !m.shares && !m.long
+		m.root = root
 		if one {
 			m.combine(op, scratch)
 		}
@@ -283,9 +294,19 @@ func (m *meet) combineShare(me int, op coll.VecOp, acc []byte) {
 	for i := 1; i < m.n; i++ {
 		op(a, m.slots[i].src[lo:hi])
 	}
-	for i := range m.slots {
-		copy(m.slots[i].buf[lo:hi], a)
+	m.output(a, lo)
+}
+
+// reduceKind, plus the root, is the kind of a reduce's meeting
+// (meetSlot.kind).
+const reduceKind = 1 << 32
+
+// kindName names the call of a meeting's kind, for errors.
+func kindName(k uint64) string {
+	if k >= reduceKind {
+		return fmt.Sprintf("a reduce to root %d", k-reduceKind)
 	}
+	return "an allreduce"
 }
 
 // barrierSig is what a Barrier leaves in a meet for its signature: no
@@ -299,7 +320,7 @@ func (c *Comm) barrierInProcess() error {
 	m := c.meet()
 	me := c.rank
 	s := &m.slots[me]
-	s.src, s.buf, s.sig, s.p = nil, nil, barrierSig, c.p
+	s.src, s.buf, s.sig, s.kind, s.p = nil, nil, barrierSig, 0, c.p
 	if m.gather(c, me) {
 		// All alike means all in Barrier: the last rank to come is.
 		ok := m.check()
@@ -425,8 +446,8 @@ func (m *meet) check() bool {
 	m.lengths = true
 	for i := range m.slots {
 		s := &m.slots[i]
-		m.sigs[i] = s.sig
-		if s.sig != m.sigs[0] {
+		m.sigs[i], m.kinds[i] = s.sig, s.kind
+		if s.sig != m.sigs[0] || s.kind != m.kinds[0] {
 			ok = false
 		}
 		if len(s.src) != len(m.slots[0].src) || len(s.buf) != len(s.src) {
@@ -446,6 +467,9 @@ func (m *meet) mismatch(cc *collCall, me int) (bool, error) {
 	for i, sg := range m.sigs {
 		if sg == barrierSig { // before any type mismatch
 			return true, fmt.Errorf("allreduce in memory: rank %d is in Barrier (mismatched collectives)", i)
+		}
+		if k := m.kinds[i]; k != m.kinds[me] {
+			return true, fmt.Errorf("meeting in memory: this rank is in %s, rank %d in %s (mismatched collectives or roots)", kindName(m.kinds[me]), i, kindName(k))
 		}
 		if !seen && i != me && sg != m.sigs[me] {
 			seen = cc.saw(sg, i)
@@ -469,7 +493,17 @@ func (m *meet) combine(op coll.VecOp, acc []byte) {
 	for i := 1; i < m.n; i++ {
 		op(a, m.slots[i].src)
 	}
+	m.output(a, 0)
+}
+
+// output writes the combined bytes a, from byte off of the vector on,
+// into every rank's output, or only the root's.
+func (m *meet) output(a []byte, off int) {
+	if m.root >= 0 {
+		copy(m.slots[m.root].buf[off:], a)
+		return
+	}
 	for i := range m.slots {
-		copy(m.slots[i].buf, a)
+		copy(m.slots[i].buf[off:], a)
 	}
 }

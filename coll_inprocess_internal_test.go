@@ -443,3 +443,69 @@ func TestAllreduceInShares(t *testing.T) {
 		}
 	}
 }
+
+// Reduce meets in memory too, whatever the root, the length (one rank
+// combining, shares, or messages after the meeting) and the way the
+// ranks wait; ranks that disagree on the root, or a rank in Reduce while
+// another is in Allreduce, all get an error naming the mismatch instead
+// of a result nobody computed.
+func TestReduceInProcess(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(3, runtime.GOMAXPROCS(0))))
+	for _, spin := range []time.Duration{0, -1} {
+		for _, n := range []int{2, 3} {
+			t.Run(fmt.Sprintf("%dranks/spin%v", n, spin), func(t *testing.T) {
+				cfg := DefaultConfig()
+				cfg.Spin = spin
+				err := RunConfig(n, cfg, func(c *Comm) error {
+					for _, l := range []int{1, 511, 4097, 9001} {
+						v := make([]float64, l)
+						for i := range v {
+							v[i] = float64(c.Rank()*1000 + i)
+						}
+						for root := range n {
+							out := make([]float64, l)
+							if err := ReduceSliceInto(c, v, out, Sum[float64](), root); err != nil {
+								return err
+							}
+							for i := range out {
+								want := float64(1000*n*(n-1)/2 + n*i)
+								if c.Rank() != root {
+									want = 0 // untouched
+								}
+								if out[i] != want {
+									return fmt.Errorf("rank %d, root %d, %d elements: out[%d] = %v, want %v", c.Rank(), root, l, i, out[i], want)
+								}
+							}
+						}
+					}
+					// Roots that differ, and a Reduce against an Allreduce.
+					v := []float64{1}
+					err := ReduceSliceInto(c, v, []float64{0}, Sum[float64](), c.Rank()%2)
+					if err == nil || !strings.Contains(err.Error(), "mismatched collectives or roots") {
+						return fmt.Errorf("rank %d, roots differ: got %v", c.Rank(), err)
+					}
+					if c.Rank() == 0 {
+						err = AllreduceSliceInto(c, v, []float64{0}, Sum[float64]())
+					} else {
+						err = ReduceSliceInto(c, v, []float64{0}, Sum[float64](), 0)
+					}
+					if err == nil || !strings.Contains(err.Error(), "mismatched collectives") {
+						return fmt.Errorf("rank %d, Reduce against Allreduce: got %v", c.Rank(), err)
+					}
+					// The meeting serves the next call.
+					out := []float64{0}
+					if err := ReduceSliceInto(c, []float64{2}, out, Sum[float64](), 0); err != nil {
+						return err
+					}
+					if c.Rank() == 0 && out[0] != float64(2*n) {
+						return fmt.Errorf("after the mismatches: %v, want %d", out[0], 2*n)
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}

@@ -234,7 +234,7 @@ func (c *Comm) allreduceVec(cc *collCall, src, buf, scratch []byte, esz int, op 
 	h := ch.hier
 	tag := c.collTag()
 	if ch.inProcess && cc != nil {
-		if done, err := c.allreduceInProcess(cc, src, buf, scratch, esz, op); done {
+		if done, err := c.reduceInProcess(cc, src, buf, scratch, esz, op, -1); done {
 			return err
 		}
 	}
@@ -276,10 +276,18 @@ func (c *Comm) allreduceVec(cc *collCall, src, buf, scratch []byte, esz int, op 
 // leader, reduce among the leaders to the leader of root's node, which
 // hands the result to root if root is not itself.
 func (c *Comm) reduceVec(cc *collCall, buf, scratch []byte, esz int, op coll.VecOp, root int) error {
-	s := coll.Situation{Ranks: len(c.group), Bytes: len(buf), Commutative: true, Fixed: true}
+	s := coll.Situation{Ranks: len(c.group), Bytes: len(buf), Commutative: true, Fixed: true, InProcess: c.inProcess()}
 	if esz > 0 {
 		s.Elems = len(buf) / esz
 	}
+	if s.InProcess && cc != nil && coll.Select(coll.CollReduce, s) == coll.AlgInProcess {
+		// The ranks meet in memory (coll_inprocess.go); a long vector
+		// may still go by messages once checked.
+		if done, err := c.reduceInProcess(cc, nil, buf, scratch, esz, op, root); done {
+			return err
+		}
+	}
+	s.InProcess = false
 	h, err := c.hierFor(coll.CollReduce, s)
 	if err != nil {
 		return err

@@ -562,25 +562,27 @@ func TestScanVec(t *testing.T) {
 	})
 }
 
-// The default allreduce rules send goroutine ranks of one process to
-// their meeting in memory at every size (so that ranks passing different
-// lengths still meet, and learn of it), and nobody else.
+// The default allreduce and reduce rules send goroutine ranks of one
+// process to their meeting in memory at every size (so that ranks passing
+// different lengths still meet, and learn of it), and nobody else.
 func TestSelectInProcess(t *testing.T) {
-	rules, err := ParseRules(CollAllreduce, DefaultRules[CollAllreduce])
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, bytes := range []int{8, 4096, 1 << 20, 1 << 30} {
-		s := Situation{Ranks: 4, Bytes: bytes, Commutative: true, Fixed: true, Elems: bytes / 8, InProcess: true}
-		if got := SelectFrom(rules, CollAllreduce, s); got != AlgInProcess {
-			t.Errorf("%d bytes in one process: got %s", bytes, got)
+	for _, coll := range []string{CollAllreduce, CollReduce} {
+		rules, err := ParseRules(coll, DefaultRules[coll])
+		if err != nil {
+			t.Fatal(err)
 		}
-		s.InProcess = false
-		if got := SelectFrom(rules, CollAllreduce, s); got == AlgInProcess {
-			t.Errorf("%d bytes between processes: got %s", bytes, got)
+		for _, bytes := range []int{8, 4096, 1 << 20, 1 << 30} {
+			s := Situation{Ranks: 4, Bytes: bytes, Commutative: true, Fixed: true, Elems: bytes / 8, InProcess: true}
+			if got := SelectFrom(rules, coll, s); got != AlgInProcess {
+				t.Errorf("%s, %d bytes in one process: got %s", coll, bytes, got)
+			}
+			s.InProcess = false
+			if got := SelectFrom(rules, coll, s); got == AlgInProcess {
+				t.Errorf("%s, %d bytes between processes: got %s", coll, bytes, got)
+			}
 		}
 	}
-	for _, c := range []string{CollBcast, CollReduce, CollAllgather} {
+	for _, c := range []string{CollBcast, CollAllgather} {
 		if Applicable(c, AlgInProcess, Situation{Ranks: 2, InProcess: true, Fixed: true, Commutative: true}) {
 			t.Errorf("in_process applies to %s", c)
 		}

@@ -61,9 +61,9 @@ const (
 	// AlgInProcess applies where the ranks are goroutines of one process
 	// (Situation.InProcess): each rank leaves where its contribution
 	// is in memory shared by all, and the last to come combines them in
-	// rank order, once, for everyone; no message is sent. The caller
-	// (package mpi) runs it.
-	AlgInProcess = "in_process" // allreduce
+	// rank order, once, for everyone (for the root, in a reduce); no
+	// message is sent. The caller (package mpi) runs it.
+	AlgInProcess = "in_process" // allreduce, reduce
 )
 
 // DefaultRules is the built-in table, chosen by measurement with goroutine
@@ -74,7 +74,7 @@ var DefaultRules = map[string]string{
 	CollAllgather:     "recursive_doubling,ring",
 	CollAlltoall:      "bruck:64,scattered:131072,pairwise",
 	CollReduceScatter: "recursive_halving",
-	CollReduce:        "hierarchical,binomial",
+	CollReduce:        "hierarchical,in_process,binomial",
 }
 
 // composed lists the algorithms that the caller runs from this package's
@@ -82,7 +82,7 @@ var DefaultRules = map[string]string{
 var composed = map[string][]string{
 	CollAllreduce: {AlgHierarchical, AlgInProcess},
 	CollBcast:     {AlgHierarchical},
-	CollReduce:    {AlgHierarchical},
+	CollReduce:    {AlgHierarchical, AlgInProcess},
 }
 
 // fallback is each collective's algorithm that always applies.
@@ -183,7 +183,7 @@ func Applicable(coll, alg string, s Situation) bool {
 		seg, _ := Segment()
 		return coll == CollBcast && s.SharedMemory && s.Ranks >= 3 && s.Bytes > seg
 	case AlgInProcess:
-		return coll == CollAllreduce && s.InProcess && s.Fixed
+		return (coll == CollAllreduce || coll == CollReduce) && s.InProcess && s.Fixed
 	case AlgHierarchical:
 		if !s.Hier || !s.Fixed {
 			return false
