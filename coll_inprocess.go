@@ -301,6 +301,16 @@ func (m *meet) combineShare(me int, op coll.VecOp, acc []byte) {
 // (meetSlot.kind).
 const reduceKind = 1 << 32
 
+// classErr is an error an algorithm found that has a class of its own,
+// which the call reports (collErr) instead of ErrOther.
+type classErr struct {
+	class error
+	msg   string
+}
+
+func (e *classErr) Error() string { return e.msg }
+func (e *classErr) Unwrap() error { return e.class }
+
 // kindName names the call of a meeting's kind, for errors.
 func kindName(k uint64) string {
 	if k >= reduceKind {
@@ -469,7 +479,11 @@ func (m *meet) mismatch(cc *collCall, me int) (bool, error) {
 			return true, fmt.Errorf("allreduce in memory: rank %d is in Barrier (mismatched collectives)", i)
 		}
 		if k := m.kinds[i]; k != m.kinds[me] {
-			return true, fmt.Errorf("meeting in memory: this rank is in %s, rank %d in %s (mismatched collectives or roots)", kindName(m.kinds[me]), i, kindName(k))
+			what := fmt.Sprintf("this rank is in %s, rank %d in %s", kindName(m.kinds[me]), i, kindName(k))
+			if k >= reduceKind && m.kinds[me] >= reduceKind {
+				return true, &classErr{ErrRoot, "meeting in memory: " + what + " (the ranks passed different roots)"}
+			}
+			return true, fmt.Errorf("meeting in memory: %s (mismatched collectives)", what)
 		}
 		if !seen && i != me && sg != m.sigs[me] {
 			seen = cc.saw(sg, i)

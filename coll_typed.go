@@ -31,6 +31,10 @@ func (c *Comm) collErr(op string, err error) error {
 	if _, ok := err.(*Error); ok {
 		return c.handle(err)
 	}
+	var ce *classErr
+	if errors.As(err, &ce) { // the algorithm found an error of a class
+		return c.fail(op, ce.class, loc{}, "%s", ce.msg)
+	}
 	var inner *Error
 	if errors.As(err, &inner) { // a point-to-point step failed: keep its class
 		e := c.errorf(op, inner.Class, loc{}, "").(*Error)
