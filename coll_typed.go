@@ -405,24 +405,20 @@ func reduceSliceT[E any](c *Comm, opname string, v []E, op Op[E], root int) ([]E
 		return hetReduceSliceT(c, opname, v, op, root) // hetero_coll.go
 	}
 	if op.vec != nil && typeOf[E]().shape == shapePlain {
-		res := make([]E, len(v))
-		copy(res, v)
 		if root < 0 {
+			res := make([]E, len(v))
+			copy(res, v)
 			if err := allreduceFast(c, opname, typeOf[E](), op, nil, res, len(res)); err != nil {
 				return nil, err
 			}
 			return res, nil
 		}
-		t := typeOf[E]()
-		b := unsafeBytes(res, t.size)
-		sp := getScratch(len(b))
-		defer putScratch(sp)
-		cc := c.typedCall(t, len(v))
-		if err := cc.done(opname, c.reduceVec(cc, b, (*sp)[:len(b)], t.size, vecOf(t, op), root)); err != nil {
-			return nil, err
+		var res []E // the root's result; elsewhere a pooled copy is combined
+		if c.rank == root {
+			res = make([]E, len(v))
 		}
-		if c.rank != root {
-			return nil, nil
+		if err := reduceVecInto(c, opname, typeOf[E](), v, res, op, root); err != nil || c.rank != root {
+			return nil, err
 		}
 		return res, nil
 	}
@@ -525,15 +521,21 @@ func ReduceSliceInto[E any](c *Comm, v, out []E, op Op[E], root int) (err error)
 		}
 		return err
 	}
-	// The algorithm combines in place, at every rank that forwards a
-	// partial result: the root's out, a pooled copy elsewhere.
+	return reduceVecInto(c, name, t, v, out, op, root)
+}
+
+// reduceVecInto is the reduction of plain elements with a predefined op
+// to root, into out there (as long as v; it may be v); out is not touched
+// elsewhere. The algorithm combines in place at every rank that forwards
+// a partial result: the root's out, a pooled copy elsewhere.
+// ReduceSlice's and ReduceSliceInto's road.
+func reduceVecInto[E any](c *Comm, name string, t *typeInfo, v, out []E, op Op[E], root int) error {
 	vb := unsafeBytes(v, t.size)
 	var b []byte
-	var own *[]byte
 	if c.rank == root {
 		b = unsafeBytes(out, t.size)
 	} else {
-		own = getScratch(len(vb))
+		own := getScratch(len(vb))
 		defer putScratch(own)
 		b = (*own)[:len(vb)]
 	}

@@ -57,8 +57,15 @@ func ReduceScatterBlockInto[E any](c *Comm, v, out []E, op Op[E]) (err error) {
 	if err := checkOp(c, name, op); err != nil {
 		return err
 	}
-	// The algorithm halves the whole vector in place: a pooled copy of
-	// it, whose block of this rank is the result.
+	return reduceScatterVecInto(c, name, t, v, out, func(i int) int { return i * blk }, op)
+}
+
+// reduceScatterVecInto is the reduce-scatter of plain elements with a
+// predefined op: block r (elements [lo(r), lo(r+1))) into out on rank r.
+// The algorithm halves the whole vector in place, in a pooled copy of it.
+// ReduceScatter's, ReduceScatterBlock's and ReduceScatterBlockInto's road.
+func reduceScatterVecInto[E any](c *Comm, name string, t *typeInfo, v, out []E, lo func(int) int, op Op[E]) error {
+	p := len(c.group)
 	vb := unsafeBytes(v, t.size)
 	own := getScratch(len(vb))
 	defer putScratch(own)
@@ -70,16 +77,16 @@ func ReduceScatterBlockInto[E any](c *Comm, v, out []E, op Op[E]) (err error) {
 		offs = make([]int, 0, p+1)
 	}
 	for i := range p + 1 {
-		offs = append(offs, i*blk*t.size)
+		offs = append(offs, lo(i)*t.size)
 	}
 	sp := getScratch(len(vb))
 	defer putScratch(sp)
 	cc := c.typedCall(t, len(v))
-	err = coll.ReduceScatterVec(cc, b, (*sp)[:len(vb)], offs, vecOf(t, op), c.collTag())
+	err := coll.ReduceScatterVec(cc, b, (*sp)[:len(vb)], offs, vecOf(t, op), c.collTag())
 	if err = cc.done(name, err); err != nil {
 		return err
 	}
-	r := c.Rank()
+	r := c.rank
 	copy(unsafeBytes(out, t.size), b[offs[r]:offs[r+1]])
 	return nil
 }
@@ -118,25 +125,15 @@ func reduceScatterT[E any](c *Comm, name string, v []E, counts []int, op Op[E]) 
 	if c.mixed() {
 		return hetReduceScatterT(c, name, v, lo, op) // hetero_collv.go
 	}
-	tag := c.collTag()
 	t := typeOf[E]()
 	if op.vec != nil && t.shape == shapePlain {
-		buf := make([]E, len(v))
-		copy(buf, v)
-		b := unsafeBytes(buf, t.size)
-		offs := make([]int, p+1)
-		for i := range offs {
-			offs[i] = lo[i] * t.size
-		}
-		sp := getScratch(len(b))
-		defer putScratch(sp)
-		cc := c.typedCall(t, len(v))
-		err := coll.ReduceScatterVec(cc, b, (*sp)[:len(b)], offs, vecOf(t, op), tag)
-		if err := cc.done(name, err); err != nil {
+		out := make([]E, lo[r+1]-lo[r])
+		if err := reduceScatterVecInto(c, name, t, v, out, func(i int) int { return lo[i] }, op); err != nil {
 			return nil, err
 		}
-		return buf[lo[r]:lo[r+1]:lo[r+1]], nil
+		return out, nil
 	}
+	tag := c.collTag()
 	ts := typeOf[[]E]()
 	b, err := ownBytes(ts, &v)
 	if err != nil {
@@ -212,12 +209,19 @@ func ScanSliceInto[E any](c *Comm, v, out []E, op Op[E]) (err error) {
 		}
 		return err
 	}
+	return scanVecInto(c, name, t, v, out, op)
+}
+
+// scanVecInto is the prefix reduction of plain elements with a
+// predefined op, into out (as long as v; it may be v): ScanSlice's and
+// ScanSliceInto's road.
+func scanVecInto[E any](c *Comm, name string, t *typeInfo, v, out []E, op Op[E]) error {
 	copy(out, v)
 	b := unsafeBytes(out, t.size)
 	sp := getScratch(2 * len(b))
 	defer putScratch(sp)
 	cc := c.typedCall(t, len(v))
-	_, err = coll.ScanVec(cc, b, (*sp)[:2*len(b)], vecOf(t, op), true, c.collTag())
+	_, err := coll.ScanVec(cc, b, (*sp)[:2*len(b)], vecOf(t, op), true, c.collTag())
 	return cc.done(name, err)
 }
 
@@ -241,13 +245,7 @@ func scanSliceT[E any](c *Comm, name string, v []E, op Op[E]) ([]E, error) {
 	}
 	if t := typeOf[E](); op.vec != nil && t.shape == shapePlain {
 		res := make([]E, len(v))
-		copy(res, v)
-		b := unsafeBytes(res, t.size)
-		sp := getScratch(2 * len(b))
-		defer putScratch(sp)
-		cc := c.typedCall(t, len(v))
-		_, err := coll.ScanVec(cc, b, (*sp)[:2*len(b)], vecOf(t, op), true, c.collTag())
-		if err := cc.done(name, err); err != nil {
+		if err := scanVecInto(c, name, t, v, res, op); err != nil {
 			return nil, err
 		}
 		return res, nil
