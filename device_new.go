@@ -50,6 +50,9 @@ func newProc(j *job, pl rankPlan) (*proc, error) {
 		return nil, err
 	}
 	p.tr = transport.NewRouter(j.size, route)
+	if p.mail != nil {
+		p.prog = j.prog.ForRank(p.mail, p.blk.anyParked)
+	}
 	p.noteRoutes()
 	ecfg := pl.eng
 	if pl.peerEager {

@@ -100,7 +100,9 @@ func (ln *localNet) routes(p *proc) (routeFunc, error) {
 	var other transport.Transport
 	switch {
 	case ln.fab != nil:
-		other = ln.fab.AttachEager(r, p.deliver, p.deliverEager)
+		t := ln.fab.AttachEager(r, p.deliver, p.deliverEager)
+		p.mail = t.Mailbox()
+		other = t
 	case ln.shms != nil:
 		t, err := p.startShm(shm.Config{Size: n, JobID: ln.jobID, Locals: everyone(n), Dir: ln.cfg.shmDir, NoCMA: ln.cfg.NoDirectRead})
 		if err != nil {
@@ -244,6 +246,7 @@ func (ln *launchedNet) routes(p *proc) (routeFunc, error) {
 		Protect: ln.protect, Gateways: ln.gateways, Oversubscribed: ln.oversubscribed,
 		Addrs: func(peer int) (string, error) { return info.KV.Get(addrKey(peer)) }})
 	in := ln.fab.AttachEager(r, p.deliver, p.deliverEager)
+	p.mail = in.Mailbox()
 	me := self.New(r, p.deliver)
 	var sh *shm.Transport
 	if ln.shmPeers {

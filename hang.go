@@ -58,9 +58,13 @@ type blockState struct {
 	// and only the watcher reads them: counts).
 	parked   int32
 	progress uint64
-	returned atomic.Bool     // the rank's function has returned
-	check    bool            // check mode is on (set before the rank starts)
-	checkWG  *sync.WaitGroup // check messages not compared yet (check.go)
+	// parkedNow is parked for readers without mu: a wait of the rank that
+	// watched and completes leaves the rank's mailbox open only while no
+	// goroutine of the rank is parked (progress.Rank).
+	parkedNow atomic.Int32
+	returned  atomic.Bool     // the rank's function has returned
+	check     bool            // check mode is on (set before the rank starts)
+	checkWG   *sync.WaitGroup // check messages not compared yet (check.go)
 	// coll is the rank's current collective, recorded in check mode.
 	coll atomic.Pointer[collEntry]
 	// comms maps contexts to the rank's communicators, for names.
@@ -118,6 +122,13 @@ func (p *proc) commOf(ctx uint32) (c *Comm, coll bool) {
 }
 
 func (b *blockState) add(r *engine.Request, w *engine.Waiter) *blockedWait {
+	b.parkedNow.Add(1)
+	if b.p != nil && b.p.mail != nil {
+		// Nobody collects the mailbox of a parked goroutine: what
+		// senders left there is delivered now, and later messages come
+		// the ordinary way, with a wake-up.
+		b.p.mail.Close()
+	}
 	b.mu.Lock()
 	var bw *blockedWait
 	if n := len(b.free); n > 0 {
@@ -150,11 +161,15 @@ func (b *blockState) remove(bw *blockedWait) {
 			b.parked--
 			b.progress++
 			b.mu.Unlock()
+			b.parkedNow.Add(-1)
 			return
 		}
 	}
 	b.mu.Unlock()
 }
+
+// anyParked reports whether a goroutine of the rank is parked.
+func (b *blockState) anyParked() bool { return b.parkedNow.Load() != 0 }
 
 // counts returns how many waits are parked now and how many ended after
 // parking.
@@ -215,6 +230,7 @@ func (b *blockState) Unpark(r *engine.Request) {
 			b.parked--
 			b.progress++
 			b.mu.Unlock()
+			b.parkedNow.Add(-1)
 			return
 		}
 	}

@@ -72,6 +72,11 @@ type proc struct {
 	prog engine.Progress
 	// meet is the job's progress for meeting waits (job.meet).
 	meet *progress.Progress
+	// mail is the rank's mailbox, where its senders leave small messages
+	// while it watches (transport.Mailbox: between goroutine ranks), or
+	// nil. With one, prog is the job's progress for this rank
+	// (progress.Rank), which opens it.
+	mail transport.Mailbox
 	// eagerTo is, for each world rank whose transport has a short road
 	// for small messages (transport.EagerSender), that road (else nil);
 	// nil if no peer has one. Set once with the routes (device.go).
@@ -146,6 +151,25 @@ func (j *job) abort(rank, code int, cause error) {
 // exits, so that the launcher ends the job; goroutine ranks under Run
 // only fail, and Run returns the error: a library call never exits the
 // caller's process.
+// collect delivers what the rank's senders left in its mailbox while it
+// is open, and reports whether they had left anything. Every look at the
+// rank's messages that does not wait (a test, a probe) collects first: a
+// program that polls with Test or Iprobe must see its messages arrive.
+func (p *proc) collect() bool {
+	if p == nil || p.mail == nil || !p.mail.IsOpen() {
+		return false
+	}
+	return p.mail.Collect()
+}
+
+// closeMail closes the rank's mailbox, delivering what it holds: when its
+// function has returned, nobody of the rank collects.
+func (p *proc) closeMail() {
+	if p.mail != nil {
+		p.mail.Close()
+	}
+}
+
 func (p *proc) internal(err error) {
 	err = fmt.Errorf("%w: rank %d: %w", ErrIntern, p.rank, err)
 	if p.job.local {

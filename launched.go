@@ -140,7 +140,9 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 				errs[i] = &RankError{Rank: p.rank, Err: err}
 				return
 			}
-			if err := runRank(p, f); err != nil {
+			err := runRank(p, f)
+			p.closeMail()
+			if err != nil {
 				errs[i] = &RankError{Rank: p.rank, Err: err}
 				return
 			}

@@ -698,6 +698,7 @@ func (c *Comm) probe(src, tag int) engine.Status {
 	}()
 	for {
 		w := engine.GetWaiter()
+		c.p.collect()
 		st, ok := eng.Iprobe(c.ctx, src, tag, w)
 		if ok {
 			engine.PutWaiter(w)
@@ -767,6 +768,7 @@ func (c *Comm) Iprobe(src, tag int) (_ bool, _ Status, err error) {
 	if src == ProcNull {
 		return true, procNullStatus, nil
 	}
+	c.p.collect()
 	st, ok := c.p.eng.Iprobe(c.ctx, src, tag, nil)
 	if st.Err != nil {
 		return false, Status{}, c.handle(c.statusErr("Iprobe", at("source", src, tag), st))
@@ -807,6 +809,7 @@ func (c *Comm) mprobe(op string, src, tag int, block bool) (*Message, Status, bo
 		if block {
 			w = engine.GetWaiter()
 		}
+		c.p.collect()
 		m, ok := eng.Improbe(c.ctx, src, tag, w)
 		if ok || !block {
 			if w != nil {

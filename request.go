@@ -705,7 +705,7 @@ func (r *Request) test() (bool, Status, error) {
 		return true, r.status(), r.retire(r.errv())
 	}
 	r.rearmRecv() // ft.go
-	if !r.er.Done() {
+	if !r.er.Done() && (!r.c.p.collect() || !r.er.Done()) {
 		return false, Status{}, nil
 	}
 	if err := r.anyPending(); err != nil { // ft.go
@@ -723,8 +723,13 @@ func (r *Request) done() bool {
 		return true
 	}
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.is(fFreed) || !r.is(fLive) || r.er == nil || r.is(fFinished) || r.er.Done()
+	d := r.is(fFreed) || !r.is(fLive) || r.er == nil || r.is(fFinished) || r.er.Done()
+	er, c := r.er, r.c
+	r.mu.Unlock()
+	if d || c == nil || !c.p.collect() {
+		return d
+	}
+	return er.Done() // what was collected may have completed it
 }
 
 // active reports whether r has an operation in flight or finished but not

@@ -23,17 +23,15 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 		return nil, err
 	}
 	j.meet = j.prog
-	if j.inproc && spinRanks(n) {
-		switch {
-		case cfg.Spin > 0:
-			j.prog.SetPollTime(cfg.Spin)
-			j.prog.SetSpin(true)
-		case cfg.Spin == 0:
-			// Only the meetings of collectives watch (Config.Spin).
-			j.meet = progress.New()
-			j.meet.SetPollTime(meetSpin)
-			j.meet.SetSpin(true)
+	if j.inproc && spinRanks(n) && cfg.Spin >= 0 {
+		// Every wait watches (Config.Spin), collecting the rank's
+		// mailbox (progress.Rank).
+		spin := cfg.Spin
+		if spin == 0 {
+			spin = defaultSpin
 		}
+		j.prog.SetPollTime(spin)
+		j.prog.SetSpin(true)
 	}
 	ecfg := engine.DefaultConfig()
 	ecfg.EagerLimit = cfg.EagerLimit
@@ -55,10 +53,9 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 	return j, nil
 }
 
-// meetSpin is how long a rank waiting in a meeting of a collective
-// (coll_inprocess.go) watches for the last rank before it parks, by
-// default (Config.Spin 0), when every rank has a processor.
-const meetSpin = progress.DefaultPollTime
+// defaultSpin is how long a wait of a goroutine rank watches before it
+// parks, by default (Config.Spin 0), when every rank has a processor.
+const defaultSpin = progress.DefaultPollTime
 
 // spinRanks reports whether n goroutine ranks may watch their requests
 // in their waits (Config.Spin): when each has a processor (GOMAXPROCS).
@@ -104,6 +101,7 @@ func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 				}
 			}()
 			errs[p.rank] = runRank(p, f)
+			p.closeMail()
 			p.blk.returned.Store(true)
 		}(j.procs[r])
 	}

@@ -10,8 +10,8 @@ import (
 )
 
 // Config.Spin makes the job's waits watch their requests only for
-// goroutine ranks over inproc that each have a processor; by default only
-// the waits of meetings watch, and below 0 none does.
+// goroutine ranks over inproc that each have a processor, by default for
+// 50 us; below 0 none does. Meetings watch as the other waits do.
 func TestSpinSetting(t *testing.T) {
 	procs := runtime.GOMAXPROCS(0)
 	tests := []struct {
@@ -23,7 +23,7 @@ func TestSpinSetting(t *testing.T) {
 		meet      bool // meeting waits watch
 	}{
 		{"two ranks", 2, 50 * time.Microsecond, "", procs >= 2, procs >= 2},
-		{"by default only meetings", 2, 0, "", false, procs >= 2},
+		{"by default", 2, 0, "", procs >= 2, procs >= 2},
 		{"off", 2, -1, "", false, false},
 		{"more ranks than processors", procs + 1, 50 * time.Microsecond, "", false, false},
 		{"more ranks than processors, default", procs + 1, 0, "", false, false},
@@ -44,14 +44,15 @@ func TestSpinSetting(t *testing.T) {
 			if got := j.prog.Spins(); got != tt.want {
 				t.Errorf("spinning = %v, want %v (GOMAXPROCS %d)", got, tt.want, procs)
 			}
-			if tt.want && j.prog.PollTime() != tt.spin {
-				t.Errorf("poll time %v, want the spin time %v", j.prog.PollTime(), tt.spin)
+			want := tt.spin
+			if want == 0 {
+				want = defaultSpin
+			}
+			if tt.want && j.prog.PollTime() != want {
+				t.Errorf("poll time %v, want the spin time %v", j.prog.PollTime(), want)
 			}
 			if got := j.meet.Spins(); got != tt.meet {
 				t.Errorf("meetings watching = %v, want %v (GOMAXPROCS %d)", got, tt.meet, procs)
-			}
-			if tt.meet && !tt.want && j.meet.PollTime() != meetSpin {
-				t.Errorf("meetings watch %v, want %v", j.meet.PollTime(), meetSpin)
 			}
 			for _, p := range j.procs {
 				if p.meet != j.meet {

@@ -262,3 +262,71 @@ func watchFor(done func() bool, limit time.Duration) bool {
 		}
 	}
 }
+
+// Rank is the waiting policy of one goroutine rank whose transport leaves
+// small messages in its memory (a transport.Mailbox: inproc's boxes).
+// When the job's waits watch (SetSpin), a wait opens the mailbox, so that
+// the rank's senders leave messages there instead of delivering them into
+// its engine themselves, and collects them while it watches its request.
+// It implements engine.Progress.
+type Rank struct {
+	p *Progress
+	m transport.Mailbox
+	// parked reports whether a goroutine of the rank is parked: a wait
+	// that completes then closes the mailbox, which a parked goroutine
+	// cannot collect.
+	parked func() bool
+}
+
+// ForRank returns the waiting policy of a rank that collects m; parked
+// reports whether any goroutine of the rank is parked.
+func (p *Progress) ForRank(m transport.Mailbox, parked func() bool) *Rank {
+	return &Rank{p: p, m: m, parked: parked}
+}
+
+// Await watches r, collecting the rank's mailbox, until r completes or the
+// poll time has passed, and reports whether r is done. A wait that ends
+// with r done leaves the mailbox open: the rank's next receive then finds
+// its message collected on its own goroutine, and a window of messages
+// streams into the boxes while the rank posts its receives. It closes it
+// when it ends without r (the caller parks) or while another goroutine of
+// the rank is parked. Without watching (no SetSpin) it is the job's Await.
+func (rk *Rank) Await(r *engine.Request) bool {
+	p := rk.p
+	limit := time.Duration(p.pollTime.Load())
+	if !p.spin.Load() || limit <= 0 || p.sources.Load() != nil {
+		return p.Await(r)
+	}
+	rk.m.Open()
+	done := collectFor(r, rk.m, limit)
+	if !done || rk.parked() {
+		rk.m.Close()
+		done = r.Done()
+	}
+	return done
+}
+
+// collectFor is watch for a rank with a mailbox: each look at r collects
+// the mailbox first.
+func collectFor(r *engine.Request, m transport.Mailbox, limit time.Duration) bool {
+	var start time.Time
+	for i := 0; ; i++ {
+		if r.Done() {
+			return true
+		}
+		if m.Collect() {
+			continue
+		}
+		if i >= 8 {
+			hint.Pause()
+		}
+		if i&1023 == 1023 {
+			if start.IsZero() {
+				start = time.Now()
+			} else if time.Since(start) > limit {
+				m.Collect()
+				return r.Done()
+			}
+		}
+	}
+}

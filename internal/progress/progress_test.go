@@ -148,3 +148,70 @@ func TestAwaitSpin(t *testing.T) {
 		})
 	}
 }
+
+// fakeMailbox completes req on its after-th Collect while open.
+type fakeMailbox struct {
+	open             atomic.Bool
+	collects, closes atomic.Int64
+	after            int64
+	req              *engine.Request
+}
+
+func (m *fakeMailbox) Open()        { m.open.Store(true) }
+func (m *fakeMailbox) IsOpen() bool { return m.open.Load() }
+func (m *fakeMailbox) Close()       { m.open.Store(false); m.closes.Add(1) }
+func (m *fakeMailbox) Collect() bool {
+	if !m.open.Load() {
+		panic("Collect of a closed mailbox")
+	}
+	if m.collects.Add(1) == m.after && m.req != nil {
+		m.req.Complete(engine.Status{Size: 1})
+		return true
+	}
+	return false
+}
+
+// A rank's wait opens its mailbox and collects it until its request is
+// done; it leaves the mailbox open when the request completes unless a
+// goroutine of the rank is parked, and closes it when it gives up. Without
+// watching it leaves the mailbox alone.
+func TestRankAwait(t *testing.T) {
+	tests := []struct {
+		name     string
+		spin     bool
+		pollTime time.Duration
+		after    int64
+		parked   bool
+		done     bool // Await's answer
+		open     bool // the mailbox is open afterwards
+		closed   bool // Close was called
+	}{
+		{"completes, stays open", true, time.Second, 5, false, true, true, false},
+		{"completes while another goroutine is parked", true, time.Second, 5, true, true, false, true},
+		{"gives up and closes", true, time.Millisecond, 0, false, false, false, true},
+		{"does not watch", false, time.Second, 5, false, false, false, false},
+		{"poll time 0", true, 0, 5, false, false, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := New()
+			p.SetSpin(tt.spin)
+			p.SetPollTime(tt.pollTime)
+			r := new(engine.Request)
+			m := &fakeMailbox{after: tt.after, req: r}
+			rk := p.ForRank(m, func() bool { return tt.parked })
+			if got := rk.Await(r); got != tt.done {
+				t.Fatalf("Await = %v, want %v", got, tt.done)
+			}
+			if m.IsOpen() != tt.open {
+				t.Errorf("open = %v, want %v", m.IsOpen(), tt.open)
+			}
+			if got := m.closes.Load() > 0; got != tt.closed {
+				t.Errorf("closed = %v, want %v", got, tt.closed)
+			}
+			if tt.done && m.collects.Load() != tt.after {
+				t.Errorf("%d collects, want %d", m.collects.Load(), tt.after)
+			}
+		})
+	}
+}

@@ -8,7 +8,8 @@
 // peer's side reads), EagerSender (a short road for small messages that
 // need no answer), TrySender (a send that never waits), Chunker (its own
 // size of a rendezvous's Data frames) and Polled (the transport delivers
-// only when polled; a job's waits poll it). The runtime
+// only when polled; a job's waits poll it). Mailbox is the receiving side
+// of inproc's boxes, which a rank collects itself while it watches. The runtime
 // probes them once per peer when it sets the routes.
 package transport
 
@@ -118,6 +119,27 @@ type Polled interface {
 	// EndWait says that the waiting goroutine stops polling to park: the
 	// transport's own goroutine must deliver in its place from now on.
 	EndWait()
+}
+
+// Mailbox is the receiving side of a transport whose senders may leave
+// small messages in the receiver's memory while the receiver watches,
+// instead of delivering them on their own goroutines (inproc's boxes).
+// The rank that owns it opens it when it starts to poll in its waits,
+// collects on every poll, test and probe, and closes it before any of
+// its goroutines parks: a closed mailbox holds no message for long, since
+// a sender that finds it closed delivers what it left there itself.
+type Mailbox interface {
+	// Open lets senders leave messages until Close.
+	Open()
+	// IsOpen reports whether the mailbox is open.
+	IsOpen() bool
+	// Collect delivers what senders left and reports whether they had
+	// left anything.
+	Collect() bool
+	// Close makes senders deliver on their own goroutines again, and
+	// delivers what they left: nothing sent before Close waits in the
+	// mailbox once it returns.
+	Close()
 }
 
 // Router sends each frame over the transport chosen for its destination.

@@ -22,6 +22,7 @@ type Fabric struct {
 type endpoint struct {
 	h     transport.Handler
 	eager EagerFunc // nil: eager messages go to h as frames
+	inbox *Inbox    // with eager: where senders leave messages while it is open
 }
 
 // EagerFunc receives an eager message that needs no answer from its
@@ -45,8 +46,12 @@ func (fb *Fabric) Attach(rank int, h transport.Handler) *Transport {
 // AttachEager is Attach with a receiver for the short road (SendEager):
 // eager messages that need no answer reach eager without a Frame.
 func (fb *Fabric) AttachEager(rank int, h transport.Handler, eager EagerFunc) *Transport {
-	fb.handlers[rank].Store(&endpoint{h: h, eager: eager})
-	return &Transport{fb: fb, rank: rank}
+	ep := &endpoint{h: h, eager: eager}
+	if eager != nil {
+		ep.inbox = &Inbox{boxes: make([]atomic.Pointer[box], len(fb.handlers)), deliver: eager}
+	}
+	fb.handlers[rank].Store(ep)
+	return &Transport{fb: fb, rank: rank, inbox: ep.inbox}
 }
 
 // Detach removes the handler of endpoint rank: later frames to it fail.
@@ -54,8 +59,9 @@ func (fb *Fabric) Detach(rank int) { fb.handlers[rank].Store(nil) }
 
 // Transport is one endpoint's sending side.
 type Transport struct {
-	fb   *Fabric
-	rank int // the endpoint's own
+	fb    *Fabric
+	rank  int    // the endpoint's own
+	inbox *Inbox // the endpoint's own (AttachEager), or nil
 }
 
 // Send delivers f to its destination's handler before it returns.
@@ -66,6 +72,9 @@ func (t *Transport) Send(f wire.Frame) error {
 	ep := t.fb.handlers[f.To].Load()
 	if ep == nil {
 		return fmt.Errorf("inproc: rank %d has exited", f.To)
+	}
+	if ep.inbox != nil {
+		ep.inbox.flushFrom(t.rank)
 	}
 	ep.h(f)
 	return nil
@@ -82,6 +91,17 @@ func (t *Transport) SendEager(to int, ctx uint32, src, tag int32, sig, sendID ui
 	if ep == nil {
 		return fmt.Errorf("inproc: rank %d has exited", to)
 	}
+	if ib := ep.inbox; ib != nil {
+		if len(payload) <= cellData && ib.open.Load() {
+			if ib.boxFrom(t.rank).put(ctx, src, tag, sig, sendID, payload) {
+				if !ib.open.Load() { // closed meanwhile: it may not collect
+					ib.flushFrom(t.rank)
+				}
+				return nil
+			}
+		}
+		ib.flushFrom(t.rank)
+	}
 	h := wire.Header{Kind: wire.Eager, Context: ctx, Src: src, Tag: tag, Size: int64(len(payload)), Sig: sig, SendID: sendID}
 	if ep.eager == nil {
 		ep.h(wire.Frame{Header: h, From: t.rank, To: to, Payload: payload})
@@ -89,6 +109,15 @@ func (t *Transport) SendEager(to int, ctx uint32, src, tag int32, sig, sendID ui
 	}
 	ep.eager(h, t.rank, payload)
 	return nil
+}
+
+// Mailbox returns the endpoint's own inbox, or nil if it was attached
+// without a receiver for the short road.
+func (t *Transport) Mailbox() transport.Mailbox {
+	if t.inbox == nil {
+		return nil
+	}
+	return t.inbox
 }
 
 // EagerRoom implements transport.EagerSender. It is 0: the short road

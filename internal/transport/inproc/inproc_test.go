@@ -1,6 +1,9 @@
 package inproc
 
 import (
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/mpigo/mpi/internal/transport"
@@ -49,5 +52,197 @@ func TestSendEager(t *testing.T) {
 	}
 	if r := es.EagerRoom(); r != 0 {
 		t.Errorf("EagerRoom = %d, want 0 (the eager limit stays)", r)
+	}
+}
+
+// recorder is an endpoint's receiver that keeps what it is given.
+type recorder struct {
+	mu  sync.Mutex
+	got []wire.Frame
+}
+
+func (r *recorder) frame(f wire.Frame) {
+	r.mu.Lock()
+	f.Payload = append([]byte(nil), f.Payload...)
+	r.got = append(r.got, f)
+	r.mu.Unlock()
+}
+
+func (r *recorder) eager(h wire.Header, from int, payload []byte) {
+	r.frame(wire.Frame{Header: h, From: from, Payload: payload})
+}
+
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.got)
+}
+
+// An open inbox keeps small messages until the receiver collects them,
+// and delivers them in order, with their envelope; Close delivers what is
+// left; larger messages and frames wait for the box to be emptied first.
+func TestInboxKeepsOrder(t *testing.T) {
+	fb := NewFabric(2)
+	var rec recorder
+	mb := fb.AttachEager(1, rec.frame, rec.eager).Mailbox()
+	tr := fb.AttachEager(0, func(wire.Frame) {}, func(wire.Header, int, []byte) {})
+	mb.Open()
+	big := make([]byte, cellData+1)
+	for i := range 10 {
+		p := []byte{byte(i)}
+		if i == 7 {
+			p = append(big, byte(i))
+		}
+		if err := tr.SendEager(1, 5, 0, int32(i), 0xab, uint64(i), p); err != nil {
+			t.Fatal(err)
+		}
+		if i == 3 {
+			if n := rec.count(); n != 0 {
+				t.Fatalf("%d messages delivered while the inbox is open, want 0", n)
+			}
+			if !mb.Collect() {
+				t.Fatal("Collect found nothing")
+			}
+			if n := rec.count(); n != 4 {
+				t.Fatalf("%d messages delivered after Collect, want 4", n)
+			}
+		}
+	}
+	// 4..6 in the box, then 7 (too large) forced them out before it; 8
+	// and 9 wait in the box again.
+	if n := rec.count(); n != 8 {
+		t.Fatalf("%d messages delivered, want 8", n)
+	}
+	if err := tr.Send(wire.Frame{Header: wire.Header{Kind: wire.RTS, Tag: 10}, From: 0, To: 1}); err != nil {
+		t.Fatal(err)
+	}
+	mb.Close()
+	if mb.IsOpen() {
+		t.Error("IsOpen after Close")
+	}
+	if n := rec.count(); n != 11 {
+		t.Fatalf("%d messages delivered, want 11", n)
+	}
+	for i, f := range rec.got {
+		if int(f.Tag) != i {
+			t.Errorf("message %d has tag %d: out of order", i, f.Tag)
+		}
+		if i < 10 && (f.Context != 5 || f.From != 0 || f.Sig != 0xab || f.SendID != uint64(i) || f.Payload[len(f.Payload)-1] != byte(i) || f.Size != int64(len(f.Payload))) {
+			t.Errorf("message %d: %+v", i, f)
+		}
+	}
+	// Closed: delivered at once.
+	tr.SendEager(1, 5, 0, 11, 0, 0, []byte{1})
+	if n := rec.count(); n != 12 {
+		t.Errorf("%d messages delivered to a closed inbox, want 12", n)
+	}
+}
+
+// A full box is emptied by its sender, which then delivers its message
+// itself: a receiver that stopped collecting never makes a sender wait.
+func TestInboxFull(t *testing.T) {
+	fb := NewFabric(2)
+	var rec recorder
+	mb := fb.AttachEager(1, rec.frame, rec.eager).Mailbox()
+	tr := fb.AttachEager(0, func(wire.Frame) {}, func(wire.Header, int, []byte) {})
+	mb.Open()
+	for i := range 3*boxCells + 5 {
+		tr.SendEager(1, 0, 0, int32(i), 0, 0, []byte{byte(i)})
+	}
+	if n := rec.count(); n == 0 || n > 3*boxCells+5-1 {
+		t.Fatalf("%d delivered before Collect", n)
+	}
+	mb.Collect()
+	if n := rec.count(); n != 3*boxCells+5 {
+		t.Fatalf("%d delivered, want %d", n, 3*boxCells+5)
+	}
+	for i, f := range rec.got {
+		if int(f.Tag) != i {
+			t.Fatalf("message %d has tag %d", i, f.Tag)
+		}
+	}
+}
+
+// Senders racing a receiver that opens, collects and closes: every
+// message is delivered exactly once and in each sender's order, and once
+// the receiver has closed, every message whose send returned has been
+// delivered (none waits in a box that nobody will collect). Run with
+// -race.
+func TestInboxRace(t *testing.T) {
+	const senders, each = 2, 50000
+	fb := NewFabric(senders + 1)
+	var mu sync.Mutex
+	next := make([]int, senders)
+	var sent [senders]atomic.Int64
+	bad := 0
+	deliver := func(h wire.Header, from int, _ []byte) {
+		mu.Lock()
+		if int(h.Tag) != next[from] {
+			bad++
+		}
+		next[from] = int(h.Tag) + 1
+		mu.Unlock()
+	}
+	mb := fb.AttachEager(senders, func(f wire.Frame) { deliver(f.Header, f.From, f.Payload) }, deliver).Mailbox()
+	var wg sync.WaitGroup
+	for s := range senders {
+		tr := fb.AttachEager(s, func(wire.Frame) {}, deliver)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				tr.SendEager(senders, 0, int32(s), int32(i), 0, 0, []byte{1, 2, 3})
+				sent[s].Add(1)
+			}
+		}()
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	stuck := 0
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				mb.Close()
+				return
+			default:
+			}
+			switch i % 7 {
+			case 0:
+				mb.Open()
+			case 5:
+				mb.Close()
+				for k := 0; k < 4; k++ {
+					runtime.Gosched()
+				}
+				for s := range senders {
+					n := sent[s].Load()
+					mu.Lock()
+					if int64(next[s]) < n {
+						stuck++
+					}
+					mu.Unlock()
+				}
+			default:
+				mb.Collect()
+			}
+		}
+	}()
+	wg.Wait()
+	close(stop)
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if bad != 0 {
+		t.Errorf("%d messages out of order", bad)
+	}
+	if stuck != 0 {
+		t.Errorf("%d times a closed inbox still held a message whose send had returned", stuck)
+	}
+	for s, n := range next {
+		if n != each {
+			t.Errorf("sender %d: %d messages delivered, want %d", s, n, each)
+		}
 	}
 }
