@@ -290,12 +290,18 @@ func (p *Progress) ForRank(m transport.Mailbox, parked func() bool) *Rank {
 // its message collected on its own goroutine, and a window of messages
 // streams into the boxes while the rank posts its receives. It closes it
 // when it ends without r (the caller parks) or while another goroutine of
-// the rank is parked. Without watching (no SetSpin) it is the job's Await.
+// the rank is parked; while one is parked, it watches r without opening
+// the mailbox. Without watching (no SetSpin) it is the job's Await.
 func (rk *Rank) Await(r *engine.Request) bool {
 	p := rk.p
 	limit := time.Duration(p.pollTime.Load())
 	if !p.spin.Load() || limit <= 0 || p.sources.Load() != nil {
 		return p.Await(r)
+	}
+	if rk.parked() {
+		// The wait would have to close the mailbox again when it ends
+		// (and a goroutine of the rank that parked has closed it).
+		return watch(r, limit)
 	}
 	rk.m.Open()
 	done := collectFor(r, rk.m, limit)

@@ -176,21 +176,23 @@ func (m *fakeMailbox) Collect() bool {
 // goroutine of the rank is parked, and closes it when it gives up. Without
 // watching it leaves the mailbox alone.
 func TestRankAwait(t *testing.T) {
+	const never = 1 << 30
 	tests := []struct {
 		name     string
 		spin     bool
 		pollTime time.Duration
 		after    int64
-		parked   bool
+		parked   int  // parked reports true from its call parked+1 on
 		done     bool // Await's answer
 		open     bool // the mailbox is open afterwards
 		closed   bool // Close was called
 	}{
-		{"completes, stays open", true, time.Second, 5, false, true, true, false},
-		{"completes while another goroutine is parked", true, time.Second, 5, true, true, false, true},
-		{"gives up and closes", true, time.Millisecond, 0, false, false, false, true},
-		{"does not watch", false, time.Second, 5, false, false, false, false},
-		{"poll time 0", true, 0, 5, false, false, false, false},
+		{"completes, stays open", true, time.Second, 5, never, true, true, false},
+		{"another goroutine parks meanwhile: closes", true, time.Second, 5, 1, true, false, true},
+		{"another goroutine is parked: no mailbox", true, time.Millisecond, 5, 0, false, false, false},
+		{"gives up and closes", true, time.Millisecond, 0, never, false, false, true},
+		{"does not watch", false, time.Second, 5, never, false, false, false},
+		{"poll time 0", true, 0, 5, never, false, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -199,7 +201,8 @@ func TestRankAwait(t *testing.T) {
 			p.SetPollTime(tt.pollTime)
 			r := new(engine.Request)
 			m := &fakeMailbox{after: tt.after, req: r}
-			rk := p.ForRank(m, func() bool { return tt.parked })
+			calls := 0
+			rk := p.ForRank(m, func() bool { calls++; return calls > tt.parked })
 			if got := rk.Await(r); got != tt.done {
 				t.Fatalf("Await = %v, want %v", got, tt.done)
 			}

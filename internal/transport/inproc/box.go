@@ -3,9 +3,6 @@ package inproc
 import (
 	"sync"
 	"sync/atomic"
-	"unsafe"
-
-	"github.com/mpigo/mpi/internal/hint"
 
 	"github.com/mpigo/mpi/internal/wire"
 )
@@ -102,7 +99,6 @@ func (b *box) put(ctx uint32, src, tag int32, sig, id uint64, payload []byte) bo
 	copy(c.data[:], payload)
 	c.seq.Store(pos + 1)
 	b.tail = pos + 1
-	hint.PrefetchWrite(unsafe.Pointer(&b.cells[(pos+2)%boxCells]))
 	b.pmu.Unlock()
 	return true
 }
