@@ -217,7 +217,7 @@ func (c *Comm) reduceInProcess(cc *collCall, src, buf, scratch []byte, esz int, 
 		// Shares only while the ranks watch, so that each has a processor
 		// and they combine at once (taking turns, it measured slower
 		// than messages).
-		m.shares = ok && len(buf) > meetShare && m.n > 1 && esz > 0 && shareUnit%esz == 0 && c.p.meet.Spins()
+		m.shares = ok && len(buf) > meetShare && m.n > 1 && esz > 0 && shareUnit%esz == 0 && c.p.job.prog.Spins()
 		m.long = ok && !m.shares && len(buf) > meetAll
 		m.shareDone.Store(0) // nobody counts the last call's any more
 		one := ok && !m.shares && !m.long
@@ -426,7 +426,7 @@ func (m *meet) release(me int, agreed bool, err error) {
 // hang reports see as any receive's.
 func (c *Comm) meetWait(s *meetSlot) (agreed bool, err error) {
 	p := c.p
-	p.meet.WatchFor(func() bool { return s.state.Load() >= meetReleased || s.wait.Done() })
+	p.job.prog.WatchFor(func() bool { return s.state.Load() >= meetReleased || s.wait.Done() })
 	var st *engine.Status
 	if s.state.CompareAndSwap(meetWatching, meetParked) {
 		// The last rank withdraws the wait, or a failure ends it.

@@ -40,11 +40,7 @@ type rankPlan struct {
 // through the rings instead, docs/performance.md "Large messages over
 // shm"), and the world communicator. The job connects the transports once every rank exists.
 func newProc(j *job, pl rankPlan) (*proc, error) {
-	meet := j.meet // a job of goroutine ranks may watch in meetings
-	if meet == nil {
-		meet = j.prog
-	}
-	p := &proc{job: j, rank: pl.rank, prog: j.prog, meet: meet, node: pl.node, multiNode: pl.multiNode}
+	p := &proc{job: j, rank: pl.rank, prog: j.prog, node: pl.node, multiNode: pl.multiNode}
 	route, err := pl.routes(p)
 	if err != nil {
 		return nil, err

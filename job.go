@@ -38,10 +38,6 @@ type job struct {
 	// transports that deliver only when polled, and for how long a wait
 	// polls them before it parks.
 	prog *progress.Progress
-	// meet is the progress of the waits of collectives that meet in
-	// memory (coll_inprocess.go): it watches for the last rank before it
-	// parks when every rank has a processor (Config.Spin); prog otherwise.
-	meet *progress.Progress
 
 	hang atomic.Pointer[hangError] // set when hang diagnosis failed the job
 
@@ -68,10 +64,11 @@ type proc struct {
 	rank    int // world rank
 	eng     *engine.Engine
 	tr      *transport.Router
-	// prog is the job's progress (job.prog), as the engine's waits take it.
+	// prog is the job's progress (job.prog), as the engine's waits take
+	// it, or the rank's own policy over it (progress.Rank) when the rank
+	// has a mailbox. Waits of collectives that meet in memory watch
+	// through job.prog (Progress.WatchFor).
 	prog engine.Progress
-	// meet is the job's progress for meeting waits (job.meet).
-	meet *progress.Progress
 	// mail is the rank's mailbox, where its senders leave small messages
 	// while it watches (transport.Mailbox: between goroutine ranks), or
 	// nil. With one, prog is the job's progress for this rank

@@ -22,7 +22,6 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
-	j.meet = j.prog
 	if j.inproc && spinRanks(n) && cfg.Spin >= 0 {
 		// Every wait watches (Config.Spin), collecting the rank's
 		// mailbox (progress.Rank).
