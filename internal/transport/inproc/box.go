@@ -1,6 +1,7 @@
 package inproc
 
 import (
+	"encoding/binary"
 	"sync"
 	"sync/atomic"
 
@@ -20,10 +21,10 @@ import (
 //
 // So a rank that watches (Inbox.Open: it polls in its waits, as a rank
 // with a processor of its own does) lets its senders leave small messages
-// in a box per sender instead: a ring of cells in the receiver's memory
-// that only that sender writes. The sender copies the message into a cell
-// and publishes the cell's sequence number; it touches nothing of the
-// receiver's engine. The receiver collects the cells when it polls
+// in a box per sender instead: a ring of slots in the receiver's memory
+// that only that sender writes. The sender copies the message into slots
+// and publishes the first one's sequence number; it touches nothing of the
+// receiver's engine. The receiver collects the messages when it polls
 // (Inbox.Collect) and delivers them to its own engine, so matching stays
 // on the goroutine that owns the engine's data, and a message that comes
 // while its receive is posted is matched as it is collected, without the
@@ -35,9 +36,9 @@ import (
 //   - A box is used only while its receiver's inbox is open. A rank closes
 //     it (Inbox.Close) before any goroutine of it parks, and Close delivers
 //     what the boxes hold. A sender reads the open flag again after it
-//     published a cell; if the inbox closed meanwhile it delivers its own
+//     published a message; if the inbox closed meanwhile it delivers its own
 //     box itself (drainAll). Sequentially consistent atomics make at least
-//     one of the two see the cell, so no message stays in a box while its
+//     one of the two see the message, so no message stays in a box while its
 //     receiver sleeps.
 //   - Order: a sender delivers the general way (to the handler, or the
 //     short road when the box is closed or full) only once its box is
@@ -46,87 +47,209 @@ import (
 //     were sent.
 //   - Each box has one producer lock (goroutines of the sending rank) and
 //     one consumer lock (the receiving rank's goroutines, and the sender
-//     draining on its receiver's behalf). A cell is delivered while the
+//     draining on its receiver's behalf). A message is delivered while the
 //     consumer lock is held, so deliveries from one box never interleave.
 
-// cellData is the largest payload a cell holds: a cell is 128 bytes, two
-// cache lines, of which the header and the first 24 payload bytes share
-// the first, so an 8-byte message crosses between cores as one line.
+// A box is a ring of 16-byte slots. A message takes one slot or more,
+// and the slots of consecutive messages follow each other, so a stream of
+// small messages packs four to a cache line and the line crosses between
+// the cores once per four messages, not once per message: that crossing
+// is what a small send waits for (docs/performance.md, "Mailboxes between
+// goroutine ranks"). A message's envelope is written only when it differs
+// from the one before in the same box (both ends remember the last), and
+// a send id only when it is not the last one plus 1, so an 8-byte message
+// in a stream to one peer is one slot.
+//
+// The first slot of a message:
+//
+//	w      start: seq(pos), which no continuation slot's 0 can be
+//	b[0:2) its payload length, | flags << 11
+//	b[2:)  the first startData payload bytes
+//
+// then, in this order, each only when its flag says so:
+//
+//	envelope A: w 0, b[0:4) context, b[4:8) source, b[8:12) tag  (fEnv)
+//	envelope B: w 0, b[0:8) type signature                       (fEnv)
+//	send id:    w 0, b[0:8) id                                   (fID)
+//
+// and the payload past startData, 12 bytes a slot (w 0). The sender
+// writes them all, then the first slot's w last. The receiver reads w only
+// where a message starts.
 const (
-	cellData = 88
-	boxCells = 64
+	slotBytes = 16
+	boxSlots  = 1024 // 16 KiB a box
+	startData = 10
+	contData  = 12
+	// boxMax is the largest payload that goes in a box (94 bytes, 8
+	// slots); larger messages go the general way.
+	boxMax = startData + 7*contData
+	// maxSlots is the most slots a message takes.
+	maxSlots = 1 + 3 + 7
 )
 
-// cell is one message in a box. seq is pos+1 once the sender has written
-// the cell for position pos, and is stored last.
-type cell struct {
-	seq      atomic.Uint64
+// Flags of a message's first slot (b[0:2) >> 11).
+const (
+	fEnv    = 1 << iota // its envelope follows (else: the last one's)
+	fID                 // its send id follows
+	fIDNext             // its send id is the last one's + 1
+	lenMask = 1<<11 - 1
+)
+
+// slot is 16 bytes of a box.
+type slot struct {
+	w uint32 // seq(pos) in the first slot of a message; 0 in the others
+	b [12]byte
+}
+
+// seq is what the first slot of the message at position pos holds in w:
+// never 0, and different from what it held boxSlots positions before.
+func seq(pos uint64) uint32 { return uint32(pos)&(1<<31-1) | 1<<31 }
+
+// envelope is what both ends of a box remember of the last message.
+type envelope struct {
 	ctx      uint32
-	n        uint32
 	src, tag int32
-	sig, id  uint64
-	data     [cellData]byte
+	sig, id  uint64 // id: the last send id that was not 0
 }
 
 // box carries the small messages of one sender to one receiver.
 type box struct {
-	// The producer's line: goroutines of the sending rank.
+	// The producer's lines: goroutines of the sending rank.
 	pmu   sync.Mutex
-	tail  uint64 // cells written
+	tail  uint64 // slots written
 	limit uint64 // tail may grow up to limit without reading head
-	_     [64 - 24]byte
-	// The consumer's line: the receiving rank, or its sender draining.
+	sent  envelope
+	_     [128 - 24 - 32]byte
+	// The consumer's lines: the receiving rank, or its sender draining.
 	cmu   sync.Mutex
-	head  atomic.Uint64 // cells delivered, published after each drain
-	_     [64 - 16]byte
-	cells [boxCells]cell
+	head  atomic.Uint64 // slots delivered, published after each drain
+	got   envelope
+	buf   [boxMax]byte // a payload in pieces, put together
+	_     [64 - (16+32+boxMax)%64]byte
+	slots [boxSlots]slot
 }
 
 // put copies one message into b and reports true, or reports false if b
-// is full.
+// has no room for it.
 func (b *box) put(ctx uint32, src, tag int32, sig, id uint64, payload []byte) bool {
+	n := len(payload)
 	b.pmu.Lock()
+	flags, k := 0, 1
+	e := &b.sent
+	if ctx != e.ctx || src != e.src || tag != e.tag || sig != e.sig {
+		flags |= fEnv
+		k += 2
+	}
+	switch {
+	case id == 0:
+	case id == e.id+1:
+		flags |= fIDNext
+	default:
+		flags |= fID
+		k++
+	}
+	if n > startData {
+		k += (n - startData + contData - 1) / contData
+	}
 	pos := b.tail
-	if pos >= b.limit {
-		b.limit = b.head.Load() + boxCells
-		if pos >= b.limit {
+	if pos+uint64(k) > b.limit {
+		b.limit = b.head.Load() + boxSlots
+		if pos+uint64(k) > b.limit {
 			b.pmu.Unlock()
 			return false
 		}
 	}
-	c := &b.cells[pos%boxCells]
-	c.ctx, c.n, c.src, c.tag, c.sig, c.id = ctx, uint32(len(payload)), src, tag, sig, id
-	copy(c.data[:], payload)
-	c.seq.Store(pos + 1)
-	b.tail = pos + 1
+	first := &b.slots[pos%boxSlots]
+	binary.LittleEndian.PutUint16(first.b[:2], uint16(n|flags<<11))
+	rest := payload[copy(first.b[2:], payload):]
+	at := pos + 1
+	next := func() *slot {
+		s := &b.slots[at%boxSlots]
+		at++
+		s.w = 0
+		return s
+	}
+	if flags&fEnv != 0 {
+		a := next()
+		binary.LittleEndian.PutUint32(a.b[0:], ctx)
+		binary.LittleEndian.PutUint32(a.b[4:], uint32(src))
+		binary.LittleEndian.PutUint32(a.b[8:], uint32(tag))
+		binary.LittleEndian.PutUint64(next().b[0:], sig)
+		e.ctx, e.src, e.tag, e.sig = ctx, src, tag, sig
+	}
+	if flags&fID != 0 {
+		binary.LittleEndian.PutUint64(next().b[0:], id)
+	}
+	if id != 0 {
+		e.id = id
+	}
+	for len(rest) > 0 {
+		rest = rest[copy(next().b[:], rest):]
+	}
+	atomic.StoreUint32(&first.w, seq(pos))
+	b.tail = at
 	b.pmu.Unlock()
 	return true
 }
 
-// ready reports whether a cell waits in b. Any goroutine may ask.
+// ready reports whether a message waits in b. Any goroutine may ask.
 func (b *box) ready() bool {
 	h := b.head.Load()
-	return b.cells[h%boxCells].seq.Load() == h+1
+	return atomic.LoadUint32(&b.slots[h%boxSlots].w) == seq(h)
 }
 
-// drain delivers the cells of b, in order, to deliver as from's messages,
-// and reports whether there were any. The caller holds b.cmu.
+// drain delivers the messages in b, in order, to deliver as from's, and
+// reports whether there were any. The caller holds b.cmu.
 func (b *box) drain(from int, deliver EagerFunc) bool {
 	h0 := b.head.Load()
 	pos := h0
+	e := &b.got
 	for {
-		c := &b.cells[pos%boxCells]
-		if c.seq.Load() != pos+1 {
+		first := &b.slots[pos%boxSlots]
+		if atomic.LoadUint32(&first.w) != seq(pos) {
 			break
 		}
-		h := wire.Header{Kind: wire.Eager, Context: c.ctx, Src: c.src, Tag: c.tag, Size: int64(c.n), Sig: c.sig, SendID: c.id}
-		deliver(h, from, c.data[:c.n])
-		pos++
-		// Give the cells back now and then, not only at the end: a
-		// sender that streams keeps writing while we deliver.
-		if pos-h0 == boxCells/2 {
-			b.head.Store(pos)
+		fn := int(binary.LittleEndian.Uint16(first.b[:2]))
+		n, flags := fn&lenMask, fn>>11
+		at := pos + 1
+		if flags&fEnv != 0 {
+			a, c := &b.slots[at%boxSlots], &b.slots[(at+1)%boxSlots]
+			e.ctx = binary.LittleEndian.Uint32(a.b[0:])
+			e.src = int32(binary.LittleEndian.Uint32(a.b[4:]))
+			e.tag = int32(binary.LittleEndian.Uint32(a.b[8:]))
+			e.sig = binary.LittleEndian.Uint64(c.b[0:])
+			at += 2
 		}
+		var id uint64
+		switch {
+		case flags&fID != 0:
+			id = binary.LittleEndian.Uint64(b.slots[at%boxSlots].b[0:])
+			at++
+		case flags&fIDNext != 0:
+			id = e.id + 1
+		}
+		if id != 0 {
+			e.id = id
+		}
+		var payload []byte
+		if n <= startData {
+			payload = first.b[2 : 2+n]
+		} else {
+			got := copy(b.buf[:], first.b[2:])
+			for got < n {
+				got += copy(b.buf[got:n], b.slots[at%boxSlots].b[:])
+				at++
+			}
+			payload = b.buf[:n]
+		}
+		h := wire.Header{Kind: wire.Eager, Context: e.ctx, Src: e.src, Tag: e.tag, Size: int64(n), Sig: e.sig, SendID: id}
+		deliver(h, from, payload)
+		// Give the slots back now and then, not only at the end: a
+		// sender that streams keeps writing while we deliver.
+		if at-h0 >= boxSlots/2 && pos-h0 < boxSlots/2 {
+			b.head.Store(at)
+		}
+		pos = at
 	}
 	if pos == h0 {
 		return false
@@ -135,7 +258,7 @@ func (b *box) drain(from int, deliver EagerFunc) bool {
 	return true
 }
 
-// drainAll delivers every cell of b, waiting for another consumer to
+// drainAll delivers every message in b, waiting for another consumer to
 // finish first: when it returns, every message put in b before the call
 // has been delivered.
 func (b *box) drainAll(from int, deliver EagerFunc) {

@@ -92,7 +92,7 @@ func (t *Transport) SendEager(to int, ctx uint32, src, tag int32, sig, sendID ui
 		return fmt.Errorf("inproc: rank %d has exited", to)
 	}
 	if ib := ep.inbox; ib != nil {
-		if len(payload) <= cellData && ib.open.Load() {
+		if len(payload) <= boxMax && ib.open.Load() {
 			if ib.boxFrom(t.rank).put(ctx, src, tag, sig, sendID, payload) {
 				if !ib.open.Load() { // closed meanwhile: it may not collect
 					ib.flushFrom(t.rank)
