@@ -83,8 +83,6 @@ const (
 	// boxMax is the largest payload that goes in a box (94 bytes, 8
 	// slots); larger messages go the general way.
 	boxMax = startData + 7*contData
-	// maxSlots is the most slots a message takes.
-	maxSlots = 1 + 3 + 7
 )
 
 // Flags of a message's first slot (b[0:2) >> 11).
