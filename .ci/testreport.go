@@ -71,7 +71,22 @@ func main() {
 			bad = true
 			if e.Test != "" {
 				failed = append(failed, key)
-			} else if b := out[key]; b != nil {
+				break
+			}
+			// A package that failed without its tests ending (a panic,
+			// or the -timeout's "panic: test timed out" with every
+			// goroutine's stack) leaves that output with the tests that
+			// were still running: print theirs too, or a hang in CI
+			// shows nothing but the package's FAIL line.
+			var running []string
+			for k := range out {
+				if strings.HasPrefix(k, e.Package+" ") && k != key && !contains(failed, k) {
+					running = append(running, k)
+				}
+			}
+			sort.Strings(running)
+			failed = append(failed, running...)
+			if out[key] != nil {
 				failed = append(failed, key)
 			}
 		}
@@ -93,4 +108,13 @@ func main() {
 		fmt.Println("\nFAIL")
 		os.Exit(1)
 	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
