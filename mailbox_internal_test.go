@@ -1,7 +1,9 @@
 package mpi
 
 import (
+	"fmt"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -29,69 +31,194 @@ func mailboxJob(t *testing.T, spin time.Duration, f func(c *Comm) error) {
 	}
 }
 
+// mailboxSync is what ranks 0 and 1 of mailboxRound tell each other out
+// of band: the last round whose tag 1 rank 1 waits for, and the last
+// whose tag 2 rank 0 has sent.
+type mailboxSync struct{ waiting, sent atomic.Int64 }
+
+// mailboxRound is one round of the mailbox tests between ranks 0 and 1:
+// rank 1 starts a receive for tag 2 (start), receives tag 1 in a wait that
+// watches and leaves its mailbox open, and answers. Rank 0 then sends tag
+// 2, which waits in rank 1's mailbox, and says so through s, out of
+// band: rank 1 then calls look (no wait between: nobody else collects),
+// and both end the round with tag 5. opened counts the rounds where rank
+// 1's mailbox was open when the message of tag 2 had come.
+func mailboxRound(c *Comm, round int, s *mailboxSync, opened *int, start func() error, look func() error) error {
+	if c.Rank() == 0 {
+		// Send tag 1 once rank 1 waits for it: a message that is there
+		// before the receive completes it without a wait, and the
+		// mailbox stays as it was.
+		for s.waiting.Load() != int64(round+1) {
+			runtime.Gosched()
+		}
+		time.Sleep(20 * time.Microsecond)
+		if err := Send(c, round, 1, 1); err != nil {
+			return err
+		}
+		if _, _, err := Recv[int](c, 1, 3); err != nil {
+			return err
+		}
+		if err := Send(c, round, 1, 2); err != nil {
+			return err
+		}
+		s.sent.Store(int64(round + 1))
+		_, _, err := Recv[int](c, 1, 5)
+		return err
+	}
+	if err := start(); err != nil {
+		return err
+	}
+	s.waiting.Store(int64(round + 1))
+	if _, _, err := Recv[int](c, 0, 1); err != nil {
+		return err
+	}
+	if err := Send(c, round, 0, 3); err != nil {
+		return err
+	}
+	for s.sent.Load() != int64(round+1) {
+		runtime.Gosched()
+	}
+	if c.p.mail.IsOpen() {
+		*opened++
+	}
+	if err := look(); err != nil {
+		return err
+	}
+	return Send(c, round, 0, 5)
+}
+
+// mailboxPolls are the ways a program looks for a message without
+// waiting: start starts its look (posts its receive); once looks once,
+// and reports whether the message has come and it has received it.
+var mailboxPolls = []struct {
+	name  string
+	start func(c *Comm) (once func() (bool, error), err error)
+}{
+	{"Iprobe", func(c *Comm) (func() (bool, error), error) {
+		return func() (bool, error) {
+			ok, _, err := c.Iprobe(0, 2)
+			if !ok || err != nil {
+				return false, err
+			}
+			_, _, err = Recv[int](c, 0, 2)
+			return true, err
+		}, nil
+	}},
+	{"Improbe", func(c *Comm) (func() (bool, error), error) {
+		return func() (bool, error) {
+			ok, m, _, err := c.Improbe(0, 2)
+			if !ok || err != nil {
+				return false, err
+			}
+			_, _, err = Mrecv[int](m)
+			return true, err
+		}, nil
+	}},
+	{"Request.Test", func(c *Comm) (func() (bool, error), error) {
+		r, err := IrecvInto(c, make([]int, 1), 0, 2)
+		return func() (bool, error) { ok, _, err := r.Test(); return ok, err }, err
+	}},
+	{"Request.GetStatus", func(c *Comm) (func() (bool, error), error) {
+		r, err := IrecvInto(c, make([]int, 1), 0, 2)
+		return func() (bool, error) {
+			ok, _, err := r.GetStatus()
+			if !ok || err != nil {
+				return false, err
+			}
+			_, err = r.Wait()
+			return true, err
+		}, err
+	}},
+	{"TestAny", func(c *Comm) (func() (bool, error), error) {
+		r, err := IrecvInto(c, make([]int, 1), 0, 2)
+		return func() (bool, error) { _, ok, _, err := TestAny(r); return ok, err }, err
+	}},
+	{"TestSome", func(c *Comm) (func() (bool, error), error) {
+		r, err := IrecvInto(c, make([]int, 1), 0, 2)
+		return func() (bool, error) { idx, _, err := TestSome(r); return len(idx) > 0, err }, err
+	}},
+	{"TestAll", func(c *Comm) (func() (bool, error), error) {
+		r, err := IrecvInto(c, make([]int, 1), 0, 2)
+		return func() (bool, error) { ok, _, err := TestAll(r); return ok, err }, err
+	}},
+	{"Pending.Test", func(c *Comm) (func() (bool, error), error) {
+		p, err := Irecv[int](c, 0, 2)
+		return func() (bool, error) { ok, _, _, err := p.Test(); return ok, err }, err
+	}},
+	{"Requests.TestAll", func(c *Comm) (func() (bool, error), error) {
+		rs := new(Requests)
+		err := PostIrecvInto(rs, c, make([]int, 1), 0, 2)
+		return func() (bool, error) { return rs.TestAll() }, err
+	}},
+}
+
 // A receive that watched leaves the rank's mailbox open, so the next
-// small message waits there; a loop of Iprobe (or of Test) must still see
-// it, with no wait to collect it.
-func TestMailboxPolledByProbeAndTest(t *testing.T) {
-	opened := 0
-	// Waits watch for up to a second, so that they watch (and leave the
-	// mailbox open) on a busy machine too.
-	mailboxJob(t, time.Second, func(c *Comm) error {
-		for round := range 50 {
-			if c.Rank() == 0 {
-				if err := Send(c, round, 1, 1); err != nil {
-					return err
-				}
-				if err := Send(c, round, 1, 2); err != nil {
-					return err
-				}
-				if _, _, err := Recv[int](c, 1, 3); err != nil {
-					return err
-				}
-				continue
-			}
-			if _, _, err := Recv[int](c, 0, 1); err != nil {
-				return err
-			}
-			if c.p.mail.IsOpen() {
-				opened++
-			}
-			if round%2 == 0 {
-				for {
-					ok, _, err := c.Iprobe(0, 2)
-					if err != nil {
+// small message waits there; every way of polling for it (Iprobe, Test,
+// GetStatus, ...) must still see it, with no wait to collect it.
+func TestMailboxPolled(t *testing.T) {
+	for _, poll := range mailboxPolls {
+		t.Run(poll.name, func(t *testing.T) {
+			var s mailboxSync
+			opened := 0
+			// Waits watch for up to a second, so that they watch (and
+			// leave the mailbox open) on a busy machine too.
+			mailboxJob(t, time.Second, func(c *Comm) error {
+				for round := range 20 {
+					var once func() (bool, error)
+					start := func() (err error) { once, err = poll.start(c); return err }
+					look := func() error {
+						for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+							if ok, err := once(); ok || err != nil {
+								return err
+							}
+						}
+						return fmt.Errorf("round %d: %s did not see a message that had come in 5s", round, poll.name)
+					}
+					if err := mailboxRound(c, round, &s, &opened, start, look); err != nil {
 						return err
 					}
-					if ok {
-						break
-					}
 				}
-				if _, _, err := Recv[int](c, 0, 2); err != nil {
+				return nil
+			})
+			if opened == 0 {
+				t.Error("rank 1's mailbox was never open when the message came: the test tests nothing")
+			}
+		})
+	}
+}
+
+// A receive cancelled after its message came finds it, though the
+// message waits in the mailbox: the cancel fails and the receive gets the
+// message, as when the sender delivers it itself.
+func TestMailboxCancelledReceive(t *testing.T) {
+	var s mailboxSync
+	opened := 0
+	mailboxJob(t, time.Second, func(c *Comm) error {
+		for round := range 20 {
+			buf := make([]int, 1)
+			var r *Request
+			start := func() (err error) { r, err = IrecvInto(c, buf, 0, 2); return err }
+			look := func() error {
+				if err := r.Cancel(); err != nil {
 					return err
 				}
-			} else {
-				r, err := IrecvInto(c, make([]int, 1), 0, 2)
+				st, err := r.Wait()
 				if err != nil {
 					return err
 				}
-				for {
-					ok, _, err := r.Test()
-					if err != nil {
-						return err
-					}
-					if ok {
-						break
-					}
+				if st.Cancelled() || buf[0] != round {
+					return fmt.Errorf("round %d: the receive was cancelled (%v) or got %d, though its message had come", round, st.Cancelled(), buf[0])
 				}
+				return nil
 			}
-			if err := Send(c, round, 0, 3); err != nil {
+			if err := mailboxRound(c, round, &s, &opened, start, look); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
 	if opened == 0 {
-		t.Error("no receive left the mailbox open: the test tests nothing")
+		t.Error("rank 1's mailbox was never open when the message came: the test tests nothing")
 	}
 }
 

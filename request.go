@@ -790,6 +790,10 @@ func (r *Request) Cancel() (err error) {
 	}
 	p := r.c.p
 	if er != nil && er.Op == engine.OpRecv {
+		// A message its sender left in the rank's mailbox has arrived:
+		// it is matched first, and the cancel fails, as it does for a
+		// message the sender delivered itself.
+		p.collect()
 		if r.is(fPooled) {
 			// Under r.mu: once r.mu is dropped, a Wait on another
 			// goroutine may finish r and recycle er for another receive.
