@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mpigo/mpi/internal/engine"
 	"github.com/mpigo/mpi/internal/progress"
@@ -47,6 +48,9 @@ type job struct {
 	// so their collectives may meet in memory (coll_inprocess.go).
 	inproc bool
 	meets  meets
+	// swept counts the times the mailbox sweeper closed a rank's mailbox
+	// on messages that nobody collected (sweepMail).
+	swept atomic.Int64
 }
 
 func (j *job) close() {
@@ -143,11 +147,6 @@ func (j *job) abort(rank, code int, cause error) {
 	}
 }
 
-// internal takes the job down after the engine reported a protocol error
-// (a frame it cannot make sense of). A process started by a launcher
-// exits, so that the launcher ends the job; goroutine ranks under Run
-// only fail, and Run returns the error: a library call never exits the
-// caller's process.
 // collect delivers what the rank's senders left in its mailbox while it
 // is open, and reports whether they had left anything. Every look at the
 // rank's messages that does not wait (a test, a probe) collects first: a
@@ -167,6 +166,54 @@ func (p *proc) closeMail() {
 	}
 }
 
+// mailSweep is how often the sweeper of a job whose goroutine ranks have
+// mailboxes looks for messages that nobody collects (Mailbox.Sweep), in
+// nanoseconds: 5 ms, and longer in tests that check that nothing needed
+// the sweeper.
+var mailSweep atomic.Int64
+
+func init() { mailSweep.Store(int64(5 * time.Millisecond)) }
+
+// sweepMail starts the job's mailbox sweeper, which j.close stops. It is a
+// safety net: a rank that stops looking at its messages with its mailbox
+// open (a goroutine blocked outside the library, or a look that forgot
+// to collect) gets them within a sweep or two instead of never.
+func (j *job) sweepMail() {
+	var boxes []transport.Mailbox
+	for _, p := range j.procs {
+		if p.mail != nil {
+			boxes = append(boxes, p.mail)
+		}
+	}
+	if len(boxes) == 0 {
+		return
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Duration(mailSweep.Load()))
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+			}
+			for _, m := range boxes {
+				if m.Sweep() {
+					j.swept.Add(1)
+				}
+			}
+		}
+	}()
+	j.closers = append(j.closers, func() error { close(stop); <-done; return nil })
+}
+
+// internal takes the job down after the engine reported a protocol error
+// (a frame it cannot make sense of). A process started by a launcher
+// exits, so that the launcher ends the job; goroutine ranks under Run
+// only fail, and Run returns the error: a library call never exits the
+// caller's process.
 func (p *proc) internal(err error) {
 	err = fmt.Errorf("%w: rank %d: %w", ErrIntern, p.rank, err)
 	if p.job.local {

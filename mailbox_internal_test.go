@@ -152,10 +152,19 @@ var mailboxPolls = []struct {
 	}},
 }
 
+// withoutSweeper makes the jobs the test starts sweep their mailboxes
+// only every hour: the test checks that a look at the messages collects
+// them itself.
+func withoutSweeper(t *testing.T) {
+	old := mailSweep.Swap(int64(time.Hour))
+	t.Cleanup(func() { mailSweep.Store(old) })
+}
+
 // A receive that watched leaves the rank's mailbox open, so the next
 // small message waits there; every way of polling for it (Iprobe, Test,
 // GetStatus, ...) must still see it, with no wait to collect it.
 func TestMailboxPolled(t *testing.T) {
+	withoutSweeper(t)
 	for _, poll := range mailboxPolls {
 		t.Run(poll.name, func(t *testing.T) {
 			var s mailboxSync
@@ -191,6 +200,7 @@ func TestMailboxPolled(t *testing.T) {
 // message waits in the mailbox: the cancel fails and the receive gets the
 // message, as when the sender delivers it itself.
 func TestMailboxCancelledReceive(t *testing.T) {
+	withoutSweeper(t)
 	var s mailboxSync
 	opened := 0
 	mailboxJob(t, time.Second, func(c *Comm) error {
@@ -262,4 +272,69 @@ func TestMailboxParkedGoroutine(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A rank that blocks outside the library with its mailbox open (here on a
+// channel, after a wait that watched) still gets its messages: the job's
+// sweeper closes the mailbox, and the receive it posted before completes
+// while it is blocked, as it does with the mailbox closed.
+func TestMailboxSwept(t *testing.T) {
+	var s mailboxSync
+	opened := 0
+	var swept *atomic.Int64
+	posted := make(chan *Request, 1)
+	release := make(chan error)
+	mailboxJob(t, time.Second, func(c *Comm) error {
+		if c.Rank() == 0 {
+			swept = &c.p.job.swept
+		}
+		for round := range 5 {
+			if c.Rank() == 1 {
+				var r *Request
+				start := func() (err error) {
+					r, err = IrecvInto(c, make([]int, 1), 0, 2)
+					posted <- r
+					return err
+				}
+				look := func() error {
+					if err := <-release; err != nil { // blocked outside the library
+						return err
+					}
+					_, err := r.Wait()
+					return err
+				}
+				if err := mailboxRound(c, round, &s, &opened, start, look); err != nil {
+					return err
+				}
+				continue
+			}
+			r := <-posted
+			go func() {
+				// Once rank 0 has sent tag 2, see rank 1's receive complete
+				// while rank 1 is blocked, then let rank 1 go.
+				for s.sent.Load() != int64(round+1) {
+					runtime.Gosched()
+				}
+				deadline := time.Now().Add(5 * time.Second)
+				for !r.er.Done() && time.Now().Before(deadline) {
+					time.Sleep(100 * time.Microsecond)
+				}
+				var err error
+				if !r.er.Done() {
+					err = fmt.Errorf("round %d: rank 1's receive did not complete in 5s while rank 1 was blocked", round)
+				}
+				release <- err
+			}()
+			if err := mailboxRound(c, round, &s, &opened, nil, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if opened == 0 {
+		t.Error("rank 1's mailbox was never open when the message came: the test tests nothing")
+	}
+	if swept == nil || swept.Load() == 0 {
+		t.Error("the sweeper never closed a mailbox")
+	}
 }

@@ -49,6 +49,9 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 	if err := nt.start(j); err != nil {
 		return nil, err
 	}
+	if j.prog.Spins() {
+		j.sweepMail() // the ranks' waits open their mailboxes
+	}
 	return j, nil
 }
 

@@ -140,6 +140,10 @@ type Mailbox interface {
 	// delivers what they left: nothing sent before Close waits in the
 	// mailbox once it returns.
 	Close()
+	// Sweep closes the mailbox if something has waited in it since the
+	// last Sweep with nobody collecting, and reports whether it did: a
+	// job calls it every few milliseconds as a safety net.
+	Sweep() bool
 }
 
 // Router sends each frame over the transport chosen for its destination.

@@ -271,6 +271,9 @@ type Inbox struct {
 	_       [64 - 4]byte
 	boxes   []atomic.Pointer[box] // by sender rank; made by the sender
 	deliver EagerFunc
+	// stale is Sweep's record, by sender rank: 1 + the head of a box that
+	// held a message at the last Sweep, or 0. Only the sweeper touches it.
+	stale []uint64
 }
 
 // Open lets senders leave small messages in the inbox's boxes. The rank
@@ -315,6 +318,41 @@ func (ib *Inbox) Collect() bool {
 		b.cmu.Unlock()
 	}
 	return got
+}
+
+// Sweep closes the inbox if a message has waited in one of its boxes
+// since the last Sweep with nobody collecting it, and reports whether it
+// did. It is the rank's safety net: one goroutine calls it every few
+// milliseconds, so that a rank that stops looking at its messages without
+// closing its inbox first (a goroutine blocked outside the library, a
+// path that forgot to collect) delays its messages by that much instead
+// of never getting them.
+func (ib *Inbox) Sweep() bool {
+	if ib.stale == nil {
+		ib.stale = make([]uint64, len(ib.boxes))
+	}
+	if !ib.open.Load() {
+		clear(ib.stale)
+		return false
+	}
+	stale := false
+	for i := range ib.boxes {
+		b := ib.boxes[i].Load()
+		if b == nil || !b.ready() {
+			ib.stale[i] = 0
+			continue
+		}
+		h := b.head.Load() + 1
+		if ib.stale[i] == h {
+			stale = true
+		}
+		ib.stale[i] = h
+	}
+	if stale {
+		ib.Close()
+		clear(ib.stale)
+	}
+	return stale
 }
 
 // boxFrom returns the box for messages from rank from, making it if need be.

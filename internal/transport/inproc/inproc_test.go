@@ -301,3 +301,49 @@ func TestBoxRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// Sweep closes an inbox only when a message has waited through two sweeps
+// with nobody collecting: a receiver that collects now and then is left
+// alone, one that stopped gets its messages.
+func TestInboxSweep(t *testing.T) {
+	fb := NewFabric(2)
+	var rec recorder
+	mb := fb.AttachEager(1, rec.frame, rec.eager).Mailbox()
+	tr := fb.AttachEager(0, func(wire.Frame) {}, func(wire.Header, int, []byte) {})
+	steps := []struct {
+		send, collect bool // before the sweep
+		swept         bool // what Sweep reports
+		delivered     int  // messages delivered after the sweep
+	}{
+		{swept: false, delivered: 0},                            // empty
+		{send: true, swept: false, delivered: 0},                // first seen
+		{send: true, swept: true, delivered: 2},                 // waited since: swept, closed
+		{send: true, swept: false, delivered: 3},                // closed: delivered at once
+		{send: true, swept: false, delivered: 3},                // opened again below: first seen
+		{send: true, collect: true, swept: false, delivered: 5}, // collected between
+		{send: true, swept: false, delivered: 5},                // a new head: first seen
+		{swept: true, delivered: 6},                             // waited since
+	}
+	for i, s := range steps {
+		if i == 0 || i == 4 {
+			mb.Open()
+		}
+		if s.send {
+			if err := tr.SendEager(1, 5, 0, int32(i), 0, 0, []byte{byte(i)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if s.collect {
+			mb.Collect()
+		}
+		if got := mb.Sweep(); got != s.swept {
+			t.Errorf("step %d: Sweep = %v, want %v", i, got, s.swept)
+		}
+		if n := rec.count(); n != s.delivered {
+			t.Errorf("step %d: %d messages delivered, want %d", i, n, s.delivered)
+		}
+		if s.swept && mb.IsOpen() {
+			t.Errorf("step %d: open after a sweep that closed it", i)
+		}
+	}
+}
