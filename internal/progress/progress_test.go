@@ -160,6 +160,7 @@ type fakeMailbox struct {
 func (m *fakeMailbox) Open()        { m.open.Store(true) }
 func (m *fakeMailbox) IsOpen() bool { return m.open.Load() }
 func (m *fakeMailbox) Close()       { m.open.Store(false); m.closes.Add(1) }
+func (m *fakeMailbox) Sweep() bool  { return false }
 func (m *fakeMailbox) Collect() bool {
 	if !m.open.Load() {
 		panic("Collect of a closed mailbox")
