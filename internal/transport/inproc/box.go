@@ -164,7 +164,14 @@ func (b *box) put(ctx uint32, src, tag int32, sig, id uint64, payload []byte) bo
 	next := func() *slot {
 		s := &b.slots[at%boxSlots]
 		at++
-		s.w = 0
+		// A continuation's w is 0, so that no stale seq can ever pass
+		// for a message's start. It is stored only where it is not 0
+		// already (a start in the last lap), and atomically: a consumer
+		// that read head before a sender emptied the box may look at w
+		// here while we write (Collect's ready; it then finds nothing).
+		if s.w != 0 {
+			atomic.StoreUint32(&s.w, 0)
+		}
 		return s
 	}
 	if flags&fEnv != 0 {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mpigo/mpi/internal/transport"
 	"github.com/mpigo/mpi/internal/wire"
@@ -192,8 +193,11 @@ func TestInboxRace(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var payload [boxMax]byte
 			for i := range each {
-				tr.SendEager(senders, 0, int32(s), int32(i), 0, 0, []byte{1, 2, 3})
+				// Sizes vary, so that a slot that started a message in one
+				// turn of the ring continues one in the next.
+				tr.SendEager(senders, 0, int32(s), int32(i), 0, 0, payload[:i*7%(boxMax+1)])
 				sent[s].Add(1)
 			}
 		}()
@@ -213,6 +217,10 @@ func TestInboxRace(t *testing.T) {
 			switch i % 7 {
 			case 0:
 				mb.Open()
+				if i%49 == 0 {
+					// Let the boxes fill up: their senders empty them.
+					time.Sleep(20 * time.Microsecond)
+				}
 			case 5:
 				mb.Close()
 				for k := 0; k < 4; k++ {
