@@ -89,5 +89,6 @@ func (w *Window[T]) fenceWith(assert int) error {
 	w.fence = assert&ModeNoSucceed == 0
 	w.publish()
 	w.mu.Unlock()
+	w.synced()
 	return nil
 }

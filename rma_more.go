@@ -261,6 +261,7 @@ func (w *Window[T]) Sync() (err error) {
 	}
 	var fence int32
 	rma.Barrier(&fence)
+	w.synced()
 	return nil
 }
 

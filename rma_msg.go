@@ -192,6 +192,7 @@ func (w *Window[T]) stopServer() {
 // serveOne serves one request from origin. Everything read from the request
 // is checked against this rank's window before memory is touched.
 func (w *Window[T]) serveOne(origin int, b []byte) {
+	defer w.applied.Add(1)
 	le := binary.LittleEndian
 	kind, opk := b[0], b[1]
 	tag := int(le.Uint32(b[4:]))

@@ -56,6 +56,14 @@ type Window[T any] struct {
 	seg     []byte   // this rank's segment (nil: Go memory)
 	maps    [][]byte // peers' segments mapped here
 	srvDone chan struct{}
+	// applied counts the requests the server goroutine has carried out
+	// on this rank's window (serveOne). The rank's own goroutine reads it
+	// when a synchronization ends and in Local (synced): the server's
+	// writes to the window then come before the rank's reads for the
+	// race detector too. Over tcp their real order runs through sockets
+	// (the server's answer to the origin, the origin's next message
+	// here), which the race detector does not see.
+	applied atomic.Uint64
 	tag     atomic.Uint32
 	pend    []atomic.Int32   // per target: message operations not yet flushed
 	q       []rmaq           // per target: small requests not sent yet (rma_msg.go)
@@ -296,8 +304,13 @@ func (w *Window[T]) Local() []T {
 	if w.freed.Load() && w.seg != nil {
 		return nil
 	}
+	w.synced()
 	return w.local
 }
+
+// synced orders what the server goroutine wrote into this rank's window
+// before what the caller reads next (see applied).
+func (w *Window[T]) synced() { w.applied.Load() }
 
 // Comm returns the communicator of the window's members (a duplicate of
 // the one it was made on; MPI_Win_get_group gives its group).
