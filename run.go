@@ -101,10 +101,10 @@ func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 				if ap := p.aborted.Load(); ap != nil {
 					errs[p.rank] = *ap
 				}
+				p.closeMail()
+				p.blk.returned.Store(true)
 			}()
 			errs[p.rank] = runRank(p, f)
-			p.closeMail()
-			p.blk.returned.Store(true)
 		}(j.procs[r])
 	}
 	wg.Wait()
