@@ -2,7 +2,9 @@ package mpi_test
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/mpigo/mpi"
 	"github.com/mpigo/mpi/internal/conformance"
@@ -31,13 +33,29 @@ func transports() []transportCase {
 	return cases
 }
 
+// matrixLimit is how long one job of matrix may take: far more than any
+// needs, even under the race detector on a busy machine.
+const matrixLimit = 3 * time.Minute
+
 // matrix runs f on n ranks over every transport configuration, as subtests.
+// A job that has not ended after matrixLimit fails its subtest with every
+// goroutine's stack, instead of hanging the package until go test's
+// -timeout, which names only the test.
 func matrix(t *testing.T, n int, f func(world *mpi.Comm) error) {
 	t.Helper()
 	for _, tc := range transports() {
 		t.Run(tc.name, func(t *testing.T) {
-			if err := mpi.RunConfig(n, tc.cfg, f); err != nil {
-				t.Fatal(err)
+			done := make(chan error, 1)
+			go func() { done <- mpi.RunConfig(n, tc.cfg, f) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(matrixLimit):
+				buf := make([]byte, 1<<22)
+				buf = buf[:runtime.Stack(buf, true)]
+				t.Fatalf("the job has not ended after %v (hung?); every goroutine's stack:\n%s", matrixLimit, buf)
 			}
 		})
 	}
