@@ -189,9 +189,7 @@ func (r *Request) GetStatus() (_ bool, _ Status, err error) {
 	if r.er == nil || r.is(fFinished) {
 		return true, r.status(), r.errv()
 	}
-	// A look at the request, like Test: collect what senders left in the
-	// rank's mailbox first, or a loop of GetStatus never sees its message.
-	if !r.er.Done() && (r.c == nil || !r.c.p.collect() || !r.er.Done()) {
+	if !r.arrived() { // collects, as Test does
 		return false, Status{}, nil
 	}
 	r.complete()

@@ -705,7 +705,7 @@ func (r *Request) test() (bool, Status, error) {
 		return true, r.status(), r.retire(r.errv())
 	}
 	r.rearmRecv() // ft.go
-	if !r.er.Done() && (!r.c.p.collect() || !r.er.Done()) {
+	if !r.arrived() {
 		return false, Status{}, nil
 	}
 	if err := r.anyPending(); err != nil { // ft.go
@@ -715,6 +715,14 @@ func (r *Request) test() (bool, Status, error) {
 	r.release(nil)
 	r.set(fLive, false)
 	return true, r.status(), r.c.handle(r.retire(r.errv()))
+}
+
+// arrived reports whether r's engine request has completed, collecting
+// the rank's mailbox first if it has not: a look at a request that does
+// not wait (Test, GetStatus) must see a message its sender left there.
+// r.mu is held and r.er is not nil.
+func (r *Request) arrived() bool {
+	return r.er.Done() || (r.c != nil && r.c.p.collect() && r.er.Done())
 }
 
 // done reports whether Wait would return at once.
