@@ -469,14 +469,14 @@ func BenchmarkTypedColl(b *testing.B) {
 			f    func(c *mpi.Comm, v, out []float64) error
 		}{
 			{"AllreduceSliceInto8", func(c *mpi.Comm, v, out []float64) error {
-				return mpi.AllreduceSliceInto(c, v, out, mpi.Sum[float64]())
+				return mpi.AllreduceSliceInto(c, v[:1], out[:1], mpi.Sum[float64]())
 			}},
 			{"Allreduce8", func(c *mpi.Comm, v, out []float64) error {
 				r, err := mpi.Allreduce(c, v[0], mpi.Sum[float64]())
 				out[0] = r
 				return err
 			}},
-			{"BcastInto8", func(c *mpi.Comm, v, out []float64) error { return mpi.BcastInto(c, v, 0) }},
+			{"BcastInto8", func(c *mpi.Comm, v, out []float64) error { return mpi.BcastInto(c, v[:1], 0) }},
 			{"Bcast8", func(c *mpi.Comm, v, out []float64) error {
 				r, err := mpi.Bcast(c, v[0], 0)
 				out[0] = r
@@ -486,12 +486,22 @@ func BenchmarkTypedColl(b *testing.B) {
 				_, err := mpi.Gather(c, v[0], 0)
 				return err
 			}},
+			// The forms mpigo bench allgather, alltoall, reduce_scatter
+			// and scan measure, 8 bytes to or from each rank.
+			{"AllgatherInto8", func(c *mpi.Comm, v, out []float64) error { return mpi.AllgatherInto(c, v[:1], out) }},
+			{"AlltoallInto8", func(c *mpi.Comm, v, out []float64) error { return mpi.AlltoallInto(c, v, out) }},
+			{"ReduceScatterBlockInto8", func(c *mpi.Comm, v, out []float64) error {
+				return mpi.ReduceScatterBlockInto(c, v, out[:1], mpi.Sum[float64]())
+			}},
+			{"ScanSliceInto8", func(c *mpi.Comm, v, out []float64) error {
+				return mpi.ScanSliceInto(c, v[:1], out[:1], mpi.Sum[float64]())
+			}},
 		}
 		for _, op := range ops {
 			b.Run(fmt.Sprintf("%s/%s", tr, op.name), func(b *testing.B) {
 				b.ReportAllocs()
 				mpi.RunConfig(2, cfg, func(c *mpi.Comm) error {
-					v, out := make([]float64, 1), make([]float64, 1)
+					v, out := make([]float64, 2), make([]float64, 2) // an element per rank
 					mpi.Barrier(c)
 					if c.Rank() == 0 {
 						b.ResetTimer()

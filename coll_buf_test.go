@@ -673,7 +673,8 @@ func TestCollectiveArgErrors(t *testing.T) {
 // TestCollectivesAllocateNothing: the fixed-size paths allocate nothing per
 // call, for every allreduce algorithm's size range, for the Allreduce
 // of a single value and for the Into forms of the other reductions
-// (counted process-wide over 50 calls on both goroutine ranks).
+// and for AllgatherInto, and AlltoallInto of tiny blocks (counted
+// process-wide over 50 calls on both goroutine ranks).
 func TestCollectivesAllocateNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are meaningless under the race detector")
@@ -682,9 +683,10 @@ func TestCollectivesAllocateNothing(t *testing.T) {
 	// counted to whichever call came next: no collection while counting.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	for _, n := range []int{1, 1024, 65536} {
-		var allocs [8]float64
+		var allocs [10]float64
 		err := mpi.Run(2, func(c *mpi.Comm) error {
 			v, out := make([]float64, n), make([]float64, n)
+			all, all2 := make([]float64, 2*n), make([]float64, 2*n) // a block per rank
 			sum := mpi.Sum[float64]()
 			calls := []func(){
 				func() { mpi.AllreduceSliceInto(c, v, out, sum) },
@@ -708,6 +710,12 @@ func TestCollectivesAllocateNothing(t *testing.T) {
 				},
 				func() { mpi.ScanSliceInto(c, v, out, sum) },
 				func() { mpi.ReduceScatterBlockInto(c, v[:n&^1], out[:n/2], sum) }, // 2 blocks
+				func() { mpi.AllgatherInto(c, v, all) },
+			}
+			if n == 1 {
+				// Tiny blocks go pairwise between 2 ranks; the scattered
+				// exchange of middle sizes allocates its requests.
+				calls = append(calls, func() { mpi.AlltoallInto(c, all, all2) })
 			}
 			var ms runtime.MemStats
 			for i, f := range calls {

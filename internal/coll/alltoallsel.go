@@ -43,6 +43,13 @@ func alltoallBuf(c Comm, alg string, sendbuf, recvbuf []byte, blk, tag int) erro
 	if p == 1 {
 		return nil
 	}
+	if alg == AlgBruck && p <= 3 {
+		// With 2 or 3 ranks, Bruck's rounds are the pairwise exchange's,
+		// message for message (round k sends one block to r+k and takes
+		// one from r-k, on one tag), without its copies and its three
+		// buffers to allocate.
+		alg = AlgPairwise
+	}
 	switch alg {
 	case AlgPairwise:
 		for k := 1; k < p; k++ {
