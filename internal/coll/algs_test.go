@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"time"
 )
 
 // Every algorithm of every selectable collective, run directly for every
@@ -560,6 +561,67 @@ func TestScanVec(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestScanTwoRanks: between two ranks every scan road (ScanVec, Scan,
+// Exscan; inclusive and exclusive) is one message from rank 0 to rank 1,
+// so the roads stay alike message for message, and a rank 0 whose peer
+// never takes part is not held (eager sends). Results are checked by
+// TestScan, TestExscan and TestScanVec.
+func TestScanTwoRanks(t *testing.T) {
+	roads := []struct {
+		name string
+		f    func(c Comm) error
+	}{
+		{"ScanVec inclusive", func(c Comm) error {
+			buf := i64vec(c.Rank(), 3)
+			_, err := ScanVec(c, buf, make([]byte, 2*len(buf)), addI64, true, tagBase)
+			return err
+		}},
+		{"ScanVec exclusive", func(c Comm) error {
+			buf := i64vec(c.Rank(), 3)
+			_, err := ScanVec(c, buf, make([]byte, 2*len(buf)), addI64, false, tagBase)
+			return err
+		}},
+		{"Scan", func(c Comm) error {
+			_, err := Scan(c, []byte{byte(c.Rank())}, concat, false, tagBase)
+			return err
+		}},
+		{"Exscan", func(c Comm) error {
+			_, err := Exscan(c, []byte{byte(c.Rank())}, concat, false, tagBase)
+			return err
+		}},
+	}
+	for _, road := range roads {
+		t.Run(road.name, func(t *testing.T) {
+			net := newFakeNet(2, false)
+			errs := runNet(net, func(r int) Comm { return net.comm(r) }, road.f)
+			if err := errors.Join(errs...); err != nil {
+				t.Fatal(err)
+			}
+			for k, q := range net.queues {
+				if k.src != 0 || k.dst != 1 {
+					t.Errorf("a message or receive from %d to %d (want only 0 to 1)", k.src, k.dst)
+				}
+				if len(q.msgs) > 0 || len(q.recv) > 0 {
+					t.Errorf("%d to %d: %d messages left, %d receives", k.src, k.dst, len(q.msgs), len(q.recv))
+				}
+			}
+			// Rank 0 alone: it sends and returns.
+			net = newFakeNet(2, false)
+			done := make(chan error, 1)
+			go func() { done <- road.f(net.comm(0)) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("rank 0 alone: %v", err)
+				}
+			case <-time.After(runTimeout):
+				net.close()
+				t.Errorf("rank 0 alone: still waiting after %v (%v)", runTimeout, <-done)
+			}
+		})
+	}
 }
 
 // The default allreduce and reduce rules send goroutine ranks of one

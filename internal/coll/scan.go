@@ -1,6 +1,9 @@
 package coll
 
-import "bytes"
+import (
+	"bytes"
+	"fmt"
+)
 
 // Scan returns on rank r the inclusive prefix reduction x0 ⊕ x1 ⊕ ... ⊕ xr,
 // always combined in rank order (commutative is accepted for symmetry with
@@ -12,7 +15,9 @@ import "bytes"
 // partial with rank r XOR 2^k (when that rank exists); a partner below adds
 // its operand on the left of both partial and result, a partner above on the
 // right of partial only. Cost: lg p rounds; each rank sends one partial per
-// round and performs up to two combines per round. Uses tag only.
+// round and performs up to two combines per round. Two ranks need one
+// message only: rank 0 sends its operand to rank 1 and returns. Uses tag
+// only.
 func Scan(c Comm, buf []byte, f Combine, commutative bool, tag int) ([]byte, error) {
 	b, err := scan(c, buf, f, tag, true)
 	return b, wrap("scan", err)
@@ -39,6 +44,29 @@ func scan(c Comm, buf []byte, f Combine, tag int, inclusive bool) ([]byte, error
 	have := inclusive // whether result holds a value yet
 	if inclusive {
 		result.b = buf
+	}
+	if p == 2 {
+		// One message, rank 0's operand to rank 1, as scanPairVec sends.
+		if r == 0 {
+			if err := c.Send(buf, 1, tag); err != nil {
+				return nil, fmt.Errorf("send to 1: %w", err)
+			}
+			if !have {
+				return nil, nil
+			}
+			return result.result(), nil
+		}
+		in, err := c.RecvAlloc(0, tag)
+		if err != nil {
+			return nil, fmt.Errorf("recv from 0: %w", err)
+		}
+		if !have {
+			return in, nil
+		}
+		if err := result.combine(f, in, false); err != nil {
+			return nil, err
+		}
+		return result.result(), nil
 	}
 	for mask := 1; mask < p; mask <<= 1 {
 		peer := r ^ mask

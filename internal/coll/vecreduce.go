@@ -138,6 +138,9 @@ func scanVec(c Comm, buf, scratch []byte, op VecOp, inclusive bool, tag int) (bo
 		return false, fmt.Errorf("%w: scratch of %d bytes for %d, or nil operation", ErrArg, len(scratch), n)
 	}
 	partial, in := scratch[:n], scratch[n:2*n]
+	if p == 2 {
+		return scanPairVec(c, buf, in, op, inclusive, tag)
+	}
 	copy(partial, buf)
 	have := inclusive
 	for mask := 1; mask < p; mask <<= 1 {
@@ -159,4 +162,26 @@ func scanVec(c Comm, buf, scratch []byte, op VecOp, inclusive bool, tag int) (bo
 		}
 	}
 	return have, nil
+}
+
+// scanPairVec is scanVec for two ranks: one message, rank 0's operand to
+// rank 1, and rank 0 is free at once. Recursive doubling would exchange
+// two, and hold rank 0 until rank 1's came; scan (the other road of a
+// scan) does the same, so the two roads stay message for message alike.
+func scanPairVec(c Comm, buf, in []byte, op VecOp, inclusive bool, tag int) (bool, error) {
+	if c.Rank() == 0 {
+		if err := c.Send(buf, 1, tag); err != nil {
+			return false, fmt.Errorf("send to 1: %w", err)
+		}
+		return inclusive, nil
+	}
+	if err := recvExact(c, in, 0, tag); err != nil {
+		return false, err
+	}
+	if inclusive {
+		op(buf, in)
+	} else {
+		copy(buf, in)
+	}
+	return true, nil
 }
