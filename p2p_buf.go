@@ -457,12 +457,39 @@ func (c *Comm) recvMsg(op string, m msg, sig uint64, elem, src, tag int) (Status
 // recvMsgT is recvMsg for a typed receive of t (tname: see
 // recvStatusErr); t is nil for an untyped one.
 func (c *Comm) recvMsgT(op string, m msg, sig uint64, t *typeInfo, tname string, elem, src, tag int) (Status, error) {
+	return c.recvMsgAfter(op, m, sig, t, tname, elem, src, tag, nil)
+}
+
+// recvMsgAfter is recvMsgT that runs send, if not nil, once the receive is
+// posted and before it waits for it: Sendrecv's blocking send. The
+// receive needs no Request of its own (a Sendrecv in a loop allocates
+// nothing). If send fails, the receive is cancelled (or, if a message
+// matched it meanwhile, completed) and send's error returned.
+func (c *Comm) recvMsgAfter(op string, m msg, sig uint64, t *typeInfo, tname string, elem, src, tag int, send func() error) (Status, error) {
 	if src == ProcNull {
+		if send != nil {
+			if err := send(); err != nil {
+				return Status{}, err
+			}
+		}
 		return procNullStatus, nil
 	}
 	s := getSlot()
 	s.er.Layout = m.lay
 	c.startSlotRecv(s, m.b, nil, sig, src, tag)
+	if send != nil {
+		if err := send(); err != nil {
+			// A message already in the mailbox is matched first, as
+			// Request.Cancel does.
+			c.p.collect()
+			if !s.er.Done() {
+				c.p.eng.CancelRecv(&s.er)
+			}
+			c.p.waitRef(&s.er)
+			putSlot(s)
+			return Status{}, err
+		}
+	}
 	est := c.p.waitRef(&s.er)
 	st := Status{Source: est.Source, Tag: est.Tag, bytes: est.Count, size: est.Size, elem: elem, cancelled: est.Cancelled}
 	var err error
@@ -639,16 +666,32 @@ func (c *Comm) Sendrecv(sendbuf []byte, sendcount int, sendtype *Datatype, dest,
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Sendrecv", c, dest, sendtag), &err)
 	}
-	rr, err := c.irecv(nil, recvbuf, recvcount, recvtype, src, recvtag)
+	send := func() error {
+		return c.lowSend("Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, engine.Standard)
+	}
+	if c.ftReposts(src) {
+		// Under fault tolerance an AnySource receive is the general
+		// request, which a failure may post again (ft.go).
+		rr, err := c.irecv(nil, recvbuf, recvcount, recvtype, src, recvtag)
+		if err != nil {
+			return Status{}, err
+		}
+		if err := send(); err != nil {
+			rr.Cancel()
+			rr.wait()
+			return Status{}, err
+		}
+		return rr.wait()
+	}
+	m, err := c.lowRecvBuf("Sendrecv", recvbuf, recvcount, recvtype, src, recvtag)
 	if err != nil {
 		return Status{}, err
 	}
-	if err := c.lowSend("Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, engine.Standard); err != nil {
-		rr.Cancel()
-		rr.wait()
-		return Status{}, err
+	st, err := c.recvMsgAfter("Sendrecv", m, recvtype.sig, nil, "", recvtype.size, src, recvtag, send)
+	if c.p.reprs != nil {
+		c.lowConv(recvbuf, recvtype.t).convert(c, st.Source, st.bytes)
 	}
-	return rr.wait()
+	return st, err
 }
 
 // SendrecvReplace sends the contents of buf and receives into the same

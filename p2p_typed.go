@@ -434,14 +434,21 @@ func RecvInto[E any](c *Comm, buf []E, source, tag int) (_ Status, err error) {
 	}
 	b := datatype.SliceBytes(buf)
 	st, err := c.recvMsgT("RecvInto", msg{b: b}, t.sig, t, "[]", t.size, source, tag)
+	c.finishRecvInto("RecvInto", t, b, source, tag, st, &err)
+	return st, err
+}
+
+// finishRecvInto puts the plain elements of t that a receive into b got
+// (status st, error *err) in this machine's byte order, and makes *err a
+// type error if they include bools that are neither 0 nor 1.
+func (c *Comm) finishRecvInto(op string, t *typeInfo, b []byte, source, tag int, st Status, err *error) {
 	if c.swapFrom(st.Source) {
 		swapTyped(t, b[:min(st.Bytes(), len(b))/t.size*t.size])
 	}
-	if got := b[:min(st.Bytes(), len(b))]; err == nil && !t.info.ValidBools(got) {
+	if got := b[:min(st.Bytes(), len(b))]; *err == nil && !t.info.ValidBools(got) {
 		t.info.FixBools(got)
-		err = c.typeErr("RecvInto", at("source", source, tag), errBadBool(t.info.Type))
+		*err = c.typeErr(op, at("source", source, tag), errBadBool(t.info.Type))
 	}
-	return st, err
 }
 
 type notPlainError struct{ t *typeInfo }
@@ -626,16 +633,34 @@ func SendrecvInto[T, E any](c *Comm, v T, dest, sendtag int, buf []E, source, re
 		defer h.exit(h.enter("SendrecvInto", c, dest, sendtag), &err)
 	}
 
-	r, err := irecvInto(nil, c, buf, source, recvtag)
-	if err != nil {
-		return Status{}, err
+	send := func() error { return sendT(c, "Send", &v, dest, sendtag, engine.Standard) }
+	if c.ftReposts(source) {
+		// Under fault tolerance an AnySource receive is the general
+		// request, which a failure may post again (ft.go).
+		r, err := irecvInto(nil, c, buf, source, recvtag)
+		if err != nil {
+			return Status{}, err
+		}
+		if err := send(); err != nil {
+			r.Cancel()
+			r.wait()
+			return Status{}, err
+		}
+		return r.wait()
 	}
-	if err := sendT(c, "Send", &v, dest, sendtag, engine.Standard); err != nil {
-		r.Cancel()
-		r.wait()
-		return Status{}, err
+	if !c.fine(source, recvtag) {
+		if err := c.checkSource("SendrecvInto", source, recvtag); err != nil {
+			return Status{}, err
+		}
 	}
-	return r.wait()
+	t := typeOf[E]()
+	if t.shape != shapePlain {
+		return Status{}, c.typeErr("SendrecvInto", at("source", source, recvtag), errNotPlain(t))
+	}
+	b := datatype.SliceBytes(buf)
+	st, err := c.recvMsgAfter("SendrecvInto", msg{b: b}, t.sig, t, "[]", t.size, source, recvtag, send)
+	c.finishRecvInto("SendrecvInto", t, b, source, recvtag, st, &err)
+	return st, err
 }
 
 // IrecvInto starts receiving elements of E into buf and returns at once

@@ -830,3 +830,50 @@ func TestLargeMessage(t *testing.T) {
 		return check(world, err == nil && st.Bytes() == n && bytes.Equal(buf, pattern(n, 3)), "8 MiB message: %v", err)
 	})
 }
+
+// TestSendrecvSendFails: when Sendrecv's send fails (here: a destination
+// out of range), the call returns the send's error and its receive, posted
+// first, is withdrawn: the message the peer sends later is not written
+// into Sendrecv's buffer, and a receive posted after it gets it.
+func TestSendrecvSendFails(t *testing.T) {
+	calls := []struct {
+		name string
+		f    func(c *mpi.Comm, in []float64) error
+	}{
+		{"Comm.Sendrecv", func(c *mpi.Comm, in []float64) error {
+			_, err := c.Sendrecv(mpi.AsBytes([]float64{1}), 1, mpi.Float64, 7, 0, mpi.AsBytes(in), 1, mpi.Float64, 1, 5)
+			return err
+		}},
+		{"SendrecvInto", func(c *mpi.Comm, in []float64) error {
+			_, err := mpi.SendrecvInto(c, []float64{1}, 7, 0, in, 1, 5)
+			return err
+		}},
+	}
+	for _, call := range calls {
+		t.Run(call.name, func(t *testing.T) {
+			matrix(t, 2, func(world *mpi.Comm) error {
+				if world.Rank() == 1 {
+					if err := mpi.Barrier(world); err != nil {
+						return err
+					}
+					return mpi.Send(world, []float64{42}, 0, 5)
+				}
+				in := []float64{-1}
+				if err := call.f(world, in); !errors.Is(err, mpi.ErrRank) {
+					return fmt.Errorf("send to rank 7 of 2: %v, want ErrRank", err)
+				}
+				if err := mpi.Barrier(world); err != nil {
+					return err
+				}
+				got := []float64{0}
+				if _, err := mpi.RecvInto(world, got, 1, 5); err != nil {
+					return err
+				}
+				if got[0] != 42 || in[0] != -1 {
+					return fmt.Errorf("the receive after got %v and Sendrecv's buffer holds %v, want 42 and -1", got[0], in[0])
+				}
+				return nil
+			})
+		})
+	}
+}
