@@ -45,8 +45,8 @@ type plainRec struct {
 
 // TestTypedZeroAllocs: the typed path for plain data allocates nothing per
 // message: Send of a slice, RecvInto, Send and Recv of a plain struct,
-// BcastInto, AllreduceSliceInto, and the halo exchanges SendrecvInto and
-// Comm.Sendrecv, with small and large messages.
+// BcastInto, AllreduceSliceInto, and the exchanges Sendrecv of a plain
+// struct, SendrecvInto and Comm.Sendrecv, with small and large messages.
 func TestTypedZeroAllocs(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("allocation counts (not meaningful under the race detector)")
@@ -111,6 +111,16 @@ func TestTypedZeroAllocs(t *testing.T) {
 				_, err := mpi.SendrecvInto(w, xs1, 0, 0, ys1, 0, 0)
 				return err
 			}},
+			{"Sendrecv", func(w *mpi.Comm) error {
+				v, _, err := mpi.Sendrecv[plainRec](w, plainRec{A: 1, N: 2}, 1, 0, 1, 0)
+				if err == nil && v.N != 3 {
+					err = fmt.Errorf("got %+v", v)
+				}
+				return err
+			}, func(w *mpi.Comm) error {
+				_, _, err := mpi.Sendrecv[plainRec](w, plainRec{A: 2, N: 3}, 0, 0, 0, 0)
+				return err
+			}},
 			{"Comm.Sendrecv", func(w *mpi.Comm) error {
 				_, err := w.Sendrecv(mpi.AsBytes(xs), 8*n, mpi.Byte, 1, 0, mpi.AsBytes(ys), 8*n, mpi.Byte, 1, 0)
 				return err
@@ -120,7 +130,7 @@ func TestTypedZeroAllocs(t *testing.T) {
 			}},
 		}
 		for _, tc := range tests {
-			if n > 1 && tc.name == "struct" {
+			if n > 1 && (tc.name == "struct" || tc.name == "Sendrecv") {
 				continue
 			}
 			t.Run(fmt.Sprint(tc.name, "/", n*8), func(t *testing.T) {

@@ -479,14 +479,7 @@ func (c *Comm) recvMsgAfter(op string, m msg, sig uint64, t *typeInfo, tname str
 	c.startSlotRecv(s, m.b, nil, sig, src, tag)
 	if send != nil {
 		if err := send(); err != nil {
-			// A message already in the mailbox is matched first, as
-			// Request.Cancel does.
-			c.p.collect()
-			if !s.er.Done() {
-				c.p.eng.CancelRecv(&s.er)
-			}
-			c.p.waitRef(&s.er)
-			putSlot(s)
+			c.cancelSlotRecv(s)
 			return Status{}, err
 		}
 	}
@@ -502,6 +495,18 @@ func (c *Comm) recvMsgAfter(op string, m msg, sig uint64, t *typeInfo, tname str
 	}
 	putSlot(s)
 	return st, err
+}
+
+// cancelSlotRecv withdraws the receive posted in s, or waits for the
+// message that matched it meanwhile, and gives s back. A message already
+// in the mailbox is matched first, as Request.Cancel does.
+func (c *Comm) cancelSlotRecv(s *slot) {
+	c.p.collect()
+	if !s.er.Done() {
+		c.p.eng.CancelRecv(&s.er)
+	}
+	c.p.waitRef(&s.er)
+	putSlot(s)
 }
 
 // Irecv starts a receive and returns at once (MPI_Irecv). buf must not be

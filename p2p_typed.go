@@ -611,17 +611,44 @@ func Sendrecv[R, T any](c *Comm, v T, dest, sendtag, source, recvtag int) (_ R, 
 		defer h.exit(h.enter("Sendrecv", c, dest, sendtag), &err)
 	}
 
-	var zero R
-	p, err := irecvT[R](c, source, recvtag)
-	if err != nil {
-		return zero, Status{}, err
+	var r R
+	send := func() error { return sendT(c, "Send", &v, dest, sendtag, engine.Standard) }
+	if c.ftReposts(source) {
+		// Under fault tolerance an AnySource receive is the general
+		// request, which a failure may post again (ft.go).
+		p, err := irecvT[R](c, source, recvtag)
+		if err != nil {
+			return r, Status{}, err
+		}
+		if err := send(); err != nil {
+			p.req.Cancel()
+			p.req.wait()
+			return r, Status{}, err
+		}
+		return p.wait()
 	}
-	if err := sendT(c, "Send", &v, dest, sendtag, engine.Standard); err != nil {
-		p.req.Cancel()
-		p.req.wait()
-		return zero, Status{}, err
+	// Recv's road, with the send between posting and waiting.
+	if err := c.checkSource("Sendrecv", source, recvtag); err != nil {
+		return r, Status{}, err
 	}
-	return p.wait()
+	if source == ProcNull {
+		if err := send(); err != nil {
+			return r, Status{}, err
+		}
+		return r, procNullStatus, nil
+	}
+	t := typeOf[R]()
+	s := getSlot()
+	buf, alloc := recvBuf(t, s)
+	c.startSlotRecv(s, buf, alloc, t.sig, source, recvtag)
+	if err := send(); err != nil {
+		c.cancelSlotRecv(s)
+		return r, Status{}, err
+	}
+	c.p.waitReq(&s.er)
+	st, err := finishRecv(c, "Sendrecv", at("source", source, recvtag), t, &s.er, &r)
+	putSlot(s)
+	return r, st, err
 }
 
 // SendrecvInto sends v to dest and receives elements of E from source into

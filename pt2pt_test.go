@@ -848,6 +848,10 @@ func TestSendrecvSendFails(t *testing.T) {
 			_, err := mpi.SendrecvInto(c, []float64{1}, 7, 0, in, 1, 5)
 			return err
 		}},
+		{"Sendrecv", func(c *mpi.Comm, in []float64) error {
+			_, _, err := mpi.Sendrecv[float64](c, 1.0, 7, 0, 1, 5)
+			return err
+		}},
 	}
 	for _, call := range calls {
 		t.Run(call.name, func(t *testing.T) {
