@@ -8,8 +8,8 @@
 # With -transport tcp, mpigo's ranks talk over loopback TCP and Open MPI
 # uses its tcp BTL (BTL=self,tcp); otherwise mpigo uses goroutine ranks and
 # Open MPI shared memory (vader).
-# TEST is latency, bw, bibw, allreduce, bcast, barrier, allgather, alltoall,
-# reduce, reduce_scatter or scan. The Open MPI side
+# TEST is latency, sendrecv, bw, bibw, allreduce, bcast, barrier, allgather,
+# alltoall, reduce, reduce_scatter or scan. The Open MPI side
 # is bench/ref/run.sh (needs openmpi-bin and libopenmpi-dev). For bw and
 # bibw both sides use one receive buffer per window slot. Only ratios from
 # one run mean anything on a shared machine.

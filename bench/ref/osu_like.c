@@ -7,7 +7,7 @@
  *   osu_like TEST [-sizes MIN:MAX | -sizes A,B,C] [-iters N] [-rbuf-per-slot]
  *
  * TEST: latency, bw, bibw, allreduce, bcast, barrier, allgather, alltoall,
- * reduce, reduce_scatter, scan (sizes as in `mpigo bench -h`).
+ * reduce, reduce_scatter, scan, sendrecv (sizes as in `mpigo bench -h`).
  * Output: '#' comment lines, then "SIZE VALUE" per size (us, or MB/s with
  * MB = 10^6 bytes), printed by rank 0.
  */
@@ -19,7 +19,7 @@
 #define WINDOW 64
 #define MAX_SIZES 64
 
-enum test { T_LATENCY, T_BW, T_BIBW, T_ALLREDUCE, T_BCAST, T_BARRIER, T_ALLGATHER, T_ALLTOALL, T_REDUCE, T_REDUCE_SCATTER, T_SCAN, NTESTS };
+enum test { T_LATENCY, T_BW, T_BIBW, T_ALLREDUCE, T_BCAST, T_BARRIER, T_ALLGATHER, T_ALLTOALL, T_REDUCE, T_REDUCE_SCATTER, T_SCAN, T_SENDRECV, NTESTS };
 
 static int rank, nranks;
 static int opt_iters;        /* 0: chosen by size */
@@ -80,6 +80,27 @@ static double latency(long size)
     double el = MPI_Wtime() - start;
     free(buf);
     return el * 1e6 / iters / 2;
+}
+
+/* sendrecv: ranks 0 and 1 exchange size bytes both ways at once. */
+static double sendrecv(long size)
+{
+    int warm, iters, i;
+    char *sbuf = alloc_buf(size), *rbuf = alloc_buf(size);
+    double start = 0;
+    iterations(size, 10000, 1000, &warm, &iters);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (i = 0; i < warm + iters; i++) {
+        if (i == warm)
+            start = MPI_Wtime();
+        if (rank < 2)
+            MPI_Sendrecv(sbuf, (int)size, MPI_CHAR, 1 - rank, 1, rbuf, (int)size, MPI_CHAR, 1 - rank, 1,
+                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    double el = MPI_Wtime() - start;
+    free(sbuf);
+    free(rbuf);
+    return el * 1e6 / iters;
 }
 
 static double bandwidth(long size, int both)
@@ -226,7 +247,7 @@ static int parse_sizes(const char *s, long *out)
 int main(int argc, char **argv)
 {
     static const char *names[] = {"latency", "bw", "bibw", "allreduce", "bcast", "barrier",
-                                  "allgather", "alltoall", "reduce", "reduce_scatter", "scan"};
+                                  "allgather", "alltoall", "reduce", "reduce_scatter", "scan", "sendrecv"};
     enum test t = T_LATENCY;
     const char *spec = NULL;
     long sizes[MAX_SIZES];
@@ -239,14 +260,14 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 
     if (argc < 2)
-        die("usage: osu_like latency|bw|bibw|allreduce|bcast|barrier|allgather|alltoall|reduce|reduce_scatter|scan [-sizes MIN:MAX|A,B,...] [-iters N] [-rbuf-per-slot]");
+        die("usage: osu_like latency|bw|bibw|allreduce|bcast|barrier|allgather|alltoall|reduce|reduce_scatter|scan|sendrecv [-sizes MIN:MAX|A,B,...] [-iters N] [-rbuf-per-slot]");
     for (i = 0; i < NTESTS; i++)
         if (strcmp(argv[1], names[i]) == 0) {
             t = (enum test)i;
             found = 1;
         }
     if (!found)
-        die("unknown test (want latency, bw, bibw, allreduce, bcast, barrier, allgather, alltoall, reduce, reduce_scatter or scan)");
+        die("unknown test (want latency, bw, bibw, allreduce, bcast, barrier, allgather, alltoall, reduce, reduce_scatter, scan or sendrecv)");
     for (i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (a[0] == '-' && a[1] == '-')
@@ -261,13 +282,13 @@ int main(int argc, char **argv)
             die("bad argument");
     }
     if (!spec)
-        spec = t >= T_ALLREDUCE && t != T_BARRIER ? "8:1048576" : t == T_BARRIER ? "0" : "1:4194304";
+        spec = t >= T_ALLREDUCE && t != T_BARRIER && t != T_SENDRECV ? "8:1048576" : t == T_BARRIER ? "0" : "1:4194304";
     if (t == T_BARRIER)
         spec = "0";
     nsizes = parse_sizes(spec, sizes);
     if (nsizes <= 0)
         die("bad -sizes (want MIN:MAX or a comma list)");
-    if (nranks < 2 && (t == T_LATENCY || t == T_BW || t == T_BIBW))
+    if (nranks < 2 && (t == T_LATENCY || t == T_BW || t == T_BIBW || t == T_SENDRECV))
         die("this test needs at least 2 ranks");
 
 #if defined(OMPI_MAJOR_VERSION)
@@ -299,6 +320,9 @@ int main(int argc, char **argv)
         switch (t) {
         case T_LATENCY:
             v = latency(size);
+            break;
+        case T_SENDRECV:
+            v = sendrecv(size);
             break;
         case T_BW:
             v = bandwidth(size, 0);

@@ -2,7 +2,7 @@
 # Build bench/ref/osu_like.c with mpicc and run it under Open MPI's
 # shared-memory BTL: the reference side for `mpigo bench` comparisons.
 #
-#   bench/ref/run.sh [-n N] TEST [osu_like args...]     TEST: latency bw bibw allreduce bcast barrier allgather alltoall reduce reduce_scatter scan
+#   bench/ref/run.sh [-n N] TEST [osu_like args...]     TEST: latency sendrecv bw bibw allreduce bcast barrier allgather alltoall reduce reduce_scatter scan
 #   bench/ref/run.sh [-n N] TEST [osu_rma args...]      TEST: put_latency get_latency acc_latency fop_latency cas_latency put_bw get_bw
 #   bench/ref/run.sh [-n N] netpipe [NPmpi args...]     NetPIPE cross-check (2 ranks)
 #   bench/ref/run.sh windows [ITERS]                    windows.c (bench/windows.sh)

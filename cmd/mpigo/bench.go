@@ -28,6 +28,8 @@ draws them.
 
 Tests:
   latency    half the round trip of a blocking ping-pong between ranks 0 and 1 (us)
+  sendrecv   ranks 0 and 1 exchange SIZE bytes both ways at once with
+             Sendrecv, as a halo exchange does (us per exchange)
   bw         rank 0 sends windows of 64 non-blocking messages to rank 1,
              which acknowledges each window (MB/s, MB = 10^6 bytes)
   bibw       like bw, in both directions at once (MB/s, both directions counted)
@@ -55,7 +57,7 @@ Tests:
   put_bw, get_bw
              one-sided: 64 Puts or Gets of SIZE bytes, then Flush (MB/s)
 
-APIs (-api; latency, bw and bibw):
+APIs (-api; latency, sendrecv, bw and bibw):
   raw        c.Send(buf, SIZE, mpi.Byte, ...): the low-level byte path
   typed      mpi.Send of a []float64 of SIZE/8 elements (rounded up), received
              with mpi.RecvInto: plain data, no copy, no encoding
@@ -267,6 +269,8 @@ func (b *benchConfig) prepare() (benchBody, *benchRun, error) {
 	switch b.test {
 	case "latency":
 		body = b.latency
+	case "sendrecv":
+		body = b.sendrecv
 	case "bw":
 		body, quantity = b.bw, "bandwidth"
 	case "bibw":
@@ -294,7 +298,7 @@ func (b *benchConfig) prepare() (benchBody, *benchRun, error) {
 	if b.n < 1 {
 		return nil, nil, fmt.Errorf("-n %d: want at least 1 rank", b.n)
 	}
-	if _, oneSided := rmaTests[b.test]; b.n < 2 && (b.test == "latency" || b.test == "bw" || b.test == "bibw" || oneSided) {
+	if _, oneSided := rmaTests[b.test]; b.n < 2 && (b.test == "latency" || b.test == "sendrecv" || b.test == "bw" || b.test == "bibw" || oneSided) {
 		return nil, nil, fmt.Errorf("%s needs at least 2 ranks", b.test)
 	}
 	r := &benchRun{
@@ -309,7 +313,7 @@ func (b *benchConfig) prepare() (benchBody, *benchRun, error) {
 }
 
 // benchTests lists every test, in the order of the help.
-var benchTests = []string{"latency", "bw", "bibw", "allreduce", "bcast", "barrier", "allgather", "alltoall", "reduce", "reduce_scatter", "scan", "iallreduce", "ibcast", "iallgather", "ialltoall", "ibarrier", "put_latency", "get_latency", "acc_latency", "fop_latency", "cas_latency", "put_bw", "get_bw"}
+var benchTests = []string{"latency", "sendrecv", "bw", "bibw", "allreduce", "bcast", "barrier", "allgather", "alltoall", "reduce", "reduce_scatter", "scan", "iallreduce", "ibcast", "iallgather", "ialltoall", "ibarrier", "put_latency", "get_latency", "acc_latency", "fop_latency", "cas_latency", "put_bw", "get_bw"}
 
 // benchEvents receives what rank 0 measures, as it goes.
 type benchEvents interface {
@@ -575,6 +579,49 @@ func (b *benchConfig) latency(c *mpi.Comm, size int) (float64, error) {
 	}
 	el := time.Since(start)
 	return float64(el.Nanoseconds()) / 1e3 / float64(iters) / 2, nil
+}
+
+// sendrecv times exchanges between ranks 0 and 1: each sends SIZE bytes
+// to the other and receives the other's in one Sendrecv.
+func (b *benchConfig) sendrecv(c *mpi.Comm, size int) (float64, error) {
+	m := b.messages(size, 2) // slot 0 goes out, slot 1 comes in
+	warm, iters := b.iterations(size, 10000, 1000)
+	if err := mpi.Barrier(c); err != nil {
+		return 0, err
+	}
+	me := c.Rank()
+	var start time.Time
+	for i := 0; i < warm+iters; i++ {
+		if i == warm {
+			start = time.Now()
+		}
+		if me > 1 {
+			continue
+		}
+		if err := m.sendrecv(c, 1-me, 1); err != nil {
+			return 0, err
+		}
+	}
+	el := time.Since(start)
+	return float64(el.Nanoseconds()) / 1e3 / float64(iters), nil
+}
+
+// sendrecv sends slot 0 to peer and receives slot 1 from it at once.
+func (m *messages) sendrecv(c *mpi.Comm, peer, tag int) error {
+	var err error
+	switch m.api {
+	case "raw":
+		_, err = c.Sendrecv(m.bytes[0], len(m.bytes[0]), mpi.Byte, peer, tag, m.bytes[1], len(m.bytes[1]), mpi.Byte, peer, tag)
+	case "typed":
+		_, err = mpi.SendrecvInto(c, m.floats[0], peer, tag, m.floats[1], peer, tag)
+	default:
+		var v []Record
+		v, _, err = mpi.Sendrecv[[]Record](c, m.records, peer, tag, peer, tag)
+		if err == nil && len(v) != len(m.records) {
+			err = fmt.Errorf("received %d records, want %d", len(v), len(m.records))
+		}
+	}
+	return err
 }
 
 const window = 64

@@ -24,7 +24,7 @@ Usage:
   mpigo run -n N PROGRAM [ARGS...]   start an MPI job of N processes on this
                              machine; "mpigo run -h" for flags
   mpigo bench TEST [flags]   run a micro-benchmark; TEST is one of latency,
-                             bw, bibw, allreduce, bcast, barrier, allgather,
+                             sendrecv, bw, bibw, allreduce, bcast, barrier, allgather,
                              alltoall, reduce, reduce_scatter, scan,
                              iallreduce, ibcast, iallgather, ialltoall,
                              ibarrier; "mpigo bench -h" for flags
