@@ -7,11 +7,13 @@
 // latencies of `mpigo bench latency` and bench/compare.sh can be read
 // against it.
 //
-//	go run ./bench/floor [-rounds R] [-hops N]
+//	go build -o floor ./bench/floor && chrt -f 10 ./floor [-rounds R] [-hops N]
 //
 // Run it under the priority the benchmarks use (chrt -f 10), and on an
 // otherwise idle machine: with two processors, the two goroutines need
-// both. It prints the median, the least and the most of R rounds of N
+// both. Build it first: under `chrt -f 10 go run`, the go command waiting
+// for it would run at the same real-time priority and could take one of
+// the two processors from it. It prints the median, the least and the most of R rounds of N
 // round trips each, in nanoseconds one way. docs/performance.md
 // ("Goroutine latency: the floor") has what it showed.
 package main
