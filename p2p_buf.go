@@ -497,6 +497,22 @@ func (c *Comm) recvMsgAfter(op string, m msg, sig uint64, t *typeInfo, tname str
 	return st, err
 }
 
+// sendrecvGeneral is a Sendrecv whose receive is the general request r
+// (posted with error err): under fault tolerance an AnySource receive is
+// one, which a failure may post again (ft.go). It sends, cancels r if the
+// send fails, and waits for r.
+func sendrecvGeneral(r *Request, err error, send func() error) (Status, error) {
+	if err != nil {
+		return Status{}, err
+	}
+	if err := send(); err != nil {
+		r.Cancel()
+		r.wait()
+		return Status{}, err
+	}
+	return r.wait()
+}
+
 // cancelSlotRecv withdraws the receive posted in s, or waits for the
 // message that matched it meanwhile, and gives s back. A message already
 // in the mailbox is matched first, as Request.Cancel does.
@@ -675,18 +691,8 @@ func (c *Comm) Sendrecv(sendbuf []byte, sendcount int, sendtype *Datatype, dest,
 		return c.lowSend("Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, engine.Standard)
 	}
 	if c.ftReposts(src) {
-		// Under fault tolerance an AnySource receive is the general
-		// request, which a failure may post again (ft.go).
 		rr, err := c.irecv(nil, recvbuf, recvcount, recvtype, src, recvtag)
-		if err != nil {
-			return Status{}, err
-		}
-		if err := send(); err != nil {
-			rr.Cancel()
-			rr.wait()
-			return Status{}, err
-		}
-		return rr.wait()
+		return sendrecvGeneral(rr, err, send)
 	}
 	m, err := c.lowRecvBuf("Sendrecv", recvbuf, recvcount, recvtype, src, recvtag)
 	if err != nil {

@@ -662,18 +662,8 @@ func SendrecvInto[T, E any](c *Comm, v T, dest, sendtag int, buf []E, source, re
 
 	send := func() error { return sendT(c, "Send", &v, dest, sendtag, engine.Standard) }
 	if c.ftReposts(source) {
-		// Under fault tolerance an AnySource receive is the general
-		// request, which a failure may post again (ft.go).
 		r, err := irecvInto(nil, c, buf, source, recvtag)
-		if err != nil {
-			return Status{}, err
-		}
-		if err := send(); err != nil {
-			r.Cancel()
-			r.wait()
-			return Status{}, err
-		}
-		return r.wait()
+		return sendrecvGeneral(r, err, send)
 	}
 	if !c.fine(source, recvtag) {
 		if err := c.checkSource("SendrecvInto", source, recvtag); err != nil {
