@@ -190,6 +190,10 @@ type gateways struct {
 // gatewayStart is how long a gateway may take to start listening.
 const gatewayStart = 30 * time.Second
 
+// gatewayErrWait bounds how long a gateway that exited before it listened
+// may take to let go of its standard error, whose last lines say why.
+const gatewayErrWait = 2 * time.Second
+
 // startGateways starts cfg's gateways and waits until each listens.
 // group keeps local ones like local ranks.
 func startGateways(cfg *runConfig, group *rankGroup, jobID uint64, secret []byte, cwd string, say func(string, ...any)) (*gateways, error) {
@@ -280,6 +284,7 @@ func (gws *gateways) start(g *gatewayProc, cfg *runConfig, group *rankGroup, exe
 	listening := make(chan string, 1)
 	var up sync.Once
 	started := make(chan struct{})
+	errsRead := make(chan struct{}) // closed once its standard error has ended
 	go func() {
 		// Its messages are kept for an error at start-up, then shown.
 		sc := bufio.NewScanner(io.LimitReader(errp, 64<<20))
@@ -291,6 +296,7 @@ func (gws *gateways) start(g *gatewayProc, cfg *runConfig, group *rankGroup, exe
 			default:
 			}
 		}
+		close(errsRead)
 		io.Copy(io.Discard, errp)
 	}()
 	go func() {
@@ -334,6 +340,13 @@ func (gws *gateways) start(g *gatewayProc, cfg *runConfig, group *rankGroup, exe
 		up.Do(func() { close(started) })
 		return nil
 	case how := <-waited:
+		// Its last words may still be in the pipe when the exit is seen:
+		// take them first (a process it left behind may hold the pipe
+		// open, hence the limit).
+		select {
+		case <-errsRead:
+		case <-time.After(gatewayErrWait):
+		}
 		return fmt.Errorf("%s on host %s %s before it listened: %s", g.name(), g.spec.host, how, strings.TrimSpace(g.errs.String()))
 	case <-time.After(gatewayStart):
 		return fmt.Errorf("%s on host %s did not start listening within %v: %s", g.name(), g.spec.host, gatewayStart, strings.TrimSpace(g.errs.String()))
