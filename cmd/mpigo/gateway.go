@@ -190,8 +190,8 @@ type gateways struct {
 // gatewayStart is how long a gateway may take to start listening.
 const gatewayStart = 30 * time.Second
 
-// gatewayErrWait bounds how long a gateway that exited before it listened
-// may take to let go of its standard error, whose last lines say why.
+// gatewayErrWait bounds how long a gateway that exited may take to let go
+// of its standard error, whose last lines say why.
 const gatewayErrWait = 2 * time.Second
 
 // startGateways starts cfg's gateways and waits until each listens.
@@ -322,6 +322,14 @@ func (gws *gateways) start(g *gatewayProc, cfg *runConfig, group *rankGroup, exe
 		} else {
 			how = describeExit(st)
 		}
+		// Its last words, which say why, may still be in the pipe when
+		// the exit is seen: take them before anyone reports it (a
+		// process it left behind may hold the pipe open, hence the
+		// limit).
+		select {
+		case <-errsRead:
+		case <-time.After(gatewayErrWait):
+		}
 		waited <- how
 		gws.mu.Lock()
 		done := gws.done
@@ -340,13 +348,6 @@ func (gws *gateways) start(g *gatewayProc, cfg *runConfig, group *rankGroup, exe
 		up.Do(func() { close(started) })
 		return nil
 	case how := <-waited:
-		// Its last words may still be in the pipe when the exit is seen:
-		// take them first (a process it left behind may hold the pipe
-		// open, hence the limit).
-		select {
-		case <-errsRead:
-		case <-time.After(gatewayErrWait):
-		}
 		return fmt.Errorf("%s on host %s %s before it listened: %s", g.name(), g.spec.host, how, strings.TrimSpace(g.errs.String()))
 	case <-time.After(gatewayStart):
 		return fmt.Errorf("%s on host %s did not start listening within %v: %s", g.name(), g.spec.host, gatewayStart, strings.TrimSpace(g.errs.String()))
