@@ -423,18 +423,25 @@ func RecvInto[E any](c *Comm, buf []E, source, tag int) (_ Status, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("RecvInto", c, source, tag), &err)
 	}
+	return recvIntoAfter(c, "RecvInto", buf, source, tag, nil)
+}
+
+// recvIntoAfter is RecvInto for the call named op, running send (if not
+// nil) once the receive is posted and before it waits for it, as
+// Comm.recvMsgAfter does: SendrecvInto's blocking send.
+func recvIntoAfter[E any](c *Comm, op string, buf []E, source, tag int, send func() error) (Status, error) {
 	if !c.fine(source, tag) {
-		if err := c.checkSource("RecvInto", source, tag); err != nil {
+		if err := c.checkSource(op, source, tag); err != nil {
 			return Status{}, err
 		}
 	}
 	t := typeOf[E]()
 	if t.shape != shapePlain {
-		return Status{}, c.typeErr("RecvInto", at("source", source, tag), errNotPlain(t))
+		return Status{}, c.typeErr(op, at("source", source, tag), errNotPlain(t))
 	}
 	b := datatype.SliceBytes(buf)
-	st, err := c.recvMsgT("RecvInto", msg{b: b}, t.sig, t, "[]", t.size, source, tag)
-	c.finishRecvInto("RecvInto", t, b, source, tag, st, &err)
+	st, err := c.recvMsgAfter(op, msg{b: b}, t.sig, t, "[]", t.size, source, tag, send)
+	c.finishRecvInto(op, t, b, source, tag, st, &err)
 	return st, err
 }
 
@@ -665,19 +672,7 @@ func SendrecvInto[T, E any](c *Comm, v T, dest, sendtag int, buf []E, source, re
 		r, err := irecvInto(nil, c, buf, source, recvtag)
 		return sendrecvGeneral(r, err, send)
 	}
-	if !c.fine(source, recvtag) {
-		if err := c.checkSource("SendrecvInto", source, recvtag); err != nil {
-			return Status{}, err
-		}
-	}
-	t := typeOf[E]()
-	if t.shape != shapePlain {
-		return Status{}, c.typeErr("SendrecvInto", at("source", source, recvtag), errNotPlain(t))
-	}
-	b := datatype.SliceBytes(buf)
-	st, err := c.recvMsgAfter("SendrecvInto", msg{b: b}, t.sig, t, "[]", t.size, source, recvtag, send)
-	c.finishRecvInto("SendrecvInto", t, b, source, recvtag, st, &err)
-	return st, err
+	return recvIntoAfter(c, "SendrecvInto", buf, source, recvtag, send)
 }
 
 // IrecvInto starts receiving elements of E into buf and returns at once
