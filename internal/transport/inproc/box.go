@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/mpigo/mpi/internal/wire"
 )
@@ -75,18 +76,32 @@ import (
 // and the payload past startData, 12 bytes a slot (w 0). The sender
 // writes them all, then the first slot's w last. The receiver reads w only
 // where a message starts.
+//
+// A payload longer than boxSmall goes in whole slots instead (fLine): the
+// first slot carries only the length and flags, and the payload fills
+// whole 16-byte slots, w included, after the envelope and id slots, in
+// one copy each way; the receiver hands it over in place unless it wraps
+// around the ring's end. Those slots' w hold payload bytes, which could
+// pass for the seq of a message that later starts there. So a sender
+// clears (to 0) the w of the slot after each message it publishes
+// whenever a line payload may have filled that slot in the ring's last
+// turn (lineEnd): the receiver, which reads w only at the head, then
+// finds 0 there, or the seq of the message that starts there, never
+// payload.
 const (
 	slotBytes = 16
 	boxSlots  = 1024 // 16 KiB a box
 	startData = 10
 	contData  = 12
-	// boxMax is the largest payload that goes in a box (202 bytes, 17
-	// slots); larger messages go the general way. Up to about 200 bytes
-	// the box's copies cost less than two ranks that exchange messages
-	// lose when each delivers into the other's engine while the other
-	// posts there; past that the general road's single copy wins
-	// (docs/performance.md, "Exchanges of 95 bytes to 1 KiB").
-	boxMax = startData + 16*contData
+	// boxSmall is the largest payload carried in 12-byte pieces (202
+	// bytes, 17 slots).
+	boxSmall = startData + 16*contData
+	// boxMax is the largest payload that goes in a box; larger messages
+	// go the general way. Two ranks that exchange messages of a few
+	// hundred bytes the general way each deliver into the other's engine
+	// while the other posts there, and collide (docs/performance.md,
+	// "Exchanges of 95 bytes to 1 KiB").
+	boxMax = 1024
 )
 
 // Flags of a message's first slot (b[0:2) >> 11).
@@ -94,6 +109,7 @@ const (
 	fEnv    = 1 << iota // its envelope follows (else: the last one's)
 	fID                 // its send id follows
 	fIDNext             // its send id is the last one's + 1
+	fLine               // its payload fills whole slots (longer than boxSmall)
 	lenMask = 1<<11 - 1
 )
 
@@ -121,7 +137,11 @@ type box struct {
 	tail  uint64 // slots written
 	limit uint64 // tail may grow up to limit without reading head
 	sent  envelope
-	_     [128 - 24 - 32]byte
+	// lineEnd is the position after the last slot that a line payload
+	// filled: the slot after a message may hold payload bytes in its w
+	// only while it is less than boxSlots behind lineEnd.
+	lineEnd uint64
+	_       [128 - 32 - 32]byte
 	// The consumer's lines: the receiving rank, or its sender draining.
 	cmu   sync.Mutex
 	head  atomic.Uint64 // slots delivered, published after each drain
@@ -150,20 +170,29 @@ func (b *box) put(ctx uint32, src, tag int32, sig, id uint64, payload []byte) bo
 		flags |= fID
 		k++
 	}
-	if n > startData {
+	switch {
+	case n > boxSmall:
+		flags |= fLine
+		k += (n + slotBytes - 1) / slotBytes
+	case n > startData:
 		k += (n - startData + contData - 1) / contData
 	}
+	// Room for the message and the slot after it, which may be cleared
+	// below.
 	pos := b.tail
-	if pos+uint64(k) > b.limit {
+	if pos+uint64(k)+1 > b.limit {
 		b.limit = b.head.Load() + boxSlots
-		if pos+uint64(k) > b.limit {
+		if pos+uint64(k)+1 > b.limit {
 			b.pmu.Unlock()
 			return false
 		}
 	}
 	first := &b.slots[pos%boxSlots]
 	binary.LittleEndian.PutUint16(first.b[:2], uint16(n|flags<<11))
-	rest := payload[copy(first.b[2:], payload):]
+	rest := payload
+	if flags&fLine == 0 {
+		rest = payload[copy(first.b[2:], payload):]
+	}
 	at := pos + 1
 	next := func() *slot {
 		s := &b.slots[at%boxSlots]
@@ -192,19 +221,66 @@ func (b *box) put(ctx uint32, src, tag int32, sig, id uint64, payload []byte) bo
 	if id != 0 {
 		e.id = id
 	}
-	// Whole slots as 12-byte moves, not a copy call each: a 128-byte
-	// payload is ten of them.
-	for len(rest) >= contData {
-		next().b = [contData]byte(rest)
-		rest = rest[contData:]
+	if flags&fLine != 0 {
+		at = b.putLine(at, rest)
+	} else {
+		// Whole slots as 12-byte moves, not a copy call each: a 128-byte
+		// payload is ten of them.
+		for len(rest) >= contData {
+			next().b = [contData]byte(rest)
+			rest = rest[contData:]
+		}
+		if len(rest) > 0 {
+			copy(next().b[:], rest)
+		}
 	}
-	if len(rest) > 0 {
-		copy(next().b[:], rest)
+	// The slot after this message: where the receiver looks next. If a
+	// line payload may have left bytes in its w, clear them first.
+	if at < b.lineEnd+boxSlots {
+		if s := &b.slots[at%boxSlots]; atomic.LoadUint32(&s.w) != 0 {
+			atomic.StoreUint32(&s.w, 0)
+		}
 	}
 	atomic.StoreUint32(&first.w, seq(pos))
 	b.tail = at
 	b.pmu.Unlock()
 	return true
+}
+
+// lineBytes returns the bytes of the slots from position at, up to the
+// ring's end or n slots, whichever comes first.
+func (b *box) lineBytes(at uint64, n int) []byte {
+	i := int(at % boxSlots)
+	n = min(n, boxSlots-i)
+	return unsafe.Slice((*byte)(unsafe.Pointer(&b.slots[i])), n*slotBytes)
+}
+
+// putLine copies a line payload into whole slots from position at and
+// returns the position after them. The producer lock is held.
+func (b *box) putLine(at uint64, p []byte) uint64 {
+	k := (len(p) + slotBytes - 1) / slotBytes
+	end := at + uint64(k)
+	if raceEnabled {
+		// The race detector would report a stale look at a w (ready, with
+		// an old head) against the copy's plain writes; give it atomic
+		// ones. The bytes that land are the same.
+		for ; len(p) > 0; at++ {
+			var s [slotBytes]byte
+			p = p[copy(s[:], p):]
+			sl := &b.slots[at%boxSlots]
+			atomic.StoreUint32(&sl.w, binary.NativeEndian.Uint32(s[:4]))
+			sl.b = [contData]byte(s[4:])
+		}
+	} else {
+		for len(p) > 0 {
+			dst := b.lineBytes(at, (len(p)+slotBytes-1)/slotBytes)
+			c := copy(dst, p)
+			p = p[c:]
+			at += uint64(len(dst) / slotBytes)
+		}
+	}
+	b.lineEnd = end
+	return end
 }
 
 // ready reports whether a message waits in b. Any goroutine may ask.
@@ -247,7 +323,17 @@ func (b *box) drain(from int, deliver EagerFunc) bool {
 			e.id = id
 		}
 		var payload []byte
-		if n <= startData {
+		if flags&fLine != 0 {
+			k := (n + slotBytes - 1) / slotBytes
+			if p := b.lineBytes(at, k); len(p) >= n {
+				payload = p[:n] // in place: it does not wrap
+			} else {
+				got := copy(b.buf[:n], p)
+				copy(b.buf[got:n], b.lineBytes(at+uint64(len(p)/slotBytes), k))
+				payload = b.buf[:n]
+			}
+			at += uint64(k)
+		} else if n <= startData {
 			payload = first.b[2 : 2+n]
 		} else {
 			got := copy(b.buf[:], first.b[2:])

@@ -2,6 +2,7 @@ package inproc
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -352,6 +353,58 @@ func TestInboxSweep(t *testing.T) {
 		}
 		if s.swept && mb.IsOpen() {
 			t.Errorf("step %d: open after a sweep that closed it", i)
+		}
+	}
+}
+
+// A line payload whose bytes read as the seq of the message that will
+// start in the same slot one turn of the ring later never passes for that
+// message: the sender clears the slot after each message first, and the
+// receiver, collecting after every message, finds only what was sent.
+func TestBoxLinePayloadIsNoStart(t *testing.T) {
+	fb := NewFabric(2)
+	var rec recorder
+	mb := fb.AttachEager(1, rec.frame, rec.eager).Mailbox()
+	tr := fb.AttachEager(0, func(wire.Frame) {}, func(wire.Header, int, []byte) {})
+	mb.Open()
+	b := mb.(*Inbox).boxFrom(0)
+	var want [][]byte
+	// One envelope for all, given once: then a message's payload starts
+	// in the slot after its first.
+	send := func(p []byte) {
+		t.Helper()
+		if err := tr.SendEager(1, 7, 0, 9, 0x5eed, 0, p); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, p)
+		mb.Collect()
+	}
+	send([]byte{1})
+	for turn := 0; turn < 5; turn++ {
+		// Every word of the payload's j-th slot is the seq of the
+		// position one turn after that slot's.
+		first := b.tail + 1
+		p := make([]byte, boxMax-turn*slotBytes)
+		for j := 0; j*slotBytes < len(p); j++ {
+			s := seq(first + uint64(j) + boxSlots)
+			for w := j * slotBytes; w < min(len(p), (j+1)*slotBytes); w += 4 {
+				binary.NativeEndian.PutUint32(p[w:], s)
+			}
+		}
+		send(p)
+		// One-slot messages walk the ring a whole turn, so that every one
+		// of those slots is, in turn, the slot after a message.
+		for i := range boxSlots {
+			send([]byte{byte(i)})
+		}
+	}
+	mb.Close()
+	if len(rec.got) != len(want) {
+		t.Fatalf("%d messages delivered, want %d", len(rec.got), len(want))
+	}
+	for i, f := range rec.got {
+		if f.Context != 7 || f.Tag != 9 || f.Sig != 0x5eed || !bytes.Equal(f.Payload, want[i]) {
+			t.Fatalf("message %d: %+v %x, want %x", i, f.Header, f.Payload, want[i])
 		}
 	}
 }

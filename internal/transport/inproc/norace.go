@@ -1,0 +1,6 @@
+//go:build !race
+
+package inproc
+
+// raceEnabled reports whether the race detector is on (see putLine).
+const raceEnabled = false
