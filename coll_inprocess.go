@@ -39,7 +39,11 @@ import (
 // matches (meetTag on the collective context): the last to come withdraws
 // it (engine.Withdraw). So failures and aborts end the wait as they end
 // any receive, hang reports show it as a wait in the collective, and the
-// engine stays free of anything but matching.
+// engine stays free of anything but matching. A rank that watches its
+// slot (each rank has a processor) posts that receive only when it comes
+// to park; while it watches, it looks at its engine's health (an abort)
+// instead, so a meeting that ends within the watch costs its engine
+// nothing.
 //
 // Every rank of a communicator takes this road for every vector
 // allreduce, whatever its length (the selection table's rule has no size
@@ -98,6 +102,10 @@ type meetSlot struct {
 	state atomic.Uint32
 	p     *proc
 	wait  engine.Request
+	// posted says that wait is in the rank's engine for this meeting
+	// (gather posts it at once unless the rank will watch; meetWait
+	// posts it before parking). Only the rank touches it.
+	posted bool
 	// bySlot and parked count the meetings this rank was let go by its
 	// slot and those it parked in, shared the allreduces it combined a
 	// share of; only the rank writes them (tests read them).
@@ -360,10 +368,41 @@ func (m *meet) gather(c *Comm, me int) bool {
 	// post and withdraw (about 300 instructions and four locked ones). A
 	// rank whose engine saw an abort, a lost peer or a revocation takes
 	// the long way, where its own wait tells it so.
-	if c.p.eng.Healthy() && m.arrived.CompareAndSwap(int32(m.n-1), int32(m.n)) {
+	healthy := c.p.eng.Healthy()
+	if healthy && m.arrived.CompareAndSwap(int32(m.n-1), int32(m.n)) {
 		return true
 	}
-	w := &m.slots[me].wait
+	s := &m.slots[me]
+	if healthy && c.p.job.prog.Spins() {
+		// It will watch its slot: its wait is posted only if it comes to
+		// park (meetWait), so a meeting that ends while it watches costs
+		// its engine nothing. While it watches, it looks at its engine's
+		// health for what a posted wait would have told it.
+		s.posted = false
+		s.state.Store(meetWatching)
+		return m.arrived.Add(1) == int32(m.n)
+	}
+	c.postMeetWait(s)
+	s.state.Store(meetWatching)
+	if m.arrived.Add(1) < int32(m.n) {
+		return false
+	}
+	// Last: its own wait is not needed.
+	w := &s.wait
+	if c.p.eng.Withdraw(w, engine.Status{}) {
+		return true
+	}
+	// The engine failed the wait before (an abort): let the others go
+	// with that error, and report it too.
+	m.release(me, false, w.Status().Err)
+	return false
+}
+
+// postMeetWait posts s's wait in c's rank's engine: a receive of no
+// message, never matched, never answered, which the last rank to come
+// withdraws, and which failures and aborts end as any receive.
+func (c *Comm) postMeetWait(s *meetSlot) {
+	w := &s.wait
 	if w.W == nil {
 		// Its own Waiter, kept across meetings (Reset keeps it): a pooled
 		// one per wait was an allocation whenever the pool had been
@@ -372,22 +411,10 @@ func (m *meet) gather(c *Comm, me int) bool {
 	}
 	w.Reset()
 	w.Context, w.Peer, w.Tag = c.shadow.ctx, engine.AnySource, meetTag
-	// A receive of no message: posted, never matched, never answered.
 	if !c.p.eng.TryPostRecv(w) {
 		c.shadow.postAnswered(w)
 	}
-	m.slots[me].state.Store(meetWatching)
-	if m.arrived.Add(1) < int32(m.n) {
-		return false
-	}
-	// Last: its own wait is not needed.
-	if c.p.eng.Withdraw(w, engine.Status{}) {
-		return true
-	}
-	// The engine failed the wait before (an abort): let the others go
-	// with that error, and report it too.
-	m.release(me, false, w.Status().Err)
-	return false
+	s.posted = true
 }
 
 // release ends the waits of every rank but me (with err, if not nil), for
@@ -426,7 +453,19 @@ func (m *meet) release(me int, agreed bool, err error) {
 // hang reports see as any receive's.
 func (c *Comm) meetWait(s *meetSlot) (agreed bool, err error) {
 	p := c.p
-	p.job.prog.WatchFor(func() bool { return s.state.Load() >= meetReleased || s.wait.Done() })
+	if !s.posted {
+		// Not posted (gather): watch the slot and the engine's health,
+		// then post the wait before parking on it. A release that comes
+		// meanwhile finds the slot still watching and takes it.
+		p.job.prog.WatchFor(func() bool { return s.state.Load() >= meetReleased || !p.eng.Healthy() })
+		if st := s.state.Load(); st >= meetReleased {
+			s.bySlot++
+			return st == meetAgreed, nil
+		}
+		c.postMeetWait(s)
+	} else {
+		p.job.prog.WatchFor(func() bool { return s.state.Load() >= meetReleased || s.wait.Done() })
+	}
 	var st *engine.Status
 	if s.state.CompareAndSwap(meetWatching, meetParked) {
 		// The last rank withdraws the wait, or a failure ends it.
