@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/mpigo/mpi/internal/hint"
 	"github.com/mpigo/mpi/internal/transport"
 	"github.com/mpigo/mpi/internal/wire"
 )
@@ -93,11 +94,28 @@ func (t *Transport) SendEager(to int, ctx uint32, src, tag int32, sig, sendID ui
 	}
 	if ib := ep.inbox; ib != nil {
 		if len(payload) <= boxMax && ib.open.Load() {
-			if ib.boxFrom(t.rank).put(ctx, src, tag, sig, sendID, payload) {
-				if !ib.open.Load() { // closed meanwhile: it may not collect
-					ib.flushFrom(t.rank)
+			b := ib.boxFrom(t.rank)
+			for try := 0; ; try++ {
+				if b.put(ctx, src, tag, sig, sendID, payload) {
+					if !ib.open.Load() { // closed meanwhile: it may not collect
+						ib.flushFrom(t.rank)
+					}
+					return nil
 				}
-				return nil
+				// Full. Its receiver watches (the inbox is open) and
+				// makes room at its next look, so wait a little for
+				// that: emptying the box here instead would match every
+				// message in it in the receiver's engine while the
+				// receiver posts there (a sender that runs ahead:
+				// docs/performance.md). A receiver that does not collect
+				// costs this wait once per box full.
+				if try == boxFullPolls || !ib.open.Load() {
+					break
+				}
+				if try == 0 && ib.onFull != nil {
+					ib.onFull() // tests: the receiver's look, at this moment
+				}
+				hint.Pause()
 			}
 		}
 		ib.flushFrom(t.rank)

@@ -143,7 +143,8 @@ func TestInboxKeepsOrder(t *testing.T) {
 }
 
 // A full box is emptied by its sender, which then delivers its message
-// itself: a receiver that stopped collecting never makes a sender wait.
+// itself: a receiver that stopped collecting makes a sender wait only a
+// bounded while (boxFullPolls) for room, once per box full.
 func TestInboxFull(t *testing.T) {
 	fb := NewFabric(2)
 	var rec recorder
@@ -406,5 +407,49 @@ func TestBoxLinePayloadIsNoStart(t *testing.T) {
 		if f.Context != 7 || f.Tag != 9 || f.Sig != 0x5eed || !bytes.Equal(f.Payload, want[i]) {
 			t.Fatalf("message %d: %+v %x, want %x", i, f.Header, f.Payload, want[i])
 		}
+	}
+}
+
+// A sender that runs ahead of a receiver that collects waits for room in
+// its full box instead of emptying it itself: the messages reach the
+// receiver's engine on the receiver's goroutine (Collect), not on the
+// sender's, which would match them there while the receiver posts. The
+// receiver's look comes at the moment the sender finds its box full
+// (onFull), so the test does not depend on how the two are scheduled.
+func TestInboxFullWaits(t *testing.T) {
+	fb := NewFabric(2)
+	collecting := false
+	inCollect, outside := 0, 0
+	deliver := func(wire.Header, int, []byte) {
+		if collecting {
+			inCollect++
+		} else {
+			outside++
+		}
+	}
+	mb := fb.AttachEager(1, func(wire.Frame) { outside++ }, deliver).Mailbox()
+	tr := fb.AttachEager(0, func(wire.Frame) {}, func(wire.Header, int, []byte) {})
+	ib := mb.(*Inbox)
+	fulls := 0
+	ib.onFull = func() {
+		fulls++
+		collecting = true
+		mb.Collect()
+		collecting = false
+	}
+	mb.Open()
+	const n = 5 * boxSlots
+	for i := range n {
+		if err := tr.SendEager(1, 0, 0, int32(i), 0, 0, []byte{1, 2, 3}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	collecting = true
+	mb.Close()
+	if fulls == 0 {
+		t.Fatal("the box never filled")
+	}
+	if outside != 0 || inCollect != n {
+		t.Errorf("%d of %d messages delivered on the sender's goroutine outside a look of the receiver's, %d in one; want none outside: a full box waits for its receiver", outside, n, inCollect)
 	}
 }
