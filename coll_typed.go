@@ -531,6 +531,18 @@ func ReduceSliceInto[E any](c *Comm, v, out []E, op Op[E], root int) (err error)
 // ReduceSlice's and ReduceSliceInto's road.
 func reduceVecInto[E any](c *Comm, name string, t *typeInfo, v, out []E, op Op[E], root int) error {
 	vb := unsafeBytes(v, t.size)
+	if n := len(vb); n <= len(collCall{}.small) {
+		// A short vector: the call's own buffers, as allreduceFast's,
+		// instead of two pooled ones (val, 8-byte aligned, holds a
+		// rank's copy of its contribution outside the root).
+		cc := c.typedCall(t, len(v))
+		b := unsafeBytes(out, t.size)
+		if c.rank != root {
+			b = unsafe.Slice((*byte)(unsafe.Pointer(&cc.val)), n)
+		}
+		copy(b, vb)
+		return cc.done(name, c.reduceVec(cc, b, cc.small[:n], t.size, vecOf(t, op), root))
+	}
 	var b []byte
 	if c.rank == root {
 		b = unsafeBytes(out, t.size)

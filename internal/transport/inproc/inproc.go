@@ -106,8 +106,8 @@ func (t *Transport) SendEager(to int, ctx uint32, src, tag int32, sig, sendID ui
 				// makes room at its next look, so wait a little for
 				// that: emptying the box here instead would match every
 				// message in it in the receiver's engine while the
-				// receiver posts there (a sender that runs ahead:
-				// docs/performance.md). A receiver that does not collect
+				// receiver posts there (docs/performance.md, "A sender
+				// that runs ahead"). A receiver that does not collect
 				// costs this wait once per box full.
 				if try == boxFullPolls || !ib.open.Load() {
 					break
