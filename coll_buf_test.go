@@ -673,7 +673,8 @@ func TestCollectiveArgErrors(t *testing.T) {
 // TestCollectivesAllocateNothing: the fixed-size paths allocate nothing per
 // call, for every allreduce algorithm's size range, for the Allreduce
 // of a single value and for the Into forms of the other reductions
-// and for AllgatherInto, and AlltoallInto of tiny blocks (counted
+// and for AllgatherInto, and AlltoallInto of tiny blocks and the Bcast
+// of a single value (counted
 // process-wide over 50 calls on both goroutine ranks).
 func TestCollectivesAllocateNothing(t *testing.T) {
 	if raceEnabled {
@@ -683,7 +684,7 @@ func TestCollectivesAllocateNothing(t *testing.T) {
 	// counted to whichever call came next: no collection while counting.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	for _, n := range []int{1, 1024, 65536} {
-		var allocs [10]float64
+		var allocs [12]float64
 		err := mpi.Run(2, func(c *mpi.Comm) error {
 			v, out := make([]float64, n), make([]float64, n)
 			all, all2 := make([]float64, 2*n), make([]float64, 2*n) // a block per rank
@@ -715,7 +716,13 @@ func TestCollectivesAllocateNothing(t *testing.T) {
 			if n == 1 {
 				// Tiny blocks go pairwise between 2 ranks; the scattered
 				// exchange of middle sizes allocates its requests.
-				calls = append(calls, func() { mpi.AlltoallInto(c, all, all2) })
+				calls = append(calls, func() { mpi.AlltoallInto(c, all, all2) },
+					func() {
+						// A plain value knows its size: no encoding, no
+						// length (bcastValue).
+						x, _ := mpi.Bcast(c, v[0]+1, 0)
+						out[0] = x
+					})
 			}
 			var ms runtime.MemStats
 			for i, f := range calls {

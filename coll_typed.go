@@ -205,6 +205,9 @@ func Bcast[T any](c *Comm, v T, root int) (_ T, err error) {
 		return hetBcastT(c, v, root) // hetero_coll.go
 	}
 	t := typeOf[T]()
+	if t.shape == shapePlain && t.size <= int(unsafe.Sizeof(collCall{}.val)) {
+		return bcastValue(c, t, v, root)
+	}
 	var b []byte
 	if c.rank == root {
 		var err error
@@ -223,6 +226,28 @@ func Bcast[T any](c *Comm, v T, root int) (_ T, err error) {
 	var r T
 	if err := fromBytes(t, got, &r); err != nil {
 		return zero, c.typeErr("Bcast", loc{}, err)
+	}
+	return r, nil
+}
+
+// bcastValue is Bcast of a plain value of up to 64 bytes: every rank
+// knows its size, so it goes as BcastInto of one element does, through
+// the call's own buffer, with nothing allocated (the value's encoded
+// form, its length and the receivers' copies were 3 allocations a call).
+// The road depends on T alone, so ranks that pass one T take one road;
+// ranks that pass different types learn of it from the signatures their
+// messages carry, whichever road each took (ErrType).
+func bcastValue[T any](c *Comm, t *typeInfo, v T, root int) (T, error) {
+	cc := c.typedCall(t, -1)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&cc.val)), t.size)
+	if c.rank == root {
+		copy(b, unsafe.Slice((*byte)(unsafe.Pointer(&v)), t.size))
+	}
+	err := c.bcastFixed(cc, b, root)
+	r := *(*T)(unsafe.Pointer(&cc.val))
+	if err = cc.done("Bcast", err); err != nil {
+		var zero T
+		return zero, err
 	}
 	return r, nil
 }

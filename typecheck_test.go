@@ -90,6 +90,22 @@ func mismatchCases() []mismatchCase {
 			_, err := mpi.Bcast(c, 0, 0)
 			return err, false
 		}},
+		{"Bcast/float64-as-string", 3, mpi.ErrType, []string{"string", "float64"}, ranks(1, 2), func(c *mpi.Comm) (error, bool) {
+			if c.Rank() == 0 {
+				r, err := mpi.Bcast(c, 2.5, 0)
+				return err, r == 2.5
+			}
+			_, err := mpi.Bcast(c, "x", 0)
+			return err, false
+		}},
+		{"Bcast/string-as-float64", 3, mpi.ErrType, []string{"string", "float64"}, ranks(1, 2), func(c *mpi.Comm) (error, bool) {
+			if c.Rank() == 0 {
+				r, err := mpi.Bcast(c, "abc", 0)
+				return err, r == "abc"
+			}
+			_, err := mpi.Bcast(c, 1.5, 0)
+			return err, false
+		}},
 		{"Bcast/struct", 4, mpi.ErrType, []string{"tcPoint", "tcPair"}, ranks(1, 2, 3), func(c *mpi.Comm) (error, bool) {
 			if c.Rank() == 0 {
 				r, err := mpi.Bcast(c, tcPoint{1, 2}, 0)
