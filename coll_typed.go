@@ -205,7 +205,8 @@ func Bcast[T any](c *Comm, v T, root int) (_ T, err error) {
 		return hetBcastT(c, v, root) // hetero_coll.go
 	}
 	t := typeOf[T]()
-	if t.shape == shapePlain && t.size <= int(unsafe.Sizeof(collCall{}.val)) {
+	if t.shape == shapePlain && t.size <= int(unsafe.Sizeof(collCall{}.val)) &&
+		coll.Select(coll.CollBcast, coll.Situation{Ranks: len(c.group), Bytes: t.size, Fixed: true}) == coll.AlgBinomial {
 		return bcastValue(c, t, v, root)
 	}
 	var b []byte
@@ -231,19 +232,21 @@ func Bcast[T any](c *Comm, v T, root int) (_ T, err error) {
 }
 
 // bcastValue is Bcast of a plain value of up to 64 bytes: every rank
-// knows its size, so it goes as BcastInto of one element does, through
-// the call's own buffer, with nothing allocated (the value's encoded
-// form, its length and the receivers' copies were 3 allocations a call).
-// The road depends on T alone, so ranks that pass one T take one road;
-// ranks that pass different types learn of it from the signatures their
-// messages carry, whichever road each took (ErrType).
+// knows its size, so the value goes by itself through the call's own
+// buffer, with nothing allocated (the value's encoded form, its length
+// and the receivers' copies were 3 allocations a call). The road depends
+// on T alone, so ranks that pass one T take one road. It is the binomial
+// tree the general road takes for a short value (when the selection
+// table says binomial, which Bcast checks), one message an edge, so ranks
+// that pass different types exchange the same messages whichever road
+// each took, and learn of it from the signatures they carry (ErrType).
 func bcastValue[T any](c *Comm, t *typeInfo, v T, root int) (T, error) {
 	cc := c.typedCall(t, -1)
 	b := unsafe.Slice((*byte)(unsafe.Pointer(&cc.val)), t.size)
 	if c.rank == root {
 		copy(b, unsafe.Slice((*byte)(unsafe.Pointer(&v)), t.size))
 	}
-	err := c.bcastFixed(cc, b, root)
+	err := coll.BcastAlg(cc, coll.AlgBinomial, b, root, c.collTag())
 	r := *(*T)(unsafe.Pointer(&cc.val))
 	if err = cc.done("Bcast", err); err != nil {
 		var zero T
@@ -677,6 +680,9 @@ func Gather[T any](c *Comm, v T, root int) (_ []T, err error) {
 		return hetGatherT(c, "Gather", v, root, false) // hetero_coll.go
 	}
 	t := typeOf[T]()
+	if t.shape == shapePlain && t.size <= int(unsafe.Sizeof(collCall{}.val)) {
+		return gatherValue(c, t, v, root)
+	}
 	b, err := viewBytes(t, &v, nil)
 	if err != nil {
 		return nil, c.typeErr("Gather", loc{}, err)
@@ -690,6 +696,29 @@ func Gather[T any](c *Comm, v T, root int) (_ []T, err error) {
 		return nil, nil
 	}
 	return decodeAll[T](c, "Gather", t, parts)
+}
+
+// gatherValue is Gather of a plain value of up to 64 bytes: every
+// block's length is known, so the blocks go without headers straight
+// into the root's result (coll.GatherFixed), and only the result is
+// allocated. It is the same binomial tree as the general road's, one
+// message an edge, so ranks that pass different types exchange the same
+// messages whichever road each took and learn of it from their
+// signatures (ErrType).
+func gatherValue[T any](c *Comm, t *typeInfo, v T, root int) ([]T, error) {
+	cc := c.typedCall(t, -1)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&cc.val)), t.size)
+	copy(b, unsafe.Slice((*byte)(unsafe.Pointer(&v)), t.size))
+	var res []T
+	var out []byte
+	if c.rank == root {
+		res = make([]T, len(c.group))
+		out = unsafeBytes(res, t.size)
+	}
+	if err := cc.done("Gather", coll.GatherFixed(cc, b, out, root, c.collTag())); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // Allgather returns every rank's v, in rank order, on every rank

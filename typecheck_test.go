@@ -114,6 +114,22 @@ func mismatchCases() []mismatchCase {
 			_, err := mpi.Bcast(c, tcPair{}, 0)
 			return err, false
 		}},
+		{"Gather/float64-as-string", 3, mpi.ErrType, []string{"string", "float64"}, ranks(0), func(c *mpi.Comm) (error, bool) {
+			if c.Rank() == 1 {
+				r, err := mpi.Gather(c, "x", 0)
+				return err, r == nil
+			}
+			r, err := mpi.Gather(c, 1.5, 0)
+			return err, c.Rank() != 0 && r == nil
+		}},
+		{"Gather/string-at-root", 3, mpi.ErrType, []string{"string", "float64"}, ranks(0), func(c *mpi.Comm) (error, bool) {
+			if c.Rank() == 0 {
+				r, err := mpi.Gather(c, "x", 0)
+				return err, r == nil
+			}
+			r, err := mpi.Gather(c, 1.5, 0)
+			return err, r == nil
+		}},
 		{"Gather/struct", 3, mpi.ErrType, []string{"tcPoint", "tcPair"}, ranks(0), func(c *mpi.Comm) (error, bool) {
 			if c.Rank() == 1 {
 				r, err := mpi.Gather(c, tcPair{1, 2}, 0)

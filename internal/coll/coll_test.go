@@ -237,6 +237,45 @@ func TestGather(t *testing.T) {
 	})
 }
 
+// GatherFixed puts every rank's block at its place at root, for every
+// size and root, blocks of several lengths (0 included), root's own block
+// copied, every buf left as it was.
+func TestGatherFixed(t *testing.T) {
+	forRoots(t, func(t *testing.T, p, root int) {
+		for _, n := range []int{0, 1, 7, 64} {
+			run(t, p, func(c Comm) error {
+				r := c.Rank()
+				block := func(i int) []byte {
+					b := make([]byte, n)
+					for j := range b {
+						b[j] = byte(i*31 + j + 1)
+					}
+					return b
+				}
+				buf := block(r)
+				snap := snapshot(buf)
+				var out []byte
+				if r == root {
+					out = make([]byte, p*n)
+				}
+				if err := GatherFixed(c, buf, out, root, tagBase); err != nil {
+					return err
+				}
+				checkUnchanged(t, "gather", buf, snap)
+				if r != root {
+					return nil
+				}
+				for i := range p {
+					if got := out[i*n : (i+1)*n]; !bytes.Equal(got, block(i)) {
+						t.Errorf("p=%d root=%d n=%d: block %d is %x, want %x", p, root, n, i, got, block(i))
+					}
+				}
+				return nil
+			})
+		}
+	})
+}
+
 // checkBlocks checks that got holds p blocks equal to want(i) and that
 // appending to one cannot overwrite the next.
 func checkBlocks(t *testing.T, r int, got [][]byte, p int, want func(int) []byte) {
