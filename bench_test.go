@@ -486,6 +486,10 @@ func BenchmarkTypedColl(b *testing.B) {
 				_, err := mpi.Gather(c, v[0], 0)
 				return err
 			}},
+			{"Scatter8", func(c *mpi.Comm, v, out []float64) error {
+				_, err := mpi.Scatter(c, v[:2], 0)
+				return err
+			}},
 			// The forms mpigo bench allgather, alltoall, reduce_scatter
 			// and scan measure, 8 bytes to or from each rank.
 			{"AllgatherInto8", func(c *mpi.Comm, v, out []float64) error { return mpi.AllgatherInto(c, v[:1], out) }},

@@ -673,8 +673,8 @@ func TestCollectiveArgErrors(t *testing.T) {
 // TestCollectivesAllocateNothing: the fixed-size paths allocate nothing per
 // call, for every allreduce algorithm's size range, for the Allreduce
 // of a single value and for the Into forms of the other reductions
-// and for AllgatherInto, and AlltoallInto of tiny blocks and the Bcast
-// of a single value (counted
+// and for AllgatherInto, and AlltoallInto of tiny blocks, the Bcast of
+// a single value and the Scatter of plain values (counted
 // process-wide over 50 calls on both goroutine ranks).
 func TestCollectivesAllocateNothing(t *testing.T) {
 	if raceEnabled {
@@ -721,6 +721,11 @@ func TestCollectivesAllocateNothing(t *testing.T) {
 						// A plain value knows its size: no encoding, no
 						// length (bcastValue).
 						x, _ := mpi.Bcast(c, v[0]+1, 0)
+						out[0] = x
+					},
+					func() {
+						// And Scatter of plain values (scatterValue).
+						x, _ := mpi.Scatter(c, all, 0)
 						out[0] = x
 					})
 			}

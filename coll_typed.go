@@ -721,6 +721,29 @@ func gatherValue[T any](c *Comm, t *typeInfo, v T, root int) ([]T, error) {
 	return res, nil
 }
 
+// scatterValue is Scatter of plain values of up to 64 bytes (vs is read
+// at root only): every block's length is known, so root sends slices of
+// vs itself down Scatter's binomial tree without headers
+// (coll.ScatterFixed), and each rank's value arrives in the call's own
+// buffer: nothing is allocated. One message an edge, as on the general
+// road, so ranks that pass different types learn of it from the
+// signatures (ErrType).
+func scatterValue[T any](c *Comm, t *typeInfo, vs []T, root int) (T, error) {
+	cc := c.typedCall(t, -1)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&cc.val)), t.size)
+	var in []byte
+	if c.rank == root {
+		in = unsafeBytes(vs, t.size)
+	}
+	err := coll.ScatterFixed(cc, in, b, root, c.collTag())
+	r := *(*T)(unsafe.Pointer(&cc.val))
+	if err = cc.done("Scatter", err); err != nil {
+		var zero T
+		return zero, err
+	}
+	return r, nil
+}
+
 // Allgather returns every rank's v, in rank order, on every rank
 // (MPI_Allgather, and MPI_Allgatherv when sizes differ).
 //
@@ -778,11 +801,16 @@ func Scatter[T any](c *Comm, vs []T, root int) (_ T, err error) {
 		if c.mixed() {
 			return hetScatterT(c, vs, root) // hetero_coll.go
 		}
+		if t.shape == shapePlain && t.size <= int(unsafe.Sizeof(collCall{}.val)) {
+			return scatterValue(c, t, vs, root)
+		}
 		if parts, err = valueParts(c, "Scatter", t, vs); err != nil {
 			return zero, err
 		}
 	} else if c.mixed() {
 		return hetScatterT(c, vs, root)
+	} else if t.shape == shapePlain && t.size <= int(unsafe.Sizeof(collCall{}.val)) {
+		return scatterValue[T](c, t, nil, root)
 	}
 	cc := c.typedCall(t, -1)
 	got, err := coll.Scatter(cc, parts, root, c.collTag())

@@ -130,6 +130,22 @@ func mismatchCases() []mismatchCase {
 			r, err := mpi.Gather(c, 1.5, 0)
 			return err, r == nil
 		}},
+		{"Scatter/float64-as-string", 3, mpi.ErrType, []string{"string", "float64"}, ranks(1), func(c *mpi.Comm) (error, bool) {
+			if c.Rank() == 1 {
+				_, err := mpi.Scatter(c, []string(nil), 0)
+				return err, false
+			}
+			r, err := mpi.Scatter(c, []float64{1, 2, 3}, 0)
+			return err, r == float64(c.Rank()+1)
+		}},
+		{"Scatter/string-at-root", 3, mpi.ErrType, []string{"string", "float64"}, ranks(1, 2), func(c *mpi.Comm) (error, bool) {
+			if c.Rank() == 0 {
+				r, err := mpi.Scatter(c, []string{"a", "b", "c"}, 0)
+				return err, r == "a"
+			}
+			_, err := mpi.Scatter(c, []float64(nil), 0)
+			return err, false
+		}},
 		{"Gather/struct", 3, mpi.ErrType, []string{"tcPoint", "tcPair"}, ranks(0), func(c *mpi.Comm) (error, bool) {
 			if c.Rank() == 1 {
 				r, err := mpi.Gather(c, tcPair{1, 2}, 0)

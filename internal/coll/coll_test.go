@@ -276,6 +276,42 @@ func TestGatherFixed(t *testing.T) {
 	})
 }
 
+// ScatterFixed gives every rank its block, for every size and root and
+// blocks of several lengths (0 included), and leaves root's input as it
+// was.
+func TestScatterFixed(t *testing.T) {
+	forRoots(t, func(t *testing.T, p, root int) {
+		for _, n := range []int{0, 1, 7, 64} {
+			run(t, p, func(c Comm) error {
+				r := c.Rank()
+				block := func(i int) []byte {
+					b := make([]byte, n)
+					for j := range b {
+						b[j] = byte(i*31 + j + 1)
+					}
+					return b
+				}
+				var in []byte
+				if r == root {
+					for i := range p {
+						in = append(in, block(i)...)
+					}
+				}
+				snap := snapshot(in)
+				out := make([]byte, n)
+				if err := ScatterFixed(c, in, out, root, tagBase); err != nil {
+					return err
+				}
+				checkUnchanged(t, "scatter", in, snap)
+				if !bytes.Equal(out, block(r)) {
+					t.Errorf("p=%d root=%d n=%d: rank %d got %x, want %x", p, root, n, r, out, block(r))
+				}
+				return nil
+			})
+		}
+	})
+}
+
 // checkBlocks checks that got holds p blocks equal to want(i) and that
 // appending to one cannot overwrite the next.
 func checkBlocks(t *testing.T, r int, got [][]byte, p int, want func(int) []byte) {

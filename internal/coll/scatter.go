@@ -68,3 +68,62 @@ func scatter(c Comm, parts [][]byte, root, tag int) ([]byte, error) {
 	}
 	return bytes.Clone(blocks[0]), nil
 }
+
+// ScatterFixed sends block j of in (n bytes each, p·n at root; other
+// ranks pass nil) from root to rank j, into out (n bytes) on every rank.
+// The tree and its messages are Scatter's, one an edge, without headers:
+// every rank knows every block's length, so a rank that only receives
+// (half of them) receives straight into out, and root sends slices of in
+// unless a subtree's blocks wrap around rank p-1. Uses tag only.
+func ScatterFixed(c Comm, in, out []byte, root, tag int) error {
+	return wrap("scatter", scatterFixed(c, in, out, root, tag))
+}
+
+func scatterFixed(c Comm, in, out []byte, root, tag int) error {
+	p, r, err := setupRoot(c, root)
+	if err != nil {
+		return err
+	}
+	n := len(out)
+	vr := toRel(r, root, p)
+	m := subtree(vr, p)
+	if vr == 0 {
+		if len(in) != p*n {
+			return fmt.Errorf("%w: %d bytes of input for %d blocks of %d", ErrArg, len(in), p, n)
+		}
+		for k := m / 2; k > 0; k /= 2 {
+			if k >= p {
+				continue
+			}
+			first, cnt := toRank(k, root, p), min(k, p-k)
+			b := in[first*n : min(first+cnt, p)*n]
+			if first+cnt > p { // wraps around rank p-1
+				b = append(append(make([]byte, 0, cnt*n), b...), in[:(first+cnt-p)*n]...)
+			}
+			if err := sendTo(c, b, toRank(k, root, p), tag); err != nil {
+				return err
+			}
+		}
+		copy(out, in[r*n:(r+1)*n])
+		return nil
+	}
+	src := toRank(vr-m, root, p)
+	cnt := min(m, p-vr)
+	if cnt == 1 {
+		return recvExact(c, out, src, tag)
+	}
+	acc := make([]byte, cnt*n)
+	if err := recvExact(c, acc, src, tag); err != nil {
+		return err
+	}
+	for k := m / 2; k > 0; k /= 2 {
+		if k >= cnt {
+			continue
+		}
+		if err := sendTo(c, acc[k*n:min(2*k, cnt)*n], toRank(vr+k, root, p), tag); err != nil {
+			return err
+		}
+	}
+	copy(out, acc[:n])
+	return nil
+}
