@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	"github.com/mpigo/mpi/internal/coll"
 	"github.com/mpigo/mpi/internal/datatype"
@@ -91,6 +92,11 @@ type collCall struct {
 }
 
 var callPool = sync.Pool{New: func() any { return new(collCall) }}
+
+// valBytes returns the first n bytes of cc.val (n at most 64).
+func (cc *collCall) valBytes(n int) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(&cc.val)), n)
+}
 
 // typedCall returns a call of c's collective context whose messages carry
 // t's signature. count >= 0 makes the number of elements part of it.

@@ -205,7 +205,7 @@ func Bcast[T any](c *Comm, v T, root int) (_ T, err error) {
 		return hetBcastT(c, v, root) // hetero_coll.go
 	}
 	t := typeOf[T]()
-	if t.shape == shapePlain && t.size <= int(unsafe.Sizeof(collCall{}.val)) &&
+	if inCall(t) &&
 		coll.Select(coll.CollBcast, coll.Situation{Ranks: len(c.group), Bytes: t.size, Fixed: true}) == coll.AlgBinomial {
 		return bcastValue(c, t, v, root)
 	}
@@ -231,6 +231,15 @@ func Bcast[T any](c *Comm, v T, root int) (_ T, err error) {
 	return r, nil
 }
 
+// inCall reports whether a value of type t goes through a call's own
+// buffer (collCall.val): plain, of up to 64 bytes. The typed collectives
+// of one such value (bcastValue, gatherValue, scatterValue,
+// allreduceValue) then need no encoding and allocate nothing of their
+// own.
+func inCall(t *typeInfo) bool {
+	return t.shape == shapePlain && t.size <= int(unsafe.Sizeof(collCall{}.val))
+}
+
 // bcastValue is Bcast of a plain value of up to 64 bytes: every rank
 // knows its size, so the value goes by itself through the call's own
 // buffer, with nothing allocated (the value's encoded form, its length
@@ -242,7 +251,7 @@ func Bcast[T any](c *Comm, v T, root int) (_ T, err error) {
 // each took, and learn of it from the signatures they carry (ErrType).
 func bcastValue[T any](c *Comm, t *typeInfo, v T, root int) (T, error) {
 	cc := c.typedCall(t, -1)
-	b := unsafe.Slice((*byte)(unsafe.Pointer(&cc.val)), t.size)
+	b := cc.valBytes(t.size)
 	if c.rank == root {
 		copy(b, unsafe.Slice((*byte)(unsafe.Pointer(&v)), t.size))
 	}
@@ -293,7 +302,7 @@ func reduceT[T any](c *Comm, opname string, v T, op Op[T], root int) (T, error) 
 		return hetReduceT(c, opname, v, op, root) // hetero_coll.go
 	}
 	t := typeOf[T]()
-	if root < 0 && op.vec != nil && t.shape == shapePlain && t.size > 0 && t.size <= len(collCall{}.small) && t.size <= 8*len(collCall{}.val) {
+	if root < 0 && op.vec != nil && t.size > 0 && inCall(t) && t.size <= len(collCall{}.small) {
 		// A plain value and a predefined operation: the road of vectors,
 		// with a vector of one (goroutine ranks then meet in memory),
 		// whose signature names T, not []T.
@@ -392,7 +401,7 @@ func allreduceFast[E any](c *Comm, opname string, t *typeInfo, op Op[E], src []b
 // per call.
 func allreduceValue[T any](c *Comm, opname string, t *typeInfo, op Op[T], v T) (T, error) {
 	cc := c.typedCall(t, -1)
-	b := unsafe.Slice((*byte)(unsafe.Pointer(&cc.val)), t.size)
+	b := cc.valBytes(t.size)
 	copy(b, unsafe.Slice((*byte)(unsafe.Pointer(&v)), t.size))
 	err := c.allreduceVec(cc, nil, b, cc.small[:t.size], t.size, vecOf(t, op))
 	r := *(*T)(unsafe.Pointer(&cc.val))
@@ -566,7 +575,7 @@ func reduceVecInto[E any](c *Comm, name string, t *typeInfo, v, out []E, op Op[E
 		cc := c.typedCall(t, len(v))
 		b := unsafeBytes(out, t.size)
 		if c.rank != root {
-			b = unsafe.Slice((*byte)(unsafe.Pointer(&cc.val)), n)
+			b = cc.valBytes(n)
 		}
 		copy(b, vb)
 		return cc.done(name, c.reduceVec(cc, b, cc.small[:n], t.size, vecOf(t, op), root))
@@ -680,7 +689,7 @@ func Gather[T any](c *Comm, v T, root int) (_ []T, err error) {
 		return hetGatherT(c, "Gather", v, root, false) // hetero_coll.go
 	}
 	t := typeOf[T]()
-	if t.shape == shapePlain && t.size <= int(unsafe.Sizeof(collCall{}.val)) {
+	if inCall(t) {
 		return gatherValue(c, t, v, root)
 	}
 	b, err := viewBytes(t, &v, nil)
@@ -707,7 +716,7 @@ func Gather[T any](c *Comm, v T, root int) (_ []T, err error) {
 // signatures (ErrType).
 func gatherValue[T any](c *Comm, t *typeInfo, v T, root int) ([]T, error) {
 	cc := c.typedCall(t, -1)
-	b := unsafe.Slice((*byte)(unsafe.Pointer(&cc.val)), t.size)
+	b := cc.valBytes(t.size)
 	copy(b, unsafe.Slice((*byte)(unsafe.Pointer(&v)), t.size))
 	var res []T
 	var out []byte
@@ -730,7 +739,7 @@ func gatherValue[T any](c *Comm, t *typeInfo, v T, root int) ([]T, error) {
 // signatures (ErrType).
 func scatterValue[T any](c *Comm, t *typeInfo, vs []T, root int) (T, error) {
 	cc := c.typedCall(t, -1)
-	b := unsafe.Slice((*byte)(unsafe.Pointer(&cc.val)), t.size)
+	b := cc.valBytes(t.size)
 	var in []byte
 	if c.rank == root {
 		in = unsafeBytes(vs, t.size)
@@ -801,7 +810,7 @@ func Scatter[T any](c *Comm, vs []T, root int) (_ T, err error) {
 		if c.mixed() {
 			return hetScatterT(c, vs, root) // hetero_coll.go
 		}
-		if t.shape == shapePlain && t.size <= int(unsafe.Sizeof(collCall{}.val)) {
+		if inCall(t) {
 			return scatterValue(c, t, vs, root)
 		}
 		if parts, err = valueParts(c, "Scatter", t, vs); err != nil {
@@ -809,7 +818,7 @@ func Scatter[T any](c *Comm, vs []T, root int) (_ T, err error) {
 		}
 	} else if c.mixed() {
 		return hetScatterT(c, vs, root)
-	} else if t.shape == shapePlain && t.size <= int(unsafe.Sizeof(collCall{}.val)) {
+	} else if inCall(t) {
 		return scatterValue[T](c, t, nil, root)
 	}
 	cc := c.typedCall(t, -1)
