@@ -237,21 +237,25 @@ func TestGather(t *testing.T) {
 	})
 }
 
+// fixedBlock is rank i's block of n bytes in the fixed-size gather and
+// scatter tests: different for every rank and every byte.
+func fixedBlock(i, n int) []byte {
+	b := make([]byte, n)
+	for j := range b {
+		b[j] = byte(i*31 + j + 1)
+	}
+	return b
+}
+
 // GatherFixed puts every rank's block at its place at root, for every
-// size and root, blocks of several lengths (0 included), root's own block
-// copied, every buf left as it was.
+// size and root and blocks of several lengths (0 included), and leaves
+// every buf as it was.
 func TestGatherFixed(t *testing.T) {
 	forRoots(t, func(t *testing.T, p, root int) {
 		for _, n := range []int{0, 1, 7, 64} {
 			run(t, p, func(c Comm) error {
 				r := c.Rank()
-				block := func(i int) []byte {
-					b := make([]byte, n)
-					for j := range b {
-						b[j] = byte(i*31 + j + 1)
-					}
-					return b
-				}
+				block := func(i int) []byte { return fixedBlock(i, n) }
 				buf := block(r)
 				snap := snapshot(buf)
 				var out []byte
@@ -284,13 +288,7 @@ func TestScatterFixed(t *testing.T) {
 		for _, n := range []int{0, 1, 7, 64} {
 			run(t, p, func(c Comm) error {
 				r := c.Rank()
-				block := func(i int) []byte {
-					b := make([]byte, n)
-					for j := range b {
-						b[j] = byte(i*31 + j + 1)
-					}
-					return b
-				}
+				block := func(i int) []byte { return fixedBlock(i, n) }
 				var in []byte
 				if r == root {
 					for i := range p {
