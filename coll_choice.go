@@ -79,6 +79,21 @@ func (c *Comm) chooseAllreduce(n, elems, esz int) (*vecChoice, error) {
 	return ch, nil
 }
 
+// meetsVectors reports whether a vector reduction of n bytes on c
+// (root < 0: an allreduce) meets in memory, as reduceVec and
+// allreduceVec decide: the road of combined values then meets too
+// (meetCheck).
+func (c *Comm) meetsVectors(root, n int) bool {
+	if !c.inProcess() {
+		return false
+	}
+	name := coll.CollAllreduce
+	if root >= 0 {
+		name = coll.CollReduce
+	}
+	return coll.Select(name, coll.Situation{Ranks: len(c.group), Bytes: n, Commutative: true, Fixed: true, InProcess: true}) == coll.AlgInProcess
+}
+
 // alltoallAlg returns the algorithm Select chooses for an alltoall of
 // blk-byte blocks on c, remembering the last choice (no hierarchy).
 func (c *Comm) alltoallAlg(blk int) string {

@@ -82,6 +82,7 @@ type meet struct {
 	sigs    []uint64 // each rank's signature at the last meeting
 	kinds   []uint64 // and its call's kind (meetSlot.kind)
 	lengths bool     // and their vectors had one length
+	roads   bool     // and some came by the road of combined values, others not (meetSlot.checkOnly)
 	long    bool     // the vector goes by messages after the meeting
 	shares  bool     // every rank combines a share of the vector (combineShare)
 	root    int      // the rank whose output gets the result; -1: every rank
@@ -102,6 +103,9 @@ type meetSlot struct {
 	state atomic.Uint32
 	p     *proc
 	wait  engine.Request
+	// checkOnly says the rank reduces by the road of combined values
+	// (meetCheck): it brings a signature, no vector.
+	checkOnly bool
 	// posted says that wait is in the rank's engine for this meeting
 	// (gather posts it at once unless the rank will watch; meetWait
 	// posts it before parking). Only the rank touches it.
@@ -218,7 +222,7 @@ func (c *Comm) reduceInProcess(cc *collCall, src, buf, scratch []byte, esz int, 
 	if root >= 0 {
 		s.kind = reduceKind + uint64(root)
 	}
-	s.src, s.buf, s.sig, s.p = src, buf, cc.sig, c.p
+	s.src, s.buf, s.sig, s.p, s.checkOnly = src, buf, cc.sig, c.p, false
 	defer func() { s.src, s.buf = nil, nil }()
 	if m.gather(c, me) {
 		ok := m.check()
@@ -327,6 +331,35 @@ func kindName(k uint64) string {
 	return "an allreduce"
 }
 
+// meetCheck is the meeting of a reduction that takes the road of
+// combined values (a value that is not plain, or an operation of the
+// caller's own: reduceBytes) among ranks whose vector reductions meet in
+// memory. Nothing is combined here: every rank's signature is compared
+// with the others', then the ranks go on by messages. Without it, a rank
+// on this road and one on the vector road (another type, or a predefined
+// operation against a function) each waited for the other until the hang
+// report; now both learn of it. It reports whether the ranks disagree,
+// with the error, if the disagreement is not a type recorded in cc
+// (which cc.done reports).
+func (c *Comm) meetCheck(cc *collCall, root int) (bool, error) {
+	m := c.meet()
+	me := c.rank
+	s := &m.slots[me]
+	s.kind = 0
+	if root >= 0 {
+		s.kind = reduceKind + uint64(root)
+	}
+	s.src, s.buf, s.sig, s.p, s.checkOnly = nil, nil, cc.sig, c.p, true
+	if m.gather(c, me) {
+		m.check()
+		m.shares, m.long, m.root = false, true, root
+		m.release(me, false, nil)
+	} else if _, err := c.meetWait(s); err != nil {
+		return true, err
+	}
+	return m.mismatch(cc, me)
+}
+
 // barrierSig is what a Barrier leaves in a meet for its signature: no
 // type's signature, so that a rank in Barrier and one in an allreduce
 // that meet learn that their calls differ.
@@ -338,7 +371,7 @@ func (c *Comm) barrierInProcess() error {
 	m := c.meet()
 	me := c.rank
 	s := &m.slots[me]
-	s.src, s.buf, s.sig, s.kind, s.p = nil, nil, barrierSig, 0, c.p
+	s.src, s.buf, s.sig, s.kind, s.p, s.checkOnly = nil, nil, barrierSig, 0, c.p, false
 	if m.gather(c, me) {
 		// All alike means all in Barrier: the last rank to come is.
 		ok := m.check()
@@ -493,11 +526,15 @@ func (c *Comm) meetWait(s *meetSlot) (agreed bool, err error) {
 func (m *meet) check() bool {
 	ok := true
 	m.lengths = true
+	m.roads = false
 	for i := range m.slots {
 		s := &m.slots[i]
 		m.sigs[i], m.kinds[i] = s.sig, s.kind
 		if s.sig != m.sigs[0] || s.kind != m.kinds[0] {
 			ok = false
+		}
+		if s.checkOnly != m.slots[0].checkOnly {
+			ok, m.roads = false, true
 		}
 		if len(s.src) != len(m.slots[0].src) || len(s.buf) != len(s.src) {
 			ok, m.lengths = false, false
@@ -530,6 +567,9 @@ func (m *meet) mismatch(cc *collCall, me int) (bool, error) {
 	}
 	if seen {
 		return true, nil
+	}
+	if m.roads {
+		return true, &classErr{ErrOp, "meeting in memory: some ranks passed a predefined operation and others a function of their own (every rank must pass the same operation)"}
 	}
 	if !m.lengths {
 		return true, fmt.Errorf("allreduce in memory: %w: the ranks passed vectors of different lengths", ErrCount)

@@ -270,6 +270,16 @@ func bcastValue[T any](c *Comm, t *typeInfo, v T, root int) (T, error) {
 func (c *Comm) reduceBytes(cc *collCall, opname string, b []byte, f coll.Combine, commutative bool, root int) ([]byte, bool, error) {
 	var res []byte
 	var err error
+	if c.meetsVectors(root, len(b)) {
+		// Where vector reductions meet in memory, this road meets too,
+		// to compare signatures with ranks that took the other.
+		if bad, err := c.meetCheck(cc, root); bad {
+			if err = cc.done(opname, err); err == nil {
+				err = c.errorf(opname, ErrIntern, loc{}, "a meeting found a mismatch it did not name")
+			}
+			return nil, false, err
+		}
+	}
 	if root >= 0 {
 		res, err = coll.Reduce(cc, b, f, commutative, root, c.collTag())
 	} else {
