@@ -1,6 +1,8 @@
 package mpi
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -83,9 +85,13 @@ type meet struct {
 	kinds   []uint64 // and its call's kind (meetSlot.kind)
 	lengths bool     // and their vectors had one length
 	roads   bool     // and some came by the road of combined values, others not (meetSlot.checkOnly)
-	long    bool     // the vector goes by messages after the meeting
-	shares  bool     // every rank combines a share of the vector (combineShare)
-	root    int      // the rank whose output gets the result; -1: every rank
+	// res and resErr are the combined value of a meeting on the road of
+	// combined values and the error of combining (meetCombine).
+	res    []byte
+	resErr error
+	long   bool // the vector goes by messages after the meeting
+	shares bool // every rank combines a share of the vector (combineShare)
+	root   int  // the rank whose output gets the result; -1: every rank
 	// shareDone counts the ranks whose share is written (shareWait).
 	shareDone atomic.Int32
 }
@@ -104,7 +110,7 @@ type meetSlot struct {
 	p     *proc
 	wait  engine.Request
 	// checkOnly says the rank reduces by the road of combined values
-	// (meetCheck): it brings a signature, no vector.
+	// (meetCombine): src is its encoded value, not a vector.
 	checkOnly bool
 	// posted says that wait is in the rank's engine for this meeting
 	// (gather posts it at once unless the rank will watch; meetWait
@@ -331,17 +337,18 @@ func kindName(k uint64) string {
 	return "an allreduce"
 }
 
-// meetCheck is the meeting of a reduction that takes the road of
-// combined values (a value that is not plain, or an operation of the
-// caller's own: reduceBytes) among ranks whose vector reductions meet in
-// memory. Nothing is combined here: every rank's signature is compared
-// with the others', then the ranks go on by messages. Without it, a rank
+// meetCombine is a reduction by the road of combined values (a value
+// that is not plain, or an operation of the caller's own: reduceBytes)
+// among ranks whose vector reductions meet in memory: it meets too. The
+// last rank to come checks every rank's signature, as for vectors, and
+// folds the contributions (b, this rank's encoded value) in rank order
+// with f; every rank (root alone, for a reduce) takes a copy of the
+// result. One meeting replaces the messages of the algorithm, and a rank
 // on this road and one on the vector road (another type, or a predefined
-// operation against a function) each waited for the other until the hang
-// report; now both learn of it. It reports whether the ranks disagree,
-// with the error, if the disagreement is not a type recorded in cc
-// (which cc.done reports).
-func (c *Comm) meetCheck(cc *collCall, root int) (bool, error) {
+// operation against a function) learn of it, where before they waited
+// for each other until the hang report. A disagreement recorded in cc (a
+// signature) is reported by cc.done, whatever the error returned.
+func (c *Comm) meetCombine(cc *collCall, b []byte, f coll.Combine, root int) ([]byte, error) {
 	m := c.meet()
 	me := c.rank
 	s := &m.slots[me]
@@ -349,15 +356,39 @@ func (c *Comm) meetCheck(cc *collCall, root int) (bool, error) {
 	if root >= 0 {
 		s.kind = reduceKind + uint64(root)
 	}
-	s.src, s.buf, s.sig, s.p, s.checkOnly = nil, nil, cc.sig, c.p, true
+	s.src, s.buf, s.sig, s.p, s.checkOnly = b, nil, cc.sig, c.p, true
+	defer func() { s.src = nil }()
 	if m.gather(c, me) {
-		m.check()
-		m.shares, m.long, m.root = false, true, root
+		ok := m.check()
+		m.shares, m.long, m.root = false, false, root
+		m.res, m.resErr = nil, nil
+		if ok {
+			acc := bytes.Clone(m.slots[0].src)
+			var err error
+			for i := 1; i < m.n && err == nil; i++ {
+				acc, err = f(acc, m.slots[i].src, true)
+			}
+			m.res, m.resErr = acc, err
+		}
 		m.release(me, false, nil)
 	} else if _, err := c.meetWait(s); err != nil {
-		return true, err
+		return nil, err
 	}
-	return m.mismatch(cc, me)
+	if bad, err := m.mismatch(cc, me); bad {
+		if err == nil {
+			err = errors.New("meeting in memory: the ranks disagree")
+		}
+		return nil, err
+	}
+	// The result stays in the meet until the next meeting's last rank,
+	// who comes after every rank has taken its copy here.
+	if m.resErr != nil {
+		return nil, fmt.Errorf("combining in memory: %w", m.resErr)
+	}
+	if root >= 0 && me != root {
+		return nil, nil
+	}
+	return bytes.Clone(m.res), nil
 }
 
 // barrierSig is what a Barrier leaves in a meet for its signature: no
@@ -536,7 +567,8 @@ func (m *meet) check() bool {
 		if s.checkOnly != m.slots[0].checkOnly {
 			ok, m.roads = false, true
 		}
-		if len(s.src) != len(m.slots[0].src) || len(s.buf) != len(s.src) {
+		if !s.checkOnly && !m.slots[0].checkOnly && (len(s.src) != len(m.slots[0].src) || len(s.buf) != len(s.src)) {
+			// (Encoded values differ in length: only vectors must not.)
 			ok, m.lengths = false, false
 		}
 	}

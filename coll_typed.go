@@ -271,14 +271,14 @@ func (c *Comm) reduceBytes(cc *collCall, opname string, b []byte, f coll.Combine
 	var res []byte
 	var err error
 	if c.meetsVectors(root, len(b)) {
-		// Where vector reductions meet in memory, this road meets too,
-		// to compare signatures with ranks that took the other.
-		if bad, err := c.meetCheck(cc, root); bad {
-			if err = cc.done(opname, err); err == nil {
-				err = c.errorf(opname, ErrIntern, loc{}, "a meeting found a mismatch it did not name")
-			}
+		// Where vector reductions meet in memory, this road meets too:
+		// signatures compared with ranks that took the other road, and
+		// the values combined there.
+		res, err = c.meetCombine(cc, b, f, root)
+		if err := cc.done(opname, err); err != nil {
 			return nil, false, err
 		}
+		return res, root < 0 || c.rank == root, nil
 	}
 	if root >= 0 {
 		res, err = coll.Reduce(cc, b, f, commutative, root, c.collTag())
