@@ -82,7 +82,8 @@ func (c *Comm) chooseAllreduce(n, elems, esz int) (*vecChoice, error) {
 // meetsVectors reports whether a vector reduction of n bytes on c
 // (root < 0: an allreduce) meets in memory, as reduceVec and
 // allreduceVec decide: the road of combined values then meets too
-// (meetCheck).
+// (meetCombine), asking with n 0, since its ranks' encoded values may
+// differ in length (the default rules put no bound on in_process).
 func (c *Comm) meetsVectors(root, n int) bool {
 	if !c.inProcess() {
 		return false

@@ -270,7 +270,7 @@ func bcastValue[T any](c *Comm, t *typeInfo, v T, root int) (T, error) {
 func (c *Comm) reduceBytes(cc *collCall, opname string, b []byte, f coll.Combine, commutative bool, root int) ([]byte, bool, error) {
 	var res []byte
 	var err error
-	if c.meetsVectors(root, len(b)) {
+	if c.meetsVectors(root, 0) {
 		// Where vector reductions meet in memory, this road meets too:
 		// signatures compared with ranks that took the other road, and
 		// the values combined there.
