@@ -107,7 +107,11 @@ type meetSlot struct {
 	// decides, so the wait is ended exactly once, by one of the two. Next
 	// to what the last rank reads anyway.
 	state atomic.Uint32
-	p     *proc
+	// res is where the last rank leaves a short result for this rank
+	// (up to meetRes bytes: meet.combine), on the line of state, so that
+	// one crossing carries both; the rank copies it into buf itself.
+	res [meetRes]byte
+	p   *proc
 	wait  engine.Request
 	// checkOnly says the rank reduces by the road of combined values
 	// (meetCombine): src is its encoded value, not a vector.
@@ -120,8 +124,13 @@ type meetSlot struct {
 	// slot and those it parked in, shared the allreduces it combined a
 	// share of; only the rank writes them (tests read them).
 	bySlot, parked, shared int
-	_                      [64]byte
+	_                      [72]byte // to 512 bytes, whole cache lines
 }
+
+// meetRes is the longest result the last rank leaves in a waiter's slot
+// (meetSlot.res) instead of its output: what fits beside state on one
+// cache line.
+const meetRes = 56
 
 // Values of meetSlot.state.
 const (
@@ -230,7 +239,8 @@ func (c *Comm) reduceInProcess(cc *collCall, src, buf, scratch []byte, esz int, 
 	}
 	s.src, s.buf, s.sig, s.p, s.checkOnly = src, buf, cc.sig, c.p, false
 	defer func() { s.src, s.buf = nil, nil }()
-	if m.gather(c, me) {
+	last := m.gather(c, me)
+	if last {
 		ok := m.check()
 		// Shares only while the ranks watch, so that each has a processor
 		// and they combine at once (taking turns, it measured slower
@@ -241,18 +251,22 @@ func (c *Comm) reduceInProcess(cc *collCall, src, buf, scratch []byte, esz int, 
 		one := ok && !m.shares && !m.long
 		m.root = root
 		if one {
-			m.combine(op, scratch)
+			m.combine(op, scratch, me)
 		}
 		m.release(me, one, nil)
 	} else if agreed, err := c.meetWait(s); err != nil {
 		return true, err
 	} else if agreed {
+		m.takeShort(s, buf, root, me)
 		return true, nil
 	}
 	if bad, err := m.mismatch(cc, me); bad {
 		return true, err
 	}
 	if !m.shares {
+		if !m.long && !last {
+			m.takeShort(s, buf, root, me) // combined by the last rank
+		}
 		return !m.long, nil
 	}
 	m.combineShare(me, op, scratch)
@@ -612,13 +626,36 @@ func (m *meet) mismatch(cc *collCall, me int) (bool, error) {
 // combine combines every rank's contribution in rank order into acc
 // and writes the result into every rank's output. The last rank to come
 // calls it, with its own scratch.
-func (m *meet) combine(op coll.VecOp, acc []byte) {
+func (m *meet) combine(op coll.VecOp, acc []byte, me int) {
 	a := acc[:len(m.slots[0].src)]
 	copy(a, m.slots[0].src)
 	for i := 1; i < m.n; i++ {
 		op(a, m.slots[i].src)
 	}
-	m.output(a, 0)
+	if len(a) > meetRes {
+		m.output(a, 0)
+		return
+	}
+	// Short: into the waiters' slots, beside the state the release
+	// writes next (takeShort), and into this rank's own output.
+	for i := range m.slots {
+		switch {
+		case m.root >= 0 && i != m.root:
+		case i == me:
+			copy(m.slots[i].buf, a)
+		default:
+			copy(m.slots[i].res[:], a)
+		}
+	}
+}
+
+// takeShort copies the short result the last rank left in s (combine)
+// into buf, this rank's output, if it gets one (root < 0, or it is the
+// root), when the last rank combined for all.
+func (m *meet) takeShort(s *meetSlot, buf []byte, root, me int) {
+	if len(buf) <= meetRes && (root < 0 || root == me) {
+		copy(buf, s.res[:len(buf)])
+	}
 }
 
 // output writes the combined bytes a, from byte off of the vector on,
