@@ -110,9 +110,9 @@ type meetSlot struct {
 	// res is where the last rank leaves a short result for this rank
 	// (up to meetRes bytes: meet.combine), on the line of state, so that
 	// one crossing carries both; the rank copies it into buf itself.
-	res [meetRes]byte
-	p   *proc
-	wait  engine.Request
+	res  [meetRes]byte
+	p    *proc
+	wait engine.Request
 	// checkOnly says the rank reduces by the road of combined values
 	// (meetCombine): src is its encoded value, not a vector.
 	checkOnly bool
