@@ -232,12 +232,7 @@ func (c *Comm) reduceInProcess(cc *collCall, src, buf, scratch []byte, esz int, 
 	}
 	m := c.meet()
 	me := c.rank
-	s := &m.slots[me]
-	s.kind = 0
-	if root >= 0 {
-		s.kind = reduceKind + uint64(root)
-	}
-	s.src, s.buf, s.sig, s.p, s.checkOnly = src, buf, cc.sig, c.p, false
+	s := m.enter(c, cc, src, buf, root, false)
 	defer func() { s.src, s.buf = nil, nil }()
 	last := m.gather(c, me)
 	if last {
@@ -351,6 +346,19 @@ func kindName(k uint64) string {
 	return "an allreduce"
 }
 
+// enter fills c's rank's slot of m for a reduction (root < 0: an
+// allreduce) with its contribution, output, cc's signature and its road
+// (checkOnly: combined values), and returns it.
+func (m *meet) enter(c *Comm, cc *collCall, src, buf []byte, root int, checkOnly bool) *meetSlot {
+	s := &m.slots[c.rank]
+	s.kind = 0
+	if root >= 0 {
+		s.kind = reduceKind + uint64(root)
+	}
+	s.src, s.buf, s.sig, s.p, s.checkOnly = src, buf, cc.sig, c.p, checkOnly
+	return s
+}
+
 // meetCombine is a reduction by the road of combined values (a value
 // that is not plain, or an operation of the caller's own: reduceBytes)
 // among ranks whose vector reductions meet in memory: it meets too. The
@@ -365,12 +373,7 @@ func kindName(k uint64) string {
 func (c *Comm) meetCombine(cc *collCall, b []byte, f coll.Combine, root int) ([]byte, error) {
 	m := c.meet()
 	me := c.rank
-	s := &m.slots[me]
-	s.kind = 0
-	if root >= 0 {
-		s.kind = reduceKind + uint64(root)
-	}
-	s.src, s.buf, s.sig, s.p, s.checkOnly = b, nil, cc.sig, c.p, true
+	s := m.enter(c, cc, b, nil, root, true)
 	defer func() { s.src = nil }()
 	if m.gather(c, me) {
 		ok := m.check()

@@ -27,7 +27,7 @@ type tcPair struct {
 type mismatchCase struct {
 	name  string
 	n     int
-	class error // ErrType or ErrCount
+	class error // ErrType, ErrCount or ErrOp
 	types []string
 	fails func(rank int) bool
 	run   func(c *mpi.Comm) (error, bool)
@@ -38,7 +38,7 @@ type mismatchCase struct {
 // vectors and one on the road of combined values of an Allreduce still
 // wait for each other until the hang report (ErrProcFailed): their
 // algorithms exchange different messages.
-var meetOnly = map[string]bool{"Allreduce/float64-as-string": true}
+var meetOnly = map[string]bool{"Allreduce/float64-as-string": true, "Allreduce/sum-as-function": true}
 
 func all(int) bool { return true }
 
@@ -91,6 +91,16 @@ func mismatchCases() []mismatchCase {
 				return err, false
 			}
 			_, err := mpi.Allreduce(c, "x", mpi.NewOp(func(a, b string) string { return a + b }, false))
+			return err, false
+		}},
+		// One type, but a predefined operation on one rank and a function
+		// of its own on the other: two roads too.
+		{"Allreduce/sum-as-function", 2, mpi.ErrOp, []string{"predefined operation", "function of their own"}, all, func(c *mpi.Comm) (error, bool) {
+			if c.Rank() == 0 {
+				_, err := mpi.Allreduce(c, 1.0, mpi.Sum[float64]())
+				return err, false
+			}
+			_, err := mpi.Allreduce(c, 1.0, mpi.NewOp(func(a, b float64) float64 { return a + b }, true))
 			return err, false
 		}},
 		{"Reduce/float64-as-string", 3, mpi.ErrType, []string{"string", "float64"}, ranks(0), func(c *mpi.Comm) (error, bool) {
@@ -466,37 +476,4 @@ func TestTypeMismatchCodec(t *testing.T) {
 		}
 		return nil
 	})
-}
-
-// Goroutine ranks that meet in memory and pass one type, but a predefined
-// operation on one rank and a function of its own on the other, take two
-// roads (vectors, combined values): both get ErrOp instead of waiting for
-// each other, and the communicator still works.
-func TestMeetOpMismatch(t *testing.T) {
-	done := make(chan error, 1)
-	go func() {
-		done <- mpi.Run(2, func(c *mpi.Comm) error {
-			var err error
-			if c.Rank() == 0 {
-				_, err = mpi.Allreduce(c, 1.0, mpi.Sum[float64]())
-			} else {
-				_, err = mpi.Allreduce(c, 1.0, mpi.NewOp(func(a, b float64) float64 { return a + b }, true))
-			}
-			if !errors.Is(err, mpi.ErrOp) {
-				return fmt.Errorf("rank %d: %v, want ErrOp", c.Rank(), err)
-			}
-			if r, err := mpi.Allreduce(c, 1.0, mpi.Sum[float64]()); err != nil || r != 2 {
-				return fmt.Errorf("rank %d: the next Allreduce gave %v, %v", c.Rank(), r, err)
-			}
-			return nil
-		})
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("a rank hangs")
-	}
 }
