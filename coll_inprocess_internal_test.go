@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // runWithin runs f on n goroutine ranks (inproc) and fails the test if the
@@ -507,5 +508,101 @@ func TestReduceInProcess(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// Ranks with a short vector publish it and read the others'
+// (coll_inprocess_pub.go); a rank with anything else meets with a last
+// rank. Whichever way each goes, a mismatch is reported to every rank,
+// watching (Spin on) or parked (Spin off), and the communicator serves
+// the calls after it: the meetings' counts stay in step.
+func TestMeetPublicationMismatch(t *testing.T) {
+	short := func(c *Comm, n int) error {
+		v := make([]float64, n)
+		return AllreduceSliceInto(c, v, v, Sum[float64]())
+	}
+	tests := []struct {
+		name  string
+		odd   func(c *Comm) error // the last rank's call
+		want  error               // every rank's error class; nil: any error
+		inOdd string              // in the last rank's error
+	}{
+		{"short-long", func(c *Comm) error { return short(c, 1000) }, ErrCount, ""},
+		{"short-short", func(c *Comm) error { return short(c, 3) }, ErrCount, ""},
+		{"short-barrier", func(c *Comm) error { return c.Barrier() }, nil, "another collective"},
+		{"short-reduce", func(c *Comm) error {
+			v := []float64{1, 2}
+			return ReduceSliceInto(c, v, make([]float64, 2), Sum[float64](), 0)
+		}, nil, "mismatched collectives"},
+		{"short-int32", func(c *Comm) error {
+			v := make([]int32, 4) // 16 bytes, as two float64s
+			return AllreduceSliceInto(c, v, v, Sum[int32]())
+		}, ErrType, ""},
+	}
+	for _, spin := range []time.Duration{0, -1} {
+		for _, n := range []int{2, 3} {
+			for _, tt := range tests {
+				t.Run(fmt.Sprintf("%s/%dranks/spin%v", tt.name, n, spin), func(t *testing.T) {
+					cfg := DefaultConfig()
+					cfg.Spin = spin
+					done := make(chan error, 1)
+					go func() {
+						done <- RunConfig(n, cfg, func(c *Comm) error {
+							for round := range 20 {
+								var err error
+								if c.Rank() == n-1 {
+									err = tt.odd(c)
+								} else {
+									err = short(c, 2)
+								}
+								if err == nil || tt.want != nil && !errors.Is(err, tt.want) {
+									return fmt.Errorf("rank %d round %d: got %v, want %v", c.Rank(), round, err, tt.want)
+								}
+								if c.Rank() == n-1 && !strings.Contains(err.Error(), tt.inOdd) {
+									return fmt.Errorf("rank %d round %d: %v does not say %q", c.Rank(), round, err, tt.inOdd)
+								}
+								v := []float64{float64(c.Rank()), 1}
+								if err := AllreduceSliceInto(c, v, v, Sum[float64]()); err != nil || v[0] != float64(n*(n-1)/2) || v[1] != float64(n) {
+									return fmt.Errorf("rank %d round %d: the next allreduce gave %v, %v", c.Rank(), round, v, err)
+								}
+								if err := c.Barrier(); err != nil {
+									return fmt.Errorf("rank %d round %d: the next barrier: %v", c.Rank(), round, err)
+								}
+							}
+							return nil
+						})
+					}()
+					select {
+					case err := <-done:
+						if err != nil {
+							t.Fatal(err)
+						}
+					case <-time.After(time.Minute):
+						t.Fatal("the job did not end within a minute")
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestMeetSlotLines: a publication fills one cache line, and each part of
+// a slot that other ranks read or write starts a line of its own, so that
+// a rank's writes to one part never cost a reader of another a miss.
+func TestMeetSlotLines(t *testing.T) {
+	var s meetSlot
+	if n := unsafe.Sizeof(meetPub{}); n != 64 {
+		t.Errorf("a publication is %d bytes, want 64", n)
+	}
+	if n := unsafe.Sizeof(s); n%64 != 0 {
+		t.Errorf("a slot is %d bytes, not whole cache lines", n)
+	}
+	for name, off := range map[string]uintptr{"pub": unsafe.Offsetof(s.pub), "pstate": unsafe.Offsetof(s.pstate), "src": unsafe.Offsetof(s.src), "state": unsafe.Offsetof(s.state)} {
+		if off%64 != 0 {
+			t.Errorf("%s at byte %d of the slot, not at the start of a cache line", name, off)
+		}
+	}
+	if off := unsafe.Offsetof(meetPub{}.data); off%8 != 0 {
+		t.Errorf("a publication's data at byte %d, not 8-byte aligned", off)
 	}
 }
