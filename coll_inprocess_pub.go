@@ -70,9 +70,9 @@ type meetPub struct {
 
 // Values of the low two bits of meetSlot.pstate.
 const (
-	pubWatching uint64 = iota
-	pubParked
-	pubWoken
+	pubParked   uint64 = 1 + iota // parked on its meeting wait
+	pubWoken                      // a rank withdrew that wait (wakePub)
+	pubUnparked                   // it saw the publications itself after marking
 )
 
 // A pubCall is what one rank brings to a publication.
@@ -178,7 +178,7 @@ func (c *Comm) pubWait(m *meet, s *meetSlot, k uint64) bool {
 		c.postMeetWait(s)
 		s.pstate.Store(k<<2 | pubParked)
 		if over() {
-			if s.pstate.CompareAndSwap(k<<2|pubParked, k<<2|pubWatching) {
+			if s.pstate.CompareAndSwap(k<<2|pubParked, k<<2|pubUnparked) {
 				// Nobody woke it: its wait is its own to withdraw,
 				// unless a failure ended it first.
 				if p.eng.Withdraw(&s.wait, engine.Status{Tag: meetTag}) {
