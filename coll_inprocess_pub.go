@@ -99,9 +99,7 @@ func (c *Comm) publish(m *meet, pc *pubCall, op coll.VecOp, scratch []byte) bool
 	s := &m.slots[me]
 	s.count++
 	k := s.count
-	if s.p != c.p {
-		s.p = c.p // read by wakePub
-	}
+	s.own(c)
 	l := &s.pub[k&1]
 	l.sig, l.kind, l.n, l.odd = pc.sig, pc.kind, int32(len(pc.src)), len(pc.buf) != len(pc.src)
 	copy(l.data[:], pc.src)
