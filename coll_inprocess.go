@@ -99,7 +99,7 @@ type meet struct {
 // A meetSlot is one rank's part of a meet, on cache lines of its own.
 type meetSlot struct {
 	// pub is what the rank published for its last two meetings, by the
-	// parity of their number (publish); each on a cache line of its own.
+	// parity of their number (publish); each on cache lines of its own.
 	pub [2]meetPub
 	// pstate says that the rank parked waiting for the others'
 	// publications (pubParked) or was woken (pubWoken), with the number of

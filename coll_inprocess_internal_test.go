@@ -586,13 +586,13 @@ func TestMeetPublicationMismatch(t *testing.T) {
 	}
 }
 
-// TestMeetSlotLines: a publication fills one cache line, and each part of
+// TestMeetSlotLines: a publication fills two cache lines, and each part of
 // a slot that other ranks read or write starts a line of its own, so that
 // a rank's writes to one part never cost a reader of another a miss.
 func TestMeetSlotLines(t *testing.T) {
 	var s meetSlot
-	if n := unsafe.Sizeof(meetPub{}); n != 64 {
-		t.Errorf("a publication is %d bytes, want 64", n)
+	if n := unsafe.Sizeof(meetPub{}); n != 128 {
+		t.Errorf("a publication is %d bytes, want 128", n)
 	}
 	if n := unsafe.Sizeof(s); n%64 != 0 {
 		t.Errorf("a slot is %d bytes, not whole cache lines", n)
@@ -602,7 +602,7 @@ func TestMeetSlotLines(t *testing.T) {
 			t.Errorf("%s at byte %d of the slot, not at the start of a cache line", name, off)
 		}
 	}
-	if off := unsafe.Offsetof(meetPub{}.data); off%8 != 0 {
-		t.Errorf("a publication's data at byte %d, not 8-byte aligned", off)
+	if off := unsafe.Offsetof(meetPub{}.data); off != 32 {
+		t.Errorf("a publication's data at byte %d, want 32: 8-byte aligned, its first 32 bytes on the line of the rest", off)
 	}
 }

@@ -20,7 +20,7 @@ import (
 // agree, it combines the contributions in rank order itself, so every
 // rank computes the same bits, and the meeting costs about one crossing
 // each way, at once, as an exchange of messages would, without their
-// matching (Allreduce of 8 bytes, 2 ranks: 0.20-0.25 against 0.17 us).
+// matching (docs/performance.md, "Short reductions by publication").
 //
 // Anything else meets with a last rank, without a publication: longer
 // vectors (read in place there, so nobody may leave before they are
@@ -53,19 +53,22 @@ import (
 // every publication.
 const meetPubMax = 8
 
-// meetInline is the longest contribution that is published.
-const meetInline = 32
+// meetInline is the longest contribution that is published: a
+// publication is two cache lines, and one of up to 32 bytes is read from
+// the first alone.
+const meetInline = 96
 
-// A meetPub is one rank's publication for one meeting, one cache line.
+// A meetPub is one rank's publication for one meeting, two cache lines.
 type meetPub struct {
 	seq  atomic.Uint64 // the meeting it is for (meetSlot.count), stored last
 	sig  uint64
 	kind uint64
-	// data is the contribution: 8-byte aligned, for the operations'
-	// views of it.
-	data [meetInline]byte
 	n    int32 // the contribution's bytes
 	odd  bool  // output and contribution of different lengths
+	_    [3]byte
+	// data is the contribution: 8-byte aligned, for the operations'
+	// views of it, its first 32 bytes on the line of the rest.
+	data [meetInline]byte
 }
 
 // Values of the low two bits of meetSlot.pstate.
