@@ -6,8 +6,8 @@ import "fmt"
 // on every rank. All ranks get bit-identical results. buf is not modified;
 // sizes may differ between ranks and may grow as they are combined.
 //
-// If commutative, the algorithm is recursive doubling over the largest power
-// of two p' <= p, with the usual fix for the rem = p - p' extra ranks: first
+// The algorithm is recursive doubling over the largest power of two
+// p' <= p, with the usual fix for the rem = p - p' extra ranks: first
 // each even rank r < 2·rem sends its buffer to r+1 and drops out; then the
 // p' remaining ranks exchange partial results with partners at distance
 // 1, 2, 4, ... (in the renumbered set); finally each odd rank r < 2·rem sends
@@ -17,8 +17,15 @@ import "fmt"
 // each active rank sends one partial per round, p'·lg p' + 2·rem messages in
 // total.
 //
-// Otherwise it is Reduce to rank 0 in rank order followed by BcastVar from
-// rank 0. Cost: 2·lg p rounds, 2(p-1) messages.
+// It needs no commutativity: renumbering keeps rank order, so each rank
+// holds the reduction of a run of consecutive ranks, and every combine
+// puts the lower run's operand on the left (MPICH does the same). So
+// commutative only documents the caller's operation. A non-commutative
+// operation once took a reduce to rank 0 and a broadcast instead, whose
+// messages a rank combining vectors of plain values (recursive doubling
+// too, with the same tags) never matched: two ranks that passed
+// different types waited for each other until the hang report, instead
+// of both learning of the mismatch (ErrType).
 //
 // Uses tag..tag+2.
 func Allreduce(c Comm, buf []byte, f Combine, commutative bool, tag int) ([]byte, error) {
@@ -34,14 +41,6 @@ func allreduce(c Comm, buf []byte, f Combine, commutative bool, tag int) ([]byte
 	if err := checkCombine(f); err != nil {
 		return nil, err
 	}
-	if !commutative {
-		res, err := reduceTree(c, buf, f, r, p, 0, tag)
-		if err != nil {
-			return nil, err
-		}
-		return bcastVar(c, res, 0, tag+2)
-	}
-
 	pof2 := 1
 	for pof2*2 <= p {
 		pof2 *= 2
