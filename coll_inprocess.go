@@ -138,7 +138,7 @@ type meetSlot struct {
 	bySlot, parked, shared int
 	// count is the number of the rank's last meeting (publish).
 	count uint64
-	_     [64]byte // to 704 bytes, whole cache lines (TestMeetSlotLines)
+	_     [64]byte // to 832 bytes, whole cache lines (TestMeetSlotLines)
 }
 
 // meetRes is the longest result the last rank leaves in a waiter's slot
