@@ -246,7 +246,9 @@ func (c *Comm) reduceInProcess(cc *collCall, src, buf, scratch []byte, esz int, 
 	}
 	m := c.meet()
 	me := c.rank
-	if m.pubs() && len(src) <= meetInline {
+	if m.pubs() && len(src) <= meetInline && c.p.job.prog.Spins() {
+		// Publications only while the ranks watch: ranks that park
+		// would each be woken once more than by the last rank.
 		pc := pubCall{sig: cc.sig, kind: meetKind(root), src: src, buf: buf, root: root}
 		if c.publish(m, &pc, op, scratch) {
 			return true, nil

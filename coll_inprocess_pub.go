@@ -13,8 +13,8 @@ import (
 // allreduce four cache-line crossings in a row: the last rank takes the
 // arrival count, reads each waiter's slot and contribution, writes each
 // waiter's result and state, and each waiter reads them. For a
-// contribution of at most meetInline bytes, among 2 to meetPubMax ranks,
-// every rank instead publishes, on a cache line of its own, its
+// contribution of at most meetInline bytes, among 2 to meetPubMax ranks
+// that watch (each has a processor), every rank instead publishes, on a cache line of its own, its
 // signature, its call's kind, its contribution's length and the
 // contribution itself, and reads every other rank's publication; if all
 // agree, it combines the contributions in rank order itself, so every
