@@ -28,7 +28,7 @@ func (c *Comm) hetExchange(op string, sends, recvs []hetBlk) error {
 	sh := c.shadow
 	return c.nbrErr(op, postAndWait(len(recvs), func(i int) (*Request, error) {
 		b := recvs[i]
-		return sh.irecv(nil, b.buf, b.count, b.dt, b.peer, tag)
+		return sh.irecv(nil, nil, b.buf, b.count, b.dt, b.peer, tag)
 	}, len(sends), func(k int) (*Request, error) {
 		b := sends[k]
 		return sh.isend(nil, op, b.buf, b.count, b.dt, b.peer, tag, engine.Standard)

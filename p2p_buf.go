@@ -359,7 +359,7 @@ func (c *Comm) isend(into *Request, op string, buf []byte, count int, dt *Dataty
 			return r, nil
 		}
 	}
-	r := c.newPooledRequest(into, op, whereDest, dest, tag)
+	r := c.newPooledRequest(into, nil, op, whereDest, dest, tag)
 	r.er.Layout = m.lay
 	r.er.Cancellable = true
 	c.startSend(r.er, m.b, dt.sig, dest, tag, mode)
@@ -531,13 +531,13 @@ func (c *Comm) Irecv(buf []byte, count int, dt *Datatype, src, tag int) (_ *Requ
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Irecv", c, src, tag), &err)
 	}
-	return c.irecv(nil, buf, count, dt, src, tag)
+	return c.irecv(nil, nil, buf, count, dt, src, tag)
 }
 
 // irecv is Irecv without the profiler hook, for the package's own use, in
 // into if not nil (a zeroed slot of a Requests set; the request returned
 // may still be another one).
-func (c *Comm) irecv(into *Request, buf []byte, count int, dt *Datatype, src, tag int) (*Request, error) {
+func (c *Comm) irecv(into *Request, ier *engine.Request, buf []byte, count int, dt *Datatype, src, tag int) (*Request, error) {
 	m, err := c.lowRecvBuf("Irecv", buf, count, dt, src, tag)
 	if err != nil {
 		return nil, err
@@ -553,7 +553,7 @@ func (c *Comm) irecv(into *Request, buf []byte, count int, dt *Datatype, src, ta
 			c.startRecv(er, m.b, nil, dt.sig, src, tag)
 		}
 	} else {
-		r = c.newPooledRequest(into, "Irecv", whereSource, src, tag)
+		r = c.newPooledRequest(into, ier, "Irecv", whereSource, src, tag)
 	}
 	r.setElem(dt.size)
 	if cv := c.lowConv(buf, dt.t); cv != nil {
@@ -691,7 +691,7 @@ func (c *Comm) Sendrecv(sendbuf []byte, sendcount int, sendtype *Datatype, dest,
 		return c.lowSend("Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, engine.Standard)
 	}
 	if c.ftReposts(src) {
-		rr, err := c.irecv(nil, recvbuf, recvcount, recvtype, src, recvtag)
+		rr, err := c.irecv(nil, nil, recvbuf, recvcount, recvtype, src, recvtag)
 		return sendrecvGeneral(rr, err, send)
 	}
 	m, err := c.lowRecvBuf("Sendrecv", recvbuf, recvcount, recvtype, src, recvtag)
@@ -717,7 +717,7 @@ func (c *Comm) SendrecvReplace(buf []byte, count int, dt *Datatype, dest, sendta
 	}
 	// The outgoing data must be copied out before the incoming lands.
 	tmp := append([]byte(nil), m.bytes()...)
-	rr, err := c.irecv(nil, buf, count, dt, src, recvtag)
+	rr, err := c.irecv(nil, nil, buf, count, dt, src, recvtag)
 	if err != nil {
 		return Status{}, err
 	}

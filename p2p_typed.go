@@ -334,7 +334,7 @@ func isendT[T any](into *Request, c *Comm, op string, v T, dest, tag int, mode e
 	if r := c.isendNow(into, op, b, t.sig, dest, tag, mode); r != nil {
 		return r, nil
 	}
-	r := c.newPooledRequest(into, op, whereDest, dest, tag)
+	r := c.newPooledRequest(into, nil, op, whereDest, dest, tag)
 	r.er.Cancellable = true
 	c.startSend(r.er, b, t.sig, dest, tag, mode)
 	return r, nil
@@ -669,7 +669,7 @@ func SendrecvInto[T, E any](c *Comm, v T, dest, sendtag int, buf []E, source, re
 
 	send := func() error { return sendT(c, "Send", &v, dest, sendtag, engine.Standard) }
 	if c.ftReposts(source) {
-		r, err := irecvInto(nil, c, buf, source, recvtag)
+		r, err := irecvInto(nil, nil, c, buf, source, recvtag)
 		return sendrecvGeneral(r, err, send)
 	}
 	return recvIntoAfter(c, "SendrecvInto", buf, source, recvtag, send)
@@ -682,12 +682,13 @@ func IrecvInto[E any](c *Comm, buf []E, source, tag int) (_ *Request, err error)
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("IrecvInto", c, source, tag), &err)
 	}
-	return irecvInto(nil, c, buf, source, tag)
+	return irecvInto(nil, nil, c, buf, source, tag)
 }
 
 // irecvInto is IrecvInto for the package's own callers, in into if not
-// nil (a zeroed slot of a Requests set).
-func irecvInto[E any](into *Request, c *Comm, buf []E, source, tag int) (*Request, error) {
+// nil (a zeroed slot of a Requests set), with the engine request er if not
+// nil (the slot's: see newPooledRequest).
+func irecvInto[E any](into *Request, er *engine.Request, c *Comm, buf []E, source, tag int) (*Request, error) {
 	if !c.fine(source, tag) {
 		if err := c.checkSource("IrecvInto", source, tag); err != nil {
 			return nil, err
@@ -700,7 +701,7 @@ func irecvInto[E any](into *Request, c *Comm, buf []E, source, tag int) (*Reques
 	if source == ProcNull {
 		return c.nullRequestIn(into, "IrecvInto", procNullStatus), nil
 	}
-	r := c.newPooledRequest(into, "IrecvInto", whereSource, source, tag)
+	r := c.newPooledRequest(into, er, "IrecvInto", whereSource, source, tag)
 	r.setElem(t.size)
 	r.er.Note = t
 	r.set(fSliceOf, true)

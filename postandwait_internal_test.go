@@ -24,7 +24,7 @@ func TestPostAndWait(t *testing.T) {
 			case 1:
 				return nil, nil
 			case 2:
-				return c.irecv(nil, got, 4, Byte, 0, 7)
+				return c.irecv(nil, nil, got, 4, Byte, 0, 7)
 			}
 			return c.nullRequest("test", Status{}), nil
 		}, 2, func(k int) (*Request, error) {

@@ -465,11 +465,23 @@ func (c *Comm) newRequest(op string, l loc) *Request {
 // bytes after the wait; not requests with OnDone).
 //
 // Its loc is w (whereDest or whereSource), peer and tag. into, if not
-// nil, is the zeroed Request to use (a slot of a Requests set).
-func (c *Comm) newPooledRequest(into *Request, op string, w uint8, peer, tag int) *Request {
-	r, er := c.p.ers.pair(into)
+// nil, is the zeroed Request to use (a slot of a Requests set), and er, if
+// not nil, the slot's own engine request, which it keeps from one use of
+// the slot to the next (Requests.slot): none from the free list and none
+// given back, so neither takes the list's lock.
+func (c *Comm) newPooledRequest(into *Request, er *engine.Request, op string, w uint8, peer, tag int) *Request {
+	r := into
+	if er != nil {
+		er.Reset()
+		if er.W == nil {
+			er.W = engine.NewWaiter()
+		}
+		r.set(fLive, true)
+	} else {
+		r, er = c.p.ers.pair(into)
+		r.set(fLive|fPooled, true)
+	}
 	r.c, r.er = c, er
-	r.set(fLive|fPooled, true)
 	r.setOpPeer(op, w, peer, tag)
 	return r
 }

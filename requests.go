@@ -28,8 +28,13 @@ type Requests struct {
 	// requests of their own.
 	reqs []*Request
 	// chunks hold the set's slots; a chunk never moves, so a slot's
-	// address stays valid while its operation is in flight.
+	// address stays valid while its operation is in flight. ers, made with
+	// a chunk's first receive, hold its slots' engine requests for
+	// receives, kept from one use of a slot to the next: a receive in a
+	// set takes none from the rank's free list and gives none back
+	// (newPooledRequest).
 	chunks []*[setChunk]Request
+	ers    []*[setChunk]engine.Request
 	// used counts the slots handed out since the set was last emptied.
 	used int
 	// done: WaitAll or TestAll completed every request in reqs; the next
@@ -68,6 +73,21 @@ func (rs *Requests) slot() *Request {
 	return r
 }
 
+// slotER returns the engine request of the slot slot() returned last,
+// for a receive.
+func (rs *Requests) slotER() *engine.Request {
+	i := rs.used
+	for len(rs.ers) <= i/setChunk {
+		rs.ers = append(rs.ers, nil)
+	}
+	ch := rs.ers[i/setChunk]
+	if ch == nil {
+		ch = new([setChunk]engine.Request)
+		rs.ers[i/setChunk] = ch
+	}
+	return &ch[i%setChunk]
+}
+
 // add records r, the request of an operation just posted in slot s (r is
 // s unless the operation needed a request of its own).
 func (rs *Requests) add(s, r *Request) {
@@ -104,7 +124,7 @@ func PostIrecvInto[E any](rs *Requests, c *Comm, buf []E, source, tag int) (err 
 		defer h.exit(h.enter("PostIrecvInto", c, source, tag), &err)
 	}
 	s := rs.slot()
-	r, err := irecvInto(s, c, buf, source, tag)
+	r, err := irecvInto(s, rs.slotER(), c, buf, source, tag)
 	if err != nil {
 		return err
 	}
@@ -136,7 +156,7 @@ func (c *Comm) PostIrecv(rs *Requests, buf []byte, count int, dt *Datatype, src,
 		defer h.exit(h.enter("Comm.PostIrecv", c, src, tag), &err)
 	}
 	s := rs.slot()
-	r, err := c.irecv(s, buf, count, dt, src, tag)
+	r, err := c.irecv(s, rs.slotER(), buf, count, dt, src, tag)
 	if err != nil {
 		return err
 	}
