@@ -303,6 +303,9 @@ func TestMeetFreed(t *testing.T) {
 // short that the last rank often comes while the other is parking (every
 // wait watching 1 us).
 func TestMeetHandOver(t *testing.T) {
+	// Processors for every rank, so that 3 ranks watch too (and publish
+	// their short vectors) even on a machine of 2.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(3, runtime.GOMAXPROCS(0))))
 	const rounds = 3000
 	tests := []struct {
 		name string
@@ -517,6 +520,9 @@ func TestReduceInProcess(t *testing.T) {
 // watching (Spin on) or parked (Spin off), and the communicator serves
 // the calls after it: the meetings' counts stay in step.
 func TestMeetPublicationMismatch(t *testing.T) {
+	// Processors for every rank, so that 3 ranks publish (Spins) even on
+	// a machine of 2: they then watch in turns and often park.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(3, runtime.GOMAXPROCS(0))))
 	short := func(c *Comm, n int) error {
 		v := make([]float64, n)
 		return AllreduceSliceInto(c, v, v, Sum[float64]())
