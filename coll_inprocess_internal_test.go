@@ -15,8 +15,14 @@ import (
 // job does not end within d: a meet that lost a rank would otherwise hang.
 func runWithin(t *testing.T, n int, d time.Duration, f func(c *Comm) error) error {
 	t.Helper()
+	return runConfigWithin(t, n, DefaultConfig(), d, f)
+}
+
+// runConfigWithin is runWithin with cfg.
+func runConfigWithin(t *testing.T, n int, cfg Config, d time.Duration, f func(c *Comm) error) error {
+	t.Helper()
 	done := make(chan error, 1)
-	go func() { done <- Run(n, f) }()
+	go func() { done <- RunConfig(n, cfg, f) }()
 	select {
 	case err := <-done:
 		return err
@@ -322,37 +328,29 @@ func TestMeetHandOver(t *testing.T) {
 				cfg := DefaultConfig()
 				cfg.Spin = tt.spin
 				var bySlot, parked atomic.Int64
-				done := make(chan error, 1)
-				go func() {
-					done <- RunConfig(n, cfg, func(c *Comm) error {
-						out := make([]int64, 2)
-						for i := 0; i < rounds; i++ {
-							v := []int64{int64(c.Rank() + i), 1}
-							if err := AllreduceSliceInto(c, v, out, Sum[int64]()); err != nil {
+				err := runConfigWithin(t, n, cfg, time.Minute, func(c *Comm) error {
+					out := make([]int64, 2)
+					for i := 0; i < rounds; i++ {
+						v := []int64{int64(c.Rank() + i), 1}
+						if err := AllreduceSliceInto(c, v, out, Sum[int64]()); err != nil {
+							return err
+						}
+						if want := int64(n*(n-1)/2 + n*i); out[0] != want || out[1] != int64(n) {
+							return fmt.Errorf("round %d: got %v, want [%d %d]", i, out, want, n)
+						}
+						if i%3 == 0 {
+							if err := Barrier(c); err != nil {
 								return err
 							}
-							if want := int64(n*(n-1)/2 + n*i); out[0] != want || out[1] != int64(n) {
-								return fmt.Errorf("round %d: got %v, want [%d %d]", i, out, want, n)
-							}
-							if i%3 == 0 {
-								if err := Barrier(c); err != nil {
-									return err
-								}
-							}
 						}
-						s := &c.meet().slots[c.Rank()]
-						bySlot.Add(int64(s.bySlot))
-						parked.Add(int64(s.parked))
-						return nil
-					})
-				}()
-				select {
-				case err := <-done:
-					if err != nil {
-						t.Fatal(err)
 					}
-				case <-time.After(time.Minute):
-					t.Fatal("the meetings did not end within a minute")
+					s := &c.meet().slots[c.Rank()]
+					bySlot.Add(int64(s.bySlot))
+					parked.Add(int64(s.parked))
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
 				}
 				slot, park := bySlot.Load(), parked.Load()
 				t.Logf("waits ended by the slot: %d, parked: %d", slot, park)
@@ -551,40 +549,32 @@ func TestMeetPublicationMismatch(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/%dranks/spin%v", tt.name, n, spin), func(t *testing.T) {
 					cfg := DefaultConfig()
 					cfg.Spin = spin
-					done := make(chan error, 1)
-					go func() {
-						done <- RunConfig(n, cfg, func(c *Comm) error {
-							for round := range 20 {
-								var err error
-								if c.Rank() == n-1 {
-									err = tt.odd(c)
-								} else {
-									err = short(c, 2)
-								}
-								if err == nil || tt.want != nil && !errors.Is(err, tt.want) {
-									return fmt.Errorf("rank %d round %d: got %v, want %v", c.Rank(), round, err, tt.want)
-								}
-								if c.Rank() == n-1 && !strings.Contains(err.Error(), tt.inOdd) {
-									return fmt.Errorf("rank %d round %d: %v does not say %q", c.Rank(), round, err, tt.inOdd)
-								}
-								v := []float64{float64(c.Rank()), 1}
-								if err := AllreduceSliceInto(c, v, v, Sum[float64]()); err != nil || v[0] != float64(n*(n-1)/2) || v[1] != float64(n) {
-									return fmt.Errorf("rank %d round %d: the next allreduce gave %v, %v", c.Rank(), round, v, err)
-								}
-								if err := c.Barrier(); err != nil {
-									return fmt.Errorf("rank %d round %d: the next barrier: %v", c.Rank(), round, err)
-								}
+					err := runConfigWithin(t, n, cfg, time.Minute, func(c *Comm) error {
+						for round := range 20 {
+							var err error
+							if c.Rank() == n-1 {
+								err = tt.odd(c)
+							} else {
+								err = short(c, 2)
 							}
-							return nil
-						})
-					}()
-					select {
-					case err := <-done:
-						if err != nil {
-							t.Fatal(err)
+							if err == nil || tt.want != nil && !errors.Is(err, tt.want) {
+								return fmt.Errorf("rank %d round %d: got %v, want %v", c.Rank(), round, err, tt.want)
+							}
+							if c.Rank() == n-1 && !strings.Contains(err.Error(), tt.inOdd) {
+								return fmt.Errorf("rank %d round %d: %v does not say %q", c.Rank(), round, err, tt.inOdd)
+							}
+							v := []float64{float64(c.Rank()), 1}
+							if err := AllreduceSliceInto(c, v, v, Sum[float64]()); err != nil || v[0] != float64(n*(n-1)/2) || v[1] != float64(n) {
+								return fmt.Errorf("rank %d round %d: the next allreduce gave %v, %v", c.Rank(), round, v, err)
+							}
+							if err := c.Barrier(); err != nil {
+								return fmt.Errorf("rank %d round %d: the next barrier: %v", c.Rank(), round, err)
+							}
 						}
-					case <-time.After(time.Minute):
-						t.Fatal("the job did not end within a minute")
+						return nil
+					})
+					if err != nil {
+						t.Fatal(err)
 					}
 				})
 			}
