@@ -38,12 +38,13 @@ const erKeep = 256
 // reqBlock is how many Requests one allocation makes: the allocator's
 // per-object work (about 400 instructions for a 240-byte Request) was a
 // third of a small message's cost. A block fills the allocator's 8 KiB
-// size class as well as whole Requests can (128 of 64 bytes: 8192); a
-// block any larger would take the next size class and waste up to a
-// tenth of it (TestRequestBlock checks the two agree). A block stays in
-// memory while any of its requests is referenced, at most reqBlock-1
-// requests' worth more than needed.
-const reqBlock = 128
+// size class as well as whole Requests can. An object of more than 512
+// bytes that holds pointers carries an 8-byte header in front, so 127
+// Requests of 64 bytes fit (8128 + 8); 128 took the next size class,
+// 9472 bytes, and left 1280 of them unused (TestRequestBlock checks it). A block
+// stays in memory while any of its requests is referenced, at most
+// reqBlock-1 requests' worth more than needed.
+const reqBlock = 127
 
 // request returns a zeroed Request: into if not nil (a slot of a
 // Requests set, zeroed by its caller), else one from the block. l.mu is

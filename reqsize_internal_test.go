@@ -1,6 +1,8 @@
 package mpi
 
 import (
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"testing"
@@ -19,10 +21,25 @@ func TestRequestBlock(t *testing.T) {
 		t.Errorf("Request is %d bytes, want at most 64 (a cache line): move what few requests use into reqMore", size)
 	}
 	// reqBlock is chosen for 64-bit platforms; a 32-bit one's smaller
-	// Requests leave part of the block unused.
-	if strconv.IntSize == 64 && (reqBlock*size > 8192 || (reqBlock+1)*size <= 8192) {
-		t.Errorf("reqBlock is %d, want %d: 8 KiB of %d-byte Requests", reqBlock, 8192/size, size)
+	// Requests leave part of the block unused. An object of more than
+	// 512 bytes with pointers carries an 8-byte header.
+	if strconv.IntSize == 64 && (8+reqBlock*size > 8192 || 8+(reqBlock+1)*size <= 8192) {
+		t.Errorf("reqBlock is %d, want %d: 8 KiB of %d-byte Requests after the allocator's header", reqBlock, (8192-8)/size, size)
 	}
+	// What a block really takes from the allocator: its size class.
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	var before, after runtime.MemStats
+	const n = 64
+	keep := make([]*[reqBlock]Request, n)
+	runtime.ReadMemStats(&before)
+	for i := range keep {
+		keep[i] = new([reqBlock]Request)
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 8192 {
+		t.Errorf("a block of %d Requests takes %d bytes from the allocator, want at most 8192", reqBlock, per)
+	}
+	runtime.KeepAlive(keep)
 }
 
 // TestRequestLoc: a Request gives back the loc it was given, compact or
