@@ -38,4 +38,4 @@ count() {
 a=$(count "$n")
 b=$(count $((2 * n)))
 grep -h '^Benchmark' "$tmp/out.$n"
-awk -v a="$a" -v b="$b" -v n="$n" 'BEGIN { printf "instructions per op: %.0f  (%d ops: %d, %d ops: %d)\n", (b - a) / n, n, a, 2 * n, b }'
+awk -v a="$a" -v b="$b" -v n="$n" 'BEGIN { printf "instructions per op: %.0f  (%d ops: %.0f, %d ops: %.0f)\n", (b - a) / n, n, a, 2 * n, b }'
