@@ -111,7 +111,7 @@ type meetSlot struct {
 
 	src, buf []byte // contribution and output, valid while the rank is in the call
 	sig      uint64
-	kind     uint64 // 0: Allreduce or Barrier; reduceKind+root: a reduce to root
+	kind     uint64 // 0: Allreduce or Barrier; reduceKind+root: a reduce to root; allgatherKind
 	// state says how the last rank to come lets this rank go: by the slot
 	// (meetReleased) while the rank watches it, by its wait (Withdraw)
 	// once it parked (meetParked). One compare-and-swap on each side
@@ -349,8 +349,11 @@ func (m *meet) combineShare(me int, op coll.VecOp, acc []byte) {
 }
 
 // reduceKind, plus the root, is the kind of a reduce's meeting
-// (meetSlot.kind).
-const reduceKind = 1 << 32
+// (meetSlot.kind); allgatherKind is an allgather's (allgatherInProcess).
+const (
+	reduceKind    = 1 << 32
+	allgatherKind = 1
+)
 
 // classErr is an error an algorithm found that has a class of its own,
 // which the call reports (collErr) instead of ErrOther.
@@ -364,8 +367,11 @@ func (e *classErr) Unwrap() error { return e.class }
 
 // kindName names the call of a meeting's kind, for errors.
 func kindName(k uint64) string {
-	if k >= reduceKind {
+	switch {
+	case k >= reduceKind:
 		return fmt.Sprintf("a reduce to root %d", k-reduceKind)
+	case k == allgatherKind:
+		return "an allgather"
 	}
 	return "an allreduce"
 }

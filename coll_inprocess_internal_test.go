@@ -602,3 +602,135 @@ func TestMeetSlotLines(t *testing.T) {
 		t.Errorf("a publication's data at byte %d, want 32: 8-byte aligned, its first 32 bytes on the line of the rest", off)
 	}
 }
+
+// TestAllgatherInProcess: AllgatherInto among goroutine ranks that watch
+// gives every rank every block, of lengths up to meetInline bytes (by
+// publication) and beyond (published lengths, then messages), round
+// after round; each call is a meeting of the publications (the count of
+// meetings moves by one per call), and with ranks that park (Spin -1),
+// or more ranks than a meeting publishes for, it is the message algorithm
+// alone.
+func TestAllgatherInProcess(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(3, runtime.GOMAXPROCS(0))))
+	lengths := []int{1, 2, 12, meetInline / 8, meetInline/8 + 1, 1000}
+	for _, spin := range []time.Duration{0, -1} {
+		for _, n := range []int{2, 3, meetPubMax + 1} {
+			t.Run(fmt.Sprintf("%dranks/spin%v", n, spin), func(t *testing.T) {
+				cfg := DefaultConfig()
+				cfg.Spin = spin
+				err := runConfigWithin(t, n, cfg, time.Minute, func(c *Comm) error {
+					me := c.Rank()
+					m := c.meet()
+					for round := range 30 {
+						for _, l := range lengths {
+							v := make([]float64, l)
+							for i := range v {
+								v[i] = float64(me*100000 + round*1000 + i)
+							}
+							out := make([]float64, n*l)
+							before := m.slots[me].count
+							if err := AllgatherInto(c, v, out); err != nil {
+								return fmt.Errorf("rank %d, %d elements: %v", me, l, err)
+							}
+							for r := range n {
+								for i := range l {
+									if want := float64(r*100000 + round*1000 + i); out[r*l+i] != want {
+										return fmt.Errorf("rank %d, %d elements, round %d: out[%d] = %v, want %v", me, l, round, r*l+i, out[r*l+i], want)
+									}
+								}
+							}
+							meets := m.slots[me].count - before
+							want := uint64(0)
+							if spin == 0 && n <= meetPubMax && c.p.job.prog.Spins() {
+								want = 1
+							}
+							if meets != want {
+								return fmt.Errorf("rank %d, %d elements: %d meetings, want %d", me, l, meets, want)
+							}
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// TestAllgatherPublicationMismatch: ranks that disagree about an
+// AllgatherInto (the last rank passes another length, short or long,
+// another type, or is in another collective) all get an error, of the
+// class given, and the communicator works on: an allgather, an
+// allreduce and a barrier after each round.
+func TestAllgatherPublicationMismatch(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(3, runtime.GOMAXPROCS(0))))
+	gather := func(c *Comm, l int) error {
+		return AllgatherInto(c, make([]float64, l), make([]float64, l*c.Size()))
+	}
+	tests := []struct {
+		name  string
+		base  int                 // the other ranks' length
+		odd   func(c *Comm) error // the last rank's call
+		want  error               // every rank's error class; nil: any error
+		inOdd string              // in the last rank's error
+	}{
+		{"short-long", 2, func(c *Comm) error { return gather(c, 1000) }, ErrCount, ""},
+		{"short-short", 2, func(c *Comm) error { return gather(c, 3) }, ErrCount, ""},
+		{"long-long", 1000, func(c *Comm) error { return gather(c, 1001) }, ErrCount, ""},
+		{"short-int64", 2, func(c *Comm) error {
+			return AllgatherInto(c, make([]int64, 2), make([]int64, 2*c.Size()))
+		}, ErrType, ""},
+		{"long-int64", 1000, func(c *Comm) error {
+			return AllgatherInto(c, make([]int64, 1000), make([]int64, 1000*c.Size()))
+		}, ErrType, ""},
+		{"short-allreduce", 2, func(c *Comm) error {
+			v := make([]float64, 2)
+			return AllreduceSliceInto(c, v, v, Sum[float64]())
+		}, nil, "mismatched collectives"},
+		{"short-long-allreduce", 2, func(c *Comm) error {
+			v := make([]float64, 1000)
+			return AllreduceSliceInto(c, v, v, Sum[float64]())
+		}, nil, "mismatched collectives"},
+		{"short-barrier", 2, func(c *Comm) error { return c.Barrier() }, nil, "another collective"},
+	}
+	for _, n := range []int{2, 3} {
+		for _, tt := range tests {
+			t.Run(fmt.Sprintf("%s/%dranks", tt.name, n), func(t *testing.T) {
+				err := runConfigWithin(t, n, DefaultConfig(), time.Minute, func(c *Comm) error {
+					me := c.Rank()
+					for round := range 20 {
+						var err error
+						if me == n-1 {
+							err = tt.odd(c)
+						} else {
+							err = gather(c, tt.base)
+						}
+						if err == nil || tt.want != nil && !errors.Is(err, tt.want) {
+							return fmt.Errorf("rank %d round %d: got %v, want %v", me, round, err, tt.want)
+						}
+						if me == n-1 && !strings.Contains(err.Error(), tt.inOdd) {
+							return fmt.Errorf("rank %d round %d: %v does not say %q", me, round, err, tt.inOdd)
+						}
+						out := make([]int32, n)
+						if err := AllgatherInto(c, []int32{int32(me)}, out); err != nil || out[n-1] != int32(n-1) {
+							return fmt.Errorf("rank %d round %d: the next allgather gave %v, %v", me, round, out, err)
+						}
+						v := []float64{float64(me), 1}
+						if err := AllreduceSliceInto(c, v, v, Sum[float64]()); err != nil || v[0] != float64(n*(n-1)/2) || v[1] != float64(n) {
+							return fmt.Errorf("rank %d round %d: the next allreduce gave %v, %v", me, round, v, err)
+						}
+						if err := c.Barrier(); err != nil {
+							return fmt.Errorf("rank %d round %d: the next barrier: %v", me, round, err)
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package mpi
 
 import (
+	"math"
 	"sync/atomic"
 
 	"github.com/mpigo/mpi/internal/coll"
@@ -89,42 +90,23 @@ type pubCall struct {
 // meetPubMax ranks.
 func (m *meet) pubs() bool { return m.n > 1 && m.n <= meetPubMax }
 
-// publish publishes rank c.rank's part of a meeting of m, for a
-// contribution of at most meetInline bytes, and reports whether that was
-// the whole call: every rank published the same kind of call with the
-// same signature and length; this rank then holds its result, which op
-// combined into scratch (the rank's own, as long as buf). Else the
-// meeting goes on with a last rank to come (gather), which also reports a
-// failure that ended the wait here. op and scratch are not in pc: the
-// call of op would let every slice in pc escape to the heap.
+// publish publishes rank c.rank's part of a reduction's meeting of m,
+// for a contribution of at most meetInline bytes, and reports whether
+// that was the whole call: every rank published the same kind of call
+// with the same signature and length; this rank then holds its result,
+// which op combined into scratch (the rank's own, as long as buf). Else
+// the meeting goes on with a last rank to come (gather), which also
+// reports a failure that ended the wait here. op and scratch are not in
+// pc: the call of op would let every slice in pc escape to the heap.
 func (c *Comm) publish(m *meet, pc *pubCall, op coll.VecOp, scratch []byte) bool {
-	me := c.rank
-	s := &m.slots[me]
-	s.count++
-	k := s.count
-	s.own(c)
-	l := &s.pub[k&1]
-	l.sig, l.kind, l.n, l.odd = pc.sig, pc.kind, int32(len(pc.src)), len(pc.buf) != len(pc.src)
-	copy(l.data[:], pc.src)
-	l.seq.Store(k)
-
-	if m.published(k) {
-		s.bySlot++
-	} else if !c.pubWait(m, s, k) {
+	k, ok := c.pubAgree(m, pc, len(pc.buf) != len(pc.src))
+	if !ok {
 		return false
 	}
-	// Every rank published: the last to publish may find others parked.
-	m.wakePub(me)
-	l0 := &m.slots[0].pub[k&1]
-	for i := range m.n {
-		li := &m.slots[i].pub[k&1]
-		if li.sig != l0.sig || li.kind != l0.kind || li.n != l0.n || li.odd {
-			return false // the meeting with a last rank reports it
-		}
-	}
-	if pc.root >= 0 && pc.root != me {
+	if pc.root >= 0 && pc.root != c.rank {
 		return true
 	}
+	l0 := &m.slots[0].pub[k&1]
 	n := int(l0.n)
 	a := scratch[:n]
 	copy(a, l0.data[:n])
@@ -133,6 +115,137 @@ func (c *Comm) publish(m *meet, pc *pubCall, op coll.VecOp, scratch []byte) bool
 	}
 	copy(pc.buf, a)
 	return true
+}
+
+// pubAgree publishes rank c.rank's part of a meeting of m (odd: its
+// output is not as long as its contribution, which a reduction must not
+// have), waits for every rank's, and reports whether they agree: every
+// rank published the same kind of call with the same signature and
+// length. It returns the meeting's number, whose parity says which
+// publication lines hold it.
+func (c *Comm) pubAgree(m *meet, pc *pubCall, odd bool) (uint64, bool) {
+	s, k := c.pubPost(m, pc, odd)
+	if m.published(k) {
+		s.bySlot++
+	} else if !c.pubWait(m, s, k) {
+		return k, false
+	}
+	// Every rank published: the last to publish may find others parked.
+	m.wakePub(c.rank)
+	return k, m.agree(k)
+}
+
+// pubPost counts rank c.rank's next meeting of m and publishes its part
+// there: its data only if it has at most meetInline bytes, else its
+// length alone. It returns the rank's slot and the meeting's number.
+func (c *Comm) pubPost(m *meet, pc *pubCall, odd bool) (*meetSlot, uint64) {
+	s := &m.slots[c.rank]
+	s.count++
+	k := s.count
+	s.own(c)
+	l := &s.pub[k&1]
+	l.sig, l.kind, l.n, l.odd = pc.sig, pc.kind, int32(min(len(pc.src), math.MaxInt32)), odd
+	if len(pc.src) <= meetInline {
+		copy(l.data[:], pc.src)
+	}
+	l.seq.Store(k)
+	return s, k
+}
+
+// agree reports whether every rank's publication of meeting k, which all
+// made, says the same kind of call, signature and length.
+func (m *meet) agree(k uint64) bool {
+	l0 := &m.slots[0].pub[k&1]
+	for i := range m.n {
+		li := &m.slots[i].pub[k&1]
+		if li.sig != l0.sig || li.kind != l0.kind || li.n != l0.n || li.odd {
+			return false // the meeting with a last rank reports it
+		}
+	}
+	return true
+}
+
+// allgatherInProcess is an allgather of plain data in a meet, while the
+// ranks watch (each has a processor) and there are 2 to meetPubMax of
+// them: src, this rank's block, goes to block c.rank of every rank's out
+// (each block as long as src). Every rank publishes its block, and when
+// all agree copies the others' blocks from their publications: one
+// crossing each way, as for a short allreduce, instead of the
+// algorithm's messages. It reports whether it did the call.
+//
+// A block longer than meetInline goes by the message algorithm: its rank
+// publishes only its length, without waiting for the others', so that a
+// long allgather costs one store more than before. A rank with a short
+// block that finds a long one published goes by messages too, where the
+// messages' signatures report the mismatch of lengths to every rank. When
+// short blocks disagree (another type, another length) or a rank is in
+// another collective, every rank goes on to the meeting with a last rank,
+// which reports the mismatch to every rank alike: a rank of another
+// signature is left in cc, for cc.done to report.
+func (c *Comm) allgatherInProcess(cc *collCall, src, out []byte) (bool, error) {
+	m := c.meet()
+	if !m.pubs() || !c.p.job.prog.Spins() {
+		return false, nil
+	}
+	me := c.rank
+	pc := pubCall{sig: cc.sig, kind: allgatherKind, src: src, root: -1}
+	n := len(src)
+	if n > meetInline {
+		// Nobody reads this publication's data, nor waits for it to be
+		// read: the line is free again once every rank has published
+		// the next meeting, which the messages of this one come before.
+		// A rank parked for the publications (one with a short block:
+		// a mismatch) is woken to look again, whether or not this one
+		// was the last: the marks of parked ranks are on lines seldom
+		// written, where the others' publications would each cost a
+		// crossing to look at.
+		c.pubPost(m, &pc, false)
+		m.wakePub(me)
+		return false, nil
+	}
+	s, k := c.pubPost(m, &pc, false)
+	waited := true
+	if m.published(k) {
+		s.bySlot++
+	} else {
+		waited = c.pubWait(m, s, k)
+	}
+	if waited {
+		m.wakePub(me)
+		for i := range m.n {
+			if m.slots[i].pub[k&1].n > meetInline {
+				return false, nil // by messages, as that rank
+			}
+		}
+		if m.agree(k) {
+			for i := range m.n {
+				if i != me {
+					copy(out[i*n:], m.slots[i].pub[k&1].data[:n])
+				}
+			}
+			return true, nil
+		}
+	}
+	// The meeting with a last rank: every rank that published comes here
+	// too, having seen the same disagreement, or having seen a rank come
+	// here (a reduction of a long vector, Barrier), or a failure.
+	s = m.enter(c, cc, src, src, -1, false)
+	s.kind = allgatherKind
+	defer func() { s.src, s.buf = nil, nil }()
+	if m.gather(c, me) {
+		ok := m.check()
+		m.shares, m.long, m.root = false, false, -1
+		m.release(me, false, nil)
+		if ok {
+			return false, nil // every rank is in this allgather: by messages
+		}
+	} else if _, err := c.meetWait(s); err != nil {
+		return true, err
+	}
+	if bad, err := m.mismatch(cc, me); bad {
+		return true, err
+	}
+	return false, nil
 }
 
 // published reports whether every rank of m has published meeting k.

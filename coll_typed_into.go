@@ -51,11 +51,17 @@ func AllgatherInto[E any](c *Comm, v, out []E) (err error) {
 	}
 	copy(out[c.rank*len(v):], v)
 	b := unsafeBytes(out, t.size)
+	cc := c.typedCall(t, len(v))
+	if c.inProcess() {
+		n := len(v) * t.size
+		if done, err := c.allgatherInProcess(cc, b[c.rank*n:(c.rank+1)*n], b); done {
+			return cc.done("AllgatherInto", err)
+		}
+	}
 	offs := make([]int, p+1)
 	for i := range offs {
 		offs[i] = i * len(v) * t.size
 	}
-	cc := c.typedCall(t, len(v))
 	return cc.done("AllgatherInto", coll.AllgathervBuf(cc, "", b, offs, c.collTag()))
 }
 
