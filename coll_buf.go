@@ -441,6 +441,13 @@ func (c *Comm) allgatherv(name string, sendbuf []byte, sendcount int, sendtype *
 		cc = c.lowCall(mixSig(recvtype, recvcounts), true)
 		cc.mixed = true
 	}
+	if c.inProcess() {
+		// Among goroutine ranks that publish, every allgather counts as
+		// a meeting: this one publishes that it goes by messages, so
+		// that a rank in a typed allgather goes by messages too, where
+		// the signatures tell both of the mismatch (allgatherInProcess).
+		c.allgatherInProcess(cc, nil, nil, true)
+	}
 	if !inPlace {
 		sb, _, err := c.collBuf(name, sendbuf, sendcount, sendtype, true)
 		if err != nil {

@@ -619,7 +619,7 @@ func (c *Comm) meetWait(s *meetSlot) (agreed bool, err error) {
 	if st.Err != nil {
 		// Wrapped as the algorithms' errors are: the call's error keeps
 		// the class and names the call (collErr).
-		return false, fmt.Errorf("allreduce in memory: %w", c.shadow.statusErr("collective wait", loc{}, *st))
+		return false, fmt.Errorf("meeting in memory: %w", c.shadow.statusErr("collective wait", loc{}, *st))
 	}
 	return false, nil
 }
@@ -657,7 +657,7 @@ func (m *meet) mismatch(cc *collCall, me int) (bool, error) {
 	seen := false // a rank of another signature recorded in cc
 	for i, sg := range m.sigs {
 		if sg == barrierSig { // before any type mismatch
-			return true, fmt.Errorf("allreduce in memory: rank %d is in Barrier (mismatched collectives)", i)
+			return true, fmt.Errorf("meeting in memory: rank %d is in Barrier (mismatched collectives)", i)
 		}
 		if k := m.kinds[i]; k != m.kinds[me] {
 			what := fmt.Sprintf("this rank is in %s, rank %d in %s", kindName(m.kinds[me]), i, kindName(k))
@@ -677,7 +677,7 @@ func (m *meet) mismatch(cc *collCall, me int) (bool, error) {
 		return true, &classErr{ErrOp, "meeting in memory: some ranks passed a predefined operation and others a function of their own (every rank must pass the same operation)"}
 	}
 	if !m.lengths {
-		return true, fmt.Errorf("allreduce in memory: %w: the ranks passed vectors of different lengths", ErrCount)
+		return true, fmt.Errorf("meeting in memory: %w: the ranks passed vectors of different lengths", ErrCount)
 	}
 	return false, nil
 }

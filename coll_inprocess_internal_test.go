@@ -606,7 +606,9 @@ func TestMeetSlotLines(t *testing.T) {
 // TestAllgatherInProcess: AllgatherInto among goroutine ranks that watch
 // gives every rank every block, of lengths up to meetInline bytes (by
 // publication) and beyond (published lengths, then messages), round
-// after round; each call is a meeting of the publications (the count of
+// after round, and so does Allgather of a plain value, short and long,
+// and of an encoded one, and Comm.Allgather (which publishes that it
+// goes by messages); each call is a meeting of the publications (the count of
 // meetings moves by one per call), and with ranks that park (Spin -1),
 // or more ranks than a meeting publishes for, it is the message algorithm
 // alone.
@@ -618,6 +620,18 @@ func TestAllgatherInProcess(t *testing.T) {
 			t.Run(fmt.Sprintf("%dranks/spin%v", n, spin), func(t *testing.T) {
 				cfg := DefaultConfig()
 				cfg.Spin = spin
+				// meetings checks that a call since before counted one
+				// meeting of the publications, where they publish.
+				meetings := func(c *Comm, before uint64, spin time.Duration, what string) error {
+					want := uint64(0)
+					if spin == 0 && n <= meetPubMax && c.p.job.prog.Spins() {
+						want = 1
+					}
+					if got := c.meet().slots[c.Rank()].count - before; got != want {
+						return fmt.Errorf("rank %d, %s: %d meetings, want %d", c.Rank(), what, got, want)
+					}
+					return nil
+				}
 				err := runConfigWithin(t, n, cfg, time.Minute, func(c *Comm) error {
 					me := c.Rank()
 					m := c.meet()
@@ -639,14 +653,43 @@ func TestAllgatherInProcess(t *testing.T) {
 									}
 								}
 							}
-							meets := m.slots[me].count - before
-							want := uint64(0)
-							if spin == 0 && n <= meetPubMax && c.p.job.prog.Spins() {
-								want = 1
+							if err := meetings(c, before, spin, fmt.Sprint(l, " elements")); err != nil {
+								return err
 							}
-							if meets != want {
-								return fmt.Errorf("rank %d, %d elements: %d meetings, want %d", me, l, meets, want)
-							}
+						}
+						before := m.slots[me].count
+						xs, err := Allgather(c, me*10+round)
+						if err != nil || len(xs) != n || xs[n-1] != (n-1)*10+round {
+							return fmt.Errorf("rank %d: Allgather of an int gave %v, %v", me, xs, err)
+						}
+						if err := meetings(c, before, spin, "an int"); err != nil {
+							return err
+						}
+						before = m.slots[me].count
+						var big [20]float64 // 160 bytes: by messages
+						big[19] = float64(me)
+						bs, err := Allgather(c, big)
+						if err != nil || len(bs) != n || bs[n-1][19] != float64(n-1) {
+							return fmt.Errorf("rank %d: Allgather of [20]float64 gave %v, %v", me, bs, err)
+						}
+						if err := meetings(c, before, spin, "a [20]float64"); err != nil {
+							return err
+						}
+						before = m.slots[me].count
+						lo := make([]int32, n)
+						if err := c.Allgather(AsBytes([]int32{int32(me)}), 1, Int32, AsBytes(lo), 1, Int32); err != nil || lo[n-1] != int32(n-1) {
+							return fmt.Errorf("rank %d: Comm.Allgather gave %v, %v", me, lo, err)
+						}
+						if err := meetings(c, before, spin, "Comm.Allgather"); err != nil {
+							return err
+						}
+						before = m.slots[me].count
+						ss, err := Allgather(c, fmt.Sprint(me))
+						if err != nil || len(ss) != n || ss[n-1] != fmt.Sprint(n-1) {
+							return fmt.Errorf("rank %d: Allgather of a string gave %q, %v", me, ss, err)
+						}
+						if err := meetings(c, before, spin, "a string"); err != nil {
+							return err
 						}
 					}
 					return nil
@@ -660,40 +703,53 @@ func TestAllgatherInProcess(t *testing.T) {
 }
 
 // TestAllgatherPublicationMismatch: ranks that disagree about an
-// AllgatherInto (the last rank passes another length, short or long,
-// another type, or is in another collective) all get an error, of the
-// class given, and the communicator works on: an allgather, an
+// AllgatherInto or an Allgather (the last rank passes another length,
+// short or long, another type, a value for a slice, calls the low-level
+// Comm.Allgather, or is in another collective) all get an error, of the
+// class given, at once, and the communicator works on: an allgather, an
 // allreduce and a barrier after each round.
 func TestAllgatherPublicationMismatch(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(3, runtime.GOMAXPROCS(0))))
 	gather := func(c *Comm, l int) error {
 		return AllgatherInto(c, make([]float64, l), make([]float64, l*c.Size()))
 	}
+	value := func(c *Comm) error { _, err := Allgather(c, 1.5); return err }
 	tests := []struct {
 		name  string
 		base  int                 // the other ranks' length
 		odd   func(c *Comm) error // the last rank's call
 		want  error               // every rank's error class; nil: any error
 		inOdd string              // in the last rank's error
+		other func(c *Comm) error // the other ranks' call, if not AllgatherInto of base elements
 	}{
-		{"short-long", 2, func(c *Comm) error { return gather(c, 1000) }, ErrCount, ""},
-		{"short-short", 2, func(c *Comm) error { return gather(c, 3) }, ErrCount, ""},
-		{"long-long", 1000, func(c *Comm) error { return gather(c, 1001) }, ErrCount, ""},
+		{"short-long", 2, func(c *Comm) error { return gather(c, 1000) }, ErrCount, "", nil},
+		{"short-short", 2, func(c *Comm) error { return gather(c, 3) }, ErrCount, "", nil},
+		{"long-long", 1000, func(c *Comm) error { return gather(c, 1001) }, ErrCount, "", nil},
 		{"short-int64", 2, func(c *Comm) error {
 			return AllgatherInto(c, make([]int64, 2), make([]int64, 2*c.Size()))
-		}, ErrType, ""},
+		}, ErrType, "", nil},
 		{"long-int64", 1000, func(c *Comm) error {
 			return AllgatherInto(c, make([]int64, 1000), make([]int64, 1000*c.Size()))
-		}, ErrType, ""},
+		}, ErrType, "", nil},
 		{"short-allreduce", 2, func(c *Comm) error {
 			v := make([]float64, 2)
 			return AllreduceSliceInto(c, v, v, Sum[float64]())
-		}, nil, "mismatched collectives"},
+		}, nil, "mismatched collectives", nil},
 		{"short-long-allreduce", 2, func(c *Comm) error {
 			v := make([]float64, 1000)
 			return AllreduceSliceInto(c, v, v, Sum[float64]())
-		}, nil, "mismatched collectives"},
-		{"short-barrier", 2, func(c *Comm) error { return c.Barrier() }, nil, "another collective"},
+		}, nil, "mismatched collectives", nil},
+		{"short-barrier", 2, func(c *Comm) error { return c.Barrier() }, nil, "another collective", nil},
+		{"short-lowlevel", 2, func(c *Comm) error {
+			return c.Allgather(AsBytes(make([]float64, 2)), 2, Float64, AsBytes(make([]float64, 2*c.Size())), 2, Float64)
+		}, ErrType, "", nil},
+		{"long-lowlevel", 1000, func(c *Comm) error {
+			return c.Allgather(AsBytes(make([]float64, 1000)), 1000, Float64, AsBytes(make([]float64, 1000*c.Size())), 1000, Float64)
+		}, ErrType, "", nil},
+		{"value-int32", 0, func(c *Comm) error { _, err := Allgather(c, int32(1)); return err }, ErrType, "", value},
+		{"value-string", 0, func(c *Comm) error { _, err := Allgather(c, "1.5"); return err }, ErrType, "", value},
+		{"value-long", 0, func(c *Comm) error { _, err := Allgather(c, [20]float64{}); return err }, ErrType, "", value},
+		{"value-slice", 0, func(c *Comm) error { return gather(c, 1) }, nil, "", value}, // before publications: a hang report
 	}
 	for _, n := range []int{2, 3} {
 		for _, tt := range tests {
@@ -702,9 +758,12 @@ func TestAllgatherPublicationMismatch(t *testing.T) {
 					me := c.Rank()
 					for round := range 20 {
 						var err error
-						if me == n-1 {
+						switch {
+						case me == n-1:
 							err = tt.odd(c)
-						} else {
+						case tt.other != nil:
+							err = tt.other(c)
+						default:
 							err = gather(c, tt.base)
 						}
 						if err == nil || tt.want != nil && !errors.Is(err, tt.want) {

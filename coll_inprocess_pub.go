@@ -84,6 +84,9 @@ type pubCall struct {
 	sig, kind uint64
 	src, buf  []byte // contribution (at most meetInline bytes) and output
 	root      int    // the rank that gets the result; -1: every rank
+	// long: the contribution goes by messages, whatever src holds (an
+	// encoded value): published as longer than any.
+	long bool
 }
 
 // pubs reports whether m's meetings of short vectors publish: 2 to
@@ -144,8 +147,12 @@ func (c *Comm) pubPost(m *meet, pc *pubCall, odd bool) (*meetSlot, uint64) {
 	k := s.count
 	s.own(c)
 	l := &s.pub[k&1]
-	l.sig, l.kind, l.n, l.odd = pc.sig, pc.kind, int32(min(len(pc.src), math.MaxInt32)), odd
-	if len(pc.src) <= meetInline {
+	n := int32(min(len(pc.src), math.MaxInt32))
+	if pc.long {
+		n = math.MaxInt32
+	}
+	l.sig, l.kind, l.n, l.odd = pc.sig, pc.kind, n, odd
+	if n <= meetInline {
 		copy(l.data[:], pc.src)
 	}
 	l.seq.Store(k)
@@ -173,16 +180,17 @@ func (m *meet) agree(k uint64) bool {
 // crossing each way, as for a short allreduce, instead of the
 // algorithm's messages. It reports whether it did the call.
 //
-// A block longer than meetInline goes by the message algorithm: its rank
-// publishes only its length, without waiting for the others', so that a
-// long allgather costs one store more than before. A rank with a short
+// A block longer than meetInline, or any with long set (an encoded value,
+// src unused), goes by the message algorithm: its rank publishes only its
+// length, without waiting for the others', so that a long allgather costs
+// one store more than before. A rank with a short
 // block that finds a long one published goes by messages too, where the
 // messages' signatures report the mismatch of lengths to every rank. When
 // short blocks disagree (another type, another length) or a rank is in
 // another collective, every rank goes on to the meeting with a last rank,
 // which reports the mismatch to every rank alike: a rank of another
 // signature is left in cc, for cc.done to report.
-func (c *Comm) allgatherInProcess(cc *collCall, src, out []byte) (bool, error) {
+func (c *Comm) allgatherInProcess(cc *collCall, src, out []byte, long bool) (bool, error) {
 	m := c.meet()
 	if !m.pubs() || !c.p.job.prog.Spins() {
 		return false, nil
@@ -190,7 +198,8 @@ func (c *Comm) allgatherInProcess(cc *collCall, src, out []byte) (bool, error) {
 	me := c.rank
 	pc := pubCall{sig: cc.sig, kind: allgatherKind, src: src, root: -1}
 	n := len(src)
-	if n > meetInline {
+	if long || n > meetInline {
+		pc.long = long
 		// Nobody reads this publication's data, nor waits for it to be
 		// read: the line is free again once every rank has published
 		// the next meeting, which the messages of this one come before.

@@ -781,16 +781,45 @@ func Allgather[T any](c *Comm, v T) (_ []T, err error) {
 		return hetGatherT(c, "Allgather", v, 0, true) // hetero_coll.go
 	}
 	t := typeOf[T]()
+	in := c.inProcess()
+	if in && t.shape == shapePlain {
+		if out, done, err := allgatherPlain(c, t, v); done {
+			return out, err
+		}
+	}
 	b, err := viewBytes(t, &v, nil)
 	if err != nil {
 		return nil, c.typeErr("Allgather", loc{}, err)
 	}
 	cc := c.typedCall(t, -1)
+	if in && t.shape != shapePlain {
+		// Among goroutine ranks that publish, every call counts as a
+		// meeting: an encoded value publishes that it goes by messages,
+		// so that a rank passing a plain one does too (allgatherPlain).
+		c.allgatherInProcess(cc, nil, nil, true)
+	}
 	parts, err := coll.AllgatherSel(cc, b, c.collTag())
 	if err := cc.done("Allgather", err); err != nil {
 		return nil, err
 	}
 	return decodeAll[T](c, "Allgather", t, parts)
+}
+
+// allgatherPlain is Allgather of a plain value among goroutine ranks that
+// meet in memory: by publication when every rank passes a value of the
+// same type of at most meetInline bytes (allgatherInProcess). It reports
+// whether it did the call; if not, the ranks go by messages, and this
+// rank's meeting is counted already.
+func allgatherPlain[T any](c *Comm, t *typeInfo, v T) ([]T, bool, error) {
+	cc := c.typedCall(t, -1)
+	out := make([]T, len(c.group))
+	out[c.rank] = v
+	ob := unsafeBytes(out, t.size)
+	done, err := c.allgatherInProcess(cc, ob[c.rank*t.size:(c.rank+1)*t.size], ob, false)
+	if err := cc.done("Allgather", err); !done || err != nil {
+		return nil, done || err != nil, err
+	}
+	return out, true, nil
 }
 
 // Scatter sends vs[i] from root to rank i and returns each rank's value

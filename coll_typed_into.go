@@ -54,7 +54,7 @@ func AllgatherInto[E any](c *Comm, v, out []E) (err error) {
 	cc := c.typedCall(t, len(v))
 	if c.inProcess() {
 		n := len(v) * t.size
-		if done, err := c.allgatherInProcess(cc, b[c.rank*n:(c.rank+1)*n], b); done {
+		if done, err := c.allgatherInProcess(cc, b[c.rank*n:(c.rank+1)*n], b, false); done {
 			return cc.done("AllgatherInto", err)
 		}
 	}
