@@ -441,13 +441,6 @@ func (c *Comm) allgatherv(name string, sendbuf []byte, sendcount int, sendtype *
 		cc = c.lowCall(mixSig(recvtype, recvcounts), true)
 		cc.mixed = true
 	}
-	if c.inProcess() {
-		// Among goroutine ranks that publish, every allgather counts as
-		// a meeting: this one publishes that it goes by messages, so
-		// that a rank in a typed allgather goes by messages too, where
-		// the signatures tell both of the mismatch (allgatherInProcess).
-		c.allgatherInProcess(cc, nil, nil, true)
-	}
 	if !inPlace {
 		sb, _, err := c.collBuf(name, sendbuf, sendcount, sendtype, true)
 		if err != nil {
@@ -460,6 +453,21 @@ func (c *Comm) allgatherv(name string, sendbuf []byte, sendcount int, sendtype *
 		}
 	} else if st != nil {
 		st.pack(r)
+	}
+	if c.inProcess() {
+		// Among goroutine ranks that publish, every allgather counts as
+		// a meeting (allgatherInProcess): a short one of contiguous
+		// blocks in rank order is copied from the publications; any
+		// other publishes that it goes by messages, and so then do the
+		// others, where the signatures tell every rank of a mismatch.
+		n := hi[r] - lo[r]
+		if name == "Allgather" && st == nil && !cc.bad && n <= meetInline && inOrder(lo, hi, n) {
+			if done, err := c.allgatherInProcess(cc, rb[lo[r]:hi[r]], rb, false); done {
+				return cc.done(name, err)
+			}
+		} else {
+			c.allgatherInProcess(cc, nil, nil, true)
+		}
 	}
 	if st != nil { // the staged blocks are packed in rank order
 		if err := cc.done(name, coll.AllgathervBuf(c.via(cc), "", rb, append([]int{0}, hi...), c.collTag())); err != nil {
@@ -494,6 +502,17 @@ func (c *Comm) allgatherv(name string, sendbuf []byte, sendcount int, sendtype *
 		copy(recvbuf[lo[i]:hi[i]], tmp[offs[i]:offs[i+1]])
 	}
 	return nil
+}
+
+// inOrder reports whether the blocks lo[i]:hi[i] are n bytes each, one
+// after the other from byte 0 in rank order.
+func inOrder(lo, hi []int, n int) bool {
+	for i := range lo {
+		if lo[i] != i*n || hi[i] != (i+1)*n {
+			return false
+		}
+	}
+	return true
 }
 
 // Iallgather starts an Allgather (MPI_Iallgather).
