@@ -151,8 +151,13 @@ func (c *Comm) Ibcast(buf []byte, count int, dt *Datatype, root int) (_ *Request
 // blockRanges returns the byte ranges of the blocks of counts[i] elements
 // of size bytes at element displacements displs (nil: packed in rank
 // order), and the first block whose range overflows an int (-1: none).
-func blockRanges(counts, displs []int, size int) (lo, hi []int, bad int) {
-	lo, hi = make([]int, len(counts)), make([]int, len(counts))
+func blockRanges(counts, displs []int, size int, scratch []int) (lo, hi []int, bad int) {
+	n := len(counts)
+	both := scratch
+	if cap(both) < 2*n {
+		both = make([]int, 2*n)
+	}
+	lo, hi = both[:n:n], both[n:2*n:2*n]
 	off, elems := 0, false
 	for i, n := range counts {
 		if displs != nil {
@@ -166,6 +171,11 @@ func blockRanges(counts, displs []int, size int) (lo, hi []int, bad int) {
 	}
 	return lo, hi, -1
 }
+
+// rangesOnStack is the room a blocking collective keeps on its stack
+// for the block ranges of checkV: those of up to 8 ranks, so that a
+// low-level Gather, Scatter or Allgather of a few ranks allocates none.
+const rangesOnStack = 16
 
 func fill(n, v int) []int {
 	s := make([]int, n)
@@ -212,9 +222,10 @@ func (c *Comm) gatherv(name string, sendbuf []byte, sendcount int, sendtype *Dat
 	var lo, hi []int
 	var st *vStage
 	var err error
+	var ranges [rangesOnStack]int
 	inPlace := c.rank == root && isInPlace(sendbuf)
 	if c.rank == root {
-		if rb, lo, hi, st, err = c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype); err != nil {
+		if rb, lo, hi, st, err = c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype, ranges[:]); err != nil {
 			return err
 		}
 	}
@@ -244,6 +255,9 @@ func (c *Comm) gatherv(name string, sendbuf []byte, sendcount int, sendtype *Dat
 	if c.rank == root && !inPlace {
 		cc.checkOwn(recvtype, recvcounts[root], sendtype, sendcount, "its receive block")
 	}
+	if full {
+		return c.gatherFixed(cc, name, sb, rb, lo, hi, st, recvcounts, recvtype, root, inPlace)
+	}
 	parts, err := coll.Gather(c.via(cc), sb, root, c.collTag())
 	if err := cc.done(name, err); err != nil {
 		return err
@@ -260,6 +274,53 @@ func (c *Comm) gatherv(name string, sendbuf []byte, sendcount int, sendtype *Dat
 			if st != nil {
 				st.unpack(i)
 			}
+		}
+	}
+	return nil
+}
+
+// gatherFixed is gatherv for Gather, whose blocks all have one length:
+// the tree without block headers (coll.GatherFixed), straight into the
+// receive buffer at root (rb, the blocks lo[i]:hi[i] in rank order; the
+// staging buffer if st is not nil), with no allocation for two ranks.
+// sb is this rank's block; cc is done here.
+func (c *Comm) gatherFixed(cc *collCall, name string, sb, rb []byte, lo, hi []int, st *vStage, recvcounts []int, recvtype *Datatype, root int, inPlace bool) error {
+	var out []byte
+	own := len(sb)
+	direct := true // out is rb
+	if c.rank == root {
+		n := hi[root] - lo[root]
+		if own != n {
+			// This rank's own arguments disagree (a Packed type, which
+			// the signatures let through): a block of the length the
+			// others send, and the error after the call, as before.
+			sb = make([]byte, n)
+		}
+		if inOrder(lo, hi, n) {
+			out = rb[:len(c.group)*n]
+		} else {
+			out, direct = make([]byte, len(c.group)*n), false // (checkV makes them in order)
+		}
+	}
+	if err := cc.done(name, coll.GatherFixed(c.via(cc), sb, out, root, c.collTag())); err != nil {
+		return err
+	}
+	if c.rank != root {
+		return nil
+	}
+	n := hi[root] - lo[root]
+	if own != n {
+		return c.blockErr(name, fmt.Sprintf("rank %d", root), own, fmt.Sprintf("recvcounts[%d]", root), recvcounts[root], recvtype)
+	}
+	for i := range lo {
+		if i == root && inPlace {
+			continue
+		}
+		if !direct {
+			copy(rb[lo[i]:hi[i]], out[i*n:(i+1)*n])
+		}
+		if st != nil {
+			st.unpack(i)
 		}
 	}
 	return nil
@@ -328,20 +389,41 @@ func (c *Comm) scatterv(name string, sendbuf []byte, sendcounts, displs []int, s
 		}
 	}
 	var parts [][]byte
+	full := name == "Scatter"
+	var in []byte // Scatter at root: the blocks in rank order, n bytes each
+	n := len(rb)  // Scatter: the length of every block
 	if c.rank == root {
-		sb, lo, hi, st, err := c.checkV(name, "send", sendbuf, sendcounts, displs, sendtype)
+		var ranges [rangesOnStack]int
+		sb, lo, hi, st, err := c.checkV(name, "send", sendbuf, sendcounts, displs, sendtype, ranges[:])
 		if err != nil {
 			return err
 		}
-		parts = make([][]byte, len(lo))
-		for i := range lo {
-			if st != nil && (i != root || !inPlace) {
-				st.pack(i)
+		if full {
+			n = hi[root] - lo[root]
+		}
+		if full && inOrder(lo, hi, n) {
+			for i := range lo {
+				if st != nil && (i != root || !inPlace) {
+					st.pack(i)
+				}
 			}
-			parts[i] = sb[lo[i]:hi[i]]
+			in = sb[:len(lo)*n]
+		} else {
+			parts = make([][]byte, len(lo))
+			for i := range lo {
+				if st != nil && (i != root || !inPlace) {
+					st.pack(i)
+				}
+				parts[i] = sb[lo[i]:hi[i]]
+			}
+			if full { // (checkV makes them in order)
+				in = make([]byte, 0, len(lo)*n)
+				for _, b := range parts {
+					in = append(in, b...)
+				}
+			}
 		}
 	}
-	full := name == "Scatter"
 	var cc *collCall
 	switch {
 	case c.rank == root && full:
@@ -355,6 +437,30 @@ func (c *Comm) scatterv(name string, sendbuf []byte, sendcounts, displs []int, s
 	}
 	if c.rank == root && !inPlace {
 		cc.checkOwn(sendtype, sendcounts[root], recvtype, recvcount, "its send block")
+	}
+	if full {
+		// Every block has one length: the tree without block headers
+		// (coll.ScatterFixed), straight into the receive buffer.
+		out := rb
+		switch {
+		case inPlace:
+			out = in[root*n : (root+1)*n]
+		case len(rb) != n:
+			out = make([]byte, n) // the root's own arguments disagree: the error below
+		}
+		if err := cc.done(name, coll.ScatterFixed(c.via(cc), in, out, root, c.collTag())); err != nil {
+			return err
+		}
+		if inPlace {
+			return nil
+		}
+		if len(rb) != n {
+			return c.blockErr(name, "the root", n, "recvcount", recvcount, recvtype)
+		}
+		if rsp != nil {
+			rsp.unpack(rb)
+		}
+		return nil
 	}
 	got, err := coll.Scatter(c.via(cc), parts, root, c.collTag())
 	if err := cc.done(name, err); err != nil {
@@ -426,7 +532,8 @@ func (c *Comm) allgatherv(name string, sendbuf []byte, sendcount int, sendtype *
 	if c.mixed() {
 		return c.hetAllgatherv(name, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype) // hetero_collv.go
 	}
-	rb, lo, hi, st, err := c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype)
+	var ranges [rangesOnStack]int
+	rb, lo, hi, st, err := c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype, ranges[:])
 	if err != nil {
 		return err
 	}

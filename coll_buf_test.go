@@ -822,3 +822,90 @@ func TestLowReductionOpTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestGatherScatterFixed: the low-level Gather and Scatter, whose blocks
+// all have one length, go by the tree without block headers: in place at
+// the root too, for 1 to 5 ranks and every root, over every transport;
+// and a rank whose count disagrees with the root's makes an error, not a
+// hang or wrong data: at the root for Gather, at that rank for Scatter,
+// where the root's and the rank's data depend on it. With Packed, which
+// every signature matches, the length alone tells.
+func TestGatherScatterFixed(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 5} {
+		t.Run(fmt.Sprint(n, "ranks"), func(t *testing.T) {
+			matrix(t, n, func(c *mpi.Comm) error {
+				me := c.Rank()
+				for root := range n {
+					all := make([]int32, 3*n)
+					mine := []int32{int32(me), int32(10 * me), int32(root)}
+					send := mpi.AsBytes(mine)
+					if me == root {
+						copy(all[3*root:], mine)
+						send = mpi.InPlace
+					}
+					if err := c.Gather(send, 3, mpi.Int32, mpi.AsBytes(all), 3, mpi.Int32, root); err != nil {
+						return fmt.Errorf("rank %d: Gather in place at %d: %v", me, root, err)
+					}
+					if me == root {
+						for i := range n {
+							if all[3*i] != int32(i) || all[3*i+1] != int32(10*i) || all[3*i+2] != int32(root) {
+								return fmt.Errorf("Gather in place at %d: %v", root, all)
+							}
+						}
+					}
+					got := make([]int32, 3)
+					recv := mpi.AsBytes(got)
+					if me == root {
+						recv = mpi.InPlace
+					}
+					for i := range all {
+						all[i] += 1000
+					}
+					if err := c.Scatter(mpi.AsBytes(all), 3, mpi.Int32, recv, 3, mpi.Int32, root); err != nil {
+						return fmt.Errorf("rank %d: Scatter in place at %d: %v", me, root, err)
+					}
+					if me != root {
+						if got[0] != int32(me)+1000 || got[2] != int32(root)+1000 {
+							return fmt.Errorf("rank %d: Scatter in place at %d gave %v", me, root, got)
+						}
+					}
+				}
+				if n == 1 {
+					return nil
+				}
+				// Rank n-1 disagrees about the count, in elements of a type
+				// and in bytes of Packed.
+				for _, dt := range []*mpi.Datatype{mpi.Int32, mpi.Packed} {
+					k, size := 2, 4
+					if dt == mpi.Packed {
+						k, size = 8, 1
+					}
+					mk := k
+					if me == n-1 {
+						mk = k + size // one element more
+						if dt == mpi.Packed {
+							mk = k + 4
+						}
+					}
+					buf := make([]byte, mk*size)
+					all := make([]byte, n*k*size)
+					err := c.Gather(buf, mk, dt, all, k, dt, 0)
+					if me == 0 && err == nil {
+						return fmt.Errorf("Gather of %s with rank %d's count disagreeing: no error at the root", dt, n-1)
+					}
+					if err := c.Barrier(); err != nil {
+						return err
+					}
+					err = c.Scatter(all, k, dt, buf, mk, dt, 0)
+					if me == n-1 && err == nil {
+						return fmt.Errorf("Scatter of %s with rank %d's count disagreeing: no error there", dt, me)
+					}
+					if err := c.Barrier(); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		})
+	}
+}

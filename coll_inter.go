@@ -554,7 +554,7 @@ func (c *Comm) interGathervBuf(name string, sendbuf []byte, sendcount int, sendt
 		}
 	}
 	if root == Root {
-		if rb, lo, hi, st, err = c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype); err != nil {
+		if rb, lo, hi, st, err = c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype, nil); err != nil {
 			return err
 		}
 	}
@@ -599,7 +599,7 @@ func (c *Comm) interScattervBuf(name string, sendbuf []byte, sendcounts, displs 
 	var rb []byte
 	var rsp *dspan
 	if root == Root {
-		sb, lo, hi, st, err := c.checkV(name, "send", sendbuf, sendcounts, displs, sendtype)
+		sb, lo, hi, st, err := c.checkV(name, "send", sendbuf, sendcounts, displs, sendtype, nil)
 		if err != nil {
 			return err
 		}
@@ -650,7 +650,7 @@ func (c *Comm) interAllgathervBuf(name string, sendbuf []byte, sendcount int, se
 	if err != nil {
 		return err
 	}
-	rb, lo, hi, st, err := c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype)
+	rb, lo, hi, st, err := c.checkV(name, "receive", recvbuf, recvcounts, displs, recvtype, nil)
 	if err != nil {
 		return err
 	}

@@ -101,8 +101,10 @@ func (s *vStage) unpack(i int) { s.blocks[i].unpack(s.tmp[s.lo[i]:s.hi[i]]) }
 // buf. It returns the contiguous buffer the algorithm works on and the
 // byte ranges of the blocks in it: buf itself for a contiguous dt (st
 // nil), else the staging buffer st.tmp, whose blocks the caller packs
-// from buf (st.pack) or unpacks into it (st.unpack).
-func (c *Comm) checkV(name, what string, buf []byte, counts, displs []int, dt *Datatype) (b []byte, lo, hi []int, st *vStage, err error) {
+// from buf (st.pack) or unpacks into it (st.unpack). The ranges of a
+// contiguous dt are made in scratch when it has room for them (a blocking
+// call's array on its stack); nil makes them on the heap.
+func (c *Comm) checkV(name, what string, buf []byte, counts, displs []int, dt *Datatype, scratch []int) (b []byte, lo, hi []int, st *vStage, err error) {
 	p := len(c.group)
 	if isBottom(buf) {
 		return nil, nil, nil, nil, c.argErr(name, ErrBuffer, "collectives do not take Bottom: pass the buffer")
@@ -123,7 +125,7 @@ func (c *Comm) checkV(name, what string, buf []byte, counts, displs []int, dt *D
 	}
 	if b := dt.block(); b > 0 {
 		var bad int
-		if lo, hi, bad = blockRanges(counts, displs, b); bad >= 0 {
+		if lo, hi, bad = blockRanges(counts, displs, b, scratch); bad >= 0 {
 			return nil, nil, nil, nil, c.argErr(name, ErrCount, "%s: the block of rank %d (%d elements of %s) lies beyond any buffer", what, bad, counts[bad], dt.name)
 		}
 		for i := range hi {
