@@ -684,7 +684,7 @@ func TestCollectivesAllocateNothing(t *testing.T) {
 	// counted to whichever call came next: no collection while counting.
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	for _, n := range []int{1, 1024, 65536} {
-		var allocs [12]float64
+		var allocs [15]float64
 		err := mpi.Run(2, func(c *mpi.Comm) error {
 			v, out := make([]float64, n), make([]float64, n)
 			all, all2 := make([]float64, 2*n), make([]float64, 2*n) // a block per rank
@@ -712,6 +712,17 @@ func TestCollectivesAllocateNothing(t *testing.T) {
 				func() { mpi.ScanSliceInto(c, v, out, sum) },
 				func() { mpi.ReduceScatterBlockInto(c, v[:n&^1], out[:n/2], sum) }, // 2 blocks
 				func() { mpi.AllgatherInto(c, v, all) },
+				// The low-level forms of ported programs: fixed-block
+				// trees, block ranges on the stack.
+				func() { c.Allgather(mpi.AsBytes(v), n, mpi.Float64, mpi.AsBytes(all), n, mpi.Float64) },
+				func() {
+					c.Gather(mpi.AsBytes(v), n, mpi.Float64, mpi.AsBytes(all), n, mpi.Float64, 1)
+					c.Barrier()
+				},
+				func() {
+					c.Scatter(mpi.AsBytes(all), n, mpi.Float64, mpi.AsBytes(out), n, mpi.Float64, 0)
+					c.Barrier()
+				},
 			}
 			if n == 1 {
 				// Tiny blocks go pairwise between 2 ranks; the scattered
