@@ -183,13 +183,13 @@ func (m *meet) agree(k uint64) bool {
 // A block longer than meetInline, or any with long set (an encoded value,
 // src unused), goes by the message algorithm: its rank publishes only its
 // length, without waiting for the others', so that a long allgather costs
-// one store more than before. A rank with a short
-// block that finds a long one published goes by messages too, where the
-// messages' signatures report the mismatch of lengths to every rank. When
-// short blocks disagree (another type, another length) or a rank is in
-// another collective, every rank goes on to the meeting with a last rank,
-// which reports the mismatch to every rank alike: a rank of another
-// signature is left in cc, for cc.done to report.
+// one store more than before. A rank with a short block that finds a long
+// one published goes by messages too, where the messages' signatures
+// report the mismatch of lengths to every rank. When short blocks
+// disagree (another type, another length) or a rank is in another
+// collective, every rank goes on to the meeting with a last rank, which
+// reports the mismatch to every rank alike: a rank of another signature
+// is left in cc, for cc.done to report.
 func (c *Comm) allgatherInProcess(cc *collCall, src, out []byte, long bool) (bool, error) {
 	m := c.meet()
 	if !m.pubs() || !c.p.job.prog.Spins() {
