@@ -398,29 +398,24 @@ func (c *Comm) scatterv(name string, sendbuf []byte, sendcounts, displs []int, s
 		if err != nil {
 			return err
 		}
-		if full {
-			n = hi[root] - lo[root]
-		}
-		if full && inOrder(lo, hi, n) {
-			for i := range lo {
-				if st != nil && (i != root || !inPlace) {
-					st.pack(i)
-				}
+		for i := range lo {
+			if st != nil && (i != root || !inPlace) {
+				st.pack(i)
 			}
-			in = sb[:len(lo)*n]
-		} else {
+		}
+		switch {
+		case !full:
 			parts = make([][]byte, len(lo))
 			for i := range lo {
-				if st != nil && (i != root || !inPlace) {
-					st.pack(i)
-				}
 				parts[i] = sb[lo[i]:hi[i]]
 			}
-			if full { // (checkV makes them in order)
-				in = make([]byte, 0, len(lo)*n)
-				for _, b := range parts {
-					in = append(in, b...)
-				}
+		case inOrder(lo, hi, hi[root]-lo[root]):
+			n = hi[root] - lo[root]
+			in = sb[:len(lo)*n]
+		default: // (checkV makes them in order)
+			n = hi[root] - lo[root]
+			for i := range lo {
+				in = append(in, sb[lo[i]:hi[i]]...)
 			}
 		}
 	}
