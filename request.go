@@ -616,23 +616,36 @@ func (r *Request) wait() (Status, error) {
 // room, for the caller to give back (erBatch.flush), and writes the
 // status to st unless st is nil: WaitAll has no use for it, and building
 // it cost about 60 instructions a request.
-func (r *Request) waitInto(b *erBatch, st *Status) error {
+func (r *Request) waitInto(b *erBatch, st *Status) error { return r.waitLocked(b, st, true) }
+
+// waitOwned is waitInto for a request that no other goroutine can reach:
+// a slot of a Requests set, which hands out no *Request (so neither
+// Cancel, Test nor a second Wait can come from elsewhere) and is used by
+// one goroutine at a time. It takes no r.mu: the engine completes r.er
+// through its own state word, never through r, and the lock and unlock
+// were the two locked instructions of every message that WaitAll of a
+// set paid on each side (docs/performance.md, "A set's WaitAll without
+// the requests' locks").
+func (r *Request) waitOwned(b *erBatch) error { return r.waitLocked(b, nil, false) }
+
+// waitLocked is waitInto, taking r.mu only if locked.
+func (r *Request) waitLocked(b *erBatch, st *Status, locked bool) error {
 	if r == nil { // MPI_REQUEST_NULL
 		if st != nil {
 			*st = emptyStatus
 		}
 		return nil
 	}
-	r.mu.Lock()
+	r.lockIf(locked)
 	if r.is(fFreed) {
-		r.mu.Unlock()
+		r.unlockIf(locked)
 		if st != nil {
 			*st = Status{}
 		}
 		return r.c.handle(r.c.errorf("Wait", ErrRequest, r.at(), "request has been freed"))
 	}
 	if !r.is(fLive) && r.persistent() {
-		r.mu.Unlock()
+		r.unlockIf(locked)
 		if st != nil {
 			*st = emptyStatus
 		}
@@ -645,7 +658,7 @@ func (r *Request) waitInto(b *erBatch, st *Status) error {
 			*st = r.status()
 		}
 		err := r.retire(r.errv())
-		r.mu.Unlock()
+		r.unlockIf(locked)
 		return err
 	}
 	if x := r.x; x != nil && x.rearm {
@@ -655,9 +668,9 @@ func (r *Request) waitInto(b *erBatch, st *Status) error {
 	// last): then neither the lock's release nor the pin.
 	for !er.Done() {
 		r.pin()
-		r.mu.Unlock()
+		r.unlockIf(locked)
 		er.WaitRefIn(r.c.progress(), r.c.blocker())
-		r.mu.Lock()
+		r.lockIf(locked)
 		r.unpin()
 		// A Cancel may have reopened a completed eager send meanwhile:
 		// then wait for the receiver's answer.
@@ -668,7 +681,7 @@ func (r *Request) waitInto(b *erBatch, st *Status) error {
 	if r.er == er && !r.is(fFinished) {
 		if x := r.x; x != nil && x.repost != nil {
 			if err := r.anyPending(); err != nil { // ft.go
-				r.mu.Unlock()
+				r.unlockIf(locked)
 				if st != nil {
 					*st = Status{}
 				}
@@ -683,11 +696,24 @@ func (r *Request) waitInto(b *erBatch, st *Status) error {
 		*st = r.status()
 	}
 	err := r.retire(r.errv())
-	r.mu.Unlock()
+	r.unlockIf(locked)
 	if err == nil {
 		return nil
 	}
 	return r.c.handle(err)
+}
+
+// lockIf locks r.mu if on; unlockIf unlocks it if on.
+func (r *Request) lockIf(on bool) {
+	if on {
+		r.mu.Lock()
+	}
+}
+
+func (r *Request) unlockIf(on bool) {
+	if on {
+		r.mu.Unlock()
+	}
 }
 
 // Test reports whether r has completed, without blocking, and if so its
@@ -945,30 +971,38 @@ func WaitAll(reqs ...Waiter) (err error) {
 		defer h.exit(h.enter("WaitAll", waitersComm(reqs), Undefined, Undefined), &err)
 	}
 
-	return inStatus("WaitAll", waitEach(reqs, func(w Waiter) *Request {
+	return inStatus("WaitAll", waitEach(reqs, func(i int) (*Request, bool) {
+		w := reqs[i]
 		if w == nil {
-			return nil
+			return nil, false
 		}
 		if r, ok := w.(*Request); ok { // most are: no dynamic call
-			return r
+			return r, false
 		}
-		return w.request()
+		return w.request(), false
 	}))
 }
 
-// waitEach waits for every request of list (req gives an element's
-// request; nil is skipped) from last to first, giving pooled engine
-// requests back a batch at a time, and returns the failures in list
-// order. WaitAll and Requests.WaitAll share it.
-func waitEach[W any](list []W, req func(W) *Request) []failure {
+// waitEach waits for every request of list (req gives the request of
+// element i, nil to skip it, and whether nobody else can reach it, which
+// waitOwned may then wait for without its lock) from last to first,
+// giving pooled engine requests back a batch at a time, and returns the
+// failures in list order. WaitAll and Requests.WaitAll share it.
+func waitEach[W any](list []W, req func(i int) (*Request, bool)) []failure {
 	var failed []failure
 	var b erBatch
 	for i := len(list) - 1; i >= 0; i-- {
-		r := req(list[i])
+		r, owned := req(i)
 		if r == nil {
 			continue
 		}
-		if err := r.waitInto(&b, nil); err != nil {
+		var err error
+		if owned {
+			err = r.waitOwned(&b)
+		} else {
+			err = r.waitInto(&b, nil)
+		}
+		if err != nil {
 			failed = append(failed, failure{i, r, err})
 		}
 	}

@@ -27,6 +27,9 @@ type Requests struct {
 	// slots of chunks, a few (ProcNull, a send a transport refused) are
 	// requests of their own.
 	reqs []*Request
+	// own has bit i set when reqs[i] is a slot of the set's own, which
+	// WaitAll waits for without its lock (Request.waitOwned).
+	own []uint64
 	// chunks hold the set's slots; a chunk never moves, so a slot's
 	// address stays valid while its operation is in flight. ers, made with
 	// a chunk's first receive, hold its slots' engine requests for
@@ -64,6 +67,7 @@ func (*noCopy) Unlock() {}
 func (rs *Requests) slot() *Request {
 	if rs.done {
 		rs.reqs = rs.reqs[:0]
+		rs.own = rs.own[:0]
 		rs.used = 0
 		rs.done, rs.err = false, nil
 	}
@@ -94,11 +98,19 @@ func (rs *Requests) slotER() *engine.Request {
 // add records r, the request of an operation just posted in slot s (r is
 // s unless the operation needed a request of its own).
 func (rs *Requests) add(s, r *Request) {
+	i := len(rs.reqs)
+	if i/64 == len(rs.own) {
+		rs.own = append(rs.own, 0)
+	}
 	if r == s {
 		rs.used++
+		rs.own[i/64] |= 1 << (i % 64)
 	}
 	rs.reqs = append(rs.reqs, r)
 }
+
+// owns reports whether reqs[i] is a slot of the set's own.
+func (rs *Requests) owns(i int) bool { return rs.own[i/64]&(1<<(i%64)) != 0 }
 
 // Len returns how many operations the set holds: those posted since it
 // was last emptied.
@@ -184,7 +196,7 @@ func (rs *Requests) waitAll() error {
 	if rs.done {
 		return rs.err
 	}
-	failed := waitEach(rs.reqs, func(r *Request) *Request { return r })
+	failed := waitEach(rs.reqs, func(i int) (*Request, bool) { return rs.reqs[i], rs.owns(i) })
 	rs.done, rs.err = true, inStatus("Requests.WaitAll", failed)
 	return rs.err
 }
