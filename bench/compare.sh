@@ -3,7 +3,8 @@
 # back to back, and print the two columns side by side with their ratio.
 #
 #   bench/compare.sh [-n N] [-transport inproc|shm|tcp] [-api typed|raw|set]
-#                    [-rounds R] [-rt | -prio P] [-iters N] [-save DIR] TEST [-sizes LIST|MIN:MAX]
+#                    [-rounds R] [-rt | -prio P] [-iters N] [-thread single|multiple]
+#                    [-save DIR] TEST [-sizes LIST|MIN:MAX]
 #
 # With -transport tcp, mpigo's ranks talk over loopback TCP and Open MPI
 # uses its tcp BTL (BTL=self,tcp); otherwise mpigo uses goroutine ranks and
@@ -27,6 +28,10 @@
 # windows; the default 100 lasts about a millisecond at 8 bytes, short
 # enough for start-up transients to decide mpigo's median). -save DIR keeps the medians as OSU-style
 # text: DIR/mpigo.txt and DIR/openmpi.txt (for mpigo bench report -ref).
+# -thread multiple starts the Open MPI side with
+# MPI_Init_thread(MPI_THREAD_MULTIPLE), the level mpigo always provides,
+# so that both sides pay for the same thread safety; the default (single)
+# is OSU's plain MPI_Init, under which Open MPI takes no locks.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 n=2
@@ -36,7 +41,8 @@ rounds=5
 rt=(chrt -f 10) # the same priority for both sides; -prio 0: normal for both
 save=""
 iters=()
-while [[ ${1:-} == -iters || ${1:-} == -n || ${1:-} == -transport || ${1:-} == -api || ${1:-} == -rounds || ${1:-} == -rt || ${1:-} == -prio || ${1:-} == -save ]]; do
+thread=()
+while [[ ${1:-} == -thread || ${1:-} == -iters || ${1:-} == -n || ${1:-} == -transport || ${1:-} == -api || ${1:-} == -rounds || ${1:-} == -rt || ${1:-} == -prio || ${1:-} == -save ]]; do
 	case $1 in
 	-n) n=$2 ;;
 	-transport) transport=$2 ;;
@@ -44,6 +50,12 @@ while [[ ${1:-} == -iters || ${1:-} == -n || ${1:-} == -transport || ${1:-} == -
 	-rounds) rounds=$2 ;;
 	-save) save=$2 ;;
 	-iters) iters=(-iters "$2") ;;
+	-thread)
+		case $2 in
+		single) thread=() ;;
+		multiple) thread=(-thread-multiple) ;;
+		*) echo "compare.sh: -thread wants single or multiple, not '$2'" >&2; exit 2 ;;
+		esac ;;
 	-prio) # -prio P: chrt -f P for both sides (0: normal priority)
 		if [[ $2 != 0 ]]; then rt=(chrt -f "$2"); else rt=(); fi ;;
 	-rt)
@@ -77,11 +89,12 @@ trap 'rm -rf "$tmp"' EXIT
 extra=()
 [[ $test == bw || $test == bibw ]] && extra=(-rbuf-per-slot)
 
+[[ ${#thread[@]} -gt 0 ]] && theirs_name="$theirs_name (MPI_THREAD_MULTIPLE)"
 echo "# $test, $n ranks: mpigo (transport $transport, api $api) vs $theirs_name, run back to back"
 [[ $rounds -gt 1 ]] && echo "# $rounds rounds each, alternating${rt:+, both under ${rt[*]}}; medians over the rounds"
 for ((r = 1; r <= rounds; r++)); do
 	"${rt[@]}" "$tmp/mpigo" bench "$test" -n "$n" -transport "$transport" -api "$api" -progress off "${sizes[@]}" "${iters[@]}" >"$tmp/ours.$r"
-	"${rt[@]}" "$here/ref/run.sh" -n "$n" "$test" "${sizes[@]}" "${extra[@]}" "${iters[@]}" >"$tmp/theirs.$r" 2>/dev/null
+	"${rt[@]}" "$here/ref/run.sh" -n "$n" "$test" "${sizes[@]}" "${extra[@]}" "${iters[@]}" "${thread[@]}" >"$tmp/theirs.$r" 2>/dev/null
 done
 unit=$(grep -m1 -E 'Latency|Bandwidth' "$tmp/ours.1" | sed 's/^# *Size *//; s/  .*//')
 better="lower is better"

@@ -4,7 +4,7 @@
  * Written for the mpigo project; the test definitions mirror cmd/mpigo/bench.go
  * (OSU-style output, but this is not OSU code).
  *
- *   osu_like TEST [-sizes MIN:MAX | -sizes A,B,C] [-iters N] [-rbuf-per-slot]
+ *   osu_like TEST [-sizes MIN:MAX | -sizes A,B,C] [-iters N] [-rbuf-per-slot] [-thread-multiple]
  *
  * TEST: latency, bw, bibw, allreduce, bcast, barrier, allgather, alltoall,
  * reduce, reduce_scatter, scan, sendrecv (sizes as in `mpigo bench -h`).
@@ -254,13 +254,26 @@ int main(int argc, char **argv)
     int nsizes, i, found = 0;
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];
     int len, major, minor, release = 0;
+    int want_multiple = 0, provided = 0;
 
-    MPI_Init(&argc, &argv);
+    /* -thread-multiple: MPI_Init_thread(MPI_THREAD_MULTIPLE), the level
+     * mpigo always runs at (any goroutine may call anything), so that both
+     * sides pay for the same thread safety; plain MPI_Init otherwise. */
+    for (i = 1; i < argc; i++)
+        if (strcmp(argv[i], "-thread-multiple") == 0 || strcmp(argv[i], "--thread-multiple") == 0)
+            want_multiple = 1;
+    if (want_multiple) {
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+        if (provided < MPI_THREAD_MULTIPLE)
+            die("MPI_THREAD_MULTIPLE not provided");
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 
     if (argc < 2)
-        die("usage: osu_like latency|bw|bibw|allreduce|bcast|barrier|allgather|alltoall|reduce|reduce_scatter|scan|sendrecv [-sizes MIN:MAX|A,B,...] [-iters N] [-rbuf-per-slot]");
+        die("usage: osu_like latency|bw|bibw|allreduce|bcast|barrier|allgather|alltoall|reduce|reduce_scatter|scan|sendrecv [-sizes MIN:MAX|A,B,...] [-iters N] [-rbuf-per-slot] [-thread-multiple]");
     for (i = 0; i < NTESTS; i++)
         if (strcmp(argv[1], names[i]) == 0) {
             t = (enum test)i;
@@ -278,6 +291,8 @@ int main(int argc, char **argv)
             opt_iters = atoi(argv[++i]);
         else if (strcmp(a, "-rbuf-per-slot") == 0)
             opt_rbuf_per_slot = 1;
+        else if (strcmp(a, "-thread-multiple") == 0)
+            ; /* read before MPI_Init_thread */
         else
             die("bad argument");
     }
@@ -304,8 +319,9 @@ int main(int argc, char **argv)
     if (rank == 0) {
         printf("# osu_like %s\n", names[t]);
 #if defined(OMPI_MAJOR_VERSION)
-        printf("# Open MPI %d.%d.%d, %d ranks%s\n", major, minor, release, nranks,
-               (t == T_BW || t == T_BIBW) ? (opt_rbuf_per_slot ? ", rbuf per window slot" : ", one rbuf") : "");
+        printf("# Open MPI %d.%d.%d, %d ranks%s%s\n", major, minor, release, nranks,
+               (t == T_BW || t == T_BIBW) ? (opt_rbuf_per_slot ? ", rbuf per window slot" : ", one rbuf") : "",
+               want_multiple ? ", MPI_THREAD_MULTIPLE" : "");
 #else
         printf("# %s (MPI %d.%d), %d ranks\n", strtok(lib, "\n"), major, minor, nranks);
 #endif
