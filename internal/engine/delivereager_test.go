@@ -180,3 +180,64 @@ func TestTryPostRecv(t *testing.T) {
 		})
 	}
 }
+
+// TestDeliverEagerRun: a run of frames delivered under one lock behaves as
+// the same frames delivered one by one: posted receives get their
+// messages in order, the rest wait in the unexpected queue in order, runs
+// longer than eagerRun are delivered whole, and a frame that is not a
+// plain eager one stops the run there, with the frames before it
+// delivered.
+func TestDeliverEagerRun(t *testing.T) {
+	const n = 2*eagerRun + 5
+	e := New(0, DefaultConfig(), nil)
+	var out Outbox
+	hs := make([]wire.Header, n)
+	ps := make([][]byte, n)
+	for i := range n {
+		ps[i] = []byte{byte(i), byte(i >> 8), 'x'}
+		hs[i] = wire.Header{Kind: wire.Eager, Context: 3, Src: 1, Tag: int32(i % 2), Size: 3}
+	}
+	// Receives for the first 10 frames of tag 0 are posted; everything
+	// else arrives first.
+	var early []*Request
+	for range 10 {
+		r := &Request{Context: 3, Peer: 1, Tag: 0, Buf: make([]byte, 3)}
+		e.PostRecv(r, &out)
+		early = append(early, r)
+	}
+	bad := n - 3
+	hs[bad].Flags = wire.FlagSync
+	got, err := e.DeliverEagerRun(1, hs, ps)
+	if got != bad || !errors.Is(err, ErrProtocol) {
+		t.Fatalf("delivered %d, %v; want %d and ErrProtocol", got, err, bad)
+	}
+	for k, r := range early {
+		if !r.Done() || !bytes.Equal(r.Buf, ps[2*k]) {
+			t.Fatalf("posted receive %d: done %v, %q, want %q", k, r.Done(), r.Buf, ps[2*k])
+		}
+	}
+	// The rest come out of the unexpected queue in their order: tag 0
+	// from frame 20 on, then tag 1 from frame 1.
+	for _, tag := range []int{0, 1} {
+		from := tag
+		if tag == 0 {
+			from = 20
+		}
+		for i := from; i < bad; i += 2 {
+			r := &Request{Context: 3, Peer: 1, Tag: tag, Buf: make([]byte, 3)}
+			e.PostRecv(r, &out)
+			if !r.Done() || !bytes.Equal(r.Buf, ps[i]) {
+				t.Fatalf("frame %d: done %v, %q, want %q", i, r.Done(), r.Buf, ps[i])
+			}
+		}
+	}
+	// Nothing from the failed frame on was delivered.
+	r := &Request{Context: 3, Peer: 1, Tag: AnyTag, Buf: make([]byte, 3)}
+	e.PostRecv(r, &out)
+	if r.Done() {
+		t.Fatalf("a receive matched %q after the run", r.Buf)
+	}
+	if out.Len() != 0 {
+		t.Fatalf("%d frames to send for plain eager messages", out.Len())
+	}
+}

@@ -3,6 +3,7 @@ package shm
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"sync/atomic"
 	"testing"
 
@@ -133,3 +134,119 @@ func FuzzBoxTake(f *testing.F) {
 		}
 	})
 }
+
+// TestDrainRuns: drainBox with a run callback hands the box's frames over
+// in order, in runs of at most runMax frames, a frame with continuation
+// cells last in its run (its payload is in the reader's one gather
+// buffer), a frame with nothing after it alone through eager; a run that
+// fails part-way leaves the frames after the failure in the box, and the
+// head counts exactly the cells delivered.
+func TestDrainRuns(t *testing.T) {
+	var head atomic.Uint64
+	rd := &reader{box: newBox(make([]byte, boxBytes), &head), from: 3}
+	type got struct {
+		tag   int32
+		p     []byte
+		run   int // the size of the run it came in; 1 through eager
+		index int // its place in that run
+	}
+	var gots []got
+	var failAt int32 = -1 // tag at which run fails
+	eager := func(h *wire.Header, from int, p []byte) error {
+		if from != 3 {
+			t.Fatalf("eager: from %d", from)
+		}
+		gots = append(gots, got{h.Tag, bytes.Clone(p), 1, 0})
+		return nil
+	}
+	run := func(from int, hs []wire.Header, ps [][]byte) (int, error) {
+		if from != 3 || len(hs) != len(ps) || len(hs) < 2 || len(hs) > runMax {
+			t.Fatalf("run: from %d, %d headers, %d payloads", from, len(hs), len(ps))
+		}
+		for i := range hs {
+			if hs[i].Tag == failAt {
+				return i, errFail
+			}
+			gots = append(gots, got{hs[i].Tag, bytes.Clone(ps[i]), len(hs), i})
+		}
+		return len(hs), nil
+	}
+	payload := func(tag, n int) []byte {
+		p := make([]byte, n)
+		for k := range p {
+			p[k] = byte(tag*7 + k)
+		}
+		return p
+	}
+	var pos uint64
+	put := func(tag, n int) {
+		h := wire.Header{Kind: wire.Eager, Context: 1, Src: 3, Tag: int32(tag), Size: int64(n)}
+		k := cellsFor(n, false)
+		if pos+uint64(k)-head.Load() > boxCells {
+			t.Fatalf("test writes past the free cells")
+		}
+		rd.box.put(pos, &h, payload(tag, n))
+		pos += uint64(k)
+	}
+	check := func(from, to int, long map[int]bool) {
+		t.Helper()
+		if len(gots) != to-from {
+			t.Fatalf("delivered %d frames, want %d", len(gots), to-from)
+		}
+		for i, g := range gots {
+			tag := from + i
+			n := 8
+			if long[tag] {
+				n = 100
+			}
+			if g.tag != int32(tag) || !bytes.Equal(g.p, payload(tag, n)) {
+				t.Fatalf("frame %d: tag %d, payload % x", i, g.tag, g.p)
+			}
+			if long[tag] && g.index != g.run-1 {
+				t.Fatalf("frame %d with continuation cells is %d of a run of %d", tag, g.index, g.run)
+			}
+		}
+		if head.Load() != rd.bpos || rd.bpos != pos {
+			t.Fatalf("head %d, bpos %d, want %d", head.Load(), rd.bpos, pos)
+		}
+		gots = gots[:0]
+	}
+
+	// One frame alone: through eager.
+	put(0, 8)
+	if ok, err := rd.drainBox(nil, eager, run); !ok || err != nil {
+		t.Fatalf("drainBox: %v %v", ok, err)
+	}
+	check(0, 1, nil)
+	// 40 frames, two of them long, across the end of the box.
+	long := map[int]bool{5: true, 30: true}
+	for tag := 1; tag < 41; tag++ {
+		if long[tag] {
+			put(tag, 100)
+		} else {
+			put(tag, 8)
+		}
+	}
+	if _, err := rd.drainBox(nil, eager, run); err != nil {
+		t.Fatal(err)
+	}
+	check(1, 41, long)
+	// A run that fails at its fourth frame: the three before it count.
+	for tag := 41; tag < 51; tag++ {
+		put(tag, 8)
+	}
+	failAt = 44
+	if _, err := rd.drainBox(nil, eager, run); err != errFail {
+		t.Fatalf("drainBox: %v, want the run's error", err)
+	}
+	pos -= 7 // the frames from the failure on stay in the box
+	check(41, 44, nil)
+	failAt = -1
+	pos += 7
+	if _, err := rd.drainBox(nil, eager, run); err != nil {
+		t.Fatal(err)
+	}
+	check(44, 51, nil)
+}
+
+var errFail = errors.New("refused")

@@ -121,7 +121,12 @@ type reader struct {
 	got       int    // payload bytes copied into dst so far
 	scratch   []byte
 	boxBuf    [boxMax]byte // a box frame's payload, gathered from its cells
-	hb        [wire.HeaderSize]byte
+	// A run of box frames for Config.EagerRun: their headers, payloads
+	// and cells.
+	runH [runMax]wire.Header
+	runP [runMax][]byte
+	runC [runMax]uint64
+	hb   [wire.HeaderSize]byte
 }
 
 // poll delivers the frames that have arrived whole, through deliver, and

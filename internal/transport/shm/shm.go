@@ -98,6 +98,11 @@ type Config struct {
 	// Eager, if set, takes the plain eager frames of the fast boxes (see
 	// engine.DeliverEager) instead of Handler: no Frame is built for them.
 	Eager func(h *wire.Header, from int, payload []byte) error
+	// EagerRun, if set, takes the fast boxes' frames a run at a time
+	// instead of Eager: hs[i] with the payload ps[i], in order, all from
+	// one sender (see engine.DeliverEagerRun). It returns how many it
+	// took: all of them, unless it also returns an error.
+	EagerRun func(from int, hs []wire.Header, ps [][]byte) (int, error)
 	// Place may give the destination of a payload (see tcp.Config.Place).
 	Place func(h *wire.Header, from, n int) []byte
 	// OnPeerError is told when a peer's process is gone or sent garbage.
@@ -787,7 +792,7 @@ func (t *Transport) progress(deliver func(f wire.Frame)) bool {
 		}
 		rd := &t.readers[i]
 		tail := rd.tail.Load()
-		got, err := rd.drainBox(deliver, t.cfg.Eager)
+		got, err := rd.drainBox(deliver, t.cfg.Eager, t.cfg.EagerRun)
 		if err == nil {
 			var more bool
 			more, err = rd.pollTo(tail, deliver, t.cfg.Eager, t.cfg.Place, wire.MaxPayload)
