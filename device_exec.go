@@ -121,6 +121,17 @@ func (p *proc) deliverEager(h wire.Header, from int, payload []byte) {
 	}
 }
 
+// eagerRun delivers a run of plain eager messages from one sender into
+// p's engine under one lock (engine.DeliverEagerRun): shm's EagerRun.
+func (p *proc) eagerRun(from int, hs []wire.Header, ps [][]byte) (int, error) {
+	if p.counting() {
+		for i := range hs {
+			p.countRecv(from, int(hs[i].Size), hs[i].Context, int(hs[i].Tag))
+		}
+	}
+	return p.eng.DeliverEagerRun(from, hs, ps)
+}
+
 // replies queues the frames that deliveries from a transport's own
 // goroutine (tcp readers) want sent, and a goroutine of the proc sends them.
 // A reader must never block in a write: if two ranks' readers each waited

@@ -375,14 +375,7 @@ func (p *proc) startShm(cfg shm.Config) (*shm.Transport, error) {
 		}
 		return p.eng.DeliverEager(h, from, b)
 	}
-	cfg.EagerRun = func(from int, hs []wire.Header, ps [][]byte) (int, error) {
-		if p.counting() {
-			for i := range hs {
-				p.countRecv(from, int(hs[i].Size), hs[i].Context, int(hs[i].Tag))
-			}
-		}
-		return p.eng.DeliverEagerRun(from, hs, ps)
-	}
+	cfg.EagerRun = p.eagerRun
 	cfg.Place = func(h *wire.Header, from, n int) []byte { return p.eng.DataDest(h, from, n) }
 	cfg.OnPeerError = p.peerFailed
 	t, err := shm.New(cfg)
