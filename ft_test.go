@@ -477,6 +477,49 @@ func TestFTAnySourceStaysPending(t *testing.T) {
 	}
 }
 
+// TestFTAnySourceIrecvIntoStaysPending: IrecvInto from AnySource stays
+// pending through a failure as Irecv does, and SendrecvInto's receive
+// with it: before, it kept ErrProcFailedPending as its final result, and
+// waiting again returned the same error instead of the live rank's
+// message.
+func TestFTAnySourceIrecvIntoStaysPending(t *testing.T) {
+	for _, tc := range ftConfigs() {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ftRun(t, tc.cfg, 3, func(c *mpi.Comm) error {
+				switch c.Rank() {
+				case 1:
+					return errDied
+				case 2:
+					if _, _, err := mpi.Recv[int](c, 0, 9); err != nil {
+						return err
+					}
+					return mpi.Send(c, []int64{42}, 0, 1)
+				}
+				buf := make([]int64, 1)
+				req, err := mpi.IrecvInto(c, buf, mpi.AnySource, 1)
+				if err != nil {
+					return err
+				}
+				if _, err := req.Wait(); !errors.Is(err, mpi.ErrProcFailedPending) {
+					return fmt.Errorf("IrecvInto: %v, want ErrProcFailedPending", err)
+				}
+				if _, err := c.AckFailed(1); err != nil {
+					return err
+				}
+				if err := mpi.Send(c, 0, 2, 9); err != nil {
+					return err
+				}
+				st, err := req.Wait()
+				if err != nil || buf[0] != 42 || st.Source != 2 || st.Count() != 1 {
+					return fmt.Errorf("IrecvInto after AckFailed: %d from %d (%d elements), %v; want 42 from 2", buf[0], st.Source, st.Count(), err)
+				}
+				return nil
+			})
+			onlyDied(t, err, 1)
+		})
+	}
+}
+
 // TestFTRevokeWakesProbe: a Probe blocked on a communicator that another
 // rank revokes returns ErrRevoked, and so does a later one.
 func TestFTRevokeWakesProbe(t *testing.T) {

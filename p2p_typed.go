@@ -701,13 +701,20 @@ func irecvInto[E any](into *Request, er *engine.Request, c *Comm, buf []E, sourc
 	if source == ProcNull {
 		return c.nullRequestIn(into, "IrecvInto", procNullStatus), nil
 	}
-	r := c.newPooledRequest(into, er, "IrecvInto", whereSource, source, tag)
+	b := datatype.SliceBytes(buf)
+	var r *Request
+	if c.ftReposts(source) { // ft.go: a failure may post it again
+		r = c.newRequest("IrecvInto", at("source", source, tag))
+		r.x.repost = func(er *engine.Request) { c.startRecv(er, b, nil, t.sig, source, tag) }
+	} else {
+		r = c.newPooledRequest(into, er, "IrecvInto", whereSource, source, tag)
+	}
 	r.setElem(t.size)
 	r.er.Note = t
 	r.set(fSliceOf, true)
 	if c.p.reprs != nil {
-		r.more().conv = c.lowConv(datatype.SliceBytes(buf), t.info.TypeMap())
+		r.more().conv = c.lowConv(b, t.info.TypeMap())
 	}
-	c.startRecv(r.er, datatype.SliceBytes(buf), nil, t.sig, source, tag)
+	c.startRecv(r.er, b, nil, t.sig, source, tag)
 	return r, nil
 }
