@@ -520,6 +520,62 @@ func TestFTAnySourceIrecvIntoStaysPending(t *testing.T) {
 	}
 }
 
+// TestFTAnySourceRecvInitStaysPending: a started persistent receive from
+// AnySource stays pending through a failure as Irecv does, and once it
+// completes it can be started again.
+func TestFTAnySourceRecvInitStaysPending(t *testing.T) {
+	for _, tc := range ftConfigs() {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ftRun(t, tc.cfg, 3, func(c *mpi.Comm) error {
+				switch c.Rank() {
+				case 1:
+					return errDied
+				case 2:
+					if _, _, err := mpi.Recv[int](c, 0, 9); err != nil {
+						return err
+					}
+					for _, b := range []byte{42, 43} {
+						if err := c.Send([]byte{b}, 1, mpi.Byte, 0, 1); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
+				buf := make([]byte, 1)
+				req, err := c.RecvInit(buf, 1, mpi.Byte, mpi.AnySource, 1)
+				if err != nil {
+					return err
+				}
+				if err := req.Start(); err != nil {
+					return err
+				}
+				if _, err := req.Wait(); !errors.Is(err, mpi.ErrProcFailedPending) {
+					return fmt.Errorf("RecvInit: %v, want ErrProcFailedPending", err)
+				}
+				if _, err := c.AckFailed(1); err != nil {
+					return err
+				}
+				if err := mpi.Send(c, 0, 2, 9); err != nil {
+					return err
+				}
+				for _, want := range []byte{42, 43} {
+					st, err := req.Wait()
+					if err != nil || buf[0] != want || st.Source != 2 {
+						return fmt.Errorf("RecvInit after AckFailed: %d from %d, %v; want %d from 2", buf[0], st.Source, err, want)
+					}
+					if want == 42 {
+						if err := req.Start(); err != nil {
+							return err
+						}
+					}
+				}
+				return req.Free()
+			})
+			onlyDied(t, err, 1)
+		})
+	}
+}
+
 // TestFTRevokeWakesProbe: a Probe blocked on a communicator that another
 // rank revokes returns ErrRevoked, and so does a later one.
 func TestFTRevokeWakesProbe(t *testing.T) {

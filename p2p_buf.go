@@ -677,6 +677,12 @@ func (c *Comm) RecvInit(buf []byte, count int, dt *Datatype, src, tag int) (_ *R
 		c.startRecv(er, m.b, nil, sig, src, tag)
 		return nil
 	}
+	if c.ftReposts(src) { // ft.go: a failure may post it again
+		r.x.repost = func(er *engine.Request) {
+			er.Layout = m.lay
+			c.startRecv(er, m.b, nil, sig, src, tag)
+		}
+	}
 	return r, nil
 }
 
