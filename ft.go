@@ -621,19 +621,33 @@ func (c *Comm) ackedFailed() []int {
 // ErrProcFailedPending if a member of c failed and this rank has not
 // acknowledged it, and reports whether it did.
 func (c *Comm) ftAnyPending(er *engine.Request) bool {
-	if c.shadow == nil || c.inter != nil {
-		return false // the package's own receives on a collective context
+	err := c.ftUnacked(AnySource)
+	if err == nil {
+		return false
+	}
+	er.Op = engine.OpRecv
+	er.Fail(err)
+	return true
+}
+
+// ftUnacked returns, for an operation from src on c, the error that a
+// receive or probe from AnySource meets under fault tolerance while a
+// failure in c's group is not acknowledged: ErrProcFailedPending, naming
+// the first such rank (ULFM: it might have been the sender). nil from a
+// named source, without fault tolerance, once every failure is
+// acknowledged, and on the package's own collective contexts.
+func (c *Comm) ftUnacked(src int) error {
+	if src != AnySource || c.p.ft == nil || c.shadow == nil || c.inter != nil {
+		return nil
 	}
 	l := c.p.ft.failedIn(c.group)
 	c.ftState.mu.Lock()
 	n := c.ftState.acked
 	c.ftState.mu.Unlock()
 	if len(l) <= n {
-		return false
+		return nil
 	}
-	er.Op = engine.OpRecv
-	er.Fail(fmt.Errorf("%w: rank %d failed and its failure is not acknowledged (AckFailed)", ErrProcFailedPending, c.rankOf(l[n])))
-	return true
+	return fmt.Errorf("%w: rank %d failed and its failure is not acknowledged (AckFailed)", ErrProcFailedPending, c.rankOf(l[n]))
 }
 
 // anyPending reports, for a non-blocking receive from AnySource whose

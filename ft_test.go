@@ -576,6 +576,76 @@ func TestFTAnySourceRecvInitStaysPending(t *testing.T) {
 	}
 }
 
+// TestFTAnySourceProbeUnacked: once a failure is known and not yet
+// acknowledged, every probe and receive from AnySource reports it
+// (ErrProcFailedPending) instead of waiting for a message the failed rank
+// might have sent: Probe and Mprobe waited until the hang report, and a
+// loop of Iprobe or Improbe spun for ever.
+func TestFTAnySourceProbeUnacked(t *testing.T) {
+	for _, tc := range ftConfigs() {
+		for _, call := range []string{"Probe", "Mprobe", "Recv", "Irecv", "Iprobe-loop", "Improbe-loop"} {
+			t.Run(tc.name+"/"+call, func(t *testing.T) {
+				start := time.Now()
+				err := ftRun(t, tc.cfg, 3, func(c *mpi.Comm) error {
+					switch c.Rank() {
+					case 1:
+						return errDied
+					case 2:
+						_, _, err := mpi.Recv[int](c, 0, 9)
+						return err
+					}
+					for {
+						g, err := c.GetFailed()
+						if err != nil {
+							return err
+						}
+						if g.Size() > 0 {
+							break
+						}
+						time.Sleep(time.Millisecond)
+					}
+					var err error
+					switch call {
+					case "Probe":
+						_, err = mpi.Probe(c, mpi.AnySource, 5)
+					case "Mprobe":
+						_, _, err = mpi.Mprobe(c, mpi.AnySource, 5)
+					case "Recv":
+						_, _, err = mpi.Recv[int](c, mpi.AnySource, 5)
+					case "Irecv":
+						var p *mpi.Pending[int]
+						if p, err = mpi.Irecv[int](c, mpi.AnySource, 5); err == nil {
+							_, _, err = p.Wait()
+						}
+					case "Iprobe-loop":
+						for time.Since(start) < 5*time.Second {
+							var ok bool
+							ok, _, err = c.Iprobe(mpi.AnySource, 5)
+							if ok || err != nil {
+								break
+							}
+						}
+					case "Improbe-loop":
+						for time.Since(start) < 5*time.Second {
+							var ok bool
+							ok, _, _, err = c.Improbe(mpi.AnySource, 5)
+							if ok || err != nil {
+								break
+							}
+						}
+					}
+					if !errors.Is(err, mpi.ErrProcFailedPending) && !errors.Is(err, mpi.ErrProcFailed) {
+						return fmt.Errorf("%s: %v after %v, want ErrProcFailedPending", call, err, time.Since(start))
+					}
+					c.AckFailed(1)
+					return mpi.Send(c, 0, 2, 9)
+				})
+				onlyDied(t, err, 1)
+			})
+		}
+	}
+}
+
 // TestFTRevokeWakesProbe: a Probe blocked on a communicator that another
 // rank revokes returns ErrRevoked, and so does a later one.
 func TestFTRevokeWakesProbe(t *testing.T) {

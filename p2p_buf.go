@@ -785,6 +785,9 @@ func (c *Comm) probeLost(src int, epoch uint64) error {
 	if err := c.p.eng.Revoked(c.ctx); err != nil { // ft.go: Revoke wakes blocked probes
 		return err
 	}
+	if err := c.ftUnacked(src); err != nil { // ft.go: as a receive from AnySource
+		return err
+	}
 	if src >= 0 {
 		return c.p.eng.Lost(c.group[src])
 	}
@@ -830,6 +833,11 @@ func (c *Comm) Iprobe(src, tag int) (_ bool, _ Status, err error) {
 	}
 	c.p.collect()
 	st, ok := c.p.eng.Iprobe(c.ctx, src, tag, nil)
+	if !ok && st.Err == nil {
+		// Nothing yet: a loop of Iprobe from AnySource would wait for ever
+		// for a rank that failed (ft.go).
+		st.Err = c.ftUnacked(src)
+	}
 	if st.Err != nil {
 		return false, Status{}, c.handle(c.statusErr("Iprobe", at("source", src, tag), st))
 	}
@@ -879,6 +887,9 @@ func (c *Comm) mprobe(op string, src, tag int, block bool) (*Message, Status, bo
 				return nil, Status{}, false, c.handle(c.statusErr(op, at("source", src, tag), engine.Status{Err: eng.Err()}))
 			}
 			if !ok {
+				if err := c.ftUnacked(src); err != nil { // ft.go: as Iprobe
+					return nil, Status{}, false, c.handle(c.statusErr(op, at("source", src, tag), engine.Status{Source: src, Tag: tag, Err: err}))
+				}
 				return nil, Status{}, false, nil
 			}
 			st := m.Status()
