@@ -646,6 +646,100 @@ func TestFTAnySourceProbeUnacked(t *testing.T) {
 	}
 }
 
+// TestFTFailureEndsPolling: calls that poll or wait for any of several
+// requests report a known failure instead of looking for ever: Iprobe and
+// Improbe from a failed source (ErrProcFailed); WaitAny, TestAny and
+// WaitSome on a receive from AnySource that a failure interrupted
+// (ErrProcFailedPending, with the request's index), which once the
+// failure is acknowledged goes on and receives a live rank's message.
+// Before, a loop of Iprobe or TestAny spun for ever and WaitAny posted the
+// receive again and again without returning.
+func TestFTFailureEndsPolling(t *testing.T) {
+	for _, tc := range ftConfigs() {
+		for _, call := range []string{"Iprobe", "Improbe", "WaitAny", "TestAny", "WaitSome"} {
+			t.Run(tc.name+"/"+call, func(t *testing.T) {
+				start := time.Now()
+				err := ftRun(t, tc.cfg, 3, func(c *mpi.Comm) error {
+					switch c.Rank() {
+					case 1:
+						return errDied
+					case 2:
+						if _, _, err := mpi.Recv[int](c, 0, 9); err != nil {
+							return err
+						}
+						return mpi.Send(c, []int64{42}, 0, 5)
+					}
+					for { // until rank 0 knows of the failure
+						g, err := c.GetFailed()
+						if err != nil {
+							return err
+						}
+						if g.Size() > 0 {
+							break
+						}
+						time.Sleep(time.Millisecond)
+					}
+					buf := make([]int64, 1)
+					var r *mpi.Request
+					var err error
+					if call == "WaitAny" || call == "TestAny" || call == "WaitSome" {
+						if r, err = mpi.IrecvInto(c, buf, mpi.AnySource, 5); err != nil {
+							return err
+						}
+					}
+					idx, want := -1, mpi.ErrProcFailedPending
+					switch call {
+					case "Iprobe":
+						want = mpi.ErrProcFailed
+						for ok := false; !ok && err == nil && time.Since(start) < 5*time.Second; {
+							ok, _, err = c.Iprobe(1, 5)
+						}
+					case "Improbe":
+						want = mpi.ErrProcFailed
+						for ok := false; !ok && err == nil && time.Since(start) < 5*time.Second; {
+							ok, _, _, err = c.Improbe(1, 5)
+						}
+					case "WaitAny":
+						idx, _, err = mpi.WaitAny(nil, r)
+					case "TestAny":
+						for ok := false; !ok && err == nil && time.Since(start) < 5*time.Second; {
+							idx, ok, _, err = mpi.TestAny(nil, r)
+						}
+					case "WaitSome":
+						var is []int
+						is, _, err = mpi.WaitSome(nil, r)
+						if len(is) == 1 {
+							idx = is[0]
+						}
+					}
+					if !errors.Is(err, want) {
+						return fmt.Errorf("%s: %v after %v, want %v", call, err, time.Since(start), want)
+					}
+					if r != nil && idx != 1 {
+						return fmt.Errorf("%s: index %d, want 1", call, idx)
+					}
+					if _, err := c.AckFailed(1); err != nil {
+						return err
+					}
+					if err := mpi.Send(c, 0, 2, 9); err != nil {
+						return err
+					}
+					if r == nil {
+						_, _, err := mpi.Recv[[]int64](c, 2, 5)
+						return err
+					}
+					idx, st, err := mpi.WaitAny(nil, r)
+					if err != nil || idx != 1 || buf[0] != 42 || st.Source != 2 {
+						return fmt.Errorf("WaitAny after AckFailed: index %d, %d from %d, %v; want 1, 42 from 2", idx, buf[0], st.Source, err)
+					}
+					return nil
+				})
+				onlyDied(t, err, 1)
+			})
+		}
+	}
+}
+
 // TestFTRevokeWakesProbe: a Probe blocked on a communicator that another
 // rank revokes returns ErrRevoked, and so does a later one.
 func TestFTRevokeWakesProbe(t *testing.T) {

@@ -795,6 +795,14 @@ func (c *Comm) probeLost(src int, epoch uint64) error {
 	return err
 }
 
+// probeMissed is probeLost for a non-blocking probe that found nothing:
+// why nothing will come, if that is known now (a revoked communicator, a
+// failed source, or from AnySource an unacknowledged failure), else nil.
+func (c *Comm) probeMissed(src int) error {
+	epoch, _ := c.p.eng.LostSince(0)
+	return c.probeLost(src, epoch)
+}
+
 // Probe waits until a message from src with tag can be received and returns
 // its status without receiving it (MPI_Probe). Status.Bytes is its size.
 func (c *Comm) Probe(src, tag int) (_ Status, err error) {
@@ -834,9 +842,10 @@ func (c *Comm) Iprobe(src, tag int) (_ bool, _ Status, err error) {
 	c.p.collect()
 	st, ok := c.p.eng.Iprobe(c.ctx, src, tag, nil)
 	if !ok && st.Err == nil {
-		// Nothing yet: a loop of Iprobe from AnySource would wait for ever
-		// for a rank that failed (ft.go).
-		st.Err = c.ftUnacked(src)
+		// Nothing yet: a loop of Iprobe would wait for ever for a rank
+		// that failed (or, from AnySource under fault tolerance, one whose
+		// failure is not acknowledged: ft.go).
+		st.Err = c.probeMissed(src)
 	}
 	if st.Err != nil {
 		return false, Status{}, c.handle(c.statusErr("Iprobe", at("source", src, tag), st))
@@ -887,7 +896,7 @@ func (c *Comm) mprobe(op string, src, tag int, block bool) (*Message, Status, bo
 				return nil, Status{}, false, c.handle(c.statusErr(op, at("source", src, tag), engine.Status{Err: eng.Err()}))
 			}
 			if !ok {
-				if err := c.ftUnacked(src); err != nil { // ft.go: as Iprobe
+				if err := c.probeMissed(src); err != nil { // as Iprobe
 					return nil, Status{}, false, c.handle(c.statusErr(op, at("source", src, tag), engine.Status{Source: src, Tag: tag, Err: err}))
 				}
 				return nil, Status{}, false, nil

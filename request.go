@@ -1121,7 +1121,7 @@ func WaitAny(ws ...Waiter) (_ int, _ Status, err error) {
 
 	for {
 		idx, ok, st, err := testAny(reqs)
-		if ok {
+		if ok || err != nil {
 			return idx, st, err
 		}
 		park(reqs)
@@ -1130,7 +1130,10 @@ func WaitAny(ws ...Waiter) (_ int, _ Status, err error) {
 
 // TestAny reports whether one of the active requests has completed, and
 // which, without blocking (MPI_Testany). If none is active it reports
-// (Undefined, true).
+// (Undefined, true). A request that stays pending with an error (a
+// receive from AnySource interrupted by a failure under fault tolerance:
+// ErrProcFailedPending) is reported with its index, false and the error;
+// WaitAny returns it the same way.
 func TestAny(ws ...Waiter) (_ int, _ bool, _ Status, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("TestAny", requestsComm(requestsOf(ws)), Undefined, Undefined), &err)
@@ -1147,8 +1150,15 @@ func testAny(reqs []*Request) (int, bool, Status, error) {
 			continue
 		}
 		any = true
-		if ok, st, err := r.test(); ok {
+		ok, st, err := r.test()
+		if ok {
 			return i, true, st, err
+		}
+		if err != nil {
+			// Still pending but in error: a receive from AnySource that a
+			// failure interrupted (ErrProcFailedPending, ft.go). Said, not
+			// skipped: WaitAny would otherwise post it again and again.
+			return i, false, st, err
 		}
 	}
 	if !any {
