@@ -419,7 +419,10 @@ func TestFTIagree(t *testing.T) {
 // TestFTAnySourceStaysPending checks ULFM's rule for non-blocking
 // receives from AnySource: a failure makes Wait and Test report
 // ErrProcFailedPending, but the receive stays pending, and once the
-// failure is acknowledged it completes with a live rank's message.
+// failure is acknowledged it completes with a live rank's message. Every
+// form: Irecv, Comm.Irecv, IrecvInto and a started Comm.RecvInit (the
+// last two kept the error as their result before stop 41, and the
+// persistent one was inactive afterwards).
 func TestFTAnySourceStaysPending(t *testing.T) {
 	for _, tc := range ftConfigs() {
 		t.Run(tc.name, func(t *testing.T) {
@@ -435,6 +438,14 @@ func TestFTAnySourceStaysPending(t *testing.T) {
 					if err := mpi.Send(c, 42, 0, 1); err != nil {
 						return err
 					}
+					if err := mpi.Send(c, []int64{44}, 0, 3); err != nil {
+						return err
+					}
+					for _, b := range []byte{45, 46} {
+						if err := c.Send([]byte{b}, 1, mpi.Byte, 0, 4); err != nil {
+							return err
+						}
+					}
 					return c.Send([]byte{7}, 1, mpi.Byte, 0, 2)
 				}
 				typed, err := mpi.Irecv[int](c, mpi.AnySource, 1)
@@ -446,8 +457,27 @@ func TestFTAnySourceStaysPending(t *testing.T) {
 				if err != nil {
 					return err
 				}
+				into := make([]int64, 1)
+				intoReq, err := mpi.IrecvInto(c, into, mpi.AnySource, 3)
+				if err != nil {
+					return err
+				}
+				pbuf := make([]byte, 1)
+				persistent, err := c.RecvInit(pbuf, 1, mpi.Byte, mpi.AnySource, 4)
+				if err != nil {
+					return err
+				}
+				if err := persistent.Start(); err != nil {
+					return err
+				}
 				if _, _, err := typed.Wait(); !errors.Is(err, mpi.ErrProcFailedPending) {
 					return fmt.Errorf("typed Irecv: %v, want ErrProcFailedPending", err)
+				}
+				if _, err := intoReq.Wait(); !errors.Is(err, mpi.ErrProcFailedPending) {
+					return fmt.Errorf("IrecvInto: %v, want ErrProcFailedPending", err)
+				}
+				if _, err := persistent.Wait(); !errors.Is(err, mpi.ErrProcFailedPending) {
+					return fmt.Errorf("RecvInit: %v, want ErrProcFailedPending", err)
 				}
 				if _, err := raw.Wait(); !errors.Is(err, mpi.ErrProcFailedPending) {
 					return fmt.Errorf("Irecv: %v, want ErrProcFailedPending", err)
@@ -466,110 +496,29 @@ func TestFTAnySourceStaysPending(t *testing.T) {
 				if err != nil || v != 42 || st.Source != 2 {
 					return fmt.Errorf("typed Irecv after AckFailed: %v from %d, %v; want 42 from 2", v, st.Source, err)
 				}
+				st, err = intoReq.Wait()
+				if err != nil || into[0] != 44 || st.Source != 2 || st.Count() != 1 {
+					return fmt.Errorf("IrecvInto after AckFailed: %d from %d (%d elements), %v; want 44 from 2", into[0], st.Source, st.Count(), err)
+				}
+				for _, want := range []byte{45, 46} {
+					st, err := persistent.Wait()
+					if err != nil || pbuf[0] != want || st.Source != 2 {
+						return fmt.Errorf("RecvInit after AckFailed: %d from %d, %v; want %d from 2", pbuf[0], st.Source, err, want)
+					}
+					if want == 45 {
+						if err := persistent.Start(); err != nil { // it can be started again
+							return err
+						}
+					}
+				}
+				if err := persistent.Free(); err != nil {
+					return err
+				}
 				st, err = raw.Wait()
 				if err != nil || buf[0] != 7 || st.Source != 2 {
 					return fmt.Errorf("Irecv after AckFailed: %v from %d, %v; want 7 from 2", buf[0], st.Source, err)
 				}
 				return nil
-			})
-			onlyDied(t, err, 1)
-		})
-	}
-}
-
-// TestFTAnySourceIrecvIntoStaysPending: IrecvInto from AnySource stays
-// pending through a failure as Irecv does, and SendrecvInto's receive
-// with it: before, it kept ErrProcFailedPending as its final result, and
-// waiting again returned the same error instead of the live rank's
-// message.
-func TestFTAnySourceIrecvIntoStaysPending(t *testing.T) {
-	for _, tc := range ftConfigs() {
-		t.Run(tc.name, func(t *testing.T) {
-			err := ftRun(t, tc.cfg, 3, func(c *mpi.Comm) error {
-				switch c.Rank() {
-				case 1:
-					return errDied
-				case 2:
-					if _, _, err := mpi.Recv[int](c, 0, 9); err != nil {
-						return err
-					}
-					return mpi.Send(c, []int64{42}, 0, 1)
-				}
-				buf := make([]int64, 1)
-				req, err := mpi.IrecvInto(c, buf, mpi.AnySource, 1)
-				if err != nil {
-					return err
-				}
-				if _, err := req.Wait(); !errors.Is(err, mpi.ErrProcFailedPending) {
-					return fmt.Errorf("IrecvInto: %v, want ErrProcFailedPending", err)
-				}
-				if _, err := c.AckFailed(1); err != nil {
-					return err
-				}
-				if err := mpi.Send(c, 0, 2, 9); err != nil {
-					return err
-				}
-				st, err := req.Wait()
-				if err != nil || buf[0] != 42 || st.Source != 2 || st.Count() != 1 {
-					return fmt.Errorf("IrecvInto after AckFailed: %d from %d (%d elements), %v; want 42 from 2", buf[0], st.Source, st.Count(), err)
-				}
-				return nil
-			})
-			onlyDied(t, err, 1)
-		})
-	}
-}
-
-// TestFTAnySourceRecvInitStaysPending: a started persistent receive from
-// AnySource stays pending through a failure as Irecv does, and once it
-// completes it can be started again.
-func TestFTAnySourceRecvInitStaysPending(t *testing.T) {
-	for _, tc := range ftConfigs() {
-		t.Run(tc.name, func(t *testing.T) {
-			err := ftRun(t, tc.cfg, 3, func(c *mpi.Comm) error {
-				switch c.Rank() {
-				case 1:
-					return errDied
-				case 2:
-					if _, _, err := mpi.Recv[int](c, 0, 9); err != nil {
-						return err
-					}
-					for _, b := range []byte{42, 43} {
-						if err := c.Send([]byte{b}, 1, mpi.Byte, 0, 1); err != nil {
-							return err
-						}
-					}
-					return nil
-				}
-				buf := make([]byte, 1)
-				req, err := c.RecvInit(buf, 1, mpi.Byte, mpi.AnySource, 1)
-				if err != nil {
-					return err
-				}
-				if err := req.Start(); err != nil {
-					return err
-				}
-				if _, err := req.Wait(); !errors.Is(err, mpi.ErrProcFailedPending) {
-					return fmt.Errorf("RecvInit: %v, want ErrProcFailedPending", err)
-				}
-				if _, err := c.AckFailed(1); err != nil {
-					return err
-				}
-				if err := mpi.Send(c, 0, 2, 9); err != nil {
-					return err
-				}
-				for _, want := range []byte{42, 43} {
-					st, err := req.Wait()
-					if err != nil || buf[0] != want || st.Source != 2 {
-						return fmt.Errorf("RecvInit after AckFailed: %d from %d, %v; want %d from 2", buf[0], st.Source, err, want)
-					}
-					if want == 42 {
-						if err := req.Start(); err != nil {
-							return err
-						}
-					}
-				}
-				return req.Free()
 			})
 			onlyDied(t, err, 1)
 		})
@@ -594,15 +543,8 @@ func TestFTAnySourceProbeUnacked(t *testing.T) {
 						_, _, err := mpi.Recv[int](c, 0, 9)
 						return err
 					}
-					for {
-						g, err := c.GetFailed()
-						if err != nil {
-							return err
-						}
-						if g.Size() > 0 {
-							break
-						}
-						time.Sleep(time.Millisecond)
+					if err := awaitFailure(c); err != nil {
+						return err
 					}
 					var err error
 					switch call {
@@ -669,15 +611,8 @@ func TestFTFailureEndsPolling(t *testing.T) {
 						}
 						return mpi.Send(c, []int64{42}, 0, 5)
 					}
-					for { // until rank 0 knows of the failure
-						g, err := c.GetFailed()
-						if err != nil {
-							return err
-						}
-						if g.Size() > 0 {
-							break
-						}
-						time.Sleep(time.Millisecond)
+					if err := awaitFailure(c); err != nil {
+						return err
 					}
 					buf := make([]int64, 1)
 					var r *mpi.Request
@@ -737,6 +672,17 @@ func TestFTFailureEndsPolling(t *testing.T) {
 				onlyDied(t, err, 1)
 			})
 		}
+	}
+}
+
+// awaitFailure returns once c's rank knows that a rank of c failed.
+func awaitFailure(c *mpi.Comm) error {
+	for {
+		g, err := c.GetFailed()
+		if err != nil || g.Size() > 0 {
+			return err
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
