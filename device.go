@@ -158,9 +158,10 @@ func (c *Comm) sendNow(op string, buf []byte, sig uint64, dest, tag int, mode en
 // not ProcNull) by the short road if the engine's rule lets it, and
 // returns its request, or nil if the message must go the general way
 // (startSend). into, if not nil, is the zeroed Request to return (a
-// slot of a Requests set). The message leaves before isendNow returns, carrying a
-// send id (engine.EagerID) so that Cancel can still name it to the
-// receiver (none from a set, whose sends nobody can cancel: sendRequest), and the request is complete at once: it holds no engine
+// slot of a Requests set). The message leaves before isendNow returns,
+// carrying a send id (engine.EagerID) so that Cancel can still name it to
+// the receiver (none from a set, whose sends nobody can cancel:
+// sendRequest), and the request is complete at once: it holds no engine
 // request, which saves taking one from the rank's free list, the
 // engine's Send and the executor, per message. Cancel makes the engine
 // request when it needs one (sentRequest).

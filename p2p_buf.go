@@ -798,9 +798,19 @@ func (c *Comm) probeLost(src int, epoch uint64) error {
 // probeMissed is probeLost for a non-blocking probe that found nothing:
 // why nothing will come, if that is known now (a revoked communicator, a
 // failed source, or from AnySource an unacknowledged failure), else nil.
+// A healthy engine answers without a lock: loops of Iprobe are common.
 func (c *Comm) probeMissed(src int) error {
-	epoch, _ := c.p.eng.LostSince(0)
-	return c.probeLost(src, epoch)
+	eng := c.p.eng
+	if eng.Healthy() {
+		return nil
+	}
+	if err := eng.Revoked(c.ctx); err != nil {
+		return err
+	}
+	if src >= 0 {
+		return eng.Lost(c.group[src])
+	}
+	return c.ftUnacked(src)
 }
 
 // Probe waits until a message from src with tag can be received and returns
