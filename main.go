@@ -18,8 +18,9 @@ import (
 // status 0 if every rank returned nil, and otherwise with status 1 after
 // printing which rank failed and why.
 //
-// Under a launcher (`mpigo run`, MPICH's mpiexec, Slurm's srun
-// --mpi=pmi2, Open MPI's mpirun; docs/launchers.md) the process hosts the
+// Under a launcher (`mpigo run`, MPICH's mpiexec (Hydra, PMI-1), Slurm's
+// srun --mpi=pmix or --mpi=pmi2, Open MPI's mpirun (PMIx);
+// docs/launchers.md) the process hosts the
 // ranks the launcher gave it and talks to the other processes through
 // shared memory or TCP. A program started without a launcher runs as a
 // single rank (a singleton job of size 1), or as MPIGO_NP goroutine ranks

@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"time"
 
 	"github.com/mpigo/mpi"
 	"github.com/mpigo/mpi/internal/boot"
@@ -126,6 +127,30 @@ func info(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  MPIGO_NP          = ranks a program started without a launcher runs as goroutines (default 1)\n")
 	fmt.Fprintf(stdout, "  MPIGO_RANKS_PER_NODE = %d (goroutine ranks of mpi.Run grouped into pretend nodes of this size, to test node-aware collectives; 0: one node)\n", cfg.RanksPerNode)
 	fmt.Fprintf(stdout, "  MPIGO_PMI_TIMEOUT = wait for a PMI launcher's reply (default 60s; a fence 10m)\n")
+	hang := "10s"
+	switch {
+	case cfg.HangReport < 0:
+		hang = "off"
+	case cfg.HangReport > 0:
+		hang = cfg.HangReport.String()
+	}
+	fmt.Fprintf(stdout, "  MPIGO_HANG_REPORT = %s (when every rank has been blocked this long, print who waits for whom and fail the job; 0: never; docs/troubleshooting.md)\n", hang)
+	fmt.Fprintf(stdout, "  MPIGO_CHECK       = %s (every collective compares its name and root with the other ranks'; mpigo run --check)\n", onOff(cfg.Check))
+	trace := cfg.Trace
+	if trace == "" {
+		trace = "none"
+	}
+	fmt.Fprintf(stdout, "  MPIGO_TRACE       = %s (a timeline of every call and message, written to this file; mpigo run --trace; docs/trace.md)\n", trace)
+	fmt.Fprintf(stdout, "  MPIGO_FT          = %s (survivors keep running when a rank dies; mpigo run --ft; docs/fault-tolerance.md)\n", onOff(cfg.FT))
+	fmt.Fprintf(stdout, "  MPIGO_FT_HEARTBEAT = %s, MPIGO_FT_TIMEOUT = %s (under MPIGO_FT: how often a process says it is alive, and how long silence means it failed)\n",
+		orDefault(cfg.FTHeartbeat, "250ms"), orDefault(cfg.FTTimeout, "3s"))
+	if haveShm {
+		dir := os.Getenv("MPIGO_SHM_DIR")
+		if dir == "" {
+			dir = inboxDir() + " (default)"
+		}
+		fmt.Fprintf(stdout, "  MPIGO_SHM_DIR     = %s (where shared-memory rings and window segments live)\n", dir)
+	}
 	fmt.Fprintf(stdout, "collective algorithms (first rule whose size bound holds and that applies; docs/collectives.md):\n")
 	for _, e := range coll.Table() {
 		fmt.Fprintf(stdout, "  %-25s = %s  (%s; size: %s)\n", coll.EnvName(e.Coll), coll.FormatRules(e.Rules), e.Source, coll.Sizes[e.Coll])
@@ -142,4 +167,20 @@ func info(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  tag upper bound   = %d\n", mpi.TagUB)
 	fmt.Fprintf(stdout, "  bsend overhead    = %d bytes\n", mpi.BsendOverhead)
 	return 0
+}
+
+// onOff spells a switch for info's tunables.
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// orDefault spells a duration tunable: d if set, else the default def.
+func orDefault(d time.Duration, def string) string {
+	if d > 0 {
+		return d.String()
+	}
+	return def + " (default)"
 }

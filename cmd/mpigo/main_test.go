@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -109,5 +111,38 @@ func TestInfo(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("info lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestInfoListsEveryTunable checks that `mpigo info` shows every MPIGO_*
+// variable the library's config.go reads (the one place the library reads
+// its environment), so a user who asks the tool what can be tuned is not
+// left to find a variable in the source. The exceptions say why.
+func TestInfoListsEveryTunable(t *testing.T) {
+	src, err := os.ReadFile("../../config.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	notShown := map[string]string{
+		"MPIGO_TRACE_DIR": "set by mpigo run for its ranks, not by users",
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"info"}, &out, &errb); code != 0 {
+		t.Fatal(errb.String())
+	}
+	read := regexp.MustCompile(`(?:getenv|envInt|lookupEnv)\("(MPIGO_[A-Z0-9_]+)"\)`)
+	found := 0
+	for _, m := range read.FindAllStringSubmatch(string(src), -1) {
+		found++
+		name := m[1]
+		if _, ok := notShown[name]; ok {
+			continue
+		}
+		if !strings.Contains(out.String(), name) {
+			t.Errorf("config.go reads %s but mpigo info does not list it", name)
+		}
+	}
+	if found < 10 {
+		t.Fatalf("found only %d reads of MPIGO_* variables in config.go: has the reading moved?", found)
 	}
 }

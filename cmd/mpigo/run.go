@@ -62,20 +62,23 @@ type runConfig struct {
 	hosts        []hostSlots
 	groups       []runGroup
 
-	env        []string      // -x, -genv: VAR=VALUE for every rank
-	envWarn    []string      // -x VAR that is not set here
-	ppn        int           // -ppn
-	npernode   int           // -npernode
-	mapBy      string        // --map-by
-	byNode     bool          // --map-by node: round robin over the hosts
-	bindTo     string        // --bind-to
-	bind       bool          // --bind-to core
-	output     string        // --output-filename DIR[:nocopy]
-	outputDir  string        // DIR: DIR/rank.N/stdout and stderr
-	outputCopy bool          // also print the output here (not :nocopy)
-	nGiven     bool          // -n was on the command line (of the first group)
-	diag       diagFlags     // --hang-report, --check, --trace (diagrun.go)
-	gateways   []gatewaySpec // --gateway (gateway.go)
+	env      []string // -x, -genv: VAR=VALUE for every rank
+	envWarn  []string // -x VAR that is not set here
+	ppn      int      // -ppn
+	npernode int      // -npernode
+	mapBy    string   // --map-by
+	// placementNote says how --map-by was read where it differs from
+	// Open MPI's meaning (core, hwthread); printed before the job starts.
+	placementNote string
+	byNode        bool          // --map-by node: round robin over the hosts
+	bindTo        string        // --bind-to
+	bind          bool          // --bind-to core
+	output        string        // --output-filename DIR[:nocopy]
+	outputDir     string        // DIR: DIR/rank.N/stdout and stderr
+	outputCopy    bool          // also print the output here (not :nocopy)
+	nGiven        bool          // -n was on the command line (of the first group)
+	diag          diagFlags     // --hang-report, --check, --trace (diagrun.go)
+	gateways      []gatewaySpec // --gateway (gateway.go)
 }
 
 type runGroup struct {
@@ -105,7 +108,7 @@ func runFlags(cfg *runConfig, g *runGroup, n *int, stderr io.Writer) *flag.FlagS
 		fs.Var(envList{flag: "genv", vals: &cfg.env}, "genv", "`VAR=VALUE` (or -genv VAR VALUE) in the environment of every rank, also on remote hosts (Hydra's -genv)")
 		fs.IntVar(&cfg.ppn, "ppn", 0, "`N` ranks on each host of --host/--hostfile in turn, whatever their slots, wrapping round (Hydra's -ppn); without -n, N on every host")
 		fs.IntVar(&cfg.npernode, "npernode", 0, "`N` ranks on each host, at most (Open MPI's -npernode; the same as --map-by ppr:N:node)")
-		fs.StringVar(&cfg.mapBy, "map-by", "", "placement over the hosts: slot (fill each host's slots in turn; the default), node (one rank per host in turn) or ppr:N:node (N ranks on each host, at most)")
+		fs.StringVar(&cfg.mapBy, "map-by", "", "placement over the hosts: slot (fill each host's slots in turn; the default), node (one rank per host in turn) or ppr:N:node (N ranks on each host, at most); core and hwthread are taken as slot, with a note")
 		fs.StringVar(&cfg.bindTo, "bind-to", "none", "core: pin each process to a core of its own (K cores with --ranks-per-proc K; Linux), none: let the kernel place them")
 		fs.StringVar(&cfg.output, "output-filename", "", "write each process's output to `DIR`/rank.N/stdout and DIR/rank.N/stderr (N: its first rank) as well as here; DIR:nocopy only to the files")
 		addDiagFlags(fs, &cfg.diag)
@@ -189,6 +192,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
+	if cfg.placementNote != "" {
+		fmt.Fprintf(stderr, "mpigo run: %s\n", cfg.placementNote)
+	}
 	// What killed jobs left behind goes first.
 	removeStale()
 	// The run folder holds the programs built for the job, and exists
@@ -238,6 +244,7 @@ func (cfg *runConfig) check() error {
 	if err == nil {
 		var p placement
 		if p, err = parsePlacement(cfg.ppn, cfg.npernode, cfg.mapBy); err == nil {
+			cfg.placementNote = p.note
 			err = cfg.applyPlacement(p, cfg.nGiven)
 		}
 	}

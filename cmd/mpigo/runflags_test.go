@@ -25,6 +25,7 @@ func TestRunFlagParsing(t *testing.T) {
 		bind    bool
 		outDir  string
 		outCopy bool
+		note    string // placementNote must contain it (and be empty if "")
 		err     string
 	}{
 		{args: []string{"-x", "MPIGO_CLI_TEST_FOO", "-x", "B=1", "-n", "2", "prog", "-x", "C"}, env: []string{"MPIGO_CLI_TEST_FOO=from shell", "B=1"}, n: 2, outCopy: true},
@@ -37,6 +38,8 @@ func TestRunFlagParsing(t *testing.T) {
 		{args: []string{"--host", "a:2,b:2", "--map-by", "node:oversubscribe", "-n", "4", "prog"}, n: 4, slots: []int{2, 2}, byNode: true, outCopy: true},
 		{args: []string{"--bind-to", "core", "--output-filename", "out", "prog"}, n: 1, bind: true, outDir: "out", outCopy: true},
 		{args: []string{"--bind-to", "none", "--output-filename", "out:nocopy", "prog"}, n: 1, outDir: "out"},
+		{args: []string{"--map-by", "core", "prog"}, n: 1, outCopy: true, note: "--map-by core is taken as --map-by slot"},
+		{args: []string{"--map-by", "hwthread:oversubscribe", "prog"}, n: 1, outCopy: true, note: "--map-by hwthread is taken as --map-by slot"},
 		{args: []string{"-x", "1A", "prog"}, err: "want VAR or VAR=VALUE"},
 		{args: []string{"-genv", "A"}, err: "no value"},
 		{args: []string{"--host", "a,b", "--map-by", "ppr:2:node", "-n", "5", "prog"}, err: "2 ranks per host on 2 host(s) make 4 ranks, but the job has 5"},
@@ -67,6 +70,9 @@ func TestRunFlagParsing(t *testing.T) {
 			!reflect.DeepEqual(slots, tc.slots) || cfg.byNode != tc.byNode || cfg.bind != tc.bind || cfg.outputDir != tc.outDir || cfg.outputCopy != tc.outCopy {
 			t.Errorf("%q: env %q group env %q n %d slots %v byNode %v bind %v out %q copy %v", tc.args, cfg.env, cfg.groups[0].env,
 				cfg.groups[0].n, slots, cfg.byNode, cfg.bind, cfg.outputDir, cfg.outputCopy)
+		}
+		if (tc.note == "") != (cfg.placementNote == "") || !strings.Contains(cfg.placementNote, tc.note) {
+			t.Errorf("%q: placement note %q, want one with %q", tc.args, cfg.placementNote, tc.note)
 		}
 	}
 	// The program's own arguments are never rewritten.

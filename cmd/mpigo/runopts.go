@@ -116,6 +116,9 @@ type placement struct {
 	perHost int  // ranks on each host; 0: the host's slots
 	strict  bool // ppr/npernode: more ranks than perHost*hosts is an error (Open MPI)
 	byNode  bool // round robin over the hosts, one process at a time
+	// note, if set, tells the user how a flag was taken where mpigo run
+	// reads it differently from Open MPI (printed once before the job).
+	note string
 }
 
 // parsePlacement checks the placement flags against each other.
@@ -149,8 +152,15 @@ func parsePlacement(ppn, npernode int, mapBy string) (placement, error) {
 			spec = base
 		}
 		switch s := strings.ToLower(spec); {
-		case s == "slot" || s == "core" || s == "hwthread":
+		case s == "slot":
 			// Fill each host's slots in order: the default.
+		case s == "core" || s == "hwthread":
+			// Open MPI counts cores or hardware threads as the slots to
+			// fill; here a host's slots are what --host/--hostfile say
+			// (or its processors). Accepted, so that scripts written for
+			// mpirun run, but said out loud: the user asked for something
+			// this launcher reads differently.
+			p.note = fmt.Sprintf("--map-by %s is taken as --map-by slot: each host's slots are filled in turn; pin the processes with --bind-to core", spec)
 		case s == "node":
 			p.byNode = true
 		case strings.HasPrefix(s, "ppr:"):
