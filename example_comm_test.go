@@ -114,7 +114,7 @@ func ExampleCreateKeyval() {
 	// deleting generation 1 from first
 }
 
-// The README's intercommunicator snippet: point-to-point across the
+// The intercommunicator snippet of docs/intercomm.md: point-to-point across the
 // groups, a collective between them, a merge, and a group of the merge.
 func ExampleComm_IntercommMerge() {
 	mpi.Run(5, func(world *mpi.Comm) error {

@@ -304,3 +304,70 @@ func TestMappingChecklistCatches(t *testing.T) {
 		}
 	}
 }
+
+// notImplemented returns the items of the "Not implemented yet" list in
+// the document at path: each line after the marker comment up to the next
+// heading.
+func notImplemented(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "<!-- kept true by TestNotImplementedList")
+	if !ok {
+		t.Fatalf("%s has no not-implemented list", path)
+	}
+	var items []string
+	for _, line := range strings.Split(rest, "\n")[1:] {
+		if strings.HasPrefix(line, "#") {
+			break
+		}
+		if strings.HasPrefix(line, "- ") {
+			items = append(items, line)
+		}
+	}
+	return items
+}
+
+var probeRE = regexp.MustCompile("\\(probe: `([^`]+)`\\)")
+
+// TestNotImplementedList keeps the "Not implemented yet" lists of the
+// README and docs/mapping.md true: both hold the same items, and each
+// item's probe (the name or file that will exist when the feature lands)
+// must not exist yet. A change that adds mpi.OpenFile, say, fails here
+// until it takes MPI-IO off the lists.
+func TestNotImplementedList(t *testing.T) {
+	readme := notImplemented(t, "README.md")
+	mapping := notImplemented(t, "docs/mapping.md")
+	if strings.Join(readme, "\n") != strings.Join(mapping, "\n") {
+		t.Errorf("the not-implemented lists of README.md and docs/mapping.md differ:\n%s\n---\n%s", strings.Join(readme, "\n"), strings.Join(mapping, "\n"))
+	}
+	if len(readme) < 5 {
+		t.Fatalf("only %d items in README.md's not-implemented list", len(readme))
+	}
+	names := exportedNames(t)
+	for _, item := range readme {
+		m := probeRE.FindStringSubmatch(item)
+		if m == nil {
+			if !strings.Contains(item, "not planned") {
+				t.Errorf("README.md: %q names no probe (write (probe: `mpi.Name`), `Type.Method` or a path), nor says it is not planned", item)
+			}
+			continue
+		}
+		probe := m[1]
+		if goNameRE.MatchString(probe) {
+			if names[probe] {
+				t.Errorf("%s exists now: take %q off the not-implemented lists (README.md, docs/mapping.md) and add its rows to docs/mapping.md", probe, item)
+			}
+			continue
+		}
+		if _, err := os.Stat(probe); err == nil {
+			t.Errorf("%s exists now: take %q off the not-implemented lists (README.md, docs/mapping.md)", probe, item)
+		}
+	}
+	// The checker must see names that exist.
+	if !names["Comm.Send"] || !names["mpi.NewWindow"] {
+		t.Fatal("exportedNames misses names that exist")
+	}
+}
