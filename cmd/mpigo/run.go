@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
@@ -459,8 +460,70 @@ func sigName(s syscall.Signal) string {
 // lineWriter forwards output line by line, optionally prefixed, so lines
 // of different ranks never mix.
 type lineWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
+	mu   *sync.Mutex
+	w    io.Writer
+	hold *holdBack // if not nil, collateral failure lines wait for the cause
+}
+
+// holdBack holds back the lines in which surviving ranks report that a
+// peer failed ("mpigo: ... process failed ...", printed as they exit)
+// until the launcher has named the cause. A rank killed by a signal says
+// nothing itself: the launcher learns it only when it reaps the process,
+// and a survivor that lost its connection often prints first, so that the
+// first line a user saw named a healthy rank. Held lines are written when
+// the launcher says its own line about a failure (release), or at the
+// latest holdMax after the first one was held.
+type holdBack struct {
+	mu      *sync.Mutex // the output lock, shared with the lineWriters
+	w       io.Writer
+	held    [][]byte
+	done    bool // released: lines pass straight through from now on
+	timer   *time.Timer
+	holdMax time.Duration
+}
+
+// collateral reports whether line is a rank's report that another rank
+// failed, which should follow the launcher's word on the cause.
+func collateral(line []byte) bool {
+	return bytes.Contains(line, []byte("mpigo: ")) && bytes.Contains(line, []byte("process failed"))
+}
+
+// take holds line (with its prefix) if it must wait; the caller holds mu.
+func (h *holdBack) take(prefix string, line []byte) bool {
+	if h.done || !collateral(line) {
+		return false
+	}
+	l := append([]byte(prefix), line...)
+	if l[len(l)-1] != '\n' {
+		l = append(l, '\n')
+	}
+	h.held = append(h.held, l)
+	if h.timer == nil {
+		h.timer = time.AfterFunc(h.holdMax, h.release)
+	}
+	return true
+}
+
+// release writes the held lines and lets later ones through.
+func (h *holdBack) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.releaseLocked()
+}
+
+// releaseLocked is release with mu held.
+func (h *holdBack) releaseLocked() {
+	if h.done {
+		return
+	}
+	h.done = true
+	if h.timer != nil {
+		h.timer.Stop()
+	}
+	for _, l := range h.held {
+		h.w.Write(l)
+	}
+	h.held = nil
 }
 
 // copyFrom forwards r's lines to lw (unless show is false) and to file
@@ -484,6 +547,13 @@ func (lw lineWriter) copyFrom(r io.Reader, prefix string, file io.WriteCloser, s
 		}
 		if len(line) > 0 && show {
 			lw.mu.Lock()
+			if lw.hold != nil && lw.hold.take(prefix, line) {
+				lw.mu.Unlock()
+				if err != nil && err != bufio.ErrBufferFull {
+					return
+				}
+				continue
+			}
 			io.WriteString(lw.w, prefix)
 			lw.w.Write(line)
 			if line[len(line)-1] != '\n' {
@@ -561,14 +631,23 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 	var outMu sync.Mutex
 	// say writes the launcher's own messages; ranks' lines go through the
 	// same lock so the two never mix.
+	hold := &holdBack{mu: &outMu, w: stderr, holdMax: time.Second}
 	say := func(format string, args ...any) {
 		outMu.Lock()
 		fmt.Fprintf(stderr, format, args...)
 		outMu.Unlock()
 	}
+	// sayCause writes a line that names why the job fails, and then the
+	// survivors' reports of it that waited (holdBack).
+	sayCause := func(format string, args ...any) {
+		outMu.Lock()
+		fmt.Fprintf(stderr, format, args...)
+		hold.releaseLocked()
+		outMu.Unlock()
+	}
 	kvs.SetLog(func(msg string) { say("%s\n", msg) })
-	out := lineWriter{&outMu, stdout}
-	errw := lineWriter{&outMu, stderr}
+	out := lineWriter{&outMu, stdout, nil}
+	errw := lineWriter{&outMu, stderr, hold}
 	var copiers sync.WaitGroup
 	procs := make([]*rankProc, 0, nprocs)
 	exited := make(chan *rankProc, nprocs)
@@ -819,7 +898,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 		culprit = leftEarly
 		_, how := exitStatus(consequence)
 		code = max(code, mpi.ExitPeerFailed)
-		say("mpigo run: %s (pid %d) exited (status 0) while other ranks still needed it: %s (pid %d) %s after losing it; "+
+		sayCause("mpigo run: %s (pid %d) exited (status 0) while other ranks still needed it: %s (pid %d) %s after losing it; "+
 			"did %s return from its function, call os.Exit or return from main before its part of the work was done?\n",
 			leftEarly.ranks(), leftEarly.cmd.Process.Pid, consequence.ranks(), consequence.cmd.Process.Pid, how, leftEarly.ranks())
 	}
@@ -828,7 +907,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 		if failed {
 			return
 		}
-		say("mpigo run: %s on host %s %s while the job ran: ranks in %s cannot reach the other networks; stopping the job\n", e.g.name(), e.g.spec.host, e.how, e.g.spec.prefix)
+		sayCause("mpigo run: %s on host %s %s while the job ran: ranks in %s cannot reach the other networks; stopping the job\n", e.g.name(), e.g.spec.host, e.how, e.g.spec.prefix)
 		if t := strings.TrimSpace(e.g.errs.String()); t != "" {
 			say("mpigo run: its last words: %s\n", t)
 		}
@@ -865,7 +944,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 					// It took part in the job and left without finishing
 					// mpi.Main: the others may wait for it forever.
 					culprit, code = p, 1
-					say("mpigo run: %s (pid %d) exited (status 0) before mpi.Main finished, while other ranks still needed it; stopping the other %d process(es) "+
+					sayCause("mpigo run: %s (pid %d) exited (status 0) before mpi.Main finished, while other ranks still needed it; stopping the other %d process(es) "+
 						"(did it call os.Exit, or return from main, before its part of the work was done?)\n", p.ranks(), p.cmd.Process.Pid, running)
 					failed, stopping = true, true
 					stopAll(syscall.SIGTERM)
@@ -892,7 +971,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 				// Under --ft the survivors go on; the job's status is the
 				// first failure's.
 				culprit, code = p, c
-				say("mpigo run: %s (pid %d) %s; the other %d process(es) go on (--ft)\n", p.ranks(), p.cmd.Process.Pid, how, running)
+				sayCause("mpigo run: %s (pid %d) %s; the other %d process(es) go on (--ft)\n", p.ranks(), p.cmd.Process.Pid, how, running)
 				break
 			}
 			if c == mpi.ExitPeerFailed || (len(cfg.hosts) > 0 && c == 255) {
@@ -919,9 +998,9 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 					code = c
 				}
 				if running > 0 {
-					say("mpigo run: %s (pid %d) %s; stopping the other %d process(es)\n", p.ranks(), p.cmd.Process.Pid, how, running)
+					sayCause("mpigo run: %s (pid %d) %s; stopping the other %d process(es)\n", p.ranks(), p.cmd.Process.Pid, how, running)
 				} else {
-					say("mpigo run: %s (pid %d) %s\n", p.ranks(), p.cmd.Process.Pid, how)
+					sayCause("mpigo run: %s (pid %d) %s\n", p.ranks(), p.cmd.Process.Pid, how)
 				}
 			}
 			if !failed {
@@ -931,6 +1010,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			}
 		case <-stopTimer:
 			stopTimer = nil
+			hold.release() // no cause showed up: the survivors' words are all there is
 			if !failed {
 				blameEarly()
 				failed, stopping = true, true
@@ -951,7 +1031,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			killTimer = time.After(killGrace)
 		case <-hw.tick:
 			if rep, ok := hw.hung(procs); ok {
-				say("%smpigo run: the job hung (diagnosis above); stopping it (--hang-report 0 turns this off)\n", rep)
+				sayCause("%smpigo run: the job hung (diagnosis above); stopping it (--hang-report 0 turns this off)\n", rep)
 				if !failed {
 					code = 1
 					failed, stopping = true, true
@@ -995,6 +1075,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 		}
 	}
 	copiers.Wait()
+	hold.release()
 	if cfg.diag.trace != "" {
 		if n, err := mergeTrace(traceDir, cfg.diag.trace); err != nil {
 			say("mpigo run: --trace %s: %v\n", cfg.diag.trace, err)

@@ -319,7 +319,7 @@ func TestRunKillRandomRank(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	rng := rand.New(rand.NewSource(time.Now().UnixNano()))
-	for round := 0; round < 4; round++ {
+	for round := 0; round < 6; round++ {
 		transport := []string{"shm", "tcp"}[round%2]
 		dir := t.TempDir()
 		const n = 4
@@ -357,8 +357,14 @@ func TestRunKillRandomRank(t *testing.T) {
 		if took := time.Since(start); took > 5*time.Second {
 			t.Errorf("round %d: the job took %v to end", round, took)
 		}
-		if res.code != 128+9 || !strings.Contains(res.errs, fmt.Sprintf("rank %d (pid %d) was killed by signal 9", victim, pids[victim])) {
+		cause := fmt.Sprintf("rank %d (pid %d) was killed by signal 9", victim, pids[victim])
+		if res.code != 128+9 || !strings.Contains(res.errs, cause) {
 			t.Errorf("round %d: exit %d, stderr %q", round, res.code, res.errs)
+		}
+		// The cause comes first: a survivor's report that it lost a
+		// peer must not be the first thing a user reads.
+		if i := strings.Index(res.errs, "process failed"); i >= 0 && i < strings.Index(res.errs, cause) {
+			t.Errorf("round %d (%s): a survivor's report comes before the cause:\n%s", round, transport, res.errs)
 		}
 		for r, pid := range pids {
 			if pidExists(pid) {

@@ -139,7 +139,7 @@ func TestStartupOutputLinesBounded(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	huge := strings.Repeat("x", 5*maxOutLine+17)
-	lineWriter{&mu, &out}.copyFrom(strings.NewReader("short\n"+huge+"\nend"), "[3] ", nil, true, &wg)
+	lineWriter{&mu, &out, nil}.copyFrom(strings.NewReader("short\n"+huge+"\nend"), "[3] ", nil, true, &wg)
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	if len(lines) != 8 || lines[0] != "[3] short" || lines[7] != "[3] end" {
 		t.Fatalf("%d lines: first %.20q, last %.20q", len(lines), lines[0], lines[len(lines)-1])
@@ -368,5 +368,50 @@ func TestStartupShmDir(t *testing.T) {
 	}
 	if left := leftovers(shmDir); len(left) > 0 {
 		t.Errorf("left in MPIGO_SHM_DIR: %v", left)
+	}
+}
+
+// TestHoldBack checks that a survivor's report of a failed peer waits for
+// the launcher's line on the cause, that other lines pass at once, and
+// that held lines come out by themselves when no cause is named.
+func TestHoldBack(t *testing.T) {
+	var mu sync.Mutex
+	var out bytes.Buffer
+	h := &holdBack{mu: &mu, w: &out, holdMax: 50 * time.Millisecond}
+	lw := lineWriter{&mu, &out, h}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	lw.copyFrom(strings.NewReader("hello\nmpigo: rank 0: mpi: Recv: process failed: rank 2\n"), "", nil, true, &wg)
+	mu.Lock()
+	got := out.String()
+	mu.Unlock()
+	if got != "hello\n" {
+		t.Fatalf("before the cause: %q", got)
+	}
+	mu.Lock()
+	out.WriteString("mpigo run: rank 2 was killed\n")
+	h.releaseLocked()
+	mu.Unlock()
+	if want := "hello\nmpigo run: rank 2 was killed\nmpigo: rank 0: mpi: Recv: process failed: rank 2\n"; out.String() != want {
+		t.Fatalf("after the cause: %q, want %q", out.String(), want)
+	}
+
+	// No cause: the held line comes out after holdMax.
+	out.Reset()
+	h2 := &holdBack{mu: &mu, w: &out, holdMax: 20 * time.Millisecond}
+	wg.Add(1)
+	lineWriter{&mu, &out, h2}.copyFrom(strings.NewReader("mpigo: process failed\n"), "[1] ", nil, true, &wg)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		got := out.String()
+		mu.Unlock()
+		if got == "[1] mpigo: process failed\n" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("held line never released: %q", got)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
