@@ -116,7 +116,11 @@ func (c *Comm) Bcast(buf []byte, count int, dt *Datatype, root int) (err error) 
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Bcast", c, root, Undefined), &err)
 	}
-	const op = "Bcast"
+	return c.bcastBuf("Bcast", buf, count, dt, root)
+}
+
+// bcastBuf is Bcast for the call named op (BcastView's too).
+func (c *Comm) bcastBuf(op string, buf []byte, count int, dt *Datatype, root int) error {
 	if c.IsInter() {
 		return c.interBcastBuf(buf, count, dt, root)
 	}

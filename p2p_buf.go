@@ -538,24 +538,34 @@ func (c *Comm) Irecv(buf []byte, count int, dt *Datatype, src, tag int) (_ *Requ
 // into if not nil (a zeroed slot of a Requests set; the request returned
 // may still be another one).
 func (c *Comm) irecv(into *Request, ier *engine.Request, buf []byte, count int, dt *Datatype, src, tag int) (*Request, error) {
-	m, err := c.lowRecvBuf("Irecv", buf, count, dt, src, tag)
+	return c.irecvElem(into, ier, "Irecv", buf, count, dt, src, tag, 0)
+}
+
+// irecvElem is irecv for the call named op, whose Status counts elements
+// of elem bytes, or of dt if elem is 0 (a View's receive counts the view's
+// elements, not whole instances of its datatype).
+func (c *Comm) irecvElem(into *Request, ier *engine.Request, op string, buf []byte, count int, dt *Datatype, src, tag, elem int) (*Request, error) {
+	m, err := c.lowRecvBuf(op, buf, count, dt, src, tag)
 	if err != nil {
 		return nil, err
 	}
 	if src == ProcNull {
-		return c.nullRequestIn(into, "Irecv", procNullStatus), nil
+		return c.nullRequestIn(into, op, procNullStatus), nil
 	}
 	var r *Request
 	if c.ftReposts(src) { // ft.go: it may be posted again
-		r = c.newRequest("Irecv", at("source", src, tag))
+		r = c.newRequest(op, at("source", src, tag))
 		r.x.repost = func(er *engine.Request) {
 			er.Layout = m.lay
 			c.startRecv(er, m.b, nil, dt.sig, src, tag)
 		}
 	} else {
-		r = c.newPooledRequest(into, ier, "Irecv", whereSource, src, tag)
+		r = c.newPooledRequest(into, ier, op, whereSource, src, tag)
 	}
-	r.setElem(dt.size)
+	if elem == 0 {
+		elem = dt.size // dt is valid now: lowRecvBuf checked it
+	}
+	r.setElem(elem)
 	if cv := c.lowConv(buf, dt.t); cv != nil {
 		r.more().conv = cv
 	}
