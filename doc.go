@@ -78,4 +78,35 @@
 // communicator's handler to [ErrorsAreFatal] aborts the job on the first
 // error instead. When a rank fails, the job is taken down: the other ranks'
 // calls return [ErrProcFailed] rather than waiting forever.
+//
+// # Index by task
+//
+// go doc lists a function under the type it returns, so [Recv], [Probe]
+// and [WaitAny] appear under [Status], [Isend] under [Request] and
+// [Irecv] under [Pending]. By task:
+//
+//   - Start a job: [Main], [Run], [RunConfig], [Abort].
+//   - Send: [Send], [Ssend], [Bsend], [Rsend], [Isend], [Issend],
+//     [SendView] (parts of a slice: [Strided], [Subarray]).
+//   - Receive: [Recv], [RecvInto], [Irecv], [IrecvInto], [RecvView],
+//     [Probe], [Comm.Iprobe], [Mprobe] with [Mrecv], and [Sendrecv],
+//     [SendrecvInto], [SendrecvView] for exchanges.
+//   - Wait: [Request.Wait], [Pending.Wait], [WaitAll], [WaitAny],
+//     [WaitSome], [TestAll], [TestAny]; many small messages: [Requests]
+//     with [PostIsend] and [PostIrecvInto].
+//   - Collectives: [Barrier], [Bcast], [Reduce], [Allreduce],
+//     [AllreduceSlice], [Gather], [Allgather], [Scatter], [Alltoall],
+//     [Scan], [Exscan], and the I- forms ([Iallreduce], ...); ops: [Sum],
+//     [Max], [NewOp], ...
+//   - Communicators and groups: [Comm.Dup], [Comm.Split], [Comm.Create],
+//     [Comm.Group], [IntercommCreate]; topologies: [DimsCreate],
+//     [Comm.CartCreate], [Comm.DistGraphCreateAdjacent].
+//   - One-sided: [NewWindow], [WindowOf].
+//   - Fault tolerance: [Comm.Revoke], [Comm.Shrink], [Comm.Agree].
+//   - The low-level layer: methods of [Comm] with a []byte, a count and a
+//     [*Datatype] ([Comm.Send], [Comm.Irecv], [Comm.Allreduce], ...),
+//     derived datatypes ([NewVector], [NewStruct], [DatatypeOf]) and
+//     [Pack].
+//
+// docs/mapping.md gives the Go name of every MPI call.
 package mpi
