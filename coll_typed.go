@@ -335,8 +335,11 @@ func reduceT[T any](c *Comm, opname string, v T, op Op[T], root int) (T, error) 
 }
 
 // Reduce combines every rank's v with op and returns the result at root
-// (MPI_Reduce); other ranks get the zero value. Values are combined in rank
-// order, so op need not be commutative.
+// (MPI_Reduce); other ranks get the zero value, which means nothing there
+// (the caller chose root, so c.Rank() == root tells which rank holds the
+// result; Exscan returns an ok flag instead because its one rank without a
+// result is not the caller's choice). Values are combined in rank order,
+// so op need not be commutative.
 //
 // On an intercommunicator (root as for Bcast) the root gets the reduction
 // of the other group's values.
