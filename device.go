@@ -7,7 +7,7 @@ import (
 	"github.com/mpigo/mpi/internal/transport"
 )
 
-// The road of a message out of a rank (ARCHITECTURE.md, "The walk of one
+// The road of a message out of a rank (docs/internals.md, "The walk of one
 // message"). Every blocking send, whatever its
 // mode and whatever the shape of its value (a scalar, a slice, a
 // collective's buffer), asks sendNow first, and sendNow asks the engine's

@@ -190,3 +190,58 @@ func TestDocsLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestArchitectureNamesExist checks that every file and package
+// ARCHITECTURE.md names exists: a file name with a folder from the
+// module's root, a bare one anywhere in the module (a glob such as
+// coll_typed*.go must match something), so the map cannot point at code
+// that was renamed or removed.
+func TestArchitectureNamesExist(t *testing.T) {
+	b, err := os.ReadFile("../../ARCHITECTURE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := map[string]bool{}
+	err = filepath.WalkDir("../..", func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && p != "../.." {
+			return filepath.SkipDir
+		}
+		base[d.Name()] = true
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := regexp.MustCompile(`(?:\b|\./)((?:internal|cmd|conformance|examples|bench|docs)/[A-Za-z0-9_./*-]*[A-Za-z0-9_*]|[A-Za-z0-9_*]+\.(?:go|md))\b`)
+	checked := 0
+	for i, line := range strings.Split(string(b), "\n") {
+		for _, m := range name.FindAllStringSubmatch(line, -1) {
+			n := strings.TrimSuffix(m[1], ".")
+			checked++
+			if strings.Contains(n, "/") {
+				if matches, _ := filepath.Glob(filepath.Join("../..", n)); len(matches) == 0 {
+					t.Errorf("ARCHITECTURE.md:%d: %s does not exist", i+1, n)
+				}
+				continue
+			}
+			found := base[n]
+			if strings.Contains(n, "*") {
+				for b := range base {
+					if ok, _ := filepath.Match(n, b); ok {
+						found = true
+						break
+					}
+				}
+			}
+			if !found {
+				t.Errorf("ARCHITECTURE.md:%d: no file %s in the module", i+1, n)
+			}
+		}
+	}
+	if checked < 80 {
+		t.Fatalf("checked only %d names in ARCHITECTURE.md", checked)
+	}
+}

@@ -20,7 +20,7 @@
 //
 // Waiting: the poller spins for a short while after the last frame, then
 // sleeps on a futex in its inbox; a sender that publishes a frame wakes it
-// if it sleeps. See "Waking a sleeping poller" in ARCHITECTURE.md for why
+// if it sleeps. See "Waking a sleeping poller" in docs/internals.md for why
 // no wake-up is lost.
 package shm
 
