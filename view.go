@@ -10,8 +10,9 @@ import (
 // arrays and structs of those) that need not be contiguous: a column of a
 // row-major matrix, a block of a 2-D or 3-D array, the halo of a grid.
 // Strided, Subarray and ViewOf make one; SendView, RecvView,
-// SendrecvView, IsendView, IrecvView and BcastView move exactly the
-// selected elements, in order, as a message of []E. The other side may
+// SendrecvView, IsendView, IrecvView, BcastView, GatherView, ScatterView
+// and AllgatherView move exactly the selected elements, in order, as a
+// message of []E. The other side may
 // receive it into a View of another shape, or as a plain []E (Recv,
 // RecvInto), and a View receives what Send of a []E sent: only the
 // elements travel, never the gaps.
@@ -244,4 +245,73 @@ func BcastView[E any](c *Comm, v View[E], root int) (err error) {
 		return v.err
 	}
 	return c.bcastBuf("BcastView", v.Bytes(), 1, v.dt, root)
+}
+
+// GatherView gathers the elements send selects on every rank into recv on
+// root, in rank order: rank i's n = send.Len() elements at recv[i*n:]
+// (MPI_Gather with the view's datatype). Every rank's view selects the
+// same number of elements; recv matters on root only.
+func GatherView[E any](c *Comm, send View[E], recv []E, root int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("GatherView", c, root, Undefined), &err)
+	}
+	if send.err != nil {
+		return send.err
+	}
+	et, err := viewElem[E]("GatherView")
+	if err != nil {
+		return err
+	}
+	if err := c.check("GatherView"); err != nil {
+		return err
+	}
+	if c.IsInter() {
+		return c.interGathervBuf("GatherView", send.Bytes(), 1, send.dt, AsBytes(recv), fill(len(c.group), send.n), nil, et, root)
+	}
+	return c.gatherv("GatherView", send.Bytes(), 1, send.dt, AsBytes(recv), fill(len(c.group), send.n), nil, et, root)
+}
+
+// ScatterView hands out send on root in rank order, n = recv.Len()
+// elements to each rank, into the elements recv selects (MPI_Scatter with
+// the view's datatype). send matters on root only.
+func ScatterView[E any](c *Comm, send []E, recv View[E], root int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("ScatterView", c, root, Undefined), &err)
+	}
+	if recv.err != nil {
+		return recv.err
+	}
+	et, err := viewElem[E]("ScatterView")
+	if err != nil {
+		return err
+	}
+	if err := c.check("ScatterView"); err != nil {
+		return err
+	}
+	if c.IsInter() {
+		return c.interScattervBuf("ScatterView", AsBytes(send), fill(len(c.group), recv.n), nil, et, recv.Bytes(), 1, recv.dt, root)
+	}
+	return c.scatterv("ScatterView", AsBytes(send), fill(len(c.group), recv.n), nil, et, recv.Bytes(), 1, recv.dt, root)
+}
+
+// AllgatherView gathers the elements send selects on every rank into recv
+// on every rank, in rank order (MPI_Allgather with the view's datatype).
+func AllgatherView[E any](c *Comm, send View[E], recv []E) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("AllgatherView", c, Undefined, Undefined), &err)
+	}
+	if send.err != nil {
+		return send.err
+	}
+	et, err := viewElem[E]("AllgatherView")
+	if err != nil {
+		return err
+	}
+	if err := c.check("AllgatherView"); err != nil {
+		return err
+	}
+	if c.IsInter() {
+		return c.interAllgathervBuf("AllgatherView", send.Bytes(), 1, send.dt, AsBytes(recv), fill(len(c.group), send.n), nil, et)
+	}
+	return c.allgatherv("AllgatherView", send.Bytes(), 1, send.dt, AsBytes(recv), fill(len(c.group), send.n), nil, et)
 }

@@ -277,3 +277,43 @@ func ExampleStrided() {
 	// [1 11 11 0]
 	// [2 12 12 0]
 }
+
+// TestViewCollectives gathers a column of every rank's matrix, scatters
+// one back into another column and allgathers a block, over every
+// transport.
+func TestViewCollectives(t *testing.T) {
+	matrix(t, 3, func(world *mpi.Comm) error {
+		const rows, cols = 2, 3
+		me, n := world.Rank(), world.Size()
+		u := grid(rows, cols, float64(100*me)) // column 1: 100me+1, 100me+11
+		var all []float64
+		if me == 0 {
+			all = make([]float64, rows*n)
+		}
+		if err := mpi.GatherView(world, mpi.Strided(u[1:], rows, 1, cols), all, 0); err != nil {
+			return err
+		}
+		if me == 0 && !slices.Equal(all, []float64{1, 11, 101, 111, 201, 211}) {
+			return fmt.Errorf("GatherView: %v", all)
+		}
+		if me == 0 {
+			for i := range all {
+				all[i] = -all[i]
+			}
+		}
+		if err := mpi.ScatterView(world, all, mpi.Strided(u[2:], rows, 1, cols), 0); err != nil {
+			return err
+		}
+		if u[2] != -float64(100*me+1) || u[cols+2] != -float64(100*me+11) {
+			return fmt.Errorf("rank %d: ScatterView: %v", me, u)
+		}
+		got := make([]float64, 2*n)
+		if err := mpi.AllgatherView(world, mpi.Subarray(u, []int{rows, cols}, []int{1, 2}, []int{1, 0}), got); err != nil {
+			return err
+		}
+		if !slices.Equal(got, []float64{10, 11, 110, 111, 210, 211}) {
+			return fmt.Errorf("rank %d: AllgatherView: %v", me, got)
+		}
+		return nil
+	})
+}
