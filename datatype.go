@@ -218,34 +218,88 @@ func pairType[T Ordered](name string) *Datatype {
 	return d
 }
 
-// The predefined datatypes.
+// The predefined datatypes. Each is made once, when the package is
+// initialized (predefined has the recipes).
 var (
-	Byte       = &Datatype{name: "Byte", size: 1, t: datatype.NewBasic(datatype.BasicByte), committed: true, ops: bitOps} // untyped bytes (MPI_BYTE): matches any type
-	Packed     = &Datatype{name: "Packed", size: 1, t: datatype.NewBasic(datatype.BasicByte), committed: true}            // packed data (MPI_PACKED)
-	Bool       = withOps(basic[bool]("Bool", datatype.BasicBool), boolOps())                                              // MPI_C_BOOL
-	Int8       = withOps(basic[int8]("Int8", datatype.BasicInt8), intOps[int8]())                                         // MPI_INT8_T
-	Int16      = withOps(basic[int16]("Int16", datatype.BasicInt16), intOps[int16]())                                     // MPI_INT16_T
-	Int32      = withOps(basic[int32]("Int32", datatype.BasicInt32), intOps[int32]())                                     // MPI_INT32_T, MPI_INT
-	Int64      = withOps(basic[int64]("Int64", datatype.BasicInt64), intOps[int64]())                                     // MPI_INT64_T, MPI_LONG
-	Int        = withOps(basic[int]("Int", datatype.BasicOf(reflect.TypeFor[int]())), intOps[int]())                      // Go int
-	Uint8      = withOps(basic[uint8]("Uint8", datatype.BasicUint8), intOps[uint8]())                                     // MPI_UINT8_T, MPI_UNSIGNED_CHAR
-	Uint16     = withOps(basic[uint16]("Uint16", datatype.BasicUint16), intOps[uint16]())                                 // MPI_UINT16_T
-	Uint32     = withOps(basic[uint32]("Uint32", datatype.BasicUint32), intOps[uint32]())                                 // MPI_UINT32_T, MPI_UNSIGNED
-	Uint64     = withOps(basic[uint64]("Uint64", datatype.BasicUint64), intOps[uint64]())                                 // MPI_UINT64_T
-	Uint       = withOps(basic[uint]("Uint", datatype.BasicOf(reflect.TypeFor[uint]())), intOps[uint]())                  // Go uint
-	Float32    = withOps(basic[float32]("Float32", datatype.BasicFloat32), floatOps[float32]())                           // MPI_FLOAT
-	Float64    = withOps(basic[float64]("Float64", datatype.BasicFloat64), floatOps[float64]())                           // MPI_DOUBLE
-	Complex64  = withOps(basic[complex64]("Complex64", datatype.BasicComplex64), complexOps[complex64]())                 // MPI_C_FLOAT_COMPLEX
-	Complex128 = withOps(basic[complex128]("Complex128", datatype.BasicComplex128), complexOps[complex128]())             // MPI_C_DOUBLE_COMPLEX
+	Byte       = predefined("Byte")       // untyped bytes (MPI_BYTE): matches any type
+	Packed     = predefined("Packed")     // packed data (MPI_PACKED)
+	Bool       = predefined("Bool")       // MPI_C_BOOL
+	Int8       = predefined("Int8")       // MPI_INT8_T
+	Int16      = predefined("Int16")      // MPI_INT16_T
+	Int32      = predefined("Int32")      // MPI_INT32_T, MPI_INT
+	Int64      = predefined("Int64")      // MPI_INT64_T, MPI_LONG
+	Int        = predefined("Int")        // Go int
+	Uint8      = predefined("Uint8")      // MPI_UINT8_T, MPI_UNSIGNED_CHAR
+	Uint16     = predefined("Uint16")     // MPI_UINT16_T
+	Uint32     = predefined("Uint32")     // MPI_UINT32_T, MPI_UNSIGNED
+	Uint64     = predefined("Uint64")     // MPI_UINT64_T
+	Uint       = predefined("Uint")       // Go uint
+	Float32    = predefined("Float32")    // MPI_FLOAT
+	Float64    = predefined("Float64")    // MPI_DOUBLE
+	Complex64  = predefined("Complex64")  // MPI_C_FLOAT_COMPLEX
+	Complex128 = predefined("Complex128") // MPI_C_DOUBLE_COMPLEX
 
 	// The pair types of MinLoc and MaxLoc: ValueLoc[T], a value with an
 	// int location, as a struct datatype over Go's layout of the pair.
-	Float32Loc = withOps(pairType[float32]("Float32Loc"), locOps[float32]()) // MPI_FLOAT_INT
-	Float64Loc = withOps(pairType[float64]("Float64Loc"), locOps[float64]()) // MPI_DOUBLE_INT
-	Int32Loc   = withOps(pairType[int32]("Int32Loc"), locOps[int32]())       // MPI_2INT
-	Int64Loc   = withOps(pairType[int64]("Int64Loc"), locOps[int64]())       // MPI_LONG_INT
-	IntLoc     = withOps(pairType[int]("IntLoc"), locOps[int]())             // Go int with location
+	Float32Loc = predefined("Float32Loc") // MPI_FLOAT_INT
+	Float64Loc = predefined("Float64Loc") // MPI_DOUBLE_INT
+	Int32Loc   = predefined("Int32Loc")   // MPI_2INT
+	Int64Loc   = predefined("Int64Loc")   // MPI_LONG_INT
+	IntLoc     = predefined("IntLoc")     // Go int with location
 )
+
+// predefined makes the predefined datatype called name (the variables
+// above): its size, type signature, type map and the reduction kernels
+// that apply to it.
+func predefined(name string) *Datatype {
+	switch name {
+	case "Byte":
+		return &Datatype{name: "Byte", size: 1, t: datatype.NewBasic(datatype.BasicByte), committed: true, ops: bitOps}
+	case "Packed":
+		return &Datatype{name: "Packed", size: 1, t: datatype.NewBasic(datatype.BasicByte), committed: true}
+	case "Bool":
+		return withOps(basic[bool]("Bool", datatype.BasicBool), boolOps())
+	case "Int8":
+		return withOps(basic[int8]("Int8", datatype.BasicInt8), intOps[int8]())
+	case "Int16":
+		return withOps(basic[int16]("Int16", datatype.BasicInt16), intOps[int16]())
+	case "Int32":
+		return withOps(basic[int32]("Int32", datatype.BasicInt32), intOps[int32]())
+	case "Int64":
+		return withOps(basic[int64]("Int64", datatype.BasicInt64), intOps[int64]())
+	case "Int":
+		return withOps(basic[int]("Int", datatype.BasicOf(reflect.TypeFor[int]())), intOps[int]())
+	case "Uint8":
+		return withOps(basic[uint8]("Uint8", datatype.BasicUint8), intOps[uint8]())
+	case "Uint16":
+		return withOps(basic[uint16]("Uint16", datatype.BasicUint16), intOps[uint16]())
+	case "Uint32":
+		return withOps(basic[uint32]("Uint32", datatype.BasicUint32), intOps[uint32]())
+	case "Uint64":
+		return withOps(basic[uint64]("Uint64", datatype.BasicUint64), intOps[uint64]())
+	case "Uint":
+		return withOps(basic[uint]("Uint", datatype.BasicOf(reflect.TypeFor[uint]())), intOps[uint]())
+	case "Float32":
+		return withOps(basic[float32]("Float32", datatype.BasicFloat32), floatOps[float32]())
+	case "Float64":
+		return withOps(basic[float64]("Float64", datatype.BasicFloat64), floatOps[float64]())
+	case "Complex64":
+		return withOps(basic[complex64]("Complex64", datatype.BasicComplex64), complexOps[complex64]())
+	case "Complex128":
+		return withOps(basic[complex128]("Complex128", datatype.BasicComplex128), complexOps[complex128]())
+	case "Float32Loc":
+		return withOps(pairType[float32]("Float32Loc"), locOps[float32]())
+	case "Float64Loc":
+		return withOps(pairType[float64]("Float64Loc"), locOps[float64]())
+	case "Int32Loc":
+		return withOps(pairType[int32]("Int32Loc"), locOps[int32]())
+	case "Int64Loc":
+		return withOps(pairType[int64]("Int64Loc"), locOps[int64]())
+	case "IntLoc":
+		return withOps(pairType[int]("IntLoc"), locOps[int]())
+	}
+	panic("mpi: no predefined datatype " + name) // unreachable: only the variables above call it
+}
 
 // bitOps are the bitwise operations, which MPI also defines on MPI_BYTE.
 var bitOps = kernels{"band": kernel(Band[uint8]().vec), "bor": kernel(Bor[uint8]().vec), "bxor": kernel(Bxor[uint8]().vec)}
