@@ -92,8 +92,7 @@ func TestRunFTRendezvous(t *testing.T) {
 	for _, tr := range []string{"shm", "tcp"} {
 		for _, kill := range kills[:jobs] {
 			t.Run(tr+"/"+kill, func(t *testing.T) {
-				t.Setenv("MPIGO_FTPROG_DELAY", kill)
-				out, errs, code := runJob(t, "--ft", "--timeout", "60s", "--transport", tr, "-n", "4", bin, "rdv")
+				out, errs, code := runJob(t, "--ft", "--timeout", "60s", "--transport", tr, "-n", "4", bin, "rdv", kill)
 				if strings.Contains(errs, "protocol error") || code != 137 {
 					t.Fatalf("exit %d, want 137 (the killed rank's status)\nstdout:\n%s\nstderr:\n%s", code, out, errs)
 				}

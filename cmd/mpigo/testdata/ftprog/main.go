@@ -1,7 +1,7 @@
 // ftprog is an MPI program for the fault-tolerance tests of mpigo run
 // --ft: one rank dies for real and the others recover.
 //
-//	ftprog MODE
+//	ftprog MODE [KILLS]
 //
 // MODE kill9: the last rank sends its clock to the others and kills
 // itself with SIGKILL; stop: it stops itself with SIGSTOP (rank 0 kills it
@@ -11,9 +11,9 @@
 // --ranks-per-proc, its process lives on for the other ranks it hosts);
 // rdv: the ranks loop on an AllreduceSlice of 512 KiB (a rendezvous
 // between every pair) while the last rank kills itself with SIGKILL at a
-// moment MPIGO_FTPROG_DELAY (microseconds after the barrier; a comma-
-// separated list kills the ranks before the last too) chooses,
-// mid-Allreduce; the survivors agree on each round's success and on
+// moment KILLS chooses (microseconds after the barrier, or rN: as it
+// enters round N; a comma-separated list kills the ranks before the last
+// too), mid-Allreduce; the survivors agree on each round's success and on
 // failure revoke, shrink and go on, the usual ULFM loop, and must all
 // finish.
 // Every survivor that sees ErrProcFailed before another's revocation
@@ -168,11 +168,15 @@ func fnfail(c *mpi.Comm) error {
 func rdv(c *mpi.Comm) error {
 	const n = 64 << 10 // float64s: 512 KiB, above every eager limit
 	const rounds = 40
-	// MPIGO_FTPROG_DELAY lists the victims' delays, for the last rank,
-	// the one before it, and so on: each death revokes again.
-	// A delay "rN" kills the victim as it enters round N instead.
+	// The argument after the mode lists the victims' delays, for the
+	// last rank, the one before it, and so on: each death revokes
+	// again. A delay "rN" kills the victim as it enters round N instead.
+	kills := ""
+	if len(os.Args) > 2 {
+		kills = os.Args[2]
+	}
 	dieAt := -1
-	for i, ds := range strings.Split(os.Getenv("MPIGO_FTPROG_DELAY"), ",") {
+	for i, ds := range strings.Split(kills, ",") {
 		if c.Rank() != c.Size()-1-i {
 			continue
 		}
