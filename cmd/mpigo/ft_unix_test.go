@@ -71,6 +71,39 @@ func TestRunFT(t *testing.T) {
 	}
 }
 
+// TestRunFTRendezvous (issue 40): a rank killed with SIGKILL in the
+// middle of a loop of 512 KiB Allreduces (rendezvous between every pair)
+// under --ft; the survivors agree, revoke, shrink and go on. The
+// revocation abandons rendezvous between live ranks, whose late frames
+// must be dropped: before the fix about two jobs in five over tcp ended
+// with a live rank aborting on "protocol error: CTS for unknown send" or
+// "data for unknown receive". The kill comes at a chosen round or after
+// a chosen delay; MPIGO_TEST_LONG=1 runs more jobs.
+func TestRunFTRendezvous(t *testing.T) {
+	bin := buildFTProg(t)
+	// Rendezvous over shared memory too, whatever limit the machine
+	// would choose (up to 512 KiB).
+	t.Setenv("MPIGO_SHM_EAGER_LIMIT", "65536")
+	kills := []string{"r2", "5000", "r5", "2000", "r9", "9000"} // well inside the 40 rounds
+	jobs := 2
+	if longTests() {
+		jobs = len(kills)
+	}
+	for _, tr := range []string{"shm", "tcp"} {
+		for _, kill := range kills[:jobs] {
+			t.Run(tr+"/"+kill, func(t *testing.T) {
+				out, errs, code := runJob(t, "--ft", "--timeout", "60s", "--transport", tr, "-n", "4", bin, "rdv", kill)
+				if strings.Contains(errs, "protocol error") || code != 137 {
+					t.Fatalf("exit %d, want 137 (the killed rank's status)\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+				}
+				if got := strings.Count(out, "rdv survivors 3"); got != 3 {
+					t.Fatalf("%d survivors finished, want 3\nstdout:\n%s\nstderr:\n%s", got, out, errs)
+				}
+			})
+		}
+	}
+}
+
 func buildFTProg(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "ftprog")

@@ -265,6 +265,14 @@ type Engine struct {
 
 	dropped int // late protocol frames dropped (see late)
 
+	// abandoned remembers the requests Revoke failed while their peer
+	// still owed answers (ft.go, abandon), by id; abandonRing holds the
+	// same ids in the order abandoned, and bounds how many are
+	// remembered (maxAbandoned).
+	abandoned   map[uint64]abandonedReq
+	abandonRing []uint64
+	abandonNext int
+
 	// matched counts messages matched to a receive or taken by a probe:
 	// the engine's own measure of progress, for hang diagnosis (a rank
 	// whose receives complete without ever blocking is not hung).
@@ -858,7 +866,7 @@ func (e *Engine) deliver(f *wire.Frame, out *Outbox) error {
 	case wire.CTS:
 		r := e.sends[f.SendID]
 		if r == nil {
-			if e.late(f) {
+			if e.late(f, f.SendID, true) {
 				return nil
 			}
 			return fmt.Errorf("%w: CTS for unknown send %d from %d", ErrProtocol, f.SendID, f.From)
@@ -890,7 +898,7 @@ func (e *Engine) deliver(f *wire.Frame, out *Outbox) error {
 	case wire.Data:
 		r := e.recvs[f.RecvID]
 		if r == nil {
-			if e.late(f) {
+			if e.late(f, f.RecvID, false) {
 				return nil
 			}
 			return fmt.Errorf("%w: data for unknown receive %d from %d", ErrProtocol, f.RecvID, f.From)
@@ -912,7 +920,7 @@ func (e *Engine) deliver(f *wire.Frame, out *Outbox) error {
 	case wire.Fin, wire.Ack:
 		r := e.sends[f.SendID]
 		if r == nil {
-			if e.late(f) {
+			if e.late(f, f.SendID, true) {
 				return nil
 			}
 			return fmt.Errorf("%w: %v for unknown send %d from %d", ErrProtocol, f.Kind, f.SendID, f.From)
@@ -956,14 +964,18 @@ func (e *Engine) deliver(f *wire.Frame, out *Outbox) error {
 	return nil
 }
 
-// late reports whether f, an answer for a request this engine does not
-// know, is a late frame for a request that was failed: by Abort (the job
-// is going down; the peer answered before it learned so) or by FailAll
-// for f's sender. Such a frame is dropped and counted (Dropped), not a
-// protocol error: the request it was meant for has already completed
-// with the failure. e.mu is held.
-func (e *Engine) late(f *wire.Frame) bool {
-	if e.dead == nil && e.lost[f.From] == nil {
+// late reports whether f, an answer naming id, a send (send) or a
+// receive of this engine that it does not know, is a late frame for a
+// request that was failed, not a bogus one: the engine was aborted (the
+// job is going down; the peer answered before it learned so), f's sender
+// was declared lost (FailAll, FailPeer), or Revoke failed the request
+// while f's sender, alive, still owed it answers (abandoned, ft.go). Such
+// a frame is dropped and counted (Dropped), not a protocol error: the
+// request it was meant for has already completed with the failure, and
+// ids never repeat within an engine, so it cannot belong to a later
+// request. e.mu is held.
+func (e *Engine) late(f *wire.Frame, id uint64, send bool) bool {
+	if e.dead == nil && e.lost[f.From] == nil && !e.wasAbandoned(f, id, send) {
 		return false
 	}
 	e.dropped++
@@ -971,7 +983,8 @@ func (e *Engine) late(f *wire.Frame) bool {
 }
 
 // Dropped returns the number of late frames dropped (see Deliver): answers
-// that arrived for requests already failed by Abort or FailAll.
+// that arrived for requests already failed by Abort, FailAll, FailPeer or
+// Revoke.
 func (e *Engine) Dropped() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -1047,8 +1060,14 @@ func (e *Engine) Improbe(ctx uint32, src, tag int, w *Waiter) (*Message, bool) {
 func (e *Engine) MRecv(m *Message, r *Request, out *Outbox) {
 	r.Op = OpRecv
 	e.mu.Lock()
-	if e.dead != nil {
-		err := e.dead
+	err := e.dead
+	if err == nil {
+		// A message probed before its communicator was revoked: an
+		// RTS answered now would start a rendezvous that no Revoke
+		// ends (it has run already) and the sender abandoned.
+		err = e.revokedLocked(m.m.hdr.Context)
+	}
+	if err != nil {
 		e.freeInbound(m.m)
 		e.mu.Unlock()
 		m.m = nil

@@ -1,14 +1,21 @@
 // ftprog is an MPI program for the fault-tolerance tests of mpigo run
 // --ft: one rank dies for real and the others recover.
 //
-//	ftprog MODE
+//	ftprog MODE [KILLS]
 //
 // MODE kill9: the last rank sends its clock to the others and kills
 // itself with SIGKILL; stop: it stops itself with SIGSTOP (rank 0 kills it
 // once the others have declared it failed); agree: rank 0, the first
 // coordinator of the agreement, kills itself while the others agree;
 // fnfail: the last rank's function returns an error (with
-// --ranks-per-proc, its process lives on for the other ranks it hosts).
+// --ranks-per-proc, its process lives on for the other ranks it hosts);
+// rdv: the ranks loop on an AllreduceSlice of 512 KiB (a rendezvous
+// between every pair) while the last rank kills itself with SIGKILL at a
+// moment KILLS chooses (microseconds after the barrier, or rN: as it
+// enters round N; a comma-separated list kills the ranks before the last
+// too), mid-Allreduce; the survivors agree on each round's success and on
+// failure revoke, shrink and go on, the usual ULFM loop, and must all
+// finish.
 // Every survivor that sees ErrProcFailed before another's revocation
 // prints how long that took ("detect"), then revokes WORLD, shrinks it and prints the sum of an Allreduce over
 // the survivors.
@@ -19,6 +26,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -44,6 +53,8 @@ func main() {
 			return victim(c, mode)
 		case "agree":
 			return agree(c)
+		case "rdv":
+			return rdv(c)
 		}
 		return fmt.Errorf("unknown mode %q", mode)
 	})
@@ -149,4 +160,75 @@ func fnfail(c *mpi.Comm) error {
 		return fmt.Errorf("Recv from the failed rank: %v, want ErrProcFailed or ErrRevoked", err)
 	}
 	return recover(c)
+}
+
+// rdv is the rdv mode: the victim dies in the middle of a loop of large
+// Allreduces, so that the survivors abandon rendezvous transfers between
+// live ranks when they revoke (issue 40).
+func rdv(c *mpi.Comm) error {
+	const n = 64 << 10 // float64s: 512 KiB, above every eager limit
+	const rounds = 40
+	// The argument after the mode lists the victims' delays, for the
+	// last rank, the one before it, and so on: each death revokes
+	// again. A delay "rN" kills the victim as it enters round N instead.
+	kills := ""
+	if len(os.Args) > 2 {
+		kills = os.Args[2]
+	}
+	dieAt := -1
+	for i, ds := range strings.Split(kills, ",") {
+		if c.Rank() != c.Size()-1-i {
+			continue
+		}
+		if r, ok := strings.CutPrefix(ds, "r"); ok {
+			dieAt, _ = strconv.Atoi(r)
+			continue
+		}
+		d, _ := time.ParseDuration(ds + "us")
+		go func() {
+			time.Sleep(d)
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}()
+	}
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = 1
+	}
+	for done := 0; done < rounds; {
+		if done == dieAt {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+		sum, err := mpi.AllreduceSlice(c, v, mpi.Sum[float64]())
+		if err != nil && !errors.Is(err, mpi.ErrProcFailed) && !errors.Is(err, mpi.ErrRevoked) {
+			return err
+		}
+		// A collective may complete on some ranks and fail on others,
+		// and those still in it wait until it is revoked; then the
+		// survivors agree on whether the round counts.
+		ok := 0
+		if err == nil {
+			ok = 1
+		} else {
+			c.Revoke()
+		}
+		flag, aerr := c.Agree(ok)
+		if aerr != nil && !errors.Is(aerr, mpi.ErrProcFailed) {
+			return aerr
+		}
+		if aerr == nil && flag == 1 {
+			if sum[0] != float64(c.Size()) || sum[n-1] != float64(c.Size()) {
+				return fmt.Errorf("round %d: sum %v, want %d", done, sum[0], c.Size())
+			}
+			done++
+			continue
+		}
+		c.Revoke()
+		s, err := c.Shrink()
+		if err != nil {
+			return err
+		}
+		c = s
+	}
+	fmt.Printf("rank %d: rdv survivors %d\n", c.Rank(), c.Size())
+	return nil
 }
