@@ -419,6 +419,7 @@ func FuzzDecode(f *testing.F) {
 		&drawing{Shapes: []shape{square{2}}},
 		&planned{Name: "p", Tags: []string{"a"}, Kids: []planned{{Name: "k"}}, Ptr: &seven, Big: big.NewInt(3), M: map[string]pair{"x": {A: 1}}},
 		&map[string]float64{"a": 1, "b": 2},
+		func() any { l := benchList(3); return &l }(), &selfSlice{{}, nil}, &selfMap{"k": {}},
 	} {
 		b, err := Encode(nil, v)
 		if err != nil {
@@ -431,6 +432,7 @@ func FuzzDecode(f *testing.F) {
 			new([]string), new(string), new(map[string][]int), new(rec),
 			new([]int32), new(pair), new([]flags), new(drawing),
 			new(planned), new(map[string]float64), new(map[string]string),
+			new(*list), new(selfSlice), new(selfMap),
 		}
 		for _, target := range targets {
 			if err := Decode(b, target); err != nil {
