@@ -217,6 +217,10 @@ func (c *Comm) free() error {
 // Attributes are copied by their keyval's copy callback (CreateKeyval), and
 // the info hints are inherited. An intercommunicator is duplicated into an
 // intercommunicator between the same groups, collectively over both.
+//
+// A rank holds at most 16384 communicators at once (context ids): past
+// that, Dup, Split and every call that makes a communicator fail with
+// ErrOther until some are freed with Free.
 func (c *Comm) Dup() (_ *Comm, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Dup", c, Undefined, Undefined), &err)
@@ -247,7 +251,7 @@ func (c *Comm) dupContext(op string) (*Comm, error) {
 	}
 	id, err := c.newContext()
 	if err != nil {
-		return nil, c.fail(op, ErrIntern, loc{}, "agreeing on a context: %v", err)
+		return nil, c.ctxFail(op, err)
 	}
 	return newComm(c.p, id*2, c.rank, c.group, c.name+".dup"), nil
 }
@@ -309,7 +313,7 @@ func (c *Comm) split(color, key int) (*Comm, error) {
 	// Every rank takes part in choosing the context, even those left out.
 	id, err := c.newContext()
 	if err != nil {
-		return nil, c.fail("Split", ErrIntern, loc{}, "agreeing on a context: %v", err)
+		return nil, c.ctxFail("Split", err)
 	}
 	if color == Undefined {
 		c.p.ctx.release(id)

@@ -121,7 +121,7 @@ func (c *Comm) Create(g *Group) (_ *Comm, err error) {
 	}
 	id, err := c.newContext()
 	if err != nil {
-		return nil, c.fail(op, ErrIntern, loc{}, "agreeing on a context: %v", err)
+		return nil, c.ctxFail(op, err)
 	}
 	if rank == Undefined {
 		c.p.ctx.release(id)
@@ -165,7 +165,7 @@ func (c *Comm) CreateGroup(g *Group, tag int) (_ *Comm, err error) {
 		return tagAllreduce(cc, buf, agreeCombine, groupTagBit|tag)
 	})
 	if err != nil {
-		return nil, c.fail(op, ErrIntern, loc{}, "agreeing on a context: %v", err)
+		return nil, c.ctxFail(op, err)
 	}
 	n := newComm(c.p, id*2, rank, g.ranks, fmt.Sprintf("%s.group(%d)", c.name, tag))
 	n.errh.Store(c.errh.Load())

@@ -3,6 +3,7 @@ package mpi
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/bits"
 	"runtime"
@@ -68,6 +69,22 @@ func withNonce(b []byte) []byte {
 	return append(b, r[:]...)
 }
 
+// errNoContext is agreeContext's error when no context id is free on every
+// member: the program holds ctxIDs communicators at once, almost always
+// because it makes them in a loop (Dup, Split, ...) without freeing them.
+// It is the user's doing, not the library's, so it has class ErrOther (as
+// MPICH reports its "too many communicators"), not ErrIntern.
+var errNoContext = fmt.Errorf("no context id is free on every member: each of the %d is held by a communicator on at least one of them (Free the communicators you no longer need, such as those a loop makes with Dup or Split)", ctxIDs)
+
+// ctxFail is the error of call op when agreeing on a context failed with
+// err: ErrOther if the ids ran out, ErrIntern otherwise.
+func (c *Comm) ctxFail(op string, err error) error {
+	if errors.Is(err, errNoContext) {
+		return c.fail(op, ErrOther, loc{}, "%v", err)
+	}
+	return c.fail(op, ErrIntern, loc{}, "agreeing on a context: %v", err)
+}
+
 // agreeRetries counts the attempts that found their chosen id taken (for
 // tests).
 var agreeRetries atomic.Int64
@@ -106,7 +123,7 @@ func (p *proc) agreeContext(ar func(buf []byte) ([]byte, error)) (uint32, error)
 			id = first // fewer free ids than the pick: the lowest
 		}
 		if id == ctxIDs {
-			return 0, fmt.Errorf("all %d context ids are in use (free communicators you no longer need)", ctxIDs)
+			return 0, errNoContext
 		}
 		ok := p.ctx.tryTake(id)
 		flag := []byte{0}

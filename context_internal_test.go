@@ -1,9 +1,11 @@
 package mpi
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"math/rand"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -217,5 +219,59 @@ func TestSingletonRanks(t *testing.T) {
 		if n != tc.n || np != tc.np || (err == nil) != tc.ok {
 			t.Errorf("MPIGO_NP=%q: got %d %v %v, want %d %v ok=%v", tc.env, n, np, err, tc.n, tc.np, tc.ok)
 		}
+	}
+}
+
+// Running out of context ids is the program's doing (communicators made in
+// a loop and never freed), so Dup reports it as ErrOther with advice, not
+// as ErrIntern; freeing communicators makes room again. The test takes all
+// but three ids on every rank first, instead of making 16382 communicators.
+func TestContextExhaustion(t *testing.T) {
+	const left = 3
+	err := Run(2, func(w *Comm) error {
+		var taken []uint32
+		for id := uint32(0); id < ctxIDs; id++ {
+			if w.p.ctx.tryTake(id) {
+				taken = append(taken, id)
+			}
+		}
+		for _, id := range taken[:left] {
+			w.p.ctx.release(id)
+		}
+		var dups []*Comm
+		var err error
+		for range left + 1 {
+			var d *Comm
+			if d, err = w.Dup(); err != nil {
+				break
+			}
+			dups = append(dups, d)
+		}
+		if len(dups) != left {
+			return fmt.Errorf("%d dups before the error %v, want %d", len(dups), err, left)
+		}
+		if !errors.Is(err, ErrOther) || errors.Is(err, ErrIntern) || !strings.Contains(err.Error(), "Free the communicators") {
+			return fmt.Errorf("Dup with no context id left: %v, want ErrOther advising to Free communicators", err)
+		}
+		if err := dups[0].Free(); err != nil {
+			return err
+		}
+		d, err := w.Dup()
+		if err != nil {
+			return fmt.Errorf("Dup after a Free: %v", err)
+		}
+		dups[0] = d
+		for _, d := range dups {
+			if err := d.Free(); err != nil {
+				return err
+			}
+		}
+		for _, id := range taken[left:] {
+			w.p.ctx.release(id)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

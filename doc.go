@@ -41,7 +41,9 @@
 // [Request.Test], [Request.Cancel], [Request.Start] and [Request.Free]. Use
 // [AsBytes] to view a slice of plain values as bytes. The two layers
 // interoperate: a message sent with [Float64] can be received as
-// []float64. The MPI name of every call is in docs/mapping.md.
+// []float64 (or, for one element, as float64), and a typed float64 or
+// []float64 by a receive of [Float64]. Within the typed layer a float64
+// and a []float64 are different types, even a slice of one element. The MPI name of every call is in docs/mapping.md.
 //
 // # Matching
 //

@@ -478,7 +478,7 @@ func (c *Comm) Shrink() (_ *Comm, err error) {
 		return v, err
 	})
 	if err != nil {
-		return nil, c.fail("Shrink", ErrIntern, loc{}, "agreeing on a context: %v", err)
+		return nil, c.ctxFail("Shrink", err)
 	}
 	if ftHookShrink != nil {
 		ftHookShrink(c.p)

@@ -224,7 +224,7 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 	}
 	id, err := local.p.agreeContext(acrossGroups(lcc, localLeader, tAgree, tAgree+4, agreeCombine, exch))
 	if err != nil {
-		return nil, local.fail(op, ErrIntern, loc{}, "agreeing on a context: %v", err)
+		return nil, local.ctxFail(op, err)
 	}
 	c := newInterComm(local.p, id, local.rank, local.group, remote, fmt.Sprintf("%s.inter(%d)", local.name, tag))
 	c.errh.Store(local.errh.Load())
@@ -266,7 +266,7 @@ func (c *Comm) interAgree(base int) (uint32, error) {
 func (c *Comm) interDup(op string) (*Comm, error) {
 	id, err := c.interAgree(c.collTag())
 	if err != nil {
-		return nil, c.fail(op, ErrIntern, loc{}, "agreeing on a context: %v", err)
+		return nil, c.ctxFail(op, err)
 	}
 	return newInterComm(c.p, id, c.rank, c.inter.local, c.group, c.name+".dup"), nil
 }
@@ -324,7 +324,7 @@ func (c *Comm) IntercommMerge(high bool) (_ *Comm, err error) {
 	}
 	id, err := c.interAgree(base)
 	if err != nil {
-		return nil, c.fail(op, ErrIntern, loc{}, "agreeing on a context: %v", err)
+		return nil, c.ctxFail(op, err)
 	}
 	m := newComm(c.p, id*2, rank, merged, c.name+".merge")
 	m.errh.Store(c.errh.Load())
@@ -397,7 +397,7 @@ func (c *Comm) interSplit(color, key int) (*Comm, error) {
 	}
 	id, err := c.interAgree(base2)
 	if err != nil {
-		return nil, c.fail(op, ErrIntern, loc{}, "agreeing on a context: %v", err)
+		return nil, c.ctxFail(op, err)
 	}
 	if color == Undefined || len(remote) == 0 {
 		c.p.ctx.release(id)
@@ -448,7 +448,7 @@ func (c *Comm) interCreate(g *Group) (*Comm, error) {
 	remote := decodeRanks(rec[1:])
 	id, err := c.interAgree(base2)
 	if err != nil {
-		return nil, c.fail(op, ErrIntern, loc{}, "agreeing on a context: %v", err)
+		return nil, c.ctxFail(op, err)
 	}
 	rank, in := g.index[c.p.rank]
 	if !in || len(remote) == 0 {

@@ -20,8 +20,10 @@ import (
 //   - string: its bytes are sent as they are;
 //   - encoded: anything else is encoded by the codec (internal/datatype).
 //
-// Every typed message carries the type signature of T (of E for slices), so
-// a receive of another type fails with ErrType instead of decoding garbage.
+// Every typed message carries the type signature of T (of E for slices,
+// marked as a slice, and of a plain T marked as one value: typeInfo.msig),
+// so a receive of another type fails with ErrType instead of decoding
+// garbage.
 
 type shape uint8
 
@@ -37,8 +39,14 @@ type typeInfo struct {
 	shape shape
 	size  int    // plain: size of T; plain slice: size of E
 	align int    // alignment of the element
-	sig   uint64 // signature carried by messages
+	sig   uint64 // signature of T (E for a plain slice): collectives, windows, RecvInto
 	info  *datatype.Info
+	// msig is what a typed point-to-point message of T carries and what
+	// a typed receive of T expects: sig marked as one value or a slice
+	// (engine.ScalarSig, SliceSig), so that a float64 and a []float64 are
+	// different types, as the docs say, while low-level calls (which
+	// carry and expect sig) match either.
+	msig uint64
 }
 
 func typeOf[T any]() *typeInfo {
@@ -55,13 +63,13 @@ func typeOf[T any]() *typeInfo {
 func summarize(info *datatype.Info) typeInfo {
 	switch {
 	case info.Plain:
-		return typeInfo{shapePlain, info.Size, info.Align, info.Sig, info}
+		return typeInfo{shapePlain, info.Size, info.Align, info.Sig, info, info.Sig ^ engine.ScalarSig}
 	case info.Elem != nil && info.Elem.Plain && info.Elem.Size > 0 && info.Type.Kind() == reflect.Slice:
-		return typeInfo{shapePlainSlice, info.Elem.Size, info.Elem.Align, info.Elem.Sig, info}
+		return typeInfo{shapePlainSlice, info.Elem.Size, info.Elem.Align, info.Elem.Sig, info, info.Elem.Sig ^ engine.SliceSig}
 	case info.Type.Kind() == reflect.String:
-		return typeInfo{shapeString, 1, 1, info.Sig, info}
+		return typeInfo{shapeString, 1, 1, info.Sig, info, info.Sig}
 	}
-	return typeInfo{shapeEncoded, 0, 1, info.Sig, info}
+	return typeInfo{shapeEncoded, 0, 1, info.Sig, info, info.Sig}
 }
 
 // elemSize is the unit Status.Count counts in.
@@ -208,10 +216,16 @@ func (c *Comm) recvStatusErr(op string, l loc, t *typeInfo, tname string, st eng
 	return c.errorf(op, ErrType, l, "message from rank %d (tag %d) was sent as %s, received as %s", st.Source, st.Tag, sentAs(st.Sig, slice), tname)
 }
 
-// sentAs names the type of a message of signature sig. Plain values and
-// slices of them carry the same signature (the element's); slice tells
-// which to say.
+// sentAs names the type of a message of signature sig. A typed message
+// says whether it holds one plain value or a slice of them (typeInfo.msig);
+// a low-level one does not, and slice tells which to say.
 func sentAs(sig uint64, slice bool) string {
+	if rt := datatype.TypeBySig(sig ^ engine.ScalarSig); rt != nil {
+		return rt.String()
+	}
+	if rt := datatype.TypeBySig(sig ^ engine.SliceSig); rt != nil {
+		return "[]" + rt.String()
+	}
 	rt := datatype.TypeBySig(sig)
 	switch {
 	case rt == nil:
@@ -246,7 +260,7 @@ func sendT[T any](c *Comm, op string, v *T, dest, tag int, mode engine.Mode) err
 	if t.shape == shapePlainSlice || t.shape == shapeString {
 		// The bytes are the caller's memory already: no slot needed.
 		b, _ := viewBytes(t, v, nil)
-		return c.send(op, b, t.sig, dest, tag, mode)
+		return c.send(op, b, t.msig, dest, tag, mode)
 	}
 	s := getSlot()
 	b, err := viewBytes(t, v, inlineBytes(s))
@@ -255,11 +269,11 @@ func sendT[T any](c *Comm, op string, v *T, dest, tag int, mode engine.Mode) err
 		return c.typeErr(op, at("dest", dest, tag), err)
 	}
 	// The same decision as for a slice: the short road if it may take it.
-	if ok, err := c.sendNow(op, b, t.sig, dest, tag, mode); ok {
+	if ok, err := c.sendNow(op, b, t.msig, dest, tag, mode); ok {
 		putSlot(s)
 		return c.handle(err)
 	}
-	c.startSend(&s.er, b, t.sig, dest, tag, mode)
+	c.startSend(&s.er, b, t.msig, dest, tag, mode)
 	st := c.p.waitReq(&s.er)
 	if st.Err != nil {
 		err = c.handle(c.statusErr(op, at("dest", dest, tag), st))
@@ -311,7 +325,7 @@ func Bsend[T any](c *Comm, v T, dest, tag int) (err error) {
 	if err != nil {
 		return c.typeErr("Bsend", at("dest", dest, tag), err)
 	}
-	return c.bsend("Bsend", b, t.sig, dest, tag)
+	return c.bsend("Bsend", b, t.msig, dest, tag)
 }
 
 // isendT starts a typed non-blocking send. into, if not nil, is the
@@ -331,12 +345,12 @@ func isendT[T any](into *Request, c *Comm, op string, v T, dest, tag int, mode e
 	if err != nil {
 		return nil, c.typeErr(op, at("dest", dest, tag), err)
 	}
-	if r := c.isendNow(into, op, b, t.sig, dest, tag, mode); r != nil {
+	if r := c.isendNow(into, op, b, t.msig, dest, tag, mode); r != nil {
 		return r, nil
 	}
 	r := c.newPooledRequest(into, nil, op, whereDest, dest, tag)
 	r.er.Cancellable = true
-	c.startSend(r.er, b, t.sig, dest, tag, mode)
+	c.startSend(r.er, b, t.msig, dest, tag, mode)
 	return r, nil
 }
 
@@ -408,7 +422,7 @@ func Recv[T any](c *Comm, source, tag int) (_ T, _ Status, err error) {
 	t := typeOf[T]()
 	s := getSlot()
 	buf, alloc := recvBuf(t, s)
-	c.startSlotRecv(s, buf, alloc, t.sig, source, tag)
+	c.startSlotRecv(s, buf, alloc, t.msig, source, tag)
 	c.p.waitReq(&s.er)
 	st, err := finishRecv(c, "Recv", at("source", source, tag), t, &s.er, &v)
 	putSlot(s)
@@ -561,9 +575,9 @@ func irecvT[T any](c *Comm, source, tag int) (*Pending[T], error) {
 		alloc = allocBytes
 	}
 	if c.ftReposts(source) { // ft.go
-		r.x.repost = func(er *engine.Request) { c.startRecv(er, buf, alloc, t.sig, source, tag) }
+		r.x.repost = func(er *engine.Request) { c.startRecv(er, buf, alloc, t.msig, source, tag) }
 	}
-	c.startRecv(r.er, buf, alloc, t.sig, source, tag)
+	c.startRecv(r.er, buf, alloc, t.msig, source, tag)
 	return &Pending[T]{req: r, t: t}, nil
 }
 
@@ -603,7 +617,7 @@ func Mrecv[T any](m *Message) (_ T, _ Status, err error) {
 	t := typeOf[T]()
 	s := getSlot()
 	buf, alloc := recvBuf(t, s)
-	c.startMRecv(em, &s.er, buf, alloc, t.sig)
+	c.startMRecv(em, &s.er, buf, alloc, t.msig)
 	s.er.WaitIn(c.p.prog, &c.p.blk)
 	st, err := finishRecv(c, "Mrecv", m.at, t, &s.er, &v)
 	putSlot(s)
@@ -647,7 +661,7 @@ func Sendrecv[R, T any](c *Comm, v T, dest, sendtag, source, recvtag int) (_ R, 
 	t := typeOf[R]()
 	s := getSlot()
 	buf, alloc := recvBuf(t, s)
-	c.startSlotRecv(s, buf, alloc, t.sig, source, recvtag)
+	c.startSlotRecv(s, buf, alloc, t.msig, source, recvtag)
 	if err := send(); err != nil {
 		c.cancelSlotRecv(s)
 		return r, Status{}, err

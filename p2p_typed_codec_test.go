@@ -80,3 +80,41 @@ func TestEncodedTypes(t *testing.T) {
 		return nil
 	})
 }
+
+type cyclicNode struct {
+	V    int
+	Next *cyclicNode
+}
+
+// A value whose pointers form a cycle fails at Send with ErrType naming
+// the cycle (it used to kill the process with a stack overflow), and so
+// does a list too deep for the codec; a shared, acyclic value still goes.
+func TestSendCycle(t *testing.T) {
+	err := mpi.Run(2, func(world *mpi.Comm) error {
+		if world.Rank() == 0 {
+			n := &cyclicNode{V: 1}
+			n.Next = n
+			err := mpi.Send(world, n, 1, 0)
+			if !errors.Is(err, mpi.ErrType) || !strings.Contains(err.Error(), "cycle") || !strings.Contains(err.Error(), "*mpi_test.cyclicNode") {
+				return fmt.Errorf("sending a cyclic list: %v, want ErrType naming the cycle", err)
+			}
+			var deep *cyclicNode
+			for i := range 20000 {
+				deep = &cyclicNode{V: i, Next: deep}
+			}
+			if err := mpi.Send(world, deep, 1, 0); !errors.Is(err, mpi.ErrType) || !strings.Contains(err.Error(), "deep") {
+				return fmt.Errorf("sending a list of 20000 nodes: %v, want ErrType naming the depth limit", err)
+			}
+			shared := &cyclicNode{V: 5}
+			return mpi.Send(world, [2]*cyclicNode{shared, shared}, 1, 1)
+		}
+		got, _, err := mpi.Recv[[2]*cyclicNode](world, 0, 1)
+		if err != nil || got[0].V != 5 || got[1].V != 5 {
+			return fmt.Errorf("two pointers to one value: %v %v", got, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

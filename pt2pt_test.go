@@ -881,3 +881,86 @@ func TestSendrecvSendFails(t *testing.T) {
 		})
 	}
 }
+
+// A float64 and a []float64 are different types for the typed layer, as
+// the docs say, even when the slice has one element: each received as the
+// other fails with ErrType naming both. The low-level layer matches by MPI
+// type signature, where one Float64 is a one-element slice, so it still
+// interoperates with both forms, both ways; and RecvInto, a receive into a
+// buffer, takes either.
+func TestScalarIsNotSlice(t *testing.T) {
+	matrix(t, 2, func(world *mpi.Comm) error {
+		one := []float64{1.5}
+		if world.Rank() == 0 {
+			sends := []func(tag int) error{
+				func(tag int) error { return mpi.Send(world, one, 1, tag) },                         // 0: as float64
+				func(tag int) error { return mpi.Send(world, 2.5, 1, tag) },                         // 1: as []float64
+				func(tag int) error { return mpi.Send(world, one, 1, tag) },                         // 2: low-level
+				func(tag int) error { return mpi.Send(world, 2.5, 1, tag) },                         // 3: low-level
+				func(tag int) error { return world.Send(mpi.AsBytes(one), 1, mpi.Float64, 1, tag) }, // 4: as float64
+				func(tag int) error { return world.Send(mpi.AsBytes(one), 1, mpi.Float64, 1, tag) }, // 5: as []float64
+				func(tag int) error { return mpi.Send(world, 2.5, 1, tag) },                         // 6: RecvInto
+				func(tag int) error { return mpi.Send(world, one, 1, tag) },                         // 7: as float64, Irecv
+				func(tag int) error { return mpi.Send(world, 2.5, 1, tag) },                         // 8: as []float64, Mrecv
+				func(tag int) error { return mpi.Send(world, []float64{3.5, 4.5}, 1, tag) },         // 9: as []float64
+			}
+			for tag, send := range sends {
+				if err := send(tag); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		mismatch := func(err error, sent, recv string) error {
+			if !errors.Is(err, mpi.ErrType) || !strings.Contains(err.Error(), "sent as "+sent+", received as "+recv) {
+				return fmt.Errorf("%s received as %s: %v, want ErrType naming both", sent, recv, err)
+			}
+			return nil
+		}
+		_, _, err := mpi.Recv[float64](world, 0, 0)
+		if err := mismatch(err, "[]float64", "float64"); err != nil {
+			return err
+		}
+		_, _, err = mpi.Recv[[]float64](world, 0, 1)
+		if err := mismatch(err, "float64", "[]float64"); err != nil {
+			return err
+		}
+		buf := make([]float64, 2)
+		if st, err := world.Recv(mpi.AsBytes(buf), 2, mpi.Float64, 0, 2); err != nil || st.CountOf(mpi.Float64) != 1 || buf[0] != 1.5 {
+			return fmt.Errorf("low-level receive of a typed []float64{1.5}: %v %v", buf, err)
+		}
+		if st, err := world.Recv(mpi.AsBytes(buf), 2, mpi.Float64, 0, 3); err != nil || st.CountOf(mpi.Float64) != 1 || buf[0] != 2.5 {
+			return fmt.Errorf("low-level receive of a typed float64: %v %v", buf, err)
+		}
+		if v, _, err := mpi.Recv[float64](world, 0, 4); err != nil || v != 1.5 {
+			return fmt.Errorf("typed float64 receive of a low-level Float64: %v %v", v, err)
+		}
+		if v, _, err := mpi.Recv[[]float64](world, 0, 5); err != nil || !reflect.DeepEqual(v, one) {
+			return fmt.Errorf("typed []float64 receive of a low-level Float64: %v %v", v, err)
+		}
+		if st, err := mpi.RecvInto(world, buf, 0, 6); err != nil || st.Count() != 1 || buf[0] != 2.5 {
+			return fmt.Errorf("RecvInto of a typed float64: %v %v", buf, err)
+		}
+		p, err := mpi.Irecv[float64](world, 0, 7)
+		if err != nil {
+			return err
+		}
+		_, _, err = p.Wait()
+		if err := mismatch(err, "[]float64", "float64"); err != nil {
+			return err
+		}
+		m, _, err := mpi.Mprobe(world, 0, 8)
+		if err != nil {
+			return err
+		}
+		_, _, err = mpi.Mrecv[[]float64](m)
+		if err := mismatch(err, "float64", "[]float64"); err != nil {
+			return err
+		}
+		// After the refusals, matching forms still arrive.
+		if v, _, err := mpi.Recv[[]float64](world, 0, 9); err != nil || !reflect.DeepEqual(v, []float64{3.5, 4.5}) {
+			return fmt.Errorf("[]float64: %v %v", v, err)
+		}
+		return nil
+	})
+}

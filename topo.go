@@ -171,7 +171,7 @@ func (c *Comm) nbrTag(units int) int {
 func (c *Comm) topoComm(op string, members []int, name string, build func(rank int) *topology) (*Comm, error) {
 	id, err := c.newContext()
 	if err != nil {
-		return nil, c.fail(op, ErrIntern, loc{}, "agreeing on a context: %v", err)
+		return nil, c.ctxFail(op, err)
 	}
 	rank := -1
 	group := make([]int, len(members))

@@ -280,12 +280,19 @@ func Encode(dst []byte, v any) (out []byte, err error) {
 		if h := int(c.hint.Load()); cap(b)-len(b) < h {
 			b = append(make([]byte, 0, len(b)+h+h/8), b...)
 		}
-		b, err := c.plan.enc(b, rv.UnsafePointer())
+		b, err := c.plan.enc(nil, b, rv.UnsafePointer(), 0)
+		if err == errDeep {
+			// Deeper than ordinary data: again, watching for cycles.
+			b, err = c.plan.enc(&encoder{inside: map[seenKey]int{}}, b[:len(dst)], rv.UnsafePointer(), 0)
+		}
 		if err != nil {
 			return dst, fmt.Errorf("%w %v: %v", ErrEncode, t, err)
 		}
 		c.hint.Store(int64(len(b) - len(dst)))
 		return b, nil
+	}
+	if err := checkNesting(rv.Elem()); err != nil {
+		return dst, fmt.Errorf("%w %v: %v", ErrEncode, t, err)
 	}
 	w := reflect.New(c.wrap)
 	w.Elem().Field(0).Set(rv.Convert(c.wrap.Field(0).Type))
@@ -294,6 +301,133 @@ func Encode(dst []byte, v any) (out []byte, err error) {
 		return dst, fmt.Errorf("%w %v: %s", ErrEncode, t, gobHint(err))
 	}
 	return buf.Bytes(), nil
+}
+
+// checkNesting walks v, which gob is about to encode, for what would make
+// gob recurse until the stack overflows: a cycle, or nesting deeper than
+// MaxDepth. The compiled codec checks as it goes; gob cannot be asked to.
+// The walk visits what gob will visit, skipping the parts that cannot
+// nest (numbers, strings, types that marshal themselves).
+func checkNesting(v reflect.Value) error {
+	var w walker
+	return w.walk(v, 0)
+}
+
+type walker struct {
+	inside map[seenKey]int // as encoder's, made past cycleCheckAfter
+}
+
+// enter is encoder.enter, and reports whether it recorded the value.
+func (w *walker) enter(t reflect.Type, p unsafe.Pointer, n, depth int) (bool, error) {
+	if depth <= cycleCheckAfter {
+		return false, nil
+	}
+	if w.inside == nil {
+		w.inside = map[seenKey]int{}
+	}
+	err := (*encoder)(w).enter(t, p, n, depth)
+	return err == nil, err
+}
+
+// leaves caches, per type, whether gob's encoding of it cannot nest.
+var leaves sync.Map // reflect.Type -> bool
+
+func leaf(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return true
+	}
+	if l, ok := leaves.Load(t); ok {
+		return l.(bool)
+	}
+	l := plain(t) || marshals(t)
+	leaves.Store(t, l)
+	return l
+}
+
+func (w *walker) walk(v reflect.Value, depth int) error {
+	t := v.Type()
+	if leaf(t) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Interface:
+		if v.IsNil() {
+			return nil
+		}
+		// A cycle through an interface passes through a pointer, slice or
+		// map too, where it is found.
+		return w.walk(v.Elem(), depth+1)
+	case reflect.Pointer:
+		if v.IsNil() {
+			return nil
+		}
+		in, err := w.enter(t, v.UnsafePointer(), 0, depth+1)
+		if err != nil {
+			return err
+		}
+		if err := w.walk(v.Elem(), depth+1); err != nil {
+			return err
+		}
+		if in {
+			delete(w.inside, seenKey{t, v.UnsafePointer(), 0})
+		}
+	case reflect.Slice:
+		if v.Len() == 0 || leaf(t.Elem()) {
+			return nil
+		}
+		in, err := w.enter(t, v.UnsafePointer(), v.Len(), depth+1)
+		if err != nil {
+			return err
+		}
+		for i := range v.Len() {
+			if err := w.walk(v.Index(i), depth+1); err != nil {
+				return err
+			}
+		}
+		if in {
+			delete(w.inside, seenKey{t, v.UnsafePointer(), v.Len()})
+		}
+	case reflect.Array:
+		if leaf(t.Elem()) {
+			return nil
+		}
+		for i := range v.Len() {
+			if err := w.walk(v.Index(i), depth); err != nil {
+				return err
+			}
+		}
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() && !leaf(f.Type) {
+				if err := w.walk(v.Field(i), depth); err != nil {
+					return err
+				}
+			}
+		}
+	case reflect.Map:
+		if v.Len() == 0 || leaf(t.Key()) && leaf(t.Elem()) {
+			return nil
+		}
+		in, err := w.enter(t, v.UnsafePointer(), 0, depth+1)
+		if err != nil {
+			return err
+		}
+		for it := v.MapRange(); it.Next(); {
+			if err := w.walk(it.Key(), depth+1); err != nil {
+				return err
+			}
+			if err := w.walk(it.Value(), depth+1); err != nil {
+				return err
+			}
+		}
+		if in {
+			delete(w.inside, seenKey{t, v.UnsafePointer(), 0})
+		}
+	}
+	return nil
 }
 
 func appendStrings(dst []byte, s []string) []byte {

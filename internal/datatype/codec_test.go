@@ -419,6 +419,7 @@ func FuzzDecode(f *testing.F) {
 		&drawing{Shapes: []shape{square{2}}},
 		&planned{Name: "p", Tags: []string{"a"}, Kids: []planned{{Name: "k"}}, Ptr: &seven, Big: big.NewInt(3), M: map[string]pair{"x": {A: 1}}},
 		&map[string]float64{"a": 1, "b": 2},
+		func() any { l := benchList(3); return &l }(), &selfSlice{{}, nil}, &selfMap{"k": {}},
 	} {
 		b, err := Encode(nil, v)
 		if err != nil {
@@ -431,6 +432,7 @@ func FuzzDecode(f *testing.F) {
 			new([]string), new(string), new(map[string][]int), new(rec),
 			new([]int32), new(pair), new([]flags), new(drawing),
 			new(planned), new(map[string]float64), new(map[string]string),
+			new(*list), new(selfSlice), new(selfMap),
 		}
 		for _, target := range targets {
 			if err := Decode(b, target); err != nil {
@@ -494,6 +496,76 @@ func BenchmarkDecodeGob(b *testing.B) {
 	for b.Loop() {
 		var v rec
 		if err := Decode(enc, &v); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// benchItem is an ordinary value of the compiled codec: strings, a slice,
+// a pointer and a map, as a typed Send of a record carries.
+type benchItem struct {
+	ID    int64
+	Name  string
+	Tags  []string
+	Owner *pair
+	Score map[string]int
+}
+
+func benchItems() []benchItem {
+	items := make([]benchItem, 100)
+	for i := range items {
+		items[i] = benchItem{ID: int64(i), Name: "item", Tags: []string{"a", "b"}, Owner: &pair{A: int32(i)}, Score: map[string]int{"x": i}}
+	}
+	return items
+}
+
+// benchList is a linked list of n nodes: one pointer per level, the worst
+// case for what the codec does per pointer.
+func benchList(n int) *list {
+	var l *list
+	for i := range n {
+		l = &list{V: i, Next: l}
+	}
+	return l
+}
+
+func BenchmarkEncodePlan(b *testing.B) {
+	v := benchItems()
+	b.ReportAllocs()
+	buf, _ := Encode(nil, &v)
+	for b.Loop() {
+		buf, _ = Encode(buf[:0], &v)
+	}
+}
+
+func BenchmarkDecodePlan(b *testing.B) {
+	v := benchItems()
+	enc, _ := Encode(nil, &v)
+	b.ReportAllocs()
+	for b.Loop() {
+		var out []benchItem
+		if err := Decode(enc, &out); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEncodeList(b *testing.B) {
+	v := benchList(100)
+	b.ReportAllocs()
+	buf, _ := Encode(nil, &v)
+	for b.Loop() {
+		buf, _ = Encode(buf[:0], &v)
+	}
+}
+
+func BenchmarkDecodeList(b *testing.B) {
+	v := benchList(100)
+	enc, _ := Encode(nil, &v)
+	b.ReportAllocs()
+	for b.Loop() {
+		var out *list
+		if err := Decode(enc, &out); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -36,9 +36,17 @@
 //     time.Time and *big.Int) travel through it, unless they are plain:
 //     plain types always travel as memory;
 //   - pointers are flattened: two pointers to one value arrive as two
-//     values, and data with a cycle (a circular list, say) must not be
-//     encoded: the encoder recurses until the stack overflows, which
-//     kills the process. Recursive types are fine.
+//     values (a DAG arrives as a tree). Data with a cycle (a circular
+//     list, say) is refused with an error naming the type that contains
+//     itself, and so is data nesting pointers, slices and maps more
+//     than [MaxDepth] levels deep (a list of more than 10000 nodes), which
+//     Decode refuses too: both codecs recurse per level, and an unbounded
+//     recursion would overflow the stack, which kills the process.
+//     Recursive types are fine. Finding a cycle costs ordinary values
+//     nothing but counting levels: the encoder records the values it is
+//     inside only past 1000 levels (cycleCheckAfter), which a cycle
+//     always reaches; before gob encodes a value, a walk checks it the
+//     same way.
 //
 // With the compiled codec nil and empty slices and maps stay apart, and a
 // slice of pointers may hold nil. With gob (interfaces): the concrete

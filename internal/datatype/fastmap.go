@@ -62,7 +62,7 @@ func (d *decoder) string() (string, error) {
 func stringMapPlan[V fixedNumber]() *plan {
 	size := int(unsafe.Sizeof(*new(V)))
 	return &plan{min: 1,
-		enc: func(b []byte, ptr unsafe.Pointer) ([]byte, error) {
+		enc: func(_ *encoder, b []byte, ptr unsafe.Pointer, _ int) ([]byte, error) {
 			m := *(*map[string]V)(ptr)
 			if m == nil {
 				return append(b, 0), nil
@@ -102,7 +102,7 @@ func stringMapPlan[V fixedNumber]() *plan {
 
 func stringStringPlan() *plan {
 	return &plan{min: 1,
-		enc: func(b []byte, ptr unsafe.Pointer) ([]byte, error) {
+		enc: func(_ *encoder, b []byte, ptr unsafe.Pointer, _ int) ([]byte, error) {
 			m := *(*map[string]string)(ptr)
 			if m == nil {
 				return append(b, 0), nil

@@ -34,6 +34,70 @@ import (
 //     of GobEncode, MarshalBinary or MarshalText (the first it has), as gob
 //     would use.
 
+// MaxDepth bounds how deeply pointers, slices and maps nest in a value
+// that Encode or Decode handles (a linked list of MaxDepth nodes is fine,
+// one of MaxDepth+1 is refused): the compiled codec and gob recurse once
+// per level, and without a bound a deep value, or a corrupt or hostile
+// message of a few megabytes, would overflow the stack, which kills the
+// process. 10000 is encoding/json's limit too; data that deep is a list,
+// and travels better (and faster) as a slice.
+const MaxDepth = 10_000
+
+// cycleCheckAfter is the depth past which the encoder records the values
+// it is inside, to find a cycle (a value that contains itself: its
+// encoding would never end). Ordinary values never get that deep, so
+// they pay only for counting levels; a cyclic value always does.
+const cycleCheckAfter = 1000
+
+// errTooDeep is the error of a value nested deeper than MaxDepth.
+var errTooDeep = fmt.Errorf("pointers, slices and maps nest more than %d deep (the codec's limit; send a long list as a slice)", MaxDepth)
+
+// errDeep makes Encode encode again with an encoder that finds cycles:
+// the value is deeper than cycleCheckAfter.
+var errDeep = errors.New("deeper than cycleCheckAfter")
+
+// encoder is the state of one Encode of a value deeper than
+// cycleCheckAfter: the pointers, slices and maps being encoded (on the
+// path from the top), with the depth of each. Shared values that are not
+// cycles (two pointers to one value, a DAG) are encoded once per path to
+// them, as they are at any depth.
+type encoder struct {
+	inside map[seenKey]int
+}
+
+type seenKey struct {
+	t   reflect.Type
+	p   unsafe.Pointer
+	len int
+}
+
+// enter records that the value at p, of pointer, slice (of length n) or
+// map type t, is being encoded at depth; it fails on a cycle and past
+// MaxDepth. On a nil s (a first attempt, which does not track values) it
+// returns errDeep.
+func (s *encoder) enter(t reflect.Type, p unsafe.Pointer, n, depth int) error {
+	if s == nil {
+		return errDeep
+	}
+	if depth > MaxDepth {
+		return errTooDeep
+	}
+	k := seenKey{t, p, n}
+	if at, ok := s.inside[k]; ok {
+		levels := "1 level"
+		if depth-at != 1 {
+			levels = fmt.Sprintf("%d levels", depth-at)
+		}
+		return fmt.Errorf("the value holds a cycle: a %v contains itself %s of pointers, slices or maps down (only acyclic data can be sent: send the nodes in a slice, with indices for links)", t, levels)
+	}
+	s.inside[k] = depth
+	return nil
+}
+
+func (s *encoder) leave(t reflect.Type, p unsafe.Pointer, n int) {
+	delete(s.inside, seenKey{t, p, n})
+}
+
 // zeroBase is where empty, non-nil slices point.
 var zeroBase uint64
 
@@ -44,7 +108,10 @@ type sliceHeader struct {
 }
 
 type plan struct {
-	enc func(b []byte, p unsafe.Pointer) ([]byte, error)
+	// enc appends the encoding of the value at p, found depth pointers,
+	// slices and maps below the top; s is nil until the value proves
+	// deeper than cycleCheckAfter (see encoder).
+	enc func(s *encoder, b []byte, p unsafe.Pointer, depth int) ([]byte, error)
 	dec func(d *decoder, p unsafe.Pointer) error
 	min int // fewest bytes one encoded value takes
 }
@@ -56,6 +123,7 @@ type decoder struct {
 	own   bool   // strings may alias b
 	all   string // otherwise: a copy of b that strings share, made on first need
 	slabs []slab // per slice plan (plan.slab): backing arrays shared by its slices
+	depth int    // pointers, slices and maps entered: at most MaxDepth
 }
 
 // slab is memory for the elements of many slices of one type: decoding a
@@ -203,7 +271,7 @@ func fill(p *plan, t reflect.Type, c *compiler) bool {
 		check := boolCheck(t)
 		n := int(size)
 		p.min = n
-		p.enc = func(b []byte, ptr unsafe.Pointer) ([]byte, error) {
+		p.enc = func(s *encoder, b []byte, ptr unsafe.Pointer, depth int) ([]byte, error) {
 			return append(b, unsafe.Slice((*byte)(ptr), n)...), nil
 		}
 		p.dec = func(d *decoder, ptr unsafe.Pointer) error {
@@ -225,7 +293,7 @@ func fill(p *plan, t reflect.Type, c *compiler) bool {
 	switch t.Kind() {
 	case reflect.String:
 		p.min = 1
-		p.enc = func(b []byte, ptr unsafe.Pointer) ([]byte, error) {
+		p.enc = func(_ *encoder, b []byte, ptr unsafe.Pointer, _ int) ([]byte, error) {
 			s := *(*string)(ptr)
 			b = binary.AppendUvarint(b, uint64(len(s)))
 			return append(b, s...), nil
@@ -252,10 +320,10 @@ func fill(p *plan, t reflect.Type, c *compiler) bool {
 		}
 		n, es := t.Len(), t.Elem().Size()
 		p.min = n * e.min
-		p.enc = func(b []byte, ptr unsafe.Pointer) ([]byte, error) {
+		p.enc = func(s *encoder, b []byte, ptr unsafe.Pointer, depth int) ([]byte, error) {
 			var err error
 			for i := range n {
-				if b, err = e.enc(b, unsafe.Add(ptr, uintptr(i)*es)); err != nil {
+				if b, err = e.enc(s, b, unsafe.Add(ptr, uintptr(i)*es), depth); err != nil {
 					return b, err
 				}
 			}
@@ -288,10 +356,10 @@ func fill(p *plan, t reflect.Type, c *compiler) bool {
 			fs = append(fs, field{f.Offset, fp})
 			p.min += fp.min
 		}
-		p.enc = func(b []byte, ptr unsafe.Pointer) ([]byte, error) {
+		p.enc = func(s *encoder, b []byte, ptr unsafe.Pointer, depth int) ([]byte, error) {
 			var err error
 			for _, f := range fs {
-				if b, err = f.p.enc(b, unsafe.Add(ptr, f.off)); err != nil {
+				if b, err = f.p.enc(s, b, unsafe.Add(ptr, f.off), depth); err != nil {
 					return b, err
 				}
 			}
@@ -313,12 +381,20 @@ func fill(p *plan, t reflect.Type, c *compiler) bool {
 		}
 		et := t.Elem()
 		p.min = 1
-		p.enc = func(b []byte, ptr unsafe.Pointer) ([]byte, error) {
+		p.enc = func(s *encoder, b []byte, ptr unsafe.Pointer, depth int) ([]byte, error) {
 			q := *(*unsafe.Pointer)(ptr)
 			if q == nil {
 				return append(b, 0), nil
 			}
-			return e.enc(append(b, 1), q)
+			if depth++; depth > cycleCheckAfter {
+				if err := s.enter(t, q, 0, depth); err != nil {
+					return b, err
+				}
+				b, err := e.enc(s, append(b, 1), q, depth)
+				s.leave(t, q, 0)
+				return b, err
+			}
+			return e.enc(s, append(b, 1), q, depth)
 		}
 		p.dec = func(d *decoder, ptr unsafe.Pointer) error {
 			flag, err := d.take(1)
@@ -330,10 +406,14 @@ func fill(p *plan, t reflect.Type, c *compiler) bool {
 				*(*unsafe.Pointer)(ptr) = nil
 				return nil
 			case 1:
+				if d.depth++; d.depth > MaxDepth {
+					return errTooDeep
+				}
 				q := reflect.New(et).UnsafePointer()
 				if err := e.dec(d, q); err != nil {
 					return err
 				}
+				d.depth--
 				*(*unsafe.Pointer)(ptr) = q
 				return nil
 			}
@@ -353,7 +433,7 @@ func fillSlice(p *plan, t reflect.Type, c *compiler) bool {
 	id := c.newSlabID()
 	if plain(et) && es > 0 {
 		check := boolCheck(et)
-		p.enc = func(b []byte, ptr unsafe.Pointer) ([]byte, error) {
+		p.enc = func(s *encoder, b []byte, ptr unsafe.Pointer, depth int) ([]byte, error) {
 			h := (*sliceHeader)(ptr)
 			if h.data == nil {
 				return append(b, 0), nil
@@ -393,17 +473,28 @@ func fillSlice(p *plan, t reflect.Type, c *compiler) bool {
 	if e == nil {
 		return false
 	}
-	p.enc = func(b []byte, ptr unsafe.Pointer) ([]byte, error) {
+	p.enc = func(s *encoder, b []byte, ptr unsafe.Pointer, depth int) ([]byte, error) {
 		h := (*sliceHeader)(ptr)
 		if h.data == nil {
 			return append(b, 0), nil
 		}
 		b = binary.AppendUvarint(b, uint64(h.len)+1)
-		var err error
-		for i := range h.len {
-			if b, err = e.enc(b, unsafe.Add(h.data, i*es)); err != nil {
+		// An error ends the Encode: what enter recorded need not be undone.
+		deep := false
+		if depth++; depth > cycleCheckAfter && h.len > 0 {
+			if err := s.enter(t, h.data, h.len, depth); err != nil {
 				return b, err
 			}
+			deep = true
+		}
+		var err error
+		for i := range h.len {
+			if b, err = e.enc(s, b, unsafe.Add(h.data, i*es), depth); err != nil {
+				return b, err
+			}
+		}
+		if deep {
+			s.leave(t, h.data, h.len)
 		}
 		return b, nil
 	}
@@ -417,12 +508,16 @@ func fillSlice(p *plan, t reflect.Type, c *compiler) bool {
 			*(*sliceHeader)(ptr) = sliceHeader{data: unsafe.Pointer(&zeroBase)}
 			return nil
 		}
+		if d.depth++; d.depth > MaxDepth {
+			return errTooDeep
+		}
 		s := d.alloc(id, t, n, es)
 		for i := range n {
 			if err := e.dec(d, unsafe.Add(s, i*es)); err != nil {
 				return err
 			}
 		}
+		d.depth--
 		*(*sliceHeader)(ptr) = sliceHeader{s, n, n}
 		return nil
 	}
@@ -440,24 +535,37 @@ func fillMap(p *plan, t reflect.Type, c *compiler) bool {
 	}
 	kt, vt := t.Key(), t.Elem()
 	p.min = 1
-	p.enc = func(b []byte, ptr unsafe.Pointer) ([]byte, error) {
+	p.enc = func(s *encoder, b []byte, ptr unsafe.Pointer, depth int) ([]byte, error) {
 		m := reflect.NewAt(t, ptr).Elem()
 		if m.IsNil() {
 			return append(b, 0), nil
 		}
 		b = binary.AppendUvarint(b, uint64(m.Len())+1)
+		// The map itself; an error ends the Encode: what enter recorded
+		// need not be undone.
+		q := *(*unsafe.Pointer)(ptr)
+		deep := false
+		if depth++; depth > cycleCheckAfter {
+			if err := s.enter(t, q, 0, depth); err != nil {
+				return b, err
+			}
+			deep = true
+		}
 		k, v := reflect.New(kt).Elem(), reflect.New(vt).Elem()
 		it := m.MapRange()
 		var err error
 		for it.Next() {
 			k.SetIterKey(it)
 			v.SetIterValue(it)
-			if b, err = kp.enc(b, k.Addr().UnsafePointer()); err != nil {
+			if b, err = kp.enc(s, b, k.Addr().UnsafePointer(), depth); err != nil {
 				return b, err
 			}
-			if b, err = vp.enc(b, v.Addr().UnsafePointer()); err != nil {
+			if b, err = vp.enc(s, b, v.Addr().UnsafePointer(), depth); err != nil {
 				return b, err
 			}
+		}
+		if deep {
+			s.leave(t, q, 0)
 		}
 		return b, nil
 	}
@@ -467,6 +575,9 @@ func fillMap(p *plan, t reflect.Type, c *compiler) bool {
 		if err != nil || n < 0 {
 			m.SetZero()
 			return err
+		}
+		if d.depth++; d.depth > MaxDepth {
+			return errTooDeep
 		}
 		out := reflect.MakeMapWithSize(t, n)
 		k, v := reflect.New(kt).Elem(), reflect.New(vt).Elem()
@@ -481,6 +592,7 @@ func fillMap(p *plan, t reflect.Type, c *compiler) bool {
 			}
 			out.SetMapIndex(k, v)
 		}
+		d.depth--
 		m.Set(out)
 		return nil
 	}
@@ -512,7 +624,7 @@ func fillMarshal(p *plan, t reflect.Type) bool {
 		return false
 	}
 	p.min = 1
-	p.enc = func(b []byte, ptr unsafe.Pointer) ([]byte, error) {
+	p.enc = func(s *encoder, b []byte, ptr unsafe.Pointer, depth int) ([]byte, error) {
 		data, err := marshal(reflect.NewAt(t, ptr))
 		if err != nil {
 			return b, fmt.Errorf("%v: %w", t, err)

@@ -571,6 +571,29 @@ func (e *Engine) takePosted(h *wire.Header) *Request {
 	return nil
 }
 
+// The typed layer tells a plain value from a slice of them, which MPI's
+// type signatures do not (one float64 and a slice of one float64 are the
+// same MPI signature, and a low-level send or receive of Float64 matches
+// both): a typed message of one value carries its type's signature XOR
+// ScalarSig, a typed slice its element's XOR SliceSig, and a typed
+// receive expects the same. SigsMatch accepts the form-marked signatures
+// against the plain one (low-level calls, RecvInto), so the two layers
+// still interoperate, and refuses a scalar against a slice. The keys are
+// arbitrary odd constants: two different types whose signatures differ by
+// exactly one of them would be taken for each other, a chance of 2^-63.
+const (
+	ScalarSig uint64 = 0x5c3a_9e17_d4b2_6f81
+	SliceSig  uint64 = 0xa7e1_42c9_3b8d_f065
+)
+
+// SigsMatch reports whether a receive expecting signature want accepts a
+// message carrying got, both non-zero and different: one is the other
+// marked with ScalarSig or SliceSig.
+func SigsMatch(want, got uint64) bool {
+	d := want ^ got
+	return d == ScalarSig || d == SliceSig
+}
+
 // accept sizes r's buffer for a message of size bytes, writes the status
 // skeleton into r (in place: returning it cost a copy that the processor
 // could not forward from the stores that built it), and returns how many
@@ -578,7 +601,7 @@ func (e *Engine) takePosted(h *wire.Header) *Request {
 func accept(r *Request, h *wire.Header) int {
 	st := &r.status
 	*st = Status{Source: int(h.Src), Tag: int(h.Tag), Size: int(h.Size), Sig: h.Sig}
-	if r.Sig != 0 && h.Sig != 0 && r.Sig != h.Sig {
+	if r.Sig != h.Sig && r.Sig != 0 && h.Sig != 0 && !SigsMatch(r.Sig, h.Sig) {
 		st.Err = ErrType
 		return 0
 	}
