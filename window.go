@@ -852,7 +852,13 @@ func (w *Window[T]) FlushAll() (err error) {
 // window has completed. Locks this rank still holds are released first.
 // Every later call on the window fails with ErrRMASync, and its getters
 // (Local, Size, Comm, Name, ...) answer zero values.
-
+//
+// A slice that Local or SharedQuery returned before Free stays safe to
+// touch but no longer belongs to the window: for a NewWindow window it
+// reads zeros from then on, on goroutine ranks and between processes
+// alike (the shared memory is released, its addresses stay mapped to
+// private zeroed pages); a WindowOf window's memory is the caller's own
+// slice and keeps its values.
 func (w *Window[T]) Free() (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Window.Free", nil, Undefined, Undefined), &err)
@@ -885,12 +891,23 @@ func (w *Window[T]) Free() (err error) {
 	}
 	w.closing.Store(true)
 	w.stopServer()
+	// Slices into the window's memory may outlive it: Local's and
+	// SharedQuery's from before Free. A shared segment is not unmapped,
+	// which would make such a slice fault (a fatal signal, not a panic),
+	// but retired: its pages are released and its addresses read zeros
+	// from now on (retireSegment), at the cost of the address range. The
+	// Go memory of a NewWindow window between goroutine ranks is zeroed
+	// to match, so a stale slice reads the same on every transport;
+	// WindowOf's memory is the caller's and keeps its values.
 	for _, m := range w.maps {
-		unmapSegment(m)
+		retireSegment(m)
 	}
 	w.maps = nil
-	if w.seg != nil {
-		unmapSegment(w.seg)
+	switch {
+	case w.seg != nil:
+		retireSegment(w.seg)
+	case w.alloc:
+		clear(w.local)
 	}
 	w.c.free()
 	return first
