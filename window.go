@@ -156,6 +156,14 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 		bad = c.errorf(op, ErrType, loc{}, "a window holds plain values (numbers, bools, arrays and structs of them), not %s", typeName[T]())
 	case n < 0:
 		bad = c.errorf(op, ErrCount, loc{}, "negative number of elements %d", n)
+	default:
+		// Before anything is allocated, here or in a segment: n·size
+		// must neither wrap (a segment sized by a wrapped product would
+		// be too small) nor exceed what a process can address (make
+		// would panic or die of out-of-memory).
+		if _, ok := userAlloc(n, t.size, segHeader); !ok {
+			bad = c.errorf(op, ErrCount, loc{}, "%d elements of %s (%d bytes each) are more memory than a process can address", n, typeName[T](), t.size)
+		}
 	}
 	d, err := c.dupContext(op)
 	if err != nil {
