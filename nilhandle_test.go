@@ -245,10 +245,10 @@ func TestHandleSweepNil(t *testing.T) {
 var freedSkip = map[string]bool{}
 
 // TestHandleSweepFreed calls every exported method of freed handles:
-// a communicator, group, datatype, window, request and Tools handles
-// after Free. Calls returning an error must fail with the class the
-// type's documentation names; a freed window's getters answer zero
-// values (docs/rma.md).
+// a communicator, group, datatype, windows, request and Tools session
+// after Free, and a message already received. Calls returning an error
+// must fail with the class the type's documentation names; a freed
+// window's getters answer zero values (docs/rma.md).
 func TestHandleSweepFreed(t *testing.T) {
 	err := mpi.Run(2, func(world *mpi.Comm) error {
 		c, err := world.Dup()
@@ -297,6 +297,17 @@ func TestHandleSweepFreed(t *testing.T) {
 		if err := s.Free(); err != nil {
 			return err
 		}
+		// A message already received is used up, like a freed handle.
+		if err := mpi.Send(world, 1.5, world.Rank(), 9); err != nil {
+			return err
+		}
+		m, _, err := world.Mprobe(world.Rank(), 9)
+		if err != nil {
+			return err
+		}
+		if _, _, err := mpi.Mrecv[float64](m); err != nil {
+			return err
+		}
 		// A nil set on a valid communicator: ErrRequest, no panic.
 		for what, err := range map[string]error{
 			"PostIsend":      mpi.PostIsend(nil, world, 1.0, 0, 0),
@@ -316,6 +327,7 @@ func TestHandleSweepFreed(t *testing.T) {
 		sweep(t, "freed WindowOf", reflect.ValueOf(wo), mpi.ErrRMASync, true, freedSkip)
 		sweep(t, "freed Request", reflect.ValueOf(r), nil, false, freedSkip)
 		sweep(t, "freed PvarSession", reflect.ValueOf(s), nil, false, freedSkip)
+		sweep(t, "used Message", reflect.ValueOf(m), mpi.ErrRequest, false, freedSkip)
 		return nil
 	})
 	if err != nil {
