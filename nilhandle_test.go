@@ -589,3 +589,21 @@ func TestHandleSweepCoversPackage(t *testing.T) {
 		t.Errorf("exported type %s has methods but sweepTypes does not sweep it", n)
 	}
 }
+
+// quietProfiler is a Profiler that records nothing: with one set, every
+// call evaluates its hook's arguments (the communicator of a request, a
+// message, a set), which must be as nil-safe as the call itself.
+type quietProfiler struct{}
+
+func (quietProfiler) Enter(*mpi.Call)       {}
+func (quietProfiler) Exit(*mpi.Call, error) {}
+func (quietProfiler) Pcontrol(int)          {}
+
+// TestHandleSweepNilProfiled is TestHandleSweepNil and
+// TestHandleSweepFuncs with a Profiler set.
+func TestHandleSweepNilProfiled(t *testing.T) {
+	old := mpi.SetProfiler(quietProfiler{})
+	defer mpi.SetProfiler(old)
+	TestHandleSweepNil(t)
+	TestHandleSweepFuncs(t)
+}

@@ -214,13 +214,22 @@ func (c *Comm) PostIrecv(rs *Requests, buf []byte, count int, dt *Datatype, src,
 // status, and WaitAll returns the same error again, until the next post
 // empties the set. On a nil *Requests it returns nil at once.
 func (rs *Requests) WaitAll() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Requests.WaitAll", rs.comm(), Undefined, Undefined), &err)
+	}
 	if rs == nil {
 		return nil
 	}
-	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("Requests.WaitAll", requestsComm(rs.reqs), Undefined, Undefined), &err)
-	}
 	return rs.waitAll()
+}
+
+// comm is the communicator a Profiler sees a call on rs made on; nil for
+// a nil set.
+func (rs *Requests) comm() *Comm {
+	if rs == nil {
+		return nil
+	}
+	return requestsComm(rs.reqs)
 }
 
 // waitAll is WaitAll without the profiler hook, for TestAll.
@@ -238,11 +247,11 @@ func (rs *Requests) waitAll() error {
 // after WaitAll, and err holds the operations' errors. A nil *Requests
 // is complete: true, nil.
 func (rs *Requests) TestAll() (_ bool, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Requests.TestAll", rs.comm(), Undefined, Undefined), &err)
+	}
 	if rs == nil {
 		return true, nil
-	}
-	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("Requests.TestAll", requestsComm(rs.reqs), Undefined, Undefined), &err)
 	}
 	if rs.done {
 		return true, rs.err
