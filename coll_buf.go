@@ -198,9 +198,9 @@ func (c *Comm) Gather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf
 		defer h.exit(h.enter("Comm.Gather", c, root, Undefined), &err)
 	}
 	if c.IsInter() {
-		return c.interGathervBuf("Gather", sendbuf, sendcount, sendtype, recvbuf, fill(len(c.group), recvcount), nil, recvtype, root)
+		return c.interGathervBuf("Gather", sendbuf, sendcount, sendtype, recvbuf, fill(c.members(), recvcount), nil, recvtype, root)
 	}
-	return c.gatherv("Gather", sendbuf, sendcount, sendtype, recvbuf, fill(len(c.group), recvcount), nil, recvtype, root)
+	return c.gatherv("Gather", sendbuf, sendcount, sendtype, recvbuf, fill(c.members(), recvcount), nil, recvtype, root)
 }
 
 // Gatherv is Gather with a count and a displacement (in elements) per
@@ -359,9 +359,9 @@ func (c *Comm) Scatter(sendbuf []byte, sendcount int, sendtype *Datatype, recvbu
 		defer h.exit(h.enter("Comm.Scatter", c, root, Undefined), &err)
 	}
 	if c.IsInter() {
-		return c.interScattervBuf("Scatter", sendbuf, fill(len(c.group), sendcount), nil, sendtype, recvbuf, recvcount, recvtype, root)
+		return c.interScattervBuf("Scatter", sendbuf, fill(c.members(), sendcount), nil, sendtype, recvbuf, recvcount, recvtype, root)
 	}
-	return c.scatterv("Scatter", sendbuf, fill(len(c.group), sendcount), nil, sendtype, recvbuf, recvcount, recvtype, root)
+	return c.scatterv("Scatter", sendbuf, fill(c.members(), sendcount), nil, sendtype, recvbuf, recvcount, recvtype, root)
 }
 
 // Scatterv is Scatter with a count and a displacement (in elements) per
@@ -507,9 +507,9 @@ func (c *Comm) Allgather(sendbuf []byte, sendcount int, sendtype *Datatype, recv
 		defer h.exit(h.enter("Comm.Allgather", c, Undefined, Undefined), &err)
 	}
 	if c.IsInter() {
-		return c.interAllgathervBuf("Allgather", sendbuf, sendcount, sendtype, recvbuf, fill(len(c.group), recvcount), nil, recvtype)
+		return c.interAllgathervBuf("Allgather", sendbuf, sendcount, sendtype, recvbuf, fill(c.members(), recvcount), nil, recvtype)
 	}
-	return c.allgatherv("Allgather", sendbuf, sendcount, sendtype, recvbuf, fill(len(c.group), recvcount), nil, recvtype)
+	return c.allgatherv("Allgather", sendbuf, sendcount, sendtype, recvbuf, fill(c.members(), recvcount), nil, recvtype)
 }
 
 // Allgatherv is Allgather with a count and a displacement (in elements)
@@ -713,7 +713,7 @@ func (c *Comm) Alltoallv(sendbuf []byte, sendcounts, sdispls []int, sendtype *Da
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Alltoallv", c, Undefined, Undefined), &err)
 	}
-	p := len(c.group)
+	p := c.members()
 	st, rt := make([]*Datatype, p), make([]*Datatype, p)
 	for i := range st {
 		st[i], rt[i] = sendtype, recvtype

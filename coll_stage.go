@@ -63,11 +63,16 @@ func (c *Comm) collBuf(op string, buf []byte, count int, dt *Datatype, pack bool
 	}
 	if dt != nil && dt.padded && dt.checkComm() == "" && count >= 0 && dt.block() > 0 {
 		// Whole elements, padding included (pair types, DatatypeOf's
-		// structs): the padding is never read, so no staging.
-		if n := count * dt.block(); n <= len(buf) {
+		// structs): the padding is never read, so no staging. The
+		// product is checked: a wrapped one would slice the buffer wrong.
+		n, ok := countBytes(count, dt.block())
+		if !ok {
+			return nil, nil, c.fail(op, ErrCount, loc{}, "%d elements of %s (%d bytes each) overflow an int", count, dt.name, dt.block())
+		}
+		if n <= len(buf) {
 			return buf[:n], nil, nil
 		}
-		return nil, nil, c.fail(op, ErrBuffer, loc{}, "%d elements of %s need %d bytes, the buffer has %d", count, dt.name, count*dt.block(), len(buf))
+		return nil, nil, c.fail(op, ErrBuffer, loc{}, "%d elements of %s need %d bytes, the buffer has %d", count, dt.name, n, len(buf))
 	}
 	m, err := c.checkBuf(op, loc{}, buf, count, dt)
 	if err != nil {

@@ -34,6 +34,9 @@ func ReduceScatterBlockInto[E any](c *Comm, v, out []E, op Op[E]) (err error) {
 		defer h.exit(h.enter("ReduceScatterBlockInto", c, Undefined, Undefined), &err)
 	}
 	const name = "ReduceScatterBlockInto"
+	if err := c.check(name); err != nil {
+		return err // before c.mixed reads c
+	}
 	p := c.Size()
 	if p > 0 && len(v)%p != 0 {
 		return c.fail(name, ErrCount, loc{}, "%d elements do not split into %d equal blocks", len(v), p)

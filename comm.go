@@ -142,11 +142,22 @@ func (c *Comm) SetName(name string) {
 }
 
 // SetErrHandler sets what happens when a call on c fails
-// (MPI_Comm_set_errhandler). Communicators made from c inherit it.
-func (c *Comm) SetErrHandler(h *ErrHandler) { c.errh.Store(h) }
+// (MPI_Comm_set_errhandler). Communicators made from c inherit it. On a
+// nil *Comm it does nothing: calls on a nil communicator return their
+// error (ErrComm) and call no handler.
+func (c *Comm) SetErrHandler(h *ErrHandler) {
+	if c == nil {
+		return
+	}
+	c.errh.Store(h)
+}
 
-// ErrHandler returns c's error handler.
+// ErrHandler returns c's error handler. A nil *Comm answers ErrorsReturn,
+// what its calls do: they return ErrComm.
 func (c *Comm) ErrHandler() *ErrHandler {
+	if c == nil {
+		return ErrorsReturn
+	}
 	if h := c.errh.Load(); h != nil {
 		return h
 	}
@@ -161,6 +172,17 @@ func (c *Comm) WorldRank(r int) int {
 		return Undefined
 	}
 	return c.group[r]
+}
+
+// members returns the number of ranks point-to-point calls on c address
+// (the remote group of an intercommunicator); 0 for a nil *Comm, so that
+// a call can size its per-rank arguments before its own check of c
+// reports ErrComm.
+func (c *Comm) members() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.group)
 }
 
 // check validates c for call op.
@@ -224,6 +246,9 @@ func (c *Comm) free() error {
 func (c *Comm) Dup() (_ *Comm, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Dup", c, Undefined, Undefined), &err)
+	}
+	if err := c.check("Dup"); err != nil {
+		return nil, err // before c.info is read: c may be nil
 	}
 	return c.dupInfo("Dup", c.info.Load())
 }

@@ -14,8 +14,12 @@ const SplitTypeShared = 1
 
 // Self returns the communicator that contains only the calling rank
 // (MPI_COMM_SELF). It is the same *Comm on every call from this rank and
-// cannot be freed.
+// cannot be freed. A nil *Comm has none: Self returns nil, on which every
+// call fails with ErrComm.
 func (c *Comm) Self() *Comm {
+	if c == nil || c.p == nil {
+		return nil
+	}
 	p := c.p
 	p.selfOnce.Do(func() {
 		p.self = newComm(p, 2*selfCtxID, 0, []int{p.rank}, "SELF")
@@ -24,8 +28,14 @@ func (c *Comm) Self() *Comm {
 }
 
 // World returns the calling rank's world communicator (MPI_COMM_WORLD),
-// the one its rank function was given.
-func (c *Comm) World() *Comm { return c.p.world }
+// the one its rank function was given. A nil *Comm belongs to no rank:
+// World returns nil, on which every call fails with ErrComm.
+func (c *Comm) World() *Comm {
+	if c == nil || c.p == nil {
+		return nil
+	}
+	return c.p.world
+}
 
 // intraOnly fails call op on an intercommunicator.
 func (c *Comm) intraOnly(op string) error {

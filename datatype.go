@@ -78,38 +78,85 @@ func (d *Datatype) mem() int {
 	return d.size
 }
 
-// Name returns the datatype's name.
-func (d *Datatype) Name() string { return d.name }
+// The getters below answer for a nil *Datatype (MPI_DATATYPE_NULL, which
+// every call taking a datatype rejects with ErrType) without panicking:
+// the zero value of each result, and the name "<nil>" (what fmt prints for
+// a nil pointer). A freed datatype keeps answering what it was, as its
+// Contents' constituents do.
 
-// SetName sets the name used in messages and by String (MPI_Type_set_name).
-func (d *Datatype) SetName(name string) { d.name = name }
+// nilTypeName is what Name and String say of a nil *Datatype.
+const nilTypeName = "<nil>"
+
+// Name returns the datatype's name; "<nil>" for a nil *Datatype.
+func (d *Datatype) Name() string {
+	if d == nil {
+		return nilTypeName
+	}
+	return d.name
+}
+
+// SetName sets the name used in messages and by String
+// (MPI_Type_set_name). On a nil *Datatype it does nothing.
+func (d *Datatype) SetName(name string) {
+	if d == nil {
+		return
+	}
+	d.name = name
+}
 
 // Size returns the number of bytes of data in one element, holes not
-// counted (MPI_Type_size).
-func (d *Datatype) Size() int { return d.size }
+// counted (MPI_Type_size); 0 for a nil *Datatype.
+func (d *Datatype) Size() int {
+	if d == nil {
+		return 0
+	}
+	return d.size
+}
 
-// String returns the name.
-func (d *Datatype) String() string { return d.name }
+// String returns the name; "<nil>" for a nil *Datatype.
+func (d *Datatype) String() string { return d.Name() }
 
 // Extent returns the lower bound and the extent of the datatype: the
 // distance between consecutive elements of a buffer of several
-// (MPI_Type_get_extent).
-func (d *Datatype) Extent() (lb, extent int) { return int(d.t.LB), int(d.t.Extent()) }
+// (MPI_Type_get_extent); 0, 0 for a nil *Datatype.
+func (d *Datatype) Extent() (lb, extent int) {
+	if d == nil {
+		return 0, 0
+	}
+	return int(d.t.LB), int(d.t.Extent())
+}
 
-// LB returns the lower bound (MPI_Type_get_extent's lb).
-func (d *Datatype) LB() int { return int(d.t.LB) }
+// LB returns the lower bound (MPI_Type_get_extent's lb); 0 for a nil
+// *Datatype.
+func (d *Datatype) LB() int {
+	if d == nil {
+		return 0
+	}
+	return int(d.t.LB)
+}
 
-// UB returns the upper bound, lower bound plus extent.
-func (d *Datatype) UB() int { return int(d.t.UB) }
+// UB returns the upper bound, lower bound plus extent; 0 for a nil
+// *Datatype.
+func (d *Datatype) UB() int {
+	if d == nil {
+		return 0
+	}
+	return int(d.t.UB)
+}
 
 // TrueExtent returns the lower bound and the extent of the data itself,
-// ignoring bounds set with NewResized (MPI_Type_get_true_extent).
+// ignoring bounds set with NewResized (MPI_Type_get_true_extent); 0, 0
+// for a nil *Datatype.
 func (d *Datatype) TrueExtent() (lb, extent int) {
+	if d == nil {
+		return 0, 0
+	}
 	return int(d.t.TrueLB), int(d.t.TrueUB - d.t.TrueLB)
 }
 
-// Committed reports whether the datatype may be used in communication.
-func (d *Datatype) Committed() bool { return d.committed && !d.freed }
+// Committed reports whether the datatype may be used in communication:
+// false for a nil or freed *Datatype.
+func (d *Datatype) Committed() bool { return d != nil && d.committed && !d.freed }
 
 // Commit makes a derived datatype usable in communication and Pack
 // (MPI_Type_commit). Committing twice, or a predefined datatype, does

@@ -397,6 +397,7 @@ var (
 	openSegment   = shm.OpenSegment
 	removeSegment = shm.RemoveSegment
 	unmapSegment  = shm.Unmap
+	retireSegment = shm.Retire
 )
 
 // readyShm starts each of ts delivering and lets the job's waits poll

@@ -143,10 +143,14 @@ func ErrorString(err error) string {
 // NewErrHandler is called with c and err, ErrorsAreFatal aborts the job,
 // ErrorsReturn does nothing. It returns err, so a library can end a
 // failed call with `return c.CallErrHandler(err)`. A nil err calls
-// nothing and returns nil.
+// nothing and returns nil. On a nil or freed c it returns ErrComm, as
+// every call does, and calls no handler.
 func (c *Comm) CallErrHandler(e error) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.CallErrHandler", c, Undefined, Undefined), &err)
+	}
+	if err := c.check("CallErrHandler"); err != nil {
+		return err
 	}
 	err = e
 	if err == nil {

@@ -20,6 +20,27 @@ func countBytes(count, size int) (int, bool) {
 	return checked.Mul(count, size)
 }
 
+// maxAlloc is the most bytes one allocation a user's count asks for may
+// take: 2^47, the address space of a 64-bit process on today's machines
+// (x86-64 and arm64 with 4-level page tables), or the largest int on a
+// 32-bit one. A request beyond it can never succeed, and Go's make would
+// answer it with a panic (len out of range) or a fatal out-of-memory
+// error, neither of which a program can handle: calls refuse it up front
+// with ErrCount. A request below it may still exceed the machine's
+// memory; that is then the runtime's fatal error, as for any allocation.
+const maxAlloc = min(1<<47, math.MaxInt)
+
+// userAlloc is countBytes for memory the call allocates: count elements
+// of size bytes, plus extra bytes of header, refused (false) beyond
+// maxAlloc as well as on overflow.
+func userAlloc(count, size, extra int) (int, bool) {
+	n, ok := countBytes(count, size)
+	if !ok || n > maxAlloc-extra {
+		return 0, false
+	}
+	return n + extra, true
+}
+
 // elemBytes is countBytes for call op on c with datatype dt: a negative
 // count or one whose bytes overflow is an ErrCount *Error.
 func (c *Comm) elemBytes(op string, l loc, count int, dt *Datatype) (int, error) {

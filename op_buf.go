@@ -45,11 +45,19 @@ func NewReduceOp(f func(in, inout []byte, count int, dt *Datatype), commutative 
 	return &ReduceOp{name: "user", commutative: commutative, user: f}
 }
 
-// Name returns the operation's name ("sum", ..., or "user").
-func (o *ReduceOp) Name() string { return o.name }
+// Name returns the operation's name ("sum", ..., or "user"); "" for a nil
+// *ReduceOp (MPI_OP_NULL, which every call taking an operation rejects
+// with ErrOp).
+func (o *ReduceOp) Name() string {
+	if o == nil {
+		return ""
+	}
+	return o.name
+}
 
-// Commutative reports whether the operation is commutative (MPI_Op_commutative).
-func (o *ReduceOp) Commutative() bool { return o.commutative }
+// Commutative reports whether the operation is commutative
+// (MPI_Op_commutative); false for a nil *ReduceOp.
+func (o *ReduceOp) Commutative() bool { return o != nil && o.commutative }
 
 // check reports whether o can combine elements of dt, without allocating.
 func (o *ReduceOp) check(dt *Datatype) error {

@@ -237,3 +237,76 @@ func TestOverflowLocal(t *testing.T) {
 		})
 	}
 }
+
+// TestOverflowWindowSize: NewWindow refuses, with ErrCount on every rank
+// and before it allocates anything, a size whose bytes wrap (the shared
+// segment used to be sized by the wrapped product, then make panicked and
+// left the segment's file behind) or exceed what a process can address
+// (make panicked with "len out of range", or the runtime died of
+// out-of-memory). The communicator and a normal window still work after.
+func TestOverflowWindowSize(t *testing.T) {
+	matrix(t, 2, func(c *mpi.Comm) error {
+		for _, tc := range []struct {
+			name string
+			make func() error
+		}{
+			{"float64 1<<60", func() error { _, err := mpi.NewWindow[float64](c, 1<<60); return err }},
+			{"float64 1<<45 (2^48 bytes)", func() error { _, err := mpi.NewWindow[float64](c, 1<<45); return err }},
+			{"[1<<20]byte 1<<45 (wraps to 0)", func() error { _, err := mpi.NewWindow[[1 << 20]byte](c, 1<<45); return err }},
+			{"MaxInt int8", func() error { _, err := mpi.NewWindow[int8](c, math.MaxInt); return err }},
+		} {
+			if err := wantCount("NewWindow "+tc.name, tc.make()); err != nil {
+				return err
+			}
+		}
+		// One rank asks too much: it gets ErrCount, the others ErrArg,
+		// and nobody allocates.
+		n := 4
+		if c.Rank() == 1 {
+			n = 1 << 60
+		}
+		_, err := mpi.NewWindow[float64](c, n)
+		if c.Rank() == 1 {
+			if err := wantCount("NewWindow on one rank", err); err != nil {
+				return err
+			}
+		} else if !errors.Is(err, mpi.ErrArg) {
+			return check(c, false, "NewWindow with a bad size on rank 1: %v, want ErrArg", err)
+		}
+		w, err := mpi.NewWindow[float64](c, 4)
+		if err != nil {
+			return err
+		}
+		if err := check(c, len(w.Local()) == 4, "a normal window after: %d elements", len(w.Local())); err != nil {
+			return err
+		}
+		return w.Free()
+	})
+}
+
+// TestOverflowPaddedColl: a collective on a padded datatype (a struct of
+// DatatypeOf, which collectives move as whole extents) with a count whose
+// bytes overflow: the product used to wrap and slice the buffer with a
+// negative or small length (a panic, or a silent short operation).
+func TestOverflowPaddedColl(t *testing.T) {
+	type pair struct {
+		A int8
+		B int64
+	}
+	dt, err := mpi.DatatypeOf[pair]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = mpi.Run(2, func(c *mpi.Comm) error {
+		buf := make([]byte, 64)
+		for _, count := range []int{1 << 60, 1<<60 + 1, math.MaxInt / 8} {
+			if err := wantCount(fmt.Sprintf("Bcast of %d pairs", count), c.Bcast(buf, count, dt, 0)); err != nil {
+				return err
+			}
+		}
+		return mpi.Barrier(c)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

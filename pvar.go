@@ -283,7 +283,8 @@ func PvarIndex(name string) (int, error) {
 // PvarSession is a set of performance-variable handles
 // (MPI_T_pvar_session): handles of one session start, stop and count
 // independently of those of any other, so several tools can measure at
-// once. A session is safe for concurrent use.
+// once. A session is safe for concurrent use. Calls on a nil or freed
+// session fail with ErrToolHandle.
 type PvarSession struct {
 	mu      sync.Mutex
 	handles []*PvarHandle
@@ -294,7 +295,8 @@ type PvarSession struct {
 func NewPvarSession() *PvarSession { return &PvarSession{} }
 
 // PvarHandle is a performance variable bound to a communicator, in a
-// session (MPI_T_pvar_handle).
+// session (MPI_T_pvar_handle). Calls on a nil or freed handle fail with
+// ErrToolHandle; Info and Count answer zero values for a nil one.
 type PvarHandle struct {
 	s     *PvarSession
 	def   *pvarDef
@@ -314,6 +316,9 @@ type PvarHandle struct {
 // handle (MPI_T_pvar_handle_alloc); Count tells how many elements its
 // value has. Variables that are not continuous start stopped.
 func (s *PvarSession) Handle(index int, c *Comm) (*PvarHandle, error) {
+	if s == nil {
+		return nil, nilPvarHandle("PvarSession.Handle")
+	}
 	if index < 0 || index >= len(pvarDefs) {
 		return nil, toolErr("PvarSession.Handle", ErrToolIndex, "no performance variable with index %d (there are %d)", index, len(pvarDefs))
 	}
@@ -336,12 +341,28 @@ func (s *PvarSession) Handle(index int, c *Comm) (*PvarHandle, error) {
 	return h, nil
 }
 
-// Info describes h's variable.
-func (h *PvarHandle) Info() PvarInfo { return h.def.PvarInfo }
+// Info describes h's variable; the zero PvarInfo for a nil *PvarHandle.
+func (h *PvarHandle) Info() PvarInfo {
+	if h == nil {
+		return PvarInfo{}
+	}
+	return h.def.PvarInfo
+}
 
 // Count returns the number of elements of h's value: the size of the
-// communicator for per-peer variables, else 1.
-func (h *PvarHandle) Count() int { return h.n }
+// communicator for per-peer variables, else 1; 0 for a nil *PvarHandle.
+func (h *PvarHandle) Count() int {
+	if h == nil {
+		return 0
+	}
+	return h.n
+}
+
+// nilPvarHandle is the error of a call on a nil *PvarHandle or
+// *PvarSession.
+func nilPvarHandle(op string) error {
+	return toolErr(op, ErrToolHandle, "nil handle")
+}
 
 // check reports why h cannot be used. s.mu is held.
 func (h *PvarHandle) check(op string) error {
@@ -387,6 +408,9 @@ func (h *PvarHandle) current(v []uint64) {
 // Start starts counting (MPI_T_pvar_start). Starting a started handle
 // does nothing; a continuous variable cannot be started (ErrPvarNoStartStop).
 func (h *PvarHandle) Start() error {
+	if h == nil {
+		return nilPvarHandle("PvarHandle.Start")
+	}
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()
 	return h.start("PvarHandle.Start")
@@ -423,6 +447,9 @@ func (h *PvarHandle) start(op string) error {
 // Stop stops counting (MPI_T_pvar_stop); the value stays readable.
 // Stopping a stopped handle does nothing.
 func (h *PvarHandle) Stop() error {
+	if h == nil {
+		return nilPvarHandle("PvarHandle.Stop")
+	}
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()
 	return h.stop("PvarHandle.Stop")
@@ -473,6 +500,9 @@ func (h *PvarHandle) value(v []uint64) {
 
 // Read returns h's value, Count elements (MPI_T_pvar_read).
 func (h *PvarHandle) Read() ([]uint64, error) {
+	if h == nil {
+		return nil, nilPvarHandle("PvarHandle.Read")
+	}
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()
 	if err := h.check("PvarHandle.Read"); err != nil {
@@ -487,6 +517,9 @@ func (h *PvarHandle) Read() ([]uint64, error) {
 // variable then counts on from there. Read-only variables give
 // ErrPvarNoWrite.
 func (h *PvarHandle) Write(vals []uint64) error {
+	if h == nil {
+		return nilPvarHandle("PvarHandle.Write")
+	}
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()
 	return h.write("PvarHandle.Write", vals)
@@ -511,6 +544,9 @@ func (h *PvarHandle) write(op string, vals []uint64) error {
 
 // Reset sets h's value to zero (MPI_T_pvar_reset).
 func (h *PvarHandle) Reset() error {
+	if h == nil {
+		return nilPvarHandle("PvarHandle.Reset")
+	}
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()
 	return h.write("PvarHandle.Reset", make([]uint64, h.n))
@@ -519,6 +555,9 @@ func (h *PvarHandle) Reset() error {
 // ReadReset returns h's value and sets it to zero in one step
 // (MPI_T_pvar_readreset): no event is lost between the two.
 func (h *PvarHandle) ReadReset() ([]uint64, error) {
+	if h == nil {
+		return nil, nilPvarHandle("PvarHandle.ReadReset")
+	}
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()
 	if err := h.check("PvarHandle.ReadReset"); err != nil {
@@ -545,6 +584,9 @@ func (h *PvarHandle) ReadReset() ([]uint64, error) {
 
 // Free stops h if it is started and releases it (MPI_T_pvar_handle_free).
 func (h *PvarHandle) Free() error {
+	if h == nil {
+		return nilPvarHandle("PvarHandle.Free")
+	}
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()
 	return h.free("PvarHandle.Free")
@@ -564,6 +606,9 @@ func (h *PvarHandle) free(op string) error {
 // each applies f to every live, non-continuous handle of s (the
 // MPI_T_PVAR_ALL_HANDLES forms of start, stop and reset).
 func (s *PvarSession) each(op string, f func(h *PvarHandle) error) error {
+	if s == nil {
+		return nilPvarHandle(op)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.freed {
@@ -606,6 +651,9 @@ func (s *PvarSession) ResetAll() error {
 // Free stops and frees every handle of s, then s itself
 // (MPI_T_pvar_session_free).
 func (s *PvarSession) Free() error {
+	if s == nil {
+		return nilPvarHandle("PvarSession.Free")
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.freed {

@@ -54,6 +54,16 @@ type Requests struct {
 // over matter less than each message's lookup.
 const setChunk = 128
 
+// nilSet is the error of a post into a nil *Requests: there is no set to
+// hold the request. A nil or freed c is reported first, as by every call
+// on it (the check costs nothing on the path of a valid set).
+func nilSet(c *Comm, op string) error {
+	if err := c.check(op); err != nil {
+		return err
+	}
+	return c.fail(op, ErrRequest, loc{}, "nil Requests set")
+}
+
 // noCopy makes go vet's copylocks check report a copy of the struct that
 // holds it.
 type noCopy struct{}
@@ -113,14 +123,24 @@ func (rs *Requests) add(s, r *Request) {
 func (rs *Requests) owns(i int) bool { return rs.own[i/64]&(1<<(i%64)) != 0 }
 
 // Len returns how many operations the set holds: those posted since it
-// was last emptied.
-func (rs *Requests) Len() int { return len(rs.reqs) }
+// was last emptied. A nil *Requests is an empty set that cannot be
+// posted to (a post fails with ErrRequest): Len is 0, WaitAll and
+// TestAll complete at once with no error, Status is the empty status.
+func (rs *Requests) Len() int {
+	if rs == nil {
+		return 0
+	}
+	return len(rs.reqs)
+}
 
 // PostIsend starts sending v in rs and returns at once, as Isend does. If
 // v is a slice, its elements must not be modified until rs completes.
 func PostIsend[T any](rs *Requests, c *Comm, v T, dest, tag int) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("PostIsend", c, dest, tag), &err)
+	}
+	if rs == nil {
+		return nilSet(c, "Isend")
 	}
 	s := rs.slot()
 	r, err := isendT(s, c, "Isend", v, dest, tag, engine.Standard)
@@ -138,6 +158,9 @@ func PostIrecvInto[E any](rs *Requests, c *Comm, buf []E, source, tag int) (err 
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("PostIrecvInto", c, source, tag), &err)
 	}
+	if rs == nil {
+		return nilSet(c, "IrecvInto")
+	}
 	s := rs.slot()
 	r, err := irecvInto(s, rs.slotER(), c, buf, source, tag)
 	if err != nil {
@@ -153,6 +176,9 @@ func PostIrecvInto[E any](rs *Requests, c *Comm, buf []E, source, tag int) (err 
 func (c *Comm) PostIsend(rs *Requests, buf []byte, count int, dt *Datatype, dest, tag int) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.PostIsend", c, dest, tag), &err)
+	}
+	if rs == nil {
+		return nilSet(c, "Isend")
 	}
 	s := rs.slot()
 	r, err := c.isend(s, "Isend", buf, count, dt, dest, tag, engine.Standard)
@@ -170,6 +196,9 @@ func (c *Comm) PostIrecv(rs *Requests, buf []byte, count int, dt *Datatype, src,
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.PostIrecv", c, src, tag), &err)
 	}
+	if rs == nil {
+		return nilSet(c, "Irecv")
+	}
 	s := rs.slot()
 	r, err := c.irecv(s, rs.slotER(), buf, count, dt, src, tag)
 	if err != nil {
@@ -183,12 +212,24 @@ func (c *Comm) PostIrecv(rs *Requests, buf []byte, count int, dt *Datatype, src,
 // joined, each naming its index in the order posted, as WaitAll does for
 // a list of requests (MPI_Waitall). Afterwards Status reports each one's
 // status, and WaitAll returns the same error again, until the next post
-// empties the set.
+// empties the set. On a nil *Requests it returns nil at once.
 func (rs *Requests) WaitAll() (err error) {
 	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("Requests.WaitAll", requestsComm(rs.reqs), Undefined, Undefined), &err)
+		defer h.exit(h.enter("Requests.WaitAll", rs.comm(), Undefined, Undefined), &err)
+	}
+	if rs == nil {
+		return nil
 	}
 	return rs.waitAll()
+}
+
+// comm is the communicator a Profiler sees a call on rs made on; nil for
+// a nil set.
+func (rs *Requests) comm() *Comm {
+	if rs == nil {
+		return nil
+	}
+	return requestsComm(rs.reqs)
 }
 
 // waitAll is WaitAll without the profiler hook, for TestAll.
@@ -203,10 +244,14 @@ func (rs *Requests) waitAll() error {
 
 // TestAll reports whether every operation in rs has completed, without
 // blocking (MPI_Testall). When it reports true the set is complete as
-// after WaitAll, and err holds the operations' errors.
+// after WaitAll, and err holds the operations' errors. A nil *Requests
+// is complete: true, nil.
 func (rs *Requests) TestAll() (_ bool, err error) {
 	if h := profiler.Load(); h != nil {
-		defer h.exit(h.enter("Requests.TestAll", requestsComm(rs.reqs), Undefined, Undefined), &err)
+		defer h.exit(h.enter("Requests.TestAll", rs.comm(), Undefined, Undefined), &err)
+	}
+	if rs == nil {
+		return true, nil
 	}
 	if rs.done {
 		return true, rs.err
@@ -221,9 +266,9 @@ func (rs *Requests) TestAll() (_ bool, err error) {
 
 // Status returns the status of the i-th operation posted in rs (from 0),
 // once WaitAll or TestAll has completed the set; the empty status (see
-// EmptyStatus) before that, or if i is out of range.
+// EmptyStatus) before that, if i is out of range, or on a nil *Requests.
 func (rs *Requests) Status(i int) Status {
-	if !rs.done || i < 0 || i >= len(rs.reqs) {
+	if rs == nil || !rs.done || i < 0 || i >= len(rs.reqs) {
 		return emptyStatus
 	}
 	r := rs.reqs[i]

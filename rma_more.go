@@ -53,8 +53,8 @@ func (w *Window[T]) GetAccumulate(vals, result []T, target, disp int, op Op[T]) 
 		defer h.exit(h.enter("Window.GetAccumulate", nil, Undefined, Undefined), &err)
 	}
 
-	if !op.valid() {
-		return w.errorf("GetAccumulate", ErrOp, target, "invalid operation (the zero Op)")
+	if err := w.accOp("GetAccumulate", target, op); err != nil {
+		return err
 	}
 	if len(result) != len(vals) {
 		return w.errorf("GetAccumulate", ErrCount, target, "result holds %d elements, vals %d", len(result), len(vals))
@@ -518,32 +518,63 @@ func (w *Window[T]) pscwRanks(op string, g *Group) ([]int, error) {
 	return ranks, nil
 }
 
-// Group returns the group of the window's ranks (MPI_Win_get_group).
-func (w *Window[T]) Group() *Group { return w.c.Group() }
+// Group returns the group of the window's ranks (MPI_Win_get_group); nil
+// for a nil or freed window.
+func (w *Window[T]) Group() *Group {
+	if w.gone() {
+		return nil
+	}
+	return w.c.Group()
+}
 
 // Name returns the window's name (MPI_Win_get_name); by default "window
-// of" and the communicator's name.
-func (w *Window[T]) Name() string { return w.c.Name() }
+// of" and the communicator's name. It is "" for a nil or freed window.
+func (w *Window[T]) Name() string {
+	if w.gone() {
+		return ""
+	}
+	return w.c.Name()
+}
 
-// SetName names the window in error messages (MPI_Win_set_name).
-func (w *Window[T]) SetName(name string) { w.c.SetName(name) }
+// SetName names the window in error messages (MPI_Win_set_name). On a
+// nil or freed window it does nothing.
+func (w *Window[T]) SetName(name string) {
+	if w.gone() {
+		return
+	}
+	w.c.SetName(name)
+}
 
 // DispUnit returns the size of one element in bytes: displacements count
-// elements (MPI_WIN_DISP_UNIT).
-func (w *Window[T]) DispUnit() int { return w.esize }
+// elements (MPI_WIN_DISP_UNIT). It is 0 for a nil or freed window.
+func (w *Window[T]) DispUnit() int {
+	if w.gone() {
+		return 0
+	}
+	return w.esize
+}
 
 // Flavor says how the window was made (MPI_WIN_CREATE_FLAVOR): "allocate"
-// for NewWindow, "create" for WindowOf.
+// for NewWindow, "create" for WindowOf; "" for a nil or freed window.
 func (w *Window[T]) Flavor() string {
-	if w.alloc {
+	switch {
+	case w.gone():
+		return ""
+	case w.alloc:
 		return "allocate"
 	}
 	return "create"
 }
 
 // Model returns the window's memory model (MPI_WIN_MODEL): "unified", as
-// every window here has one copy that origins and the owner share.
-func (w *Window[T]) Model() string { return "unified" }
+// every window here has one copy that origins and the owner share; "" for
+// a nil or freed window.
+func (w *Window[T]) Model() string {
+	if w.gone() {
+		return ""
+	}
+	return "unified"
+}
 
 // SharedQuery returns rank r's part of the window as a slice this rank
 // may load from and store to directly (MPI_Win_shared_query): for the

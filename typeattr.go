@@ -81,6 +81,9 @@ func (d *Datatype) checkTypeKey(op string, key *TypeKeyval) error {
 	if d == nil {
 		return typeErr(op, "nil datatype")
 	}
+	if d.freed {
+		return typeErr(op, "the datatype has been freed")
+	}
 	if key == nil || key.freed.Load() {
 		return (*Comm)(nil).errorf(op, ErrKeyval, loc{}, "nil or freed key")
 	}

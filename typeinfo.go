@@ -161,7 +161,7 @@ func (d *Datatype) Envelope() (combiner Combiner, nints, naddrs, ntypes int) {
 // their offsets. The slices are copies; the datatypes are the ones d was
 // built from (they stay usable even if they have been freed since, as in
 // MPI). A predefined datatype has no contents: ErrArg, as MPI makes it
-// erroneous.
+// erroneous. A nil or freed d gives ErrType.
 func (d *Datatype) Contents() (ints, addrs []int, types []*Datatype, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Datatype.Contents", nil, Undefined, Undefined), &err)
@@ -169,6 +169,9 @@ func (d *Datatype) Contents() (ints, addrs []int, types []*Datatype, err error) 
 
 	if d == nil {
 		return nil, nil, nil, typeErr("TypeGetContents", "nil datatype")
+	}
+	if d.freed {
+		return nil, nil, nil, typeErr("TypeGetContents", "the datatype has been freed")
 	}
 	c := d.recipe()
 	if c.combiner == CombinerNamed {

@@ -156,6 +156,14 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 		bad = c.errorf(op, ErrType, loc{}, "a window holds plain values (numbers, bools, arrays and structs of them), not %s", typeName[T]())
 	case n < 0:
 		bad = c.errorf(op, ErrCount, loc{}, "negative number of elements %d", n)
+	default:
+		// Before anything is allocated, here or in a segment: n·size
+		// must neither wrap (a segment sized by a wrapped product would
+		// be too small) nor exceed what a process can address (make
+		// would panic or die of out-of-memory).
+		if _, ok := userAlloc(n, t.size, segHeader); !ok {
+			bad = c.errorf(op, ErrCount, loc{}, "%d elements of %s (%d bytes each) are more memory than a process can address", n, typeName[T](), t.size)
+		}
 	}
 	d, err := c.dupContext(op)
 	if err != nil {
@@ -296,12 +304,10 @@ func (w *Window[T]) shmPeer() transport.Segments {
 }
 
 // Local returns this rank's part of the window. For WindowOf it is the
-// very slice passed in; after Free of a NewWindow window it is nil.
+// very slice passed in. It is nil for a nil or freed window; a slice it
+// returned before Free then no longer belongs to the window (see Free).
 func (w *Window[T]) Local() []T {
-	if w == nil {
-		return nil
-	}
-	if w.freed.Load() && w.seg != nil {
+	if w.gone() {
 		return nil
 	}
 	w.synced()
@@ -312,13 +318,24 @@ func (w *Window[T]) Local() []T {
 // before what the caller reads next (see applied).
 func (w *Window[T]) synced() { w.applied.Load() }
 
-// Comm returns the communicator of the window's members (a duplicate of
-// the one it was made on; MPI_Win_get_group gives its group).
-func (w *Window[T]) Comm() *Comm { return w.c }
+// gone reports whether w is nil or freed: its getters then answer zero
+// values, and its other calls fail.
+func (w *Window[T]) gone() bool { return w == nil || w.c == nil || w.freed.Load() }
 
-// Size returns the number of elements of rank r's part of the window.
+// Comm returns the communicator of the window's members (a duplicate of
+// the one it was made on; MPI_Win_get_group gives its group); nil for a
+// nil or freed window.
+func (w *Window[T]) Comm() *Comm {
+	if w.gone() {
+		return nil
+	}
+	return w.c
+}
+
+// Size returns the number of elements of rank r's part of the window; 0
+// for a nil or freed window.
 func (w *Window[T]) Size(r int) int {
-	if r < 0 || r >= len(w.sizes) {
+	if w.gone() || r < 0 || r >= len(w.sizes) {
 		return 0
 	}
 	return w.sizes[r]
@@ -371,11 +388,21 @@ func (w *Window[T]) handle(err error) error {
 // (MPI_Win_set_errhandler): ErrorsReturn, ErrorsAreFatal, or a handler
 // from NewErrHandler, which is called with the window's communicator
 // (Comm). A window starts with the handler of the communicator it was
-// made on.
-func (w *Window[T]) SetErrHandler(h *ErrHandler) { w.errh.Store(h) }
+// made on. On a nil or freed window it does nothing.
+func (w *Window[T]) SetErrHandler(h *ErrHandler) {
+	if w.gone() {
+		return
+	}
+	w.errh.Store(h)
+}
 
-// ErrHandler returns the window's error handler (MPI_Win_get_errhandler).
+// ErrHandler returns the window's error handler (MPI_Win_get_errhandler);
+// ErrorsReturn for a nil or freed window, whose calls return their
+// errors without calling a handler.
 func (w *Window[T]) ErrHandler() *ErrHandler {
+	if w.gone() {
+		return ErrorsReturn
+	}
 	if h := w.errh.Load(); h != nil {
 		return h
 	}
@@ -383,10 +410,14 @@ func (w *Window[T]) ErrHandler() *ErrHandler {
 }
 
 // CallErrHandler passes err through the window's error handler and
-// returns it (MPI_Win_call_errhandler).
+// returns it (MPI_Win_call_errhandler). On a nil window it fails with
+// ErrArg, on a freed one with ErrRMASync, as every call does.
 func (w *Window[T]) CallErrHandler(e error) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Window.CallErrHandler", nil, Undefined, Undefined), &err)
+	}
+	if err := w.checkSync("CallErrHandler", noTarget); err != nil {
+		return err
 	}
 	return w.handle(e)
 }
@@ -400,11 +431,20 @@ func (w *Window[T]) SetInfo(info *Info) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Window.SetInfo", nil, Undefined, Undefined), &err)
 	}
+	if err := w.checkSync("SetInfo", noTarget); err != nil {
+		return err
+	}
 	return w.c.SetInfo(info)
 }
 
-// Info returns the hints set with SetInfo (MPI_Win_get_info).
-func (w *Window[T]) Info() *Info { return w.c.Info() }
+// Info returns the hints set with SetInfo (MPI_Win_get_info); nil for a
+// nil or freed window.
+func (w *Window[T]) Info() *Info {
+	if w.gone() {
+		return nil
+	}
+	return w.c.Info()
+}
 
 const noTarget = -1 << 30
 
@@ -440,6 +480,32 @@ func (w *Window[T]) check(op string, target, disp, n int) (bool, error) {
 		return false, w.errorf(op, ErrRMARange, target, "displacement %d and %d element(s) lie outside target %d's window of %d element(s)", disp, n, target, w.sizes[target])
 	}
 	return false, nil
+}
+
+// accCheck is check for the accumulate family: the window first, so that
+// a nil or freed window is reported as such (ErrArg, ErrRMASync) whatever
+// op is and no error is built through a window that is not there; then
+// op, then the epoch and range.
+func (w *Window[T]) accCheck(name string, target, disp, n int, op Op[T]) (bool, error) {
+	if err := w.accOp(name, target, op); err != nil {
+		return false, err
+	}
+	return w.check(name, target, disp, n)
+}
+
+// accOp checks an accumulate-family call's window (nil, freed) and then
+// its op, before the epoch and the range (check).
+func (w *Window[T]) accOp(name string, target int, op Op[T]) error {
+	if w == nil || w.c == nil {
+		return (*Comm)(nil).errorf("Window."+name, ErrArg, loc{}, "nil window")
+	}
+	if w.freed.Load() {
+		return w.errorf(name, ErrRMASync, target, "the window has been freed")
+	}
+	if !op.valid() {
+		return w.errorf(name, ErrOp, target, "invalid operation (the zero Op)")
+	}
+	return nil
 }
 
 // Put writes vals into target's window at element disp (MPI_Put). It is
@@ -505,10 +571,7 @@ func (w *Window[T]) Accumulate(vals []T, target, disp int, op Op[T]) (err error)
 		defer h.exit(h.enter("Window.Accumulate", nil, Undefined, Undefined), &err)
 	}
 
-	if !op.valid() {
-		return w.errorf("Accumulate", ErrOp, target, "invalid operation (the zero Op)")
-	}
-	if null, err := w.check("Accumulate", target, disp, len(vals)); null || err != nil {
+	if null, err := w.accCheck("Accumulate", target, disp, len(vals), op); null || err != nil {
 		return err
 	}
 	if len(vals) == 0 {
@@ -542,10 +605,7 @@ func (w *Window[T]) FetchAndOp(v T, target, disp int, op Op[T]) (_ T, err error)
 	}
 
 	var old T
-	if !op.valid() {
-		return old, w.errorf("FetchAndOp", ErrOp, target, "invalid operation (the zero Op)")
-	}
-	if null, err := w.check("FetchAndOp", target, disp, 1); null || err != nil {
+	if null, err := w.accCheck("FetchAndOp", target, disp, 1, op); null || err != nil {
 		return old, err
 	}
 	if m := w.reach[target]; m != nil {
@@ -798,7 +858,15 @@ func (w *Window[T]) FlushAll() (err error) {
 // Free releases the window (MPI_Win_free). It is collective over the
 // window's ranks and returns when every operation aimed at this rank's
 // window has completed. Locks this rank still holds are released first.
-// Every later call on the window fails with ErrRMASync.
+// Every later call on the window fails with ErrRMASync, and its getters
+// (Local, Size, Comm, Name, ...) answer zero values.
+//
+// A slice that Local or SharedQuery returned before Free stays safe to
+// touch but no longer belongs to the window: for a NewWindow window it
+// reads zeros from then on, on goroutine ranks and between processes
+// alike (the shared memory is released, its addresses stay mapped to
+// private zeroed pages); a WindowOf window's memory is the caller's own
+// slice and keeps its values.
 func (w *Window[T]) Free() (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Window.Free", nil, Undefined, Undefined), &err)
@@ -831,12 +899,23 @@ func (w *Window[T]) Free() (err error) {
 	}
 	w.closing.Store(true)
 	w.stopServer()
+	// Slices into the window's memory may outlive it: Local's and
+	// SharedQuery's from before Free. A shared segment is not unmapped,
+	// which would make such a slice fault (a fatal signal, not a panic),
+	// but retired: its pages are released and its addresses read zeros
+	// from now on (retireSegment), at the cost of the address range. The
+	// Go memory of a NewWindow window between goroutine ranks is zeroed
+	// to match, so a stale slice reads the same on every transport;
+	// WindowOf's memory is the caller's and keeps its values.
 	for _, m := range w.maps {
-		unmapSegment(m)
+		retireSegment(m)
 	}
 	w.maps = nil
-	if w.seg != nil {
-		unmapSegment(w.seg)
+	switch {
+	case w.seg != nil:
+		retireSegment(w.seg)
+	case w.alloc:
+		clear(w.local)
 	}
 	w.c.free()
 	return first

@@ -67,6 +67,20 @@ func OpenSegment(name string, size int) ([]byte, error) {
 // RemoveSegment unlinks a segment's file; mappings stay valid.
 func RemoveSegment(name string) { os.Remove(name) }
 
+// Retire releases the shared memory of a mapping made by CreateSegment or
+// OpenSegment but keeps its addresses valid: they read as zeros from then
+// on, and writes to them go to private pages of this process. A slice a
+// program kept into the mapping (a window's Local after Free) then never
+// faults; the address range stays reserved for the life of the process,
+// costing address space but no memory until written. Should the system
+// refuse, the mapping is left as it is (still valid, still shared).
+func Retire(mem []byte) error {
+	if len(mem) == 0 {
+		return nil
+	}
+	return retire(mem)
+}
+
 // Unmap releases a mapping made by CreateSegment or OpenSegment.
 func Unmap(mem []byte) error {
 	if len(mem) == 0 {

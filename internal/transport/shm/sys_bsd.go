@@ -41,3 +41,6 @@ func alive(pid int) bool {
 	}
 	return !errors.Is(unix.Kill(pid, 0), unix.ESRCH)
 }
+
+// noReserve: MAP_NORESERVE is Linux's; here retire passes no such flag.
+const noReserve = 0

@@ -15,6 +15,9 @@ import (
 
 // defaultDir is where inboxes live unless Config.Dir says otherwise:
 // /dev/shm, memory that no disk backs.
+// noReserve is retire's flag that the pages need no swap reserved.
+const noReserve = unix.MAP_NORESERVE
+
 func defaultDir() string { return "/dev/shm" }
 
 // platform says how this platform's shared memory works, for Available.

@@ -5,6 +5,7 @@ package shm
 import (
 	"os"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,6 +20,20 @@ func unmap(b []byte) {
 	if b != nil {
 		unix.Munmap(b)
 	}
+}
+
+// retire maps private zeroed pages over b with MAP_FIXED: the shared
+// pages are released (the file is unlinked, so they go when the last
+// process lets them go) and the addresses stay valid. noReserve asks,
+// where the system has it, that the pages take no swap or commit charge:
+// they are only ever touched by a program that used a slice after Free.
+func retire(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	_, err := unix.MmapPtr(-1, 0, unsafe.Pointer(&b[0]), uintptr(len(b)),
+		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON|unix.MAP_FIXED|noReserve)
+	return err
 }
 
 // ownedByMe reports whether the file st describes belongs to this

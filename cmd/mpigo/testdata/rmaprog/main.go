@@ -79,6 +79,36 @@ func main() {
 		if err := slots.Free(); err != nil {
 			return err
 		}
-		return counter.Free()
+		return staleAfterFree(world, counter, me, size)
 	})
+}
+
+// staleAfterFree frees w while holding slices into its memory, its own
+// part and (over shared memory) the next rank's, and then uses them: they
+// must read zeros and take writes, never fault (issue 40), and w's
+// getters must answer zero values.
+func staleAfterFree(world *mpi.Comm, w *mpi.Window[int64], me, size int) error {
+	own := w.Local()
+	peer, err := w.SharedQuery((me + 1) % size)
+	if err != nil {
+		peer = nil // tcp: the peer's memory is not mapped here
+	}
+	if err := w.Free(); err != nil {
+		return err
+	}
+	if w.Local() != nil || w.Size(me) != 0 {
+		return fmt.Errorf("rank %d: after Free, Local %v and Size %d", me, w.Local(), w.Size(me))
+	}
+	for _, s := range [][]int64{own, peer} {
+		if len(s) > 0 && s[0] != 0 {
+			return fmt.Errorf("rank %d: a slice kept past Free reads %d, want 0", me, s[0])
+		}
+	}
+	// Every rank has read before any writes (own is the previous rank's
+	// peer).
+	if err := mpi.Barrier(world); err != nil {
+		return err
+	}
+	own[0] = 7 // must not fault
+	return nil
 }
