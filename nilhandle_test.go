@@ -49,6 +49,7 @@ var sweepTypes = map[string]reflect.Value{
 	"Op":          reflect.ValueOf(mpi.Op[float64]{}),
 	"Cvar":        reflect.ValueOf(mpi.Cvar{}),
 	"Status":      reflect.ValueOf(mpi.Status{}),
+	"View":        reflect.ValueOf(mpi.View[float64]{}),
 }
 
 // notHandles are exported types with methods that are not handles: a nil
@@ -343,7 +344,21 @@ var handleFuncs = map[string]struct {
 	call func() error
 	want error
 }{
-	"Abort":              {func() error { mpi.Abort(nil, 3); return nil }, nil},
+	"Abort":     {func() error { mpi.Abort(nil, 3); return nil }, nil},
+	"SendView":  {func() error { return mpi.SendView(nil, mpi.View[float64]{}, 0, 0) }, mpi.ErrArg},
+	"IsendView": {func() error { _, err := mpi.IsendView(nil, mpi.View[float64]{}, 0, 0); return err }, mpi.ErrArg},
+	"RecvView":  {func() error { _, err := mpi.RecvView(nil, mpi.Strided([]float64{0}, 1, 1, 1), 0, 0); return err }, mpi.ErrComm},
+	"IrecvView": {func() error { _, err := mpi.IrecvView(nil, mpi.Strided([]float64{0}, 1, 1, 1), 0, 0); return err }, mpi.ErrComm},
+	"SendrecvView": {func() error {
+		v := mpi.Strided([]float64{0}, 1, 1, 1)
+		_, err := mpi.SendrecvView(nil, v, 0, 0, v, 0, 0)
+		return err
+	}, mpi.ErrComm},
+	"BcastView":          {func() error { return mpi.BcastView(nil, mpi.Strided([]float64{0}, 1, 1, 1), 0) }, mpi.ErrComm},
+	"GatherView":         {func() error { return mpi.GatherView(nil, mpi.Strided([]float64{0}, 1, 1, 1), nil, 0) }, mpi.ErrComm},
+	"ScatterView":        {func() error { return mpi.ScatterView(nil, nil, mpi.Strided([]float64{0}, 1, 1, 1), 0) }, mpi.ErrComm},
+	"AllgatherView":      {func() error { return mpi.AllgatherView(nil, mpi.View[float64]{}, nil) }, mpi.ErrArg},
+	"ViewOf":             {func() error { return mpi.ViewOf([]float64{0}, nil).Err() }, mpi.ErrType},
 	"AllgatherInto":      {func() error { return mpi.AllgatherInto[float64](nil, nil, nil) }, mpi.ErrComm},
 	"Allgather":          {func() error { _, err := mpi.Allgather(nil, 1.0); return err }, mpi.ErrComm},
 	"Allreduce":          {func() error { _, err := mpi.Allreduce(nil, 1.0, mpi.Sum[float64]()); return err }, mpi.ErrComm},

@@ -139,6 +139,18 @@ func (v View[E]) Datatype() *Datatype { return v.dt }
 // take it with Datatype.
 func (v View[E]) Bytes() []byte { return AsBytes(v.buf) }
 
+// usable returns the error a call named op using v must return: the one
+// v was made with, or ErrArg for the zero View, which selects nothing.
+func (v View[E]) usable(op string) error {
+	if v.err != nil {
+		return v.err
+	}
+	if v.dt == nil {
+		return (*Comm)(nil).errorf(op, ErrArg, loc{}, "the view was not made by Strided, Subarray or ViewOf")
+	}
+	return nil
+}
+
 // elemSize is the size of one E, by which a view's receive counts.
 func (v View[E]) elemSize() int { return v.dt.size / max(v.n, 1) }
 
@@ -148,8 +160,8 @@ func SendView[E any](c *Comm, v View[E], dest, tag int) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("SendView", c, dest, tag), &err)
 	}
-	if v.err != nil {
-		return v.err
+	if err := v.usable("SendView"); err != nil {
+		return err
 	}
 	return c.lowSend("SendView", v.Bytes(), 1, v.dt, dest, tag, engine.Standard)
 }
@@ -161,8 +173,8 @@ func IsendView[E any](c *Comm, v View[E], dest, tag int) (_ *Request, err error)
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("IsendView", c, dest, tag), &err)
 	}
-	if v.err != nil {
-		return nil, v.err
+	if err := v.usable("IsendView"); err != nil {
+		return nil, err
 	}
 	return c.isend(nil, "IsendView", v.Bytes(), 1, v.dt, dest, tag, engine.Standard)
 }
@@ -176,8 +188,8 @@ func RecvView[E any](c *Comm, v View[E], source, tag int) (_ Status, err error) 
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("RecvView", c, source, tag), &err)
 	}
-	if v.err != nil {
-		return Status{}, v.err
+	if err := v.usable("RecvView"); err != nil {
+		return Status{}, err
 	}
 	return c.recvView("RecvView", v.Bytes(), v.dt, v.elemSize(), source, tag, nil)
 }
@@ -188,8 +200,8 @@ func IrecvView[E any](c *Comm, v View[E], source, tag int) (_ *Request, err erro
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("IrecvView", c, source, tag), &err)
 	}
-	if v.err != nil {
-		return nil, v.err
+	if err := v.usable("IrecvView"); err != nil {
+		return nil, err
 	}
 	return c.irecvElem(nil, nil, "IrecvView", v.Bytes(), 1, v.dt, source, tag, v.elemSize())
 }
@@ -202,11 +214,11 @@ func SendrecvView[E any](c *Comm, send View[E], dest, sendtag int, recv View[E],
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("SendrecvView", c, dest, sendtag), &err)
 	}
-	if send.err != nil {
-		return Status{}, send.err
+	if err := send.usable("SendrecvView"); err != nil {
+		return Status{}, err
 	}
-	if recv.err != nil {
-		return Status{}, recv.err
+	if err := recv.usable("SendrecvView"); err != nil {
+		return Status{}, err
 	}
 	sendFn := func() error {
 		return c.lowSend("SendrecvView", send.Bytes(), 1, send.dt, dest, sendtag, engine.Standard)
@@ -241,8 +253,8 @@ func BcastView[E any](c *Comm, v View[E], root int) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("BcastView", c, root, Undefined), &err)
 	}
-	if v.err != nil {
-		return v.err
+	if err := v.usable("BcastView"); err != nil {
+		return err
 	}
 	return c.bcastBuf("BcastView", v.Bytes(), 1, v.dt, root)
 }
@@ -255,8 +267,8 @@ func GatherView[E any](c *Comm, send View[E], recv []E, root int) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("GatherView", c, root, Undefined), &err)
 	}
-	if send.err != nil {
-		return send.err
+	if err := send.usable("GatherView"); err != nil {
+		return err
 	}
 	et, err := viewElem[E]("GatherView")
 	if err != nil {
@@ -278,8 +290,8 @@ func ScatterView[E any](c *Comm, send []E, recv View[E], root int) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("ScatterView", c, root, Undefined), &err)
 	}
-	if recv.err != nil {
-		return recv.err
+	if err := recv.usable("ScatterView"); err != nil {
+		return err
 	}
 	et, err := viewElem[E]("ScatterView")
 	if err != nil {
@@ -300,8 +312,8 @@ func AllgatherView[E any](c *Comm, send View[E], recv []E) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("AllgatherView", c, Undefined, Undefined), &err)
 	}
-	if send.err != nil {
-		return send.err
+	if err := send.usable("AllgatherView"); err != nil {
+		return err
 	}
 	et, err := viewElem[E]("AllgatherView")
 	if err != nil {

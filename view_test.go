@@ -196,11 +196,24 @@ func TestViewErrors(t *testing.T) {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
+	err := mpi.Run(1, func(world *mpi.Comm) error {
+		var zero mpi.View[float64] // made by none of the constructors
+		if err := mpi.SendView(world, zero, 0, 0); !errors.Is(err, mpi.ErrArg) {
+			return fmt.Errorf("SendView of the zero View: %v", err)
+		}
+		if _, err := mpi.RecvView(world, zero, 0, 0); !errors.Is(err, mpi.ErrArg) {
+			return fmt.Errorf("RecvView of the zero View: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
 	if s := mpi.Strided[string](nil, 1, 1, 1); !errors.Is(s.Err(), mpi.ErrType) {
 		t.Errorf("a view of strings: %v, want ErrType", s.Err())
 	}
 
-	err := mpi.Run(2, func(world *mpi.Comm) error {
+	err = mpi.Run(2, func(world *mpi.Comm) error {
 		v := make([]float64, 8)
 		if world.Rank() == 0 {
 			if err := mpi.Send(world, []float64{1, 2, 3}, 1, 0); err != nil {
