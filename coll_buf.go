@@ -130,7 +130,7 @@ func (c *Comm) Bcast(buf []byte, count int, dt *Datatype, root int) (err error) 
 	if c.mixed() {
 		return c.hetLowBcast(buf, b, sp, count, dt, root) // hetero_coll.go
 	}
-	cc := c.lowCall(lowSig(dt, count), true)
+	cc := c.lowCall(lowSig(dt, count), true).atRoot(root)
 	if err := cc.done(op, c.bcastFixed(cc, b, root)); err != nil {
 		return err
 	}
@@ -244,13 +244,13 @@ func (c *Comm) gatherv(name string, sendbuf []byte, sendcount int, sendtype *Dat
 	var cc *collCall
 	switch {
 	case c.rank != root && full:
-		cc = c.lowCall(lowSig(sendtype, sendcount), true)
+		cc = c.lowCall(lowSig(sendtype, sendcount), true).atRoot(root)
 	case c.rank != root:
-		cc = c.lowCall(lowUnitSig(sendtype), false)
+		cc = c.lowCall(lowUnitSig(sendtype), false).atRoot(root)
 	case full:
-		cc = c.lowCall(lowSig(recvtype, recvcounts[root]), true)
+		cc = c.lowCall(lowSig(recvtype, recvcounts[root]), true).atRoot(root)
 	default:
-		cc = c.lowCall(lowUnitSig(recvtype), false)
+		cc = c.lowCall(lowUnitSig(recvtype), false).atRoot(root)
 	}
 	if c.rank == root && !inPlace {
 		cc.checkOwn(recvtype, recvcounts[root], sendtype, sendcount, "its receive block")
@@ -422,13 +422,13 @@ func (c *Comm) scatterv(name string, sendbuf []byte, sendcounts, displs []int, s
 	var cc *collCall
 	switch {
 	case c.rank == root && full:
-		cc = c.lowCall(lowSig(sendtype, sendcounts[root]), true)
+		cc = c.lowCall(lowSig(sendtype, sendcounts[root]), true).atRoot(root)
 	case c.rank == root:
-		cc = c.lowCall(lowUnitSig(sendtype), false)
+		cc = c.lowCall(lowUnitSig(sendtype), false).atRoot(root)
 	case full:
-		cc = c.lowCall(lowSig(recvtype, recvcount), true)
+		cc = c.lowCall(lowSig(recvtype, recvcount), true).atRoot(root)
 	default:
-		cc = c.lowCall(lowUnitSig(recvtype), false)
+		cc = c.lowCall(lowUnitSig(recvtype), false).atRoot(root)
 	}
 	if c.rank == root && !inPlace {
 		cc.checkOwn(sendtype, sendcounts[root], recvtype, recvcount, "its send block")
@@ -950,7 +950,7 @@ func (c *Comm) Reduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Redu
 	if c.mixed() {
 		return c.hetLowReduce(name, in[:n], recvbuf, dt, op, root, false) // hetero_coll.go
 	}
-	cc := c.lowCall(lowSig(dt, count), true)
+	cc := c.lowCall(lowSig(dt, count), true).atRoot(root)
 	if op.commutative { // in place, binomial, nothing allocated
 		sp := getScratch(2 * n)
 		defer putScratch(sp)

@@ -216,7 +216,7 @@ func Bcast[T any](c *Comm, v T, root int) (_ T, err error) {
 			return zero, c.typeErr("Bcast", loc{}, err)
 		}
 	}
-	cc := c.typedCall(t, -1)
+	cc := c.typedCall(t, -1).atRoot(root)
 	got, err := coll.BcastVarAlg(cc, "", b, root, c.collTag())
 	if err := cc.done("Bcast", err); err != nil {
 		return zero, err
@@ -250,7 +250,7 @@ func inCall(t *typeInfo) bool {
 // that pass different types exchange the same messages whichever road
 // each took, and learn of it from the signatures they carry (ErrType).
 func bcastValue[T any](c *Comm, t *typeInfo, v T, root int) (T, error) {
-	cc := c.typedCall(t, -1)
+	cc := c.typedCall(t, -1).atRoot(root)
 	b := cc.valBytes(t.size)
 	if c.rank == root {
 		copy(b, unsafe.Slice((*byte)(unsafe.Pointer(&v)), t.size))
@@ -322,7 +322,7 @@ func reduceT[T any](c *Comm, opname string, v T, op Op[T], root int) (T, error) 
 	if err != nil {
 		return zero, c.typeErr(opname, loc{}, err)
 	}
-	cc := c.typedCall(t, -1)
+	cc := c.typedCall(t, -1).atRoot(root)
 	res, mine, err := c.reduceBytes(cc, opname, b, valueCombine(cc, t, op), op.commutative, root)
 	if err != nil || !mine {
 		return zero, err
@@ -582,7 +582,7 @@ func reduceVecInto[E any](c *Comm, name string, t *typeInfo, v, out []E, op Op[E
 		// A short vector: the call's own buffers, as allreduceFast's,
 		// instead of two pooled ones (val, 8-byte aligned, holds a
 		// rank's copy of its contribution outside the root).
-		cc := c.typedCall(t, len(v))
+		cc := c.typedCall(t, len(v)).atRoot(root)
 		b := unsafeBytes(out, t.size)
 		if c.rank != root {
 			b = cc.valBytes(n)
@@ -601,7 +601,7 @@ func reduceVecInto[E any](c *Comm, name string, t *typeInfo, v, out []E, op Op[E
 	copy(b, vb)
 	sp := getScratch(len(vb))
 	defer putScratch(sp)
-	cc := c.typedCall(t, len(v))
+	cc := c.typedCall(t, len(v)).atRoot(root)
 	return cc.done(name, c.reduceVec(cc, b, (*sp)[:len(vb)], t.size, vecOf(t, op), root))
 }
 
@@ -706,7 +706,7 @@ func Gather[T any](c *Comm, v T, root int) (_ []T, err error) {
 	if err != nil {
 		return nil, c.typeErr("Gather", loc{}, err)
 	}
-	cc := c.typedCall(t, -1)
+	cc := c.typedCall(t, -1).atRoot(root)
 	parts, err := coll.Gather(cc, b, root, c.collTag())
 	if err := cc.done("Gather", err); err != nil {
 		return nil, err
@@ -725,7 +725,7 @@ func Gather[T any](c *Comm, v T, root int) (_ []T, err error) {
 // messages whichever road each took and learn of it from their
 // signatures (ErrType).
 func gatherValue[T any](c *Comm, t *typeInfo, v T, root int) ([]T, error) {
-	cc := c.typedCall(t, -1)
+	cc := c.typedCall(t, -1).atRoot(root)
 	b := cc.valBytes(t.size)
 	copy(b, unsafe.Slice((*byte)(unsafe.Pointer(&v)), t.size))
 	var res []T
@@ -748,7 +748,7 @@ func gatherValue[T any](c *Comm, t *typeInfo, v T, root int) ([]T, error) {
 // road, so ranks that pass different types learn of it from the
 // signatures (ErrType).
 func scatterValue[T any](c *Comm, t *typeInfo, vs []T, root int) (T, error) {
-	cc := c.typedCall(t, -1)
+	cc := c.typedCall(t, -1).atRoot(root)
 	b := cc.valBytes(t.size)
 	var in []byte
 	if c.rank == root {
@@ -860,7 +860,7 @@ func Scatter[T any](c *Comm, vs []T, root int) (_ T, err error) {
 	} else if inCall(t) {
 		return scatterValue[T](c, t, nil, root)
 	}
-	cc := c.typedCall(t, -1)
+	cc := c.typedCall(t, -1).atRoot(root)
 	got, err := coll.Scatter(cc, parts, root, c.collTag())
 	if err := cc.done("Scatter", err); err != nil {
 		return zero, err

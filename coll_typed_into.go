@@ -24,7 +24,7 @@ func BcastInto[E any](c *Comm, buf []E, root int) (err error) {
 	if c.mixed() {
 		return hetBcastInto(c, buf, root) // hetero_coll.go
 	}
-	cc := c.typedCall(t, len(buf))
+	cc := c.typedCall(t, len(buf)).atRoot(root)
 	return cc.done("BcastInto", c.bcastFixed(cc, unsafeBytes(buf, t.size), root))
 }
 
