@@ -39,6 +39,10 @@ func (c *Comm) Barrier() (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Barrier", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Barrier"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	return barrierOf(c)
 }
 
@@ -116,6 +120,10 @@ func (c *Comm) Bcast(buf []byte, count int, dt *Datatype, root int) (err error) 
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Bcast", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("Bcast"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	const op = "Bcast"
 	if c.IsInter() {
 		return c.interBcastBuf(buf, count, dt, root)
@@ -193,6 +201,10 @@ func (c *Comm) Gather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Gather", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("Gather"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return c.interGathervBuf("Gather", sendbuf, sendcount, sendtype, recvbuf, fill(len(c.group), recvcount), nil, recvtype, root)
 	}
@@ -205,6 +217,10 @@ func (c *Comm) Gatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvbu
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Gatherv", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("Gatherv"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	return c.gatherv("Gatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root)
 }
 
@@ -354,6 +370,10 @@ func (c *Comm) Scatter(sendbuf []byte, sendcount int, sendtype *Datatype, recvbu
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Scatter", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("Scatter"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return c.interScattervBuf("Scatter", sendbuf, fill(len(c.group), sendcount), nil, sendtype, recvbuf, recvcount, recvtype, root)
 	}
@@ -366,6 +386,10 @@ func (c *Comm) Scatterv(sendbuf []byte, sendcounts, displs []int, sendtype *Data
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Scatterv", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("Scatterv"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	return c.scatterv("Scatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root)
 }
 
@@ -502,6 +526,10 @@ func (c *Comm) Allgather(sendbuf []byte, sendcount int, sendtype *Datatype, recv
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Allgather", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Allgather"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return c.interAllgathervBuf("Allgather", sendbuf, sendcount, sendtype, recvbuf, fill(len(c.group), recvcount), nil, recvtype)
 	}
@@ -514,6 +542,10 @@ func (c *Comm) Allgatherv(sendbuf []byte, sendcount int, sendtype *Datatype, rec
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Allgatherv", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Allgatherv"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	return c.allgatherv("Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype)
 }
 
@@ -645,6 +677,10 @@ func (c *Comm) Alltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvb
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Alltoall", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Alltoall"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	const name = "Alltoall"
 	if c.IsInter() {
 		return c.interAlltoallBuf(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
@@ -709,6 +745,10 @@ func (c *Comm) Alltoallv(sendbuf []byte, sendcounts, sdispls []int, sendtype *Da
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Alltoallv", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Alltoallv"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	p := len(c.group)
 	st, rt := make([]*Datatype, p), make([]*Datatype, p)
 	for i := range st {
@@ -723,6 +763,10 @@ func (c *Comm) Alltoallw(sendbuf []byte, sendcounts, sdispls []int, sendtypes []
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Alltoallw", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Alltoallw"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	return c.alltoallw("Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, false)
 }
 
@@ -924,6 +968,11 @@ func (c *Comm) Reduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Redu
 		}
 		return nil
 	}
+	// Not before the staging above, which calls this again on c.
+	if err = c.enterColl("Reduce"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return c.interReduceBuf(name, sendbuf, recvbuf, count, dt, op, root, false)
 	}
@@ -1002,6 +1051,11 @@ func (c *Comm) Allreduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *R
 		rsp.unpackResult(rb)
 		return nil
 	}
+	// Not before the staging above, which calls this again on c.
+	if err = c.enterColl("Allreduce"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return c.interReduceBuf(name, sendbuf, recvbuf, count, dt, op, 0, true)
 	}
@@ -1052,6 +1106,10 @@ func (c *Comm) ReduceScatterBlock(sendbuf, recvbuf []byte, recvcount int, dt *Da
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.ReduceScatterBlock", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("ReduceScatterBlock"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if recvcount < 0 {
 		return c.argErr("ReduceScatterBlock", ErrCount, "negative count %d", recvcount)
 	}
@@ -1068,6 +1126,10 @@ func (c *Comm) ReduceScatter(sendbuf, recvbuf []byte, recvcounts []int, dt *Data
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.ReduceScatter", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("ReduceScatter"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	return c.reduceScatter("ReduceScatter", sendbuf, recvbuf, recvcounts, dt, op)
 }
 
@@ -1201,6 +1263,10 @@ func (c *Comm) Scan(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Reduce
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Scan", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Scan"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	return c.scan("Scan", sendbuf, recvbuf, count, dt, op, true)
 }
 
@@ -1211,6 +1277,10 @@ func (c *Comm) Exscan(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Redu
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Exscan", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Exscan"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	return c.scan("Exscan", sendbuf, recvbuf, count, dt, op, false)
 }
 

@@ -170,6 +170,10 @@ func Barrier(c *Comm) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Barrier", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Barrier"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	return barrierOf(c)
 }
 
@@ -194,6 +198,10 @@ func Bcast[T any](c *Comm, v T, root int) (_ T, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Bcast", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("Bcast"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	var zero T
 	if c.IsInter() {
 		return interBcastT(c, v, root)
@@ -344,6 +352,10 @@ func Reduce[T any](c *Comm, v T, op Op[T], root int) (_ T, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Reduce", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("Reduce"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return interReduceOp(c, "Reduce", v, op, root, false)
 	}
@@ -358,6 +370,10 @@ func Allreduce[T any](c *Comm, v T, op Op[T]) (_ T, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Allreduce", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Allreduce"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return interReduceOp(c, "Allreduce", v, op, 0, true)
 	}
@@ -493,6 +509,10 @@ func ReduceSlice[E any](c *Comm, v []E, op Op[E], root int) (_ []E, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("ReduceSlice", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("ReduceSlice"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return interReduceSliceOp(c, "ReduceSlice", v, op, root, false)
 	}
@@ -505,6 +525,10 @@ func AllreduceSlice[E any](c *Comm, v []E, op Op[E]) (_ []E, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("AllreduceSlice", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("AllreduceSlice"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return interReduceSliceOp(c, "AllreduceSlice", v, op, 0, true)
 	}
@@ -518,6 +542,10 @@ func AllreduceSliceInto[E any](c *Comm, v, out []E, op Op[E]) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("AllreduceSliceInto", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("AllreduceSliceInto"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if len(out) != len(v) {
 		return c.fail("AllreduceSliceInto", ErrCount, loc{}, "out has %d elements, v has %d", len(out), len(v))
 	}
@@ -543,6 +571,10 @@ func ReduceSliceInto[E any](c *Comm, v, out []E, op Op[E], root int) (err error)
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("ReduceSliceInto", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("ReduceSliceInto"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	const name = "ReduceSliceInto"
 	if c.IsInter() {
 		r, err := interReduceSliceOp(c, name, v, op, root, false)
@@ -611,6 +643,10 @@ func Scan[T any](c *Comm, v T, op Op[T]) (_ T, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Scan", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Scan"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	var zero T
 	if err := checkOp(c, "Scan", op); err != nil {
 		return zero, err
@@ -642,6 +678,10 @@ func Exscan[T any](c *Comm, v T, op Op[T]) (res T, ok bool, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Exscan", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Exscan"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	var zero T
 	if err := checkOp(c, "Exscan", op); err != nil {
 		return zero, false, err
@@ -689,6 +729,10 @@ func Gather[T any](c *Comm, v T, root int) (_ []T, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Gather", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("Gather"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return interGatherT(c, v, root)
 	}
@@ -771,6 +815,10 @@ func Allgather[T any](c *Comm, v T) (_ []T, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Allgather", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Allgather"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return interAllgatherT(c, v)
 	}
@@ -832,6 +880,10 @@ func Scatter[T any](c *Comm, vs []T, root int) (_ T, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Scatter", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("Scatter"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	var zero T
 	if c.IsInter() {
 		return interScatterT(c, vs, root)
@@ -882,6 +934,10 @@ func Alltoall[T any](c *Comm, vs []T) (_ []T, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Alltoall", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Alltoall"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return interAlltoallT(c, vs)
 	}
