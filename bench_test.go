@@ -521,3 +521,59 @@ func BenchmarkTypedColl(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBcast8 is the 8-byte Bcast of a float64 from rank 0, on 2 and
+// 4 goroutine ranks over inproc and over the shared-memory transport,
+// timed on the root: the call whose cost a check of the ranks' roots
+// must not raise (issue 40).
+func BenchmarkBcast8(b *testing.B) {
+	for _, tr := range []string{"inproc", "shm"} {
+		cfg := mpi.DefaultConfig()
+		cfg.Transport = tr
+		if tr == "inproc" {
+			cfg.Transport = ""
+		}
+		for _, n := range []int{2, 4} {
+			b.Run(fmt.Sprintf("%s/%dranks", tr, n), func(b *testing.B) {
+				b.ReportAllocs()
+				mpi.RunConfig(n, cfg, func(c *mpi.Comm) error {
+					v := float64(c.Rank())
+					mpi.Barrier(c)
+					if c.Rank() == 0 {
+						b.ResetTimer()
+					}
+					for i := 0; i < b.N; i++ {
+						r, err := mpi.Bcast(c, v, 0)
+						if err != nil {
+							return err
+						}
+						v = r
+					}
+					return nil
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkAllreduce8Entry is the 8-byte Allreduce of a float64 on 2
+// goroutine ranks: the call whose cost the check for concurrent
+// collectives on one communicator must not raise (issue 40).
+func BenchmarkAllreduce8Entry(b *testing.B) {
+	b.ReportAllocs()
+	mpi.Run(2, func(c *mpi.Comm) error {
+		v := float64(c.Rank())
+		mpi.Barrier(c)
+		if c.Rank() == 0 {
+			b.ResetTimer()
+		}
+		for i := 0; i < b.N; i++ {
+			r, err := mpi.Allreduce(c, v, mpi.Sum[float64]())
+			if err != nil {
+				return err
+			}
+			v = r - v
+		}
+		return nil
+	})
+}

@@ -39,6 +39,10 @@ func (c *Comm) Barrier() (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Barrier", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Barrier"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	return barrierOf(c)
 }
 
@@ -121,6 +125,10 @@ func (c *Comm) Bcast(buf []byte, count int, dt *Datatype, root int) (err error) 
 
 // bcastBuf is Bcast for the call named op (BcastView's too).
 func (c *Comm) bcastBuf(op string, buf []byte, count int, dt *Datatype, root int) error {
+	if err := c.enterColl(op); err != nil {
+		return err
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return c.interBcastBuf(buf, count, dt, root)
 	}
@@ -134,7 +142,7 @@ func (c *Comm) bcastBuf(op string, buf []byte, count int, dt *Datatype, root int
 	if c.mixed() {
 		return c.hetLowBcast(buf, b, sp, count, dt, root) // hetero_coll.go
 	}
-	cc := c.lowCall(lowSig(dt, count), true)
+	cc := c.lowCall(lowSig(dt, count), true).atRoot(root)
 	if err := cc.done(op, c.bcastFixed(cc, b, root)); err != nil {
 		return err
 	}
@@ -197,6 +205,10 @@ func (c *Comm) Gather(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Gather", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("Gather"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return c.interGathervBuf("Gather", sendbuf, sendcount, sendtype, recvbuf, fill(c.members(), recvcount), nil, recvtype, root)
 	}
@@ -209,6 +221,10 @@ func (c *Comm) Gatherv(sendbuf []byte, sendcount int, sendtype *Datatype, recvbu
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Gatherv", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("Gatherv"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	return c.gatherv("Gatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root)
 }
 
@@ -248,13 +264,13 @@ func (c *Comm) gatherv(name string, sendbuf []byte, sendcount int, sendtype *Dat
 	var cc *collCall
 	switch {
 	case c.rank != root && full:
-		cc = c.lowCall(lowSig(sendtype, sendcount), true)
+		cc = c.lowCall(lowSig(sendtype, sendcount), true).atRoot(root)
 	case c.rank != root:
-		cc = c.lowCall(lowUnitSig(sendtype), false)
+		cc = c.lowCall(lowUnitSig(sendtype), false).atRoot(root)
 	case full:
-		cc = c.lowCall(lowSig(recvtype, recvcounts[root]), true)
+		cc = c.lowCall(lowSig(recvtype, recvcounts[root]), true).atRoot(root)
 	default:
-		cc = c.lowCall(lowUnitSig(recvtype), false)
+		cc = c.lowCall(lowUnitSig(recvtype), false).atRoot(root)
 	}
 	if c.rank == root && !inPlace {
 		cc.checkOwn(recvtype, recvcounts[root], sendtype, sendcount, "its receive block")
@@ -358,6 +374,10 @@ func (c *Comm) Scatter(sendbuf []byte, sendcount int, sendtype *Datatype, recvbu
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Scatter", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("Scatter"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return c.interScattervBuf("Scatter", sendbuf, fill(c.members(), sendcount), nil, sendtype, recvbuf, recvcount, recvtype, root)
 	}
@@ -370,6 +390,10 @@ func (c *Comm) Scatterv(sendbuf []byte, sendcounts, displs []int, sendtype *Data
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Scatterv", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("Scatterv"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	return c.scatterv("Scatterv", sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root)
 }
 
@@ -426,13 +450,13 @@ func (c *Comm) scatterv(name string, sendbuf []byte, sendcounts, displs []int, s
 	var cc *collCall
 	switch {
 	case c.rank == root && full:
-		cc = c.lowCall(lowSig(sendtype, sendcounts[root]), true)
+		cc = c.lowCall(lowSig(sendtype, sendcounts[root]), true).atRoot(root)
 	case c.rank == root:
-		cc = c.lowCall(lowUnitSig(sendtype), false)
+		cc = c.lowCall(lowUnitSig(sendtype), false).atRoot(root)
 	case full:
-		cc = c.lowCall(lowSig(recvtype, recvcount), true)
+		cc = c.lowCall(lowSig(recvtype, recvcount), true).atRoot(root)
 	default:
-		cc = c.lowCall(lowUnitSig(recvtype), false)
+		cc = c.lowCall(lowUnitSig(recvtype), false).atRoot(root)
 	}
 	if c.rank == root && !inPlace {
 		cc.checkOwn(sendtype, sendcounts[root], recvtype, recvcount, "its send block")
@@ -506,6 +530,10 @@ func (c *Comm) Allgather(sendbuf []byte, sendcount int, sendtype *Datatype, recv
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Allgather", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Allgather"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return c.interAllgathervBuf("Allgather", sendbuf, sendcount, sendtype, recvbuf, fill(c.members(), recvcount), nil, recvtype)
 	}
@@ -518,6 +546,10 @@ func (c *Comm) Allgatherv(sendbuf []byte, sendcount int, sendtype *Datatype, rec
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Allgatherv", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Allgatherv"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	return c.allgatherv("Allgatherv", sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype)
 }
 
@@ -649,6 +681,10 @@ func (c *Comm) Alltoall(sendbuf []byte, sendcount int, sendtype *Datatype, recvb
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Alltoall", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Alltoall"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	const name = "Alltoall"
 	if c.IsInter() {
 		return c.interAlltoallBuf(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
@@ -713,6 +749,10 @@ func (c *Comm) Alltoallv(sendbuf []byte, sendcounts, sdispls []int, sendtype *Da
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Alltoallv", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Alltoallv"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	p := c.members()
 	st, rt := make([]*Datatype, p), make([]*Datatype, p)
 	for i := range st {
@@ -727,6 +767,10 @@ func (c *Comm) Alltoallw(sendbuf []byte, sendcounts, sdispls []int, sendtypes []
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Alltoallw", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Alltoallw"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	return c.alltoallw("Alltoallw", sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, false)
 }
 
@@ -928,6 +972,11 @@ func (c *Comm) Reduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Redu
 		}
 		return nil
 	}
+	// Not before the staging above, which calls this again on c.
+	if err = c.enterColl("Reduce"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return c.interReduceBuf(name, sendbuf, recvbuf, count, dt, op, root, false)
 	}
@@ -954,7 +1003,7 @@ func (c *Comm) Reduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Redu
 	if c.mixed() {
 		return c.hetLowReduce(name, in[:n], recvbuf, dt, op, root, false) // hetero_coll.go
 	}
-	cc := c.lowCall(lowSig(dt, count), true)
+	cc := c.lowCall(lowSig(dt, count), true).atRoot(root)
 	if op.commutative { // in place, binomial, nothing allocated
 		sp := getScratch(2 * n)
 		defer putScratch(sp)
@@ -1006,6 +1055,11 @@ func (c *Comm) Allreduce(sendbuf, recvbuf []byte, count int, dt *Datatype, op *R
 		rsp.unpackResult(rb)
 		return nil
 	}
+	// Not before the staging above, which calls this again on c.
+	if err = c.enterColl("Allreduce"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return c.interReduceBuf(name, sendbuf, recvbuf, count, dt, op, 0, true)
 	}
@@ -1056,6 +1110,10 @@ func (c *Comm) ReduceScatterBlock(sendbuf, recvbuf []byte, recvcount int, dt *Da
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.ReduceScatterBlock", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("ReduceScatterBlock"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if recvcount < 0 {
 		return c.argErr("ReduceScatterBlock", ErrCount, "negative count %d", recvcount)
 	}
@@ -1072,6 +1130,10 @@ func (c *Comm) ReduceScatter(sendbuf, recvbuf []byte, recvcounts []int, dt *Data
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.ReduceScatter", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("ReduceScatter"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	return c.reduceScatter("ReduceScatter", sendbuf, recvbuf, recvcounts, dt, op)
 }
 
@@ -1205,6 +1267,10 @@ func (c *Comm) Scan(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Reduce
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Scan", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Scan"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	return c.scan("Scan", sendbuf, recvbuf, count, dt, op, true)
 }
 
@@ -1215,6 +1281,10 @@ func (c *Comm) Exscan(sendbuf, recvbuf []byte, count int, dt *Datatype, op *Redu
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.Exscan", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Exscan"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	return c.scan("Exscan", sendbuf, recvbuf, count, dt, op, false)
 }
 

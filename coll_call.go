@@ -89,6 +89,80 @@ type collCall struct {
 	// keeps it): a collective on a communicator reuses its call, and
 	// with it the slot, cheaper than the slot pool.
 	spare *slot
+
+	// mix is rootMix(root) of a rooted collective, folded into sig
+	// (atRoot); 0 otherwise.
+	mix  uint64
+	root int
+}
+
+// Different roots (issue 40). A rooted collective (Bcast, Gather,
+// Scatter, Reduce and their forms) folds its root into the signature its
+// messages carry (atRoot), so that a message from a rank that passed
+// another root disagrees with the receiver's signature, as a message of
+// another type does: the receiver records it (saw), goes on without
+// using its bytes, poisons what it sends on, and returns ErrRoot naming
+// both roots (rootErr) instead of a result built from the other rank's
+// view of the tree. It costs one multiply and XOR per call. It catches
+// only what the algorithm's messages carry between ranks that disagree:
+// a rank that believes itself the root of a Bcast or a Scatter receives
+// nothing, and a rank whose partners in its view never send to it waits
+// (the hang report ends it); check mode (--check, MPIGO_CHECK=1), which
+// tells every rank its neighbour's call, catches every case.
+
+// rootKey is odd, so that rootMix is invertible (rootKeyInv).
+const rootKey = 0x9e3779b97f4a7c15
+
+// rootKeyInv is rootKey's inverse modulo 2^64.
+var rootKeyInv = func() uint64 {
+	x := uint64(rootKey) // Newton's iteration: correct to 3, 6, 12, ... bits
+	for range 6 {
+		x *= 2 - rootKey*x
+	}
+	return x
+}()
+
+// rootMix is what a collective to root folds into its signature.
+func rootMix(root int) uint64 { return uint64(root+1) * rootKey }
+
+// atRoot folds root into the call's signature (root < 0: no root; an
+// untyped call, signature 0, stays untyped) and returns cc.
+func (cc *collCall) atRoot(root int) *collCall {
+	if root >= 0 && cc.sig != 0 {
+		cc.mix, cc.root = rootMix(root), root
+		cc.sig ^= cc.mix
+	}
+	return cc
+}
+
+// unroot takes the call's root out of a signature of a rank that passed
+// the same root, for naming its type.
+func (cc *collCall) unroot(sig uint64) uint64 { return sig ^ cc.mix }
+
+// otherRoot reports the root that the rank whose message disagreed
+// passed, if the disagreement was the root alone: directly, or through a
+// poisoned signature (saw).
+func (cc *collCall) otherRoot() (int, bool) {
+	if cc.mix == 0 || cc.top == nil {
+		return 0, false
+	}
+	n := uint64(len(cc.top.group))
+	for _, x := range [2]uint64{cc.their ^ cc.wanted, cc.their ^ poisonKey} {
+		r := (x^cc.mix)*rootKeyInv - 1
+		if r < n && int(r) != cc.root {
+			return int(r), true
+		}
+	}
+	return 0, false
+}
+
+// rootErr is the error of a call whose ranks passed different roots.
+func (cc *collCall) rootErr(op string, r int) error {
+	who := cc.who(cc.from)
+	if cc.their^cc.wanted != rootMix(r)^cc.mix {
+		who = "another rank (reported by " + who + ")"
+	}
+	return cc.top.fail(op, ErrRoot, loc{}, "this rank passed root %d, %s passed root %d: every rank must pass the same root (run with --check, or MPIGO_CHECK=1, to see every rank's call)", cc.root, who, r)
 }
 
 var callPool = sync.Pool{New: func() any { return new(collCall) }}
@@ -194,6 +268,7 @@ func (cc *collCall) saw(sig uint64, src int) bool {
 // known reports whether this process can name what signature sig stands
 // for in the call's terms.
 func (cc *collCall) known(sig uint64) bool {
+	sig = cc.unroot(sig)
 	if cc.low {
 		_, _, ok := decodeSig(sig)
 		return ok
@@ -379,6 +454,11 @@ func (cc *collCall) who(w int) string {
 
 // mismatchErr describes the mismatch the call recorded.
 func (cc *collCall) mismatchErr(op string) error {
+	if cc.local == "" {
+		if r, ok := cc.otherRoot(); ok {
+			return cc.rootErr(op, r)
+		}
+	}
 	if cc.low {
 		return cc.lowMismatchErr(op)
 	}
@@ -388,16 +468,16 @@ func (cc *collCall) mismatchErr(op string) error {
 		mine = "[]" + mine
 	}
 	who := cc.who(cc.from)
-	name, count, ok := cc.sigName(cc.their)
+	name, count, ok := cc.sigName(cc.unroot(cc.their))
 	if !ok { // a poisoned signature: see saw
-		name, count, ok = cc.sigName(cc.their ^ poisonKey ^ cc.wanted)
+		name, count, ok = cc.sigName(cc.unroot(cc.their ^ poisonKey ^ cc.wanted))
 		who = "another rank (reported by " + who + ")"
 	}
 	var msg string
 	class := ErrType
 	switch {
 	case !ok:
-		msg = "this rank passed " + mine + ", " + who + " passed a type this process has not used (signature " + hex(cc.their) + ")"
+		msg = "this rank passed " + mine + ", " + who + " passed a type this process has not used (signature " + hex(cc.unroot(cc.their)) + ")"
 	case name == mine && count != cc.count:
 		class = ErrCount
 		msg = "rank " + strconv.Itoa(c.rank) + " passed " + strconv.Itoa(cc.count) + " elements, " + who + " passed " + strconv.Itoa(count)
@@ -427,10 +507,10 @@ func (cc *collCall) lowMismatchErr(op string) error {
 		return c.fail(op, cc.lclass, loc{}, "%s", cc.local)
 	}
 	who := cc.who(cc.from)
-	mu, mn, _ := decodeSig(cc.wanted)
-	tu, tn, ok := decodeSig(cc.their)
+	mu, mn, _ := decodeSig(cc.unroot(cc.wanted))
+	tu, tn, ok := decodeSig(cc.unroot(cc.their))
 	if !ok { // a poisoned signature: see saw
-		tu, tn, ok = decodeSig(cc.their ^ poisonKey ^ cc.wanted)
+		tu, tn, ok = decodeSig(cc.unroot(cc.their ^ poisonKey ^ cc.wanted))
 		who = "another rank (reported by " + who + ")"
 	}
 	n := func(v uint64) int64 {

@@ -662,7 +662,7 @@ func (m *meet) mismatch(cc *collCall, me int) (bool, error) {
 		if k := m.kinds[i]; k != m.kinds[me] {
 			what := fmt.Sprintf("this rank is in %s, rank %d in %s", kindName(m.kinds[me]), i, kindName(k))
 			if k >= reduceKind && m.kinds[me] >= reduceKind {
-				return true, &classErr{ErrRoot, "meeting in memory: " + what + " (the ranks passed different roots)"}
+				return true, &classErr{ErrRoot, "meeting in memory: " + what + " (the ranks passed different roots; every rank must pass the same root: run with --check, or MPIGO_CHECK=1, to see every rank's call)"}
 			}
 			return true, fmt.Errorf("meeting in memory: %s (mismatched collectives)", what)
 		}

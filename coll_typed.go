@@ -170,6 +170,10 @@ func Barrier(c *Comm) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Barrier", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Barrier"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	return barrierOf(c)
 }
 
@@ -194,6 +198,10 @@ func Bcast[T any](c *Comm, v T, root int) (_ T, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Bcast", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("Bcast"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	var zero T
 	if c.IsInter() {
 		return interBcastT(c, v, root)
@@ -216,7 +224,7 @@ func Bcast[T any](c *Comm, v T, root int) (_ T, err error) {
 			return zero, c.typeErr("Bcast", loc{}, err)
 		}
 	}
-	cc := c.typedCall(t, -1)
+	cc := c.typedCall(t, -1).atRoot(root)
 	got, err := coll.BcastVarAlg(cc, "", b, root, c.collTag())
 	if err := cc.done("Bcast", err); err != nil {
 		return zero, err
@@ -250,7 +258,7 @@ func inCall(t *typeInfo) bool {
 // that pass different types exchange the same messages whichever road
 // each took, and learn of it from the signatures they carry (ErrType).
 func bcastValue[T any](c *Comm, t *typeInfo, v T, root int) (T, error) {
-	cc := c.typedCall(t, -1)
+	cc := c.typedCall(t, -1).atRoot(root)
 	b := cc.valBytes(t.size)
 	if c.rank == root {
 		copy(b, unsafe.Slice((*byte)(unsafe.Pointer(&v)), t.size))
@@ -322,7 +330,7 @@ func reduceT[T any](c *Comm, opname string, v T, op Op[T], root int) (T, error) 
 	if err != nil {
 		return zero, c.typeErr(opname, loc{}, err)
 	}
-	cc := c.typedCall(t, -1)
+	cc := c.typedCall(t, -1).atRoot(root)
 	res, mine, err := c.reduceBytes(cc, opname, b, valueCombine(cc, t, op), op.commutative, root)
 	if err != nil || !mine {
 		return zero, err
@@ -347,6 +355,10 @@ func Reduce[T any](c *Comm, v T, op Op[T], root int) (_ T, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Reduce", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("Reduce"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return interReduceOp(c, "Reduce", v, op, root, false)
 	}
@@ -361,6 +373,10 @@ func Allreduce[T any](c *Comm, v T, op Op[T]) (_ T, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Allreduce", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Allreduce"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return interReduceOp(c, "Allreduce", v, op, 0, true)
 	}
@@ -496,6 +512,10 @@ func ReduceSlice[E any](c *Comm, v []E, op Op[E], root int) (_ []E, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("ReduceSlice", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("ReduceSlice"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return interReduceSliceOp(c, "ReduceSlice", v, op, root, false)
 	}
@@ -508,6 +528,10 @@ func AllreduceSlice[E any](c *Comm, v []E, op Op[E]) (_ []E, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("AllreduceSlice", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("AllreduceSlice"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return interReduceSliceOp(c, "AllreduceSlice", v, op, 0, true)
 	}
@@ -521,6 +545,10 @@ func AllreduceSliceInto[E any](c *Comm, v, out []E, op Op[E]) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("AllreduceSliceInto", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("AllreduceSliceInto"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if len(out) != len(v) {
 		return c.fail("AllreduceSliceInto", ErrCount, loc{}, "out has %d elements, v has %d", len(out), len(v))
 	}
@@ -546,6 +574,10 @@ func ReduceSliceInto[E any](c *Comm, v, out []E, op Op[E], root int) (err error)
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("ReduceSliceInto", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("ReduceSliceInto"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	const name = "ReduceSliceInto"
 	if c.IsInter() {
 		r, err := interReduceSliceOp(c, name, v, op, root, false)
@@ -585,7 +617,7 @@ func reduceVecInto[E any](c *Comm, name string, t *typeInfo, v, out []E, op Op[E
 		// A short vector: the call's own buffers, as allreduceFast's,
 		// instead of two pooled ones (val, 8-byte aligned, holds a
 		// rank's copy of its contribution outside the root).
-		cc := c.typedCall(t, len(v))
+		cc := c.typedCall(t, len(v)).atRoot(root)
 		b := unsafeBytes(out, t.size)
 		if c.rank != root {
 			b = cc.valBytes(n)
@@ -604,7 +636,7 @@ func reduceVecInto[E any](c *Comm, name string, t *typeInfo, v, out []E, op Op[E
 	copy(b, vb)
 	sp := getScratch(len(vb))
 	defer putScratch(sp)
-	cc := c.typedCall(t, len(v))
+	cc := c.typedCall(t, len(v)).atRoot(root)
 	return cc.done(name, c.reduceVec(cc, b, (*sp)[:len(vb)], t.size, vecOf(t, op), root))
 }
 
@@ -614,6 +646,10 @@ func Scan[T any](c *Comm, v T, op Op[T]) (_ T, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Scan", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Scan"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	var zero T
 	if err := checkOp(c, "Scan", op); err != nil {
 		return zero, err
@@ -645,6 +681,10 @@ func Exscan[T any](c *Comm, v T, op Op[T]) (res T, ok bool, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Exscan", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Exscan"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	var zero T
 	if err := checkOp(c, "Exscan", op); err != nil {
 		return zero, false, err
@@ -692,6 +732,10 @@ func Gather[T any](c *Comm, v T, root int) (_ []T, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Gather", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("Gather"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return interGatherT(c, v, root)
 	}
@@ -709,7 +753,7 @@ func Gather[T any](c *Comm, v T, root int) (_ []T, err error) {
 	if err != nil {
 		return nil, c.typeErr("Gather", loc{}, err)
 	}
-	cc := c.typedCall(t, -1)
+	cc := c.typedCall(t, -1).atRoot(root)
 	parts, err := coll.Gather(cc, b, root, c.collTag())
 	if err := cc.done("Gather", err); err != nil {
 		return nil, err
@@ -728,7 +772,7 @@ func Gather[T any](c *Comm, v T, root int) (_ []T, err error) {
 // messages whichever road each took and learn of it from their
 // signatures (ErrType).
 func gatherValue[T any](c *Comm, t *typeInfo, v T, root int) ([]T, error) {
-	cc := c.typedCall(t, -1)
+	cc := c.typedCall(t, -1).atRoot(root)
 	b := cc.valBytes(t.size)
 	copy(b, unsafe.Slice((*byte)(unsafe.Pointer(&v)), t.size))
 	var res []T
@@ -751,7 +795,7 @@ func gatherValue[T any](c *Comm, t *typeInfo, v T, root int) ([]T, error) {
 // road, so ranks that pass different types learn of it from the
 // signatures (ErrType).
 func scatterValue[T any](c *Comm, t *typeInfo, vs []T, root int) (T, error) {
-	cc := c.typedCall(t, -1)
+	cc := c.typedCall(t, -1).atRoot(root)
 	b := cc.valBytes(t.size)
 	var in []byte
 	if c.rank == root {
@@ -774,6 +818,10 @@ func Allgather[T any](c *Comm, v T) (_ []T, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Allgather", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Allgather"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return interAllgatherT(c, v)
 	}
@@ -835,6 +883,10 @@ func Scatter[T any](c *Comm, vs []T, root int) (_ T, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Scatter", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("Scatter"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	var zero T
 	if c.IsInter() {
 		return interScatterT(c, vs, root)
@@ -863,7 +915,7 @@ func Scatter[T any](c *Comm, vs []T, root int) (_ T, err error) {
 	} else if inCall(t) {
 		return scatterValue[T](c, t, nil, root)
 	}
-	cc := c.typedCall(t, -1)
+	cc := c.typedCall(t, -1).atRoot(root)
 	got, err := coll.Scatter(cc, parts, root, c.collTag())
 	if err := cc.done("Scatter", err); err != nil {
 		return zero, err
@@ -885,6 +937,10 @@ func Alltoall[T any](c *Comm, vs []T) (_ []T, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Alltoall", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("Alltoall"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if c.IsInter() {
 		return interAlltoallT(c, vs)
 	}

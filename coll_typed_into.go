@@ -14,6 +14,10 @@ func BcastInto[E any](c *Comm, buf []E, root int) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("BcastInto", c, root, Undefined), &err)
 	}
+	if err = c.enterColl("BcastInto"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if err := c.checkRoot("BcastInto", root); err != nil {
 		return err
 	}
@@ -24,7 +28,7 @@ func BcastInto[E any](c *Comm, buf []E, root int) (err error) {
 	if c.mixed() {
 		return hetBcastInto(c, buf, root) // hetero_coll.go
 	}
-	cc := c.typedCall(t, len(buf))
+	cc := c.typedCall(t, len(buf)).atRoot(root)
 	return cc.done("BcastInto", c.bcastFixed(cc, unsafeBytes(buf, t.size), root))
 }
 
@@ -35,6 +39,10 @@ func AllgatherInto[E any](c *Comm, v, out []E) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("AllgatherInto", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("AllgatherInto"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if err := c.intraOnly("AllgatherInto"); err != nil {
 		return err
 	}
@@ -73,6 +81,10 @@ func AlltoallInto[E any](c *Comm, send, recv []E) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("AlltoallInto", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("AlltoallInto"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	if err := c.intraOnly("AlltoallInto"); err != nil {
 		return err
 	}

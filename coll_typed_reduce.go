@@ -15,6 +15,10 @@ func ReduceScatterBlock[E any](c *Comm, v []E, op Op[E]) (_ []E, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("ReduceScatterBlock", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("ReduceScatterBlock"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	p := c.Size()
 	if p > 0 && len(v)%p != 0 {
 		return nil, c.fail("ReduceScatterBlock", ErrCount, loc{}, "%d elements do not split into %d equal blocks", len(v), p)
@@ -33,6 +37,10 @@ func ReduceScatterBlockInto[E any](c *Comm, v, out []E, op Op[E]) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("ReduceScatterBlockInto", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("ReduceScatterBlockInto"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	const name = "ReduceScatterBlockInto"
 	if err := c.check(name); err != nil {
 		return err // before c.mixed reads c
@@ -103,6 +111,10 @@ func ReduceScatter[E any](c *Comm, v []E, counts []int, op Op[E]) (_ []E, err er
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("ReduceScatter", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("ReduceScatter"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	return reduceScatterT(c, "ReduceScatter", v, counts, op)
 }
 
@@ -197,6 +209,10 @@ func ScanSliceInto[E any](c *Comm, v, out []E, op Op[E]) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("ScanSliceInto", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("ScanSliceInto"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	const name = "ScanSliceInto"
 	if len(out) != len(v) {
 		return c.fail(name, ErrCount, loc{}, "out has %d elements, v has %d", len(out), len(v))
@@ -235,6 +251,10 @@ func ScanSlice[E any](c *Comm, v []E, op Op[E]) (_ []E, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("ScanSlice", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("ScanSlice"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	return scanSliceT(c, "ScanSlice", v, op)
 }
 

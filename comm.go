@@ -46,6 +46,9 @@ type Comm struct {
 	shadow *Comm // the same members on the collective context ctx+1
 	pinned int   // non-blocking collective views: 1 + the tag base they own
 	hc     *hierCache
+	// inColl is 1 while one of this rank's goroutines is in a blocking
+	// collective on c (enterColl).
+	inColl atomic.Uint32
 	// spareCall is a typed collective call kept for the next one on c
 	// (coll_call.go typedCall).
 	spareCall atomic.Pointer[collCall]
@@ -421,4 +424,30 @@ func (c *Comm) newContext() (uint32, error) {
 	return c.p.agreeContext(func(buf []byte) ([]byte, error) {
 		return coll.Allreduce(cc, buf, agreeCombine, true, c.collTag())
 	})
+}
+
+// enterColl marks c as in a blocking collective, op, of this rank, or
+// returns an error if another goroutine of this rank is in one on c
+// already. MPI requires every rank to call the collectives of a
+// communicator in one order, which two goroutines calling at once cannot
+// give: over goroutine ranks the second one's meeting waited for ever,
+// over processes the calls' messages paired the goroutines of one rank
+// with the other's in whatever order they took their tags, and mixed
+// their contributions without a word. One compare-and-swap on a word of
+// the rank's own, and a store at exitColl, cost nothing measurable (the
+// 8-byte Allreduce on goroutine ranks, docs/performance.md). The
+// non-blocking collectives' views (pinned) are not marked: they overlap
+// one another and blocking calls legitimately.
+func (c *Comm) enterColl(op string) error {
+	if c == nil || c.pinned != 0 || c.inColl.CompareAndSwap(0, 1) {
+		return nil
+	}
+	return c.fail(op, ErrOther, loc{}, "another goroutine of this rank is in a blocking collective on %s: the collectives of a communicator must be called in the same order on every rank, by one goroutine at a time (give each goroutine a communicator of its own with Dup, or start the calls with the non-blocking forms)", c.Name())
+}
+
+// exitColl ends what enterColl marked.
+func (c *Comm) exitColl() {
+	if c != nil && c.pinned == 0 {
+		c.inColl.Store(0)
+	}
 }

@@ -211,6 +211,10 @@ func (c *Comm) NeighborAllgather(sendbuf []byte, sendcount int, sendtype *Dataty
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.NeighborAllgather", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("NeighborAllgather"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	const op = "NeighborAllgather"
 	t, err := c.nbrTopo(op)
 	if err != nil {
@@ -230,6 +234,10 @@ func (c *Comm) NeighborAllgatherv(sendbuf []byte, sendcount int, sendtype *Datat
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.NeighborAllgatherv", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("NeighborAllgatherv"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	const op = "NeighborAllgatherv"
 	t, err := c.nbrTopo(op)
 	if err != nil {
@@ -263,6 +271,10 @@ func (c *Comm) NeighborAlltoall(sendbuf []byte, sendcount int, sendtype *Datatyp
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.NeighborAlltoall", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("NeighborAlltoall"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	const op = "NeighborAlltoall"
 	t, err := c.nbrTopo(op)
 	if err != nil {
@@ -287,6 +299,10 @@ func (c *Comm) NeighborAlltoallv(sendbuf []byte, sendcounts, sdispls []int, send
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.NeighborAlltoallv", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("NeighborAlltoallv"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	const op = "NeighborAlltoallv"
 	t, err := c.nbrTopo(op)
 	if err != nil {
@@ -302,6 +318,10 @@ func (c *Comm) NeighborAlltoallw(sendbuf []byte, sendcounts, sdispls []int, send
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.NeighborAlltoallw", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("NeighborAlltoallw"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	const op = "NeighborAlltoallw"
 	t, err := c.nbrTopo(op)
 	if err != nil {
@@ -477,6 +497,10 @@ func NeighborAllgather[T any](c *Comm, v T) (_ []T, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("NeighborAllgather", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("NeighborAllgather"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	const op = "NeighborAllgather"
 	t, err := c.nbrTopo(op)
 	if err != nil {
@@ -504,6 +528,10 @@ func NeighborAlltoall[T any](c *Comm, vs []T) (_ []T, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("NeighborAlltoall", c, Undefined, Undefined), &err)
 	}
+	if err = c.enterColl("NeighborAlltoall"); err != nil {
+		return
+	}
+	defer c.exitColl()
 	const op = "NeighborAlltoall"
 	t, err := c.nbrTopo(op)
 	if err != nil {

@@ -277,10 +277,14 @@ func GatherView[E any](c *Comm, send View[E], recv []E, root int) (err error) {
 	if err := c.check("GatherView"); err != nil {
 		return err
 	}
-	if c.IsInter() {
-		return c.interGathervBuf("GatherView", send.Bytes(), 1, send.dt, AsBytes(recv), fill(len(c.group), send.n), nil, et, root)
+	if err := c.enterColl("GatherView"); err != nil {
+		return err
 	}
-	return c.gatherv("GatherView", send.Bytes(), 1, send.dt, AsBytes(recv), fill(len(c.group), send.n), nil, et, root)
+	defer c.exitColl()
+	if c.IsInter() {
+		return c.interGathervBuf("GatherView", send.Bytes(), 1, send.dt, AsBytes(recv), fill(c.members(), send.n), nil, et, root)
+	}
+	return c.gatherv("GatherView", send.Bytes(), 1, send.dt, AsBytes(recv), fill(c.members(), send.n), nil, et, root)
 }
 
 // ScatterView hands out send on root in rank order, n = recv.Len()
@@ -300,10 +304,14 @@ func ScatterView[E any](c *Comm, send []E, recv View[E], root int) (err error) {
 	if err := c.check("ScatterView"); err != nil {
 		return err
 	}
-	if c.IsInter() {
-		return c.interScattervBuf("ScatterView", AsBytes(send), fill(len(c.group), recv.n), nil, et, recv.Bytes(), 1, recv.dt, root)
+	if err := c.enterColl("ScatterView"); err != nil {
+		return err
 	}
-	return c.scatterv("ScatterView", AsBytes(send), fill(len(c.group), recv.n), nil, et, recv.Bytes(), 1, recv.dt, root)
+	defer c.exitColl()
+	if c.IsInter() {
+		return c.interScattervBuf("ScatterView", AsBytes(send), fill(c.members(), recv.n), nil, et, recv.Bytes(), 1, recv.dt, root)
+	}
+	return c.scatterv("ScatterView", AsBytes(send), fill(c.members(), recv.n), nil, et, recv.Bytes(), 1, recv.dt, root)
 }
 
 // AllgatherView gathers the elements send selects on every rank into recv
@@ -322,8 +330,12 @@ func AllgatherView[E any](c *Comm, send View[E], recv []E) (err error) {
 	if err := c.check("AllgatherView"); err != nil {
 		return err
 	}
-	if c.IsInter() {
-		return c.interAllgathervBuf("AllgatherView", send.Bytes(), 1, send.dt, AsBytes(recv), fill(len(c.group), send.n), nil, et)
+	if err := c.enterColl("AllgatherView"); err != nil {
+		return err
 	}
-	return c.allgatherv("AllgatherView", send.Bytes(), 1, send.dt, AsBytes(recv), fill(len(c.group), send.n), nil, et)
+	defer c.exitColl()
+	if c.IsInter() {
+		return c.interAllgathervBuf("AllgatherView", send.Bytes(), 1, send.dt, AsBytes(recv), fill(c.members(), send.n), nil, et)
+	}
+	return c.allgatherv("AllgatherView", send.Bytes(), 1, send.dt, AsBytes(recv), fill(c.members(), send.n), nil, et)
 }
