@@ -70,6 +70,10 @@ type blockState struct {
 	// comms maps contexts to the rank's communicators, for names.
 	commMu sync.Mutex
 	comms  map[uint32]weak.Pointer[Comm]
+	// orphanErr, once the job has failed and its engines' Abort had time
+	// to end every wait they know of, is the error with which a parked
+	// wait that is still incomplete when woken fails itself (endWaits).
+	orphanErr atomic.Pointer[error]
 }
 
 // collEntry is a collective call as check mode saw it enter.
@@ -211,8 +215,14 @@ func (b *blockState) Park(r *engine.Request, w *engine.Waiter) {
 	}
 }
 
-// Woken implements engine.Blocker.
+// Woken implements engine.Blocker. After the job failed, a wait that is
+// still incomplete when endWaits wakes it ends itself with the job's
+// error (see endWaits).
 func (b *blockState) Woken(r *engine.Request) {
+	if e := b.orphanErr.Load(); e != nil && !r.Completing() {
+		r.Fail(*e)
+		return
+	}
 	if b.want.Load() == 0 {
 		return
 	}
@@ -519,6 +529,70 @@ func (b *blockState) described(gen uint64) bool {
 
 func (b *blockState) endDescribe() { b.want.Store(0) }
 
+// wakeAll wakes every parked wait of the rank, and from now on (orphans
+// set) has those still incomplete fail with cause when they wake
+// (Woken). It reports whether any wait is parked.
+func (b *blockState) wakeAll(cause error, orphans bool) bool {
+	if orphans && b.orphanErr.Load() == nil {
+		b.orphanErr.Store(&cause)
+	}
+	b.mu.Lock()
+	ws := make([]*engine.Waiter, 0, len(b.waits))
+	for _, bw := range b.waits {
+		if bw.w != nil {
+			ws = append(ws, bw.w)
+		}
+	}
+	b.mu.Unlock()
+	for _, w := range ws {
+		w.Wake()
+	}
+	return len(ws) > 0
+}
+
+// How endWaits ends the waits an abort did not reach: it wakes the parked
+// ones every reapTick, and after reapGrace has those still incomplete fail.
+const (
+	reapTick  = 20 * time.Millisecond
+	reapGrace = 200 * time.Millisecond
+)
+
+// endWaits makes sure that no wait of the job stays parked once the job
+// has failed with cause (an abort, a hang or check report). The engines'
+// Abort fails every request they hold; a wait on a request that none
+// holds (one that goroutines of a rank misused at once, such as two
+// collectives on one communicator sharing a rank's meeting slot) would
+// park for ever, and with it Run. So, until every rank has returned and
+// no wait is parked, the job's parked goroutines are woken every
+// reapTick; after reapGrace, in which every completion already under way
+// (a copy out of a sender's buffer) has ended, a wait that is still
+// incomplete when woken fails with cause (blockState.Woken).
+func (j *job) endWaits(cause error) {
+	j.reapOnce.Do(func() {
+		go func() {
+			start := time.Now()
+			t := time.NewTicker(reapTick)
+			defer t.Stop()
+			for range t.C {
+				orphans := time.Since(start) >= reapGrace
+				busy := false
+				for _, p := range j.procs {
+					if p != nil && (p.blk.wakeAll(cause, orphans) || !p.blk.returned.Load()) {
+						busy = true
+					}
+				}
+				if !busy && orphans || time.Since(start) > reapMax {
+					return
+				}
+			}
+		}()
+	})
+}
+
+// reapMax bounds endWaits: a rank that has not returned a minute after
+// its job failed waits outside the library, where waking cannot reach.
+const reapMax = time.Minute
+
 // describeProcs describes the ranks ps: it wakes their parked goroutines,
 // waits (up to a second) until they have looked at their stacks, and
 // returns each rank's state.
@@ -554,10 +628,66 @@ func indexOf(ps []*proc, p *proc) int {
 type hangError struct {
 	report string
 	diag   []string
+	stuck  []int // ranks whose goroutine did not return after the report (Run left them)
 }
 
 func (e *hangError) Error() string {
-	return "mpi: the job hung (" + strings.Join(e.diag, "; ") + ")\n" + e.report
+	s := "mpi: the job hung (" + strings.Join(e.diag, "; ") + ")\n" + e.report
+	if len(e.stuck) > 0 {
+		s += fmt.Sprintf("mpigo: %s did not return within %v after the report: a goroutine of %s waits outside MPI (a channel, a lock, a WaitGroup?); Run returned without %s\n",
+			diag.Ranges(e.stuck), stuckGrace, themIt(e.stuck), themIt(e.stuck))
+	}
+	return s
+}
+
+func themIt(rs []int) string {
+	if len(rs) == 1 {
+		return "it"
+	}
+	return "them"
+}
+
+// withStuck is e for a job whose ranks left did not return after the
+// report: it says so, and that Run left them behind.
+func (e *hangError) withStuck(left []int) *hangError {
+	x := *e
+	x.stuck = left
+	return &x
+}
+
+// stuckGrace is how long Run waits for its ranks to return once a hang
+// report has failed the job: their MPI calls fail at once (endWaits), so
+// only a goroutine that waits outside the library takes longer.
+var stuckGrace = 3 * time.Second
+
+// waitRanks waits for the ranks' goroutines (wg). Once a hang report
+// has failed the job it waits stuckGrace more at most, and returns the
+// ranks that have not returned by then.
+func (j *job) waitRanks(wg *sync.WaitGroup) []int {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-j.hung:
+	}
+	t := time.NewTimer(stuckGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-t.C:
+	}
+	var left []int
+	for _, p := range j.procs {
+		if !p.blk.returned.Load() {
+			left = append(left, p.rank)
+		}
+	}
+	return left
 }
 
 // blocker returns the hang-diagnosis state of c's rank, or nil.
@@ -716,7 +846,11 @@ func (j *job) failJob(err *hangError) {
 				p.eng.Abort(cause)
 			}
 		}
+		j.endWaits(cause)
 	})
+	if j.hung != nil {
+		close(j.hung) // once: after the CompareAndSwap above
+	}
 }
 
 // reportNow prints the state of the ranks ps now (SIGQUIT).
