@@ -629,10 +629,26 @@ type hangError struct {
 	report string
 	diag   []string
 	stuck  []int // ranks whose goroutine did not return after the report (Run left them)
+	check  bool  // check mode's report, not a hang's
 }
 
+// errHung is the cause with which the calls of a job that hang diagnosis
+// (or check mode) stopped fail. No process failed: the class is ErrOther,
+// and the text says what happened.
+var errHung = fmt.Errorf("%w: the job hung, and hang diagnosis stopped it (see the hang report; MPIGO_HANG_ABORT=0 lets it run on)", ErrOther)
+
+// errChecked is errHung for check mode's report.
+var errChecked = fmt.Errorf("%w: check mode found the ranks in different collectives and stopped the job (see the check report)", ErrOther)
+
 func (e *hangError) Error() string {
-	s := "mpi: the job hung (" + strings.Join(e.diag, "; ") + ")\n" + e.report
+	s := "mpi: the job hung"
+	if e.check {
+		s = "mpi: check mode stopped the job"
+	}
+	if len(e.diag) > 0 {
+		s += " (" + strings.Join(e.diag, "; ") + ")"
+	}
+	s += "\n" + e.report
 	if len(e.stuck) > 0 {
 		s += fmt.Sprintf("mpigo: %s did not return within %v after the report: a goroutine of %s waits outside MPI (a channel, a lock, a WaitGroup?); Run returned without %s\n",
 			diag.Ranges(e.stuck), stuckGrace, themIt(e.stuck), themIt(e.stuck))
@@ -819,27 +835,31 @@ func startWatch(ps []*proc, cfg Config, onHang func([]diag.Rank, string) bool, o
 	return w
 }
 
-// localHang is what Run does when its goroutine ranks hang: print the
-// report, and fail the job with it so that Run returns.
+// localHang is what Run does when its goroutine ranks hang: fail the job
+// with the report, so that Run returns it (Main prints it, once). With
+// MPIGO_HANG_ABORT=0 it prints the report and lets the job run on.
 func (j *job) localHang(ranks []diag.Rank, why string) bool {
 	rep := &diag.Report{Why: why, Ranks: ranks}
 	text := rep.Format()
-	fmt.Fprint(stderr, text)
+	if j.hangKeep {
+		fmt.Fprint(stderr, text+"mpigo: the job goes on (MPIGO_HANG_ABORT=0)\n")
+		return false
+	}
 	j.failJob(&hangError{report: text, diag: rep.Diagnose()})
 	return false
 }
 
-// failJob fails a local job with err (a hang or check report): every
-// rank's waits fail, so that Run returns err.
+// failJob fails a job with err (a hang or check report): every rank's
+// waits fail, so that Run returns err, and runLaunched too.
 func (j *job) failJob(err *hangError) {
 	if !j.hang.CompareAndSwap(nil, err) {
 		return
 	}
-	if !strings.HasPrefix(err.report, "mpigo: hang report") {
-		fmt.Fprint(stderr, err.report)
-	}
 	j.failOnce.Do(func() {
-		cause := fmt.Errorf("%w: the job hung: every rank waited for another (see the hang report)", ErrProcFailed)
+		cause := errHung
+		if err.check {
+			cause = errChecked
+		}
 		j.failure.Store(&cause)
 		for _, p := range j.procs {
 			if p != nil {

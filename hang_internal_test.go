@@ -2,6 +2,8 @@ package mpi
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,10 +39,67 @@ func TestFailJobEndsOrphanWait(t *testing.T) {
 	j.failJob(&hangError{report: "mpigo: hang report: test\n", diag: []string{"test"}})
 	select {
 	case err := <-done:
-		if err == nil || !errors.Is(err, ErrProcFailed) {
+		if err == nil || !errors.Is(err, errHung) {
 			t.Fatalf("the wait ended with %v, want the job's failure", err)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the wait is still parked 5s after the job failed")
+	}
+}
+
+// TestHangReportOnce is issue 41's noise: Run printed the report on
+// standard error and returned it again in its error, so Main printed it
+// twice; and the ranks' calls failed with "process failed", though no
+// process had. The report must come once (in the error), and the calls
+// of a hung job fail with ErrOther saying that the job hung.
+func TestHangReportOnce(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.HangReport = 200 * time.Millisecond
+	var callErr [2]error
+	var runErr error
+	printed := captureStderr(t, func() {
+		runErr = RunConfig(2, cfg, func(c *Comm) error {
+			_, _, err := Recv[int64](c, 1-c.Rank(), 0) // both receive first
+			callErr[c.Rank()] = err
+			return err
+		})
+	})
+	if runErr == nil || !strings.Contains(runErr.Error(), "mpigo: hang report:") {
+		t.Fatalf("Run returned %v, want the hang report", runErr)
+	}
+	if len(printed) > 0 {
+		t.Errorf("Run printed, besides returning the report:\n%s", printed)
+	}
+	for rank, err := range callErr {
+		if errors.Is(err, ErrProcFailed) || !errors.Is(err, ErrOther) || !strings.Contains(fmt.Sprint(err), "the job hung") {
+			t.Errorf("rank %d's Recv failed with %v, want ErrOther saying the job hung", rank, err)
+		}
+	}
+}
+
+// TestCheckReportHeader: check mode's report starts with its header (no
+// diagnosis line before it), calls itself a check report, not a hang
+// report, and states its finding once.
+func TestCheckReportHeader(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Check = true
+	cfg.HangReport = 200 * time.Millisecond
+	err := RunConfig(3, cfg, func(c *Comm) error {
+		root := 0
+		if c.Rank() == 2 {
+			root = 1
+		}
+		if _, err := Bcast(c, int64(1), root); err != nil {
+			return err
+		}
+		return Barrier(c)
+	})
+	text := fmt.Sprint(err)
+	lines := strings.Split(text, "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[1], "mpigo: check report: ") {
+		t.Fatalf("Run's error does not start with the check report's header on its second line:\n%s", text)
+	}
+	if n := strings.Count(text, "different roots"); n != 2 { // the summary line and the diagnosis
+		t.Errorf("the finding appears %d times, want 2 (summary, diagnosis):\n%s", n, text)
 	}
 }

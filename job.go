@@ -45,6 +45,8 @@ type job struct {
 	// (failJob); nil for a job it cannot fail.
 	hung     chan struct{}
 	reapOnce sync.Once // endWaits started
+	// hangKeep: a hang report does not stop the job (MPIGO_HANG_ABORT=0).
+	hangKeep bool
 
 	ft bool // ranks survive failures (ft.go)
 

@@ -67,7 +67,8 @@ func Main(f func(world *Comm) error) {
 			fmt.Fprintf(stderr, "mpigo: job aborted:\n%v\n", primaryErrors(err))
 			os.Exit(code)
 		}
-		fmt.Fprintf(stderr, "mpigo: job failed:\n%v\n", primaryErrors(err))
+		// A hang report ends with its newline already.
+		fmt.Fprintf(stderr, "mpigo: job failed:\n%s\n", strings.TrimSuffix(primaryErrors(err).Error(), "\n"))
 		if !np && errors.Is(err, ErrRank) {
 			prog, gorun := os.Args[0], strings.Contains(os.Args[0], "go-build")
 			if gorun {

@@ -86,6 +86,7 @@ func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 	if err != nil {
 		return err
 	}
+	j.hangKeep = cfg.hangKeep
 	stuck := false // a rank did not return after a hang report: keep the job's transports
 	defer func() {
 		if !stuck {

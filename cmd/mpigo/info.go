@@ -126,6 +126,17 @@ func info(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  MPIGO_NP          = ranks a program started without a launcher runs as goroutines (default 1)\n")
 	fmt.Fprintf(stdout, "  MPIGO_RANKS_PER_NODE = %d (goroutine ranks of mpi.Run grouped into pretend nodes of this size, to test node-aware collectives; 0: one node)\n", cfg.RanksPerNode)
 	fmt.Fprintf(stdout, "  MPIGO_PMI_TIMEOUT = wait for a PMI launcher's reply (default 60s; a fence 10m)\n")
+	if cfg.HangReport > 0 {
+		fmt.Fprintf(stdout, "  MPIGO_HANG_REPORT = %v (a hang report when every rank has been blocked in MPI this long; 0: never)\n", cfg.HangReport)
+	} else {
+		fmt.Fprintf(stdout, "  MPIGO_HANG_REPORT = 0 (no hang reports)\n")
+	}
+	switch os.Getenv("MPIGO_HANG_ABORT") {
+	case "0", "off", "false", "no":
+		fmt.Fprintf(stdout, "  MPIGO_HANG_ABORT  = 0 (a hang report is printed and the job goes on)\n")
+	default:
+		fmt.Fprintf(stdout, "  MPIGO_HANG_ABORT  = 1 (a hang report ends the job, under every launcher; 0: it goes on)\n")
+	}
 	fmt.Fprintf(stdout, "collective algorithms (first rule whose size bound holds and that applies; docs/collectives.md):\n")
 	for _, e := range coll.Table() {
 		fmt.Fprintf(stdout, "  %-25s = %s  (%s; size: %s)\n", coll.EnvName(e.Coll), coll.FormatRules(e.Rules), e.Source, coll.Sizes[e.Coll])
