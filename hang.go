@@ -70,6 +70,10 @@ type blockState struct {
 	// comms maps contexts to the rank's communicators, for names.
 	commMu sync.Mutex
 	comms  map[uint32]weak.Pointer[Comm]
+	// ctl counts the messages of hang diagnosis between processes that
+	// the rank's engine matched (hangCoord): they are not the rank's
+	// progress.
+	ctl atomic.Uint64
 	// orphanErr, once the job has failed and its engines' Abort had time
 	// to end every wait they know of, is the error with which a parked
 	// wait that is still incomplete when woken fails itself (endWaits).
@@ -447,8 +451,12 @@ func (p *proc) snapshot(gen uint64) diag.Rank {
 		}
 		return c.name, c
 	}
-	// Collective traffic is left out: the waits say it better.
+	// Collective traffic is left out: the waits say it better; and so is
+	// the library's own (hang diagnosis's and fault tolerance's).
 	isColl := func(ctx uint32) bool {
+		if ctx >= hangCtx {
+			return true
+		}
 		_, coll := p.commOf(ctx)
 		return coll
 	}
@@ -628,8 +636,9 @@ func indexOf(ps []*proc, p *proc) int {
 type hangError struct {
 	report string
 	diag   []string
-	stuck  []int // ranks whose goroutine did not return after the report (Run left them)
-	check  bool  // check mode's report, not a hang's
+	stuck  []int  // ranks whose goroutine did not return after the report (Run left them)
+	check  bool   // check mode's report, not a hang's
+	note   string // where the report is, when another process printed it
 }
 
 // errHung is the cause with which the calls of a job that hang diagnosis
@@ -647,6 +656,9 @@ func (e *hangError) Error() string {
 	}
 	if len(e.diag) > 0 {
 		s += " (" + strings.Join(e.diag, "; ") + ")"
+	}
+	if e.note != "" {
+		s += ": " + e.note
 	}
 	s += "\n" + e.report
 	if len(e.stuck) > 0 {
@@ -812,7 +824,7 @@ func (w *watcher) run() {
 func (p *proc) activity() uint64 {
 	_, n := p.blk.counts()
 	if p.eng != nil {
-		n += p.eng.Matched()
+		n += p.eng.Matched() - p.blk.ctl.Load()
 	}
 	return n
 }

@@ -34,7 +34,11 @@ func Main(f func(world *Comm) error) {
 		err := runLaunched(info, DefaultConfig(), f)
 		if err != nil {
 			err = primaryErrors(err)
-			fmt.Fprintf(stderr, "mpigo: %v\n", err)
+			if h, ok := err.(*hangError); !ok || h.report != "" {
+				// (A process that only learnt that the job hung says
+				// nothing: rank 0's process printed the report.)
+				fmt.Fprintf(stderr, "mpigo: %s\n", strings.TrimSuffix(err.Error(), "\n"))
+			}
 			code := 1
 			if onlyPeerFailures(err) {
 				code = ExitPeerFailed
