@@ -103,3 +103,41 @@ func TestCheckReportHeader(t *testing.T) {
 		t.Errorf("the finding appears %d times, want 2 (summary, diagnosis):\n%s", n, text)
 	}
 }
+
+// TestHangAbortOff: with MPIGO_HANG_ABORT=0 a hang report is printed and
+// the job goes on; here the "hang" ends when a goroutine of rank 0 that
+// slept outside MPI sends, and Run returns nil.
+func TestHangAbortOff(t *testing.T) {
+	t.Setenv("MPIGO_HANG_ABORT", "0")
+	cfg := DefaultConfig()
+	if !cfg.hangKeep {
+		t.Fatal("MPIGO_HANG_ABORT=0 did not reach the Config")
+	}
+	cfg.HangReport = 100 * time.Millisecond
+	var err error
+	printed := captureStderr(t, func() {
+		err = RunConfig(2, cfg, func(c *Comm) error {
+			if c.Rank() == 0 {
+				sent := make(chan error, 1)
+				go func() {
+					time.Sleep(800 * time.Millisecond) // every rank waits meanwhile
+					sent <- Send(c, int64(1), 1, 0)
+				}()
+				if _, _, err := Recv[int64](c, 1, 1); err != nil {
+					return err
+				}
+				return <-sent
+			}
+			if _, _, err := Recv[int64](c, 0, 0); err != nil {
+				return err
+			}
+			return Send(c, int64(2), 0, 1)
+		})
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if !strings.Contains(printed, "mpigo: hang report:") || !strings.Contains(printed, "the job goes on (MPIGO_HANG_ABORT=0)") {
+		t.Errorf("no report saying that the job goes on:\n%s", printed)
+	}
+}
