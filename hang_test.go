@@ -302,7 +302,7 @@ func TestHangReportEndsRun(t *testing.T) {
 	start := time.Now()
 	go func() {
 		done <- mpi.RunConfig(2, cfg, func(c *mpi.Comm) error {
-			res := make(chan int64)
+			res := make(chan int64, 1) // lets the goroutines end at the test's end
 			go func() {
 				v, _, err := mpi.Recv[int64](c, 1-c.Rank(), 0) // both receive: a deadlock
 				if err != nil {
