@@ -239,10 +239,8 @@ func checkMismatch(e *collEntry, c *Comm, prev int, theirs string, theirRoot int
 			ranks[i].State = diag.Blocked
 		}
 	}
-	rep := &diag.Report{Why: "check mode (MPIGO_CHECK): the ranks of a communicator called different collectives", Ranks: ranks}
-	text := rep.Format()
-	// The pairwise finding first: it is certain; the rest is where each
-	// rank is now.
-	text = "diagnosis: " + line + "\n" + text
-	j.failJob(&hangError{report: text, diag: []string{line}})
+	// The diagnosis is the pairwise finding, which is certain; the ranks'
+	// lines say where each rank is now.
+	rep := &diag.Report{Title: "check report", Why: "check mode (MPIGO_CHECK): the ranks of a communicator called different collectives", Ranks: ranks, Diagnosis: []string{line}}
+	j.failJob(&hangError{report: rep.Format(), diag: []string{line}, check: true})
 }

@@ -154,7 +154,11 @@ type Config struct {
 	shmSpinSet bool
 	shmNoCMA   bool   // no single-copy reads between processes (shmCMA)
 	traceDir   string // MPIGO_TRACE_DIR: where mpigo run collects trace parts
-	shmDir     string // MPIGO_SHM_DIR: where shared-memory inboxes and segments live ("": the platform's)
+	// hangKeep: MPIGO_HANG_ABORT=0, a hang report is printed and the
+	// job goes on instead of ending (the default ends it, under every
+	// launcher as under Run).
+	hangKeep bool
+	shmDir   string // MPIGO_SHM_DIR: where shared-memory inboxes and segments live ("": the platform's)
 }
 
 // DefaultConfig returns the built-in tunables, overridden by the
@@ -173,6 +177,10 @@ func DefaultConfig() Config {
 		} else {
 			fmt.Fprintf(stderr, "mpigo: MPIGO_HANG_REPORT=%q is not a duration (e.g. 10s, 2m, 0 to disable); using %v\n", v, defaultHangReport)
 		}
+	}
+	switch getenv("MPIGO_HANG_ABORT") {
+	case "0", "off", "false", "no":
+		c.hangKeep = true
 	}
 	c.Trace = getenv("MPIGO_TRACE")
 	if v := getenv("MPIGO_SPIN"); v == "off" {

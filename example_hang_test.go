@@ -10,7 +10,7 @@ import (
 
 // A deadlock in a test: both ranks receive first. Instead of hanging, Run
 // returns the hang report after Config.HangReport; its diagnosis names
-// both calls. (The report also goes to standard error.)
+// both calls. (Run does not print it; Main prints the error, once.)
 func ExampleConfig_hangReport() {
 	cfg := mpi.DefaultConfig()
 	cfg.HangReport = 200 * time.Millisecond

@@ -70,6 +70,14 @@ type blockState struct {
 	// comms maps contexts to the rank's communicators, for names.
 	commMu sync.Mutex
 	comms  map[uint32]weak.Pointer[Comm]
+	// ctl counts the messages of hang diagnosis between processes that
+	// the rank's engine matched (hangCoord): they are not the rank's
+	// progress.
+	ctl atomic.Uint64
+	// orphanErr, once the job has failed and its engines' Abort had time
+	// to end every wait they know of, is the error with which a parked
+	// wait that is still incomplete when woken fails itself (endWaits).
+	orphanErr atomic.Pointer[error]
 }
 
 // collEntry is a collective call as check mode saw it enter.
@@ -211,8 +219,14 @@ func (b *blockState) Park(r *engine.Request, w *engine.Waiter) {
 	}
 }
 
-// Woken implements engine.Blocker.
+// Woken implements engine.Blocker. After the job failed, a wait that is
+// still incomplete when endWaits wakes it ends itself with the job's
+// error (see endWaits).
 func (b *blockState) Woken(r *engine.Request) {
+	if e := b.orphanErr.Load(); e != nil && !r.Completing() {
+		r.Fail(*e)
+		return
+	}
 	if b.want.Load() == 0 {
 		return
 	}
@@ -437,8 +451,12 @@ func (p *proc) snapshot(gen uint64) diag.Rank {
 		}
 		return c.name, c
 	}
-	// Collective traffic is left out: the waits say it better.
+	// Collective traffic is left out: the waits say it better; and so is
+	// the library's own (hang diagnosis's and fault tolerance's).
 	isColl := func(ctx uint32) bool {
+		if ctx >= hangCtx {
+			return true
+		}
 		_, coll := p.commOf(ctx)
 		return coll
 	}
@@ -519,6 +537,70 @@ func (b *blockState) described(gen uint64) bool {
 
 func (b *blockState) endDescribe() { b.want.Store(0) }
 
+// wakeAll wakes every parked wait of the rank, and from now on (orphans
+// set) has those still incomplete fail with cause when they wake
+// (Woken). It reports whether any wait is parked.
+func (b *blockState) wakeAll(cause error, orphans bool) bool {
+	if orphans && b.orphanErr.Load() == nil {
+		b.orphanErr.Store(&cause)
+	}
+	b.mu.Lock()
+	ws := make([]*engine.Waiter, 0, len(b.waits))
+	for _, bw := range b.waits {
+		if bw.w != nil {
+			ws = append(ws, bw.w)
+		}
+	}
+	b.mu.Unlock()
+	for _, w := range ws {
+		w.Wake()
+	}
+	return len(ws) > 0
+}
+
+// How endWaits ends the waits an abort did not reach: it wakes the parked
+// ones every reapTick, and after reapGrace has those still incomplete fail.
+const (
+	reapTick  = 20 * time.Millisecond
+	reapGrace = 200 * time.Millisecond
+)
+
+// endWaits makes sure that no wait of the job stays parked once the job
+// has failed with cause (an abort, a hang or check report). The engines'
+// Abort fails every request they hold; a wait on a request that none
+// holds (one that goroutines of a rank misused at once, such as two
+// collectives on one communicator sharing a rank's meeting slot) would
+// park for ever, and with it Run. So, until every rank has returned and
+// no wait is parked, the job's parked goroutines are woken every
+// reapTick; after reapGrace, in which every completion already under way
+// (a copy out of a sender's buffer) has ended, a wait that is still
+// incomplete when woken fails with cause (blockState.Woken).
+func (j *job) endWaits(cause error) {
+	j.reapOnce.Do(func() {
+		go func() {
+			start := time.Now()
+			t := time.NewTicker(reapTick)
+			defer t.Stop()
+			for range t.C {
+				orphans := time.Since(start) >= reapGrace
+				busy := false
+				for _, p := range j.procs {
+					if p != nil && (p.blk.wakeAll(cause, orphans) || !p.blk.returned.Load()) {
+						busy = true
+					}
+				}
+				if !busy && orphans || time.Since(start) > reapMax {
+					return
+				}
+			}
+		}()
+	})
+}
+
+// reapMax bounds endWaits: a rank that has not returned a minute after
+// its job failed waits outside the library, where waking cannot reach.
+const reapMax = time.Minute
+
 // describeProcs describes the ranks ps: it wakes their parked goroutines,
 // waits (up to a second) until they have looked at their stacks, and
 // returns each rank's state.
@@ -554,10 +636,86 @@ func indexOf(ps []*proc, p *proc) int {
 type hangError struct {
 	report string
 	diag   []string
+	stuck  []int  // ranks whose goroutine did not return after the report (Run left them)
+	check  bool   // check mode's report, not a hang's
+	note   string // where the report is, when another process printed it
 }
 
+// errHung is the cause with which the calls of a job that hang diagnosis
+// (or check mode) stopped fail. No process failed: the class is ErrOther,
+// and the text says what happened.
+var errHung = fmt.Errorf("%w: the job hung, and hang diagnosis stopped it (see the hang report; MPIGO_HANG_ABORT=0 lets it run on)", ErrOther)
+
+// errChecked is errHung for check mode's report.
+var errChecked = fmt.Errorf("%w: check mode found the ranks in different collectives and stopped the job (see the check report)", ErrOther)
+
 func (e *hangError) Error() string {
-	return "mpi: the job hung (" + strings.Join(e.diag, "; ") + ")\n" + e.report
+	s := "mpi: the job hung"
+	if e.check {
+		s = "mpi: check mode stopped the job"
+	}
+	if len(e.diag) > 0 {
+		s += " (" + strings.Join(e.diag, "; ") + ")"
+	}
+	if e.note != "" {
+		s += ": " + e.note
+	}
+	s += "\n" + e.report
+	if len(e.stuck) > 0 {
+		s += fmt.Sprintf("mpigo: %s did not return within %v after the report: a goroutine of %s waits outside MPI (a channel, a lock, a WaitGroup?); Run returned without %s\n",
+			diag.Ranges(e.stuck), stuckGrace, themIt(e.stuck), themIt(e.stuck))
+	}
+	return s
+}
+
+func themIt(rs []int) string {
+	if len(rs) == 1 {
+		return "it"
+	}
+	return "them"
+}
+
+// withStuck is e for a job whose ranks left did not return after the
+// report: it says so, and that Run left them behind.
+func (e *hangError) withStuck(left []int) *hangError {
+	x := *e
+	x.stuck = left
+	return &x
+}
+
+// stuckGrace is how long Run waits for its ranks to return once a hang
+// report has failed the job: their MPI calls fail at once (endWaits), so
+// only a goroutine that waits outside the library takes longer.
+var stuckGrace = 3 * time.Second
+
+// waitRanks waits for the ranks' goroutines (wg). Once a hang report
+// has failed the job it waits stuckGrace more at most, and returns the
+// ranks that have not returned by then.
+func (j *job) waitRanks(wg *sync.WaitGroup) []int {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-j.hung:
+	}
+	t := time.NewTimer(stuckGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-t.C:
+	}
+	var left []int
+	for _, p := range j.procs {
+		if !p.blk.returned.Load() {
+			left = append(left, p.rank)
+		}
+	}
+	return left
 }
 
 // blocker returns the hang-diagnosis state of c's rank, or nil.
@@ -666,7 +824,7 @@ func (w *watcher) run() {
 func (p *proc) activity() uint64 {
 	_, n := p.blk.counts()
 	if p.eng != nil {
-		n += p.eng.Matched()
+		n += p.eng.Matched() - p.blk.ctl.Load()
 	}
 	return n
 }
@@ -689,34 +847,42 @@ func startWatch(ps []*proc, cfg Config, onHang func([]diag.Rank, string) bool, o
 	return w
 }
 
-// localHang is what Run does when its goroutine ranks hang: print the
-// report, and fail the job with it so that Run returns.
+// localHang is what Run does when its goroutine ranks hang: fail the job
+// with the report, so that Run returns it (Main prints it, once). With
+// MPIGO_HANG_ABORT=0 it prints the report and lets the job run on.
 func (j *job) localHang(ranks []diag.Rank, why string) bool {
 	rep := &diag.Report{Why: why, Ranks: ranks}
 	text := rep.Format()
-	fmt.Fprint(stderr, text)
+	if j.hangKeep {
+		fmt.Fprint(stderr, text+"mpigo: the job goes on (MPIGO_HANG_ABORT=0)\n")
+		return false
+	}
 	j.failJob(&hangError{report: text, diag: rep.Diagnose()})
 	return false
 }
 
-// failJob fails a local job with err (a hang or check report): every
-// rank's waits fail, so that Run returns err.
+// failJob fails a job with err (a hang or check report): every rank's
+// waits fail, so that Run returns err, and runLaunched too.
 func (j *job) failJob(err *hangError) {
 	if !j.hang.CompareAndSwap(nil, err) {
 		return
 	}
-	if !strings.HasPrefix(err.report, "mpigo: hang report") {
-		fmt.Fprint(stderr, err.report)
-	}
 	j.failOnce.Do(func() {
-		cause := fmt.Errorf("%w: the job hung: every rank waited for another (see the hang report)", ErrProcFailed)
+		cause := errHung
+		if err.check {
+			cause = errChecked
+		}
 		j.failure.Store(&cause)
 		for _, p := range j.procs {
 			if p != nil {
 				p.eng.Abort(cause)
 			}
 		}
+		j.endWaits(cause)
 	})
+	if j.hung != nil {
+		close(j.hung) // once: after the CompareAndSwap above
+	}
 }
 
 // reportNow prints the state of the ranks ps now (SIGQUIT).

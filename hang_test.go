@@ -286,3 +286,47 @@ func TestHangReportBusyReceiver(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestHangReportEndsRun is issue 40's promise that a hang report fails
+// the job: here each rank's function waits (outside the library) for a
+// goroutine of its own that waits in MPI, and that goroutine, when its
+// call fails, waits again for a result that never comes. Run must still
+// return the report, and name the ranks it had to leave behind, instead
+// of blocking for ever after the report.
+func TestHangReportEndsRun(t *testing.T) {
+	cfg := mpi.DefaultConfig()
+	cfg.HangReport = 200 * time.Millisecond
+	never := make(chan struct{})
+	defer close(never) // lets the goroutines left behind go at the end
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		done <- mpi.RunConfig(2, cfg, func(c *mpi.Comm) error {
+			res := make(chan int64, 1) // lets the goroutines end at the test's end
+			go func() {
+				v, _, err := mpi.Recv[int64](c, 1-c.Rank(), 0) // both receive: a deadlock
+				if err != nil {
+					<-never // the program's bug: no result on error
+				}
+				res <- v
+			}()
+			<-res
+			return nil
+		})
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("Run did not return 15s after the hang began")
+	}
+	if err == nil {
+		t.Fatal("Run returned nil for a job that hung")
+	}
+	for _, want := range []string{"each waits for the other", "ranks 0,1 did not return within"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Run's error lacks %q:\n%v", want, err)
+		}
+	}
+	t.Logf("Run returned after %v", time.Since(start).Round(time.Millisecond))
+}

@@ -41,6 +41,12 @@ type job struct {
 	prog *progress.Progress
 
 	hang atomic.Pointer[hangError] // set when hang diagnosis failed the job
+	// hung is closed when hang diagnosis (or check mode) fails the job
+	// (failJob); nil for a job it cannot fail.
+	hung     chan struct{}
+	reapOnce sync.Once // endWaits started
+	// hangKeep: a hang report does not stop the job (MPIGO_HANG_ABORT=0).
+	hangKeep bool
 
 	ft bool // ranks survive failures (ft.go)
 
@@ -140,6 +146,7 @@ func (j *job) abort(rank, code int, cause error) {
 				p.eng.Abort(err)
 			}
 		}
+		j.endWaits(err) // hang.go
 	})
 	if willExit {
 		fmt.Fprintf(stderr, "mpigo: rank %d aborted the job: %v\n", rank, cause)

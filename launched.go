@@ -61,7 +61,7 @@ func realtimeWarning(rank, gomaxprocs, share int, rt bool) string {
 // they first send to them. Ranks hosted by the same process (the
 // launcher's --ranks-per-proc) are goroutines that talk through inproc.
 func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
-	j := &job{size: info.Size, exit: os.Exit, prog: progress.New()}
+	j := &job{size: info.Size, exit: os.Exit, prog: progress.New(), hung: make(chan struct{}), hangKeep: cfg.hangKeep}
 	liveJobs.Add(1)
 	defer liveJobs.Add(-1)
 	if a, ok := info.KV.(boot.Aborter); ok {
@@ -159,9 +159,18 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 			}
 		}()
 	}
-	wg.Wait()
+	if left := j.waitRanks(&wg); len(left) > 0 {
+		// A hang report ended the job but a rank's goroutine waits
+		// outside MPI: the process exits without it (Main).
+		stopDiag()
+		return j.hang.Load().withStuck(left)
+	}
 	stopFT()
 	stopDiag()
+	if h := j.hang.Load(); h != nil {
+		// The ranks' errors only say that the job was stopped.
+		return h
+	}
 	err = errors.Join(errs...)
 	ok = err == nil
 	return err

@@ -35,7 +35,11 @@ func Main(f func(world *Comm) error) {
 		err := runLaunched(info, DefaultConfig(), f)
 		if err != nil {
 			err = primaryErrors(err)
-			fmt.Fprintf(stderr, "mpigo: %v\n", err)
+			if h, ok := err.(*hangError); !ok || h.report != "" {
+				// (A process that only learnt that the job hung says
+				// nothing: rank 0's process printed the report.)
+				fmt.Fprintf(stderr, "mpigo: %s\n", strings.TrimSuffix(err.Error(), "\n"))
+			}
 			code := 1
 			if onlyPeerFailures(err) {
 				code = ExitPeerFailed
@@ -68,7 +72,8 @@ func Main(f func(world *Comm) error) {
 			fmt.Fprintf(stderr, "mpigo: job aborted:\n%v\n", primaryErrors(err))
 			os.Exit(code)
 		}
-		fmt.Fprintf(stderr, "mpigo: job failed:\n%v\n", primaryErrors(err))
+		// A hang report ends with its newline already.
+		fmt.Fprintf(stderr, "mpigo: job failed:\n%s\n", strings.TrimSuffix(primaryErrors(err).Error(), "\n"))
 		if !np && errors.Is(err, ErrRank) {
 			prog, gorun := os.Args[0], strings.Contains(os.Args[0], "go-build")
 			if gorun {

@@ -16,7 +16,7 @@ import (
 
 // newLocalJob builds n goroutine ranks connected by the transport cfg names.
 func newLocalJob(n int, cfg Config) (*job, error) {
-	j := &job{size: n, procs: make([]*proc, n), exit: os.Exit, local: true, prog: progress.New(),
+	j := &job{size: n, procs: make([]*proc, n), exit: os.Exit, local: true, prog: progress.New(), hung: make(chan struct{}),
 		inproc: cfg.Transport == "" || cfg.Transport == "inproc"}
 	nt, err := newLocalNet(n, cfg)
 	if err != nil {
@@ -86,7 +86,13 @@ func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 	if err != nil {
 		return err
 	}
-	defer j.close()
+	j.hangKeep = cfg.hangKeep
+	stuck := false // a rank did not return after a hang report: keep the job's transports
+	defer func() {
+		if !stuck {
+			j.close()
+		}
+	}()
 	liveJobs.Add(1)
 	defer liveJobs.Add(-1)
 	stopDiag := j.startLocalDiag(cfg) // hang.go
@@ -107,7 +113,20 @@ func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 			errs[p.rank] = runRank(p, f)
 		}(j.procs[r])
 	}
-	wg.Wait()
+	if left := j.waitRanks(&wg); len(left) > 0 {
+		// A hang report failed the job, but some rank's goroutine waits
+		// outside the library (on a channel, a lock, a WaitGroup of
+		// goroutines that wait in MPI and handle the error by waiting
+		// again...): Run returns the report anyway, as it promises,
+		// and leaves that goroutine (and the job's transports, which it
+		// may still use) behind.
+		stuck = true
+		h := stopDiag()
+		if h == nil {
+			h = j.hang.Load()
+		}
+		return h.(*hangError).withStuck(left)
+	}
 	if h := stopDiag(); h != nil {
 		// The ranks' errors only say that the job was stopped.
 		return h

@@ -88,6 +88,8 @@ type hangWatch struct {
 	tick <-chan time.Time
 	quit chan os.Signal
 	done bool // a report was printed for the hang
+	// keep: MPIGO_HANG_ABORT=0, the report does not stop the job.
+	keep bool
 }
 
 // newHangWatch starts watching unless hang diagnosis is off.
@@ -98,6 +100,10 @@ func newHangWatch(d *diagFlags, kvs *boot.Server) *hangWatch {
 		return hw
 	}
 	hw.on, hw.t = true, t
+	switch os.Getenv("MPIGO_HANG_ABORT") {
+	case "0", "off", "false", "no":
+		hw.keep = true
+	}
 	hw.tick = time.NewTicker(200 * time.Millisecond).C
 	hw.quit = make(chan os.Signal, 1)
 	signal.Notify(hw.quit, syscall.SIGQUIT)

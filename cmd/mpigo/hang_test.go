@@ -104,11 +104,25 @@ func TestRunTrace(t *testing.T) {
 	if user != 12 {
 		t.Errorf("%d message arrows, want 12 (4 Sendrecv on 3 ranks)", user)
 	}
+	// Issue 41: the Barrier at the end of mpi.Main is mpigo's, not the
+	// program's (which calls none): it is labelled so, on every rank.
+	internal := 0
+	for _, s := range v.Spans {
+		if s.Name == "Barrier" {
+			t.Errorf("rank %d: a span named Barrier, which the program never calls", s.Rank)
+		}
+		if s.Internal && s.Name == "Barrier (mpigo: end of Main)" {
+			internal++
+		}
+	}
+	if internal != 3 {
+		t.Errorf("%d spans of the end-of-Main Barrier marked internal, want 3 (one per rank)", internal)
+	}
 	var sum strings.Builder
 	if c := run([]string{"trace", file}, &sum, &sum); c != 0 {
 		t.Fatalf("mpigo trace: %d\n%s", c, sum.String())
 	}
-	for _, w := range []string{"3 ranks", "time in MPI per rank", "rank 2", "Sendrecv", "Allreduce", "late senders", "late receivers", "largest messages"} {
+	for _, w := range []string{"3 ranks", "(and 3 by mpigo itself", "time in MPI per rank", "rank 2", "Sendrecv", "Allreduce", "late senders", "late receivers", "largest messages"} {
 		if !strings.Contains(sum.String(), w) {
 			t.Errorf("summary lacks %q:\n%s", w, sum.String())
 		}

@@ -151,6 +151,12 @@ func info(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "  MPIGO_SHM_DIR     = %s (where shared-memory rings and window segments live)\n", dir)
 	}
+	switch os.Getenv("MPIGO_HANG_ABORT") {
+	case "0", "off", "false", "no":
+		fmt.Fprintf(stdout, "  MPIGO_HANG_ABORT  = 0 (a hang report is printed and the job goes on)\n")
+	default:
+		fmt.Fprintf(stdout, "  MPIGO_HANG_ABORT  = 1 (a hang report ends the job, under every launcher; 0: it goes on)\n")
+	}
 	fmt.Fprintf(stdout, "collective algorithms (first rule whose size bound holds and that applies; docs/collectives.md):\n")
 	for _, e := range coll.Table() {
 		fmt.Fprintf(stdout, "  %-25s = %s  (%s; size: %s)\n", coll.EnvName(e.Coll), coll.FormatRules(e.Rules), e.Source, coll.Sizes[e.Coll])

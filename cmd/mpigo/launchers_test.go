@@ -38,7 +38,7 @@ func testProgs(t *testing.T) string {
 		if progsErr != nil {
 			return
 		}
-		for name, pkg := range map[string]string{"ring": "../../examples/ring", "coll": "./testdata/collprog", "fail": "./testdata/failprog", "earlydie": "./testdata/earlydie", "earlyreturn": "./testdata/earlyreturn", "mpigo": "."} {
+		for name, pkg := range map[string]string{"ring": "../../examples/ring", "coll": "./testdata/collprog", "fail": "./testdata/failprog", "earlydie": "./testdata/earlydie", "earlyreturn": "./testdata/earlyreturn", "hang": "./testdata/hangprog", "mpigo": "."} {
 			out, err := exec.Command("go", "build", "-o", filepath.Join(progsDir, name), pkg).CombinedOutput()
 			if err != nil {
 				progsErr = &buildError{pkg, string(out)}
@@ -300,6 +300,46 @@ func TestLaunchersFailure(t *testing.T) {
 					t.Errorf("%s: the job took %v to end", mode, d)
 				}
 				t.Logf("%s: exit %d after %v", mode, code, time.Since(start).Round(time.Millisecond))
+			}
+		})
+	}
+}
+
+// TestLaunchersHang is issue 41's hang that never ended: under mpiexec,
+// srun or mpirun each process printed a report of its own ranks that
+// claimed "every rank has been blocked", and the job then hung until the
+// allocation's wall time. Under every launcher the report must end the
+// job promptly, with a failure status, and be printed once for the whole
+// job: rank 0's process gathers every process's ranks.
+func TestLaunchersHang(t *testing.T) {
+	for _, l := range launchers() {
+		t.Run(strings.ReplaceAll(l.name, " ", "_"), func(t *testing.T) {
+			dir := testProgs(t)
+			for _, tc := range []struct {
+				n    int
+				mode string
+				want string
+			}{
+				{2, "ssendcycle", "diagnosis: rank 0 waits in Ssend to 1 tag 5 at main.go:19 while rank 1 waits in Ssend to 0 tag 5 at main.go:19: each waits for the other"},
+				{3, "earlyreturn", "diagnosis: rank 1 returned from its function while rank 2 waits in Recv from it (tag 4)"},
+			} {
+				start := time.Now()
+				c := l.cmd(t, tc.n, filepath.Join(dir, "hang"), tc.mode)
+				if c.Env == nil {
+					c.Env = os.Environ()
+				}
+				c.Env = append(c.Env, "MPIGO_HANG_REPORT=1s")
+				_, errs, code := runLaunched(t, c, 60*time.Second)
+				if code == 0 || code == -1 {
+					t.Errorf("%s: exit %d, want a failure", tc.mode, code)
+				}
+				if n := strings.Count(errs, "hang report: every rank"); n != 1 || !strings.Contains(errs, tc.want) {
+					t.Errorf("%s: %d reports on stderr, want one, with %q:\n%s", tc.mode, n, tc.want, errs)
+				}
+				if d := time.Since(start); d > 30*time.Second {
+					t.Errorf("%s: the job took %v to end", tc.mode, d)
+				}
+				t.Logf("%s: exit %d after %v", tc.mode, code, time.Since(start).Round(time.Millisecond))
 			}
 		})
 	}

@@ -1030,8 +1030,10 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			failed, stopping = true, true
 			killTimer = time.After(killGrace)
 		case <-hw.tick:
-			if rep, ok := hw.hung(procs); ok {
-				sayCause("%smpigo run: the job hung (diagnosis above); stopping it (--hang-report 0 turns this off)\n", rep)
+			if rep, ok := hw.hung(procs); ok && hw.keep {
+				say("%smpigo run: the job hung (diagnosis above); it goes on (MPIGO_HANG_ABORT=0)\n", rep)
+			} else if ok {
+				sayCause("%smpigo run: the job hung (diagnosis above); stopping it (MPIGO_HANG_ABORT=0 lets it go on, --hang-report 0 turns the report off)\n", rep)
 				if !failed {
 					code = 1
 					failed, stopping = true, true

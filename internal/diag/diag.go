@@ -87,6 +87,14 @@ type Rank struct {
 type Report struct {
 	Why   string // what triggered it: "every rank has been blocked for 10s"
 	Ranks []Rank // sorted by rank
+	// Title names the report on its first line; "" is "hang report".
+	Title string
+	// Scope, if set, says which ranks the report could see, when it is
+	// not every rank of the job (a process that sees only its own).
+	Scope string
+	// Diagnosis, if not nil, replaces what Diagnose finds: a finding
+	// that is certain (check mode's pairwise comparison).
+	Diagnosis []string
 }
 
 // place is " at file:line" or "".
@@ -167,7 +175,14 @@ func commUnlessWorld(c string) string {
 // rank, then the diagnosis.
 func (r *Report) Format() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "mpigo: hang report: %s\n", r.Why)
+	title := r.Title
+	if title == "" {
+		title = "hang report"
+	}
+	fmt.Fprintf(&b, "mpigo: %s: %s\n", title, r.Why)
+	if r.Scope != "" {
+		fmt.Fprintf(&b, "  (%s)\n", r.Scope)
+	}
 	for i := range r.Ranks {
 		rk := &r.Ranks[i]
 		switch {
@@ -217,10 +232,41 @@ func (r *Report) Format() string {
 		list("messages arrived, not matched", rk.Unexpected, "from")
 		list("sends waiting for their receiver", rk.Sends, "to")
 	}
-	for _, d := range r.Diagnose() {
+	lines, hints := r.Diagnosis, []string(nil)
+	if lines == nil {
+		lines, hints = r.diagnose()
+	}
+	for i, d := range lines {
 		fmt.Fprintf(&b, "diagnosis: %s\n", d)
+		if i < len(hints) && hints[i] != "" {
+			fmt.Fprintf(&b, "  fix: %s\n", hints[i])
+		}
 	}
 	return b.String()
+}
+
+// Hints for the diagnoses: what a person changes to fix each mistake.
+const (
+	hintSendFirst  = "every rank of the cycle sends first, and its send waits for the receiver: use Sendrecv, or post the receive first (Irecv, then Send, then Wait)"
+	hintRecvFirst  = "every rank of the cycle receives first: have one side send first, or use Sendrecv, or Irecv then Send then Wait"
+	hintTags       = "make the tags agree (a receive with AnyTag, or Probe(c, AnySource, AnyTag), shows what arrives)"
+	hintSources    = "receive from the rank that sends (or from AnySource), and check the rank arithmetic of both calls"
+	hintNoSend     = "the peer never sends this message: check the condition around its Send, and that source and tag agree with what it sends"
+	hintNoRecv     = "the peer never posts the receive: check the condition around its Recv, and that tag and destination agree"
+	hintReturned   = "the rank that returned never sent (or received) what the waiting rank needs: check the paths through its function that return early"
+	hintSelf       = "a rank cannot wait for itself: use Isend or Sendrecv, or copy the data"
+	hintColl       = "every rank of the communicator must call the same collectives, in the same order, with the same root"
+	hintCheck      = "run with --check (MPIGO_CHECK=1) to compare each collective's name and root across the ranks"
+	hintCollReturn = "the ranks that returned called fewer collectives on this communicator than the others, or called one with other arguments: " + hintCheck
+)
+
+// rooted reports whether call (a collective's name) takes a root.
+func rooted(call string) bool {
+	switch strings.TrimPrefix(call, "I") {
+	case "Bcast", "Reduce", "Gather", "Gatherv", "Scatter", "Scatterv":
+		return true
+	}
+	return false
 }
 
 // Ranges writes a set of ranks as "rank 3", "ranks 0-2" or "ranks 0,2,5".
@@ -257,8 +303,20 @@ func verb(rs []int) string {
 }
 
 // Diagnose explains the report: one line per problem it recognises, the
-// likeliest cause first. Ranks it cannot explain get none.
+// likeliest cause first. Ranks it cannot explain get none. A line states
+// only what the report shows: where the ranks' calls could have been
+// matched otherwise (a returned rank may have called a rooted collective
+// with another root), it says what is known and how to learn more.
 func (r *Report) Diagnose() []string {
+	if r.Diagnosis != nil {
+		return r.Diagnosis
+	}
+	lines, _ := r.diagnose()
+	return lines
+}
+
+// diagnose is Diagnose with, for each line, the fix to suggest ("": none).
+func (r *Report) diagnose() (out, hints []string) {
 	byRank := map[int]*Rank{}
 	first := map[int]*Wait{} // each blocked rank's first wait
 	for i := range r.Ranks {
@@ -269,7 +327,12 @@ func (r *Report) Diagnose() []string {
 		}
 	}
 	explained := map[int]bool{}
-	var out []string
+	hint := func(h string) {
+		for len(hints) < len(out)-1 {
+			hints = append(hints, "")
+		}
+		hints = append(hints, h)
+	}
 	returned := func(q int) bool {
 		rk := byRank[q]
 		return rk != nil && rk.State == Returned
@@ -292,6 +355,7 @@ func (r *Report) Diagnose() []string {
 				}
 			}
 			out = append(out, fmt.Sprintf("rank %d returned from its function while rank %d %s%s", w.PeerWorld, q, verbWait, w.place()))
+			hint(hintReturned)
 			explained[q] = true
 		}
 	}
@@ -308,8 +372,10 @@ func (r *Report) Diagnose() []string {
 			if w.PeerWorld == q && phase == 0 {
 				if w.Kind == KindSend {
 					out = append(out, fmt.Sprintf("rank %d waits in %s%s: a blocking %s to itself completes only when the rank itself receives it, which it cannot while it waits (use Isend, or Sendrecv)", q, w.What(), w.place(), w.Call))
+					hint(hintSelf)
 				} else {
 					out = append(out, fmt.Sprintf("rank %d waits in %s%s: a receive from itself needs a send it has not started (use Irecv first, or Sendrecv)", q, w.What(), w.place()))
+					hint(hintSelf)
 				}
 				explained[q] = true
 				continue
@@ -324,9 +390,11 @@ func (r *Report) Diagnose() []string {
 				if m, ok := findMsg(rk.Unexpected, func(m Queued) bool { return m.PeerWorld == p && m.Comm == w.Comm && w.Tag != AnyTag && m.Tag != w.Tag }); ok {
 					if p2p(v) && v.Kind == KindSend && v.PeerWorld == q && v.Tag == m.Tag {
 						out = append(out, fmt.Sprintf("rank %d waits in %s%s but rank %d waits in %s%s: the tags differ", q, w.What(), w.place(), p, v.What(), v.place()))
+						hint(hintTags)
 						explained[p] = true
 					} else {
 						out = append(out, fmt.Sprintf("rank %d waits in %s%s, but the message that arrived from rank %d has %s (%d bytes): the tags differ", q, w.What(), w.place(), p, tagName(m.Tag), m.Bytes))
+						hint(hintTags)
 					}
 					explained[q] = true
 					continue
@@ -335,6 +403,7 @@ func (r *Report) Diagnose() []string {
 					return m.PeerWorld != p && m.Comm == w.Comm && (w.Tag == AnyTag || m.Tag == w.Tag)
 				}); ok {
 					out = append(out, fmt.Sprintf("rank %d waits in %s%s, but the message that arrived with that tag is from rank %d: the sources differ", q, w.What(), w.place(), m.Peer))
+					hint(hintSources)
 					explained[q] = true
 					if s := first[m.PeerWorld]; p2p(s) && s.Kind == KindSend && s.PeerWorld == q {
 						explained[m.PeerWorld] = true
@@ -349,12 +418,16 @@ func (r *Report) Diagnose() []string {
 				switch {
 				case w.Kind == v.Kind:
 					out = append(out, fmt.Sprintf("rank %d waits in %s%s while rank %d waits in %s%s: each waits for the other", q, w.What(), w.place(), p, v.What(), v.place()))
+					hint(pairHint(w, v))
 				case w.Kind == KindRecv && w.Tag != AnyTag && v.Tag != w.Tag:
 					out = append(out, fmt.Sprintf("rank %d waits in %s%s but rank %d waits in %s%s: the tags differ", q, w.What(), w.place(), p, v.What(), v.place()))
+					hint(hintTags)
 				case w.Kind == KindSend && v.Tag != AnyTag && v.Tag != w.Tag:
 					out = append(out, fmt.Sprintf("rank %d waits in %s%s but rank %d waits in %s%s: the tags differ", p, v.What(), v.place(), q, w.What(), w.place()))
+					hint(hintTags)
 				default:
 					out = append(out, fmt.Sprintf("rank %d waits in %s%s while rank %d waits in %s%s", q, w.What(), w.place(), p, v.What(), v.place()))
+					hint("")
 				}
 				explained[q], explained[p] = true, true
 				continue
@@ -375,6 +448,7 @@ func (r *Report) Diagnose() []string {
 			if rq >= 0 {
 				rw, sw := first[rq], first[sq]
 				out = append(out, fmt.Sprintf("rank %d waits in %s%s while rank %d waits in %s%s: the sources differ", rq, rw.What(), rw.place(), sq, sw.What(), sw.place()))
+				hint(hintSources)
 				explained[rq], explained[sq] = true, true
 			}
 		}
@@ -403,6 +477,7 @@ func (r *Report) Diagnose() []string {
 						explained[c] = true
 					}
 					out = append(out, strings.Join(parts, ", ")+": the ranks wait for each other in a cycle")
+					hint(cycleHint(first, cyc))
 				}
 				break
 			}
@@ -425,8 +500,10 @@ func (r *Report) Diagnose() []string {
 		}
 		if w.Kind == KindRecv {
 			out = append(out, fmt.Sprintf("rank %d waits in %s%s, but rank %d is in %s%s and has sent nothing that matches", q, w.What(), w.place(), p, v.What(), v.place()))
+			hint(hintNoSend)
 		} else {
 			out = append(out, fmt.Sprintf("rank %d waits in %s%s, but rank %d is in %s%s and has posted no matching receive", q, w.What(), w.place(), p, v.What(), v.place()))
+			hint(hintNoRecv)
 		}
 		explained[q] = true
 	}
@@ -491,6 +568,7 @@ func (r *Report) Diagnose() []string {
 				}
 			}
 			out = append(out, strings.Join(parts, ", ")+": "+what)
+			hint(collHint(what, where[c+"\x00"+ds[0]].Root != None))
 			continue
 		}
 		d := ds[0]
@@ -505,6 +583,12 @@ func (r *Report) Diagnose() []string {
 		for _, q := range in {
 			inSet[q] = true
 		}
+		// A rooted collective completes at a rank as soon as its own part
+		// is done: a rank that called it with another root may have gone
+		// on, and even returned. Without check mode's roots, the report
+		// cannot tell that from a rank that never called it.
+		unsure := rooted(w.Call)
+		var gone []int
 		for _, rk := range r.Ranks {
 			q := rk.Rank
 			if inSet[q] {
@@ -514,15 +598,33 @@ func (r *Report) Diagnose() []string {
 				explained[x] = true
 			}
 			if rk.State == Returned {
-				out = append(out, fmt.Sprintf("rank %d returned from its function while %s %s in %s on %s%s: rank %d never called %s", q, Ranges(in), verb(in), d, c, w.place(), q, w.Call))
+				gone = append(gone, q)
 				continue
 			}
 			v := first[q]
 			if v == nil {
 				continue
 			}
-			out = append(out, fmt.Sprintf("%s %s in %s on %s%s, %s is in %s%s: %s never called %s (missing on one rank?)", Ranges(in), verb(in), d, c, w.place(), "rank "+strconv.Itoa(q), v.What(), v.place(), "rank "+strconv.Itoa(q), w.Call))
+			rq := "rank " + strconv.Itoa(q)
+			if unsure {
+				out = append(out, fmt.Sprintf("%s %s in %s on %s%s, %s is in %s%s: %s is not in this %s (it never called it, or called it with another root and went on)", Ranges(in), verb(in), d, c, w.place(), rq, v.What(), v.place(), rq, w.Call))
+				hint(hintColl + "; " + hintCheck)
+			} else {
+				out = append(out, fmt.Sprintf("%s %s in %s on %s%s, %s is in %s%s: %s never called %s (missing on one rank?)", Ranges(in), verb(in), d, c, w.place(), rq, v.What(), v.place(), rq, w.Call))
+				hint(hintColl)
+			}
 			explained[q] = true
+		}
+		if len(gone) > 0 {
+			head := fmt.Sprintf("%s returned from %s function while %s %s in %s on %s%s", Ranges(gone), theirIts(gone), Ranges(in), verb(in), d, c, w.place())
+			if unsure {
+				head = fmt.Sprintf("%s returned from %s function while %s %s still in %s on %s%s", Ranges(gone), theirIts(gone), Ranges(in), verb(in), d, c, w.place())
+				out = append(out, fmt.Sprintf("%s: %s either never called this %s or called it with another root (or count) and went on", head, Ranges(gone), w.Call))
+				hint(hintCollReturn)
+			} else {
+				out = append(out, fmt.Sprintf("%s: %s never called %s", head, Ranges(gone), w.Call))
+				hint(hintColl)
+			}
 		}
 	}
 
@@ -537,11 +639,55 @@ func (r *Report) Diagnose() []string {
 	}
 	if len(ret) > 0 && len(blocked) > 0 && len(out) == 0 {
 		out = append(out, fmt.Sprintf("%s returned from %s function while %s %s still blocked", Ranges(ret), theirIts(ret), Ranges(blocked), verb(blocked)))
+		hint(hintReturned)
 	}
 	if len(out) == 0 && len(ranks) > 0 {
 		out = append(out, "every rank waits and no message can complete any wait; see each rank's call above")
+		hint("")
 	}
-	return out
+	for len(hints) < len(out) {
+		hints = append(hints, "")
+	}
+	return out, hints
+}
+
+// pairHint is the fix for two ranks that wait for each other.
+func pairHint(w, v *Wait) string {
+	switch {
+	case w.Kind == KindSend && v.Kind == KindSend:
+		return hintSendFirst
+	case w.Kind == KindRecv && v.Kind == KindRecv:
+		return hintRecvFirst
+	}
+	return ""
+}
+
+// cycleHint is the fix for the ranks cyc that wait for each other in a
+// cycle.
+func cycleHint(first map[int]*Wait, cyc []int) string {
+	sends := 0
+	for _, c := range cyc {
+		if first[c].Kind == KindSend {
+			sends++
+		}
+	}
+	switch sends {
+	case len(cyc):
+		return hintSendFirst
+	case 0:
+		return hintRecvFirst
+	}
+	return ""
+}
+
+// collHint is the fix for ranks in different collectives (what is
+// "mismatched collectives" or "different roots"); check says whether the
+// roots were known (check mode on).
+func collHint(what string, check bool) string {
+	if what == "different roots" || check {
+		return hintColl
+	}
+	return hintColl + "; " + hintCheck
 }
 
 func theirIts(rs []int) string {

@@ -70,3 +70,63 @@ func TestDiagnose(t *testing.T) {
 		})
 	}
 }
+
+// TestDiagnoseRootedReturned is issue 41's wrong blame: one rank calls
+// Bcast with root 1, the others with root 0; ranks 0 and 1 complete
+// their Bcast and return, ranks 2 and 3 wait. The report cannot know that
+// ranks 0 and 1 called Bcast at all, so it must not say they never did:
+// it says what it sees and how to learn more (--check).
+func TestDiagnoseRootedReturned(t *testing.T) {
+	ranks := []Rank{{Rank: 0, State: Returned}, {Rank: 1, State: Returned},
+		{Rank: 2, State: Blocked, Waits: []Wait{coll("Bcast", None)}}, {Rank: 3, State: Blocked, Waits: []Wait{coll("Bcast", None)}}}
+	r := &Report{Why: "test", Ranks: ranks}
+	text := r.Format()
+	if strings.Contains(text, "never called Bcast") {
+		t.Errorf("the report says a rank never called Bcast, which it cannot know:\n%s", text)
+	}
+	for _, want := range []string{
+		"diagnosis: ranks 0,1 returned from their function while ranks 2,3 are still in Bcast on WORLD at m.go:88: ranks 0,1 either never called this Bcast or called it with another root",
+		"--check (MPIGO_CHECK=1)",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the report lacks %q:\n%s", want, text)
+		}
+	}
+	// A rank in another call is "not in this Bcast", not "never called it".
+	ranks[1] = Rank{Rank: 1, State: Blocked, Waits: []Wait{recv(0, 1)}}
+	text = (&Report{Why: "test", Ranks: ranks}).Format()
+	if strings.Contains(text, "never called Bcast (") || !strings.Contains(text, "rank 1 is not in this Bcast (it never called it, or called it with another root and went on)") {
+		t.Errorf("rank 1, in Recv, is blamed wrongly:\n%s", text)
+	}
+}
+
+// TestDiagnoseHints checks that the diagnoses of issue 41 say how to fix
+// the mistake, on a line of their own after the diagnosis.
+func TestDiagnoseHints(t *testing.T) {
+	blocked := func(r int, ws ...Wait) Rank { return Rank{Rank: r, State: Blocked, Waits: ws} }
+	for _, tc := range []struct {
+		name  string
+		ranks []Rank
+		want  string
+	}{
+		{"ssend", []Rank{blocked(0, send(1, 5, "a.go", 1)), blocked(1, send(0, 5, "a.go", 2))}, "fix: every rank of the cycle sends first, and its send waits for the receiver: use Sendrecv, or post the receive first"},
+		{"recv", []Rank{blocked(0, recv(1, 5)), blocked(1, recv(0, 5))}, "fix: every rank of the cycle receives first"},
+		{"tags", []Rank{blocked(0, send(1, 1, "a.go", 1)), blocked(1, recv(0, 2))}, "fix: make the tags agree"},
+		{"returned", []Rank{blocked(0, recv(1, 0)), {Rank: 1, State: Returned}}, "fix: the rank that returned never sent"},
+		{"mismatched", []Rank{blocked(0, coll("Allreduce", None)), blocked(1, coll("Bcast", None))}, "fix: every rank of the communicator must call the same collectives, in the same order, with the same root; run with --check"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text := (&Report{Why: "test", Ranks: tc.ranks}).Format()
+			lines := strings.Split(text, "\n")
+			for i, l := range lines {
+				if strings.Contains(l, tc.want) {
+					if i == 0 || !strings.HasPrefix(lines[i-1], "diagnosis: ") {
+						t.Errorf("the fix does not follow its diagnosis:\n%s", text)
+					}
+					return
+				}
+			}
+			t.Errorf("the report lacks %q:\n%s", tc.want, text)
+		})
+	}
+}

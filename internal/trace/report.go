@@ -25,6 +25,7 @@ type ViewSpan struct {
 	Comm       string
 	Peer, Tag  int
 	Start, Dur float64
+	Internal   bool // called by mpigo itself (category "internal")
 }
 
 // ViewArrow is a message.
@@ -54,7 +55,7 @@ func NewView(f *File) (*View, error) {
 		case "X":
 			r, lane := e.Tid%100000, e.Tid/100000
 			ranks[r] = true
-			s := ViewSpan{Rank: r, Lane: lane, Name: e.Name, Peer: None, Tag: None, Start: e.Ts, Dur: e.Dur}
+			s := ViewSpan{Rank: r, Lane: lane, Name: e.Name, Peer: None, Tag: None, Start: e.Ts, Dur: e.Dur, Internal: e.Cat == "internal"}
 			if e.Args != nil {
 				s.Comm, _ = e.Args["comm"].(string)
 				if p, ok := e.Args["peer"]; ok {
@@ -173,8 +174,18 @@ func (v *View) Summary(w io.Writer) {
 			msgs++
 		}
 	}
-	fmt.Fprintf(w, "%d ranks, %d MPI calls, %d messages (%d inside collectives), %s from first to last event\n",
-		len(v.Ranks), len(v.Spans), msgs, len(v.Arrows)-msgs, dur(v.End))
+	internal := 0
+	for _, s := range v.Spans {
+		if s.Internal {
+			internal++
+		}
+	}
+	calls := fmt.Sprintf("%d MPI calls", len(v.Spans)-internal)
+	if internal > 0 {
+		calls += fmt.Sprintf(" (and %d by mpigo itself, category \"internal\")", internal)
+	}
+	fmt.Fprintf(w, "%d ranks, %s, %d messages (%d inside collectives), %s from first to last event\n",
+		len(v.Ranks), calls, msgs, len(v.Arrows)-msgs, dur(v.End))
 	// Time in MPI per rank: the union of its spans.
 	fmt.Fprintf(w, "\ntime in MPI per rank:\n")
 	for _, r := range v.Ranks {

@@ -25,6 +25,10 @@ type Span struct {
 	Start int64  `json:"s"` // ns on the part's clock
 	End   int64  `json:"e"`
 	Err   string `json:"x,omitempty"`
+	// Internal marks a call the library made itself, not the program
+	// (the Barrier at the end of mpi.Main): category "internal" in the
+	// timeline, and left out of the summary's calls.
+	Internal bool `json:"i,omitempty"`
 }
 
 // None is Span.Peer or Tag when the call names none.
@@ -61,6 +65,7 @@ type Recorder struct {
 	strs     map[string]uint32
 	strList  []string
 	spans    [][]spanRec
+	internal map[int]bool // indexes (in record order) of internal spans
 	sends    [][]Msg
 	arrivals [][]Msg
 }
@@ -102,6 +107,16 @@ func (r *Recorder) intern(s string) uint32 {
 // Span records a call.
 func (r *Recorder) Span(s Span) {
 	r.mu.Lock()
+	if s.Internal {
+		if r.internal == nil {
+			r.internal = map[int]bool{}
+		}
+		n := 0
+		for _, c := range r.spans {
+			n += len(c)
+		}
+		r.internal[n] = true
+	}
 	r.spans = push(r.spans, spanRec{name: r.intern(s.Name), comm: r.intern(s.Comm), err: r.intern(s.Err),
 		rank: int32(s.Rank), peer: int32(s.Peer), tag: int32(s.Tag), start: s.Start, end: s.End})
 	r.mu.Unlock()
@@ -125,10 +140,12 @@ func (r *Recorder) Arrive(m Msg) {
 func (r *Recorder) AddTo(p *Part) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	i := 0
 	for _, c := range r.spans {
 		for _, x := range c {
 			p.Spans = append(p.Spans, Span{Rank: int(x.rank), Name: r.strList[x.name], Comm: r.strList[x.comm], Err: r.strList[x.err],
-				Peer: int(x.peer), Tag: int(x.tag), Start: x.start, End: x.end})
+				Peer: int(x.peer), Tag: int(x.tag), Start: x.start, End: x.end, Internal: r.internal[i]})
+			i++
 		}
 	}
 	for _, c := range r.sends {
@@ -288,7 +305,12 @@ func Merge(parts []*Part) *File {
 		if s.Err != "" {
 			args["error"] = s.Err
 		}
-		f.TraceEvents = append(f.TraceEvents, Event{Name: s.Name, Cat: "mpi", Ph: "X", Ts: us(s.Start), Dur: us(s.End) - us(s.Start), Pid: 0, Tid: tid, Args: args})
+		cat := "mpi"
+		if s.Internal {
+			cat = "internal"
+			args["note"] = "called by mpigo, not by the program"
+		}
+		f.TraceEvents = append(f.TraceEvents, Event{Name: s.Name, Cat: cat, Ph: "X", Ts: us(s.Start), Dur: us(s.End) - us(s.Start), Pid: 0, Tid: tid, Args: args})
 	}
 	for _, r := range rs {
 		if !named[laneTid(r, 0)] {
