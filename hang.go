@@ -292,7 +292,7 @@ func (b *blockState) describe(bw *blockedWait) {
 	op := engine.Op(0)
 	if r != nil {
 		ctx, peer, tag, op = r.Context, r.Peer, r.Tag, r.Op
-		w.Bytes = r.Size()
+		w.Bytes = b.p.eng.SizeOf(r) // a receive's buffer may be allocated as it matches
 		w.Sync = r.Op == engine.OpSend && r.Mode == engine.Synchronous
 	}
 	c, coll := b.p.commOf(ctx)

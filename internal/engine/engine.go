@@ -1005,6 +1005,15 @@ func (e *Engine) late(f *wire.Frame, id uint64, send bool) bool {
 	return true
 }
 
+// SizeOf returns r.Size() under the engine's lock, for a goroutine that
+// describes a request another may be matching (the hang report): a
+// receive's buffer may be allocated at its match.
+func (e *Engine) SizeOf(r *Request) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return r.size()
+}
+
 // Dropped returns the number of late frames dropped (see Deliver): answers
 // that arrived for requests already failed by Abort, FailAll, FailPeer or
 // Revoke.

@@ -282,6 +282,9 @@ func (r *Request) WaitRefIn(p Progress, b Blocker) *Status {
 }
 
 // Size returns the number of bytes r sends, or its receive buffer holds.
+// A receive whose buffer is allocated when it matches (Alloc) gets it
+// under the engine's lock: a goroutine other than the matching one asks
+// Engine.SizeOf instead.
 func (r *Request) Size() int { return r.size() }
 
 // SetWaiter registers w to be woken when r completes (nil unregisters).
