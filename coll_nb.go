@@ -53,7 +53,7 @@ func (c *Comm) startCollAt(op string, tag int, body func(v *Comm) error) *Reques
 			e.Op = op + " (" + e.Op + ")"
 		}
 		berr = err
-		er.Complete(engine.Status{Source: -1, Tag: -1})
+		er.CompleteOnce(engine.Status{Source: -1, Tag: -1}) // unless a failed job ended the wait first (endWaits)
 	}()
 	return r
 }

@@ -41,9 +41,9 @@ func (p *proc) exec(out *engine.Outbox) {
 		}
 		if it.Done != nil {
 			if err != nil {
-				it.Done.Fail(fmt.Errorf("%w: %w", ErrProcFailed, err))
+				it.Done.FailOnce(fmt.Errorf("%w: %w", ErrProcFailed, err))
 			} else {
-				it.Done.Complete(engine.Status{})
+				it.Done.CompleteOnce(engine.Status{})
 			}
 		} else if err != nil && it.F.Kind != wire.Eager {
 			// A protocol reply that cannot be delivered: the peer is gone.
@@ -283,7 +283,7 @@ func (p *proc) trySendAnswers(out, more *engine.Outbox) int {
 				p.countSent(it.F.To, int(it.F.Size), it.F.Context, int(it.F.Tag))
 			}
 			if it.Done != nil {
-				it.Done.Complete(engine.Status{})
+				it.Done.CompleteOnce(engine.Status{})
 			}
 			sent++
 		}

@@ -436,7 +436,7 @@ func (c *Comm) Iagree(flag int) (_ *Future[int], err error) {
 	go func() {
 		dval, failed, err := c.ftAgreeWait(e)
 		f.v, berr = c.agreeResult("Iagree", flag, dval, failed, err)
-		er.Complete(engine.Status{Source: -1, Tag: -1})
+		er.CompleteOnce(engine.Status{Source: -1, Tag: -1}) // unless a failed job ended the wait first (endWaits)
 	}()
 	f.req = r
 	return f, nil

@@ -82,7 +82,7 @@ func (r *Request) GrequestComplete() (err error) {
 		g.freedFn = true
 	}
 	r.mu.Unlock()
-	r.x.e.Complete(engine.Status{Source: AnySource, Tag: AnyTag}) // wakes the waiters
+	r.x.e.CompleteOnce(engine.Status{Source: AnySource, Tag: AnyTag}) // wakes the waiters (unless a failed job ended them: endWaits)
 	if free {
 		return r.grequestErr("GrequestComplete", "free", g.free)
 	}

@@ -224,7 +224,10 @@ func (b *blockState) Park(r *engine.Request, w *engine.Waiter) {
 // error (see endWaits).
 func (b *blockState) Woken(r *engine.Request) {
 	if e := b.orphanErr.Load(); e != nil && !r.Completing() {
-		r.Fail(*e)
+		// Its own completer may finish it at this very moment (a
+		// non-blocking collective's goroutine, the executor): the
+		// first of the two completes it.
+		r.FailOnce(*e)
 		return
 	}
 	if b.want.Load() == 0 {

@@ -109,6 +109,7 @@ const (
 	stDone    = 1 << iota // the result is in
 	stFin                 // the completer no longer touches r
 	stWaiting             // a Waiter is registered: the completer must look
+	stClaimed             // a completer outside the engine's lock took r (CompleteOnce)
 )
 
 // Reset clears r for reuse, keeping its Waiter. r must be complete (or
@@ -330,4 +331,26 @@ func PutWaiter(w *Waiter) { putWaiter(w) }
 
 // Complete records st and wakes whoever waits on r. The runtime calls it for
 // the Done request of an Item once the transport has accepted the frame.
+// A request that two goroutines may complete outside the engine's lock
+// is completed with CompleteOnce instead.
 func (r *Request) Complete(st Status) { r.complete(st) }
+
+// CompleteOnce is Complete for a request that more than one goroutine may
+// try to complete outside the engine's lock: its own completer (a
+// non-blocking collective's goroutine, the executor once a frame left, a
+// generalized request's owner) and a failed job's wait reaper. The first
+// one completes r; the others do nothing and get false. One atomic
+// operation: it is not for the per-message paths the engine completes
+// under its lock.
+func (r *Request) CompleteOnce(st Status) bool {
+	if r.state.Or(stClaimed)&(stClaimed|stDone) != 0 {
+		return false
+	}
+	r.complete(st)
+	return true
+}
+
+// FailOnce is CompleteOnce with the error err (Fail's status).
+func (r *Request) FailOnce(err error) bool {
+	return r.CompleteOnce(Status{Source: r.Peer, Tag: r.Tag, Err: err})
+}
