@@ -344,10 +344,9 @@ func reduceT[T any](c *Comm, opname string, v T, op Op[T], root int) (T, error) 
 
 // Reduce combines every rank's v with op and returns the result at root
 // (MPI_Reduce); other ranks get the zero value, which means nothing there
-// (the caller chose root, so c.Rank() == root tells which rank holds the
-// result; Exscan returns an ok flag instead because its one rank without a
-// result is not the caller's choice). Values are combined in rank order,
-// so op need not be commutative.
+// (c.Rank() == root tells which rank holds the result; rank 0 of Exscan
+// is the same). Values are combined in rank order, so op need not be
+// commutative.
 //
 // On an intercommunicator (root as for Bcast) the root gets the reduction
 // of the other group's values.
@@ -676,8 +675,10 @@ func Scan[T any](c *Comm, v T, op Op[T]) (_ T, err error) {
 }
 
 // Exscan returns, on rank r > 0, v(0) op ... op v(r-1): the exclusive
-// prefix reduction (MPI_Exscan). Rank 0 gets the zero value and ok false.
-func Exscan[T any](c *Comm, v T, op Op[T]) (res T, ok bool, err error) {
+// prefix reduction (MPI_Exscan). Rank 0 has no prefix and gets the zero
+// value, which means nothing there, as on the ranks other than root of
+// Reduce (c.Rank() == 0 tells; Iexscan's Wait does the same).
+func Exscan[T any](c *Comm, v T, op Op[T]) (_ T, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Exscan", c, Undefined, Undefined), &err)
 	}
@@ -685,6 +686,12 @@ func Exscan[T any](c *Comm, v T, op Op[T]) (res T, ok bool, err error) {
 		return
 	}
 	defer c.exitColl()
+	res, _, err := exscanT(c, v, op)
+	return res, err
+}
+
+// exscanT is Exscan, with ok false on rank 0 (whose result is undefined).
+func exscanT[T any](c *Comm, v T, op Op[T]) (res T, ok bool, err error) {
 	var zero T
 	if err := checkOp(c, "Exscan", op); err != nil {
 		return zero, false, err

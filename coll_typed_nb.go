@@ -107,8 +107,5 @@ func Iexscan[T any](c *Comm, v T, op Op[T]) (_ *Future[T], err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Iexscan", c, Undefined, Undefined), &err)
 	}
-	return startFuture(c, "Iexscan", func(vc *Comm) (T, error) {
-		r, _, err := Exscan(vc, v, op)
-		return r, err
-	})
+	return startFuture(c, "Iexscan", func(vc *Comm) (T, error) { return Exscan(vc, v, op) })
 }

@@ -373,7 +373,7 @@ var handleFuncs = map[string]struct {
 	"CompareComms":       {func() error { mpi.CompareComms(nil, nil); return nil }, nil},
 	"CompareGroups":      {func() error { mpi.CompareGroups(nil, nil); return nil }, nil},
 	"DatatypeOf":         {func() error { _, err := mpi.DatatypeOf[float64](); return err }, nil},
-	"Exscan":             {func() error { _, _, err := mpi.Exscan(nil, 1.0, mpi.Sum[float64]()); return err }, mpi.ErrComm},
+	"Exscan":             {func() error { _, err := mpi.Exscan(nil, 1.0, mpi.Sum[float64]()); return err }, mpi.ErrComm},
 	"FreeKeyval":         {func() error { return mpi.FreeKeyval(nil) }, mpi.ErrKeyval},
 	"FreeTypeKeyval":     {func() error { return mpi.FreeTypeKeyval(nil) }, mpi.ErrKeyval},
 	"Gather":             {func() error { _, err := mpi.Gather(nil, 1.0, 0); return err }, mpi.ErrComm},

@@ -332,11 +332,11 @@ func collectives(w *mpi.Comm, say func(string, ...any)) error {
 	if err != nil {
 		return err
 	}
-	ex, ok, err := mpi.Exscan(w, float64(r+1), mpi.Sum[float64]())
+	ex, err := mpi.Exscan(w, float64(r+1), mpi.Sum[float64]())
 	if err != nil {
 		return err
 	}
-	say("Scan %d Exscan %v %v", scan, ex, ok)
+	say("Scan %d Exscan %v %v", scan, ex, r > 0) // rank 0 has no prefix
 	// Low level.
 	lin := []float64{float64(r) + 0.25, 1e100}
 	lout := make([]float64, 2)
