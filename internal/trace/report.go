@@ -286,6 +286,31 @@ func (v *View) Summary(w io.Writer) {
 	}
 }
 
+// Work returns when the program's own calls start and end: the first
+// start and the last end of the spans that are not mpigo's own
+// (Internal). Start-up (connecting, agreeing on the world) comes before
+// it, and the Barrier of the end of Main after it. With no such span it
+// is the whole timeline.
+func (v *View) Work() (start, end float64) {
+	first := true
+	for _, s := range v.Spans {
+		if s.Internal {
+			continue
+		}
+		if first || s.Start < start {
+			start = s.Start
+		}
+		if first || s.Start+s.Dur > end {
+			end = s.Start + s.Dur
+		}
+		first = false
+	}
+	if first || end <= start {
+		return 0, v.End
+	}
+	return start, end
+}
+
 // HTML writes one self-contained page that draws the timeline: a track
 // per rank (lanes of a rank share its track colour), calls as boxes
 // coloured by name, messages as lines. It needs no network.
@@ -302,12 +327,14 @@ func (v *View) HTML(w io.Writer, title string) error {
 		K          bool
 		S, E       float64
 	}
+	ws, we := v.Work()
 	data := struct {
-		Ranks  []int
-		End    float64
-		Spans  []jspan
-		Arrows []jarrow
-	}{Ranks: v.Ranks, End: v.End}
+		Ranks            []int
+		End              float64
+		WorkStart, WorkE float64 // the view opens on the program's calls (Work)
+		Spans            []jspan
+		Arrows           []jarrow
+	}{Ranks: v.Ranks, End: v.End, WorkStart: ws, WorkE: we}
 	for _, s := range v.Spans {
 		data.Spans = append(data.Spans, jspan{s.Rank, s.Lane, s.Name, s.Comm, s.Peer, s.Tag, s.Start, s.Dur})
 	}
@@ -334,7 +361,7 @@ canvas { display: block; }
 pre { margin: 10px; font-size: 12px; }
 </style></head>
 <body>
-<header><b>mpigo trace</b> {{.Title}} &mdash; drag to scroll, wheel to zoom, hover for details</header>
+<header><b>mpigo trace</b> {{.Title}} &mdash; opens on your program's calls; drag to scroll, wheel to zoom, hover for details, 0 for the whole job (start-up included), 1 for your calls again</header>
 <div id="wrap"><canvas id="c"></canvas></div>
 <div id="tip"></div>
 <pre>{{.Summary}}</pre>
@@ -347,12 +374,22 @@ const bands = ["#dfe9f5", "#f5e6d6", "#dff2e1", "#f2dde9", "#e8e2f5", "#f5f1d2",
 const row = {}; D.Ranks.forEach((r, i) => row[r] = i);
 const lanes = {}; D.Spans.forEach(s => lanes[s.R] = Math.max(lanes[s.R] || 0, s.L));
 let t0 = 0, scale = 1;
+// fit shows the times a..b, with a little room on both sides.
+function fit(a, b) {
+  const pad = Math.max(1, (b - a) * 0.02);
+  t0 = Math.max(0, a - pad);
+  scale = (cv.width - LEFT - 10) / Math.max(1, b + pad - t0);
+  draw();
+}
 function resize() {
   cv.width = Math.max(600, window.innerWidth);
   cv.height = TOP + TRACK * Math.max(1, D.Ranks.length) + 10;
-  scale = (cv.width - LEFT - 10) / Math.max(1, D.End);
-  draw();
+  fit(D.WorkStart, D.WorkE);
 }
+window.addEventListener("keydown", e => {
+  if (e.key === "0") fit(0, D.End);
+  if (e.key === "1") fit(D.WorkStart, D.WorkE);
+});
 function hue(name) { let h = 0; for (const ch of name) h = (h * 31 + ch.charCodeAt(0)) >>> 0; return "hsl(" + (h % 360) + ",65%,50%)"; }
 function x(t) { return LEFT + (t - t0) * scale; }
 function draw() {

@@ -66,3 +66,28 @@ func TestNewViewRejectsHalfArrows(t *testing.T) {
 		t.Fatal("no error for an arrow without its end")
 	}
 }
+
+// TestViewWork checks that the page opens on the program's own calls:
+// start-up before the first call, and mpigo's own Barrier at the end of
+// Main, are outside the window Work gives.
+func TestViewWork(t *testing.T) {
+	v := &View{End: 1000, Spans: []ViewSpan{
+		{Name: "Send", Start: 400, Dur: 10},
+		{Name: "Recv", Start: 420, Dur: 30},
+		{Name: "Barrier (mpigo: end of Main)", Start: 900, Dur: 100, Internal: true},
+	}}
+	if s, e := v.Work(); s != 400 || e != 450 {
+		t.Errorf("Work() = %v, %v; want 400, 450", s, e)
+	}
+	only := &View{End: 50, Spans: []ViewSpan{{Name: "Barrier", Start: 10, Dur: 40, Internal: true}}}
+	if s, e := only.Work(); s != 0 || e != 50 {
+		t.Errorf("Work() of a job with only mpigo's calls = %v, %v; want the whole job", s, e)
+	}
+	var b strings.Builder
+	if err := v.HTML(&b, "t"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"WorkStart":400`) || !strings.Contains(b.String(), "fit(D.WorkStart, D.WorkE)") {
+		t.Errorf("the page does not open on the program's calls")
+	}
+}
