@@ -53,6 +53,9 @@ int main(int argc, char **argv)
 	expect(MPI_Comm_group(MPI_COMM_WORLD, &g), MPI_ERR_UNSUPPORTED_OPERATION, "Comm_group", "MPI_Comm_group is not implemented");
 	expect(MPI_Win_fence(0, MPI_WIN_NULL), MPI_ERR_UNSUPPORTED_OPERATION, "Win_fence", "MPI_Win_fence");
 
+	/* A bad pointer: the fault in the library is an error, not a crash. */
+	expect(MPI_Comm_rank(MPI_COMM_WORLD, (int *)8), MPI_ERR_INTERN, "a bad pointer", "MPI_Comm_rank: internal error (Go panic)");
+
 	/* A truncated message. */
 	if (size >= 2 && rank < 2) {
 		int two[2] = {1, 2};
