@@ -271,3 +271,20 @@ func TestCCShow(t *testing.T) {
 		t.Errorf("mpigo c++ -show -c: exit %d %q", code, out.String())
 	}
 }
+
+// TestInitUnderLauncher: a Go program that starts its rank with mpi.Init
+// and ends it with mpi.Finalize, instead of mpi.Main, joins a job started
+// by mpigo run as Main's ranks do.
+func TestInitUnderLauncher(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	prog := filepath.Join(t.TempDir(), "initprog")
+	if out, err := exec.Command("go", "build", "-o", prog, "./testdata/initprog").CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var out, errs strings.Builder
+	if code := run([]string{"run", "--timeout", "60s", "-n", "3", prog}, &out, &errs); code != 0 || !strings.Contains(out.String(), "size 3 sum 6") {
+		t.Fatalf("exit %d, want 0 and \"size 3 sum 6\"\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
+	}
+}
