@@ -35,7 +35,10 @@ var initState struct {
 //
 // Main remains the entry point for Go programs: it reports failures and
 // sets the exit code, which a program using Init must do itself.
-func Init() (*Comm, error) {
+func Init() (_ *Comm, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Init", nil, Undefined, Undefined), &err)
+	}
 	s := &initState
 	s.Lock()
 	defer s.Unlock()
@@ -89,7 +92,10 @@ func Init() (*Comm, error) {
 // rank, and returns the job's error if the job failed. It returns an error
 // of class ErrOther if Init has not succeeded or Finalize was called
 // already.
-func Finalize() error {
+func Finalize() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Finalize", nil, Undefined, Undefined), &err)
+	}
 	s := &initState
 	s.Lock()
 	defer s.Unlock()
@@ -98,7 +104,7 @@ func Finalize() error {
 	}
 	s.phase = 2
 	close(s.finish)
-	err := <-s.result
+	err = <-s.result
 	if s.kv != nil {
 		if cerr := s.kv.Close(); err == nil && cerr != nil {
 			err = cerr

@@ -69,8 +69,8 @@ func header(t *Table) []byte {
  * %s
  * Handles are pointers to incomplete structs; predefined handles are the
  * standard's fixed small integers; user handles are never below 4096. */
-#ifndef MPIGO_MPI_H
-#define MPIGO_MPI_H
+#ifndef MPI_H_INCLUDED_MPIGO
+#define MPI_H_INCLUDED_MPIGO
 
 #include <stdint.h>
 
@@ -138,7 +138,7 @@ extern MPI_F08_status *MPI_F08_STATUSES_IGNORE;
 }
 #endif
 
-#endif /* MPIGO_MPI_H */
+#endif /* MPI_H_INCLUDED_MPIGO */
 `)
 	return b.Bytes()
 }
