@@ -64,6 +64,9 @@ func removeTestProgs() {
 	if heteroDir != "" { // hetero_test.go
 		os.RemoveAll(heteroDir)
 	}
+	if abiTmp != "" { // abi_test.go
+		os.RemoveAll(abiTmp)
+	}
 }
 
 // launcher is how a test starts N processes of a program.

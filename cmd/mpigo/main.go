@@ -5,6 +5,7 @@
 //	mpigo bench report         plots and an HTML page of several benchmarks
 //	mpigo info                 version, transports and tunables
 //	mpigo trace FILE           summarise (or draw, -html) a recorded timeline
+//	mpigo cc, mpigo c++        compile C/C++ programs for the MPI standard ABI
 //
 // Run "mpigo help" for details.
 package main
@@ -33,6 +34,9 @@ Usage:
   mpigo info                 print the version, transports and tunables
   mpigo trace FILE [-html OUT.html]   summarise a timeline recorded with
                              mpigo run --trace FILE; draw it as a web page
+  mpigo cc [-show] ARGS...   compile and link a C program for the MPI-5.0
+                             standard ABI (libmpi_abi.so.1); docs/abi.md
+  mpigo c++ [-show] ARGS...  the same for C++
   mpigo gateway              relay a job's connections between networks
                              (started by mpigo run --gateway)
   mpigo version              print the version (also --version)
@@ -59,6 +63,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return info(args[1:], stdout, stderr)
 	case "trace":
 		return traceCmd(args[1:], stdout, stderr)
+	case "cc", "c++":
+		return ccCmd(args[0], args[1:], stdout, stderr)
 	case "gateway":
 		return gatewayCmd(args[1:], os.Stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":

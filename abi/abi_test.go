@@ -1,0 +1,77 @@
+package abi
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestGeneratedFilesFresh fails if a file generated from the table differs
+// from what the generator makes now: run go generate ./abi.
+func TestGeneratedFilesFresh(t *testing.T) {
+	tb, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := os.ReadFile(DocsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := Generate(tb, docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range files {
+		got, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is stale: run go generate ./abi", name)
+		}
+	}
+}
+
+// TestTable checks facts of the standard the rest relies on: every
+// function once, the MPI_Status layout constants, predefined handles in
+// 1..4095, and the handles the library's code names.
+func TestTable(t *testing.T) {
+	tb, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, f := range tb.Funcs {
+		if seen[f.Name] {
+			t.Errorf("%s twice", f.Name)
+		}
+		seen[f.Name] = true
+	}
+	// 664 functions of the MPI-4.2 ABI draft plus MPI-5.0's toint/fromint
+	// (22) and Fortran-info calls (4).
+	if len(tb.Funcs) != 690 {
+		t.Errorf("%d functions, want 690", len(tb.Funcs))
+	}
+	vals := map[string]string{}
+	for _, c := range tb.Consts {
+		vals[c.Name] = c.Value
+		if c.Kind == "handle" && !strings.HasPrefix(c.CType, "MPI_T_") {
+			v, err := strconv.ParseUint(c.Value, 0, 64)
+			if err != nil || v < 1 || v > 4095 {
+				t.Errorf("%s = %s: a predefined handle is in 1..4095", c.Name, c.Value)
+			}
+		}
+	}
+	for name, want := range map[string]string{
+		"MPI_COMM_WORLD": "0x101", "MPI_COMM_SELF": "0x102", "MPI_INT": "0x209", "MPI_DOUBLE": "0x214",
+		"MPI_SUM": "0x21", "MPI_ERRORS_RETURN": "0x142", "MPI_REQUEST_NULL": "0x180",
+		"MPI_ERR_UNSUPPORTED_OPERATION": "55", "MPI_ERR_RANK": "6", "MPI_THREAD_MULTIPLE": "7",
+		"MPI_F_STATUS_SIZE": "8", "MPI_ANY_TAG": "-2", "MPI_PROC_NULL": "-3", "MPI_VERSION": "5",
+	} {
+		if vals[name] != want {
+			t.Errorf("%s = %q, want %s", name, vals[name], want)
+		}
+	}
+}

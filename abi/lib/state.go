@@ -1,0 +1,212 @@
+//go:build cgo
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/mpigo/mpi"
+)
+
+// Phases of the library: MPI_Init moves it from before to running,
+// MPI_Finalize to after.
+const (
+	phaseBefore = iota
+	phaseRunning
+	phaseAfter
+)
+
+var (
+	phase    atomic.Int32
+	initMu   sync.Mutex // serializes Init and Finalize
+	provided int32      // the thread level Init_thread granted
+)
+
+// commEntry is a communicator behind a handle, with its ABI error handler
+// (mpigo's own handler of the communicator stays ErrorsReturn: the ABI
+// layer raises errors itself, with the code it returns).
+type commEntry struct {
+	c    *mpi.Comm
+	errh atomic.Uintptr
+}
+
+var (
+	world, self commEntry
+	comms       = &table[*commEntry]{kind: kindComm}
+)
+
+// noComm is the communicator argument of a call that has none: its errors
+// go to MPI_COMM_SELF's handler, as MPI-4 says of errors not tied to an
+// object.
+const noComm uintptr = 0
+
+// notRunning is the error of a call before MPI_Init or after MPI_Finalize.
+func notRunning() error {
+	if phase.Load() == phaseBefore {
+		return classErr(MPI_ERR_OTHER, "called before MPI_Init")
+	}
+	return classErr(MPI_ERR_OTHER, "called after MPI_Finalize")
+}
+
+// getComm returns the communicator behind h, or nil and the error code
+// raised.
+func getComm(fn string, h uintptr) (*commEntry, int32) {
+	if phase.Load() != phaseRunning {
+		return nil, raise(fn, noComm, notRunning())
+	}
+	switch h {
+	case MPI_COMM_WORLD:
+		return &world, 0
+	case MPI_COMM_SELF:
+		return &self, 0
+	case MPI_COMM_NULL:
+		return nil, raise(fn, noComm, classErr(MPI_ERR_COMM, "MPI_COMM_NULL is not a communicator"))
+	}
+	if ce, ok := comms.get(h); ok {
+		return ce, 0
+	}
+	return nil, raise(fn, noComm, classErr(MPI_ERR_COMM, fmt.Sprintf("%#x is not a communicator handle (freed, garbage, or of another kind)", h)))
+}
+
+// running returns 0 if the library is between Init and Finalize, and the
+// error code raised otherwise.
+func running(fn string) int32 {
+	if phase.Load() != phaseRunning {
+		return raise(fn, noComm, notRunning())
+	}
+	return 0
+}
+
+// check returns 0 for a nil err, and otherwise raises it on ce.
+func (ce *commEntry) check(fn string, err error) int32 {
+	if err == nil {
+		return MPI_SUCCESS
+	}
+	return raiseOn(fn, ce, err)
+}
+
+func implInit(argc, argv unsafe.Pointer) int32 {
+	return initThread("MPI_Init", MPI_THREAD_SINGLE, nil)
+}
+
+func implInit_thread(argc, argv unsafe.Pointer, required int32, prov unsafe.Pointer) int32 {
+	return initThread("MPI_Init_thread", required, (*int32)(prov))
+}
+
+func initThread(fn string, required int32, prov *int32) int32 {
+	initMu.Lock()
+	defer initMu.Unlock()
+	if phase.Load() != phaseBefore {
+		return raise(fn, noComm, classErr(MPI_ERR_OTHER, "MPI may be initialized only once"))
+	}
+	w, err := mpi.Init()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "mpigo: %s: %v\n", fn, err)
+		phase.Store(phaseAfter)
+		return newCode(MPI_ERR_OTHER, fn+": "+err.Error())
+	}
+	world.c, self.c = w, w.Self()
+	world.errh.Store(MPI_ERRORS_ARE_FATAL)
+	self.errh.Store(MPI_ERRORS_ARE_FATAL)
+	// mpigo's communicators are safe for concurrent use by any number of
+	// threads, and so is this layer (its tables are locked).
+	switch {
+	case required < MPI_THREAD_SINGLE:
+		provided = MPI_THREAD_SINGLE
+	case required > MPI_THREAD_SERIALIZED:
+		provided = MPI_THREAD_MULTIPLE
+	default:
+		provided = required
+	}
+	if prov != nil {
+		*prov = provided
+	}
+	phase.Store(phaseRunning)
+	return MPI_SUCCESS
+}
+
+func implFinalize() int32 {
+	initMu.Lock()
+	defer initMu.Unlock()
+	if rc := running("MPI_Finalize"); rc != 0 {
+		return rc
+	}
+	phase.Store(phaseAfter)
+	if err := mpi.Finalize(); err != nil {
+		fmt.Fprintf(os.Stderr, "mpigo: MPI_Finalize: %v\n", err)
+		return newCode(MPI_ERR_OTHER, "MPI_Finalize: "+err.Error())
+	}
+	return MPI_SUCCESS
+}
+
+func setFlag(p unsafe.Pointer, b bool) {
+	if p == nil {
+		return
+	}
+	v := int32(0)
+	if b {
+		v = 1
+	}
+	*(*int32)(p) = v
+}
+
+func implInitialized(flag unsafe.Pointer) int32 {
+	if flag == nil {
+		return newCode(MPI_ERR_ARG, "MPI_Initialized: flag is NULL")
+	}
+	setFlag(flag, phase.Load() != phaseBefore)
+	return MPI_SUCCESS
+}
+
+func implFinalized(flag unsafe.Pointer) int32 {
+	if flag == nil {
+		return newCode(MPI_ERR_ARG, "MPI_Finalized: flag is NULL")
+	}
+	setFlag(flag, phase.Load() == phaseAfter)
+	return MPI_SUCCESS
+}
+
+func implQuery_thread(p unsafe.Pointer) int32 {
+	if rc := running("MPI_Query_thread"); rc != 0 {
+		return rc
+	}
+	if p == nil {
+		return raise("MPI_Query_thread", noComm, classErr(MPI_ERR_ARG, "provided is NULL"))
+	}
+	*(*int32)(p) = provided
+	return MPI_SUCCESS
+}
+
+func implAbort(comm uintptr, code int32) int32 {
+	ce, rc := getComm("MPI_Abort", comm)
+	if ce == nil {
+		return rc
+	}
+	abortJob(ce.c, int(code))
+	return MPI_SUCCESS
+}
+
+// abortJob ends the job with code (MPI_Abort): mpi.Abort stops every rank
+// and, under a launcher, exits; in a singleton job it stops only the
+// calling goroutine, so that runs on a goroutine of its own and the
+// process then exits here.
+func abortJob(c *mpi.Comm, code int) {
+	if code == 0 {
+		code = 1
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		mpi.Abort(c, code)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+	}
+	os.Exit(code)
+}

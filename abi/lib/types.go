@@ -1,0 +1,274 @@
+//go:build cgo
+
+package main
+
+/*
+#include <stddef.h>
+#include <wchar.h>
+*/
+import "C"
+
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/mpigo/mpi"
+)
+
+// The predefined datatypes: each ABI handle gets a duplicate of the mpigo
+// type of the same size and kind (C int and long by their size here), so
+// that every handle maps back to itself (a user operation receives the
+// handle the caller passed) and mpigo's messages name the C type.
+// Handles without an mpigo type of the same layout (the C pair types such
+// as MPI_2INT, long double, Fortran types) are not supported yet.
+var (
+	predefTypes   [0x300]*mpi.Datatype
+	typeHandles   sync.Map // *mpi.Datatype -> uintptr
+	userTypes     = &table[*mpi.Datatype]{kind: kindType}
+	predefTypesMu sync.Once
+)
+
+func intOfSize(n uintptr, signed bool) *mpi.Datatype {
+	switch {
+	case n == 1 && signed:
+		return mpi.Int8
+	case n == 1:
+		return mpi.Uint8
+	case n == 2 && signed:
+		return mpi.Int16
+	case n == 2:
+		return mpi.Uint16
+	case n == 4 && signed:
+		return mpi.Int32
+	case n == 4:
+		return mpi.Uint32
+	case n == 8 && signed:
+		return mpi.Int64
+	}
+	return mpi.Uint64
+}
+
+func setupTypes() {
+	var (
+		sInt   = unsafe.Sizeof(C.int(0))
+		sLong  = unsafe.Sizeof(C.long(0))
+		sShort = unsafe.Sizeof(C.short(0))
+		sLL    = unsafe.Sizeof(C.longlong(0))
+		sWchar = unsafe.Sizeof(C.wchar_t(0))
+		sAint  = unsafe.Sizeof(uintptr(0))
+	)
+	for _, p := range []struct {
+		h    uintptr
+		name string
+		t    *mpi.Datatype
+	}{
+		{MPI_AINT, "MPI_AINT", intOfSize(sAint, true)},
+		{MPI_COUNT, "MPI_COUNT", mpi.Int64},
+		{MPI_OFFSET, "MPI_OFFSET", mpi.Int64},
+		{MPI_PACKED, "MPI_PACKED", mpi.Packed},
+		{MPI_SHORT, "MPI_SHORT", intOfSize(sShort, true)},
+		{MPI_INT, "MPI_INT", intOfSize(sInt, true)},
+		{MPI_LONG, "MPI_LONG", intOfSize(sLong, true)},
+		{MPI_LONG_LONG, "MPI_LONG_LONG", intOfSize(sLL, true)},
+		{MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", intOfSize(sShort, false)},
+		{MPI_UNSIGNED, "MPI_UNSIGNED", intOfSize(sInt, false)},
+		{MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", intOfSize(sLong, false)},
+		{MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG", intOfSize(sLL, false)},
+		{MPI_FLOAT, "MPI_FLOAT", mpi.Float32},
+		{MPI_DOUBLE, "MPI_DOUBLE", mpi.Float64},
+		{MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", mpi.Complex64},
+		{MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", mpi.Complex128},
+		{MPI_CXX_FLOAT_COMPLEX, "MPI_CXX_FLOAT_COMPLEX", mpi.Complex64},
+		{MPI_CXX_DOUBLE_COMPLEX, "MPI_CXX_DOUBLE_COMPLEX", mpi.Complex128},
+		{MPI_C_BOOL, "MPI_C_BOOL", mpi.Bool},
+		{MPI_CXX_BOOL, "MPI_CXX_BOOL", mpi.Bool},
+		{MPI_WCHAR, "MPI_WCHAR", intOfSize(sWchar, true)},
+		{MPI_INT8_T, "MPI_INT8_T", mpi.Int8},
+		{MPI_UINT8_T, "MPI_UINT8_T", mpi.Uint8},
+		{MPI_CHAR, "MPI_CHAR", mpi.Int8},
+		{MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", mpi.Int8},
+		{MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", mpi.Uint8},
+		{MPI_BYTE, "MPI_BYTE", mpi.Byte},
+		{MPI_INT16_T, "MPI_INT16_T", mpi.Int16},
+		{MPI_UINT16_T, "MPI_UINT16_T", mpi.Uint16},
+		{MPI_INT32_T, "MPI_INT32_T", mpi.Int32},
+		{MPI_UINT32_T, "MPI_UINT32_T", mpi.Uint32},
+		{MPI_INT64_T, "MPI_INT64_T", mpi.Int64},
+		{MPI_UINT64_T, "MPI_UINT64_T", mpi.Uint64},
+	} {
+		t := p.t
+		// MPI_BYTE and MPI_PACKED keep their identity: mpigo treats them
+		// as untyped bytes that match anything.
+		if t != mpi.Byte && t != mpi.Packed {
+			d, err := t.Dup()
+			if err != nil {
+				panic(err)
+			}
+			d.SetName(p.name)
+			t = d
+		}
+		predefTypes[p.h] = t
+		typeHandles.Store(t, p.h)
+	}
+}
+
+// typeArg returns the datatype behind h, or nil and the error code raised
+// on ce.
+func typeArg(fn string, ce *commEntry, h uintptr) (*mpi.Datatype, int32) {
+	predefTypesMu.Do(setupTypes)
+	if h < uintptr(len(predefTypes)) {
+		if t := predefTypes[h]; t != nil {
+			return t, 0
+		}
+		if h == MPI_DATATYPE_NULL {
+			return nil, raiseOn(fn, ce, classErr(MPI_ERR_TYPE, "MPI_DATATYPE_NULL is not a datatype"))
+		}
+		if h >= MPI_DATATYPE_NULL {
+			return nil, raiseOn(fn, ce, classErr(MPI_ERR_TYPE, fmt.Sprintf("the predefined datatype %#x is not supported by mpigo's ABI yet", h)))
+		}
+	}
+	if t, ok := userTypes.get(h); ok {
+		return t, 0
+	}
+	return nil, raiseOn(fn, ce, classErr(MPI_ERR_TYPE, fmt.Sprintf("%#x is not a datatype handle (freed, garbage, or of another kind)", h)))
+}
+
+// typeHandle is the handle of t, for user operations.
+func typeHandle(t *mpi.Datatype) uintptr {
+	if h, ok := typeHandles.Load(t); ok {
+		return h.(uintptr)
+	}
+	return MPI_DATATYPE_NULL
+}
+
+func newType(fn string, t *mpi.Datatype, err error, out unsafe.Pointer) int32 {
+	if err != nil {
+		return raise(fn, noComm, err)
+	}
+	h := userTypes.add(t)
+	typeHandles.Store(t, h)
+	*(*uintptr)(out) = h
+	return MPI_SUCCESS
+}
+
+func implType_contiguous(count int32, oldtype uintptr, newtype unsafe.Pointer) int32 {
+	const fn = "MPI_Type_contiguous"
+	if rc := running(fn); rc != 0 {
+		return rc
+	}
+	old, rc := typeArg(fn, nil, oldtype)
+	if old == nil {
+		return rc
+	}
+	if newtype == nil {
+		return raise(fn, noComm, classErr(MPI_ERR_ARG, "newtype is NULL"))
+	}
+	t, err := mpi.NewContiguous(int(count), old)
+	return newType(fn, t, err, newtype)
+}
+
+func implType_vector(count, blocklength, stride int32, oldtype uintptr, newtype unsafe.Pointer) int32 {
+	const fn = "MPI_Type_vector"
+	if rc := running(fn); rc != 0 {
+		return rc
+	}
+	old, rc := typeArg(fn, nil, oldtype)
+	if old == nil {
+		return rc
+	}
+	if newtype == nil {
+		return raise(fn, noComm, classErr(MPI_ERR_ARG, "newtype is NULL"))
+	}
+	t, err := mpi.NewVector(int(count), int(blocklength), int(stride), old)
+	return newType(fn, t, err, newtype)
+}
+
+func userTypeArg(fn string, p unsafe.Pointer) (*mpi.Datatype, uintptr, int32) {
+	if rc := running(fn); rc != 0 {
+		return nil, 0, rc
+	}
+	if p == nil {
+		return nil, 0, raise(fn, noComm, classErr(MPI_ERR_ARG, "datatype is NULL"))
+	}
+	h := *(*uintptr)(p)
+	t, rc := typeArg(fn, nil, h)
+	return t, h, rc
+}
+
+func implType_commit(p unsafe.Pointer) int32 {
+	const fn = "MPI_Type_commit"
+	t, _, rc := userTypeArg(fn, p)
+	if t == nil {
+		return rc
+	}
+	if err := t.Commit(); err != nil {
+		return raise(fn, noComm, err)
+	}
+	return MPI_SUCCESS
+}
+
+func implType_free(p unsafe.Pointer) int32 {
+	const fn = "MPI_Type_free"
+	t, h, rc := userTypeArg(fn, p)
+	if t == nil {
+		return rc
+	}
+	if h < uintptr(len(predefTypes)) {
+		return raise(fn, noComm, classErr(MPI_ERR_TYPE, "a predefined datatype cannot be freed"))
+	}
+	if err := t.Free(); err != nil {
+		return raise(fn, noComm, err)
+	}
+	userTypes.remove(h)
+	typeHandles.Delete(t)
+	*(*uintptr)(p) = MPI_DATATYPE_NULL
+	return MPI_SUCCESS
+}
+
+func implType_size(datatype uintptr, size unsafe.Pointer) int32 {
+	const fn = "MPI_Type_size"
+	if rc := running(fn); rc != 0 {
+		return rc
+	}
+	t, rc := typeArg(fn, nil, datatype)
+	if t == nil {
+		return rc
+	}
+	if size == nil {
+		return raise(fn, noComm, classErr(MPI_ERR_ARG, "size is NULL"))
+	}
+	n := t.Size()
+	if n > 1<<31-1 {
+		*(*int32)(size) = MPI_UNDEFINED
+		return MPI_SUCCESS
+	}
+	*(*int32)(size) = int32(n)
+	return MPI_SUCCESS
+}
+
+// bufArg is the buffer of count elements of t at p as a slice: from p to
+// the end of the last element. MPI_IN_PLACE is mpi.InPlace; NULL
+// (MPI_BOTTOM) is allowed only for an empty buffer, as absolute addresses
+// are not supported yet.
+func bufArg(fn string, ce *commEntry, p unsafe.Pointer, count int, t *mpi.Datatype) ([]byte, int32) {
+	if uintptr(p) == 1 {
+		return mpi.InPlace, 0
+	}
+	if count <= 0 || t.Size() == 0 {
+		if p == nil {
+			return nil, 0
+		}
+		return unsafe.Slice((*byte)(p), 0), 0
+	}
+	if p == nil {
+		return nil, raiseOn(fn, ce, classErr(MPI_ERR_BUFFER, "buffer is NULL (MPI_BOTTOM with absolute addresses is not supported yet)"))
+	}
+	_, extent := t.Extent()
+	tlb, textent := t.TrueExtent()
+	if tlb < 0 {
+		return nil, raiseOn(fn, ce, classErr(MPI_ERR_TYPE, fmt.Sprintf("datatype %s has a negative lower bound, which the ABI does not support yet", t.Name())))
+	}
+	n := (count-1)*extent + tlb + textent
+	return unsafe.Slice((*byte)(p), n), 0
+}

@@ -1,0 +1,290 @@
+package main
+
+import (
+	"debug/elf"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mpigo/mpi/abi"
+)
+
+// The tests of the MPI-5.0 ABI build libmpi_abi.so.1 once per test binary
+// (through mpigo cc, into a cache of their own) and the C programs of
+// testdata/abi with it, then run them under mpigo run.
+
+var (
+	abiOnce sync.Once
+	abiTmp  string // the test binary's directory: cache/ and bin/
+	abiLib  string // the directory of libmpi_abi.so.1
+	abiErr  error
+)
+
+// abiPrograms are the C programs of testdata/abi.
+var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal"}
+
+// needCC skips the test when there is no C compiler, unless
+// MPIGO_REQUIRE_INTEGRATION=1.
+func needCC(t *testing.T) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("the ABI library is built and tested on Linux")
+	}
+	if _, err := exec.LookPath("cc"); err != nil {
+		if os.Getenv("MPIGO_REQUIRE_INTEGRATION") == "1" {
+			t.Fatal("no C compiler (cc), and MPIGO_REQUIRE_INTEGRATION=1")
+		}
+		t.Skip("no C compiler (cc); MPIGO_REQUIRE_INTEGRATION=1 makes this a failure")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+}
+
+// abiSetup builds the library and the test programs once.
+func abiSetup(t *testing.T) (lib, bin string) {
+	t.Helper()
+	needCC(t)
+	abiOnce.Do(func() {
+		abiTmp, abiErr = os.MkdirTemp("", "mpigo-abi-test-")
+		if abiErr != nil {
+			return
+		}
+		os.Setenv("MPIGO_CACHE", filepath.Join(abiTmp, "cache"))
+		if abiErr = os.Mkdir(filepath.Join(abiTmp, "bin"), 0o755); abiErr != nil {
+			return
+		}
+		for _, p := range abiPrograms {
+			var out strings.Builder
+			if code := run([]string{"cc", "-Wall", "-Werror", "-o", filepath.Join(abiTmp, "bin", p), filepath.Join("testdata", "abi", p+".c")}, &out, &out); code != 0 {
+				abiErr = fmt.Errorf("mpigo cc %s.c: exit %d\n%s", p, code, out.String())
+				return
+			}
+		}
+		libs, _ := filepath.Glob(filepath.Join(abiTmp, "cache", "abi", "*", "lib"))
+		if len(libs) != 1 {
+			abiErr = fmt.Errorf("want one library directory in the cache, got %v", libs)
+			return
+		}
+		abiLib = libs[0]
+	})
+	if abiErr != nil {
+		t.Fatal(abiErr)
+	}
+	return abiLib, filepath.Join(abiTmp, "bin")
+}
+
+// TestABIPrograms runs the C test programs as singletons (no launcher)
+// and under mpigo run.
+func TestABIPrograms(t *testing.T) {
+	_, bin := abiSetup(t)
+	for _, tc := range []struct {
+		prog string
+		n    int // 0: started directly, a singleton
+		want string
+	}{
+		{"hello", 0, "hello from rank 0 of 1"},
+		{"hello", 4, "hello from rank 3 of 4"},
+		{"p2p", 0, "p2p OK"},
+		{"p2p", 2, "p2p OK"},
+		{"p2p", 4, "p2p OK"},
+		{"coll", 0, "coll OK"},
+		{"coll", 3, "coll OK"},
+		{"coll", 4, "coll OK"},
+		{"types", 2, "types OK"},
+		{"errors", 0, "errors OK"},
+		{"errors", 2, "errors OK"},
+	} {
+		t.Run(fmt.Sprintf("%s-%d", tc.prog, tc.n), func(t *testing.T) {
+			prog := filepath.Join(bin, tc.prog)
+			var out, errs strings.Builder
+			code := 0
+			if tc.n == 0 {
+				c := exec.Command(prog)
+				c.Stdout, c.Stderr = &out, &errs
+				if err := c.Run(); err != nil {
+					code = -1
+					if ee, ok := err.(*exec.ExitError); ok {
+						code = ee.ExitCode()
+					}
+				}
+			} else {
+				code = run([]string{"run", "--timeout", "60s", "-n", fmt.Sprint(tc.n), prog}, &out, &errs)
+			}
+			if code != 0 || !strings.Contains(out.String(), tc.want) {
+				t.Fatalf("exit %d, want 0 and %q\nstdout:\n%s\nstderr:\n%s", code, tc.want, out.String(), errs.String())
+			}
+		})
+	}
+}
+
+// TestABIFatal: under the default handler, MPI_ERRORS_ARE_FATAL, an error
+// ends the job with the error class as exit status and a message naming
+// the call.
+func TestABIFatal(t *testing.T) {
+	_, bin := abiSetup(t)
+	var out, errs strings.Builder
+	code := run([]string{"run", "--timeout", "60s", "-n", "2", filepath.Join(bin, "fatal")}, &out, &errs)
+	const errRank = 6
+	if code != errRank || strings.Contains(out.String(), "not reached") ||
+		!strings.Contains(errs.String(), "MPI_Send") || !strings.Contains(errs.String(), "MPI_ERRORS_ARE_FATAL") {
+		t.Fatalf("exit %d, want %d (MPI_ERR_RANK) and a message naming MPI_Send\nstdout:\n%s\nstderr:\n%s", code, errRank, out.String(), errs.String())
+	}
+}
+
+// TestABISymbols: every function of the table is exported from the
+// library as PMPI_ (global) and MPI_ (weak, so that profiling libraries
+// interpose), and the generated symbol list says the same.
+func TestABISymbols(t *testing.T) {
+	lib, _ := abiSetup(t)
+	f, err := elf.Open(filepath.Join(lib, "libmpi_abi.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bind := map[string]elf.SymBind{}
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Section != elf.SHN_UNDEF {
+			bind[s.Name] = elf.ST_BIND(s.Info)
+		}
+	}
+	tb, err := abi.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list strings.Builder
+	for _, fn := range tb.Funcs {
+		if b, ok := bind["P"+fn.Name]; !ok || b != elf.STB_GLOBAL {
+			t.Errorf("P%s: exported %v, binding %v; want a global function", fn.Name, ok, b)
+		}
+		if b, ok := bind[fn.Name]; !ok || b != elf.STB_WEAK {
+			t.Errorf("%s: exported %v, binding %v; want a weak function", fn.Name, ok, b)
+		}
+		fmt.Fprintf(&list, "%s\nP%s\n", fn.Name, fn.Name)
+	}
+	got, err := os.ReadFile("../../abi/symbols.txt")
+	if err != nil || string(got) != list.String() {
+		t.Errorf("abi/symbols.txt differs from the table (%v): run go generate ./abi", err)
+	}
+	if len(tb.Funcs) < 690 {
+		t.Errorf("only %d functions in the table", len(tb.Funcs))
+	}
+}
+
+// TestABIHeader compiles static assertions of every constant of the table
+// against the generated mpi.h, and the MPI_Status layout; and the header
+// as C++.
+func TestABIHeader(t *testing.T) {
+	needCC(t)
+	tb, err := abi.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("#include <stddef.h>\n#include <mpi.h>\n#define SA(e) _Static_assert(e, #e)\n")
+	b.WriteString("SA(sizeof(MPI_Status) == 8 * sizeof(int));\nSA(offsetof(MPI_Status, MPI_SOURCE) == 0);\nSA(offsetof(MPI_Status, MPI_TAG) == sizeof(int));\nSA(offsetof(MPI_Status, MPI_ERROR) == 2 * sizeof(int));\n")
+	b.WriteString("SA(sizeof(MPI_Aint) == sizeof(void *));\nSA(sizeof(MPI_Offset) == 8);\nSA(sizeof(MPI_Count) == 8);\nSA(sizeof(MPI_Comm) == sizeof(void *));\n")
+	n := 0
+	for _, c := range tb.Consts {
+		switch c.Kind {
+		case "int":
+			fmt.Fprintf(&b, "SA(%s == %s);\n", c.Name, c.Value)
+		case "handle", "ptr":
+			fmt.Fprintf(&b, "SA((intptr_t)%s == %s);\n", c.Name, c.Value)
+		case "alias":
+			fmt.Fprintf(&b, "SA(%s == %s);\n", c.Name, c.Value)
+		default:
+			continue
+		}
+		n++
+	}
+	if n < 300 {
+		t.Fatalf("only %d constants", n)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "consts.c")
+	if err := os.WriteFile(src, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inc := filepath.Join("..", "..", "abi", "include")
+	if out, err := exec.Command("cc", "-std=c11", "-Wall", "-Werror", "-fsyntax-only", "-I", inc, src).CombinedOutput(); err != nil {
+		t.Fatalf("%d static assertions: %v\n%s", n, err, out)
+	}
+	if _, err := exec.LookPath("c++"); err == nil {
+		cxx := filepath.Join(dir, "h.cc")
+		os.WriteFile(cxx, []byte("#include <mpi.h>\nint f(MPI_Comm c) { int r; return MPI_Comm_rank(c, &r) + PMPI_Barrier(MPI_COMM_WORLD); }\n"), 0o644)
+		if out, err := exec.Command("c++", "-Wall", "-Werror", "-fsyntax-only", "-I", inc, cxx).CombinedOutput(); err != nil {
+			t.Fatalf("mpi.h as C++: %v\n%s", err, out)
+		}
+	}
+}
+
+// TestABILoader does what mpi4py's loader does: dlopen libmpi_abi.so.1,
+// call MPI_Abi_get_version before anything else, expect 1.0.
+func TestABILoader(t *testing.T) {
+	lib, _ := abiSetup(t)
+	loader := filepath.Join(t.TempDir(), "loader")
+	if out, err := exec.Command("cc", "-o", loader, filepath.Join("testdata", "abi", "loader.c"), "-ldl").CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	out, err := exec.Command(loader, filepath.Join(lib, "libmpi_abi.so.1")).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "rc 0 version 1.0" {
+		t.Fatalf("%v: %q, want \"rc 0 version 1.0\"", err, out)
+	}
+}
+
+// TestCCShow: mpigo cc -show prints the command: the include directory,
+// and for a link the library's directory, its run path and -lmpi_abi;
+// compiling only (-c) links nothing. It builds nothing.
+func TestCCShow(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	t.Setenv("MPIGO_CACHE", t.TempDir())
+	t.Setenv("MPIGO_CC", "")
+	t.Setenv("CC", "gcc -m64")
+	t.Setenv("MPIGO_CXX", "")
+	t.Setenv("CXX", "")
+	var out, errs strings.Builder
+	if code := run([]string{"cc", "-show", "x.c", "-o", "x"}, &out, &errs); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	f := strings.Fields(out.String())
+	if len(f) < 8 || f[0] != "gcc" || f[1] != "-m64" || !strings.HasPrefix(f[2], "-I") || f[3] != "x.c" ||
+		!strings.HasPrefix(f[6], "-L") || f[7] != "-Wl,-rpath,"+strings.TrimPrefix(f[6], "-L") || f[len(f)-1] != "-lmpi_abi" {
+		t.Errorf("mpigo cc -show: %q", out.String())
+	}
+	if _, err := os.Stat(strings.TrimPrefix(f[6], "-L")); err == nil {
+		t.Errorf("-show built the library")
+	}
+	out.Reset()
+	if code := run([]string{"c++", "-show", "-c", "x.cc"}, &out, &errs); code != 0 || strings.Contains(out.String(), "-lmpi_abi") || !strings.HasPrefix(out.String(), "c++ ") {
+		t.Errorf("mpigo c++ -show -c: exit %d %q", code, out.String())
+	}
+}
+
+// TestInitUnderLauncher: a Go program that starts its rank with mpi.Init
+// and ends it with mpi.Finalize, instead of mpi.Main, joins a job started
+// by mpigo run as Main's ranks do.
+func TestInitUnderLauncher(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	prog := filepath.Join(t.TempDir(), "initprog")
+	if out, err := exec.Command("go", "build", "-o", prog, "./testdata/initprog").CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var out, errs strings.Builder
+	if code := run([]string{"run", "--timeout", "60s", "-n", "3", prog}, &out, &errs); code != 0 || !strings.Contains(out.String(), "size 3 sum 6") {
+		t.Fatalf("exit %d, want 0 and \"size 3 sum 6\"\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
+	}
+}

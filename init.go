@@ -1,0 +1,117 @@
+package mpi
+
+// Init and Finalize: MPI_Init/MPI_Finalize for programs that cannot hand a
+// function to Main (C programs through libmpi_abi.so.1, Go programs that
+// link a C library using MPI).
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/mpigo/mpi/internal/boot"
+)
+
+// initState is the rank Init started, while it runs.
+var initState struct {
+	sync.Mutex
+	phase  int           // 0 before Init, 1 between Init and Finalize, 2 after Finalize
+	world  *Comm         // the rank's world
+	finish chan struct{} // closed by Finalize: the rank's function returns
+	result chan error    // the job's end: Run's or the launched job's error
+	kv     boot.KV       // the launcher's store, closed after the job (nil for a singleton)
+}
+
+// Init makes this process a rank of the job it was started in and returns
+// its world communicator (MPI_Init). It is for programs that cannot hand a
+// function to Main: C programs, whose MPI_Init the ABI library
+// (docs/abi.md) maps onto it, and Go programs linking C code that uses
+// MPI. Under a launcher (mpigo run, mpiexec, srun, mpirun:
+// docs/launchers.md) the process joins the job as Main's would; started
+// without one it is a singleton job of one rank (MPIGO_NP does not apply:
+// one process is one rank here). The rank lives until Finalize, which
+// every rank must call. Init may be called once per process; a second
+// call, or a call after Finalize, returns an error of class ErrOther, as
+// does a launcher that gave this process more than one rank.
+//
+// Main remains the entry point for Go programs: it reports failures and
+// sets the exit code, which a program using Init must do itself.
+func Init() (_ *Comm, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Init", nil, Undefined, Undefined), &err)
+	}
+	s := &initState
+	s.Lock()
+	defer s.Unlock()
+	if s.phase != 0 {
+		return nil, (*Comm)(nil).errorf("Init", ErrOther, loc{}, "Init may be called only once per process (phase %d)", s.phase)
+	}
+	info, err := boot.Detect(lookupEnv)
+	if err != nil {
+		return nil, (*Comm)(nil).errorf("Init", ErrOther, loc{}, "%v", err)
+	}
+	if info.Launcher != boot.LauncherSingleton && info.RanksHere != 1 {
+		return nil, (*Comm)(nil).errorf("Init", ErrOther, loc{}, "the launcher gave this process %d ranks; a program using Init is one rank", info.RanksHere)
+	}
+	worldc := make(chan *Comm, 1)
+	finish := make(chan struct{})
+	result := make(chan error, 1)
+	// The rank's function hands its world to Init's caller and waits for
+	// Finalize; the job machinery (start-up, hang diagnosis, finalize)
+	// is the one Main uses.
+	f := func(w *Comm) error {
+		worldc <- w
+		<-finish
+		return nil
+	}
+	go func() {
+		if info.Launcher == boot.LauncherSingleton {
+			result <- Run(1, f)
+			return
+		}
+		result <- runLaunched(info, DefaultConfig(), f)
+	}()
+	select {
+	case w := <-worldc:
+		s.phase, s.world, s.finish, s.result = 1, w, finish, result
+		if info.Launcher != boot.LauncherSingleton {
+			s.kv = info.KV
+		}
+		return w, nil
+	case err := <-result:
+		// The job did not start: Init may not be tried again.
+		s.phase = 2
+		if err == nil {
+			err = fmt.Errorf("the job ended before the rank started")
+		}
+		return nil, (*Comm)(nil).errorf("Init", ErrOther, loc{}, "%v", err)
+	}
+}
+
+// Finalize ends the rank Init started (MPI_Finalize): it waits, as a rank
+// function returning under Main does, until no peer may still talk to this
+// rank, and returns the job's error if the job failed. It returns an error
+// of class ErrOther if Init has not succeeded or Finalize was called
+// already.
+func Finalize() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Finalize", nil, Undefined, Undefined), &err)
+	}
+	s := &initState
+	s.Lock()
+	defer s.Unlock()
+	if s.phase != 1 {
+		return (*Comm)(nil).errorf("Finalize", ErrOther, loc{}, "Finalize without a successful Init, or called twice")
+	}
+	s.phase = 2
+	close(s.finish)
+	err = <-s.result
+	if s.kv != nil {
+		if cerr := s.kv.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return primaryErrors(err)
+	}
+	return nil
+}
