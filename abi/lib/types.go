@@ -152,17 +152,28 @@ func newType(fn string, t *mpi.Datatype, err error, out unsafe.Pointer) int32 {
 	return MPI_SUCCESS
 }
 
-func implType_contiguous(count int32, oldtype uintptr, newtype unsafe.Pointer) int32 {
-	const fn = "MPI_Type_contiguous"
+// typeCtor checks what every type constructor fn checks first: MPI is
+// running, oldtype is a datatype and newtype a place for the result. It
+// returns the old datatype, or nil and the error code to return.
+func typeCtor(fn string, oldtype uintptr, newtype unsafe.Pointer) (*mpi.Datatype, int32) {
 	if rc := running(fn); rc != 0 {
-		return rc
+		return nil, rc
 	}
 	old, rc := typeArg(fn, nil, oldtype)
 	if old == nil {
-		return rc
+		return nil, rc
 	}
 	if newtype == nil {
-		return raise(fn, noComm, classErr(MPI_ERR_ARG, "newtype is NULL"))
+		return nil, raise(fn, noComm, classErr(MPI_ERR_ARG, "newtype is NULL"))
+	}
+	return old, MPI_SUCCESS
+}
+
+func implType_contiguous(count int32, oldtype uintptr, newtype unsafe.Pointer) int32 {
+	const fn = "MPI_Type_contiguous"
+	old, rc := typeCtor(fn, oldtype, newtype)
+	if old == nil {
+		return rc
 	}
 	t, err := mpi.NewContiguous(int(count), old)
 	return newType(fn, t, err, newtype)
@@ -170,15 +181,9 @@ func implType_contiguous(count int32, oldtype uintptr, newtype unsafe.Pointer) i
 
 func implType_vector(count, blocklength, stride int32, oldtype uintptr, newtype unsafe.Pointer) int32 {
 	const fn = "MPI_Type_vector"
-	if rc := running(fn); rc != 0 {
-		return rc
-	}
-	old, rc := typeArg(fn, nil, oldtype)
+	old, rc := typeCtor(fn, oldtype, newtype)
 	if old == nil {
 		return rc
-	}
-	if newtype == nil {
-		return raise(fn, noComm, classErr(MPI_ERR_ARG, "newtype is NULL"))
 	}
 	t, err := mpi.NewVector(int(count), int(blocklength), int(stride), old)
 	return newType(fn, t, err, newtype)
