@@ -14,7 +14,7 @@ import (
 // Alltoallv) are in elements of the datatype too, and in bytes for
 // Alltoallw, as in MPI; an element displacement steps by the datatype's
 // extent. Every call takes any committed datatype, contiguous or not (see
-// coll_stage.go), and the two sides may use different datatypes of the
+// coll_noncontig.go), and the two sides may use different datatypes of the
 // same type signature. Every call is collective: all ranks of c call it
 // in the same order with matching arguments. Each has a non-blocking form
 // (Ibarrier, Ibcast, ...) returning a *Request; the buffers must not be

@@ -32,7 +32,7 @@ type vecChoice struct {
 	hier         *hierarchy
 	alg          string
 	rd           bool
-	inProcess    bool // the ranks meet in memory (coll_inprocess.go)
+	inProcess    bool // the ranks meet in memory (coll_meet.go)
 }
 
 // chooseBcast chooses how c broadcasts n bytes of fixed size

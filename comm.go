@@ -55,7 +55,7 @@ type Comm struct {
 	// arChoice remembers the last allreduce algorithm chosen (coll_choice.go).
 	arChoice atomic.Pointer[vecChoice]
 	// meetp is where the members meet in memory, once looked up
-	// (coll_inprocess.go).
+	// (coll_meet.go).
 	meetp atomic.Pointer[meet]
 	// bcChoice remembers the last broadcast algorithm chosen (coll_choice.go).
 	bcChoice atomic.Pointer[algChoice]

@@ -64,7 +64,7 @@ type blockState struct {
 	parkedNow atomic.Int32
 	returned  atomic.Bool     // the rank's function has returned
 	check     bool            // check mode is on (set before the rank starts)
-	checkWG   *sync.WaitGroup // check messages not compared yet (check.go)
+	checkWG   *sync.WaitGroup // check messages not compared yet (coll_check.go)
 	// coll is the rank's current collective, recorded in check mode.
 	coll atomic.Pointer[collEntry]
 	// comms maps contexts to the rank's communicators, for names.

@@ -281,7 +281,7 @@ func (c *Comm) reduceVec(cc *collCall, buf, scratch []byte, esz int, op coll.Vec
 		s.Elems = len(buf) / esz
 	}
 	if s.InProcess && cc != nil && coll.Select(coll.CollReduce, s) == coll.AlgInProcess {
-		// The ranks meet in memory (coll_inprocess.go); a long vector
+		// The ranks meet in memory (coll_meet.go); a long vector
 		// may still go by messages once checked.
 		if done, err := c.reduceInProcess(cc, nil, buf, scratch, esz, op, root); done {
 			return err

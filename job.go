@@ -51,7 +51,7 @@ type job struct {
 	ft bool // ranks survive failures (ft.go)
 
 	// inproc: the ranks are Run's goroutines over the inproc transport,
-	// so their collectives may meet in memory (coll_inprocess.go).
+	// so their collectives may meet in memory (coll_meet.go).
 	inproc bool
 	meets  meets
 	// swept counts the times the mailbox sweeper closed a rank's mailbox

@@ -513,7 +513,7 @@ func TestReduceInProcess(t *testing.T) {
 }
 
 // Ranks with a short vector publish it and read the others'
-// (coll_inprocess_pub.go); a rank with anything else meets with a last
+// (coll_meet_pub.go); a rank with anything else meets with a last
 // rank. Whichever way each goes, a mismatch is reported to every rank,
 // watching (Spin on) or parked (Spin off), and the communicator serves
 // the calls after it: the meetings' counts stay in step.
