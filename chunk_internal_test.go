@@ -22,7 +22,7 @@ func TestPeerChunkFromTransport(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer j.close()
-			pc := j.procs[0].eng.Config().PeerChunk
+			pc := j.procs[0].Eng.Config().PeerChunk
 			got := 0
 			if len(pc) > 1 {
 				got = pc[1]

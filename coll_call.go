@@ -295,8 +295,9 @@ func (cc *collCall) spoil(class error, msg string, mine, other uint64) {
 
 func (cc *collCall) Send(buf []byte, dst, tag int) error {
 	sig := cc.sendSig(dst)
-	if ok, err := (collComm{cc.c}).sendNowSig(buf, sig, dst, tag); ok {
-		return err
+	c := cc.c
+	if ok, err := c.p.SendShort(engine.Standard, c.ctx, c.rank, c.group[dst], tag, sig, buf); ok {
+		return collComm{c}.sendErr(dst, tag, err)
 	}
 	s := getSlot()
 	cc.c.startSend(&s.er, buf, sig, dst, tag, engine.Standard)
@@ -363,9 +364,10 @@ func (cc *collCall) RecvAlloc(src, tag int) ([]byte, error) {
 
 func (cc *collCall) Isend(buf []byte, dst, tag int) (coll.Request, error) {
 	sig := cc.sendSig(dst)
-	if ok, err := (collComm{cc.c}).sendNowSig(buf, sig, dst, tag); ok {
+	c := cc.c
+	if ok, err := c.p.SendShort(engine.Standard, c.ctx, c.rank, c.group[dst], tag, sig, buf); ok {
 		if err != nil {
-			return nil, err
+			return nil, collComm{c}.sendErr(dst, tag, err)
 		}
 		return doneReq{}, nil
 	}

@@ -166,12 +166,12 @@ func (cp *checkProfiler) Enter(call *Call) {
 			checkMismatch(e, c, prev, theirs, theirRoot)
 		}()
 	}
-	c.p.eng.PostRecv(rr, &out)
-	c.p.exec(&out)
+	c.p.Eng.PostRecv(rr, &out)
+	c.p.Exec(&out)
 	out.Reset()
 	sr := &engine.Request{Context: sh.ctx, Peer: next, Self: c.rank, To: c.group[next], Tag: checkTag, Buf: desc[:]}
-	c.p.eng.Send(sr, &out)
-	c.p.exec(&out)
+	c.p.Eng.Send(sr, &out)
+	c.p.Exec(&out)
 }
 
 // Exit implements Profiler.
@@ -223,12 +223,12 @@ func checkMismatch(e *collEntry, c *Comm, prev int, theirs string, theirRoot int
 	line := fmt.Sprintf("rank %d is in %s%s, rank %d is in %s: %s", c.group[c.rank], mine.What(), at, c.group[prev], other.What(), what)
 	j := c.p.job
 	if !j.local {
-		j.abort(c.p.rank, 1, fmt.Errorf("check: %s", line))
+		j.abort(c.p.Rank, 1, fmt.Errorf("check: %s", line))
 		return
 	}
 	ranks := make([]diag.Rank, len(j.procs))
 	for i, p := range j.procs {
-		ranks[i] = diag.Rank{Rank: p.rank, State: diag.Running}
+		ranks[i] = diag.Rank{Rank: p.Rank, State: diag.Running}
 		if p.blk.returned.Load() {
 			ranks[i].State = diag.Returned
 		}

@@ -13,15 +13,16 @@ type collComm struct{ c *Comm }
 func (cc collComm) Rank() int { return cc.c.rank }
 func (cc collComm) Size() int { return len(cc.c.group) }
 
-// sendNow sends buf by the short road if it may (device.go), as a
-// blocking Send does, and reports whether it did.
-func (cc collComm) sendNow(buf []byte, dst, tag int) (bool, error) {
-	return cc.c.sendNow("collective send", buf, 0, dst, tag, engine.Standard)
-}
+// A collective's send asks the device for the short road first
+// (Device.SendShort, p2p_short.go), as a blocking Send does: one call.
 
-// sendNowSig is sendNow for a message of signature sig.
-func (cc collComm) sendNowSig(buf []byte, sig uint64, dst, tag int) (bool, error) {
-	return cc.c.sendNow("collective send", buf, sig, dst, tag, engine.Standard)
+// sendErr is the error of a collective's send that the transport refused
+// on the short road, or nil.
+func (cc collComm) sendErr(dst, tag int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return cc.c.shortErr("collective send", dst, tag, err)
 }
 
 // doneReq is a request that was complete when it was made.
@@ -30,8 +31,9 @@ type doneReq struct{}
 func (doneReq) Wait() (int, error) { return 0, nil }
 
 func (cc collComm) Send(buf []byte, dst, tag int) error {
-	if ok, err := cc.sendNow(buf, dst, tag); ok {
-		return err
+	c := cc.c
+	if ok, err := c.p.SendShort(engine.Standard, c.ctx, c.rank, c.group[dst], tag, 0, buf); ok {
+		return cc.sendErr(dst, tag, err)
 	}
 	s := getSlot()
 	cc.c.startSend(&s.er, buf, 0, dst, tag, engine.Standard)
@@ -71,9 +73,10 @@ func (cc collComm) RecvAlloc(src, tag int) ([]byte, error) {
 // back, so collectives allocate no requests. An eager Isend is sent at
 // once and returns doneReq.
 func (cc collComm) Isend(buf []byte, dst, tag int) (coll.Request, error) {
-	if ok, err := cc.sendNow(buf, dst, tag); ok {
+	c := cc.c
+	if ok, err := c.p.SendShort(engine.Standard, c.ctx, c.rank, c.group[dst], tag, 0, buf); ok {
 		if err != nil {
-			return nil, err
+			return nil, cc.sendErr(dst, tag, err)
 		}
 		return doneReq{}, nil
 	}

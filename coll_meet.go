@@ -309,8 +309,8 @@ func (c *Comm) shareWait(m *meet) error {
 	for i := 1; m.shareDone.Load() < int32(m.n); i++ {
 		hint.Pause()
 		if i&1023 == 0 {
-			if !c.p.eng.Healthy() {
-				cause := c.p.eng.Err()
+			if !c.p.Eng.Healthy() {
+				cause := c.p.Eng.Err()
 				if cause == nil {
 					cause = fmt.Errorf("%w: a rank failed while the ranks combined their shares", ErrProcFailed)
 				}
@@ -501,7 +501,7 @@ func (m *meet) gather(c *Comm, me int) bool {
 	// post and withdraw (about 300 instructions and four locked ones). A
 	// rank whose engine saw an abort, a lost peer or a revocation takes
 	// the long way, where its own wait tells it so.
-	healthy := c.p.eng.Healthy()
+	healthy := c.p.Eng.Healthy()
 	if healthy && m.arrived.CompareAndSwap(int32(m.n-1), int32(m.n)) {
 		return true
 	}
@@ -526,7 +526,7 @@ func (m *meet) gather(c *Comm, me int) bool {
 	}
 	// Last: its own wait is not needed.
 	w := &s.wait
-	if c.p.eng.Withdraw(w, engine.Status{}) {
+	if c.p.Eng.Withdraw(w, engine.Status{}) {
 		return true
 	}
 	// The engine failed the wait before (an abort): let the others go
@@ -548,7 +548,7 @@ func (c *Comm) postMeetWait(s *meetSlot) {
 	}
 	w.Reset()
 	w.Context, w.Peer, w.Tag = c.shadow.ctx, engine.AnySource, meetTag
-	if !c.p.eng.TryPostRecv(w) {
+	if !c.p.Eng.TryPostRecv(w) {
 		c.shadow.postAnswered(w)
 	}
 	s.posted = true
@@ -579,7 +579,7 @@ func (m *meet) release(me int, agreed bool, err error) {
 		}
 		// Not withdrawn: a failure or an abort ended the wait first, and
 		// the rank reports that.
-		s.p.eng.Withdraw(&s.wait, engine.Status{Source: me, Tag: meetTag, Err: err})
+		s.p.Eng.Withdraw(&s.wait, engine.Status{Source: me, Tag: meetTag, Err: err})
 	}
 }
 
@@ -594,7 +594,7 @@ func (c *Comm) meetWait(s *meetSlot) (agreed bool, err error) {
 		// Not posted (gather): watch the slot and the engine's health,
 		// then post the wait before parking on it. A release that comes
 		// meanwhile finds the slot still watching and takes it.
-		p.job.prog.WatchFor(func() bool { return s.state.Load() >= meetReleased || !p.eng.Healthy() })
+		p.job.prog.WatchFor(func() bool { return s.state.Load() >= meetReleased || !p.Eng.Healthy() })
 		if st := s.state.Load(); st >= meetReleased {
 			s.bySlot++
 			return st == meetAgreed, nil
@@ -608,7 +608,7 @@ func (c *Comm) meetWait(s *meetSlot) (agreed bool, err error) {
 		// The last rank withdraws the wait, or a failure ends it.
 		s.parked++
 		st = p.waitRefIn(&s.wait, p.prog)
-	} else if s.wait.Done() || !p.eng.Withdraw(&s.wait, engine.Status{Tag: meetTag}) {
+	} else if s.wait.Done() || !p.Eng.Withdraw(&s.wait, engine.Status{Tag: meetTag}) {
 		// Released by the slot, but something ended the wait first (a
 		// failure or an abort): report that.
 		st = p.waitRefIn(&s.wait, p.prog)

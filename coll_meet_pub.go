@@ -278,7 +278,7 @@ func (m *meet) wakePub(me int) {
 	for i := range m.slots {
 		s := &m.slots[i]
 		if i != me && s.pstate.Load() == parked && s.pstate.CompareAndSwap(parked, parked-pubParked+pubWoken) {
-			s.p.eng.Withdraw(&s.wait, engine.Status{Source: me, Tag: meetTag})
+			s.p.Eng.Withdraw(&s.wait, engine.Status{Source: me, Tag: meetTag})
 		}
 	}
 }
@@ -294,7 +294,7 @@ func (c *Comm) pubWait(m *meet, s *meetSlot, k uint64) bool {
 	p := c.p
 	over := func() bool { return m.published(k) || m.arrived.Load() != 0 }
 	for {
-		if p.job.prog.WatchFor(func() bool { return over() || !p.eng.Healthy() }) && over() {
+		if p.job.prog.WatchFor(func() bool { return over() || !p.Eng.Healthy() }) && over() {
 			s.bySlot++
 			return m.published(k)
 		}
@@ -304,7 +304,7 @@ func (c *Comm) pubWait(m *meet, s *meetSlot, k uint64) bool {
 			if s.pstate.CompareAndSwap(k<<2|pubParked, k<<2|pubUnparked) {
 				// Nobody woke it: its wait is its own to withdraw,
 				// unless a failure ended it first.
-				if p.eng.Withdraw(&s.wait, engine.Status{Tag: meetTag}) {
+				if p.Eng.Withdraw(&s.wait, engine.Status{Tag: meetTag}) {
 					s.bySlot++
 					return m.published(k)
 				}

@@ -100,7 +100,7 @@ func newWorld(p *proc, n int) *Comm {
 	p.ctx.reserve(0) // world
 	p.ctx.reserve(1) // reserved for a per-process communicator
 	p.blk.p = p
-	return newComm(p, 0, p.rank, g, "WORLD")
+	return newComm(p, 0, p.Rank, g, "WORLD")
 }
 
 // Rank returns the caller's rank in c, from 0 to Size()-1. A nil *Comm

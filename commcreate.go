@@ -22,7 +22,7 @@ func (c *Comm) Self() *Comm {
 	}
 	p := c.p
 	p.selfOnce.Do(func() {
-		p.self = newComm(p, 2*selfCtxID, 0, []int{p.rank}, "SELF")
+		p.self = newComm(p, 2*selfCtxID, 0, []int{p.Rank}, "SELF")
 	})
 	return p.self
 }
@@ -102,7 +102,7 @@ func (c *Comm) checkSubgroup(op string, g *Group) (int, error) {
 			return 0, c.fail(op, ErrGroup, loc{}, "world rank %d is in the group but not in %s", w, c.Name())
 		}
 	}
-	if r, ok := g.index[c.p.rank]; ok {
+	if r, ok := g.index[c.p.Rank]; ok {
 		return r, nil
 	}
 	return Undefined, nil

@@ -1,8 +1,13 @@
 package mpi
 
-// Building a rank: the one constructor both kinds of job use.
+// Building a rank: the one constructor both kinds of job use, and what
+// turns the device's start-up errors into the package's.
 
 import (
+	"errors"
+	"fmt"
+
+	"github.com/mpigo/mpi/internal/device"
 	"github.com/mpigo/mpi/internal/engine"
 	"github.com/mpigo/mpi/internal/transport"
 )
@@ -16,7 +21,7 @@ type rankPlan struct {
 	multiNode bool
 	// eng is the engine configuration of the job's ranks.
 	eng engine.Config
-	// peerEager chooses per-peer eager limits (proc.peerEager, from cfg
+	// peerEager chooses per-peer eager limits (Device.PeerEager, from cfg
 	// and oversubscribed) towards peers with a short road.
 	peerEager      bool
 	cfg            Config
@@ -25,40 +30,109 @@ type rankPlan struct {
 	// reading it from the sender (Config.NoDirectRead).
 	noDirectRead bool
 	// routes starts the rank's transports and says which one reaches
-	// each peer (device_routes.go).
-	routes func(p *proc) (routeFunc, error)
+	// each peer (internal/device/routes.go).
+	routes device.Routes
 }
 
 // newProc builds a rank of j as pl says and returns it, in this order:
-// its transports and their routes (pl.routes: each transport's frames are
-// delivered to the rank's executor: self and inproc ones to proc.deliver,
-// tcp and shm ones to proc.deliverQueued, which starts the rank's reply
-// sender), the router over them, the capabilities of each peer's transport
-// (noteRoutes), the engine (with the single copy of large messages where a
-// peer's transport offers transport.RegionReader: proc.engineConfig; on by
-// default between processes of a node, MPIGO_SHM_CMA=0 streams them
-// through the rings instead, docs/performance.md "Large messages over
-// shm"), and the world communicator. The job connects the transports once every rank exists.
+// its device with its hooks into the job, its transports and their routes
+// (pl.routes: each transport's frames are delivered to the device's
+// executor: self and inproc ones to Device.Deliver, tcp and shm ones to
+// Device.DeliverQueued, which starts the rank's reply sender), the router
+// over them, the capabilities of each peer's transport (NoteRoutes), the
+// engine (with the single copy of large messages where a peer's transport
+// offers transport.RegionReader: Device.EngineConfig; on by default
+// between processes of a node, MPIGO_SHM_CMA=0 streams them through the
+// rings instead, docs/performance.md "Large messages over shm"), and the
+// world communicator. The job connects the transports once every rank
+// exists.
 func newProc(j *job, pl rankPlan) (*proc, error) {
-	p := &proc{job: j, rank: pl.rank, prog: j.prog, node: pl.node, multiNode: pl.multiNode}
-	route, err := pl.routes(p)
+	p := &proc{job: j, prog: j.prog, node: pl.node, multiNode: pl.multiNode}
+	p.Rank, p.Size = pl.rank, j.size
+	p.Hooks = device.Hooks{
+		ProcFailed: ErrProcFailed,
+		Internal:   p.internal,
+		PeerFailed: p.peerFailed,
+		FailPeer:   p.failPeer,
+		AddCloser:  func(f func() error) { j.closers = append(j.closers, f) },
+	}
+	route, err := pl.routes(&p.Device)
 	if err != nil {
 		return nil, err
 	}
-	p.tr = transport.NewRouter(j.size, route)
-	if p.mail != nil {
-		p.prog = j.prog.ForRank(p.mail, p.blk.anyParked)
+	p.Tr = transport.NewRouter(j.size, route)
+	if p.Mail != nil {
+		p.prog = j.prog.ForRank(p.Mail, p.blk.anyParked)
 	}
-	p.noteRoutes()
+	p.NoteRoutes()
 	ecfg := pl.eng
 	if pl.peerEager {
-		ecfg.PeerEager = p.peerEager(pl.cfg, pl.oversubscribed)
+		custom := pl.cfg.EagerLimit != engine.DefaultConfig().EagerLimit
+		ecfg.PeerEager = p.PeerEager(pl.cfg.ShmEagerLimit, pl.cfg.EagerLimit, custom, pl.oversubscribed)
 	}
-	direct := p.tr.DirectRead
+	direct := p.Tr.DirectRead
 	if pl.noDirectRead {
 		direct = nil
 	}
-	p.eng = engine.New(pl.rank, p.engineConfig(ecfg), direct)
+	p.Eng = engine.New(pl.rank, p.EngineConfig(ecfg), direct)
 	p.world = newWorld(p, j.size)
 	return p, nil
 }
+
+// netConfig is what the device's routes need of cfg.
+func netConfig(cfg Config) device.NetConfig {
+	return device.NetConfig{
+		Transport: cfg.Transport, TCPProtect: cfg.TCPProtect, TCPSockBuf: cfg.TCPSockBuf,
+		NoDirectRead: cfg.NoDirectRead, ShmNoCMA: cfg.shmNoCMA, ShmDir: cfg.shmDir,
+		ShmSpin: cfg.shmSpin, ShmSpinSet: cfg.shmSpinSet, Gateways: cfg.gateways,
+	}
+}
+
+// deviceClass is the error class of a device error's class.
+func deviceClass(c device.Class) error {
+	switch c {
+	case device.ClassArg:
+		return ErrArg
+	case device.ClassProcFailed:
+		return ErrProcFailed
+	}
+	return ErrOther
+}
+
+// runError is a start-up error of the device as Run returns it: an *Error
+// of the device's class (see runErr); other errors pass as they are.
+func runError(err error) error {
+	var de *device.Error
+	if errors.As(err, &de) {
+		return runErr(deviceClass(de.Class), de.Cause, "%s", de.Msg)
+	}
+	return err
+}
+
+// launchError is a start-up error of the device as a launched rank
+// reports it: "mpi: <class>: <what>"; other errors pass as they are.
+func launchError(err error) error {
+	var de *device.Error
+	if errors.As(err, &de) {
+		return fmt.Errorf("mpi: %w: %v", deviceClass(de.Class), de)
+	}
+	return err
+}
+
+// runErr is the error of a job of goroutine ranks that Run cannot build:
+// an *Error of class, with cause (nil if none).
+func runErr(class, cause error, format string, args ...any) error {
+	return &Error{Class: class, Op: "Run", Rank: NoRank, Msg: fmt.Sprintf(format, args...), Cause: cause}
+}
+
+// The memory of a window whose members share a node (window.go) is a
+// segment in the shared-memory transport's folder, named after a member's
+// inbox (transport.Segments); the device names the transport.
+var (
+	segmentSuffix = device.SegmentSuffix
+	createSegment = device.CreateSegment
+	openSegment   = device.OpenSegment
+	removeSegment = device.RemoveSegment
+	unmapSegment  = device.UnmapSegment
+	retireSegment = device.RetireSegment
+)

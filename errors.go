@@ -141,7 +141,7 @@ func (c *Comm) errorf(op string, class error, l loc, format string, args ...any)
 		e.Tag = tagStr(l.tag)
 	}
 	if c != nil && c.p != nil {
-		e.Rank = c.p.rank
+		e.Rank = c.p.Rank
 		e.Comm = c.Name()
 	}
 	return e
@@ -166,7 +166,7 @@ func (c *Comm) handle(err error) error {
 		h.fn(c, err)
 	}
 	if h.fatal {
-		c.p.job.abort(c.p.rank, 1, fmt.Errorf("error handler ErrorsAreFatal: %w", err))
+		c.p.job.abort(c.p.Rank, 1, fmt.Errorf("error handler ErrorsAreFatal: %w", err))
 	}
 	return err
 }

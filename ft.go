@@ -188,8 +188,8 @@ func (f *ftProc) post() {
 		f.poke()
 	}
 	var out engine.Outbox
-	f.p.eng.PostRecv(er, &out)
-	f.p.exec(&out)
+	f.p.Eng.PostRecv(er, &out)
+	f.p.Exec(&out)
 }
 
 func (f *ftProc) poke() {
@@ -201,7 +201,7 @@ func (f *ftProc) poke() {
 
 // send sends a control message to world rank to; it does not wait.
 func (f *ftProc) send(to, tag int, b []byte) {
-	if to == f.p.rank {
+	if to == f.p.Rank {
 		f.mu.Lock()
 		f.inbox = append(f.inbox, ftMsg{from: to, tag: tag, b: b})
 		f.mu.Unlock()
@@ -211,10 +211,10 @@ func (f *ftProc) send(to, tag int, b []byte) {
 	if f.known(to) {
 		return
 	}
-	er := &engine.Request{Context: ftCtx, Peer: to, Self: f.p.rank, To: to, Tag: tag, Buf: b}
+	er := &engine.Request{Context: ftCtx, Peer: to, Self: f.p.Rank, To: to, Tag: tag, Buf: b}
 	var out engine.Outbox
-	f.p.eng.Send(er, &out)
-	f.p.exec(&out)
+	f.p.Eng.Send(er, &out)
+	f.p.Exec(&out)
 }
 
 // known reports whether world rank r is known to have failed.
@@ -240,7 +240,7 @@ func (f *ftProc) failedIn(g []int) []int {
 // noteFailed records that world rank peer has failed and fails what
 // depends on it.
 func (f *ftProc) noteFailed(peer int, cause error) {
-	if peer == f.p.rank || peer < 0 || peer >= f.p.job.size {
+	if peer == f.p.Rank || peer < 0 || peer >= f.p.job.size {
 		return
 	}
 	f.mu.Lock()
@@ -253,7 +253,7 @@ func (f *ftProc) noteFailed(peer int, cause error) {
 	f.mu.Unlock()
 	err := fmt.Errorf("%w: rank %d: %w", ErrProcFailed, peer, cause)
 	anyErr := fmt.Errorf("%w: rank %d: %w", ErrProcFailedPending, peer, cause)
-	f.p.eng.FailPeer(peer, err, anyErr, func(ctx uint32) bool {
+	f.p.Eng.FailPeer(peer, err, anyErr, func(ctx uint32) bool {
 		if ctx == ftCtx {
 			return false
 		}
@@ -271,7 +271,7 @@ func (p *proc) failPeer(peer int, err error) {
 		f.noteFailed(peer, err)
 		return
 	}
-	p.eng.FailAll(peer, err)
+	p.Eng.FailAll(peer, err)
 }
 
 // ftRankFailed is called when goroutine rank p of a fault-tolerant job
@@ -281,22 +281,22 @@ func (j *job) ftRankFailed(p *proc, cause error) {
 	local := make([]bool, j.size)
 	for _, q := range j.procs {
 		if q != nil {
-			local[q.rank] = true
+			local[q.Rank] = true
 		}
 		if q != nil && q != p && q.ft != nil {
-			q.ft.noteFailed(p.rank, fmt.Errorf("its function failed: %w", cause))
+			q.ft.noteFailed(p.Rank, fmt.Errorf("its function failed: %w", cause))
 		}
 	}
 	if p.ft != nil {
 		// Ranks in other processes would not notice: this process lives on.
-		b := binary.LittleEndian.AppendUint32(nil, uint32(p.rank))
+		b := binary.LittleEndian.AppendUint32(nil, uint32(p.Rank))
 		for r := range j.size {
 			if !local[r] {
 				p.ft.send(r, ftFailedMsg, b)
 			}
 		}
 	}
-	p.eng.Abort(fmt.Errorf("%w: rank %d failed: %w", ErrProcFailed, p.rank, cause))
+	p.Eng.Abort(fmt.Errorf("%w: rank %d failed: %w", ErrProcFailed, p.Rank, cause))
 }
 
 // abandonAll ends every wait in an agreement, now and later, with err.
@@ -345,7 +345,7 @@ func (f *ftProc) run() {
 		}
 		for _, m := range in {
 			if m.from < 0 {
-				if err := f.p.eng.Err(); err == nil {
+				if err := f.p.Eng.Err(); err == nil {
 					f.post()
 				} else {
 					// The job (or this rank) is going down: nobody waits
@@ -357,9 +357,9 @@ func (f *ftProc) run() {
 			if m.from >= len(f.lastHeard) {
 				continue
 			}
-			if m.from != f.p.rank {
+			if m.from != f.p.Rank {
 				f.lastHeard[m.from].Store(time.Now().UnixNano())
-				if f.p.eng.Err() == nil {
+				if f.p.Eng.Err() == nil {
 					f.post() // the message took the posted receive
 				}
 			}
@@ -478,13 +478,13 @@ func (f *ftProc) onRevoke(m ftMsg) {
 // unless c was revoked here already.
 func (f *ftProc) revokeHere(c *Comm, by, from int) {
 	ctxs := c.ftContexts()
-	if f.p.eng.Revoked(c.ctx) != nil {
+	if f.p.Eng.Revoked(c.ctx) != nil {
 		return
 	}
-	f.p.eng.Revoke(revokeErr(by, c.name), ctxs...)
+	f.p.Eng.Revoke(revokeErr(by, c.name), ctxs...)
 	b := revokeMsg(c.ctx, groupHash(c.group), by)
 	for _, r := range c.group {
-		if r != f.p.rank && r != from {
+		if r != f.p.Rank && r != from {
 			f.send(r, ftRevokeMsg, b)
 		}
 	}
@@ -496,7 +496,7 @@ func (f *ftProc) revokeHere(c *Comm, by, from int) {
 // now.
 func (f *ftProc) adopt(c *Comm) {
 	f.revMu.Lock()
-	f.p.eng.Unrevoke(c.ctx, c.ctx+1)
+	f.p.Eng.Unrevoke(c.ctx, c.ctx+1)
 	f.p.noteComm(c)
 	key := ftKey{ctx: c.ctx, gh: groupHash(c.group)}
 	by, ok := f.early[key]
@@ -552,13 +552,13 @@ func (c *Comm) Revoke() (err error) {
 		return err
 	}
 	f := c.p.ft
-	if c.p.eng.Revoked(c.ctx) != nil {
+	if c.p.Eng.Revoked(c.ctx) != nil {
 		return nil
 	}
-	c.p.eng.Revoke(revokeErr(c.p.rank, c.name), c.ftContexts()...)
-	b := revokeMsg(c.ctx, groupHash(c.group), c.p.rank)
+	c.p.Eng.Revoke(revokeErr(c.p.Rank, c.name), c.ftContexts()...)
+	b := revokeMsg(c.ctx, groupHash(c.group), c.p.Rank)
 	for _, r := range c.group {
-		if r != c.p.rank {
+		if r != c.p.Rank {
 			f.send(r, ftRevokeMsg, b)
 		}
 	}
@@ -568,7 +568,7 @@ func (c *Comm) Revoke() (err error) {
 // IsRevoked reports whether c has been revoked (by any rank, as far as
 // this rank has learnt).
 func (c *Comm) IsRevoked() bool {
-	return c != nil && c.p != nil && c.p.eng.Revoked(c.ctx) != nil
+	return c != nil && c.p != nil && c.p.Eng.Revoked(c.ctx) != nil
 }
 
 // GetFailed returns the group of the members of c that this rank knows
@@ -582,7 +582,7 @@ func (c *Comm) GetFailed() (_ *Group, err error) {
 	if err := c.ftCheck("GetFailed"); err != nil {
 		return nil, err
 	}
-	return newGroup(c.p.ft.failedIn(c.group), c.p.rank), nil
+	return newGroup(c.p.ft.failedIn(c.group), c.p.Rank), nil
 }
 
 // AckFailed acknowledges the first n failures of members of c that this

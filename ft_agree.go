@@ -166,7 +166,7 @@ func (f *ftProc) enter(e *agreement) {
 		}
 	}
 	f.agrees[e.id] = e
-	e.props[f.p.rank] = ftProp{val: e.val}
+	e.props[f.p.Rank] = ftProp{val: e.val}
 	if e.decided {
 		e.closed = true
 		close(e.done)
@@ -238,7 +238,7 @@ func (f *ftProc) step(a *agreement) {
 		return
 	}
 	coord := live[0]
-	if coord != f.p.rank {
+	if coord != f.p.Rank {
 		if a.sentTo != coord {
 			a.sentTo = coord
 			f.send(coord, ftPropose, encodeAgree(a.id, false, a.val, f.failedIn(a.group)))
@@ -271,7 +271,7 @@ func (f *ftProc) step(a *agreement) {
 	}
 	for _, r := range live {
 		p := a.props[r]
-		if r != f.p.rank {
+		if r != f.p.Rank {
 			v, err := a.combine(val, slices.Clone(p.val))
 			if err != nil {
 				continue // a malformed proposal counts for nothing
@@ -310,7 +310,7 @@ func (f *ftProc) decide(a *agreement, val []byte, failed []int) {
 		f.noteFailed(r, errors.New("the survivors agreed that it failed"))
 	}
 	if a.entered {
-		if live := f.live(a); len(live) > 0 && live[0] == f.p.rank {
+		if live := f.live(a); len(live) > 0 && live[0] == f.p.Rank {
 			b := encodeAgree(a.id, true, val, failed)
 			for _, r := range live[1:] {
 				f.send(r, ftDecide, b)
@@ -469,7 +469,7 @@ func (c *Comm) Shrink() (_ *Comm, err error) {
 			survivors = append(survivors, r)
 		}
 	}
-	me := slices.Index(survivors, c.p.rank)
+	me := slices.Index(survivors, c.p.Rank)
 	if me < 0 {
 		return nil, c.fail("Shrink", ErrProcFailed, loc{}, "the other ranks declared this rank failed (it was stopped or unreachable longer than the heartbeat timeout)")
 	}

@@ -75,7 +75,7 @@ func (c *Comm) Group() *Group {
 	if c.inter != nil {
 		members = c.inter.local
 	}
-	return newGroup(members, c.p.rank)
+	return newGroup(members, c.p.Rank)
 }
 
 // Size returns the number of members of g (MPI_Group_size).

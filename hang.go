@@ -131,11 +131,11 @@ func (p *proc) commOf(ctx uint32) (c *Comm, coll bool) {
 
 func (b *blockState) add(r *engine.Request, w *engine.Waiter) *blockedWait {
 	b.parkedNow.Add(1)
-	if b.p != nil && b.p.mail != nil {
+	if b.p != nil && b.p.Mail != nil {
 		// Nobody collects the mailbox of a parked goroutine: what
 		// senders left there is delivered now, and later messages come
 		// the ordinary way, with a wake-up.
-		b.p.mail.Close()
+		b.p.Mail.Close()
 	}
 	b.mu.Lock()
 	var bw *blockedWait
@@ -295,7 +295,7 @@ func (b *blockState) describe(bw *blockedWait) {
 	op := engine.Op(0)
 	if r != nil {
 		ctx, peer, tag, op = r.Context, r.Peer, r.Tag, r.Op
-		w.Bytes = b.p.eng.SizeOf(r) // a receive's buffer may be allocated as it matches
+		w.Bytes = b.p.Eng.SizeOf(r) // a receive's buffer may be allocated as it matches
 		w.Sync = r.Op == engine.OpSend && r.Mode == engine.Synchronous
 	}
 	c, coll := b.p.commOf(ctx)
@@ -431,7 +431,7 @@ func callerInfo() (call, file string, line int, fn string) {
 // gen, and its queues. The queues name communicators and world ranks.
 func (p *proc) snapshot(gen uint64) diag.Rank {
 	b := &p.blk
-	rk := diag.Rank{Rank: p.rank, State: diag.Running}
+	rk := diag.Rank{Rank: p.Rank, State: diag.Running}
 	b.mu.Lock()
 	for _, bw := range b.waits {
 		if bw.gen == gen {
@@ -446,7 +446,7 @@ func (p *proc) snapshot(gen uint64) diag.Rank {
 		rk.State = diag.Returned
 	}
 	sort.SliceStable(rk.Waits, func(i, j int) bool { return waitOrder(&rk.Waits[i]) < waitOrder(&rk.Waits[j]) })
-	s := p.eng.Snapshot(16)
+	s := p.Eng.Snapshot(16)
 	name := func(ctx uint32) (string, *Comm) {
 		c, _ := p.commOf(ctx)
 		if c == nil {
@@ -715,7 +715,7 @@ func (j *job) waitRanks(wg *sync.WaitGroup) []int {
 	var left []int
 	for _, p := range j.procs {
 		if !p.blk.returned.Load() {
-			left = append(left, p.rank)
+			left = append(left, p.Rank)
 		}
 	}
 	return left
@@ -826,8 +826,8 @@ func (w *watcher) run() {
 // already there) while another of its goroutines stays parked.
 func (p *proc) activity() uint64 {
 	_, n := p.blk.counts()
-	if p.eng != nil {
-		n += p.eng.Matched() - p.blk.ctl.Load()
+	if p.Eng != nil {
+		n += p.Eng.Matched() - p.blk.ctl.Load()
 	}
 	return n
 }
@@ -878,7 +878,7 @@ func (j *job) failJob(err *hangError) {
 		j.failure.Store(&cause)
 		for _, p := range j.procs {
 			if p != nil {
-				p.eng.Abort(cause)
+				p.Eng.Abort(cause)
 			}
 		}
 		j.endWaits(cause)

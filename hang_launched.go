@@ -75,7 +75,7 @@ func startLaunchedDiag(j *job, cfg Config, info *boot.Info) func() {
 func rankList(ps []*proc) []int {
 	rs := make([]int, len(ps))
 	for i, p := range ps {
-		rs[i] = p.rank
+		rs[i] = p.Rank
 	}
 	return rs
 }
@@ -113,7 +113,7 @@ type hangCoord struct {
 
 func newHangCoord(j *job, cfg Config, size int) *hangCoord {
 	hc := &hangCoord{j: j, cfg: cfg, size: size, lead: j.procs[0], mine: rankList(j.procs), states: map[int]hangMsg{}}
-	if hc.lead.rank == 0 {
+	if hc.lead.Rank == 0 {
 		hc.post(hangTagState, engine.AnySource)
 	}
 	if hc.size > len(hc.mine) {
@@ -159,8 +159,8 @@ func (hc *hangCoord) post(tag, src int) {
 		}()
 	}
 	var out engine.Outbox
-	p.eng.PostRecv(er, &out)
-	p.exec(&out)
+	p.Eng.PostRecv(er, &out)
+	p.Exec(&out)
 }
 
 // local is the watcher's news: every live rank of this process has been
@@ -178,7 +178,7 @@ func (hc *hangCoord) local(blocked bool) {
 	} else {
 		m.State = describeProcs(hc.j.procs)
 	}
-	if hc.lead.rank == 0 {
+	if hc.lead.Rank == 0 {
 		hc.got(m)
 		return
 	}
@@ -195,10 +195,10 @@ func (hc *hangCoord) local(blocked bool) {
 // wait.
 func (hc *hangCoord) send(to, tag int, b []byte) {
 	p := hc.lead
-	er := &engine.Request{Context: hangCtx, Peer: to, Self: p.rank, To: to, Tag: tag, Buf: b}
+	er := &engine.Request{Context: hangCtx, Peer: to, Self: p.Rank, To: to, Tag: tag, Buf: b}
 	var out engine.Outbox
-	p.eng.Send(er, &out)
-	p.exec(&out)
+	p.Eng.Send(er, &out)
+	p.Exec(&out)
 }
 
 // got is rank 0's process learning the state of a process's ranks: once
@@ -246,7 +246,7 @@ func (hc *hangCoord) got(m hangMsg) {
 	}
 	slices.Sort(leads)
 	for _, l := range leads {
-		if l != hc.lead.rank {
+		if l != hc.lead.Rank {
 			hc.send(l, hangTagEnd, []byte("rank 0's process printed the hang report"))
 		}
 	}

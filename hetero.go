@@ -109,11 +109,11 @@ var announceOverride string
 // noteReprs checks the tokens every rank announced (parts[r]: rank r's).
 func (p *proc) noteReprs(parts [][]byte, err error) error {
 	if err != nil {
-		return fmt.Errorf("mpi: rank %d: exchanging data representations at start-up: %w", p.rank, err)
+		return fmt.Errorf("mpi: rank %d: exchanging data representations at start-up: %w", p.Rank, err)
 	}
 	var reprs []repr
 	for r, b := range parts {
-		if r == p.rank {
+		if r == p.Rank {
 			continue // this rank's own
 		}
 		rp, ok := parseRepr(b)

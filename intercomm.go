@@ -63,7 +63,7 @@ func (c *Comm) RemoteGroup() (_ *Group, err error) {
 	if c.inter == nil {
 		return nil, c.fail("RemoteGroup", ErrComm, loc{}, "not an intercommunicator")
 	}
-	return newGroup(c.group, c.p.rank), nil
+	return newGroup(c.group, c.p.Rank), nil
 }
 
 // encodeRanks and decodeRanks carry lists of world ranks.
@@ -169,7 +169,7 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 			xerr = peer.check(op)
 		case remoteLeader < 0 || remoteLeader >= len(peer.group):
 			xerr = local.errorf(op, ErrRank, at("remote leader", remoteLeader, tag), "not a rank of the peer communicator %s (size %d)", peer.Name(), len(peer.group))
-		case peer.group[remoteLeader] == local.p.rank:
+		case peer.group[remoteLeader] == local.p.Rank:
 			xerr = local.errorf(op, ErrRank, at("remote leader", remoteLeader, tag), "the remote leader is the local leader")
 		case slices.Contains(local.group, peer.group[remoteLeader]):
 			// The remote leader is a member of this group, where it
@@ -450,7 +450,7 @@ func (c *Comm) interCreate(g *Group) (*Comm, error) {
 	if err != nil {
 		return nil, c.ctxFail(op, err)
 	}
-	rank, in := g.index[c.p.rank]
+	rank, in := g.index[c.p.Rank]
 	if !in || len(remote) == 0 {
 		c.p.ctx.release(id)
 		return nil, nil

@@ -34,10 +34,10 @@ func TestProtocolErrorUnderRun(t *testing.T) {
 					if err := Barrier(w); err != nil {
 						return err
 					}
-					w.p.deliver(bogus)
+					w.p.Deliver(bogus)
 					return nil
 				}
-				w.p.deliver(bogus)
+				w.p.Deliver(bogus)
 				return nil
 			})
 			if !errors.Is(err, ErrIntern) {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mpigo/mpi/internal/device"
 	"github.com/mpigo/mpi/internal/engine"
 	"github.com/mpigo/mpi/internal/progress"
 	"github.com/mpigo/mpi/internal/transport"
@@ -59,6 +60,17 @@ type job struct {
 	swept atomic.Int64
 }
 
+// devices returns the devices of j's ranks in this process.
+func (j *job) devices() []*device.Device {
+	ds := make([]*device.Device, 0, len(j.procs))
+	for _, p := range j.procs {
+		if p != nil {
+			ds = append(ds, &p.Device)
+		}
+	}
+	return ds
+}
+
 func (j *job) close() {
 	for i := len(j.closers) - 1; i >= 0; i-- { // transports first, then their reply senders
 		j.closers[i]()
@@ -68,34 +80,22 @@ func (j *job) close() {
 // proc is the runtime of one rank: its engine, its transports, and the
 // state MPI keeps per process.
 type proc struct {
+	// Device is the rank's runtime below MPI's objects: its engine
+	// (Eng), its transports (Tr), their capabilities, the executor of
+	// the engine's effects, the reply sender and the traffic counters
+	// (internal/device). Embedded, so the hot paths read its fields as
+	// proc's own.
+	device.Device
+
 	job *job
 	// aborted is the error of Abort called by this rank of a local job.
 	aborted atomic.Pointer[error]
-	rank    int // world rank
-	eng     *engine.Engine
-	tr      *transport.Router
 	// prog is the job's progress (job.prog), as the engine's waits take
 	// it, or the rank's own policy over it (progress.Rank) when the rank
-	// has a mailbox. Waits of collectives that meet in memory watch
-	// through job.prog (Progress.WatchFor).
+	// has a mailbox (Device.Mail), which it then opens. Waits of
+	// collectives that meet in memory watch through job.prog
+	// (Progress.WatchFor).
 	prog engine.Progress
-	// mail is the rank's mailbox, where its senders leave small messages
-	// while it watches (transport.Mailbox: between goroutine ranks), or
-	// nil. With one, prog is the job's progress for this rank
-	// (progress.Rank), which opens it.
-	mail transport.Mailbox
-	// eagerTo is, for each world rank whose transport has a short road
-	// for small messages (transport.EagerSender), that road (else nil);
-	// nil if no peer has one. Set once with the routes (device.go).
-	eagerTo []transport.EagerSender
-	// regionTo is, for each world rank whose transport can read a peer
-	// process's memory (transport.RegionReader), that transport (else
-	// nil); nil if none can. Set once with the routes (device.go).
-	regionTo []transport.RegionReader
-	// autoEager tells that peerEager chose the eager limits towards the
-	// peers with a short road itself (Config.ShmEagerLimit 0), so that
-	// lowerEager may lower them once the routes are connected.
-	autoEager bool
 
 	// ers recycles the engine requests of non-blocking sends and
 	// receives (reqpool.go).
@@ -103,7 +103,6 @@ type proc struct {
 
 	bsend engine.BsendBuffer
 	ctx   ctxAlloc
-	q     *replies // reply sender for tcp and shm deliveries
 
 	node      int  // the node this rank runs on: the lowest world rank there
 	multiNode bool // the job's ranks run on more than one node
@@ -112,8 +111,6 @@ type proc struct {
 
 	selfOnce sync.Once
 	self     *Comm // the rank's Self communicator, made on first use
-
-	stats pstats // performance-variable counters (pvar.go)
 
 	blk blockState // what hang diagnosis knows of the rank (hang.go)
 	trc *rankTrace // the rank's timeline while tracing, else nil (trace.go)
@@ -143,7 +140,7 @@ func (j *job) abort(rank, code int, cause error) {
 		j.failure.Store(&err)
 		for _, p := range j.procs {
 			if p != nil {
-				p.eng.Abort(err)
+				p.Eng.Abort(err)
 			}
 		}
 		j.endWaits(err) // hang.go
@@ -159,17 +156,17 @@ func (j *job) abort(rank, code int, cause error) {
 // rank's messages that does not wait (a test, a probe) collects first: a
 // program that polls with Test or Iprobe must see its messages arrive.
 func (p *proc) collect() bool {
-	if p == nil || p.mail == nil || !p.mail.IsOpen() {
+	if p == nil || p.Mail == nil || !p.Mail.IsOpen() {
 		return false
 	}
-	return p.mail.Collect()
+	return p.Mail.Collect()
 }
 
 // closeMail closes the rank's mailbox, delivering what it holds: when its
 // function has returned, nobody of the rank collects.
 func (p *proc) closeMail() {
-	if p.mail != nil {
-		p.mail.Close()
+	if p.Mail != nil {
+		p.Mail.Close()
 	}
 }
 
@@ -188,8 +185,8 @@ func init() { mailSweep.Store(int64(5 * time.Millisecond)) }
 func (j *job) sweepMail() {
 	var boxes []transport.Mailbox
 	for _, p := range j.procs {
-		if p.mail != nil {
-			boxes = append(boxes, p.mail)
+		if p.Mail != nil {
+			boxes = append(boxes, p.Mail)
 		}
 	}
 	if len(boxes) == 0 {
@@ -222,20 +219,20 @@ func (j *job) sweepMail() {
 // only fail, and Run returns the error: a library call never exits the
 // caller's process.
 func (p *proc) internal(err error) {
-	err = fmt.Errorf("%w: rank %d: %w", ErrIntern, p.rank, err)
+	err = fmt.Errorf("%w: rank %d: %w", ErrIntern, p.Rank, err)
 	if p.job.local {
 		p.job.intern.CompareAndSwap(nil, &err)
-		p.job.abort(p.rank, 0, err)
+		p.job.abort(p.Rank, 0, err)
 		return
 	}
-	p.job.abort(p.rank, 1, err)
+	p.job.abort(p.Rank, 1, err)
 }
 
 // peerFailed fails what depends on a peer that is gone; a negative peer is
 // a stranger or a bad handshake, which is refused while the job goes on.
 func (p *proc) peerFailed(peer int, err error) {
 	if peer < 0 {
-		fmt.Fprintf(stderr, "mpigo: rank %d: %v\n", p.rank, err)
+		fmt.Fprintf(stderr, "mpigo: rank %d: %v\n", p.Rank, err)
 		return
 	}
 	p.failPeer(peer, fmt.Errorf("%w: rank %d: %w", ErrProcFailed, peer, err))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mpigo/mpi/internal/boot"
+	"github.com/mpigo/mpi/internal/device"
 	"github.com/mpigo/mpi/internal/engine"
 	"github.com/mpigo/mpi/internal/progress"
 )
@@ -91,40 +92,40 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		err := boot.Watch(info, func() {
 			fmt.Fprintf(stderr, "mpigo: rank %d: the launcher went away; exiting\n", base)
 			// Inboxes not unlinked yet (start-up) go with the rank.
-			removeInboxes(cfg.shmDir, info.JobID, base, k)
+			device.RemoveInboxes(cfg.shmDir, info.JobID, base, k)
 			os.Exit(1)
 		})
 		if err != nil {
 			return err
 		}
 	}
-	nt, err := newLaunchedNet(j, info, cfg)
+	nt, err := device.NewLaunchedNet(info, netConfig(cfg), j.prog)
 	if err != nil {
-		return err
+		return launchError(err)
 	}
 	ecfg := engine.DefaultConfig()
 	ecfg.EagerLimit = cfg.EagerLimit
 	// Where the node runs more ranks than cores, a wait that finds nothing
 	// gives its core to the other processes.
-	j.prog.SetOversubscribed(nt.oversubscribed)
+	j.prog.SetOversubscribed(nt.Oversubscribed)
 	defer func() {
 		if !ok {
-			nt.abandon()
+			nt.Abandon()
 		}
 	}()
 	for r := base; r < base+k; r++ {
 		p, err := newProc(j, rankPlan{rank: r, node: info.NodeRanks[0], multiNode: len(info.NodeRanks) < info.Size,
-			eng: ecfg, peerEager: true, cfg: cfg, oversubscribed: nt.oversubscribed, routes: nt.routes})
+			eng: ecfg, peerEager: true, cfg: cfg, oversubscribed: nt.Oversubscribed, routes: nt.Routes})
 		if err != nil {
-			return err
+			return launchError(err)
 		}
 		j.procs = append(j.procs, p)
 	}
 	if err := info.KV.Fence(); err != nil {
 		return fenceError(err)
 	}
-	if err := nt.start(j); err != nil {
-		return err
+	if err := nt.Start(j.devices()); err != nil {
+		return fenceError(launchError(err))
 	}
 	stopDiag := startLaunchedDiag(j, cfg, info) // hang_launched.go
 	local := func(r int) bool { return r >= base && r < base+k }
@@ -137,13 +138,13 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 			defer wg.Done()
 			// Learn the other ranks' byte order and word size (hetero.go).
 			if err := p.learnReprs(); err != nil {
-				errs[i] = &RankError{Rank: p.rank, Err: err}
+				errs[i] = &RankError{Rank: p.Rank, Err: err}
 				return
 			}
 			err := runRank(p, f)
 			p.closeMail()
 			if err != nil {
-				errs[i] = &RankError{Rank: p.rank, Err: err}
+				errs[i] = &RankError{Rank: p.Rank, Err: err}
 				return
 			}
 			p.blk.returned.Store(true)
@@ -152,10 +153,10 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 			// that if the job then hangs (a rank waits for a message this
 			// one never sent) it can say which ranks returned.
 			if info.Launcher == boot.LauncherMpigo {
-				info.KV.Put(boot.ReturnedKey(p.rank), "1")
+				info.KV.Put(boot.ReturnedKey(p.Rank), "1")
 			}
 			if err := p.finalize(); err != nil { // ft.go
-				errs[i] = &RankError{Rank: p.rank, Err: err}
+				errs[i] = &RankError{Rank: p.Rank, Err: err}
 			}
 		}()
 	}

@@ -24,7 +24,7 @@ func TestLostPeerFailsProbesAndLaterReceives(t *testing.T) {
 		go func() { _, err := w.Probe(AnySource, 5); res <- result{"Probe(AnySource)", err} }()
 		go func() { _, _, err := w.Mprobe(1, 6); res <- result{"Mprobe(1)", err} }()
 		time.Sleep(20 * time.Millisecond) // let them block
-		w.p.eng.FailAll(1, fmt.Errorf("%w: rank 1 is gone (test)", ErrProcFailed))
+		w.p.Eng.FailAll(1, fmt.Errorf("%w: rank 1 is gone (test)", ErrProcFailed))
 		for i := 0; i < 3; i++ {
 			select {
 			case r := <-res:

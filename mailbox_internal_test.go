@@ -78,7 +78,7 @@ func mailboxRound(c *Comm, round int, s *mailboxSync, opened *int, start func() 
 	for s.sent.Load() != int64(round+1) {
 		runtime.Gosched()
 	}
-	if c.p.mail.IsOpen() {
+	if c.p.Mail.IsOpen() {
 		*opened++
 	}
 	if err := look(); err != nil {

@@ -109,7 +109,7 @@ func Abort(c *Comm, code int) {
 	j := c.p.job
 	e := c.errorf("Abort", ErrOther, loc{}, "")
 	e.(*Error).Cause = abortCode(code)
-	j.abort(c.p.rank, code, fmt.Errorf("Abort called with code %d on %s", code, c.Name()))
+	j.abort(c.p.Rank, code, fmt.Errorf("Abort called with code %d on %s", code, c.Name()))
 	if j.local {
 		c.p.aborted.Store(&e)
 		runtime.Goexit()

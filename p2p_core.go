@@ -129,8 +129,8 @@ func (c *Comm) startSend(er *engine.Request, buf []byte, sig uint64, dest, tag i
 	c.fillSend(er, dest, tag)
 	er.Buf, er.Sig, er.Mode = buf, sig, mode
 	var out engine.Outbox
-	c.p.eng.Send(er, &out)
-	c.p.exec(&out)
+	c.p.Eng.Send(er, &out)
+	c.p.Exec(&out)
 }
 
 // startRecv fills er for a receive from src and starts it.
@@ -139,7 +139,7 @@ func (c *Comm) startSend(er *engine.Request, buf []byte, sig uint64, dest, tag i
 // answered (engine.TryPostRecv): clearing one cost about 50 instructions
 // on every non-blocking receive.
 func (c *Comm) startRecv(er *engine.Request, buf []byte, alloc func(int) []byte, sig uint64, src, tag int) {
-	if c.fillRecv(er, buf, alloc, sig, src, tag) && !c.p.eng.TryPostRecv(er) {
+	if c.fillRecv(er, buf, alloc, sig, src, tag) && !c.p.Eng.TryPostRecv(er) {
 		c.postAnswered(er)
 	}
 }
@@ -147,8 +147,8 @@ func (c *Comm) startRecv(er *engine.Request, buf []byte, alloc func(int) []byte,
 // postAnswered is PostRecv of er, filled, with an Outbox for the answer.
 func (c *Comm) postAnswered(er *engine.Request) {
 	var out engine.Outbox
-	c.p.eng.PostRecv(er, &out)
-	c.p.exec(&out)
+	c.p.Eng.PostRecv(er, &out)
+	c.p.Exec(&out)
 }
 
 // startSlotRecv is startRecv for a pooled slot, with the slot's outbox:
@@ -161,8 +161,8 @@ func (c *Comm) startSlotRecv(s *slot, buf []byte, alloc func(int) []byte, sig ui
 
 func (c *Comm) postRecv(er *engine.Request, out *engine.Outbox, buf []byte, alloc func(int) []byte, sig uint64, src, tag int) {
 	if c.fillRecv(er, buf, alloc, sig, src, tag) {
-		c.p.eng.PostRecv(er, out)
-		c.p.exec(out)
+		c.p.Eng.PostRecv(er, out)
+		c.p.Exec(out)
 	}
 }
 
@@ -202,8 +202,12 @@ func (c *Comm) send(op string, buf []byte, sig uint64, dest, tag int, mode engin
 	if dest == ProcNull {
 		return nil
 	}
-	if ok, err := c.sendNow(op, buf, sig, dest, tag, mode); ok {
-		return c.handle(err)
+	// The short road if the engine's rule lets it (p2p_short.go).
+	if ok, err := c.p.SendShort(mode, c.ctx, c.rank, c.group[dest], tag, sig, buf); ok {
+		if err != nil {
+			return c.handle(c.shortErr(op, dest, tag, err))
+		}
+		return nil
 	}
 	s := getSlot()
 	c.startSend(&s.er, buf, sig, dest, tag, mode)
@@ -317,7 +321,7 @@ func sendrecvGeneral(r *Request, err error, send func() error) (Status, error) {
 func (c *Comm) cancelSlotRecv(s *slot) {
 	c.p.collect()
 	if !s.er.Done() {
-		c.p.eng.CancelRecv(&s.er)
+		c.p.Eng.CancelRecv(&s.er)
 	}
 	c.p.waitRef(&s.er)
 	putSlot(s)

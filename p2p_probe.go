@@ -9,7 +9,7 @@ import (
 
 // probe blocks until a message matching (src, tag) can be received.
 func (c *Comm) probe(src, tag int) engine.Status {
-	eng := c.p.eng
+	eng := c.p.Eng
 	if err := eng.Revoked(c.ctx); err != nil { // ft.go
 		return engine.Status{Source: src, Tag: tag, Err: err}
 	}
@@ -49,16 +49,16 @@ func (c *Comm) probe(src, tag int) engine.Status {
 // revoked, src's process is gone, or, for AnySource, a rank was lost
 // since the probe began at epoch.
 func (c *Comm) probeLost(src int, epoch uint64) error {
-	if err := c.p.eng.Revoked(c.ctx); err != nil { // ft.go: Revoke wakes blocked probes
+	if err := c.p.Eng.Revoked(c.ctx); err != nil { // ft.go: Revoke wakes blocked probes
 		return err
 	}
 	if err := c.ftUnacked(src); err != nil { // ft.go: as a receive from AnySource
 		return err
 	}
 	if src >= 0 {
-		return c.p.eng.Lost(c.group[src])
+		return c.p.Eng.Lost(c.group[src])
 	}
-	_, err := c.p.eng.LostSince(epoch)
+	_, err := c.p.Eng.LostSince(epoch)
 	return err
 }
 
@@ -67,7 +67,7 @@ func (c *Comm) probeLost(src int, epoch uint64) error {
 // failed source, or from AnySource an unacknowledged failure), else nil.
 // A healthy engine answers without a lock: loops of Iprobe are common.
 func (c *Comm) probeMissed(src int) error {
-	eng := c.p.eng
+	eng := c.p.Eng
 	if eng.Healthy() {
 		return nil
 	}
@@ -117,7 +117,7 @@ func (c *Comm) Iprobe(src, tag int) (_ bool, _ Status, err error) {
 		return true, procNullStatus, nil
 	}
 	c.p.collect()
-	st, ok := c.p.eng.Iprobe(c.ctx, src, tag, nil)
+	st, ok := c.p.Eng.Iprobe(c.ctx, src, tag, nil)
 	if !ok && st.Err == nil {
 		// Nothing yet: a loop of Iprobe would wait for ever for a rank
 		// that failed (or, from AnySource under fault tolerance, one whose
@@ -148,7 +148,7 @@ func (c *Comm) mprobe(op string, src, tag int, block bool) (*Message, Status, bo
 	if src == ProcNull {
 		return &Message{c: c, at: at("source", ProcNull, AnyTag)}, procNullStatus, true, nil
 	}
-	eng := c.p.eng
+	eng := c.p.Eng
 	epoch, _ := eng.LostSince(0)
 	var bw *blockedWait // this wait as hang diagnosis sees it
 	if block {
@@ -280,6 +280,6 @@ func (m *Message) irecv(buf []byte, count int, dt *Datatype) (*Request, error) {
 func (c *Comm) startMRecv(em *engine.Message, er *engine.Request, buf []byte, alloc func(int) []byte, sig uint64) {
 	er.Context, er.Buf, er.Alloc, er.Sig = c.ctx, buf, alloc, sig
 	var out engine.Outbox
-	c.p.eng.MRecv(em, er, &out)
-	c.p.exec(&out)
+	c.p.Eng.MRecv(em, er, &out)
+	c.p.Exec(&out)
 }

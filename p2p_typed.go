@@ -269,9 +269,12 @@ func sendT[T any](c *Comm, op string, v *T, dest, tag int, mode engine.Mode) err
 		return c.typeErr(op, at("dest", dest, tag), err)
 	}
 	// The same decision as for a slice: the short road if it may take it.
-	if ok, err := c.sendNow(op, b, t.msig, dest, tag, mode); ok {
+	if ok, err := c.p.SendShort(mode, c.ctx, c.rank, c.group[dest], tag, t.msig, b); ok {
 		putSlot(s)
-		return c.handle(err)
+		if err != nil {
+			return c.handle(c.shortErr(op, dest, tag, err))
+		}
+		return nil
 	}
 	c.startSend(&s.er, b, t.msig, dest, tag, mode)
 	st := c.p.waitReq(&s.er)

@@ -105,7 +105,7 @@ func (h *profHook) enter(name string, c *Comm, peer, tag int) *Call {
 	call := profCallPool.Get().(*Call)
 	*call = Call{Name: name, Comm: c, Rank: -1, Peer: peer, Tag: tag}
 	if c != nil && c.p != nil {
-		call.Rank = c.p.rank
+		call.Rank = c.p.Rank
 	}
 	h.p.Enter(call)
 	return call

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/mpigo/mpi/internal/engine"
-	"github.com/mpigo/mpi/internal/wire"
 )
 
 // This file is the performance-variable half of the tools interface
@@ -22,70 +21,9 @@ import (
 //     then the hot path pays one load and one branch per send, delivery
 //     and wait.
 
-// pstats is the counting state of one rank.
-type pstats struct {
-	mu sync.Mutex // serialises starts, stops and the allocation below
-	// on counts the started handles of traffic counters on this rank;
-	// while it is 0 nothing is counted. The slices, indexed by world
-	// rank, are made before on first becomes positive and never change.
-	on                                      atomic.Int32
-	sentBytes, sentMsgs, recvBytes, recvMsg []atomic.Uint64
-	// waitOn counts the started handles of the wait timer.
-	waitOn atomic.Int32
-	waitNs atomic.Uint64
-}
-
-// countSent records a message of n bytes to world rank to, on context
-// ctx with tag. Callers test p.counting() first.
-func (p *proc) countSent(to, n int, ctx uint32, tag int) {
-	if p.trc != nil {
-		p.trc.send(p, to, n, ctx, tag)
-	}
-	s := &p.stats
-	if to >= 0 && to < len(s.sentMsgs) {
-		s.sentMsgs[to].Add(1)
-		s.sentBytes[to].Add(uint64(n))
-	}
-}
-
-// countRecv records a message of n bytes that arrived from world rank
-// from, on context ctx with tag.
-func (p *proc) countRecv(from, n int, ctx uint32, tag int) {
-	if p.trc != nil {
-		p.trc.arrive(p, from, n, ctx, tag)
-	}
-	s := &p.stats
-	if from >= 0 && from < len(s.recvMsg) {
-		s.recvMsg[from].Add(1)
-		s.recvBytes[from].Add(uint64(n))
-	}
-}
-
-// countFrame counts f if it starts a message (eager or rendezvous
-// announcement) that this rank received.
-func (p *proc) countFrame(h *wire.Header, from int) {
-	if h.Kind == wire.Eager || h.Kind == wire.RTS {
-		p.countRecv(from, int(h.Size), h.Context, int(h.Tag))
-	}
-}
-
-// countOut counts the messages that out starts.
-func (p *proc) countOut(out *engine.Outbox) {
-	for i, n := 0, out.Len(); i < n; i++ {
-		f := &out.At(i).F
-		if f.Kind == wire.Eager || f.Kind == wire.RTS {
-			p.countSent(f.To, int(f.Size), f.Context, int(f.Tag))
-		}
-	}
-}
-
-// counting reports whether messages are being counted (performance
-// variables) or traced.
-func (p *proc) counting() bool { return p.stats.on.Load() != 0 || p.trc != nil }
-
 // waitReq waits for er, timing the wait while the wait timer is started.
 func (p *proc) waitReq(er *engine.Request) engine.Status {
-	if p.stats.waitOn.Load() != 0 {
+	if p.Stats.WaitOn.Load() != 0 {
 		return p.timedWait(er)
 	}
 	return er.WaitIn(p.prog, &p.blk)
@@ -96,7 +34,7 @@ func (p *proc) waitRef(er *engine.Request) *engine.Status { return p.waitRefIn(e
 
 // waitRefIn is waitRef with the progress prog.
 func (p *proc) waitRefIn(er *engine.Request, prog engine.Progress) *engine.Status {
-	if p.stats.waitOn.Load() != 0 {
+	if p.Stats.WaitOn.Load() != 0 {
 		p.timedWaitIn(er, prog)
 	}
 	return er.WaitRefIn(prog, &p.blk)
@@ -107,7 +45,7 @@ func (p *proc) timedWait(er *engine.Request) engine.Status { return p.timedWaitI
 func (p *proc) timedWaitIn(er *engine.Request, prog engine.Progress) engine.Status {
 	t0 := time.Now()
 	st := er.WaitIn(prog, &p.blk)
-	p.stats.waitNs.Add(uint64(time.Since(t0)))
+	p.Stats.WaitNs.Add(uint64(time.Since(t0)))
 	return st
 }
 
@@ -374,27 +312,27 @@ func (h *PvarHandle) check(op string) error {
 
 // current reads the variable's raw value now into v.
 func (h *PvarHandle) current(v []uint64) {
-	st := &h.p.stats
+	st := &h.p.Stats
 	var c []atomic.Uint64
 	switch h.def.kind {
 	case pvPosted, pvUnexpected:
-		posted, unexp := h.p.eng.QueueLens(h.ctx, false)
+		posted, unexp := h.p.Eng.QueueLens(h.ctx, false)
 		v[0] = uint64(posted)
 		if h.def.kind == pvUnexpected {
 			v[0] = uint64(unexp)
 		}
 		return
 	case pvWaitTime:
-		v[0] = st.waitNs.Load()
+		v[0] = st.WaitNs.Load()
 		return
 	case pvSentBytes:
-		c = st.sentBytes
+		c = st.SentBytes
 	case pvSentMsgs:
-		c = st.sentMsgs
+		c = st.SentMsgs
 	case pvRecvBytes:
-		c = st.recvBytes
+		c = st.RecvBytes
 	case pvRecvMsgs:
-		c = st.recvMsg
+		c = st.RecvMsgs
 	}
 	for i, w := range h.group {
 		if w < len(c) {
@@ -426,19 +364,19 @@ func (h *PvarHandle) start(op string) error {
 	if h.started {
 		return nil
 	}
-	st := &h.p.stats
-	st.mu.Lock()
+	st := &h.p.Stats
+	st.Mu.Lock()
 	if h.def.kind == pvWaitTime {
-		st.waitOn.Add(1)
+		st.WaitOn.Add(1)
 	} else {
-		if st.sentMsgs == nil {
+		if st.SentMsgs == nil {
 			n := h.p.job.size
-			st.sentBytes, st.sentMsgs = make([]atomic.Uint64, n), make([]atomic.Uint64, n)
-			st.recvBytes, st.recvMsg = make([]atomic.Uint64, n), make([]atomic.Uint64, n)
+			st.SentBytes, st.SentMsgs = make([]atomic.Uint64, n), make([]atomic.Uint64, n)
+			st.RecvBytes, st.RecvMsgs = make([]atomic.Uint64, n), make([]atomic.Uint64, n)
 		}
-		st.on.Add(1)
+		st.On.Add(1)
 	}
-	st.mu.Unlock()
+	st.Mu.Unlock()
 	h.current(h.base)
 	h.started = true
 	return nil
@@ -471,14 +409,14 @@ func (h *PvarHandle) stop(op string) error {
 		h.acc[i] += cur[i] - h.base[i]
 	}
 	h.started = false
-	st := &h.p.stats
-	st.mu.Lock()
+	st := &h.p.Stats
+	st.Mu.Lock()
 	if h.def.kind == pvWaitTime {
-		st.waitOn.Add(-1)
+		st.WaitOn.Add(-1)
 	} else {
-		st.on.Add(-1)
+		st.On.Add(-1)
 	}
-	st.mu.Unlock()
+	st.Mu.Unlock()
 	return nil
 }
 

@@ -844,14 +844,14 @@ func (r *Request) Cancel() (err error) {
 			// (The engine completes a pooled request without calling
 			// back into r.)
 			if !er.Done() {
-				p.eng.CancelRecv(er)
+				p.Eng.CancelRecv(er)
 			}
 			r.mu.Unlock()
 			return nil
 		}
 		r.mu.Unlock()
 		if !er.Done() {
-			p.eng.CancelRecv(er)
+			p.Eng.CancelRecv(er)
 		}
 		return nil
 	}
@@ -870,13 +870,13 @@ func (r *Request) Cancel() (err error) {
 		return nil
 	}
 	var out engine.Outbox
-	if p.eng.CancelSend(er, &out) && r.er != er {
+	if p.Eng.CancelSend(er, &out) && r.er != er {
 		// The buffered send's request now completes with the answer.
 		r.er = er
 		r.set(fFinished, false)
 	}
 	r.mu.Unlock()
-	p.exec(&out)
+	p.Exec(&out)
 	return nil
 }
 

@@ -126,9 +126,9 @@ func park(reqs []*Request) {
 	}
 	// Time the wait for the wait_time performance variable if it runs
 	// on this rank (the requests' rank: a rank waits for its own).
-	if c := requestsComm(reqs); c != nil && c.p != nil && c.p.stats.waitOn.Load() != 0 {
+	if c := requestsComm(reqs); c != nil && c.p != nil && c.p.Stats.WaitOn.Load() != 0 {
 		t0 := time.Now()
-		defer func() { c.p.stats.waitNs.Add(uint64(time.Since(t0))) }()
+		defer func() { c.p.Stats.WaitNs.Add(uint64(time.Since(t0))) }()
 	}
 	w := engine.GetWaiter()
 	for _, er := range ers {

@@ -148,11 +148,11 @@ func unregister(j *job, ctx uint32) {
 // inProcess reports whether the proc reaches world rank g by memory of its
 // own process (the transport says so: goroutine ranks over inproc, or
 // itself).
-func (p *proc) inProcess(g int) bool { return p.tr.SameProcess(g) }
+func (p *proc) inProcess(g int) bool { return p.Tr.SameProcess(g) }
 
 // segmentsFor returns the transport towards world rank g if it shares
 // memory segments (processes on one node), or nil.
-func (p *proc) segmentsFor(g int) transport.Segments { return p.tr.Segments(g) }
+func (p *proc) segmentsFor(g int) transport.Segments { return p.Tr.Segments(g) }
 
 // bytesOf views a slice of plain elements as bytes.
 func bytesOf[T any](s []T, esize int) []byte {

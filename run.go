@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"sync"
 
+	"github.com/mpigo/mpi/internal/device"
 	"github.com/mpigo/mpi/internal/engine"
 	"github.com/mpigo/mpi/internal/progress"
 )
@@ -18,9 +19,9 @@ import (
 func newLocalJob(n int, cfg Config) (*job, error) {
 	j := &job{size: n, procs: make([]*proc, n), exit: os.Exit, local: true, prog: progress.New(), hung: make(chan struct{}),
 		inproc: cfg.Transport == "" || cfg.Transport == "inproc"}
-	nt, err := newLocalNet(n, cfg)
+	nt, err := device.NewLocalNet(n, netConfig(cfg), j.prog)
 	if err != nil {
-		return nil, err
+		return nil, runError(err)
 	}
 	if j.inproc && spinRanks(n) && cfg.Spin >= 0 {
 		// Every wait watches (Config.Spin), collecting the rank's
@@ -35,19 +36,19 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 	ecfg := engine.DefaultConfig()
 	ecfg.EagerLimit = cfg.EagerLimit
 	for r := 0; r < n; r++ {
-		pl := rankPlan{rank: r, eng: ecfg, noDirectRead: cfg.NoDirectRead, routes: nt.routes}
+		pl := rankPlan{rank: r, eng: ecfg, noDirectRead: cfg.NoDirectRead, routes: nt.Routes}
 		if k := cfg.RanksPerNode; k > 0 && k < n {
 			pl.node, pl.multiNode = r/k*k, true
 		}
 		p, err := newProc(j, pl)
 		if err != nil {
-			nt.abandon()
-			return nil, err
+			nt.Abandon()
+			return nil, runError(err)
 		}
 		j.procs[r] = p
 	}
-	if err := nt.start(j); err != nil {
-		return nil, err
+	if err := nt.Start(j.devices()); err != nil {
+		return nil, runError(err)
 	}
 	if j.prog.Spins() {
 		j.sweepMail() // the ranks' waits open their mailboxes
@@ -105,12 +106,12 @@ func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 			defer wg.Done()
 			defer func() { // also after Abort's runtime.Goexit
 				if ap := p.aborted.Load(); ap != nil {
-					errs[p.rank] = *ap
+					errs[p.Rank] = *ap
 				}
 				p.closeMail()
 				p.blk.returned.Store(true)
 			}()
-			errs[p.rank] = runRank(p, f)
+			errs[p.Rank] = runRank(p, f)
 		}(j.procs[r])
 	}
 	if left := j.waitRanks(&wg); len(left) > 0 {
@@ -160,7 +161,7 @@ func runRank(p *proc, f func(*Comm) error) (err error) {
 			if p.job.ft {
 				p.job.ftRankFailed(p, err) // ft.go: the others survive it
 			} else if fp := p.job.failure.Load(); fp == nil || !errors.Is(err, ErrProcFailed) {
-				p.job.abort(p.rank, 0, err)
+				p.job.abort(p.Rank, 0, err)
 			}
 		}
 	}()

@@ -54,7 +54,7 @@ func TestSpinSetting(t *testing.T) {
 			}
 			for _, p := range j.procs {
 				if _, rank := p.prog.(*progress.Rank); !rank && tt.transport == "" {
-					t.Errorf("rank %d waits through %T, want its own *progress.Rank (it has a mailbox)", p.rank, p.prog)
+					t.Errorf("rank %d waits through %T, want its own *progress.Rank (it has a mailbox)", p.Rank, p.prog)
 				}
 			}
 		})

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mpigo/mpi/internal/device"
 	"github.com/mpigo/mpi/internal/testutil"
 )
 
@@ -24,7 +25,7 @@ func flipRelay(t *testing.T, target string, skip int64) string {
 func TestTCPRelayFlipFailsJob(t *testing.T) {
 	relays := map[string]string{}
 	var mu sync.Mutex
-	tcpAddrHook = func(peer int, addr string) string {
+	device.TCPAddrHook = func(peer int, addr string) string {
 		mu.Lock()
 		defer mu.Unlock()
 		if relays[addr] == "" {
@@ -32,7 +33,7 @@ func TestTCPRelayFlipFailsJob(t *testing.T) {
 		}
 		return relays[addr]
 	}
-	defer func() { tcpAddrHook = nil }()
+	defer func() { device.TCPAddrHook = nil }()
 	const n = 1 << 17 // 1 MiB of float64
 	allreduce := func(protect string) (wrong bool, err error) {
 		cfg := DefaultConfig()

@@ -22,6 +22,7 @@ import (
 type rankTrace struct {
 	rec  trace.Recorder
 	base time.Time // the process's trace clock starts here
+	rank int       // world rank
 }
 
 func (t *rankTrace) now() int64 { return int64(time.Since(t.base)) }
@@ -30,12 +31,14 @@ func (t *rankTrace) now() int64 { return int64(time.Since(t.base)) }
 // even contexts and their collectives the odd one above (newComm).
 func (t *rankTrace) coll(p *proc, ctx uint32) bool { return ctx&1 == 1 }
 
-func (t *rankTrace) send(p *proc, to, n int, ctx uint32, tag int) {
-	t.rec.Send(trace.Msg{From: p.rank, To: to, Ctx: ctx, Coll: t.coll(p, ctx), Tag: tag, Bytes: n, T: t.now()})
+// Sent records a message the rank sent (device.Observer).
+func (t *rankTrace) Sent(to, n int, ctx uint32, tag int) {
+	t.rec.Send(trace.Msg{From: t.rank, To: to, Ctx: ctx, Coll: t.coll(nil, ctx), Tag: tag, Bytes: n, T: t.now()})
 }
 
-func (t *rankTrace) arrive(p *proc, from, n int, ctx uint32, tag int) {
-	t.rec.Arrive(trace.Msg{From: from, To: p.rank, Ctx: ctx, Coll: t.coll(p, ctx), Tag: tag, Bytes: n, T: t.now()})
+// Arrived records a message that arrived for the rank (device.Observer).
+func (t *rankTrace) Arrived(from, n int, ctx uint32, tag int) {
+	t.rec.Arrive(trace.Msg{From: from, To: t.rank, Ctx: ctx, Coll: t.coll(nil, ctx), Tag: tag, Bytes: n, T: t.now()})
 }
 
 // traceProfiler records spans; it passes every call on to the Profiler it
@@ -69,7 +72,7 @@ func (tp *traceProfiler) Exit(call *Call, err error) {
 	}
 	start := call.t0
 	t := c.p.trc
-	s := trace.Span{Rank: c.p.rank, Name: call.Name, Comm: c.name, Peer: call.Peer, Tag: call.Tag, Start: start, End: t.now()}
+	s := trace.Span{Rank: c.p.Rank, Name: call.Name, Comm: c.name, Peer: call.Peer, Tag: call.Tag, Start: start, End: t.now()}
 	if call.Peer == Undefined {
 		s.Peer = trace.None
 	}
@@ -102,7 +105,8 @@ func startTrace(ps []*proc, file string) (finish func() *trace.Part) {
 	}
 	base := time.Now()
 	for _, p := range ps {
-		p.trc = &rankTrace{base: base}
+		p.trc = &rankTrace{base: base, rank: p.Rank}
+		p.Obs = p.trc // the device counts and tells it every message
 	}
 	traceMu.Lock()
 	if traceJobs == 0 {
@@ -123,7 +127,7 @@ func startTrace(ps []*proc, file string) (finish func() *trace.Part) {
 		traceMu.Unlock()
 		part := &trace.Part{Offset: base.UnixNano()}
 		for _, p := range ps {
-			part.Ranks = append(part.Ranks, p.rank)
+			part.Ranks = append(part.Ranks, p.Rank)
 			p.trc.rec.AddTo(part)
 		}
 		return part

@@ -379,7 +379,7 @@ func (w *Window[T]) handle(err error) error {
 		h.fn(w.c, err)
 	}
 	if h.fatal {
-		w.c.p.job.abort(w.c.p.rank, 1, fmt.Errorf("error handler ErrorsAreFatal: %w", err))
+		w.c.p.job.abort(w.c.p.Rank, 1, fmt.Errorf("error handler ErrorsAreFatal: %w", err))
 	}
 	return err
 }
@@ -953,10 +953,10 @@ func (w *Window[T]) giveUp(target int) func() error {
 	p := w.c.p
 	g := w.c.group[target]
 	return func() error {
-		if err := p.eng.Err(); err != nil {
+		if err := p.Eng.Err(); err != nil {
 			return err
 		}
-		if err := p.eng.Lost(g); err != nil {
+		if err := p.Eng.Lost(g); err != nil {
 			return err
 		}
 		if f := p.job.failure.Load(); f != nil {

@@ -1,4 +1,4 @@
-package mpi
+package device
 
 import (
 	"testing"
@@ -27,7 +27,7 @@ func (plainTransport) Send(wire.Frame) error { return nil }
 
 // The automatic eager limit towards a node peer is half its ring (at most
 // 512 KiB), lowered to singleCopyEager once the peer turns out to read
-// this rank's memory in place (proc.lowerEager); an explicit
+// this rank's memory in place (Device.LowerEager); an explicit
 // MPIGO_SHM_EAGER_LIMIT is kept, and peers without a short road keep the
 // job's eager limit.
 func TestLowerEager(t *testing.T) {
@@ -45,20 +45,17 @@ func TestLowerEager(t *testing.T) {
 		{"MPIGO_SHM_EAGER_LIMIT", 256 << 10, [3]int{64 << 10, 256 << 10, 256 << 10}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := DefaultConfig()
-			cfg.ShmEagerLimit = tc.shmEager
-			p := &proc{job: &job{size: 3}}
-			p.tr = transport.NewRouter(3, func(peer int) transport.Transport { return routes[peer] })
-			p.noteRoutes()
+			p := &Device{Size: 3}
+			p.Tr = transport.NewRouter(3, func(peer int) transport.Transport { return routes[peer] })
+			p.NoteRoutes()
 			ecfg := engine.DefaultConfig()
-			ecfg.EagerLimit = cfg.EagerLimit
-			ecfg.PeerEager = p.peerEager(cfg, false)
-			p.eng = engine.New(0, ecfg, nil)
-			p.lowerEager()
+			ecfg.PeerEager = p.PeerEager(tc.shmEager, ecfg.EagerLimit, false, false)
+			p.Eng = engine.New(0, ecfg, nil)
+			p.LowerEager()
 			for peer, limit := range tc.want {
-				if !p.eng.Unanswered(engine.Standard, limit, peer) || p.eng.Unanswered(engine.Standard, limit+1, peer) {
+				if !p.Eng.Unanswered(engine.Standard, limit, peer) || p.Eng.Unanswered(engine.Standard, limit+1, peer) {
 					t.Errorf("rank %d: eager up to %d bytes: %v, and %d: %v; want the limit at %d", peer,
-						limit, p.eng.Unanswered(engine.Standard, limit, peer), limit+1, p.eng.Unanswered(engine.Standard, limit+1, peer), limit)
+						limit, p.Eng.Unanswered(engine.Standard, limit, peer), limit+1, p.Eng.Unanswered(engine.Standard, limit+1, peer), limit)
 				}
 			}
 		})

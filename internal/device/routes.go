@@ -1,0 +1,458 @@
+package device
+
+// Routes: the one file of the module, outside the transports themselves,
+// that names concrete transports (inproc, self, shm, tcp). It decides
+// which transport reaches each peer of a rank and starts those
+// transports, for both kinds of job: a goroutine job (Run: LocalNet) and
+// a process of a launched job (Main: LaunchedNet). package mpi builds
+// everything else of a rank from the routes made here; the rest of the
+// module sees a rank's transports only through its router and the
+// capabilities NoteRoutes probes.
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/mpigo/mpi/internal/boot"
+	"github.com/mpigo/mpi/internal/gateway"
+	"github.com/mpigo/mpi/internal/progress"
+	"github.com/mpigo/mpi/internal/transport"
+	"github.com/mpigo/mpi/internal/transport/inproc"
+	"github.com/mpigo/mpi/internal/transport/self"
+	"github.com/mpigo/mpi/internal/transport/shm"
+	"github.com/mpigo/mpi/internal/transport/tcp"
+	"github.com/mpigo/mpi/internal/wire"
+)
+
+// NetConfig is what the routes need of package mpi's Config (config.go
+// reads the environment; the device reads none).
+type NetConfig struct {
+	Transport    string        // "", "inproc", "shm" or "tcp"
+	TCPProtect   string        // MPIGO_TCP_PROTECT
+	TCPSockBuf   int           // kernel socket buffer sizes, if positive
+	NoDirectRead bool          // goroutine ranks: no single copy (Config.NoDirectRead)
+	ShmNoCMA     bool          // launched: no single-copy reads between processes
+	ShmDir       string        // where shared-memory inboxes and segments live
+	ShmSpin      time.Duration // a launched job's poll time, if ShmSpinSet
+	ShmSpinSet   bool
+	Gateways     string // MPIGO_GATEWAYS: docs/gateways.md
+}
+
+// Class is the kind of an Error, which package mpi turns into its error
+// class.
+type Class int
+
+// The classes of the device's errors.
+const (
+	ClassArg        Class = iota + 1 // a bad setting (ErrArg)
+	ClassOther                       // a transport could not start (ErrOther)
+	ClassProcFailed                  // a peer left during start-up (ErrProcFailed)
+)
+
+// Error is an error of building a job's routes. Msg says what; Cause, if
+// not nil, is the underlying error.
+type Error struct {
+	Class Class
+	Msg   string
+	Cause error
+}
+
+func (e *Error) Error() string {
+	switch {
+	case e.Cause == nil:
+		return e.Msg
+	case e.Msg == "":
+		return e.Cause.Error()
+	}
+	return e.Msg + ": " + e.Cause.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Cause }
+
+// RouteFunc returns the transport that reaches a peer (a world rank).
+type RouteFunc func(peer int) transport.Transport
+
+// Routes starts a rank's transports and returns which one reaches each
+// peer: LocalNet.Routes or LaunchedNet.Routes.
+type Routes func(d *Device) (RouteFunc, error)
+
+// TCPAddrHook, if set (by tests), rewrites the address a goroutine rank of
+// a tcp job dials to reach peer: a test puts a relay there.
+var TCPAddrHook func(peer int, addr string) string
+
+// LocalNet is the transports of a goroutine job: one kind (Config.Transport)
+// between every two ranks, and self to the rank itself.
+type LocalNet struct {
+	n       int
+	cfg     NetConfig
+	prog    *progress.Progress
+	fab     *inproc.Fabric   // "inproc"
+	shms    []*shm.Transport // "shm": each rank's, as it is made
+	jobID   uint64           // "shm": names the inboxes
+	lns     []net.Listener   // "tcp": each rank's
+	secret  []byte           // "tcp"
+	protect tcp.Protect      // "tcp"
+}
+
+// NewLocalNet prepares the transports of n goroutine ranks connected as
+// cfg.Transport says; prog is the job's progress, which polls shm.
+func NewLocalNet(n int, cfg NetConfig, prog *progress.Progress) (*LocalNet, error) {
+	ln := &LocalNet{n: n, cfg: cfg, prog: prog}
+	var idb [8]byte
+	rand.Read(idb[:])
+	ln.jobID = binary.LittleEndian.Uint64(idb[:])
+	switch cfg.Transport {
+	case "", "inproc":
+		ln.fab = inproc.NewFabric(n)
+	case "shm":
+		ln.shms = make([]*shm.Transport, n)
+	case "tcp":
+		var err error
+		if ln.protect, err = tcp.ParseProtect(cfg.TCPProtect); err != nil {
+			return nil, &Error{Class: ClassArg, Cause: err}
+		}
+		ln.secret = make([]byte, 32)
+		rand.Read(ln.secret)
+		for r := 0; r < n; r++ {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				for _, l := range ln.lns {
+					l.Close()
+				}
+				return nil, &Error{Class: ClassOther, Msg: "tcp transport", Cause: err}
+			}
+			ln.lns = append(ln.lns, l)
+		}
+	default:
+		return nil, &Error{Class: ClassArg, Msg: fmt.Sprintf("unknown transport %q (want inproc, shm or tcp)", cfg.Transport)}
+	}
+	return ln, nil
+}
+
+// Routes starts d's transports and returns its routes.
+func (ln *LocalNet) Routes(d *Device) (RouteFunc, error) {
+	r, n := d.Rank, ln.n
+	me := self.New(r, d.Deliver)
+	var other transport.Transport
+	switch {
+	case ln.fab != nil:
+		t := ln.fab.AttachEager(r, d.Deliver, d.DeliverEager)
+		d.Mail = t.Mailbox()
+		other = t
+	case ln.shms != nil:
+		t, err := d.startShm(shm.Config{Size: n, JobID: ln.jobID, Locals: everyone(n), Dir: ln.cfg.ShmDir, NoCMA: ln.cfg.NoDirectRead}, ln.prog)
+		if err != nil {
+			return nil, &Error{Class: ClassOther, Msg: "shm transport", Cause: err}
+		}
+		ln.shms[r] = t
+		other = t
+	default:
+		lns := ln.lns
+		other = d.startTCP(lns[r], tcp.Config{Size: n, Secret: ln.secret, SockBuf: ln.cfg.TCPSockBuf, Protect: ln.protect,
+			Addrs: func(peer int) (string, error) {
+				addr := lns[peer].Addr().String()
+				if TCPAddrHook != nil {
+					addr = TCPAddrHook(peer, addr)
+				}
+				return addr, nil
+			}})
+	}
+	return func(peer int) transport.Transport {
+		if peer == r {
+			return me
+		}
+		return other
+	}, nil
+}
+
+// Abandon removes the inboxes of the ranks made so far, when the job
+// cannot be built.
+func (ln *LocalNet) Abandon() {
+	for _, t := range ln.shms {
+		if t != nil {
+			t.Abandon()
+		}
+	}
+}
+
+// Start connects the transports once every rank (devs) exists.
+func (ln *LocalNet) Start(devs []*Device) error {
+	if ln.shms == nil {
+		return nil
+	}
+	if err := attachShm(ln.shms); err != nil {
+		return &Error{Class: ClassOther, Msg: "shm transport", Cause: err}
+	}
+	readyShm(devs, ln.shms, ln.prog)
+	return nil
+}
+
+// LaunchedNet is the transports of the ranks this process hosts in a job
+// started by a launcher: inproc between ranks of this process, shared
+// memory to the other processes of the node (unless Config.Transport says
+// tcp, or the platform has none), tcp to every other rank, and self.
+type LaunchedNet struct {
+	info *boot.Info
+	cfg  NetConfig
+	prog *progress.Progress
+	// useShm: every process of the job fences for shared memory (they all
+	// make the same choice); shmPeers: this one has peers on its node.
+	useShm, shmPeers    bool
+	spin                time.Duration
+	Oversubscribed      bool // the node runs more ranks than it has cores
+	protect             tcp.Protect
+	gateways            *gateway.Table
+	bindHost, advertise string
+	fab                 *inproc.Fabric
+	shms                []*shm.Transport
+}
+
+// NewLaunchedNet chooses the transports of this process's ranks in the job
+// info describes, as cfg and the environment ask, and sets the job's
+// progress prog for them.
+func NewLaunchedNet(info *boot.Info, cfg NetConfig, prog *progress.Progress) (*LaunchedNet, error) {
+	ln := &LaunchedNet{info: info, cfg: cfg, prog: prog, Oversubscribed: len(info.NodeRanks) > runtime.NumCPU()}
+	// Ranks of a one-machine job listen on loopback; with remote hosts the
+	// launcher names the address peers should dial (MPIGO_ADDR).
+	ln.bindHost, ln.advertise = "127.0.0.1", "127.0.0.1"
+	if a := info.Addr; a != "" && !isLocalName(a) {
+		ln.bindHost, ln.advertise = "", a
+	}
+	ln.fab = inproc.NewFabric(info.Size)
+	// Processes of one node talk through shared memory unless told
+	// otherwise. Every rank of the job makes the same choice (the launcher
+	// gives them all the same MPIGO_TRANSPORT), so all fence alike.
+	switch cfg.Transport {
+	case "":
+		// Where the platform has no shared memory (Windows), processes
+		// of one node talk over tcp.
+		ln.useShm, _ = shm.Available()
+	case "shm":
+		ln.useShm = true
+	case "tcp":
+	default:
+		return nil, &Error{Class: ClassArg, Msg: fmt.Sprintf("MPIGO_TRANSPORT=%q: want shm or tcp", cfg.Transport)}
+	}
+	var err error
+	if ln.protect, err = tcp.ParseProtect(cfg.TCPProtect); err != nil {
+		return nil, &Error{Class: ClassArg, Msg: "MPIGO_TCP_PROTECT: " + err.Error()}
+	}
+	// Ranks in networks that cannot reach each other connect through
+	// gateways (mpigo run --gateway; docs/gateways.md).
+	if ln.gateways, err = gateway.Parse(cfg.Gateways); err != nil {
+		return nil, &Error{Class: ClassArg, Msg: "MPIGO_GATEWAYS: " + err.Error()}
+	}
+	if len(ln.gateways.Nets) == 0 {
+		ln.gateways = nil
+	}
+	ln.shmPeers = ln.useShm && len(info.NodeRanks) > info.RanksHere
+	if ln.shmPeers && cfg.ShmSpinSet {
+		ln.spin = cfg.ShmSpin
+		if ln.spin == 0 {
+			ln.spin = -1
+		}
+		prog.SetPollTime(cfg.ShmSpin)
+	}
+	return ln, nil
+}
+
+// isLocalName reports whether node names this machine's loopback (ranks
+// then listen on 127.0.0.1 only).
+func isLocalName(node string) bool {
+	switch node {
+	case "", "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	return false
+}
+
+// addrKey is the key under which rank r publishes its tcp address.
+func addrKey(r int) string { return "mpigo.tcp." + strconv.Itoa(r) }
+
+// Routes starts d's transports, publishes its tcp address in the job's
+// store, and returns its routes.
+func (ln *LaunchedNet) Routes(d *Device) (RouteFunc, error) {
+	info, r := ln.info, d.Rank
+	base, k := info.Rank, info.RanksHere
+	l, err := net.Listen("tcp", net.JoinHostPort(ln.bindHost, "0"))
+	if err != nil {
+		return nil, fmt.Errorf("mpi: rank %d cannot listen for peers: %w", r, err)
+	}
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	tr := d.startTCP(l, tcp.Config{Size: info.Size, JobID: info.JobID, Secret: info.Secret, SockBuf: ln.cfg.TCPSockBuf,
+		Protect: ln.protect, Gateways: ln.gateways, Oversubscribed: ln.Oversubscribed,
+		Addrs: func(peer int) (string, error) { return info.KV.Get(addrKey(peer)) }})
+	in := ln.fab.AttachEager(r, d.Deliver, d.DeliverEager)
+	d.Mail = in.Mailbox()
+	me := self.New(r, d.Deliver)
+	var sh *shm.Transport
+	if ln.shmPeers {
+		if sh, err = d.startShm(shm.Config{Size: info.Size, JobID: info.JobID, Locals: info.NodeRanks,
+			Dir: ln.cfg.ShmDir, Spin: ln.spin, Oversubscribed: ln.Oversubscribed,
+			NoCMA: ln.cfg.ShmNoCMA}, ln.prog); err != nil {
+			return nil, fmt.Errorf("mpi: rank %d: shared memory with the ranks of node %s: %w (MPIGO_TRANSPORT=tcp avoids it)", r, info.Node, err)
+		}
+		ln.shms = append(ln.shms, sh)
+	}
+	if err := info.KV.Put(addrKey(r), net.JoinHostPort(ln.advertise, port)); err != nil {
+		return nil, err
+	}
+	onNode := func(peer int) bool { _, ok := slices.BinarySearch(info.NodeRanks, peer); return ok }
+	return func(peer int) transport.Transport {
+		switch {
+		case peer == r:
+			return me
+		case peer >= base && peer < base+k:
+			return in
+		case sh != nil && onNode(peer):
+			return sh
+		}
+		return tr
+	}, nil
+}
+
+// attachError classes an error of mapping the node's inboxes after the
+// start-up fence. Every inbox existed at that fence, and its owner unlinks
+// it only after the next one, which cannot complete without this rank: an
+// inbox missing now was removed by a rank that gave up the start (it saw
+// another fail), so this rank fails because a peer did (ErrProcFailed,
+// exit status ExitPeerFailed), and the launcher names the rank that failed
+// first rather than this one.
+func attachError(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Error{Class: ClassProcFailed, Msg: err.Error() + " (its owner left the job during start-up)"}
+	}
+	return err
+}
+
+// Abandon removes the inboxes of this process's ranks, when the job fails
+// to start.
+func (ln *LaunchedNet) Abandon() {
+	for _, t := range ln.shms {
+		t.Abandon()
+	}
+}
+
+// Start connects the transports once every process of the job has made
+// its ranks and the job's store has been fenced: every inbox of the node
+// exists then, so each rank maps its peers', and once every rank has
+// (another fence), unlinks its own and starts delivering.
+func (ln *LaunchedNet) Start(devs []*Device) error {
+	if !ln.useShm {
+		return nil
+	}
+	for _, t := range ln.shms {
+		if err := t.Attach(); err != nil {
+			return attachError(err)
+		}
+	}
+	if err := ln.info.KV.Fence(); err != nil {
+		return err // the caller classes a fence's error
+	}
+	readyShm(devs, ln.shms, ln.prog)
+	return nil
+}
+
+// RemoveInboxes removes the shared-memory inboxes in dir (Config's
+// MPIGO_SHM_DIR) of ranks base..base+k-1 of job jobID, for a process that
+// leaves before it has unlinked them.
+func RemoveInboxes(dir string, jobID uint64, base, k int) {
+	for r := base; r < base+k; r++ {
+		os.Remove(shm.Name(dir, jobID, r))
+	}
+}
+
+// startTCP starts d's tcp endpoint on ln: cfg gives the job's size, secret
+// and address lookup; the rank, the handler and the failure callback are
+// d's. The endpoint and its reply sender stop when the job closes.
+func (d *Device) startTCP(ln net.Listener, cfg tcp.Config) *tcp.Transport {
+	d.StartReplies()
+	cfg.Rank = d.Rank
+	cfg.Handler = d.DeliverQueued
+	// d.Eng does not exist yet: look it up when a frame comes.
+	cfg.Place = func(h *wire.Header, from, n int) []byte { return d.Eng.DataDest(h, from, n) }
+	cfg.OnPeerError = d.Hooks.PeerFailed
+	t := tcp.New(cfg, ln)
+	d.Hooks.AddCloser(t.Close)
+	return t
+}
+
+// everyone lists the ranks 0..n-1.
+func everyone(n int) []int {
+	l := make([]int, n)
+	for i := range l {
+		l[i] = i
+	}
+	return l
+}
+
+// attachShm attaches each of ts to its peers; on failure it removes every
+// inbox.
+func attachShm(ts []*shm.Transport) error {
+	for _, t := range ts {
+		if err := t.Attach(); err != nil {
+			for _, t := range ts {
+				t.Abandon()
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// startShm creates p's shared-memory endpoint: cfg gives the job's size, id
+// and local ranks; the rank, the handler and the failure callback are p's.
+// The caller then attaches it and makes it ready around the job's fences.
+func (d *Device) startShm(cfg shm.Config, prog *progress.Progress) (*shm.Transport, error) {
+	cfg.Rank = d.Rank
+	cfg.Handler = d.DeliverQueued
+	// d.Eng does not exist yet: the handlers look it up when a frame comes.
+	cfg.Eager = d.deliverEagerRef
+	cfg.EagerRun = d.EagerRun
+	cfg.Place = func(h *wire.Header, from, n int) []byte { return d.Eng.DataDest(h, from, n) }
+	cfg.OnPeerError = d.Hooks.PeerFailed
+	t, err := shm.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Closers run last first: t leaves the job's progress before it closes.
+	d.StartReplies()
+	d.Hooks.AddCloser(t.Close)
+	d.Hooks.AddCloser(func() error { prog.Remove(t); return nil })
+	return t, nil
+}
+
+// The memory of a window whose members share a node (window.go) is a
+// segment in the shared-memory transport's folder, named after a member's
+// inbox (transport.Segments).
+var (
+	SegmentSuffix = shm.SegmentSuffix
+	CreateSegment = shm.CreateSegment
+	OpenSegment   = shm.OpenSegment
+	RemoveSegment = shm.RemoveSegment
+	UnmapSegment  = shm.Unmap
+	RetireSegment = shm.Retire
+)
+
+// readyShm starts each of ts delivering and lets the job's waits poll
+// it, once they are connected; then, with what the connections told (who
+// can read whose memory), each rank (devs) lowers its eager limits where
+// a single copy is cheaper (LowerEager).
+func readyShm(devs []*Device, ts []*shm.Transport, prog *progress.Progress) {
+	for _, d := range devs {
+		d.LowerEager()
+	}
+	for _, t := range ts {
+		t.Ready()
+		prog.Add(t)
+	}
+}
