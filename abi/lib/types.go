@@ -175,6 +175,9 @@ func implType_contiguous(count int32, oldtype uintptr, newtype unsafe.Pointer) i
 	if old == nil {
 		return rc
 	}
+	if count < 0 {
+		return raise(fn, noComm, classErr(MPI_ERR_COUNT, fmt.Sprintf("count %d is negative", count)))
+	}
 	t, err := mpi.NewContiguous(int(count), old)
 	return newType(fn, t, err, newtype)
 }
@@ -184,6 +187,9 @@ func implType_vector(count, blocklength, stride int32, oldtype uintptr, newtype 
 	old, rc := typeCtor(fn, oldtype, newtype)
 	if old == nil {
 		return rc
+	}
+	if count < 0 || blocklength < 0 {
+		return raise(fn, noComm, classErr(MPI_ERR_COUNT, fmt.Sprintf("count %d or blocklength %d is negative", count, blocklength)))
 	}
 	t, err := mpi.NewVector(int(count), int(blocklength), int(stride), old)
 	return newType(fn, t, err, newtype)

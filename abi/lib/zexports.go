@@ -1447,7 +1447,7 @@ func mpigo_MPI_Get_accumulate_c(origin_addr unsafe.Pointer, origin_count int64, 
 //export mpigo_MPI_Get_address
 func mpigo_MPI_Get_address(location unsafe.Pointer, address unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Get_address", &rc)
-	return unsupported("MPI_Get_address", noComm)
+	return implGet_address(location, address)
 }
 
 //export mpigo_MPI_Get_c
@@ -2395,49 +2395,49 @@ func mpigo_MPI_Open_port(info uintptr, port_name unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Pack
 func mpigo_MPI_Pack(inbuf unsafe.Pointer, incount int32, datatype uintptr, outbuf unsafe.Pointer, outsize int32, position unsafe.Pointer, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Pack", &rc)
-	return unsupported("MPI_Pack", comm)
+	return implPack(inbuf, incount, datatype, outbuf, outsize, position, comm)
 }
 
 //export mpigo_MPI_Pack_c
 func mpigo_MPI_Pack_c(inbuf unsafe.Pointer, incount int64, datatype uintptr, outbuf unsafe.Pointer, outsize int64, position unsafe.Pointer, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Pack_c", &rc)
-	return unsupported("MPI_Pack_c", comm)
+	return implPack_c(inbuf, incount, datatype, outbuf, outsize, position, comm)
 }
 
 //export mpigo_MPI_Pack_external
 func mpigo_MPI_Pack_external(datarep unsafe.Pointer, inbuf unsafe.Pointer, incount int32, datatype uintptr, outbuf unsafe.Pointer, outsize int, position unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Pack_external", &rc)
-	return unsupported("MPI_Pack_external", noComm)
+	return implPack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position)
 }
 
 //export mpigo_MPI_Pack_external_c
 func mpigo_MPI_Pack_external_c(datarep unsafe.Pointer, inbuf unsafe.Pointer, incount int64, datatype uintptr, outbuf unsafe.Pointer, outsize int64, position unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Pack_external_c", &rc)
-	return unsupported("MPI_Pack_external_c", noComm)
+	return implPack_external_c(datarep, inbuf, incount, datatype, outbuf, outsize, position)
 }
 
 //export mpigo_MPI_Pack_external_size
 func mpigo_MPI_Pack_external_size(datarep unsafe.Pointer, incount int32, datatype uintptr, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Pack_external_size", &rc)
-	return unsupported("MPI_Pack_external_size", noComm)
+	return implPack_external_size(datarep, incount, datatype, size)
 }
 
 //export mpigo_MPI_Pack_external_size_c
 func mpigo_MPI_Pack_external_size_c(datarep unsafe.Pointer, incount int64, datatype uintptr, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Pack_external_size_c", &rc)
-	return unsupported("MPI_Pack_external_size_c", noComm)
+	return implPack_external_size_c(datarep, incount, datatype, size)
 }
 
 //export mpigo_MPI_Pack_size
 func mpigo_MPI_Pack_size(incount int32, datatype uintptr, comm uintptr, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Pack_size", &rc)
-	return unsupported("MPI_Pack_size", comm)
+	return implPack_size(incount, datatype, comm, size)
 }
 
 //export mpigo_MPI_Pack_size_c
 func mpigo_MPI_Pack_size_c(incount int64, datatype uintptr, comm uintptr, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Pack_size_c", &rc)
-	return unsupported("MPI_Pack_size_c", comm)
+	return implPack_size_c(incount, datatype, comm, size)
 }
 
 //export mpigo_MPI_Parrived
@@ -3511,85 +3511,85 @@ func mpigo_MPI_Type_contiguous(count int32, oldtype uintptr, newtype unsafe.Poin
 //export mpigo_MPI_Type_contiguous_c
 func mpigo_MPI_Type_contiguous_c(count int64, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_contiguous_c", &rc)
-	return unsupported("MPI_Type_contiguous_c", noComm)
+	return implType_contiguous_c(count, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_darray
 func mpigo_MPI_Type_create_darray(size int32, rank int32, ndims int32, array_of_gsizes unsafe.Pointer, array_of_distribs unsafe.Pointer, array_of_dargs unsafe.Pointer, array_of_psizes unsafe.Pointer, order int32, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_darray", &rc)
-	return unsupported("MPI_Type_create_darray", noComm)
+	return implType_create_darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_darray_c
 func mpigo_MPI_Type_create_darray_c(size int32, rank int32, ndims int32, array_of_gsizes unsafe.Pointer, array_of_distribs unsafe.Pointer, array_of_dargs unsafe.Pointer, array_of_psizes unsafe.Pointer, order int32, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_darray_c", &rc)
-	return unsupported("MPI_Type_create_darray_c", noComm)
+	return implType_create_darray_c(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_f90_complex
 func mpigo_MPI_Type_create_f90_complex(p int32, r int32, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_f90_complex", &rc)
-	return unsupported("MPI_Type_create_f90_complex", noComm)
+	return implType_create_f90_complex(p, r, newtype)
 }
 
 //export mpigo_MPI_Type_create_f90_integer
 func mpigo_MPI_Type_create_f90_integer(r int32, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_f90_integer", &rc)
-	return unsupported("MPI_Type_create_f90_integer", noComm)
+	return implType_create_f90_integer(r, newtype)
 }
 
 //export mpigo_MPI_Type_create_f90_real
 func mpigo_MPI_Type_create_f90_real(p int32, r int32, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_f90_real", &rc)
-	return unsupported("MPI_Type_create_f90_real", noComm)
+	return implType_create_f90_real(p, r, newtype)
 }
 
 //export mpigo_MPI_Type_create_hindexed
 func mpigo_MPI_Type_create_hindexed(count int32, array_of_blocklengths unsafe.Pointer, array_of_displacements unsafe.Pointer, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_hindexed", &rc)
-	return unsupported("MPI_Type_create_hindexed", noComm)
+	return implType_create_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_hindexed_block
 func mpigo_MPI_Type_create_hindexed_block(count int32, blocklength int32, array_of_displacements unsafe.Pointer, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_hindexed_block", &rc)
-	return unsupported("MPI_Type_create_hindexed_block", noComm)
+	return implType_create_hindexed_block(count, blocklength, array_of_displacements, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_hindexed_block_c
 func mpigo_MPI_Type_create_hindexed_block_c(count int64, blocklength int64, array_of_displacements unsafe.Pointer, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_hindexed_block_c", &rc)
-	return unsupported("MPI_Type_create_hindexed_block_c", noComm)
+	return implType_create_hindexed_block_c(count, blocklength, array_of_displacements, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_hindexed_c
 func mpigo_MPI_Type_create_hindexed_c(count int64, array_of_blocklengths unsafe.Pointer, array_of_displacements unsafe.Pointer, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_hindexed_c", &rc)
-	return unsupported("MPI_Type_create_hindexed_c", noComm)
+	return implType_create_hindexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_hvector
 func mpigo_MPI_Type_create_hvector(count int32, blocklength int32, stride int, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_hvector", &rc)
-	return unsupported("MPI_Type_create_hvector", noComm)
+	return implType_create_hvector(count, blocklength, stride, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_hvector_c
 func mpigo_MPI_Type_create_hvector_c(count int64, blocklength int64, stride int64, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_hvector_c", &rc)
-	return unsupported("MPI_Type_create_hvector_c", noComm)
+	return implType_create_hvector_c(count, blocklength, stride, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_indexed_block
 func mpigo_MPI_Type_create_indexed_block(count int32, blocklength int32, array_of_displacements unsafe.Pointer, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_indexed_block", &rc)
-	return unsupported("MPI_Type_create_indexed_block", noComm)
+	return implType_create_indexed_block(count, blocklength, array_of_displacements, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_indexed_block_c
 func mpigo_MPI_Type_create_indexed_block_c(count int64, blocklength int64, array_of_displacements unsafe.Pointer, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_indexed_block_c", &rc)
-	return unsupported("MPI_Type_create_indexed_block_c", noComm)
+	return implType_create_indexed_block_c(count, blocklength, array_of_displacements, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_keyval
@@ -3601,37 +3601,37 @@ func mpigo_MPI_Type_create_keyval(type_copy_attr_fn unsafe.Pointer, type_delete_
 //export mpigo_MPI_Type_create_resized
 func mpigo_MPI_Type_create_resized(oldtype uintptr, lb int, extent int, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_resized", &rc)
-	return unsupported("MPI_Type_create_resized", noComm)
+	return implType_create_resized(oldtype, lb, extent, newtype)
 }
 
 //export mpigo_MPI_Type_create_resized_c
 func mpigo_MPI_Type_create_resized_c(oldtype uintptr, lb int64, extent int64, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_resized_c", &rc)
-	return unsupported("MPI_Type_create_resized_c", noComm)
+	return implType_create_resized_c(oldtype, lb, extent, newtype)
 }
 
 //export mpigo_MPI_Type_create_struct
 func mpigo_MPI_Type_create_struct(count int32, array_of_blocklengths unsafe.Pointer, array_of_displacements unsafe.Pointer, array_of_types unsafe.Pointer, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_struct", &rc)
-	return unsupported("MPI_Type_create_struct", noComm)
+	return implType_create_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype)
 }
 
 //export mpigo_MPI_Type_create_struct_c
 func mpigo_MPI_Type_create_struct_c(count int64, array_of_blocklengths unsafe.Pointer, array_of_displacements unsafe.Pointer, array_of_types unsafe.Pointer, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_struct_c", &rc)
-	return unsupported("MPI_Type_create_struct_c", noComm)
+	return implType_create_struct_c(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype)
 }
 
 //export mpigo_MPI_Type_create_subarray
 func mpigo_MPI_Type_create_subarray(ndims int32, array_of_sizes unsafe.Pointer, array_of_subsizes unsafe.Pointer, array_of_starts unsafe.Pointer, order int32, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_subarray", &rc)
-	return unsupported("MPI_Type_create_subarray", noComm)
+	return implType_create_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_subarray_c
 func mpigo_MPI_Type_create_subarray_c(ndims int32, array_of_sizes unsafe.Pointer, array_of_subsizes unsafe.Pointer, array_of_starts unsafe.Pointer, order int32, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_subarray_c", &rc)
-	return unsupported("MPI_Type_create_subarray_c", noComm)
+	return implType_create_subarray_c(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_delete_attr
@@ -3643,7 +3643,7 @@ func mpigo_MPI_Type_delete_attr(datatype uintptr, type_keyval int32) (rc int32) 
 //export mpigo_MPI_Type_dup
 func mpigo_MPI_Type_dup(oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_dup", &rc)
-	return unsupported("MPI_Type_dup", noComm)
+	return implType_dup(oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_f2c
@@ -3679,67 +3679,67 @@ func mpigo_MPI_Type_get_attr(datatype uintptr, type_keyval int32, attribute_val 
 //export mpigo_MPI_Type_get_contents
 func mpigo_MPI_Type_get_contents(datatype uintptr, max_integers int32, max_addresses int32, max_datatypes int32, array_of_integers unsafe.Pointer, array_of_addresses unsafe.Pointer, array_of_datatypes unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_contents", &rc)
-	return unsupported("MPI_Type_get_contents", noComm)
+	return implType_get_contents(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes)
 }
 
 //export mpigo_MPI_Type_get_contents_c
 func mpigo_MPI_Type_get_contents_c(datatype uintptr, max_integers int64, max_addresses int64, max_large_counts int64, max_datatypes int64, array_of_integers unsafe.Pointer, array_of_addresses unsafe.Pointer, array_of_large_counts unsafe.Pointer, array_of_datatypes unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_contents_c", &rc)
-	return unsupported("MPI_Type_get_contents_c", noComm)
+	return implType_get_contents_c(datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, array_of_datatypes)
 }
 
 //export mpigo_MPI_Type_get_envelope
 func mpigo_MPI_Type_get_envelope(datatype uintptr, num_integers unsafe.Pointer, num_addresses unsafe.Pointer, num_datatypes unsafe.Pointer, combiner unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_envelope", &rc)
-	return unsupported("MPI_Type_get_envelope", noComm)
+	return implType_get_envelope(datatype, num_integers, num_addresses, num_datatypes, combiner)
 }
 
 //export mpigo_MPI_Type_get_envelope_c
 func mpigo_MPI_Type_get_envelope_c(datatype uintptr, num_integers unsafe.Pointer, num_addresses unsafe.Pointer, num_large_counts unsafe.Pointer, num_datatypes unsafe.Pointer, combiner unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_envelope_c", &rc)
-	return unsupported("MPI_Type_get_envelope_c", noComm)
+	return implType_get_envelope_c(datatype, num_integers, num_addresses, num_large_counts, num_datatypes, combiner)
 }
 
 //export mpigo_MPI_Type_get_extent
 func mpigo_MPI_Type_get_extent(datatype uintptr, lb unsafe.Pointer, extent unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_extent", &rc)
-	return unsupported("MPI_Type_get_extent", noComm)
+	return implType_get_extent(datatype, lb, extent)
 }
 
 //export mpigo_MPI_Type_get_extent_c
 func mpigo_MPI_Type_get_extent_c(datatype uintptr, lb unsafe.Pointer, extent unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_extent_c", &rc)
-	return unsupported("MPI_Type_get_extent_c", noComm)
+	return implType_get_extent_c(datatype, lb, extent)
 }
 
 //export mpigo_MPI_Type_get_extent_x
 func mpigo_MPI_Type_get_extent_x(datatype uintptr, lb unsafe.Pointer, extent unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_extent_x", &rc)
-	return unsupported("MPI_Type_get_extent_x", noComm)
+	return implType_get_extent_x(datatype, lb, extent)
 }
 
 //export mpigo_MPI_Type_get_name
 func mpigo_MPI_Type_get_name(datatype uintptr, type_name unsafe.Pointer, resultlen unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_name", &rc)
-	return unsupported("MPI_Type_get_name", noComm)
+	return implType_get_name(datatype, type_name, resultlen)
 }
 
 //export mpigo_MPI_Type_get_true_extent
 func mpigo_MPI_Type_get_true_extent(datatype uintptr, true_lb unsafe.Pointer, true_extent unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_true_extent", &rc)
-	return unsupported("MPI_Type_get_true_extent", noComm)
+	return implType_get_true_extent(datatype, true_lb, true_extent)
 }
 
 //export mpigo_MPI_Type_get_true_extent_c
 func mpigo_MPI_Type_get_true_extent_c(datatype uintptr, true_lb unsafe.Pointer, true_extent unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_true_extent_c", &rc)
-	return unsupported("MPI_Type_get_true_extent_c", noComm)
+	return implType_get_true_extent_c(datatype, true_lb, true_extent)
 }
 
 //export mpigo_MPI_Type_get_true_extent_x
 func mpigo_MPI_Type_get_true_extent_x(datatype uintptr, true_lb unsafe.Pointer, true_extent unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_true_extent_x", &rc)
-	return unsupported("MPI_Type_get_true_extent_x", noComm)
+	return implType_get_true_extent_x(datatype, true_lb, true_extent)
 }
 
 //export mpigo_MPI_Type_get_value_index
@@ -3751,19 +3751,19 @@ func mpigo_MPI_Type_get_value_index(value_type uintptr, index_type uintptr, pair
 //export mpigo_MPI_Type_indexed
 func mpigo_MPI_Type_indexed(count int32, array_of_blocklengths unsafe.Pointer, array_of_displacements unsafe.Pointer, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_indexed", &rc)
-	return unsupported("MPI_Type_indexed", noComm)
+	return implType_indexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_indexed_c
 func mpigo_MPI_Type_indexed_c(count int64, array_of_blocklengths unsafe.Pointer, array_of_displacements unsafe.Pointer, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_indexed_c", &rc)
-	return unsupported("MPI_Type_indexed_c", noComm)
+	return implType_indexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_match_size
 func mpigo_MPI_Type_match_size(typeclass int32, size int32, datatype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_match_size", &rc)
-	return unsupported("MPI_Type_match_size", noComm)
+	return implType_match_size(typeclass, size, datatype)
 }
 
 //export mpigo_MPI_Type_set_attr
@@ -3775,7 +3775,7 @@ func mpigo_MPI_Type_set_attr(datatype uintptr, type_keyval int32, attribute_val 
 //export mpigo_MPI_Type_set_name
 func mpigo_MPI_Type_set_name(datatype uintptr, type_name unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_set_name", &rc)
-	return unsupported("MPI_Type_set_name", noComm)
+	return implType_set_name(datatype, type_name)
 }
 
 //export mpigo_MPI_Type_size
@@ -3787,13 +3787,13 @@ func mpigo_MPI_Type_size(datatype uintptr, size unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Type_size_c
 func mpigo_MPI_Type_size_c(datatype uintptr, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_size_c", &rc)
-	return unsupported("MPI_Type_size_c", noComm)
+	return implType_size_c(datatype, size)
 }
 
 //export mpigo_MPI_Type_size_x
 func mpigo_MPI_Type_size_x(datatype uintptr, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_size_x", &rc)
-	return unsupported("MPI_Type_size_x", noComm)
+	return implType_size_x(datatype, size)
 }
 
 //export mpigo_MPI_Type_toint
@@ -3811,31 +3811,31 @@ func mpigo_MPI_Type_vector(count int32, blocklength int32, stride int32, oldtype
 //export mpigo_MPI_Type_vector_c
 func mpigo_MPI_Type_vector_c(count int64, blocklength int64, stride int64, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_vector_c", &rc)
-	return unsupported("MPI_Type_vector_c", noComm)
+	return implType_vector_c(count, blocklength, stride, oldtype, newtype)
 }
 
 //export mpigo_MPI_Unpack
 func mpigo_MPI_Unpack(inbuf unsafe.Pointer, insize int32, position unsafe.Pointer, outbuf unsafe.Pointer, outcount int32, datatype uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Unpack", &rc)
-	return unsupported("MPI_Unpack", comm)
+	return implUnpack(inbuf, insize, position, outbuf, outcount, datatype, comm)
 }
 
 //export mpigo_MPI_Unpack_c
 func mpigo_MPI_Unpack_c(inbuf unsafe.Pointer, insize int64, position unsafe.Pointer, outbuf unsafe.Pointer, outcount int64, datatype uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Unpack_c", &rc)
-	return unsupported("MPI_Unpack_c", comm)
+	return implUnpack_c(inbuf, insize, position, outbuf, outcount, datatype, comm)
 }
 
 //export mpigo_MPI_Unpack_external
 func mpigo_MPI_Unpack_external(datarep unsafe.Pointer, inbuf unsafe.Pointer, insize int, position unsafe.Pointer, outbuf unsafe.Pointer, outcount int32, datatype uintptr) (rc int32) {
 	defer recoverCode("MPI_Unpack_external", &rc)
-	return unsupported("MPI_Unpack_external", noComm)
+	return implUnpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype)
 }
 
 //export mpigo_MPI_Unpack_external_c
 func mpigo_MPI_Unpack_external_c(datarep unsafe.Pointer, inbuf unsafe.Pointer, insize int64, position unsafe.Pointer, outbuf unsafe.Pointer, outcount int64, datatype uintptr) (rc int32) {
 	defer recoverCode("MPI_Unpack_external_c", &rc)
-	return unsupported("MPI_Unpack_external_c", noComm)
+	return implUnpack_external_c(datarep, inbuf, insize, position, outbuf, outcount, datatype)
 }
 
 //export mpigo_MPI_Unpublish_name
