@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"sync"
 	"unsafe"
 
 	"github.com/mpigo/mpi"
@@ -80,7 +81,28 @@ func newComm(parent *commEntry, c *mpi.Comm, out unsafe.Pointer) {
 	}
 	ce := &commEntry{c: c}
 	ce.errh.Store(parent.errh.Load())
-	*(*uintptr)(out) = comms.add(ce)
+	h := comms.add(ce)
+	commHandles.Store(c, h)
+	*(*uintptr)(out) = h
+}
+
+// commHandles maps mpigo's communicators to their handles, for the
+// callbacks that pass C the communicator (attribute copy and delete
+// functions, error handlers).
+var commHandles sync.Map // *mpi.Comm -> uintptr
+
+// commHandle is the handle of c.
+func commHandle(c *mpi.Comm) uintptr {
+	switch c {
+	case world.c:
+		return MPI_COMM_WORLD
+	case self.c:
+		return MPI_COMM_SELF
+	}
+	if h, ok := commHandles.Load(c); ok {
+		return h.(uintptr)
+	}
+	return MPI_COMM_NULL
 }
 
 func implComm_dup(comm uintptr, newcomm unsafe.Pointer) int32 {
@@ -141,6 +163,7 @@ func implComm_free(p unsafe.Pointer) int32 {
 		return raiseOn(fn, ce, err)
 	}
 	comms.remove(h)
+	commHandles.Delete(ce.c)
 	*(*uintptr)(p) = MPI_COMM_NULL
 	return MPI_SUCCESS
 }

@@ -367,49 +367,49 @@ func mpigo_MPI_Cancel(request unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Cart_coords
 func mpigo_MPI_Cart_coords(comm uintptr, rank int32, maxdims int32, coords unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Cart_coords", &rc)
-	return unsupported("MPI_Cart_coords", comm)
+	return implCart_coords(comm, rank, maxdims, coords)
 }
 
 //export mpigo_MPI_Cart_create
 func mpigo_MPI_Cart_create(comm_old uintptr, ndims int32, dims unsafe.Pointer, periods unsafe.Pointer, reorder int32, comm_cart unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Cart_create", &rc)
-	return unsupported("MPI_Cart_create", comm_old)
+	return implCart_create(comm_old, ndims, dims, periods, reorder, comm_cart)
 }
 
 //export mpigo_MPI_Cart_get
 func mpigo_MPI_Cart_get(comm uintptr, maxdims int32, dims unsafe.Pointer, periods unsafe.Pointer, coords unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Cart_get", &rc)
-	return unsupported("MPI_Cart_get", comm)
+	return implCart_get(comm, maxdims, dims, periods, coords)
 }
 
 //export mpigo_MPI_Cart_map
 func mpigo_MPI_Cart_map(comm uintptr, ndims int32, dims unsafe.Pointer, periods unsafe.Pointer, newrank unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Cart_map", &rc)
-	return unsupported("MPI_Cart_map", comm)
+	return implCart_map(comm, ndims, dims, periods, newrank)
 }
 
 //export mpigo_MPI_Cart_rank
 func mpigo_MPI_Cart_rank(comm uintptr, coords unsafe.Pointer, rank unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Cart_rank", &rc)
-	return unsupported("MPI_Cart_rank", comm)
+	return implCart_rank(comm, coords, rank)
 }
 
 //export mpigo_MPI_Cart_shift
 func mpigo_MPI_Cart_shift(comm uintptr, direction int32, disp int32, rank_source unsafe.Pointer, rank_dest unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Cart_shift", &rc)
-	return unsupported("MPI_Cart_shift", comm)
+	return implCart_shift(comm, direction, disp, rank_source, rank_dest)
 }
 
 //export mpigo_MPI_Cart_sub
 func mpigo_MPI_Cart_sub(comm uintptr, remain_dims unsafe.Pointer, newcomm unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Cart_sub", &rc)
-	return unsupported("MPI_Cart_sub", comm)
+	return implCart_sub(comm, remain_dims, newcomm)
 }
 
 //export mpigo_MPI_Cartdim_get
 func mpigo_MPI_Cartdim_get(comm uintptr, ndims unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Cartdim_get", &rc)
-	return unsupported("MPI_Cartdim_get", comm)
+	return implCartdim_get(comm, ndims)
 }
 
 //export mpigo_MPI_Close_port
@@ -451,7 +451,7 @@ func mpigo_MPI_Comm_call_errhandler(comm uintptr, errorcode int32) (rc int32) {
 //export mpigo_MPI_Comm_compare
 func mpigo_MPI_Comm_compare(comm1 uintptr, comm2 uintptr, result unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_compare", &rc)
-	return unsupported("MPI_Comm_compare", comm1)
+	return implComm_compare(comm1, comm2, result)
 }
 
 //export mpigo_MPI_Comm_connect
@@ -463,7 +463,7 @@ func mpigo_MPI_Comm_connect(port_name unsafe.Pointer, info uintptr, root int32, 
 //export mpigo_MPI_Comm_create
 func mpigo_MPI_Comm_create(comm uintptr, group uintptr, newcomm unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_create", &rc)
-	return unsupported("MPI_Comm_create", comm)
+	return implComm_create(comm, group, newcomm)
 }
 
 //export mpigo_MPI_Comm_create_errhandler
@@ -481,7 +481,7 @@ func mpigo_MPI_Comm_create_from_group(group uintptr, stringtag unsafe.Pointer, i
 //export mpigo_MPI_Comm_create_group
 func mpigo_MPI_Comm_create_group(comm uintptr, group uintptr, tag int32, newcomm unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_create_group", &rc)
-	return unsupported("MPI_Comm_create_group", comm)
+	return implComm_create_group(comm, group, tag, newcomm)
 }
 
 //export mpigo_MPI_Comm_create_keyval
@@ -523,7 +523,7 @@ func mpigo_MPI_Comm_dup(comm uintptr, newcomm unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Comm_dup_with_info
 func mpigo_MPI_Comm_dup_with_info(comm uintptr, info uintptr, newcomm unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_dup_with_info", &rc)
-	return unsupported("MPI_Comm_dup_with_info", comm)
+	return implComm_dup_with_info(comm, info, newcomm)
 }
 
 //export mpigo_MPI_Comm_f2c
@@ -571,13 +571,13 @@ func mpigo_MPI_Comm_get_errhandler(comm uintptr, errhandler unsafe.Pointer) (rc 
 //export mpigo_MPI_Comm_get_info
 func mpigo_MPI_Comm_get_info(comm uintptr, info_used unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_get_info", &rc)
-	return unsupported("MPI_Comm_get_info", comm)
+	return implComm_get_info(comm, info_used)
 }
 
 //export mpigo_MPI_Comm_get_name
 func mpigo_MPI_Comm_get_name(comm uintptr, comm_name unsafe.Pointer, resultlen unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_get_name", &rc)
-	return unsupported("MPI_Comm_get_name", comm)
+	return implComm_get_name(comm, comm_name, resultlen)
 }
 
 //export mpigo_MPI_Comm_get_parent
@@ -589,19 +589,19 @@ func mpigo_MPI_Comm_get_parent(parent unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Comm_group
 func mpigo_MPI_Comm_group(comm uintptr, group unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_group", &rc)
-	return unsupported("MPI_Comm_group", comm)
+	return implComm_group(comm, group)
 }
 
 //export mpigo_MPI_Comm_idup
 func mpigo_MPI_Comm_idup(comm uintptr, newcomm unsafe.Pointer, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_idup", &rc)
-	return unsupported("MPI_Comm_idup", comm)
+	return implComm_idup(comm, newcomm, request)
 }
 
 //export mpigo_MPI_Comm_idup_with_info
 func mpigo_MPI_Comm_idup_with_info(comm uintptr, info uintptr, newcomm unsafe.Pointer, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_idup_with_info", &rc)
-	return unsupported("MPI_Comm_idup_with_info", comm)
+	return implComm_idup_with_info(comm, info, newcomm, request)
 }
 
 //export mpigo_MPI_Comm_iflush_buffer
@@ -625,13 +625,13 @@ func mpigo_MPI_Comm_rank(comm uintptr, rank unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Comm_remote_group
 func mpigo_MPI_Comm_remote_group(comm uintptr, group unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_remote_group", &rc)
-	return unsupported("MPI_Comm_remote_group", comm)
+	return implComm_remote_group(comm, group)
 }
 
 //export mpigo_MPI_Comm_remote_size
 func mpigo_MPI_Comm_remote_size(comm uintptr, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_remote_size", &rc)
-	return unsupported("MPI_Comm_remote_size", comm)
+	return implComm_remote_size(comm, size)
 }
 
 //export mpigo_MPI_Comm_set_attr
@@ -649,13 +649,13 @@ func mpigo_MPI_Comm_set_errhandler(comm uintptr, errhandler uintptr) (rc int32) 
 //export mpigo_MPI_Comm_set_info
 func mpigo_MPI_Comm_set_info(comm uintptr, info uintptr) (rc int32) {
 	defer recoverCode("MPI_Comm_set_info", &rc)
-	return unsupported("MPI_Comm_set_info", comm)
+	return implComm_set_info(comm, info)
 }
 
 //export mpigo_MPI_Comm_set_name
 func mpigo_MPI_Comm_set_name(comm uintptr, comm_name unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_set_name", &rc)
-	return unsupported("MPI_Comm_set_name", comm)
+	return implComm_set_name(comm, comm_name)
 }
 
 //export mpigo_MPI_Comm_size
@@ -685,13 +685,13 @@ func mpigo_MPI_Comm_split(comm uintptr, color int32, key int32, newcomm unsafe.P
 //export mpigo_MPI_Comm_split_type
 func mpigo_MPI_Comm_split_type(comm uintptr, split_type int32, key int32, info uintptr, newcomm unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_split_type", &rc)
-	return unsupported("MPI_Comm_split_type", comm)
+	return implComm_split_type(comm, split_type, key, info, newcomm)
 }
 
 //export mpigo_MPI_Comm_test_inter
 func mpigo_MPI_Comm_test_inter(comm uintptr, flag unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_test_inter", &rc)
-	return unsupported("MPI_Comm_test_inter", comm)
+	return implComm_test_inter(comm, flag)
 }
 
 //export mpigo_MPI_Comm_toint
@@ -709,31 +709,31 @@ func mpigo_MPI_Compare_and_swap(origin_addr unsafe.Pointer, compare_addr unsafe.
 //export mpigo_MPI_Dims_create
 func mpigo_MPI_Dims_create(nnodes int32, ndims int32, dims unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Dims_create", &rc)
-	return unsupported("MPI_Dims_create", noComm)
+	return implDims_create(nnodes, ndims, dims)
 }
 
 //export mpigo_MPI_Dist_graph_create
 func mpigo_MPI_Dist_graph_create(comm_old uintptr, n int32, sources unsafe.Pointer, degrees unsafe.Pointer, destinations unsafe.Pointer, weights unsafe.Pointer, info uintptr, reorder int32, comm_dist_graph unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Dist_graph_create", &rc)
-	return unsupported("MPI_Dist_graph_create", comm_old)
+	return implDist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph)
 }
 
 //export mpigo_MPI_Dist_graph_create_adjacent
 func mpigo_MPI_Dist_graph_create_adjacent(comm_old uintptr, indegree int32, sources unsafe.Pointer, sourceweights unsafe.Pointer, outdegree int32, destinations unsafe.Pointer, destweights unsafe.Pointer, info uintptr, reorder int32, comm_dist_graph unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Dist_graph_create_adjacent", &rc)
-	return unsupported("MPI_Dist_graph_create_adjacent", comm_old)
+	return implDist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph)
 }
 
 //export mpigo_MPI_Dist_graph_neighbors
 func mpigo_MPI_Dist_graph_neighbors(comm uintptr, maxindegree int32, sources unsafe.Pointer, sourceweights unsafe.Pointer, maxoutdegree int32, destinations unsafe.Pointer, destweights unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Dist_graph_neighbors", &rc)
-	return unsupported("MPI_Dist_graph_neighbors", comm)
+	return implDist_graph_neighbors(comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights)
 }
 
 //export mpigo_MPI_Dist_graph_neighbors_count
 func mpigo_MPI_Dist_graph_neighbors_count(comm uintptr, indegree unsafe.Pointer, outdegree unsafe.Pointer, weighted unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Dist_graph_neighbors_count", &rc)
-	return unsupported("MPI_Dist_graph_neighbors_count", comm)
+	return implDist_graph_neighbors_count(comm, indegree, outdegree, weighted)
 }
 
 //export mpigo_MPI_Errhandler_c2f
@@ -1513,37 +1513,37 @@ func mpigo_MPI_Get_version(version unsafe.Pointer, subversion unsafe.Pointer) (r
 //export mpigo_MPI_Graph_create
 func mpigo_MPI_Graph_create(comm_old uintptr, nnodes int32, indx unsafe.Pointer, edges unsafe.Pointer, reorder int32, comm_graph unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Graph_create", &rc)
-	return unsupported("MPI_Graph_create", comm_old)
+	return implGraph_create(comm_old, nnodes, indx, edges, reorder, comm_graph)
 }
 
 //export mpigo_MPI_Graph_get
 func mpigo_MPI_Graph_get(comm uintptr, maxindex int32, maxedges int32, indx unsafe.Pointer, edges unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Graph_get", &rc)
-	return unsupported("MPI_Graph_get", comm)
+	return implGraph_get(comm, maxindex, maxedges, indx, edges)
 }
 
 //export mpigo_MPI_Graph_map
 func mpigo_MPI_Graph_map(comm uintptr, nnodes int32, indx unsafe.Pointer, edges unsafe.Pointer, newrank unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Graph_map", &rc)
-	return unsupported("MPI_Graph_map", comm)
+	return implGraph_map(comm, nnodes, indx, edges, newrank)
 }
 
 //export mpigo_MPI_Graph_neighbors
 func mpigo_MPI_Graph_neighbors(comm uintptr, rank int32, maxneighbors int32, neighbors unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Graph_neighbors", &rc)
-	return unsupported("MPI_Graph_neighbors", comm)
+	return implGraph_neighbors(comm, rank, maxneighbors, neighbors)
 }
 
 //export mpigo_MPI_Graph_neighbors_count
 func mpigo_MPI_Graph_neighbors_count(comm uintptr, rank int32, nneighbors unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Graph_neighbors_count", &rc)
-	return unsupported("MPI_Graph_neighbors_count", comm)
+	return implGraph_neighbors_count(comm, rank, nneighbors)
 }
 
 //export mpigo_MPI_Graphdims_get
 func mpigo_MPI_Graphdims_get(comm uintptr, nnodes unsafe.Pointer, nedges unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Graphdims_get", &rc)
-	return unsupported("MPI_Graphdims_get", comm)
+	return implGraphdims_get(comm, nnodes, nedges)
 }
 
 //export mpigo_MPI_Grequest_complete
@@ -1567,19 +1567,19 @@ func mpigo_MPI_Group_c2f(group uintptr) (rc int32) {
 //export mpigo_MPI_Group_compare
 func mpigo_MPI_Group_compare(group1 uintptr, group2 uintptr, result unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_compare", &rc)
-	return unsupported("MPI_Group_compare", noComm)
+	return implGroup_compare(group1, group2, result)
 }
 
 //export mpigo_MPI_Group_difference
 func mpigo_MPI_Group_difference(group1 uintptr, group2 uintptr, newgroup unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_difference", &rc)
-	return unsupported("MPI_Group_difference", noComm)
+	return implGroup_difference(group1, group2, newgroup)
 }
 
 //export mpigo_MPI_Group_excl
 func mpigo_MPI_Group_excl(group uintptr, n int32, ranks unsafe.Pointer, newgroup unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_excl", &rc)
-	return unsupported("MPI_Group_excl", noComm)
+	return implGroup_excl(group, n, ranks, newgroup)
 }
 
 //export mpigo_MPI_Group_f2c
@@ -1591,7 +1591,7 @@ func mpigo_MPI_Group_f2c(group int32) (rc uintptr) {
 //export mpigo_MPI_Group_free
 func mpigo_MPI_Group_free(group unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_free", &rc)
-	return unsupported("MPI_Group_free", noComm)
+	return implGroup_free(group)
 }
 
 //export mpigo_MPI_Group_from_session_pset
@@ -1609,37 +1609,37 @@ func mpigo_MPI_Group_fromint(group int32) (rc uintptr) {
 //export mpigo_MPI_Group_incl
 func mpigo_MPI_Group_incl(group uintptr, n int32, ranks unsafe.Pointer, newgroup unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_incl", &rc)
-	return unsupported("MPI_Group_incl", noComm)
+	return implGroup_incl(group, n, ranks, newgroup)
 }
 
 //export mpigo_MPI_Group_intersection
 func mpigo_MPI_Group_intersection(group1 uintptr, group2 uintptr, newgroup unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_intersection", &rc)
-	return unsupported("MPI_Group_intersection", noComm)
+	return implGroup_intersection(group1, group2, newgroup)
 }
 
 //export mpigo_MPI_Group_range_excl
 func mpigo_MPI_Group_range_excl(group uintptr, n int32, ranges unsafe.Pointer, newgroup unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_range_excl", &rc)
-	return unsupported("MPI_Group_range_excl", noComm)
+	return implGroup_range_excl(group, n, ranges, newgroup)
 }
 
 //export mpigo_MPI_Group_range_incl
 func mpigo_MPI_Group_range_incl(group uintptr, n int32, ranges unsafe.Pointer, newgroup unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_range_incl", &rc)
-	return unsupported("MPI_Group_range_incl", noComm)
+	return implGroup_range_incl(group, n, ranges, newgroup)
 }
 
 //export mpigo_MPI_Group_rank
 func mpigo_MPI_Group_rank(group uintptr, rank unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_rank", &rc)
-	return unsupported("MPI_Group_rank", noComm)
+	return implGroup_rank(group, rank)
 }
 
 //export mpigo_MPI_Group_size
 func mpigo_MPI_Group_size(group uintptr, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_size", &rc)
-	return unsupported("MPI_Group_size", noComm)
+	return implGroup_size(group, size)
 }
 
 //export mpigo_MPI_Group_toint
@@ -1651,13 +1651,13 @@ func mpigo_MPI_Group_toint(group uintptr) (rc int32) {
 //export mpigo_MPI_Group_translate_ranks
 func mpigo_MPI_Group_translate_ranks(group1 uintptr, n int32, ranks1 unsafe.Pointer, group2 uintptr, ranks2 unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_translate_ranks", &rc)
-	return unsupported("MPI_Group_translate_ranks", noComm)
+	return implGroup_translate_ranks(group1, n, ranks1, group2, ranks2)
 }
 
 //export mpigo_MPI_Group_union
 func mpigo_MPI_Group_union(group1 uintptr, group2 uintptr, newgroup unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_union", &rc)
-	return unsupported("MPI_Group_union", noComm)
+	return implGroup_union(group1, group2, newgroup)
 }
 
 //export mpigo_MPI_Iallgather
@@ -1987,7 +1987,7 @@ func mpigo_MPI_Initialized(flag unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Intercomm_create
 func mpigo_MPI_Intercomm_create(local_comm uintptr, local_leader int32, peer_comm uintptr, remote_leader int32, tag int32, newintercomm unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Intercomm_create", &rc)
-	return unsupported("MPI_Intercomm_create", local_comm)
+	return implIntercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm)
 }
 
 //export mpigo_MPI_Intercomm_create_from_groups
@@ -1999,7 +1999,7 @@ func mpigo_MPI_Intercomm_create_from_groups(local_group uintptr, local_leader in
 //export mpigo_MPI_Intercomm_merge
 func mpigo_MPI_Intercomm_merge(intercomm uintptr, high int32, newintracomm unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Intercomm_merge", &rc)
-	return unsupported("MPI_Intercomm_merge", intercomm)
+	return implIntercomm_merge(intercomm, high, newintracomm)
 }
 
 //export mpigo_MPI_Iprobe
@@ -3487,7 +3487,7 @@ func mpigo_MPI_Testsome(incount int32, array_of_requests unsafe.Pointer, outcoun
 //export mpigo_MPI_Topo_test
 func mpigo_MPI_Topo_test(comm uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Topo_test", &rc)
-	return unsupported("MPI_Topo_test", comm)
+	return implTopo_test(comm, status)
 }
 
 //export mpigo_MPI_Type_c2f
