@@ -179,7 +179,11 @@ func implComm_set_errhandler(comm, errhandler uintptr) int32 {
 		ce.errh.Store(errhandler)
 		return MPI_SUCCESS
 	}
-	return raiseOn(fn, ce, classErr(MPI_ERR_ERRHANDLER, fmt.Sprintf("%#x is not an error handler mpigo's ABI supports (MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, MPI_ERRORS_ABORT)", errhandler)))
+	if _, ok := errhandlers.get(errhandler); ok {
+		ce.errh.Store(errhandler)
+		return MPI_SUCCESS
+	}
+	return raiseOn(fn, ce, classErr(MPI_ERR_ERRHANDLER, fmt.Sprintf("%#x is not an error handler (freed, garbage, or of another kind)", errhandler)))
 }
 
 func implComm_get_errhandler(comm uintptr, errhandler unsafe.Pointer) int32 {
@@ -203,11 +207,20 @@ func implErrhandler_free(p unsafe.Pointer) int32 {
 	if p == nil {
 		return raise(fn, noComm, classErr(MPI_ERR_ARG, "errhandler is NULL"))
 	}
-	switch *(*uintptr)(p) {
+	switch h := *(*uintptr)(p); h {
 	case MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, MPI_ERRORS_ABORT:
 		// Freeing a predefined handler only clears the caller's handle.
 		*(*uintptr)(p) = MPI_ERRHANDLER_NULL
 		return MPI_SUCCESS
+	default:
+		// A user handler stays usable by the communicators it is set on
+		// (MPI frees it when the last of them goes): the handle only
+		// leaves the table if none uses it, which this layer does not
+		// track, so it stays, and the caller's handle is cleared.
+		if _, ok := errhandlers.get(h); ok {
+			*(*uintptr)(p) = MPI_ERRHANDLER_NULL
+			return MPI_SUCCESS
+		}
 	}
 	return raise(fn, noComm, classErr(MPI_ERR_ERRHANDLER, "not an error handler"))
 }

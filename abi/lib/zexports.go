@@ -67,19 +67,19 @@ func mpigo_MPI_Accumulate_c(origin_addr unsafe.Pointer, origin_count int64, orig
 //export mpigo_MPI_Add_error_class
 func mpigo_MPI_Add_error_class(errorclass unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Add_error_class", &rc)
-	return unsupported("MPI_Add_error_class", noComm)
+	return implAdd_error_class(errorclass)
 }
 
 //export mpigo_MPI_Add_error_code
 func mpigo_MPI_Add_error_code(errorclass int32, errorcode unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Add_error_code", &rc)
-	return unsupported("MPI_Add_error_code", noComm)
+	return implAdd_error_code(errorclass, errorcode)
 }
 
 //export mpigo_MPI_Add_error_string
 func mpigo_MPI_Add_error_string(errorcode int32, string unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Add_error_string", &rc)
-	return unsupported("MPI_Add_error_string", noComm)
+	return implAdd_error_string(errorcode, string)
 }
 
 //export mpigo_MPI_Aint_add
@@ -247,19 +247,19 @@ func mpigo_MPI_Alltoallw_init_c(sendbuf unsafe.Pointer, sendcounts unsafe.Pointe
 //export mpigo_MPI_Attr_delete
 func mpigo_MPI_Attr_delete(comm uintptr, keyval int32) (rc int32) {
 	defer recoverCode("MPI_Attr_delete", &rc)
-	return unsupported("MPI_Attr_delete", comm)
+	return implAttr_delete(comm, keyval)
 }
 
 //export mpigo_MPI_Attr_get
 func mpigo_MPI_Attr_get(comm uintptr, keyval int32, attribute_val unsafe.Pointer, flag unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Attr_get", &rc)
-	return unsupported("MPI_Attr_get", comm)
+	return implAttr_get(comm, keyval, attribute_val, flag)
 }
 
 //export mpigo_MPI_Attr_put
 func mpigo_MPI_Attr_put(comm uintptr, keyval int32, attribute_val unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Attr_put", &rc)
-	return unsupported("MPI_Attr_put", comm)
+	return implAttr_put(comm, keyval, attribute_val)
 }
 
 //export mpigo_MPI_Barrier
@@ -445,7 +445,7 @@ func mpigo_MPI_Comm_c2f(comm uintptr) (rc int32) {
 //export mpigo_MPI_Comm_call_errhandler
 func mpigo_MPI_Comm_call_errhandler(comm uintptr, errorcode int32) (rc int32) {
 	defer recoverCode("MPI_Comm_call_errhandler", &rc)
-	return unsupported("MPI_Comm_call_errhandler", comm)
+	return implComm_call_errhandler(comm, errorcode)
 }
 
 //export mpigo_MPI_Comm_compare
@@ -469,7 +469,7 @@ func mpigo_MPI_Comm_create(comm uintptr, group uintptr, newcomm unsafe.Pointer) 
 //export mpigo_MPI_Comm_create_errhandler
 func mpigo_MPI_Comm_create_errhandler(comm_errhandler_fn unsafe.Pointer, errhandler unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_create_errhandler", &rc)
-	return unsupported("MPI_Comm_create_errhandler", noComm)
+	return implComm_create_errhandler(comm_errhandler_fn, errhandler)
 }
 
 //export mpigo_MPI_Comm_create_from_group
@@ -487,13 +487,13 @@ func mpigo_MPI_Comm_create_group(comm uintptr, group uintptr, tag int32, newcomm
 //export mpigo_MPI_Comm_create_keyval
 func mpigo_MPI_Comm_create_keyval(comm_copy_attr_fn unsafe.Pointer, comm_delete_attr_fn unsafe.Pointer, comm_keyval unsafe.Pointer, extra_state unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_create_keyval", &rc)
-	return unsupported("MPI_Comm_create_keyval", noComm)
+	return implComm_create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state)
 }
 
 //export mpigo_MPI_Comm_delete_attr
 func mpigo_MPI_Comm_delete_attr(comm uintptr, comm_keyval int32) (rc int32) {
 	defer recoverCode("MPI_Comm_delete_attr", &rc)
-	return unsupported("MPI_Comm_delete_attr", comm)
+	return implComm_delete_attr(comm, comm_keyval)
 }
 
 //export mpigo_MPI_Comm_detach_buffer
@@ -547,7 +547,7 @@ func mpigo_MPI_Comm_free(comm unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Comm_free_keyval
 func mpigo_MPI_Comm_free_keyval(comm_keyval unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_free_keyval", &rc)
-	return unsupported("MPI_Comm_free_keyval", noComm)
+	return implComm_free_keyval(comm_keyval)
 }
 
 //export mpigo_MPI_Comm_fromint
@@ -559,7 +559,7 @@ func mpigo_MPI_Comm_fromint(comm int32) (rc uintptr) {
 //export mpigo_MPI_Comm_get_attr
 func mpigo_MPI_Comm_get_attr(comm uintptr, comm_keyval int32, attribute_val unsafe.Pointer, flag unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_get_attr", &rc)
-	return unsupported("MPI_Comm_get_attr", comm)
+	return implComm_get_attr(comm, comm_keyval, attribute_val, flag)
 }
 
 //export mpigo_MPI_Comm_get_errhandler
@@ -637,7 +637,7 @@ func mpigo_MPI_Comm_remote_size(comm uintptr, size unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Comm_set_attr
 func mpigo_MPI_Comm_set_attr(comm uintptr, comm_keyval int32, attribute_val unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_set_attr", &rc)
-	return unsupported("MPI_Comm_set_attr", comm)
+	return implComm_set_attr(comm, comm_keyval, attribute_val)
 }
 
 //export mpigo_MPI_Comm_set_errhandler
@@ -1549,13 +1549,13 @@ func mpigo_MPI_Graphdims_get(comm uintptr, nnodes unsafe.Pointer, nedges unsafe.
 //export mpigo_MPI_Grequest_complete
 func mpigo_MPI_Grequest_complete(request uintptr) (rc int32) {
 	defer recoverCode("MPI_Grequest_complete", &rc)
-	return unsupported("MPI_Grequest_complete", noComm)
+	return implGrequest_complete(request)
 }
 
 //export mpigo_MPI_Grequest_start
 func mpigo_MPI_Grequest_start(query_fn unsafe.Pointer, free_fn unsafe.Pointer, cancel_fn unsafe.Pointer, extra_state unsafe.Pointer, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Grequest_start", &rc)
-	return unsupported("MPI_Grequest_start", noComm)
+	return implGrequest_start(query_fn, free_fn, cancel_fn, extra_state, request)
 }
 
 //export mpigo_MPI_Group_c2f
@@ -1897,13 +1897,13 @@ func mpigo_MPI_Info_create_env(argc int32, argv unsafe.Pointer, info unsafe.Poin
 //export mpigo_MPI_Info_delete
 func mpigo_MPI_Info_delete(info uintptr, key unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Info_delete", &rc)
-	return unsupported("MPI_Info_delete", noComm)
+	return implInfo_delete(info, key)
 }
 
 //export mpigo_MPI_Info_dup
 func mpigo_MPI_Info_dup(info uintptr, newinfo unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Info_dup", &rc)
-	return unsupported("MPI_Info_dup", noComm)
+	return implInfo_dup(info, newinfo)
 }
 
 //export mpigo_MPI_Info_f2c
@@ -1927,7 +1927,7 @@ func mpigo_MPI_Info_fromint(info int32) (rc uintptr) {
 //export mpigo_MPI_Info_get
 func mpigo_MPI_Info_get(info uintptr, key unsafe.Pointer, valuelen int32, value unsafe.Pointer, flag unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Info_get", &rc)
-	return unsupported("MPI_Info_get", noComm)
+	return implInfo_get(info, key, valuelen, value, flag)
 }
 
 //export mpigo_MPI_Info_get_nkeys
@@ -1951,7 +1951,7 @@ func mpigo_MPI_Info_get_string(info uintptr, key unsafe.Pointer, buflen unsafe.P
 //export mpigo_MPI_Info_get_valuelen
 func mpigo_MPI_Info_get_valuelen(info uintptr, key unsafe.Pointer, valuelen unsafe.Pointer, flag unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Info_get_valuelen", &rc)
-	return unsupported("MPI_Info_get_valuelen", noComm)
+	return implInfo_get_valuelen(info, key, valuelen, flag)
 }
 
 //export mpigo_MPI_Info_set
@@ -2161,13 +2161,13 @@ func mpigo_MPI_Issend_c(buf unsafe.Pointer, count int64, datatype uintptr, dest 
 //export mpigo_MPI_Keyval_create
 func mpigo_MPI_Keyval_create(copy_fn unsafe.Pointer, delete_fn unsafe.Pointer, keyval unsafe.Pointer, extra_state unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Keyval_create", &rc)
-	return unsupported("MPI_Keyval_create", noComm)
+	return implKeyval_create(copy_fn, delete_fn, keyval, extra_state)
 }
 
 //export mpigo_MPI_Keyval_free
 func mpigo_MPI_Keyval_free(keyval unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Keyval_free", &rc)
-	return unsupported("MPI_Keyval_free", noComm)
+	return implKeyval_free(keyval)
 }
 
 //export mpigo_MPI_Lookup_name
@@ -3055,37 +3055,37 @@ func mpigo_MPI_Startall(count int32, array_of_requests unsafe.Pointer) (rc int32
 //export mpigo_MPI_Status_c2f
 func mpigo_MPI_Status_c2f(c_status unsafe.Pointer, f_status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Status_c2f", &rc)
-	return unsupported("MPI_Status_c2f", noComm)
+	return implStatus_c2f(c_status, f_status)
 }
 
 //export mpigo_MPI_Status_c2f08
 func mpigo_MPI_Status_c2f08(c_status unsafe.Pointer, f08_status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Status_c2f08", &rc)
-	return unsupported("MPI_Status_c2f08", noComm)
+	return implStatus_c2f08(c_status, f08_status)
 }
 
 //export mpigo_MPI_Status_f082c
 func mpigo_MPI_Status_f082c(f08_status unsafe.Pointer, c_status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Status_f082c", &rc)
-	return unsupported("MPI_Status_f082c", noComm)
+	return implStatus_f082c(f08_status, c_status)
 }
 
 //export mpigo_MPI_Status_f082f
 func mpigo_MPI_Status_f082f(f08_status unsafe.Pointer, f_status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Status_f082f", &rc)
-	return unsupported("MPI_Status_f082f", noComm)
+	return implStatus_f082f(f08_status, f_status)
 }
 
 //export mpigo_MPI_Status_f2c
 func mpigo_MPI_Status_f2c(f_status unsafe.Pointer, c_status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Status_f2c", &rc)
-	return unsupported("MPI_Status_f2c", noComm)
+	return implStatus_f2c(f_status, c_status)
 }
 
 //export mpigo_MPI_Status_f2f08
 func mpigo_MPI_Status_f2f08(f_status unsafe.Pointer, f08_status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Status_f2f08", &rc)
-	return unsupported("MPI_Status_f2f08", noComm)
+	return implStatus_f2f08(f_status, f08_status)
 }
 
 //export mpigo_MPI_Status_get_error
@@ -3109,25 +3109,25 @@ func mpigo_MPI_Status_get_tag(status unsafe.Pointer, tag unsafe.Pointer) (rc int
 //export mpigo_MPI_Status_set_cancelled
 func mpigo_MPI_Status_set_cancelled(status unsafe.Pointer, flag int32) (rc int32) {
 	defer recoverCode("MPI_Status_set_cancelled", &rc)
-	return unsupported("MPI_Status_set_cancelled", noComm)
+	return implStatus_set_cancelled(status, flag)
 }
 
 //export mpigo_MPI_Status_set_elements
 func mpigo_MPI_Status_set_elements(status unsafe.Pointer, datatype uintptr, count int32) (rc int32) {
 	defer recoverCode("MPI_Status_set_elements", &rc)
-	return unsupported("MPI_Status_set_elements", noComm)
+	return implStatus_set_elements(status, datatype, count)
 }
 
 //export mpigo_MPI_Status_set_elements_c
 func mpigo_MPI_Status_set_elements_c(status unsafe.Pointer, datatype uintptr, count int64) (rc int32) {
 	defer recoverCode("MPI_Status_set_elements_c", &rc)
-	return unsupported("MPI_Status_set_elements_c", noComm)
+	return implStatus_set_elements_c(status, datatype, count)
 }
 
 //export mpigo_MPI_Status_set_elements_x
 func mpigo_MPI_Status_set_elements_x(status unsafe.Pointer, datatype uintptr, count int64) (rc int32) {
 	defer recoverCode("MPI_Status_set_elements_x", &rc)
-	return unsupported("MPI_Status_set_elements_x", noComm)
+	return implStatus_set_elements_x(status, datatype, count)
 }
 
 //export mpigo_MPI_Status_set_error
@@ -3595,7 +3595,7 @@ func mpigo_MPI_Type_create_indexed_block_c(count int64, blocklength int64, array
 //export mpigo_MPI_Type_create_keyval
 func mpigo_MPI_Type_create_keyval(type_copy_attr_fn unsafe.Pointer, type_delete_attr_fn unsafe.Pointer, type_keyval unsafe.Pointer, extra_state unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_keyval", &rc)
-	return unsupported("MPI_Type_create_keyval", noComm)
+	return implType_create_keyval(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state)
 }
 
 //export mpigo_MPI_Type_create_resized
@@ -3637,7 +3637,7 @@ func mpigo_MPI_Type_create_subarray_c(ndims int32, array_of_sizes unsafe.Pointer
 //export mpigo_MPI_Type_delete_attr
 func mpigo_MPI_Type_delete_attr(datatype uintptr, type_keyval int32) (rc int32) {
 	defer recoverCode("MPI_Type_delete_attr", &rc)
-	return unsupported("MPI_Type_delete_attr", noComm)
+	return implType_delete_attr(datatype, type_keyval)
 }
 
 //export mpigo_MPI_Type_dup
@@ -3661,7 +3661,7 @@ func mpigo_MPI_Type_free(datatype unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Type_free_keyval
 func mpigo_MPI_Type_free_keyval(type_keyval unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_free_keyval", &rc)
-	return unsupported("MPI_Type_free_keyval", noComm)
+	return implType_free_keyval(type_keyval)
 }
 
 //export mpigo_MPI_Type_fromint
@@ -3673,7 +3673,7 @@ func mpigo_MPI_Type_fromint(datatype int32) (rc uintptr) {
 //export mpigo_MPI_Type_get_attr
 func mpigo_MPI_Type_get_attr(datatype uintptr, type_keyval int32, attribute_val unsafe.Pointer, flag unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_attr", &rc)
-	return unsupported("MPI_Type_get_attr", noComm)
+	return implType_get_attr(datatype, type_keyval, attribute_val, flag)
 }
 
 //export mpigo_MPI_Type_get_contents
@@ -3769,7 +3769,7 @@ func mpigo_MPI_Type_match_size(typeclass int32, size int32, datatype unsafe.Poin
 //export mpigo_MPI_Type_set_attr
 func mpigo_MPI_Type_set_attr(datatype uintptr, type_keyval int32, attribute_val unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_set_attr", &rc)
-	return unsupported("MPI_Type_set_attr", noComm)
+	return implType_set_attr(datatype, type_keyval, attribute_val)
 }
 
 //export mpigo_MPI_Type_set_name

@@ -26,7 +26,7 @@ var (
 )
 
 // abiPrograms are the C programs of testdata/abi.
-var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo"}
+var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo", "attrs", "errh", "greq"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -104,6 +104,10 @@ func TestABIPrograms(t *testing.T) {
 		{"groups", 2, "groups OK"},
 		{"comms", 4, "comms OK"},
 		{"topo", 4, "topo OK"},
+		{"attrs", 0, "attrs OK"},
+		{"attrs", 2, "attrs OK"},
+		{"errh", 2, "errh OK"},
+		{"greq", 0, "greq OK"},
 	} {
 		t.Run(fmt.Sprintf("%s-%d", tc.prog, tc.n), func(t *testing.T) {
 			prog := filepath.Join(bin, tc.prog)
