@@ -36,16 +36,6 @@ func putInts(p unsafe.Pointer, vs []int) {
 	}
 }
 
-func putRanks(p unsafe.Pointer, vs []int) {
-	if len(vs) == 0 {
-		return
-	}
-	out := unsafe.Slice((*int32)(p), len(vs))
-	for i, v := range vs {
-		out[i] = abiRank(v)
-	}
-}
-
 // gridArgs reads the dims and periods of a Cartesian call.
 func gridArgs(fn string, ce *commEntry, ndims int32, dims, periods unsafe.Pointer) ([]int, []bool, int32) {
 	if ndims < 0 {
