@@ -132,6 +132,7 @@ func implKeyval_free(keyval unsafe.Pointer) int32 {
 var (
 	predefAttrsOnce sync.Once
 	predefAttrs     *[8]C.int
+	predefAttrsMu   sync.Mutex // guards the MPI_LASTUSEDCODE entry
 )
 
 func predefAttr(keyval int32) (unsafe.Pointer, bool) {
@@ -160,7 +161,9 @@ func predefAttr(keyval int32) (unsafe.Pointer, bool) {
 		i = 5
 	case MPI_LASTUSEDCODE:
 		// Changes with every MPI_Add_error_class and _code.
+		predefAttrsMu.Lock()
 		predefAttrs[6] = C.int(lastUsedCode())
+		predefAttrsMu.Unlock()
 		i = 6
 	}
 	if i < 0 {

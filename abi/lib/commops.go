@@ -4,7 +4,7 @@ package main
 
 import (
 	"fmt"
-	"sync/atomic"
+	"sync"
 	"unsafe"
 
 	"github.com/mpigo/mpi"
@@ -178,9 +178,8 @@ func implComm_idup_with_info(comm, info uintptr, newcomm, request unsafe.Pointer
 	return idup(fn, comm, newcomm, request)
 }
 
-// worldNamed and selfNamed say whether the program named the
-// predefined communicators.
-var worldNamed, selfNamed atomic.Bool
+// namedComms holds the communicators MPI_Comm_set_name named.
+var namedComms sync.Map // *mpi.Comm -> struct{}
 
 func implComm_set_name(comm uintptr, name unsafe.Pointer) int32 {
 	const fn = "MPI_Comm_set_name"
@@ -196,12 +195,7 @@ func implComm_set_name(comm uintptr, name unsafe.Pointer) int32 {
 		s = s[:MPI_MAX_OBJECT_NAME-1]
 	}
 	ce.c.SetName(s)
-	switch comm {
-	case MPI_COMM_WORLD:
-		worldNamed.Store(true)
-	case MPI_COMM_SELF:
-		selfNamed.Store(true)
-	}
+	namedComms.Store(ce.c, struct{}{})
 	return MPI_SUCCESS
 }
 
@@ -214,12 +208,14 @@ func implComm_get_name(comm uintptr, name, resultlen unsafe.Pointer) int32 {
 	if name == nil || resultlen == nil {
 		return raiseOn(fn, ce, classErr(MPI_ERR_ARG, "comm_name or resultlen is NULL"))
 	}
-	s := ce.c.Name()
-	// MPI names the predefined communicators; mpigo's names differ.
-	if comm == MPI_COMM_WORLD && !worldNamed.Load() {
+	// MPI names the predefined communicators, and no other until the
+	// program does; mpigo names every communicator for its messages.
+	s := ""
+	if _, ok := namedComms.Load(ce.c); ok {
+		s = ce.c.Name()
+	} else if comm == MPI_COMM_WORLD {
 		s = "MPI_COMM_WORLD"
-	}
-	if comm == MPI_COMM_SELF && !selfNamed.Load() {
+	} else if comm == MPI_COMM_SELF {
 		s = "MPI_COMM_SELF"
 	}
 	putString(name, resultlen, s, MPI_MAX_OBJECT_NAME)

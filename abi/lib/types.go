@@ -233,6 +233,7 @@ func implType_free(p unsafe.Pointer) int32 {
 	}
 	userTypes.remove(h)
 	typeHandles.Delete(t)
+	userNamed.Delete(t)
 	*(*uintptr)(p) = MPI_DATATYPE_NULL
 	return MPI_SUCCESS
 }

@@ -43,6 +43,8 @@ int main(int argc, char **argv)
 	OK(MPI_Info_free(&used));
 	OK(MPI_Comm_set_info(dup, info));
 	OK(MPI_Info_free(&info));
+	OK(MPI_Comm_get_name(dup, name, &n));
+	CHECK(n == 0 && name[0] == 0, "a new communicator is named %s", name);
 	OK(MPI_Comm_set_name(dup, "dup of world"));
 	OK(MPI_Comm_get_name(dup, name, &n));
 	CHECK(strcmp(name, "dup of world") == 0, "name %s", name);

@@ -97,8 +97,10 @@ int main(int argc, char **argv)
 		OK(MPI_Type_get_contents(s0, 4, 3, 3, bl, addrs, types));
 		CHECK(bl[0] == 3 && bl[3] == 3 && addrs[1] == sds[1] && types[1] == MPI_DOUBLE && types[2] == MPI_CHAR, "struct contents");
 		OK(MPI_Type_free(&s0));
-		OK(MPI_Type_set_name(u, "rec"));
 		char name[MPI_MAX_OBJECT_NAME];
+		OK(MPI_Type_get_name(u, name, &n));
+		CHECK(n == 0 && name[0] == 0, "a new datatype is named %s", name);
+		OK(MPI_Type_set_name(u, "rec"));
 		OK(MPI_Type_get_name(u, name, &n));
 		CHECK(n == 3 && strcmp(name, "rec") == 0, "name %s", name);
 		OK(MPI_Type_get_name(MPI_DOUBLE, name, &n));
