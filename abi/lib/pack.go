@@ -212,7 +212,7 @@ func packExternal(fn string, datarep, inbuf unsafe.Pointer, incount int64, datat
 	if incount < 0 || outsize < 0 {
 		return raise(fn, noComm, classErr(MPI_ERR_COUNT, "incount or outsize is negative"))
 	}
-	in, rc := bufArg(fn, &self, inbuf, int(incount), t)
+	in, t, rc := bufType(fn, &self, inbuf, int(incount), t)
 	if rc != 0 {
 		return rc
 	}
@@ -251,7 +251,7 @@ func unpackExternal(fn string, datarep, inbuf unsafe.Pointer, insize int64, posi
 	if rc != 0 {
 		return rc
 	}
-	out, rc := bufArg(fn, &self, outbuf, int(outcount), t)
+	out, t, rc := bufType(fn, &self, outbuf, int(outcount), t)
 	if rc != 0 {
 		return rc
 	}

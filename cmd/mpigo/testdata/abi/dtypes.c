@@ -239,6 +239,11 @@ int main(int argc, char **argv)
 			char pk[64];
 			OK(MPI_Pack(MPI_BOTTOM, 1, v, pk, sizeof pk, &pos, MPI_COMM_WORLD));
 			CHECK(pos == sizeof(long) + sizeof(double) && *(long *)pk == 123456789L, "pack of MPI_BOTTOM");
+			MPI_Aint epos = 0;
+			unsigned char ex[64];
+			OK(MPI_Pack_external("external32", MPI_BOTTOM, 1, v, ex, sizeof ex, &epos));
+			CHECK(epos == 16 && ex[7] == (123456789L & 0xff) && ex[6] == ((123456789L >> 8) & 0xff),
+			      "pack_external of MPI_BOTTOM: %ld bytes", (long)epos);
 		} else if (rank == 1) {
 			g = 0;
 			*h = 0;
