@@ -445,8 +445,31 @@ func implType_get_envelope(datatype uintptr, ni, na, nt, combiner unsafe.Pointer
 	return MPI_SUCCESS
 }
 
-// implType_get_envelope_c answers with no large counts: mpigo records
-// the constructor's counts as integers, whichever form made the type.
+// largeTypes holds the datatypes of the large-count constructors.
+var largeTypes sync.Map // *mpi.Datatype -> struct{}
+
+// largeSplit moves the counts and displacements of the contents of a
+// type made by a large-count constructor into its large counts, in
+// MPI-4's order: for subarray the sizes, subsizes and starts, for darray
+// the global sizes, for the others every integer and address.
+func largeSplit(t *mpi.Datatype, ints, addrs []int) (is, as, ls []int) {
+	if _, ok := largeTypes.Load(t); !ok {
+		return ints, addrs, nil
+	}
+	c, _, _, _ := t.Envelope()
+	switch c {
+	case mpi.CombinerSubarray:
+		nd := ints[0]
+		return []int{nd, ints[len(ints)-1]}, addrs, ints[1 : 1+3*nd]
+	case mpi.CombinerDarray:
+		nd := ints[2]
+		return append(append([]int{}, ints[:3]...), ints[3+nd:]...), addrs, ints[3 : 3+nd]
+	case mpi.CombinerDup, mpi.CombinerNamed:
+		return ints, addrs, nil
+	}
+	return nil, nil, append(append([]int{}, ints...), addrs...)
+}
+
 func implType_get_envelope_c(datatype uintptr, ni, na, nl, nt, combiner unsafe.Pointer) int32 {
 	const fn = "MPI_Type_get_envelope_c"
 	t, rc := queryType(fn, datatype, ni, na, nl, nt, combiner)
@@ -454,7 +477,13 @@ func implType_get_envelope_c(datatype uintptr, ni, na, nl, nt, combiner unsafe.P
 		return rc
 	}
 	c, i, a, d := envelope(datatype, t)
-	*(*int64)(ni), *(*int64)(na), *(*int64)(nl), *(*int64)(nt), *(*int32)(combiner) = int64(i), int64(a), 0, int64(d), c
+	var l int
+	if c != MPI_COMBINER_NAMED {
+		ints, addrs, _, _ := t.Contents()
+		is, as, ls := largeSplit(t, ints, addrs)
+		i, a, l = len(is), len(as), len(ls)
+	}
+	*(*int64)(ni), *(*int64)(na), *(*int64)(nl), *(*int64)(nt), *(*int32)(combiner) = int64(i), int64(a), int64(l), int64(d), c
 	return MPI_SUCCESS
 }
 
@@ -558,8 +587,18 @@ func implType_get_contents_c(datatype uintptr, maxI, maxA, maxL, maxT int64, int
 	if rc != 0 {
 		return rc
 	}
-	if maxI < int64(len(is)) || maxA < int64(len(as)) || maxT < int64(len(ts)) {
-		return raise(fn, noComm, classErr(MPI_ERR_ARG, "the arrays are too small for the contents"))
+	is, as, ls := largeSplit(t, is, as)
+	if maxI < int64(len(is)) || maxA < int64(len(as)) || maxL < int64(len(ls)) || maxT < int64(len(ts)) {
+		return raise(fn, noComm, classErr(MPI_ERR_ARG, fmt.Sprintf("the arrays are too small: the contents have %d integers, %d addresses, %d large counts and %d datatypes", len(is), len(as), len(ls), len(ts))))
+	}
+	if len(ls) > 0 {
+		if larges == nil {
+			return nullArray(fn, "array_of_large_counts")
+		}
+		out := unsafe.Slice((*int64)(larges), len(ls))
+		for i, v := range ls {
+			out[i] = int64(v)
+		}
 	}
 	return putContents(fn, is, as, ts, ints, addrs, types)
 }

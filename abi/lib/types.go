@@ -10,6 +10,7 @@ import "C"
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -148,6 +149,11 @@ func newType(fn string, t *mpi.Datatype, err error, out unsafe.Pointer) int32 {
 	}
 	h := userTypes.add(t)
 	typeHandles.Store(t, h)
+	if strings.HasSuffix(fn, "_c") {
+		// Made by a large-count constructor: its counts are large
+		// counts in MPI_Type_get_envelope_c and _contents_c.
+		largeTypes.Store(t, struct{}{})
+	}
 	*(*uintptr)(out) = h
 	return MPI_SUCCESS
 }
@@ -233,6 +239,7 @@ func implType_free(p unsafe.Pointer) int32 {
 	}
 	userTypes.remove(h)
 	typeHandles.Delete(t)
+	largeTypes.Delete(t)
 	userNamed.Delete(t)
 	*(*uintptr)(p) = MPI_DATATYPE_NULL
 	return MPI_SUCCESS

@@ -189,6 +189,29 @@ int main(int argc, char **argv)
 		OK(MPI_Type_create_hindexed_c(2, cbl, cds, MPI_CHAR, &v));
 		OK(MPI_Type_get_extent_c(v, &clb, &cext));
 		CHECK(clb == 8 && cext == 18, "hindexed_c lb %lld extent %lld", (long long)clb, (long long)cext);
+		{
+			/* A large-count constructor's counts come back as large
+			 * counts. */
+			MPI_Count eni, ena, enl, ent, lc[5];
+			OK(MPI_Type_get_envelope_c(v, &eni, &ena, &enl, &ent, &comb));
+			CHECK(comb == MPI_COMBINER_HINDEXED && eni == 0 && ena == 0 && enl == 5 && ent == 1,
+			      "hindexed_c envelope_c %lld %lld %lld %lld", (long long)eni, (long long)ena, (long long)enl, (long long)ent);
+			OK(MPI_Type_get_contents_c(v, 0, 0, 5, 1, NULL, NULL, lc, types));
+			CHECK(lc[0] == 2 && lc[1] == 1 && lc[2] == 2 && lc[3] == 8 && lc[4] == 24 && types[0] == MPI_CHAR, "hindexed_c contents_c");
+			MPI_Count sz[2] = {4, 4}, ss[2] = {2, 2}, st0[2] = {1, 0};
+			int ci[2];
+			MPI_Datatype sa;
+			OK(MPI_Type_create_subarray_c(2, sz, ss, st0, MPI_ORDER_FORTRAN, MPI_INT, &sa));
+			OK(MPI_Type_get_envelope_c(sa, &eni, &ena, &enl, &ent, &comb));
+			CHECK(comb == MPI_COMBINER_SUBARRAY && eni == 2 && enl == 6, "subarray_c envelope_c");
+			MPI_Count l6[6];
+			OK(MPI_Type_get_contents_c(sa, 2, 0, 6, 1, ci, NULL, l6, types));
+			CHECK(ci[0] == 2 && ci[1] == MPI_ORDER_FORTRAN && l6[0] == 4 && l6[4] == 1 && l6[5] == 0, "subarray_c contents_c");
+			OK(MPI_Type_free(&sa));
+			/* A type of the int constructors has no large counts. */
+			OK(MPI_Type_get_envelope_c(u, &eni, &ena, &enl, &ent, &comb));
+			CHECK(comb == MPI_COMBINER_RESIZED && ena == 2 && enl == 0, "resized envelope_c");
+		}
 		OK(MPI_Type_free(&v));
 		OK(MPI_Type_contiguous_c(5, MPI_INT, &v));
 		OK(MPI_Type_size_c(v, &csize));
