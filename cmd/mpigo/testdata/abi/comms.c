@@ -63,6 +63,27 @@ int main(int argc, char **argv)
 	OK(MPI_Comm_size(shared, &n));
 	CHECK(n >= 1 && n <= size, "shared size %d", n);
 	OK(MPI_Comm_free(&shared));
+	/* MPI-4's guided split to shared memory is the node; the unguided
+	 * split gives a strict subset of the communicator or nothing. */
+	int nshared = n, m;
+	MPI_Info hw;
+	OK(MPI_Info_create(&hw));
+	OK(MPI_Info_set(hw, "mpi_hw_resource_type", "mpi_shared_memory"));
+	OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, rank, hw, &shared));
+	OK(MPI_Comm_size(shared, &m));
+	CHECK(m == nshared, "guided split size %d, shared %d", m, nshared);
+	OK(MPI_Comm_free(&shared));
+	OK(MPI_Info_set(hw, "mpi_hw_resource_type", "no such thing"));
+	OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, rank, hw, &shared));
+	CHECK(shared == MPI_COMM_NULL, "guided split to an unknown resource gave a communicator");
+	OK(MPI_Info_free(&hw));
+	OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, rank, MPI_INFO_NULL, &shared));
+	if (shared != MPI_COMM_NULL) {
+		OK(MPI_Comm_size(shared, &m));
+		CHECK(m < size, "unguided split is not a strict subset: %d of %d", m, size);
+		OK(MPI_Comm_free(&shared));
+	} else
+		CHECK(nshared == size, "unguided split gave nothing though the node is a strict subset");
 	OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_UNDEFINED, rank, MPI_INFO_NULL, &shared));
 	CHECK(shared == MPI_COMM_NULL, "MPI_UNDEFINED split type gave a communicator");
 
