@@ -165,6 +165,7 @@ func implComm_free(p unsafe.Pointer) int32 {
 	comms.remove(h)
 	commHandles.Delete(ce.c)
 	namedComms.Delete(ce.c)
+	idupInfos.Delete(ce.c)
 	*(*uintptr)(p) = MPI_COMM_NULL
 	return MPI_SUCCESS
 }

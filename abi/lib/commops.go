@@ -146,7 +146,7 @@ func implComm_dup_with_info(comm, info uintptr, newcomm unsafe.Pointer) int32 {
 	return MPI_SUCCESS
 }
 
-func idup(fn string, comm uintptr, newcomm, request unsafe.Pointer) int32 {
+func idup(fn string, comm uintptr, info *mpi.Info, newcomm, request unsafe.Pointer) int32 {
 	ce, rc := getComm(fn, comm)
 	if ce == nil {
 		return rc
@@ -158,24 +158,34 @@ func idup(fn string, comm uintptr, newcomm, request unsafe.Pointer) int32 {
 	if err != nil {
 		return raiseOn(fn, ce, err)
 	}
+	if info != nil {
+		idupInfos.Store(c, info.Dup())
+	}
 	newComm(ce, c, newcomm)
 	*(*uintptr)(request) = requests.add(reqEntry{r, ce})
 	return MPI_SUCCESS
 }
 
+// idupInfos holds the hints of MPI_Comm_idup_with_info for the new
+// communicator: mpigo's Idup gives it the old one's when it completes,
+// so MPI_Comm_get_info answers these until MPI_Comm_set_info replaces
+// them.
+var idupInfos sync.Map // *mpi.Comm -> *mpi.Info
+
 func implComm_idup(comm uintptr, newcomm, request unsafe.Pointer) int32 {
-	return idup("MPI_Comm_idup", comm, newcomm, request)
+	return idup("MPI_Comm_idup", comm, nil, newcomm, request)
 }
 
-// implComm_idup_with_info duplicates as MPI_Comm_idup does: the new
-// communicator has comm's hints, the info's are ignored (hints are
-// advice; mpigo acts on none of a communicator's).
 func implComm_idup_with_info(comm, info uintptr, newcomm, request unsafe.Pointer) int32 {
 	const fn = "MPI_Comm_idup_with_info"
-	if _, rc := infoOrNull(fn, info); rc != 0 {
+	in, rc := infoOrNull(fn, info)
+	if rc != 0 {
 		return rc
 	}
-	return idup(fn, comm, newcomm, request)
+	if in == nil {
+		in = mpi.NewInfo()
+	}
+	return idup(fn, comm, in, newcomm, request)
 }
 
 // namedComms holds the communicators MPI_Comm_set_name named.
@@ -232,6 +242,7 @@ func implComm_set_info(comm, info uintptr) int32 {
 	if in == nil {
 		return rc
 	}
+	idupInfos.Delete(ce.c)
 	return ce.check(fn, ce.c.SetInfo(in))
 }
 
@@ -245,6 +256,9 @@ func implComm_get_info(comm uintptr, info unsafe.Pointer) int32 {
 		return raiseOn(fn, ce, classErr(MPI_ERR_ARG, "info_used is NULL"))
 	}
 	in := ce.c.Info()
+	if v, ok := idupInfos.Load(ce.c); ok {
+		in = v.(*mpi.Info)
+	}
 	if in == nil {
 		in = mpi.NewInfo()
 	}

@@ -58,6 +58,17 @@ int main(int argc, char **argv)
 	OK(MPI_Allreduce(&rank, &n, 1, MPI_INT, MPI_SUM, c));
 	CHECK(n == size * (size - 1) / 2, "allreduce on idup %d", n);
 	OK(MPI_Comm_free(&c));
+	MPI_Info hints;
+	OK(MPI_Info_create(&hints));
+	OK(MPI_Info_set(hints, "mpi_assert_exact_length", "true"));
+	OK(MPI_Comm_idup_with_info(MPI_COMM_WORLD, hints, &c, &req));
+	OK(MPI_Info_free(&hints));
+	OK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+	OK(MPI_Comm_get_info(c, &used));
+	OK(MPI_Info_get(used, "mpi_assert_exact_length", sizeof v, v, &flag));
+	CHECK(flag && strcmp(v, "true") == 0, "idup_with_info hint %d", flag);
+	OK(MPI_Info_free(&used));
+	OK(MPI_Comm_free(&c));
 
 	OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &shared));
 	OK(MPI_Comm_size(shared, &n));
