@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"sync"
 	"unsafe"
 
 	"github.com/mpigo/mpi"
@@ -80,7 +81,28 @@ func newComm(parent *commEntry, c *mpi.Comm, out unsafe.Pointer) {
 	}
 	ce := &commEntry{c: c}
 	ce.errh.Store(parent.errh.Load())
-	*(*uintptr)(out) = comms.add(ce)
+	h := comms.add(ce)
+	commHandles.Store(c, h)
+	*(*uintptr)(out) = h
+}
+
+// commHandles maps mpigo's communicators to their handles, for the
+// callbacks that pass C the communicator (attribute copy and delete
+// functions, error handlers).
+var commHandles sync.Map // *mpi.Comm -> uintptr
+
+// commHandle is the handle of c.
+func commHandle(c *mpi.Comm) uintptr {
+	switch c {
+	case world.c:
+		return MPI_COMM_WORLD
+	case self.c:
+		return MPI_COMM_SELF
+	}
+	if h, ok := commHandles.Load(c); ok {
+		return h.(uintptr)
+	}
+	return MPI_COMM_NULL
 }
 
 func implComm_dup(comm uintptr, newcomm unsafe.Pointer) int32 {
@@ -141,6 +163,9 @@ func implComm_free(p unsafe.Pointer) int32 {
 		return raiseOn(fn, ce, err)
 	}
 	comms.remove(h)
+	commHandles.Delete(ce.c)
+	namedComms.Delete(ce.c)
+	idupInfos.Delete(ce.c)
 	*(*uintptr)(p) = MPI_COMM_NULL
 	return MPI_SUCCESS
 }
@@ -156,7 +181,11 @@ func implComm_set_errhandler(comm, errhandler uintptr) int32 {
 		ce.errh.Store(errhandler)
 		return MPI_SUCCESS
 	}
-	return raiseOn(fn, ce, classErr(MPI_ERR_ERRHANDLER, fmt.Sprintf("%#x is not an error handler mpigo's ABI supports (MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, MPI_ERRORS_ABORT)", errhandler)))
+	if _, ok := errhandlers.get(errhandler); ok {
+		ce.errh.Store(errhandler)
+		return MPI_SUCCESS
+	}
+	return raiseOn(fn, ce, classErr(MPI_ERR_ERRHANDLER, fmt.Sprintf("%#x is not an error handler (freed, garbage, or of another kind)", errhandler)))
 }
 
 func implComm_get_errhandler(comm uintptr, errhandler unsafe.Pointer) int32 {
@@ -180,11 +209,20 @@ func implErrhandler_free(p unsafe.Pointer) int32 {
 	if p == nil {
 		return raise(fn, noComm, classErr(MPI_ERR_ARG, "errhandler is NULL"))
 	}
-	switch *(*uintptr)(p) {
+	switch h := *(*uintptr)(p); h {
 	case MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, MPI_ERRORS_ABORT:
 		// Freeing a predefined handler only clears the caller's handle.
 		*(*uintptr)(p) = MPI_ERRHANDLER_NULL
 		return MPI_SUCCESS
+	default:
+		// A user handler stays usable by the communicators it is set on
+		// (MPI frees it when the last of them goes): the handle only
+		// leaves the table if none uses it, which this layer does not
+		// track, so it stays, and the caller's handle is cleared.
+		if _, ok := errhandlers.get(h); ok {
+			*(*uintptr)(p) = MPI_ERRHANDLER_NULL
+			return MPI_SUCCESS
+		}
 	}
 	return raise(fn, noComm, classErr(MPI_ERR_ERRHANDLER, "not an error handler"))
 }

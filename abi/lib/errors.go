@@ -79,6 +79,9 @@ func newCode(class int32, msg string) int32 {
 // codeClass returns the class of code, and false for a code this library
 // never gave.
 func codeClass(code int32) (int32, bool) {
+	if code > MPI_ERR_LASTCODE {
+		return userCodeClass(code)
+	}
 	if code >= 0 && code < 64 && classText[code] != "" {
 		return code, true
 	}
@@ -92,6 +95,9 @@ func codeClass(code int32) (int32, bool) {
 }
 
 func codeString(code int32) (string, bool) {
+	if code > MPI_ERR_LASTCODE {
+		return userCodeString(code)
+	}
 	class, ok := codeClass(code)
 	if !ok {
 		return "", false
@@ -142,6 +148,9 @@ func raiseOn(fn string, ce *commEntry, err error) int32 {
 	msg := fn + ": " + err.Error()
 	code := newCode(class, msg)
 	if ce == nil || phase.Load() != phaseRunning || ce.errh.Load() == MPI_ERRORS_RETURN {
+		return code
+	}
+	if h := ce.errh.Load(); isUserErrh(h) && callUserErrhandler(ce, h, code) {
 		return code
 	}
 	fmt.Fprintf(os.Stderr, "mpigo: %s (%s); the error handler is MPI_ERRORS_ARE_FATAL: aborting the job\n", msg, className[class])

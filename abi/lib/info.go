@@ -147,3 +147,94 @@ func implAbi_get_info(info unsafe.Pointer) int32 {
 	*(*uintptr)(info) = infos.add(in)
 	return MPI_SUCCESS
 }
+
+func implInfo_delete(info uintptr, key unsafe.Pointer) int32 {
+	const fn = "MPI_Info_delete"
+	in, rc := infoArg(fn, info)
+	if in == nil {
+		return rc
+	}
+	if key == nil {
+		return raise(fn, noComm, classErr(MPI_ERR_INFO_KEY, "key is NULL"))
+	}
+	k := cString(key)
+	if len(k) > MPI_MAX_INFO_KEY-1 || k == "" {
+		return raise(fn, noComm, classErr(MPI_ERR_INFO_KEY, fmt.Sprintf("bad key %q", k)))
+	}
+	if _, ok := in.Get(k); !ok {
+		return raise(fn, noComm, classErr(MPI_ERR_INFO_NOKEY, fmt.Sprintf("no key %q", k)))
+	}
+	if err := in.Delete(k); err != nil {
+		return raise(fn, noComm, err)
+	}
+	return MPI_SUCCESS
+}
+
+func implInfo_dup(info uintptr, newinfo unsafe.Pointer) int32 {
+	const fn = "MPI_Info_dup"
+	in, rc := infoArg(fn, info)
+	if in == nil {
+		return rc
+	}
+	if newinfo == nil {
+		return raise(fn, noComm, classErr(MPI_ERR_ARG, "newinfo is NULL"))
+	}
+	*(*uintptr)(newinfo) = infos.add(in.Dup())
+	return MPI_SUCCESS
+}
+
+// infoKey reads the key of a query; a key too long is MPI_ERR_INFO_KEY.
+func infoKey(fn string, key unsafe.Pointer) (string, int32) {
+	if key == nil {
+		return "", raise(fn, noComm, classErr(MPI_ERR_INFO_KEY, "key is NULL"))
+	}
+	k := cString(key)
+	if len(k) > MPI_MAX_INFO_KEY-1 || k == "" {
+		return "", raise(fn, noComm, classErr(MPI_ERR_INFO_KEY, fmt.Sprintf("bad key %q", k)))
+	}
+	return k, 0
+}
+
+// implInfo_get is MPI-3's deprecated form: valuelen is the room for the
+// value without its NUL; a longer value is cut.
+func implInfo_get(info uintptr, key unsafe.Pointer, valuelen int32, value, flag unsafe.Pointer) int32 {
+	const fn = "MPI_Info_get"
+	in, rc := infoArg(fn, info)
+	if in == nil {
+		return rc
+	}
+	k, rc := infoKey(fn, key)
+	if rc != 0 {
+		return rc
+	}
+	if flag == nil || valuelen < 0 || (valuelen > 0 && value == nil) {
+		return raise(fn, noComm, classErr(MPI_ERR_ARG, "flag or value is NULL, or valuelen is negative"))
+	}
+	v, ok := in.Get(k)
+	setFlag(flag, ok)
+	if ok && value != nil {
+		putString(value, nil, v, int(valuelen)+1)
+	}
+	return MPI_SUCCESS
+}
+
+func implInfo_get_valuelen(info uintptr, key, valuelen, flag unsafe.Pointer) int32 {
+	const fn = "MPI_Info_get_valuelen"
+	in, rc := infoArg(fn, info)
+	if in == nil {
+		return rc
+	}
+	k, rc := infoKey(fn, key)
+	if rc != 0 {
+		return rc
+	}
+	if flag == nil || valuelen == nil {
+		return raise(fn, noComm, classErr(MPI_ERR_ARG, "valuelen or flag is NULL"))
+	}
+	v, ok := in.Get(k)
+	setFlag(flag, ok)
+	if ok {
+		*(*int32)(valuelen) = int32(len(v))
+	}
+	return MPI_SUCCESS
+}

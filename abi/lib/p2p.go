@@ -74,7 +74,7 @@ func send(fn string, buf unsafe.Pointer, count int32, datatype uintptr, dest, ta
 	if ce == nil {
 		return rc
 	}
-	b, rc := bufArg(fn, ce, buf, int(count), t)
+	b, t, rc := bufType(fn, ce, buf, int(count), t)
 	if rc != 0 {
 		return rc
 	}
@@ -95,7 +95,7 @@ func implRecv(buf unsafe.Pointer, count int32, datatype uintptr, source, tag int
 	if ce == nil {
 		return rc
 	}
-	b, rc := bufArg(fn, ce, buf, int(count), t)
+	b, t, rc := bufType(fn, ce, buf, int(count), t)
 	if rc != 0 {
 		return rc
 	}
@@ -116,11 +116,11 @@ func implSendrecv(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, des
 	if rtype == nil {
 		return rc
 	}
-	sb, rc := bufArg(fn, ce, sendbuf, int(sendcount), stype)
+	sb, stype, rc := bufType(fn, ce, sendbuf, int(sendcount), stype)
 	if rc != 0 {
 		return rc
 	}
-	rb, rc := bufArg(fn, ce, recvbuf, int(recvcount), rtype)
+	rb, rtype, rc := bufType(fn, ce, recvbuf, int(recvcount), rtype)
 	if rc != 0 {
 		return rc
 	}
@@ -186,7 +186,7 @@ func isend(fn string, buf unsafe.Pointer, count int32, datatype uintptr, peer, t
 	if request == nil {
 		return raiseOn(fn, ce, classErr(MPI_ERR_REQUEST, "request is NULL"))
 	}
-	b, rc := bufArg(fn, ce, buf, int(count), t)
+	b, t, rc := bufType(fn, ce, buf, int(count), t)
 	if rc != 0 {
 		return rc
 	}

@@ -10,6 +10,7 @@ import "C"
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -148,6 +149,11 @@ func newType(fn string, t *mpi.Datatype, err error, out unsafe.Pointer) int32 {
 	}
 	h := userTypes.add(t)
 	typeHandles.Store(t, h)
+	if strings.HasSuffix(fn, "_c") {
+		// Made by a large-count constructor: its counts are large
+		// counts in MPI_Type_get_envelope_c and _contents_c.
+		largeTypes.Store(t, struct{}{})
+	}
 	*(*uintptr)(out) = h
 	return MPI_SUCCESS
 }
@@ -175,6 +181,9 @@ func implType_contiguous(count int32, oldtype uintptr, newtype unsafe.Pointer) i
 	if old == nil {
 		return rc
 	}
+	if count < 0 {
+		return raise(fn, noComm, classErr(MPI_ERR_COUNT, fmt.Sprintf("count %d is negative", count)))
+	}
 	t, err := mpi.NewContiguous(int(count), old)
 	return newType(fn, t, err, newtype)
 }
@@ -184,6 +193,9 @@ func implType_vector(count, blocklength, stride int32, oldtype uintptr, newtype 
 	old, rc := typeCtor(fn, oldtype, newtype)
 	if old == nil {
 		return rc
+	}
+	if count < 0 || blocklength < 0 {
+		return raise(fn, noComm, classErr(MPI_ERR_COUNT, fmt.Sprintf("count %d or blocklength %d is negative", count, blocklength)))
 	}
 	t, err := mpi.NewVector(int(count), int(blocklength), int(stride), old)
 	return newType(fn, t, err, newtype)
@@ -227,6 +239,8 @@ func implType_free(p unsafe.Pointer) int32 {
 	}
 	userTypes.remove(h)
 	typeHandles.Delete(t)
+	largeTypes.Delete(t)
+	userNamed.Delete(t)
 	*(*uintptr)(p) = MPI_DATATYPE_NULL
 	return MPI_SUCCESS
 }

@@ -67,19 +67,19 @@ func mpigo_MPI_Accumulate_c(origin_addr unsafe.Pointer, origin_count int64, orig
 //export mpigo_MPI_Add_error_class
 func mpigo_MPI_Add_error_class(errorclass unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Add_error_class", &rc)
-	return unsupported("MPI_Add_error_class", noComm)
+	return implAdd_error_class(errorclass)
 }
 
 //export mpigo_MPI_Add_error_code
 func mpigo_MPI_Add_error_code(errorclass int32, errorcode unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Add_error_code", &rc)
-	return unsupported("MPI_Add_error_code", noComm)
+	return implAdd_error_code(errorclass, errorcode)
 }
 
 //export mpigo_MPI_Add_error_string
 func mpigo_MPI_Add_error_string(errorcode int32, string unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Add_error_string", &rc)
-	return unsupported("MPI_Add_error_string", noComm)
+	return implAdd_error_string(errorcode, string)
 }
 
 //export mpigo_MPI_Aint_add
@@ -247,19 +247,19 @@ func mpigo_MPI_Alltoallw_init_c(sendbuf unsafe.Pointer, sendcounts unsafe.Pointe
 //export mpigo_MPI_Attr_delete
 func mpigo_MPI_Attr_delete(comm uintptr, keyval int32) (rc int32) {
 	defer recoverCode("MPI_Attr_delete", &rc)
-	return unsupported("MPI_Attr_delete", comm)
+	return implAttr_delete(comm, keyval)
 }
 
 //export mpigo_MPI_Attr_get
 func mpigo_MPI_Attr_get(comm uintptr, keyval int32, attribute_val unsafe.Pointer, flag unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Attr_get", &rc)
-	return unsupported("MPI_Attr_get", comm)
+	return implAttr_get(comm, keyval, attribute_val, flag)
 }
 
 //export mpigo_MPI_Attr_put
 func mpigo_MPI_Attr_put(comm uintptr, keyval int32, attribute_val unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Attr_put", &rc)
-	return unsupported("MPI_Attr_put", comm)
+	return implAttr_put(comm, keyval, attribute_val)
 }
 
 //export mpigo_MPI_Barrier
@@ -367,49 +367,49 @@ func mpigo_MPI_Cancel(request unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Cart_coords
 func mpigo_MPI_Cart_coords(comm uintptr, rank int32, maxdims int32, coords unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Cart_coords", &rc)
-	return unsupported("MPI_Cart_coords", comm)
+	return implCart_coords(comm, rank, maxdims, coords)
 }
 
 //export mpigo_MPI_Cart_create
 func mpigo_MPI_Cart_create(comm_old uintptr, ndims int32, dims unsafe.Pointer, periods unsafe.Pointer, reorder int32, comm_cart unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Cart_create", &rc)
-	return unsupported("MPI_Cart_create", comm_old)
+	return implCart_create(comm_old, ndims, dims, periods, reorder, comm_cart)
 }
 
 //export mpigo_MPI_Cart_get
 func mpigo_MPI_Cart_get(comm uintptr, maxdims int32, dims unsafe.Pointer, periods unsafe.Pointer, coords unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Cart_get", &rc)
-	return unsupported("MPI_Cart_get", comm)
+	return implCart_get(comm, maxdims, dims, periods, coords)
 }
 
 //export mpigo_MPI_Cart_map
 func mpigo_MPI_Cart_map(comm uintptr, ndims int32, dims unsafe.Pointer, periods unsafe.Pointer, newrank unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Cart_map", &rc)
-	return unsupported("MPI_Cart_map", comm)
+	return implCart_map(comm, ndims, dims, periods, newrank)
 }
 
 //export mpigo_MPI_Cart_rank
 func mpigo_MPI_Cart_rank(comm uintptr, coords unsafe.Pointer, rank unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Cart_rank", &rc)
-	return unsupported("MPI_Cart_rank", comm)
+	return implCart_rank(comm, coords, rank)
 }
 
 //export mpigo_MPI_Cart_shift
 func mpigo_MPI_Cart_shift(comm uintptr, direction int32, disp int32, rank_source unsafe.Pointer, rank_dest unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Cart_shift", &rc)
-	return unsupported("MPI_Cart_shift", comm)
+	return implCart_shift(comm, direction, disp, rank_source, rank_dest)
 }
 
 //export mpigo_MPI_Cart_sub
 func mpigo_MPI_Cart_sub(comm uintptr, remain_dims unsafe.Pointer, newcomm unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Cart_sub", &rc)
-	return unsupported("MPI_Cart_sub", comm)
+	return implCart_sub(comm, remain_dims, newcomm)
 }
 
 //export mpigo_MPI_Cartdim_get
 func mpigo_MPI_Cartdim_get(comm uintptr, ndims unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Cartdim_get", &rc)
-	return unsupported("MPI_Cartdim_get", comm)
+	return implCartdim_get(comm, ndims)
 }
 
 //export mpigo_MPI_Close_port
@@ -445,13 +445,13 @@ func mpigo_MPI_Comm_c2f(comm uintptr) (rc int32) {
 //export mpigo_MPI_Comm_call_errhandler
 func mpigo_MPI_Comm_call_errhandler(comm uintptr, errorcode int32) (rc int32) {
 	defer recoverCode("MPI_Comm_call_errhandler", &rc)
-	return unsupported("MPI_Comm_call_errhandler", comm)
+	return implComm_call_errhandler(comm, errorcode)
 }
 
 //export mpigo_MPI_Comm_compare
 func mpigo_MPI_Comm_compare(comm1 uintptr, comm2 uintptr, result unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_compare", &rc)
-	return unsupported("MPI_Comm_compare", comm1)
+	return implComm_compare(comm1, comm2, result)
 }
 
 //export mpigo_MPI_Comm_connect
@@ -463,13 +463,13 @@ func mpigo_MPI_Comm_connect(port_name unsafe.Pointer, info uintptr, root int32, 
 //export mpigo_MPI_Comm_create
 func mpigo_MPI_Comm_create(comm uintptr, group uintptr, newcomm unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_create", &rc)
-	return unsupported("MPI_Comm_create", comm)
+	return implComm_create(comm, group, newcomm)
 }
 
 //export mpigo_MPI_Comm_create_errhandler
 func mpigo_MPI_Comm_create_errhandler(comm_errhandler_fn unsafe.Pointer, errhandler unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_create_errhandler", &rc)
-	return unsupported("MPI_Comm_create_errhandler", noComm)
+	return implComm_create_errhandler(comm_errhandler_fn, errhandler)
 }
 
 //export mpigo_MPI_Comm_create_from_group
@@ -481,19 +481,19 @@ func mpigo_MPI_Comm_create_from_group(group uintptr, stringtag unsafe.Pointer, i
 //export mpigo_MPI_Comm_create_group
 func mpigo_MPI_Comm_create_group(comm uintptr, group uintptr, tag int32, newcomm unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_create_group", &rc)
-	return unsupported("MPI_Comm_create_group", comm)
+	return implComm_create_group(comm, group, tag, newcomm)
 }
 
 //export mpigo_MPI_Comm_create_keyval
 func mpigo_MPI_Comm_create_keyval(comm_copy_attr_fn unsafe.Pointer, comm_delete_attr_fn unsafe.Pointer, comm_keyval unsafe.Pointer, extra_state unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_create_keyval", &rc)
-	return unsupported("MPI_Comm_create_keyval", noComm)
+	return implComm_create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state)
 }
 
 //export mpigo_MPI_Comm_delete_attr
 func mpigo_MPI_Comm_delete_attr(comm uintptr, comm_keyval int32) (rc int32) {
 	defer recoverCode("MPI_Comm_delete_attr", &rc)
-	return unsupported("MPI_Comm_delete_attr", comm)
+	return implComm_delete_attr(comm, comm_keyval)
 }
 
 //export mpigo_MPI_Comm_detach_buffer
@@ -523,7 +523,7 @@ func mpigo_MPI_Comm_dup(comm uintptr, newcomm unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Comm_dup_with_info
 func mpigo_MPI_Comm_dup_with_info(comm uintptr, info uintptr, newcomm unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_dup_with_info", &rc)
-	return unsupported("MPI_Comm_dup_with_info", comm)
+	return implComm_dup_with_info(comm, info, newcomm)
 }
 
 //export mpigo_MPI_Comm_f2c
@@ -547,7 +547,7 @@ func mpigo_MPI_Comm_free(comm unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Comm_free_keyval
 func mpigo_MPI_Comm_free_keyval(comm_keyval unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_free_keyval", &rc)
-	return unsupported("MPI_Comm_free_keyval", noComm)
+	return implComm_free_keyval(comm_keyval)
 }
 
 //export mpigo_MPI_Comm_fromint
@@ -559,7 +559,7 @@ func mpigo_MPI_Comm_fromint(comm int32) (rc uintptr) {
 //export mpigo_MPI_Comm_get_attr
 func mpigo_MPI_Comm_get_attr(comm uintptr, comm_keyval int32, attribute_val unsafe.Pointer, flag unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_get_attr", &rc)
-	return unsupported("MPI_Comm_get_attr", comm)
+	return implComm_get_attr(comm, comm_keyval, attribute_val, flag)
 }
 
 //export mpigo_MPI_Comm_get_errhandler
@@ -571,13 +571,13 @@ func mpigo_MPI_Comm_get_errhandler(comm uintptr, errhandler unsafe.Pointer) (rc 
 //export mpigo_MPI_Comm_get_info
 func mpigo_MPI_Comm_get_info(comm uintptr, info_used unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_get_info", &rc)
-	return unsupported("MPI_Comm_get_info", comm)
+	return implComm_get_info(comm, info_used)
 }
 
 //export mpigo_MPI_Comm_get_name
 func mpigo_MPI_Comm_get_name(comm uintptr, comm_name unsafe.Pointer, resultlen unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_get_name", &rc)
-	return unsupported("MPI_Comm_get_name", comm)
+	return implComm_get_name(comm, comm_name, resultlen)
 }
 
 //export mpigo_MPI_Comm_get_parent
@@ -589,19 +589,19 @@ func mpigo_MPI_Comm_get_parent(parent unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Comm_group
 func mpigo_MPI_Comm_group(comm uintptr, group unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_group", &rc)
-	return unsupported("MPI_Comm_group", comm)
+	return implComm_group(comm, group)
 }
 
 //export mpigo_MPI_Comm_idup
 func mpigo_MPI_Comm_idup(comm uintptr, newcomm unsafe.Pointer, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_idup", &rc)
-	return unsupported("MPI_Comm_idup", comm)
+	return implComm_idup(comm, newcomm, request)
 }
 
 //export mpigo_MPI_Comm_idup_with_info
 func mpigo_MPI_Comm_idup_with_info(comm uintptr, info uintptr, newcomm unsafe.Pointer, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_idup_with_info", &rc)
-	return unsupported("MPI_Comm_idup_with_info", comm)
+	return implComm_idup_with_info(comm, info, newcomm, request)
 }
 
 //export mpigo_MPI_Comm_iflush_buffer
@@ -625,19 +625,19 @@ func mpigo_MPI_Comm_rank(comm uintptr, rank unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Comm_remote_group
 func mpigo_MPI_Comm_remote_group(comm uintptr, group unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_remote_group", &rc)
-	return unsupported("MPI_Comm_remote_group", comm)
+	return implComm_remote_group(comm, group)
 }
 
 //export mpigo_MPI_Comm_remote_size
 func mpigo_MPI_Comm_remote_size(comm uintptr, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_remote_size", &rc)
-	return unsupported("MPI_Comm_remote_size", comm)
+	return implComm_remote_size(comm, size)
 }
 
 //export mpigo_MPI_Comm_set_attr
 func mpigo_MPI_Comm_set_attr(comm uintptr, comm_keyval int32, attribute_val unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_set_attr", &rc)
-	return unsupported("MPI_Comm_set_attr", comm)
+	return implComm_set_attr(comm, comm_keyval, attribute_val)
 }
 
 //export mpigo_MPI_Comm_set_errhandler
@@ -649,13 +649,13 @@ func mpigo_MPI_Comm_set_errhandler(comm uintptr, errhandler uintptr) (rc int32) 
 //export mpigo_MPI_Comm_set_info
 func mpigo_MPI_Comm_set_info(comm uintptr, info uintptr) (rc int32) {
 	defer recoverCode("MPI_Comm_set_info", &rc)
-	return unsupported("MPI_Comm_set_info", comm)
+	return implComm_set_info(comm, info)
 }
 
 //export mpigo_MPI_Comm_set_name
 func mpigo_MPI_Comm_set_name(comm uintptr, comm_name unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_set_name", &rc)
-	return unsupported("MPI_Comm_set_name", comm)
+	return implComm_set_name(comm, comm_name)
 }
 
 //export mpigo_MPI_Comm_size
@@ -685,13 +685,13 @@ func mpigo_MPI_Comm_split(comm uintptr, color int32, key int32, newcomm unsafe.P
 //export mpigo_MPI_Comm_split_type
 func mpigo_MPI_Comm_split_type(comm uintptr, split_type int32, key int32, info uintptr, newcomm unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_split_type", &rc)
-	return unsupported("MPI_Comm_split_type", comm)
+	return implComm_split_type(comm, split_type, key, info, newcomm)
 }
 
 //export mpigo_MPI_Comm_test_inter
 func mpigo_MPI_Comm_test_inter(comm uintptr, flag unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_test_inter", &rc)
-	return unsupported("MPI_Comm_test_inter", comm)
+	return implComm_test_inter(comm, flag)
 }
 
 //export mpigo_MPI_Comm_toint
@@ -709,31 +709,31 @@ func mpigo_MPI_Compare_and_swap(origin_addr unsafe.Pointer, compare_addr unsafe.
 //export mpigo_MPI_Dims_create
 func mpigo_MPI_Dims_create(nnodes int32, ndims int32, dims unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Dims_create", &rc)
-	return unsupported("MPI_Dims_create", noComm)
+	return implDims_create(nnodes, ndims, dims)
 }
 
 //export mpigo_MPI_Dist_graph_create
 func mpigo_MPI_Dist_graph_create(comm_old uintptr, n int32, sources unsafe.Pointer, degrees unsafe.Pointer, destinations unsafe.Pointer, weights unsafe.Pointer, info uintptr, reorder int32, comm_dist_graph unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Dist_graph_create", &rc)
-	return unsupported("MPI_Dist_graph_create", comm_old)
+	return implDist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph)
 }
 
 //export mpigo_MPI_Dist_graph_create_adjacent
 func mpigo_MPI_Dist_graph_create_adjacent(comm_old uintptr, indegree int32, sources unsafe.Pointer, sourceweights unsafe.Pointer, outdegree int32, destinations unsafe.Pointer, destweights unsafe.Pointer, info uintptr, reorder int32, comm_dist_graph unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Dist_graph_create_adjacent", &rc)
-	return unsupported("MPI_Dist_graph_create_adjacent", comm_old)
+	return implDist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph)
 }
 
 //export mpigo_MPI_Dist_graph_neighbors
 func mpigo_MPI_Dist_graph_neighbors(comm uintptr, maxindegree int32, sources unsafe.Pointer, sourceweights unsafe.Pointer, maxoutdegree int32, destinations unsafe.Pointer, destweights unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Dist_graph_neighbors", &rc)
-	return unsupported("MPI_Dist_graph_neighbors", comm)
+	return implDist_graph_neighbors(comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights)
 }
 
 //export mpigo_MPI_Dist_graph_neighbors_count
 func mpigo_MPI_Dist_graph_neighbors_count(comm uintptr, indegree unsafe.Pointer, outdegree unsafe.Pointer, weighted unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Dist_graph_neighbors_count", &rc)
-	return unsupported("MPI_Dist_graph_neighbors_count", comm)
+	return implDist_graph_neighbors_count(comm, indegree, outdegree, weighted)
 }
 
 //export mpigo_MPI_Errhandler_c2f
@@ -1447,7 +1447,7 @@ func mpigo_MPI_Get_accumulate_c(origin_addr unsafe.Pointer, origin_count int64, 
 //export mpigo_MPI_Get_address
 func mpigo_MPI_Get_address(location unsafe.Pointer, address unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Get_address", &rc)
-	return unsupported("MPI_Get_address", noComm)
+	return implGet_address(location, address)
 }
 
 //export mpigo_MPI_Get_c
@@ -1513,49 +1513,49 @@ func mpigo_MPI_Get_version(version unsafe.Pointer, subversion unsafe.Pointer) (r
 //export mpigo_MPI_Graph_create
 func mpigo_MPI_Graph_create(comm_old uintptr, nnodes int32, indx unsafe.Pointer, edges unsafe.Pointer, reorder int32, comm_graph unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Graph_create", &rc)
-	return unsupported("MPI_Graph_create", comm_old)
+	return implGraph_create(comm_old, nnodes, indx, edges, reorder, comm_graph)
 }
 
 //export mpigo_MPI_Graph_get
 func mpigo_MPI_Graph_get(comm uintptr, maxindex int32, maxedges int32, indx unsafe.Pointer, edges unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Graph_get", &rc)
-	return unsupported("MPI_Graph_get", comm)
+	return implGraph_get(comm, maxindex, maxedges, indx, edges)
 }
 
 //export mpigo_MPI_Graph_map
 func mpigo_MPI_Graph_map(comm uintptr, nnodes int32, indx unsafe.Pointer, edges unsafe.Pointer, newrank unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Graph_map", &rc)
-	return unsupported("MPI_Graph_map", comm)
+	return implGraph_map(comm, nnodes, indx, edges, newrank)
 }
 
 //export mpigo_MPI_Graph_neighbors
 func mpigo_MPI_Graph_neighbors(comm uintptr, rank int32, maxneighbors int32, neighbors unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Graph_neighbors", &rc)
-	return unsupported("MPI_Graph_neighbors", comm)
+	return implGraph_neighbors(comm, rank, maxneighbors, neighbors)
 }
 
 //export mpigo_MPI_Graph_neighbors_count
 func mpigo_MPI_Graph_neighbors_count(comm uintptr, rank int32, nneighbors unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Graph_neighbors_count", &rc)
-	return unsupported("MPI_Graph_neighbors_count", comm)
+	return implGraph_neighbors_count(comm, rank, nneighbors)
 }
 
 //export mpigo_MPI_Graphdims_get
 func mpigo_MPI_Graphdims_get(comm uintptr, nnodes unsafe.Pointer, nedges unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Graphdims_get", &rc)
-	return unsupported("MPI_Graphdims_get", comm)
+	return implGraphdims_get(comm, nnodes, nedges)
 }
 
 //export mpigo_MPI_Grequest_complete
 func mpigo_MPI_Grequest_complete(request uintptr) (rc int32) {
 	defer recoverCode("MPI_Grequest_complete", &rc)
-	return unsupported("MPI_Grequest_complete", noComm)
+	return implGrequest_complete(request)
 }
 
 //export mpigo_MPI_Grequest_start
 func mpigo_MPI_Grequest_start(query_fn unsafe.Pointer, free_fn unsafe.Pointer, cancel_fn unsafe.Pointer, extra_state unsafe.Pointer, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Grequest_start", &rc)
-	return unsupported("MPI_Grequest_start", noComm)
+	return implGrequest_start(query_fn, free_fn, cancel_fn, extra_state, request)
 }
 
 //export mpigo_MPI_Group_c2f
@@ -1567,19 +1567,19 @@ func mpigo_MPI_Group_c2f(group uintptr) (rc int32) {
 //export mpigo_MPI_Group_compare
 func mpigo_MPI_Group_compare(group1 uintptr, group2 uintptr, result unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_compare", &rc)
-	return unsupported("MPI_Group_compare", noComm)
+	return implGroup_compare(group1, group2, result)
 }
 
 //export mpigo_MPI_Group_difference
 func mpigo_MPI_Group_difference(group1 uintptr, group2 uintptr, newgroup unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_difference", &rc)
-	return unsupported("MPI_Group_difference", noComm)
+	return implGroup_difference(group1, group2, newgroup)
 }
 
 //export mpigo_MPI_Group_excl
 func mpigo_MPI_Group_excl(group uintptr, n int32, ranks unsafe.Pointer, newgroup unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_excl", &rc)
-	return unsupported("MPI_Group_excl", noComm)
+	return implGroup_excl(group, n, ranks, newgroup)
 }
 
 //export mpigo_MPI_Group_f2c
@@ -1591,7 +1591,7 @@ func mpigo_MPI_Group_f2c(group int32) (rc uintptr) {
 //export mpigo_MPI_Group_free
 func mpigo_MPI_Group_free(group unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_free", &rc)
-	return unsupported("MPI_Group_free", noComm)
+	return implGroup_free(group)
 }
 
 //export mpigo_MPI_Group_from_session_pset
@@ -1609,37 +1609,37 @@ func mpigo_MPI_Group_fromint(group int32) (rc uintptr) {
 //export mpigo_MPI_Group_incl
 func mpigo_MPI_Group_incl(group uintptr, n int32, ranks unsafe.Pointer, newgroup unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_incl", &rc)
-	return unsupported("MPI_Group_incl", noComm)
+	return implGroup_incl(group, n, ranks, newgroup)
 }
 
 //export mpigo_MPI_Group_intersection
 func mpigo_MPI_Group_intersection(group1 uintptr, group2 uintptr, newgroup unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_intersection", &rc)
-	return unsupported("MPI_Group_intersection", noComm)
+	return implGroup_intersection(group1, group2, newgroup)
 }
 
 //export mpigo_MPI_Group_range_excl
 func mpigo_MPI_Group_range_excl(group uintptr, n int32, ranges unsafe.Pointer, newgroup unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_range_excl", &rc)
-	return unsupported("MPI_Group_range_excl", noComm)
+	return implGroup_range_excl(group, n, ranges, newgroup)
 }
 
 //export mpigo_MPI_Group_range_incl
 func mpigo_MPI_Group_range_incl(group uintptr, n int32, ranges unsafe.Pointer, newgroup unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_range_incl", &rc)
-	return unsupported("MPI_Group_range_incl", noComm)
+	return implGroup_range_incl(group, n, ranges, newgroup)
 }
 
 //export mpigo_MPI_Group_rank
 func mpigo_MPI_Group_rank(group uintptr, rank unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_rank", &rc)
-	return unsupported("MPI_Group_rank", noComm)
+	return implGroup_rank(group, rank)
 }
 
 //export mpigo_MPI_Group_size
 func mpigo_MPI_Group_size(group uintptr, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_size", &rc)
-	return unsupported("MPI_Group_size", noComm)
+	return implGroup_size(group, size)
 }
 
 //export mpigo_MPI_Group_toint
@@ -1651,13 +1651,13 @@ func mpigo_MPI_Group_toint(group uintptr) (rc int32) {
 //export mpigo_MPI_Group_translate_ranks
 func mpigo_MPI_Group_translate_ranks(group1 uintptr, n int32, ranks1 unsafe.Pointer, group2 uintptr, ranks2 unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_translate_ranks", &rc)
-	return unsupported("MPI_Group_translate_ranks", noComm)
+	return implGroup_translate_ranks(group1, n, ranks1, group2, ranks2)
 }
 
 //export mpigo_MPI_Group_union
 func mpigo_MPI_Group_union(group1 uintptr, group2 uintptr, newgroup unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_union", &rc)
-	return unsupported("MPI_Group_union", noComm)
+	return implGroup_union(group1, group2, newgroup)
 }
 
 //export mpigo_MPI_Iallgather
@@ -1897,13 +1897,13 @@ func mpigo_MPI_Info_create_env(argc int32, argv unsafe.Pointer, info unsafe.Poin
 //export mpigo_MPI_Info_delete
 func mpigo_MPI_Info_delete(info uintptr, key unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Info_delete", &rc)
-	return unsupported("MPI_Info_delete", noComm)
+	return implInfo_delete(info, key)
 }
 
 //export mpigo_MPI_Info_dup
 func mpigo_MPI_Info_dup(info uintptr, newinfo unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Info_dup", &rc)
-	return unsupported("MPI_Info_dup", noComm)
+	return implInfo_dup(info, newinfo)
 }
 
 //export mpigo_MPI_Info_f2c
@@ -1927,7 +1927,7 @@ func mpigo_MPI_Info_fromint(info int32) (rc uintptr) {
 //export mpigo_MPI_Info_get
 func mpigo_MPI_Info_get(info uintptr, key unsafe.Pointer, valuelen int32, value unsafe.Pointer, flag unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Info_get", &rc)
-	return unsupported("MPI_Info_get", noComm)
+	return implInfo_get(info, key, valuelen, value, flag)
 }
 
 //export mpigo_MPI_Info_get_nkeys
@@ -1951,7 +1951,7 @@ func mpigo_MPI_Info_get_string(info uintptr, key unsafe.Pointer, buflen unsafe.P
 //export mpigo_MPI_Info_get_valuelen
 func mpigo_MPI_Info_get_valuelen(info uintptr, key unsafe.Pointer, valuelen unsafe.Pointer, flag unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Info_get_valuelen", &rc)
-	return unsupported("MPI_Info_get_valuelen", noComm)
+	return implInfo_get_valuelen(info, key, valuelen, flag)
 }
 
 //export mpigo_MPI_Info_set
@@ -1987,7 +1987,7 @@ func mpigo_MPI_Initialized(flag unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Intercomm_create
 func mpigo_MPI_Intercomm_create(local_comm uintptr, local_leader int32, peer_comm uintptr, remote_leader int32, tag int32, newintercomm unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Intercomm_create", &rc)
-	return unsupported("MPI_Intercomm_create", local_comm)
+	return implIntercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm)
 }
 
 //export mpigo_MPI_Intercomm_create_from_groups
@@ -1999,7 +1999,7 @@ func mpigo_MPI_Intercomm_create_from_groups(local_group uintptr, local_leader in
 //export mpigo_MPI_Intercomm_merge
 func mpigo_MPI_Intercomm_merge(intercomm uintptr, high int32, newintracomm unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Intercomm_merge", &rc)
-	return unsupported("MPI_Intercomm_merge", intercomm)
+	return implIntercomm_merge(intercomm, high, newintracomm)
 }
 
 //export mpigo_MPI_Iprobe
@@ -2161,13 +2161,13 @@ func mpigo_MPI_Issend_c(buf unsafe.Pointer, count int64, datatype uintptr, dest 
 //export mpigo_MPI_Keyval_create
 func mpigo_MPI_Keyval_create(copy_fn unsafe.Pointer, delete_fn unsafe.Pointer, keyval unsafe.Pointer, extra_state unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Keyval_create", &rc)
-	return unsupported("MPI_Keyval_create", noComm)
+	return implKeyval_create(copy_fn, delete_fn, keyval, extra_state)
 }
 
 //export mpigo_MPI_Keyval_free
 func mpigo_MPI_Keyval_free(keyval unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Keyval_free", &rc)
-	return unsupported("MPI_Keyval_free", noComm)
+	return implKeyval_free(keyval)
 }
 
 //export mpigo_MPI_Lookup_name
@@ -2395,49 +2395,49 @@ func mpigo_MPI_Open_port(info uintptr, port_name unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Pack
 func mpigo_MPI_Pack(inbuf unsafe.Pointer, incount int32, datatype uintptr, outbuf unsafe.Pointer, outsize int32, position unsafe.Pointer, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Pack", &rc)
-	return unsupported("MPI_Pack", comm)
+	return implPack(inbuf, incount, datatype, outbuf, outsize, position, comm)
 }
 
 //export mpigo_MPI_Pack_c
 func mpigo_MPI_Pack_c(inbuf unsafe.Pointer, incount int64, datatype uintptr, outbuf unsafe.Pointer, outsize int64, position unsafe.Pointer, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Pack_c", &rc)
-	return unsupported("MPI_Pack_c", comm)
+	return implPack_c(inbuf, incount, datatype, outbuf, outsize, position, comm)
 }
 
 //export mpigo_MPI_Pack_external
 func mpigo_MPI_Pack_external(datarep unsafe.Pointer, inbuf unsafe.Pointer, incount int32, datatype uintptr, outbuf unsafe.Pointer, outsize int, position unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Pack_external", &rc)
-	return unsupported("MPI_Pack_external", noComm)
+	return implPack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position)
 }
 
 //export mpigo_MPI_Pack_external_c
 func mpigo_MPI_Pack_external_c(datarep unsafe.Pointer, inbuf unsafe.Pointer, incount int64, datatype uintptr, outbuf unsafe.Pointer, outsize int64, position unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Pack_external_c", &rc)
-	return unsupported("MPI_Pack_external_c", noComm)
+	return implPack_external_c(datarep, inbuf, incount, datatype, outbuf, outsize, position)
 }
 
 //export mpigo_MPI_Pack_external_size
 func mpigo_MPI_Pack_external_size(datarep unsafe.Pointer, incount int32, datatype uintptr, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Pack_external_size", &rc)
-	return unsupported("MPI_Pack_external_size", noComm)
+	return implPack_external_size(datarep, incount, datatype, size)
 }
 
 //export mpigo_MPI_Pack_external_size_c
 func mpigo_MPI_Pack_external_size_c(datarep unsafe.Pointer, incount int64, datatype uintptr, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Pack_external_size_c", &rc)
-	return unsupported("MPI_Pack_external_size_c", noComm)
+	return implPack_external_size_c(datarep, incount, datatype, size)
 }
 
 //export mpigo_MPI_Pack_size
 func mpigo_MPI_Pack_size(incount int32, datatype uintptr, comm uintptr, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Pack_size", &rc)
-	return unsupported("MPI_Pack_size", comm)
+	return implPack_size(incount, datatype, comm, size)
 }
 
 //export mpigo_MPI_Pack_size_c
 func mpigo_MPI_Pack_size_c(incount int64, datatype uintptr, comm uintptr, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Pack_size_c", &rc)
-	return unsupported("MPI_Pack_size_c", comm)
+	return implPack_size_c(incount, datatype, comm, size)
 }
 
 //export mpigo_MPI_Parrived
@@ -3055,37 +3055,37 @@ func mpigo_MPI_Startall(count int32, array_of_requests unsafe.Pointer) (rc int32
 //export mpigo_MPI_Status_c2f
 func mpigo_MPI_Status_c2f(c_status unsafe.Pointer, f_status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Status_c2f", &rc)
-	return unsupported("MPI_Status_c2f", noComm)
+	return implStatus_c2f(c_status, f_status)
 }
 
 //export mpigo_MPI_Status_c2f08
 func mpigo_MPI_Status_c2f08(c_status unsafe.Pointer, f08_status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Status_c2f08", &rc)
-	return unsupported("MPI_Status_c2f08", noComm)
+	return implStatus_c2f08(c_status, f08_status)
 }
 
 //export mpigo_MPI_Status_f082c
 func mpigo_MPI_Status_f082c(f08_status unsafe.Pointer, c_status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Status_f082c", &rc)
-	return unsupported("MPI_Status_f082c", noComm)
+	return implStatus_f082c(f08_status, c_status)
 }
 
 //export mpigo_MPI_Status_f082f
 func mpigo_MPI_Status_f082f(f08_status unsafe.Pointer, f_status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Status_f082f", &rc)
-	return unsupported("MPI_Status_f082f", noComm)
+	return implStatus_f082f(f08_status, f_status)
 }
 
 //export mpigo_MPI_Status_f2c
 func mpigo_MPI_Status_f2c(f_status unsafe.Pointer, c_status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Status_f2c", &rc)
-	return unsupported("MPI_Status_f2c", noComm)
+	return implStatus_f2c(f_status, c_status)
 }
 
 //export mpigo_MPI_Status_f2f08
 func mpigo_MPI_Status_f2f08(f_status unsafe.Pointer, f08_status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Status_f2f08", &rc)
-	return unsupported("MPI_Status_f2f08", noComm)
+	return implStatus_f2f08(f_status, f08_status)
 }
 
 //export mpigo_MPI_Status_get_error
@@ -3109,25 +3109,25 @@ func mpigo_MPI_Status_get_tag(status unsafe.Pointer, tag unsafe.Pointer) (rc int
 //export mpigo_MPI_Status_set_cancelled
 func mpigo_MPI_Status_set_cancelled(status unsafe.Pointer, flag int32) (rc int32) {
 	defer recoverCode("MPI_Status_set_cancelled", &rc)
-	return unsupported("MPI_Status_set_cancelled", noComm)
+	return implStatus_set_cancelled(status, flag)
 }
 
 //export mpigo_MPI_Status_set_elements
 func mpigo_MPI_Status_set_elements(status unsafe.Pointer, datatype uintptr, count int32) (rc int32) {
 	defer recoverCode("MPI_Status_set_elements", &rc)
-	return unsupported("MPI_Status_set_elements", noComm)
+	return implStatus_set_elements(status, datatype, count)
 }
 
 //export mpigo_MPI_Status_set_elements_c
 func mpigo_MPI_Status_set_elements_c(status unsafe.Pointer, datatype uintptr, count int64) (rc int32) {
 	defer recoverCode("MPI_Status_set_elements_c", &rc)
-	return unsupported("MPI_Status_set_elements_c", noComm)
+	return implStatus_set_elements_c(status, datatype, count)
 }
 
 //export mpigo_MPI_Status_set_elements_x
 func mpigo_MPI_Status_set_elements_x(status unsafe.Pointer, datatype uintptr, count int64) (rc int32) {
 	defer recoverCode("MPI_Status_set_elements_x", &rc)
-	return unsupported("MPI_Status_set_elements_x", noComm)
+	return implStatus_set_elements_x(status, datatype, count)
 }
 
 //export mpigo_MPI_Status_set_error
@@ -3487,7 +3487,7 @@ func mpigo_MPI_Testsome(incount int32, array_of_requests unsafe.Pointer, outcoun
 //export mpigo_MPI_Topo_test
 func mpigo_MPI_Topo_test(comm uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Topo_test", &rc)
-	return unsupported("MPI_Topo_test", comm)
+	return implTopo_test(comm, status)
 }
 
 //export mpigo_MPI_Type_c2f
@@ -3511,139 +3511,139 @@ func mpigo_MPI_Type_contiguous(count int32, oldtype uintptr, newtype unsafe.Poin
 //export mpigo_MPI_Type_contiguous_c
 func mpigo_MPI_Type_contiguous_c(count int64, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_contiguous_c", &rc)
-	return unsupported("MPI_Type_contiguous_c", noComm)
+	return implType_contiguous_c(count, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_darray
 func mpigo_MPI_Type_create_darray(size int32, rank int32, ndims int32, array_of_gsizes unsafe.Pointer, array_of_distribs unsafe.Pointer, array_of_dargs unsafe.Pointer, array_of_psizes unsafe.Pointer, order int32, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_darray", &rc)
-	return unsupported("MPI_Type_create_darray", noComm)
+	return implType_create_darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_darray_c
 func mpigo_MPI_Type_create_darray_c(size int32, rank int32, ndims int32, array_of_gsizes unsafe.Pointer, array_of_distribs unsafe.Pointer, array_of_dargs unsafe.Pointer, array_of_psizes unsafe.Pointer, order int32, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_darray_c", &rc)
-	return unsupported("MPI_Type_create_darray_c", noComm)
+	return implType_create_darray_c(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_f90_complex
 func mpigo_MPI_Type_create_f90_complex(p int32, r int32, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_f90_complex", &rc)
-	return unsupported("MPI_Type_create_f90_complex", noComm)
+	return implType_create_f90_complex(p, r, newtype)
 }
 
 //export mpigo_MPI_Type_create_f90_integer
 func mpigo_MPI_Type_create_f90_integer(r int32, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_f90_integer", &rc)
-	return unsupported("MPI_Type_create_f90_integer", noComm)
+	return implType_create_f90_integer(r, newtype)
 }
 
 //export mpigo_MPI_Type_create_f90_real
 func mpigo_MPI_Type_create_f90_real(p int32, r int32, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_f90_real", &rc)
-	return unsupported("MPI_Type_create_f90_real", noComm)
+	return implType_create_f90_real(p, r, newtype)
 }
 
 //export mpigo_MPI_Type_create_hindexed
 func mpigo_MPI_Type_create_hindexed(count int32, array_of_blocklengths unsafe.Pointer, array_of_displacements unsafe.Pointer, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_hindexed", &rc)
-	return unsupported("MPI_Type_create_hindexed", noComm)
+	return implType_create_hindexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_hindexed_block
 func mpigo_MPI_Type_create_hindexed_block(count int32, blocklength int32, array_of_displacements unsafe.Pointer, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_hindexed_block", &rc)
-	return unsupported("MPI_Type_create_hindexed_block", noComm)
+	return implType_create_hindexed_block(count, blocklength, array_of_displacements, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_hindexed_block_c
 func mpigo_MPI_Type_create_hindexed_block_c(count int64, blocklength int64, array_of_displacements unsafe.Pointer, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_hindexed_block_c", &rc)
-	return unsupported("MPI_Type_create_hindexed_block_c", noComm)
+	return implType_create_hindexed_block_c(count, blocklength, array_of_displacements, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_hindexed_c
 func mpigo_MPI_Type_create_hindexed_c(count int64, array_of_blocklengths unsafe.Pointer, array_of_displacements unsafe.Pointer, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_hindexed_c", &rc)
-	return unsupported("MPI_Type_create_hindexed_c", noComm)
+	return implType_create_hindexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_hvector
 func mpigo_MPI_Type_create_hvector(count int32, blocklength int32, stride int, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_hvector", &rc)
-	return unsupported("MPI_Type_create_hvector", noComm)
+	return implType_create_hvector(count, blocklength, stride, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_hvector_c
 func mpigo_MPI_Type_create_hvector_c(count int64, blocklength int64, stride int64, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_hvector_c", &rc)
-	return unsupported("MPI_Type_create_hvector_c", noComm)
+	return implType_create_hvector_c(count, blocklength, stride, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_indexed_block
 func mpigo_MPI_Type_create_indexed_block(count int32, blocklength int32, array_of_displacements unsafe.Pointer, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_indexed_block", &rc)
-	return unsupported("MPI_Type_create_indexed_block", noComm)
+	return implType_create_indexed_block(count, blocklength, array_of_displacements, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_indexed_block_c
 func mpigo_MPI_Type_create_indexed_block_c(count int64, blocklength int64, array_of_displacements unsafe.Pointer, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_indexed_block_c", &rc)
-	return unsupported("MPI_Type_create_indexed_block_c", noComm)
+	return implType_create_indexed_block_c(count, blocklength, array_of_displacements, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_keyval
 func mpigo_MPI_Type_create_keyval(type_copy_attr_fn unsafe.Pointer, type_delete_attr_fn unsafe.Pointer, type_keyval unsafe.Pointer, extra_state unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_keyval", &rc)
-	return unsupported("MPI_Type_create_keyval", noComm)
+	return implType_create_keyval(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state)
 }
 
 //export mpigo_MPI_Type_create_resized
 func mpigo_MPI_Type_create_resized(oldtype uintptr, lb int, extent int, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_resized", &rc)
-	return unsupported("MPI_Type_create_resized", noComm)
+	return implType_create_resized(oldtype, lb, extent, newtype)
 }
 
 //export mpigo_MPI_Type_create_resized_c
 func mpigo_MPI_Type_create_resized_c(oldtype uintptr, lb int64, extent int64, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_resized_c", &rc)
-	return unsupported("MPI_Type_create_resized_c", noComm)
+	return implType_create_resized_c(oldtype, lb, extent, newtype)
 }
 
 //export mpigo_MPI_Type_create_struct
 func mpigo_MPI_Type_create_struct(count int32, array_of_blocklengths unsafe.Pointer, array_of_displacements unsafe.Pointer, array_of_types unsafe.Pointer, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_struct", &rc)
-	return unsupported("MPI_Type_create_struct", noComm)
+	return implType_create_struct(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype)
 }
 
 //export mpigo_MPI_Type_create_struct_c
 func mpigo_MPI_Type_create_struct_c(count int64, array_of_blocklengths unsafe.Pointer, array_of_displacements unsafe.Pointer, array_of_types unsafe.Pointer, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_struct_c", &rc)
-	return unsupported("MPI_Type_create_struct_c", noComm)
+	return implType_create_struct_c(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype)
 }
 
 //export mpigo_MPI_Type_create_subarray
 func mpigo_MPI_Type_create_subarray(ndims int32, array_of_sizes unsafe.Pointer, array_of_subsizes unsafe.Pointer, array_of_starts unsafe.Pointer, order int32, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_subarray", &rc)
-	return unsupported("MPI_Type_create_subarray", noComm)
+	return implType_create_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_create_subarray_c
 func mpigo_MPI_Type_create_subarray_c(ndims int32, array_of_sizes unsafe.Pointer, array_of_subsizes unsafe.Pointer, array_of_starts unsafe.Pointer, order int32, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_create_subarray_c", &rc)
-	return unsupported("MPI_Type_create_subarray_c", noComm)
+	return implType_create_subarray_c(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_delete_attr
 func mpigo_MPI_Type_delete_attr(datatype uintptr, type_keyval int32) (rc int32) {
 	defer recoverCode("MPI_Type_delete_attr", &rc)
-	return unsupported("MPI_Type_delete_attr", noComm)
+	return implType_delete_attr(datatype, type_keyval)
 }
 
 //export mpigo_MPI_Type_dup
 func mpigo_MPI_Type_dup(oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_dup", &rc)
-	return unsupported("MPI_Type_dup", noComm)
+	return implType_dup(oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_f2c
@@ -3661,7 +3661,7 @@ func mpigo_MPI_Type_free(datatype unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Type_free_keyval
 func mpigo_MPI_Type_free_keyval(type_keyval unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_free_keyval", &rc)
-	return unsupported("MPI_Type_free_keyval", noComm)
+	return implType_free_keyval(type_keyval)
 }
 
 //export mpigo_MPI_Type_fromint
@@ -3673,73 +3673,73 @@ func mpigo_MPI_Type_fromint(datatype int32) (rc uintptr) {
 //export mpigo_MPI_Type_get_attr
 func mpigo_MPI_Type_get_attr(datatype uintptr, type_keyval int32, attribute_val unsafe.Pointer, flag unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_attr", &rc)
-	return unsupported("MPI_Type_get_attr", noComm)
+	return implType_get_attr(datatype, type_keyval, attribute_val, flag)
 }
 
 //export mpigo_MPI_Type_get_contents
 func mpigo_MPI_Type_get_contents(datatype uintptr, max_integers int32, max_addresses int32, max_datatypes int32, array_of_integers unsafe.Pointer, array_of_addresses unsafe.Pointer, array_of_datatypes unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_contents", &rc)
-	return unsupported("MPI_Type_get_contents", noComm)
+	return implType_get_contents(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes)
 }
 
 //export mpigo_MPI_Type_get_contents_c
 func mpigo_MPI_Type_get_contents_c(datatype uintptr, max_integers int64, max_addresses int64, max_large_counts int64, max_datatypes int64, array_of_integers unsafe.Pointer, array_of_addresses unsafe.Pointer, array_of_large_counts unsafe.Pointer, array_of_datatypes unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_contents_c", &rc)
-	return unsupported("MPI_Type_get_contents_c", noComm)
+	return implType_get_contents_c(datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, array_of_datatypes)
 }
 
 //export mpigo_MPI_Type_get_envelope
 func mpigo_MPI_Type_get_envelope(datatype uintptr, num_integers unsafe.Pointer, num_addresses unsafe.Pointer, num_datatypes unsafe.Pointer, combiner unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_envelope", &rc)
-	return unsupported("MPI_Type_get_envelope", noComm)
+	return implType_get_envelope(datatype, num_integers, num_addresses, num_datatypes, combiner)
 }
 
 //export mpigo_MPI_Type_get_envelope_c
 func mpigo_MPI_Type_get_envelope_c(datatype uintptr, num_integers unsafe.Pointer, num_addresses unsafe.Pointer, num_large_counts unsafe.Pointer, num_datatypes unsafe.Pointer, combiner unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_envelope_c", &rc)
-	return unsupported("MPI_Type_get_envelope_c", noComm)
+	return implType_get_envelope_c(datatype, num_integers, num_addresses, num_large_counts, num_datatypes, combiner)
 }
 
 //export mpigo_MPI_Type_get_extent
 func mpigo_MPI_Type_get_extent(datatype uintptr, lb unsafe.Pointer, extent unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_extent", &rc)
-	return unsupported("MPI_Type_get_extent", noComm)
+	return implType_get_extent(datatype, lb, extent)
 }
 
 //export mpigo_MPI_Type_get_extent_c
 func mpigo_MPI_Type_get_extent_c(datatype uintptr, lb unsafe.Pointer, extent unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_extent_c", &rc)
-	return unsupported("MPI_Type_get_extent_c", noComm)
+	return implType_get_extent_c(datatype, lb, extent)
 }
 
 //export mpigo_MPI_Type_get_extent_x
 func mpigo_MPI_Type_get_extent_x(datatype uintptr, lb unsafe.Pointer, extent unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_extent_x", &rc)
-	return unsupported("MPI_Type_get_extent_x", noComm)
+	return implType_get_extent_x(datatype, lb, extent)
 }
 
 //export mpigo_MPI_Type_get_name
 func mpigo_MPI_Type_get_name(datatype uintptr, type_name unsafe.Pointer, resultlen unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_name", &rc)
-	return unsupported("MPI_Type_get_name", noComm)
+	return implType_get_name(datatype, type_name, resultlen)
 }
 
 //export mpigo_MPI_Type_get_true_extent
 func mpigo_MPI_Type_get_true_extent(datatype uintptr, true_lb unsafe.Pointer, true_extent unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_true_extent", &rc)
-	return unsupported("MPI_Type_get_true_extent", noComm)
+	return implType_get_true_extent(datatype, true_lb, true_extent)
 }
 
 //export mpigo_MPI_Type_get_true_extent_c
 func mpigo_MPI_Type_get_true_extent_c(datatype uintptr, true_lb unsafe.Pointer, true_extent unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_true_extent_c", &rc)
-	return unsupported("MPI_Type_get_true_extent_c", noComm)
+	return implType_get_true_extent_c(datatype, true_lb, true_extent)
 }
 
 //export mpigo_MPI_Type_get_true_extent_x
 func mpigo_MPI_Type_get_true_extent_x(datatype uintptr, true_lb unsafe.Pointer, true_extent unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_true_extent_x", &rc)
-	return unsupported("MPI_Type_get_true_extent_x", noComm)
+	return implType_get_true_extent_x(datatype, true_lb, true_extent)
 }
 
 //export mpigo_MPI_Type_get_value_index
@@ -3751,31 +3751,31 @@ func mpigo_MPI_Type_get_value_index(value_type uintptr, index_type uintptr, pair
 //export mpigo_MPI_Type_indexed
 func mpigo_MPI_Type_indexed(count int32, array_of_blocklengths unsafe.Pointer, array_of_displacements unsafe.Pointer, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_indexed", &rc)
-	return unsupported("MPI_Type_indexed", noComm)
+	return implType_indexed(count, array_of_blocklengths, array_of_displacements, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_indexed_c
 func mpigo_MPI_Type_indexed_c(count int64, array_of_blocklengths unsafe.Pointer, array_of_displacements unsafe.Pointer, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_indexed_c", &rc)
-	return unsupported("MPI_Type_indexed_c", noComm)
+	return implType_indexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype)
 }
 
 //export mpigo_MPI_Type_match_size
 func mpigo_MPI_Type_match_size(typeclass int32, size int32, datatype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_match_size", &rc)
-	return unsupported("MPI_Type_match_size", noComm)
+	return implType_match_size(typeclass, size, datatype)
 }
 
 //export mpigo_MPI_Type_set_attr
 func mpigo_MPI_Type_set_attr(datatype uintptr, type_keyval int32, attribute_val unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_set_attr", &rc)
-	return unsupported("MPI_Type_set_attr", noComm)
+	return implType_set_attr(datatype, type_keyval, attribute_val)
 }
 
 //export mpigo_MPI_Type_set_name
 func mpigo_MPI_Type_set_name(datatype uintptr, type_name unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_set_name", &rc)
-	return unsupported("MPI_Type_set_name", noComm)
+	return implType_set_name(datatype, type_name)
 }
 
 //export mpigo_MPI_Type_size
@@ -3787,13 +3787,13 @@ func mpigo_MPI_Type_size(datatype uintptr, size unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Type_size_c
 func mpigo_MPI_Type_size_c(datatype uintptr, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_size_c", &rc)
-	return unsupported("MPI_Type_size_c", noComm)
+	return implType_size_c(datatype, size)
 }
 
 //export mpigo_MPI_Type_size_x
 func mpigo_MPI_Type_size_x(datatype uintptr, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_size_x", &rc)
-	return unsupported("MPI_Type_size_x", noComm)
+	return implType_size_x(datatype, size)
 }
 
 //export mpigo_MPI_Type_toint
@@ -3811,31 +3811,31 @@ func mpigo_MPI_Type_vector(count int32, blocklength int32, stride int32, oldtype
 //export mpigo_MPI_Type_vector_c
 func mpigo_MPI_Type_vector_c(count int64, blocklength int64, stride int64, oldtype uintptr, newtype unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_vector_c", &rc)
-	return unsupported("MPI_Type_vector_c", noComm)
+	return implType_vector_c(count, blocklength, stride, oldtype, newtype)
 }
 
 //export mpigo_MPI_Unpack
 func mpigo_MPI_Unpack(inbuf unsafe.Pointer, insize int32, position unsafe.Pointer, outbuf unsafe.Pointer, outcount int32, datatype uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Unpack", &rc)
-	return unsupported("MPI_Unpack", comm)
+	return implUnpack(inbuf, insize, position, outbuf, outcount, datatype, comm)
 }
 
 //export mpigo_MPI_Unpack_c
 func mpigo_MPI_Unpack_c(inbuf unsafe.Pointer, insize int64, position unsafe.Pointer, outbuf unsafe.Pointer, outcount int64, datatype uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Unpack_c", &rc)
-	return unsupported("MPI_Unpack_c", comm)
+	return implUnpack_c(inbuf, insize, position, outbuf, outcount, datatype, comm)
 }
 
 //export mpigo_MPI_Unpack_external
 func mpigo_MPI_Unpack_external(datarep unsafe.Pointer, inbuf unsafe.Pointer, insize int, position unsafe.Pointer, outbuf unsafe.Pointer, outcount int32, datatype uintptr) (rc int32) {
 	defer recoverCode("MPI_Unpack_external", &rc)
-	return unsupported("MPI_Unpack_external", noComm)
+	return implUnpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype)
 }
 
 //export mpigo_MPI_Unpack_external_c
 func mpigo_MPI_Unpack_external_c(datarep unsafe.Pointer, inbuf unsafe.Pointer, insize int64, position unsafe.Pointer, outbuf unsafe.Pointer, outcount int64, datatype uintptr) (rc int32) {
 	defer recoverCode("MPI_Unpack_external_c", &rc)
-	return unsupported("MPI_Unpack_external_c", noComm)
+	return implUnpack_external_c(datarep, inbuf, insize, position, outbuf, outcount, datatype)
 }
 
 //export mpigo_MPI_Unpublish_name

@@ -26,7 +26,7 @@ var (
 )
 
 // abiPrograms are the C programs of testdata/abi.
-var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal"}
+var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo", "attrs", "errh", "greq"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -99,6 +99,15 @@ func TestABIPrograms(t *testing.T) {
 		{"types", 2, "types OK"},
 		{"errors", 0, "errors OK"},
 		{"errors", 2, "errors OK"},
+		{"dtypes", 2, "dtypes OK"},
+		{"groups", 4, "groups OK"},
+		{"groups", 2, "groups OK"},
+		{"comms", 4, "comms OK"},
+		{"topo", 4, "topo OK"},
+		{"attrs", 0, "attrs OK"},
+		{"attrs", 2, "attrs OK"},
+		{"errh", 2, "errh OK"},
+		{"greq", 0, "greq OK"},
 	} {
 		t.Run(fmt.Sprintf("%s-%d", tc.prog, tc.n), func(t *testing.T) {
 			prog := filepath.Join(bin, tc.prog)
