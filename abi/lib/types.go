@@ -111,6 +111,7 @@ func setupTypes() {
 		predefTypes[p.h] = t
 		typeHandles.Store(t, p.h)
 	}
+	setupPairTypes()
 }
 
 // typeArg returns the datatype behind h, or nil and the error code raised
