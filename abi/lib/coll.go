@@ -836,7 +836,7 @@ func implIneighbor_alltoallv_c(sendbuf, sendcounts, sdispls unsafe.Pointer, send
 
 // wside resolves a side of an alltoallw: counts, byte displacements and
 // a datatype per peer.
-func wside(fn string, ce *commEntry, p, counts, displs, ts unsafe.Pointer, n int, wide bool) ([]byte, []int, []int, []*mpi.Datatype, int32) {
+func wside(fn string, ce *commEntry, p, counts, displs, ts unsafe.Pointer, n int, wide, neighbor bool) ([]byte, []int, []int, []*mpi.Datatype, int32) {
 	if uintptr(p) == 1 {
 		return mpi.InPlace, nil, nil, nil, 0
 	}
@@ -844,7 +844,9 @@ func wside(fn string, ce *commEntry, p, counts, displs, ts unsafe.Pointer, n int
 	if rc != 0 {
 		return nil, nil, nil, nil, rc
 	}
-	ds, rc := ints(fn, ce, displs, n, wide, "displs")
+	// The neighbour forms take MPI_Aint displacements even where their
+	// counts are ints.
+	ds, rc := ints(fn, ce, displs, n, wide || neighbor, "displs")
 	if rc != 0 {
 		return nil, nil, nil, nil, rc
 	}
@@ -873,11 +875,11 @@ func alltoallw(fn string, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recv
 			return failed(raiseOn(fn, ce, err))
 		}
 	}
-	sb, scs, sds, sts, rc := wside(fn, ce, sendbuf, sendcounts, sdispls, sendtypes, out, wide)
+	sb, scs, sds, sts, rc := wside(fn, ce, sendbuf, sendcounts, sdispls, sendtypes, out, wide, neighbor)
 	if rc != 0 {
 		return failed(rc)
 	}
-	rb, rcs, rds, rts, rc := wside(fn, ce, recvbuf, recvcounts, rdispls, recvtypes, in, wide)
+	rb, rcs, rds, rts, rc := wside(fn, ce, recvbuf, recvcounts, rdispls, recvtypes, in, wide, neighbor)
 	if rc != 0 {
 		return failed(rc)
 	}

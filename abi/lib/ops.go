@@ -29,6 +29,20 @@ var predefOps = map[uintptr]*mpi.ReduceOp{
 
 var userOps = &table[*mpi.ReduceOp]{kind: kindOp}
 
+// pairTypes are the ABI's pair datatypes: the predefined operations on
+// them are MPI_MINLOC and MPI_MAXLOC only (their duplicates would let
+// mpigo apply the others to the members).
+var pairTypes = map[*mpi.Datatype]bool{}
+
+// opOnType checks that the predefined operation o is defined on t.
+func opOnType(fn string, ce *commEntry, o *mpi.ReduceOp, t *mpi.Datatype) int32 {
+	predefTypesMu.Do(setupTypes)
+	if pairTypes[t] && o != mpi.OpMinLoc && o != mpi.OpMaxLoc && o.Name() != "user" {
+		return raiseOn(fn, ce, classErr(MPI_ERR_OP, fmt.Sprintf("operation %s is not defined on the pair type %s (only MPI_MINLOC and MPI_MAXLOC are)", o.Name(), t.Name())))
+	}
+	return 0
+}
+
 func opArg(fn string, ce *commEntry, h uintptr) (*mpi.ReduceOp, int32) {
 	if op, ok := predefOps[h]; ok {
 		return op, 0
@@ -68,6 +82,7 @@ func setupPairTypes() {
 		d.SetName(p.name)
 		predefTypes[p.h] = d
 		typeHandles.Store(d, p.h)
+		pairTypes[d] = true
 	}
 }
 
@@ -147,6 +162,9 @@ func reduceLocal(fn string, inbuf, inoutbuf unsafe.Pointer, count int, datatype,
 	}
 	o, rc := opArg(fn, nil, op)
 	if o == nil {
+		return rc
+	}
+	if rc := opOnType(fn, nil, o, t); rc != 0 {
 		return rc
 	}
 	if uintptr(inbuf) == 1 || uintptr(inoutbuf) == 1 {

@@ -20,6 +20,9 @@ func redArgs(fn string, comm, datatype, op uintptr) (*commEntry, *mpi.Datatype, 
 	if o == nil {
 		return nil, nil, nil, rc
 	}
+	if rc := opOnType(fn, ce, o, t); rc != 0 {
+		return nil, nil, nil, rc
+	}
 	return ce, t, o, 0
 }
 

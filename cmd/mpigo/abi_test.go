@@ -26,7 +26,7 @@ var (
 )
 
 // abiPrograms are the C programs of testdata/abi.
-var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal"}
+var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "p2pmodes", "completion", "collall", "icoll", "neighbor"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -99,6 +99,20 @@ func TestABIPrograms(t *testing.T) {
 		{"types", 2, "types OK"},
 		{"errors", 0, "errors OK"},
 		{"errors", 2, "errors OK"},
+		{"p2pmodes", 0, "p2pmodes OK"},
+		{"p2pmodes", 2, "p2pmodes OK"},
+		{"p2pmodes", 4, "p2pmodes OK"},
+		{"completion", 0, "completion OK"},
+		{"completion", 2, "completion OK"},
+		{"completion", 4, "completion OK"},
+		{"collall", 0, "collall OK"},
+		{"collall", 2, "collall OK"},
+		{"collall", 4, "collall OK"},
+		{"icoll", 0, "icoll OK"},
+		{"icoll", 2, "icoll OK"},
+		{"icoll", 4, "icoll OK"},
+		{"neighbor", 0, "neighbor OK"},
+		{"neighbor", 4, "neighbor OK"},
 	} {
 		t.Run(fmt.Sprintf("%s-%d", tc.prog, tc.n), func(t *testing.T) {
 			prog := filepath.Join(bin, tc.prog)
