@@ -2,12 +2,6 @@
 
 package main
 
-/*
-#include <stdint.h>
-void mpigo_call_user_function(void *fn, void *in, void *inout, int len, uintptr_t dt);
-*/
-import "C"
-
 import (
 	"fmt"
 	"unsafe"
@@ -15,63 +9,182 @@ import (
 	"github.com/mpigo/mpi"
 )
 
-// The predefined operations; MPI_REPLACE and MPI_NO_OP are for one-sided
-// accumulates only.
-var predefOps = map[uintptr]*mpi.ReduceOp{
-	MPI_SUM: mpi.OpSum, MPI_PROD: mpi.OpProd, MPI_MIN: mpi.OpMin, MPI_MAX: mpi.OpMax,
-	MPI_LAND: mpi.OpLand, MPI_LOR: mpi.OpLor, MPI_LXOR: mpi.OpLxor,
-	MPI_BAND: mpi.OpBand, MPI_BOR: mpi.OpBor, MPI_BXOR: mpi.OpBxor,
-	MPI_MINLOC: mpi.OpMinLoc, MPI_MAXLOC: mpi.OpMaxLoc,
+// collOp is a collective whose arguments are resolved: run does it,
+// start begins it as a request (the I form). ce is nil if the arguments
+// were bad, and rc is then the error's code.
+type collOp struct {
+	ce    *commEntry
+	run   func() error
+	start func() (*mpi.Request, error)
+	rc    int32
 }
 
-var userOps = &table[*mpi.ReduceOp]{kind: kindOp}
+func failed(rc int32) collOp { return collOp{rc: rc} }
 
-func opArg(fn string, ce *commEntry, h uintptr) (*mpi.ReduceOp, int32) {
-	if op, ok := predefOps[h]; ok {
-		return op, 0
+// block runs the collective (the blocking form).
+func (k collOp) block(fn string) int32 {
+	if k.ce == nil {
+		return k.rc
 	}
-	if op, ok := userOps.get(h); ok {
-		return op, 0
-	}
-	return nil, raiseOn(fn, ce, classErr(MPI_ERR_OP, fmt.Sprintf("%#x is not an operation for reductions", h)))
+	return k.ce.check(fn, k.run())
 }
 
-// implOp_create wraps a C MPI_User_function as an mpigo operation: mpigo
-// calls it on its buffers through a C trampoline, with the handle of the
-// datatype the reduction was called with.
-func implOp_create(userFn unsafe.Pointer, commute int32, op unsafe.Pointer) int32 {
-	const fn = "MPI_Op_create"
-	if rc := running(fn); rc != 0 {
-		return rc
+// post starts the collective and stores its request at request (the
+// non-blocking form).
+func (k collOp) post(fn string, request unsafe.Pointer) int32 {
+	if k.ce == nil {
+		return k.rc
 	}
-	if userFn == nil || op == nil {
-		return raise(fn, noComm, classErr(MPI_ERR_ARG, "user_fn or op is NULL"))
+	if request == nil {
+		return raiseOn(fn, k.ce, classErr(MPI_ERR_ARG, "request is NULL"))
 	}
-	o := mpi.NewReduceOp(func(in, inout []byte, count int, dt *mpi.Datatype) {
-		if count == 0 || len(in) == 0 || len(inout) == 0 {
-			return
+	r, err := k.start()
+	if err != nil {
+		return k.ce.check(fn, err)
+	}
+	*(*uintptr)(request) = addRequest(r, k.ce, false)
+	return MPI_SUCCESS
+}
+
+// rootArg converts a root of the ABI to mpigo's: MPI_ROOT and
+// MPI_PROC_NULL name the groups of an intercommunicator's collectives.
+func rootArg(r int32) int {
+	switch r {
+	case MPI_ROOT:
+		return mpi.Root
+	case MPI_PROC_NULL:
+		return mpi.ProcNull
+	}
+	if r < 0 {
+		return invalidArg
+	}
+	return int(r)
+}
+
+// isRoot reports whether the caller is the root of a rooted collective:
+// its rank on an intracommunicator, MPI_ROOT on an intercommunicator.
+func isRoot(c *mpi.Comm, root int32) bool {
+	if c.IsInter() {
+		return root == MPI_ROOT
+	}
+	return c.Rank() == int(root)
+}
+
+// sends reports whether the caller gives data to a rooted collective:
+// every rank of an intracommunicator, the ranks of the group without the
+// root on an intercommunicator.
+func sends(c *mpi.Comm, root int32) bool {
+	return !c.IsInter() || root >= 0
+}
+
+// peers is the number of blocks of an all-to-all collective: the size of
+// the group, the remote group on an intercommunicator.
+func peers(c *mpi.Comm) int {
+	if c.IsInter() {
+		return c.RemoteSize()
+	}
+	return c.Size()
+}
+
+// ints reads n counts or displacements at p: C ints, or 64-bit
+// MPI_Count/MPI_Aint values in the large-count (wide) forms.
+func ints(fn string, ce *commEntry, p unsafe.Pointer, n int, wide bool, what string) ([]int, int32) {
+	if n == 0 {
+		return []int{}, 0
+	}
+	if p == nil {
+		return nil, raiseOn(fn, ce, classErr(MPI_ERR_ARG, what+" is NULL"))
+	}
+	v := make([]int, n)
+	if wide {
+		for i, x := range unsafe.Slice((*int64)(p), n) {
+			v[i] = int(x)
 		}
-		C.mpigo_call_user_function(userFn, unsafe.Pointer(&in[0]), unsafe.Pointer(&inout[0]), C.int(count), C.uintptr_t(typeHandle(dt)))
-	}, commute != 0)
-	*(*uintptr)(op) = userOps.add(o)
-	return MPI_SUCCESS
+	} else {
+		for i, x := range unsafe.Slice((*int32)(p), n) {
+			v[i] = int(x)
+		}
+	}
+	return v, 0
 }
 
-func implOp_free(op unsafe.Pointer) int32 {
-	const fn = "MPI_Op_free"
-	if rc := running(fn); rc != 0 {
-		return rc
+// vbuf is the buffer of a v-collective: up to the end of its farthest
+// block (displacements in elements of t).
+func vbuf(fn string, ce *commEntry, p unsafe.Pointer, counts, displs []int, t *mpi.Datatype) ([]byte, int32) {
+	if uintptr(p) == 1 {
+		return mpi.InPlace, 0
 	}
-	if op == nil {
-		return raise(fn, noComm, classErr(MPI_ERR_ARG, "op is NULL"))
+	n := 0
+	for i, c := range counts {
+		if c < 0 {
+			return nil, raiseOn(fn, ce, classErr(MPI_ERR_COUNT, fmt.Sprintf("count %d is negative", c)))
+		}
+		if c > 0 && i < len(displs) && displs[i]+c > n {
+			n = displs[i] + c
+		}
 	}
-	h := *(*uintptr)(op)
-	if _, ok := userOps.get(h); !ok {
-		return raise(fn, noComm, classErr(MPI_ERR_OP, fmt.Sprintf("%#x is not a user-defined operation", h)))
+	for _, d := range displs {
+		if d < 0 {
+			// A block before the buffer's start: not supported, as
+			// MPI_BOTTOM is not.
+			return nil, raiseOn(fn, ce, classErr(MPI_ERR_ARG, fmt.Sprintf("negative displacement %d is not supported", d)))
+		}
 	}
-	userOps.remove(h)
-	*(*uintptr)(op) = MPI_OP_NULL
-	return MPI_SUCCESS
+	return bufArg(fn, ce, p, n, t)
+}
+
+// wbuf is the buffer of an alltoallw: displacements in bytes, a datatype
+// per block.
+func wbuf(fn string, ce *commEntry, p unsafe.Pointer, counts, displs []int, ts []*mpi.Datatype) ([]byte, int32) {
+	if uintptr(p) == 1 {
+		return mpi.InPlace, 0
+	}
+	n := 0
+	for i, c := range counts {
+		if c < 0 {
+			return nil, raiseOn(fn, ce, classErr(MPI_ERR_COUNT, fmt.Sprintf("count %d is negative", c)))
+		}
+		if displs[i] < 0 {
+			return nil, raiseOn(fn, ce, classErr(MPI_ERR_ARG, fmt.Sprintf("negative displacement %d is not supported", displs[i])))
+		}
+		if c == 0 || ts[i].Size() == 0 {
+			continue
+		}
+		_, extent := ts[i].Extent()
+		tlb, textent := ts[i].TrueExtent()
+		if tlb < 0 {
+			return nil, raiseOn(fn, ce, classErr(MPI_ERR_TYPE, fmt.Sprintf("datatype %s has a negative lower bound, which the ABI does not support yet", ts[i].Name())))
+		}
+		if end := displs[i] + (c-1)*extent + tlb + textent; end > n {
+			n = end
+		}
+	}
+	if n == 0 {
+		return unsafe.Slice((*byte)(p), 0), 0
+	}
+	if p == nil {
+		return nil, raiseOn(fn, ce, classErr(MPI_ERR_BUFFER, "buffer is NULL (MPI_BOTTOM with absolute addresses is not supported yet)"))
+	}
+	return unsafe.Slice((*byte)(p), n), 0
+}
+
+// types reads n datatype handles at p (alltoallw).
+func types(fn string, ce *commEntry, p unsafe.Pointer, n int, what string) ([]*mpi.Datatype, int32) {
+	if n == 0 {
+		return []*mpi.Datatype{}, 0
+	}
+	if p == nil {
+		return nil, raiseOn(fn, ce, classErr(MPI_ERR_ARG, what+" is NULL"))
+	}
+	ts := make([]*mpi.Datatype, n)
+	for i, h := range unsafe.Slice((*uintptr)(p), n) {
+		t, rc := typeArg(fn, ce, h)
+		if t == nil {
+			return nil, rc
+		}
+		ts[i] = t
+	}
+	return ts, 0
 }
 
 func implBarrier(comm uintptr) int32 {
@@ -82,152 +195,744 @@ func implBarrier(comm uintptr) int32 {
 	return ce.check("MPI_Barrier", ce.c.Barrier())
 }
 
+func implIbarrier(comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Ibarrier"
+	ce, rc := getComm(fn, comm)
+	if ce == nil {
+		return rc
+	}
+	return collOp{ce: ce, start: ce.c.Ibarrier}.post(fn, request)
+}
+
+func bcast(fn string, buffer unsafe.Pointer, count int, datatype uintptr, root int32, comm uintptr) collOp {
+	ce, t, rc := args(fn, comm, datatype)
+	if ce == nil {
+		return failed(rc)
+	}
+	var b []byte
+	if root != MPI_PROC_NULL {
+		if b, rc = bufArg(fn, ce, buffer, count, t); rc != 0 {
+			return failed(rc)
+		}
+	}
+	r := rootArg(root)
+	return collOp{ce: ce,
+		run:   func() error { return ce.c.Bcast(b, count, t, r) },
+		start: func() (*mpi.Request, error) { return ce.c.Ibcast(b, count, t, r) }}
+}
+
 func implBcast(buffer unsafe.Pointer, count int32, datatype uintptr, root int32, comm uintptr) int32 {
-	const fn = "MPI_Bcast"
-	ce, t, rc := args(fn, comm, datatype)
-	if ce == nil {
-		return rc
-	}
-	b, rc := bufArg(fn, ce, buffer, int(count), t)
-	if rc != 0 {
-		return rc
-	}
-	return ce.check(fn, ce.c.Bcast(b, int(count), t, int(root)))
+	return bcast("MPI_Bcast", buffer, int(count), datatype, root, comm).block("MPI_Bcast")
 }
 
-// reduceArgs resolves the arguments common to the reductions.
-func reduceArgs(fn string, sendbuf, recvbuf unsafe.Pointer, count int32, datatype, op, comm uintptr, recvHere bool) (*commEntry, []byte, []byte, *mpi.Datatype, *mpi.ReduceOp, int32) {
-	ce, t, rc := args(fn, comm, datatype)
-	if ce == nil {
-		return nil, nil, nil, nil, nil, rc
-	}
-	o, rc := opArg(fn, ce, op)
-	if o == nil {
-		return nil, nil, nil, nil, nil, rc
-	}
-	sb, rc := bufArg(fn, ce, sendbuf, int(count), t)
-	if rc != 0 {
-		return nil, nil, nil, nil, nil, rc
-	}
-	var rb []byte
-	if recvHere {
-		if rb, rc = bufArg(fn, ce, recvbuf, int(count), t); rc != 0 {
-			return nil, nil, nil, nil, nil, rc
-		}
-	}
-	return ce, sb, rb, t, o, 0
+func implBcast_c(buffer unsafe.Pointer, count int64, datatype uintptr, root int32, comm uintptr) int32 {
+	return bcast("MPI_Bcast_c", buffer, int(count), datatype, root, comm).block("MPI_Bcast_c")
 }
 
-func implReduce(sendbuf, recvbuf unsafe.Pointer, count int32, datatype, op uintptr, root int32, comm uintptr) int32 {
-	const fn = "MPI_Reduce"
-	// recvbuf matters at the root only.
+func implIbcast(buffer unsafe.Pointer, count int32, datatype uintptr, root int32, comm uintptr, request unsafe.Pointer) int32 {
+	return bcast("MPI_Ibcast", buffer, int(count), datatype, root, comm).post("MPI_Ibcast", request)
+}
+
+func implIbcast_c(buffer unsafe.Pointer, count int64, datatype uintptr, root int32, comm uintptr, request unsafe.Pointer) int32 {
+	return bcast("MPI_Ibcast_c", buffer, int(count), datatype, root, comm).post("MPI_Ibcast_c", request)
+}
+
+// side is one side (send or receive) of a collective: its buffer and
+// datatype, nil where it is not significant.
+type side struct {
+	b []byte
+	t *mpi.Datatype
+}
+
+// fixed resolves a side of count*n elements (n 0: not significant here).
+func fixed(fn string, ce *commEntry, p unsafe.Pointer, count int, datatype uintptr, n int) (side, int32) {
+	if n <= 0 && uintptr(p) != 1 {
+		return side{}, 0
+	}
+	if uintptr(p) == 1 {
+		return side{b: mpi.InPlace}, 0
+	}
+	t, rc := typeArg(fn, ce, datatype)
+	if t == nil {
+		return side{}, rc
+	}
+	if count < 0 {
+		return side{}, raiseOn(fn, ce, classErr(MPI_ERR_COUNT, fmt.Sprintf("count %d is negative", count)))
+	}
+	b, rc := bufArg(fn, ce, p, count*n, t)
+	if rc != 0 {
+		return side{}, rc
+	}
+	return side{b, t}, 0
+}
+
+// pair completes the datatypes of a collective's two sides: a side that
+// is not significant here (or MPI_IN_PLACE) takes the other's, so that
+// mpigo gets no nil datatype.
+func pair(s, r *side) {
+	if s.t == nil {
+		s.t = r.t
+	}
+	if r.t == nil {
+		r.t = s.t
+	}
+	if s.t == nil { // neither side significant: any datatype will do
+		s.t, r.t = mpi.Byte, mpi.Byte
+	}
+}
+
+func gather(fn string, sendbuf unsafe.Pointer, sendcount int, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int, recvtype uintptr, root int32, comm uintptr) collOp {
 	ce, rc := getComm(fn, comm)
 	if ce == nil {
-		return rc
+		return failed(rc)
 	}
-	ce, sb, rb, t, o, rc := reduceArgs(fn, sendbuf, recvbuf, count, datatype, op, comm, ce.c.Rank() == int(root))
-	if ce == nil {
-		return rc
+	c := ce.c
+	sn, rn := 0, 0
+	if sends(c, root) {
+		sn = 1
 	}
-	return ce.check(fn, ce.c.Reduce(sb, rb, int(count), t, o, int(root)))
-}
-
-func implAllreduce(sendbuf, recvbuf unsafe.Pointer, count int32, datatype, op, comm uintptr) int32 {
-	const fn = "MPI_Allreduce"
-	ce, sb, rb, t, o, rc := reduceArgs(fn, sendbuf, recvbuf, count, datatype, op, comm, true)
-	if ce == nil {
-		return rc
+	if isRoot(c, root) {
+		rn = peers(c)
 	}
-	return ce.check(fn, ce.c.Allreduce(sb, rb, int(count), t, o))
-}
-
-// blocks resolves the arguments of the fixed-size gathers and scatters:
-// the send side has sendcount*sendN elements, the receive side
-// recvcount*recvN (0: not significant here).
-func blocks(fn string, sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr,
-	comm uintptr, sendN, recvN func(c *mpi.Comm) int) (*commEntry, []byte, *mpi.Datatype, []byte, *mpi.Datatype, int32) {
-	ce, rc := getComm(fn, comm)
-	if ce == nil {
-		return nil, nil, nil, nil, nil, rc
+	s, rc := fixed(fn, ce, sendbuf, sendcount, sendtype, sn)
+	if rc != 0 {
+		return failed(rc)
 	}
-	var (
-		sb, rb []byte
-		st, rt *mpi.Datatype
-	)
-	if n := sendN(ce.c); n > 0 || uintptr(sendbuf) == 1 {
-		if uintptr(sendbuf) == 1 {
-			sb = mpi.InPlace
-		} else {
-			if st, rc = typeArg(fn, ce, sendtype); st == nil {
-				return nil, nil, nil, nil, nil, rc
-			}
-			if sb, rc = bufArg(fn, ce, sendbuf, int(sendcount)*n, st); rc != 0 {
-				return nil, nil, nil, nil, nil, rc
-			}
-		}
+	r, rc := fixed(fn, ce, recvbuf, recvcount, recvtype, rn)
+	if rc != 0 {
+		return failed(rc)
 	}
-	if n := recvN(ce.c); n > 0 {
-		if rt, rc = typeArg(fn, ce, recvtype); rt == nil {
-			return nil, nil, nil, nil, nil, rc
-		}
-		if rb, rc = bufArg(fn, ce, recvbuf, int(recvcount)*n, rt); rc != 0 {
-			return nil, nil, nil, nil, nil, rc
-		}
-	}
-	// A side that is not significant here (or MPI_IN_PLACE) takes the
-	// other side's datatype, so that mpigo gets no nil datatype.
-	if st == nil {
-		st = rt
-	}
-	if rt == nil {
-		rt = st
-	}
-	return ce, sb, st, rb, rt, 0
-}
-
-func one(*mpi.Comm) int   { return 1 }
-func all(c *mpi.Comm) int { return c.Size() }
-func atRoot(root int32) func(c *mpi.Comm) int {
-	return func(c *mpi.Comm) int {
-		if c.Rank() == int(root) {
-			return c.Size()
-		}
-		return 0
-	}
+	pair(&s, &r)
+	ro := rootArg(root)
+	return collOp{ce: ce,
+		run: func() error { return c.Gather(s.b, sendcount, s.t, r.b, recvcount, r.t, ro) },
+		start: func() (*mpi.Request, error) {
+			return c.Igather(s.b, sendcount, s.t, r.b, recvcount, r.t, ro)
+		}}
 }
 
 func implGather(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, root int32, comm uintptr) int32 {
 	const fn = "MPI_Gather"
-	ce, sb, st, rb, rt, rc := blocks(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, one, atRoot(root))
-	if ce == nil {
-		return rc
+	return gather(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, root, comm).block(fn)
+}
+
+func implGather_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, root int32, comm uintptr) int32 {
+	const fn = "MPI_Gather_c"
+	return gather(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, root, comm).block(fn)
+}
+
+func implIgather(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, root int32, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Igather"
+	return gather(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, root, comm).post(fn, request)
+}
+
+func implIgather_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, root int32, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Igather_c"
+	return gather(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, root, comm).post(fn, request)
+}
+
+// vside resolves a side with a count and displacement per peer (n
+// peers; 0: not significant here).
+func vside(fn string, ce *commEntry, p, counts, displs unsafe.Pointer, datatype uintptr, n int, wide bool) (side, []int, []int, int32) {
+	if n <= 0 && uintptr(p) != 1 {
+		return side{}, nil, nil, 0
 	}
-	return ce.check(fn, ce.c.Gather(sb, int(sendcount), st, rb, int(recvcount), rt, int(root)))
+	if uintptr(p) == 1 {
+		return side{b: mpi.InPlace}, nil, nil, 0
+	}
+	t, rc := typeArg(fn, ce, datatype)
+	if t == nil {
+		return side{}, nil, nil, rc
+	}
+	cs, rc := ints(fn, ce, counts, n, wide, "counts")
+	if rc != 0 {
+		return side{}, nil, nil, rc
+	}
+	ds, rc := ints(fn, ce, displs, n, wide, "displs")
+	if rc != 0 {
+		return side{}, nil, nil, rc
+	}
+	b, rc := vbuf(fn, ce, p, cs, ds, t)
+	if rc != 0 {
+		return side{}, nil, nil, rc
+	}
+	return side{b, t}, cs, ds, 0
+}
+
+func gatherv(fn string, sendbuf unsafe.Pointer, sendcount int, sendtype uintptr, recvbuf, recvcounts, displs unsafe.Pointer, recvtype uintptr, root int32, comm uintptr, wide bool) collOp {
+	ce, rc := getComm(fn, comm)
+	if ce == nil {
+		return failed(rc)
+	}
+	c := ce.c
+	sn, rn := 0, 0
+	if sends(c, root) {
+		sn = 1
+	}
+	if isRoot(c, root) {
+		rn = peers(c)
+	}
+	s, rc := fixed(fn, ce, sendbuf, sendcount, sendtype, sn)
+	if rc != 0 {
+		return failed(rc)
+	}
+	r, cs, ds, rc := vside(fn, ce, recvbuf, recvcounts, displs, recvtype, rn, wide)
+	if rc != 0 {
+		return failed(rc)
+	}
+	pair(&s, &r)
+	ro := rootArg(root)
+	return collOp{ce: ce,
+		run: func() error { return c.Gatherv(s.b, sendcount, s.t, r.b, cs, ds, r.t, ro) },
+		start: func() (*mpi.Request, error) {
+			return c.Igatherv(s.b, sendcount, s.t, r.b, cs, ds, r.t, ro)
+		}}
+}
+
+func implGatherv(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf, recvcounts, displs unsafe.Pointer, recvtype uintptr, root int32, comm uintptr) int32 {
+	const fn = "MPI_Gatherv"
+	return gatherv(fn, sendbuf, int(sendcount), sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, false).block(fn)
+}
+
+func implGatherv_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf, recvcounts, displs unsafe.Pointer, recvtype uintptr, root int32, comm uintptr) int32 {
+	const fn = "MPI_Gatherv_c"
+	return gatherv(fn, sendbuf, int(sendcount), sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, true).block(fn)
+}
+
+func implIgatherv(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf, recvcounts, displs unsafe.Pointer, recvtype uintptr, root int32, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Igatherv"
+	return gatherv(fn, sendbuf, int(sendcount), sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, false).post(fn, request)
+}
+
+func implIgatherv_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf, recvcounts, displs unsafe.Pointer, recvtype uintptr, root int32, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Igatherv_c"
+	return gatherv(fn, sendbuf, int(sendcount), sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, true).post(fn, request)
+}
+
+func scatter(fn string, sendbuf unsafe.Pointer, sendcount int, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int, recvtype uintptr, root int32, comm uintptr) collOp {
+	ce, rc := getComm(fn, comm)
+	if ce == nil {
+		return failed(rc)
+	}
+	c := ce.c
+	sn, rn := 0, 0
+	if isRoot(c, root) {
+		sn = peers(c)
+	}
+	if sends(c, root) {
+		rn = 1
+	}
+	s, rc := fixed(fn, ce, sendbuf, sendcount, sendtype, sn)
+	if rc != 0 {
+		return failed(rc)
+	}
+	r, rc := fixed(fn, ce, recvbuf, recvcount, recvtype, rn)
+	if rc != 0 {
+		return failed(rc)
+	}
+	pair(&s, &r)
+	ro := rootArg(root)
+	return collOp{ce: ce,
+		run: func() error { return c.Scatter(s.b, sendcount, s.t, r.b, recvcount, r.t, ro) },
+		start: func() (*mpi.Request, error) {
+			return c.Iscatter(s.b, sendcount, s.t, r.b, recvcount, r.t, ro)
+		}}
 }
 
 func implScatter(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, root int32, comm uintptr) int32 {
 	const fn = "MPI_Scatter"
-	ce, rb, rt, sb, st, rc := blocks(fn, recvbuf, recvcount, recvtype, sendbuf, sendcount, sendtype, comm, one, atRoot(root))
+	return scatter(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, root, comm).block(fn)
+}
+
+func implScatter_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, root int32, comm uintptr) int32 {
+	const fn = "MPI_Scatter_c"
+	return scatter(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, root, comm).block(fn)
+}
+
+func implIscatter(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, root int32, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Iscatter"
+	return scatter(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, root, comm).post(fn, request)
+}
+
+func implIscatter_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, root int32, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Iscatter_c"
+	return scatter(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, root, comm).post(fn, request)
+}
+
+func scatterv(fn string, sendbuf, sendcounts, displs unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int, recvtype uintptr, root int32, comm uintptr, wide bool) collOp {
+	ce, rc := getComm(fn, comm)
 	if ce == nil {
-		return rc
+		return failed(rc)
 	}
-	return ce.check(fn, ce.c.Scatter(sb, int(sendcount), st, rb, int(recvcount), rt, int(root)))
+	c := ce.c
+	sn, rn := 0, 0
+	if isRoot(c, root) {
+		sn = peers(c)
+	}
+	if sends(c, root) {
+		rn = 1
+	}
+	s, cs, ds, rc := vside(fn, ce, sendbuf, sendcounts, displs, sendtype, sn, wide)
+	if rc != 0 {
+		return failed(rc)
+	}
+	r, rc := fixed(fn, ce, recvbuf, recvcount, recvtype, rn)
+	if rc != 0 {
+		return failed(rc)
+	}
+	pair(&s, &r)
+	ro := rootArg(root)
+	return collOp{ce: ce,
+		run: func() error { return c.Scatterv(s.b, cs, ds, s.t, r.b, recvcount, r.t, ro) },
+		start: func() (*mpi.Request, error) {
+			return c.Iscatterv(s.b, cs, ds, s.t, r.b, recvcount, r.t, ro)
+		}}
+}
+
+func implScatterv(sendbuf, sendcounts, displs unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, root int32, comm uintptr) int32 {
+	const fn = "MPI_Scatterv"
+	return scatterv(fn, sendbuf, sendcounts, displs, sendtype, recvbuf, int(recvcount), recvtype, root, comm, false).block(fn)
+}
+
+func implScatterv_c(sendbuf, sendcounts, displs unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, root int32, comm uintptr) int32 {
+	const fn = "MPI_Scatterv_c"
+	return scatterv(fn, sendbuf, sendcounts, displs, sendtype, recvbuf, int(recvcount), recvtype, root, comm, true).block(fn)
+}
+
+func implIscatterv(sendbuf, sendcounts, displs unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, root int32, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Iscatterv"
+	return scatterv(fn, sendbuf, sendcounts, displs, sendtype, recvbuf, int(recvcount), recvtype, root, comm, false).post(fn, request)
+}
+
+func implIscatterv_c(sendbuf, sendcounts, displs unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, root int32, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Iscatterv_c"
+	return scatterv(fn, sendbuf, sendcounts, displs, sendtype, recvbuf, int(recvcount), recvtype, root, comm, true).post(fn, request)
+}
+
+// allgather is MPI_Allgather and, with neighbors, MPI_Neighbor_allgather.
+func allgather(fn string, sendbuf unsafe.Pointer, sendcount int, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int, recvtype uintptr, comm uintptr, neighbor bool) collOp {
+	ce, rc := getComm(fn, comm)
+	if ce == nil {
+		return failed(rc)
+	}
+	c := ce.c
+	in := peers(c)
+	if neighbor {
+		var err error
+		if in, _, err = degrees(c); err != nil {
+			return failed(raiseOn(fn, ce, err))
+		}
+	}
+	s, rc := fixed(fn, ce, sendbuf, sendcount, sendtype, 1)
+	if rc != 0 {
+		return failed(rc)
+	}
+	r, rc := fixed(fn, ce, recvbuf, recvcount, recvtype, in)
+	if rc != 0 {
+		return failed(rc)
+	}
+	pair(&s, &r)
+	if neighbor {
+		return collOp{ce: ce,
+			run: func() error { return c.NeighborAllgather(s.b, sendcount, s.t, r.b, recvcount, r.t) },
+			start: func() (*mpi.Request, error) {
+				return c.IneighborAllgather(s.b, sendcount, s.t, r.b, recvcount, r.t)
+			}}
+	}
+	return collOp{ce: ce,
+		run: func() error { return c.Allgather(s.b, sendcount, s.t, r.b, recvcount, r.t) },
+		start: func() (*mpi.Request, error) {
+			return c.Iallgather(s.b, sendcount, s.t, r.b, recvcount, r.t)
+		}}
 }
 
 func implAllgather(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, comm uintptr) int32 {
 	const fn = "MPI_Allgather"
-	ce, sb, st, rb, rt, rc := blocks(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, one, all)
+	return allgather(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, comm, false).block(fn)
+}
+
+func implAllgather_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, comm uintptr) int32 {
+	const fn = "MPI_Allgather_c"
+	return allgather(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, comm, false).block(fn)
+}
+
+func implIallgather(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Iallgather"
+	return allgather(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, comm, false).post(fn, request)
+}
+
+func implIallgather_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Iallgather_c"
+	return allgather(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, comm, false).post(fn, request)
+}
+
+func implNeighbor_allgather(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, comm uintptr) int32 {
+	const fn = "MPI_Neighbor_allgather"
+	return allgather(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, comm, true).block(fn)
+}
+
+func implNeighbor_allgather_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, comm uintptr) int32 {
+	const fn = "MPI_Neighbor_allgather_c"
+	return allgather(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, comm, true).block(fn)
+}
+
+func implIneighbor_allgather(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Ineighbor_allgather"
+	return allgather(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, comm, true).post(fn, request)
+}
+
+func implIneighbor_allgather_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Ineighbor_allgather_c"
+	return allgather(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, comm, true).post(fn, request)
+}
+
+// allgatherv is MPI_Allgatherv and, with neighbor, MPI_Neighbor_allgatherv.
+func allgatherv(fn string, sendbuf unsafe.Pointer, sendcount int, sendtype uintptr, recvbuf, recvcounts, displs unsafe.Pointer, recvtype uintptr, comm uintptr, wide, neighbor bool) collOp {
+	ce, rc := getComm(fn, comm)
 	if ce == nil {
-		return rc
+		return failed(rc)
 	}
-	return ce.check(fn, ce.c.Allgather(sb, int(sendcount), st, rb, int(recvcount), rt))
+	c := ce.c
+	in := peers(c)
+	if neighbor {
+		var err error
+		if in, _, err = degrees(c); err != nil {
+			return failed(raiseOn(fn, ce, err))
+		}
+	}
+	s, rc := fixed(fn, ce, sendbuf, sendcount, sendtype, 1)
+	if rc != 0 {
+		return failed(rc)
+	}
+	r, cs, ds, rc := vside(fn, ce, recvbuf, recvcounts, displs, recvtype, in, wide)
+	if rc != 0 {
+		return failed(rc)
+	}
+	pair(&s, &r)
+	if neighbor {
+		return collOp{ce: ce,
+			run: func() error { return c.NeighborAllgatherv(s.b, sendcount, s.t, r.b, cs, ds, r.t) },
+			start: func() (*mpi.Request, error) {
+				return c.IneighborAllgatherv(s.b, sendcount, s.t, r.b, cs, ds, r.t)
+			}}
+	}
+	return collOp{ce: ce,
+		run: func() error { return c.Allgatherv(s.b, sendcount, s.t, r.b, cs, ds, r.t) },
+		start: func() (*mpi.Request, error) {
+			return c.Iallgatherv(s.b, sendcount, s.t, r.b, cs, ds, r.t)
+		}}
+}
+
+func implAllgatherv(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf, recvcounts, displs unsafe.Pointer, recvtype uintptr, comm uintptr) int32 {
+	const fn = "MPI_Allgatherv"
+	return allgatherv(fn, sendbuf, int(sendcount), sendtype, recvbuf, recvcounts, displs, recvtype, comm, false, false).block(fn)
+}
+
+func implAllgatherv_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf, recvcounts, displs unsafe.Pointer, recvtype uintptr, comm uintptr) int32 {
+	const fn = "MPI_Allgatherv_c"
+	return allgatherv(fn, sendbuf, int(sendcount), sendtype, recvbuf, recvcounts, displs, recvtype, comm, true, false).block(fn)
+}
+
+func implIallgatherv(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf, recvcounts, displs unsafe.Pointer, recvtype uintptr, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Iallgatherv"
+	return allgatherv(fn, sendbuf, int(sendcount), sendtype, recvbuf, recvcounts, displs, recvtype, comm, false, false).post(fn, request)
+}
+
+func implIallgatherv_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf, recvcounts, displs unsafe.Pointer, recvtype uintptr, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Iallgatherv_c"
+	return allgatherv(fn, sendbuf, int(sendcount), sendtype, recvbuf, recvcounts, displs, recvtype, comm, true, false).post(fn, request)
+}
+
+func implNeighbor_allgatherv(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf, recvcounts, displs unsafe.Pointer, recvtype uintptr, comm uintptr) int32 {
+	const fn = "MPI_Neighbor_allgatherv"
+	return allgatherv(fn, sendbuf, int(sendcount), sendtype, recvbuf, recvcounts, displs, recvtype, comm, false, true).block(fn)
+}
+
+func implNeighbor_allgatherv_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf, recvcounts, displs unsafe.Pointer, recvtype uintptr, comm uintptr) int32 {
+	const fn = "MPI_Neighbor_allgatherv_c"
+	return allgatherv(fn, sendbuf, int(sendcount), sendtype, recvbuf, recvcounts, displs, recvtype, comm, true, true).block(fn)
+}
+
+func implIneighbor_allgatherv(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf, recvcounts, displs unsafe.Pointer, recvtype uintptr, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Ineighbor_allgatherv"
+	return allgatherv(fn, sendbuf, int(sendcount), sendtype, recvbuf, recvcounts, displs, recvtype, comm, false, true).post(fn, request)
+}
+
+func implIneighbor_allgatherv_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf, recvcounts, displs unsafe.Pointer, recvtype uintptr, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Ineighbor_allgatherv_c"
+	return allgatherv(fn, sendbuf, int(sendcount), sendtype, recvbuf, recvcounts, displs, recvtype, comm, true, true).post(fn, request)
+}
+
+// degrees is the number of in- and out-neighbours of the caller in c's
+// topology (the blocks of the neighbour collectives).
+func degrees(c *mpi.Comm) (in, out int, err error) {
+	switch c.Topo() {
+	case mpi.Cart:
+		d, err := c.CartDim()
+		return 2 * d, 2 * d, err
+	case mpi.Graph:
+		n, err := c.GraphNeighborsCount(c.Rank())
+		return n, n, err
+	case mpi.DistGraph:
+		in, out, _, err := c.DistGraphNeighborsCount()
+		return in, out, err
+	}
+	return 0, 0, classErr(MPI_ERR_TOPOLOGY, "the communicator has no topology (MPI_Cart_create, MPI_Graph_create or MPI_Dist_graph_create)")
+}
+
+// alltoall is MPI_Alltoall and, with neighbor, MPI_Neighbor_alltoall.
+func alltoall(fn string, sendbuf unsafe.Pointer, sendcount int, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int, recvtype uintptr, comm uintptr, neighbor bool) collOp {
+	ce, rc := getComm(fn, comm)
+	if ce == nil {
+		return failed(rc)
+	}
+	c := ce.c
+	in, out := peers(c), peers(c)
+	if neighbor {
+		var err error
+		if in, out, err = degrees(c); err != nil {
+			return failed(raiseOn(fn, ce, err))
+		}
+	}
+	s, rc := fixed(fn, ce, sendbuf, sendcount, sendtype, out)
+	if rc != 0 {
+		return failed(rc)
+	}
+	r, rc := fixed(fn, ce, recvbuf, recvcount, recvtype, in)
+	if rc != 0 {
+		return failed(rc)
+	}
+	pair(&s, &r)
+	if neighbor {
+		return collOp{ce: ce,
+			run: func() error { return c.NeighborAlltoall(s.b, sendcount, s.t, r.b, recvcount, r.t) },
+			start: func() (*mpi.Request, error) {
+				return c.IneighborAlltoall(s.b, sendcount, s.t, r.b, recvcount, r.t)
+			}}
+	}
+	return collOp{ce: ce,
+		run: func() error { return c.Alltoall(s.b, sendcount, s.t, r.b, recvcount, r.t) },
+		start: func() (*mpi.Request, error) {
+			return c.Ialltoall(s.b, sendcount, s.t, r.b, recvcount, r.t)
+		}}
 }
 
 func implAlltoall(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, comm uintptr) int32 {
 	const fn = "MPI_Alltoall"
-	ce, sb, st, rb, rt, rc := blocks(fn, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, all, all)
+	return alltoall(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, comm, false).block(fn)
+}
+
+func implAlltoall_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, comm uintptr) int32 {
+	const fn = "MPI_Alltoall_c"
+	return alltoall(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, comm, false).block(fn)
+}
+
+func implIalltoall(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Ialltoall"
+	return alltoall(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, comm, false).post(fn, request)
+}
+
+func implIalltoall_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Ialltoall_c"
+	return alltoall(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, comm, false).post(fn, request)
+}
+
+func implNeighbor_alltoall(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, comm uintptr) int32 {
+	const fn = "MPI_Neighbor_alltoall"
+	return alltoall(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, comm, true).block(fn)
+}
+
+func implNeighbor_alltoall_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, comm uintptr) int32 {
+	const fn = "MPI_Neighbor_alltoall_c"
+	return alltoall(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, comm, true).block(fn)
+}
+
+func implIneighbor_alltoall(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Ineighbor_alltoall"
+	return alltoall(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, comm, true).post(fn, request)
+}
+
+func implIneighbor_alltoall_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Ineighbor_alltoall_c"
+	return alltoall(fn, sendbuf, int(sendcount), sendtype, recvbuf, int(recvcount), recvtype, comm, true).post(fn, request)
+}
+
+// alltoallv is MPI_Alltoallv and, with neighbor, MPI_Neighbor_alltoallv.
+func alltoallv(fn string, sendbuf, sendcounts, sdispls unsafe.Pointer, sendtype uintptr, recvbuf, recvcounts, rdispls unsafe.Pointer, recvtype uintptr, comm uintptr, wide, neighbor bool) collOp {
+	ce, rc := getComm(fn, comm)
 	if ce == nil {
-		return rc
+		return failed(rc)
 	}
-	return ce.check(fn, ce.c.Alltoall(sb, int(sendcount), st, rb, int(recvcount), rt))
+	c := ce.c
+	in, out := peers(c), peers(c)
+	if neighbor {
+		var err error
+		if in, out, err = degrees(c); err != nil {
+			return failed(raiseOn(fn, ce, err))
+		}
+	}
+	s, scs, sds, rc := vside(fn, ce, sendbuf, sendcounts, sdispls, sendtype, out, wide)
+	if rc != 0 {
+		return failed(rc)
+	}
+	r, rcs, rds, rc := vside(fn, ce, recvbuf, recvcounts, rdispls, recvtype, in, wide)
+	if rc != 0 {
+		return failed(rc)
+	}
+	pair(&s, &r)
+	if neighbor {
+		return collOp{ce: ce,
+			run: func() error { return c.NeighborAlltoallv(s.b, scs, sds, s.t, r.b, rcs, rds, r.t) },
+			start: func() (*mpi.Request, error) {
+				return c.IneighborAlltoallv(s.b, scs, sds, s.t, r.b, rcs, rds, r.t)
+			}}
+	}
+	return collOp{ce: ce,
+		run: func() error { return c.Alltoallv(s.b, scs, sds, s.t, r.b, rcs, rds, r.t) },
+		start: func() (*mpi.Request, error) {
+			return c.Ialltoallv(s.b, scs, sds, s.t, r.b, rcs, rds, r.t)
+		}}
+}
+
+func implAlltoallv(sendbuf, sendcounts, sdispls unsafe.Pointer, sendtype uintptr, recvbuf, recvcounts, rdispls unsafe.Pointer, recvtype uintptr, comm uintptr) int32 {
+	const fn = "MPI_Alltoallv"
+	return alltoallv(fn, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, false, false).block(fn)
+}
+
+func implAlltoallv_c(sendbuf, sendcounts, sdispls unsafe.Pointer, sendtype uintptr, recvbuf, recvcounts, rdispls unsafe.Pointer, recvtype uintptr, comm uintptr) int32 {
+	const fn = "MPI_Alltoallv_c"
+	return alltoallv(fn, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, true, false).block(fn)
+}
+
+func implIalltoallv(sendbuf, sendcounts, sdispls unsafe.Pointer, sendtype uintptr, recvbuf, recvcounts, rdispls unsafe.Pointer, recvtype uintptr, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Ialltoallv"
+	return alltoallv(fn, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, false, false).post(fn, request)
+}
+
+func implIalltoallv_c(sendbuf, sendcounts, sdispls unsafe.Pointer, sendtype uintptr, recvbuf, recvcounts, rdispls unsafe.Pointer, recvtype uintptr, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Ialltoallv_c"
+	return alltoallv(fn, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, true, false).post(fn, request)
+}
+
+func implNeighbor_alltoallv(sendbuf, sendcounts, sdispls unsafe.Pointer, sendtype uintptr, recvbuf, recvcounts, rdispls unsafe.Pointer, recvtype uintptr, comm uintptr) int32 {
+	const fn = "MPI_Neighbor_alltoallv"
+	return alltoallv(fn, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, false, true).block(fn)
+}
+
+func implNeighbor_alltoallv_c(sendbuf, sendcounts, sdispls unsafe.Pointer, sendtype uintptr, recvbuf, recvcounts, rdispls unsafe.Pointer, recvtype uintptr, comm uintptr) int32 {
+	const fn = "MPI_Neighbor_alltoallv_c"
+	return alltoallv(fn, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, true, true).block(fn)
+}
+
+func implIneighbor_alltoallv(sendbuf, sendcounts, sdispls unsafe.Pointer, sendtype uintptr, recvbuf, recvcounts, rdispls unsafe.Pointer, recvtype uintptr, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Ineighbor_alltoallv"
+	return alltoallv(fn, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, false, true).post(fn, request)
+}
+
+func implIneighbor_alltoallv_c(sendbuf, sendcounts, sdispls unsafe.Pointer, sendtype uintptr, recvbuf, recvcounts, rdispls unsafe.Pointer, recvtype uintptr, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Ineighbor_alltoallv_c"
+	return alltoallv(fn, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, true, true).post(fn, request)
+}
+
+// wside resolves a side of an alltoallw: counts, byte displacements and
+// a datatype per peer.
+func wside(fn string, ce *commEntry, p, counts, displs, ts unsafe.Pointer, n int, wide, neighbor bool) ([]byte, []int, []int, []*mpi.Datatype, int32) {
+	if uintptr(p) == 1 {
+		return mpi.InPlace, nil, nil, nil, 0
+	}
+	cs, rc := ints(fn, ce, counts, n, wide, "counts")
+	if rc != 0 {
+		return nil, nil, nil, nil, rc
+	}
+	// The neighbour forms take MPI_Aint displacements even where their
+	// counts are ints.
+	ds, rc := ints(fn, ce, displs, n, wide || neighbor, "displs")
+	if rc != 0 {
+		return nil, nil, nil, nil, rc
+	}
+	tv, rc := types(fn, ce, ts, n, "datatypes")
+	if rc != 0 {
+		return nil, nil, nil, nil, rc
+	}
+	b, rc := wbuf(fn, ce, p, cs, ds, tv)
+	if rc != 0 {
+		return nil, nil, nil, nil, rc
+	}
+	return b, cs, ds, tv, 0
+}
+
+// alltoallw is MPI_Alltoallw and, with neighbor, MPI_Neighbor_alltoallw.
+func alltoallw(fn string, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes unsafe.Pointer, comm uintptr, wide, neighbor bool) collOp {
+	ce, rc := getComm(fn, comm)
+	if ce == nil {
+		return failed(rc)
+	}
+	c := ce.c
+	in, out := peers(c), peers(c)
+	if neighbor {
+		var err error
+		if in, out, err = degrees(c); err != nil {
+			return failed(raiseOn(fn, ce, err))
+		}
+	}
+	sb, scs, sds, sts, rc := wside(fn, ce, sendbuf, sendcounts, sdispls, sendtypes, out, wide, neighbor)
+	if rc != 0 {
+		return failed(rc)
+	}
+	rb, rcs, rds, rts, rc := wside(fn, ce, recvbuf, recvcounts, rdispls, recvtypes, in, wide, neighbor)
+	if rc != 0 {
+		return failed(rc)
+	}
+	if neighbor {
+		return collOp{ce: ce,
+			run: func() error { return c.NeighborAlltoallw(sb, scs, sds, sts, rb, rcs, rds, rts) },
+			start: func() (*mpi.Request, error) {
+				return c.IneighborAlltoallw(sb, scs, sds, sts, rb, rcs, rds, rts)
+			}}
+	}
+	return collOp{ce: ce,
+		run: func() error { return c.Alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts) },
+		start: func() (*mpi.Request, error) {
+			return c.Ialltoallw(sb, scs, sds, sts, rb, rcs, rds, rts)
+		}}
+}
+
+func implAlltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes unsafe.Pointer, comm uintptr) int32 {
+	const fn = "MPI_Alltoallw"
+	return alltoallw(fn, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, false, false).block(fn)
+}
+
+func implAlltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes unsafe.Pointer, comm uintptr) int32 {
+	const fn = "MPI_Alltoallw_c"
+	return alltoallw(fn, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, true, false).block(fn)
+}
+
+func implIalltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes unsafe.Pointer, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Ialltoallw"
+	return alltoallw(fn, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, false, false).post(fn, request)
+}
+
+func implIalltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes unsafe.Pointer, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Ialltoallw_c"
+	return alltoallw(fn, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, true, false).post(fn, request)
+}
+
+func implNeighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes unsafe.Pointer, comm uintptr) int32 {
+	const fn = "MPI_Neighbor_alltoallw"
+	return alltoallw(fn, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, false, true).block(fn)
+}
+
+func implNeighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes unsafe.Pointer, comm uintptr) int32 {
+	const fn = "MPI_Neighbor_alltoallw_c"
+	return alltoallw(fn, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, true, true).block(fn)
+}
+
+func implIneighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes unsafe.Pointer, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Ineighbor_alltoallw"
+	return alltoallw(fn, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, false, true).post(fn, request)
+}
+
+func implIneighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes unsafe.Pointer, comm uintptr, request unsafe.Pointer) int32 {
+	const fn = "MPI_Ineighbor_alltoallw_c"
+	return alltoallw(fn, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, true, true).post(fn, request)
 }

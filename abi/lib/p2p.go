@@ -68,46 +68,182 @@ func args(fn string, comm, datatype uintptr) (*commEntry, *mpi.Datatype, int32) 
 	return ce, t, 0
 }
 
-func send(fn string, buf unsafe.Pointer, count int32, datatype uintptr, dest, tag int32, comm uintptr,
+func send(fn string, buf unsafe.Pointer, count int, datatype uintptr, dest, tag int32, comm uintptr,
 	do func(c *mpi.Comm, b []byte, n int, t *mpi.Datatype, dest, tag int) error) int32 {
 	ce, t, rc := args(fn, comm, datatype)
 	if ce == nil {
 		return rc
 	}
-	b, t, rc := bufType(fn, ce, buf, int(count), t)
+	b, t, rc := bufType(fn, ce, buf, count, t)
 	if rc != 0 {
 		return rc
 	}
-	return ce.check(fn, do(ce.c, b, int(count), t, rankArg(dest), tagArg(tag)))
+	return ce.check(fn, do(ce.c, b, count, t, rankArg(dest), tagArg(tag)))
 }
 
 func implSend(buf unsafe.Pointer, count int32, datatype uintptr, dest, tag int32, comm uintptr) int32 {
-	return send("MPI_Send", buf, count, datatype, dest, tag, comm, (*mpi.Comm).Send)
+	return send("MPI_Send", buf, int(count), datatype, dest, tag, comm, (*mpi.Comm).Send)
+}
+
+func implSend_c(buf unsafe.Pointer, count int64, datatype uintptr, dest, tag int32, comm uintptr) int32 {
+	return send("MPI_Send_c", buf, int(count), datatype, dest, tag, comm, (*mpi.Comm).Send)
 }
 
 func implSsend(buf unsafe.Pointer, count int32, datatype uintptr, dest, tag int32, comm uintptr) int32 {
-	return send("MPI_Ssend", buf, count, datatype, dest, tag, comm, (*mpi.Comm).Ssend)
+	return send("MPI_Ssend", buf, int(count), datatype, dest, tag, comm, (*mpi.Comm).Ssend)
 }
 
-func implRecv(buf unsafe.Pointer, count int32, datatype uintptr, source, tag int32, comm uintptr, st unsafe.Pointer) int32 {
-	const fn = "MPI_Recv"
+func implSsend_c(buf unsafe.Pointer, count int64, datatype uintptr, dest, tag int32, comm uintptr) int32 {
+	return send("MPI_Ssend_c", buf, int(count), datatype, dest, tag, comm, (*mpi.Comm).Ssend)
+}
+
+func implRsend(buf unsafe.Pointer, count int32, datatype uintptr, dest, tag int32, comm uintptr) int32 {
+	return send("MPI_Rsend", buf, int(count), datatype, dest, tag, comm, (*mpi.Comm).Rsend)
+}
+
+func implRsend_c(buf unsafe.Pointer, count int64, datatype uintptr, dest, tag int32, comm uintptr) int32 {
+	return send("MPI_Rsend_c", buf, int(count), datatype, dest, tag, comm, (*mpi.Comm).Rsend)
+}
+
+func implBsend(buf unsafe.Pointer, count int32, datatype uintptr, dest, tag int32, comm uintptr) int32 {
+	return send("MPI_Bsend", buf, int(count), datatype, dest, tag, comm, (*mpi.Comm).Bsend)
+}
+
+func implBsend_c(buf unsafe.Pointer, count int64, datatype uintptr, dest, tag int32, comm uintptr) int32 {
+	return send("MPI_Bsend_c", buf, int(count), datatype, dest, tag, comm, (*mpi.Comm).Bsend)
+}
+
+func recv(fn string, buf unsafe.Pointer, count int, datatype uintptr, source, tag int32, comm uintptr, st unsafe.Pointer) int32 {
 	ce, t, rc := args(fn, comm, datatype)
 	if ce == nil {
 		return rc
 	}
-	b, t, rc := bufType(fn, ce, buf, int(count), t)
+	b, t, rc := bufType(fn, ce, buf, count, t)
 	if rc != 0 {
 		return rc
 	}
-	s, err := ce.c.Recv(b, int(count), t, rankArg(source), tagArg(tag))
+	s, err := ce.c.Recv(b, count, t, rankArg(source), tagArg(tag))
 	rc = ce.check(fn, err)
 	setStatus(st, s, rc)
 	return rc
 }
 
-func implSendrecv(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, dest, sendtag int32,
-	recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, source, recvtag int32, comm uintptr, st unsafe.Pointer) int32 {
-	const fn = "MPI_Sendrecv"
+func implRecv(buf unsafe.Pointer, count int32, datatype uintptr, source, tag int32, comm uintptr, st unsafe.Pointer) int32 {
+	return recv("MPI_Recv", buf, int(count), datatype, source, tag, comm, st)
+}
+
+func implRecv_c(buf unsafe.Pointer, count int64, datatype uintptr, source, tag int32, comm uintptr, st unsafe.Pointer) int32 {
+	return recv("MPI_Recv_c", buf, int(count), datatype, source, tag, comm, st)
+}
+
+// startFunc is a call that makes a request: Isend, Irecv, Send_init, ...
+type startFunc = func(c *mpi.Comm, b []byte, n int, t *mpi.Datatype, peer, tag int) (*mpi.Request, error)
+
+// isend makes the request of a non-blocking or persistent point-to-point
+// call; persistent requests keep their handle when they complete.
+func isend(fn string, buf unsafe.Pointer, count int, datatype uintptr, peer, tag int32, comm uintptr, request unsafe.Pointer,
+	persistent bool, do startFunc) int32 {
+	ce, t, rc := args(fn, comm, datatype)
+	if ce == nil {
+		return rc
+	}
+	if request == nil {
+		return raiseOn(fn, ce, classErr(MPI_ERR_ARG, "request is NULL"))
+	}
+	b, t, rc := bufType(fn, ce, buf, count, t)
+	if rc != 0 {
+		return rc
+	}
+	r, err := do(ce.c, b, count, t, rankArg(peer), tagArg(tag))
+	if err != nil {
+		return raiseOn(fn, ce, err)
+	}
+	*(*uintptr)(request) = addRequest(r, ce, persistent)
+	return MPI_SUCCESS
+}
+
+func implIsend(buf unsafe.Pointer, count int32, datatype uintptr, dest, tag int32, comm uintptr, request unsafe.Pointer) int32 {
+	return isend("MPI_Isend", buf, int(count), datatype, dest, tag, comm, request, false, (*mpi.Comm).Isend)
+}
+
+func implIsend_c(buf unsafe.Pointer, count int64, datatype uintptr, dest, tag int32, comm uintptr, request unsafe.Pointer) int32 {
+	return isend("MPI_Isend_c", buf, int(count), datatype, dest, tag, comm, request, false, (*mpi.Comm).Isend)
+}
+
+func implIssend(buf unsafe.Pointer, count int32, datatype uintptr, dest, tag int32, comm uintptr, request unsafe.Pointer) int32 {
+	return isend("MPI_Issend", buf, int(count), datatype, dest, tag, comm, request, false, (*mpi.Comm).Issend)
+}
+
+func implIssend_c(buf unsafe.Pointer, count int64, datatype uintptr, dest, tag int32, comm uintptr, request unsafe.Pointer) int32 {
+	return isend("MPI_Issend_c", buf, int(count), datatype, dest, tag, comm, request, false, (*mpi.Comm).Issend)
+}
+
+func implIrsend(buf unsafe.Pointer, count int32, datatype uintptr, dest, tag int32, comm uintptr, request unsafe.Pointer) int32 {
+	return isend("MPI_Irsend", buf, int(count), datatype, dest, tag, comm, request, false, (*mpi.Comm).Irsend)
+}
+
+func implIrsend_c(buf unsafe.Pointer, count int64, datatype uintptr, dest, tag int32, comm uintptr, request unsafe.Pointer) int32 {
+	return isend("MPI_Irsend_c", buf, int(count), datatype, dest, tag, comm, request, false, (*mpi.Comm).Irsend)
+}
+
+func implIbsend(buf unsafe.Pointer, count int32, datatype uintptr, dest, tag int32, comm uintptr, request unsafe.Pointer) int32 {
+	return isend("MPI_Ibsend", buf, int(count), datatype, dest, tag, comm, request, false, (*mpi.Comm).Ibsend)
+}
+
+func implIbsend_c(buf unsafe.Pointer, count int64, datatype uintptr, dest, tag int32, comm uintptr, request unsafe.Pointer) int32 {
+	return isend("MPI_Ibsend_c", buf, int(count), datatype, dest, tag, comm, request, false, (*mpi.Comm).Ibsend)
+}
+
+func implIrecv(buf unsafe.Pointer, count int32, datatype uintptr, source, tag int32, comm uintptr, request unsafe.Pointer) int32 {
+	return isend("MPI_Irecv", buf, int(count), datatype, source, tag, comm, request, false, (*mpi.Comm).Irecv)
+}
+
+func implIrecv_c(buf unsafe.Pointer, count int64, datatype uintptr, source, tag int32, comm uintptr, request unsafe.Pointer) int32 {
+	return isend("MPI_Irecv_c", buf, int(count), datatype, source, tag, comm, request, false, (*mpi.Comm).Irecv)
+}
+
+func implSend_init(buf unsafe.Pointer, count int32, datatype uintptr, dest, tag int32, comm uintptr, request unsafe.Pointer) int32 {
+	return isend("MPI_Send_init", buf, int(count), datatype, dest, tag, comm, request, true, (*mpi.Comm).SendInit)
+}
+
+func implSend_init_c(buf unsafe.Pointer, count int64, datatype uintptr, dest, tag int32, comm uintptr, request unsafe.Pointer) int32 {
+	return isend("MPI_Send_init_c", buf, int(count), datatype, dest, tag, comm, request, true, (*mpi.Comm).SendInit)
+}
+
+func implSsend_init(buf unsafe.Pointer, count int32, datatype uintptr, dest, tag int32, comm uintptr, request unsafe.Pointer) int32 {
+	return isend("MPI_Ssend_init", buf, int(count), datatype, dest, tag, comm, request, true, (*mpi.Comm).SsendInit)
+}
+
+func implSsend_init_c(buf unsafe.Pointer, count int64, datatype uintptr, dest, tag int32, comm uintptr, request unsafe.Pointer) int32 {
+	return isend("MPI_Ssend_init_c", buf, int(count), datatype, dest, tag, comm, request, true, (*mpi.Comm).SsendInit)
+}
+
+func implRsend_init(buf unsafe.Pointer, count int32, datatype uintptr, dest, tag int32, comm uintptr, request unsafe.Pointer) int32 {
+	return isend("MPI_Rsend_init", buf, int(count), datatype, dest, tag, comm, request, true, (*mpi.Comm).RsendInit)
+}
+
+func implRsend_init_c(buf unsafe.Pointer, count int64, datatype uintptr, dest, tag int32, comm uintptr, request unsafe.Pointer) int32 {
+	return isend("MPI_Rsend_init_c", buf, int(count), datatype, dest, tag, comm, request, true, (*mpi.Comm).RsendInit)
+}
+
+func implBsend_init(buf unsafe.Pointer, count int32, datatype uintptr, dest, tag int32, comm uintptr, request unsafe.Pointer) int32 {
+	return isend("MPI_Bsend_init", buf, int(count), datatype, dest, tag, comm, request, true, (*mpi.Comm).BsendInit)
+}
+
+func implBsend_init_c(buf unsafe.Pointer, count int64, datatype uintptr, dest, tag int32, comm uintptr, request unsafe.Pointer) int32 {
+	return isend("MPI_Bsend_init_c", buf, int(count), datatype, dest, tag, comm, request, true, (*mpi.Comm).BsendInit)
+}
+
+func implRecv_init(buf unsafe.Pointer, count int32, datatype uintptr, source, tag int32, comm uintptr, request unsafe.Pointer) int32 {
+	return isend("MPI_Recv_init", buf, int(count), datatype, source, tag, comm, request, true, (*mpi.Comm).RecvInit)
+}
+
+func implRecv_init_c(buf unsafe.Pointer, count int64, datatype uintptr, source, tag int32, comm uintptr, request unsafe.Pointer) int32 {
+	return isend("MPI_Recv_init_c", buf, int(count), datatype, source, tag, comm, request, true, (*mpi.Comm).RecvInit)
+}
+
+func sendrecv(fn string, sendbuf unsafe.Pointer, sendcount int, sendtype uintptr, dest, sendtag int32,
+	recvbuf unsafe.Pointer, recvcount int, recvtype uintptr, source, recvtag int32, comm uintptr, st unsafe.Pointer) int32 {
 	ce, stype, rc := args(fn, comm, sendtype)
 	if ce == nil {
 		return rc
@@ -116,18 +252,51 @@ func implSendrecv(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, des
 	if rtype == nil {
 		return rc
 	}
-	sb, stype, rc := bufType(fn, ce, sendbuf, int(sendcount), stype)
+	sb, stype, rc := bufType(fn, ce, sendbuf, sendcount, stype)
 	if rc != 0 {
 		return rc
 	}
-	rb, rtype, rc := bufType(fn, ce, recvbuf, int(recvcount), rtype)
+	rb, rtype, rc := bufType(fn, ce, recvbuf, recvcount, rtype)
 	if rc != 0 {
 		return rc
 	}
-	s, err := ce.c.Sendrecv(sb, int(sendcount), stype, rankArg(dest), tagArg(sendtag), rb, int(recvcount), rtype, rankArg(source), tagArg(recvtag))
+	s, err := ce.c.Sendrecv(sb, sendcount, stype, rankArg(dest), tagArg(sendtag), rb, recvcount, rtype, rankArg(source), tagArg(recvtag))
 	rc = ce.check(fn, err)
 	setStatus(st, s, rc)
 	return rc
+}
+
+func implSendrecv(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, dest, sendtag int32,
+	recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, source, recvtag int32, comm uintptr, st unsafe.Pointer) int32 {
+	return sendrecv("MPI_Sendrecv", sendbuf, int(sendcount), sendtype, dest, sendtag, recvbuf, int(recvcount), recvtype, source, recvtag, comm, st)
+}
+
+func implSendrecv_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, dest, sendtag int32,
+	recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, source, recvtag int32, comm uintptr, st unsafe.Pointer) int32 {
+	return sendrecv("MPI_Sendrecv_c", sendbuf, int(sendcount), sendtype, dest, sendtag, recvbuf, int(recvcount), recvtype, source, recvtag, comm, st)
+}
+
+func sendrecvReplace(fn string, buf unsafe.Pointer, count int, datatype uintptr, dest, sendtag, source, recvtag int32, comm uintptr, st unsafe.Pointer) int32 {
+	ce, t, rc := args(fn, comm, datatype)
+	if ce == nil {
+		return rc
+	}
+	b, t, rc := bufType(fn, ce, buf, count, t)
+	if rc != 0 {
+		return rc
+	}
+	s, err := ce.c.SendrecvReplace(b, count, t, rankArg(dest), tagArg(sendtag), rankArg(source), tagArg(recvtag))
+	rc = ce.check(fn, err)
+	setStatus(st, s, rc)
+	return rc
+}
+
+func implSendrecv_replace(buf unsafe.Pointer, count int32, datatype uintptr, dest, sendtag, source, recvtag int32, comm uintptr, st unsafe.Pointer) int32 {
+	return sendrecvReplace("MPI_Sendrecv_replace", buf, int(count), datatype, dest, sendtag, source, recvtag, comm, st)
+}
+
+func implSendrecv_replace_c(buf unsafe.Pointer, count int64, datatype uintptr, dest, sendtag, source, recvtag int32, comm uintptr, st unsafe.Pointer) int32 {
+	return sendrecvReplace("MPI_Sendrecv_replace_c", buf, int(count), datatype, dest, sendtag, source, recvtag, comm, st)
 }
 
 func implProbe(source, tag int32, comm uintptr, st unsafe.Pointer) int32 {
@@ -142,179 +311,354 @@ func implProbe(source, tag int32, comm uintptr, st unsafe.Pointer) int32 {
 	return rc
 }
 
-func implGet_count(st unsafe.Pointer, datatype uintptr, count unsafe.Pointer) int32 {
-	const fn = "MPI_Get_count"
-	if rc := running(fn); rc != 0 {
-		return rc
-	}
-	t, rc := typeArg(fn, nil, datatype)
-	if t == nil {
-		return rc
-	}
-	if st == nil || count == nil {
-		return raise(fn, noComm, classErr(MPI_ERR_ARG, "status or count is NULL"))
-	}
-	s := (*status)(st)
-	n := int64(uint64(uint32(s.countLo)) | uint64(uint32(s.countHi))<<32)
-	size := int64(t.Size())
-	switch {
-	case size == 0:
-		*(*int32)(count) = 0
-	case n%size != 0 || n/size > 1<<31-1:
-		*(*int32)(count) = MPI_UNDEFINED
-	default:
-		*(*int32)(count) = int32(n / size)
-	}
-	return MPI_SUCCESS
-}
-
-// reqEntry is a request behind a handle, with the communicator whose
-// error handler its errors go to.
-type reqEntry struct {
-	r  *mpi.Request
-	ce *commEntry
-}
-
-var requests = &table[reqEntry]{kind: kindRequest}
-
-func isend(fn string, buf unsafe.Pointer, count int32, datatype uintptr, peer, tag int32, comm uintptr, request unsafe.Pointer,
-	do func(c *mpi.Comm, b []byte, n int, t *mpi.Datatype, peer, tag int) (*mpi.Request, error)) int32 {
-	ce, t, rc := args(fn, comm, datatype)
+func implIprobe(source, tag int32, comm uintptr, flag, st unsafe.Pointer) int32 {
+	const fn = "MPI_Iprobe"
+	ce, rc := getComm(fn, comm)
 	if ce == nil {
 		return rc
 	}
-	if request == nil {
-		return raiseOn(fn, ce, classErr(MPI_ERR_REQUEST, "request is NULL"))
+	if flag == nil {
+		return raiseOn(fn, ce, classErr(MPI_ERR_ARG, "flag is NULL"))
 	}
-	b, t, rc := bufType(fn, ce, buf, int(count), t)
+	ok, s, err := ce.c.Iprobe(rankArg(source), tagArg(tag))
+	if rc = ce.check(fn, err); rc != 0 {
+		return rc
+	}
+	setFlag(flag, ok)
+	if ok {
+		setStatus(st, s, MPI_SUCCESS)
+	}
+	return MPI_SUCCESS
+}
+
+// Matched messages (MPI_Mprobe) have handles of a kind of their own (far
+// from the kinds handles.go counts up, which other files add to), and
+// MPI_MESSAGE_NO_PROC is the message "from" MPI_PROC_NULL.
+const kindMessage = 0x40
+
+var messages = &table[*mpi.Message]{kind: kindMessage}
+
+func putMessage(p unsafe.Pointer, m *mpi.Message, source int32) {
+	if source == MPI_PROC_NULL {
+		*(*uintptr)(p) = MPI_MESSAGE_NO_PROC
+		return
+	}
+	*(*uintptr)(p) = messages.add(m)
+}
+
+func implMprobe(source, tag int32, comm uintptr, message, st unsafe.Pointer) int32 {
+	const fn = "MPI_Mprobe"
+	ce, rc := getComm(fn, comm)
+	if ce == nil {
+		return rc
+	}
+	if message == nil {
+		return raiseOn(fn, ce, classErr(MPI_ERR_ARG, "message is NULL"))
+	}
+	m, s, err := ce.c.Mprobe(rankArg(source), tagArg(tag))
+	if rc = ce.check(fn, err); rc != 0 {
+		return rc
+	}
+	putMessage(message, m, source)
+	setStatus(st, s, MPI_SUCCESS)
+	return MPI_SUCCESS
+}
+
+func implImprobe(source, tag int32, comm uintptr, flag, message, st unsafe.Pointer) int32 {
+	const fn = "MPI_Improbe"
+	ce, rc := getComm(fn, comm)
+	if ce == nil {
+		return rc
+	}
+	if flag == nil || message == nil {
+		return raiseOn(fn, ce, classErr(MPI_ERR_ARG, "flag or message is NULL"))
+	}
+	ok, m, s, err := ce.c.Improbe(rankArg(source), tagArg(tag))
+	if rc = ce.check(fn, err); rc != 0 {
+		return rc
+	}
+	setFlag(flag, ok)
+	if ok {
+		putMessage(message, m, source)
+		setStatus(st, s, MPI_SUCCESS)
+	}
+	return MPI_SUCCESS
+}
+
+// messageArg resolves the message at p for a receive, which consumes it:
+// its handle is released and set to MPI_MESSAGE_NULL. noProc is
+// MPI_MESSAGE_NO_PROC.
+func messageArg(fn string, p unsafe.Pointer) (m *mpi.Message, noProc bool, rc int32) {
+	if rc := running(fn); rc != 0 {
+		return nil, false, rc
+	}
+	if p == nil {
+		return nil, false, raise(fn, noComm, classErr(MPI_ERR_ARG, "message is NULL"))
+	}
+	h := *(*uintptr)(p)
+	if h == MPI_MESSAGE_NO_PROC {
+		*(*uintptr)(p) = MPI_MESSAGE_NULL
+		return nil, true, 0
+	}
+	m, ok := messages.get(h)
+	if !ok {
+		return nil, false, raise(fn, noComm, classErr(MPI_ERR_REQUEST, fmt.Sprintf("%#x is not a matched message (MPI_MESSAGE_NULL, received already, garbage, or another kind of handle)", h)))
+	}
+	messages.remove(h)
+	*(*uintptr)(p) = MPI_MESSAGE_NULL
+	return m, false, 0
+}
+
+// recvArgs resolves the datatype and buffer of a matched receive, whose
+// errors go to MPI_COMM_WORLD's handler (the message's communicator is
+// not at hand).
+func recvArgs(fn string, buf unsafe.Pointer, count int, datatype uintptr) (*mpi.Datatype, []byte, int32) {
+	t, rc := typeArg(fn, &world, datatype)
+	if t == nil {
+		return nil, nil, rc
+	}
+	b, t, rc := bufType(fn, &world, buf, count, t)
+	if rc != 0 {
+		return nil, nil, rc
+	}
+	return t, b, 0
+}
+
+func mrecv(fn string, buf unsafe.Pointer, count int, datatype uintptr, message, st unsafe.Pointer) int32 {
+	if rc := running(fn); rc != 0 {
+		return rc
+	}
+	t, b, rc := recvArgs(fn, buf, count, datatype)
+	if t == nil {
+		return rc
+	}
+	m, noProc, rc := messageArg(fn, message)
 	if rc != 0 {
 		return rc
 	}
-	r, err := do(ce.c, b, int(count), t, rankArg(peer), tagArg(tag))
-	if err != nil {
-		return raiseOn(fn, ce, err)
+	var s mpi.Status
+	var err error
+	if noProc {
+		s, err = world.c.Recv(b, count, t, mpi.ProcNull, mpi.AnyTag)
+	} else {
+		s, err = m.Recv(b, count, t)
 	}
-	*(*uintptr)(request) = requests.add(reqEntry{r, ce})
-	return MPI_SUCCESS
-}
-
-func implIsend(buf unsafe.Pointer, count int32, datatype uintptr, dest, tag int32, comm uintptr, request unsafe.Pointer) int32 {
-	return isend("MPI_Isend", buf, count, datatype, dest, tag, comm, request, (*mpi.Comm).Isend)
-}
-
-func implIrecv(buf unsafe.Pointer, count int32, datatype uintptr, source, tag int32, comm uintptr, request unsafe.Pointer) int32 {
-	return isend("MPI_Irecv", buf, count, datatype, source, tag, comm, request, (*mpi.Comm).Irecv)
-}
-
-// waitOne completes the request at p (a handle), frees it and fills st;
-// it returns the error's code (raised on the request's communicator) or 0.
-func waitOne(fn string, p unsafe.Pointer, st unsafe.Pointer) int32 {
-	h := *(*uintptr)(p)
-	if h == MPI_REQUEST_NULL {
-		setEmptyStatus(st)
-		return MPI_SUCCESS
-	}
-	e, ok := requests.get(h)
-	if !ok {
-		return raise(fn, noComm, classErr(MPI_ERR_REQUEST, fmt.Sprintf("%#x is not a request handle (freed, garbage, or of another kind)", h)))
-	}
-	s, err := e.r.Wait()
-	requests.remove(h)
-	*(*uintptr)(p) = MPI_REQUEST_NULL
-	rc := e.ce.check(fn, err)
+	rc = world.check(fn, err)
 	setStatus(st, s, rc)
 	return rc
 }
 
-func implWait(request, st unsafe.Pointer) int32 {
-	const fn = "MPI_Wait"
-	if rc := running(fn); rc != 0 {
-		return rc
-	}
-	if request == nil {
-		return raise(fn, noComm, classErr(MPI_ERR_REQUEST, "request is NULL"))
-	}
-	return waitOne(fn, request, st)
+func implMrecv(buf unsafe.Pointer, count int32, datatype uintptr, message, st unsafe.Pointer) int32 {
+	return mrecv("MPI_Mrecv", buf, int(count), datatype, message, st)
 }
 
-func implWaitall(count int32, reqs, sts unsafe.Pointer) int32 {
-	const fn = "MPI_Waitall"
-	if rc := running(fn); rc != 0 {
-		return rc
-	}
-	if count < 0 || (count > 0 && reqs == nil) {
-		return raise(fn, noComm, classErr(MPI_ERR_ARG, "bad count or NULL array of requests"))
-	}
-	rs := unsafe.Slice((*uintptr)(reqs), count)
-	var ss []status
-	if sts != nil {
-		ss = unsafe.Slice((*status)(sts), count)
-	}
-	failed := false
-	for i := range rs {
-		var st unsafe.Pointer
-		if ss != nil {
-			st = unsafe.Pointer(&ss[i])
-		}
-		// Each request's error went through its communicator's handler;
-		// under MPI_ERRORS_RETURN Waitall reports MPI_ERR_IN_STATUS.
-		if rc := waitOne(fn, unsafe.Pointer(&rs[i]), st); rc != 0 {
-			failed = true
-		}
-	}
-	if failed {
-		return newCode(MPI_ERR_IN_STATUS, fn+": a request failed: see the MPI_ERROR fields of the statuses")
-	}
-	return MPI_SUCCESS
+func implMrecv_c(buf unsafe.Pointer, count int64, datatype uintptr, message, st unsafe.Pointer) int32 {
+	return mrecv("MPI_Mrecv_c", buf, int(count), datatype, message, st)
 }
 
-func implTest(request, flag, st unsafe.Pointer) int32 {
-	const fn = "MPI_Test"
-	if rc := running(fn); rc != 0 {
-		return rc
-	}
-	if request == nil || flag == nil {
-		return raise(fn, noComm, classErr(MPI_ERR_ARG, "request or flag is NULL"))
-	}
-	h := *(*uintptr)(request)
-	if h == MPI_REQUEST_NULL {
-		setFlag(flag, true)
-		setEmptyStatus(st)
-		return MPI_SUCCESS
-	}
-	e, ok := requests.get(h)
-	if !ok {
-		return raise(fn, noComm, classErr(MPI_ERR_REQUEST, fmt.Sprintf("%#x is not a request handle", h)))
-	}
-	done, s, err := e.r.Test()
-	setFlag(flag, done)
-	if !done && err == nil {
-		return MPI_SUCCESS
-	}
-	requests.remove(h)
-	*(*uintptr)(request) = MPI_REQUEST_NULL
-	rc := e.ce.check(fn, err)
-	setStatus(st, s, rc)
-	return rc
-}
-
-func implRequest_free(request unsafe.Pointer) int32 {
-	const fn = "MPI_Request_free"
+func imrecv(fn string, buf unsafe.Pointer, count int, datatype uintptr, message, request unsafe.Pointer) int32 {
 	if rc := running(fn); rc != 0 {
 		return rc
 	}
 	if request == nil {
 		return raise(fn, noComm, classErr(MPI_ERR_ARG, "request is NULL"))
 	}
-	h := *(*uintptr)(request)
-	e, ok := requests.get(h)
-	if !ok {
-		return raise(fn, noComm, classErr(MPI_ERR_REQUEST, fmt.Sprintf("%#x is not a request handle", h)))
+	t, b, rc := recvArgs(fn, buf, count, datatype)
+	if t == nil {
+		return rc
 	}
-	if err := e.r.Free(); err != nil {
-		return e.ce.check(fn, err)
+	m, noProc, rc := messageArg(fn, message)
+	if rc != 0 {
+		return rc
 	}
-	requests.remove(h)
-	*(*uintptr)(request) = MPI_REQUEST_NULL
+	var r *mpi.Request
+	var err error
+	if noProc {
+		r, err = world.c.Irecv(b, count, t, mpi.ProcNull, mpi.AnyTag)
+	} else {
+		r, err = m.Irecv(b, count, t)
+	}
+	if err != nil {
+		return world.check(fn, err)
+	}
+	*(*uintptr)(request) = addRequest(r, &world, false)
 	return MPI_SUCCESS
+}
+
+func implImrecv(buf unsafe.Pointer, count int32, datatype uintptr, message, request unsafe.Pointer) int32 {
+	return imrecv("MPI_Imrecv", buf, int(count), datatype, message, request)
+}
+
+func implImrecv_c(buf unsafe.Pointer, count int64, datatype uintptr, message, request unsafe.Pointer) int32 {
+	return imrecv("MPI_Imrecv_c", buf, int(count), datatype, message, request)
+}
+
+// statusBytes is the byte count a status holds.
+func statusBytes(st unsafe.Pointer) int64 {
+	s := (*status)(st)
+	return int64(uint64(uint32(s.countLo)) | uint64(uint32(s.countHi))<<32)
+}
+
+// statusQuery checks the arguments of the status queries (Get_count,
+// Get_elements) and returns the datatype.
+func statusQuery(fn string, st unsafe.Pointer, datatype uintptr, out unsafe.Pointer) (*mpi.Datatype, int32) {
+	if rc := running(fn); rc != 0 {
+		return nil, rc
+	}
+	if st == nil || out == nil {
+		return nil, raise(fn, noComm, classErr(MPI_ERR_ARG, "status or count is NULL"))
+	}
+	return typeArg(fn, nil, datatype)
+}
+
+// countOf is MPI_Get_count's answer for n bytes of t: MPI_UNDEFINED if
+// they are not whole elements or the answer exceeds limit.
+func countOf(n int64, t *mpi.Datatype, limit int64) int64 {
+	size := int64(t.Size())
+	switch {
+	case size == 0:
+		return 0
+	case n%size != 0 || n/size > limit:
+		return MPI_UNDEFINED
+	}
+	return n / size
+}
+
+func implGet_count(st unsafe.Pointer, datatype uintptr, count unsafe.Pointer) int32 {
+	t, rc := statusQuery("MPI_Get_count", st, datatype, count)
+	if t == nil {
+		return rc
+	}
+	*(*int32)(count) = int32(countOf(statusBytes(st), t, 1<<31-1))
+	return MPI_SUCCESS
+}
+
+func implGet_count_c(st unsafe.Pointer, datatype uintptr, count unsafe.Pointer) int32 {
+	t, rc := statusQuery("MPI_Get_count_c", st, datatype, count)
+	if t == nil {
+		return rc
+	}
+	*(*int64)(count) = countOf(statusBytes(st), t, 1<<63-1)
+	return MPI_SUCCESS
+}
+
+// elementsOf is MPI_Get_elements' answer for n bytes of t (the basic
+// elements, those of a last partial element of t included), or
+// MPI_UNDEFINED.
+func elementsOf(n int64, t *mpi.Datatype) int64 {
+	var s mpi.Status
+	if err := s.SetElements(mpi.Byte, int(n)); err != nil {
+		return MPI_UNDEFINED
+	}
+	e := s.GetElements(t)
+	if e == mpi.Undefined {
+		return MPI_UNDEFINED
+	}
+	return int64(e)
+}
+
+func implGet_elements(st unsafe.Pointer, datatype uintptr, count unsafe.Pointer) int32 {
+	t, rc := statusQuery("MPI_Get_elements", st, datatype, count)
+	if t == nil {
+		return rc
+	}
+	e := elementsOf(statusBytes(st), t)
+	if e > 1<<31-1 {
+		e = MPI_UNDEFINED
+	}
+	*(*int32)(count) = int32(e)
+	return MPI_SUCCESS
+}
+
+func getElementsWide(fn string, st unsafe.Pointer, datatype uintptr, count unsafe.Pointer) int32 {
+	t, rc := statusQuery(fn, st, datatype, count)
+	if t == nil {
+		return rc
+	}
+	*(*int64)(count) = elementsOf(statusBytes(st), t)
+	return MPI_SUCCESS
+}
+
+func implGet_elements_c(st unsafe.Pointer, datatype uintptr, count unsafe.Pointer) int32 {
+	return getElementsWide("MPI_Get_elements_c", st, datatype, count)
+}
+
+func implGet_elements_x(st unsafe.Pointer, datatype uintptr, count unsafe.Pointer) int32 {
+	return getElementsWide("MPI_Get_elements_x", st, datatype, count)
+}
+
+func implTest_cancelled(st, flag unsafe.Pointer) int32 {
+	const fn = "MPI_Test_cancelled"
+	if rc := running(fn); rc != 0 {
+		return rc
+	}
+	if st == nil || flag == nil {
+		return raise(fn, noComm, classErr(MPI_ERR_ARG, "status or flag is NULL"))
+	}
+	setFlag(flag, (*status)(st).cancelled != 0)
+	return MPI_SUCCESS
+}
+
+// The buffer of buffered sends is the process's (MPI_Buffer_attach);
+// mpigo keeps one per rank, and a process is one rank.
+func bufferAttach(fn string, buffer unsafe.Pointer, size int) int32 {
+	if rc := running(fn); rc != 0 {
+		return rc
+	}
+	if size < 0 {
+		return raise(fn, noComm, classErr(MPI_ERR_COUNT, fmt.Sprintf("negative size %d", size)))
+	}
+	if buffer == nil && size > 0 {
+		return raise(fn, noComm, classErr(MPI_ERR_BUFFER, "buffer is NULL"))
+	}
+	var b []byte
+	if size > 0 {
+		b = unsafe.Slice((*byte)(buffer), size)
+	}
+	return self.check(fn, world.c.BufferAttach(b))
+}
+
+func implBuffer_attach(buffer unsafe.Pointer, size int32) int32 {
+	return bufferAttach("MPI_Buffer_attach", buffer, int(size))
+}
+
+func implBuffer_attach_c(buffer unsafe.Pointer, size int64) int32 {
+	return bufferAttach("MPI_Buffer_attach_c", buffer, int(size))
+}
+
+// bufferDetach stores the buffer's address at addr (a void ** that C
+// passes as void *) and returns its size.
+func bufferDetach(fn string, addr, size unsafe.Pointer) (int, int32) {
+	if rc := running(fn); rc != 0 {
+		return 0, rc
+	}
+	if addr == nil || size == nil {
+		return 0, raise(fn, noComm, classErr(MPI_ERR_ARG, "buffer_addr or size is NULL"))
+	}
+	b, err := world.c.BufferDetach()
+	if err != nil {
+		return 0, self.check(fn, err)
+	}
+	var p unsafe.Pointer
+	if cap(b) > 0 {
+		p = unsafe.Pointer(unsafe.SliceData(b))
+	}
+	*(*unsafe.Pointer)(addr) = p
+	return len(b), MPI_SUCCESS
+}
+
+func implBuffer_detach(addr, size unsafe.Pointer) int32 {
+	n, rc := bufferDetach("MPI_Buffer_detach", addr, size)
+	if rc == 0 {
+		*(*int32)(size) = int32(n)
+	}
+	return rc
+}
+
+func implBuffer_detach_c(addr, size unsafe.Pointer) int32 {
+	n, rc := bufferDetach("MPI_Buffer_detach_c", addr, size)
+	if rc == 0 {
+		*(*int64)(size) = int64(n)
+	}
+	return rc
 }

@@ -112,6 +112,7 @@ func setupTypes() {
 		predefTypes[p.h] = t
 		typeHandles.Store(t, p.h)
 	}
+	setupPairTypes()
 }
 
 // typeArg returns the datatype behind h, or nil and the error code raised
@@ -289,5 +290,8 @@ func bufArg(fn string, ce *commEntry, p unsafe.Pointer, count int, t *mpi.Dataty
 		return nil, raiseOn(fn, ce, classErr(MPI_ERR_TYPE, fmt.Sprintf("datatype %s has a negative lower bound, which the ABI does not support yet", t.Name())))
 	}
 	n := (count-1)*extent + tlb + textent
+	if pairTypes[t] { // C arrays of pairs hold their padding, and mpigo moves whole pairs
+		n = count * extent
+	}
 	return unsafe.Slice((*byte)(p), n), 0
 }

@@ -103,7 +103,7 @@ func mpigo_MPI_Allgather(sendbuf unsafe.Pointer, sendcount int32, sendtype uintp
 //export mpigo_MPI_Allgather_c
 func mpigo_MPI_Allgather_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Allgather_c", &rc)
-	return unsupported("MPI_Allgather_c", comm)
+	return implAllgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
 }
 
 //export mpigo_MPI_Allgather_init
@@ -121,13 +121,13 @@ func mpigo_MPI_Allgather_init_c(sendbuf unsafe.Pointer, sendcount int64, sendtyp
 //export mpigo_MPI_Allgatherv
 func mpigo_MPI_Allgatherv(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, displs unsafe.Pointer, recvtype uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Allgatherv", &rc)
-	return unsupported("MPI_Allgatherv", comm)
+	return implAllgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)
 }
 
 //export mpigo_MPI_Allgatherv_c
 func mpigo_MPI_Allgatherv_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, displs unsafe.Pointer, recvtype uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Allgatherv_c", &rc)
-	return unsupported("MPI_Allgatherv_c", comm)
+	return implAllgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)
 }
 
 //export mpigo_MPI_Allgatherv_init
@@ -157,7 +157,7 @@ func mpigo_MPI_Allreduce(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count i
 //export mpigo_MPI_Allreduce_c
 func mpigo_MPI_Allreduce_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int64, datatype uintptr, op uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Allreduce_c", &rc)
-	return unsupported("MPI_Allreduce_c", comm)
+	return implAllreduce_c(sendbuf, recvbuf, count, datatype, op, comm)
 }
 
 //export mpigo_MPI_Allreduce_init
@@ -181,7 +181,7 @@ func mpigo_MPI_Alltoall(sendbuf unsafe.Pointer, sendcount int32, sendtype uintpt
 //export mpigo_MPI_Alltoall_c
 func mpigo_MPI_Alltoall_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Alltoall_c", &rc)
-	return unsupported("MPI_Alltoall_c", comm)
+	return implAlltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
 }
 
 //export mpigo_MPI_Alltoall_init
@@ -199,13 +199,13 @@ func mpigo_MPI_Alltoall_init_c(sendbuf unsafe.Pointer, sendcount int64, sendtype
 //export mpigo_MPI_Alltoallv
 func mpigo_MPI_Alltoallv(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtype uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Alltoallv", &rc)
-	return unsupported("MPI_Alltoallv", comm)
+	return implAlltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)
 }
 
 //export mpigo_MPI_Alltoallv_c
 func mpigo_MPI_Alltoallv_c(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtype uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Alltoallv_c", &rc)
-	return unsupported("MPI_Alltoallv_c", comm)
+	return implAlltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)
 }
 
 //export mpigo_MPI_Alltoallv_init
@@ -223,13 +223,13 @@ func mpigo_MPI_Alltoallv_init_c(sendbuf unsafe.Pointer, sendcounts unsafe.Pointe
 //export mpigo_MPI_Alltoallw
 func mpigo_MPI_Alltoallw(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtypes unsafe.Pointer, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtypes unsafe.Pointer, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Alltoallw", &rc)
-	return unsupported("MPI_Alltoallw", comm)
+	return implAlltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)
 }
 
 //export mpigo_MPI_Alltoallw_c
 func mpigo_MPI_Alltoallw_c(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtypes unsafe.Pointer, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtypes unsafe.Pointer, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Alltoallw_c", &rc)
-	return unsupported("MPI_Alltoallw_c", comm)
+	return implAlltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)
 }
 
 //export mpigo_MPI_Alltoallw_init
@@ -283,7 +283,7 @@ func mpigo_MPI_Bcast(buffer unsafe.Pointer, count int32, datatype uintptr, root 
 //export mpigo_MPI_Bcast_c
 func mpigo_MPI_Bcast_c(buffer unsafe.Pointer, count int64, datatype uintptr, root int32, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Bcast_c", &rc)
-	return unsupported("MPI_Bcast_c", comm)
+	return implBcast_c(buffer, count, datatype, root, comm)
 }
 
 //export mpigo_MPI_Bcast_init
@@ -301,49 +301,49 @@ func mpigo_MPI_Bcast_init_c(buffer unsafe.Pointer, count int64, datatype uintptr
 //export mpigo_MPI_Bsend
 func mpigo_MPI_Bsend(buf unsafe.Pointer, count int32, datatype uintptr, dest int32, tag int32, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Bsend", &rc)
-	return unsupported("MPI_Bsend", comm)
+	return implBsend(buf, count, datatype, dest, tag, comm)
 }
 
 //export mpigo_MPI_Bsend_c
 func mpigo_MPI_Bsend_c(buf unsafe.Pointer, count int64, datatype uintptr, dest int32, tag int32, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Bsend_c", &rc)
-	return unsupported("MPI_Bsend_c", comm)
+	return implBsend_c(buf, count, datatype, dest, tag, comm)
 }
 
 //export mpigo_MPI_Bsend_init
 func mpigo_MPI_Bsend_init(buf unsafe.Pointer, count int32, datatype uintptr, dest int32, tag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Bsend_init", &rc)
-	return unsupported("MPI_Bsend_init", comm)
+	return implBsend_init(buf, count, datatype, dest, tag, comm, request)
 }
 
 //export mpigo_MPI_Bsend_init_c
 func mpigo_MPI_Bsend_init_c(buf unsafe.Pointer, count int64, datatype uintptr, dest int32, tag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Bsend_init_c", &rc)
-	return unsupported("MPI_Bsend_init_c", comm)
+	return implBsend_init_c(buf, count, datatype, dest, tag, comm, request)
 }
 
 //export mpigo_MPI_Buffer_attach
 func mpigo_MPI_Buffer_attach(buffer unsafe.Pointer, size int32) (rc int32) {
 	defer recoverCode("MPI_Buffer_attach", &rc)
-	return unsupported("MPI_Buffer_attach", noComm)
+	return implBuffer_attach(buffer, size)
 }
 
 //export mpigo_MPI_Buffer_attach_c
 func mpigo_MPI_Buffer_attach_c(buffer unsafe.Pointer, size int64) (rc int32) {
 	defer recoverCode("MPI_Buffer_attach_c", &rc)
-	return unsupported("MPI_Buffer_attach_c", noComm)
+	return implBuffer_attach_c(buffer, size)
 }
 
 //export mpigo_MPI_Buffer_detach
 func mpigo_MPI_Buffer_detach(buffer_addr unsafe.Pointer, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Buffer_detach", &rc)
-	return unsupported("MPI_Buffer_detach", noComm)
+	return implBuffer_detach(buffer_addr, size)
 }
 
 //export mpigo_MPI_Buffer_detach_c
 func mpigo_MPI_Buffer_detach_c(buffer_addr unsafe.Pointer, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Buffer_detach_c", &rc)
-	return unsupported("MPI_Buffer_detach_c", noComm)
+	return implBuffer_detach_c(buffer_addr, size)
 }
 
 //export mpigo_MPI_Buffer_flush
@@ -361,7 +361,7 @@ func mpigo_MPI_Buffer_iflush(request unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Cancel
 func mpigo_MPI_Cancel(request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Cancel", &rc)
-	return unsupported("MPI_Cancel", noComm)
+	return implCancel(request)
 }
 
 //export mpigo_MPI_Cart_coords
@@ -781,13 +781,13 @@ func mpigo_MPI_Error_string(errorcode int32, string unsafe.Pointer, resultlen un
 //export mpigo_MPI_Exscan
 func mpigo_MPI_Exscan(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int32, datatype uintptr, op uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Exscan", &rc)
-	return unsupported("MPI_Exscan", comm)
+	return implExscan(sendbuf, recvbuf, count, datatype, op, comm)
 }
 
 //export mpigo_MPI_Exscan_c
 func mpigo_MPI_Exscan_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int64, datatype uintptr, op uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Exscan_c", &rc)
-	return unsupported("MPI_Exscan_c", comm)
+	return implExscan_c(sendbuf, recvbuf, count, datatype, op, comm)
 }
 
 //export mpigo_MPI_Exscan_init
@@ -1387,7 +1387,7 @@ func mpigo_MPI_Gather(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr,
 //export mpigo_MPI_Gather_c
 func mpigo_MPI_Gather_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, root int32, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Gather_c", &rc)
-	return unsupported("MPI_Gather_c", comm)
+	return implGather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
 }
 
 //export mpigo_MPI_Gather_init
@@ -1405,13 +1405,13 @@ func mpigo_MPI_Gather_init_c(sendbuf unsafe.Pointer, sendcount int64, sendtype u
 //export mpigo_MPI_Gatherv
 func mpigo_MPI_Gatherv(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, displs unsafe.Pointer, recvtype uintptr, root int32, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Gatherv", &rc)
-	return unsupported("MPI_Gatherv", comm)
+	return implGatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm)
 }
 
 //export mpigo_MPI_Gatherv_c
 func mpigo_MPI_Gatherv_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, displs unsafe.Pointer, recvtype uintptr, root int32, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Gatherv_c", &rc)
-	return unsupported("MPI_Gatherv_c", comm)
+	return implGatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm)
 }
 
 //export mpigo_MPI_Gatherv_init
@@ -1465,25 +1465,25 @@ func mpigo_MPI_Get_count(status unsafe.Pointer, datatype uintptr, count unsafe.P
 //export mpigo_MPI_Get_count_c
 func mpigo_MPI_Get_count_c(status unsafe.Pointer, datatype uintptr, count unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Get_count_c", &rc)
-	return unsupported("MPI_Get_count_c", noComm)
+	return implGet_count_c(status, datatype, count)
 }
 
 //export mpigo_MPI_Get_elements
 func mpigo_MPI_Get_elements(status unsafe.Pointer, datatype uintptr, count unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Get_elements", &rc)
-	return unsupported("MPI_Get_elements", noComm)
+	return implGet_elements(status, datatype, count)
 }
 
 //export mpigo_MPI_Get_elements_c
 func mpigo_MPI_Get_elements_c(status unsafe.Pointer, datatype uintptr, count unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Get_elements_c", &rc)
-	return unsupported("MPI_Get_elements_c", noComm)
+	return implGet_elements_c(status, datatype, count)
 }
 
 //export mpigo_MPI_Get_elements_x
 func mpigo_MPI_Get_elements_x(status unsafe.Pointer, datatype uintptr, count unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Get_elements_x", &rc)
-	return unsupported("MPI_Get_elements_x", noComm)
+	return implGet_elements_x(status, datatype, count)
 }
 
 //export mpigo_MPI_Get_hw_resource_info
@@ -1663,217 +1663,217 @@ func mpigo_MPI_Group_union(group1 uintptr, group2 uintptr, newgroup unsafe.Point
 //export mpigo_MPI_Iallgather
 func mpigo_MPI_Iallgather(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Iallgather", &rc)
-	return unsupported("MPI_Iallgather", comm)
+	return implIallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
 }
 
 //export mpigo_MPI_Iallgather_c
 func mpigo_MPI_Iallgather_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Iallgather_c", &rc)
-	return unsupported("MPI_Iallgather_c", comm)
+	return implIallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
 }
 
 //export mpigo_MPI_Iallgatherv
 func mpigo_MPI_Iallgatherv(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, displs unsafe.Pointer, recvtype uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Iallgatherv", &rc)
-	return unsupported("MPI_Iallgatherv", comm)
+	return implIallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
 }
 
 //export mpigo_MPI_Iallgatherv_c
 func mpigo_MPI_Iallgatherv_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, displs unsafe.Pointer, recvtype uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Iallgatherv_c", &rc)
-	return unsupported("MPI_Iallgatherv_c", comm)
+	return implIallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
 }
 
 //export mpigo_MPI_Iallreduce
 func mpigo_MPI_Iallreduce(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int32, datatype uintptr, op uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Iallreduce", &rc)
-	return unsupported("MPI_Iallreduce", comm)
+	return implIallreduce(sendbuf, recvbuf, count, datatype, op, comm, request)
 }
 
 //export mpigo_MPI_Iallreduce_c
 func mpigo_MPI_Iallreduce_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int64, datatype uintptr, op uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Iallreduce_c", &rc)
-	return unsupported("MPI_Iallreduce_c", comm)
+	return implIallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request)
 }
 
 //export mpigo_MPI_Ialltoall
 func mpigo_MPI_Ialltoall(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ialltoall", &rc)
-	return unsupported("MPI_Ialltoall", comm)
+	return implIalltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
 }
 
 //export mpigo_MPI_Ialltoall_c
 func mpigo_MPI_Ialltoall_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ialltoall_c", &rc)
-	return unsupported("MPI_Ialltoall_c", comm)
+	return implIalltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
 }
 
 //export mpigo_MPI_Ialltoallv
 func mpigo_MPI_Ialltoallv(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtype uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ialltoallv", &rc)
-	return unsupported("MPI_Ialltoallv", comm)
+	return implIalltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)
 }
 
 //export mpigo_MPI_Ialltoallv_c
 func mpigo_MPI_Ialltoallv_c(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtype uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ialltoallv_c", &rc)
-	return unsupported("MPI_Ialltoallv_c", comm)
+	return implIalltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)
 }
 
 //export mpigo_MPI_Ialltoallw
 func mpigo_MPI_Ialltoallw(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtypes unsafe.Pointer, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtypes unsafe.Pointer, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ialltoallw", &rc)
-	return unsupported("MPI_Ialltoallw", comm)
+	return implIalltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
 }
 
 //export mpigo_MPI_Ialltoallw_c
 func mpigo_MPI_Ialltoallw_c(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtypes unsafe.Pointer, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtypes unsafe.Pointer, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ialltoallw_c", &rc)
-	return unsupported("MPI_Ialltoallw_c", comm)
+	return implIalltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
 }
 
 //export mpigo_MPI_Ibarrier
 func mpigo_MPI_Ibarrier(comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ibarrier", &rc)
-	return unsupported("MPI_Ibarrier", comm)
+	return implIbarrier(comm, request)
 }
 
 //export mpigo_MPI_Ibcast
 func mpigo_MPI_Ibcast(buffer unsafe.Pointer, count int32, datatype uintptr, root int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ibcast", &rc)
-	return unsupported("MPI_Ibcast", comm)
+	return implIbcast(buffer, count, datatype, root, comm, request)
 }
 
 //export mpigo_MPI_Ibcast_c
 func mpigo_MPI_Ibcast_c(buffer unsafe.Pointer, count int64, datatype uintptr, root int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ibcast_c", &rc)
-	return unsupported("MPI_Ibcast_c", comm)
+	return implIbcast_c(buffer, count, datatype, root, comm, request)
 }
 
 //export mpigo_MPI_Ibsend
 func mpigo_MPI_Ibsend(buf unsafe.Pointer, count int32, datatype uintptr, dest int32, tag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ibsend", &rc)
-	return unsupported("MPI_Ibsend", comm)
+	return implIbsend(buf, count, datatype, dest, tag, comm, request)
 }
 
 //export mpigo_MPI_Ibsend_c
 func mpigo_MPI_Ibsend_c(buf unsafe.Pointer, count int64, datatype uintptr, dest int32, tag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ibsend_c", &rc)
-	return unsupported("MPI_Ibsend_c", comm)
+	return implIbsend_c(buf, count, datatype, dest, tag, comm, request)
 }
 
 //export mpigo_MPI_Iexscan
 func mpigo_MPI_Iexscan(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int32, datatype uintptr, op uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Iexscan", &rc)
-	return unsupported("MPI_Iexscan", comm)
+	return implIexscan(sendbuf, recvbuf, count, datatype, op, comm, request)
 }
 
 //export mpigo_MPI_Iexscan_c
 func mpigo_MPI_Iexscan_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int64, datatype uintptr, op uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Iexscan_c", &rc)
-	return unsupported("MPI_Iexscan_c", comm)
+	return implIexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request)
 }
 
 //export mpigo_MPI_Igather
 func mpigo_MPI_Igather(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, root int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Igather", &rc)
-	return unsupported("MPI_Igather", comm)
+	return implIgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
 }
 
 //export mpigo_MPI_Igather_c
 func mpigo_MPI_Igather_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, root int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Igather_c", &rc)
-	return unsupported("MPI_Igather_c", comm)
+	return implIgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
 }
 
 //export mpigo_MPI_Igatherv
 func mpigo_MPI_Igatherv(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, displs unsafe.Pointer, recvtype uintptr, root int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Igatherv", &rc)
-	return unsupported("MPI_Igatherv", comm)
+	return implIgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request)
 }
 
 //export mpigo_MPI_Igatherv_c
 func mpigo_MPI_Igatherv_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, displs unsafe.Pointer, recvtype uintptr, root int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Igatherv_c", &rc)
-	return unsupported("MPI_Igatherv_c", comm)
+	return implIgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request)
 }
 
 //export mpigo_MPI_Improbe
 func mpigo_MPI_Improbe(source int32, tag int32, comm uintptr, flag unsafe.Pointer, message unsafe.Pointer, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Improbe", &rc)
-	return unsupported("MPI_Improbe", comm)
+	return implImprobe(source, tag, comm, flag, message, status)
 }
 
 //export mpigo_MPI_Imrecv
 func mpigo_MPI_Imrecv(buf unsafe.Pointer, count int32, datatype uintptr, message unsafe.Pointer, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Imrecv", &rc)
-	return unsupported("MPI_Imrecv", noComm)
+	return implImrecv(buf, count, datatype, message, request)
 }
 
 //export mpigo_MPI_Imrecv_c
 func mpigo_MPI_Imrecv_c(buf unsafe.Pointer, count int64, datatype uintptr, message unsafe.Pointer, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Imrecv_c", &rc)
-	return unsupported("MPI_Imrecv_c", noComm)
+	return implImrecv_c(buf, count, datatype, message, request)
 }
 
 //export mpigo_MPI_Ineighbor_allgather
 func mpigo_MPI_Ineighbor_allgather(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ineighbor_allgather", &rc)
-	return unsupported("MPI_Ineighbor_allgather", comm)
+	return implIneighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
 }
 
 //export mpigo_MPI_Ineighbor_allgather_c
 func mpigo_MPI_Ineighbor_allgather_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ineighbor_allgather_c", &rc)
-	return unsupported("MPI_Ineighbor_allgather_c", comm)
+	return implIneighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
 }
 
 //export mpigo_MPI_Ineighbor_allgatherv
 func mpigo_MPI_Ineighbor_allgatherv(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, displs unsafe.Pointer, recvtype uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ineighbor_allgatherv", &rc)
-	return unsupported("MPI_Ineighbor_allgatherv", comm)
+	return implIneighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
 }
 
 //export mpigo_MPI_Ineighbor_allgatherv_c
 func mpigo_MPI_Ineighbor_allgatherv_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, displs unsafe.Pointer, recvtype uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ineighbor_allgatherv_c", &rc)
-	return unsupported("MPI_Ineighbor_allgatherv_c", comm)
+	return implIneighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)
 }
 
 //export mpigo_MPI_Ineighbor_alltoall
 func mpigo_MPI_Ineighbor_alltoall(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ineighbor_alltoall", &rc)
-	return unsupported("MPI_Ineighbor_alltoall", comm)
+	return implIneighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
 }
 
 //export mpigo_MPI_Ineighbor_alltoall_c
 func mpigo_MPI_Ineighbor_alltoall_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ineighbor_alltoall_c", &rc)
-	return unsupported("MPI_Ineighbor_alltoall_c", comm)
+	return implIneighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)
 }
 
 //export mpigo_MPI_Ineighbor_alltoallv
 func mpigo_MPI_Ineighbor_alltoallv(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtype uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ineighbor_alltoallv", &rc)
-	return unsupported("MPI_Ineighbor_alltoallv", comm)
+	return implIneighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)
 }
 
 //export mpigo_MPI_Ineighbor_alltoallv_c
 func mpigo_MPI_Ineighbor_alltoallv_c(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtype uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ineighbor_alltoallv_c", &rc)
-	return unsupported("MPI_Ineighbor_alltoallv_c", comm)
+	return implIneighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)
 }
 
 //export mpigo_MPI_Ineighbor_alltoallw
 func mpigo_MPI_Ineighbor_alltoallw(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtypes unsafe.Pointer, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtypes unsafe.Pointer, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ineighbor_alltoallw", &rc)
-	return unsupported("MPI_Ineighbor_alltoallw", comm)
+	return implIneighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
 }
 
 //export mpigo_MPI_Ineighbor_alltoallw_c
 func mpigo_MPI_Ineighbor_alltoallw_c(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtypes unsafe.Pointer, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtypes unsafe.Pointer, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ineighbor_alltoallw_c", &rc)
-	return unsupported("MPI_Ineighbor_alltoallw_c", comm)
+	return implIneighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)
 }
 
 //export mpigo_MPI_Info_c2f
@@ -2005,7 +2005,7 @@ func mpigo_MPI_Intercomm_merge(intercomm uintptr, high int32, newintracomm unsaf
 //export mpigo_MPI_Iprobe
 func mpigo_MPI_Iprobe(source int32, tag int32, comm uintptr, flag unsafe.Pointer, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Iprobe", &rc)
-	return unsupported("MPI_Iprobe", comm)
+	return implIprobe(source, tag, comm, flag, status)
 }
 
 //export mpigo_MPI_Irecv
@@ -2017,55 +2017,55 @@ func mpigo_MPI_Irecv(buf unsafe.Pointer, count int32, datatype uintptr, source i
 //export mpigo_MPI_Irecv_c
 func mpigo_MPI_Irecv_c(buf unsafe.Pointer, count int64, datatype uintptr, source int32, tag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Irecv_c", &rc)
-	return unsupported("MPI_Irecv_c", comm)
+	return implIrecv_c(buf, count, datatype, source, tag, comm, request)
 }
 
 //export mpigo_MPI_Ireduce
 func mpigo_MPI_Ireduce(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int32, datatype uintptr, op uintptr, root int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ireduce", &rc)
-	return unsupported("MPI_Ireduce", comm)
+	return implIreduce(sendbuf, recvbuf, count, datatype, op, root, comm, request)
 }
 
 //export mpigo_MPI_Ireduce_c
 func mpigo_MPI_Ireduce_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int64, datatype uintptr, op uintptr, root int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ireduce_c", &rc)
-	return unsupported("MPI_Ireduce_c", comm)
+	return implIreduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request)
 }
 
 //export mpigo_MPI_Ireduce_scatter
 func mpigo_MPI_Ireduce_scatter(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, datatype uintptr, op uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ireduce_scatter", &rc)
-	return unsupported("MPI_Ireduce_scatter", comm)
+	return implIreduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request)
 }
 
 //export mpigo_MPI_Ireduce_scatter_block
 func mpigo_MPI_Ireduce_scatter_block(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, recvcount int32, datatype uintptr, op uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ireduce_scatter_block", &rc)
-	return unsupported("MPI_Ireduce_scatter_block", comm)
+	return implIreduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request)
 }
 
 //export mpigo_MPI_Ireduce_scatter_block_c
 func mpigo_MPI_Ireduce_scatter_block_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, recvcount int64, datatype uintptr, op uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ireduce_scatter_block_c", &rc)
-	return unsupported("MPI_Ireduce_scatter_block_c", comm)
+	return implIreduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request)
 }
 
 //export mpigo_MPI_Ireduce_scatter_c
 func mpigo_MPI_Ireduce_scatter_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, datatype uintptr, op uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ireduce_scatter_c", &rc)
-	return unsupported("MPI_Ireduce_scatter_c", comm)
+	return implIreduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request)
 }
 
 //export mpigo_MPI_Irsend
 func mpigo_MPI_Irsend(buf unsafe.Pointer, count int32, datatype uintptr, dest int32, tag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Irsend", &rc)
-	return unsupported("MPI_Irsend", comm)
+	return implIrsend(buf, count, datatype, dest, tag, comm, request)
 }
 
 //export mpigo_MPI_Irsend_c
 func mpigo_MPI_Irsend_c(buf unsafe.Pointer, count int64, datatype uintptr, dest int32, tag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Irsend_c", &rc)
-	return unsupported("MPI_Irsend_c", comm)
+	return implIrsend_c(buf, count, datatype, dest, tag, comm, request)
 }
 
 //export mpigo_MPI_Is_thread_main
@@ -2077,37 +2077,37 @@ func mpigo_MPI_Is_thread_main(flag unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Iscan
 func mpigo_MPI_Iscan(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int32, datatype uintptr, op uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Iscan", &rc)
-	return unsupported("MPI_Iscan", comm)
+	return implIscan(sendbuf, recvbuf, count, datatype, op, comm, request)
 }
 
 //export mpigo_MPI_Iscan_c
 func mpigo_MPI_Iscan_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int64, datatype uintptr, op uintptr, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Iscan_c", &rc)
-	return unsupported("MPI_Iscan_c", comm)
+	return implIscan_c(sendbuf, recvbuf, count, datatype, op, comm, request)
 }
 
 //export mpigo_MPI_Iscatter
 func mpigo_MPI_Iscatter(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, root int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Iscatter", &rc)
-	return unsupported("MPI_Iscatter", comm)
+	return implIscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
 }
 
 //export mpigo_MPI_Iscatter_c
 func mpigo_MPI_Iscatter_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, root int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Iscatter_c", &rc)
-	return unsupported("MPI_Iscatter_c", comm)
+	return implIscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
 }
 
 //export mpigo_MPI_Iscatterv
 func mpigo_MPI_Iscatterv(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, displs unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, root int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Iscatterv", &rc)
-	return unsupported("MPI_Iscatterv", comm)
+	return implIscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
 }
 
 //export mpigo_MPI_Iscatterv_c
 func mpigo_MPI_Iscatterv_c(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, displs unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, root int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Iscatterv_c", &rc)
-	return unsupported("MPI_Iscatterv_c", comm)
+	return implIscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request)
 }
 
 //export mpigo_MPI_Isend
@@ -2119,7 +2119,7 @@ func mpigo_MPI_Isend(buf unsafe.Pointer, count int32, datatype uintptr, dest int
 //export mpigo_MPI_Isend_c
 func mpigo_MPI_Isend_c(buf unsafe.Pointer, count int64, datatype uintptr, dest int32, tag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Isend_c", &rc)
-	return unsupported("MPI_Isend_c", comm)
+	return implIsend_c(buf, count, datatype, dest, tag, comm, request)
 }
 
 //export mpigo_MPI_Isendrecv
@@ -2149,13 +2149,13 @@ func mpigo_MPI_Isendrecv_replace_c(buf unsafe.Pointer, count int64, datatype uin
 //export mpigo_MPI_Issend
 func mpigo_MPI_Issend(buf unsafe.Pointer, count int32, datatype uintptr, dest int32, tag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Issend", &rc)
-	return unsupported("MPI_Issend", comm)
+	return implIssend(buf, count, datatype, dest, tag, comm, request)
 }
 
 //export mpigo_MPI_Issend_c
 func mpigo_MPI_Issend_c(buf unsafe.Pointer, count int64, datatype uintptr, dest int32, tag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Issend_c", &rc)
-	return unsupported("MPI_Issend_c", comm)
+	return implIssend_c(buf, count, datatype, dest, tag, comm, request)
 }
 
 //export mpigo_MPI_Keyval_create
@@ -2203,31 +2203,31 @@ func mpigo_MPI_Message_toint(message uintptr) (rc int32) {
 //export mpigo_MPI_Mprobe
 func mpigo_MPI_Mprobe(source int32, tag int32, comm uintptr, message unsafe.Pointer, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Mprobe", &rc)
-	return unsupported("MPI_Mprobe", comm)
+	return implMprobe(source, tag, comm, message, status)
 }
 
 //export mpigo_MPI_Mrecv
 func mpigo_MPI_Mrecv(buf unsafe.Pointer, count int32, datatype uintptr, message unsafe.Pointer, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Mrecv", &rc)
-	return unsupported("MPI_Mrecv", noComm)
+	return implMrecv(buf, count, datatype, message, status)
 }
 
 //export mpigo_MPI_Mrecv_c
 func mpigo_MPI_Mrecv_c(buf unsafe.Pointer, count int64, datatype uintptr, message unsafe.Pointer, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Mrecv_c", &rc)
-	return unsupported("MPI_Mrecv_c", noComm)
+	return implMrecv_c(buf, count, datatype, message, status)
 }
 
 //export mpigo_MPI_Neighbor_allgather
 func mpigo_MPI_Neighbor_allgather(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Neighbor_allgather", &rc)
-	return unsupported("MPI_Neighbor_allgather", comm)
+	return implNeighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
 }
 
 //export mpigo_MPI_Neighbor_allgather_c
 func mpigo_MPI_Neighbor_allgather_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Neighbor_allgather_c", &rc)
-	return unsupported("MPI_Neighbor_allgather_c", comm)
+	return implNeighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
 }
 
 //export mpigo_MPI_Neighbor_allgather_init
@@ -2245,13 +2245,13 @@ func mpigo_MPI_Neighbor_allgather_init_c(sendbuf unsafe.Pointer, sendcount int64
 //export mpigo_MPI_Neighbor_allgatherv
 func mpigo_MPI_Neighbor_allgatherv(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, displs unsafe.Pointer, recvtype uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Neighbor_allgatherv", &rc)
-	return unsupported("MPI_Neighbor_allgatherv", comm)
+	return implNeighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)
 }
 
 //export mpigo_MPI_Neighbor_allgatherv_c
 func mpigo_MPI_Neighbor_allgatherv_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, displs unsafe.Pointer, recvtype uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Neighbor_allgatherv_c", &rc)
-	return unsupported("MPI_Neighbor_allgatherv_c", comm)
+	return implNeighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)
 }
 
 //export mpigo_MPI_Neighbor_allgatherv_init
@@ -2269,13 +2269,13 @@ func mpigo_MPI_Neighbor_allgatherv_init_c(sendbuf unsafe.Pointer, sendcount int6
 //export mpigo_MPI_Neighbor_alltoall
 func mpigo_MPI_Neighbor_alltoall(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Neighbor_alltoall", &rc)
-	return unsupported("MPI_Neighbor_alltoall", comm)
+	return implNeighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
 }
 
 //export mpigo_MPI_Neighbor_alltoall_c
 func mpigo_MPI_Neighbor_alltoall_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Neighbor_alltoall_c", &rc)
-	return unsupported("MPI_Neighbor_alltoall_c", comm)
+	return implNeighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)
 }
 
 //export mpigo_MPI_Neighbor_alltoall_init
@@ -2293,13 +2293,13 @@ func mpigo_MPI_Neighbor_alltoall_init_c(sendbuf unsafe.Pointer, sendcount int64,
 //export mpigo_MPI_Neighbor_alltoallv
 func mpigo_MPI_Neighbor_alltoallv(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtype uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Neighbor_alltoallv", &rc)
-	return unsupported("MPI_Neighbor_alltoallv", comm)
+	return implNeighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)
 }
 
 //export mpigo_MPI_Neighbor_alltoallv_c
 func mpigo_MPI_Neighbor_alltoallv_c(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtype uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Neighbor_alltoallv_c", &rc)
-	return unsupported("MPI_Neighbor_alltoallv_c", comm)
+	return implNeighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)
 }
 
 //export mpigo_MPI_Neighbor_alltoallv_init
@@ -2317,13 +2317,13 @@ func mpigo_MPI_Neighbor_alltoallv_init_c(sendbuf unsafe.Pointer, sendcounts unsa
 //export mpigo_MPI_Neighbor_alltoallw
 func mpigo_MPI_Neighbor_alltoallw(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtypes unsafe.Pointer, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtypes unsafe.Pointer, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Neighbor_alltoallw", &rc)
-	return unsupported("MPI_Neighbor_alltoallw", comm)
+	return implNeighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)
 }
 
 //export mpigo_MPI_Neighbor_alltoallw_c
 func mpigo_MPI_Neighbor_alltoallw_c(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtypes unsafe.Pointer, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtypes unsafe.Pointer, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Neighbor_alltoallw_c", &rc)
-	return unsupported("MPI_Neighbor_alltoallw_c", comm)
+	return implNeighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)
 }
 
 //export mpigo_MPI_Neighbor_alltoallw_init
@@ -2347,7 +2347,7 @@ func mpigo_MPI_Op_c2f(op uintptr) (rc int32) {
 //export mpigo_MPI_Op_commutative
 func mpigo_MPI_Op_commutative(op uintptr, commute unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Op_commutative", &rc)
-	return unsupported("MPI_Op_commutative", noComm)
+	return implOp_commutative(op, commute)
 }
 
 //export mpigo_MPI_Op_create
@@ -2359,7 +2359,7 @@ func mpigo_MPI_Op_create(user_fn unsafe.Pointer, commute int32, op unsafe.Pointe
 //export mpigo_MPI_Op_create_c
 func mpigo_MPI_Op_create_c(user_fn unsafe.Pointer, commute int32, op unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Op_create_c", &rc)
-	return unsupported("MPI_Op_create_c", noComm)
+	return implOp_create_c(user_fn, commute, op)
 }
 
 //export mpigo_MPI_Op_f2c
@@ -2533,19 +2533,19 @@ func mpigo_MPI_Recv(buf unsafe.Pointer, count int32, datatype uintptr, source in
 //export mpigo_MPI_Recv_c
 func mpigo_MPI_Recv_c(buf unsafe.Pointer, count int64, datatype uintptr, source int32, tag int32, comm uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Recv_c", &rc)
-	return unsupported("MPI_Recv_c", comm)
+	return implRecv_c(buf, count, datatype, source, tag, comm, status)
 }
 
 //export mpigo_MPI_Recv_init
 func mpigo_MPI_Recv_init(buf unsafe.Pointer, count int32, datatype uintptr, source int32, tag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Recv_init", &rc)
-	return unsupported("MPI_Recv_init", comm)
+	return implRecv_init(buf, count, datatype, source, tag, comm, request)
 }
 
 //export mpigo_MPI_Recv_init_c
 func mpigo_MPI_Recv_init_c(buf unsafe.Pointer, count int64, datatype uintptr, source int32, tag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Recv_init_c", &rc)
-	return unsupported("MPI_Recv_init_c", comm)
+	return implRecv_init_c(buf, count, datatype, source, tag, comm, request)
 }
 
 //export mpigo_MPI_Reduce
@@ -2557,7 +2557,7 @@ func mpigo_MPI_Reduce(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int3
 //export mpigo_MPI_Reduce_c
 func mpigo_MPI_Reduce_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int64, datatype uintptr, op uintptr, root int32, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Reduce_c", &rc)
-	return unsupported("MPI_Reduce_c", comm)
+	return implReduce_c(sendbuf, recvbuf, count, datatype, op, root, comm)
 }
 
 //export mpigo_MPI_Reduce_init
@@ -2575,31 +2575,31 @@ func mpigo_MPI_Reduce_init_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, cou
 //export mpigo_MPI_Reduce_local
 func mpigo_MPI_Reduce_local(inbuf unsafe.Pointer, inoutbuf unsafe.Pointer, count int32, datatype uintptr, op uintptr) (rc int32) {
 	defer recoverCode("MPI_Reduce_local", &rc)
-	return unsupported("MPI_Reduce_local", noComm)
+	return implReduce_local(inbuf, inoutbuf, count, datatype, op)
 }
 
 //export mpigo_MPI_Reduce_local_c
 func mpigo_MPI_Reduce_local_c(inbuf unsafe.Pointer, inoutbuf unsafe.Pointer, count int64, datatype uintptr, op uintptr) (rc int32) {
 	defer recoverCode("MPI_Reduce_local_c", &rc)
-	return unsupported("MPI_Reduce_local_c", noComm)
+	return implReduce_local_c(inbuf, inoutbuf, count, datatype, op)
 }
 
 //export mpigo_MPI_Reduce_scatter
 func mpigo_MPI_Reduce_scatter(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, datatype uintptr, op uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Reduce_scatter", &rc)
-	return unsupported("MPI_Reduce_scatter", comm)
+	return implReduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm)
 }
 
 //export mpigo_MPI_Reduce_scatter_block
 func mpigo_MPI_Reduce_scatter_block(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, recvcount int32, datatype uintptr, op uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Reduce_scatter_block", &rc)
-	return unsupported("MPI_Reduce_scatter_block", comm)
+	return implReduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm)
 }
 
 //export mpigo_MPI_Reduce_scatter_block_c
 func mpigo_MPI_Reduce_scatter_block_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, recvcount int64, datatype uintptr, op uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Reduce_scatter_block_c", &rc)
-	return unsupported("MPI_Reduce_scatter_block_c", comm)
+	return implReduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm)
 }
 
 //export mpigo_MPI_Reduce_scatter_block_init
@@ -2617,7 +2617,7 @@ func mpigo_MPI_Reduce_scatter_block_init_c(sendbuf unsafe.Pointer, recvbuf unsaf
 //export mpigo_MPI_Reduce_scatter_c
 func mpigo_MPI_Reduce_scatter_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, datatype uintptr, op uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Reduce_scatter_c", &rc)
-	return unsupported("MPI_Reduce_scatter_c", comm)
+	return implReduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm)
 }
 
 //export mpigo_MPI_Reduce_scatter_init
@@ -2689,7 +2689,7 @@ func mpigo_MPI_Request_fromint(request int32) (rc uintptr) {
 //export mpigo_MPI_Request_get_status
 func mpigo_MPI_Request_get_status(request uintptr, flag unsafe.Pointer, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Request_get_status", &rc)
-	return unsupported("MPI_Request_get_status", noComm)
+	return implRequest_get_status(request, flag, status)
 }
 
 //export mpigo_MPI_Request_get_status_all
@@ -2755,37 +2755,37 @@ func mpigo_MPI_Rput_c(origin_addr unsafe.Pointer, origin_count int64, origin_dat
 //export mpigo_MPI_Rsend
 func mpigo_MPI_Rsend(buf unsafe.Pointer, count int32, datatype uintptr, dest int32, tag int32, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Rsend", &rc)
-	return unsupported("MPI_Rsend", comm)
+	return implRsend(buf, count, datatype, dest, tag, comm)
 }
 
 //export mpigo_MPI_Rsend_c
 func mpigo_MPI_Rsend_c(buf unsafe.Pointer, count int64, datatype uintptr, dest int32, tag int32, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Rsend_c", &rc)
-	return unsupported("MPI_Rsend_c", comm)
+	return implRsend_c(buf, count, datatype, dest, tag, comm)
 }
 
 //export mpigo_MPI_Rsend_init
 func mpigo_MPI_Rsend_init(buf unsafe.Pointer, count int32, datatype uintptr, dest int32, tag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Rsend_init", &rc)
-	return unsupported("MPI_Rsend_init", comm)
+	return implRsend_init(buf, count, datatype, dest, tag, comm, request)
 }
 
 //export mpigo_MPI_Rsend_init_c
 func mpigo_MPI_Rsend_init_c(buf unsafe.Pointer, count int64, datatype uintptr, dest int32, tag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Rsend_init_c", &rc)
-	return unsupported("MPI_Rsend_init_c", comm)
+	return implRsend_init_c(buf, count, datatype, dest, tag, comm, request)
 }
 
 //export mpigo_MPI_Scan
 func mpigo_MPI_Scan(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int32, datatype uintptr, op uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Scan", &rc)
-	return unsupported("MPI_Scan", comm)
+	return implScan(sendbuf, recvbuf, count, datatype, op, comm)
 }
 
 //export mpigo_MPI_Scan_c
 func mpigo_MPI_Scan_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int64, datatype uintptr, op uintptr, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Scan_c", &rc)
-	return unsupported("MPI_Scan_c", comm)
+	return implScan_c(sendbuf, recvbuf, count, datatype, op, comm)
 }
 
 //export mpigo_MPI_Scan_init
@@ -2809,7 +2809,7 @@ func mpigo_MPI_Scatter(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr
 //export mpigo_MPI_Scatter_c
 func mpigo_MPI_Scatter_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, root int32, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Scatter_c", &rc)
-	return unsupported("MPI_Scatter_c", comm)
+	return implScatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)
 }
 
 //export mpigo_MPI_Scatter_init
@@ -2827,13 +2827,13 @@ func mpigo_MPI_Scatter_init_c(sendbuf unsafe.Pointer, sendcount int64, sendtype 
 //export mpigo_MPI_Scatterv
 func mpigo_MPI_Scatterv(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, displs unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, root int32, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Scatterv", &rc)
-	return unsupported("MPI_Scatterv", comm)
+	return implScatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm)
 }
 
 //export mpigo_MPI_Scatterv_c
 func mpigo_MPI_Scatterv_c(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, displs unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, root int32, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Scatterv_c", &rc)
-	return unsupported("MPI_Scatterv_c", comm)
+	return implScatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm)
 }
 
 //export mpigo_MPI_Scatterv_init
@@ -2857,19 +2857,19 @@ func mpigo_MPI_Send(buf unsafe.Pointer, count int32, datatype uintptr, dest int3
 //export mpigo_MPI_Send_c
 func mpigo_MPI_Send_c(buf unsafe.Pointer, count int64, datatype uintptr, dest int32, tag int32, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Send_c", &rc)
-	return unsupported("MPI_Send_c", comm)
+	return implSend_c(buf, count, datatype, dest, tag, comm)
 }
 
 //export mpigo_MPI_Send_init
 func mpigo_MPI_Send_init(buf unsafe.Pointer, count int32, datatype uintptr, dest int32, tag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Send_init", &rc)
-	return unsupported("MPI_Send_init", comm)
+	return implSend_init(buf, count, datatype, dest, tag, comm, request)
 }
 
 //export mpigo_MPI_Send_init_c
 func mpigo_MPI_Send_init_c(buf unsafe.Pointer, count int64, datatype uintptr, dest int32, tag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Send_init_c", &rc)
-	return unsupported("MPI_Send_init_c", comm)
+	return implSend_init_c(buf, count, datatype, dest, tag, comm, request)
 }
 
 //export mpigo_MPI_Sendrecv
@@ -2881,19 +2881,19 @@ func mpigo_MPI_Sendrecv(sendbuf unsafe.Pointer, sendcount int32, sendtype uintpt
 //export mpigo_MPI_Sendrecv_c
 func mpigo_MPI_Sendrecv_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, dest int32, sendtag int32, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, source int32, recvtag int32, comm uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Sendrecv_c", &rc)
-	return unsupported("MPI_Sendrecv_c", comm)
+	return implSendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status)
 }
 
 //export mpigo_MPI_Sendrecv_replace
 func mpigo_MPI_Sendrecv_replace(buf unsafe.Pointer, count int32, datatype uintptr, dest int32, sendtag int32, source int32, recvtag int32, comm uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Sendrecv_replace", &rc)
-	return unsupported("MPI_Sendrecv_replace", comm)
+	return implSendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status)
 }
 
 //export mpigo_MPI_Sendrecv_replace_c
 func mpigo_MPI_Sendrecv_replace_c(buf unsafe.Pointer, count int64, datatype uintptr, dest int32, sendtag int32, source int32, recvtag int32, comm uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Sendrecv_replace_c", &rc)
-	return unsupported("MPI_Sendrecv_replace_c", comm)
+	return implSendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status)
 }
 
 //export mpigo_MPI_Session_attach_buffer
@@ -3025,31 +3025,31 @@ func mpigo_MPI_Ssend(buf unsafe.Pointer, count int32, datatype uintptr, dest int
 //export mpigo_MPI_Ssend_c
 func mpigo_MPI_Ssend_c(buf unsafe.Pointer, count int64, datatype uintptr, dest int32, tag int32, comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Ssend_c", &rc)
-	return unsupported("MPI_Ssend_c", comm)
+	return implSsend_c(buf, count, datatype, dest, tag, comm)
 }
 
 //export mpigo_MPI_Ssend_init
 func mpigo_MPI_Ssend_init(buf unsafe.Pointer, count int32, datatype uintptr, dest int32, tag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ssend_init", &rc)
-	return unsupported("MPI_Ssend_init", comm)
+	return implSsend_init(buf, count, datatype, dest, tag, comm, request)
 }
 
 //export mpigo_MPI_Ssend_init_c
 func mpigo_MPI_Ssend_init_c(buf unsafe.Pointer, count int64, datatype uintptr, dest int32, tag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Ssend_init_c", &rc)
-	return unsupported("MPI_Ssend_init_c", comm)
+	return implSsend_init_c(buf, count, datatype, dest, tag, comm, request)
 }
 
 //export mpigo_MPI_Start
 func mpigo_MPI_Start(request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Start", &rc)
-	return unsupported("MPI_Start", noComm)
+	return implStart(request)
 }
 
 //export mpigo_MPI_Startall
 func mpigo_MPI_Startall(count int32, array_of_requests unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Startall", &rc)
-	return unsupported("MPI_Startall", noComm)
+	return implStartall(count, array_of_requests)
 }
 
 //export mpigo_MPI_Status_c2f
@@ -3463,25 +3463,25 @@ func mpigo_MPI_Test(request unsafe.Pointer, flag unsafe.Pointer, status unsafe.P
 //export mpigo_MPI_Test_cancelled
 func mpigo_MPI_Test_cancelled(status unsafe.Pointer, flag unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Test_cancelled", &rc)
-	return unsupported("MPI_Test_cancelled", noComm)
+	return implTest_cancelled(status, flag)
 }
 
 //export mpigo_MPI_Testall
 func mpigo_MPI_Testall(count int32, array_of_requests unsafe.Pointer, flag unsafe.Pointer, array_of_statuses unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Testall", &rc)
-	return unsupported("MPI_Testall", noComm)
+	return implTestall(count, array_of_requests, flag, array_of_statuses)
 }
 
 //export mpigo_MPI_Testany
 func mpigo_MPI_Testany(count int32, array_of_requests unsafe.Pointer, indx unsafe.Pointer, flag unsafe.Pointer, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Testany", &rc)
-	return unsupported("MPI_Testany", noComm)
+	return implTestany(count, array_of_requests, indx, flag, status)
 }
 
 //export mpigo_MPI_Testsome
 func mpigo_MPI_Testsome(incount int32, array_of_requests unsafe.Pointer, outcount unsafe.Pointer, array_of_indices unsafe.Pointer, array_of_statuses unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Testsome", &rc)
-	return unsupported("MPI_Testsome", noComm)
+	return implTestsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses)
 }
 
 //export mpigo_MPI_Topo_test
@@ -3859,13 +3859,13 @@ func mpigo_MPI_Waitall(count int32, array_of_requests unsafe.Pointer, array_of_s
 //export mpigo_MPI_Waitany
 func mpigo_MPI_Waitany(count int32, array_of_requests unsafe.Pointer, indx unsafe.Pointer, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Waitany", &rc)
-	return unsupported("MPI_Waitany", noComm)
+	return implWaitany(count, array_of_requests, indx, status)
 }
 
 //export mpigo_MPI_Waitsome
 func mpigo_MPI_Waitsome(incount int32, array_of_requests unsafe.Pointer, outcount unsafe.Pointer, array_of_indices unsafe.Pointer, array_of_statuses unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Waitsome", &rc)
-	return unsupported("MPI_Waitsome", noComm)
+	return implWaitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses)
 }
 
 //export mpigo_MPI_Win_allocate

@@ -26,7 +26,8 @@ var (
 )
 
 // abiPrograms are the C programs of testdata/abi.
-var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo", "attrs", "errh", "greq"}
+var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo", "attrs", "errh", "greq",
+	"p2pmodes", "completion", "collall", "icoll", "neighbor"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -108,6 +109,20 @@ func TestABIPrograms(t *testing.T) {
 		{"attrs", 2, "attrs OK"},
 		{"errh", 2, "errh OK"},
 		{"greq", 0, "greq OK"},
+		{"p2pmodes", 0, "p2pmodes OK"},
+		{"p2pmodes", 2, "p2pmodes OK"},
+		{"p2pmodes", 4, "p2pmodes OK"},
+		{"completion", 0, "completion OK"},
+		{"completion", 2, "completion OK"},
+		{"completion", 4, "completion OK"},
+		{"collall", 0, "collall OK"},
+		{"collall", 2, "collall OK"},
+		{"collall", 4, "collall OK"},
+		{"icoll", 0, "icoll OK"},
+		{"icoll", 2, "icoll OK"},
+		{"icoll", 4, "icoll OK"},
+		{"neighbor", 0, "neighbor OK"},
+		{"neighbor", 4, "neighbor OK"},
 	} {
 		t.Run(fmt.Sprintf("%s-%d", tc.prog, tc.n), func(t *testing.T) {
 			prog := filepath.Join(bin, tc.prog)
