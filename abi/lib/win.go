@@ -675,6 +675,23 @@ func implRget_accumulate_c(origin unsafe.Pointer, ocount int64, otype uintptr, r
 	return getAccumulate("MPI_Rget_accumulate_c", origin, int(ocount), otype, result, int(rcount), rtype, rank, disp, int(tcount), ttype, op, win, request, true)
 }
 
+// predefined returns mpigo's own datatype behind a predefined handle's:
+// types.go gives each handle a duplicate, which the Go layer's
+// fetch-and-op and compare-and-swap would take for a derived datatype.
+func predefined(t *mpi.Datatype) *mpi.Datatype {
+	for range 4 {
+		if c, _, _, _ := t.Envelope(); c != mpi.CombinerDup {
+			break
+		}
+		_, _, types, err := t.Contents()
+		if err != nil || len(types) != 1 {
+			break
+		}
+		t = types[0]
+	}
+	return t
+}
+
 // one returns one element of t at p as a slice, or the code raised.
 func (we *winEntry) one(fn, what string, p unsafe.Pointer, t *mpi.Datatype) ([]byte, int32) {
 	if p == nil {
@@ -693,6 +710,7 @@ func implFetch_and_op(origin, result unsafe.Pointer, datatype uintptr, rank int3
 	if t == nil {
 		return rc
 	}
+	t = predefined(t)
 	o, rc := winOp(fn, we, op)
 	if o == nil {
 		return rc
@@ -720,6 +738,7 @@ func implCompare_and_swap(origin, compare, result unsafe.Pointer, datatype uintp
 	if t == nil {
 		return rc
 	}
+	t = predefined(t)
 	var bufs [3][]byte
 	for i, p := range []struct {
 		what string

@@ -26,7 +26,7 @@ var (
 )
 
 // abiPrograms are the C programs of testdata/abi.
-var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal"}
+var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "rma", "mpit", "ulfm"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -99,6 +99,11 @@ func TestABIPrograms(t *testing.T) {
 		{"types", 2, "types OK"},
 		{"errors", 0, "errors OK"},
 		{"errors", 2, "errors OK"},
+		{"rma", 0, "rma OK"},
+		{"rma", 2, "rma OK"},
+		{"rma", 4, "rma OK"},
+		{"mpit", 0, "mpit OK"},
+		{"mpit", 2, "mpit OK"},
 	} {
 		t.Run(fmt.Sprintf("%s-%d", tc.prog, tc.n), func(t *testing.T) {
 			prog := filepath.Join(bin, tc.prog)
@@ -134,6 +139,19 @@ func TestABIFatal(t *testing.T) {
 	if code != errRank || strings.Contains(out.String(), "not reached") ||
 		!strings.Contains(errs.String(), "MPI_Send") || !strings.Contains(errs.String(), "MPI_ERRORS_ARE_FATAL") {
 		t.Fatalf("exit %d, want %d (MPI_ERR_RANK) and a message naming MPI_Send\nstdout:\n%s\nstderr:\n%s", code, errRank, out.String(), errs.String())
+	}
+}
+
+// TestABIULFM: under mpigo run --ft, the last of 4 ranks kills itself
+// and the three survivors see MPIX_ERR_PROC_FAILED, revoke, acknowledge,
+// agree and shrink through the MPIX_ extension; the job's status is the
+// killed rank's.
+func TestABIULFM(t *testing.T) {
+	_, bin := abiSetup(t)
+	var out, errs strings.Builder
+	code := run([]string{"run", "--ft", "--timeout", "60s", "-n", "4", filepath.Join(bin, "ulfm")}, &out, &errs)
+	if code != 137 || strings.Count(out.String(), "ulfm OK") != 3 {
+		t.Fatalf("exit %d, want 137 (the killed rank's) and 3 survivors OK\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
 	}
 }
 
