@@ -150,20 +150,21 @@ func newWinEntry(fn string, ce *commEntry, w *mpi.Window[byte], flavor int32, ba
 }
 
 // createArgs checks what every window constructor checks: the
-// communicator, the info, the output. A bad size or unit is reported
-// after the collective call, which then fails on every rank.
+// communicator, the info, the output. Past the communicator, a bad
+// argument still takes part in the collective call (badWindow), which
+// then fails on every rank instead of leaving the others waiting.
 func createArgs(fn string, comm, info uintptr, out unsafe.Pointer) (*commEntry, int32) {
 	ce, rc := getComm(fn, comm)
 	if ce == nil {
 		return nil, rc
 	}
 	if info != MPI_INFO_NULL {
-		if in, rc := infoArg(fn, info); in == nil {
-			return nil, rc
+		if _, ok := infos.get(info); !ok && info != MPI_INFO_ENV {
+			return nil, badWindow(fn, ce, classErr(MPI_ERR_INFO, fmt.Sprintf("%#x is not an info handle", info)))
 		}
 	}
 	if out == nil {
-		return nil, raiseOn(fn, ce, classErr(MPI_ERR_ARG, "win is NULL"))
+		return nil, badWindow(fn, ce, classErr(MPI_ERR_ARG, "win is NULL"))
 	}
 	return ce, 0
 }

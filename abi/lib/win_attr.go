@@ -95,7 +95,6 @@ func implWin_call_errhandler(win uintptr, code int32) int32 {
 // copied, so the copy callback is kept but never called.
 type winKeyval struct {
 	copyFn, deleteFn, extra unsafe.Pointer
-	freed                   bool
 }
 
 // winAttr is an attribute's value with its keyval, which outlives
@@ -155,13 +154,12 @@ func implWin_free_keyval(keyval unsafe.Pointer) int32 {
 	}
 	k := *(*int32)(keyval)
 	winKeyvals.Lock()
-	kv, ok := winKeyvals.m[k]
+	_, ok := winKeyvals.m[k]
 	delete(winKeyvals.m, k)
 	winKeyvals.Unlock()
 	if !ok {
 		return raise(fn, noComm, classErr(MPI_ERR_KEYVAL, fmt.Sprintf("%d is not a window keyval (predefined, freed, or never created)", k)))
 	}
-	kv.freed = true
 	*(*int32)(keyval) = MPI_KEYVAL_INVALID
 	return MPI_SUCCESS
 }
