@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/mpigo/mpi"
@@ -44,7 +43,9 @@ type winEntry struct {
 	w      *mpi.Window[byte]
 	h      uintptr
 	ce     commEntry // the window's communicator and predefined error handler
-	user   atomic.Uintptr
+	errMu  sync.Mutex
+	userH  uintptr        // the handle of a user error handler, or 0
+	userFn unsafe.Pointer // its C function, kept here as the handle may be freed
 	flavor int32
 	base   unsafe.Pointer // this rank's memory (NULL for dynamic windows)
 	size   int
@@ -86,14 +87,19 @@ func winArg(fn string, h uintptr) (*winEntry, int32) {
 
 // raise applies the window's error handler to err of call fn.
 func (we *winEntry) raise(fn string, err error) int32 {
-	if h := we.user.Load(); h != 0 {
-		if eh, ok := winErrhs.get(h); ok {
-			code := newCode(classOf(err), fn+": "+err.Error())
-			C.mpigo_call_win_errhandler(eh, C.uintptr_t(we.h), C.int(code))
-			return code
-		}
+	if f := we.handler(); f != nil {
+		code := newCode(classOf(err), fn+": "+err.Error())
+		C.mpigo_call_win_errhandler(f, C.uintptr_t(we.h), C.int(code))
+		return code
 	}
 	return raiseOn(fn, &we.ce, err)
+}
+
+// handler returns the window's user error handler, or nil.
+func (we *winEntry) handler() unsafe.Pointer {
+	we.errMu.Lock()
+	defer we.errMu.Unlock()
+	return we.userFn
 }
 
 func (we *winEntry) check(fn string, err error) int32 {

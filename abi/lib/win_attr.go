@@ -44,13 +44,18 @@ func implWin_set_errhandler(win, errhandler uintptr) int32 {
 	switch errhandler {
 	case MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, MPI_ERRORS_ABORT:
 		we.ce.errh.Store(errhandler)
-		we.user.Store(0)
+		we.errMu.Lock()
+		we.userH, we.userFn = 0, nil
+		we.errMu.Unlock()
 		return MPI_SUCCESS
 	}
-	if _, ok := winErrhs.get(errhandler); !ok {
+	f, ok := winErrhs.get(errhandler)
+	if !ok {
 		return we.raise(fn, classErr(MPI_ERR_ERRHANDLER, fmt.Sprintf("%#x is not an error handler for windows", errhandler)))
 	}
-	we.user.Store(errhandler)
+	we.errMu.Lock()
+	we.userH, we.userFn = errhandler, f
+	we.errMu.Unlock()
 	return MPI_SUCCESS
 }
 
@@ -63,7 +68,9 @@ func implWin_get_errhandler(win uintptr, errhandler unsafe.Pointer) int32 {
 	if errhandler == nil {
 		return we.raise(fn, classErr(MPI_ERR_ARG, "errhandler is NULL"))
 	}
-	h := we.user.Load()
+	we.errMu.Lock()
+	h := we.userH
+	we.errMu.Unlock()
 	if h == 0 {
 		h = we.ce.errh.Load()
 	}
@@ -77,11 +84,9 @@ func implWin_call_errhandler(win uintptr, code int32) int32 {
 	if we == nil {
 		return rc
 	}
-	if h := we.user.Load(); h != 0 {
-		if eh, ok := winErrhs.get(h); ok {
-			C.mpigo_call_win_errhandler(eh, C.uintptr_t(we.h), C.int(code))
-			return MPI_SUCCESS
-		}
+	if f := we.handler(); f != nil {
+		C.mpigo_call_win_errhandler(f, C.uintptr_t(we.h), C.int(code))
+		return MPI_SUCCESS
 	}
 	if we.ce.errh.Load() == MPI_ERRORS_RETURN {
 		return MPI_SUCCESS
@@ -89,6 +94,17 @@ func implWin_call_errhandler(win uintptr, code int32) int32 {
 	s, _ := codeString(code)
 	raiseOn(fn, &we.ce, classErr(classOfCode(code), fmt.Sprintf("error code %d raised by the program: %s", code, s)))
 	return MPI_SUCCESS
+}
+
+// freeWinErrhandler frees h if it is an error handler of
+// MPI_Win_create_errhandler, and reports whether it was
+// (MPI_Errhandler_free calls it). Windows that use the handler keep it.
+func freeWinErrhandler(h uintptr) bool {
+	if _, ok := winErrhs.get(h); !ok {
+		return false
+	}
+	winErrhs.remove(h)
+	return true
 }
 
 // winKeyval is a keyval of MPI_Win_create_keyval. Windows are never

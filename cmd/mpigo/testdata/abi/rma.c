@@ -132,6 +132,9 @@ static void fence(void)
 	OK(MPI_Win_set_errhandler(win, eh));
 	OK(MPI_Win_get_errhandler(win, &got_eh));
 	CHECK(got_eh == eh, "get_errhandler %p, want %p", (void *)got_eh, (void *)eh);
+	/* Freed, the handler stays with the window that uses it. */
+	OK(MPI_Errhandler_free(&eh));
+	CHECK(eh == MPI_ERRHANDLER_NULL, "errhandler after free");
 	expect(MPI_Win_unlock(right, win), MPI_ERR_RMA_SYNC, "unlock without lock, user handler");
 	CHECK(handled == MPI_ERR_RMA_SYNC, "the handler saw class %d", handled);
 	handled = -1;
