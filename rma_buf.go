@@ -123,7 +123,12 @@ func (d *vdesc) move(p, buf []byte, origin int64, pack bool) {
 
 // Limits on what a request may describe; the target refuses more.
 const (
-	rmaMost     = 1 << 40
+	rmaMost = 1 << 40
+	// rmaMostDisp bounds the byte displacement a request names: above
+	// rmaMost, as a dynamic window's memory may be attached at its
+	// address (AttachAt; the C ABI does), which lies above 2^40 on 64-bit
+	// systems.
+	rmaMostDisp = 1 << 56
 	rmaDescHead = 24 // count, ext, number of runs
 )
 
@@ -552,7 +557,7 @@ func (w *Window[T]) serveV(origin int, b []byte, reply func(byte, []byte), bad f
 	tag := int(le.Uint32(b[4:]))
 	disp := le.Uint64(b[8:])
 	d, data, ok := parseDesc(b[rmaHdr:])
-	if !ok || disp > rmaMost {
+	if !ok || disp > rmaMostDisp/uint64(w.esize) {
 		bad("malformed request")
 		return
 	}

@@ -53,7 +53,7 @@ func (d *dynTable) find(disp, n, esize int) ([]byte, bool) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	for _, r := range d.regions {
-		if disp >= r.base && n >= 0 && (disp-r.base)*esize <= len(r.buf) && n*esize <= len(r.buf)-(disp-r.base)*esize {
+		if disp >= r.base && n >= 0 && disp-r.base <= len(r.buf)/esize && n <= (len(r.buf)-(disp-r.base)*esize)/esize {
 			off := (disp - r.base) * esize
 			return r.buf[off : off+n*esize], true
 		}

@@ -222,7 +222,7 @@ func (w *Window[T]) serveOne(origin int, b []byte) {
 		return
 	}
 	const most = 1 << 40
-	if disp64 > most || n64 > most {
+	if disp64 > rmaMostDisp/uint64(es) || n64 > most {
 		bad("displacement %d or count %d out of range", disp64, n64)
 		return
 	}

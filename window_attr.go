@@ -1,5 +1,7 @@
 package mpi
 
+import "math"
+
 // A window's attributes and memory queries: its group, name, displacement
 // unit, flavor and memory model, the shared memory of a peer, and the
 // memory attached to a dynamic window.
@@ -145,4 +147,43 @@ func (w *Window[T]) Detach(mem []T) (err error) {
 		}
 	}
 	return w.errorf("Detach", ErrArg, noTarget, "the slice (%d elements) is not attached to the window", len(mem))
+}
+
+// AttachAt is Attach at a displacement the caller chooses: mem[0] is
+// then reached at disp, mem[i] at disp + i. The C ABI attaches memory so
+// (MPI_Win_attach), because C origins address a dynamic window by the
+// absolute address of the target's memory, which the target chose without
+// asking the window. disp must not be negative and the region must not
+// overlap memory already attached. Attach's later displacements lie
+// beyond every region AttachAt added, so the two never collide.
+func (w *Window[T]) AttachAt(mem []T, disp int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Window.AttachAt", nil, Undefined, Undefined), &err)
+	}
+
+	if err := w.checkSync("AttachAt", noTarget); err != nil {
+		return err
+	}
+	if !w.dynamic {
+		return w.errorf("AttachAt", ErrArg, noTarget, "AttachAt needs a window made by NewDynamicWindow")
+	}
+	if disp < 0 || len(mem) > math.MaxInt-disp-1 {
+		return w.errorf("AttachAt", ErrArg, noTarget, "displacement %d for %d elements is outside the window's displacements", disp, len(mem))
+	}
+	d := w.me.dyn
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(mem) == 0 {
+		return nil
+	}
+	end := disp + len(mem)
+	for _, r := range d.regions {
+		rend := r.base + len(r.buf)/w.esize
+		if disp < rend && r.base < end {
+			return w.errorf("AttachAt", ErrArg, noTarget, "elements %d..%d overlap memory attached at %d..%d", disp, end-1, r.base, rend-1)
+		}
+	}
+	d.regions = append(d.regions, dynRegion{base: disp, buf: bytesOf(mem, w.esize)})
+	d.next = max(d.next, end+1)
+	return nil
 }

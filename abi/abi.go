@@ -25,6 +25,9 @@ var constantsText string
 //go:embed spec/functions.txt
 var functionsText string
 
+//go:embed spec/extensions.txt
+var extensionsText string
+
 // Const is one line of spec/constants.txt.
 type Const struct {
 	Kind  string // handletype, handle, int, ptr, alias, ctypedef
@@ -46,13 +49,25 @@ type Func struct {
 	Params   []Param // in order; empty for (void)
 	Variadic bool    // the prototype ends in "..." (MPI_Pcontrol)
 	Impl     bool    // marked "+" in the table: implemented for real
+	Ext      bool    // an extension (spec/extensions.txt), not the standard's
 	Proto    string  // the prototype as written, without the "+"
 }
 
-// Table is the whole ABI.
+// Table is the whole ABI, and the extensions the library adds to it.
 type Table struct {
 	Consts []Const
-	Funcs  []Func
+	Funcs  []Func // the standard's functions only
+	// ExtConsts and ExtFuncs are the extensions of spec/extensions.txt
+	// (the MPIX_ fault-tolerance calls of Open MPI and MPICH): declared
+	// in mpi.h apart from the standard's names and exported the same way,
+	// but not counted as the standard's.
+	ExtConsts []Const
+	ExtFuncs  []Func
+}
+
+// AllFuncs returns the standard's functions followed by the extensions.
+func (t *Table) AllFuncs() []Func {
+	return append(append([]Func(nil), t.Funcs...), t.ExtFuncs...)
 }
 
 // HandleTypes returns the C names of the handle types (MPI_Comm, ...).
@@ -117,10 +132,25 @@ func Load() (*Table, error) {
 		}
 		t.Funcs = append(t.Funcs, f)
 	}
+	for i, line := range strings.Split(extensionsText, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "int" && !strings.Contains(line, "(") {
+			t.ExtConsts = append(t.ExtConsts, Const{Kind: "int", CType: "int", Name: f[1], Value: f[2]})
+			continue
+		}
+		f, err := parseProto(line)
+		if err != nil {
+			return nil, fmt.Errorf("spec/extensions.txt:%d: %v", i+1, err)
+		}
+		f.Ext = true
+		t.ExtFuncs = append(t.ExtFuncs, f)
+	}
 	return t, nil
 }
 
-var protoRE = regexp.MustCompile(`^(\+ )?([A-Za-z_][A-Za-z0-9_ ]*?) *\b(MPI_[A-Za-z0-9_]+)\((.*)\)$`)
+var protoRE = regexp.MustCompile(`^(\+ )?([A-Za-z_][A-Za-z0-9_ ]*?) *\b(MPIX?_[A-Za-z0-9_]+)\((.*)\)$`)
 var paramRE = regexp.MustCompile(`^(.*?)\b([A-Za-z_][A-Za-z0-9_]*)((?:\[\d*\])*)$`)
 
 func parseProto(line string) (Func, error) {

@@ -75,3 +75,35 @@ func TestTable(t *testing.T) {
 		}
 	}
 }
+
+// TestExtensions: the extensions are the MPIX_ fault-tolerance calls and
+// error classes, apart from the standard's functions, with MPICH's values.
+func TestExtensions(t *testing.T) {
+	tb, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tb.ExtFuncs) != 9 {
+		t.Errorf("%d extension functions, want 9", len(tb.ExtFuncs))
+	}
+	for _, f := range tb.ExtFuncs {
+		if !strings.HasPrefix(f.Name, "MPIX_") || !f.Ext || !f.Impl {
+			t.Errorf("%s: an extension is an implemented MPIX_ function", f.Name)
+		}
+	}
+	for _, f := range tb.Funcs {
+		if f.Ext || strings.HasPrefix(f.Name, "MPIX_") {
+			t.Errorf("%s among the standard's functions", f.Name)
+		}
+	}
+	want := map[string]string{"MPIX_ERR_PROC_FAILED": "101", "MPIX_ERR_PROC_FAILED_PENDING": "102", "MPIX_ERR_REVOKED": "103"}
+	for _, c := range tb.ExtConsts {
+		if want[c.Name] != c.Value {
+			t.Errorf("%s = %s, want %s", c.Name, c.Value, want[c.Name])
+		}
+		delete(want, c.Name)
+	}
+	if len(want) != 0 {
+		t.Errorf("missing %v", want)
+	}
+}

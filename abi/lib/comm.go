@@ -224,5 +224,9 @@ func implErrhandler_free(p unsafe.Pointer) int32 {
 			return MPI_SUCCESS
 		}
 	}
+	if freeWinErrhandler(*(*uintptr)(p)) { // win_attr.go
+		*(*uintptr)(p) = MPI_ERRHANDLER_NULL
+		return MPI_SUCCESS
+	}
 	return raise(fn, noComm, classErr(MPI_ERR_ERRHANDLER, "not an error handler"))
 }

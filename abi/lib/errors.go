@@ -43,6 +43,9 @@ func classOf(err error) int32 {
 	if errors.As(err, &ae) {
 		return ae.class
 	}
+	if c, ok := ftClass(err); ok {
+		return c
+	}
 	for _, c := range classes {
 		if errors.Is(err, c.err) {
 			return c.class
@@ -67,9 +70,19 @@ var codes struct {
 }
 
 func newCode(class int32, msg string) int32 {
+	if class >= 64 {
+		return extCode(class, msg)
+	}
 	codes.Lock()
 	defer codes.Unlock()
-	codes.next = codes.next%(codeSlots-1) + 1
+	// A slot whose code would be an extension's class (ulfm.go) is
+	// skipped: MPI_Error_class must tell them apart.
+	for {
+		codes.next = codes.next%(codeSlots-1) + 1
+		if !isExtClass(class + 64*int32(codes.next)) {
+			break
+		}
+	}
 	s := codes.next
 	c := class + 64*int32(s)
 	codes.code[s], codes.msg[s] = c, msg
@@ -79,6 +92,9 @@ func newCode(class int32, msg string) int32 {
 // codeClass returns the class of code, and false for a code this library
 // never gave.
 func codeClass(code int32) (int32, bool) {
+	if isExtClass(code) {
+		return code, true
+	}
 	if code > MPI_ERR_LASTCODE {
 		return userCodeClass(code)
 	}
@@ -101,6 +117,9 @@ func codeString(code int32) (string, bool) {
 	class, ok := codeClass(code)
 	if !ok {
 		return "", false
+	}
+	if isExtClass(class) {
+		return extString(class), true
 	}
 	text := classText[class]
 	if class >= 1001 {

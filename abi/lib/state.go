@@ -111,6 +111,7 @@ func initThread(fn string, required int32, prov *int32) int32 {
 		return newCode(MPI_ERR_OTHER, fn+": "+err.Error())
 	}
 	world.c, self.c = w, w.Self()
+	noteMainThread()
 	world.errh.Store(MPI_ERRORS_ARE_FATAL)
 	self.errh.Store(MPI_ERRORS_ARE_FATAL)
 	// mpigo's communicators are safe for concurrent use by any number of

@@ -340,4 +340,7 @@ const (
 	MPI_T_PVAR_CLASS_AGGREGATE                 = 8
 	MPI_T_PVAR_CLASS_TIMER                     = 9
 	MPI_T_PVAR_CLASS_GENERIC                   = 10
+	MPIX_ERR_PROC_FAILED                       = 101
+	MPIX_ERR_PROC_FAILED_PENDING               = 102
+	MPIX_ERR_REVOKED                           = 103
 )

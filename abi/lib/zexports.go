@@ -13,13 +13,13 @@ var _ unsafe.Pointer
 //export mpigo_MPI_Abi_get_fortran_booleans
 func mpigo_MPI_Abi_get_fortran_booleans(logical_size int32, logical_true unsafe.Pointer, logical_false unsafe.Pointer, is_set unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Abi_get_fortran_booleans", &rc)
-	return unsupported("MPI_Abi_get_fortran_booleans", noComm)
+	return implAbi_get_fortran_booleans(logical_size, logical_true, logical_false, is_set)
 }
 
 //export mpigo_MPI_Abi_get_fortran_info
 func mpigo_MPI_Abi_get_fortran_info(info unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Abi_get_fortran_info", &rc)
-	return unsupported("MPI_Abi_get_fortran_info", noComm)
+	return implAbi_get_fortran_info(info)
 }
 
 //export mpigo_MPI_Abi_get_info
@@ -37,13 +37,13 @@ func mpigo_MPI_Abi_get_version(abi_major unsafe.Pointer, abi_minor unsafe.Pointe
 //export mpigo_MPI_Abi_set_fortran_booleans
 func mpigo_MPI_Abi_set_fortran_booleans(logical_size int32, logical_true unsafe.Pointer, logical_false unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Abi_set_fortran_booleans", &rc)
-	return unsupported("MPI_Abi_set_fortran_booleans", noComm)
+	return implAbi_set_fortran_booleans(logical_size, logical_true, logical_false)
 }
 
 //export mpigo_MPI_Abi_set_fortran_info
 func mpigo_MPI_Abi_set_fortran_info(info uintptr) (rc int32) {
 	defer recoverCode("MPI_Abi_set_fortran_info", &rc)
-	return unsupported("MPI_Abi_set_fortran_info", noComm)
+	return implAbi_set_fortran_info(info)
 }
 
 //export mpigo_MPI_Abort
@@ -55,13 +55,13 @@ func mpigo_MPI_Abort(comm uintptr, errorcode int32) (rc int32) {
 //export mpigo_MPI_Accumulate
 func mpigo_MPI_Accumulate(origin_addr unsafe.Pointer, origin_count int32, origin_datatype uintptr, target_rank int32, target_disp int, target_count int32, target_datatype uintptr, op uintptr, win uintptr) (rc int32) {
 	defer recoverCode("MPI_Accumulate", &rc)
-	return unsupported("MPI_Accumulate", noComm)
+	return implAccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win)
 }
 
 //export mpigo_MPI_Accumulate_c
 func mpigo_MPI_Accumulate_c(origin_addr unsafe.Pointer, origin_count int64, origin_datatype uintptr, target_rank int32, target_disp int, target_count int64, target_datatype uintptr, op uintptr, win uintptr) (rc int32) {
 	defer recoverCode("MPI_Accumulate_c", &rc)
-	return unsupported("MPI_Accumulate_c", noComm)
+	return implAccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win)
 }
 
 //export mpigo_MPI_Add_error_class
@@ -145,7 +145,7 @@ func mpigo_MPI_Allgatherv_init_c(sendbuf unsafe.Pointer, sendcount int64, sendty
 //export mpigo_MPI_Alloc_mem
 func mpigo_MPI_Alloc_mem(size int, info uintptr, baseptr unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Alloc_mem", &rc)
-	return unsupported("MPI_Alloc_mem", noComm)
+	return implAlloc_mem(size, info, baseptr)
 }
 
 //export mpigo_MPI_Allreduce
@@ -703,7 +703,7 @@ func mpigo_MPI_Comm_toint(comm uintptr) (rc int32) {
 //export mpigo_MPI_Compare_and_swap
 func mpigo_MPI_Compare_and_swap(origin_addr unsafe.Pointer, compare_addr unsafe.Pointer, result_addr unsafe.Pointer, datatype uintptr, target_rank int32, target_disp int, win uintptr) (rc int32) {
 	defer recoverCode("MPI_Compare_and_swap", &rc)
-	return unsupported("MPI_Compare_and_swap", noComm)
+	return implCompare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win)
 }
 
 //export mpigo_MPI_Dims_create
@@ -805,7 +805,7 @@ func mpigo_MPI_Exscan_init_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, cou
 //export mpigo_MPI_Fetch_and_op
 func mpigo_MPI_Fetch_and_op(origin_addr unsafe.Pointer, result_addr unsafe.Pointer, datatype uintptr, target_rank int32, target_disp int, op uintptr, win uintptr) (rc int32) {
 	defer recoverCode("MPI_Fetch_and_op", &rc)
-	return unsupported("MPI_Fetch_and_op", noComm)
+	return implFetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win)
 }
 
 //export mpigo_MPI_File_c2f
@@ -1375,7 +1375,7 @@ func mpigo_MPI_Finalized(flag unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Free_mem
 func mpigo_MPI_Free_mem(base unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Free_mem", &rc)
-	return unsupported("MPI_Free_mem", noComm)
+	return implFree_mem(base)
 }
 
 //export mpigo_MPI_Gather
@@ -1429,19 +1429,19 @@ func mpigo_MPI_Gatherv_init_c(sendbuf unsafe.Pointer, sendcount int64, sendtype 
 //export mpigo_MPI_Get
 func mpigo_MPI_Get(origin_addr unsafe.Pointer, origin_count int32, origin_datatype uintptr, target_rank int32, target_disp int, target_count int32, target_datatype uintptr, win uintptr) (rc int32) {
 	defer recoverCode("MPI_Get", &rc)
-	return unsupported("MPI_Get", noComm)
+	return implGet(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win)
 }
 
 //export mpigo_MPI_Get_accumulate
 func mpigo_MPI_Get_accumulate(origin_addr unsafe.Pointer, origin_count int32, origin_datatype uintptr, result_addr unsafe.Pointer, result_count int32, result_datatype uintptr, target_rank int32, target_disp int, target_count int32, target_datatype uintptr, op uintptr, win uintptr) (rc int32) {
 	defer recoverCode("MPI_Get_accumulate", &rc)
-	return unsupported("MPI_Get_accumulate", noComm)
+	return implGet_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win)
 }
 
 //export mpigo_MPI_Get_accumulate_c
 func mpigo_MPI_Get_accumulate_c(origin_addr unsafe.Pointer, origin_count int64, origin_datatype uintptr, result_addr unsafe.Pointer, result_count int64, result_datatype uintptr, target_rank int32, target_disp int, target_count int64, target_datatype uintptr, op uintptr, win uintptr) (rc int32) {
 	defer recoverCode("MPI_Get_accumulate_c", &rc)
-	return unsupported("MPI_Get_accumulate_c", noComm)
+	return implGet_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win)
 }
 
 //export mpigo_MPI_Get_address
@@ -1453,7 +1453,7 @@ func mpigo_MPI_Get_address(location unsafe.Pointer, address unsafe.Pointer) (rc 
 //export mpigo_MPI_Get_c
 func mpigo_MPI_Get_c(origin_addr unsafe.Pointer, origin_count int64, origin_datatype uintptr, target_rank int32, target_disp int, target_count int64, target_datatype uintptr, win uintptr) (rc int32) {
 	defer recoverCode("MPI_Get_c", &rc)
-	return unsupported("MPI_Get_c", noComm)
+	return implGet_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win)
 }
 
 //export mpigo_MPI_Get_count
@@ -2071,7 +2071,7 @@ func mpigo_MPI_Irsend_c(buf unsafe.Pointer, count int64, datatype uintptr, dest 
 //export mpigo_MPI_Is_thread_main
 func mpigo_MPI_Is_thread_main(flag unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Is_thread_main", &rc)
-	return unsupported("MPI_Is_thread_main", noComm)
+	return implIs_thread_main(flag)
 }
 
 //export mpigo_MPI_Iscan
@@ -2497,13 +2497,13 @@ func mpigo_MPI_Publish_name(service_name unsafe.Pointer, info uintptr, port_name
 //export mpigo_MPI_Put
 func mpigo_MPI_Put(origin_addr unsafe.Pointer, origin_count int32, origin_datatype uintptr, target_rank int32, target_disp int, target_count int32, target_datatype uintptr, win uintptr) (rc int32) {
 	defer recoverCode("MPI_Put", &rc)
-	return unsupported("MPI_Put", noComm)
+	return implPut(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win)
 }
 
 //export mpigo_MPI_Put_c
 func mpigo_MPI_Put_c(origin_addr unsafe.Pointer, origin_count int64, origin_datatype uintptr, target_rank int32, target_disp int, target_count int64, target_datatype uintptr, win uintptr) (rc int32) {
 	defer recoverCode("MPI_Put_c", &rc)
-	return unsupported("MPI_Put_c", noComm)
+	return implPut_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win)
 }
 
 //export mpigo_MPI_Query_thread
@@ -2515,13 +2515,13 @@ func mpigo_MPI_Query_thread(provided unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Raccumulate
 func mpigo_MPI_Raccumulate(origin_addr unsafe.Pointer, origin_count int32, origin_datatype uintptr, target_rank int32, target_disp int, target_count int32, target_datatype uintptr, op uintptr, win uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Raccumulate", &rc)
-	return unsupported("MPI_Raccumulate", noComm)
+	return implRaccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request)
 }
 
 //export mpigo_MPI_Raccumulate_c
 func mpigo_MPI_Raccumulate_c(origin_addr unsafe.Pointer, origin_count int64, origin_datatype uintptr, target_rank int32, target_disp int, target_count int64, target_datatype uintptr, op uintptr, win uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Raccumulate_c", &rc)
-	return unsupported("MPI_Raccumulate_c", noComm)
+	return implRaccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request)
 }
 
 //export mpigo_MPI_Recv
@@ -2719,37 +2719,37 @@ func mpigo_MPI_Request_toint(request uintptr) (rc int32) {
 //export mpigo_MPI_Rget
 func mpigo_MPI_Rget(origin_addr unsafe.Pointer, origin_count int32, origin_datatype uintptr, target_rank int32, target_disp int, target_count int32, target_datatype uintptr, win uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Rget", &rc)
-	return unsupported("MPI_Rget", noComm)
+	return implRget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request)
 }
 
 //export mpigo_MPI_Rget_accumulate
 func mpigo_MPI_Rget_accumulate(origin_addr unsafe.Pointer, origin_count int32, origin_datatype uintptr, result_addr unsafe.Pointer, result_count int32, result_datatype uintptr, target_rank int32, target_disp int, target_count int32, target_datatype uintptr, op uintptr, win uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Rget_accumulate", &rc)
-	return unsupported("MPI_Rget_accumulate", noComm)
+	return implRget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request)
 }
 
 //export mpigo_MPI_Rget_accumulate_c
 func mpigo_MPI_Rget_accumulate_c(origin_addr unsafe.Pointer, origin_count int64, origin_datatype uintptr, result_addr unsafe.Pointer, result_count int64, result_datatype uintptr, target_rank int32, target_disp int, target_count int64, target_datatype uintptr, op uintptr, win uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Rget_accumulate_c", &rc)
-	return unsupported("MPI_Rget_accumulate_c", noComm)
+	return implRget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request)
 }
 
 //export mpigo_MPI_Rget_c
 func mpigo_MPI_Rget_c(origin_addr unsafe.Pointer, origin_count int64, origin_datatype uintptr, target_rank int32, target_disp int, target_count int64, target_datatype uintptr, win uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Rget_c", &rc)
-	return unsupported("MPI_Rget_c", noComm)
+	return implRget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request)
 }
 
 //export mpigo_MPI_Rput
 func mpigo_MPI_Rput(origin_addr unsafe.Pointer, origin_count int32, origin_datatype uintptr, target_rank int32, target_disp int, target_count int32, target_datatype uintptr, win uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Rput", &rc)
-	return unsupported("MPI_Rput", noComm)
+	return implRput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request)
 }
 
 //export mpigo_MPI_Rput_c
 func mpigo_MPI_Rput_c(origin_addr unsafe.Pointer, origin_count int64, origin_datatype uintptr, target_rank int32, target_disp int, target_count int64, target_datatype uintptr, win uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Rput_c", &rc)
-	return unsupported("MPI_Rput_c", noComm)
+	return implRput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request)
 }
 
 //export mpigo_MPI_Rsend
@@ -3151,307 +3151,307 @@ func mpigo_MPI_Status_set_tag(status unsafe.Pointer, tag int32) (rc int32) {
 //export mpigo_MPI_T_category_changed
 func mpigo_MPI_T_category_changed(update_number unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_category_changed", &rc)
-	return unsupportedT("MPI_T_category_changed")
+	return implT_category_changed(update_number)
 }
 
 //export mpigo_MPI_T_category_get_categories
 func mpigo_MPI_T_category_get_categories(cat_index int32, len int32, indices unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_category_get_categories", &rc)
-	return unsupportedT("MPI_T_category_get_categories")
+	return implT_category_get_categories(cat_index, len, indices)
 }
 
 //export mpigo_MPI_T_category_get_cvars
 func mpigo_MPI_T_category_get_cvars(cat_index int32, len int32, indices unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_category_get_cvars", &rc)
-	return unsupportedT("MPI_T_category_get_cvars")
+	return implT_category_get_cvars(cat_index, len, indices)
 }
 
 //export mpigo_MPI_T_category_get_events
 func mpigo_MPI_T_category_get_events(cat_index int32, len int32, indices unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_category_get_events", &rc)
-	return unsupportedT("MPI_T_category_get_events")
+	return implT_category_get_events(cat_index, len, indices)
 }
 
 //export mpigo_MPI_T_category_get_index
 func mpigo_MPI_T_category_get_index(name unsafe.Pointer, cat_index unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_category_get_index", &rc)
-	return unsupportedT("MPI_T_category_get_index")
+	return implT_category_get_index(name, cat_index)
 }
 
 //export mpigo_MPI_T_category_get_info
 func mpigo_MPI_T_category_get_info(cat_index int32, name unsafe.Pointer, name_len unsafe.Pointer, desc unsafe.Pointer, desc_len unsafe.Pointer, num_cvars unsafe.Pointer, num_pvars unsafe.Pointer, num_categories unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_category_get_info", &rc)
-	return unsupportedT("MPI_T_category_get_info")
+	return implT_category_get_info(cat_index, name, name_len, desc, desc_len, num_cvars, num_pvars, num_categories)
 }
 
 //export mpigo_MPI_T_category_get_num
 func mpigo_MPI_T_category_get_num(num_cat unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_category_get_num", &rc)
-	return unsupportedT("MPI_T_category_get_num")
+	return implT_category_get_num(num_cat)
 }
 
 //export mpigo_MPI_T_category_get_num_events
 func mpigo_MPI_T_category_get_num_events(cat_index int32, num_events unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_category_get_num_events", &rc)
-	return unsupportedT("MPI_T_category_get_num_events")
+	return implT_category_get_num_events(cat_index, num_events)
 }
 
 //export mpigo_MPI_T_category_get_pvars
 func mpigo_MPI_T_category_get_pvars(cat_index int32, len int32, indices unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_category_get_pvars", &rc)
-	return unsupportedT("MPI_T_category_get_pvars")
+	return implT_category_get_pvars(cat_index, len, indices)
 }
 
 //export mpigo_MPI_T_cvar_get_index
 func mpigo_MPI_T_cvar_get_index(name unsafe.Pointer, cvar_index unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_cvar_get_index", &rc)
-	return unsupportedT("MPI_T_cvar_get_index")
+	return implT_cvar_get_index(name, cvar_index)
 }
 
 //export mpigo_MPI_T_cvar_get_info
 func mpigo_MPI_T_cvar_get_info(cvar_index int32, name unsafe.Pointer, name_len unsafe.Pointer, verbosity unsafe.Pointer, datatype unsafe.Pointer, enumtype unsafe.Pointer, desc unsafe.Pointer, desc_len unsafe.Pointer, bind unsafe.Pointer, scope unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_cvar_get_info", &rc)
-	return unsupportedT("MPI_T_cvar_get_info")
+	return implT_cvar_get_info(cvar_index, name, name_len, verbosity, datatype, enumtype, desc, desc_len, bind, scope)
 }
 
 //export mpigo_MPI_T_cvar_get_num
 func mpigo_MPI_T_cvar_get_num(num_cvar unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_cvar_get_num", &rc)
-	return unsupportedT("MPI_T_cvar_get_num")
+	return implT_cvar_get_num(num_cvar)
 }
 
 //export mpigo_MPI_T_cvar_handle_alloc
 func mpigo_MPI_T_cvar_handle_alloc(cvar_index int32, obj_handle unsafe.Pointer, handle unsafe.Pointer, count unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_cvar_handle_alloc", &rc)
-	return unsupportedT("MPI_T_cvar_handle_alloc")
+	return implT_cvar_handle_alloc(cvar_index, obj_handle, handle, count)
 }
 
 //export mpigo_MPI_T_cvar_handle_free
 func mpigo_MPI_T_cvar_handle_free(handle unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_cvar_handle_free", &rc)
-	return unsupportedT("MPI_T_cvar_handle_free")
+	return implT_cvar_handle_free(handle)
 }
 
 //export mpigo_MPI_T_cvar_read
 func mpigo_MPI_T_cvar_read(handle uintptr, buf unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_cvar_read", &rc)
-	return unsupportedT("MPI_T_cvar_read")
+	return implT_cvar_read(handle, buf)
 }
 
 //export mpigo_MPI_T_cvar_write
 func mpigo_MPI_T_cvar_write(handle uintptr, buf unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_cvar_write", &rc)
-	return unsupportedT("MPI_T_cvar_write")
+	return implT_cvar_write(handle, buf)
 }
 
 //export mpigo_MPI_T_enum_get_info
 func mpigo_MPI_T_enum_get_info(enumtype uintptr, num unsafe.Pointer, name unsafe.Pointer, name_len unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_enum_get_info", &rc)
-	return unsupportedT("MPI_T_enum_get_info")
+	return implT_enum_get_info(enumtype, num, name, name_len)
 }
 
 //export mpigo_MPI_T_enum_get_item
 func mpigo_MPI_T_enum_get_item(enumtype uintptr, indx int32, value unsafe.Pointer, name unsafe.Pointer, name_len unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_enum_get_item", &rc)
-	return unsupportedT("MPI_T_enum_get_item")
+	return implT_enum_get_item(enumtype, indx, value, name, name_len)
 }
 
 //export mpigo_MPI_T_event_callback_get_info
 func mpigo_MPI_T_event_callback_get_info(event_registration uintptr, cb_safety int32, info_used unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_event_callback_get_info", &rc)
-	return unsupportedT("MPI_T_event_callback_get_info")
+	return implT_event_callback_get_info(event_registration, cb_safety, info_used)
 }
 
 //export mpigo_MPI_T_event_callback_set_info
 func mpigo_MPI_T_event_callback_set_info(event_registration uintptr, cb_safety int32, info uintptr) (rc int32) {
 	defer recoverCode("MPI_T_event_callback_set_info", &rc)
-	return unsupportedT("MPI_T_event_callback_set_info")
+	return implT_event_callback_set_info(event_registration, cb_safety, info)
 }
 
 //export mpigo_MPI_T_event_copy
 func mpigo_MPI_T_event_copy(event_instance uintptr, buffer unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_event_copy", &rc)
-	return unsupportedT("MPI_T_event_copy")
+	return implT_event_copy(event_instance, buffer)
 }
 
 //export mpigo_MPI_T_event_get_index
 func mpigo_MPI_T_event_get_index(name unsafe.Pointer, event_index unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_event_get_index", &rc)
-	return unsupportedT("MPI_T_event_get_index")
+	return implT_event_get_index(name, event_index)
 }
 
 //export mpigo_MPI_T_event_get_info
 func mpigo_MPI_T_event_get_info(event_index int32, name unsafe.Pointer, name_len unsafe.Pointer, verbosity unsafe.Pointer, array_of_datatypes unsafe.Pointer, array_of_displacements unsafe.Pointer, num_elements unsafe.Pointer, enumtype unsafe.Pointer, info unsafe.Pointer, desc unsafe.Pointer, desc_len unsafe.Pointer, bind unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_event_get_info", &rc)
-	return unsupportedT("MPI_T_event_get_info")
+	return implT_event_get_info(event_index, name, name_len, verbosity, array_of_datatypes, array_of_displacements, num_elements, enumtype, info, desc, desc_len, bind)
 }
 
 //export mpigo_MPI_T_event_get_num
 func mpigo_MPI_T_event_get_num(num_events unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_event_get_num", &rc)
-	return unsupportedT("MPI_T_event_get_num")
+	return implT_event_get_num(num_events)
 }
 
 //export mpigo_MPI_T_event_get_source
 func mpigo_MPI_T_event_get_source(event_instance uintptr, source_index unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_event_get_source", &rc)
-	return unsupportedT("MPI_T_event_get_source")
+	return implT_event_get_source(event_instance, source_index)
 }
 
 //export mpigo_MPI_T_event_get_timestamp
 func mpigo_MPI_T_event_get_timestamp(event_instance uintptr, event_timestamp unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_event_get_timestamp", &rc)
-	return unsupportedT("MPI_T_event_get_timestamp")
+	return implT_event_get_timestamp(event_instance, event_timestamp)
 }
 
 //export mpigo_MPI_T_event_handle_alloc
 func mpigo_MPI_T_event_handle_alloc(event_index int32, obj_handle unsafe.Pointer, info uintptr, event_registration unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_event_handle_alloc", &rc)
-	return unsupportedT("MPI_T_event_handle_alloc")
+	return implT_event_handle_alloc(event_index, obj_handle, info, event_registration)
 }
 
 //export mpigo_MPI_T_event_handle_free
 func mpigo_MPI_T_event_handle_free(event_registration uintptr, user_data unsafe.Pointer, free_cb_function unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_event_handle_free", &rc)
-	return unsupportedT("MPI_T_event_handle_free")
+	return implT_event_handle_free(event_registration, user_data, free_cb_function)
 }
 
 //export mpigo_MPI_T_event_handle_get_info
 func mpigo_MPI_T_event_handle_get_info(event_registration uintptr, info_used unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_event_handle_get_info", &rc)
-	return unsupportedT("MPI_T_event_handle_get_info")
+	return implT_event_handle_get_info(event_registration, info_used)
 }
 
 //export mpigo_MPI_T_event_handle_set_info
 func mpigo_MPI_T_event_handle_set_info(event_registration uintptr, info uintptr) (rc int32) {
 	defer recoverCode("MPI_T_event_handle_set_info", &rc)
-	return unsupportedT("MPI_T_event_handle_set_info")
+	return implT_event_handle_set_info(event_registration, info)
 }
 
 //export mpigo_MPI_T_event_read
 func mpigo_MPI_T_event_read(event_instance uintptr, element_index int32, buffer unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_event_read", &rc)
-	return unsupportedT("MPI_T_event_read")
+	return implT_event_read(event_instance, element_index, buffer)
 }
 
 //export mpigo_MPI_T_event_register_callback
 func mpigo_MPI_T_event_register_callback(event_registration uintptr, cb_safety int32, info uintptr, user_data unsafe.Pointer, event_cb_function unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_event_register_callback", &rc)
-	return unsupportedT("MPI_T_event_register_callback")
+	return implT_event_register_callback(event_registration, cb_safety, info, user_data, event_cb_function)
 }
 
 //export mpigo_MPI_T_event_set_dropped_handler
 func mpigo_MPI_T_event_set_dropped_handler(event_registration uintptr, dropped_cb_function unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_event_set_dropped_handler", &rc)
-	return unsupportedT("MPI_T_event_set_dropped_handler")
+	return implT_event_set_dropped_handler(event_registration, dropped_cb_function)
 }
 
 //export mpigo_MPI_T_finalize
 func mpigo_MPI_T_finalize() (rc int32) {
 	defer recoverCode("MPI_T_finalize", &rc)
-	return unsupportedT("MPI_T_finalize")
+	return implT_finalize()
 }
 
 //export mpigo_MPI_T_init_thread
 func mpigo_MPI_T_init_thread(required int32, provided unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_init_thread", &rc)
-	return unsupportedT("MPI_T_init_thread")
+	return implT_init_thread(required, provided)
 }
 
 //export mpigo_MPI_T_pvar_get_index
 func mpigo_MPI_T_pvar_get_index(name unsafe.Pointer, var_class int32, pvar_index unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_pvar_get_index", &rc)
-	return unsupportedT("MPI_T_pvar_get_index")
+	return implT_pvar_get_index(name, var_class, pvar_index)
 }
 
 //export mpigo_MPI_T_pvar_get_info
 func mpigo_MPI_T_pvar_get_info(pvar_index int32, name unsafe.Pointer, name_len unsafe.Pointer, verbosity unsafe.Pointer, var_class unsafe.Pointer, datatype unsafe.Pointer, enumtype unsafe.Pointer, desc unsafe.Pointer, desc_len unsafe.Pointer, bind unsafe.Pointer, readonly unsafe.Pointer, continuous unsafe.Pointer, atomic unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_pvar_get_info", &rc)
-	return unsupportedT("MPI_T_pvar_get_info")
+	return implT_pvar_get_info(pvar_index, name, name_len, verbosity, var_class, datatype, enumtype, desc, desc_len, bind, readonly, continuous, atomic)
 }
 
 //export mpigo_MPI_T_pvar_get_num
 func mpigo_MPI_T_pvar_get_num(num_pvar unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_pvar_get_num", &rc)
-	return unsupportedT("MPI_T_pvar_get_num")
+	return implT_pvar_get_num(num_pvar)
 }
 
 //export mpigo_MPI_T_pvar_handle_alloc
 func mpigo_MPI_T_pvar_handle_alloc(session uintptr, pvar_index int32, obj_handle unsafe.Pointer, handle unsafe.Pointer, count unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_pvar_handle_alloc", &rc)
-	return unsupportedT("MPI_T_pvar_handle_alloc")
+	return implT_pvar_handle_alloc(session, pvar_index, obj_handle, handle, count)
 }
 
 //export mpigo_MPI_T_pvar_handle_free
 func mpigo_MPI_T_pvar_handle_free(session uintptr, handle unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_pvar_handle_free", &rc)
-	return unsupportedT("MPI_T_pvar_handle_free")
+	return implT_pvar_handle_free(session, handle)
 }
 
 //export mpigo_MPI_T_pvar_read
 func mpigo_MPI_T_pvar_read(session uintptr, handle uintptr, buf unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_pvar_read", &rc)
-	return unsupportedT("MPI_T_pvar_read")
+	return implT_pvar_read(session, handle, buf)
 }
 
 //export mpigo_MPI_T_pvar_readreset
 func mpigo_MPI_T_pvar_readreset(session uintptr, handle uintptr, buf unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_pvar_readreset", &rc)
-	return unsupportedT("MPI_T_pvar_readreset")
+	return implT_pvar_readreset(session, handle, buf)
 }
 
 //export mpigo_MPI_T_pvar_reset
 func mpigo_MPI_T_pvar_reset(session uintptr, handle uintptr) (rc int32) {
 	defer recoverCode("MPI_T_pvar_reset", &rc)
-	return unsupportedT("MPI_T_pvar_reset")
+	return implT_pvar_reset(session, handle)
 }
 
 //export mpigo_MPI_T_pvar_session_create
 func mpigo_MPI_T_pvar_session_create(session unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_pvar_session_create", &rc)
-	return unsupportedT("MPI_T_pvar_session_create")
+	return implT_pvar_session_create(session)
 }
 
 //export mpigo_MPI_T_pvar_session_free
 func mpigo_MPI_T_pvar_session_free(session unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_pvar_session_free", &rc)
-	return unsupportedT("MPI_T_pvar_session_free")
+	return implT_pvar_session_free(session)
 }
 
 //export mpigo_MPI_T_pvar_start
 func mpigo_MPI_T_pvar_start(session uintptr, handle uintptr) (rc int32) {
 	defer recoverCode("MPI_T_pvar_start", &rc)
-	return unsupportedT("MPI_T_pvar_start")
+	return implT_pvar_start(session, handle)
 }
 
 //export mpigo_MPI_T_pvar_stop
 func mpigo_MPI_T_pvar_stop(session uintptr, handle uintptr) (rc int32) {
 	defer recoverCode("MPI_T_pvar_stop", &rc)
-	return unsupportedT("MPI_T_pvar_stop")
+	return implT_pvar_stop(session, handle)
 }
 
 //export mpigo_MPI_T_pvar_write
 func mpigo_MPI_T_pvar_write(session uintptr, handle uintptr, buf unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_pvar_write", &rc)
-	return unsupportedT("MPI_T_pvar_write")
+	return implT_pvar_write(session, handle, buf)
 }
 
 //export mpigo_MPI_T_source_get_info
 func mpigo_MPI_T_source_get_info(source_index int32, name unsafe.Pointer, name_len unsafe.Pointer, desc unsafe.Pointer, desc_len unsafe.Pointer, ordering unsafe.Pointer, ticks_per_second unsafe.Pointer, max_ticks unsafe.Pointer, info unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_source_get_info", &rc)
-	return unsupportedT("MPI_T_source_get_info")
+	return implT_source_get_info(source_index, name, name_len, desc, desc_len, ordering, ticks_per_second, max_ticks, info)
 }
 
 //export mpigo_MPI_T_source_get_num
 func mpigo_MPI_T_source_get_num(num_sources unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_source_get_num", &rc)
-	return unsupportedT("MPI_T_source_get_num")
+	return implT_source_get_num(num_sources)
 }
 
 //export mpigo_MPI_T_source_get_timestamp
 func mpigo_MPI_T_source_get_timestamp(source_index int32, timestamp unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_T_source_get_timestamp", &rc)
-	return unsupportedT("MPI_T_source_get_timestamp")
+	return implT_source_get_timestamp(source_index, timestamp)
 }
 
 //export mpigo_MPI_Test
@@ -3871,31 +3871,31 @@ func mpigo_MPI_Waitsome(incount int32, array_of_requests unsafe.Pointer, outcoun
 //export mpigo_MPI_Win_allocate
 func mpigo_MPI_Win_allocate(size int, disp_unit int32, info uintptr, comm uintptr, baseptr unsafe.Pointer, win unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_allocate", &rc)
-	return unsupported("MPI_Win_allocate", comm)
+	return implWin_allocate(size, disp_unit, info, comm, baseptr, win)
 }
 
 //export mpigo_MPI_Win_allocate_c
 func mpigo_MPI_Win_allocate_c(size int, disp_unit int, info uintptr, comm uintptr, baseptr unsafe.Pointer, win unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_allocate_c", &rc)
-	return unsupported("MPI_Win_allocate_c", comm)
+	return implWin_allocate_c(size, disp_unit, info, comm, baseptr, win)
 }
 
 //export mpigo_MPI_Win_allocate_shared
 func mpigo_MPI_Win_allocate_shared(size int, disp_unit int32, info uintptr, comm uintptr, baseptr unsafe.Pointer, win unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_allocate_shared", &rc)
-	return unsupported("MPI_Win_allocate_shared", comm)
+	return implWin_allocate_shared(size, disp_unit, info, comm, baseptr, win)
 }
 
 //export mpigo_MPI_Win_allocate_shared_c
 func mpigo_MPI_Win_allocate_shared_c(size int, disp_unit int, info uintptr, comm uintptr, baseptr unsafe.Pointer, win unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_allocate_shared_c", &rc)
-	return unsupported("MPI_Win_allocate_shared_c", comm)
+	return implWin_allocate_shared_c(size, disp_unit, info, comm, baseptr, win)
 }
 
 //export mpigo_MPI_Win_attach
 func mpigo_MPI_Win_attach(win uintptr, base unsafe.Pointer, size int) (rc int32) {
 	defer recoverCode("MPI_Win_attach", &rc)
-	return unsupported("MPI_Win_attach", noComm)
+	return implWin_attach(win, base, size)
 }
 
 //export mpigo_MPI_Win_c2f
@@ -3907,55 +3907,55 @@ func mpigo_MPI_Win_c2f(win uintptr) (rc int32) {
 //export mpigo_MPI_Win_call_errhandler
 func mpigo_MPI_Win_call_errhandler(win uintptr, errorcode int32) (rc int32) {
 	defer recoverCode("MPI_Win_call_errhandler", &rc)
-	return unsupported("MPI_Win_call_errhandler", noComm)
+	return implWin_call_errhandler(win, errorcode)
 }
 
 //export mpigo_MPI_Win_complete
 func mpigo_MPI_Win_complete(win uintptr) (rc int32) {
 	defer recoverCode("MPI_Win_complete", &rc)
-	return unsupported("MPI_Win_complete", noComm)
+	return implWin_complete(win)
 }
 
 //export mpigo_MPI_Win_create
 func mpigo_MPI_Win_create(base unsafe.Pointer, size int, disp_unit int32, info uintptr, comm uintptr, win unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_create", &rc)
-	return unsupported("MPI_Win_create", comm)
+	return implWin_create(base, size, disp_unit, info, comm, win)
 }
 
 //export mpigo_MPI_Win_create_c
 func mpigo_MPI_Win_create_c(base unsafe.Pointer, size int, disp_unit int, info uintptr, comm uintptr, win unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_create_c", &rc)
-	return unsupported("MPI_Win_create_c", comm)
+	return implWin_create_c(base, size, disp_unit, info, comm, win)
 }
 
 //export mpigo_MPI_Win_create_dynamic
 func mpigo_MPI_Win_create_dynamic(info uintptr, comm uintptr, win unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_create_dynamic", &rc)
-	return unsupported("MPI_Win_create_dynamic", comm)
+	return implWin_create_dynamic(info, comm, win)
 }
 
 //export mpigo_MPI_Win_create_errhandler
 func mpigo_MPI_Win_create_errhandler(win_errhandler_fn unsafe.Pointer, errhandler unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_create_errhandler", &rc)
-	return unsupported("MPI_Win_create_errhandler", noComm)
+	return implWin_create_errhandler(win_errhandler_fn, errhandler)
 }
 
 //export mpigo_MPI_Win_create_keyval
 func mpigo_MPI_Win_create_keyval(win_copy_attr_fn unsafe.Pointer, win_delete_attr_fn unsafe.Pointer, win_keyval unsafe.Pointer, extra_state unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_create_keyval", &rc)
-	return unsupported("MPI_Win_create_keyval", noComm)
+	return implWin_create_keyval(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state)
 }
 
 //export mpigo_MPI_Win_delete_attr
 func mpigo_MPI_Win_delete_attr(win uintptr, win_keyval int32) (rc int32) {
 	defer recoverCode("MPI_Win_delete_attr", &rc)
-	return unsupported("MPI_Win_delete_attr", noComm)
+	return implWin_delete_attr(win, win_keyval)
 }
 
 //export mpigo_MPI_Win_detach
 func mpigo_MPI_Win_detach(win uintptr, base unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_detach", &rc)
-	return unsupported("MPI_Win_detach", noComm)
+	return implWin_detach(win, base)
 }
 
 //export mpigo_MPI_Win_f2c
@@ -3967,43 +3967,43 @@ func mpigo_MPI_Win_f2c(win int32) (rc uintptr) {
 //export mpigo_MPI_Win_fence
 func mpigo_MPI_Win_fence(assert int32, win uintptr) (rc int32) {
 	defer recoverCode("MPI_Win_fence", &rc)
-	return unsupported("MPI_Win_fence", noComm)
+	return implWin_fence(assert, win)
 }
 
 //export mpigo_MPI_Win_flush
 func mpigo_MPI_Win_flush(rank int32, win uintptr) (rc int32) {
 	defer recoverCode("MPI_Win_flush", &rc)
-	return unsupported("MPI_Win_flush", noComm)
+	return implWin_flush(rank, win)
 }
 
 //export mpigo_MPI_Win_flush_all
 func mpigo_MPI_Win_flush_all(win uintptr) (rc int32) {
 	defer recoverCode("MPI_Win_flush_all", &rc)
-	return unsupported("MPI_Win_flush_all", noComm)
+	return implWin_flush_all(win)
 }
 
 //export mpigo_MPI_Win_flush_local
 func mpigo_MPI_Win_flush_local(rank int32, win uintptr) (rc int32) {
 	defer recoverCode("MPI_Win_flush_local", &rc)
-	return unsupported("MPI_Win_flush_local", noComm)
+	return implWin_flush_local(rank, win)
 }
 
 //export mpigo_MPI_Win_flush_local_all
 func mpigo_MPI_Win_flush_local_all(win uintptr) (rc int32) {
 	defer recoverCode("MPI_Win_flush_local_all", &rc)
-	return unsupported("MPI_Win_flush_local_all", noComm)
+	return implWin_flush_local_all(win)
 }
 
 //export mpigo_MPI_Win_free
 func mpigo_MPI_Win_free(win unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_free", &rc)
-	return unsupported("MPI_Win_free", noComm)
+	return implWin_free(win)
 }
 
 //export mpigo_MPI_Win_free_keyval
 func mpigo_MPI_Win_free_keyval(win_keyval unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_free_keyval", &rc)
-	return unsupported("MPI_Win_free_keyval", noComm)
+	return implWin_free_keyval(win_keyval)
 }
 
 //export mpigo_MPI_Win_fromint
@@ -4015,103 +4015,103 @@ func mpigo_MPI_Win_fromint(win int32) (rc uintptr) {
 //export mpigo_MPI_Win_get_attr
 func mpigo_MPI_Win_get_attr(win uintptr, win_keyval int32, attribute_val unsafe.Pointer, flag unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_get_attr", &rc)
-	return unsupported("MPI_Win_get_attr", noComm)
+	return implWin_get_attr(win, win_keyval, attribute_val, flag)
 }
 
 //export mpigo_MPI_Win_get_errhandler
 func mpigo_MPI_Win_get_errhandler(win uintptr, errhandler unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_get_errhandler", &rc)
-	return unsupported("MPI_Win_get_errhandler", noComm)
+	return implWin_get_errhandler(win, errhandler)
 }
 
 //export mpigo_MPI_Win_get_group
 func mpigo_MPI_Win_get_group(win uintptr, group unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_get_group", &rc)
-	return unsupported("MPI_Win_get_group", noComm)
+	return implWin_get_group(win, group)
 }
 
 //export mpigo_MPI_Win_get_info
 func mpigo_MPI_Win_get_info(win uintptr, info_used unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_get_info", &rc)
-	return unsupported("MPI_Win_get_info", noComm)
+	return implWin_get_info(win, info_used)
 }
 
 //export mpigo_MPI_Win_get_name
 func mpigo_MPI_Win_get_name(win uintptr, win_name unsafe.Pointer, resultlen unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_get_name", &rc)
-	return unsupported("MPI_Win_get_name", noComm)
+	return implWin_get_name(win, win_name, resultlen)
 }
 
 //export mpigo_MPI_Win_lock
 func mpigo_MPI_Win_lock(lock_type int32, rank int32, assert int32, win uintptr) (rc int32) {
 	defer recoverCode("MPI_Win_lock", &rc)
-	return unsupported("MPI_Win_lock", noComm)
+	return implWin_lock(lock_type, rank, assert, win)
 }
 
 //export mpigo_MPI_Win_lock_all
 func mpigo_MPI_Win_lock_all(assert int32, win uintptr) (rc int32) {
 	defer recoverCode("MPI_Win_lock_all", &rc)
-	return unsupported("MPI_Win_lock_all", noComm)
+	return implWin_lock_all(assert, win)
 }
 
 //export mpigo_MPI_Win_post
 func mpigo_MPI_Win_post(group uintptr, assert int32, win uintptr) (rc int32) {
 	defer recoverCode("MPI_Win_post", &rc)
-	return unsupported("MPI_Win_post", noComm)
+	return implWin_post(group, assert, win)
 }
 
 //export mpigo_MPI_Win_set_attr
 func mpigo_MPI_Win_set_attr(win uintptr, win_keyval int32, attribute_val unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_set_attr", &rc)
-	return unsupported("MPI_Win_set_attr", noComm)
+	return implWin_set_attr(win, win_keyval, attribute_val)
 }
 
 //export mpigo_MPI_Win_set_errhandler
 func mpigo_MPI_Win_set_errhandler(win uintptr, errhandler uintptr) (rc int32) {
 	defer recoverCode("MPI_Win_set_errhandler", &rc)
-	return unsupported("MPI_Win_set_errhandler", noComm)
+	return implWin_set_errhandler(win, errhandler)
 }
 
 //export mpigo_MPI_Win_set_info
 func mpigo_MPI_Win_set_info(win uintptr, info uintptr) (rc int32) {
 	defer recoverCode("MPI_Win_set_info", &rc)
-	return unsupported("MPI_Win_set_info", noComm)
+	return implWin_set_info(win, info)
 }
 
 //export mpigo_MPI_Win_set_name
 func mpigo_MPI_Win_set_name(win uintptr, win_name unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_set_name", &rc)
-	return unsupported("MPI_Win_set_name", noComm)
+	return implWin_set_name(win, win_name)
 }
 
 //export mpigo_MPI_Win_shared_query
 func mpigo_MPI_Win_shared_query(win uintptr, rank int32, size unsafe.Pointer, disp_unit unsafe.Pointer, baseptr unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_shared_query", &rc)
-	return unsupported("MPI_Win_shared_query", noComm)
+	return implWin_shared_query(win, rank, size, disp_unit, baseptr)
 }
 
 //export mpigo_MPI_Win_shared_query_c
 func mpigo_MPI_Win_shared_query_c(win uintptr, rank int32, size unsafe.Pointer, disp_unit unsafe.Pointer, baseptr unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_shared_query_c", &rc)
-	return unsupported("MPI_Win_shared_query_c", noComm)
+	return implWin_shared_query_c(win, rank, size, disp_unit, baseptr)
 }
 
 //export mpigo_MPI_Win_start
 func mpigo_MPI_Win_start(group uintptr, assert int32, win uintptr) (rc int32) {
 	defer recoverCode("MPI_Win_start", &rc)
-	return unsupported("MPI_Win_start", noComm)
+	return implWin_start(group, assert, win)
 }
 
 //export mpigo_MPI_Win_sync
 func mpigo_MPI_Win_sync(win uintptr) (rc int32) {
 	defer recoverCode("MPI_Win_sync", &rc)
-	return unsupported("MPI_Win_sync", noComm)
+	return implWin_sync(win)
 }
 
 //export mpigo_MPI_Win_test
 func mpigo_MPI_Win_test(win uintptr, flag unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Win_test", &rc)
-	return unsupported("MPI_Win_test", noComm)
+	return implWin_test(win, flag)
 }
 
 //export mpigo_MPI_Win_toint
@@ -4123,19 +4123,19 @@ func mpigo_MPI_Win_toint(win uintptr) (rc int32) {
 //export mpigo_MPI_Win_unlock
 func mpigo_MPI_Win_unlock(rank int32, win uintptr) (rc int32) {
 	defer recoverCode("MPI_Win_unlock", &rc)
-	return unsupported("MPI_Win_unlock", noComm)
+	return implWin_unlock(rank, win)
 }
 
 //export mpigo_MPI_Win_unlock_all
 func mpigo_MPI_Win_unlock_all(win uintptr) (rc int32) {
 	defer recoverCode("MPI_Win_unlock_all", &rc)
-	return unsupported("MPI_Win_unlock_all", noComm)
+	return implWin_unlock_all(win)
 }
 
 //export mpigo_MPI_Win_wait
 func mpigo_MPI_Win_wait(win uintptr) (rc int32) {
 	defer recoverCode("MPI_Win_wait", &rc)
-	return unsupported("MPI_Win_wait", noComm)
+	return implWin_wait(win)
 }
 
 //export mpigo_MPI_Wtick
@@ -4148,4 +4148,58 @@ func mpigo_MPI_Wtick() (rc float64) {
 func mpigo_MPI_Wtime() (rc float64) {
 	defer recoverQuiet("MPI_Wtime")
 	return implWtime()
+}
+
+//export mpigo_MPIX_Comm_revoke
+func mpigo_MPIX_Comm_revoke(comm uintptr) (rc int32) {
+	defer recoverCode("MPIX_Comm_revoke", &rc)
+	return implXComm_revoke(comm)
+}
+
+//export mpigo_MPIX_Comm_is_revoked
+func mpigo_MPIX_Comm_is_revoked(comm uintptr, flag unsafe.Pointer) (rc int32) {
+	defer recoverCode("MPIX_Comm_is_revoked", &rc)
+	return implXComm_is_revoked(comm, flag)
+}
+
+//export mpigo_MPIX_Comm_shrink
+func mpigo_MPIX_Comm_shrink(comm uintptr, newcomm unsafe.Pointer) (rc int32) {
+	defer recoverCode("MPIX_Comm_shrink", &rc)
+	return implXComm_shrink(comm, newcomm)
+}
+
+//export mpigo_MPIX_Comm_agree
+func mpigo_MPIX_Comm_agree(comm uintptr, flag unsafe.Pointer) (rc int32) {
+	defer recoverCode("MPIX_Comm_agree", &rc)
+	return implXComm_agree(comm, flag)
+}
+
+//export mpigo_MPIX_Comm_iagree
+func mpigo_MPIX_Comm_iagree(comm uintptr, flag unsafe.Pointer, request unsafe.Pointer) (rc int32) {
+	defer recoverCode("MPIX_Comm_iagree", &rc)
+	return implXComm_iagree(comm, flag, request)
+}
+
+//export mpigo_MPIX_Comm_failure_ack
+func mpigo_MPIX_Comm_failure_ack(comm uintptr) (rc int32) {
+	defer recoverCode("MPIX_Comm_failure_ack", &rc)
+	return implXComm_failure_ack(comm)
+}
+
+//export mpigo_MPIX_Comm_failure_get_acked
+func mpigo_MPIX_Comm_failure_get_acked(comm uintptr, failedgrp unsafe.Pointer) (rc int32) {
+	defer recoverCode("MPIX_Comm_failure_get_acked", &rc)
+	return implXComm_failure_get_acked(comm, failedgrp)
+}
+
+//export mpigo_MPIX_Comm_get_failed
+func mpigo_MPIX_Comm_get_failed(comm uintptr, failedgrp unsafe.Pointer) (rc int32) {
+	defer recoverCode("MPIX_Comm_get_failed", &rc)
+	return implXComm_get_failed(comm, failedgrp)
+}
+
+//export mpigo_MPIX_Comm_ack_failed
+func mpigo_MPIX_Comm_ack_failed(comm uintptr, num_to_ack int32, num_acked unsafe.Pointer) (rc int32) {
+	defer recoverCode("MPIX_Comm_ack_failed", &rc)
+	return implXComm_ack_failed(comm, num_to_ack, num_acked)
 }

@@ -4146,3 +4146,57 @@ double PMPI_Wtime(void)
 	return (double)mpigo_MPI_Wtime();
 }
 #pragma weak MPI_Wtime = PMPI_Wtime
+
+int PMPIX_Comm_revoke(MPI_Comm comm)
+{
+	return (int)mpigo_MPIX_Comm_revoke((GoUintptr)comm);
+}
+#pragma weak MPIX_Comm_revoke = PMPIX_Comm_revoke
+
+int PMPIX_Comm_is_revoked(MPI_Comm comm, int *flag)
+{
+	return (int)mpigo_MPIX_Comm_is_revoked((GoUintptr)comm, (void *)flag);
+}
+#pragma weak MPIX_Comm_is_revoked = PMPIX_Comm_is_revoked
+
+int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
+{
+	return (int)mpigo_MPIX_Comm_shrink((GoUintptr)comm, (void *)newcomm);
+}
+#pragma weak MPIX_Comm_shrink = PMPIX_Comm_shrink
+
+int PMPIX_Comm_agree(MPI_Comm comm, int *flag)
+{
+	return (int)mpigo_MPIX_Comm_agree((GoUintptr)comm, (void *)flag);
+}
+#pragma weak MPIX_Comm_agree = PMPIX_Comm_agree
+
+int PMPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
+{
+	return (int)mpigo_MPIX_Comm_iagree((GoUintptr)comm, (void *)flag, (void *)request);
+}
+#pragma weak MPIX_Comm_iagree = PMPIX_Comm_iagree
+
+int PMPIX_Comm_failure_ack(MPI_Comm comm)
+{
+	return (int)mpigo_MPIX_Comm_failure_ack((GoUintptr)comm);
+}
+#pragma weak MPIX_Comm_failure_ack = PMPIX_Comm_failure_ack
+
+int PMPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp)
+{
+	return (int)mpigo_MPIX_Comm_failure_get_acked((GoUintptr)comm, (void *)failedgrp);
+}
+#pragma weak MPIX_Comm_failure_get_acked = PMPIX_Comm_failure_get_acked
+
+int PMPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp)
+{
+	return (int)mpigo_MPIX_Comm_get_failed((GoUintptr)comm, (void *)failedgrp);
+}
+#pragma weak MPIX_Comm_get_failed = PMPIX_Comm_get_failed
+
+int PMPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked)
+{
+	return (int)mpigo_MPIX_Comm_ack_failed((GoUintptr)comm, (GoInt32)num_to_ack, (void *)num_acked);
+}
+#pragma weak MPIX_Comm_ack_failed = PMPIX_Comm_ack_failed

@@ -27,7 +27,7 @@ var (
 
 // abiPrograms are the C programs of testdata/abi.
 var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo", "attrs", "errh", "greq",
-	"p2pmodes", "completion", "collall", "icoll", "neighbor"}
+	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -123,6 +123,11 @@ func TestABIPrograms(t *testing.T) {
 		{"icoll", 4, "icoll OK"},
 		{"neighbor", 0, "neighbor OK"},
 		{"neighbor", 4, "neighbor OK"},
+		{"rma", 0, "rma OK"},
+		{"rma", 2, "rma OK"},
+		{"rma", 4, "rma OK"},
+		{"mpit", 0, "mpit OK"},
+		{"mpit", 2, "mpit OK"},
 	} {
 		t.Run(fmt.Sprintf("%s-%d", tc.prog, tc.n), func(t *testing.T) {
 			prog := filepath.Join(bin, tc.prog)
@@ -161,6 +166,19 @@ func TestABIFatal(t *testing.T) {
 	}
 }
 
+// TestABIULFM: under mpigo run --ft, the last of 4 ranks kills itself
+// and the three survivors see MPIX_ERR_PROC_FAILED, revoke, acknowledge,
+// agree and shrink through the MPIX_ extension; the job's status is the
+// killed rank's.
+func TestABIULFM(t *testing.T) {
+	_, bin := abiSetup(t)
+	var out, errs strings.Builder
+	code := run([]string{"run", "--ft", "--timeout", "60s", "-n", "4", filepath.Join(bin, "ulfm")}, &out, &errs)
+	if code != 137 || strings.Count(out.String(), "ulfm OK") != 3 {
+		t.Fatalf("exit %d, want 137 (the killed rank's) and 3 survivors OK\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
+	}
+}
+
 // TestABISymbols: every function of the table is exported from the
 // library as PMPI_ (global) and MPI_ (weak, so that profiling libraries
 // interpose), and the generated symbol list says the same.
@@ -186,7 +204,7 @@ func TestABISymbols(t *testing.T) {
 		t.Fatal(err)
 	}
 	var list strings.Builder
-	for _, fn := range tb.Funcs {
+	for _, fn := range tb.AllFuncs() {
 		if b, ok := bind["P"+fn.Name]; !ok || b != elf.STB_GLOBAL {
 			t.Errorf("P%s: exported %v, binding %v; want a global function", fn.Name, ok, b)
 		}
@@ -199,8 +217,12 @@ func TestABISymbols(t *testing.T) {
 	if err != nil || string(got) != list.String() {
 		t.Errorf("abi/symbols.txt differs from the table (%v): run go generate ./abi", err)
 	}
-	if len(tb.Funcs) < 690 {
-		t.Errorf("only %d functions in the table", len(tb.Funcs))
+	if len(tb.Funcs) != 690 {
+		t.Errorf("%d functions of the standard in the table, want 690", len(tb.Funcs))
+	}
+	// The extensions (MPIX_ fault tolerance) are counted apart.
+	if len(tb.ExtFuncs) != 9 {
+		t.Errorf("%d extension functions in the table, want 9", len(tb.ExtFuncs))
 	}
 }
 
@@ -218,7 +240,7 @@ func TestABIHeader(t *testing.T) {
 	b.WriteString("SA(sizeof(MPI_Status) == 8 * sizeof(int));\nSA(offsetof(MPI_Status, MPI_SOURCE) == 0);\nSA(offsetof(MPI_Status, MPI_TAG) == sizeof(int));\nSA(offsetof(MPI_Status, MPI_ERROR) == 2 * sizeof(int));\n")
 	b.WriteString("SA(sizeof(MPI_Aint) == sizeof(void *));\nSA(sizeof(MPI_Offset) == 8);\nSA(sizeof(MPI_Count) == 8);\nSA(sizeof(MPI_Comm) == sizeof(void *));\n")
 	n := 0
-	for _, c := range tb.Consts {
+	for _, c := range append(append([]abi.Const(nil), tb.Consts...), tb.ExtConsts...) {
 		switch c.Kind {
 		case "int":
 			fmt.Fprintf(&b, "SA(%s == %s);\n", c.Name, c.Value)
