@@ -475,3 +475,76 @@ func TestWireLayout(t *testing.T) {
 		t.Errorf("GroupHash = %#x", h)
 	}
 }
+
+// Regression (found by TestSim): a coordinator that takes over must not
+// decide on a proposal a member sent before its collect reached it; the
+// member may have learnt the failed coordinator's decision since, and
+// answers the collect with it.
+func TestAgreeTakeOverStaleProposal(t *testing.T) {
+	g := world(4)
+	k := CommOf(4, g).Key
+	id := AgreeID{Key: k, Seq: 1}
+	m := New(Config{Rank: 1, Size: 4}, t0)
+	var out Out
+	m.Enter(k, g, u64(0xff), and, &out)
+	out.Reset()
+	// Member 3 learnt first that 0 failed and proposed to us.
+	m.Handle(3, Propose, propBody(k, 1, 0xf7, 0), t0, &out)
+	m.Fail(0, errors.New("x"), &out)
+	want(t, "take over", &out, "fail 0", "send 2 collect 1", "send 3 collect 1")
+	m.Handle(2, Propose, encodeAgree(id, flagAnswer, u64(0xfb), []int{0}), t0, &out)
+	want(t, "all proposed, one not an answer", &out)
+	// 3 got 0's decision meanwhile, and answers with it.
+	m.Handle(3, Decide, encodeAgree(id, flagDecided, u64(0xf0), nil), t0, &out)
+	want(t, "answer", &out, "decision 1 f000000000000000 failed []", "send 2 decide 1 f000000000000000 failed []", "send 3 decide 1 f000000000000000 failed []")
+}
+
+// Regression (found by TestSim): a member that answered a new
+// coordinator's collect takes no decision from the coordinator before
+// it (that decision was still on its way; the new one decides without it).
+func TestAgreePromise(t *testing.T) {
+	g := world(4)
+	k := CommOf(4, g).Key
+	id := AgreeID{Key: k, Seq: 1}
+	m := New(Config{Rank: 2, Size: 4}, t0)
+	var out Out
+	m.Enter(k, g, u64(0xfb), and, &out)
+	want(t, "propose", &out, "send 0 propose 1 fb00000000000000 failed []")
+	m.Handle(1, Collect, encodeCollect(id), t0, &out)
+	want(t, "answer", &out, "send 1 propose 1 fb00000000000000 failed [] (answer)", "send 0 propose 1 fb00000000000000 failed []")
+	m.Handle(0, Decide, encodeAgree(id, flagDecided, u64(0xf0), nil), t0, &out)
+	want(t, "old coordinator's decision", &out)
+	m.Handle(1, Decide, encodeAgree(id, flagDecided, u64(0xf1), []int{0}), t0, &out)
+	want(t, "new coordinator's decision", &out, "fail 0", "decision 1 f100000000000000 failed [0]")
+}
+
+// Regression (found by TestSim): a rank that got a proposal while it was
+// undecided (the member took it for its coordinator before it did) tells
+// that member once it decides; and a collect that came before this rank
+// entered is answered when it enters.
+func TestAgreeAnswersLater(t *testing.T) {
+	g := world(4)
+	k := CommOf(4, g).Key
+	id := AgreeID{Key: k, Seq: 1}
+	m := New(Config{Rank: 1, Size: 4}, t0)
+	var out Out
+	m.Enter(k, g, u64(0xfd), and, &out)
+	want(t, "propose", &out, "send 0 propose 1 fd00000000000000 failed []")
+	m.Handle(3, Propose, propBody(k, 1, 0xf7, 0), t0, &out)
+	want(t, "a member's proposal", &out)
+	m.Handle(0, Decide, encodeAgree(id, flagDecided, u64(0xf0), nil), t0, &out)
+	want(t, "decide", &out, "decision 1 f000000000000000 failed []", "send 3 decide 1 f000000000000000 failed []")
+
+	m = New(Config{Rank: 2, Size: 4}, t0)
+	m.Handle(1, Collect, encodeCollect(id), t0, &out)
+	want(t, "collect before entering", &out)
+	m.Enter(k, g, u64(0xfb), and, &out)
+	want(t, "enter", &out, "send 1 propose 1 fb00000000000000 failed [] (answer)", "send 0 propose 1 fb00000000000000 failed []")
+
+	m = New(Config{Rank: 2, Size: 4}, t0)
+	m.Handle(1, Collect, encodeCollect(id), t0, &out)
+	m.Handle(0, Decide, encodeAgree(id, flagDecided, u64(0xf0), nil), t0, &out)
+	want(t, "collect and decision before entering", &out)
+	m.Enter(k, g, u64(0xfb), and, &out)
+	want(t, "enter decided", &out, "decision 1 f000000000000000 failed []", "send 1 decide 1 f000000000000000 failed []")
+}
