@@ -26,8 +26,9 @@
 //     another process.
 //   - Revoke (16 bytes): context (4), group hash (8), revoking rank (4).
 //   - Propose, Decide (29 + len(value) + 4·failed bytes): context (4),
-//     group hash (8), sequence number (8), decided flag (1), value length
-//     (4), value, count of failed ranks (4), failed world ranks (4 each).
+//     group hash (8), sequence number (8), flag (1: 0 a proposal, 1 a
+//     decision, 2 a proposal answering a Collect), value length (4),
+//     value, count of failed ranks (4), failed world ranks (4 each).
 //   - Collect (20 bytes): context, group hash, sequence number.
 //   - Failed (4 bytes): a world rank of the sender's process whose
 //     function failed (goroutine ranks in launched processes: the process
@@ -78,11 +79,35 @@
 // a coordinator that takes over first asks every member for its state
 // (Collect), and if any member already holds an earlier coordinator's
 // decision it adopts that one, so no two live ranks decide differently.
+// Two rules make that hold while the failed coordinator's last decisions
+// are still on their way: a coordinator that took over counts only the
+// answers to its Collect (a proposal sent before it may come from a member
+// that has learnt the old decision since), and a member that answered a
+// Collect takes no decision from a coordinator before that one in the
+// group. A rank that is sent proposals while undecided (the members took
+// it for their coordinator before it knew) tells them its decision once
+// it has one; a Collect that comes before this rank entered the instance
+// is answered when it does.
 // Decisions are kept (the last Keep per communicator), so that a member
 // that asks late is answered after the others have returned. The decided
 // failures become known failures on every rank that decides.
 //
 // The protocol assumes reliable delivery between live ranks (what the
-// transports give); only heartbeats may be lost, a few in a row, without
-// effect. Messages to or from a failed rank may be lost at any point.
+// transports give) and crash-stop failures: a rank declared failed is
+// taken to send nothing more. A rank suspected wrongly (stopped longer than
+// the timeout) that lives on is outside the survivors: Shrink tells it so.
+// Only heartbeats may be lost, a few in a row, without effect; messages to
+// or from a failed rank may be lost at any point.
+//
+// # What drives the machine
+//
+// The caller feeds it, under one lock: Handle for each control message
+// received, Tick every Period (with the messages received before it
+// handed in first), Fail for a failure learnt outside the protocol, Died
+// when this rank's own function failed, Revoke and Adopt as communicators
+// are revoked and made, Enter for each agreement call, and Stop when the
+// rank goes down. It carries out the Out after each call: Failures first
+// (fail the requests that depend on the rank), then Revokes, and the
+// Sends before waking the callers of the Decisions, so that a rank that
+// returns from its last agreement and exits has sent its decision on.
 package ft
