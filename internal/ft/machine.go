@@ -206,6 +206,7 @@ func (m *Machine) Tick(now time.Time, out *Out) {
 		return
 	}
 	m.beat(out)
+	n := len(m.failed)
 	if now.Sub(m.lastTick) > m.timeout/2 {
 		// This process itself did not run for a long while: the silence
 		// of the others may be ours. Start counting again.
@@ -223,7 +224,9 @@ func (m *Machine) Tick(now time.Time, out *Out) {
 		}
 	}
 	m.lastTick = now
-	m.stepAll(out)
+	if len(m.failed) != n {
+		m.stepAll(out)
+	}
 }
 
 // Handle is the arrival, at now, of a control message of kind k from
@@ -233,6 +236,7 @@ func (m *Machine) Handle(from int, k Kind, b []byte, now time.Time, out *Out) {
 	if from < 0 || from >= m.cfg.Size {
 		return
 	}
+	n := len(m.failed)
 	if from != m.cfg.Rank && m.heard != nil {
 		m.heard[from] = now
 	}
@@ -246,9 +250,11 @@ func (m *Machine) Handle(from int, k Kind, b []byte, now time.Time, out *Out) {
 			m.notice(from, n, out)
 		}
 	case Propose, Decide, Collect:
-		m.onAgree(from, k, b, out)
+		m.onAgree(from, k, b, out) // moves its instance on
 	}
-	m.stepAll(out)
+	if len(m.failed) != n {
+		m.stepAll(out) // the others' coordinators may have changed
+	}
 }
 
 // Fail records that world rank r has failed (learnt outside the

@@ -182,9 +182,6 @@ func (s *sim) flush(r int, out *Out) {
 	out.Reset()
 }
 
-// doomed reports whether rank r is or will be killed.
-func (s *sim) doomed(r int) bool { return slices.Contains(s.victims, r) }
-
 func (s *sim) live() []int {
 	var l []int
 	for r := range s.n {
