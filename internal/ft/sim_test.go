@@ -3,6 +3,7 @@ package ft
 import (
 	"encoding/binary"
 	"errors"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -434,15 +435,19 @@ func simCases() []simOpts {
 	}
 }
 
-// TestSim runs every case over many seeded schedules. MPIGO_FT_SEEDS sets
-// how many (the default keeps the test short under the race detector).
+// simSeeds sets how many schedules TestSim runs per case: go test
+// ./internal/ft -run TestSim -args -seeds=3000.
+var simSeeds = flag.Int("seeds", 0, "schedules per case of TestSim (0: 40, or 200 with MPIGO_TEST_LONG)")
+
+// TestSim runs every case over many seeded schedules (the default keeps
+// the test short under the race detector).
 func TestSim(t *testing.T) {
 	seeds := 40
 	if os.Getenv("MPIGO_TEST_LONG") != "" {
 		seeds = 200
 	}
-	if v := os.Getenv("MPIGO_FT_SEEDS"); v != "" {
-		fmt.Sscan(v, &seeds)
+	if *simSeeds > 0 {
+		seeds = *simSeeds
 	}
 	for _, o := range simCases() {
 		t.Run(fmt.Sprintf("n%d-a%d-k%d-iagree%v-clock%v-revoke%v", o.n, o.agreements, o.kills, o.iagree, o.clock, o.revoke), func(t *testing.T) {
