@@ -1,28 +1,31 @@
 package mpi
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mpigo/mpi/internal/engine"
+	"github.com/mpigo/mpi/internal/ft"
 )
 
 // Fault tolerance: the MPI standard's ULFM interface (docs/fault-tolerance.md).
 //
 // With Config.FT (MPIGO_FT=1, mpigo run --ft) a rank that dies does not end
-// the job. Each rank runs a controller (ftProc) that keeps one receive
-// posted on a private context, ftCtx, on which the ranks exchange
-// heartbeats, revoke notices and the messages of the fault-tolerant
-// agreement (ft_agree.go). Failures are learnt from the transports (a
-// connection or a process ends), from the job (a goroutine rank returned an
-// error or panicked), from missing heartbeats (a stopped process) and from
-// agreements (a rank another rank declared failed).
+// the job. The protocol (heartbeats, the failed set, revoke notices, the
+// agreement) is internal/ft's step machine; each rank runs a controller
+// (ftProc) that keeps one receive posted on a private context, ftCtx, feeds
+// the machine the control messages it gets there and the ticks of a
+// ticker, and carries out what the machine outputs: messages on ftCtx,
+// Engine.FailPeer for ranks newly known failed, Engine.Revoke for revoked
+// communicators, and the wake-up of callers of Agree (ft_agree.go).
+// Failures are learnt from the transports (a connection or a process
+// ends), from the job (a goroutine rank returned an error or panicked),
+// from missing heartbeats (a stopped process) and from agreements (a rank
+// another rank declared failed).
 
 var (
 	// ErrRevoked is the class of the errors of operations on a
@@ -42,40 +45,25 @@ const ftCtx = 1<<31 - 2
 // ftMaxMsg bounds a control message (a larger one is truncated and dropped).
 const ftMaxMsg = 64 << 10
 
-// Tags of the controllers' messages.
-const (
-	ftHeartbeat = 1 + iota
-	ftRevokeMsg
-	ftPropose
-	ftDecide
-	ftCollect
-	ftFailedMsg // a goroutine rank of the sender's process failed
-)
-
-// ftProc is the fault-tolerance state of one rank.
+// ftProc is the fault-tolerance state of one rank: the protocol's step
+// machine (internal/ft), the controller goroutine that feeds it the
+// control messages received and the ticks of a ticker, and the executor of
+// its outputs (engine sends, Engine.FailPeer, Engine.Revoke, waking the
+// callers of Agree).
 type ftProc struct {
-	p         *proc
-	period    time.Duration // heartbeat period; 0: no heartbeats
-	timeout   time.Duration
-	remote    []bool // world ranks in other processes (heartbeats go to them)
-	lastHeard []atomic.Int64
+	p *proc
 
-	mu       sync.Mutex
-	failed   []int // world ranks known failed, in the order learnt
-	isFailed map[int]bool
-	inbox    []ftMsg // control messages not handled yet
-	seqs     map[ftKey]uint64
-	agrees   map[agreeID]*agreement // instances entered or heard of, recent decided ones
-	open     map[agreeID]*agreement // instances entered and not decided
-	enters   []*agreement           // entries the controller has not seen yet
-	dead     error                  // the rank's engine was aborted: agreements fail
+	mu    sync.Mutex
+	m     *ft.Machine
+	inbox []ftMsg                   // control messages not handled yet
+	queue []ftOut                   // outputs left for the controller, in the machine's order
+	waits map[ft.AgreeID]*agreeWait // agreements entered here and not decided
 
 	// revMu orders the handling of a revoke notice against the making of
 	// a communicator (adopt): a notice that arrives before its
-	// communicator exists here waits in early until it does.
+	// communicator exists here waits in the machine until it does.
 	revMu   sync.Mutex
-	early   map[ftKey]int // revoke notices of communicators not made yet: the revoking rank
-	notices atomic.Int64  // revoke notices handled (tests wait on it)
+	notices atomic.Int64 // revoke notices handled (tests wait on it)
 
 	wake chan struct{}
 	stop chan struct{}
@@ -89,11 +77,20 @@ type ftMsg struct {
 	b         []byte
 }
 
-// ftKey names a communicator among the ranks: its context and a hash of
-// its members.
-type ftKey struct {
-	ctx uint32
-	gh  uint64
+// ftOut is an output of the machine left for the controller: a message
+// to send, or a caller of Agree to wake once the messages before it are
+// sent.
+type ftOut struct {
+	send ft.Send
+	wake *agreeWait
+}
+
+// agreeWait is a local call waiting for the decision of its agreement.
+type agreeWait struct {
+	done   chan struct{} // closed once decided (or abandoned)
+	val    []byte
+	failed []int
+	err    error
 }
 
 // commFT is a communicator's own fault-tolerance state.
@@ -101,22 +98,6 @@ type commFT struct {
 	mu    sync.Mutex
 	acked int // failures of its members acknowledged with AckFailed
 }
-
-func groupHash(g []int) uint64 {
-	h := fnv.New64a()
-	var b [4]byte
-	for _, r := range g {
-		binary.LittleEndian.PutUint32(b[:], uint32(r))
-		h.Write(b[:])
-	}
-	return h.Sum64()
-}
-
-// Default heartbeat period and timeout.
-const (
-	defaultFTHeartbeat = 250 * time.Millisecond
-	defaultFTTimeout   = 3 * time.Second
-)
 
 // startFT starts the fault-tolerance controller of every rank of j when
 // cfg asks for it; local says which world ranks run in this process (nil:
@@ -127,29 +108,20 @@ func (j *job) startFT(cfg Config, local func(int) bool) func() {
 		return func() {}
 	}
 	j.ft = true
-	period, timeout := cfg.FTHeartbeat, cfg.FTTimeout
-	if period <= 0 {
-		period = defaultFTHeartbeat
-	}
-	if timeout <= 0 {
-		timeout = defaultFTTimeout
-	}
-	if timeout < 2*period {
-		timeout = 2 * period
-	}
 	var fts []*ftProc
+	now := time.Now()
 	for _, p := range j.procs {
-		f := &ftProc{p: p, isFailed: map[int]bool{}, seqs: map[ftKey]uint64{}, agrees: map[agreeID]*agreement{}, open: map[agreeID]*agreement{},
-			wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-			remote: make([]bool, j.size), lastHeard: make([]atomic.Int64, j.size)}
+		f := &ftProc{p: p, waits: map[ft.AgreeID]*agreeWait{},
+			wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+		mc := ft.Config{Rank: p.Rank, Size: j.size, Comm: f.comm}
 		if local != nil {
-			now := time.Now().UnixNano()
-			for r := range f.remote {
-				f.remote[r] = !local(r)
-				f.lastHeard[r].Store(now)
+			mc.Remote = make([]bool, j.size)
+			for r := range mc.Remote {
+				mc.Remote[r] = !local(r)
 			}
-			f.period, f.timeout = period, timeout
+			mc.Period, mc.Timeout = cfg.FTHeartbeat, cfg.FTTimeout
 		}
+		f.m = ft.New(mc, now)
 		p.ft = f
 		fts = append(fts, f)
 	}
@@ -174,10 +146,8 @@ func (f *ftProc) post() {
 	er := &engine.Request{Context: ftCtx, Peer: AnySource, Tag: AnyTag,
 		Alloc: func(n int) []byte { return make([]byte, min(n, ftMaxMsg)) }}
 	er.OnDone = func(r *engine.Request) {
+		// This may run under the engine's lock: only queue the message.
 		st := r.Status()
-		if st.Err == nil && st.Source >= 0 && st.Source < len(f.lastHeard) {
-			f.lastHeard[st.Source].Store(time.Now().UnixNano())
-		}
 		f.mu.Lock()
 		if st.Err == nil {
 			f.inbox = append(f.inbox, ftMsg{from: st.Source, tag: st.Tag, b: r.Buf[:st.Count]})
@@ -199,6 +169,72 @@ func (f *ftProc) poke() {
 	}
 }
 
+// How a machine call's outputs are carried out (ftProc.step).
+const (
+	ftQueued     = iota // messages and wake-ups go to the controller
+	ftController        // the controller: it sends what was queued, then its own
+	ftDirect            // the caller sends itself (Revoke, a rank's own failure: the process may end right after)
+)
+
+// step runs one input of the machine, in, under f.mu, and carries out its
+// outputs after: the failures (Engine.FailPeer) and revocations
+// (Engine.Revoke, on c if the caller has it) at once, then the messages
+// and the wake-ups of the callers decided, in the machine's order, as how
+// says. Only the controller sends what was queued, so messages leave in
+// the order the machine made them; a caller of Agree is woken only once
+// the decision it learnt is on its way to the others (a launched rank may
+// end right after its last agreement).
+func (f *ftProc) step(how int, c *Comm, in func(m *ft.Machine, out *ft.Out)) {
+	var out ft.Out
+	var mine []ftOut
+	f.mu.Lock()
+	in(f.m, &out)
+	if how == ftDirect {
+		mine = f.outputs(&out, nil)
+	} else {
+		f.queue = f.outputs(&out, f.queue)
+		if how == ftController {
+			mine, f.queue = f.queue, nil
+		}
+	}
+	f.mu.Unlock()
+	for _, x := range out.Failures {
+		f.failEngine(x.Rank, x.Cause)
+	}
+	for _, r := range out.Revokes {
+		f.applyRevoke(c, r)
+	}
+	if how == ftQueued {
+		if len(out.Sends)+len(out.Decisions) > 0 {
+			f.poke()
+		}
+		return
+	}
+	for _, o := range mine {
+		if o.wake != nil {
+			close(o.wake.done)
+		} else {
+			f.send(o.send.To, int(o.send.Kind), o.send.Body)
+		}
+	}
+}
+
+// outputs appends out's messages, then the wake-ups of its decisions, to
+// q. f.mu is held.
+func (f *ftProc) outputs(out *ft.Out, q []ftOut) []ftOut {
+	for _, s := range out.Sends {
+		q = append(q, ftOut{send: s})
+	}
+	for _, d := range out.Decisions {
+		if w := f.waits[d.ID]; w != nil {
+			delete(f.waits, d.ID)
+			w.val, w.failed, w.err = d.Value, d.Failed, d.Err
+			q = append(q, ftOut{wake: w})
+		}
+	}
+	return q
+}
+
 // send sends a control message to world rank to; it does not wait.
 func (f *ftProc) send(to, tag int, b []byte) {
 	if to == f.p.Rank {
@@ -217,40 +253,51 @@ func (f *ftProc) send(to, tag int, b []byte) {
 	f.p.Exec(&out)
 }
 
+// comm describes to the machine this rank's communicator of context ctx
+// (ft.Config.Comm), for a revoke notice: none, one a notice cannot
+// revoke (no members), or its key and members.
+func (f *ftProc) comm(ctx uint32) (ft.Comm, bool) {
+	c, _ := f.p.commOf(ctx)
+	if c == nil {
+		return ft.Comm{}, false
+	}
+	if c.ctx != ctx || c.inter != nil {
+		return ft.Comm{}, true
+	}
+	return ft.CommOf(c.ctx, c.group), true
+}
+
 // known reports whether world rank r is known to have failed.
 func (f *ftProc) known(r int) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.isFailed[r]
+	return f.m.Known(r)
 }
 
 // failedIn returns the members of g known failed, in the order learnt.
 func (f *ftProc) failedIn(g []int) []int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var l []int
-	for _, r := range f.failed {
-		if slices.Contains(g, r) {
-			l = append(l, r)
-		}
-	}
-	return l
+	return f.m.FailedIn(g)
+}
+
+// countFailedIn returns how many members of g are known failed.
+func (f *ftProc) countFailedIn(g []int) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.m.CountFailedIn(g)
 }
 
 // noteFailed records that world rank peer has failed and fails what
-// depends on it.
+// depends on it. It may run on any goroutine (a transport's reader too):
+// what the machine wants sent goes to the controller.
 func (f *ftProc) noteFailed(peer int, cause error) {
-	if peer == f.p.Rank || peer < 0 || peer >= f.p.job.size {
-		return
-	}
-	f.mu.Lock()
-	if f.isFailed[peer] {
-		f.mu.Unlock()
-		return
-	}
-	f.isFailed[peer] = true
-	f.failed = append(f.failed, peer)
-	f.mu.Unlock()
+	f.step(ftQueued, nil, func(m *ft.Machine, out *ft.Out) { m.Fail(peer, cause, out) })
+}
+
+// failEngine fails, in the engine, what depends on world rank peer, newly
+// known failed.
+func (f *ftProc) failEngine(peer int, cause error) {
 	err := fmt.Errorf("%w: rank %d: %w", ErrProcFailed, peer, cause)
 	anyErr := fmt.Errorf("%w: rank %d: %w", ErrProcFailedPending, peer, cause)
 	f.p.Eng.FailPeer(peer, err, anyErr, func(ctx uint32) bool {
@@ -260,7 +307,6 @@ func (f *ftProc) noteFailed(peer int, cause error) {
 		c, _ := f.p.commOf(ctx)
 		return c == nil || c.inter != nil || slices.Contains(c.group, peer)
 	})
-	f.poke()
 }
 
 // failPeer fails what depends on world rank peer, which is gone: under
@@ -278,53 +324,28 @@ func (p *proc) failPeer(peer int, err error) {
 // returned an error or panicked: the other ranks learn that it failed, and
 // its own pending operations end.
 func (j *job) ftRankFailed(p *proc, cause error) {
-	local := make([]bool, j.size)
 	for _, q := range j.procs {
-		if q != nil {
-			local[q.Rank] = true
-		}
 		if q != nil && q != p && q.ft != nil {
 			q.ft.noteFailed(p.Rank, fmt.Errorf("its function failed: %w", cause))
 		}
 	}
 	if p.ft != nil {
 		// Ranks in other processes would not notice: this process lives on.
-		b := binary.LittleEndian.AppendUint32(nil, uint32(p.Rank))
-		for r := range j.size {
-			if !local[r] {
-				p.ft.send(r, ftFailedMsg, b)
-			}
-		}
+		p.ft.step(ftDirect, nil, func(m *ft.Machine, out *ft.Out) { m.Died(out) })
 	}
 	p.Eng.Abort(fmt.Errorf("%w: rank %d failed: %w", ErrProcFailed, p.Rank, cause))
-}
-
-// abandonAll ends every wait in an agreement, now and later, with err.
-func (f *ftProc) abandonAll(err error) {
-	f.mu.Lock()
-	f.dead = err
-	enters := f.enters
-	f.enters = nil
-	f.mu.Unlock()
-	for _, a := range f.open {
-		a.abandon(err)
-	}
-	for _, a := range enters {
-		a.abandon(err)
-	}
-	clear(f.open)
 }
 
 // run is the controller's loop.
 func (f *ftProc) run() {
 	defer close(f.done)
 	var tick <-chan time.Time
-	check, lastTick := false, time.Now()
-	if f.period > 0 {
-		t := time.NewTicker(f.period)
+	check := false
+	if period := f.m.Period(); period > 0 {
+		t := time.NewTicker(period)
 		defer t.Stop()
 		tick = t.C
-		f.beat()
+		f.step(ftController, nil, func(m *ft.Machine, out *ft.Out) { m.Start(time.Now(), out) })
 	}
 	for {
 		select {
@@ -332,88 +353,58 @@ func (f *ftProc) run() {
 			f.abandonAll(errors.New("the job ended during the agreement"))
 			return
 		case <-tick:
-			f.beat()
 			check = true
 		case <-f.wake:
 		}
 		f.mu.Lock()
-		in, enters := f.inbox, f.enters
-		f.inbox, f.enters = nil, nil
+		in := f.inbox
+		f.inbox = nil
 		f.mu.Unlock()
-		for _, a := range enters {
-			f.enter(a)
-		}
 		for _, m := range in {
-			if m.from < 0 {
-				if err := f.p.Eng.Err(); err == nil {
-					f.post()
-				} else {
-					// The job (or this rank) is going down: nobody waits
-					// in an agreement for ever.
-					f.abandonAll(err)
-				}
-				continue
-			}
-			if m.from >= len(f.lastHeard) {
-				continue
-			}
-			if m.from != f.p.Rank {
-				f.lastHeard[m.from].Store(time.Now().UnixNano())
-				if f.p.Eng.Err() == nil {
-					f.post() // the message took the posted receive
-				}
-			}
-			switch m.tag {
-			case ftFailedMsg:
-				if len(m.b) == 4 {
-					f.noteFailed(int(binary.LittleEndian.Uint32(m.b)), errors.New("its function failed"))
-				}
-			case ftRevokeMsg:
-				f.onRevoke(m)
-			case ftPropose, ftDecide, ftCollect:
-				f.onAgree(m)
-			}
+			f.handle(m)
 		}
-		f.stepAll()
 		if check {
 			// After the messages that came meanwhile have been counted.
 			check = false
-			now := time.Now()
-			if now.Sub(lastTick) > f.timeout/2 {
-				// This process itself did not run for a long while (a
-				// loaded machine, or it was stopped): the silence of the
-				// others may be ours. Start counting again.
-				for r := range f.lastHeard {
-					f.lastHeard[r].Store(now.UnixNano())
-				}
-			} else {
-				f.checkHeartbeats()
-			}
-			lastTick = now
+			f.step(ftController, nil, func(m *ft.Machine, out *ft.Out) { m.Tick(time.Now(), out) })
+		} else {
+			f.step(ftController, nil, func(*ft.Machine, *ft.Out) {}) // what other goroutines queued
 		}
 	}
 }
 
-// beat sends a heartbeat to every live rank in another process.
-func (f *ftProc) beat() {
-	for r, remote := range f.remote {
-		if remote && !f.known(r) {
-			f.send(r, ftHeartbeat, []byte{})
+// handle hands the machine a control message received, after posting the
+// controller's receive again.
+func (f *ftProc) handle(m ftMsg) {
+	if m.from < 0 {
+		if err := f.p.Eng.Err(); err == nil {
+			f.post()
+		} else {
+			// The job (or this rank) is going down: nobody waits in an
+			// agreement for ever.
+			f.abandonAll(err)
 		}
+		return
 	}
+	if m.from != f.p.Rank && f.p.Eng.Err() == nil {
+		f.post() // the message took the posted receive
+	}
+	h := func(mc *ft.Machine, out *ft.Out) { mc.Handle(m.from, ft.Kind(m.tag), m.b, time.Now(), out) }
+	if ft.Kind(m.tag) != ft.Revoke {
+		f.step(ftController, nil, h)
+		return
+	}
+	// The machine looks the communicator up (comm) and keeps a notice
+	// for one not made yet, atomically with adopt's making of it.
+	f.revMu.Lock()
+	f.step(ftController, nil, h)
+	f.revMu.Unlock()
+	f.notices.Add(1)
 }
 
-// checkHeartbeats declares failed the ranks not heard from for the timeout.
-func (f *ftProc) checkHeartbeats() {
-	now := time.Now().UnixNano()
-	for r, remote := range f.remote {
-		if !remote || f.known(r) {
-			continue
-		}
-		if d := time.Duration(now - f.lastHeard[r].Load()); d > f.timeout {
-			f.noteFailed(r, fmt.Errorf("no heartbeat for %v (stopped, hung or unreachable; MPIGO_FT_TIMEOUT is %v)", d.Round(time.Millisecond), f.timeout))
-		}
-	}
+// abandonAll ends every wait in an agreement, now and later, with err.
+func (f *ftProc) abandonAll(err error) {
+	f.step(ftController, nil, func(m *ft.Machine, out *ft.Out) { m.Stop(err, out) })
 }
 
 // revokeErr is the error of operations on a revoked communicator.
@@ -421,73 +412,16 @@ func revokeErr(by int, name string) error {
 	return fmt.Errorf("%w: %s was revoked by rank %d", ErrRevoked, name, by)
 }
 
-// revokeMsg encodes a revoke notice: context, group hash, revoking rank.
-func revokeMsg(ctx uint32, gh uint64, by int) []byte {
-	b := make([]byte, 16)
-	binary.LittleEndian.PutUint32(b, ctx)
-	binary.LittleEndian.PutUint64(b[4:], gh)
-	binary.LittleEndian.PutUint32(b[12:], uint32(by))
-	return b
-}
-
-// ftEarlyMax bounds the revoke notices kept for communicators a rank has
-// not made yet.
-const ftEarlyMax = 256
-
-// onRevoke handles a revoke notice: the first one revokes the communicator
-// here and is passed on to every other member, so that the notice reaches
-// every live rank even if the one that revoked dies while sending it.
-//
-// A member can revoke a new communicator before this rank has made it
-// (the agreement that made it decided here later than there): then the
-// notice is kept, and adopt applies it when the communicator is made.
-// Dropping it would leave this rank waiting in the communicator's first
-// operations for members that gave up on it.
-func (f *ftProc) onRevoke(m ftMsg) {
-	defer f.notices.Add(1)
-	if len(m.b) != 16 {
-		return
-	}
-	ctx := binary.LittleEndian.Uint32(m.b)
-	gh := binary.LittleEndian.Uint64(m.b[4:])
-	by := int(binary.LittleEndian.Uint32(m.b[12:]))
-	f.revMu.Lock()
-	c, _ := f.p.commOf(ctx)
-	if c == nil || c.ctx != ctx || c.inter != nil || groupHash(c.group) != gh {
-		if c == nil {
-			if f.early == nil {
-				f.early = map[ftKey]int{}
-			}
-			if len(f.early) >= ftEarlyMax {
-				for k := range f.early { // forget one at random
-					delete(f.early, k)
-					break
-				}
-			}
-			f.early[ftKey{ctx: ctx, gh: gh}] = by
-		}
-		f.revMu.Unlock()
-		return
-	}
-	f.revMu.Unlock()
-	f.revokeHere(c, by, m.from)
-}
-
-// revokeHere revokes c on this rank for a notice from world rank from
-// (revoked by rank by) and passes the notice on to the other members,
-// unless c was revoked here already.
-func (f *ftProc) revokeHere(c *Comm, by, from int) {
-	ctxs := c.ftContexts()
-	if f.p.Eng.Revoked(c.ctx) != nil {
-		return
-	}
-	f.p.Eng.Revoke(revokeErr(by, c.name), ctxs...)
-	b := revokeMsg(c.ctx, groupHash(c.group), by)
-	for _, r := range c.group {
-		if r != f.p.Rank && r != from {
-			f.send(r, ftRevokeMsg, b)
+// applyRevoke revokes, in the engine, the communicator r names: c, or the
+// one this rank has with r's context.
+func (f *ftProc) applyRevoke(c *Comm, r ft.Revocation) {
+	if c == nil || c.ctx != r.Key.Ctx {
+		c, _ = f.p.commOf(r.Key.Ctx)
+		if c == nil || c.ctx != r.Key.Ctx || c.inter != nil {
+			return
 		}
 	}
+	f.p.Eng.Revoke(revokeErr(r.By, c.name), c.ftContexts()...)
 }
 
 // adopt is called as communicator c is made under fault tolerance: its
@@ -496,17 +430,14 @@ func (f *ftProc) revokeHere(c *Comm, by, from int) {
 // now.
 func (f *ftProc) adopt(c *Comm) {
 	f.revMu.Lock()
+	defer f.revMu.Unlock()
 	f.p.Eng.Unrevoke(c.ctx, c.ctx+1)
 	f.p.noteComm(c)
-	key := ftKey{ctx: c.ctx, gh: groupHash(c.group)}
-	by, ok := f.early[key]
-	if ok {
-		delete(f.early, key)
+	d := ft.Comm{Key: ft.Key{Ctx: c.ctx, Group: ft.GroupHash(c.group)}}
+	if c.inter == nil {
+		d.Members = c.group
 	}
-	f.revMu.Unlock()
-	if ok && c.inter == nil {
-		f.revokeHere(c, by, -1)
-	}
+	f.step(ftDirect, c, func(m *ft.Machine, out *ft.Out) { m.Adopt(d, out) })
 }
 
 // ftContexts returns every context c's operations use: its own, its
@@ -551,17 +482,8 @@ func (c *Comm) Revoke() (err error) {
 	if err := c.ftCheck("Revoke"); err != nil {
 		return err
 	}
-	f := c.p.ft
-	if c.p.Eng.Revoked(c.ctx) != nil {
-		return nil
-	}
-	c.p.Eng.Revoke(revokeErr(c.p.Rank, c.name), c.ftContexts()...)
-	b := revokeMsg(c.ctx, groupHash(c.group), c.p.Rank)
-	for _, r := range c.group {
-		if r != c.p.Rank {
-			f.send(r, ftRevokeMsg, b)
-		}
-	}
+	d := ft.CommOf(c.ctx, c.group)
+	c.p.ft.step(ftDirect, c, func(m *ft.Machine, out *ft.Out) { m.Revoke(d, out) })
 	return nil
 }
 
@@ -601,7 +523,7 @@ func (c *Comm) AckFailed(n int) (_ int, err error) {
 	if n < 0 {
 		return 0, c.fail("AckFailed", ErrArg, loc{}, "cannot acknowledge %d failures", n)
 	}
-	known := len(c.p.ft.failedIn(c.group))
+	known := c.p.ft.countFailedIn(c.group)
 	c.ftState.mu.Lock()
 	defer c.ftState.mu.Unlock()
 	c.ftState.acked = max(c.ftState.acked, min(n, known))
