@@ -101,6 +101,7 @@ var mpi31 = map[string][]string{
 		"Scan_init", "Exscan_init", "Neighbor_allgather_init", "Neighbor_allgatherv_init",
 		"Neighbor_alltoall_init", "Neighbor_alltoallv_init", "Neighbor_alltoallw_init",
 	},
+	"4.0 partitioned": {"Psend_init", "Precv_init", "Pready", "Pready_range", "Pready_list", "Parrived"},
 }
 
 // exportedNames returns the package's exported identifiers, read from its

@@ -399,6 +399,8 @@ var handleFuncs = map[string]struct {
 		return err
 	}, mpi.ErrComm},
 	"ScanInit":           {func() error { _, err := mpi.ScanInit(nil, []float64{1}, []float64{1}, mpi.Sum[float64]()); return err }, mpi.ErrComm},
+	"PsendInit":          {func() error { _, err := mpi.PsendInit(nil, []float64{1}, 1, 0, 0); return err }, mpi.ErrComm},
+	"PrecvInit":          {func() error { _, err := mpi.PrecvInit(nil, []float64{1}, 1, 0, 0); return err }, mpi.ErrComm},
 	"Ibcast":             {func() error { _, err := mpi.Ibcast(nil, 1.0, 0); return err }, mpi.ErrComm},
 	"Iexscan":            {func() error { _, err := mpi.Iexscan(nil, 1.0, mpi.Sum[float64]()); return err }, mpi.ErrComm},
 	"Igather":            {func() error { _, err := mpi.Igather(nil, 1.0, 0); return err }, mpi.ErrComm},

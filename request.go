@@ -165,6 +165,7 @@ type reqMore struct {
 	// collectives and partitioned requests, where MPI makes it erroneous:
 	// their other ranks would wait for a run that never comes).
 	activeFree bool
+	part       *partState // a partitioned send or receive (part.go)
 }
 
 // more returns r.x, made if r has none. r is not shared yet, or r.mu is
