@@ -101,7 +101,8 @@ var mpi31 = map[string][]string{
 		"Scan_init", "Exscan_init", "Neighbor_allgather_init", "Neighbor_allgatherv_init",
 		"Neighbor_alltoall_init", "Neighbor_alltoallv_init", "Neighbor_alltoallw_init",
 	},
-	"4.0 partitioned": {"Psend_init", "Precv_init", "Pready", "Pready_range", "Pready_list", "Parrived"},
+	"4.0 partitioned":    {"Psend_init", "Precv_init", "Pready", "Pready_range", "Pready_list", "Parrived"},
+	"4.0 point-to-point": {"Isendrecv", "Isendrecv_replace"},
 }
 
 // exportedNames returns the package's exported identifiers, read from its
