@@ -26,7 +26,7 @@ var (
 )
 
 // abiPrograms are the C programs of testdata/abi.
-var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal"}
+var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "mpi4"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -99,6 +99,8 @@ func TestABIPrograms(t *testing.T) {
 		{"types", 2, "types OK"},
 		{"errors", 0, "errors OK"},
 		{"errors", 2, "errors OK"},
+		{"mpi4", 0, "mpi4 OK"},
+		{"mpi4", 3, "mpi4 OK"},
 	} {
 		t.Run(fmt.Sprintf("%s-%d", tc.prog, tc.n), func(t *testing.T) {
 			prog := filepath.Join(bin, tc.prog)
