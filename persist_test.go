@@ -173,3 +173,87 @@ func BenchmarkAllreduceInit(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPartitioned: a 4 MiB message whose quarters 4 goroutines fill
+// and hand over with Pready, against one plain Send after the goroutines
+// have joined (issue 43's partitioned benchmark), on 2 goroutine ranks.
+func BenchmarkPartitioned(b *testing.B) {
+	const size, parts = 4 << 20, 4
+	for _, form := range []string{"join+send", "partitioned"} {
+		b.Run(form, func(b *testing.B) {
+			err := mpi.Run(2, func(c *mpi.Comm) error {
+				buf := make([]byte, size)
+				var req *mpi.Request
+				var err error
+				if form == "partitioned" {
+					if c.Rank() == 0 {
+						req, err = mpi.PsendInit(c, buf, parts, 1, 0)
+					} else {
+						req, err = mpi.PrecvInit(c, buf, parts, 0, 0)
+					}
+					if err != nil {
+						return err
+					}
+				}
+				fill := func(p int, done func(int) error) error {
+					q := buf[p*size/parts : (p+1)*size/parts]
+					for i := range q {
+						q[i] = byte(p)
+					}
+					return done(p)
+				}
+				mpi.Barrier(c)
+				if c.Rank() == 0 {
+					b.ResetTimer()
+				}
+				for range b.N {
+					if c.Rank() == 1 {
+						if req != nil {
+							if err := req.Start(); err != nil {
+								return err
+							}
+							if _, err := req.Wait(); err != nil {
+								return err
+							}
+						} else if _, err := c.Recv(buf, size, mpi.Byte, 0, 0); err != nil {
+							return err
+						}
+						continue
+					}
+					if req != nil {
+						if err := req.Start(); err != nil {
+							return err
+						}
+					}
+					errs := make(chan error, parts)
+					for p := range parts {
+						go func() {
+							errs <- fill(p, func(p int) error {
+								if req != nil {
+									return req.Pready(p)
+								}
+								return nil
+							})
+						}()
+					}
+					for range parts {
+						if err := <-errs; err != nil {
+							return err
+						}
+					}
+					if req != nil {
+						if _, err := req.Wait(); err != nil {
+							return err
+						}
+					} else if err := c.Send(buf, size, mpi.Byte, 1, 0); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
