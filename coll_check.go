@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,7 +34,7 @@ var checkNames []string // collective names by index in check messages
 
 func init() {
 	for n := range collNames {
-		checkNames = append(checkNames, n, "I"+n)
+		checkNames = append(checkNames, n, "I"+n, n+"Init")
 	}
 	sort.Strings(checkNames)
 }
@@ -118,7 +119,12 @@ func (cp *checkProfiler) Enter(call *Call) {
 		cp.next.Enter(call)
 	}
 	c := call.Comm
-	if c == nil || c.p == nil || !c.p.blk.check || c.inter != nil || c.shadow == nil {
+	// A pinned view's call is the body of a non-blocking or persistent
+	// collective, running on a goroutine of its own: the call that
+	// started it was compared on the caller's goroutine, in the ranks'
+	// common order (Iallreduce; the Init of a persistent one, whose
+	// Starts MPI lets ranks make in any order).
+	if c == nil || c.p == nil || !c.p.blk.check || c.inter != nil || c.shadow == nil || c.pinned != 0 {
 		return
 	}
 	name := collName(call.Name)
@@ -129,6 +135,9 @@ func (cp *checkProfiler) Enter(call *Call) {
 	base := name
 	if len(base) > 1 && base[0] == 'I' && collNames[base[1:]] {
 		base = base[1:]
+	}
+	if b, ok := strings.CutSuffix(base, "Init"); ok && collNames[b] {
+		base = b
 	}
 	if rooted[name] || rooted[base] {
 		root = call.Peer
@@ -179,7 +188,7 @@ func (cp *checkProfiler) Exit(call *Call, err error) {
 	if cp.next != nil {
 		cp.next.Exit(call, err)
 	}
-	if c := call.Comm; c != nil && c.p != nil && c.p.blk.check && collName(call.Name) != "" {
+	if c := call.Comm; c != nil && c.p != nil && c.p.blk.check && c.pinned == 0 && collName(call.Name) != "" {
 		c.p.blk.coll.Store(nil)
 	}
 }

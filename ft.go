@@ -600,6 +600,25 @@ func (r *Request) rearmRecv() {
 	r.x.repost(r.er)
 }
 
+// blockingErr is the error of a blocking receive from AnySource that a
+// failure interrupted: ErrProcFailed, not ErrProcFailedPending. Only a
+// non-blocking receive has a request left to continue after the failure
+// is acknowledged; a blocking one has ended (ULFM: MPI_ERR_PROC_FAILED
+// for blocking operations, MPI_ERR_PROC_FAILED_PENDING for non-blocking
+// ones). The cause keeps its words but no longer wraps the pending class.
+func blockingErr(err error) error {
+	var e *Error
+	if err == nil || !errors.Is(err, ErrProcFailedPending) || !errors.As(err, &e) {
+		return err
+	}
+	f := *e
+	f.Class = ErrProcFailed
+	if f.Cause != nil {
+		f.Cause = errors.New(f.Cause.Error())
+	}
+	return &f
+}
+
 // ftReposts reports whether a non-blocking receive from src on c must be
 // able to post itself again after ErrProcFailedPending (Request.repost):
 // from AnySource, with fault tolerance on.

@@ -358,6 +358,11 @@ func collName(call string) string {
 	if collNames[call] || (strings.HasPrefix(call, "I") && collNames[call[1:]]) {
 		return call
 	}
+	// A persistent collective's Init is ordered like the blocking call
+	// (its Starts are not: they are not collective calls of their own).
+	if base, ok := strings.CutSuffix(call, "Init"); ok && collNames[base] {
+		return call
+	}
 	return ""
 }
 

@@ -35,6 +35,7 @@ var sweepTypes = map[string]reflect.Value{
 	"Datatype":    reflect.ValueOf((*mpi.Datatype)(nil)),
 	"Request":     reflect.ValueOf((*mpi.Request)(nil)),
 	"Requests":    reflect.ValueOf((*mpi.Requests)(nil)),
+	"RequestList": reflect.ValueOf(mpi.RequestList(nil)),
 	"Pending":     reflect.ValueOf((*mpi.Pending[float64])(nil)),
 	"Future":      reflect.ValueOf((*mpi.Future[float64])(nil)),
 	"Message":     reflect.ValueOf((*mpi.Message)(nil)),
@@ -382,6 +383,26 @@ var handleFuncs = map[string]struct {
 	"IallreduceSlice":    {func() error { _, err := mpi.IallreduceSlice(nil, []float64{1}, mpi.Sum[float64]()); return err }, mpi.ErrComm},
 	"Ialltoall":          {func() error { _, err := mpi.Ialltoall(nil, []float64{1}); return err }, mpi.ErrComm},
 	"Ibarrier":           {func() error { _, err := mpi.Ibarrier(nil); return err }, mpi.ErrComm},
+	"BarrierInit":        {func() error { _, err := mpi.BarrierInit(nil); return err }, mpi.ErrComm},
+	"BcastInit":          {func() error { _, err := mpi.BcastInit(nil, []float64{1}, 0); return err }, mpi.ErrComm},
+	"AllreduceInit": {func() error {
+		_, err := mpi.AllreduceInit(nil, []float64{1}, []float64{1}, mpi.Sum[float64]())
+		return err
+	}, mpi.ErrComm},
+	"ReduceInit": {func() error {
+		_, err := mpi.ReduceInit(nil, []float64{1}, []float64{1}, mpi.Sum[float64](), 0)
+		return err
+	}, mpi.ErrComm},
+	"AllgatherInit": {func() error { _, err := mpi.AllgatherInit(nil, []float64{1}, []float64{1}); return err }, mpi.ErrComm},
+	"AlltoallInit":  {func() error { _, err := mpi.AlltoallInit(nil, []float64{1}, []float64{1}); return err }, mpi.ErrComm},
+	"ReduceScatterBlockInit": {func() error {
+		_, err := mpi.ReduceScatterBlockInit(nil, []float64{1}, []float64{1}, mpi.Sum[float64]())
+		return err
+	}, mpi.ErrComm},
+	"ScanInit":           {func() error { _, err := mpi.ScanInit(nil, []float64{1}, []float64{1}, mpi.Sum[float64]()); return err }, mpi.ErrComm},
+	"PsendInit":          {func() error { _, err := mpi.PsendInit(nil, []float64{1}, 1, 0, 0); return err }, mpi.ErrComm},
+	"PrecvInit":          {func() error { _, err := mpi.PrecvInit(nil, []float64{1}, 1, 0, 0); return err }, mpi.ErrComm},
+	"IsendrecvInto":      {func() error { _, err := mpi.IsendrecvInto(nil, 1.0, 0, 0, []float64{1}, 0, 0); return err }, mpi.ErrComm},
 	"Ibcast":             {func() error { _, err := mpi.Ibcast(nil, 1.0, 0); return err }, mpi.ErrComm},
 	"Iexscan":            {func() error { _, err := mpi.Iexscan(nil, 1.0, mpi.Sum[float64]()); return err }, mpi.ErrComm},
 	"Igather":            {func() error { _, err := mpi.Igather(nil, 1.0, 0); return err }, mpi.ErrComm},

@@ -290,9 +290,9 @@ func (c *Comm) recvMsgAfter(op string, m msg, sig uint64, t *typeInfo, tname str
 	var err error
 	if est.Err != nil {
 		if t != nil {
-			err = c.handle(c.recvStatusErr(op, at("source", src, tag), t, tname, *est))
+			err = c.handle(blockingErr(c.recvStatusErr(op, at("source", src, tag), t, tname, *est)))
 		} else {
-			err = c.handle(c.statusErr(op, at("source", src, tag), *est))
+			err = c.handle(blockingErr(c.statusErr(op, at("source", src, tag), *est)))
 		}
 	}
 	putSlot(s)
@@ -312,7 +312,8 @@ func sendrecvGeneral(r *Request, err error, send func() error) (Status, error) {
 		r.wait()
 		return Status{}, err
 	}
-	return r.wait()
+	st, err := r.wait()
+	return st, blockingErr(err)
 }
 
 // cancelSlotRecv withdraws the receive posted in s, or waits for the

@@ -387,11 +387,15 @@ func recvBuf(t *typeInfo, s *slot) ([]byte, func(int) []byte) {
 }
 
 // finishRecv turns a completed typed receive into a T.
-func finishRecv[T any](c *Comm, op string, l loc, t *typeInfo, er *engine.Request, v *T) (Status, error) {
+func finishRecv[T any](c *Comm, op string, l loc, t *typeInfo, er *engine.Request, v *T, blocking bool) (Status, error) {
 	est := er.Status()
 	st := statusOf(est, t.elemSize())
 	if est.Err != nil {
-		return st, c.handle(c.recvStatusErr(op, l, t, "", est))
+		err := c.recvStatusErr(op, l, t, "", est)
+		if blocking {
+			err = blockingErr(err) // ft.go
+		}
+		return st, c.handle(err)
 	}
 	b := er.Buffer()
 	if t.shape == shapePlain {
@@ -427,7 +431,7 @@ func Recv[T any](c *Comm, source, tag int) (_ T, _ Status, err error) {
 	buf, alloc := recvBuf(t, s)
 	c.startSlotRecv(s, buf, alloc, t.msig, source, tag)
 	c.p.waitReq(&s.er)
-	st, err := finishRecv(c, "Recv", at("source", source, tag), t, &s.er, &v)
+	st, err := finishRecv(c, "Recv", at("source", source, tag), t, &s.er, &v, true)
 	putSlot(s)
 	return v, st, err
 }
@@ -531,7 +535,7 @@ func (p *Pending[T]) wait() (T, Status, error) {
 		}
 		return p.v, st, err
 	}
-	p.st, p.err = finishRecv(p.req.c, p.req.opName(), p.req.at(), p.t, p.req.er, &p.v)
+	p.st, p.err = finishRecv(p.req.c, p.req.opName(), p.req.at(), p.t, p.req.er, &p.v, false)
 	p.got = true
 	return p.v, p.st, p.err
 }
@@ -622,7 +626,7 @@ func Mrecv[T any](m *Message) (_ T, _ Status, err error) {
 	buf, alloc := recvBuf(t, s)
 	c.startMRecv(em, &s.er, buf, alloc, t.msig)
 	s.er.WaitIn(c.p.prog, &c.p.blk)
-	st, err := finishRecv(c, "Mrecv", m.at, t, &s.er, &v)
+	st, err := finishRecv(c, "Mrecv", m.at, t, &s.er, &v, true)
 	putSlot(s)
 	return v, st, err
 }
@@ -649,7 +653,8 @@ func Sendrecv[R, T any](c *Comm, v T, dest, sendtag, source, recvtag int) (_ R, 
 			p.req.wait()
 			return r, Status{}, err
 		}
-		return p.wait()
+		v, st, err := p.wait()
+		return v, st, blockingErr(err)
 	}
 	// Recv's road, with the send between posting and waiting.
 	if err := c.checkSource("Sendrecv", source, recvtag); err != nil {
@@ -670,7 +675,7 @@ func Sendrecv[R, T any](c *Comm, v T, dest, sendtag, source, recvtag int) (_ R, 
 		return r, Status{}, err
 	}
 	c.p.waitReq(&s.er)
-	st, err := finishRecv(c, "Sendrecv", at("source", source, recvtag), t, &s.er, &r)
+	st, err := finishRecv(c, "Sendrecv", at("source", source, recvtag), t, &s.er, &r, true)
 	putSlot(s)
 	return r, st, err
 }

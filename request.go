@@ -161,6 +161,11 @@ type reqMore struct {
 	// op is the name of the call that made the request when opName has
 	// no code for it (op == opWide).
 	op string
+	// activeFree: freeing r while it is active is an error (persistent
+	// collectives and partitioned requests, where MPI makes it erroneous:
+	// their other ranks would wait for a run that never comes).
+	activeFree bool
+	part       *partState // a partitioned send or receive (part.go)
 }
 
 // more returns r.x, made if r has none. r is not shared yet, or r.mu is
@@ -894,6 +899,10 @@ func (r *Request) Free() (err error) {
 	if r.is(fFreed) {
 		r.mu.Unlock()
 		return r.c.handle(r.c.errorf("Free", ErrRequest, r.at(), "request has been freed already"))
+	}
+	if r.x != nil && r.x.activeFree && r.is(fLive) {
+		r.mu.Unlock()
+		return r.c.handle(r.c.errorf("Free", ErrRequest, r.at(), "the %s request is active: wait for it (or test it until it completes) before freeing it", r.opName()))
 	}
 	r.set(fFreed, true)
 	g := r.greq()

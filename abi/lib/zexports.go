@@ -2125,25 +2125,25 @@ func mpigo_MPI_Isend_c(buf unsafe.Pointer, count int64, datatype uintptr, dest i
 //export mpigo_MPI_Isendrecv
 func mpigo_MPI_Isendrecv(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, dest int32, sendtag int32, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, source int32, recvtag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Isendrecv", &rc)
-	return unsupported("MPI_Isendrecv", comm)
+	return implIsendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request)
 }
 
 //export mpigo_MPI_Isendrecv_c
 func mpigo_MPI_Isendrecv_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, dest int32, sendtag int32, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, source int32, recvtag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Isendrecv_c", &rc)
-	return unsupported("MPI_Isendrecv_c", comm)
+	return implIsendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request)
 }
 
 //export mpigo_MPI_Isendrecv_replace
 func mpigo_MPI_Isendrecv_replace(buf unsafe.Pointer, count int32, datatype uintptr, dest int32, sendtag int32, source int32, recvtag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Isendrecv_replace", &rc)
-	return unsupported("MPI_Isendrecv_replace", comm)
+	return implIsendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, request)
 }
 
 //export mpigo_MPI_Isendrecv_replace_c
 func mpigo_MPI_Isendrecv_replace_c(buf unsafe.Pointer, count int64, datatype uintptr, dest int32, sendtag int32, source int32, recvtag int32, comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Isendrecv_replace_c", &rc)
-	return unsupported("MPI_Isendrecv_replace_c", comm)
+	return implIsendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request)
 }
 
 //export mpigo_MPI_Issend

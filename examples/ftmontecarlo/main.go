@@ -2,7 +2,7 @@
 // survives the death of workers (fault tolerance, docs/fault-tolerance.md).
 // Rank 0 hands out batches of random points; each worker counts the points
 // of its batch that fall in the quarter circle and sends the count back.
-// When a worker dies, rank 0 learns it (ErrProcFailedPending on its
+// When a worker dies, rank 0 learns it (ErrProcFailed on its blocking
 // receive from any worker), acknowledges the failure and gives the dead
 // worker's batch to another: the estimate is the same, bit for bit, as if
 // nobody had died, because each batch draws from a seed of its own.

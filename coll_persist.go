@@ -1,0 +1,576 @@
+package mpi
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/fnv"
+	"sync/atomic"
+
+	"github.com/mpigo/mpi/internal/coll"
+	"github.com/mpigo/mpi/internal/engine"
+)
+
+// Persistent collectives (MPI-4.0 section 6.13): AllreduceInit and the
+// other Init forms make a request once; each Start runs the collective
+// again with the same arguments, and Wait (or Test, WaitAll, ...) completes
+// it.
+//
+// The Init calls are collective and made in the same order on every rank,
+// like the blocking collectives, so every rank takes the same tag base
+// from the communicator's collective sequence there, once: every Start of
+// the request runs on a view of the communicator pinned to that base.
+// MPI lets ranks start different persistent collectives in different
+// orders (only Init is ordered), which a tag taken at Start could not
+// allow. Reusing one base from one Start to the next is safe: a rank
+// starts again only once its part of the previous run is complete, and
+// messages between two ranks on one tag never overtake each other, so a
+// run never takes a message of the next.
+//
+// Init also agrees with every rank on what was made: one small allreduce
+// of a descriptor (the call, its root, its type signature where every
+// rank has the same one) and of each rank's argument checks. Init orders
+// that differ across ranks, or arguments that failed their checks on one
+// rank, are then an error of Init on every rank instead of a Start that
+// never matches its peers. The algorithm is whatever the blocking call
+// chooses for those arguments; its choice is cached on the communicator,
+// so a Start of fixed-size data allocates nothing: a goroutine (from the
+// runtime's free list) runs the blocking algorithm on the pinned view, as
+// the non-blocking collectives do (coll_nb.go).
+//
+// The arguments (buffers, counts, displacements, datatypes) are kept:
+// the slices must not be modified until the request is freed, and the
+// buffers not touched while a Start is in flight. Freeing or cancelling
+// an active persistent collective (started and not yet waited for) is an
+// ErrRequest, as is starting one that is active.
+//
+// The tag base is a number of the communicator's collective sequence,
+// which wraps after 2^24 collective calls: a persistent collective kept
+// across 16 million other collective calls on its communicator may share
+// its tags with a later one. Make such long-lived requests on a Dup of
+// their own.
+
+// collPlan is what a persistent collective keeps from Init to Free.
+type collPlan struct {
+	v    *Comm               // c pinned to the request's tag base
+	body func(v *Comm) error // the blocking collective, with its arguments
+	run  func()              // exec, made once so that a Start allocates nothing
+	op   string
+	er   *engine.Request // the engine request of the Start in flight
+	err  error           // its result (finish)
+	// busy is set from Start until exec has finished: a failed job's wait
+	// reaper may complete a request whose goroutine still runs, and a new
+	// Start must not reuse the engine request under it.
+	busy atomic.Bool
+}
+
+// exec runs one Start of the collective and completes its request.
+func (pl *collPlan) exec() {
+	err := pl.body(pl.v)
+	if err != nil {
+		nameOp(err, pl.op)
+	}
+	pl.err = err
+	er := pl.er
+	pl.busy.Store(false)
+	er.CompleteOnce(engine.Status{Source: -1, Tag: -1})
+}
+
+// nameOp makes err (from the blocking call a request runs) name the call
+// that made the request, op. Apart from exec, so that exec's own frame
+// needs nothing on the heap.
+func nameOp(err error, op string) {
+	var e *Error
+	if errors.As(err, &e) && e.Op != op {
+		e.Op = op + " (" + e.Op + ")"
+	}
+}
+
+// start is the request's Start.
+func (pl *collPlan) start(r *Request) error {
+	if !pl.busy.CompareAndSwap(false, true) {
+		return r.c.fail("Start", ErrRequest, loc{}, "the previous run of %s has not finished", pl.op)
+	}
+	pl.er = r.activate()
+	go pl.run()
+	return nil
+}
+
+// finish gives a completed Start's error.
+func (pl *collPlan) finish(engine.Status) error { return pl.err }
+
+// persistDesc returns the descriptor Init agrees on: the call's name, root and
+// a signature (0 where ranks may differ).
+func persistDesc(op string, root int, sig uint64) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(op))
+	return h.Sum64() ^ rootMix(root) ^ sig*0x9e3779b97f4a7c15
+}
+
+// persistAgree ANDs the 24-byte records of persistInit's agreement.
+func persistAgree(acc, in []byte, _ bool) ([]byte, error) {
+	for i := range acc {
+		acc[i] &= in[i]
+	}
+	return acc, nil
+}
+
+// collInit makes a persistent collective: check runs the local argument
+// checks (it may be nil), desc is the descriptor every rank must agree on
+// (persistDesc), units the neighbourhood tag units (0: not a neighbourhood
+// collective), and body the blocking collective on the pinned view.
+func (c *Comm) collInit(op string, check func() error, desc func() uint64, units int, body func(v *Comm) error) (*Request, error) {
+	if err := c.intraOnly(op); err != nil {
+		return nil, err
+	}
+	if err := c.enterColl(op); err != nil {
+		return nil, err
+	}
+	defer c.exitColl()
+	var local error
+	if check != nil {
+		local = check()
+	}
+	var d uint64
+	if local == nil && desc != nil {
+		d = desc()
+	}
+	agreeTag := c.collTag()
+	tag := 0
+	if units > 0 {
+		tag = c.nbrTag(units)
+	} else {
+		tag = c.collTag()
+	}
+	var rec [24]byte
+	binary.LittleEndian.PutUint64(rec[0:], d)
+	binary.LittleEndian.PutUint64(rec[8:], ^d)
+	if local == nil {
+		binary.LittleEndian.PutUint64(rec[16:], ^uint64(0))
+	}
+	res, err := coll.Allreduce(c.coll(), rec[:], persistAgree, true, agreeTag)
+	if local != nil {
+		return nil, local
+	}
+	if err != nil {
+		return nil, c.collErr(op, err)
+	}
+	if binary.LittleEndian.Uint64(res[16:]) != ^uint64(0) {
+		return nil, c.fail(op, ErrArg, loc{}, "the arguments of another rank's %s failed their checks", op)
+	}
+	if binary.LittleEndian.Uint64(res[0:]) != d || binary.LittleEndian.Uint64(res[8:]) != ^d {
+		return nil, c.fail(op, ErrOther, loc{}, "the ranks of %s made different persistent collectives here, or gave different roots or type signatures: the Init calls must be made in the same order, with matching arguments, on every rank", c.Name())
+	}
+	pl := &collPlan{v: c.pinnedView(tag), body: body, op: op}
+	pl.run = pl.exec
+	r := c.newRequest(op, loc{})
+	r.er = nil
+	r.set(fLive, false)
+	r.set(fFinished, true)
+	r.x.start = pl.start
+	r.x.finish = pl.finish
+	r.x.activeFree = true
+	return r, nil
+}
+
+// lowDesc is desc for a low-level collective whose ranks all pass count
+// elements of dt.
+func lowDesc(op string, root int, count int, dt *Datatype) func() uint64 {
+	return func() uint64 { return persistDesc(op, root, lowSig(dt, count)) }
+}
+
+// nameDesc is desc for a collective whose ranks may pass different
+// signatures (the v forms, Gather's receive side only at root, ...).
+func nameDesc(op string, root int) func() uint64 {
+	return func() uint64 { return persistDesc(op, root, 0) }
+}
+
+// BarrierInit makes a persistent barrier (MPI_Barrier_init). info is
+// accepted for MPI's sake (nil will do); no hint changes what it does.
+func (c *Comm) BarrierInit(info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.BarrierInit", c, Undefined, Undefined), &err)
+	}
+	return c.collInit("BarrierInit", nil, nameDesc("BarrierInit", -1), 0, barrierOf)
+}
+
+// BcastInit makes a persistent Bcast (MPI_Bcast_init).
+func (c *Comm) BcastInit(buf []byte, count int, dt *Datatype, root int, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.BcastInit", c, root, Undefined), &err)
+	}
+	const op = "BcastInit"
+	return c.collInit(op, func() error { return c.lowArgs(op, true, root, count, dt, nil) }, lowDesc(op, root, count, dt), 0,
+		func(v *Comm) error { return v.bcastBuf("Bcast", buf, count, dt, root) })
+}
+
+// lowArgs checks what a low-level Init can check alone: the root (if
+// rooted), the count and datatype, and the operation (if op is not
+// nil).
+func (c *Comm) lowArgs(name string, rooted bool, root, count int, dt *Datatype, op *ReduceOp) error {
+	if rooted {
+		if err := c.checkRoot(name, root); err != nil {
+			return err
+		}
+	}
+	if op != nil {
+		_, err := c.lowOpArgs(name, count, dt, op)
+		return err
+	}
+	if dt == nil {
+		return c.argErr(name, ErrType, "nil datatype")
+	}
+	if s := dt.checkComm(); s != "" {
+		return c.argErr(name, ErrType, "%s", s)
+	}
+	if count < 0 {
+		return c.argErr(name, ErrCount, "negative count %d", count)
+	}
+	return nil
+}
+
+// rootArg is lowArgs for the root alone.
+func (c *Comm) rootArg(name string, root int) func() error {
+	return func() error { return c.checkRoot(name, root) }
+}
+
+// GatherInit makes a persistent Gather (MPI_Gather_init).
+func (c *Comm) GatherInit(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.GatherInit", c, root, Undefined), &err)
+	}
+	const op = "GatherInit"
+	return c.collInit(op, c.rootArg(op, root), nameDesc(op, root), 0, func(v *Comm) error {
+		return v.Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root)
+	})
+}
+
+// GathervInit makes a persistent Gatherv (MPI_Gatherv_init).
+func (c *Comm) GathervInit(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype, root int, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.GathervInit", c, root, Undefined), &err)
+	}
+	const op = "GathervInit"
+	return c.collInit(op, c.rootArg(op, root), nameDesc(op, root), 0, func(v *Comm) error {
+		return v.Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root)
+	})
+}
+
+// ScatterInit makes a persistent Scatter (MPI_Scatter_init).
+func (c *Comm) ScatterInit(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.ScatterInit", c, root, Undefined), &err)
+	}
+	const op = "ScatterInit"
+	return c.collInit(op, c.rootArg(op, root), nameDesc(op, root), 0, func(v *Comm) error {
+		return v.Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root)
+	})
+}
+
+// ScattervInit makes a persistent Scatterv (MPI_Scatterv_init).
+func (c *Comm) ScattervInit(sendbuf []byte, sendcounts, displs []int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, root int, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.ScattervInit", c, root, Undefined), &err)
+	}
+	const op = "ScattervInit"
+	return c.collInit(op, c.rootArg(op, root), nameDesc(op, root), 0, func(v *Comm) error {
+		return v.Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root)
+	})
+}
+
+// AllgatherInit makes a persistent Allgather (MPI_Allgather_init).
+func (c *Comm) AllgatherInit(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.AllgatherInit", c, Undefined, Undefined), &err)
+	}
+	const op = "AllgatherInit"
+	return c.collInit(op, func() error { return c.lowArgs(op, false, -1, recvcount, recvtype, nil) }, lowDesc(op, -1, recvcount, recvtype), 0, func(v *Comm) error {
+		return v.Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
+	})
+}
+
+// AllgathervInit makes a persistent Allgatherv (MPI_Allgatherv_init).
+func (c *Comm) AllgathervInit(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.AllgathervInit", c, Undefined, Undefined), &err)
+	}
+	const op = "AllgathervInit"
+	return c.collInit(op, nil, nameDesc(op, -1), 0, func(v *Comm) error {
+		return v.Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype)
+	})
+}
+
+// AlltoallInit makes a persistent Alltoall (MPI_Alltoall_init).
+func (c *Comm) AlltoallInit(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.AlltoallInit", c, Undefined, Undefined), &err)
+	}
+	const op = "AlltoallInit"
+	return c.collInit(op, func() error { return c.lowArgs(op, false, -1, recvcount, recvtype, nil) }, lowDesc(op, -1, recvcount, recvtype), 0, func(v *Comm) error {
+		return v.Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
+	})
+}
+
+// AlltoallvInit makes a persistent Alltoallv (MPI_Alltoallv_init).
+func (c *Comm) AlltoallvInit(sendbuf []byte, sendcounts, sdispls []int, sendtype *Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtype *Datatype, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.AlltoallvInit", c, Undefined, Undefined), &err)
+	}
+	const op = "AlltoallvInit"
+	return c.collInit(op, nil, nameDesc(op, -1), 0, func(v *Comm) error {
+		return v.Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype)
+	})
+}
+
+// AlltoallwInit makes a persistent Alltoallw (MPI_Alltoallw_init).
+func (c *Comm) AlltoallwInit(sendbuf []byte, sendcounts, sdispls []int, sendtypes []*Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtypes []*Datatype, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.AlltoallwInit", c, Undefined, Undefined), &err)
+	}
+	const op = "AlltoallwInit"
+	return c.collInit(op, nil, nameDesc(op, -1), 0, func(v *Comm) error {
+		return v.Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes)
+	})
+}
+
+// ReduceInit makes a persistent Reduce (MPI_Reduce_init).
+func (c *Comm) ReduceInit(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp, root int, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.ReduceInit", c, root, Undefined), &err)
+	}
+	const name = "ReduceInit"
+	return c.collInit(name, func() error { return c.lowArgs(name, true, root, count, dt, op) }, lowDesc(name, root, count, dt), 0, func(v *Comm) error {
+		return v.Reduce(sendbuf, recvbuf, count, dt, op, root)
+	})
+}
+
+// AllreduceInit makes a persistent Allreduce (MPI_Allreduce_init): the
+// request combines the current contents of sendbuf (or recvbuf, with
+// InPlace) into recvbuf each time it is started.
+func (c *Comm) AllreduceInit(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.AllreduceInit", c, Undefined, Undefined), &err)
+	}
+	const name = "AllreduceInit"
+	return c.collInit(name, func() error { return c.lowArgs(name, false, -1, count, dt, op) }, lowDesc(name, -1, count, dt), 0, func(v *Comm) error {
+		return v.Allreduce(sendbuf, recvbuf, count, dt, op)
+	})
+}
+
+// ReduceScatterBlockInit makes a persistent ReduceScatterBlock
+// (MPI_Reduce_scatter_block_init).
+func (c *Comm) ReduceScatterBlockInit(sendbuf, recvbuf []byte, recvcount int, dt *Datatype, op *ReduceOp, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.ReduceScatterBlockInit", c, Undefined, Undefined), &err)
+	}
+	const name = "ReduceScatterBlockInit"
+	return c.collInit(name, func() error { return c.lowArgs(name, false, -1, recvcount, dt, op) }, lowDesc(name, -1, recvcount, dt), 0, func(v *Comm) error {
+		return v.ReduceScatterBlock(sendbuf, recvbuf, recvcount, dt, op)
+	})
+}
+
+// ReduceScatterInit makes a persistent ReduceScatter
+// (MPI_Reduce_scatter_init).
+func (c *Comm) ReduceScatterInit(sendbuf, recvbuf []byte, recvcounts []int, dt *Datatype, op *ReduceOp, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.ReduceScatterInit", c, Undefined, Undefined), &err)
+	}
+	const name = "ReduceScatterInit"
+	return c.collInit(name, func() error { return c.lowArgs(name, false, -1, 0, dt, op) }, nameDesc(name, -1), 0, func(v *Comm) error {
+		return v.ReduceScatter(sendbuf, recvbuf, recvcounts, dt, op)
+	})
+}
+
+// ScanInit makes a persistent Scan (MPI_Scan_init).
+func (c *Comm) ScanInit(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.ScanInit", c, Undefined, Undefined), &err)
+	}
+	const name = "ScanInit"
+	return c.collInit(name, func() error { return c.lowArgs(name, false, -1, count, dt, op) }, lowDesc(name, -1, count, dt), 0, func(v *Comm) error {
+		return v.Scan(sendbuf, recvbuf, count, dt, op)
+	})
+}
+
+// ExscanInit makes a persistent Exscan (MPI_Exscan_init).
+func (c *Comm) ExscanInit(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.ExscanInit", c, Undefined, Undefined), &err)
+	}
+	const name = "ExscanInit"
+	return c.collInit(name, func() error { return c.lowArgs(name, false, -1, count, dt, op) }, lowDesc(name, -1, count, dt), 0, func(v *Comm) error {
+		return v.Exscan(sendbuf, recvbuf, count, dt, op)
+	})
+}
+
+// nbrInit is collInit for a neighbourhood collective: c must have a
+// topology, whose tag units the request reserves.
+func (c *Comm) nbrInit(op string, body func(v *Comm) error) (*Request, error) {
+	t, err := c.nbrTopo(op)
+	if err != nil {
+		return nil, err
+	}
+	return c.collInit(op, nil, nameDesc(op, -1), t.units, body)
+}
+
+// NeighborAllgatherInit makes a persistent NeighborAllgather
+// (MPI_Neighbor_allgather_init).
+func (c *Comm) NeighborAllgatherInit(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.NeighborAllgatherInit", c, Undefined, Undefined), &err)
+	}
+	return c.nbrInit("NeighborAllgatherInit", func(v *Comm) error {
+		return v.NeighborAllgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
+	})
+}
+
+// NeighborAllgathervInit makes a persistent NeighborAllgatherv
+// (MPI_Neighbor_allgatherv_init).
+func (c *Comm) NeighborAllgathervInit(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcounts, displs []int, recvtype *Datatype, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.NeighborAllgathervInit", c, Undefined, Undefined), &err)
+	}
+	return c.nbrInit("NeighborAllgathervInit", func(v *Comm) error {
+		return v.NeighborAllgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype)
+	})
+}
+
+// NeighborAlltoallInit makes a persistent NeighborAlltoall
+// (MPI_Neighbor_alltoall_init).
+func (c *Comm) NeighborAlltoallInit(sendbuf []byte, sendcount int, sendtype *Datatype, recvbuf []byte, recvcount int, recvtype *Datatype, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.NeighborAlltoallInit", c, Undefined, Undefined), &err)
+	}
+	return c.nbrInit("NeighborAlltoallInit", func(v *Comm) error {
+		return v.NeighborAlltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype)
+	})
+}
+
+// NeighborAlltoallvInit makes a persistent NeighborAlltoallv
+// (MPI_Neighbor_alltoallv_init).
+func (c *Comm) NeighborAlltoallvInit(sendbuf []byte, sendcounts, sdispls []int, sendtype *Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtype *Datatype, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.NeighborAlltoallvInit", c, Undefined, Undefined), &err)
+	}
+	return c.nbrInit("NeighborAlltoallvInit", func(v *Comm) error {
+		return v.NeighborAlltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype)
+	})
+}
+
+// NeighborAlltoallwInit makes a persistent NeighborAlltoallw
+// (MPI_Neighbor_alltoallw_init).
+func (c *Comm) NeighborAlltoallwInit(sendbuf []byte, sendcounts, sdispls []int, sendtypes []*Datatype, recvbuf []byte, recvcounts, rdispls []int, recvtypes []*Datatype, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.NeighborAlltoallwInit", c, Undefined, Undefined), &err)
+	}
+	return c.nbrInit("NeighborAlltoallwInit", func(v *Comm) error {
+		return v.NeighborAlltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes)
+	})
+}
+
+// Typed forms: each runs the zero-allocation Into form of its collective
+// over caller-owned slices of plain elements.
+
+// typedDesc is desc for a typed collective over n elements of E on every
+// rank.
+func typedDesc[E any](op string, root, n int) func() uint64 {
+	return func() uint64 { return persistDesc(op, root, typeOf[E]().sig+uint64(n)) }
+}
+
+// BarrierInit makes a persistent barrier (c.BarrierInit).
+func BarrierInit(c *Comm) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("BarrierInit", c, Undefined, Undefined), &err)
+	}
+	return c.collInit("BarrierInit", nil, nameDesc("BarrierInit", -1), 0, barrierOf)
+}
+
+// BcastInit makes a persistent BcastInto: each Start copies root's buf
+// into buf on every rank.
+func BcastInit[E any](c *Comm, buf []E, root int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("BcastInit", c, root, Undefined), &err)
+	}
+	const op = "BcastInit"
+	return c.collInit(op, c.rootArg(op, root), typedDesc[E](op, root, len(buf)), 0, func(v *Comm) error { return BcastInto(v, buf, root) })
+}
+
+// AllreduceInit makes a persistent AllreduceSliceInto: each Start combines
+// every rank's v with op into out (MPI_Allreduce_init). out must have the
+// length of v; it may be v itself.
+func AllreduceInit[E any](c *Comm, v, out []E, op Op[E]) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("AllreduceInit", c, Undefined, Undefined), &err)
+	}
+	const name = "AllreduceInit"
+	return c.collInit(name, func() error { return checkSliceOp(c, name, v, out, op) }, typedDesc[E](name, -1, len(v)), 0,
+		func(vc *Comm) error { return AllreduceSliceInto(vc, v, out, op) })
+}
+
+// checkSliceOp checks a typed reduction's Init: a valid op and an out as
+// long as v.
+func checkSliceOp[E any](c *Comm, name string, v, out []E, op Op[E]) error {
+	if err := checkOp(c, name, op); err != nil {
+		return err
+	}
+	if len(out) != len(v) {
+		return c.fail(name, ErrCount, loc{}, "out has %d elements, v has %d", len(out), len(v))
+	}
+	return nil
+}
+
+// ReduceInit makes a persistent ReduceSliceInto (MPI_Reduce_init): out
+// gets the result at root and is left alone elsewhere.
+func ReduceInit[E any](c *Comm, v, out []E, op Op[E], root int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("ReduceInit", c, root, Undefined), &err)
+	}
+	const name = "ReduceInit"
+	return c.collInit(name, func() error {
+		if err := checkReduce(c, name, op, root); err != nil {
+			return err
+		}
+		if c.rank == root && len(out) != len(v) {
+			return c.fail(name, ErrCount, loc{}, "out has %d elements, v has %d", len(out), len(v))
+		}
+		return nil
+	}, typedDesc[E](name, root, len(v)), 0, func(vc *Comm) error { return ReduceSliceInto(vc, v, out, op, root) })
+}
+
+// AllgatherInit makes a persistent AllgatherInto (MPI_Allgather_init).
+func AllgatherInit[E any](c *Comm, v, out []E) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("AllgatherInit", c, Undefined, Undefined), &err)
+	}
+	const name = "AllgatherInit"
+	return c.collInit(name, nil, typedDesc[E](name, -1, len(v)), 0, func(vc *Comm) error { return AllgatherInto(vc, v, out) })
+}
+
+// AlltoallInit makes a persistent AlltoallInto (MPI_Alltoall_init).
+func AlltoallInit[E any](c *Comm, send, recv []E) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("AlltoallInit", c, Undefined, Undefined), &err)
+	}
+	const name = "AlltoallInit"
+	return c.collInit(name, nil, typedDesc[E](name, -1, len(send)), 0, func(vc *Comm) error { return AlltoallInto(vc, send, recv) })
+}
+
+// ReduceScatterBlockInit makes a persistent ReduceScatterBlockInto
+// (MPI_Reduce_scatter_block_init).
+func ReduceScatterBlockInit[E any](c *Comm, v, out []E, op Op[E]) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("ReduceScatterBlockInit", c, Undefined, Undefined), &err)
+	}
+	const name = "ReduceScatterBlockInit"
+	return c.collInit(name, func() error { return checkOp(c, name, op) }, typedDesc[E](name, -1, len(v)), 0,
+		func(vc *Comm) error { return ReduceScatterBlockInto(vc, v, out, op) })
+}
+
+// ScanInit makes a persistent ScanSliceInto (MPI_Scan_init).
+func ScanInit[E any](c *Comm, v, out []E, op Op[E]) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("ScanInit", c, Undefined, Undefined), &err)
+	}
+	const name = "ScanInit"
+	return c.collInit(name, func() error { return checkSliceOp(c, name, v, out, op) }, typedDesc[E](name, -1, len(v)), 0,
+		func(vc *Comm) error { return ScanSliceInto(vc, v, out, op) })
+}

@@ -1,0 +1,426 @@
+package mpi
+
+import (
+	"encoding/binary"
+	"sync/atomic"
+
+	"github.com/mpigo/mpi/internal/engine"
+)
+
+// Partitioned communication (MPI-4.0 chapter 4): one message made of
+// partitions that the sender's goroutines hand over one by one (Pready)
+// and that the receiver can see arrive one by one (Parrived).
+//
+// Each Start of a send runs a goroutine that sends every partition as it
+// is readied, in the order they are readied: a 24-byte header (its byte
+// offset and length, and the message's size) and then the partition's bytes straight from the
+// buffer, both on the communicator's collective context with a tag made
+// from the user's tag, so that no user receive can match them. Each Start
+// of a receive runs a goroutine that receives a header, then the bytes
+// straight into their place in the buffer, until the whole message is in,
+// and counts what arrived in each receive partition (Parrived). The two
+// sides may divide the message into different numbers of partitions: only
+// the total size must agree. Headers and data between one pair of ranks
+// never overtake each other on one tag, so a header is always followed by
+// its own data.
+//
+// Limits: the datatype must be contiguous, the source a rank (no
+// AnySource or AnyTag, as MPI requires), and a communicator should have
+// only one partitioned send active between two ranks with one tag at a
+// time (MPI matches them in the order of their Init calls; mpigo in the
+// order the partitions arrive).
+
+// partTag turns a user tag into the tag of its partitioned messages on
+// the collective context: below checkTag, and never a collective's tag
+// (those are not negative).
+func partTag(tag int) int { return -(1 << 21) - tag }
+
+// partState is a partitioned request's state (Request.x.part).
+type partState struct {
+	c      *Comm
+	send   bool
+	peer   int
+	tag    int // partTag of the user's tag
+	buf    []byte
+	parts  int
+	pbytes int // bytes of one partition
+	// ready holds the sender's readied partitions for the goroutine
+	// sending them; readied marks each partition readied in this Start.
+	ready   chan int
+	readied []atomic.Bool
+	// arrived counts the bytes received in each receive partition.
+	arrived []atomic.Int64
+	started atomic.Bool // has been started at least once
+	active  atomic.Bool // started and its goroutine not finished
+	er      *engine.Request
+	err     error
+	run     func()
+}
+
+// partInit makes a partitioned send or receive.
+func (c *Comm) partInit(op string, send bool, buf []byte, partitions, count int, dt *Datatype, peer, tag int) (*Request, error) {
+	var err error
+	if send {
+		err = c.checkDest(op, peer, tag)
+	} else {
+		err = c.checkSource(op, peer, tag)
+		if err == nil && (peer == AnySource || tag == AnyTag) {
+			err = c.fail(op, ErrArg, at("source", peer, tag), "a partitioned receive takes no AnySource or AnyTag")
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	l := at("dest", peer, tag)
+	if !send {
+		l = at("source", peer, tag)
+	}
+	if c.inter != nil {
+		return nil, c.fail(op, ErrComm, l, "partitioned communication on an intercommunicator is not supported")
+	}
+	if partitions < 1 {
+		return nil, c.fail(op, ErrArg, l, "%d partitions: there must be at least one", partitions)
+	}
+	if count < 0 {
+		return nil, c.fail(op, ErrCount, l, "negative count %d", count)
+	}
+	if dt == nil {
+		return nil, c.fail(op, ErrType, l, "nil datatype")
+	}
+	if !dt.t.Contiguous() {
+		return nil, c.fail(op, ErrType, l, "partitioned communication takes a contiguous datatype, not %s", dt.name)
+	}
+	total, ok := countBytes(partitions, count)
+	if !ok {
+		return nil, c.fail(op, ErrCount, l, "%d partitions of %d elements overflow an int", partitions, count)
+	}
+	m, err := c.checkBuf(op, l, buf, total, dt)
+	if err != nil {
+		return nil, err
+	}
+	if m.lay != nil {
+		return nil, c.fail(op, ErrBuffer, l, "partitioned communication takes a buffer, not Bottom")
+	}
+	ps := &partState{c: c, send: send, peer: peer, tag: partTag(tag), buf: m.b, parts: partitions, pbytes: len(m.b) / partitions}
+	if send {
+		ps.ready = make(chan int, partitions)
+		ps.readied = make([]atomic.Bool, partitions)
+		ps.run = ps.sendAll
+	} else {
+		ps.arrived = make([]atomic.Int64, partitions)
+		ps.run = ps.recvAll
+	}
+	r := c.newRequest(op, l)
+	r.er = nil
+	r.set(fLive, false)
+	r.set(fFinished, true)
+	r.x.start = ps.start
+	r.x.finish = func(engine.Status) error { return ps.err }
+	r.x.activeFree = true
+	r.x.part = ps
+	return r, nil
+}
+
+// start is the request's Start.
+func (ps *partState) start(r *Request) error {
+	if ps.peer == ProcNull {
+		r.mu.Lock()
+		r.er = nil
+		r.set(fFinished, true)
+		if !ps.send {
+			r.setStatus(procNullStatus)
+		}
+		r.mu.Unlock()
+		ps.started.Store(true)
+		for i := range ps.arrived {
+			ps.arrived[i].Store(int64(ps.pbytes))
+		}
+		return nil
+	}
+	if !ps.active.CompareAndSwap(false, true) {
+		return r.c.fail("Start", ErrRequest, r.at(), "the previous run of the partitioned request has not finished")
+	}
+	for i := range ps.readied {
+		ps.readied[i].Store(false)
+	}
+	for i := range ps.arrived {
+		ps.arrived[i].Store(0)
+	}
+	ps.err = nil
+	ps.er = r.activate()
+	ps.started.Store(true)
+	go ps.run()
+	return nil
+}
+
+// done completes the Start in flight with err.
+func (ps *partState) done(err error) {
+	ps.err = err
+	er := ps.er
+	ps.active.Store(false)
+	er.CompleteOnce(engine.Status{Source: ps.peer, Tag: -1})
+}
+
+// sendAll sends the partitions as they are readied.
+func (ps *partState) sendAll() {
+	cc := collComm{ps.c.shadow}
+	var hdr [24]byte
+	var err error
+	for range ps.parts {
+		i := <-ps.ready
+		if err != nil {
+			continue // a failed send: take the other partitions, send nothing
+		}
+		off := i * ps.pbytes
+		binary.LittleEndian.PutUint64(hdr[:8], uint64(off))
+		binary.LittleEndian.PutUint64(hdr[8:], uint64(ps.pbytes))
+		binary.LittleEndian.PutUint64(hdr[16:], uint64(len(ps.buf)))
+		if err = cc.Send(hdr[:], ps.peer, ps.tag); err == nil {
+			err = cc.Send(ps.buf[off:off+ps.pbytes], ps.peer, ps.tag)
+		}
+	}
+	if err != nil {
+		err = ps.c.shadow.collErr("Psend", err) // the shadow has no handler: Wait calls c's
+	}
+	ps.done(err)
+}
+
+// recvAll receives partitions until the whole message is in. Each header
+// also says the sender's total, so that a message larger than the
+// receive is still taken in full (the part that does not fit discarded,
+// and ErrTruncate reported) and its sender is not left waiting.
+func (ps *partState) recvAll() {
+	cc := collComm{ps.c.shadow}
+	var hdr [24]byte
+	var err, trunc error
+	total := len(ps.buf)
+	for got := 0; got < total; {
+		var n int
+		if n, err = cc.Recv(hdr[:], ps.peer, ps.tag); err != nil {
+			break
+		}
+		off, size := int(binary.LittleEndian.Uint64(hdr[:8])), int(binary.LittleEndian.Uint64(hdr[8:]))
+		total = int(binary.LittleEndian.Uint64(hdr[16:]))
+		if n != len(hdr) || off < 0 || size < 0 || total < 0 {
+			err = ps.c.errorf("Precv", ErrOther, at("source", ps.peer, ps.tag), "a malformed partition header")
+			break
+		}
+		if off > len(ps.buf) || size > len(ps.buf)-off {
+			if trunc == nil {
+				trunc = ps.c.errorf("Precv", ErrTruncate, at("source", ps.peer, ps.tag), "the %d-byte partitioned message does not fit the %d-byte receive", total, len(ps.buf))
+			}
+			cc.Recv(nil, ps.peer, ps.tag) // discarded: ErrTruncate, as said
+			got += size
+			continue
+		}
+		if _, err = cc.Recv(ps.buf[off:off+size], ps.peer, ps.tag); err != nil {
+			break
+		}
+		got += size
+		ps.note(off, size)
+	}
+	if err != nil {
+		if _, ok := err.(*Error); !ok {
+			err = ps.c.shadow.collErr("Precv", err)
+		}
+	} else {
+		err = trunc
+	}
+	ps.done(err)
+}
+
+// note counts size bytes received at off in the receive partitions they
+// cover.
+func (ps *partState) note(off, size int) {
+	if ps.pbytes == 0 {
+		return
+	}
+	for size > 0 {
+		j := off / ps.pbytes
+		end := min((j+1)*ps.pbytes, off+size)
+		ps.arrived[j].Add(int64(end - off))
+		size -= end - off
+		off = end
+	}
+}
+
+// partOf returns r's partitioned state, or an error for call op.
+func (r *Request) partOf(op string, send bool) (*partState, error) {
+	if r == nil {
+		return nil, (*Comm)(nil).errorf(op, ErrRequest, loc{}, "nil request")
+	}
+	r.mu.Lock()
+	freed := r.is(fFreed)
+	var ps *partState
+	if r.x != nil {
+		ps = r.x.part
+	}
+	r.mu.Unlock()
+	switch {
+	case freed:
+		return nil, r.c.fail(op, ErrRequest, r.at(), "request has been freed")
+	case ps == nil || ps.send != send:
+		what := "receive"
+		if send {
+			what = "send"
+		}
+		return nil, r.c.fail(op, ErrRequest, r.at(), "not a partitioned %s request (%s)", what, r.opName())
+	}
+	return ps, nil
+}
+
+// ready marks partition i ready.
+func (ps *partState) readyOne(r *Request, op string, i int) error {
+	if i < 0 || i >= ps.parts {
+		return r.c.fail(op, ErrArg, r.at(), "partition %d does not exist (%d partitions)", i, ps.parts)
+	}
+	if ps.peer == ProcNull && r.active() {
+		return nil
+	}
+	if !ps.active.Load() {
+		return r.c.fail(op, ErrRequest, r.at(), "the request is not active: Start it before marking partitions ready")
+	}
+	if ps.readied[i].Swap(true) {
+		return r.c.fail(op, ErrArg, r.at(), "partition %d is ready already in this run", i)
+	}
+	ps.ready <- i
+	return nil
+}
+
+// Pready marks partition i of a started partitioned send ready
+// (MPI_Pready): it leaves as soon as the request's sender takes it, while
+// other partitions are still being filled. Any goroutine may call it. A
+// partition out of range, readied twice in one run, or a request that is
+// not active is an error.
+func (r *Request) Pready(partition int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Request.Pready", r.comm(), Undefined, Undefined), &err)
+	}
+	ps, err := r.partOf("Pready", true)
+	if err != nil {
+		return err
+	}
+	return ps.readyOne(r, "Pready", partition)
+}
+
+// PreadyRange marks partitions lo to hi, both included, ready
+// (MPI_Pready_range).
+func (r *Request) PreadyRange(lo, hi int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Request.PreadyRange", r.comm(), Undefined, Undefined), &err)
+	}
+	ps, err := r.partOf("PreadyRange", true)
+	if err != nil {
+		return err
+	}
+	if lo < 0 || hi >= ps.parts || lo > hi {
+		return r.c.fail("PreadyRange", ErrArg, r.at(), "partitions %d to %d are not a range of the %d partitions", lo, hi, ps.parts)
+	}
+	for i := lo; i <= hi; i++ {
+		if err := ps.readyOne(r, "PreadyRange", i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PreadyList marks the listed partitions ready (MPI_Pready_list).
+func (r *Request) PreadyList(partitions []int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Request.PreadyList", r.comm(), Undefined, Undefined), &err)
+	}
+	ps, err := r.partOf("PreadyList", true)
+	if err != nil {
+		return err
+	}
+	for _, i := range partitions {
+		if i < 0 || i >= ps.parts {
+			return r.c.fail("PreadyList", ErrArg, r.at(), "partition %d does not exist (%d partitions)", i, ps.parts)
+		}
+	}
+	for _, i := range partitions {
+		if err := ps.readyOne(r, "PreadyList", i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Parrived reports whether partition i of a started partitioned receive
+// has arrived in full (MPI_Parrived); its bytes may then be read while
+// the others are still coming.
+func (r *Request) Parrived(partition int) (_ bool, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Request.Parrived", r.comm(), Undefined, Undefined), &err)
+	}
+	ps, err := r.partOf("Parrived", false)
+	if err != nil {
+		return false, err
+	}
+	if partition < 0 || partition >= ps.parts {
+		return false, r.c.fail("Parrived", ErrArg, r.at(), "partition %d does not exist (%d partitions)", partition, ps.parts)
+	}
+	if !ps.started.Load() {
+		return false, r.c.fail("Parrived", ErrRequest, r.at(), "the request has never been started")
+	}
+	if ps.arrived[partition].Load() == int64(ps.pbytes) {
+		return true, nil
+	}
+	// Let the rank's mailbox deliver what its senders left there.
+	r.c.p.collect()
+	return ps.arrived[partition].Load() == int64(ps.pbytes), nil
+}
+
+// PsendInit makes a partitioned send (MPI_Psend_init): buf holds
+// partitions × count elements of dt, partition i the i-th block of count.
+// Each Start begins a new message; Pready hands each partition over.
+// info is accepted for MPI's sake (nil will do).
+func (c *Comm) PsendInit(buf []byte, partitions, count int, dt *Datatype, dest, tag int, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.PsendInit", c, dest, tag), &err)
+	}
+	return c.partInit("PsendInit", true, buf, partitions, count, dt, dest, tag)
+}
+
+// PrecvInit makes a partitioned receive (MPI_Precv_init) of partitions ×
+// count elements of dt into buf. The sender may use another number of
+// partitions, with the same total size.
+func (c *Comm) PrecvInit(buf []byte, partitions, count int, dt *Datatype, source, tag int, info *Info) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.PrecvInit", c, source, tag), &err)
+	}
+	return c.partInit("PrecvInit", false, buf, partitions, count, dt, source, tag)
+}
+
+// PsendInit is the typed partitioned send: buf (plain elements) is cut
+// into partitions equal parts, so its length must be a multiple of
+// partitions.
+func PsendInit[E any](c *Comm, buf []E, partitions, dest, tag int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("PsendInit", c, dest, tag), &err)
+	}
+	return typedPart(c, "PsendInit", true, buf, partitions, dest, tag)
+}
+
+// PrecvInit is the typed partitioned receive into buf, cut into
+// partitions equal parts.
+func PrecvInit[E any](c *Comm, buf []E, partitions, source, tag int) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("PrecvInit", c, source, tag), &err)
+	}
+	return typedPart(c, "PrecvInit", false, buf, partitions, source, tag)
+}
+
+func typedPart[E any](c *Comm, op string, send bool, buf []E, partitions, peer, tag int) (*Request, error) {
+	if err := c.check(op); err != nil {
+		return nil, err
+	}
+	t := typeOf[E]()
+	if t.shape != shapePlain {
+		return nil, c.typeErr(op, loc{}, errNotPlain(t))
+	}
+	if partitions < 1 || len(buf)%partitions != 0 {
+		return nil, c.fail(op, ErrCount, loc{}, "%d elements do not divide into %d partitions", len(buf), partitions)
+	}
+	return c.partInit(op, send, unsafeBytes(buf, t.size), partitions, len(buf)/partitions*t.size, Byte, peer, tag)
+}

@@ -1,0 +1,259 @@
+package mpi_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mpigo/mpi"
+)
+
+// TestPersistentZeroAllocs: a Start and Wait of a persistent collective
+// of fixed-size data allocates nothing (the typed AllreduceInit, the
+// low-level one, and BcastInit), 8 bytes and 256 KiB.
+func TestPersistentZeroAllocs(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("allocation counts (not meaningful under the race detector)")
+	}
+	for _, n := range []int{1, 1 << 15} {
+		for _, which := range []string{"AllreduceInit", "Comm.AllreduceInit", "BcastInit"} {
+			t.Run(fmt.Sprint(which, "/", 8*n), func(t *testing.T) {
+				var reqs [2][]*mpi.Request // each rank's, made on its first run
+				body := func(c *mpi.Comm) error {
+					rs := &reqs[c.Rank()]
+					if *rs == nil {
+						v, out := make([]float64, n), make([]float64, n)
+						var r0, r1 *mpi.Request
+						var err error
+						switch which {
+						case "AllreduceInit":
+							r0, err = mpi.AllreduceInit(c, v, out, mpi.Sum[float64]())
+						case "Comm.AllreduceInit":
+							r0, err = c.AllreduceInit(mpi.AsBytes(v), mpi.AsBytes(out), n, mpi.Float64, mpi.OpSum, nil)
+						default:
+							// Roots alternate, so that no rank runs ahead
+							// and piles up unexpected messages (those
+							// need buffers).
+							if r0, err = mpi.BcastInit(c, v, 0); err == nil {
+								r1, err = mpi.BcastInit(c, v, 1)
+							}
+						}
+						if err != nil {
+							return err
+						}
+						*rs = []*mpi.Request{r0}
+						if r1 != nil {
+							*rs = append(*rs, r1)
+						}
+					}
+					for _, r := range *rs {
+						if err := r.Start(); err != nil {
+							return err
+						}
+						if _, err := r.Wait(); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
+				if got := allocsPerMessage(t, body, body); got != 0 {
+					t.Errorf("%v allocations per Start and Wait", got)
+				}
+			})
+		}
+	}
+}
+
+// TestPersistentCheckMode: check mode (which compares each rank's
+// collective calls with its neighbour's) does not take persistent
+// collectives started in different orders on different ranks, which MPI
+// allows, for mismatched collectives: only the ordered calls (Init) are
+// compared.
+func TestPersistentCheckMode(t *testing.T) {
+	cfg := mpi.DefaultConfig()
+	cfg.Check = true
+	err := mpi.RunConfig(3, cfg, func(c *mpi.Comm) error {
+		a, sum := []int64{1}, []int64{0}
+		b := []int64{0}
+		ra, err := mpi.AllreduceInit(c, a, sum, mpi.Sum[int64]())
+		if err != nil {
+			return err
+		}
+		rb, err := mpi.BcastInit(c, b, 0)
+		if err != nil {
+			return err
+		}
+		for range 3 {
+			if c.Rank() == 1 {
+				err = mpi.StartAll(rb, ra)
+			} else {
+				err = mpi.StartAll(ra, rb)
+			}
+			if err != nil {
+				return err
+			}
+			if err := mpi.WaitAll(ra, rb); err != nil {
+				return err
+			}
+			if sum[0] != 3 {
+				return fmt.Errorf("sum %d", sum[0])
+			}
+		}
+		return mpi.Barrier(c)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPersistentInitCheckMode: in check mode, an Init on one rank where
+// another makes the plain collective is reported as mismatched
+// collectives, like any two different collective calls.
+func TestPersistentInitCheckMode(t *testing.T) {
+	cfg := mpi.DefaultConfig()
+	cfg.Check = true
+	err := mpi.RunConfig(2, cfg, func(c *mpi.Comm) error {
+		v, out := []int64{1}, []int64{0}
+		if c.Rank() == 0 {
+			_, err := mpi.AllreduceInit(c, v, out, mpi.Sum[int64]())
+			return err
+		}
+		return mpi.AllreduceSliceInto(c, v, out, mpi.Sum[int64]())
+	})
+	if err == nil || !strings.Contains(err.Error(), "AllreduceInit") || !strings.Contains(err.Error(), "mismatched collectives") {
+		t.Fatalf("got %v, want a check report of AllreduceInit against Allreduce", err)
+	}
+}
+
+// BenchmarkAllreduceInit compares a persistent Allreduce (AllreduceInit
+// once, then Start and Wait) with the plain AllreduceSliceInto, 8 bytes
+// and 1 MiB on 2 and 4 goroutine ranks. The plain call meets the other
+// ranks in memory; the persistent one runs its algorithm on the
+// collective context from a goroutine of its own (coll_persist.go).
+func BenchmarkAllreduceInit(b *testing.B) {
+	for _, n := range []int{2, 4} {
+		for _, size := range []int{8, 1 << 20} {
+			for _, form := range []string{"plain", "persistent"} {
+				b.Run(fmt.Sprintf("%dranks/%d/%s", n, size, form), func(b *testing.B) {
+					b.ReportAllocs()
+					err := mpi.Run(n, func(c *mpi.Comm) error {
+						v, out := make([]float64, size/8), make([]float64, size/8)
+						var req *mpi.Request
+						if form == "persistent" {
+							var err error
+							if req, err = mpi.AllreduceInit(c, v, out, mpi.Sum[float64]()); err != nil {
+								return err
+							}
+						}
+						mpi.Barrier(c)
+						if c.Rank() == 0 {
+							b.ResetTimer()
+						}
+						for range b.N {
+							if req == nil {
+								if err := mpi.AllreduceSliceInto(c, v, out, mpi.Sum[float64]()); err != nil {
+									return err
+								}
+								continue
+							}
+							if err := req.Start(); err != nil {
+								return err
+							}
+							if _, err := req.Wait(); err != nil {
+								return err
+							}
+						}
+						return nil
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkPartitioned: a 4 MiB message whose quarters 4 goroutines fill
+// and hand over with Pready, against one plain Send after the goroutines
+// have joined (issue 43's partitioned benchmark), on 2 goroutine ranks.
+func BenchmarkPartitioned(b *testing.B) {
+	const size, parts = 4 << 20, 4
+	for _, form := range []string{"join+send", "partitioned"} {
+		b.Run(form, func(b *testing.B) {
+			err := mpi.Run(2, func(c *mpi.Comm) error {
+				buf := make([]byte, size)
+				var req *mpi.Request
+				var err error
+				if form == "partitioned" {
+					if c.Rank() == 0 {
+						req, err = mpi.PsendInit(c, buf, parts, 1, 0)
+					} else {
+						req, err = mpi.PrecvInit(c, buf, parts, 0, 0)
+					}
+					if err != nil {
+						return err
+					}
+				}
+				fill := func(p int, done func(int) error) error {
+					q := buf[p*size/parts : (p+1)*size/parts]
+					for i := range q {
+						q[i] = byte(p)
+					}
+					return done(p)
+				}
+				mpi.Barrier(c)
+				if c.Rank() == 0 {
+					b.ResetTimer()
+				}
+				for range b.N {
+					if c.Rank() == 1 {
+						if req != nil {
+							if err := req.Start(); err != nil {
+								return err
+							}
+							if _, err := req.Wait(); err != nil {
+								return err
+							}
+						} else if _, err := c.Recv(buf, size, mpi.Byte, 0, 0); err != nil {
+							return err
+						}
+						continue
+					}
+					if req != nil {
+						if err := req.Start(); err != nil {
+							return err
+						}
+					}
+					errs := make(chan error, parts)
+					for p := range parts {
+						go func() {
+							errs <- fill(p, func(p int) error {
+								if req != nil {
+									return req.Pready(p)
+								}
+								return nil
+							})
+						}()
+					}
+					for range parts {
+						if err := <-errs; err != nil {
+							return err
+						}
+					}
+					if req != nil {
+						if _, err := req.Wait(); err != nil {
+							return err
+						}
+					} else if err := c.Send(buf, size, mpi.Byte, 1, 0); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
