@@ -1891,7 +1891,7 @@ func mpigo_MPI_Info_create(info unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Info_create_env
 func mpigo_MPI_Info_create_env(argc int32, argv unsafe.Pointer, info unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Info_create_env", &rc)
-	return unsupported("MPI_Info_create_env", noComm)
+	return implInfo_create_env(argc, argv, info)
 }
 
 //export mpigo_MPI_Info_delete
@@ -2647,19 +2647,19 @@ func mpigo_MPI_Register_datarep_c(datarep unsafe.Pointer, read_conversion_fn uns
 //export mpigo_MPI_Remove_error_class
 func mpigo_MPI_Remove_error_class(errorclass int32) (rc int32) {
 	defer recoverCode("MPI_Remove_error_class", &rc)
-	return unsupported("MPI_Remove_error_class", noComm)
+	return implRemove_error_class(errorclass)
 }
 
 //export mpigo_MPI_Remove_error_code
 func mpigo_MPI_Remove_error_code(errorcode int32) (rc int32) {
 	defer recoverCode("MPI_Remove_error_code", &rc)
-	return unsupported("MPI_Remove_error_code", noComm)
+	return implRemove_error_code(errorcode)
 }
 
 //export mpigo_MPI_Remove_error_string
 func mpigo_MPI_Remove_error_string(errorcode int32) (rc int32) {
 	defer recoverCode("MPI_Remove_error_string", &rc)
-	return unsupported("MPI_Remove_error_string", noComm)
+	return implRemove_error_string(errorcode)
 }
 
 //export mpigo_MPI_Request_c2f
@@ -2695,19 +2695,19 @@ func mpigo_MPI_Request_get_status(request uintptr, flag unsafe.Pointer, status u
 //export mpigo_MPI_Request_get_status_all
 func mpigo_MPI_Request_get_status_all(count int32, array_of_requests unsafe.Pointer, flag unsafe.Pointer, array_of_statuses unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Request_get_status_all", &rc)
-	return unsupported("MPI_Request_get_status_all", noComm)
+	return implRequest_get_status_all(count, array_of_requests, flag, array_of_statuses)
 }
 
 //export mpigo_MPI_Request_get_status_any
 func mpigo_MPI_Request_get_status_any(count int32, array_of_requests unsafe.Pointer, indx unsafe.Pointer, flag unsafe.Pointer, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Request_get_status_any", &rc)
-	return unsupported("MPI_Request_get_status_any", noComm)
+	return implRequest_get_status_any(count, array_of_requests, indx, flag, status)
 }
 
 //export mpigo_MPI_Request_get_status_some
 func mpigo_MPI_Request_get_status_some(incount int32, array_of_requests unsafe.Pointer, outcount unsafe.Pointer, array_of_indices unsafe.Pointer, array_of_statuses unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Request_get_status_some", &rc)
-	return unsupported("MPI_Request_get_status_some", noComm)
+	return implRequest_get_status_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses)
 }
 
 //export mpigo_MPI_Request_toint
@@ -3091,19 +3091,19 @@ func mpigo_MPI_Status_f2f08(f_status unsafe.Pointer, f08_status unsafe.Pointer) 
 //export mpigo_MPI_Status_get_error
 func mpigo_MPI_Status_get_error(status unsafe.Pointer, error unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Status_get_error", &rc)
-	return unsupported("MPI_Status_get_error", noComm)
+	return implStatus_get_error(status, error)
 }
 
 //export mpigo_MPI_Status_get_source
 func mpigo_MPI_Status_get_source(status unsafe.Pointer, source unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Status_get_source", &rc)
-	return unsupported("MPI_Status_get_source", noComm)
+	return implStatus_get_source(status, source)
 }
 
 //export mpigo_MPI_Status_get_tag
 func mpigo_MPI_Status_get_tag(status unsafe.Pointer, tag unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Status_get_tag", &rc)
-	return unsupported("MPI_Status_get_tag", noComm)
+	return implStatus_get_tag(status, tag)
 }
 
 //export mpigo_MPI_Status_set_cancelled
@@ -3133,19 +3133,19 @@ func mpigo_MPI_Status_set_elements_x(status unsafe.Pointer, datatype uintptr, co
 //export mpigo_MPI_Status_set_error
 func mpigo_MPI_Status_set_error(status unsafe.Pointer, error int32) (rc int32) {
 	defer recoverCode("MPI_Status_set_error", &rc)
-	return unsupported("MPI_Status_set_error", noComm)
+	return implStatus_set_error(status, error)
 }
 
 //export mpigo_MPI_Status_set_source
 func mpigo_MPI_Status_set_source(status unsafe.Pointer, source int32) (rc int32) {
 	defer recoverCode("MPI_Status_set_source", &rc)
-	return unsupported("MPI_Status_set_source", noComm)
+	return implStatus_set_source(status, source)
 }
 
 //export mpigo_MPI_Status_set_tag
 func mpigo_MPI_Status_set_tag(status unsafe.Pointer, tag int32) (rc int32) {
 	defer recoverCode("MPI_Status_set_tag", &rc)
-	return unsupported("MPI_Status_set_tag", noComm)
+	return implStatus_set_tag(status, tag)
 }
 
 //export mpigo_MPI_T_category_changed
@@ -3745,7 +3745,7 @@ func mpigo_MPI_Type_get_true_extent_x(datatype uintptr, true_lb unsafe.Pointer, 
 //export mpigo_MPI_Type_get_value_index
 func mpigo_MPI_Type_get_value_index(value_type uintptr, index_type uintptr, pair_type unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Type_get_value_index", &rc)
-	return unsupported("MPI_Type_get_value_index", noComm)
+	return implType_get_value_index(value_type, index_type, pair_type)
 }
 
 //export mpigo_MPI_Type_indexed

@@ -1,0 +1,330 @@
+//go:build cgo
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"github.com/mpigo/mpi"
+)
+
+// The MPI-4.1 additions that live in C only: status getters and setters
+// (a Go program reads Status's fields), the status of many requests
+// without completing them, removing added error classes, codes and
+// strings, the pair type of a value and an index type, and the info of a
+// program's start.
+
+func statusPtr(fn string, p unsafe.Pointer) (*status, int32) {
+	if p == nil {
+		return nil, raise(fn, noComm, classErr(MPI_ERR_ARG, "status is NULL (MPI_STATUS_IGNORE has no fields to read or write)"))
+	}
+	return (*status)(p), 0
+}
+
+func statusGet(fn string, st, out unsafe.Pointer, field func(*status) int32) int32 {
+	s, rc := statusPtr(fn, st)
+	if s == nil {
+		return rc
+	}
+	if out == nil {
+		return raise(fn, noComm, classErr(MPI_ERR_ARG, "output is NULL"))
+	}
+	*(*int32)(out) = field(s)
+	return MPI_SUCCESS
+}
+
+func implStatus_get_source(st, source unsafe.Pointer) int32 {
+	return statusGet("MPI_Status_get_source", st, source, func(s *status) int32 { return s.source })
+}
+
+func implStatus_get_tag(st, tag unsafe.Pointer) int32 {
+	return statusGet("MPI_Status_get_tag", st, tag, func(s *status) int32 { return s.tag })
+}
+
+func implStatus_get_error(st, e unsafe.Pointer) int32 {
+	return statusGet("MPI_Status_get_error", st, e, func(s *status) int32 { return s.err })
+}
+
+func implStatus_set_source(st unsafe.Pointer, source int32) int32 {
+	s, rc := statusPtr("MPI_Status_set_source", st)
+	if s != nil {
+		s.source = source
+	}
+	return rc
+}
+
+func implStatus_set_tag(st unsafe.Pointer, tag int32) int32 {
+	s, rc := statusPtr("MPI_Status_set_tag", st)
+	if s != nil {
+		s.tag = tag
+	}
+	return rc
+}
+
+func implStatus_set_error(st unsafe.Pointer, e int32) int32 {
+	s, rc := statusPtr("MPI_Status_set_error", st)
+	if s != nil {
+		s.err = e
+	}
+	return rc
+}
+
+// requestArray is the array of count request handles at p.
+func requestArray(fn string, count int32, p unsafe.Pointer) ([]uintptr, int32) {
+	if count < 0 {
+		return nil, raise(fn, noComm, classErr(MPI_ERR_COUNT, fmt.Sprintf("count %d is negative", count)))
+	}
+	if count == 0 {
+		return nil, 0
+	}
+	if p == nil {
+		return nil, raise(fn, noComm, classErr(MPI_ERR_ARG, "array_of_requests is NULL"))
+	}
+	return unsafe.Slice((*uintptr)(p), count), 0
+}
+
+// live reports whether handle h is an active request (not
+// MPI_REQUEST_NULL, not an inactive persistent request); a handle that is
+// no request at all is an error.
+func live(fn string, h uintptr) (bool, int32) {
+	if h == MPI_REQUEST_NULL {
+		return false, 0
+	}
+	e, ok := requests.get(h)
+	if !ok {
+		return false, badRequest(fn, h)
+	}
+	return e.active(), 0
+}
+
+func implRequest_get_status_all(count int32, reqs, flag, sts unsafe.Pointer) int32 {
+	const fn = "MPI_Request_get_status_all"
+	if rc := running(fn); rc != 0 {
+		return rc
+	}
+	hs, rc := requestArray(fn, count, reqs)
+	if rc != 0 {
+		return rc
+	}
+	if flag == nil {
+		return raise(fn, noComm, classErr(MPI_ERR_ARG, "flag is NULL"))
+	}
+	all := true
+	for i, h := range hs {
+		var f int32
+		if rc := implRequest_get_status(h, unsafe.Pointer(&f), statusAt(sts, i)); rc != 0 {
+			return rc
+		}
+		all = all && f != 0
+	}
+	setFlag(flag, all)
+	return MPI_SUCCESS
+}
+
+func implRequest_get_status_any(count int32, reqs, index, flag, st unsafe.Pointer) int32 {
+	const fn = "MPI_Request_get_status_any"
+	if rc := running(fn); rc != 0 {
+		return rc
+	}
+	hs, rc := requestArray(fn, count, reqs)
+	if rc != 0 {
+		return rc
+	}
+	if flag == nil || index == nil {
+		return raise(fn, noComm, classErr(MPI_ERR_ARG, "flag or index is NULL"))
+	}
+	*(*int32)(index) = MPI_UNDEFINED
+	active := false
+	for i, h := range hs {
+		ok, rc := live(fn, h)
+		if rc != 0 {
+			return rc
+		}
+		if !ok {
+			continue
+		}
+		active = true
+		var f int32
+		if rc := implRequest_get_status(h, unsafe.Pointer(&f), st); rc != 0 {
+			*(*int32)(index) = int32(i)
+			setFlag(flag, true)
+			return rc
+		}
+		if f != 0 {
+			*(*int32)(index) = int32(i)
+			setFlag(flag, true)
+			return MPI_SUCCESS
+		}
+	}
+	// No active request: flag true, index MPI_UNDEFINED, an empty status.
+	setFlag(flag, !active)
+	if !active {
+		setEmptyStatus(st)
+	}
+	return MPI_SUCCESS
+}
+
+func implRequest_get_status_some(count int32, reqs, outcount, indices, sts unsafe.Pointer) int32 {
+	const fn = "MPI_Request_get_status_some"
+	if rc := running(fn); rc != 0 {
+		return rc
+	}
+	hs, rc := requestArray(fn, count, reqs)
+	if rc != 0 {
+		return rc
+	}
+	if outcount == nil || (count > 0 && indices == nil) {
+		return raise(fn, noComm, classErr(MPI_ERR_ARG, "outcount or array_of_indices is NULL"))
+	}
+	n, active := 0, false
+	for i, h := range hs {
+		ok, rc := live(fn, h)
+		if rc != 0 {
+			return rc
+		}
+		if !ok {
+			continue
+		}
+		active = true
+		var f int32
+		rc = implRequest_get_status(h, unsafe.Pointer(&f), statusAt(sts, n))
+		if f != 0 || rc != 0 {
+			unsafe.Slice((*int32)(indices), count)[n] = int32(i)
+			n++
+		}
+		if rc != 0 {
+			*(*int32)(outcount) = int32(n)
+			return rc
+		}
+	}
+	if !active {
+		*(*int32)(outcount) = MPI_UNDEFINED
+		return MPI_SUCCESS
+	}
+	*(*int32)(outcount) = int32(n)
+	return MPI_SUCCESS
+}
+
+// removeCode removes an added class (isClass) or code; a class that
+// still has codes, or a number not added, is MPI_ERR_ARG.
+func removeCode(fn string, code int32, isClass bool) int32 {
+	userCodes.Lock()
+	class, ok := userCodes.class[code]
+	if !ok || (class == code) != isClass {
+		userCodes.Unlock()
+		what := "error code"
+		if isClass {
+			what = "error class"
+		}
+		return raise(fn, noComm, classErr(MPI_ERR_ARG, fmt.Sprintf("%d is not an %s added by MPI_Add_error_%s", code, what, strings.TrimPrefix(what, "error "))))
+	}
+	if isClass {
+		for c, cl := range userCodes.class {
+			if cl == code && c != code {
+				userCodes.Unlock()
+				return raise(fn, noComm, classErr(MPI_ERR_ARG, fmt.Sprintf("error class %d still has error code %d", code, c)))
+			}
+		}
+	}
+	delete(userCodes.class, code)
+	delete(userCodes.text, code)
+	userCodes.Unlock()
+	return MPI_SUCCESS
+}
+
+func implRemove_error_class(errorclass int32) int32 {
+	return removeCode("MPI_Remove_error_class", errorclass, true)
+}
+
+func implRemove_error_code(errorcode int32) int32 {
+	return removeCode("MPI_Remove_error_code", errorcode, false)
+}
+
+func implRemove_error_string(errorcode int32) int32 {
+	const fn = "MPI_Remove_error_string"
+	userCodes.Lock()
+	defer userCodes.Unlock()
+	if _, ok := userCodes.class[errorcode]; !ok {
+		return raise(fn, noComm, classErr(MPI_ERR_ARG, fmt.Sprintf("%d is not an error class or code added by MPI_Add_error_class/code", errorcode)))
+	}
+	delete(userCodes.text, errorcode)
+	return MPI_SUCCESS
+}
+
+// implType_get_value_index returns the predefined pair type of a value
+// type and an index type (MPI_MINLOC/MAXLOC), or MPI_DATATYPE_NULL when
+// the standard has none.
+func implType_get_value_index(value, index uintptr, pair unsafe.Pointer) int32 {
+	const fn = "MPI_Type_get_value_index"
+	if pair == nil {
+		return raise(fn, noComm, classErr(MPI_ERR_ARG, "pair_type is NULL"))
+	}
+	p := uintptr(MPI_DATATYPE_NULL)
+	if index == MPI_INT {
+		switch value {
+		case MPI_FLOAT:
+			p = MPI_FLOAT_INT
+		case MPI_DOUBLE:
+			p = MPI_DOUBLE_INT
+		case MPI_LONG:
+			p = MPI_LONG_INT
+		case MPI_INT:
+			p = MPI_2INT
+		case MPI_SHORT:
+			p = MPI_SHORT_INT
+		case MPI_LONG_DOUBLE:
+			p = MPI_LONG_DOUBLE_INT
+		}
+	}
+	*(*uintptr)(pair) = p
+	return MPI_SUCCESS
+}
+
+// implInfo_create_env returns the info of the program's start, as
+// MPI_INFO_ENV holds it: the command and its arguments (from argc and
+// argv when given), the number of processes, the host, the working
+// directory and the thread level asked for. It may be called before
+// MPI_Init.
+func implInfo_create_env(argc int32, argv, info unsafe.Pointer) int32 {
+	const fn = "MPI_Info_create_env"
+	if info == nil {
+		return raise(fn, noComm, classErr(MPI_ERR_ARG, "info is NULL"))
+	}
+	in := mpi.NewInfo()
+	var args []string
+	if argv != nil && argc > 0 {
+		for _, p := range unsafe.Slice((*unsafe.Pointer)(argv), argc) {
+			if p == nil {
+				break
+			}
+			args = append(args, cString(p))
+		}
+	} else {
+		args = os.Args
+	}
+	set := func(k, v string) {
+		if v != "" {
+			in.Set(k, v)
+		}
+	}
+	if len(args) > 0 {
+		set("command", args[0])
+		set("argv", strings.Join(args[1:], " "))
+	}
+	if world.c != nil {
+		set("maxprocs", strconv.Itoa(world.c.Size()))
+	}
+	if h, err := os.Hostname(); err == nil {
+		set("host", h)
+	}
+	if wd, err := os.Getwd(); err == nil {
+		set("wdir", wd)
+	}
+	set("thread_level", "MPI_THREAD_MULTIPLE")
+	*(*uintptr)(info) = infos.add(in)
+	return MPI_SUCCESS
+}
