@@ -100,6 +100,51 @@ int main(int argc, char **argv) {
 	OK(MPI_Request_free(&two[0]));
 	OK(MPI_Request_free(&two[1]));
 
+	/* More of the family, each started twice with new input: Scan,
+	 * Reduce_c, Alltoall and, on a periodic ring, Neighbor_allgather. */
+	int v, sc, a2s[64], a2r[64];
+	long long rs, rr;
+	MPI_Request more[3];
+	OK(MPI_Scan_init(&v, &sc, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &more[0]));
+	OK(MPI_Reduce_init_c(&rs, &rr, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &more[1]));
+	OK(MPI_Alltoall_init(a2s, 1, MPI_INT, a2r, 1, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL, &more[2]));
+	for (int it = 0; it < 2; it++) {
+		v = rank + 1 + it;
+		rs = rank + it;
+		rr = -1;
+		for (int j = 0; j < size; j++) {
+			a2s[j] = 100 * rank + j + it;
+			a2r[j] = -1;
+		}
+		OK(MPI_Startall(3, more));
+		OK(MPI_Waitall(3, more, MPI_STATUSES_IGNORE));
+		CHECK(sc == (rank + 1) * (rank + 2) / 2 + (rank + 1) * it, "Scan run %d: %d", it, sc);
+		if (rank == 0)
+			CHECK(rr == (long long)size * (size - 1) / 2 + (long long)size * it, "Reduce_c run %d: %lld", it, rr);
+		for (int j = 0; j < size; j++)
+			CHECK(a2r[j] == 100 * j + rank + it, "Alltoall run %d: a2r[%d] = %d", it, j, a2r[j]);
+	}
+	for (int i = 0; i < 3; i++)
+		OK(MPI_Request_free(&more[i]));
+	int dims[1] = {size}, periods[1] = {1};
+	MPI_Comm ring;
+	if (MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring) == MPI_SUCCESS) {
+		int r, me, got[2];
+		OK(MPI_Comm_rank(ring, &r));
+		int left = (r + size - 1) % size, right = (r + 1) % size;
+		MPI_Request nq;
+		OK(MPI_Neighbor_allgather_init(&me, 1, MPI_INT, got, 1, MPI_INT, ring, MPI_INFO_NULL, &nq));
+		for (int it = 0; it < 2; it++) {
+			me = 10 * r + it;
+			got[0] = got[1] = -1;
+			OK(MPI_Start(&nq));
+			OK(MPI_Wait(&nq, MPI_STATUS_IGNORE));
+			CHECK(got[0] == 10 * left + it && got[1] == 10 * right + it, "Neighbor_allgather run %d: %d %d", it, got[0], got[1]);
+		}
+		OK(MPI_Request_free(&nq));
+		OK(MPI_Comm_free(&ring));
+	}
+
 	/* Bad input of the _init forms, the same on every rank. */
 	CHECK(errclass(MPI_Allreduce_init(sb, rb, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, NULL)) == MPI_ERR_ARG, "NULL request");
 	CHECK(errclass(MPI_Allreduce_init(sb, rb, -1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &ar)) == MPI_ERR_COUNT, "count -1");
