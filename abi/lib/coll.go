@@ -10,12 +10,14 @@ import (
 )
 
 // collOp is a collective whose arguments are resolved: run does it,
-// start begins it as a request (the I form). ce is nil if the arguments
-// were bad, and rc is then the error's code.
+// start begins it as a request (the I form), init makes it a persistent
+// request (the _init form of MPI-4). ce is nil if the arguments were
+// bad, and rc is then the error's code.
 type collOp struct {
 	ce    *commEntry
 	run   func() error
 	start func() (*mpi.Request, error)
+	init  func(*mpi.Info) (*mpi.Request, error)
 	rc    int32
 }
 
@@ -218,7 +220,8 @@ func bcast(fn string, buffer unsafe.Pointer, count int, datatype uintptr, root i
 	r := rootArg(root)
 	return collOp{ce: ce,
 		run:   func() error { return ce.c.Bcast(b, count, t, r) },
-		start: func() (*mpi.Request, error) { return ce.c.Ibcast(b, count, t, r) }}
+		start: func() (*mpi.Request, error) { return ce.c.Ibcast(b, count, t, r) },
+		init:  func(in *mpi.Info) (*mpi.Request, error) { return ce.c.BcastInit(b, count, t, r, in) }}
 }
 
 func implBcast(buffer unsafe.Pointer, count int32, datatype uintptr, root int32, comm uintptr) int32 {
@@ -308,6 +311,9 @@ func gather(fn string, sendbuf unsafe.Pointer, sendcount int, sendtype uintptr, 
 		run: func() error { return c.Gather(s.b, sendcount, s.t, r.b, recvcount, r.t, ro) },
 		start: func() (*mpi.Request, error) {
 			return c.Igather(s.b, sendcount, s.t, r.b, recvcount, r.t, ro)
+		},
+		init: func(in *mpi.Info) (*mpi.Request, error) {
+			return c.GatherInit(s.b, sendcount, s.t, r.b, recvcount, r.t, ro, in)
 		}}
 }
 
@@ -386,6 +392,9 @@ func gatherv(fn string, sendbuf unsafe.Pointer, sendcount int, sendtype uintptr,
 		run: func() error { return c.Gatherv(s.b, sendcount, s.t, r.b, cs, ds, r.t, ro) },
 		start: func() (*mpi.Request, error) {
 			return c.Igatherv(s.b, sendcount, s.t, r.b, cs, ds, r.t, ro)
+		},
+		init: func(in *mpi.Info) (*mpi.Request, error) {
+			return c.GathervInit(s.b, sendcount, s.t, r.b, cs, ds, r.t, ro, in)
 		}}
 }
 
@@ -436,6 +445,9 @@ func scatter(fn string, sendbuf unsafe.Pointer, sendcount int, sendtype uintptr,
 		run: func() error { return c.Scatter(s.b, sendcount, s.t, r.b, recvcount, r.t, ro) },
 		start: func() (*mpi.Request, error) {
 			return c.Iscatter(s.b, sendcount, s.t, r.b, recvcount, r.t, ro)
+		},
+		init: func(in *mpi.Info) (*mpi.Request, error) {
+			return c.ScatterInit(s.b, sendcount, s.t, r.b, recvcount, r.t, ro, in)
 		}}
 }
 
@@ -486,6 +498,9 @@ func scatterv(fn string, sendbuf, sendcounts, displs unsafe.Pointer, sendtype ui
 		run: func() error { return c.Scatterv(s.b, cs, ds, s.t, r.b, recvcount, r.t, ro) },
 		start: func() (*mpi.Request, error) {
 			return c.Iscatterv(s.b, cs, ds, s.t, r.b, recvcount, r.t, ro)
+		},
+		init: func(in *mpi.Info) (*mpi.Request, error) {
+			return c.ScattervInit(s.b, cs, ds, s.t, r.b, recvcount, r.t, ro, in)
 		}}
 }
 
@@ -537,12 +552,18 @@ func allgather(fn string, sendbuf unsafe.Pointer, sendcount int, sendtype uintpt
 			run: func() error { return c.NeighborAllgather(s.b, sendcount, s.t, r.b, recvcount, r.t) },
 			start: func() (*mpi.Request, error) {
 				return c.IneighborAllgather(s.b, sendcount, s.t, r.b, recvcount, r.t)
+			},
+			init: func(in *mpi.Info) (*mpi.Request, error) {
+				return c.NeighborAllgatherInit(s.b, sendcount, s.t, r.b, recvcount, r.t, in)
 			}}
 	}
 	return collOp{ce: ce,
 		run: func() error { return c.Allgather(s.b, sendcount, s.t, r.b, recvcount, r.t) },
 		start: func() (*mpi.Request, error) {
 			return c.Iallgather(s.b, sendcount, s.t, r.b, recvcount, r.t)
+		},
+		init: func(in *mpi.Info) (*mpi.Request, error) {
+			return c.AllgatherInit(s.b, sendcount, s.t, r.b, recvcount, r.t, in)
 		}}
 }
 
@@ -614,12 +635,18 @@ func allgatherv(fn string, sendbuf unsafe.Pointer, sendcount int, sendtype uintp
 			run: func() error { return c.NeighborAllgatherv(s.b, sendcount, s.t, r.b, cs, ds, r.t) },
 			start: func() (*mpi.Request, error) {
 				return c.IneighborAllgatherv(s.b, sendcount, s.t, r.b, cs, ds, r.t)
+			},
+			init: func(in *mpi.Info) (*mpi.Request, error) {
+				return c.NeighborAllgathervInit(s.b, sendcount, s.t, r.b, cs, ds, r.t, in)
 			}}
 	}
 	return collOp{ce: ce,
 		run: func() error { return c.Allgatherv(s.b, sendcount, s.t, r.b, cs, ds, r.t) },
 		start: func() (*mpi.Request, error) {
 			return c.Iallgatherv(s.b, sendcount, s.t, r.b, cs, ds, r.t)
+		},
+		init: func(in *mpi.Info) (*mpi.Request, error) {
+			return c.AllgathervInit(s.b, sendcount, s.t, r.b, cs, ds, r.t, in)
 		}}
 }
 
@@ -708,12 +735,18 @@ func alltoall(fn string, sendbuf unsafe.Pointer, sendcount int, sendtype uintptr
 			run: func() error { return c.NeighborAlltoall(s.b, sendcount, s.t, r.b, recvcount, r.t) },
 			start: func() (*mpi.Request, error) {
 				return c.IneighborAlltoall(s.b, sendcount, s.t, r.b, recvcount, r.t)
+			},
+			init: func(in *mpi.Info) (*mpi.Request, error) {
+				return c.NeighborAlltoallInit(s.b, sendcount, s.t, r.b, recvcount, r.t, in)
 			}}
 	}
 	return collOp{ce: ce,
 		run: func() error { return c.Alltoall(s.b, sendcount, s.t, r.b, recvcount, r.t) },
 		start: func() (*mpi.Request, error) {
 			return c.Ialltoall(s.b, sendcount, s.t, r.b, recvcount, r.t)
+		},
+		init: func(in *mpi.Info) (*mpi.Request, error) {
+			return c.AlltoallInit(s.b, sendcount, s.t, r.b, recvcount, r.t, in)
 		}}
 }
 
@@ -785,12 +818,18 @@ func alltoallv(fn string, sendbuf, sendcounts, sdispls unsafe.Pointer, sendtype 
 			run: func() error { return c.NeighborAlltoallv(s.b, scs, sds, s.t, r.b, rcs, rds, r.t) },
 			start: func() (*mpi.Request, error) {
 				return c.IneighborAlltoallv(s.b, scs, sds, s.t, r.b, rcs, rds, r.t)
+			},
+			init: func(in *mpi.Info) (*mpi.Request, error) {
+				return c.NeighborAlltoallvInit(s.b, scs, sds, s.t, r.b, rcs, rds, r.t, in)
 			}}
 	}
 	return collOp{ce: ce,
 		run: func() error { return c.Alltoallv(s.b, scs, sds, s.t, r.b, rcs, rds, r.t) },
 		start: func() (*mpi.Request, error) {
 			return c.Ialltoallv(s.b, scs, sds, s.t, r.b, rcs, rds, r.t)
+		},
+		init: func(in *mpi.Info) (*mpi.Request, error) {
+			return c.AlltoallvInit(s.b, scs, sds, s.t, r.b, rcs, rds, r.t, in)
 		}}
 }
 
@@ -888,12 +927,18 @@ func alltoallw(fn string, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recv
 			run: func() error { return c.NeighborAlltoallw(sb, scs, sds, sts, rb, rcs, rds, rts) },
 			start: func() (*mpi.Request, error) {
 				return c.IneighborAlltoallw(sb, scs, sds, sts, rb, rcs, rds, rts)
+			},
+			init: func(in *mpi.Info) (*mpi.Request, error) {
+				return c.NeighborAlltoallwInit(sb, scs, sds, sts, rb, rcs, rds, rts, in)
 			}}
 	}
 	return collOp{ce: ce,
 		run: func() error { return c.Alltoallw(sb, scs, sds, sts, rb, rcs, rds, rts) },
 		start: func() (*mpi.Request, error) {
 			return c.Ialltoallw(sb, scs, sds, sts, rb, rcs, rds, rts)
+		},
+		init: func(in *mpi.Info) (*mpi.Request, error) {
+			return c.AlltoallwInit(sb, scs, sds, sts, rb, rcs, rds, rts, in)
 		}}
 }
 

@@ -61,7 +61,8 @@ func reduce(fn string, sendbuf, recvbuf unsafe.Pointer, count int, datatype, op 
 	ro := rootArg(root)
 	return collOp{ce: ce,
 		run:   func() error { return c.Reduce(sb, rb, count, t, o, ro) },
-		start: func() (*mpi.Request, error) { return c.Ireduce(sb, rb, count, t, o, ro) }}
+		start: func() (*mpi.Request, error) { return c.Ireduce(sb, rb, count, t, o, ro) },
+		init:  func(in *mpi.Info) (*mpi.Request, error) { return c.ReduceInit(sb, rb, count, t, o, ro, in) }}
 }
 
 func implReduce(sendbuf, recvbuf unsafe.Pointer, count int32, datatype, op uintptr, root int32, comm uintptr) int32 {
@@ -109,15 +110,18 @@ func allreduce(fn string, kind int, sendbuf, recvbuf unsafe.Pointer, count int, 
 	case kScan:
 		return collOp{ce: ce,
 			run:   func() error { return c.Scan(sb, rb, count, t, o) },
-			start: func() (*mpi.Request, error) { return c.Iscan(sb, rb, count, t, o) }}
+			start: func() (*mpi.Request, error) { return c.Iscan(sb, rb, count, t, o) },
+			init:  func(in *mpi.Info) (*mpi.Request, error) { return c.ScanInit(sb, rb, count, t, o, in) }}
 	case kExscan:
 		return collOp{ce: ce,
 			run:   func() error { return c.Exscan(sb, rb, count, t, o) },
-			start: func() (*mpi.Request, error) { return c.Iexscan(sb, rb, count, t, o) }}
+			start: func() (*mpi.Request, error) { return c.Iexscan(sb, rb, count, t, o) },
+			init:  func(in *mpi.Info) (*mpi.Request, error) { return c.ExscanInit(sb, rb, count, t, o, in) }}
 	}
 	return collOp{ce: ce,
 		run:   func() error { return c.Allreduce(sb, rb, count, t, o) },
-		start: func() (*mpi.Request, error) { return c.Iallreduce(sb, rb, count, t, o) }}
+		start: func() (*mpi.Request, error) { return c.Iallreduce(sb, rb, count, t, o) },
+		init:  func(in *mpi.Info) (*mpi.Request, error) { return c.AllreduceInit(sb, rb, count, t, o, in) }}
 }
 
 func implAllreduce(sendbuf, recvbuf unsafe.Pointer, count int32, datatype, op, comm uintptr) int32 {
@@ -214,7 +218,8 @@ func reduceScatter(fn string, sendbuf, recvbuf, recvcounts unsafe.Pointer, datat
 	}
 	return collOp{ce: ce,
 		run:   func() error { return c.ReduceScatter(sb, rb, cs, t, o) },
-		start: func() (*mpi.Request, error) { return c.IreduceScatter(sb, rb, cs, t, o) }}
+		start: func() (*mpi.Request, error) { return c.IreduceScatter(sb, rb, cs, t, o) },
+		init:  func(in *mpi.Info) (*mpi.Request, error) { return c.ReduceScatterInit(sb, rb, cs, t, o, in) }}
 }
 
 func implReduce_scatter(sendbuf, recvbuf, recvcounts unsafe.Pointer, datatype, op, comm uintptr) int32 {
@@ -261,7 +266,8 @@ func reduceScatterBlock(fn string, sendbuf, recvbuf unsafe.Pointer, recvcount in
 	}
 	return collOp{ce: ce,
 		run:   func() error { return c.ReduceScatterBlock(sb, rb, recvcount, t, o) },
-		start: func() (*mpi.Request, error) { return c.IreduceScatterBlock(sb, rb, recvcount, t, o) }}
+		start: func() (*mpi.Request, error) { return c.IreduceScatterBlock(sb, rb, recvcount, t, o) },
+		init:  func(in *mpi.Info) (*mpi.Request, error) { return c.ReduceScatterBlockInit(sb, rb, recvcount, t, o, in) }}
 }
 
 func implReduce_scatter_block(sendbuf, recvbuf unsafe.Pointer, recvcount int32, datatype, op, comm uintptr) int32 {

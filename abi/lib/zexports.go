@@ -109,13 +109,13 @@ func mpigo_MPI_Allgather_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uin
 //export mpigo_MPI_Allgather_init
 func mpigo_MPI_Allgather_init(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Allgather_init", &rc)
-	return unsupported("MPI_Allgather_init", comm)
+	return implAllgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request)
 }
 
 //export mpigo_MPI_Allgather_init_c
 func mpigo_MPI_Allgather_init_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Allgather_init_c", &rc)
-	return unsupported("MPI_Allgather_init_c", comm)
+	return implAllgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request)
 }
 
 //export mpigo_MPI_Allgatherv
@@ -133,13 +133,13 @@ func mpigo_MPI_Allgatherv_c(sendbuf unsafe.Pointer, sendcount int64, sendtype ui
 //export mpigo_MPI_Allgatherv_init
 func mpigo_MPI_Allgatherv_init(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, displs unsafe.Pointer, recvtype uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Allgatherv_init", &rc)
-	return unsupported("MPI_Allgatherv_init", comm)
+	return implAllgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request)
 }
 
 //export mpigo_MPI_Allgatherv_init_c
 func mpigo_MPI_Allgatherv_init_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, displs unsafe.Pointer, recvtype uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Allgatherv_init_c", &rc)
-	return unsupported("MPI_Allgatherv_init_c", comm)
+	return implAllgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request)
 }
 
 //export mpigo_MPI_Alloc_mem
@@ -163,13 +163,13 @@ func mpigo_MPI_Allreduce_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count
 //export mpigo_MPI_Allreduce_init
 func mpigo_MPI_Allreduce_init(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int32, datatype uintptr, op uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Allreduce_init", &rc)
-	return unsupported("MPI_Allreduce_init", comm)
+	return implAllreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request)
 }
 
 //export mpigo_MPI_Allreduce_init_c
 func mpigo_MPI_Allreduce_init_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int64, datatype uintptr, op uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Allreduce_init_c", &rc)
-	return unsupported("MPI_Allreduce_init_c", comm)
+	return implAllreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request)
 }
 
 //export mpigo_MPI_Alltoall
@@ -187,13 +187,13 @@ func mpigo_MPI_Alltoall_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uint
 //export mpigo_MPI_Alltoall_init
 func mpigo_MPI_Alltoall_init(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Alltoall_init", &rc)
-	return unsupported("MPI_Alltoall_init", comm)
+	return implAlltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request)
 }
 
 //export mpigo_MPI_Alltoall_init_c
 func mpigo_MPI_Alltoall_init_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Alltoall_init_c", &rc)
-	return unsupported("MPI_Alltoall_init_c", comm)
+	return implAlltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request)
 }
 
 //export mpigo_MPI_Alltoallv
@@ -211,13 +211,13 @@ func mpigo_MPI_Alltoallv_c(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sd
 //export mpigo_MPI_Alltoallv_init
 func mpigo_MPI_Alltoallv_init(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtype uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Alltoallv_init", &rc)
-	return unsupported("MPI_Alltoallv_init", comm)
+	return implAlltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request)
 }
 
 //export mpigo_MPI_Alltoallv_init_c
 func mpigo_MPI_Alltoallv_init_c(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtype uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Alltoallv_init_c", &rc)
-	return unsupported("MPI_Alltoallv_init_c", comm)
+	return implAlltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request)
 }
 
 //export mpigo_MPI_Alltoallw
@@ -235,13 +235,13 @@ func mpigo_MPI_Alltoallw_c(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sd
 //export mpigo_MPI_Alltoallw_init
 func mpigo_MPI_Alltoallw_init(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtypes unsafe.Pointer, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtypes unsafe.Pointer, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Alltoallw_init", &rc)
-	return unsupported("MPI_Alltoallw_init", comm)
+	return implAlltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request)
 }
 
 //export mpigo_MPI_Alltoallw_init_c
 func mpigo_MPI_Alltoallw_init_c(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtypes unsafe.Pointer, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtypes unsafe.Pointer, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Alltoallw_init_c", &rc)
-	return unsupported("MPI_Alltoallw_init_c", comm)
+	return implAlltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request)
 }
 
 //export mpigo_MPI_Attr_delete
@@ -271,7 +271,7 @@ func mpigo_MPI_Barrier(comm uintptr) (rc int32) {
 //export mpigo_MPI_Barrier_init
 func mpigo_MPI_Barrier_init(comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Barrier_init", &rc)
-	return unsupported("MPI_Barrier_init", comm)
+	return implBarrier_init(comm, info, request)
 }
 
 //export mpigo_MPI_Bcast
@@ -289,13 +289,13 @@ func mpigo_MPI_Bcast_c(buffer unsafe.Pointer, count int64, datatype uintptr, roo
 //export mpigo_MPI_Bcast_init
 func mpigo_MPI_Bcast_init(buffer unsafe.Pointer, count int32, datatype uintptr, root int32, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Bcast_init", &rc)
-	return unsupported("MPI_Bcast_init", comm)
+	return implBcast_init(buffer, count, datatype, root, comm, info, request)
 }
 
 //export mpigo_MPI_Bcast_init_c
 func mpigo_MPI_Bcast_init_c(buffer unsafe.Pointer, count int64, datatype uintptr, root int32, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Bcast_init_c", &rc)
-	return unsupported("MPI_Bcast_init_c", comm)
+	return implBcast_init_c(buffer, count, datatype, root, comm, info, request)
 }
 
 //export mpigo_MPI_Bsend
@@ -793,13 +793,13 @@ func mpigo_MPI_Exscan_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count in
 //export mpigo_MPI_Exscan_init
 func mpigo_MPI_Exscan_init(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int32, datatype uintptr, op uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Exscan_init", &rc)
-	return unsupported("MPI_Exscan_init", comm)
+	return implExscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request)
 }
 
 //export mpigo_MPI_Exscan_init_c
 func mpigo_MPI_Exscan_init_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int64, datatype uintptr, op uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Exscan_init_c", &rc)
-	return unsupported("MPI_Exscan_init_c", comm)
+	return implExscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request)
 }
 
 //export mpigo_MPI_Fetch_and_op
@@ -1393,13 +1393,13 @@ func mpigo_MPI_Gather_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintpt
 //export mpigo_MPI_Gather_init
 func mpigo_MPI_Gather_init(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, root int32, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Gather_init", &rc)
-	return unsupported("MPI_Gather_init", comm)
+	return implGather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request)
 }
 
 //export mpigo_MPI_Gather_init_c
 func mpigo_MPI_Gather_init_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, root int32, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Gather_init_c", &rc)
-	return unsupported("MPI_Gather_init_c", comm)
+	return implGather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request)
 }
 
 //export mpigo_MPI_Gatherv
@@ -1417,13 +1417,13 @@ func mpigo_MPI_Gatherv_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintp
 //export mpigo_MPI_Gatherv_init
 func mpigo_MPI_Gatherv_init(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, displs unsafe.Pointer, recvtype uintptr, root int32, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Gatherv_init", &rc)
-	return unsupported("MPI_Gatherv_init", comm)
+	return implGatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request)
 }
 
 //export mpigo_MPI_Gatherv_init_c
 func mpigo_MPI_Gatherv_init_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, displs unsafe.Pointer, recvtype uintptr, root int32, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Gatherv_init_c", &rc)
-	return unsupported("MPI_Gatherv_init_c", comm)
+	return implGatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request)
 }
 
 //export mpigo_MPI_Get
@@ -2233,13 +2233,13 @@ func mpigo_MPI_Neighbor_allgather_c(sendbuf unsafe.Pointer, sendcount int64, sen
 //export mpigo_MPI_Neighbor_allgather_init
 func mpigo_MPI_Neighbor_allgather_init(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Neighbor_allgather_init", &rc)
-	return unsupported("MPI_Neighbor_allgather_init", comm)
+	return implNeighbor_allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request)
 }
 
 //export mpigo_MPI_Neighbor_allgather_init_c
 func mpigo_MPI_Neighbor_allgather_init_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Neighbor_allgather_init_c", &rc)
-	return unsupported("MPI_Neighbor_allgather_init_c", comm)
+	return implNeighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request)
 }
 
 //export mpigo_MPI_Neighbor_allgatherv
@@ -2257,13 +2257,13 @@ func mpigo_MPI_Neighbor_allgatherv_c(sendbuf unsafe.Pointer, sendcount int64, se
 //export mpigo_MPI_Neighbor_allgatherv_init
 func mpigo_MPI_Neighbor_allgatherv_init(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, displs unsafe.Pointer, recvtype uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Neighbor_allgatherv_init", &rc)
-	return unsupported("MPI_Neighbor_allgatherv_init", comm)
+	return implNeighbor_allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request)
 }
 
 //export mpigo_MPI_Neighbor_allgatherv_init_c
 func mpigo_MPI_Neighbor_allgatherv_init_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, displs unsafe.Pointer, recvtype uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Neighbor_allgatherv_init_c", &rc)
-	return unsupported("MPI_Neighbor_allgatherv_init_c", comm)
+	return implNeighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request)
 }
 
 //export mpigo_MPI_Neighbor_alltoall
@@ -2281,13 +2281,13 @@ func mpigo_MPI_Neighbor_alltoall_c(sendbuf unsafe.Pointer, sendcount int64, send
 //export mpigo_MPI_Neighbor_alltoall_init
 func mpigo_MPI_Neighbor_alltoall_init(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Neighbor_alltoall_init", &rc)
-	return unsupported("MPI_Neighbor_alltoall_init", comm)
+	return implNeighbor_alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request)
 }
 
 //export mpigo_MPI_Neighbor_alltoall_init_c
 func mpigo_MPI_Neighbor_alltoall_init_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Neighbor_alltoall_init_c", &rc)
-	return unsupported("MPI_Neighbor_alltoall_init_c", comm)
+	return implNeighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request)
 }
 
 //export mpigo_MPI_Neighbor_alltoallv
@@ -2305,13 +2305,13 @@ func mpigo_MPI_Neighbor_alltoallv_c(sendbuf unsafe.Pointer, sendcounts unsafe.Po
 //export mpigo_MPI_Neighbor_alltoallv_init
 func mpigo_MPI_Neighbor_alltoallv_init(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtype uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Neighbor_alltoallv_init", &rc)
-	return unsupported("MPI_Neighbor_alltoallv_init", comm)
+	return implNeighbor_alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request)
 }
 
 //export mpigo_MPI_Neighbor_alltoallv_init_c
 func mpigo_MPI_Neighbor_alltoallv_init_c(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtype uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Neighbor_alltoallv_init_c", &rc)
-	return unsupported("MPI_Neighbor_alltoallv_init_c", comm)
+	return implNeighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request)
 }
 
 //export mpigo_MPI_Neighbor_alltoallw
@@ -2329,13 +2329,13 @@ func mpigo_MPI_Neighbor_alltoallw_c(sendbuf unsafe.Pointer, sendcounts unsafe.Po
 //export mpigo_MPI_Neighbor_alltoallw_init
 func mpigo_MPI_Neighbor_alltoallw_init(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtypes unsafe.Pointer, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtypes unsafe.Pointer, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Neighbor_alltoallw_init", &rc)
-	return unsupported("MPI_Neighbor_alltoallw_init", comm)
+	return implNeighbor_alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request)
 }
 
 //export mpigo_MPI_Neighbor_alltoallw_init_c
 func mpigo_MPI_Neighbor_alltoallw_init_c(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, sdispls unsafe.Pointer, sendtypes unsafe.Pointer, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, rdispls unsafe.Pointer, recvtypes unsafe.Pointer, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Neighbor_alltoallw_init_c", &rc)
-	return unsupported("MPI_Neighbor_alltoallw_init_c", comm)
+	return implNeighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request)
 }
 
 //export mpigo_MPI_Op_c2f
@@ -2443,7 +2443,7 @@ func mpigo_MPI_Pack_size_c(incount int64, datatype uintptr, comm uintptr, size u
 //export mpigo_MPI_Parrived
 func mpigo_MPI_Parrived(request uintptr, partition int32, flag unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Parrived", &rc)
-	return unsupported("MPI_Parrived", noComm)
+	return implParrived(request, partition, flag)
 }
 
 //export mpigo_MPI_Pcontrol
@@ -2455,25 +2455,25 @@ func mpigo_MPI_Pcontrol(level int32) (rc int32) {
 //export mpigo_MPI_Pready
 func mpigo_MPI_Pready(partition int32, request uintptr) (rc int32) {
 	defer recoverCode("MPI_Pready", &rc)
-	return unsupported("MPI_Pready", noComm)
+	return implPready(partition, request)
 }
 
 //export mpigo_MPI_Pready_list
 func mpigo_MPI_Pready_list(length int32, array_of_partitions unsafe.Pointer, request uintptr) (rc int32) {
 	defer recoverCode("MPI_Pready_list", &rc)
-	return unsupported("MPI_Pready_list", noComm)
+	return implPready_list(length, array_of_partitions, request)
 }
 
 //export mpigo_MPI_Pready_range
 func mpigo_MPI_Pready_range(partition_low int32, partition_high int32, request uintptr) (rc int32) {
 	defer recoverCode("MPI_Pready_range", &rc)
-	return unsupported("MPI_Pready_range", noComm)
+	return implPready_range(partition_low, partition_high, request)
 }
 
 //export mpigo_MPI_Precv_init
 func mpigo_MPI_Precv_init(buf unsafe.Pointer, partitions int32, count int64, datatype uintptr, dest int32, tag int32, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Precv_init", &rc)
-	return unsupported("MPI_Precv_init", comm)
+	return implPrecv_init(buf, partitions, count, datatype, dest, tag, comm, info, request)
 }
 
 //export mpigo_MPI_Probe
@@ -2485,7 +2485,7 @@ func mpigo_MPI_Probe(source int32, tag int32, comm uintptr, status unsafe.Pointe
 //export mpigo_MPI_Psend_init
 func mpigo_MPI_Psend_init(buf unsafe.Pointer, partitions int32, count int64, datatype uintptr, dest int32, tag int32, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Psend_init", &rc)
-	return unsupported("MPI_Psend_init", comm)
+	return implPsend_init(buf, partitions, count, datatype, dest, tag, comm, info, request)
 }
 
 //export mpigo_MPI_Publish_name
@@ -2563,13 +2563,13 @@ func mpigo_MPI_Reduce_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count in
 //export mpigo_MPI_Reduce_init
 func mpigo_MPI_Reduce_init(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int32, datatype uintptr, op uintptr, root int32, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Reduce_init", &rc)
-	return unsupported("MPI_Reduce_init", comm)
+	return implReduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request)
 }
 
 //export mpigo_MPI_Reduce_init_c
 func mpigo_MPI_Reduce_init_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int64, datatype uintptr, op uintptr, root int32, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Reduce_init_c", &rc)
-	return unsupported("MPI_Reduce_init_c", comm)
+	return implReduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request)
 }
 
 //export mpigo_MPI_Reduce_local
@@ -2605,13 +2605,13 @@ func mpigo_MPI_Reduce_scatter_block_c(sendbuf unsafe.Pointer, recvbuf unsafe.Poi
 //export mpigo_MPI_Reduce_scatter_block_init
 func mpigo_MPI_Reduce_scatter_block_init(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, recvcount int32, datatype uintptr, op uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Reduce_scatter_block_init", &rc)
-	return unsupported("MPI_Reduce_scatter_block_init", comm)
+	return implReduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request)
 }
 
 //export mpigo_MPI_Reduce_scatter_block_init_c
 func mpigo_MPI_Reduce_scatter_block_init_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, recvcount int64, datatype uintptr, op uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Reduce_scatter_block_init_c", &rc)
-	return unsupported("MPI_Reduce_scatter_block_init_c", comm)
+	return implReduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request)
 }
 
 //export mpigo_MPI_Reduce_scatter_c
@@ -2623,13 +2623,13 @@ func mpigo_MPI_Reduce_scatter_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, 
 //export mpigo_MPI_Reduce_scatter_init
 func mpigo_MPI_Reduce_scatter_init(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, datatype uintptr, op uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Reduce_scatter_init", &rc)
-	return unsupported("MPI_Reduce_scatter_init", comm)
+	return implReduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request)
 }
 
 //export mpigo_MPI_Reduce_scatter_init_c
 func mpigo_MPI_Reduce_scatter_init_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, recvcounts unsafe.Pointer, datatype uintptr, op uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Reduce_scatter_init_c", &rc)
-	return unsupported("MPI_Reduce_scatter_init_c", comm)
+	return implReduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request)
 }
 
 //export mpigo_MPI_Register_datarep
@@ -2791,13 +2791,13 @@ func mpigo_MPI_Scan_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int6
 //export mpigo_MPI_Scan_init
 func mpigo_MPI_Scan_init(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int32, datatype uintptr, op uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Scan_init", &rc)
-	return unsupported("MPI_Scan_init", comm)
+	return implScan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request)
 }
 
 //export mpigo_MPI_Scan_init_c
 func mpigo_MPI_Scan_init_c(sendbuf unsafe.Pointer, recvbuf unsafe.Pointer, count int64, datatype uintptr, op uintptr, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Scan_init_c", &rc)
-	return unsupported("MPI_Scan_init_c", comm)
+	return implScan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request)
 }
 
 //export mpigo_MPI_Scatter
@@ -2815,13 +2815,13 @@ func mpigo_MPI_Scatter_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintp
 //export mpigo_MPI_Scatter_init
 func mpigo_MPI_Scatter_init(sendbuf unsafe.Pointer, sendcount int32, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, root int32, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Scatter_init", &rc)
-	return unsupported("MPI_Scatter_init", comm)
+	return implScatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request)
 }
 
 //export mpigo_MPI_Scatter_init_c
 func mpigo_MPI_Scatter_init_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, root int32, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Scatter_init_c", &rc)
-	return unsupported("MPI_Scatter_init_c", comm)
+	return implScatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request)
 }
 
 //export mpigo_MPI_Scatterv
@@ -2839,13 +2839,13 @@ func mpigo_MPI_Scatterv_c(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, dis
 //export mpigo_MPI_Scatterv_init
 func mpigo_MPI_Scatterv_init(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, displs unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int32, recvtype uintptr, root int32, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Scatterv_init", &rc)
-	return unsupported("MPI_Scatterv_init", comm)
+	return implScatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request)
 }
 
 //export mpigo_MPI_Scatterv_init_c
 func mpigo_MPI_Scatterv_init_c(sendbuf unsafe.Pointer, sendcounts unsafe.Pointer, displs unsafe.Pointer, sendtype uintptr, recvbuf unsafe.Pointer, recvcount int64, recvtype uintptr, root int32, comm uintptr, info uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Scatterv_init_c", &rc)
-	return unsupported("MPI_Scatterv_init_c", comm)
+	return implScatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request)
 }
 
 //export mpigo_MPI_Send

@@ -27,7 +27,7 @@ var (
 
 // abiPrograms are the C programs of testdata/abi.
 var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo", "attrs", "errh", "greq",
-	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41"}
+	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -132,6 +132,8 @@ func TestABIPrograms(t *testing.T) {
 		{"mpi4", 3, "mpi4 OK"},
 		{"mpi41", 0, "mpi41 OK"},
 		{"mpi41", 2, "mpi41 OK"},
+		{"pcoll", 0, "pcoll OK"},
+		{"pcoll", 3, "pcoll OK"},
 	} {
 		t.Run(fmt.Sprintf("%s-%d", tc.prog, tc.n), func(t *testing.T) {
 			prog := filepath.Join(bin, tc.prog)
