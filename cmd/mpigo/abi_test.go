@@ -272,6 +272,45 @@ func TestCCShow(t *testing.T) {
 	}
 }
 
+// TestCCNotItself: a build configured with CC="mpigo cc" exports CC, and
+// mpigo cc must not take it for the compiler to run (it ran itself, each
+// copy starting the next, until the machine ran out of processes); nor
+// may an mpigo cc that an outer one started (CC a script calling mpigo cc)
+// run $CC again. MPIGO_CC still counts in both cases.
+func TestCCNotItself(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Setenv("MPIGO_CACHE", t.TempDir())
+	t.Setenv("MPIGO_CXX", "")
+	t.Setenv("CXX", "")
+	cases := []struct{ mpigoCC, cc, nested, want string }{
+		{"", "mpigo cc", "", "cc"},
+		{"", "/usr/local/bin/mpigo cc -O2", "", "cc"},
+		{"", self + " cc", "", "cc"},
+		{"mpigo cc", "", "", "cc"},
+		{"", "gcc", "1", "cc"},
+		{"clang", "gcc", "1", "clang"},
+		{"", "gcc", "", "gcc"},
+	}
+	for _, c := range cases {
+		t.Setenv("MPIGO_CC", c.mpigoCC)
+		t.Setenv("CC", c.cc)
+		t.Setenv(nestedEnv, c.nested)
+		var out, errs strings.Builder
+		if code := run([]string{"cc", "-show", "x.c"}, &out, &errs); code != 0 {
+			t.Fatalf("MPIGO_CC=%q CC=%q: exit %d: %s", c.mpigoCC, c.cc, code, errs.String())
+		}
+		if f := strings.Fields(out.String()); len(f) == 0 || f[0] != c.want {
+			t.Errorf("MPIGO_CC=%q CC=%q %s=%q: mpigo cc -show: %q, want it to run %s", c.mpigoCC, c.cc, nestedEnv, c.nested, out.String(), c.want)
+		}
+	}
+}
+
 // TestInitUnderLauncher: a Go program that starts its rank with mpi.Init
 // and ends it with mpi.Finalize, instead of mpi.Main, joins a job started
 // by mpigo run as Main's ranks do.

@@ -66,6 +66,7 @@ func ccCmd(lang string, args []string, stdout, stderr io.Writer) int {
 	}
 	c := exec.Command(cmd[0], cmd[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
+	c.Env = append(os.Environ(), nestedEnv+"=1")
 	if err := c.Run(); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
@@ -87,10 +88,17 @@ func compilerCommand(lang, dir string, user []string) []string {
 		cc, vars = "c++", []string{"MPIGO_CXX", "CXX"}
 	}
 	for _, v := range vars {
-		if s := os.Getenv(v); s != "" {
-			cc = s
-			break
+		s := os.Getenv(v)
+		if s == "" || callsMpigo(s) {
+			continue
 		}
+		if v == vars[1] && os.Getenv(nestedEnv) != "" {
+			// We are the compiler that an outer mpigo cc ran: $CC
+			// names a wrapper that leads back to us.
+			continue
+		}
+		cc = s
+		break
 	}
 	cmd := append(strings.Fields(cc), "-I"+filepath.Join(dir, "include"))
 	cmd = append(cmd, user...)
@@ -105,6 +113,36 @@ func compilerCommand(lang, dir string, user []string) []string {
 		cmd = append(cmd, "-L"+lib, "-Wl,-rpath,"+lib, "-lmpi_abi")
 	}
 	return cmd
+}
+
+// nestedEnv is set in the environment of the compiler mpigo cc runs, so
+// that an mpigo cc started under it (CC naming a script that calls mpigo
+// cc) ignores CC instead of running the script again, for ever.
+const nestedEnv = "MPIGO_CC_NESTED"
+
+// callsMpigo reports whether the compiler command cc starts mpigo itself:
+// builds configured with CC="mpigo cc" export CC, and mpigo cc would
+// otherwise run itself as its own compiler, without end.
+func callsMpigo(cc string) bool {
+	f := strings.Fields(cc)
+	if len(f) == 0 {
+		return false
+	}
+	base := strings.TrimSuffix(filepath.Base(f[0]), ".exe")
+	if base == "mpigo" {
+		return true
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return false
+	}
+	p, err := exec.LookPath(f[0])
+	if err != nil {
+		return false
+	}
+	a, err1 := filepath.EvalSymlinks(p)
+	b, err2 := filepath.EvalSymlinks(self)
+	return err1 == nil && err2 == nil && a == b
 }
 
 // moduleRoot finds the source of module github.com/mpigo/mpi: MPIGO_ROOT;
