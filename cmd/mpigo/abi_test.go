@@ -3,6 +3,7 @@ package main
 import (
 	"debug/elf"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -308,6 +309,36 @@ func TestCCNotItself(t *testing.T) {
 		if f := strings.Fields(out.String()); len(f) == 0 || f[0] != c.want {
 			t.Errorf("MPIGO_CC=%q CC=%q %s=%q: mpigo cc -show: %q, want it to run %s", c.mpigoCC, c.cc, nestedEnv, c.nested, out.String(), c.want)
 		}
+	}
+}
+
+// TestCCBuildNotItself: the go build that makes libmpi_abi.so.1 runs cgo,
+// which compiles with $CC; with CC="mpigo cc" (a configure run exports it)
+// that was mpigo cc again, which started the library's build again,
+// without end. A stand-in go command records the CC it is given.
+func TestCCBuildNotItself(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the stand-in go command is a shell script")
+	}
+	tmp := t.TempDir()
+	rec := filepath.Join(tmp, "cc-seen")
+	fake := "#!/bin/sh\nprintf '%s' \"$CC\" > " + rec + "\nexit 3\n"
+	if err := os.WriteFile(filepath.Join(tmp, "go"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", tmp+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("MPIGO_CC", "")
+	t.Setenv("CC", "/opt/bin/mpigo cc")
+	t.Setenv(nestedEnv, "")
+	if err := buildABI(tmp, filepath.Join(tmp, "cache", "abi", "x"), io.Discard); err == nil {
+		t.Fatal("buildABI succeeded with a go command that fails")
+	}
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatalf("the stand-in go command did not run: %v", err)
+	}
+	if string(b) != "cc" {
+		t.Errorf("go build of the library ran with CC=%q, want cc", b)
 	}
 }
 

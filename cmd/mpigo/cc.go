@@ -82,6 +82,25 @@ func ccCmd(lang string, args []string, stdout, stderr io.Writer) int {
 // MPIGO_CC (MPIGO_CXX), CC (CXX), or cc (c++); the user's arguments; and
 // the include and, unless only compiling (-c, -E, -S), link flags.
 func compilerCommand(lang, dir string, user []string) []string {
+	cmd := append(strings.Fields(compilerFor(lang)), "-I"+filepath.Join(dir, "include"))
+	cmd = append(cmd, user...)
+	link := true
+	for _, a := range user {
+		if a == "-c" || a == "-E" || a == "-S" || a == "-M" || a == "-MM" {
+			link = false
+		}
+	}
+	if link {
+		lib := filepath.Join(dir, "lib")
+		cmd = append(cmd, "-L"+lib, "-Wl,-rpath,"+lib, "-lmpi_abi")
+	}
+	return cmd
+}
+
+// compilerFor is the compiler mpigo cc (lang "cc") or mpigo c++ runs:
+// MPIGO_CC (MPIGO_CXX), else CC (CXX), else cc (c++), passing over a
+// setting that leads back to mpigo.
+func compilerFor(lang string) string {
 	cc := "cc"
 	vars := []string{"MPIGO_CC", "CC"}
 	if lang == "c++" {
@@ -97,22 +116,9 @@ func compilerCommand(lang, dir string, user []string) []string {
 			// names a wrapper that leads back to us.
 			continue
 		}
-		cc = s
-		break
+		return s
 	}
-	cmd := append(strings.Fields(cc), "-I"+filepath.Join(dir, "include"))
-	cmd = append(cmd, user...)
-	link := true
-	for _, a := range user {
-		if a == "-c" || a == "-E" || a == "-S" || a == "-M" || a == "-MM" {
-			link = false
-		}
-	}
-	if link {
-		lib := filepath.Join(dir, "lib")
-		cmd = append(cmd, "-L"+lib, "-Wl,-rpath,"+lib, "-lmpi_abi")
-	}
-	return cmd
+	return cc
 }
 
 // nestedEnv is set in the environment of the compiler mpigo cc runs, so
@@ -253,7 +259,9 @@ func buildABI(root, dir string, stderr io.Writer) error {
 	c := exec.Command("go", "build", "-buildmode=c-shared", "-ldflags=-extldflags=-Wl,-soname,libmpi_abi.so.1",
 		"-o", filepath.Join(lib, "libmpi_abi.so.1"), "./abi/lib")
 	c.Dir = root
-	c.Env = append(os.Environ(), "CGO_ENABLED=1")
+	// cgo compiles with $CC: under a build configured with CC="mpigo cc"
+	// that was mpigo cc again, which built the library again, for ever.
+	c.Env = append(os.Environ(), "CGO_ENABLED=1", "CC="+compilerFor("cc"), "CXX="+compilerFor("c++"), nestedEnv+"=1")
 	c.Stdout, c.Stderr = stderr, stderr
 	if err := c.Run(); err != nil {
 		return err
