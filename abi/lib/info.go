@@ -147,3 +147,94 @@ func implAbi_get_info(info unsafe.Pointer) int32 {
 	*(*uintptr)(info) = infos.add(in)
 	return MPI_SUCCESS
 }
+
+// infoKey checks a key argument: present, not empty and not longer than
+// MPI_MAX_INFO_KEY-1 bytes.
+func infoKey(fn string, key unsafe.Pointer) (string, int32) {
+	if key == nil {
+		return "", raise(fn, noComm, classErr(MPI_ERR_INFO_KEY, "key is NULL"))
+	}
+	k := cString(key)
+	if k == "" || len(k) > MPI_MAX_INFO_KEY-1 {
+		return "", raise(fn, noComm, classErr(MPI_ERR_INFO_KEY, fmt.Sprintf("bad key %q", k)))
+	}
+	return k, 0
+}
+
+// implInfo_get is MPI-1's form of MPI_Info_get_string (deprecated in
+// MPI-4.1, still in the ABI and in wide use): at most valuelen bytes of
+// the value and a NUL, so value must hold valuelen+1 bytes.
+func implInfo_get(info uintptr, key unsafe.Pointer, valuelen int32, value, flag unsafe.Pointer) int32 {
+	const fn = "MPI_Info_get"
+	in, rc := infoArg(fn, info)
+	if in == nil {
+		return rc
+	}
+	k, rc := infoKey(fn, key)
+	if rc != 0 {
+		return rc
+	}
+	if valuelen < 0 || flag == nil || (value == nil && valuelen > 0) {
+		return raise(fn, noComm, classErr(MPI_ERR_ARG, fmt.Sprintf("valuelen %d, value %p, flag %p", valuelen, value, flag)))
+	}
+	v, ok := in.Get(k)
+	setFlag(flag, ok)
+	if ok && value != nil {
+		putString(value, nil, v, int(valuelen)+1)
+	}
+	return MPI_SUCCESS
+}
+
+// implInfo_get_valuelen answers the value's length without its NUL.
+func implInfo_get_valuelen(info uintptr, key, valuelen, flag unsafe.Pointer) int32 {
+	const fn = "MPI_Info_get_valuelen"
+	in, rc := infoArg(fn, info)
+	if in == nil {
+		return rc
+	}
+	k, rc := infoKey(fn, key)
+	if rc != 0 {
+		return rc
+	}
+	if valuelen == nil || flag == nil {
+		return raise(fn, noComm, classErr(MPI_ERR_ARG, "valuelen or flag is NULL"))
+	}
+	v, ok := in.Get(k)
+	setFlag(flag, ok)
+	if ok {
+		*(*int32)(valuelen) = int32(len(v))
+	}
+	return MPI_SUCCESS
+}
+
+func implInfo_delete(info uintptr, key unsafe.Pointer) int32 {
+	const fn = "MPI_Info_delete"
+	in, rc := infoArg(fn, info)
+	if in == nil {
+		return rc
+	}
+	k, rc := infoKey(fn, key)
+	if rc != 0 {
+		return rc
+	}
+	if _, ok := in.Get(k); !ok {
+		return raise(fn, noComm, classErr(MPI_ERR_INFO_NOKEY, fmt.Sprintf("key %q is not set", k)))
+	}
+	if err := in.Delete(k); err != nil {
+		return raise(fn, noComm, err)
+	}
+	return MPI_SUCCESS
+}
+
+func implInfo_dup(info uintptr, newinfo unsafe.Pointer) int32 {
+	const fn = "MPI_Info_dup"
+	in, rc := infoArg(fn, info)
+	if in == nil {
+		return rc
+	}
+	if newinfo == nil {
+		return raise(fn, noComm, classErr(MPI_ERR_ARG, "newinfo is NULL"))
+	}
+	*(*uintptr)(newinfo) = infos.add(in.Dup())
+	return MPI_SUCCESS
+}

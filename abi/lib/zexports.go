@@ -1897,13 +1897,13 @@ func mpigo_MPI_Info_create_env(argc int32, argv unsafe.Pointer, info unsafe.Poin
 //export mpigo_MPI_Info_delete
 func mpigo_MPI_Info_delete(info uintptr, key unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Info_delete", &rc)
-	return unsupported("MPI_Info_delete", noComm)
+	return implInfo_delete(info, key)
 }
 
 //export mpigo_MPI_Info_dup
 func mpigo_MPI_Info_dup(info uintptr, newinfo unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Info_dup", &rc)
-	return unsupported("MPI_Info_dup", noComm)
+	return implInfo_dup(info, newinfo)
 }
 
 //export mpigo_MPI_Info_f2c
@@ -1927,7 +1927,7 @@ func mpigo_MPI_Info_fromint(info int32) (rc uintptr) {
 //export mpigo_MPI_Info_get
 func mpigo_MPI_Info_get(info uintptr, key unsafe.Pointer, valuelen int32, value unsafe.Pointer, flag unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Info_get", &rc)
-	return unsupported("MPI_Info_get", noComm)
+	return implInfo_get(info, key, valuelen, value, flag)
 }
 
 //export mpigo_MPI_Info_get_nkeys
@@ -1951,7 +1951,7 @@ func mpigo_MPI_Info_get_string(info uintptr, key unsafe.Pointer, buflen unsafe.P
 //export mpigo_MPI_Info_get_valuelen
 func mpigo_MPI_Info_get_valuelen(info uintptr, key unsafe.Pointer, valuelen unsafe.Pointer, flag unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Info_get_valuelen", &rc)
-	return unsupported("MPI_Info_get_valuelen", noComm)
+	return implInfo_get_valuelen(info, key, valuelen, flag)
 }
 
 //export mpigo_MPI_Info_set

@@ -27,7 +27,7 @@ var (
 )
 
 // abiPrograms are the C programs of testdata/abi.
-var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal"}
+var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "info"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -100,6 +100,7 @@ func TestABIPrograms(t *testing.T) {
 		{"types", 2, "types OK"},
 		{"errors", 0, "errors OK"},
 		{"errors", 2, "errors OK"},
+		{"info", 0, "info OK"},
 	} {
 		t.Run(fmt.Sprintf("%s-%d", tc.prog, tc.n), func(t *testing.T) {
 			prog := filepath.Join(bin, tc.prog)
