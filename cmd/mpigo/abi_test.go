@@ -3,6 +3,7 @@ package main
 import (
 	"debug/elf"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,7 +28,7 @@ var (
 
 // abiPrograms are the C programs of testdata/abi.
 var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo", "attrs", "errh", "greq",
-	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll"}
+	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll", "info"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -134,6 +135,7 @@ func TestABIPrograms(t *testing.T) {
 		{"mpi41", 2, "mpi41 OK"},
 		{"pcoll", 0, "pcoll OK"},
 		{"pcoll", 3, "pcoll OK"},
+		{"info", 0, "info OK"},
 	} {
 		t.Run(fmt.Sprintf("%s-%d", tc.prog, tc.n), func(t *testing.T) {
 			prog := filepath.Join(bin, tc.prog)
@@ -321,6 +323,75 @@ func TestCCShow(t *testing.T) {
 	out.Reset()
 	if code := run([]string{"c++", "-show", "-c", "x.cc"}, &out, &errs); code != 0 || strings.Contains(out.String(), "-lmpi_abi") || !strings.HasPrefix(out.String(), "c++ ") {
 		t.Errorf("mpigo c++ -show -c: exit %d %q", code, out.String())
+	}
+}
+
+// TestCCNotItself: a build configured with CC="mpigo cc" exports CC, and
+// mpigo cc must not take it for the compiler to run (it ran itself, each
+// copy starting the next, until the machine ran out of processes); nor
+// may an mpigo cc that an outer one started (CC a script calling mpigo cc)
+// run $CC again. MPIGO_CC still counts in both cases.
+func TestCCNotItself(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Setenv("MPIGO_CACHE", t.TempDir())
+	t.Setenv("MPIGO_CXX", "")
+	t.Setenv("CXX", "")
+	cases := []struct{ mpigoCC, cc, nested, want string }{
+		{"", "mpigo cc", "", "cc"},
+		{"", "/usr/local/bin/mpigo cc -O2", "", "cc"},
+		{"", self + " cc", "", "cc"},
+		{"mpigo cc", "", "", "cc"},
+		{"", "gcc", "1", "cc"},
+		{"clang", "gcc", "1", "clang"},
+		{"", "gcc", "", "gcc"},
+	}
+	for _, c := range cases {
+		t.Setenv("MPIGO_CC", c.mpigoCC)
+		t.Setenv("CC", c.cc)
+		t.Setenv(nestedEnv, c.nested)
+		var out, errs strings.Builder
+		if code := run([]string{"cc", "-show", "x.c"}, &out, &errs); code != 0 {
+			t.Fatalf("MPIGO_CC=%q CC=%q: exit %d: %s", c.mpigoCC, c.cc, code, errs.String())
+		}
+		if f := strings.Fields(out.String()); len(f) == 0 || f[0] != c.want {
+			t.Errorf("MPIGO_CC=%q CC=%q %s=%q: mpigo cc -show: %q, want it to run %s", c.mpigoCC, c.cc, nestedEnv, c.nested, out.String(), c.want)
+		}
+	}
+}
+
+// TestCCBuildNotItself: the go build that makes libmpi_abi.so.1 runs cgo,
+// which compiles with $CC; with CC="mpigo cc" (a configure run exports it)
+// that was mpigo cc again, which started the library's build again,
+// without end. A stand-in go command records the CC it is given.
+func TestCCBuildNotItself(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the stand-in go command is a shell script")
+	}
+	tmp := t.TempDir()
+	rec := filepath.Join(tmp, "cc-seen")
+	fake := "#!/bin/sh\nprintf '%s' \"$CC\" > " + rec + "\nexit 3\n"
+	if err := os.WriteFile(filepath.Join(tmp, "go"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", tmp+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("MPIGO_CC", "")
+	t.Setenv("CC", "/opt/bin/mpigo cc")
+	t.Setenv(nestedEnv, "")
+	if err := buildABI(tmp, filepath.Join(tmp, "cache", "abi", "x"), io.Discard); err == nil {
+		t.Fatal("buildABI succeeded with a go command that fails")
+	}
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatalf("the stand-in go command did not run: %v", err)
+	}
+	if string(b) != "cc" {
+		t.Errorf("go build of the library ran with CC=%q, want cc", b)
 	}
 }
 

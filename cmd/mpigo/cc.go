@@ -66,6 +66,7 @@ func ccCmd(lang string, args []string, stdout, stderr io.Writer) int {
 	}
 	c := exec.Command(cmd[0], cmd[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, stdout, stderr
+	c.Env = append(os.Environ(), nestedEnv+"=1")
 	if err := c.Run(); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
@@ -81,18 +82,7 @@ func ccCmd(lang string, args []string, stdout, stderr io.Writer) int {
 // MPIGO_CC (MPIGO_CXX), CC (CXX), or cc (c++); the user's arguments; and
 // the include and, unless only compiling (-c, -E, -S), link flags.
 func compilerCommand(lang, dir string, user []string) []string {
-	cc := "cc"
-	vars := []string{"MPIGO_CC", "CC"}
-	if lang == "c++" {
-		cc, vars = "c++", []string{"MPIGO_CXX", "CXX"}
-	}
-	for _, v := range vars {
-		if s := os.Getenv(v); s != "" {
-			cc = s
-			break
-		}
-	}
-	cmd := append(strings.Fields(cc), "-I"+filepath.Join(dir, "include"))
+	cmd := append(strings.Fields(compilerFor(lang)), "-I"+filepath.Join(dir, "include"))
 	cmd = append(cmd, user...)
 	link := true
 	for _, a := range user {
@@ -105,6 +95,60 @@ func compilerCommand(lang, dir string, user []string) []string {
 		cmd = append(cmd, "-L"+lib, "-Wl,-rpath,"+lib, "-lmpi_abi")
 	}
 	return cmd
+}
+
+// compilerFor is the compiler mpigo cc (lang "cc") or mpigo c++ runs:
+// MPIGO_CC (MPIGO_CXX), else CC (CXX), else cc (c++), passing over a
+// setting that leads back to mpigo.
+func compilerFor(lang string) string {
+	cc := "cc"
+	vars := []string{"MPIGO_CC", "CC"}
+	if lang == "c++" {
+		cc, vars = "c++", []string{"MPIGO_CXX", "CXX"}
+	}
+	for _, v := range vars {
+		s := os.Getenv(v)
+		if s == "" || callsMpigo(s) {
+			continue
+		}
+		if v == vars[1] && os.Getenv(nestedEnv) != "" {
+			// We are the compiler that an outer mpigo cc ran: $CC
+			// names a wrapper that leads back to us.
+			continue
+		}
+		return s
+	}
+	return cc
+}
+
+// nestedEnv is set in the environment of the compiler mpigo cc runs, so
+// that an mpigo cc started under it (CC naming a script that calls mpigo
+// cc) ignores CC instead of running the script again, for ever.
+const nestedEnv = "MPIGO_CC_NESTED"
+
+// callsMpigo reports whether the compiler command cc starts mpigo itself:
+// builds configured with CC="mpigo cc" export CC, and mpigo cc would
+// otherwise run itself as its own compiler, without end.
+func callsMpigo(cc string) bool {
+	f := strings.Fields(cc)
+	if len(f) == 0 {
+		return false
+	}
+	base := strings.TrimSuffix(filepath.Base(f[0]), ".exe")
+	if base == "mpigo" {
+		return true
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return false
+	}
+	p, err := exec.LookPath(f[0])
+	if err != nil {
+		return false
+	}
+	a, err1 := filepath.EvalSymlinks(p)
+	b, err2 := filepath.EvalSymlinks(self)
+	return err1 == nil && err2 == nil && a == b
 }
 
 // moduleRoot finds the source of module github.com/mpigo/mpi: MPIGO_ROOT;
@@ -215,7 +259,9 @@ func buildABI(root, dir string, stderr io.Writer) error {
 	c := exec.Command("go", "build", "-buildmode=c-shared", "-ldflags=-extldflags=-Wl,-soname,libmpi_abi.so.1",
 		"-o", filepath.Join(lib, "libmpi_abi.so.1"), "./abi/lib")
 	c.Dir = root
-	c.Env = append(os.Environ(), "CGO_ENABLED=1")
+	// cgo compiles with $CC: under a build configured with CC="mpigo cc"
+	// that was mpigo cc again, which built the library again, for ever.
+	c.Env = append(os.Environ(), "CGO_ENABLED=1", "CC="+compilerFor("cc"), "CXX="+compilerFor("c++"), nestedEnv+"=1")
 	c.Stdout, c.Stderr = stderr, stderr
 	if err := c.Run(); err != nil {
 		return err
