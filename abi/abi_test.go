@@ -3,6 +3,7 @@ package abi
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,5 +106,28 @@ func TestExtensions(t *testing.T) {
 	}
 	if len(want) != 0 {
 		t.Errorf("missing %v", want)
+	}
+}
+
+// TestLibFilesNeedCgo checks that every Go file of abi/lib but the stub
+// builds only with cgo: a file without the constraint breaks the cgo-free
+// builds (CGO_ENABLED=0, every cross-compile), where the stub stands alone.
+func TestLibFilesNeedCgo(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("lib", "*.go"))
+	if err != nil || len(files) < 10 {
+		t.Fatalf("abi/lib's Go files: %v (%d found)", err, len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "//go:build cgo\n"
+		if filepath.Base(f) == "nocgo.go" {
+			want = "//go:build !cgo\n"
+		}
+		if !strings.HasPrefix(string(b), want) {
+			t.Errorf("%s does not start with %q", f, strings.TrimSpace(want))
+		}
 	}
 }
