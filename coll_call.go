@@ -301,7 +301,7 @@ func (cc *collCall) Send(buf []byte, dst, tag int) error {
 	}
 	s := getSlot()
 	cc.c.startSend(&s.er, buf, sig, dst, tag, engine.Standard)
-	st := s.er.WaitIn(cc.c.p.prog, &cc.c.p.blk)
+	st := cc.c.p.Wait(&s.er)
 	putSlot(s)
 	return (collComm{cc.c}).err("collective send", at("dest", dst, tag), st)
 }
@@ -331,7 +331,7 @@ func (cc *collCall) putSlot(s *slot) {
 func (cc *collCall) Recv(buf []byte, src, tag int) (int, error) {
 	s := cc.getSlot()
 	cc.c.startSlotRecv(s, buf, nil, 0, src, tag)
-	st := s.er.WaitRefIn(cc.c.p.prog, &cc.c.p.blk)
+	st := cc.c.p.WaitRef(&s.er)
 	n := st.Count
 	var err error
 	if st.Sig != cc.sig && cc.saw(st.Sig, src) {
@@ -350,7 +350,7 @@ func (cc *collCall) Recv(buf []byte, src, tag int) (int, error) {
 func (cc *collCall) RecvAlloc(src, tag int) ([]byte, error) {
 	s := getSlot()
 	cc.c.startSlotRecv(s, nil, allocBytes, 0, src, tag)
-	st := s.er.WaitIn(cc.c.p.prog, &cc.c.p.blk)
+	st := cc.c.p.Wait(&s.er)
 	b := s.er.Buffer()
 	putSlot(s)
 	if b == nil {

@@ -69,8 +69,8 @@ func startCheck(j *job, cfg Config) func() {
 	}
 	wg := new(sync.WaitGroup)
 	for _, p := range j.procs {
-		p.blk.check = true
-		p.blk.checkWG = wg
+		p.chk.on = true
+		p.chk.wg = wg
 	}
 	checkMu.Lock()
 	if checkJobs == 0 {
@@ -124,7 +124,7 @@ func (cp *checkProfiler) Enter(call *Call) {
 	// started it was compared on the caller's goroutine, in the ranks'
 	// common order (Iallreduce; the Init of a persistent one, whose
 	// Starts MPI lets ranks make in any order).
-	if c == nil || c.p == nil || !c.p.blk.check || c.inter != nil || c.shadow == nil || c.pinned != 0 {
+	if c == nil || c.p == nil || !c.p.chk.on || c.inter != nil || c.shadow == nil || c.pinned != 0 {
 		return
 	}
 	name := collName(call.Name)
@@ -144,7 +144,7 @@ func (cp *checkProfiler) Enter(call *Call) {
 	}
 	e := &collEntry{name: name, root: root, c: c}
 	runtime.Callers(3, e.pcs[:])
-	c.p.blk.coll.Store(e)
+	c.p.chk.coll.Store(e)
 	size := len(c.group)
 	if size < 2 {
 		return
@@ -156,7 +156,7 @@ func (cp *checkProfiler) Enter(call *Call) {
 	next, prev := (c.rank+1)%size, (c.rank+size-1)%size
 	var out engine.Outbox
 	rr := &engine.Request{Context: sh.ctx, Peer: prev, FromWorld: c.group[prev] + 1, Tag: checkTag, Buf: make([]byte, 8)}
-	wg := c.p.blk.checkWG
+	wg := c.p.chk.wg
 	wg.Add(1)
 	rr.OnDone = func(r *engine.Request) {
 		st := r.Status()
@@ -188,8 +188,8 @@ func (cp *checkProfiler) Exit(call *Call, err error) {
 	if cp.next != nil {
 		cp.next.Exit(call, err)
 	}
-	if c := call.Comm; c != nil && c.p != nil && c.p.blk.check && c.pinned == 0 && collName(call.Name) != "" {
-		c.p.blk.coll.Store(nil)
+	if c := call.Comm; c != nil && c.p != nil && c.p.chk.on && c.pinned == 0 && collName(call.Name) != "" {
+		c.p.chk.coll.Store(nil)
 	}
 }
 
@@ -238,10 +238,10 @@ func checkMismatch(e *collEntry, c *Comm, prev int, theirs string, theirRoot int
 	ranks := make([]diag.Rank, len(j.procs))
 	for i, p := range j.procs {
 		ranks[i] = diag.Rank{Rank: p.Rank, State: diag.Running}
-		if p.blk.returned.Load() {
+		if p.Blk.Returned.Load() {
 			ranks[i].State = diag.Returned
 		}
-		if x := p.blk.coll.Load(); x != nil {
+		if x := p.chk.coll.Load(); x != nil {
 			w := diag.Wait{Call: x.name, Kind: diag.KindColl, Comm: x.c.name, Root: x.root, Peer: diag.None, Tag: diag.None, PeerWorld: -1}
 			w.File, w.Line, w.Func = x.where()
 			ranks[i].Waits = []diag.Wait{w}

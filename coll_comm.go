@@ -37,7 +37,7 @@ func (cc collComm) Send(buf []byte, dst, tag int) error {
 	}
 	s := getSlot()
 	cc.c.startSend(&s.er, buf, 0, dst, tag, engine.Standard)
-	st := cc.c.p.waitReq(&s.er)
+	st := cc.c.p.Wait(&s.er)
 	putSlot(s)
 	return cc.err("collective send", at("dest", dst, tag), st)
 }
@@ -45,7 +45,7 @@ func (cc collComm) Send(buf []byte, dst, tag int) error {
 func (cc collComm) Recv(buf []byte, src, tag int) (int, error) {
 	s := getSlot()
 	cc.c.startSlotRecv(s, buf, nil, 0, src, tag)
-	st := cc.c.p.waitRef(&s.er)
+	st := cc.c.p.WaitRef(&s.er)
 	n := st.Count
 	var err error
 	if st.Err != nil {
@@ -60,7 +60,7 @@ func allocBytes(n int) []byte { return make([]byte, n) }
 func (cc collComm) RecvAlloc(src, tag int) ([]byte, error) {
 	s := getSlot()
 	cc.c.startSlotRecv(s, nil, allocBytes, 0, src, tag)
-	st := cc.c.p.waitReq(&s.er)
+	st := cc.c.p.Wait(&s.er)
 	b := s.er.Buffer()
 	putSlot(s)
 	if b == nil {
@@ -96,7 +96,7 @@ func (cc collComm) Irecv(buf []byte, src, tag int) (coll.Request, error) {
 // Wait makes a slot a coll.Request: it waits, then returns the slot to
 // the pool. It must be called exactly once.
 func (s *slot) Wait() (int, error) {
-	st := s.c.p.waitReq(&s.er)
+	st := s.c.p.Wait(&s.er)
 	c, l := s.c, s.at
 	if cc := s.call; cc != nil && st.Sig != cc.sig && cc.saw(st.Sig, s.src) {
 		st.Count = len(s.er.Buf)

@@ -607,11 +607,11 @@ func (c *Comm) meetWait(s *meetSlot) (agreed bool, err error) {
 	if s.state.CompareAndSwap(meetWatching, meetParked) {
 		// The last rank withdraws the wait, or a failure ends it.
 		s.parked++
-		st = p.waitRefIn(&s.wait, p.prog)
+		st = p.WaitRef(&s.wait)
 	} else if s.wait.Done() || !p.Eng.Withdraw(&s.wait, engine.Status{Tag: meetTag}) {
 		// Released by the slot, but something ended the wait first (a
 		// failure or an abort): report that.
-		st = p.waitRefIn(&s.wait, p.prog)
+		st = p.WaitRef(&s.wait)
 	} else {
 		s.bySlot++
 		return s.state.Load() == meetAgreed, nil

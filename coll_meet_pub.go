@@ -312,7 +312,7 @@ func (c *Comm) pubWait(m *meet, s *meetSlot, k uint64) bool {
 			// Else woken meanwhile: the waker withdraws the wait.
 		}
 		s.parked++
-		if st := p.waitRefIn(&s.wait, p.prog); st.Err != nil {
+		if st := p.WaitRef(&s.wait); st.Err != nil {
 			return false
 		}
 		if over() {

@@ -99,7 +99,6 @@ func newWorld(p *proc, n int) *Comm {
 	}
 	p.ctx.reserve(0) // world
 	p.ctx.reserve(1) // reserved for a per-process communicator
-	p.blk.p = p
 	return newComm(p, 0, p.Rank, g, "WORLD")
 }
 

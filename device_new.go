@@ -47,8 +47,12 @@ type rankPlan struct {
 // world communicator. The job connects the transports once every rank
 // exists.
 func newProc(j *job, pl rankPlan) (*proc, error) {
-	p := &proc{job: j, prog: j.prog, node: pl.node, multiNode: pl.multiNode}
+	p := &proc{job: j, node: pl.node, multiNode: pl.multiNode}
 	p.Rank, p.Size = pl.rank, j.size
+	// Waits of collectives that meet in memory watch through job.prog
+	// (Progress.WatchFor); the others poll through Prog.
+	p.Prog = j.prog
+	p.InitWaits(p.describeWait)
 	p.Hooks = device.Hooks{
 		ProcFailed: ErrProcFailed,
 		Internal:   p.internal,
@@ -62,7 +66,7 @@ func newProc(j *job, pl rankPlan) (*proc, error) {
 	}
 	p.Tr = transport.NewRouter(j.size, route)
 	if p.Mail != nil {
-		p.prog = j.prog.ForRank(p.Mail, p.blk.anyParked)
+		p.Prog = j.prog.ForRank(p.Mail, p.Blk.AnyParked)
 	}
 	p.NoteRoutes()
 	ecfg := pl.eng

@@ -26,15 +26,15 @@ func TestFailJobEndsOrphanWait(t *testing.T) {
 	p := j.procs[0]
 	r := &engine.Request{Context: 7, Peer: 1, Tag: 3} // posted nowhere: nothing completes it
 	done := make(chan error, 1)
-	go func() { done <- p.waitRefIn(r, nil).Err }()
-	for deadline := time.Now().Add(5 * time.Second); !p.blk.anyParked(); {
+	go func() { done <- p.WaitRefIn(r, nil).Err }()
+	for deadline := time.Now().Add(5 * time.Second); !p.Blk.AnyParked(); {
 		if time.Now().After(deadline) {
 			t.Fatal("the wait did not park")
 		}
 		time.Sleep(time.Millisecond)
 	}
 	for _, q := range j.procs {
-		q.blk.returned.Store(true)
+		q.Blk.Returned.Store(true)
 	}
 	j.failJob(&hangError{report: "mpigo: hang report: test\n", diag: []string{"test"}})
 	select {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mpigo/mpi/internal/boot"
+	"github.com/mpigo/mpi/internal/device"
 	"github.com/mpigo/mpi/internal/diag"
 	"github.com/mpigo/mpi/internal/engine"
 )
@@ -43,7 +44,7 @@ func startLaunchedDiag(j *job, cfg Config, info *boot.Info) func() {
 	stopCheck := startCheck(j, cfg)
 	first := strconv.Itoa(info.Rank)
 	toLauncher := info.KVSAddr != "" // mpigo run: its store gathers the report
-	var w *watcher
+	var w *device.Watcher
 	stopQuit := func() {}
 	if toLauncher {
 		w = startWatch(j.procs, cfg, nil, func(blocked bool) {
@@ -65,7 +66,7 @@ func startLaunchedDiag(j *job, cfg Config, info *boot.Info) func() {
 	return func() {
 		stopQuit()
 		if w != nil {
-			w.close()
+			w.Close()
 		}
 		stopCheck()
 		writeLaunchedTrace(finishTrace(), cfg.Trace, cfg.traceDir, offset)
@@ -132,7 +133,7 @@ func (hc *hangCoord) scope() string {
 
 // ctl counts hang diagnosis's own messages matched by rank p's engine,
 // which are no progress of the rank's (proc.activity).
-func (hc *hangCoord) ctl() *atomic.Uint64 { return &hc.lead.blk.ctl }
+func (hc *hangCoord) ctl() *atomic.Uint64 { return &hc.lead.Blk.Ctl }
 
 // post posts the first rank's receive of a message with tag from src.
 func (hc *hangCoord) post(tag, src int) {
@@ -170,7 +171,7 @@ func (hc *hangCoord) local(blocked bool) {
 	if !blocked {
 		returned := true
 		for _, p := range hc.j.procs {
-			returned = returned && p.blk.returned.Load()
+			returned = returned && p.Blk.Returned.Load()
 		}
 		if returned {
 			return // the job is ending: rank 0 may be gone already

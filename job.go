@@ -90,12 +90,6 @@ type proc struct {
 	job *job
 	// aborted is the error of Abort called by this rank of a local job.
 	aborted atomic.Pointer[error]
-	// prog is the job's progress (job.prog), as the engine's waits take
-	// it, or the rank's own policy over it (progress.Rank) when the rank
-	// has a mailbox (Device.Mail), which it then opens. Waits of
-	// collectives that meet in memory watch through job.prog
-	// (Progress.WatchFor).
-	prog engine.Progress
 
 	// ers recycles the engine requests of non-blocking sends and
 	// receives (reqpool.go).
@@ -112,9 +106,10 @@ type proc struct {
 	selfOnce sync.Once
 	self     *Comm // the rank's Self communicator, made on first use
 
-	blk blockState // what hang diagnosis knows of the rank (hang.go)
-	trc *rankTrace // the rank's timeline while tracing, else nil (trace.go)
-	ft  *ftProc    // fault tolerance, if on (ft.go)
+	names commNames  // the rank's communicators by context, for reports (hang.go)
+	chk   checkState // check mode's view of the rank (coll_check.go)
+	trc   *rankTrace // the rank's timeline while tracing, else nil (trace.go)
+	ft    *ftProc    // fault tolerance, if on (ft.go)
 
 	// reprs is the data representation of each world rank when some
 	// differs from this rank's, else nil (hetero.go).

@@ -147,7 +147,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 				errs[i] = &RankError{Rank: p.Rank, Err: err}
 				return
 			}
-			p.blk.returned.Store(true)
+			p.Blk.Returned.Store(true)
 			// Finalize: nobody leaves while a peer may still be talking to it.
 			// mpigo run learns that this rank's function has returned, so
 			// that if the job then hangs (a rank waits for a message this

@@ -257,7 +257,7 @@ func TestMailboxParkedGoroutine(t *testing.T) {
 				_, _, err := Recv[int](c, 0, 2)
 				got <- err
 			}()
-			for c.p.blk.parkedNow.Load() == 0 && len(got) == 0 {
+			for !c.p.Blk.AnyParked() && len(got) == 0 {
 				runtime.Gosched()
 			}
 			if _, _, err := Recv[int](c, 0, 1); err != nil {

@@ -188,7 +188,7 @@ func (c *Comm) sendMsg(op string, m msg, sig uint64, dest, tag int, mode engine.
 	s := getSlot()
 	s.er.Layout = m.lay
 	c.startSend(&s.er, nil, sig, dest, tag, mode)
-	st := c.p.waitReq(&s.er)
+	st := c.p.Wait(&s.er)
 	var err error
 	if st.Err != nil {
 		err = c.handle(c.statusErr(op, at("dest", dest, tag), st))
@@ -211,7 +211,7 @@ func (c *Comm) send(op string, buf []byte, sig uint64, dest, tag int, mode engin
 	}
 	s := getSlot()
 	c.startSend(&s.er, buf, sig, dest, tag, mode)
-	st := c.p.waitReq(&s.er)
+	st := c.p.Wait(&s.er)
 	var err error
 	if st.Err != nil {
 		err = c.handle(c.statusErr(op, at("dest", dest, tag), st))
@@ -285,7 +285,7 @@ func (c *Comm) recvMsgAfter(op string, m msg, sig uint64, t *typeInfo, tname str
 			return Status{}, err
 		}
 	}
-	est := c.p.waitRef(&s.er)
+	est := c.p.WaitRef(&s.er)
 	st := Status{Source: est.Source, Tag: est.Tag, bytes: est.Count, size: est.Size, elem: elem, cancelled: est.Cancelled}
 	var err error
 	if est.Err != nil {
@@ -324,6 +324,6 @@ func (c *Comm) cancelSlotRecv(s *slot) {
 	if !s.er.Done() {
 		c.p.Eng.CancelRecv(&s.er)
 	}
-	c.p.waitRef(&s.er)
+	c.p.WaitRef(&s.er)
 	putSlot(s)
 }

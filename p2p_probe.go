@@ -1,6 +1,7 @@
 package mpi
 
 import (
+	"github.com/mpigo/mpi/internal/device"
 	"github.com/mpigo/mpi/internal/engine"
 )
 
@@ -17,10 +18,10 @@ func (c *Comm) probe(src, tag int) engine.Status {
 		return st
 	}
 	epoch, _ := eng.LostSince(0)
-	var bw *blockedWait // this wait as hang diagnosis sees it
+	var bw *device.Parked // this wait as hang diagnosis sees it
 	defer func() {
 		if bw != nil {
-			c.p.blk.remove(bw)
+			c.p.Blk.Remove(bw)
 		}
 	}()
 	for {
@@ -36,9 +37,9 @@ func (c *Comm) probe(src, tag int) engine.Status {
 			return engine.Status{Source: src, Tag: tag, Err: err}
 		}
 		if bw == nil {
-			bw = c.p.blk.parkEnv(w, c.ctx, src, tag)
+			bw = c.p.Blk.ParkEnv(w, c.ctx, src, tag)
 		} else {
-			c.p.blk.woken(bw, w)
+			c.p.Blk.Rewoken(bw, w)
 		}
 		w.Park()
 		engine.PutWaiter(w)
@@ -150,11 +151,11 @@ func (c *Comm) mprobe(op string, src, tag int, block bool) (*Message, Status, bo
 	}
 	eng := c.p.Eng
 	epoch, _ := eng.LostSince(0)
-	var bw *blockedWait // this wait as hang diagnosis sees it
+	var bw *device.Parked // this wait as hang diagnosis sees it
 	if block {
 		defer func() {
 			if bw != nil {
-				c.p.blk.remove(bw)
+				c.p.Blk.Remove(bw)
 			}
 		}()
 	}
@@ -186,9 +187,9 @@ func (c *Comm) mprobe(op string, src, tag int, block bool) (*Message, Status, bo
 			return nil, Status{}, false, c.handle(c.statusErr(op, at("source", src, tag), engine.Status{Source: src, Tag: tag, Err: err}))
 		}
 		if bw == nil {
-			bw = c.p.blk.parkEnv(w, c.ctx, src, tag)
+			bw = c.p.Blk.ParkEnv(w, c.ctx, src, tag)
 		} else {
-			c.p.blk.woken(bw, w)
+			c.p.Blk.Rewoken(bw, w)
 		}
 		w.Park()
 		engine.PutWaiter(w)

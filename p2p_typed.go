@@ -277,7 +277,7 @@ func sendT[T any](c *Comm, op string, v *T, dest, tag int, mode engine.Mode) err
 		return nil
 	}
 	c.startSend(&s.er, b, t.msig, dest, tag, mode)
-	st := c.p.waitReq(&s.er)
+	st := c.p.Wait(&s.er)
 	if st.Err != nil {
 		err = c.handle(c.statusErr(op, at("dest", dest, tag), st))
 	}
@@ -430,7 +430,7 @@ func Recv[T any](c *Comm, source, tag int) (_ T, _ Status, err error) {
 	s := getSlot()
 	buf, alloc := recvBuf(t, s)
 	c.startSlotRecv(s, buf, alloc, t.msig, source, tag)
-	c.p.waitReq(&s.er)
+	c.p.Wait(&s.er)
 	st, err := finishRecv(c, "Recv", at("source", source, tag), t, &s.er, &v, true)
 	putSlot(s)
 	return v, st, err
@@ -625,7 +625,7 @@ func Mrecv[T any](m *Message) (_ T, _ Status, err error) {
 	s := getSlot()
 	buf, alloc := recvBuf(t, s)
 	c.startMRecv(em, &s.er, buf, alloc, t.msig)
-	s.er.WaitIn(c.p.prog, &c.p.blk)
+	c.p.Wait(&s.er)
 	st, err := finishRecv(c, "Mrecv", m.at, t, &s.er, &v, true)
 	putSlot(s)
 	return v, st, err
@@ -674,7 +674,7 @@ func Sendrecv[R, T any](c *Comm, v T, dest, sendtag, source, recvtag int) (_ R, 
 		c.cancelSlotRecv(s)
 		return r, Status{}, err
 	}
-	c.p.waitReq(&s.er)
+	c.p.Wait(&s.er)
 	st, err := finishRecv(c, "Sendrecv", at("source", source, recvtag), t, &s.er, &r, true)
 	putSlot(s)
 	return r, st, err

@@ -5,9 +5,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
-
-	"github.com/mpigo/mpi/internal/engine"
 )
 
 // This file is the performance-variable half of the tools interface
@@ -20,34 +17,6 @@ import (
 //     handle of the rank has started a variable that needs them. Until
 //     then the hot path pays one load and one branch per send, delivery
 //     and wait.
-
-// waitReq waits for er, timing the wait while the wait timer is started.
-func (p *proc) waitReq(er *engine.Request) engine.Status {
-	if p.Stats.WaitOn.Load() != 0 {
-		return p.timedWait(er)
-	}
-	return er.WaitIn(p.prog, &p.blk)
-}
-
-// waitRef is waitReq for er.WaitRef.
-func (p *proc) waitRef(er *engine.Request) *engine.Status { return p.waitRefIn(er, p.prog) }
-
-// waitRefIn is waitRef with the progress prog.
-func (p *proc) waitRefIn(er *engine.Request, prog engine.Progress) *engine.Status {
-	if p.Stats.WaitOn.Load() != 0 {
-		p.timedWaitIn(er, prog)
-	}
-	return er.WaitRefIn(prog, &p.blk)
-}
-
-func (p *proc) timedWait(er *engine.Request) engine.Status { return p.timedWaitIn(er, p.prog) }
-
-func (p *proc) timedWaitIn(er *engine.Request, prog engine.Progress) engine.Status {
-	t0 := time.Now()
-	st := er.WaitIn(prog, &p.blk)
-	p.Stats.WaitNs.Add(uint64(time.Since(t0)))
-	return st
-}
 
 // PvarClass is the class of a performance variable (MPI_T_PVAR_CLASS_*):
 // what its value means and how it behaves.

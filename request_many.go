@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mpigo/mpi/internal/device"
 	"github.com/mpigo/mpi/internal/engine"
 )
 
@@ -134,23 +135,23 @@ func park(reqs []*Request) {
 	for _, er := range ers {
 		er.SetWaiter(w)
 	}
-	var bw *blockedWait // this wait as hang diagnosis sees it
-	var blk *blockState
+	var bw *device.Parked // this wait as hang diagnosis sees it
+	var blk *device.Waits
 	if c := requestsComm(reqs); c != nil && c.p != nil {
-		blk = &c.p.blk
+		blk = &c.p.Blk
 	}
 	for !anyDone() {
 		if blk != nil {
 			if bw == nil {
-				bw = blk.add(nil, w)
+				bw = blk.Add(w)
 			} else {
-				blk.woken(bw, w)
+				blk.Rewoken(bw, w)
 			}
 		}
 		w.Park()
 	}
 	if bw != nil {
-		blk.remove(bw)
+		blk.Remove(bw)
 	}
 	for _, er := range ers {
 		er.SetWaiter(nil)

@@ -109,7 +109,7 @@ func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 					errs[p.Rank] = *ap
 				}
 				p.closeMail()
-				p.blk.returned.Store(true)
+				p.Blk.Returned.Store(true)
 			}()
 			errs[p.Rank] = runRank(p, f)
 		}(j.procs[r])

@@ -53,8 +53,8 @@ func TestSpinSetting(t *testing.T) {
 				t.Errorf("poll time %v, want the spin time %v", j.prog.PollTime(), want)
 			}
 			for _, p := range j.procs {
-				if _, rank := p.prog.(*progress.Rank); !rank && tt.transport == "" {
-					t.Errorf("rank %d waits through %T, want its own *progress.Rank (it has a mailbox)", p.Rank, p.prog)
+				if _, rank := p.Prog.(*progress.Rank); !rank && tt.transport == "" {
+					t.Errorf("rank %d waits through %T, want its own *progress.Rank (it has a mailbox)", p.Rank, p.Prog)
 				}
 			}
 		})

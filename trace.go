@@ -82,7 +82,7 @@ func (tp *traceProfiler) Exit(call *Call, err error) {
 	if err != nil {
 		s.Err = err.Error()
 	}
-	if c.p.blk.returned.Load() && call.Name == "Barrier" && c == c.p.world {
+	if c.p.Blk.Returned.Load() && call.Name == "Barrier" && c == c.p.world {
 		// The rank's function has returned: this is the Barrier at the
 		// end of mpi.Main (proc.finalize), which the program never wrote.
 		s.Name, s.Internal = "Barrier (mpigo: end of Main)", true

@@ -80,6 +80,15 @@ type Device struct {
 
 	q *replies // reply sender for tcp and shm deliveries
 
+	// Prog is how the rank's waits make its transports progress before
+	// they park: the job's progress, or the rank's own policy over it
+	// (progress.Rank) when the rank has a mailbox (Mail), which it then
+	// opens.
+	Prog engine.Progress
+	// Blk is what hang diagnosis knows of the rank's parked waits
+	// (waits.go).
+	Blk Waits
+
 	// Stats are the rank's traffic counters; Obs, if not nil, sees every
 	// message too (the timeline of --trace).
 	Stats Stats
