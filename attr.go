@@ -78,7 +78,7 @@ var (
 	AttrWtimeIsGlobal = &Keyval{name: "AttrWtimeIsGlobal", predefined: func(*Comm) any { return false }}
 	// AttrUniverseSize gives the job size as an int (MPI_UNIVERSE_SIZE:
 	// every rank of the job runs in the world communicator).
-	AttrUniverseSize = &Keyval{name: "AttrUniverseSize", predefined: func(c *Comm) any { return c.p.job.size }}
+	AttrUniverseSize = &Keyval{name: "AttrUniverseSize", predefined: func(c *Comm) any { return c.p.job.Size }}
 )
 
 // attrTable holds a communicator's attributes in the order they were set.

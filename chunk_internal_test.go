@@ -21,7 +21,7 @@ func TestPeerChunkFromTransport(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer j.close()
+			defer j.Close()
 			pc := j.procs[0].Eng.Config().PeerChunk
 			got := 0
 			if len(pc) > 1 {

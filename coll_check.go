@@ -231,7 +231,7 @@ func checkMismatch(e *collEntry, c *Comm, prev int, theirs string, theirRoot int
 	}
 	line := fmt.Sprintf("rank %d is in %s%s, rank %d is in %s: %s", c.group[c.rank], mine.What(), at, c.group[prev], other.What(), what)
 	j := c.p.job
-	if !j.local {
+	if !j.Local {
 		j.abort(c.p.Rank, 1, fmt.Errorf("check: %s", line))
 		return
 	}

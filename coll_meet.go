@@ -246,7 +246,7 @@ func (c *Comm) reduceInProcess(cc *collCall, src, buf, scratch []byte, esz int, 
 	}
 	m := c.meet()
 	me := c.rank
-	if m.pubs() && len(src) <= meetInline && c.p.job.prog.Spins() {
+	if m.pubs() && len(src) <= meetInline && c.p.job.Prog.Spins() {
 		// Publications only while the ranks watch: ranks that park
 		// would each be woken once more than by the last rank.
 		pc := pubCall{sig: cc.sig, kind: meetKind(root), src: src, buf: buf, root: root}
@@ -264,7 +264,7 @@ func (c *Comm) reduceInProcess(cc *collCall, src, buf, scratch []byte, esz int, 
 		// Shares only while the ranks watch, so that each has a processor
 		// and they combine at once (taking turns, it measured slower
 		// than messages).
-		m.shares = ok && len(buf) > meetShare && m.n > 1 && esz > 0 && shareUnit%esz == 0 && c.p.job.prog.Spins()
+		m.shares = ok && len(buf) > meetShare && m.n > 1 && esz > 0 && shareUnit%esz == 0 && c.p.job.Prog.Spins()
 		m.long = ok && !m.shares && len(buf) > meetAll
 		m.shareDone.Store(0) // nobody counts the last call's any more
 		one := ok && !m.shares && !m.long
@@ -506,7 +506,7 @@ func (m *meet) gather(c *Comm, me int) bool {
 		return true
 	}
 	s := &m.slots[me]
-	if healthy && c.p.job.prog.Spins() {
+	if healthy && c.p.job.Prog.Spins() {
 		// It will watch its slot: its wait is posted only if it comes to
 		// park (meetWait), so a meeting that ends while it watches costs
 		// its engine nothing. While it watches, it looks at its engine's
@@ -594,14 +594,14 @@ func (c *Comm) meetWait(s *meetSlot) (agreed bool, err error) {
 		// Not posted (gather): watch the slot and the engine's health,
 		// then post the wait before parking on it. A release that comes
 		// meanwhile finds the slot still watching and takes it.
-		p.job.prog.WatchFor(func() bool { return s.state.Load() >= meetReleased || !p.Eng.Healthy() })
+		p.job.Prog.WatchFor(func() bool { return s.state.Load() >= meetReleased || !p.Eng.Healthy() })
 		if st := s.state.Load(); st >= meetReleased {
 			s.bySlot++
 			return st == meetAgreed, nil
 		}
 		c.postMeetWait(s)
 	} else {
-		p.job.prog.WatchFor(func() bool { return s.state.Load() >= meetReleased || s.wait.Done() })
+		p.job.Prog.WatchFor(func() bool { return s.state.Load() >= meetReleased || s.wait.Done() })
 	}
 	var st *engine.Status
 	if s.state.CompareAndSwap(meetWatching, meetParked) {

@@ -624,7 +624,7 @@ func TestAllgatherInProcess(t *testing.T) {
 				// meeting of the publications, where they publish.
 				meetings := func(c *Comm, before uint64, spin time.Duration, what string) error {
 					want := uint64(0)
-					if spin == 0 && n <= meetPubMax && c.p.job.prog.Spins() {
+					if spin == 0 && n <= meetPubMax && c.p.job.Prog.Spins() {
 						want = 1
 					}
 					if got := c.meet().slots[c.Rank()].count - before; got != want {

@@ -192,7 +192,7 @@ func (m *meet) agree(k uint64) bool {
 // is left in cc, for cc.done to report.
 func (c *Comm) allgatherInProcess(cc *collCall, src, out []byte, long bool) (bool, error) {
 	m := c.meet()
-	if !m.pubs() || !c.p.job.prog.Spins() {
+	if !m.pubs() || !c.p.job.Prog.Spins() {
 		return false, nil
 	}
 	me := c.rank
@@ -294,7 +294,7 @@ func (c *Comm) pubWait(m *meet, s *meetSlot, k uint64) bool {
 	p := c.p
 	over := func() bool { return m.published(k) || m.arrived.Load() != 0 }
 	for {
-		if p.job.prog.WatchFor(func() bool { return over() || !p.Eng.Healthy() }) && over() {
+		if p.job.Prog.WatchFor(func() bool { return over() || !p.Eng.Healthy() }) && over() {
 			s.bySlot++
 			return m.published(k)
 		}

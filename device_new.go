@@ -48,25 +48,25 @@ type rankPlan struct {
 // exists.
 func newProc(j *job, pl rankPlan) (*proc, error) {
 	p := &proc{job: j, node: pl.node, multiNode: pl.multiNode}
-	p.Rank, p.Size = pl.rank, j.size
-	// Waits of collectives that meet in memory watch through job.prog
+	p.Rank, p.Size = pl.rank, j.Size
+	// Waits of collectives that meet in memory watch through job.Prog
 	// (Progress.WatchFor); the others poll through Prog.
-	p.Prog = j.prog
+	p.Prog = j.Prog
 	p.InitWaits(p.describeWait)
 	p.Hooks = device.Hooks{
 		ProcFailed: ErrProcFailed,
 		Internal:   p.internal,
 		PeerFailed: p.peerFailed,
 		FailPeer:   p.failPeer,
-		AddCloser:  func(f func() error) { j.closers = append(j.closers, f) },
+		AddCloser:  j.AddCloser,
 	}
 	route, err := pl.routes(&p.Device)
 	if err != nil {
 		return nil, err
 	}
-	p.Tr = transport.NewRouter(j.size, route)
+	p.Tr = transport.NewRouter(j.Size, route)
 	if p.Mail != nil {
-		p.Prog = j.prog.ForRank(p.Mail, p.Blk.AnyParked)
+		p.Prog = j.Prog.ForRank(p.Mail, p.Blk.AnyParked)
 	}
 	p.NoteRoutes()
 	ecfg := pl.eng
@@ -79,7 +79,7 @@ func newProc(j *job, pl rankPlan) (*proc, error) {
 		direct = nil
 	}
 	p.Eng = engine.New(pl.rank, p.EngineConfig(ecfg), direct)
-	p.world = newWorld(p, j.size)
+	p.world = newWorld(p, j.Size)
 	return p, nil
 }
 

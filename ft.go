@@ -113,9 +113,9 @@ func (j *job) startFT(cfg Config, local func(int) bool) func() {
 	for _, p := range j.procs {
 		f := &ftProc{p: p, waits: map[ft.AgreeID]*agreeWait{},
 			wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-		mc := ft.Config{Rank: p.Rank, Size: j.size, Comm: f.comm}
+		mc := ft.Config{Rank: p.Rank, Size: j.Size, Comm: f.comm}
 		if local != nil {
-			mc.Remote = make([]bool, j.size)
+			mc.Remote = make([]bool, j.Size)
 			for r := range mc.Remote {
 				mc.Remote[r] = !local(r)
 			}

@@ -292,12 +292,6 @@ func (p *proc) snapshot(gen uint64) diag.Rank {
 	return rk
 }
 
-// endWaits makes sure that no wait of the job stays parked once the job
-// has failed with cause (device.EndWaits), once.
-func (j *job) endWaits(cause error) {
-	j.reapOnce.Do(func() { device.EndWaits(j.devices(), cause) })
-}
-
 // describeProcs describes the ranks ps: it wakes their parked goroutines,
 // waits (up to a second) until they have looked at their stacks, and
 // returns each rank's state.
@@ -368,32 +362,7 @@ var stuckGrace = 3 * time.Second
 // waitRanks waits for the ranks' goroutines (wg). Once a hang report
 // has failed the job it waits stuckGrace more at most, and returns the
 // ranks that have not returned by then.
-func (j *job) waitRanks(wg *sync.WaitGroup) []int {
-	done := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-j.hung:
-	}
-	t := time.NewTimer(stuckGrace)
-	defer t.Stop()
-	select {
-	case <-done:
-		return nil
-	case <-t.C:
-	}
-	var left []int
-	for _, p := range j.procs {
-		if !p.Blk.Returned.Load() {
-			left = append(left, p.Rank)
-		}
-	}
-	return left
-}
+func (j *job) waitRanks(wg *sync.WaitGroup) []int { return j.WaitRanks(wg, j.hung, stuckGrace) }
 
 // blocker returns the hang-diagnosis state of c's rank, or nil.
 func (c *Comm) blocker() engine.Blocker {
@@ -446,19 +415,11 @@ func (j *job) failJob(err *hangError) {
 	if !j.hang.CompareAndSwap(nil, err) {
 		return
 	}
-	j.failOnce.Do(func() {
-		cause := errHung
-		if err.check {
-			cause = errChecked
-		}
-		j.failure.Store(&cause)
-		for _, p := range j.procs {
-			if p != nil {
-				p.Eng.Abort(cause)
-			}
-		}
-		j.endWaits(cause)
-	})
+	cause := errHung
+	if err.check {
+		cause = errChecked
+	}
+	j.Fail(cause)
 	if j.hung != nil {
 		close(j.hung) // once: after the CompareAndSwap above
 	}

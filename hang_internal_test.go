@@ -22,7 +22,7 @@ func TestFailJobEndsOrphanWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer j.close()
+	defer j.Close()
 	p := j.procs[0]
 	r := &engine.Request{Context: 7, Peer: 1, Tag: 3} // posted nowhere: nothing completes it
 	done := make(chan error, 1)

@@ -43,7 +43,7 @@ func TestProtocolErrorUnderRun(t *testing.T) {
 			if !errors.Is(err, ErrIntern) {
 				t.Fatalf("Run returned %v, want ErrIntern", err)
 			}
-			if j == nil || j.intern.Load() == nil {
+			if j == nil || j.Intern.Load() == nil {
 				t.Fatal("the job did not record the internal error")
 			}
 		})

@@ -6,46 +6,27 @@ package mpi
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/mpigo/mpi/internal/device"
 	"github.com/mpigo/mpi/internal/engine"
 	"github.com/mpigo/mpi/internal/progress"
-	"github.com/mpigo/mpi/internal/transport"
 )
 
 // job is a set of ranks that started together and share a world
 // communicator. With Run, all of them are goroutines of this process.
 type job struct {
-	size  int
+	// Job is the lifecycle the ranks share below MPI's objects: size,
+	// progress, closers, failure and exit (internal/device).
+	device.Job
 	procs []*proc
-
-	failOnce sync.Once
-	failure  atomic.Pointer[error] // why the job is going down
-	exitMu   sync.Mutex
-	exiting  bool // a rank is printing why and exiting the process
-
-	// exit ends the process; tests replace it.
-	exit func(code int)
-	// local: the job is Run's goroutine ranks. An internal error then
-	// fails the job without exiting: Run returns it (intern).
-	local  bool
-	intern atomic.Pointer[error]
-
-	closers []func() error // transports to close when the job ends
-
-	// prog is how the job's waits make its transports progress: the
-	// transports that deliver only when polled, and for how long a wait
-	// polls them before it parks.
-	prog *progress.Progress
 
 	hang atomic.Pointer[hangError] // set when hang diagnosis failed the job
 	// hung is closed when hang diagnosis (or check mode) fails the job
 	// (failJob); nil for a job it cannot fail.
-	hung     chan struct{}
-	reapOnce sync.Once // endWaits started
+	hung chan struct{}
 	// hangKeep: a hang report does not stop the job (MPIGO_HANG_ABORT=0).
 	hangKeep bool
 
@@ -55,27 +36,17 @@ type job struct {
 	// so their collectives may meet in memory (coll_meet.go).
 	inproc bool
 	meets  meets
-	// swept counts the times the mailbox sweeper closed a rank's mailbox
-	// on messages that nobody collected (sweepMail).
-	swept atomic.Int64
+}
+
+// newJob returns a job of size ranks whose process exits with exit.
+func newJob(size int, local bool) *job {
+	j := &job{hung: make(chan struct{})}
+	j.Size, j.Local, j.Exit, j.Prog, j.ProcFailed = size, local, os.Exit, progress.New(), ErrProcFailed
+	return j
 }
 
 // devices returns the devices of j's ranks in this process.
-func (j *job) devices() []*device.Device {
-	ds := make([]*device.Device, 0, len(j.procs))
-	for _, p := range j.procs {
-		if p != nil {
-			ds = append(ds, &p.Device)
-		}
-	}
-	return ds
-}
-
-func (j *job) close() {
-	for i := len(j.closers) - 1; i >= 0; i-- { // transports first, then their reply senders
-		j.closers[i]()
-	}
-}
+func (j *job) devices() []*device.Device { return j.Devs }
 
 // proc is the runtime of one rank: its engine, its transports, and the
 // state MPI keeps per process.
@@ -118,32 +89,9 @@ type proc struct {
 
 // abort takes the whole job down: every rank's pending and future
 // operations fail with ErrProcFailed naming the cause. With exit, the
-// process also exits with code after printing why.
+// process also exits with code after printing why (device.Job.Abort).
 func (j *job) abort(rank, code int, cause error) {
-	// The first rank to take the process down is the one that explains
-	// why; ranks that fail because of it wait for the exit.
-	willExit := code != 0 && j.exit != nil && !j.local
-	j.exitMu.Lock()
-	if j.exiting {
-		j.exitMu.Unlock()
-		select {}
-	}
-	j.exiting = willExit
-	j.exitMu.Unlock()
-	j.failOnce.Do(func() {
-		err := fmt.Errorf("%w: job aborted by rank %d: %w", ErrProcFailed, rank, cause)
-		j.failure.Store(&err)
-		for _, p := range j.procs {
-			if p != nil {
-				p.Eng.Abort(err)
-			}
-		}
-		j.endWaits(err) // hang.go
-	})
-	if willExit {
-		fmt.Fprintf(stderr, "mpigo: rank %d aborted the job: %v\n", rank, cause)
-		j.exit(code)
-	}
+	j.Abort(rank, code, cause, func(s string) { fmt.Fprint(stderr, s) })
 }
 
 // collect delivers what the rank's senders left in its mailbox while it
@@ -165,49 +113,6 @@ func (p *proc) closeMail() {
 	}
 }
 
-// mailSweep is how often the sweeper of a job whose goroutine ranks have
-// mailboxes looks for messages that nobody collects (Mailbox.Sweep), in
-// nanoseconds: 5 ms, and longer in tests that check that nothing needed
-// the sweeper.
-var mailSweep atomic.Int64
-
-func init() { mailSweep.Store(int64(5 * time.Millisecond)) }
-
-// sweepMail starts the job's mailbox sweeper, which j.close stops. It is a
-// safety net: a rank that stops looking at its messages with its mailbox
-// open (a goroutine blocked outside the library, or a look that forgot
-// to collect) gets them within a sweep or two instead of never.
-func (j *job) sweepMail() {
-	var boxes []transport.Mailbox
-	for _, p := range j.procs {
-		if p.Mail != nil {
-			boxes = append(boxes, p.Mail)
-		}
-	}
-	if len(boxes) == 0 {
-		return
-	}
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(time.Duration(mailSweep.Load()))
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-			for _, m := range boxes {
-				if m.Sweep() {
-					j.swept.Add(1)
-				}
-			}
-		}
-	}()
-	j.closers = append(j.closers, func() error { close(stop); <-done; return nil })
-}
-
 // internal takes the job down after the engine reported a protocol error
 // (a frame it cannot make sense of). A process started by a launcher
 // exits, so that the launcher ends the job; goroutine ranks under Run
@@ -215,8 +120,8 @@ func (j *job) sweepMail() {
 // caller's process.
 func (p *proc) internal(err error) {
 	err = fmt.Errorf("%w: rank %d: %w", ErrIntern, p.Rank, err)
-	if p.job.local {
-		p.job.intern.CompareAndSwap(nil, &err)
+	if p.job.Local {
+		p.job.Intern.CompareAndSwap(nil, &err)
 		p.job.abort(p.Rank, 0, err)
 		return
 	}

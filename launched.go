@@ -4,56 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
 	"sync"
 	"time"
 
 	"github.com/mpigo/mpi/internal/boot"
 	"github.com/mpigo/mpi/internal/device"
 	"github.com/mpigo/mpi/internal/engine"
-	"github.com/mpigo/mpi/internal/progress"
 )
-
-// shareCores gives this process its share of the node's cores, as MPI
-// launchers bind one rank per core, unless GOMAXPROCS is set: here hosts
-// ranks of the local node's total, from rank. With fewer threads the Go
-// scheduler does not wake idle threads on every message, which lowers
-// latency (docs/performance.md, "Why the code is as it is"). A GOMAXPROCS
-// set above the share under a real-time policy gets a warning, from the
-// node's first process only (first) rather than from every rank.
-func shareCores(rank, here, total int, first bool) {
-	if total < 1 {
-		return
-	}
-	share := max(1, runtime.NumCPU()*here/total)
-	if !gomaxprocsSet() {
-		runtime.GOMAXPROCS(share)
-		return
-	}
-	if !first {
-		return
-	}
-	if w := realtimeWarning(rank, runtime.GOMAXPROCS(0), share, realtime()); w != "" {
-		fmt.Fprint(stderr, w)
-	}
-}
-
-// realtimeWarning is the warning for a rank process that runs under a
-// real-time scheduling policy (rt) with gomaxprocs threads for Go code
-// where its share of the node's cores is share, or "" if there is nothing
-// to warn of. Real-time threads that never block keep their CPU from the
-// others of their priority; with more of them than the process's cores,
-// Go's runtime threads (its sweeper, its scheduler's lock) can wait for a
-// CPU forever and the job hangs without a word (docs/performance.md, "Goroutine
-// ranks and the idle processor").
-func realtimeWarning(rank, gomaxprocs, share int, rt bool) string {
-	if !rt || gomaxprocs <= share {
-		return ""
-	}
-	return fmt.Sprintf("mpigo: warning: rank %d runs under a real-time scheduling policy (chrt) with GOMAXPROCS=%d, "+
-		"more than its share of this node's cores (%d): Go's runtime threads may then wait for a CPU forever. "+
-		"Unset GOMAXPROCS (mpigo sets %d) or run at normal priority.\n", rank, gomaxprocs, share, share)
-}
 
 // runLaunched runs f on the ranks this process hosts in a job started by a
 // launcher. Every hosted rank listens for its peers and publishes its
@@ -62,14 +19,15 @@ func realtimeWarning(rank, gomaxprocs, share int, rt bool) string {
 // they first send to them. Ranks hosted by the same process (the
 // launcher's --ranks-per-proc) are goroutines that talk through inproc.
 func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
-	j := &job{size: info.Size, exit: os.Exit, prog: progress.New(), hung: make(chan struct{}), hangKeep: cfg.hangKeep}
+	j := newJob(info.Size, false)
+	j.hangKeep = cfg.hangKeep
 	liveJobs.Add(1)
 	defer liveJobs.Add(-1)
 	if a, ok := info.KV.(boot.Aborter); ok {
 		// mpi.Abort (or ErrorsAreFatal) under a PMI launcher: ask it to
 		// end the whole job with this code, after a moment for the
 		// launcher to forward what the rank printed.
-		j.exit = func(code int) {
+		j.Exit = func(code int) {
 			time.Sleep(100 * time.Millisecond)
 			a.Abort(code, fmt.Sprintf("rank %d called Abort with code %d", info.Rank, code))
 			os.Exit(code)
@@ -81,25 +39,15 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	ok := false
 	defer func() {
 		if ok {
-			j.close()
+			j.Close()
 		}
 	}()
 	base, k := info.Rank, info.RanksHere
-	shareCores(base, k, info.LocalSize, info.LocalRank == 0)
-	if info.KVSAddr != "" {
-		// Ranks started through ssh are not children of the launcher: they
-		// leave when it does.
-		err := boot.Watch(info, func() {
-			fmt.Fprintf(stderr, "mpigo: rank %d: the launcher went away; exiting\n", base)
-			// Inboxes not unlinked yet (start-up) go with the rank.
-			device.RemoveInboxes(cfg.shmDir, info.JobID, base, k)
-			os.Exit(1)
-		})
-		if err != nil {
-			return err
-		}
+	device.ShareCores(base, k, info.LocalSize, info.LocalRank == 0, gomaxprocsSet(), func(w string) { fmt.Fprint(stderr, w) })
+	if err := device.WatchLauncher(info, cfg.shmDir, func(w string) { fmt.Fprint(stderr, w) }); err != nil {
+		return err
 	}
-	nt, err := device.NewLaunchedNet(info, netConfig(cfg), j.prog)
+	nt, err := device.NewLaunchedNet(info, netConfig(cfg), j.Prog)
 	if err != nil {
 		return launchError(err)
 	}
@@ -107,7 +55,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	ecfg.EagerLimit = cfg.EagerLimit
 	// Where the node runs more ranks than cores, a wait that finds nothing
 	// gives its core to the other processes.
-	j.prog.SetOversubscribed(nt.Oversubscribed)
+	j.Prog.SetOversubscribed(nt.Oversubscribed)
 	defer func() {
 		if !ok {
 			nt.Abandon()
@@ -120,6 +68,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 			return launchError(err)
 		}
 		j.procs = append(j.procs, p)
+		j.Devs = append(j.Devs, &p.Device)
 	}
 	if err := info.KV.Fence(); err != nil {
 		return fenceError(err)

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mpigo/mpi/internal/device"
 )
 
 // mailboxJob runs f on 2 goroutine ranks whose waits watch and collect
@@ -156,8 +158,8 @@ var mailboxPolls = []struct {
 // only every hour: the test checks that a look at the messages collects
 // them itself.
 func withoutSweeper(t *testing.T) {
-	old := mailSweep.Swap(int64(time.Hour))
-	t.Cleanup(func() { mailSweep.Store(old) })
+	old := device.MailSweep.Swap(int64(time.Hour))
+	t.Cleanup(func() { device.MailSweep.Store(old) })
 }
 
 // A receive that watched leaves the rank's mailbox open, so the next
@@ -286,7 +288,7 @@ func TestMailboxSwept(t *testing.T) {
 	release := make(chan error)
 	mailboxJob(t, time.Second, func(c *Comm) error {
 		if c.Rank() == 0 {
-			swept = &c.p.job.swept
+			swept = &c.p.job.Swept
 		}
 		for round := range 5 {
 			if c.Rank() == 1 {

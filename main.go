@@ -110,7 +110,7 @@ func Abort(c *Comm, code int) {
 	e := c.errorf("Abort", ErrOther, loc{}, "")
 	e.(*Error).Cause = abortCode(code)
 	j.abort(c.p.Rank, code, fmt.Errorf("Abort called with code %d on %s", code, c.Name()))
-	if j.local {
+	if j.Local {
 		c.p.aborted.Store(&e)
 		runtime.Goexit()
 	}

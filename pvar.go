@@ -339,7 +339,7 @@ func (h *PvarHandle) start(op string) error {
 		st.WaitOn.Add(1)
 	} else {
 		if st.SentMsgs == nil {
-			n := h.p.job.size
+			n := h.p.job.Size
 			st.SentBytes, st.SentMsgs = make([]atomic.Uint64, n), make([]atomic.Uint64, n)
 			st.RecvBytes, st.RecvMsgs = make([]atomic.Uint64, n), make([]atomic.Uint64, n)
 		}

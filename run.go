@@ -5,7 +5,6 @@ package mpi
 import (
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -17,9 +16,10 @@ import (
 
 // newLocalJob builds n goroutine ranks connected by the transport cfg names.
 func newLocalJob(n int, cfg Config) (*job, error) {
-	j := &job{size: n, procs: make([]*proc, n), exit: os.Exit, local: true, prog: progress.New(), hung: make(chan struct{}),
-		inproc: cfg.Transport == "" || cfg.Transport == "inproc"}
-	nt, err := device.NewLocalNet(n, netConfig(cfg), j.prog)
+	j := newJob(n, true)
+	j.procs = make([]*proc, n)
+	j.inproc = cfg.Transport == "" || cfg.Transport == "inproc"
+	nt, err := device.NewLocalNet(n, netConfig(cfg), j.Prog)
 	if err != nil {
 		return nil, runError(err)
 	}
@@ -30,8 +30,8 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 		if spin == 0 {
 			spin = defaultSpin
 		}
-		j.prog.SetPollTime(spin)
-		j.prog.SetSpin(true)
+		j.Prog.SetPollTime(spin)
+		j.Prog.SetSpin(true)
 	}
 	ecfg := engine.DefaultConfig()
 	ecfg.EagerLimit = cfg.EagerLimit
@@ -46,12 +46,13 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 			return nil, runError(err)
 		}
 		j.procs[r] = p
+		j.Devs = append(j.Devs, &p.Device)
 	}
 	if err := nt.Start(j.devices()); err != nil {
 		return nil, runError(err)
 	}
-	if j.prog.Spins() {
-		j.sweepMail() // the ranks' waits open their mailboxes
+	if j.Prog.Spins() {
+		j.SweepMail() // the ranks' waits open their mailboxes
 	}
 	return j, nil
 }
@@ -91,7 +92,7 @@ func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 	stuck := false // a rank did not return after a hang report: keep the job's transports
 	defer func() {
 		if !stuck {
-			j.close()
+			j.Close()
 		}
 	}()
 	liveJobs.Add(1)
@@ -138,7 +139,7 @@ func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 			all = append(all, &RankError{Rank: r, Err: err})
 		}
 	}
-	if ip := j.intern.Load(); ip != nil && len(all) == 0 {
+	if ip := j.Intern.Load(); ip != nil && len(all) == 0 {
 		// Every rank had returned when the error came.
 		all = append(all, *ip)
 	}
@@ -160,7 +161,7 @@ func runRank(p *proc, f func(*Comm) error) (err error) {
 			// Errors caused by another rank's failure are not new failures.
 			if p.job.ft {
 				p.job.ftRankFailed(p, err) // ft.go: the others survive it
-			} else if fp := p.job.failure.Load(); fp == nil || !errors.Is(err, ErrProcFailed) {
+			} else if p.job.Failure() == nil || !errors.Is(err, ErrProcFailed) {
 				p.job.abort(p.Rank, 0, err)
 			}
 		}

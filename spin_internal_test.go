@@ -41,16 +41,16 @@ func TestSpinSetting(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer j.close()
-			if got := j.prog.Spins(); got != tt.want {
+			defer j.Close()
+			if got := j.Prog.Spins(); got != tt.want {
 				t.Errorf("spinning = %v, want %v (GOMAXPROCS %d)", got, tt.want, procs)
 			}
 			want := tt.spin
 			if want == 0 {
 				want = defaultSpin
 			}
-			if tt.want && j.prog.PollTime() != want {
-				t.Errorf("poll time %v, want the spin time %v", j.prog.PollTime(), want)
+			if tt.want && j.Prog.PollTime() != want {
+				t.Errorf("poll time %v, want the spin time %v", j.Prog.PollTime(), want)
 			}
 			for _, p := range j.procs {
 				if _, rank := p.Prog.(*progress.Rank); !rank && tt.transport == "" {

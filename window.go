@@ -959,8 +959,8 @@ func (w *Window[T]) giveUp(target int) func() error {
 		if err := p.Eng.Lost(g); err != nil {
 			return err
 		}
-		if f := p.job.failure.Load(); f != nil {
-			return *f
+		if f := p.job.Failure(); f != nil {
+			return f
 		}
 		return nil
 	}
@@ -1024,8 +1024,8 @@ func (w *Window[T]) release(op string, target int, exclusive bool) error {
 // process on the node is reported by Unlock, Fence and Free).
 func (w *Window[T]) flush(op string, target int) error {
 	if w.reach[target] != nil {
-		if f := w.c.p.job.failure.Load(); f != nil && target != w.c.rank {
-			return w.failed(op, target, *f)
+		if f := w.c.p.job.Failure(); f != nil && target != w.c.rank {
+			return w.failed(op, target, f)
 		}
 		return nil
 	}

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package mpi
+package device
 
 // realtime reports whether this process runs under a real-time scheduling
 // policy; only Linux is asked.

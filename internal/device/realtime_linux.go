@@ -1,4 +1,4 @@
-package mpi
+package device
 
 import "golang.org/x/sys/unix"
 

@@ -1,0 +1,70 @@
+package device
+
+// This file is what a process started by a launcher does for the job's
+// lifecycle before its ranks start: take its share of the node's cores,
+// and leave when the launcher does.
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/mpigo/mpi/internal/boot"
+)
+
+// ShareCores gives this process its share of the node's cores, as MPI
+// launchers bind one rank per core, unless GOMAXPROCS is set (gomaxprocsSet): here hosts
+// ranks of the local node's total, from rank. With fewer threads the Go
+// scheduler does not wake idle threads on every message, which lowers
+// latency (docs/performance.md, "Why the code is as it is"). A GOMAXPROCS
+// set above the share under a real-time policy gets a warning, from the
+// node's first process only (first) rather than from every rank, through warn.
+func ShareCores(rank, here, total int, first, gomaxprocsSet bool, warn func(string)) {
+	if total < 1 {
+		return
+	}
+	share := max(1, runtime.NumCPU()*here/total)
+	if !gomaxprocsSet {
+		runtime.GOMAXPROCS(share)
+		return
+	}
+	if !first {
+		return
+	}
+	if w := realtimeWarning(rank, runtime.GOMAXPROCS(0), share, realtime()); w != "" {
+		warn(w)
+	}
+}
+
+// realtimeWarning is the warning for a rank process that runs under a
+// real-time scheduling policy (rt) with gomaxprocs threads for Go code
+// where its share of the node's cores is share, or "" if there is nothing
+// to warn of. Real-time threads that never block keep their CPU from the
+// others of their priority; with more of them than the process's cores,
+// Go's runtime threads (its sweeper, its scheduler's lock) can wait for a
+// CPU forever and the job hangs without a word (docs/performance.md, "Goroutine
+// ranks and the idle processor").
+func realtimeWarning(rank, gomaxprocs, share int, rt bool) string {
+	if !rt || gomaxprocs <= share {
+		return ""
+	}
+	return fmt.Sprintf("mpigo: warning: rank %d runs under a real-time scheduling policy (chrt) with GOMAXPROCS=%d, "+
+		"more than its share of this node's cores (%d): Go's runtime threads may then wait for a CPU forever. "+
+		"Unset GOMAXPROCS (mpigo sets %d) or run at normal priority.\n", rank, gomaxprocs, share, share)
+}
+
+// WatchLauncher makes the process leave when mpigo run, which started it,
+// goes away: ranks started through ssh are not children of the launcher.
+// say prints why; the rank's shared-memory inboxes not unlinked yet
+// (start-up) go with it. Nothing is watched under other launchers.
+func WatchLauncher(info *boot.Info, shmDir string, say func(string)) error {
+	if info.KVSAddr == "" {
+		return nil
+	}
+	base, k := info.Rank, info.RanksHere
+	return boot.Watch(info, func() {
+		say(fmt.Sprintf("mpigo: rank %d: the launcher went away; exiting\n", base))
+		RemoveInboxes(shmDir, info.JobID, base, k)
+		os.Exit(1)
+	})
+}
