@@ -2,7 +2,10 @@
 // the rank with the transports that reach its peers, the capabilities of
 // each peer's transport (probed once), the executor of the engine's
 // effects, the reply sender of deliveries made on a transport's own
-// goroutine, and the traffic counters. It knows no communicator and no
+// goroutine, the traffic counters, the wait of every blocking call and
+// the hang watcher over the waits that park (waits.go, watch.go), and the
+// job's lifecycle below MPI's objects (job.go, cores.go). It knows no
+// communicator and no
 // request of the public API; package mpi builds a Device per rank, fills
 // it with the routes made here (routes.go, the only file of the module
 // that names concrete transports), and turns what it returns into the
@@ -33,15 +36,26 @@
 //
 // # Goroutines
 //
-// The device starts one goroutine per rank that has a tcp or shm
-// transport: the reply sender (StartReplies). It holds the queue's lock
-// only to take the queued items, and blocks in transport writes (a full
-// socket buffer, a full ring) and on its wake channel. The transports
-// start their own (internal/transport/tcp: an accept loop and a reader
-// per connection; shm: a poller per process), which call the handlers
-// above and may block only on the reply queue's bound, never longer than
-// replyStall at a time. ARCHITECTURE.md's goroutine table lists the
-// library's others.
+// The device starts these goroutines; the transports start their own
+// (internal/transport/tcp: an accept loop and a reader per connection;
+// shm: a poller per process), which call the handlers above. A goroutine
+// that blocks on a peer ends when the peer is lost or the job closes.
+// ARCHITECTURE.md's goroutine table lists the library's others.
+//
+//	goroutine                     file        locks it takes                     blocks on
+//	reply sender, per rank with   replies.go  reply queue (only to take items),  transport writes (a full socket
+//	  a tcp or shm transport                  engine lock (Exec), transport's    buffer, a full ring), its wake
+//	                                                                             channel
+//	mailbox sweeper, per job      job.go      mailbox locks                      a ticker; job close
+//	hang watcher, per process     watch.go    each rank's wait registry          a ticker; job close
+//	wait reaper of a failed job   waits.go    each rank's wait registry          a ticker, until every rank
+//	                                                                             returned (a minute at most)
+//	rank waiter after a report    job.go      none                               the ranks' goroutines, for
+//	                                                                             the grace given
+//
+// Transport goroutines that deliver (tcp readers, the shm poller) may
+// block only on the reply queue's bound, never longer than replyStall at
+// a time, and never in a write.
 package device
 
 import (
