@@ -159,6 +159,9 @@ const (
 type meetKey struct {
 	ctx   uint32
 	first int
+	// pin is 0 for the communicator's own meeting point, and the pinned
+	// tag base + 1 for a persistent collective's (Comm.ownMeet).
+	pin int
 }
 
 // meets is a job's meeting points (job.meets).
@@ -172,10 +175,12 @@ type meets struct {
 // tolerance (a meet cannot shrink). Not the view a non-blocking
 // collective runs on (pinned): it may be in flight while a blocking
 // collective of the same communicator meets, and a meet holds one call at
-// a time; every rank's view of it uses messages.
+// a time; every rank's view of it uses messages. A persistent collective's
+// view meets at a point of its own (ownMeet): its Starts run one at a
+// time, and no other call meets there.
 func (c *Comm) inProcess() bool {
 	p := c.p
-	return p.job.inproc && !p.job.ft && !p.multiNode && p.reprs == nil && c.inter == nil && c.shadow != nil && c.pinned == 0
+	return p.job.inproc && !p.job.ft && !p.multiNode && p.reprs == nil && c.inter == nil && c.shadow != nil && (c.pinned == 0 || c.ownMeet)
 }
 
 // meet returns c's meeting point, made on first use.
@@ -184,7 +189,10 @@ func (c *Comm) meet() *meet {
 		return m
 	}
 	j := c.p.job
-	k := meetKey{c.shadow.ctx, c.group[0]}
+	k := meetKey{ctx: c.shadow.ctx, first: c.group[0]}
+	if c.ownMeet {
+		k.pin = c.pinned
+	}
 	j.meets.mu.Lock()
 	if j.meets.m == nil {
 		j.meets.m = map[meetKey]*meet{}

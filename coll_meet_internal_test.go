@@ -793,3 +793,76 @@ func TestAllgatherPublicationMismatch(t *testing.T) {
 		}
 	}
 }
+
+// A persistent collective of goroutine ranks meets in memory at a meeting
+// point of its own, which interleaves with the communicator's blocking
+// collectives and with other persistent ones started in another order,
+// and which leaves the job when every rank has freed the request.
+func TestPersistentMeetsAndLeaves(t *testing.T) {
+	err := runWithin(t, 4, time.Minute, func(c *Comm) error {
+		count := func() int {
+			j := c.p.job
+			j.meets.mu.Lock()
+			defer j.meets.mu.Unlock()
+			return len(j.meets.m)
+		}
+		if err := Barrier(c); err != nil {
+			return err
+		}
+		before := count()
+		for i := 0; i < 20; i++ {
+			a, b := []int64{int64(c.Rank())}, []int64{int64(i)}
+			outA, outB := make([]int64, 1), make([]int64, 1)
+			ra, err := AllreduceInit(c, a, outA, Sum[int64]())
+			if err != nil {
+				return err
+			}
+			rb, err := AllreduceInit(c, b, outB, Max[int64]())
+			if err != nil {
+				return err
+			}
+			reqs := []*Request{ra, rb}
+			if c.Rank()%2 == 1 {
+				reqs = []*Request{rb, ra} // MPI lets Starts come in any order
+			}
+			for range 3 {
+				for _, r := range reqs {
+					if err := r.Start(); err != nil {
+						return err
+					}
+				}
+				// A blocking collective of the communicator in between.
+				if _, err := Allreduce(c, 1, Sum[int]()); err != nil {
+					return err
+				}
+				for _, r := range reqs {
+					if _, err := r.Wait(); err != nil {
+						return err
+					}
+				}
+				if outA[0] != 6 || outB[0] != int64(i) {
+					return fmt.Errorf("rank %d: persistent results %d, %d; want 6, %d", c.Rank(), outA[0], outB[0], i)
+				}
+			}
+			if n := count(); n < before+2 {
+				return fmt.Errorf("rank %d: %d meeting points with two persistent requests in use, %d before: they do not meet in memory", c.Rank(), n, before)
+			}
+			if err := ra.Free(); err != nil {
+				return err
+			}
+			if err := rb.Free(); err != nil {
+				return err
+			}
+		}
+		if err := Barrier(c); err != nil {
+			return err
+		}
+		if n := count(); n > before {
+			return fmt.Errorf("rank %d: %d meeting points after freeing every persistent request, %d before", c.Rank(), n, before)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

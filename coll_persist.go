@@ -35,7 +35,13 @@ import (
 // chooses for those arguments; its choice is cached on the communicator,
 // so a Start of fixed-size data allocates nothing: a goroutine (from the
 // runtime's free list) runs the blocking algorithm on the pinned view, as
-// the non-blocking collectives do (coll_nb.go).
+// the non-blocking collectives do (coll_nb.go). Goroutine ranks meet in
+// memory there, as the blocking call does, at a meeting point that
+// belongs to the request (Comm.ownMeet: a communicator's own meet holds
+// one call at a time, and a persistent collective may be in flight while
+// a blocking one meets); freeing the request lets it go. Over messages
+// this made an 8-byte persistent Allreduce of 4 goroutine ranks 3-5x
+// slower than the plain call.
 //
 // The arguments (buffers, counts, displacements, datatypes) are kept:
 // the slices must not be modified until the request is freed, and the
@@ -162,6 +168,11 @@ func (c *Comm) collInit(op string, check func() error, desc func() uint64, units
 	}
 	pl := &collPlan{v: c.pinnedView(tag), body: body, op: op}
 	pl.run = pl.exec
+	if units == 0 {
+		// Goroutine ranks meet in memory, as the blocking call does, at
+		// a meeting point of the request's own (Comm.ownMeet).
+		pl.v.ownMeet = true
+	}
 	r := c.newRequest(op, loc{})
 	r.er = nil
 	r.set(fLive, false)
@@ -169,6 +180,7 @@ func (c *Comm) collInit(op string, check func() error, desc func() uint64, units
 	r.x.start = pl.start
 	r.x.finish = pl.finish
 	r.x.activeFree = true
+	r.x.freed = pl.v.leaveMeet
 	return r, nil
 }
 

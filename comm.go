@@ -45,6 +45,10 @@ type Comm struct {
 
 	shadow *Comm // the same members on the collective context ctx+1
 	pinned int   // non-blocking collective views: 1 + the tag base they own
+	// ownMeet: a pinned view that meets in memory at a meeting point of
+	// its own, keyed by its tag base (a persistent collective's view,
+	// which runs one call at a time: coll_persist.go).
+	ownMeet bool
 	hc     *hierCache
 	// inColl is 1 while one of this rank's goroutines is in a blocking
 	// collective on c (enterColl).

@@ -127,9 +127,9 @@ func TestPersistentInitCheckMode(t *testing.T) {
 
 // BenchmarkAllreduceInit compares a persistent Allreduce (AllreduceInit
 // once, then Start and Wait) with the plain AllreduceSliceInto, 8 bytes
-// and 1 MiB on 2 and 4 goroutine ranks. The plain call meets the other
-// ranks in memory; the persistent one runs its algorithm on the
-// collective context from a goroutine of its own (coll_persist.go).
+// and 1 MiB on 2 and 4 goroutine ranks. Both meet the other ranks in
+// memory; the persistent one from a goroutine of its own, at a meeting
+// point of the request's own (coll_persist.go).
 func BenchmarkAllreduceInit(b *testing.B) {
 	for _, n := range []int{2, 4} {
 		for _, size := range []int{8, 1 << 20} {

@@ -166,6 +166,9 @@ type reqMore struct {
 	// their other ranks would wait for a run that never comes).
 	activeFree bool
 	part       *partState // a partitioned send or receive (part.go)
+	// freed, if set, lets go of what the request holds once it is freed
+	// (a persistent collective's meeting point).
+	freed func()
 }
 
 // more returns r.x, made if r has none. r is not shared yet, or r.mu is
@@ -905,12 +908,19 @@ func (r *Request) Free() (err error) {
 		return r.c.handle(r.c.errorf("Free", ErrRequest, r.at(), "the %s request is active: wait for it (or test it until it completes) before freeing it", r.opName()))
 	}
 	r.set(fFreed, true)
+	var release func()
+	if r.x != nil {
+		release = r.x.freed
+	}
 	g := r.greq()
 	free := g != nil && g.completed && !g.freedFn // else GrequestComplete frees
 	if free {
 		g.freedFn = true
 	}
 	r.mu.Unlock()
+	if release != nil {
+		release()
+	}
 	if free {
 		return r.grequestErr("Free", "free", g.free)
 	}
