@@ -49,7 +49,7 @@ type Comm struct {
 	// its own, keyed by its tag base (a persistent collective's view,
 	// which runs one call at a time: coll_persist.go).
 	ownMeet bool
-	hc     *hierCache
+	hc      *hierCache
 	// inColl is 1 while one of this rank's goroutines is in a blocking
 	// collective on c (enterColl).
 	inColl atomic.Uint32
