@@ -119,30 +119,29 @@ static int mg_ep(mg_ucx *u, int peer, const void *addr, int *nodetect) {
 	return st;
 }
 
-// mg_send sends hdr and len bytes at pay to peer with tag. copy says to
-// copy the payload (small messages: the caller's memory is not kept).
-// It returns 0 when the send completed, 1 when it is pending (*req and
-// *sb to check and free), or a negative ucs_status_t.
-static int mg_send(mg_ucx *u, int peer, uint64_t tag, const void *hdr, void *pay, size_t len, int copy, void **req, mg_sbuf **sbp) {
-	mg_sbuf *sb = malloc(sizeof *sb + (copy ? len : 0));
-	if (!sb) return UCS_ERR_NO_MEMORY;
-	memcpy(sb->hdr, hdr, 64);
+static mg_sbuf *mg_sbuf_alloc(size_t data) { return malloc(sizeof(mg_sbuf) + data); }
+
+// mg_send sends sb (its header, and len bytes of payload: in sb->data if
+// copied, else at pay, which the caller keeps pinned until the send
+// completes) to peer with tag. It returns 0 when the send completed (sb
+// freed), 1 when it is pending (*req to check, sb to free then), or a
+// negative ucs_status_t (sb freed).
+static int mg_send(mg_ucx *u, int peer, uint64_t tag, mg_sbuf *sb, uintptr_t pay, size_t len, int copied, void **req) {
 	ucp_request_param_t p;
 	memset(&p, 0, sizeof p);
 	void *r;
-	if (copy || len == 0) {
-		if (len) memcpy(sb->data, pay, len);
+	if (copied || len == 0) {
 		r = ucp_tag_send_nbx(u->eps[peer], sb->hdr, 64 + len, tag, &p);
 	} else {
 		sb->iov[0].buffer = sb->hdr; sb->iov[0].length = 64;
-		sb->iov[1].buffer = pay; sb->iov[1].length = len;
+		sb->iov[1].buffer = (void *)pay; sb->iov[1].length = len;
 		p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
 		p.datatype = ucp_dt_make_iov();
 		r = ucp_tag_send_nbx(u->eps[peer], sb->iov, 2, tag, &p);
 	}
 	if (r == NULL) { free(sb); return 0; }
 	if (UCS_PTR_IS_ERR(r)) { free(sb); return UCS_PTR_STATUS(r); }
-	*req = r; *sbp = sb;
+	*req = r;
 	return 1;
 }
 
@@ -352,9 +351,6 @@ func New(cfg Config) (*Transport, error) {
 	switch {
 	case cfg.Spin == 0:
 		t.spin = 50 * time.Microsecond
-		if d, err := time.ParseDuration(os.Getenv("MPIGO_UCX_SPIN_TEST")); err == nil {
-			t.spin = d
-		}
 	case cfg.Spin > 0:
 		t.spin = time.Duration(cfg.Spin)
 	}
@@ -442,36 +438,48 @@ func (t *Transport) Send(f wire.Frame) error {
 	if err := t.ensureEP(peer); err != nil {
 		return err
 	}
-	var hdr [wire.HeaderSize]byte
-	f.Header.Marshal(hdr[:], len(f.Payload))
 	n := len(f.Payload)
 	cp := n <= copyLimit
-	var pay unsafe.Pointer
+	// The header, and a small payload, go in C memory that lives until
+	// the send completes; a large payload is sent in place, pinned (its
+	// address goes to C as a number: it may sit in an object with
+	// pointers, which cgo's check would refuse, though UCX reads only the
+	// bytes).
+	room := 0
+	if cp {
+		room = n
+	}
+	sb := C.mg_sbuf_alloc(C.size_t(room))
+	if sb == nil {
+		return fmt.Errorf("ucx: sending to rank %d: out of memory", peer)
+	}
+	f.Header.Marshal(unsafe.Slice((*byte)(unsafe.Pointer(&sb.hdr[0])), wire.HeaderSize), n)
+	var pay uintptr
 	var pin runtime.Pinner
 	defer pin.Unpin()
-	if n > 0 {
-		pay = unsafe.Pointer(&f.Payload[0])
-		if !cp {
-			// UCX keeps the pointer until the send completes.
-			pin.Pin(pay)
-		}
+	if cp {
+		copy(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(sb), C.sizeof_mg_sbuf)), n), f.Payload)
+	} else {
+		pin.Pin(&f.Payload[0])
+		pay = uintptr(unsafe.Pointer(&f.Payload[0]))
 	}
 	var req unsafe.Pointer
-	var sb *C.mg_sbuf
 	t.wmu.Lock()
 	if t.closed {
 		t.wmu.Unlock()
+		C.free(unsafe.Pointer(sb))
 		return errors.New("ucx: transport closed")
 	}
 	if err := t.peerErr(peer); err != nil {
 		t.wmu.Unlock()
+		C.free(unsafe.Pointer(sb))
 		return err
 	}
 	c := 0
 	if cp {
 		c = 1
 	}
-	st := C.mg_send(t.u, C.int(peer), C.uint64_t(t.cfg.Rank), unsafe.Pointer(&hdr[0]), pay, C.size_t(n), C.int(c), &req, &sb)
+	st := C.mg_send(t.u, C.int(peer), C.uint64_t(t.cfg.Rank), sb, C.uintptr_t(pay), C.size_t(n), C.int(c), &req)
 	if st <= 0 {
 		t.wmu.Unlock()
 		t.nudge()
