@@ -492,7 +492,7 @@ func (t *Transport) Send(f wire.Frame) error {
 	t.sends = append(t.sends, s)
 	t.wmu.Unlock()
 	t.nudge()
-	return <-s.done
+	return t.awaitSend(s)
 }
 
 // nudge wakes the progress goroutine if it sleeps: the worker has work.
@@ -570,22 +570,8 @@ func (t *Transport) step() bool {
 			t.needEP = append(t.needEP, peer)
 		}
 	}
-	for i := 0; i < len(t.sends); i++ {
-		s := t.sends[i]
-		if st := C.mg_check(s.req); st != C.UCS_INPROGRESS {
-			C.free(unsafe.Pointer(s.sb))
-			var err error
-			if st != 0 {
-				err = fmt.Errorf("ucx: sending to rank %d: %w", s.peer, status(st))
-				if pe := t.peerErr(s.peer); pe != nil {
-					err = pe
-				}
-			}
-			s.done <- err
-			t.sends = slices.Delete(t.sends, i, i+1)
-			i--
-			got = true
-		}
+	if t.checkSends() {
+		got = true
 	}
 	for i := 0; i < len(t.active); i++ {
 		p := t.active[i]
@@ -661,6 +647,56 @@ func (t *Transport) step() bool {
 		}
 	}
 	return got || len(ready) > 0
+}
+
+// checkSends ends the sends UCX has completed and reports whether there
+// were any; t.wmu is held.
+func (t *Transport) checkSends() bool {
+	done := false
+	for i := 0; i < len(t.sends); i++ {
+		s := t.sends[i]
+		if st := C.mg_check(s.req); st != C.UCS_INPROGRESS {
+			C.free(unsafe.Pointer(s.sb))
+			var err error
+			if st != 0 {
+				err = fmt.Errorf("ucx: sending to rank %d: %w", s.peer, status(st))
+				if pe := t.peerErr(s.peer); pe != nil {
+					err = pe
+				}
+			}
+			s.done <- err
+			t.sends = slices.Delete(t.sends, i, i+1)
+			i--
+			done = true
+		}
+	}
+	return done
+}
+
+// awaitSend waits for s to complete. The progress goroutine ends it, but
+// it may be stuck in a handler (the engine's reply queue is full, and the
+// reply sender is this goroutine): then, every millisecond, the sender
+// progresses the worker and checks the sends itself, without delivering.
+func (t *Transport) awaitSend(s *sendReq) error {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-s.done:
+			return err
+		case <-tick.C:
+			if t.dmu.TryLock() {
+				t.dmu.Unlock() // the progress goroutine is free to do it
+				continue
+			}
+			t.wmu.Lock()
+			if !t.closed {
+				C.mg_progress(t.u)
+				t.checkSends()
+			}
+			t.wmu.Unlock()
+		}
+	}
 }
 
 func (t *Transport) deliver(r *recvReq) {

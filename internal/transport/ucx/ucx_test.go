@@ -140,6 +140,60 @@ func TestFramesInOrder(t *testing.T) {
 	}
 }
 
+// A large send completes while the rank's handler is stuck (as it is when
+// the engine's reply queue is full and waits for that very send): the
+// sender progresses the worker itself.
+func TestSendWhileHandlerBlocked(t *testing.T) {
+	t.Setenv("UCX_TLS", "tcp")
+	need(t)
+	release := make(chan struct{})
+	blocked := make(chan struct{}, 1)
+	var ts [2]*Transport
+	for r := range ts {
+		h := func(f wire.Frame) {}
+		if r == 0 {
+			h = func(f wire.Frame) {
+				select {
+				case blocked <- struct{}{}:
+				default:
+				}
+				<-release
+			}
+		}
+		tr, err := New(Config{Rank: r, Size: 2, Handler: h, Addrs: func(peer int) ([]byte, error) { return ts[peer].Address(), nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts[r] = tr
+	}
+	defer func() {
+		for _, tr := range ts {
+			tr.Close()
+		}
+	}()
+	defer close(release)
+	if err := ts[1].Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: 1}, From: 1, To: 0, Payload: []byte{1}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-blocked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the frame never reached rank 0's handler")
+	}
+	sent := make(chan error, 1)
+	go func() {
+		sent <- ts[0].Send(wire.Frame{Header: wire.Header{Kind: wire.Data, Size: 16 << 20}, From: 0, To: 1, Payload: make([]byte, 16<<20)})
+	}()
+	select {
+	case err := <-sent:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a 16 MiB send did not complete while the sender's handler was stuck")
+	}
+}
+
 // A peer that cannot be reached is an error naming it, not a hang.
 func TestBadAddress(t *testing.T) {
 	t.Setenv("UCX_TLS", "tcp")
