@@ -183,6 +183,13 @@ func info(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "  MPIGO_SHM_SPIN    = %s (a waiting rank polls shared memory this long, then sleeps on a futex)\n", spin)
 	}
+	fab := os.Getenv("MPIGO_FABRIC")
+	if fab == "" {
+		fab = "auto"
+	}
+	fmt.Fprintf(stdout, "  MPIGO_FABRIC      = %s (between nodes: ucx, or off for tcp; auto: ucx in builds with -tags mpigo_ucx; docs/fabric.md)\n", fab)
+	fmt.Fprintf(stdout, "  MPIGO_FABRIC_LOCAL = %s (1: the fabric also between processes of one node, for tests and measurements)\n", envOr("MPIGO_FABRIC_LOCAL", "0"))
+	fmt.Fprintf(stdout, "  MPIGO_VERBOSE     = %s (1: each process says which transport reaches each peer; mpigo run --verbose)\n", envOr("MPIGO_VERBOSE", "0"))
 	fmt.Fprintf(stdout, "  MPIGO_SPIN        = %v (a waiting goroutine rank of mpi.Run watches this long before it parks, when each rank has a processor; 0: only in collectives that meet in memory, for 50us; off: never)\n", cfg.Spin)
 	fmt.Fprintf(stdout, "  MPIGO_NP          = ranks a program started without a launcher runs as goroutines (default 1)\n")
 	fmt.Fprintf(stdout, "  MPIGO_RANKS_PER_NODE = %d (goroutine ranks of mpi.Run grouped into pretend nodes of this size, to test node-aware collectives; 0: one node)\n", cfg.RanksPerNode)
@@ -249,4 +256,12 @@ func orDefault(d time.Duration, def string) string {
 		return d.String()
 	}
 	return def + " (default)"
+}
+
+// envOr returns the environment's value of name, or def if it is empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }

@@ -242,7 +242,6 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -343,7 +342,7 @@ func New(cfg Config) (*Transport, error) {
 	var u *C.mg_ucx
 	var what *C.char
 	if st := C.mg_init(&u, C.int(cfg.Size), &what); st != 0 {
-		return nil, fmt.Errorf("ucx: %s: %w (UCX_TLS=%q)", C.GoString(what), status(st), os.Getenv("UCX_TLS"))
+		return nil, fmt.Errorf("ucx: %s: %w (check UCX_TLS and UCX_NET_DEVICES; ucx_info -d lists the devices)", C.GoString(what), status(st))
 	}
 	t := &Transport{cfg: cfg, u: u, hasEP: make([]bool, cfg.Size), inq: make([][]*recvReq, cfg.Size),
 		failed: make([]error, cfg.Size), stop: make(chan struct{})}

@@ -218,7 +218,7 @@ func TestBadAddress(t *testing.T) {
 // either stops itself (so rank 0's large send to it stays under way) or
 // sends large frames until it is killed.
 func TestHelperPeer(t *testing.T) {
-	mode := os.Getenv("MPIGO_UCX_HELPER")
+	mode := os.Getenv("MPIGO_TEST_UCX_HELPER")
 	if mode == "" {
 		t.Skip("helper process only")
 	}
@@ -257,7 +257,7 @@ func TestPeerKilledMidRendezvous(t *testing.T) {
 	for _, mode := range []string{"stop", "send"} {
 		t.Run(mode, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperPeer$")
-			cmd.Env = append(os.Environ(), "MPIGO_UCX_HELPER="+mode)
+			cmd.Env = append(os.Environ(), "MPIGO_TEST_UCX_HELPER="+mode)
 			in, _ := cmd.StdinPipe()
 			out, _ := cmd.StdoutPipe()
 			cmd.Stderr = os.Stderr
