@@ -159,6 +159,10 @@ type Config struct {
 	// launcher as under Run).
 	hangKeep bool
 	shmDir   string // MPIGO_SHM_DIR: where shared-memory inboxes and segments live ("": the platform's)
+	// MPIGO_FABRIC, MPIGO_FABRIC_LOCAL, MPIGO_VERBOSE: docs/fabric.md.
+	fabric      string
+	fabricLocal bool
+	verbose     bool
 }
 
 // DefaultConfig returns the built-in tunables, overridden by the
@@ -226,6 +230,9 @@ func DefaultConfig() Config {
 	c.shmNoCMA = !shmCMA(getenv("MPIGO_SHM_CMA"))
 	c.traceDir = getenv("MPIGO_TRACE_DIR")
 	c.shmDir = getenv("MPIGO_SHM_DIR")
+	c.fabric = getenv("MPIGO_FABRIC")
+	c.fabricLocal = getenv("MPIGO_FABRIC_LOCAL") == "1"
+	c.verbose = getenv("MPIGO_VERBOSE") == "1"
 	return c
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -13,7 +14,59 @@ import (
 	"github.com/mpigo/mpi/internal/boot"
 	"github.com/mpigo/mpi/internal/coll"
 	"github.com/mpigo/mpi/internal/transport/shm"
+	"github.com/mpigo/mpi/internal/transport/ucx"
 )
+
+// findLib returns the path of a shared library named name (libucp.so)
+// in the usual places and LD_LIBRARY_PATH, or "" if there is none: mpigo
+// info says what a fabric build would find, even in a build without one.
+func findLib(name string) string {
+	dirs := strings.Split(os.Getenv("LD_LIBRARY_PATH"), ":")
+	dirs = append(dirs, "/usr/lib/"+runtime.GOARCH+"-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+		"/usr/lib64", "/usr/lib", "/usr/local/lib", "/usr/local/lib64", "/opt/ucx/lib")
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		m, _ := filepath.Glob(filepath.Join(d, name+"*"))
+		if len(m) > 0 {
+			return m[0]
+		}
+	}
+	return ""
+}
+
+// fabricStatus says which fabric library mpigo uses between nodes, what it
+// found, and why it uses none (docs/fabric.md).
+func fabricStatus() []string {
+	mode := os.Getenv("MPIGO_FABRIC")
+	var out []string
+	if ucx.Built {
+		desc, err := ucx.Available()
+		switch {
+		case err != nil:
+			out = append(out, fmt.Sprintf("ucx: built in, but unusable here: %v (ranks then fail to start between nodes; MPIGO_FABRIC=off uses tcp)", err))
+		case mode == "off":
+			out = append(out, desc+" (not used: MPIGO_FABRIC=off)")
+		default:
+			out = append(out, desc+" (used between nodes; MPIGO_FABRIC=off for tcp)")
+		}
+	} else {
+		lib := findLib("libucp.so")
+		where := "not found (apt-get install libucx-dev)"
+		if lib != "" {
+			where = "found " + lib
+		}
+		out = append(out, fmt.Sprintf("ucx: %s; not in this build: CGO_ENABLED=1 go build -tags mpigo_ucx builds it in", where))
+	}
+	lib := findLib("libfabric.so")
+	where := "not found"
+	if lib != "" {
+		where = "found " + lib
+	}
+	out = append(out, fmt.Sprintf("libfabric: %s; not used: mpigo has no libfabric transport yet (docs/fabric.md)", where))
+	return out
+}
 
 // shmStatus says whether processes of one node can talk through shared
 // memory here: the platform has a shared-memory transport and its folder
@@ -48,6 +101,13 @@ func info(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "transports:  self (a rank to itself), inproc (goroutine ranks, single copy), %s, tcp (other processes)\n", shmWord)
 	fmt.Fprintf(stdout, "shm:         %s\n", shmStatus())
+	for i, line := range fabricStatus() {
+		if i == 0 {
+			fmt.Fprintf(stdout, "fabric:      %s\n", line)
+		} else {
+			fmt.Fprintf(stdout, "             %s\n", line)
+		}
+	}
 	haveShm, _ := shm.Available()
 	_, why := shm.CMAStatus()
 	cma := true
@@ -123,6 +183,13 @@ func info(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "  MPIGO_SHM_SPIN    = %s (a waiting rank polls shared memory this long, then sleeps on a futex)\n", spin)
 	}
+	fab := os.Getenv("MPIGO_FABRIC")
+	if fab == "" {
+		fab = "auto"
+	}
+	fmt.Fprintf(stdout, "  MPIGO_FABRIC      = %s (between nodes: ucx, or off for tcp; auto: ucx in builds with -tags mpigo_ucx; docs/fabric.md)\n", fab)
+	fmt.Fprintf(stdout, "  MPIGO_FABRIC_LOCAL = %s (1: the fabric also between processes of one node, for tests and measurements)\n", envOr("MPIGO_FABRIC_LOCAL", "0"))
+	fmt.Fprintf(stdout, "  MPIGO_VERBOSE     = %s (1: each process says which transport reaches each peer; mpigo run --verbose)\n", envOr("MPIGO_VERBOSE", "0"))
 	fmt.Fprintf(stdout, "  MPIGO_SPIN        = %v (a waiting goroutine rank of mpi.Run watches this long before it parks, when each rank has a processor; 0: only in collectives that meet in memory, for 50us; off: never)\n", cfg.Spin)
 	fmt.Fprintf(stdout, "  MPIGO_NP          = ranks a program started without a launcher runs as goroutines (default 1)\n")
 	fmt.Fprintf(stdout, "  MPIGO_RANKS_PER_NODE = %d (goroutine ranks of mpi.Run grouped into pretend nodes of this size, to test node-aware collectives; 0: one node)\n", cfg.RanksPerNode)
@@ -189,4 +256,12 @@ func orDefault(d time.Duration, def string) string {
 		return d.String()
 	}
 	return def + " (default)"
+}
+
+// envOr returns the environment's value of name, or def if it is empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }

@@ -59,6 +59,8 @@ type runConfig struct {
 	hostfile     string
 	agent        string
 	transport    string
+	fabric       string // --fabric: MPIGO_FABRIC
+	verbose      bool   // --verbose: MPIGO_VERBOSE=1
 	insecure     bool
 	hosts        []hostSlots
 	groups       []runGroup
@@ -104,6 +106,8 @@ func runFlags(cfg *runConfig, g *runGroup, n *int, stderr io.Writer) *flag.FlagS
 		fs.StringVar(&cfg.hostfile, "hostfile", "", "read hosts from this file: lines \"host:N\" (MPICH) or \"host slots=N\" (Open MPI); # comments")
 		fs.StringVar(&cfg.agent, "launch-agent", "ssh", "command that runs a command on a host, called as AGENT HOST COMMAND (with --host/--hostfile)")
 		fs.Bool("oversubscribe", false, "accepted for mpirun's sake: mpigo always allows more ranks than cores (waiting ranks sleep)")
+		fs.StringVar(&cfg.fabric, "fabric", "", "the network library between nodes: ucx, or off for tcp (sets MPIGO_FABRIC; default: ucx if mpigo was built with -tags mpigo_ucx; docs/fabric.md)")
+		fs.BoolVar(&cfg.verbose, "verbose", false, "each process says which transport reaches each peer of its ranks (shm, ucx, tcp...) on standard error (sets MPIGO_VERBOSE=1)")
 		fs.StringVar(&cfg.transport, "transport", "", "force the transport between processes of one node: shm (the default) or tcp (sets MPIGO_TRANSPORT)")
 		fs.Var(envList{flag: "x", vals: &cfg.env, warn: &cfg.envWarn}, "x", "`VAR[=VALUE]` in the environment of every rank, also on remote hosts; VAR alone passes on this shell's value (Open MPI's -x)")
 		fs.Var(envList{flag: "genv", vals: &cfg.env}, "genv", "`VAR=VALUE` (or -genv VAR VALUE) in the environment of every rank, also on remote hosts (Hydra's -genv)")
@@ -756,6 +760,12 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			}
 			if cfg.transport != "" {
 				env = append(env, "MPIGO_TRANSPORT="+cfg.transport)
+			}
+			if cfg.fabric != "" {
+				env = append(env, "MPIGO_FABRIC="+cfg.fabric)
+			}
+			if cfg.verbose {
+				env = append(env, "MPIGO_VERBOSE=1")
 			}
 			if cfg.insecure {
 				env = append(env, "MPIGO_TCP_PROTECT=off")

@@ -41,7 +41,8 @@ type Transport struct {
 // the streamed CTS/Data rendezvous that byte-stream transports use
 // ("inproc-stream"); "inproc-spin" lets waiting ranks watch their
 // requests before they park (Config.Spin; with 2 ranks or fewer on 2
-// processors, where the ranks have one each); "tcp" runs the ranks over loopback TCP, as separate
+// processors, where the ranks have one each); "ucx" (in builds with
+// -tags mpigo_ucx) runs them over UCX with the transports UCX_TLS names; "tcp" runs the ranks over loopback TCP, as separate
 // processes would talk; "shm" runs them over shared-memory rings with
 // large messages copied by cross-memory attach, and "shm-ring" with every
 // large message streamed through the rings (the fallback where the kernel
@@ -62,7 +63,7 @@ func Matrix() []Transport {
 	shmRing := shm
 	shmRing.EagerLimit = 64
 	shmRing.NoDirectRead = true
-	return []Transport{
+	m := []Transport{
 		{"inproc", d},
 		{"inproc-rendezvous", rndv},
 		{"inproc-stream", stream},
@@ -71,7 +72,15 @@ func Matrix() []Transport {
 		{"shm", shm},
 		{"shm-ring", shmRing},
 	}
+	if fabric != nil {
+		m = append(m, fabric(Transport{Config: d})...)
+	}
+	return m
 }
+
+// fabric, set in builds with a fabric transport (fabric_ucx.go), returns
+// the matrix's configurations over it, made from the default one.
+var fabric func(d Transport) []Transport
 
 // Transports returns the configurations of the matrix, filtered by
 // MPIGO_CONFORMANCE when it is set.

@@ -1,7 +1,7 @@
 package device
 
 // Routes: the one file of the module, outside the transports themselves,
-// that names concrete transports (inproc, self, shm, tcp). It decides
+// that names concrete transports (inproc, self, shm, tcp, ucx). It decides
 // which transport reaches each peer of a rank and starts those
 // transports, for both kinds of job: a goroutine job (Run: LocalNet) and
 // a process of a launched job (Main: LaunchedNet). package mpi builds
@@ -12,6 +12,7 @@ package device
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -20,6 +21,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mpigo/mpi/internal/boot"
@@ -30,13 +32,14 @@ import (
 	"github.com/mpigo/mpi/internal/transport/self"
 	"github.com/mpigo/mpi/internal/transport/shm"
 	"github.com/mpigo/mpi/internal/transport/tcp"
+	"github.com/mpigo/mpi/internal/transport/ucx"
 	"github.com/mpigo/mpi/internal/wire"
 )
 
 // NetConfig is what the routes need of package mpi's Config (config.go
 // reads the environment; the device reads none).
 type NetConfig struct {
-	Transport    string        // "", "inproc", "shm" or "tcp"
+	Transport    string        // "", "inproc", "shm", "tcp" or (goroutine ranks) "ucx"
 	TCPProtect   string        // MPIGO_TCP_PROTECT
 	TCPSockBuf   int           // kernel socket buffer sizes, if positive
 	NoDirectRead bool          // goroutine ranks: no single copy (Config.NoDirectRead)
@@ -45,6 +48,16 @@ type NetConfig struct {
 	ShmSpin      time.Duration // a launched job's poll time, if ShmSpinSet
 	ShmSpinSet   bool
 	Gateways     string // MPIGO_GATEWAYS: docs/gateways.md
+	// Fabric is MPIGO_FABRIC: "" (the fabric between nodes if this
+	// build has one), "ucx", or "off" (docs/fabric.md).
+	Fabric string
+	// FabricLocal (MPIGO_FABRIC_LOCAL=1) takes the fabric between the
+	// processes of one node too, instead of shared memory: for tests and
+	// measurements on one machine.
+	FabricLocal bool
+	// Verbose (MPIGO_VERBOSE=1, mpigo run --verbose): each process says
+	// which transport reaches each peer of its ranks.
+	Verbose bool
 }
 
 // Class is the kind of an Error, which package mpi turns into its error
@@ -99,6 +112,7 @@ type LocalNet struct {
 	shms    []*shm.Transport // "shm": each rank's, as it is made
 	jobID   uint64           // "shm": names the inboxes
 	lns     []net.Listener   // "tcp": each rank's
+	ucxs    []*ucx.Transport // "ucx": each rank's, as it is made
 	secret  []byte           // "tcp"
 	protect tcp.Protect      // "tcp"
 }
@@ -115,6 +129,11 @@ func NewLocalNet(n int, cfg NetConfig, prog *progress.Progress) (*LocalNet, erro
 		ln.fab = inproc.NewFabric(n)
 	case "shm":
 		ln.shms = make([]*shm.Transport, n)
+	case "ucx":
+		if !ucx.Built {
+			return nil, &Error{Class: ClassArg, Msg: "transport \"ucx\"", Cause: ucx.ErrNotBuilt}
+		}
+		ln.ucxs = make([]*ucx.Transport, n)
 	case "tcp":
 		var err error
 		if ln.protect, err = tcp.ParseProtect(cfg.TCPProtect); err != nil {
@@ -133,7 +152,7 @@ func NewLocalNet(n int, cfg NetConfig, prog *progress.Progress) (*LocalNet, erro
 			ln.lns = append(ln.lns, l)
 		}
 	default:
-		return nil, &Error{Class: ClassArg, Msg: fmt.Sprintf("unknown transport %q (want inproc, shm or tcp)", cfg.Transport)}
+		return nil, &Error{Class: ClassArg, Msg: fmt.Sprintf("unknown transport %q (want inproc, shm, tcp or ucx)", cfg.Transport)}
 	}
 	return ln, nil
 }
@@ -154,6 +173,19 @@ func (ln *LocalNet) Routes(d *Device) (RouteFunc, error) {
 			return nil, &Error{Class: ClassOther, Msg: "shm transport", Cause: err}
 		}
 		ln.shms[r] = t
+		other = t
+	case ln.ucxs != nil:
+		ucxs := ln.ucxs
+		t, err := d.startUCX(ucx.Config{Size: n, Addrs: func(peer int) ([]byte, error) {
+			if ucxs[peer] == nil {
+				return nil, fmt.Errorf("rank %d has no ucx endpoint", peer)
+			}
+			return ucxs[peer].Address(), nil
+		}}, ln.prog)
+		if err != nil {
+			return nil, &Error{Class: ClassOther, Msg: "ucx transport", Cause: err}
+		}
+		ln.ucxs[r] = t
 		other = t
 	default:
 		lns := ln.lns
@@ -214,6 +246,9 @@ type LaunchedNet struct {
 	bindHost, advertise string
 	fab                 *inproc.Fabric
 	shms                []*shm.Transport
+	// fabric: every process of the job starts a UCX endpoint and publishes
+	// its address (they all make the same choice, from the same settings).
+	fabric bool
 }
 
 // NewLaunchedNet chooses the transports of this process's ranks in the job
@@ -254,6 +289,9 @@ func NewLaunchedNet(info *boot.Info, cfg NetConfig, prog *progress.Progress) (*L
 	if len(ln.gateways.Nets) == 0 {
 		ln.gateways = nil
 	}
+	if ln.fabric, err = chooseFabric(cfg, len(info.NodeRanks) < info.Size); err != nil {
+		return nil, err
+	}
 	ln.shmPeers = ln.useShm && len(info.NodeRanks) > info.RanksHere
 	if ln.shmPeers && cfg.ShmSpinSet {
 		ln.spin = cfg.ShmSpin
@@ -263,6 +301,26 @@ func NewLaunchedNet(info *boot.Info, cfg NetConfig, prog *progress.Progress) (*L
 		prog.SetPollTime(cfg.ShmSpin)
 	}
 	return ln, nil
+}
+
+// chooseFabric says whether a launched job uses the fabric (UCX), as
+// MPIGO_FABRIC asks: by default when this build has it and the job spans
+// nodes (or MPIGO_FABRIC_LOCAL asks for it on one).
+func chooseFabric(cfg NetConfig, multiNode bool) (bool, error) {
+	switch cfg.Fabric {
+	case "off", "tcp":
+		return false, nil
+	case "", "auto":
+		return ucx.Built && (multiNode || cfg.FabricLocal), nil
+	case "ucx":
+		if !ucx.Built {
+			return false, &Error{Class: ClassArg, Msg: "MPIGO_FABRIC=ucx", Cause: ucx.ErrNotBuilt}
+		}
+		return multiNode || cfg.FabricLocal, nil
+	case "ofi":
+		return false, &Error{Class: ClassArg, Msg: "MPIGO_FABRIC=ofi: the libfabric transport is not written yet (docs/fabric.md); use ucx or off"}
+	}
+	return false, &Error{Class: ClassArg, Msg: fmt.Sprintf("MPIGO_FABRIC=%q: want ucx or off", cfg.Fabric)}
 }
 
 // isLocalName reports whether node names this machine's loopback (ranks
@@ -277,6 +335,10 @@ func isLocalName(node string) bool {
 
 // addrKey is the key under which rank r publishes its tcp address.
 func addrKey(r int) string { return "mpigo.tcp." + strconv.Itoa(r) }
+
+// ucxKey is the key under which rank r publishes its UCX worker's address
+// (in hex: some stores take only printable values).
+func ucxKey(r int) string { return "mpigo.ucx." + strconv.Itoa(r) }
 
 // Routes starts d's transports, publishes its tcp address in the job's
 // store, and returns its routes.
@@ -303,21 +365,93 @@ func (ln *LaunchedNet) Routes(d *Device) (RouteFunc, error) {
 		}
 		ln.shms = append(ln.shms, sh)
 	}
+	var fab *ucx.Transport
+	if ln.fabric {
+		fab, err = d.startUCX(ucx.Config{Size: info.Size, Addrs: func(peer int) ([]byte, error) {
+			v, err := info.KV.Get(ucxKey(peer))
+			if err != nil {
+				return nil, err
+			}
+			return hex.DecodeString(v)
+		}}, ln.prog)
+		if err != nil {
+			return nil, fmt.Errorf("mpi: rank %d on node %s cannot use UCX: %w (MPIGO_FABRIC=off uses tcp between nodes; docs/fabric.md)", r, info.Node, err)
+		}
+		if err := info.KV.Put(ucxKey(r), hex.EncodeToString(fab.Address())); err != nil {
+			return nil, err
+		}
+	}
 	if err := info.KV.Put(addrKey(r), net.JoinHostPort(ln.advertise, port)); err != nil {
 		return nil, err
 	}
 	onNode := func(peer int) bool { _, ok := slices.BinarySearch(info.NodeRanks, peer); return ok }
-	return func(peer int) transport.Transport {
+	route := func(peer int) transport.Transport {
 		switch {
 		case peer == r:
 			return me
 		case peer >= base && peer < base+k:
 			return in
+		case fab != nil && ln.cfg.FabricLocal:
+			return fab
 		case sh != nil && onNode(peer):
 			return sh
+		case fab != nil && !onNode(peer):
+			return fab
 		}
 		return tr
-	}, nil
+	}
+	if ln.cfg.Verbose {
+		fmt.Fprintf(os.Stderr, "mpigo: rank %d on node %s reaches %s\n", r, info.Node, describeRoutes(info.Size, route))
+	}
+	return route, nil
+}
+
+// describeRoutes says which transport reaches each of n peers: "self 0,
+// shm 1-3, ucx 4-7".
+func describeRoutes(n int, route func(peer int) transport.Transport) string {
+	var parts []string
+	last, from := "", 0
+	flush := func(to int) {
+		if last == "" {
+			return
+		}
+		if from == to {
+			parts = append(parts, fmt.Sprintf("%s %d", last, from))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s %d-%d", last, from, to))
+		}
+	}
+	for p := 0; p < n; p++ {
+		name := fmt.Sprintf("%T", route(p))
+		if nm, ok := route(p).(interface{ Name() string }); ok {
+			name = nm.Name()
+		}
+		if name != last {
+			flush(p - 1)
+			last, from = name, p
+		}
+	}
+	flush(n - 1)
+	return strings.Join(parts, ", ")
+}
+
+// startUCX starts d's UCX endpoint: cfg gives the job's size and address
+// lookup; the rank, the handler and the failure callback are d's. A job's
+// waits poll it; it closes when the job does.
+func (d *Device) startUCX(cfg ucx.Config, prog *progress.Progress) (*ucx.Transport, error) {
+	d.StartReplies()
+	cfg.Rank = d.Rank
+	cfg.Handler = d.DeliverQueued
+	cfg.OnPeerError = d.Hooks.PeerFailed
+	t, err := ucx.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Closers run last first: t leaves the job's progress before it closes.
+	d.Hooks.AddCloser(t.Close)
+	d.Hooks.AddCloser(func() error { prog.Remove(t); return nil })
+	prog.Add(t)
+	return t, nil
 }
 
 // attachError classes an error of mapping the node's inboxes after the

@@ -4,7 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 	"testing"
+
+	"github.com/mpigo/mpi/internal/transport"
+	"github.com/mpigo/mpi/internal/transport/ucx"
+	"github.com/mpigo/mpi/internal/wire"
 )
 
 // A peer's inbox gone after the start-up fence means the peer left the
@@ -20,5 +25,73 @@ func TestAttachError(t *testing.T) {
 	other := fmt.Errorf("shm: rank 2: the inbox of rank 3 does not match this job's layout")
 	if err := attachError(other); errors.As(err, &de) || err != other {
 		t.Errorf("layout mismatch: %v, want it unchanged", err)
+	}
+}
+
+// MPIGO_FABRIC decides alike in every process: the fabric between nodes
+// by default when the build has it, never with off, on one node only when
+// MPIGO_FABRIC_LOCAL asks; a fabric the build lacks, or a bad value, is
+// an argument error that says how to build it in.
+func TestChooseFabric(t *testing.T) {
+	cases := []struct {
+		fabric      string
+		local, many bool
+		want        bool
+		err         string
+	}{
+		{"", false, true, ucx.Built, ""},
+		{"", false, false, false, ""},
+		{"", true, false, ucx.Built, ""},
+		{"off", true, true, false, ""},
+		{"ofi", false, true, false, "not written"},
+		{"infiniband", false, true, false, "want ucx or off"},
+	}
+	if ucx.Built {
+		cases = append(cases, struct {
+			fabric      string
+			local, many bool
+			want        bool
+			err         string
+		}{"ucx", false, true, true, ""})
+	} else {
+		cases = append(cases, struct {
+			fabric      string
+			local, many bool
+			want        bool
+			err         string
+		}{"ucx", false, true, false, "-tags mpigo_ucx"})
+	}
+	for _, c := range cases {
+		got, err := chooseFabric(NetConfig{Fabric: c.fabric, FabricLocal: c.local}, c.many)
+		var de *Error
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("MPIGO_FABRIC=%q local=%v multi-node=%v: %v", c.fabric, c.local, c.many, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || !errors.As(err, &de) || de.Class != ClassArg):
+			t.Errorf("MPIGO_FABRIC=%q: error %v, want an argument error saying %q", c.fabric, err, c.err)
+		case got != c.want:
+			t.Errorf("MPIGO_FABRIC=%q local=%v multi-node=%v: fabric %v, want %v", c.fabric, c.local, c.many, got, c.want)
+		}
+	}
+}
+
+type named string
+
+func (n named) Send(wire.Frame) error { return nil }
+func (n named) Name() string          { return string(n) }
+
+// mpigo run --verbose prints each process's routes as runs of peers.
+func TestDescribeRoutes(t *testing.T) {
+	route := func(peer int) transport.Transport {
+		switch {
+		case peer == 1:
+			return named("self")
+		case peer < 4:
+			return named("shm")
+		}
+		return named("ucx")
+	}
+	if got, want := describeRoutes(7, route), "shm 0, self 1, shm 2-3, ucx 4-6"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
