@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/mpigo/mpi"
+	"github.com/mpigo/mpi/internal/progress"
 )
 
 // Phases of the library: MPI_Init moves it from before to running,
@@ -104,6 +105,9 @@ func initThread(fn string, required int32, prov *int32) int32 {
 	if phase.Load() != phaseBefore {
 		return raise(fn, noComm, classErr(MPI_ERR_OTHER, "MPI may be initialized only once"))
 	}
+	// Every call from C runs on a goroutine locked to its thread: the
+	// job's waits must not yield the Go way (progress.SetLockedCallers).
+	progress.SetLockedCallers()
 	w, err := mpi.Init()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "mpigo: %s: %v\n", fn, err)
@@ -128,6 +132,7 @@ func initThread(fn string, required int32, prov *int32) int32 {
 		*prov = provided
 	}
 	phase.Store(phaseRunning)
+	fastStart(w.Rank(), w.Size())
 	return MPI_SUCCESS
 }
 
@@ -137,6 +142,7 @@ func implFinalize() int32 {
 	if rc := running("MPI_Finalize"); rc != 0 {
 		return rc
 	}
+	fastStop()
 	phase.Store(phaseAfter)
 	if err := mpi.Finalize(); err != nil {
 		fmt.Fprintf(os.Stderr, "mpigo: MPI_Finalize: %v\n", err)

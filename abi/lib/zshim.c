@@ -6,6 +6,7 @@
 
 #include "mpi.h"
 #include "_cgo_export.h"
+#include "fast.h"
 
 int PMPI_Abi_get_fortran_booleans(int logical_size, void *logical_true, void *logical_false, int *is_set)
 {
@@ -615,6 +616,8 @@ int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
 
 int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
+	if (mpigo_fast_MPI_Comm_rank(comm, rank))
+		return MPI_SUCCESS;
 	return (int)mpigo_MPI_Comm_rank((GoUintptr)comm, (void *)rank);
 }
 #pragma weak MPI_Comm_rank = PMPI_Comm_rank
@@ -657,6 +660,8 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 
 int PMPI_Comm_size(MPI_Comm comm, int *size)
 {
+	if (mpigo_fast_MPI_Comm_size(comm, size))
+		return MPI_SUCCESS;
 	return (int)mpigo_MPI_Comm_size((GoUintptr)comm, (void *)size);
 }
 #pragma weak MPI_Comm_size = PMPI_Comm_size

@@ -28,7 +28,7 @@ var (
 
 // abiPrograms are the C programs of testdata/abi.
 var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo", "attrs", "errh", "greq",
-	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll", "info"}
+	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll", "info", "waits", "hang"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -136,6 +136,10 @@ func TestABIPrograms(t *testing.T) {
 		{"pcoll", 0, "pcoll OK"},
 		{"pcoll", 3, "pcoll OK"},
 		{"info", 0, "info OK"},
+		// More ranks than the 2 cores of a small machine: the polling
+		// waits of C threads give the cores away.
+		{"waits", 2, "waits OK"},
+		{"waits", 8, "waits OK"},
 	} {
 		t.Run(fmt.Sprintf("%s-%d", tc.prog, tc.n), func(t *testing.T) {
 			prog := filepath.Join(bin, tc.prog)
@@ -184,6 +188,21 @@ func TestABIULFM(t *testing.T) {
 	code := run([]string{"run", "--ft", "--timeout", "60s", "-n", "4", filepath.Join(bin, "ulfm")}, &out, &errs)
 	if code != 137 || strings.Count(out.String(), "ulfm OK") != 3 {
 		t.Fatalf("exit %d, want 137 (the killed rank's) and 3 survivors OK\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
+	}
+}
+
+// TestABIHangReport: two C ranks that each receive from the other first
+// get the hang report, which names both receives (their waits, on
+// goroutines locked to the C threads, park as mpigo's own do), and the
+// job ends.
+func TestABIHangReport(t *testing.T) {
+	_, bin := abiSetup(t)
+	var out, errs strings.Builder
+	code := run([]string{"run", "--hang-report", "1s", "--timeout", "60s", "-n", "2", filepath.Join(bin, "hang")}, &out, &errs)
+	e := errs.String()
+	if code == 0 || strings.Contains(out.String(), "not reached") || !strings.Contains(e, "hang report") ||
+		!strings.Contains(e, "rank 0: waits in Recv from 1 tag 7") || !strings.Contains(e, "rank 1: waits in Recv from 0 tag 7") {
+		t.Fatalf("exit %d, want a failure and a hang report naming both receives\nstdout:\n%s\nstderr:\n%s", code, out.String(), e)
 	}
 }
 

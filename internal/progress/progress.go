@@ -12,7 +12,9 @@
 // A Progress belongs to one job: the transports of the job register with
 // it, and the job's waits poll only them. Two jobs of one process (two
 // Run calls at once, or tests) neither poll each other's transports nor
-// share their tunables. Nothing here is process-global.
+// share their tunables. The one process-global fact is who waits: a C
+// program's calls (the ABI library) run on goroutines locked to its
+// threads (SetLockedCallers).
 //
 // The engine knows nothing of this package: engine.Request.WaitIn takes
 // an engine.Progress, which *Progress implements.
@@ -20,6 +22,7 @@ package progress
 
 import (
 	"runtime"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,14 +52,80 @@ type Progress struct {
 	// spin: a wait with no source to poll watches its request for the
 	// poll time before it parks (SetSpin).
 	spin atomic.Bool
+	// locked: waits run on goroutines locked to their threads, for which
+	// runtime.Gosched is a hand-over of the processor to another thread
+	// and back (SetLockedCallers).
+	locked atomic.Bool
+	// runq reads the runtime's count of runnable goroutines for locked
+	// waits (othersRunnable); TryLock: a wait that finds it taken does not
+	// read.
+	runq struct {
+		sync.Mutex
+		s [1]metrics.Sample
+	}
 }
+
+// goYield, osYield and rawOSYield are runtime.Gosched, schedYield and
+// rawSchedYield, which tests count.
+var goYield, osYield, rawOSYield = runtime.Gosched, schedYield, rawSchedYield
+
+// othersRunnable is (*Progress).othersRunnable, which tests replace.
+var othersRunnable = (*Progress).othersRunnable
+
+// lockedCallers is what SetLockedCallers said.
+var lockedCallers atomic.Bool
+
+// SetLockedCallers says that the process's MPI calls, and so its waits,
+// run on goroutines locked to operating-system threads: a C program's
+// threads calling into Go through the ABI library (abi/lib), where each
+// call from C runs on a goroutine locked to the calling thread. A
+// runtime.Gosched there does not switch goroutines on the thread: the
+// locked goroutine's thread gives its processor to another thread, sleeps,
+// and is woken and handed the processor back, several microseconds and
+// futex calls each time, so a polling wait that yielded every few
+// microseconds spent most of an 8-byte message's trip there (3-4 us one
+// way against 0.46 from Go). Waits of Progresses made after the call
+// then call runtime.Gosched while they poll only when the runtime counts
+// goroutines waiting for a processor (othersRunnable): they poll the
+// transports themselves, so the transports' pollers have nothing to do
+// meanwhile. They give the core to other processes with sched_yield on an
+// oversubscribed node (rawSchedYield: one the runtime does not see, which
+// would hand the processor over too).
+func SetLockedCallers() { lockedCallers.Store(true) }
 
 // New returns a Progress with no sources that polls DefaultPollTime.
 func New() *Progress {
 	p := &Progress{}
 	p.pollTime.Store(int64(DefaultPollTime))
+	p.locked.Store(lockedCallers.Load())
+	p.runq.s[0].Name = runnableMetric
 	return p
 }
+
+// runnableMetric is the runtime's approximate count of goroutines ready
+// to run but not running.
+const runnableMetric = "/sched/goroutines/runnable:goroutines"
+
+// othersRunnable reports whether goroutines wait for a processor, as far
+// as the runtime's count tells (about 0.2 us to read). A wait on a locked
+// goroutine yields to them only then: goroutines of mpigo itself (a
+// non-blocking collective's, a TCP reader, a window's server) may be what
+// it waits for, and with a processor per rank they get none while it
+// polls (MPI_Iallreduce then MPI_Wait from C took 127 us, against 40
+// when the wait yielded always).
+func (p *Progress) othersRunnable() bool {
+	if !p.runq.TryLock() {
+		return false
+	}
+	defer p.runq.Unlock()
+	metrics.Read(p.runq.s[:])
+	v := p.runq.s[0].Value
+	return v.Kind() == metrics.KindUint64 && v.Uint64() > 0
+}
+
+// LockedCallers reports whether waits of p run on locked goroutines
+// (SetLockedCallers was called before New).
+func (p *Progress) LockedCallers() bool { return p.locked.Load() }
 
 // SetPollTime sets how long a wait polls before it parks (0 or less: it
 // parks at once). Call it before the job's ranks start.
@@ -139,13 +208,24 @@ func (s *sourceSet) idle() {
 	for _, t := range s.l {
 		t.MarkWait() // still here: the transport's poller keeps napping
 	}
+	if s.p.locked.Load() {
+		// No runtime.Gosched: on a locked goroutine it costs microseconds
+		// (SetLockedCallers).
+		if s.p.oversubscribed.Load() {
+			rawOSYield()
+		}
+		if s.idles.Add(1)&15 == 0 && othersRunnable(s.p) {
+			goYield()
+		}
+		return
+	}
 	if s.p.oversubscribed.Load() {
-		runtime.Gosched()
-		schedYield()
+		goYield()
+		osYield()
 		return
 	}
 	if s.idles.Add(1)&15 == 0 {
-		runtime.Gosched()
+		goYield()
 	}
 }
 

@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -218,4 +219,101 @@ func TestRankAwait(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A wait of a C program's thread (SetLockedCallers: a goroutine locked to
+// the thread) calls runtime.Gosched while it polls, which there costs a
+// hand-over of the processor to another thread and back, only when other
+// goroutines wait for a processor; it gives
+// the core to other processes with a raw sched_yield only on an
+// oversubscribed node. Other waits keep yielding to goroutines.
+func TestLockedCallersDoNotGosched(t *testing.T) {
+	defer func(g, o, r func(), q func(*Progress) bool) {
+		goYield, osYield, rawOSYield, othersRunnable = g, o, r, q
+	}(goYield, osYield, rawOSYield, othersRunnable)
+	var gos, oss, raws atomic.Int64
+	var runnable atomic.Bool
+	othersRunnable = func(*Progress) bool { return runnable.Load() }
+	goYield = func() { gos.Add(1) }
+	osYield = func() { oss.Add(1) }
+	rawOSYield = func() { raws.Add(1) }
+	for _, tt := range []struct {
+		locked, oversubscribed bool
+		runnable               bool // other goroutines wait for a processor
+		wantGo, wantOS         bool
+	}{
+		{false, false, false, true, false},
+		{false, true, false, true, true},
+		{true, false, false, false, false},
+		{true, true, false, false, true},
+		{true, false, true, true, false},
+		{true, true, true, true, true},
+	} {
+		runnable.Store(tt.runnable)
+		gos.Store(0)
+		oss.Store(0)
+		raws.Store(0)
+		p := New()
+		p.locked.Store(tt.locked)
+		p.SetOversubscribed(tt.oversubscribed)
+		p.SetPollTime(2 * time.Millisecond)
+		s := &fakeSource{}
+		p.Add(s)
+		if p.Await(new(engine.Request)) {
+			t.Fatalf("locked %v, oversubscribed %v: Await of a request nothing completes = true", tt.locked, tt.oversubscribed)
+		}
+		if s.polls.Load() == 0 {
+			t.Errorf("locked %v, oversubscribed %v: the source was never polled", tt.locked, tt.oversubscribed)
+		}
+		if got := gos.Load() > 0; got != tt.wantGo {
+			t.Errorf("locked %v, oversubscribed %v, others runnable %v: runtime.Gosched called %d times, want any: %v", tt.locked, tt.oversubscribed, tt.runnable, gos.Load(), tt.wantGo)
+		}
+		// A locked caller's sched_yield is the raw one, which the runtime
+		// does not see (a hand-over point otherwise).
+		sys, other := &oss, &raws
+		if tt.locked {
+			sys, other = &raws, &oss
+		}
+		if got := sys.Load() > 0; got != tt.wantOS || other.Load() != 0 {
+			t.Errorf("locked %v, oversubscribed %v: sched_yield called %d times (%d the other way), want any: %v", tt.locked, tt.oversubscribed, sys.Load(), other.Load(), tt.wantOS)
+		}
+	}
+}
+
+// SetLockedCallers applies to the Progresses made after it.
+func TestSetLockedCallers(t *testing.T) {
+	defer lockedCallers.Store(lockedCallers.Load())
+	if New().LockedCallers() {
+		t.Fatal("a Progress of a process that did not call SetLockedCallers has locked callers")
+	}
+	SetLockedCallers()
+	if !New().LockedCallers() {
+		t.Fatal("a Progress made after SetLockedCallers does not have locked callers")
+	}
+}
+
+// othersRunnable reads the runtime's count: true while a goroutine waits
+// for this test's only processor.
+func TestOthersRunnable(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	p := New()
+	p.othersRunnable() // the first read sets the metrics up, and may block
+	ready := make(chan struct{})
+	var ran atomic.Bool
+	go func() {
+		close(ready)
+		ran.Store(true)
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for !p.othersRunnable() {
+		// The goroutine above is runnable and cannot have run: this
+		// goroutine has not yielded the only processor.
+		if ran.Load() {
+			t.Skip("the goroutine ran before the count was read (preempted)")
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("othersRunnable never reported the runnable goroutine")
+		}
+	}
+	<-ready
 }

@@ -6,3 +6,6 @@ package progress
 // sched_yield without cgo (macOS, Windows, ...) the callers yield to the
 // goroutines beside them only.
 func schedYield() {}
+
+// rawSchedYield is schedYield.
+func rawSchedYield() {}
