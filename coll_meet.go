@@ -175,7 +175,7 @@ type meets struct {
 // a time; every rank's view of it uses messages.
 func (c *Comm) inProcess() bool {
 	p := c.p
-	return p.job.inproc && !p.job.ft && !p.multiNode && p.reprs == nil && c.inter == nil && c.shadow != nil && c.pinned == 0
+	return p.job.inproc && !p.job.ft && !p.multiNode && p.reprs == nil && c.inter == nil && c.shadow != nil && c.pinned == 0 && !c.ext
 }
 
 // meet returns c's meeting point, made on first use.

@@ -159,6 +159,12 @@ type Config struct {
 	// launcher as under Run).
 	hangKeep bool
 	shmDir   string // MPIGO_SHM_DIR: where shared-memory inboxes and segments live ("": the platform's)
+	// parentPort is MPIGO_PARENT_PORT: the port of the job that spawned
+	// this one, which its world connects to before the program runs
+	// (spawn.go); universe (MPIGO_UNIVERSE_SIZE) and appNum
+	// (MPIGO_APPNUM) are the attributes of the same names.
+	parentPort       string
+	universe, appNum int
 }
 
 // DefaultConfig returns the built-in tunables, overridden by the
@@ -226,6 +232,9 @@ func DefaultConfig() Config {
 	c.shmNoCMA = !shmCMA(getenv("MPIGO_SHM_CMA"))
 	c.traceDir = getenv("MPIGO_TRACE_DIR")
 	c.shmDir = getenv("MPIGO_SHM_DIR")
+	c.parentPort = getenv("MPIGO_PARENT_PORT")
+	c.universe, _ = envInt("MPIGO_UNIVERSE_SIZE")
+	c.appNum, _ = envInt("MPIGO_APPNUM")
 	return c
 }
 

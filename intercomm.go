@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/mpigo/mpi/internal/coll"
+	"github.com/mpigo/mpi/internal/device"
 )
 
 // Intercommunicators (MPI-3.1 section 6.6): a communicator between two
@@ -29,6 +30,11 @@ import (
 type interComm struct {
 	local []int // world rank of each member of the local group
 	lc    *Comm // the local group, for the collectives' local steps
+	// link is the connection to another job whose members the remote
+	// group are (port.go), or nil; low says that the local group comes
+	// first where both groups must agree on an order (the accepting one).
+	link *device.Link
+	low  bool
 }
 
 // newInterComm makes an intercommunicator on context id id.
@@ -313,7 +319,13 @@ func (c *Comm) IntercommMerge(high bool) (_ *Comm, err error) {
 		return nil, c.fail(op, ErrComm, loc{}, "the group leaders could not exchange their flags")
 	}
 	local, remote := c.inter.local, c.group
-	localFirst := !high && theirs[0] == 1 || (high == (theirs[0] == 1) && local[0] < remote[0])
+	// Peer numbers of another job's members are this rank's own, so
+	// between jobs the accepting group counts as the lower.
+	lower := local[0] < remote[0]
+	if c.inter.link != nil {
+		lower = c.inter.low
+	}
+	localFirst := !high && theirs[0] == 1 || (high == (theirs[0] == 1) && lower)
 	var merged []int
 	rank := c.rank
 	if localFirst {

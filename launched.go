@@ -62,7 +62,13 @@ func realtimeWarning(rank, gomaxprocs, share int, rt bool) string {
 // they first send to them. Ranks hosted by the same process (the
 // launcher's --ranks-per-proc) are goroutines that talk through inproc.
 func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
-	j := &job{size: info.Size, exit: os.Exit, prog: progress.New(), hung: make(chan struct{}), hangKeep: cfg.hangKeep}
+	j := &job{size: info.Size, exit: os.Exit, prog: progress.New(), hung: make(chan struct{}), hangKeep: cfg.hangKeep,
+		linkAddr: info.Addr, boot: info, universe: info.Size}
+	launchAddr.Store(info.Addr)
+	launchInfo.Store(info)
+	if cfg.universe > 0 {
+		j.universe = cfg.universe
+	}
 	liveJobs.Add(1)
 	defer liveJobs.Add(-1)
 	if a, ok := info.KV.(boot.Aborter); ok {
@@ -131,6 +137,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	local := func(r int) bool { return r >= base && r < base+k }
 	stopFT := j.startFT(cfg, local) // ft.go
 	errs := make([]error, k)
+	g := withParent(cfg.parentPort, f)
 	var wg sync.WaitGroup
 	for i, p := range j.procs {
 		wg.Add(1)
@@ -141,7 +148,8 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 				errs[i] = &RankError{Rank: p.Rank, Err: err}
 				return
 			}
-			err := runRank(p, f)
+			p.appNum = cfg.appNum
+			err := runRank(p, g)
 			p.closeMail()
 			if err != nil {
 				errs[i] = &RankError{Rank: p.Rank, Err: err}
