@@ -310,3 +310,132 @@ func TestCommJoin(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func init() {
+	mpi.RegisterSpawnable("spawntest.ping", func(world *mpi.Comm) error {
+		p := world.GetParent()
+		v, _, err := mpi.Recv[int](p, 0, 0)
+		if err != nil {
+			return err
+		}
+		if err := mpi.Send(p, v+world.Rank(), 0, 0); err != nil {
+			return err
+		}
+		return p.Disconnect()
+	})
+	// spaiccreate: the children build an intercommunicator with their
+	// parents through IntercommCreate over the merged communicator.
+	mpi.RegisterSpawnable("spawntest.iccreate", func(world *mpi.Comm) error {
+		p := world.GetParent()
+		m, err := p.IntercommMerge(true)
+		if err != nil {
+			return err
+		}
+		ic, err := mpi.IntercommCreate(world, 0, m, 0, 9)
+		if err != nil {
+			return err
+		}
+		v, err := mpi.Allreduce(ic, world.Rank()+1, mpi.Sum[int]())
+		if err != nil {
+			return err
+		}
+		if v != 3 { // the parents: 1+2
+			return fmt.Errorf("child: %d from the parents", v)
+		}
+		ic.Free()
+		m.Free()
+		return p.Disconnect()
+	})
+}
+
+// concurrent_spawns: ranks spawn at the same time on their own Self, and
+// one spawns over and over.
+func TestSpawnConcurrent(t *testing.T) {
+	err := mpi.Run(3, func(world *mpi.Comm) error {
+		rounds := 1
+		if world.Rank() == 0 {
+			rounds = 4
+		}
+		for i := 0; i < rounds; i++ {
+			ic, _, err := world.Self().Spawn("spawntest.ping", nil, 2, nil, 0)
+			if err != nil {
+				return err
+			}
+			for r := 0; r < 2; r++ {
+				if err := mpi.Send(ic, 100*world.Rank()+i, r, 0); err != nil {
+					return err
+				}
+			}
+			for r := 0; r < 2; r++ {
+				v, _, err := mpi.Recv[int](ic, r, 0)
+				if err != nil {
+					return err
+				}
+				if v != 100*world.Rank()+i+r {
+					return fmt.Errorf("round %d: child %d said %d", i, r, v)
+				}
+			}
+			if err := ic.Disconnect(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSpawnIntercommCreate(t *testing.T) {
+	err := mpi.Run(2, func(world *mpi.Comm) error {
+		p, _, err := world.Spawn("spawntest.iccreate", nil, 3, nil, 0)
+		if err != nil {
+			return err
+		}
+		m, err := p.IntercommMerge(false)
+		if err != nil {
+			return err
+		}
+		ic, err := mpi.IntercommCreate(world, 0, m, 2, 9) // the children's leader is merged rank 2
+		if err != nil {
+			return err
+		}
+		v, err := mpi.Allreduce(ic, world.Rank()+1, mpi.Sum[int]())
+		if err != nil {
+			return err
+		}
+		if v != 6 { // the children: 1+2+3
+			return fmt.Errorf("parent: %d from the children", v)
+		}
+		ic.Free()
+		m.Free()
+		return p.Disconnect()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// disconnect: Disconnect with the other job gone ends, with an error.
+func TestDisconnectPeerGone(t *testing.T) {
+	err := mpi.Run(1, func(world *mpi.Comm) error {
+		ic, _, err := world.Spawn("spawntest.fail", nil, 1, nil, 0)
+		if err != nil {
+			return err
+		}
+		done := make(chan error, 1)
+		go func() { done <- ic.Disconnect() }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, mpi.ErrProcFailed) {
+				return fmt.Errorf("Disconnect from a failed job: %v, want ErrProcFailed", err)
+			}
+		case <-time.After(8 * time.Second):
+			return errors.New("Disconnect from a failed job hangs")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
