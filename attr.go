@@ -76,9 +76,10 @@ var (
 	// AttrWtimeIsGlobal gives whether clocks are synchronised across the
 	// job, a bool: false (MPI_WTIME_IS_GLOBAL).
 	AttrWtimeIsGlobal = &Keyval{name: "AttrWtimeIsGlobal", predefined: func(*Comm) any { return false }}
-	// AttrUniverseSize gives the job size as an int (MPI_UNIVERSE_SIZE:
-	// every rank of the job runs in the world communicator).
-	AttrUniverseSize = &Keyval{name: "AttrUniverseSize", predefined: func(c *Comm) any { return c.p.job.Size }}
+	// AttrUniverseSize gives, as an int, how many processes the job may
+	// have (MPI_UNIVERSE_SIZE): the slots of mpigo run's hosts when it
+	// was given some (MPIGO_UNIVERSE_SIZE), else the job's size.
+	AttrUniverseSize = &Keyval{name: "AttrUniverseSize", predefined: func(c *Comm) any { return max(c.p.job.universe, c.p.job.Size) }}
 )
 
 // attrTable holds a communicator's attributes in the order they were set.

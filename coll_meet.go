@@ -180,7 +180,7 @@ type meets struct {
 // time, and no other call meets there.
 func (c *Comm) inProcess() bool {
 	p := c.p
-	return p.job.inproc && !p.job.ft && !p.multiNode && p.reprs == nil && c.inter == nil && c.shadow != nil && (c.pinned == 0 || c.ownMeet)
+	return p.job.inproc && !p.job.ft && !p.multiNode && p.reprs == nil && c.inter == nil && c.shadow != nil && (c.pinned == 0 || c.ownMeet) && !c.ext
 }
 
 // meet returns c's meeting point, made on first use.

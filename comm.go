@@ -76,12 +76,21 @@ type Comm struct {
 	info  atomic.Pointer[Info] // hints set with SetInfo (info.go)
 
 	ftState commFT // acknowledged failures (ft.go)
+	// ext: a member is a process of another job, reached through a link
+	// (port.go): no meeting in memory, no node hierarchy.
+	ext bool
 }
 
 // newComm makes a communicator and its collective shadow.
 func newComm(p *proc, ctx uint32, rank int, group []int, name string) *Comm {
 	c := &Comm{p: p, ctx: ctx, rank: rank, group: group, name: name, hc: &hierCache{}}
-	c.shadow = &Comm{p: p, ctx: ctx + 1, rank: rank, group: group, name: name}
+	for _, w := range group {
+		if w >= p.Size {
+			c.ext = true // a member of another job (port.go)
+			break
+		}
+	}
+	c.shadow = &Comm{p: p, ctx: ctx + 1, rank: rank, group: group, name: name, ext: c.ext}
 	if p.ft != nil {
 		p.ft.adopt(c) // ft.go
 	} else {

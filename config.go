@@ -163,6 +163,12 @@ type Config struct {
 	fabric      string
 	fabricLocal bool
 	verbose     bool
+	// parentPort is MPIGO_PARENT_PORT: the port of the job that spawned
+	// this one, which its world connects to before the program runs
+	// (spawn.go); universe (MPIGO_UNIVERSE_SIZE) and appNum
+	// (MPIGO_APPNUM) are the attributes of the same names.
+	parentPort       string
+	universe, appNum int
 }
 
 // DefaultConfig returns the built-in tunables, overridden by the
@@ -233,6 +239,9 @@ func DefaultConfig() Config {
 	c.fabric = getenv("MPIGO_FABRIC")
 	c.fabricLocal = getenv("MPIGO_FABRIC_LOCAL") == "1"
 	c.verbose = getenv("MPIGO_VERBOSE") == "1"
+	c.parentPort = getenv("MPIGO_PARENT_PORT")
+	c.universe, _ = envInt("MPIGO_UNIVERSE_SIZE")
+	c.appNum, _ = envInt("MPIGO_APPNUM")
 	return c
 }
 

@@ -60,6 +60,7 @@ func newProc(j *job, pl rankPlan) (*proc, error) {
 		FailPeer:   p.failPeer,
 		AddCloser:  j.AddCloser,
 	}
+	p.Hooks.AddCloser(p.closeLinks) // after the transports: closers run last first
 	route, err := pl.routes(&p.Device)
 	if err != nil {
 		return nil, err

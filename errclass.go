@@ -13,6 +13,7 @@ import (
 var predefinedClasses = []error{
 	ErrBuffer, ErrCount, ErrType, ErrTag, ErrComm, ErrRank, ErrRoot, ErrRequest,
 	ErrTruncate, ErrOp, ErrArg, ErrGroup, ErrKeyval, ErrProcFailed, ErrIntern, ErrOther, ErrRevoked, ErrProcFailedPending,
+	ErrSpawn, ErrPort, ErrName, ErrService,
 }
 
 // userErrors guards the messages of user-defined classes and codes.

@@ -27,6 +27,17 @@ var (
 	ErrProcFailed = errors.New("process failed")
 	ErrIntern     = errors.New("internal error")
 	ErrOther      = errors.New("other error")
+	// ErrSpawn: processes could not be spawned (MPI_ERR_SPAWN): the
+	// launcher cannot, the program is missing, the children failed.
+	ErrSpawn = errors.New("spawn failed")
+	// ErrPort: a port name that is not one, or whose job is gone
+	// (MPI_ERR_PORT).
+	ErrPort = errors.New("invalid port")
+	// ErrName: a service name that is not published (MPI_ERR_NAME).
+	ErrName = errors.New("service name not published")
+	// ErrService: a service that cannot be published or unpublished
+	// (MPI_ERR_SERVICE).
+	ErrService = errors.New("invalid service")
 )
 
 // Error is the error type of the mpi package. It records where an error

@@ -147,7 +147,8 @@ func (c *Comm) swapFrom(src int) bool {
 	if rs == nil || src < 0 || src >= len(c.group) {
 		return false
 	}
-	return rs[c.group[src]] != nativeRepr
+	w := c.group[src]
+	return w < len(rs) && rs[w] != nativeRepr // peers of other jobs: assumed native (docs/spawn.md)
 }
 
 // mixed reports whether the members of c (both groups of an
@@ -178,13 +179,13 @@ func (c *Comm) mixed() bool {
 // other than this rank's.
 func (c *Comm) differs(rs []repr) bool {
 	for _, w := range c.group {
-		if rs[w] != nativeRepr {
+		if w < len(rs) && rs[w] != nativeRepr {
 			return true
 		}
 	}
 	if c.inter != nil {
 		for _, w := range c.inter.local {
-			if rs[w] != nativeRepr {
+			if w < len(rs) && rs[w] != nativeRepr {
 				return true
 			}
 		}

@@ -70,7 +70,7 @@ func (hc *hierCache) free() {
 // two members on the same node.
 func (c *Comm) hierarchy() (*hierarchy, error) {
 	hc := c.hc
-	if hc == nil || c.inter != nil { // intercommunicators have their own collectives
+	if hc == nil || c.inter != nil || c.ext { // intercommunicators have their own collectives; other jobs' nodes are unknown
 		return nil, nil
 	}
 	if hc.done.Load() {

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/mpigo/mpi/internal/coll"
+	"github.com/mpigo/mpi/internal/device"
 )
 
 // Intercommunicators (MPI-3.1 section 6.6): a communicator between two
@@ -29,6 +30,11 @@ import (
 type interComm struct {
 	local []int // world rank of each member of the local group
 	lc    *Comm // the local group, for the collectives' local steps
+	// link is the connection to another job whose members the remote
+	// group are (port.go), or nil; low says that the local group comes
+	// first where both groups must agree on an order (the accepting one).
+	link *device.Link
+	low  bool
 }
 
 // newInterComm makes an intercommunicator on context id id.
@@ -189,7 +195,13 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 	var rec []byte
 	if leader {
 		if xerr == nil {
-			rec, xerr = exchange(pcc, encodeRanks(local.group), remoteLeader, ptag)
+			rec, xerr = exchange(pcc, encodeGroupVia(local.group, peer.group), remoteLeader, ptag)
+			if xerr == nil {
+				rec, xerr = decodeGroupVia(rec, peer.group, peer.group[remoteLeader] >= local.p.Size)
+				if xerr != nil {
+					xerr = local.errorf(op, ErrComm, at("remote leader", remoteLeader, tag), "%v", xerr)
+				}
+			}
 		}
 		if xerr != nil || len(rec) == 0 {
 			rec = []byte{}
@@ -229,6 +241,41 @@ func IntercommCreate(local *Comm, localLeader int, peer *Comm, remoteLeader, tag
 	c := newInterComm(local.p, id, local.rank, local.group, remote, fmt.Sprintf("%s.inter(%d)", local.name, tag))
 	c.errh.Store(local.errh.Load())
 	return c, nil
+}
+
+// encodeGroupVia carries a group to the other leader: each member's world
+// rank and its rank in the peer communicator (-1 if not a member), so
+// that a leader in another job (port.go), where world ranks mean other
+// processes, can name the members through the peer communicator.
+func encodeGroupVia(group, peer []int) []byte {
+	rs := make([]int, 0, 2*len(group))
+	for _, w := range group {
+		rs = append(rs, w, slices.Index(peer, w))
+	}
+	return encodeRanks(rs)
+}
+
+// decodeGroupVia reads the other leader's encodeGroupVia as world ranks
+// (peer numbers) of this rank: through the peer communicator if the
+// other leader is in another job (foreign), else as they are.
+func decodeGroupVia(rec []byte, peer []int, foreign bool) ([]byte, error) {
+	if len(rec) == 0 || len(rec)%16 != 0 {
+		return nil, fmt.Errorf("the other leader's group record has %d bytes", len(rec))
+	}
+	rs := decodeRanks(rec)
+	out := make([]int, len(rs)/2)
+	for i := range out {
+		w, pr := rs[2*i], rs[2*i+1]
+		switch {
+		case !foreign:
+			out[i] = w
+		case pr >= 0 && pr < len(peer):
+			out[i] = peer[pr]
+		default:
+			return nil, fmt.Errorf("member %d of the other group is in another job and not in the peer communicator: between jobs, the groups must be within the peer communicator", i)
+		}
+	}
+	return encodeRanks(out), nil
 }
 
 // overlapRecord is what a leader that found world rank w in both groups
@@ -313,7 +360,13 @@ func (c *Comm) IntercommMerge(high bool) (_ *Comm, err error) {
 		return nil, c.fail(op, ErrComm, loc{}, "the group leaders could not exchange their flags")
 	}
 	local, remote := c.inter.local, c.group
-	localFirst := !high && theirs[0] == 1 || (high == (theirs[0] == 1) && local[0] < remote[0])
+	// Peer numbers of another job's members are this rank's own, so
+	// between jobs the accepting group counts as the lower.
+	lower := local[0] < remote[0]
+	if c.inter.link != nil {
+		lower = c.inter.low
+	}
+	localFirst := !high && theirs[0] == 1 || (high == (theirs[0] == 1) && lower)
 	var merged []int
 	rank := c.rank
 	if localFirst {

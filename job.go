@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mpigo/mpi/internal/boot"
 	"github.com/mpigo/mpi/internal/device"
 	"github.com/mpigo/mpi/internal/engine"
 	"github.com/mpigo/mpi/internal/progress"
@@ -36,6 +37,14 @@ type job struct {
 	// so their collectives may meet in memory (coll_meet.go).
 	inproc bool
 	meets  meets
+	// linkAddr is where other jobs reach this process (MPIGO_ADDR; empty:
+	// loopback), for the links of dynamic processes (port.go).
+	linkAddr string
+	// boot is how a launched job was started (nil for Run's): spawn asks
+	// its launcher (spawn.go).
+	boot *boot.Info
+	// universe is MPI_UNIVERSE_SIZE (spawn.go).
+	universe int
 }
 
 // newJob returns a job of size ranks whose process exits with exit.
@@ -73,6 +82,14 @@ type proc struct {
 	multiNode bool // the job's ranks run on more than one node
 
 	world *Comm
+
+	// links are the rank's connections to other jobs (port.go), cut when
+	// the job ends; parent is the intercommunicator to the job that
+	// spawned this one, or nil (spawn.go).
+	linkMu sync.Mutex
+	links  []*device.Link
+	parent *Comm
+	appNum int // MPI_APPNUM (spawn.go)
 
 	selfOnce sync.Once
 	self     *Comm // the rank's Self communicator, made on first use

@@ -21,6 +21,12 @@ import (
 func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	j := newJob(info.Size, false)
 	j.hangKeep = cfg.hangKeep
+	j.linkAddr, j.boot, j.universe = info.Addr, info, info.Size
+	launchAddr.Store(info.Addr)
+	launchInfo.Store(info)
+	if cfg.universe > 0 {
+		j.universe = cfg.universe
+	}
 	liveJobs.Add(1)
 	defer liveJobs.Add(-1)
 	if a, ok := info.KV.(boot.Aborter); ok {
@@ -80,6 +86,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	local := func(r int) bool { return r >= base && r < base+k }
 	stopFT := j.startFT(cfg, local) // ft.go
 	errs := make([]error, k)
+	g := withParent(cfg.parentPort, f)
 	var wg sync.WaitGroup
 	for i, p := range j.procs {
 		wg.Add(1)
@@ -90,7 +97,8 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 				errs[i] = &RankError{Rank: p.Rank, Err: err}
 				return
 			}
-			err := runRank(p, f)
+			p.appNum = cfg.appNum
+			err := runRank(p, g)
 			p.closeMail()
 			if err != nil {
 				errs[i] = &RankError{Rank: p.Rank, Err: err}

@@ -409,7 +409,42 @@ var handleFuncs = map[string]struct {
 	"IneighborAllgather": {func() error { _, err := mpi.IneighborAllgather(nil, 1.0); return err }, mpi.ErrComm},
 	"IneighborAlltoall":  {func() error { _, err := mpi.IneighborAlltoall(nil, []float64{1}); return err }, mpi.ErrComm},
 	"IntercommCreate":    {func() error { _, err := mpi.IntercommCreate(nil, 0, nil, 0, 0); return err }, mpi.ErrComm},
-	"Ireduce":            {func() error { _, err := mpi.Ireduce(nil, 1.0, mpi.Sum[float64](), 0); return err }, mpi.ErrComm},
+	"CommJoin":           {func() error { _, err := mpi.CommJoin(nil, nil); return err }, mpi.ErrComm},
+	// A nil *Info is no info: the calls go on.
+	"OpenPort": {func() error {
+		p, err := mpi.OpenPort(nil)
+		if err == nil {
+			err = mpi.ClosePort(p)
+		}
+		return err
+	}, nil},
+	"PublishName": {func() error {
+		p, err := mpi.OpenPort(nil)
+		if err != nil {
+			return err
+		}
+		defer mpi.ClosePort(p)
+		if err := mpi.PublishName("nilhandle-sweep", nil, p); err != nil {
+			return err
+		}
+		if _, err := mpi.LookupName("nilhandle-sweep", nil); err != nil {
+			return err
+		}
+		return mpi.UnpublishName("nilhandle-sweep", nil, p)
+	}, nil},
+	"LookupName": {func() error {
+		if _, err := mpi.LookupName("nilhandle-none", nil); !errors.Is(err, mpi.ErrName) {
+			return fmt.Errorf("LookupName of a name never published: %v, want ErrName", err)
+		}
+		return nil
+	}, nil},
+	"UnpublishName": {func() error {
+		if err := mpi.UnpublishName("nilhandle-none", nil, "x"); !errors.Is(err, mpi.ErrService) {
+			return fmt.Errorf("UnpublishName of a name never published: %v, want ErrService", err)
+		}
+		return nil
+	}, nil},
+	"Ireduce": {func() error { _, err := mpi.Ireduce(nil, 1.0, mpi.Sum[float64](), 0); return err }, mpi.ErrComm},
 	"IreduceScatter": {func() error {
 		_, err := mpi.IreduceScatter(nil, []float64{1}, []int{1}, mpi.Sum[float64]())
 		return err

@@ -81,6 +81,11 @@ func Run(n int, f func(world *Comm) error) error {
 
 // RunConfig is Run with explicit tunables.
 func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
+	return runLocal(n, cfg, f)
+}
+
+// runLocal is RunConfig; a spawned job's cfg names its parent's port.
+func runLocal(n int, cfg Config, f func(world *Comm) error) error {
 	if n < 1 {
 		return (*Comm)(nil).errorf("Run", ErrArg, loc{}, "need at least one rank, got %d", n)
 	}
@@ -100,6 +105,7 @@ func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 	stopDiag := j.startLocalDiag(cfg) // hang.go
 	defer j.startFT(cfg, nil)()       // ft.go
 	errs := make([]error, n)
+	g := withParent(cfg.parentPort, f)
 	var wg sync.WaitGroup
 	for r := 0; r < n; r++ {
 		wg.Add(1)
@@ -112,7 +118,7 @@ func RunConfig(n int, cfg Config, f func(world *Comm) error) error {
 				p.closeMail()
 				p.Blk.Returned.Store(true)
 			}()
-			errs[p.Rank] = runRank(p, f)
+			errs[p.Rank] = runRank(p, g)
 		}(j.procs[r])
 	}
 	if left := j.waitRanks(&wg); len(left) > 0 {

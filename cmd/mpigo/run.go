@@ -82,6 +82,14 @@ type runConfig struct {
 	nGiven        bool          // -n was on the command line (of the first group)
 	diag          diagFlags     // --hang-report, --check, --trace (diagrun.go)
 	gateways      []gatewaySpec // --gateway (gateway.go)
+
+	// spawner starts the processes ranks spawn, for this job and those it
+	// spawns (spawnrun.go); dir is a spawned job's working folder ("":
+	// the launcher's); spawned says the job was spawned (it takes no
+	// standard input).
+	spawner *spawner
+	dir     string
+	spawned bool
 }
 
 type runGroup struct {
@@ -230,7 +238,10 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		cfg.groups[i].prog = path
 	}
 	cfg.settleArch() // runarch.go
-	return launch(cfg, tmp, stdout, stderr)
+	cfg.spawner = newSpawner(cfg, runDir, stdout, stderr)
+	code := launch(cfg, tmp, stdout, stderr)
+	cfg.spawner.wait()
+	return code
 }
 
 // check checks the flags against each other and settles hosts,
@@ -630,6 +641,12 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 		kvsPublic = net.JoinHostPort(host, port)
 	}
 	cwd, _ := os.Getwd()
+	if cfg.dir != "" {
+		cwd = cfg.dir
+	}
+	if cfg.spawner != nil {
+		cfg.spawner.serve(kvs)
+	}
 	slot, proc := 0, 0 // next host slot to fill, next process to place
 
 	var outMu sync.Mutex
@@ -778,6 +795,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			var secretR *os.File
 			if len(cfg.hosts) == 0 {
 				cmd = exec.Command(g.prog, g.args...)
+				cmd.Dir = cfg.dir
 				cmd.Env = append(append(os.Environ(), extraEnv(cfg, &g, false)...), env...)
 				// A local rank reads the secret from a pipe on descriptor 3.
 				r, w, err := os.Pipe()
@@ -792,7 +810,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 				// command line or in an environment (see secretFor).
 				cmd.Env = append(cmd.Env, boot.EnvSecretFD+"="+group.prepare(cmd, r))
 				secretR = r
-				if rank == 0 {
+				if rank == 0 && !cfg.spawned {
 					cmd.Stdin = os.Stdin
 				}
 			} else {

@@ -98,6 +98,11 @@ type Server struct {
 	pending   int // connections still in the handshake
 	wg        sync.WaitGroup
 
+	// spawn starts the processes a rank asks for (SetSpawn); names is
+	// the name service (SetNames). Both are set before ranks start.
+	spawn Spawner
+	names *Names
+
 	logMu      sync.Mutex
 	logf       func(msg string)
 	lastLog    time.Time
@@ -478,6 +483,10 @@ func (s *Server) serve(sc *storeConn) {
 					return
 				}
 			} else if !reply("err no value for key %s", rest) {
+				return
+			}
+		case "spawn", "publish", "lookup", "unpublish":
+			if !s.control(sc, cmd, rest, reply) {
 				return
 			}
 		case "bye":

@@ -233,6 +233,9 @@ func (d *Device) EngineConfig(cfg engine.Config) engine.Config {
 	}
 	if d.RegionTo != nil {
 		cfg.Export = func(peer int, b []byte) (uint64, bool) {
+			if peer >= len(d.RegionTo) {
+				return 0, false // a peer of another job (AddPeers)
+			}
 			if t := d.RegionTo[peer]; t != nil {
 				return t.ExportRegion(peer, b)
 			}
@@ -302,7 +305,7 @@ func (d *Device) LowerEager() {
 // engine's rule lets a message of mode take it, and reports whether it
 // did; err is then the transport's error.
 func (d *Device) SendShort(mode engine.Mode, ctx uint32, rank, to, tag int, sig uint64, buf []byte) (handled bool, err error) {
-	if d.EagerTo != nil && d.EagerTo[to] != nil {
+	if to < len(d.EagerTo) && d.EagerTo[to] != nil {
 		if !d.Eng.Unanswered(mode, len(buf), to) {
 			return false, nil
 		}

@@ -64,7 +64,10 @@ var replyStall = 20 * time.Millisecond
 
 // StartReplies starts the rank's reply sender, once (one serves every
 // transport of the rank), and registers its stop with Hooks.AddCloser.
-func (d *Device) StartReplies() {
+func (d *Device) StartReplies() { d.startReplies(d.Hooks.AddCloser) }
+
+// startReplies is StartReplies with the sender's stop registered by add.
+func (d *Device) startReplies(add func(func() error)) {
 	if d.q != nil {
 		return
 	}
@@ -102,7 +105,7 @@ func (d *Device) StartReplies() {
 			}
 		}
 	}()
-	d.Hooks.AddCloser(func() error {
+	add(func() error {
 		close(q.stop)
 		<-q.done
 		return nil

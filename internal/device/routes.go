@@ -590,3 +590,77 @@ func readyShm(devs []*Device, ts []*shm.Transport, prog *progress.Progress) {
 		prog.Add(t)
 	}
 }
+
+// LinkListener is where this rank listens for the members of another
+// group while it joins them (links.go); it belongs to the link once
+// started.
+type LinkListener struct{ ln net.Listener }
+
+// ListenLink listens for the other group's members: on loopback, unless
+// advertise names another address that peers must dial (MPIGO_ADDR). It
+// returns the address to tell them.
+func ListenLink(advertise string) (*LinkListener, string, error) {
+	bind := "127.0.0.1"
+	if advertise != "" && !isLocalName(advertise) {
+		bind = ""
+	} else {
+		advertise = "127.0.0.1"
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(bind, "0"))
+	if err != nil {
+		return nil, "", err
+	}
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	return &LinkListener{ln: l}, net.JoinHostPort(advertise, port), nil
+}
+
+// Close gives up a listener that was never started.
+func (ll *LinkListener) Close() error { return ll.ln.Close() }
+
+// StartLink connects d to the other group of a bridge over tcp, whatever
+// the transports of d's own job: the two groups' processes may be on any
+// hosts. Frames from a member arrive as from its peer number here.
+func (d *Device) StartLink(ll *LinkListener, cfg LinkConfig) (*Link, error) {
+	l, slot := d.addLinkPeers(cfg)
+	d.startReplies(l.addCloser)
+	peerOf := func(b int) int { return linkPeer(l, &cfg, b) }
+	t := tcp.New(tcp.Config{Rank: cfg.Me, Size: len(cfg.Addrs), JobID: cfg.JobID, Secret: cfg.Secret, Protect: tcp.ProtectAuto,
+		Addrs: func(peer int) (string, error) {
+			if peer < 0 || peer >= len(cfg.Addrs) {
+				return "", fmt.Errorf("no member %d in the link", peer)
+			}
+			return cfg.Addrs[peer], nil
+		},
+		Handler: func(f wire.Frame) {
+			if f.From = peerOf(f.From); f.From >= 0 {
+				d.DeliverQueued(f)
+			}
+		},
+		Place: func(h *wire.Header, from, n int) []byte {
+			if p := peerOf(from); p >= 0 {
+				return d.Eng.DataDest(h, p, n)
+			}
+			return nil
+		},
+		OnPeerError: func(peer int, err error) {
+			if p := peerOf(peer); p >= 0 && cfg.OnPeerError != nil {
+				cfg.OnPeerError(p, err)
+			}
+		},
+	}, ll.ln)
+	*slot = t
+	l.addCloser(t.Close)
+	if cfg.Me < cfg.RemoteBase {
+		// The accepting group connects at once: a member of the other
+		// group that dies (or whose job ends) is noticed even by a rank
+		// that never sent to it, so its waits end.
+		go func() {
+			for b := cfg.RemoteBase; b < cfg.RemoteBase+cfg.RemoteN; b++ {
+				if err := t.Connect(b); err != nil && cfg.OnPeerError != nil {
+					cfg.OnPeerError(peerOf(b), err)
+				}
+			}
+		}()
+	}
+	return l, nil
+}

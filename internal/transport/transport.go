@@ -15,6 +15,8 @@ package transport
 
 import (
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"github.com/mpigo/mpi/internal/wire"
 )
@@ -147,8 +149,50 @@ type Mailbox interface {
 }
 
 // Router sends each frame over the transport chosen for its destination.
+// Its first peers are the world ranks of the job, fixed when it is made;
+// AddPeers appends peers of other jobs (dynamic processes: a spawn, a
+// port's connection), which the hot path never looks at: a frame to a
+// world rank costs what it did before.
 type Router struct {
 	byPeer []Transport
+
+	addMu sync.Mutex
+	extra atomic.Pointer[[]Transport] // peers len(byPeer).., in order
+}
+
+// AddPeers appends the peers reached through ts and returns the index of
+// the first: peer first+i is ts[i]. Indices are never reused.
+func (r *Router) AddPeers(ts []Transport) (first int) {
+	r.addMu.Lock()
+	defer r.addMu.Unlock()
+	var old []Transport
+	if p := r.extra.Load(); p != nil {
+		old = *p
+	}
+	grown := append(append(make([]Transport, 0, len(old)+len(ts)), old...), ts...)
+	r.extra.Store(&grown)
+	return len(r.byPeer) + len(old)
+}
+
+// Peers returns the number of peers, world ranks and added ones.
+func (r *Router) Peers() int {
+	n := len(r.byPeer)
+	if p := r.extra.Load(); p != nil {
+		n += len(*p)
+	}
+	return n
+}
+
+// added returns added peer's transport, or nil.
+func (r *Router) added(peer int) Transport {
+	p := r.extra.Load()
+	if p == nil || peer < len(r.byPeer) {
+		return nil
+	}
+	if i := peer - len(r.byPeer); i < len(*p) {
+		return (*p)[i]
+	}
+	return nil
 }
 
 // NewRouter returns a router for n peers; route(peer) chooses the transport.
@@ -163,7 +207,7 @@ func NewRouter(n int, route func(peer int) Transport) *Router {
 // For returns the transport chosen for peer (nil if there is none).
 func (r *Router) For(peer int) Transport {
 	if peer < 0 || peer >= len(r.byPeer) {
-		return nil
+		return r.added(peer)
 	}
 	return r.byPeer[peer]
 }
@@ -171,6 +215,9 @@ func (r *Router) For(peer int) Transport {
 // Send sends f over the transport for f.To.
 func (r *Router) Send(f wire.Frame) error {
 	if f.To < 0 || f.To >= len(r.byPeer) || r.byPeer[f.To] == nil {
+		if t := r.added(f.To); t != nil {
+			return t.Send(f)
+		}
 		return fmt.Errorf("transport: no route to rank %d", f.To)
 	}
 	return r.byPeer[f.To].Send(f)
@@ -178,20 +225,22 @@ func (r *Router) Send(f wire.Frame) error {
 
 // DirectRead reports whether the transport to peer supports DirectReader.
 func (r *Router) DirectRead(peer int) bool {
-	if peer < 0 || peer >= len(r.byPeer) {
+	t := r.For(peer)
+	if t == nil {
 		return false
 	}
-	d, ok := r.byPeer[peer].(DirectReader)
+	d, ok := t.(DirectReader)
 	return ok && d.DirectRead(peer)
 }
 
 // Name returns a short name for the transport to peer, for diagnostics.
 func (r *Router) Name(peer int) string {
-	if peer < 0 || peer >= len(r.byPeer) || r.byPeer[peer] == nil {
+	t := r.For(peer)
+	if t == nil {
 		return "none"
 	}
-	if n, ok := r.byPeer[peer].(interface{ Name() string }); ok {
+	if n, ok := t.(interface{ Name() string }); ok {
 		return n.Name()
 	}
-	return fmt.Sprintf("%T", r.byPeer[peer])
+	return fmt.Sprintf("%T", t)
 }

@@ -881,3 +881,11 @@ func (t *Transport) Close() error {
 	t.readers.Wait()
 	return err
 }
+
+// Connect makes the connection to peer now rather than on the first
+// frame, so that the peer's failure is noticed even if nothing is ever
+// sent to it (a link to another job: internal/device/links.go).
+func (t *Transport) Connect(peer int) error {
+	_, err := t.dial(peer)
+	return err
+}

@@ -1,0 +1,208 @@
+// Command spawnprog is the dynamic-process test program of the launcher
+// tests (spawn_test.go): spawning itself, ports and the name service
+// between processes, and the errors of launchers that cannot spawn.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/mpigo/mpi"
+)
+
+func main() {
+	mode := ""
+	if len(os.Args) > 1 {
+		mode = os.Args[1]
+	}
+	mpi.Main(func(world *mpi.Comm) error {
+		switch mode {
+		case "parent":
+			return parent(world)
+		case "child":
+			return child(world)
+		case "missing":
+			return missing(world)
+		case "nospawn":
+			return nospawn(world)
+		case "names":
+			return names(world)
+		}
+		return fmt.Errorf("unknown mode %q", mode)
+	})
+}
+
+// parent spawns 4 children, checks their arguments came (spawnargv),
+// talks to them, merges (spawnintra) and disconnects.
+func parent(world *mpi.Comm) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	ic, codes, err := world.Spawn(self, []string{"child", "a b", "-x"}, 4, nil, 0)
+	if err != nil {
+		return err
+	}
+	if len(codes) != 4 || ic.RemoteSize() != 4 {
+		return fmt.Errorf("codes %d, remote size %d", len(codes), ic.RemoteSize())
+	}
+	if world.Rank() == 0 {
+		for r := 0; r < 4; r++ {
+			v, _, err := mpi.Recv[int](ic, r, 1)
+			if err != nil {
+				return err
+			}
+			if v != r*r {
+				return fmt.Errorf("child %d said %d", r, v)
+			}
+		}
+		fmt.Printf("spawn of 4 to their first messages: %v\n", time.Since(start).Round(time.Microsecond))
+	}
+	m, err := ic.IntercommMerge(false)
+	if err != nil {
+		return err
+	}
+	sum, err := mpi.Allreduce(m, m.Rank(), mpi.Sum[int]())
+	if err != nil {
+		return err
+	}
+	n := m.Size()
+	if sum != n*(n-1)/2 || m.Rank() != world.Rank() {
+		return fmt.Errorf("merged: rank %d of %d, sum %d", m.Rank(), n, sum)
+	}
+	m.Free()
+	if err := ic.Disconnect(); err != nil {
+		return err
+	}
+	if world.Rank() == 0 {
+		fmt.Println("parent ok")
+	}
+	return nil
+}
+
+func child(world *mpi.Comm) error {
+	p := world.GetParent()
+	if p == nil {
+		return errors.New("no parent")
+	}
+	if len(os.Args) != 4 || os.Args[2] != "a b" || os.Args[3] != "-x" {
+		return fmt.Errorf("arguments %q", os.Args[1:])
+	}
+	app, _, _ := world.GetAttr(mpi.AttrAppNum)
+	if app.(int) != 0 {
+		return fmt.Errorf("appnum %v", app)
+	}
+	if err := mpi.Send(p, world.Rank()*world.Rank(), 0, 1); err != nil {
+		return err
+	}
+	m, err := p.IntercommMerge(true)
+	if err != nil {
+		return err
+	}
+	if _, err := mpi.Allreduce(m, m.Rank(), mpi.Sum[int]()); err != nil {
+		return err
+	}
+	m.Free()
+	return p.Disconnect()
+}
+
+// missing spawns a program that does not exist.
+func missing(world *mpi.Comm) error {
+	start := time.Now()
+	_, _, err := world.Spawn("/no/such/program", nil, 2, nil, 0)
+	if !errors.Is(err, mpi.ErrSpawn) {
+		return fmt.Errorf("spawning a missing program: %v, want ErrSpawn", err)
+	}
+	if world.Rank() == 0 {
+		fmt.Printf("missing program: %v (in %v)\n", err, time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+// nospawn is Spawn under a launcher that cannot: a prompt, clear error.
+func nospawn(world *mpi.Comm) error {
+	start := time.Now()
+	self, _ := os.Executable()
+	_, _, err := world.Spawn(self, []string{"child"}, 1, nil, 0)
+	d := time.Since(start)
+	if !errors.Is(err, mpi.ErrSpawn) {
+		return fmt.Errorf("Spawn: %v, want ErrSpawn", err)
+	}
+	if d > time.Second {
+		return fmt.Errorf("Spawn took %v to fail", d)
+	}
+	if world.Rank() == 0 {
+		fmt.Printf("spawn refused: %v\n", err)
+	}
+	return nil
+}
+
+// names: the world's halves are a server and a client that find each
+// other through the launcher's name service (namepub, selfconacc).
+func names(world *mpi.Comm) error {
+	server := world.Rank()%2 == 0
+	color := 0
+	if !server {
+		color = 1
+	}
+	half, err := world.Split(color, world.Rank())
+	if err != nil {
+		return err
+	}
+	var ic *mpi.Comm
+	var port string
+	if server {
+		if half.Rank() == 0 {
+			if port, err = mpi.OpenPort(nil); err != nil {
+				return err
+			}
+			if err := mpi.PublishName("spawnprog", nil, port); err != nil {
+				return err
+			}
+		}
+		if err := mpi.Barrier(world); err != nil { // published before anyone looks
+			return err
+		}
+		if ic, err = half.CommAccept(port, nil, 0); err != nil {
+			return err
+		}
+		if half.Rank() == 0 {
+			if err := mpi.UnpublishName("spawnprog", nil, port); err != nil {
+				return err
+			}
+			mpi.ClosePort(port)
+		}
+	} else {
+		if err := mpi.Barrier(world); err != nil {
+			return err
+		}
+		if half.Rank() == 0 {
+			if port, err = mpi.LookupName("spawnprog", nil); err != nil {
+				return err
+			}
+		}
+		if ic, err = half.CommConnect(port, nil, 0); err != nil {
+			return err
+		}
+	}
+	if _, err := mpi.LookupName("spawnprog-missing", nil); !errors.Is(err, mpi.ErrName) {
+		return fmt.Errorf("a missing name: %v, want ErrName", err)
+	}
+	sum, err := mpi.Allreduce(ic, 1, mpi.Sum[int]())
+	if err != nil {
+		return err
+	}
+	if sum != ic.RemoteSize() {
+		return fmt.Errorf("sum %d from a remote group of %d", sum, ic.RemoteSize())
+	}
+	if err := ic.Disconnect(); err != nil {
+		return err
+	}
+	if world.Rank() == 0 {
+		fmt.Println("names ok")
+	}
+	return nil
+}
