@@ -13,6 +13,8 @@ import (
 var predefinedClasses = []error{
 	ErrBuffer, ErrCount, ErrType, ErrTag, ErrComm, ErrRank, ErrRoot, ErrRequest,
 	ErrTruncate, ErrOp, ErrArg, ErrGroup, ErrKeyval, ErrProcFailed, ErrIntern, ErrOther, ErrRevoked, ErrProcFailedPending,
+	ErrFile, ErrNoSuchFile, ErrFileExists, ErrAccess, ErrAmode, ErrReadOnly, ErrNoSpace, ErrBadFile, ErrIO,
+	ErrUnsupportedDatarep, ErrUnsupportedOp, ErrConversion, ErrDupDatarep, ErrFileInUse, ErrQuota,
 }
 
 // userErrors guards the messages of user-defined classes and codes.
