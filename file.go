@@ -245,13 +245,16 @@ func osClass(err error) error {
 
 // errorf builds the error of call op on f, passed through f's handler.
 func (f *File) fail(op string, class error, cause error, format string, args ...any) error {
+	if f == nil {
+		return fileErr(nil, "File."+op, "", ErrFile, nil, "nil file (FileNull)")
+	}
 	return f.handle(fileErr(f.comm, "File."+op, f.name, class, cause, format, args...))
 }
 
 // handle passes a failed call's error through f's error handler.
 func (f *File) handle(err error) error {
-	if err == nil {
-		return nil
+	if err == nil || f == nil {
+		return err
 	}
 	h := f.errh.Load()
 	if h == nil || h == ErrorsReturn {

@@ -117,8 +117,17 @@ type FileIO struct{ f *File }
 // IO returns f's io adapter; its calls on a nil *File fail with ErrFile.
 func (f *File) IO() *FileIO { return &FileIO{f} }
 
+// file returns the adapted file (nil for a nil adapter, which every
+// call refuses with ErrFile).
+func (a *FileIO) file() *File {
+	if a == nil {
+		return nil
+	}
+	return a.f
+}
+
 func (a *FileIO) etypes(op string, off int64) (int64, error) {
-	if err := a.f.check(op); err != nil {
+	if err := a.file().check(op); err != nil {
 		return 0, err
 	}
 	a.f.mu.Lock()
@@ -155,7 +164,7 @@ func (a *FileIO) WriteAt(p []byte, off int64) (int, error) {
 
 // Read implements io.Reader at the individual file pointer.
 func (a *FileIO) Read(p []byte) (int, error) {
-	if err := a.f.check("Read"); err != nil {
+	if err := a.file().check("Read"); err != nil {
 		return 0, err
 	}
 	st, err := a.f.Read(p, len(p), Byte)
@@ -167,7 +176,7 @@ func (a *FileIO) Read(p []byte) (int, error) {
 
 // Write implements io.Writer at the individual file pointer.
 func (a *FileIO) Write(p []byte) (int, error) {
-	if err := a.f.check("Write"); err != nil {
+	if err := a.file().check("Write"); err != nil {
 		return 0, err
 	}
 	st, err := a.f.Write(p, len(p), Byte)
