@@ -141,7 +141,9 @@ func (f *File) twoPhase(write bool, x *xfer, segs []fileio.Seg, all [][4]int64, 
 	meta := make([]int64, metaTot)
 	var data []byte
 	if write {
-		data = make([]byte, dataTot)
+		sp := getScratch(int(dataTot))
+		defer putScratch(sp)
+		data = (*sp)[:dataTot]
 	}
 	{
 		mc := append([]int64(nil), metaD...)
@@ -179,7 +181,9 @@ func (f *File) twoPhase(write bool, x *xfer, segs []fileio.Seg, all [][4]int64, 
 		rdataN[r] = at - start
 	}
 	rdataD, rdataTot := displs(rdataN)
-	rdata := make([]byte, rdataTot)
+	rp := getScratch(int(rdataTot))
+	defer putScratch(rp)
+	rdata := (*rp)[:rdataTot]
 
 	if write {
 		if err := c.Alltoallv(data, ints(dataN, 1), ints(dataD, 1), Byte, rdata, ints(rdataN, 1), ints(rdataD, 1), Byte); err != nil {
@@ -190,7 +194,9 @@ func (f *File) twoPhase(write bool, x *xfer, segs []fileio.Seg, all [][4]int64, 
 	}
 	ioErr := f.aggregate(false, ps, rdata, h)
 	// Send the data back: to rank r the bytes of its pieces, in its order.
-	back := make([]byte, dataTot)
+	bp := getScratch(int(dataTot))
+	defer putScratch(bp)
+	back := (*bp)[:dataTot]
 	if err := c.Alltoallv(rdata, ints(rdataN, 1), ints(rdataD, 1), Byte, back, ints(dataN, 1), ints(dataD, 1), Byte); err != nil {
 		return 0, err
 	}
