@@ -101,6 +101,9 @@ type File struct {
 	amode int
 	fd    *os.File
 	id    string // identity of the file for in-process locks
+	// canRead: fd can be read, which read-modify-write needs (a
+	// ModeWronly file is opened for reading too where permissions allow)
+	canRead bool
 
 	mu     sync.Mutex // guards the fields below and serialises pointer-based access
 	view   fileView
@@ -430,6 +433,17 @@ func OpenFile(c *Comm, name string, amode int, info *Info) (_ *File, err error) 
 		fl = os.O_WRONLY
 	}
 	fd, openErr := os.OpenFile(name, fl, 0)
+	canRead := fl != os.O_WRONLY
+	if fl == os.O_WRONLY {
+		// Data sieving and the aggregators' read-modify-write read the
+		// file: open it for reading too where permissions allow.
+		if rw, err := os.OpenFile(name, os.O_RDWR, 0); err == nil {
+			if fd != nil {
+				fd.Close()
+			}
+			fd, openErr, canRead = rw, nil, true
+		}
+	}
 	codes, err := Allgather(fc, classIndex(wrapOS(openErr)))
 	if err != nil {
 		if fd != nil {
@@ -450,7 +464,7 @@ func OpenFile(c *Comm, name string, amode int, info *Info) (_ *File, err error) 
 		return fail(classAt(code), nil, "rank %d could not open the file", r)
 	}
 
-	f := &File{comm: fc, name: name, amode: amode, fd: fd, id: fileID(fd, name)}
+	f := &File{comm: fc, name: name, amode: amode, fd: fd, id: fileID(fd, name), canRead: canRead}
 	f.view = fileView{etype: Byte, filetype: Byte, datarep: "native", esize: 1, plan: contiguousPlan(0)}
 	aggrs, nodes, err := pickAggregators(fc)
 	if err != nil {

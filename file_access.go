@@ -166,7 +166,7 @@ func (f *File) rw(write bool, segs []fileio.Seg, stream []byte, h fileHints, sie
 	}
 	sieve := len(segs) > 1 && fileio.Sorted(segs)
 	if write {
-		sieve = sieve && h.dsWrite != "disable"
+		sieve = sieve && h.dsWrite != "disable" && f.canRead
 	} else {
 		sieve = sieve && h.dsRead != "disable"
 	}

@@ -1,6 +1,7 @@
 package mpi
 
 import (
+	"errors"
 	"io"
 	"sort"
 
@@ -60,17 +61,15 @@ func (f *File) collective(op string, write bool, x *xfer, pos int64, local error
 	}
 	if mode == "disable" || (mode == "automatic" && !interleaved(all)) || atomicMode {
 		st, err := f.independent(x, pos)
-		if err != nil {
-			err = fileErr(f.comm, "File."+op, f.name, ErrorClass(err), err, "")
-		}
 		return st, f.agree(op, err)
 	}
 	moved, err := f.twoPhase(write, x, segs, all, aggrs, h)
 	if ferr := x.finish(moved); ferr != nil && err == nil {
 		err = fileErr(f.comm, "File."+op, f.name, ErrConversion, ferr, "")
 	}
-	if err != nil {
-		err = fileErr(f.comm, "File."+op, f.name, ErrorClass(err), err, "")
+	var me *Error
+	if err != nil && !errors.As(err, &me) {
+		err = fileErr(f.comm, "File."+op, f.name, osClass(err), err, "")
 	}
 	return accessStatus(moved, x.dt), f.agree(op, err)
 }
@@ -104,9 +103,16 @@ type piece struct {
 	at int64
 }
 
+// twoPhaseHook, when set (by tests), is called by every rank entering
+// twoPhase.
+var twoPhaseHook func()
+
 // twoPhase does the exchange and the aggregators' I/O. It returns the
 // stream bytes this rank moved.
 func (f *File) twoPhase(write bool, x *xfer, segs []fileio.Seg, all [][4]int64, aggrs []int, h fileHints) (int64, error) {
+	if twoPhaseHook != nil {
+		twoPhaseHook()
+	}
 	c := f.comm
 	P := c.Size()
 	gl, gh := int64(-1), int64(0)
@@ -262,6 +268,15 @@ func (f *File) aggregate(write bool, ps []piece, buf []byte, h fileHints) error 
 				covered += p.End() - max(p.Off, reach)
 				reach = p.End()
 			}
+		}
+		if write && covered < hi-lo && !f.canRead {
+			// No read-modify-write without read access: piece by piece.
+			for _, p := range g {
+				if _, err := f.fd.WriteAt(buf[p.at:p.at+p.Len], p.Off); err != nil {
+					return err
+				}
+			}
+			continue
 		}
 		sp := getScratch(int(hi - lo))
 		cover := (*sp)[:hi-lo]

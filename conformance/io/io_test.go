@@ -169,15 +169,18 @@ func interleavedRef(n, blk, per int) []int32 {
 func TestStridedViews(t *testing.T) {
 	const n, blk, per = 4, 3, 60
 	for _, tc := range []struct {
-		name string
-		hint string
-		coll bool
+		name  string
+		hint  string
+		coll  bool
+		nodes string
 	}{
-		{"collective", "enable", true},
-		{"collective-automatic", "automatic", true},
-		{"collective-disabled", "disable", true},
-		{"independent-sieve", "enable", false},
-		{"independent-nosieve", "disable", false},
+		{"collective", "enable", true, ""},
+		{"collective-3-aggregators", "enable", true, "3"},
+		{"collective-4-aggregators-automatic", "automatic", true, "4"},
+		{"collective-automatic", "automatic", true, ""},
+		{"collective-disabled", "disable", true, ""},
+		{"independent-sieve", "enable", false, ""},
+		{"independent-nosieve", "disable", false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			runFile(t, n, "strided", func(c *mpi.Comm, name string) error {
@@ -187,6 +190,9 @@ func TestStridedViews(t *testing.T) {
 				_ = in.Set("romio_ds_write", tc.hint)
 				_ = in.Set("romio_ds_read", tc.hint)
 				_ = in.Set("cb_buffer_size", "64") // many rounds even for this small file
+				if tc.nodes != "" {
+					_ = in.Set("cb_nodes", tc.nodes)
+				}
 				f, err := mpi.OpenFile(c, name, mpi.ModeCreate|mpi.ModeRdwr, in)
 				if err != nil {
 					return err
