@@ -2,6 +2,8 @@ package mpi
 
 import (
 	"io"
+	"reflect"
+	"sync"
 
 	"github.com/mpigo/mpi/internal/datatype"
 )
@@ -10,9 +12,20 @@ import (
 // and structs of them) read and written at offsets counted in etypes of
 // the view, and views made from Go types.
 
+// fileTypes caches fileType's datatypes by Go type, so a typed access
+// allocates no datatype.
+var fileTypes sync.Map // reflect.Type -> *Datatype
+
 // fileType returns the datatype of E for file access.
 func fileType[E any](f *File, op string) (*Datatype, error) {
+	t := reflect.TypeFor[E]()
+	if dt, ok := fileTypes.Load(t); ok {
+		return dt.(*Datatype), nil
+	}
 	dt, err := DatatypeOf[E]()
+	if err == nil {
+		fileTypes.Store(t, dt)
+	}
 	if err != nil {
 		if f == nil {
 			return nil, err
