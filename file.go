@@ -311,11 +311,15 @@ func (f *File) ErrHandler() *ErrHandler {
 
 // CallErrHandler passes err through f's error handler
 // (MPI_File_call_errhandler) and returns it; ErrFile on a nil *File.
-func (f *File) CallErrHandler(err error) error {
+func (f *File) CallErrHandler(e error) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.CallErrHandler", nil, Undefined, Undefined), &err)
+	}
+
 	if f == nil {
 		return fileErr(nil, "File.CallErrHandler", "", ErrFile, nil, "nil file (FileNull)")
 	}
-	return f.handle(err)
+	return f.handle(e)
 }
 
 func nameHash(s string) int64 {
@@ -911,6 +915,10 @@ func builtFrom(filetype, etype *Datatype) string {
 
 // GetView returns f's view (MPI_File_get_view).
 func (f *File) GetView() (disp int64, etype, filetype *Datatype, datarep string, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.GetView", nil, Undefined, Undefined), &err)
+	}
+
 	if err := f.check("GetView"); err != nil {
 		return 0, nil, nil, "", err
 	}
@@ -923,6 +931,10 @@ func (f *File) GetView() (disp int64, etype, filetype *Datatype, datarep string,
 // (MPI_File_get_type_extent). Every basic kind has the same size natively
 // and in external32, so it is dt's extent.
 func (f *File) TypeExtent(dt *Datatype) (_ int64, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.TypeExtent", nil, Undefined, Undefined), &err)
+	}
+
 	if err := f.check("TypeExtent"); err != nil {
 		return 0, err
 	}
@@ -961,7 +973,11 @@ func (f *File) SetAtomicity(flag bool) (err error) {
 }
 
 // Atomicity reports whether f is in atomic mode (MPI_File_get_atomicity).
-func (f *File) Atomicity() (bool, error) {
+func (f *File) Atomicity() (_ bool, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.Atomicity", nil, Undefined, Undefined), &err)
+	}
+
 	if err := f.check("Atomicity"); err != nil {
 		return false, err
 	}

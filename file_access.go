@@ -330,6 +330,10 @@ func (f *File) viaPointer(op string, write bool, buf []byte, count int, dt *Data
 // file (in the view) with SeekEnd. It returns the new position, so *File
 // is an io.Seeker in etypes. A position before 0 is ErrArg.
 func (f *File) Seek(off int64, whence int) (_ int64, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.Seek", nil, Undefined, Undefined), &err)
+	}
+
 	if err := f.check("Seek"); err != nil {
 		return 0, err
 	}
@@ -395,7 +399,11 @@ func streamBefore(p *fileio.View, size int64) int64 {
 
 // Position returns the individual file pointer in etypes
 // (MPI_File_get_position).
-func (f *File) Position() (int64, error) {
+func (f *File) Position() (_ int64, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.Position", nil, Undefined, Undefined), &err)
+	}
+
 	if err := f.check("Position"); err != nil {
 		return 0, err
 	}
@@ -406,7 +414,11 @@ func (f *File) Position() (int64, error) {
 
 // ByteOffset returns the absolute byte position in the file of view
 // offset off (MPI_File_get_byte_offset).
-func (f *File) ByteOffset(off int64) (int64, error) {
+func (f *File) ByteOffset(off int64) (_ int64, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.ByteOffset", nil, Undefined, Undefined), &err)
+	}
+
 	if err := f.check("ByteOffset"); err != nil {
 		return 0, err
 	}
@@ -455,6 +467,10 @@ func (f *File) viaShared(op string, write bool, buf []byte, count int, dt *Datat
 // SeekShared moves the shared file pointer (MPI_File_seek_shared);
 // collective, with the same arguments on every rank.
 func (f *File) SeekShared(off int64, whence int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.SeekShared", nil, Undefined, Undefined), &err)
+	}
+
 	if err := f.check("SeekShared"); err != nil {
 		return err
 	}
@@ -493,7 +509,11 @@ func (f *File) SeekShared(off int64, whence int) (err error) {
 
 // PositionShared returns the shared file pointer in etypes
 // (MPI_File_get_position_shared).
-func (f *File) PositionShared() (int64, error) {
+func (f *File) PositionShared() (_ int64, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.PositionShared", nil, Undefined, Undefined), &err)
+	}
+
 	if err := f.check("PositionShared"); err != nil {
 		return 0, err
 	}

@@ -40,59 +40,99 @@ func (f *File) startAccess(op string, collective bool, fn func() (Status, error)
 
 // IreadAt starts a ReadAt (MPI_File_iread_at). buf must not be touched
 // until the request completes.
-func (f *File) IreadAt(off int64, buf []byte, count int, dt *Datatype) (*Request, error) {
+func (f *File) IreadAt(off int64, buf []byte, count int, dt *Datatype) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.IreadAt", nil, Undefined, Undefined), &err)
+	}
+
 	return f.startAccess("IreadAt", false, func() (Status, error) { return f.explicit("IreadAt", false, off, buf, count, dt) })
 }
 
 // IwriteAt starts a WriteAt (MPI_File_iwrite_at).
-func (f *File) IwriteAt(off int64, buf []byte, count int, dt *Datatype) (*Request, error) {
+func (f *File) IwriteAt(off int64, buf []byte, count int, dt *Datatype) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.IwriteAt", nil, Undefined, Undefined), &err)
+	}
+
 	return f.startAccess("IwriteAt", false, func() (Status, error) { return f.explicit("IwriteAt", true, off, buf, count, dt) })
 }
 
 // Iread starts a Read at the individual pointer (MPI_File_iread); the
 // pointer moves when the read is done.
-func (f *File) Iread(buf []byte, count int, dt *Datatype) (*Request, error) {
+func (f *File) Iread(buf []byte, count int, dt *Datatype) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.Iread", nil, Undefined, Undefined), &err)
+	}
+
 	return f.startAccess("Iread", false, func() (Status, error) { return f.viaPointer("Iread", false, buf, count, dt) })
 }
 
 // Iwrite starts a Write at the individual pointer (MPI_File_iwrite).
-func (f *File) Iwrite(buf []byte, count int, dt *Datatype) (*Request, error) {
+func (f *File) Iwrite(buf []byte, count int, dt *Datatype) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.Iwrite", nil, Undefined, Undefined), &err)
+	}
+
 	return f.startAccess("Iwrite", false, func() (Status, error) { return f.viaPointer("Iwrite", true, buf, count, dt) })
 }
 
 // IreadShared starts a ReadShared (MPI_File_iread_shared).
-func (f *File) IreadShared(buf []byte, count int, dt *Datatype) (*Request, error) {
+func (f *File) IreadShared(buf []byte, count int, dt *Datatype) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.IreadShared", nil, Undefined, Undefined), &err)
+	}
+
 	return f.startAccess("IreadShared", false, func() (Status, error) { return f.viaShared("IreadShared", false, buf, count, dt) })
 }
 
 // IwriteShared starts a WriteShared (MPI_File_iwrite_shared).
-func (f *File) IwriteShared(buf []byte, count int, dt *Datatype) (*Request, error) {
+func (f *File) IwriteShared(buf []byte, count int, dt *Datatype) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.IwriteShared", nil, Undefined, Undefined), &err)
+	}
+
 	return f.startAccess("IwriteShared", false, func() (Status, error) { return f.viaShared("IwriteShared", true, buf, count, dt) })
 }
 
 // IreadAtAll starts a ReadAtAll (MPI_File_iread_at_all).
-func (f *File) IreadAtAll(off int64, buf []byte, count int, dt *Datatype) (*Request, error) {
+func (f *File) IreadAtAll(off int64, buf []byte, count int, dt *Datatype) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.IreadAtAll", nil, Undefined, Undefined), &err)
+	}
+
 	return f.startAccess("IreadAtAll", true, func() (Status, error) {
 		return f.collAccess("IreadAtAll", false, atOffset, off, buf, count, dt)
 	})
 }
 
 // IwriteAtAll starts a WriteAtAll (MPI_File_iwrite_at_all).
-func (f *File) IwriteAtAll(off int64, buf []byte, count int, dt *Datatype) (*Request, error) {
+func (f *File) IwriteAtAll(off int64, buf []byte, count int, dt *Datatype) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.IwriteAtAll", nil, Undefined, Undefined), &err)
+	}
+
 	return f.startAccess("IwriteAtAll", true, func() (Status, error) {
 		return f.collAccess("IwriteAtAll", true, atOffset, off, buf, count, dt)
 	})
 }
 
 // IreadAll starts a ReadAll (MPI_File_iread_all).
-func (f *File) IreadAll(buf []byte, count int, dt *Datatype) (*Request, error) {
+func (f *File) IreadAll(buf []byte, count int, dt *Datatype) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.IreadAll", nil, Undefined, Undefined), &err)
+	}
+
 	return f.startAccess("IreadAll", true, func() (Status, error) {
 		return f.collAccess("IreadAll", false, atPointer, 0, buf, count, dt)
 	})
 }
 
 // IwriteAll starts a WriteAll (MPI_File_iwrite_all).
-func (f *File) IwriteAll(buf []byte, count int, dt *Datatype) (*Request, error) {
+func (f *File) IwriteAll(buf []byte, count int, dt *Datatype) (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.IwriteAll", nil, Undefined, Undefined), &err)
+	}
+
 	return f.startAccess("IwriteAll", true, func() (Status, error) {
 		return f.collAccess("IwriteAll", true, atPointer, 0, buf, count, dt)
 	})
@@ -135,49 +175,103 @@ func (f *File) end(op string) (Status, error) {
 }
 
 // ReadAtAllBegin begins a split ReadAtAll (MPI_File_read_at_all_begin).
-func (f *File) ReadAtAllBegin(off int64, buf []byte, count int, dt *Datatype) error {
+func (f *File) ReadAtAllBegin(off int64, buf []byte, count int, dt *Datatype) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.ReadAtAllBegin", nil, Undefined, Undefined), &err)
+	}
+
 	return f.begin("ReadAtAllBegin", false, atOffset, off, buf, count, dt)
 }
 
 // ReadAtAllEnd ends it (MPI_File_read_at_all_end); buf is the one Begin was given.
-func (f *File) ReadAtAllEnd(buf []byte) (Status, error) { return f.end("ReadAtAllEnd") }
+func (f *File) ReadAtAllEnd(buf []byte) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.ReadAtAllEnd", nil, Undefined, Undefined), &err)
+	}
+	return f.end("ReadAtAllEnd")
+}
 
 // WriteAtAllBegin begins a split WriteAtAll (MPI_File_write_at_all_begin).
-func (f *File) WriteAtAllBegin(off int64, buf []byte, count int, dt *Datatype) error {
+func (f *File) WriteAtAllBegin(off int64, buf []byte, count int, dt *Datatype) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.WriteAtAllBegin", nil, Undefined, Undefined), &err)
+	}
+
 	return f.begin("WriteAtAllBegin", true, atOffset, off, buf, count, dt)
 }
 
 // WriteAtAllEnd ends it (MPI_File_write_at_all_end).
-func (f *File) WriteAtAllEnd(buf []byte) (Status, error) { return f.end("WriteAtAllEnd") }
+func (f *File) WriteAtAllEnd(buf []byte) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.WriteAtAllEnd", nil, Undefined, Undefined), &err)
+	}
+	return f.end("WriteAtAllEnd")
+}
 
 // ReadAllBegin begins a split ReadAll (MPI_File_read_all_begin).
-func (f *File) ReadAllBegin(buf []byte, count int, dt *Datatype) error {
+func (f *File) ReadAllBegin(buf []byte, count int, dt *Datatype) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.ReadAllBegin", nil, Undefined, Undefined), &err)
+	}
+
 	return f.begin("ReadAllBegin", false, atPointer, 0, buf, count, dt)
 }
 
 // ReadAllEnd ends it (MPI_File_read_all_end).
-func (f *File) ReadAllEnd(buf []byte) (Status, error) { return f.end("ReadAllEnd") }
+func (f *File) ReadAllEnd(buf []byte) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.ReadAllEnd", nil, Undefined, Undefined), &err)
+	}
+	return f.end("ReadAllEnd")
+}
 
 // WriteAllBegin begins a split WriteAll (MPI_File_write_all_begin).
-func (f *File) WriteAllBegin(buf []byte, count int, dt *Datatype) error {
+func (f *File) WriteAllBegin(buf []byte, count int, dt *Datatype) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.WriteAllBegin", nil, Undefined, Undefined), &err)
+	}
+
 	return f.begin("WriteAllBegin", true, atPointer, 0, buf, count, dt)
 }
 
 // WriteAllEnd ends it (MPI_File_write_all_end).
-func (f *File) WriteAllEnd(buf []byte) (Status, error) { return f.end("WriteAllEnd") }
+func (f *File) WriteAllEnd(buf []byte) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.WriteAllEnd", nil, Undefined, Undefined), &err)
+	}
+	return f.end("WriteAllEnd")
+}
 
 // ReadOrderedBegin begins a split ReadOrdered (MPI_File_read_ordered_begin).
-func (f *File) ReadOrderedBegin(buf []byte, count int, dt *Datatype) error {
+func (f *File) ReadOrderedBegin(buf []byte, count int, dt *Datatype) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.ReadOrderedBegin", nil, Undefined, Undefined), &err)
+	}
+
 	return f.begin("ReadOrderedBegin", false, atShared, 0, buf, count, dt)
 }
 
 // ReadOrderedEnd ends it (MPI_File_read_ordered_end).
-func (f *File) ReadOrderedEnd(buf []byte) (Status, error) { return f.end("ReadOrderedEnd") }
+func (f *File) ReadOrderedEnd(buf []byte) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.ReadOrderedEnd", nil, Undefined, Undefined), &err)
+	}
+	return f.end("ReadOrderedEnd")
+}
 
 // WriteOrderedBegin begins a split WriteOrdered (MPI_File_write_ordered_begin).
-func (f *File) WriteOrderedBegin(buf []byte, count int, dt *Datatype) error {
+func (f *File) WriteOrderedBegin(buf []byte, count int, dt *Datatype) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.WriteOrderedBegin", nil, Undefined, Undefined), &err)
+	}
+
 	return f.begin("WriteOrderedBegin", true, atShared, 0, buf, count, dt)
 }
 
 // WriteOrderedEnd ends it (MPI_File_write_ordered_end).
-func (f *File) WriteOrderedEnd(buf []byte) (Status, error) { return f.end("WriteOrderedEnd") }
+func (f *File) WriteOrderedEnd(buf []byte) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.WriteOrderedEnd", nil, Undefined, Undefined), &err)
+	}
+	return f.end("WriteOrderedEnd")
+}

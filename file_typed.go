@@ -51,6 +51,10 @@ func typedAccess[E any](f *File, op string, vals []E, call func(buf []byte, coun
 // (bytes under the default view) (MPI_File_write_at). Status.Count() is
 // the number of elements written.
 func WriteAt[E any](f *File, off int64, vals []E) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("WriteAt", nil, Undefined, Undefined), &err)
+	}
+
 	return typedAccess(f, "WriteAt", vals, func(b []byte, n int, dt *Datatype) (Status, error) { return f.WriteAt(off, b, n, dt) })
 }
 
@@ -58,6 +62,10 @@ func WriteAt[E any](f *File, off int64, vals []E) (_ Status, err error) {
 // At the end of the file it reads fewer elements than len(buf), with no
 // error: Status.Count() says how many.
 func ReadAt[E any](f *File, off int64, buf []E) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("ReadAt", nil, Undefined, Undefined), &err)
+	}
+
 	return typedAccess(f, "ReadAt", buf, func(b []byte, n int, dt *Datatype) (Status, error) { return f.ReadAt(off, b, n, dt) })
 }
 
@@ -65,33 +73,57 @@ func ReadAt[E any](f *File, off int64, buf []E) (_ Status, err error) {
 // rank of the file calls it with its own offset and values; interleaved
 // or non-contiguous views go through collective buffering.
 func WriteAtAll[E any](f *File, off int64, vals []E) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("WriteAtAll", nil, Undefined, Undefined), &err)
+	}
+
 	return typedAccess(f, "WriteAtAll", vals, func(b []byte, n int, dt *Datatype) (Status, error) { return f.WriteAtAll(off, b, n, dt) })
 }
 
 // ReadAtAll is the collective ReadAt (MPI_File_read_at_all).
 func ReadAtAll[E any](f *File, off int64, buf []E) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("ReadAtAll", nil, Undefined, Undefined), &err)
+	}
+
 	return typedAccess(f, "ReadAtAll", buf, func(b []byte, n int, dt *Datatype) (Status, error) { return f.ReadAtAll(off, b, n, dt) })
 }
 
 // WriteShared writes vals at the shared file pointer (MPI_File_write_shared).
-func WriteShared[E any](f *File, vals []E) (Status, error) {
+func WriteShared[E any](f *File, vals []E) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("WriteShared", nil, Undefined, Undefined), &err)
+	}
+
 	return typedAccess(f, "WriteShared", vals, f.WriteShared)
 }
 
 // ReadShared reads into buf at the shared file pointer (MPI_File_read_shared).
-func ReadShared[E any](f *File, buf []E) (Status, error) {
+func ReadShared[E any](f *File, buf []E) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("ReadShared", nil, Undefined, Undefined), &err)
+	}
+
 	return typedAccess(f, "ReadShared", buf, f.ReadShared)
 }
 
 // WriteOrdered writes vals at the shared pointer in rank order
 // (MPI_File_write_ordered); collective.
-func WriteOrdered[E any](f *File, vals []E) (Status, error) {
+func WriteOrdered[E any](f *File, vals []E) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("WriteOrdered", nil, Undefined, Undefined), &err)
+	}
+
 	return typedAccess(f, "WriteOrdered", vals, f.WriteOrdered)
 }
 
 // ReadOrdered reads into buf at the shared pointer in rank order
 // (MPI_File_read_ordered); collective.
-func ReadOrdered[E any](f *File, buf []E) (Status, error) {
+func ReadOrdered[E any](f *File, buf []E) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("ReadOrdered", nil, Undefined, Undefined), &err)
+	}
+
 	return typedAccess(f, "ReadOrdered", buf, f.ReadOrdered)
 }
 
@@ -102,6 +134,10 @@ func ReadOrdered[E any](f *File, buf []E) (Status, error) {
 // then count elements of the block; WriteAtAll(f, 0, block) writes the
 // block where a C program with the same view writes it. Collective.
 func SetViewBlock[E any](f *File, disp int64, gsizes, subsizes, starts []int, datarep string) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("SetViewBlock", nil, Undefined, Undefined), &err)
+	}
+
 	if err := f.check("SetViewBlock"); err != nil {
 		return err
 	}
@@ -153,7 +189,11 @@ func (a *FileIO) etypes(op string, off int64) (int64, error) {
 }
 
 // ReadAt implements io.ReaderAt.
-func (a *FileIO) ReadAt(p []byte, off int64) (int, error) {
+func (a *FileIO) ReadAt(p []byte, off int64) (_ int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("FileIO.ReadAt", nil, Undefined, Undefined), &err)
+	}
+
 	o, err := a.etypes("ReadAt", off)
 	if err != nil {
 		return 0, err
@@ -166,7 +206,11 @@ func (a *FileIO) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // WriteAt implements io.WriterAt.
-func (a *FileIO) WriteAt(p []byte, off int64) (int, error) {
+func (a *FileIO) WriteAt(p []byte, off int64) (_ int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("FileIO.WriteAt", nil, Undefined, Undefined), &err)
+	}
+
 	o, err := a.etypes("WriteAt", off)
 	if err != nil {
 		return 0, err
@@ -176,7 +220,11 @@ func (a *FileIO) WriteAt(p []byte, off int64) (int, error) {
 }
 
 // Read implements io.Reader at the individual file pointer.
-func (a *FileIO) Read(p []byte) (int, error) {
+func (a *FileIO) Read(p []byte) (_ int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("FileIO.Read", nil, Undefined, Undefined), &err)
+	}
+
 	if err := a.file().check("Read"); err != nil {
 		return 0, err
 	}
@@ -188,7 +236,11 @@ func (a *FileIO) Read(p []byte) (int, error) {
 }
 
 // Write implements io.Writer at the individual file pointer.
-func (a *FileIO) Write(p []byte) (int, error) {
+func (a *FileIO) Write(p []byte) (_ int, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("FileIO.Write", nil, Undefined, Undefined), &err)
+	}
+
 	if err := a.file().check("Write"); err != nil {
 		return 0, err
 	}
@@ -197,7 +249,11 @@ func (a *FileIO) Write(p []byte) (int, error) {
 }
 
 // Seek implements io.Seeker in bytes of the view's data.
-func (a *FileIO) Seek(off int64, whence int) (int64, error) {
+func (a *FileIO) Seek(off int64, whence int) (_ int64, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("FileIO.Seek", nil, Undefined, Undefined), &err)
+	}
+
 	o, err := a.etypes("Seek", off)
 	if err != nil {
 		return 0, err
