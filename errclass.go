@@ -14,6 +14,8 @@ var predefinedClasses = []error{
 	ErrBuffer, ErrCount, ErrType, ErrTag, ErrComm, ErrRank, ErrRoot, ErrRequest,
 	ErrTruncate, ErrOp, ErrArg, ErrGroup, ErrKeyval, ErrProcFailed, ErrIntern, ErrOther, ErrRevoked, ErrProcFailedPending,
 	ErrSpawn, ErrPort, ErrName, ErrService,
+	ErrFile, ErrNoSuchFile, ErrFileExists, ErrAccess, ErrAmode, ErrReadOnly, ErrNoSpace, ErrBadFile, ErrIO,
+	ErrUnsupportedDatarep, ErrUnsupportedOp, ErrConversion, ErrDupDatarep, ErrFileInUse, ErrQuota,
 }
 
 // userErrors guards the messages of user-defined classes and codes.

@@ -51,6 +51,8 @@ var sweepTypes = map[string]reflect.Value{
 	"Cvar":        reflect.ValueOf(mpi.Cvar{}),
 	"Status":      reflect.ValueOf(mpi.Status{}),
 	"View":        reflect.ValueOf(mpi.View[float64]{}),
+	"File":        reflect.ValueOf((*mpi.File)(nil)),
+	"FileIO":      reflect.ValueOf((*mpi.FileIO)(nil)),
 }
 
 // notHandles are exported types with methods that are not handles: a nil
@@ -169,6 +171,8 @@ var nilMustFail = map[string]error{
 	"Datatype": mpi.ErrType,
 	"Group":    mpi.ErrGroup,
 	"Message":  mpi.ErrRequest,
+	"File":     mpi.ErrFile,
+	"FileIO":   mpi.ErrFile,
 }
 
 // sweep calls every exported method of recv and checks the outcome:
@@ -345,11 +349,22 @@ var handleFuncs = map[string]struct {
 	call func() error
 	want error
 }{
-	"Abort":     {func() error { mpi.Abort(nil, 3); return nil }, nil},
-	"SendView":  {func() error { return mpi.SendView(nil, mpi.View[float64]{}, 0, 0) }, mpi.ErrArg},
-	"IsendView": {func() error { _, err := mpi.IsendView(nil, mpi.View[float64]{}, 0, 0); return err }, mpi.ErrArg},
-	"RecvView":  {func() error { _, err := mpi.RecvView(nil, mpi.Strided([]float64{0}, 1, 1, 1), 0, 0); return err }, mpi.ErrComm},
-	"IrecvView": {func() error { _, err := mpi.IrecvView(nil, mpi.Strided([]float64{0}, 1, 1, 1), 0, 0); return err }, mpi.ErrComm},
+	"DeleteFile":   {func() error { return mpi.DeleteFile("/nonexistent/mpigo-sweep", nil) }, mpi.ErrNoSuchFile},
+	"OpenFile":     {func() error { _, err := mpi.OpenFile(nil, "x", mpi.ModeRdonly, nil); return err }, mpi.ErrComm},
+	"WriteAt":      {func() error { _, err := mpi.WriteAt[float64](nil, 0, nil); return err }, mpi.ErrFile},
+	"ReadAt":       {func() error { _, err := mpi.ReadAt[float64](nil, 0, nil); return err }, mpi.ErrFile},
+	"WriteAtAll":   {func() error { _, err := mpi.WriteAtAll[float64](nil, 0, nil); return err }, mpi.ErrFile},
+	"ReadAtAll":    {func() error { _, err := mpi.ReadAtAll[float64](nil, 0, nil); return err }, mpi.ErrFile},
+	"WriteShared":  {func() error { _, err := mpi.WriteShared[float64](nil, nil); return err }, mpi.ErrFile},
+	"ReadShared":   {func() error { _, err := mpi.ReadShared[float64](nil, nil); return err }, mpi.ErrFile},
+	"WriteOrdered": {func() error { _, err := mpi.WriteOrdered[float64](nil, nil); return err }, mpi.ErrFile},
+	"ReadOrdered":  {func() error { _, err := mpi.ReadOrdered[float64](nil, nil); return err }, mpi.ErrFile},
+	"SetViewBlock": {func() error { return mpi.SetViewBlock[float64](nil, 0, nil, nil, nil, "native") }, mpi.ErrFile},
+	"Abort":        {func() error { mpi.Abort(nil, 3); return nil }, nil},
+	"SendView":     {func() error { return mpi.SendView(nil, mpi.View[float64]{}, 0, 0) }, mpi.ErrArg},
+	"IsendView":    {func() error { _, err := mpi.IsendView(nil, mpi.View[float64]{}, 0, 0); return err }, mpi.ErrArg},
+	"RecvView":     {func() error { _, err := mpi.RecvView(nil, mpi.Strided([]float64{0}, 1, 1, 1), 0, 0); return err }, mpi.ErrComm},
+	"IrecvView":    {func() error { _, err := mpi.IrecvView(nil, mpi.Strided([]float64{0}, 1, 1, 1), 0, 0); return err }, mpi.ErrComm},
 	"SendrecvView": {func() error {
 		v := mpi.Strided([]float64{0}, 1, 1, 1)
 		_, err := mpi.SendrecvView(nil, v, 0, 0, v, 0, 0)
@@ -553,7 +568,7 @@ var handleNames = map[string]bool{
 	"Comm": true, "Group": true, "Datatype": true, "Request": true, "Requests": true,
 	"Pending": true, "Future": true, "Message": true, "Window": true, "Info": true,
 	"ErrHandler": true, "Keyval": true, "TypeKeyval": true, "ReduceOp": true,
-	"PvarSession": true, "PvarHandle": true, "Waiter": true,
+	"PvarSession": true, "PvarHandle": true, "Waiter": true, "File": true,
 }
 
 // notSwept are exported functions taking a handle that the sweep does

@@ -1,0 +1,525 @@
+package mpi
+
+import (
+	"io"
+	"sync"
+
+	"github.com/mpigo/mpi/internal/fileio"
+)
+
+// Independent data access (MPI-4.1 section 14.4): explicit offsets,
+// individual and shared file pointers. Every access packs the memory
+// datatype into the view's data stream (converting to external32 if the
+// view asks), maps the stream through the flattened view to file
+// ranges, and reads or writes them: one pread/pwrite per range, or, for
+// many small ranges close together, one per sieving buffer (read the
+// covering extent, patch it, write it back under a lock).
+
+// inproc locks exclude ranks of one process from the same file's bytes
+// (fcntl locks do not exclude threads of one process).
+var inproc sync.Map // file id -> *sync.Mutex
+
+func lockFile(f *File, lo, hi int64) (unlock func(), err error) {
+	m, _ := inproc.LoadOrStore(f.id, new(sync.Mutex))
+	mu := m.(*sync.Mutex)
+	mu.Lock()
+	if err := lockRange(f.fd, lo, hi, true); err != nil {
+		mu.Unlock()
+		return nil, err
+	}
+	return func() {
+		_ = lockRange(f.fd, lo, hi, false)
+		mu.Unlock()
+	}, nil
+}
+
+// xfer is one access in flight: the caller's buffer and its packed stream.
+type xfer struct {
+	op     string
+	write  bool
+	buf    []byte
+	count  int
+	dt     *Datatype
+	n      int64  // stream bytes
+	stream []byte // packed data (buf itself when no packing is needed)
+	pool   *[]byte
+	view   fileView
+}
+
+// prepare validates an access of count elements of dt in buf and packs
+// the data of a write. It returns an error of class ErrCount, ErrType,
+// ErrBuffer, ErrReadOnly, ErrAccess or ErrUnsupportedOp.
+func (f *File) prepare(op string, write bool, buf []byte, count int, dt *Datatype, pointer bool) (*xfer, error) {
+	if err := f.check(op); err != nil {
+		return nil, err
+	}
+	bad := func(class error, format string, args ...any) (*xfer, error) {
+		return nil, fileErr(f.comm, "File."+op, f.name, class, nil, format, args...)
+	}
+	switch {
+	case write && f.amode&ModeRdonly != 0:
+		return bad(ErrReadOnly, "writing to a file opened ModeRdonly")
+	case !write && f.amode&ModeWronly != 0:
+		return bad(ErrAccess, "reading from a file opened ModeWronly")
+	case !pointer && f.amode&ModeSequential != 0:
+		return bad(ErrUnsupportedOp, "a file opened ModeSequential is accessed through the shared pointer only")
+	case count < 0:
+		return bad(ErrCount, "negative count %d", count)
+	}
+	if s := dt.checkComm(); s != "" {
+		return bad(ErrType, "%s", s)
+	}
+	if s, class := dt.fits(count, len(buf)); class != nil {
+		return bad(class, "%s", s)
+	}
+	f.mu.Lock()
+	v := f.view
+	f.mu.Unlock()
+	n := int64(count) * int64(dt.size)
+	if n%v.esize != 0 {
+		return bad(ErrType, "%d elements of %s are %d bytes, not a whole number of etypes %s (%d bytes)", count, dt.name, n, v.etype.name, v.esize)
+	}
+	x := &xfer{op: op, write: write, buf: buf, count: count, dt: dt, n: n, view: v}
+	if !v.ext32 && dt.t.Contiguous() && dt.t.LB == 0 {
+		x.stream = buf[:n]
+		return x, nil
+	}
+	x.pool = getScratch(int(n))
+	x.stream = (*x.pool)[:n]
+	if write {
+		if v.ext32 {
+			dt.t.PackExternal(x.stream, buf, count)
+		} else {
+			dt.t.PackAt(x.stream, buf, 0)
+		}
+	}
+	return x, nil
+}
+
+// finish unpacks what a read brought (moved stream bytes) and releases
+// the scratch buffer.
+func (x *xfer) finish(moved int64) error {
+	if x.pool == nil {
+		return nil
+	}
+	defer putScratch(x.pool)
+	if x.write || moved == 0 {
+		return nil
+	}
+	// Unpack whole elements only; a partial last element is left as it was.
+	whole := moved / int64(x.dt.size)
+	if x.view.ext32 {
+		if err := x.dt.t.UnpackExternal(x.stream[:whole*int64(x.dt.size)], x.buf, int(whole)); err != nil {
+			return err
+		}
+		return nil
+	}
+	x.dt.t.UnpackAt(x.stream[:moved], x.buf, 0)
+	return nil
+}
+
+// status is the Status of an access that moved n bytes of elements of dt.
+func accessStatus(n int64, dt *Datatype) Status {
+	return Status{Source: AnySource, Tag: AnyTag, bytes: int(n), size: int(n), elem: dt.size}
+}
+
+// independent reads or writes x at stream position pos (bytes).
+func (f *File) independent(x *xfer, pos int64) (Status, error) {
+	if pos < 0 {
+		return Status{}, fileErr(f.comm, "File."+x.op, f.name, ErrArg, nil, "negative offset %d", pos/x.view.esize)
+	}
+	sp := segPool.Get().(*[]fileio.Seg)
+	segs := x.view.plan.Map(pos, x.n, (*sp)[:0])
+	defer func() { *sp = segs[:0]; segPool.Put(sp) }()
+	f.mu.Lock()
+	atomicMode, h := f.atomic, f.hints
+	f.mu.Unlock()
+	var moved int64
+	var err error
+	if atomicMode && len(segs) > 0 {
+		lo, hi := fileio.Span(segs)
+		unlock, lerr := lockFile(f, lo, hi)
+		if lerr != nil {
+			return Status{}, fileErr(f.comm, "File."+x.op, f.name, ErrIO, lerr, "locking bytes %d to %d", lo, hi)
+		}
+		moved, err = f.rw(x.write, segs, x.stream, h, false)
+		unlock()
+	} else {
+		moved, err = f.rw(x.write, segs, x.stream, h, true)
+	}
+	if ferr := x.finish(moved); ferr != nil && err == nil {
+		return Status{}, fileErr(f.comm, "File."+x.op, f.name, ErrConversion, ferr, "")
+	}
+	if err != nil {
+		return accessStatus(moved, x.dt), fileErr(f.comm, "File."+x.op, f.name, osClass(err), err, "")
+	}
+	return accessStatus(moved, x.dt), nil
+}
+
+// rw moves stream to or from the file ranges segs (in stream order) and
+// returns the stream bytes moved: all of them for a write, the part
+// before the end of the file for a read. sieveLock says whether sieving
+// writes must lock (not when the caller holds a lock already).
+func (f *File) rw(write bool, segs []fileio.Seg, stream []byte, h fileHints, sieveLock bool) (int64, error) {
+	if len(segs) == 0 {
+		return 0, nil
+	}
+	sieve := len(segs) > 1 && fileio.Sorted(segs)
+	if write {
+		sieve = sieve && h.dsWrite != "disable" && f.canRead
+	} else {
+		sieve = sieve && h.dsRead != "disable"
+	}
+	var groups []int
+	if sieve {
+		groups = fileio.Groups(segs, h.dsBuffer, 64<<10)
+	} else {
+		groups = make([]int, len(segs))
+		for i := range groups {
+			groups[i] = i + 1
+		}
+	}
+	var at int64 // stream position
+	first := 0
+	for _, end := range groups {
+		g := segs[first:end]
+		first = end
+		if len(g) == 1 {
+			s := g[0]
+			if write {
+				if _, err := f.fd.WriteAt(stream[at:at+s.Len], s.Off); err != nil {
+					return at, err
+				}
+			} else {
+				k, err := f.fd.ReadAt(stream[at:at+s.Len], s.Off)
+				if err != nil && err != io.EOF {
+					return at + int64(k), err
+				}
+				if int64(k) < s.Len {
+					return at + int64(k), nil
+				}
+			}
+			at += s.Len
+			continue
+		}
+		lo, hi := g[0].Off, g[len(g)-1].End()
+		p := getScratch(int(hi - lo))
+		cover := (*p)[:hi-lo]
+		var unlock func()
+		if write && sieveLock {
+			u, err := lockFile(f, lo, hi)
+			if err != nil {
+				putScratch(p)
+				return at, err
+			}
+			unlock = u
+		}
+		k, err := f.fd.ReadAt(cover, lo)
+		if err != nil && err != io.EOF {
+			if unlock != nil {
+				unlock()
+			}
+			putScratch(p)
+			return at, err
+		}
+		if write {
+			clear(cover[k:])
+			for _, s := range g {
+				copy(cover[s.Off-lo:s.End()-lo], stream[at:at+s.Len])
+				at += s.Len
+			}
+			_, err = f.fd.WriteAt(cover, lo)
+			if unlock != nil {
+				unlock()
+			}
+			putScratch(p)
+			if err != nil {
+				return at, err
+			}
+			continue
+		}
+		eof := lo + int64(k)
+		for _, s := range g {
+			if s.Off >= eof {
+				putScratch(p)
+				return at, nil
+			}
+			m := min(s.End(), eof) - s.Off
+			copy(stream[at:at+m], cover[s.Off-lo:s.Off-lo+m])
+			at += m
+			if m < s.Len {
+				putScratch(p)
+				return at, nil
+			}
+		}
+		putScratch(p)
+	}
+	return at, nil
+}
+
+// ReadAt reads count elements of dt into buf from offset off of the view
+// (in etypes) (MPI_File_read_at). Reading past the end of the file is no
+// error: the Status counts what was read.
+func (f *File) ReadAt(off int64, buf []byte, count int, dt *Datatype) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.ReadAt", f.commOrNil(), Undefined, Undefined), &err)
+	}
+	return f.explicit("ReadAt", false, off, buf, count, dt)
+}
+
+// WriteAt writes count elements of dt from buf at offset off of the view
+// (in etypes) (MPI_File_write_at).
+func (f *File) WriteAt(off int64, buf []byte, count int, dt *Datatype) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.WriteAt", f.commOrNil(), Undefined, Undefined), &err)
+	}
+	return f.explicit("WriteAt", true, off, buf, count, dt)
+}
+
+func (f *File) explicit(op string, write bool, off int64, buf []byte, count int, dt *Datatype) (Status, error) {
+	x, err := f.prepare(op, write, buf, count, dt, false)
+	if err != nil {
+		return Status{}, f.handle(err)
+	}
+	if off < 0 {
+		x.finish(0)
+		return Status{}, f.fail(op, ErrArg, nil, "negative offset %d", off)
+	}
+	st, err := f.independent(x, off*x.view.esize)
+	return st, f.handle(err)
+}
+
+// Read reads count elements of dt into buf at the individual file
+// pointer and advances it by the etypes read (MPI_File_read).
+func (f *File) Read(buf []byte, count int, dt *Datatype) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.Read", f.commOrNil(), Undefined, Undefined), &err)
+	}
+	return f.viaPointer("Read", false, buf, count, dt)
+}
+
+// Write writes count elements of dt from buf at the individual file
+// pointer and advances it (MPI_File_write).
+func (f *File) Write(buf []byte, count int, dt *Datatype) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.Write", f.commOrNil(), Undefined, Undefined), &err)
+	}
+	return f.viaPointer("Write", true, buf, count, dt)
+}
+
+func (f *File) viaPointer(op string, write bool, buf []byte, count int, dt *Datatype) (Status, error) {
+	if f != nil && f.amode&ModeSequential != 0 {
+		return Status{}, f.fail(op, ErrUnsupportedOp, nil, "a file opened ModeSequential is accessed through the shared pointer only")
+	}
+	x, err := f.prepare(op, write, buf, count, dt, true)
+	if err != nil {
+		return Status{}, f.handle(err)
+	}
+	f.mu.Lock()
+	pos := f.pos
+	f.mu.Unlock()
+	st, err := f.independent(x, pos*x.view.esize)
+	f.mu.Lock()
+	f.pos = pos + int64(st.bytes)/x.view.esize
+	f.mu.Unlock()
+	return st, f.handle(err)
+}
+
+// Seek moves the individual file pointer (MPI_File_seek): to off
+// etypes with SeekSet, by off with SeekCur, to off past the end of the
+// file (in the view) with SeekEnd. It returns the new position, so *File
+// is an io.Seeker in etypes. A position before 0 is ErrArg.
+func (f *File) Seek(off int64, whence int) (_ int64, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.Seek", nil, Undefined, Undefined), &err)
+	}
+
+	if err := f.check("Seek"); err != nil {
+		return 0, err
+	}
+	if f.amode&ModeSequential != 0 {
+		return 0, f.fail("Seek", ErrUnsupportedOp, nil, "a file opened ModeSequential has no individual pointer")
+	}
+	base := int64(0)
+	switch whence {
+	case SeekSet:
+	case SeekCur:
+		f.mu.Lock()
+		base = f.pos
+		f.mu.Unlock()
+	case SeekEnd:
+		b, err := f.endEtypes()
+		if err != nil {
+			return 0, f.handle(err)
+		}
+		base = b
+	default:
+		return 0, f.fail("Seek", ErrArg, nil, "whence %d (SeekSet, SeekCur or SeekEnd)", whence)
+	}
+	if base+off < 0 {
+		return 0, f.fail("Seek", ErrArg, nil, "position %d is before the start of the view", base+off)
+	}
+	f.mu.Lock()
+	f.pos = base + off
+	f.mu.Unlock()
+	return base + off, nil
+}
+
+// endEtypes is the end of the file as a position in the view: the etypes
+// of the view before the file's size.
+func (f *File) endEtypes() (int64, error) {
+	st, err := f.fd.Stat()
+	if err != nil {
+		return 0, fileErr(f.comm, "File.Seek", f.name, osClass(err), err, "")
+	}
+	f.mu.Lock()
+	v := f.view
+	f.mu.Unlock()
+	return streamBefore(v.plan, st.Size()) / v.esize, nil
+}
+
+// streamBefore returns how many stream bytes of view p lie before file
+// offset size.
+func streamBefore(p *fileio.View, size int64) int64 {
+	if size <= p.Disp || p.Size == 0 {
+		return 0
+	}
+	rel := size - p.Disp
+	tiles := rel / p.Extent
+	n := tiles * p.Size
+	in := rel % p.Extent
+	for _, s := range p.Segs {
+		if in <= s.Off {
+			break
+		}
+		n += min(in, s.End()) - s.Off
+	}
+	return n
+}
+
+// Position returns the individual file pointer in etypes
+// (MPI_File_get_position).
+func (f *File) Position() (_ int64, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.Position", nil, Undefined, Undefined), &err)
+	}
+
+	if err := f.check("Position"); err != nil {
+		return 0, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pos, nil
+}
+
+// ByteOffset returns the absolute byte position in the file of view
+// offset off (MPI_File_get_byte_offset).
+func (f *File) ByteOffset(off int64) (_ int64, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.ByteOffset", nil, Undefined, Undefined), &err)
+	}
+
+	if err := f.check("ByteOffset"); err != nil {
+		return 0, err
+	}
+	if off < 0 {
+		return 0, f.fail("ByteOffset", ErrArg, nil, "negative offset %d", off)
+	}
+	f.mu.Lock()
+	v := f.view
+	f.mu.Unlock()
+	return v.plan.FileOffset(off * v.esize), nil
+}
+
+// ReadShared reads count elements of dt at the shared file pointer and
+// advances it for every rank (MPI_File_read_shared). Ranks calling it
+// concurrently get disjoint parts of the file, in some order.
+func (f *File) ReadShared(buf []byte, count int, dt *Datatype) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.ReadShared", f.commOrNil(), Undefined, Undefined), &err)
+	}
+	return f.viaShared("ReadShared", false, buf, count, dt)
+}
+
+// WriteShared writes count elements of dt at the shared file pointer and
+// advances it for every rank (MPI_File_write_shared).
+func (f *File) WriteShared(buf []byte, count int, dt *Datatype) (_ Status, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.WriteShared", f.commOrNil(), Undefined, Undefined), &err)
+	}
+	return f.viaShared("WriteShared", true, buf, count, dt)
+}
+
+func (f *File) viaShared(op string, write bool, buf []byte, count int, dt *Datatype) (Status, error) {
+	x, err := f.prepare(op, write, buf, count, dt, true)
+	if err != nil {
+		return Status{}, f.handle(err)
+	}
+	pos, err := f.shared.add(x.n / x.view.esize)
+	if err != nil {
+		x.finish(0)
+		return Status{}, f.fail(op, ErrorClass(err), err, "updating the shared file pointer")
+	}
+	st, err := f.independent(x, pos*x.view.esize)
+	return st, f.handle(err)
+}
+
+// SeekShared moves the shared file pointer (MPI_File_seek_shared);
+// collective, with the same arguments on every rank.
+func (f *File) SeekShared(off int64, whence int) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.SeekShared", nil, Undefined, Undefined), &err)
+	}
+
+	if err := f.check("SeekShared"); err != nil {
+		return err
+	}
+	return f.handle(f.q.do(func() error {
+		args, err := Allgather(f.comm, [2]int64{off, int64(whence)})
+		if err != nil {
+			return fileErr(f.comm, "File.SeekShared", f.name, ErrorClass(err), err, "")
+		}
+		for r, a := range args {
+			if a != args[0] {
+				return fileErr(f.comm, "File.SeekShared", f.name, ErrArg, nil, "ranks passed different arguments (rank %d: %d, %d)", r, a[0], a[1])
+			}
+		}
+		var local error
+		if f.comm.Rank() == 0 {
+			base := int64(0)
+			switch whence {
+			case SeekSet:
+			case SeekCur:
+				base = f.shared.local(0, 0)
+			case SeekEnd:
+				base, local = f.endEtypes()
+			default:
+				local = fileErr(f.comm, "File.SeekShared", f.name, ErrArg, nil, "whence %d", whence)
+			}
+			if local == nil && base+off < 0 {
+				local = fileErr(f.comm, "File.SeekShared", f.name, ErrArg, nil, "position %d is before the start of the view", base+off)
+			}
+			if local == nil {
+				f.shared.set(base + off)
+			}
+		}
+		return f.agree("SeekShared", local)
+	}))
+}
+
+// PositionShared returns the shared file pointer in etypes
+// (MPI_File_get_position_shared).
+func (f *File) PositionShared() (_ int64, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("File.PositionShared", nil, Undefined, Undefined), &err)
+	}
+
+	if err := f.check("PositionShared"); err != nil {
+		return 0, err
+	}
+	v, err := f.shared.add(0)
+	if err != nil {
+		return 0, f.fail("PositionShared", ErrorClass(err), err, "")
+	}
+	return v, nil
+}

@@ -1,0 +1,161 @@
+package mpi
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/mpigo/mpi/internal/fileio"
+)
+
+// fileQueue runs a file's collective calls one at a time, in the order
+// this rank made them, on one goroutine: a non-blocking collective
+// (IwriteAll, a split collective's Begin) and a blocking one made after
+// it reach the other ranks in the same order on every rank, which is
+// what MPI promises and what the file's communicator needs.
+type fileQueue struct {
+	mu   sync.Mutex
+	jobs chan func()
+	done chan struct{}
+	shut bool
+}
+
+func newFileQueue() *fileQueue {
+	q := &fileQueue{jobs: make(chan func(), 64), done: make(chan struct{})}
+	go func() {
+		defer close(q.done)
+		for j := range q.jobs {
+			j()
+		}
+	}()
+	return q
+}
+
+var errQueueClosed = errors.New("the file is closed")
+
+// start queues fn; it runs after every call queued before it.
+func (q *fileQueue) start(fn func()) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.shut {
+		return errQueueClosed
+	}
+	q.jobs <- fn
+	return nil
+}
+
+// do runs fn in turn and returns its error.
+func (q *fileQueue) do(fn func() error) error {
+	ch := make(chan error, 1)
+	if err := q.start(func() { ch <- fn() }); err != nil {
+		return err
+	}
+	return <-ch
+}
+
+// stop lets the queued calls finish and ends the goroutine.
+func (q *fileQueue) stop() {
+	q.mu.Lock()
+	if !q.shut {
+		q.shut = true
+		close(q.jobs)
+	}
+	q.mu.Unlock()
+	<-q.done
+}
+
+// The shared file pointer lives in the job, not in a file: rank 0 of the
+// file's communicator holds it and serves fetch-and-add requests from
+// the other ranks on a goroutine, over the file's private communicator;
+// nothing is left on disk, so it works where lock files do not (NFS).
+
+const (
+	tagSharedReq   = 1
+	tagSharedReply = 2
+	sharedAdd      = 1
+	sharedSet      = 2
+	sharedStop     = 3
+)
+
+type sharedPtr struct {
+	f    *File
+	mu   sync.Mutex // rank 0: guards val; other ranks: one request in flight at a time
+	val  int64      // rank 0: the pointer, in etypes
+	done chan struct{}
+	once sync.Once
+}
+
+func newSharedPtr(f *File) *sharedPtr {
+	s := &sharedPtr{f: f}
+	if f.comm.Rank() == 0 {
+		s.done = make(chan struct{})
+		go s.serve()
+	}
+	return s
+}
+
+// serve answers the other ranks' requests until stop.
+func (s *sharedPtr) serve() {
+	defer close(s.done)
+	c := s.f.comm
+	for {
+		req, st, err := Recv[[3]int64](c, AnySource, tagSharedReq)
+		if err != nil {
+			return // the job is failing: the ranks waiting on us get its error
+		}
+		if req[0] == sharedStop {
+			return
+		}
+		old := s.local(req[0], req[1])
+		if err := Send(c, old, st.Source, tagSharedReply); err != nil {
+			return
+		}
+	}
+}
+
+func (s *sharedPtr) local(op, v int64) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := s.val
+	switch op {
+	case sharedAdd:
+		s.val += v
+	case sharedSet:
+		s.val = v
+	}
+	return old
+}
+
+// call performs op on the pointer and returns its value before.
+func (s *sharedPtr) call(op, v int64) (int64, error) {
+	c := s.f.comm
+	if c.Rank() == 0 {
+		return s.local(op, v), nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := Send(c, [3]int64{op, v, 0}, 0, tagSharedReq); err != nil {
+		return 0, err
+	}
+	old, _, err := Recv[int64](c, 0, tagSharedReply)
+	return old, err
+}
+
+func (s *sharedPtr) add(n int64) (int64, error) { return s.call(sharedAdd, n) }
+
+// set sets the pointer on rank 0 (called there).
+func (s *sharedPtr) set(v int64) { s.local(sharedSet, v) }
+
+// stop ends rank 0's server; every rank calls it once all are done.
+func (s *sharedPtr) stop() {
+	s.once.Do(func() {
+		if s.done == nil {
+			return
+		}
+		if err := Send(s.f.comm, [3]int64{sharedStop, 0, 0}, 0, tagSharedReq); err == nil {
+			<-s.done
+		}
+	})
+}
+
+// segPool recycles the segment lists of accesses.
+var segPool = sync.Pool{New: func() any { s := make([]fileio.Seg, 0, 16); return &s }}

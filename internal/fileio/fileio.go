@@ -1,0 +1,223 @@
+// Package fileio plans MPI-IO accesses: it turns a file view (a
+// displacement and a filetype tiled from it) into the byte ranges of the
+// file that a run of the view's data occupies, splits accesses into the
+// file domains of collective-buffering aggregators, and groups nearby
+// ranges for data sieving. It is pure logic: no I/O, no clock, no
+// globals; package mpi does the reads, writes and messages.
+package fileio
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// Seg is a run of Len bytes at offset Off (of a file, or of a value).
+type Seg struct {
+	Off, Len int64
+}
+
+// End returns Off+Len.
+func (s Seg) End() int64 { return s.Off + s.Len }
+
+// View is a file view flattened once: the data of the view is the
+// filetype's segments, tiled every Extent bytes from Disp. Positions in
+// the view ("stream" positions) count data bytes only.
+type View struct {
+	Disp   int64
+	Segs   []Seg   // one filetype value's data, in file order, relative to the value's origin
+	start  []int64 // start[i]: stream offset of Segs[i] within one tile
+	Size   int64   // data bytes in one tile
+	Extent int64   // distance between tiles
+}
+
+// ErrView is wrapped by the errors of NewView.
+var ErrView = errors.New("fileio: invalid view")
+
+// NewView flattens a view: disp, the filetype's data segments in type-map
+// order and its extent. MPI requires the filetype's displacements to be
+// non-decreasing and non-negative (relative to disp), and the tiles not
+// to overlap: segments that break this are refused.
+func NewView(disp int64, segs []Seg, extent int64) (*View, error) {
+	if disp < 0 {
+		return nil, fmt.Errorf("%w: negative displacement %d", ErrView, disp)
+	}
+	v := &View{Disp: disp, Extent: extent}
+	var prevEnd int64
+	for i, s := range segs {
+		if s.Len == 0 {
+			continue
+		}
+		if s.Len < 0 || s.Off < 0 {
+			return nil, fmt.Errorf("%w: filetype segment %d at offset %d of %d bytes lies before the displacement", ErrView, i, s.Off, s.Len)
+		}
+		if s.Off < prevEnd {
+			return nil, fmt.Errorf("%w: filetype displacements must be non-decreasing and not overlap (segment %d at %d, previous ends at %d)", ErrView, i, s.Off, prevEnd)
+		}
+		if n := len(v.Segs); n > 0 && v.Segs[n-1].End() == s.Off {
+			v.Segs[n-1].Len += s.Len
+		} else {
+			v.Segs = append(v.Segs, s)
+			v.start = append(v.start, v.Size)
+		}
+		v.Size += s.Len
+		prevEnd = s.End()
+	}
+	if v.Size > 0 && prevEnd > extent {
+		return nil, fmt.Errorf("%w: filetype data reaches byte %d, past its extent %d: tiles would overlap", ErrView, prevEnd, extent)
+	}
+	if v.Size > 0 && extent <= 0 {
+		return nil, fmt.Errorf("%w: filetype extent %d", ErrView, extent)
+	}
+	return v, nil
+}
+
+// Contiguous reports whether the view's data is one run of bytes from
+// Disp on (the default view, or a contiguous filetype).
+func (v *View) Contiguous() bool {
+	return len(v.Segs) == 1 && v.Segs[0].Off == 0 && v.Segs[0].Len == v.Extent
+}
+
+// FileOffset returns the file offset of stream position pos.
+func (v *View) FileOffset(pos int64) int64 {
+	if v.Size == 0 {
+		return v.Disp
+	}
+	tile, rem := pos/v.Size, pos%v.Size
+	i := sort.Search(len(v.start), func(i int) bool { return v.start[i] > rem }) - 1
+	return v.Disp + tile*v.Extent + v.Segs[i].Off + rem - v.start[i]
+}
+
+// Map appends to dst the file ranges of stream bytes [pos, pos+n), in
+// stream order (which is file order), adjacent ranges merged.
+func (v *View) Map(pos, n int64, dst []Seg) []Seg {
+	if n <= 0 || v.Size == 0 {
+		return dst
+	}
+	if v.Contiguous() {
+		return appendSeg(dst, Seg{v.Disp + pos, n})
+	}
+	tile, rem := pos/v.Size, pos%v.Size
+	i := sort.Search(len(v.start), func(i int) bool { return v.start[i] > rem }) - 1
+	in := rem - v.start[i]
+	for n > 0 {
+		s := v.Segs[i]
+		take := min(s.Len-in, n)
+		dst = appendSeg(dst, Seg{v.Disp + tile*v.Extent + s.Off + in, take})
+		n -= take
+		in = 0
+		if i++; i == len(v.Segs) {
+			i = 0
+			tile++
+		}
+	}
+	return dst
+}
+
+func appendSeg(dst []Seg, s Seg) []Seg {
+	if n := len(dst); n > 0 && dst[n-1].End() == s.Off {
+		dst[n-1].Len += s.Len
+		return dst
+	}
+	return append(dst, s)
+}
+
+// Span returns the first byte and the end of segs (0, 0 for none).
+func Span(segs []Seg) (lo, hi int64) {
+	if len(segs) == 0 {
+		return 0, 0
+	}
+	lo, hi = segs[0].Off, segs[0].End()
+	for _, s := range segs[1:] {
+		lo = min(lo, s.Off)
+		hi = max(hi, s.End())
+	}
+	return lo, hi
+}
+
+// Domains splits the file range [lo, hi) into n contiguous file domains
+// of nearly equal size, each boundary rounded up to a multiple of align
+// (a file system block or stripe) where that keeps every domain
+// non-empty; it returns the n+1 boundaries. Domains may be empty when
+// the range is smaller than n aligned blocks.
+func Domains(lo, hi int64, n int, align int64) []int64 {
+	b := make([]int64, n+1)
+	b[0], b[n] = lo, hi
+	if n <= 0 || hi <= lo {
+		for i := range b {
+			b[i] = lo
+		}
+		return b
+	}
+	size := (hi - lo + int64(n) - 1) / int64(n)
+	if align > 1 && size > align {
+		size = (size + align - 1) / align * align
+	}
+	for i := 1; i < n; i++ {
+		b[i] = min(lo+int64(i)*size, hi)
+	}
+	return b
+}
+
+// Piece is a part of one rank's access that falls in one domain: the
+// file range and where its bytes are in the rank's packed stream.
+type Piece struct {
+	Seg
+	Stream int64
+}
+
+// Split cuts segs (a rank's file ranges in stream order) at the domain
+// boundaries bounds (from Domains) and calls fn with the domain index of
+// every piece, in stream order.
+func Split(segs []Seg, bounds []int64, fn func(domain int, p Piece)) {
+	var stream int64
+	nd := len(bounds) - 1
+	for _, s := range segs {
+		off, left := s.Off, s.Len
+		d := sort.Search(nd, func(i int) bool { return bounds[i+1] > off })
+		for left > 0 {
+			if d >= nd {
+				d = nd - 1 // past the last boundary (cannot happen for segs inside [lo, hi))
+			}
+			end := off + left
+			if d < nd-1 && bounds[d+1] < end {
+				end = bounds[d+1]
+			}
+			take := end - off
+			fn(d, Piece{Seg{off, take}, stream})
+			stream += take
+			off += take
+			left -= take
+			d++
+		}
+	}
+}
+
+// Groups partitions segs (sorted by offset, not overlapping) into runs
+// that one data-sieving buffer covers: a run spans at most max bytes
+// (or is a single segment larger than that), and its holes are at most
+// gap bytes each, so sieving does not read far more than it uses. It
+// returns the index just past each run.
+func Groups(segs []Seg, max, gap int64) []int {
+	var ends []int
+	i := 0
+	for i < len(segs) {
+		j := i + 1
+		for j < len(segs) && segs[j].End()-segs[i].Off <= max && segs[j].Off-segs[j-1].End() <= gap {
+			j++
+		}
+		ends = append(ends, j)
+		i = j
+	}
+	return ends
+}
+
+// Sorted reports whether segs are in increasing, non-overlapping order.
+func Sorted(segs []Seg) bool {
+	for i := 1; i < len(segs); i++ {
+		if segs[i].Off < segs[i-1].End() {
+			return false
+		}
+	}
+	return true
+}
