@@ -137,8 +137,12 @@ func implFinalize() int32 {
 	if rc := running("MPI_Finalize"); rc != 0 {
 		return rc
 	}
+	// The phase changes only when mpi.Finalize has returned: it first
+	// deletes MPI_COMM_SELF's attributes, and their delete callbacks may
+	// call MPI (MPI_Finalized must still answer false there).
+	err := mpi.Finalize()
 	phase.Store(phaseAfter)
-	if err := mpi.Finalize(); err != nil {
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "mpigo: MPI_Finalize: %v\n", err)
 		return newCode(MPI_ERR_OTHER, "MPI_Finalize: "+err.Error())
 	}
