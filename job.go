@@ -147,7 +147,7 @@ func (j *job) abort(rank, code int, cause error) {
 	})
 	if willExit {
 		fmt.Fprintf(stderr, "mpigo: rank %d aborted the job: %v\n", rank, cause)
-		j.exit(code)
+		j.exit(exitStatus(code))
 	}
 }
 

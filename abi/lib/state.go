@@ -213,5 +213,5 @@ func abortJob(c *mpi.Comm, code int) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 	}
-	os.Exit(code)
+	os.Exit(mpi.ExitStatus(code))
 }
