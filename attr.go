@@ -103,14 +103,28 @@ func (t *attrTable) find(key *Keyval) int {
 	return -1
 }
 
-func (c *Comm) checkKey(op string, key *Keyval, write bool) error {
+// The uses of a key that checkKey checks.
+const (
+	keySet = iota
+	keyGet
+	keyDelete
+)
+
+// checkKey checks key for use on c. A freed key can still delete the
+// attributes set with it before the free (MPI-4.1 section 7.7.2: the free
+// takes effect once every attribute of the key is gone, which the program
+// does with MPI_Comm_delete_attr), but not set or read any.
+func (c *Comm) checkKey(op string, key *Keyval, use int) error {
 	if err := c.check(op); err != nil {
 		return err
 	}
-	if key == nil || key.freed.Load() {
-		return c.fail(op, ErrKeyval, loc{}, "nil or freed key")
+	if key == nil {
+		return c.fail(op, ErrKeyval, loc{}, "nil key")
 	}
-	if write && key.predefined != nil {
+	if use != keyDelete && key.freed.Load() {
+		return c.fail(op, ErrKeyval, loc{}, "freed key")
+	}
+	if use != keyGet && key.predefined != nil {
 		return c.fail(op, ErrKeyval, loc{}, "%s is predefined and read-only", key.name)
 	}
 	return nil
@@ -145,7 +159,7 @@ func (c *Comm) SetAttr(key *Keyval, val any) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.SetAttr", c, Undefined, Undefined), &err)
 	}
-	if err := c.checkKey("SetAttr", key, true); err != nil {
+	if err := c.checkKey("SetAttr", key, keySet); err != nil {
 		return err
 	}
 	if old, ok := c.attrs.take(key); ok && key.deleteFn != nil {
@@ -174,7 +188,7 @@ func (c *Comm) GetAttr(key *Keyval) (_ any, _ bool, err error) {
 
 // getAttr is GetAttr without the profiler hook, for the package's own use.
 func (c *Comm) getAttr(key *Keyval) (any, bool, error) {
-	if err := c.checkKey("GetAttr", key, false); err != nil {
+	if err := c.checkKey("GetAttr", key, keyGet); err != nil {
 		return nil, false, err
 	}
 	if key.predefined != nil {
@@ -200,7 +214,7 @@ func (c *Comm) DeleteAttr(key *Keyval) (err error) {
 
 // deleteAttr is DeleteAttr without the profiler hook, for the package's own use.
 func (c *Comm) deleteAttr(key *Keyval) error {
-	if err := c.checkKey("DeleteAttr", key, true); err != nil {
+	if err := c.checkKey("DeleteAttr", key, keyDelete); err != nil {
 		return err
 	}
 	a, ok := c.attrs.take(key)
@@ -234,6 +248,41 @@ func (c *Comm) deleteAllAttrs(op string) error {
 			if err := a.key.deleteFn(c, a.key, a.val); err != nil {
 				c.attrs.putBack(a)
 				return c.fail(op, ErrOther, loc{}, "attribute delete callback: %v", err)
+			}
+		}
+	}
+}
+
+// finalizeSelf deletes the attributes of the rank's Self communicator, the
+// last set first, as MPI_Finalize must before it does anything else
+// (MPI-4.1 section 11.2.4): their delete callbacks run while MPI is still
+// usable, which is how libraries hook the end of MPI. Finalize calls it on
+// the caller's thread and runRank when the rank's function returns; the
+// second call finds nothing left.
+func (p *proc) finalizeSelf() error {
+	if p == nil || p.world == nil {
+		return nil
+	}
+	c := p.world.Self()
+	var first error
+	for {
+		// Unlike deleteAllAttrs, a failing callback does not keep its
+		// attribute: the communicator ends here, and the callback must
+		// not run twice.
+		c.attrs.mu.Lock()
+		n := len(c.attrs.list)
+		var a attr
+		if n > 0 {
+			a = c.attrs.list[n-1]
+			c.attrs.list = c.attrs.list[:n-1]
+		}
+		c.attrs.mu.Unlock()
+		if n == 0 {
+			return first
+		}
+		if a.key.deleteFn != nil {
+			if err := a.key.deleteFn(c, a.key, a.val); err != nil && first == nil {
+				first = c.fail("Finalize", ErrOther, loc{}, "attribute delete callback of MPI_COMM_SELF: %v", err)
 			}
 		}
 	}

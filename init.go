@@ -102,9 +102,15 @@ func Finalize() (err error) {
 	if s.phase != 1 {
 		return (*Comm)(nil).errorf("Finalize", ErrOther, loc{}, "Finalize without a successful Init, or called twice")
 	}
+	// Self's attributes go first, on the caller's thread (a C library's
+	// delete callback may expect its own thread), while MPI still works.
+	ferr := s.world.p.finalizeSelf()
 	s.phase = 2
 	close(s.finish)
 	err = <-s.result
+	if err == nil {
+		err = ferr
+	}
 	if s.kv != nil {
 		if cerr := s.kv.Close(); err == nil && cerr != nil {
 			err = cerr

@@ -50,7 +50,8 @@ type job struct {
 // newJob returns a job of size ranks whose process exits with exit.
 func newJob(size int, local bool) *job {
 	j := &job{hung: make(chan struct{})}
-	j.Size, j.Local, j.Exit, j.Prog, j.ProcFailed = size, local, os.Exit, progress.New(), ErrProcFailed
+	j.Size, j.Local, j.Prog, j.ProcFailed = size, local, progress.New(), ErrProcFailed
+	j.Exit = func(code int) { os.Exit(exitStatus(code)) }
 	return j
 }
 

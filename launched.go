@@ -36,7 +36,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		j.Exit = func(code int) {
 			time.Sleep(100 * time.Millisecond)
 			a.Abort(code, fmt.Sprintf("rank %d called Abort with code %d", info.Rank, code))
-			os.Exit(code)
+			os.Exit(exitStatus(code))
 		}
 	}
 	// Connections close only after a clean finish. On failure the caller

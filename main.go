@@ -70,7 +70,7 @@ func Main(f func(world *Comm) error) {
 	if err := Run(n, f); err != nil {
 		if code, ok := ExitCode(err); ok {
 			fmt.Fprintf(stderr, "mpigo: job aborted:\n%v\n", primaryErrors(err))
-			os.Exit(code)
+			os.Exit(exitStatus(code))
 		}
 		// A hang report ends with its newline already.
 		fmt.Fprintf(stderr, "mpigo: job failed:\n%s\n", strings.TrimSuffix(primaryErrors(err).Error(), "\n"))
@@ -115,6 +115,23 @@ func Abort(c *Comm, code int) {
 		runtime.Goexit()
 	}
 }
+
+// exitStatus is the process exit status for Abort's code. A status keeps
+// only the code's low 8 bits, so a code like 256, or a class of
+// MPI_Add_error_class (16384 and up) raised under MPI_ERRORS_ARE_FATAL,
+// would read as success: such codes exit with 1.
+func exitStatus(code int) int {
+	if code != 0 && code&0xff == 0 {
+		return 1
+	}
+	return code
+}
+
+// ExitStatus is the process exit status a job aborted with code (Abort,
+// ExitCode) exits with: code itself when its low 8 bits, all an exit
+// status keeps, are not all zero, and 1 otherwise, so that no abort reads
+// as success.
+func ExitStatus(code int) int { return exitStatus(code) }
 
 // abortCode is the Cause of the error of a rank that called Abort.
 type abortCode int

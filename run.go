@@ -172,5 +172,8 @@ func runRank(p *proc, f func(*Comm) error) (err error) {
 			}
 		}
 	}()
-	return f(p.world)
+	if err = f(p.world); err == nil {
+		err = p.finalizeSelf()
+	}
+	return err
 }

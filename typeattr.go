@@ -77,15 +77,21 @@ type typeAttr struct {
 	val any
 }
 
-func (d *Datatype) checkTypeKey(op string, key *TypeKeyval) error {
+// checkTypeKey checks key for use on d; a freed key can still delete the
+// attributes set with it before the free (see Comm.checkKey), and only
+// that (del).
+func (d *Datatype) checkTypeKey(op string, key *TypeKeyval, del bool) error {
 	if d == nil {
 		return typeErr(op, "nil datatype")
 	}
 	if d.freed {
 		return typeErr(op, "the datatype has been freed")
 	}
-	if key == nil || key.freed.Load() {
-		return (*Comm)(nil).errorf(op, ErrKeyval, loc{}, "nil or freed key")
+	if key == nil {
+		return (*Comm)(nil).errorf(op, ErrKeyval, loc{}, "nil key")
+	}
+	if !del && key.freed.Load() {
+		return (*Comm)(nil).errorf(op, ErrKeyval, loc{}, "freed key")
 	}
 	return nil
 }
@@ -132,7 +138,7 @@ func (d *Datatype) SetAttr(key *TypeKeyval, val any) (err error) {
 		defer h.exit(h.enter("Datatype.SetAttr", nil, Undefined, Undefined), &err)
 	}
 
-	if err := d.checkTypeKey("TypeSetAttr", key); err != nil {
+	if err := d.checkTypeKey("TypeSetAttr", key, false); err != nil {
 		return err
 	}
 	if old, ok := d.takeAttr(key); ok && key.deleteFn != nil {
@@ -152,7 +158,7 @@ func (d *Datatype) GetAttr(key *TypeKeyval) (_ any, _ bool, err error) {
 		defer h.exit(h.enter("Datatype.GetAttr", nil, Undefined, Undefined), &err)
 	}
 
-	if err := d.checkTypeKey("TypeGetAttr", key); err != nil {
+	if err := d.checkTypeKey("TypeGetAttr", key, false); err != nil {
 		return nil, false, err
 	}
 	typeAttrs.Lock()
@@ -175,7 +181,7 @@ func (d *Datatype) DeleteAttr(key *TypeKeyval) (err error) {
 		defer h.exit(h.enter("Datatype.DeleteAttr", nil, Undefined, Undefined), &err)
 	}
 
-	if err := d.checkTypeKey("TypeDeleteAttr", key); err != nil {
+	if err := d.checkTypeKey("TypeDeleteAttr", key, true); err != nil {
 		return err
 	}
 	a, ok := d.takeAttr(key)

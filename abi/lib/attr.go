@@ -114,7 +114,10 @@ func freeCommKeyval(fn string, keyval unsafe.Pointer) int32 {
 	if err := mpi.FreeKeyval(kv.k); err != nil {
 		return raise(fn, noComm, err)
 	}
-	commKeyvals.remove(h)
+	// The handle stays taken, never given to a new keyval: a copy of it
+	// that the program kept still deletes the attributes set before the
+	// free, and a second free of it is an MPI_ERR_KEYVAL, not the free of
+	// another keyval. (An entry per freed keyval is the cost.)
 	*(*int32)(keyval) = MPI_KEYVAL_INVALID
 	return MPI_SUCCESS
 }
@@ -327,7 +330,7 @@ func implType_free_keyval(keyval unsafe.Pointer) int32 {
 	if err := mpi.FreeTypeKeyval(kv.k); err != nil {
 		return raise(fn, noComm, err)
 	}
-	typeKeyvals.remove(h)
+	// The handle stays taken, as in freeCommKeyval.
 	*(*int32)(keyval) = MPI_KEYVAL_INVALID
 	return MPI_SUCCESS
 }

@@ -76,7 +76,8 @@ func infoOrNull(fn string, h uintptr) (*mpi.Info, int32) {
 // implComm_split_type maps MPI-4's hardware split types onto the one
 // level of hardware mpigo knows, the node: MPI_COMM_TYPE_HW_GUIDED with
 // mpi_hw_resource_type "mpi_shared_memory" is MPI_COMM_TYPE_SHARED, other
-// resource types give MPI_COMM_NULL; MPI_COMM_TYPE_HW_UNGUIDED gives the
+// resource types give MPI_COMM_NULL (and so for MPI-4.1's
+// MPI_COMM_TYPE_RESOURCE_GUIDED); MPI_COMM_TYPE_HW_UNGUIDED gives the
 // node when it is a strict subset of comm, MPI_COMM_NULL otherwise.
 func implComm_split_type(comm uintptr, splitType, key int32, info uintptr, newcomm unsafe.Pointer) int32 {
 	const fn = "MPI_Comm_split_type"
@@ -97,7 +98,8 @@ func implComm_split_type(comm uintptr, splitType, key int32, info uintptr, newco
 	case MPI_UNDEFINED:
 	case MPI_COMM_TYPE_SHARED:
 		st = mpi.SplitTypeShared
-	case MPI_COMM_TYPE_HW_GUIDED:
+	case MPI_COMM_TYPE_HW_GUIDED, MPI_COMM_TYPE_RESOURCE_GUIDED:
+		// MPI-4.1's resource-guided split reads the same info key.
 		if in != nil {
 			if v, _ := in.Get("mpi_hw_resource_type"); v == "mpi_shared_memory" {
 				st = mpi.SplitTypeShared
@@ -211,6 +213,12 @@ func implComm_set_name(comm uintptr, name unsafe.Pointer) int32 {
 
 func implComm_get_name(comm uintptr, name, resultlen unsafe.Pointer) int32 {
 	const fn = "MPI_Comm_get_name"
+	if comm == MPI_COMM_NULL && phase.Load() == phaseRunning && name != nil && resultlen != nil {
+		// MPICH and Open MPI answer with the handle's name, and programs
+		// print names of communicators that may be null.
+		putString(name, resultlen, "MPI_COMM_NULL", MPI_MAX_OBJECT_NAME)
+		return MPI_SUCCESS
+	}
 	ce, rc := getComm(fn, comm)
 	if ce == nil {
 		return rc

@@ -161,8 +161,11 @@ func implAdd_error_code(errorclass int32, errorcode unsafe.Pointer) int32 {
 	if errorcode == nil {
 		return nullArray(fn, "errorcode")
 	}
-	if c, ok := userCodeClass(errorclass); !ok || c != errorclass {
-		return raise(fn, noComm, classErr(MPI_ERR_ARG, fmt.Sprintf("%d is not a class of MPI_Add_error_class", errorclass)))
+	// A new code may belong to a predefined class too (the standard does
+	// not restrict errorclass; MPICH and Open MPI take MPI_ERR_ARG).
+	predef := errorclass > MPI_SUCCESS && errorclass < 64 && classText[errorclass] != ""
+	if c, ok := userCodeClass(errorclass); !predef && (!ok || c != errorclass) {
+		return raise(fn, noComm, classErr(MPI_ERR_ARG, fmt.Sprintf("%d is neither a predefined error class nor one of MPI_Add_error_class", errorclass)))
 	}
 	*(*int32)(errorcode) = addCode(errorclass)
 	return MPI_SUCCESS

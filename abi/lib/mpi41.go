@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/mpigo/mpi"
+	"github.com/mpigo/mpi/internal/boot"
 )
 
 // The MPI-4.1 additions that live in C only: status getters and setters
@@ -315,8 +316,11 @@ func implInfo_create_env(argc int32, argv, info unsafe.Pointer) int32 {
 		set("command", args[0])
 		set("argv", strings.Join(args[1:], " "))
 	}
-	if world.c != nil {
-		set("maxprocs", strconv.Itoa(world.c.Size()))
+	// The job's size as the launcher gave it, so that the answer is the
+	// same before MPI_Init, between Init and Finalize, and after (the
+	// standard's "information provided at process start").
+	if p := boot.Probe(os.LookupEnv); p.Size > 0 {
+		set("maxprocs", strconv.Itoa(p.Size))
 	}
 	if h, err := os.Hostname(); err == nil {
 		set("host", h)

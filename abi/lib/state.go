@@ -143,8 +143,12 @@ func implFinalize() int32 {
 		return rc
 	}
 	fastStop()
+	// The phase changes only when mpi.Finalize has returned: it first
+	// deletes MPI_COMM_SELF's attributes, and their delete callbacks may
+	// call MPI (MPI_Finalized must still answer false there).
+	err := mpi.Finalize()
 	phase.Store(phaseAfter)
-	if err := mpi.Finalize(); err != nil {
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "mpigo: MPI_Finalize: %v\n", err)
 		return newCode(MPI_ERR_OTHER, "MPI_Finalize: "+err.Error())
 	}
@@ -215,5 +219,5 @@ func abortJob(c *mpi.Comm, code int) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 	}
-	os.Exit(code)
+	os.Exit(mpi.ExitStatus(code))
 }

@@ -28,7 +28,7 @@ var (
 
 // abiPrograms are the C programs of testdata/abi.
 var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo", "attrs", "errh", "greq",
-	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll", "info", "waits", "hang"}
+	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll", "info", "waits", "hang", "finattr", "abortcode"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -140,6 +140,8 @@ func TestABIPrograms(t *testing.T) {
 		// waits of C threads give the cores away.
 		{"waits", 2, "waits OK"},
 		{"waits", 8, "waits OK"},
+		{"finattr", 0, "finattr OK"},
+		{"finattr", 2, "finattr OK"},
 	} {
 		t.Run(fmt.Sprintf("%s-%d", tc.prog, tc.n), func(t *testing.T) {
 			prog := filepath.Join(bin, tc.prog)
@@ -175,6 +177,37 @@ func TestABIFatal(t *testing.T) {
 	if code != errRank || strings.Contains(out.String(), "not reached") ||
 		!strings.Contains(errs.String(), "MPI_Send") || !strings.Contains(errs.String(), "MPI_ERRORS_ARE_FATAL") {
 		t.Fatalf("exit %d, want %d (MPI_ERR_RANK) and a message naming MPI_Send\nstdout:\n%s\nstderr:\n%s", code, errRank, out.String(), errs.String())
+	}
+}
+
+// TestABIAbortStatus: a job ended by MPI_Abort, or by a fatal error
+// handler raising a class of MPI_Add_error_class, never exits with status
+// 0, even when the code's low 8 bits (all an exit status keeps) are zero.
+func TestABIAbortStatus(t *testing.T) {
+	_, bin := abiSetup(t)
+	for _, mode := range []string{"abort", "class"} {
+		for _, n := range []int{0, 1, 2} {
+			t.Run(fmt.Sprintf("%s-%d", mode, n), func(t *testing.T) {
+				prog := filepath.Join(bin, "abortcode")
+				var out, errs strings.Builder
+				code := 0
+				if n == 0 {
+					c := exec.Command(prog, mode)
+					c.Stdout, c.Stderr = &out, &errs
+					if err := c.Run(); err != nil {
+						code = -1
+						if ee, ok := err.(*exec.ExitError); ok {
+							code = ee.ExitCode()
+						}
+					}
+				} else {
+					code = run([]string{"run", "--timeout", "60s", "-n", fmt.Sprint(n), prog, mode}, &out, &errs)
+				}
+				if code == 0 || strings.Contains(out.String(), "not reached") {
+					t.Fatalf("exit %d, want non-zero\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
+				}
+			})
+		}
 	}
 }
 

@@ -27,6 +27,9 @@ int main(int argc, char **argv)
 
 	OK(MPI_Comm_get_name(MPI_COMM_WORLD, name, &n));
 	CHECK(strcmp(name, "MPI_COMM_WORLD") == 0 && n == 14, "world's name %s", name);
+	/* As in MPICH and Open MPI, the null handle has a name. */
+	OK(MPI_Comm_get_name(MPI_COMM_NULL, name, &n));
+	CHECK(strcmp(name, "MPI_COMM_NULL") == 0 && n == 13, "MPI_COMM_NULL's name %s", name);
 	OK(MPI_Comm_compare(MPI_COMM_WORLD, MPI_COMM_WORLD, &res));
 	CHECK(res == MPI_IDENT, "world vs world %d", res);
 
@@ -87,6 +90,14 @@ int main(int argc, char **argv)
 	OK(MPI_Info_set(hw, "mpi_hw_resource_type", "no such thing"));
 	OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, rank, hw, &shared));
 	CHECK(shared == MPI_COMM_NULL, "guided split to an unknown resource gave a communicator");
+	/* MPI-4.1's resource-guided split reads the same key. */
+	OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_RESOURCE_GUIDED, rank, hw, &shared));
+	CHECK(shared == MPI_COMM_NULL, "resource-guided split to an unknown resource gave a communicator");
+	OK(MPI_Info_set(hw, "mpi_hw_resource_type", "mpi_shared_memory"));
+	OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_RESOURCE_GUIDED, rank, hw, &shared));
+	OK(MPI_Comm_size(shared, &m));
+	CHECK(m == nshared, "resource-guided split size %d, shared %d", m, nshared);
+	OK(MPI_Comm_free(&shared));
 	OK(MPI_Info_free(&hw));
 	OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, rank, MPI_INFO_NULL, &shared));
 	if (shared != MPI_COMM_NULL) {

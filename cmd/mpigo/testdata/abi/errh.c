@@ -74,9 +74,15 @@ int main(int argc, char **argv)
 
 	/* Bad input. */
 	OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
-	rc = MPI_Add_error_code(MPI_ERR_ARG, &n);
+	/* A new code of a predefined class (the standard allows any class,
+	 * and MPICH and Open MPI take one). */
+	int pcode = 0;
+	OK(MPI_Add_error_code(MPI_ERR_ARG, &pcode));
+	OK(MPI_Error_class(pcode, &n));
+	CHECK(n == MPI_ERR_ARG && pcode != MPI_ERR_ARG, "code %d of a predefined class has class %d", pcode, n);
+	rc = MPI_Add_error_code(12345, &n);
 	OK(MPI_Error_class(rc, &n));
-	CHECK(n == MPI_ERR_ARG, "code of a predefined class: %d", n);
+	CHECK(n == MPI_ERR_ARG, "code of an unknown class: %d", n);
 	rc = MPI_Add_error_string(MPI_ERR_TRUNCATE, "x");
 	OK(MPI_Error_class(rc, &n));
 	CHECK(n == MPI_ERR_ARG, "string of a predefined class: %d", n);

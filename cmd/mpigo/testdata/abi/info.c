@@ -10,7 +10,28 @@ int main(int argc, char **argv)
 	char value[64];
 	int flag, len, rc, cls;
 
+	/* MPI_Info_create_env answers the same before MPI_Init as after. */
+	MPI_Info before, after;
+	char v1[256], v2[256];
+	OK(MPI_Info_create_env(argc, argv, &before));
 	MPI_Init(&argc, &argv);
+	OK(MPI_Info_create_env(argc, argv, &after));
+	{
+		const char *keys[] = {"command", "argv", "maxprocs", "host", "wdir", "thread_level"};
+		int i, f1, f2, n1, n2;
+		for (i = 0; i < 6; i++) {
+			n1 = n2 = (int)sizeof v1;
+			OK(MPI_Info_get_string(before, keys[i], &n1, v1, &f1));
+			OK(MPI_Info_get_string(after, keys[i], &n2, v2, &f2));
+			CHECK(f1 == f2 && (!f1 || strcmp(v1, v2) == 0), "MPI_Info_create_env's %s: %d \"%s\" before MPI_Init, %d \"%s\" after",
+			      keys[i], f1, f1 ? v1 : "", f2, f2 ? v2 : "");
+		}
+		n1 = (int)sizeof v1;
+		OK(MPI_Info_get_string(after, "maxprocs", &n1, v1, &f1));
+		CHECK(f1 && strcmp(v1, "1") == 0, "maxprocs of a singleton: %d \"%s\"", f1, f1 ? v1 : "");
+	}
+	OK(MPI_Info_free(&before));
+	OK(MPI_Info_free(&after));
 	/* Errors not tied to a communicator go to MPI_COMM_SELF's handler. */
 	OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
 	OK(MPI_Info_create(&info));
