@@ -35,9 +35,15 @@ import (
 //	client -> worker  tagExecBatch   uvarint seq, uvarint n, n x (uvarint len, task bytes)
 //	client -> worker  tagExecCancel  uvarint seq, uvarint index: cancel that task's context
 //	client -> worker  tagExecStop    empty: finish and leave
-//	worker -> client  tagExecResult  uvarint seq, uvarint nanoseconds, uvarint n,
-//	                                 n x (kind byte, uvarint len, result or message bytes);
-//	                                 seq 0 (no more) is the worker's goodbye after tagExecStop
+//	worker -> client  tagExecResult  uvarint seq, uvarint nanoseconds, uvarint first, uvarint n,
+//	                                 n x (kind byte, uvarint len, result or message bytes):
+//	                                 the results of tasks first..first+n-1 of batch seq, which
+//	                                 took that long; seq 0 (no more) is the worker's goodbye
+//	                                 after tagExecStop
+//
+// A worker sends a batch's results when the batch is done, or, if a task
+// runs longer than execFlushAfter, the results it holds so far: a slow
+// task does not hold back the results of the quick ones before it.
 //
 // The client has two goroutines: the pump sends batches to workers with
 // room, the receiver takes results, completes tasks and, under fault
@@ -180,6 +186,7 @@ func (e *TaskError) Error() string {
 type execBatch[R any] struct {
 	seq   uint64
 	tasks []*Task[R]
+	next  int // tasks before it have their results in
 }
 
 type execWorker[R any] struct {
@@ -633,7 +640,7 @@ func (x *execCore[R]) receive() {
 			x.breakDown(err)
 			return
 		}
-		seq, ns, n, body, perr := parseResultHeader(msg)
+		seq, ns, from, n, body, perr := parseResultHeader(msg)
 		x.mu.Lock()
 		w := x.workers[st.Source]
 		if w == nil || w.dead {
@@ -649,8 +656,8 @@ func (x *execCore[R]) receive() {
 			}
 			continue
 		}
-		if perr == nil && (len(w.out) == 0 || w.out[0].seq != seq || len(w.out[0].tasks) != int(n)) {
-			perr = fmt.Errorf("results of batch %d (%d tasks) do not match what was sent", seq, n)
+		if perr == nil && (len(w.out) == 0 || w.out[0].seq != seq || w.out[0].next != int(from) || len(w.out[0].tasks)-w.out[0].next < int(n)) {
+			perr = fmt.Errorf("results of batch %d (tasks %d to %d) do not match what was sent", seq, from, from+n)
 		}
 		if perr != nil {
 			x.mu.Unlock()
@@ -658,21 +665,25 @@ func (x *execCore[R]) receive() {
 			return
 		}
 		b := w.out[0]
-		w.out[0] = nil
-		w.out = w.out[1:]
+		ts := b.tasks[from : from+n]
+		b.next += int(n)
+		if b.next == len(b.tasks) {
+			w.out[0] = nil
+			w.out = w.out[1:]
+		}
 		x.mu.Unlock()
 
-		vals, errs = x.decodeResults(st.Source, body, len(b.tasks), vals[:0], errs[:0])
+		vals, errs = x.decodeResults(st.Source, body, len(ts), vals[:0], errs[:0])
 
 		x.mu.Lock()
-		for i, t := range b.tasks {
+		for i, t := range ts {
 			x.finish(t, vals[i], errs[i])
 		}
 		clear(vals)
-		x.inflight -= len(b.tasks)
+		x.inflight -= len(ts)
 		x.space.Broadcast()
 		// A moving average of a task's time sizes the next batches.
-		per := float64(ns) / float64(len(b.tasks))
+		per := float64(ns) / float64(max(n, 1))
 		if x.avgNs == 0 {
 			x.avgNs = per
 		} else {
@@ -684,23 +695,20 @@ func (x *execCore[R]) receive() {
 	}
 }
 
-func parseResultHeader(msg []byte) (seq, ns, n uint64, body []byte, err error) {
-	var k int
-	if seq, k = binary.Uvarint(msg); k <= 0 {
-		return 0, 0, 0, nil, errors.New("bad result header")
+func parseResultHeader(msg []byte) (seq, ns, from, n uint64, body []byte, err error) {
+	var h [4]uint64
+	for i := range h {
+		v, k := binary.Uvarint(msg)
+		if k <= 0 {
+			return 0, 0, 0, 0, nil, errors.New("bad result header")
+		}
+		h[i] = v
+		msg = msg[k:]
+		if i == 0 && v == 0 {
+			return 0, 0, 0, 0, nil, nil // goodbye
+		}
 	}
-	msg = msg[k:]
-	if seq == 0 {
-		return 0, 0, 0, nil, nil
-	}
-	if ns, k = binary.Uvarint(msg); k <= 0 {
-		return 0, 0, 0, nil, errors.New("bad result header")
-	}
-	msg = msg[k:]
-	if n, k = binary.Uvarint(msg); k <= 0 {
-		return 0, 0, 0, nil, errors.New("bad result header")
-	}
-	return seq, ns, n, msg[k:], nil
+	return h[0], h[1], h[2], h[3], msg, nil
 }
 
 // decodeResults decodes the n results of a batch from worker.
@@ -1334,39 +1342,107 @@ func (s *execServer) end() {
 	s.mu.Unlock()
 }
 
+// execFlushAfter is how long a worker keeps the results of a batch's
+// finished tasks while the next task runs: a slow task must not hold back
+// the results of the quick ones before it.
+const execFlushAfter = 2 * time.Millisecond
+
+// execResults is a worker's results of the current batch not yet sent.
+// The runner adds to it; a timer sends what it holds if a task runs long.
+type execResults struct {
+	d       *Comm
+	root    int
+	mu      sync.Mutex
+	seq     uint64
+	from, n int       // the results held are of tasks from..from+n-1
+	since   time.Time // when the first result held was started
+	taskAt  time.Time // when the running task started; zero: none runs
+	out     []byte    // room for the header, then n results
+	timer   *time.Timer
+	armed   bool
+	err     error // a send failed
+	inBatch bool
+}
+
+const execHeaderRoom = 4 * binary.MaxVarintLen64
+
+// flush sends the results held. r.mu is held.
+func (r *execResults) flush() {
+	if r.n == 0 || r.err != nil {
+		return
+	}
+	var h [execHeaderRoom]byte
+	hb := binary.AppendUvarint(h[:0], r.seq)
+	hb = binary.AppendUvarint(hb, uint64(time.Since(r.since)))
+	hb = binary.AppendUvarint(hb, uint64(r.from))
+	hb = binary.AppendUvarint(hb, uint64(r.n))
+	msg := r.out[execHeaderRoom-len(hb):]
+	copy(msg, hb)
+	r.err = Send(r.d, msg, r.root, tagExecResult)
+	r.from += r.n
+	r.n = 0
+	r.out = r.out[:execHeaderRoom]
+}
+
+// tick is the timer's: it sends the results held if the running task has
+// run for execFlushAfter, or waits until it has.
+func (r *execResults) tick() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.armed = false
+	if r.n == 0 || r.taskAt.IsZero() {
+		return
+	}
+	if left := execFlushAfter - time.Since(r.taskAt); left > 0 {
+		r.armed = true
+		r.timer.Reset(left)
+		return
+	}
+	r.flush()
+}
+
 // runBatches runs the batches of runq in order and sends their results.
 func runBatches[T, R any](d *Comm, root int, work func(context.Context, T) (R, error), tinfo, rinfo *typeInfo, s *execServer, runq chan []byte) error {
-	var out []byte
+	rs := &execResults{d: d, root: root, out: make([]byte, execHeaderRoom, 4096)}
+	rs.timer = time.AfterFunc(time.Hour, rs.tick)
+	rs.timer.Stop()
+	defer rs.timer.Stop()
 	var item []byte
+	bad := func() error { return d.fail("NewExecutor", ErrIntern, loc{}, "bad batch from the client") }
 	for msg := range runq {
-		start := time.Now()
 		seq, k := binary.Uvarint(msg)
 		if k <= 0 {
-			return d.fail("NewExecutor", ErrIntern, loc{}, "bad batch from the client")
+			return bad()
 		}
 		msg = msg[k:]
 		n, k := binary.Uvarint(msg)
 		if k <= 0 || n > uint64(len(msg)) {
-			return d.fail("NewExecutor", ErrIntern, loc{}, "bad batch from the client")
+			return bad()
 		}
 		msg = msg[k:]
-		// The header goes in front once the time is known: results are
-		// written after room for it.
-		const room = 3 * binary.MaxVarintLen64
-		if cap(out) < room {
-			out = make([]byte, room, 4096)
-		}
-		out = out[:room]
+		rs.mu.Lock()
+		rs.seq, rs.from, rs.n = seq, 0, 0
+		rs.mu.Unlock()
 		for i := 0; i < int(n); i++ {
 			l, k := binary.Uvarint(msg)
 			if k <= 0 || uint64(len(msg)-k) < l {
-				return d.fail("NewExecutor", ErrIntern, loc{}, "bad batch from the client")
+				return bad()
 			}
 			b := msg[k : k+int(l)]
 			msg = msg[k+int(l):]
 			var v T
 			kind := byte(execOK)
 			item = item[:0]
+			now := time.Now()
+			rs.mu.Lock()
+			if rs.n == 0 {
+				rs.since = now
+			} else if !rs.armed {
+				rs.armed = true
+				rs.timer.Reset(execFlushAfter)
+			}
+			rs.taskAt = now
+			rs.mu.Unlock()
 			if err := decodeBytes(tinfo, b, &v, true); err != nil {
 				kind, item = execBadResult, fmt.Appendf(item, "the task cannot be decoded: %v", err)
 			} else {
@@ -1395,18 +1471,20 @@ func runBatches[T, R any](d *Comm, root int, work func(context.Context, T) (R, e
 				s.end()
 				cancel()
 			}
-			out = append(out, kind)
-			out = binary.AppendUvarint(out, uint64(len(item)))
-			out = append(out, item...)
-		}
-		var h [room]byte
-		hb := binary.AppendUvarint(h[:0], seq)
-		hb = binary.AppendUvarint(hb, uint64(time.Since(start)))
-		hb = binary.AppendUvarint(hb, n)
-		msg := out[room-len(hb):]
-		copy(msg, hb)
-		if err := Send(d, msg, root, tagExecResult); err != nil {
-			return err
+			rs.mu.Lock()
+			rs.taskAt = time.Time{}
+			rs.out = append(rs.out, kind)
+			rs.out = binary.AppendUvarint(rs.out, uint64(len(item)))
+			rs.out = append(rs.out, item...)
+			rs.n++
+			if i == int(n)-1 {
+				rs.flush()
+			}
+			err := rs.err
+			rs.mu.Unlock()
+			if err != nil {
+				return err
+			}
 		}
 	}
 	return nil
