@@ -67,14 +67,17 @@ const (
 
 // execBatchTime is how much work the client puts in one batch, once it
 // knows how long tasks take.
-const execBatchTime = 500 * time.Microsecond
+// Two milliseconds, with defaultExecSlots batches per worker, keep several
+// milliseconds of work queued at each worker: on a loaded machine the
+// client may wait that long for a processor.
+const execBatchTime = 2 * time.Millisecond
 
 // Defaults of ExecutorOptions.
 const (
 	defaultExecInFlight = 256 // per worker
 	defaultExecChunk    = 256
 	defaultExecTries    = 3
-	defaultExecSlots    = 3
+	defaultExecSlots    = 4
 )
 
 // ErrShutdown is the class of the error of Submit and Map on an executor
@@ -92,7 +95,7 @@ type ExecutorOptions struct {
 	// Default 256 per worker.
 	InFlight int
 	// Chunk is the most tasks sent to a worker in one message. By default
-	// the client chooses up to 256, aiming at about half a millisecond of
+	// the client chooses up to 256, aiming at about two milliseconds of
 	// work per message; Chunk 1 sends every task alone.
 	Chunk int
 	// MaxTries is how many times a task is run on workers that die under
@@ -186,7 +189,8 @@ func (e *TaskError) Error() string {
 type execBatch[R any] struct {
 	seq   uint64
 	tasks []*Task[R]
-	next  int // tasks before it have their results in
+	next  int  // tasks before it have their results in
+	alone bool // a task whose worker died, alone at its worker
 }
 
 type execWorker[R any] struct {
@@ -502,7 +506,7 @@ func (x *execCore[R]) pump() {
 			progressed := false
 			for i := range x.workers {
 				w := x.workers[(next+i)%len(x.workers)]
-				if w == nil || w.dead || len(w.out) >= defaultExecSlots {
+				if w == nil || w.dead || len(w.out) >= defaultExecSlots || (len(w.out) > 0 && w.out[len(w.out)-1].alone) {
 					continue
 				}
 				b := x.takeBatch(w)
@@ -582,8 +586,8 @@ func (x *execCore[R]) takeBatch(w *execWorker[R]) *execBatch[R] {
 			x.space.Signal()
 			continue
 		}
-		if t.tries > 0 && b != nil {
-			break // a task whose worker died goes alone: if it kills workers, it kills nobody else's task
+		if t.tries > 0 && (b != nil || len(w.out) > 0) {
+			break // a task whose worker died goes alone to an idle worker: if it kills workers, it kills nobody else's task
 		}
 		x.popQueue()
 		if b == nil {
@@ -593,6 +597,7 @@ func (x *execCore[R]) takeBatch(w *execWorker[R]) *execBatch[R] {
 		t.state, t.worker, t.seq, t.index = execSent, w.rank, w.seq, len(b.tasks)
 		b.tasks = append(b.tasks, t)
 		if t.tries > 0 {
+			b.alone = true
 			break
 		}
 	}
@@ -791,18 +796,20 @@ func (x *execCore[R]) died(r int, cause error) {
 	x.nlive.Add(-1)
 	var again []*Task[R]
 	var zero R
-	for i, b := range w.out {
+	for _, b := range w.out {
 		for _, t := range b.tasks {
 			x.inflight--
 			if t.fin.Load() {
 				continue
 			}
-			if i == 0 {
-				// The first batch was running: each of its tasks may
-				// have killed the worker.
-				t.tries++
-				t.dead = append(t.dead, r)
-			}
+			// Any of them may have killed the worker: the one running,
+			// or one whose result was lost with the worker. Each now
+			// runs alone, at a worker that holds nothing else
+			// (takeBatch), so that a task that kills workers takes no
+			// other task with it, and a task that was merely queued
+			// there soon completes.
+			t.tries++
+			t.dead = append(t.dead, r)
 			if int(t.tries) >= x.opts.MaxTries {
 				x.finish(t, zero, x.fail("Wait", ErrProcFailed, "the task ran %d times and its worker died each time (ranks %v): given up", t.tries, t.dead))
 				continue
@@ -1283,18 +1290,62 @@ func serveExec[T, R any](d *Comm, root int, work func(context.Context, T) (R, er
 // the task running, to cancel it, and cancellations of tasks that have
 // not started.
 type execServer struct {
-	mu        sync.Mutex
-	seq       uint64
-	index     int
-	cancelCur context.CancelFunc
-	early     map[[2]uint64]bool // (seq, index) cancelled before it ran
+	mu    sync.Mutex
+	seq   uint64
+	index int
+	cur   *taskCtx
+	early map[[2]uint64]bool // (seq, index) cancelled before it ran
 }
+
+// taskCtx is the context of one task on a worker: cancelled by the
+// client, never by a deadline. It costs one allocation, where
+// context.WithCancel costs several: empty tasks are counted in
+// nanoseconds.
+type taskCtx struct {
+	mu   sync.Mutex
+	done chan struct{} // made when asked for
+	err  error
+}
+
+func (c *taskCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (c *taskCtx) Value(any) any               { return nil }
+
+func (c *taskCtx) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		c.done = make(chan struct{})
+		if c.err != nil {
+			close(c.done)
+		}
+	}
+	return c.done
+}
+
+func (c *taskCtx) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+func (c *taskCtx) cancel() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err == nil {
+		c.err = context.Canceled
+		if c.done != nil {
+			close(c.done)
+		}
+	}
+}
+
+func (c *taskCtx) String() string { return "mpi executor task context" }
 
 func (s *execServer) cancel(seq uint64, index int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cancelCur != nil && s.seq == seq && s.index == index {
-		s.cancelCur()
+	if s.cur != nil && s.seq == seq && s.index == index {
+		s.cur.cancel()
 		return
 	}
 	if seq < s.seq || (seq == s.seq && index < s.index) {
@@ -1309,17 +1360,17 @@ func (s *execServer) cancel(seq uint64, index int) {
 func (s *execServer) cancelAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cancelCur != nil {
-		s.cancelCur()
+	if s.cur != nil {
+		s.cur.cancel()
 	}
 }
 
-// start records that task (seq, index) starts with cancel, and reports
+// start records that task (seq, index) starts with ctx, and reports
 // whether it was cancelled before.
-func (s *execServer) start(seq uint64, index int, cancel context.CancelFunc) bool {
+func (s *execServer) start(seq uint64, index int, ctx *taskCtx) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.seq, s.index, s.cancelCur = seq, index, cancel
+	s.seq, s.index, s.cur = seq, index, ctx
 	if len(s.early) == 0 {
 		return false
 	}
@@ -1338,7 +1389,7 @@ func (s *execServer) start(seq uint64, index int, cancel context.CancelFunc) boo
 
 func (s *execServer) end() {
 	s.mu.Lock()
-	s.cancelCur = nil
+	s.cur = nil
 	s.mu.Unlock()
 }
 
@@ -1446,9 +1497,9 @@ func runBatches[T, R any](d *Comm, root int, work func(context.Context, T) (R, e
 			if err := decodeBytes(tinfo, b, &v, true); err != nil {
 				kind, item = execBadResult, fmt.Appendf(item, "the task cannot be decoded: %v", err)
 			} else {
-				ctx, cancel := context.WithCancel(context.Background())
-				if s.start(seq, i, cancel) {
-					cancel()
+				ctx := &taskCtx{}
+				if s.start(seq, i, ctx) {
+					ctx.cancel()
 				}
 				if ctx.Err() != nil {
 					kind = execCancelled
@@ -1469,7 +1520,7 @@ func runBatches[T, R any](d *Comm, root int, work func(context.Context, T) (R, e
 					}
 				}
 				s.end()
-				cancel()
+				ctx.cancel() // a goroutine the task left behind learns that it is over
 			}
 			rs.mu.Lock()
 			rs.taskAt = time.Time{}

@@ -432,8 +432,8 @@ func TestExecutorWorkerDies(t *testing.T) {
 		dead   int                            // workers that die
 		poison int                            // the task that fails, or -1
 	}{
-		{"one", func(rank, task, nth int) bool { return rank == 2 && nth == 5 }, 1, -1},
-		{"two", func(rank, task, nth int) bool { return (rank == 1 && nth == 3) || (rank == 3 && nth == 20) }, 2, -1},
+		{"one", func(rank, task, nth int) bool { return rank == 2 && nth == 3 }, 1, -1},
+		{"two", func(rank, task, nth int) bool { return (rank == 1 && nth == 2) || (rank == 3 && nth == 4) }, 2, -1},
 		{"poison", func(rank, task, nth int) bool { return task == 13 }, 3, 13},
 	}
 	for _, tc := range cases {
