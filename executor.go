@@ -227,7 +227,6 @@ type execCore[R any] struct {
 	wake     chan struct{}
 	pumpDone chan struct{}
 	recvDone chan struct{}
-	shutErr  error
 }
 
 // NewExecutor makes a task pool over c: rank root of c is the client,
@@ -1412,7 +1411,6 @@ type execResults struct {
 	timer   *time.Timer
 	armed   bool
 	err     error // a send failed
-	inBatch bool
 }
 
 const execHeaderRoom = 4 * binary.MaxVarintLen64
