@@ -56,6 +56,12 @@ Tests:
              (Sum of an int64) or CompareAndSwap, then Flush (us)
   put_bw, get_bw
              one-sided: 64 Puts or Gets of SIZE bytes, then Flush (MB/s)
+  executor   the task pool (mpi.NewExecutor): rank 0 maps tasks over the
+             other ranks; SIZE is a task's duration in microseconds (a sleep;
+             0: empty tasks; default 0,1000); tasks per second
+  executor_util
+             the same, as the workers' utilisation (%): the time the tasks
+             took on the workers over the workers' time (default SIZE 1000)
 
 APIs (-api; latency, sendrecv, bw and bibw):
   raw        c.Send(buf, SIZE, mpi.Byte, ...): the low-level byte path
@@ -199,6 +205,10 @@ func defaultSizes(test string) string {
 		return "8:1048576"
 	case "barrier", "ibarrier":
 		return "0"
+	case "executor":
+		return "0,1000"
+	case "executor_util":
+		return "1000"
 	case "put_latency", "get_latency", "acc_latency", "fop_latency", "cas_latency", "put_bw", "get_bw":
 		s, _ := rmaSizes(test)
 		return s
@@ -289,6 +299,10 @@ func (b *benchConfig) prepare() (benchBody, *benchRun, error) {
 		body = b.rma
 	case "put_bw", "get_bw":
 		body, quantity = b.rma, "bandwidth"
+	case "executor":
+		body, quantity = b.executor, "rate"
+	case "executor_util":
+		body, quantity = b.executor, "utilisation"
 	default:
 		return nil, nil, fmt.Errorf("unknown test %q (want %s)", b.test, strings.Join(benchTests, ", "))
 	}
@@ -298,7 +312,7 @@ func (b *benchConfig) prepare() (benchBody, *benchRun, error) {
 	if b.n < 1 {
 		return nil, nil, fmt.Errorf("-n %d: want at least 1 rank", b.n)
 	}
-	if _, oneSided := rmaTests[b.test]; b.n < 2 && (b.test == "latency" || b.test == "sendrecv" || b.test == "bw" || b.test == "bibw" || oneSided) {
+	if _, oneSided := rmaTests[b.test]; b.n < 2 && (strings.HasPrefix(b.test, "executor") || b.test == "latency" || b.test == "sendrecv" || b.test == "bw" || b.test == "bibw" || oneSided) {
 		return nil, nil, fmt.Errorf("%s needs at least 2 ranks", b.test)
 	}
 	r := &benchRun{
@@ -306,14 +320,19 @@ func (b *benchConfig) prepare() (benchBody, *benchRun, error) {
 		Repetitions: b.reps, Mpigo: mpi.Version, Go: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		CPUs: runtime.NumCPU(), Date: time.Now().UTC().Format(time.RFC3339),
 	}
-	if quantity == "bandwidth" {
+	switch quantity {
+	case "bandwidth":
 		r.Unit = "MB/s"
+	case "rate":
+		r.Unit = "tasks/s"
+	case "utilisation":
+		r.Unit = "%"
 	}
 	return body, r, nil
 }
 
 // benchTests lists every test, in the order of the help.
-var benchTests = []string{"latency", "sendrecv", "bw", "bibw", "allreduce", "bcast", "barrier", "allgather", "alltoall", "reduce", "reduce_scatter", "scan", "iallreduce", "ibcast", "iallgather", "ialltoall", "ibarrier", "put_latency", "get_latency", "acc_latency", "fop_latency", "cas_latency", "put_bw", "get_bw"}
+var benchTests = []string{"latency", "sendrecv", "bw", "bibw", "allreduce", "bcast", "barrier", "allgather", "alltoall", "reduce", "reduce_scatter", "scan", "iallreduce", "ibcast", "iallgather", "ialltoall", "ibarrier", "put_latency", "get_latency", "acc_latency", "fop_latency", "cas_latency", "put_bw", "get_bw", "executor", "executor_util"}
 
 // benchEvents receives what rank 0 measures, as it goes.
 type benchEvents interface {

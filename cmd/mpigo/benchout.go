@@ -83,8 +83,13 @@ func median(vals []float64) float64 {
 
 // columnHeader is the OSU-style name of the value column.
 func (r *benchRun) columnHeader() string {
-	if r.Quantity == "bandwidth" {
+	switch r.Quantity {
+	case "bandwidth":
 		return "Bandwidth (MB/s)"
+	case "rate":
+		return "Rate (tasks/s)"
+	case "utilisation":
+		return "Utilisation (%)"
 	}
 	if strings.HasPrefix(r.Test, "i") {
 		return "Overall(us)  Compute(us)  Pure(us)  Overlap(%)"
