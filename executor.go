@@ -161,7 +161,11 @@ const (
 // Wait waits for the task's result. The error is the work function's (a
 // *TaskError), a cancellation's, or the executor's own (the task could not
 // be run).
-func (t *Task[R]) Wait() (R, error) {
+func (t *Task[R]) Wait() (_ R, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Task.Wait", nil, Undefined, Undefined), &err)
+	}
+
 	<-t.done
 	return t.val, t.err
 }
@@ -237,12 +241,20 @@ type execCore[R any] struct {
 //
 // work runs one task at a time on each worker; its ctx is cancelled when
 // the client cancels the task (SubmitContext's or Map's context).
-func NewExecutor[T, R any](c *Comm, root int, work func(ctx context.Context, task T) (R, error)) (*Executor[T, R], error) {
+func NewExecutor[T, R any](c *Comm, root int, work func(ctx context.Context, task T) (R, error)) (_ *Executor[T, R], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("NewExecutor", c, root, Undefined), &err)
+	}
+
 	return NewExecutorWith(c, root, work, ExecutorOptions{})
 }
 
 // NewExecutorWith is NewExecutor with options for the client.
-func NewExecutorWith[T, R any](c *Comm, root int, work func(ctx context.Context, task T) (R, error), opts ExecutorOptions) (*Executor[T, R], error) {
+func NewExecutorWith[T, R any](c *Comm, root int, work func(ctx context.Context, task T) (R, error), opts ExecutorOptions) (_ *Executor[T, R], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("NewExecutorWith", c, root, Undefined), &err)
+	}
+
 	const op = "NewExecutor"
 	if err := c.check(op); err != nil {
 		return nil, err
@@ -357,7 +369,11 @@ func appendValue[T any](t *typeInfo, b []byte, v *T) ([]byte, error) {
 // Submit queues task and returns its future. It blocks while the executor
 // holds ExecutorOptions.InFlight tasks. A task that cannot be encoded
 // gives ErrType; after Shutdown, ErrShutdown.
-func (e *Executor[T, R]) Submit(task T) (*Task[R], error) {
+func (e *Executor[T, R]) Submit(task T) (_ *Task[R], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Executor.Submit", nil, Undefined, Undefined), &err)
+	}
+
 	return e.SubmitContext(context.Background(), task)
 }
 
@@ -365,7 +381,11 @@ func (e *Executor[T, R]) Submit(task T) (*Task[R], error) {
 // (its Wait returns the context's error, and the work function's context
 // is cancelled on the worker if it runs), and ends a Submit blocked by
 // back-pressure.
-func (e *Executor[T, R]) SubmitContext(ctx context.Context, task T) (*Task[R], error) {
+func (e *Executor[T, R]) SubmitContext(ctx context.Context, task T) (_ *Task[R], err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Executor.SubmitContext", nil, Undefined, Undefined), &err)
+	}
+
 	const op = "Submit"
 	if e == nil || e.x == nil {
 		return nil, &Error{Class: ErrArg, Op: "Executor.Submit", Rank: NoRank, Msg: "nil executor (NewExecutor returns nil on the workers)"}
@@ -895,7 +915,11 @@ func (x *execCore[R]) checkEnd() bool {
 // communicator. Later Submit and Map calls fail with ErrShutdown. It
 // returns the error that broke the executor, if one did (not the tasks'
 // errors, which their Wait returns).
-func (e *Executor[T, R]) Shutdown() error {
+func (e *Executor[T, R]) Shutdown() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Executor.Shutdown", nil, Undefined, Undefined), &err)
+	}
+
 	if e == nil || e.x == nil {
 		return &Error{Class: ErrArg, Op: "Executor.Shutdown", Rank: NoRank, Msg: "nil executor (NewExecutor returns nil on the workers)"}
 	}
@@ -912,7 +936,7 @@ func (e *Executor[T, R]) Shutdown() error {
 	<-x.pumpDone
 	<-x.recvDone
 	x.mu.Lock()
-	err := x.broken
+	err = x.broken
 	x.mu.Unlock()
 	x.d.free()
 	var ee *Error
