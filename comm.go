@@ -97,8 +97,9 @@ func newWorld(p *proc, n int) *Comm {
 	for i := range g {
 		g[i] = i
 	}
-	p.ctx.reserve(0) // world
-	p.ctx.reserve(1) // reserved for a per-process communicator
+	p.ctx.reserve(0)         // world
+	p.ctx.reserve(1)         // reserved for a per-process communicator
+	p.ctx.reserve(bootCtxID) // sessions' agreements (session.go)
 	p.blk.p = p
 	return newComm(p, 0, p.Rank, g, "WORLD")
 }

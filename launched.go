@@ -62,7 +62,7 @@ func realtimeWarning(rank, gomaxprocs, share int, rt bool) string {
 // they first send to them. Ranks hosted by the same process (the
 // launcher's --ranks-per-proc) are goroutines that talk through inproc.
 func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
-	j := &job{size: info.Size, exit: os.Exit, prog: progress.New(), hung: make(chan struct{}), hangKeep: cfg.hangKeep}
+	j := &job{size: info.Size, exit: os.Exit, prog: progress.New(), hung: make(chan struct{}), hangKeep: cfg.hangKeep, apps: info.Apps}
 	liveJobs.Add(1)
 	defer liveJobs.Add(-1)
 	if a, ok := info.KV.(boot.Aborter); ok {
@@ -114,7 +114,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		}
 	}()
 	for r := base; r < base+k; r++ {
-		p, err := newProc(j, rankPlan{rank: r, node: info.NodeRanks[0], multiNode: len(info.NodeRanks) < info.Size,
+		p, err := newProc(j, rankPlan{rank: r, node: info.NodeRanks[0], multiNode: len(info.NodeRanks) < info.Size, nodeRanks: info.NodeRanks,
 			eng: ecfg, peerEager: true, cfg: cfg, oversubscribed: nt.Oversubscribed, routes: nt.Routes})
 		if err != nil {
 			return launchError(err)
@@ -124,6 +124,8 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	if err := info.KV.Fence(); err != nil {
 		return fenceError(err)
 	}
+	// SessionInit in this process joins these ranks (session.go).
+	defer hostRanks(j.procs)()
 	if err := nt.Start(j.devices()); err != nil {
 		return fenceError(launchError(err))
 	}
