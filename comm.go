@@ -72,6 +72,12 @@ type Comm struct {
 	info  atomic.Pointer[Info] // hints set with SetInfo (info.go)
 
 	ftState commFT // acknowledged failures (ft.go)
+
+	// buf is the communicator's own buffer for buffered sends
+	// (Comm.AttachBuffer), made on first attach; sess is the session
+	// the communicator was made from, whose buffer comes next (buffer.go).
+	buf  atomic.Pointer[engine.BsendBuffer]
+	sess *Session
 }
 
 // newComm makes a communicator and its collective shadow.
@@ -289,6 +295,7 @@ func (c *Comm) dupContext(op string) (*Comm, error) {
 // and the hints info.
 func (c *Comm) finishDup(op string, d *Comm, info *Info) error {
 	d.errh.Store(c.errh.Load())
+	d.sess = c.sess
 	d.topo = c.topo // a duplicate keeps the topology (immutable, so shared)
 	if info != nil {
 		d.info.Store(info.Dup())

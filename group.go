@@ -35,6 +35,10 @@ type Group struct {
 	// CommCreateFromGroup needs it to know whose rank creates, as
 	// goroutine ranks share a process.
 	p *proc
+	// sess is the session the group comes from (Session.GroupFromPset,
+	// and the groups derived from one): its communicators use the
+	// session's buffer for buffered sends.
+	sess *Session
 }
 
 // GroupEmpty is the group with no members (MPI_GROUP_EMPTY).
@@ -213,6 +217,10 @@ func derived(ranks []int, g, o *Group) *Group {
 	}
 	n := newGroup(ranks, owner(g, o))
 	n.p = ownerProc(g, o)
+	n.sess = g.sess
+	if n.sess == nil {
+		n.sess = o.sess
+	}
 	return n
 }
 

@@ -382,6 +382,7 @@ var handleFuncs = map[string]struct {
 	"BcastInto":           {func() error { return mpi.BcastInto(nil, []float64{1}, 0) }, mpi.ErrComm},
 	"Bsend":               {func() error { return mpi.Bsend(nil, 1.0, 0, 0) }, mpi.ErrComm},
 	"CompareComms":        {func() error { mpi.CompareComms(nil, nil); return nil }, nil},
+	"InfoCreateEnv":       {func() error { _, err := mpi.InfoCreateEnv(nil, nil); return err }, nil},
 	"CommCreateFromGroup": {func() error { _, err := mpi.CommCreateFromGroup(nil, "t", nil, nil); return err }, mpi.ErrGroup},
 	"IntercommCreateFromGroups": {func() error {
 		_, err := mpi.IntercommCreateFromGroups(nil, 0, nil, 0, "t", nil, nil)

@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mpigo/mpi/internal/boot"
+	"github.com/mpigo/mpi/internal/engine"
 )
 
 // bootCtxID is the context id of each rank's boot communicator (the
@@ -63,6 +64,9 @@ type Session struct {
 	info  *Info
 	errh  atomic.Pointer[ErrHandler]
 	freed atomic.Bool
+	// buf is the session's buffer for buffered sends
+	// (Session.AttachBuffer).
+	buf engine.BsendBuffer
 	// owned: the session holds a reference on the rank SessionInit
 	// started for this process (initState), which it drops at Finalize.
 	owned bool
@@ -424,7 +428,7 @@ func (s *Session) GroupFromPset(name string) (_ *Group, err error) {
 		return nil, s.fail(op, ErrArg, "no process set %q (the session has %s)", name, strings.Join(s.Psets(), ", "))
 	}
 	g := newGroup(slices.Clone(rs), s.p.Rank)
-	g.p = s.p
+	g.p, g.sess = s.p, s
 	return g, nil
 }
 
@@ -542,6 +546,7 @@ func CommCreateFromGroup(g *Group, tag string, info *Info, errh *ErrHandler) (_ 
 		return nil, bc.ctxFail(op, err)
 	}
 	c := newComm(p, id*2, rank, slices.Clone(g.ranks), "group:"+tag)
+	c.sess = g.sess
 	if errh != nil {
 		c.errh.Store(errh)
 	}
@@ -611,6 +616,7 @@ func IntercommCreateFromGroups(local *Group, localLeader int, remote *Group, rem
 		return nil, bc.ctxFail(op, err)
 	}
 	c := newInterComm(p, id, rank, slices.Clone(local.ranks), slices.Clone(remote.ranks), "inter:"+tag)
+	c.sess = local.sess
 	if errh != nil {
 		c.errh.Store(errh)
 	}
