@@ -162,6 +162,20 @@ func TestABIPrograms(t *testing.T) {
 	}
 }
 
+// TestABISessionMPMD: the process sets of an MPMD job, mpigo://app and
+// mpigo://app/<i>, follow mpigo run's groups (MPIGO_APPS).
+func TestABISessionMPMD(t *testing.T) {
+	_, bin := abiSetup(t)
+	prog := filepath.Join(bin, "session")
+	var out, errs strings.Builder
+	code := run([]string{"run", "--timeout", "60s", "-n", "2", prog, ":", "-n", "1", prog}, &out, &errs)
+	for _, want := range []string{"session OK", "rank 0 app size 2", "rank 1 app size 2", "rank 2 app size 1"} {
+		if code != 0 || !strings.Contains(out.String(), want) {
+			t.Fatalf("exit %d, want 0 and %q\nstdout:\n%s\nstderr:\n%s", code, want, out.String(), errs.String())
+		}
+	}
+}
+
 // TestABIFatal: under the default handler, MPI_ERRORS_ARE_FATAL, an error
 // ends the job with the error class as exit status and a message naming
 // the call.

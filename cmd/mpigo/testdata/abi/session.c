@@ -63,6 +63,13 @@ int main(int argc, char **argv)
 	size = atoi(val);
 	CHECK(size >= 1, "mpi_size %s", val);
 	OK(MPI_Info_free(&pi));
+	/* The caller's MPMD group (mpigo run's "-n 2 a : -n 1 b"). */
+	OK(MPI_Session_get_pset_info(s, "mpigo://app", &pi));
+	vlen = sizeof val;
+	OK(MPI_Info_get_string(pi, "mpi_size", &vlen, val, &flag));
+	CHECK(flag, "no mpi_size of mpigo://app");
+	int appsize = atoi(val);
+	OK(MPI_Info_free(&pi));
 	MPI_Info used;
 	OK(MPI_Session_get_info(s, &used));
 	vlen = sizeof val;
@@ -214,6 +221,7 @@ int main(int argc, char **argv)
 	OK(MPI_Comm_free(&c));
 	OK(MPI_Group_free(&g));
 	OK(MPI_Session_finalize(&s));
+	printf("rank %d app size %d\n", rank, appsize);
 	if (rank == 0)
 		printf("session OK\n");
 	return 0;
