@@ -79,6 +79,12 @@ type Comm struct {
 	// ext: a member is a process of another job, reached through a link
 	// (port.go): no meeting in memory, no node hierarchy.
 	ext bool
+
+	// buf is the communicator's own buffer for buffered sends
+	// (Comm.AttachBuffer), made on first attach; sess is the session
+	// the communicator was made from, whose buffer comes next (buffer.go).
+	buf  atomic.Pointer[engine.BsendBuffer]
+	sess *Session
 }
 
 // newComm makes a communicator and its collective shadow.
@@ -110,8 +116,9 @@ func newWorld(p *proc, n int) *Comm {
 	for i := range g {
 		g[i] = i
 	}
-	p.ctx.reserve(0) // world
-	p.ctx.reserve(1) // reserved for a per-process communicator
+	p.ctx.reserve(0)         // world
+	p.ctx.reserve(1)         // reserved for a per-process communicator
+	p.ctx.reserve(bootCtxID) // sessions' agreements (session.go)
 	return newComm(p, 0, p.Rank, g, "WORLD")
 }
 
@@ -300,6 +307,7 @@ func (c *Comm) dupContext(op string) (*Comm, error) {
 // and the hints info.
 func (c *Comm) finishDup(op string, d *Comm, info *Info) error {
 	d.errh.Store(c.errh.Load())
+	d.sess = c.sess
 	d.topo = c.topo // a duplicate keeps the topology (immutable, so shared)
 	if info != nil {
 		d.info.Store(info.Dup())

@@ -69,8 +69,27 @@ func (c *Comm) Idup() (_ *Comm, _ *Request, err error) {
 	if err := c.check("Idup"); err != nil {
 		return nil, nil, err
 	}
+	return c.idup(c.info.Load())
+}
+
+// IdupWithInfo is Idup, except that the new communicator's hints are a
+// copy of info instead of c's (MPI_Comm_idup_with_info).
+func (c *Comm) IdupWithInfo(info *Info) (_ *Comm, _ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.IdupWithInfo", c, Undefined, Undefined), &err)
+	}
+	if err := c.check("IdupWithInfo"); err != nil {
+		return nil, nil, err
+	}
+	if info == nil {
+		info = NewInfo()
+	}
+	return c.idup(info.Dup())
+}
+
+// idup starts a duplicate of c with the hints info.
+func (c *Comm) idup(info *Info) (*Comm, *Request, error) {
 	d := &Comm{}
-	info := c.info.Load()
 	r, err := c.startColl("Idup", func(v *Comm) error {
 		nc, err := v.dupContext("Idup")
 		if err != nil {

@@ -19,6 +19,8 @@ type rankPlan struct {
 	// that the job's ranks run on more than one node.
 	node      int
 	multiNode bool
+	// nodeRanks are the world ranks on the rank's node, ascending.
+	nodeRanks []int
 	// eng is the engine configuration of the job's ranks.
 	eng engine.Config
 	// peerEager chooses per-peer eager limits (Device.PeerEager, from cfg
@@ -47,7 +49,7 @@ type rankPlan struct {
 // world communicator. The job connects the transports once every rank
 // exists.
 func newProc(j *job, pl rankPlan) (*proc, error) {
-	p := &proc{job: j, node: pl.node, multiNode: pl.multiNode}
+	p := &proc{job: j, node: pl.node, multiNode: pl.multiNode, nodeRanks: pl.nodeRanks}
 	p.Rank, p.Size = pl.rank, j.Size
 	// Waits of collectives that meet in memory watch through job.Prog
 	// (Progress.WatchFor); the others poll through Prog.

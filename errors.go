@@ -117,6 +117,7 @@ func (e *Error) Unwrap() []error {
 type ErrHandler struct {
 	fatal bool
 	fn    func(c *Comm, err error)
+	sfn   func(s *Session, err error) // a session's (NewSessionErrHandler)
 }
 
 // Predefined error handlers.

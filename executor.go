@@ -165,14 +165,28 @@ func (t *Task[R]) Wait() (_ R, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Task.Wait", nil, Undefined, Undefined), &err)
 	}
-
+	if t == nil {
+		return _r0[R](), (*Comm)(nil).errorf("Task.Wait", ErrRequest, loc{}, "nil task")
+	}
 	<-t.done
 	return t.val, t.err
 }
 
 // Done is closed when the task's result is in: select on it to take
 // results as they complete.
-func (t *Task[R]) Done() <-chan struct{} { return t.done }
+// A nil task's channel is closed: its Wait returns an error at once.
+func (t *Task[R]) Done() <-chan struct{} {
+	if t == nil {
+		return closedDone
+	}
+	return t.done
+}
+
+// closedDone is the Done channel of a nil task.
+var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// _r0 is the zero R.
+func _r0[R any]() (r R) { return r }
 
 // TaskError is the error of a task whose work function returned an error
 // or panicked on a worker. Go errors cannot travel between processes, so
@@ -331,6 +345,9 @@ func (x *execCore[R]) fail(op string, class error, format string, args ...any) e
 
 // Workers returns the number of live workers.
 func (e *Executor[T, R]) Workers() int {
+	if e == nil || e.x == nil {
+		return 0
+	}
 	e.x.mu.Lock()
 	defer e.x.mu.Unlock()
 	return e.x.live

@@ -30,6 +30,15 @@ type Group struct {
 	index map[int]int // world rank -> group rank
 	me    int         // world rank of the rank that owns this value (-1: none)
 	freed atomic.Bool
+	// p is the rank that owns this value, where it is known (groups of
+	// communicators and process sets, and those derived from them):
+	// CommCreateFromGroup needs it to know whose rank creates, as
+	// goroutine ranks share a process.
+	p *proc
+	// sess is the session the group comes from (Session.GroupFromPset,
+	// and the groups derived from one): its communicators use the
+	// session's buffer for buffered sends.
+	sess *Session
 }
 
 // GroupEmpty is the group with no members (MPI_GROUP_EMPTY).
@@ -75,7 +84,9 @@ func (c *Comm) Group() *Group {
 	if c.inter != nil {
 		members = c.inter.local
 	}
-	return newGroup(members, c.p.Rank)
+	g := newGroup(members, c.p.Rank)
+	g.p = c.p
+	return g
 }
 
 // Size returns the number of members of g (MPI_Group_size).
@@ -190,6 +201,29 @@ func owner(g, o *Group) int {
 	return o.me
 }
 
+// ownerProc is the rank that owns the result of an operation on g and o.
+func ownerProc(g, o *Group) *proc {
+	if g.p != nil {
+		return g.p
+	}
+	return o.p
+}
+
+// derived is a group of ranks made from g (and o, or nil), owned by their
+// owner.
+func derived(ranks []int, g, o *Group) *Group {
+	if o == nil {
+		o = g
+	}
+	n := newGroup(ranks, owner(g, o))
+	n.p = ownerProc(g, o)
+	n.sess = g.sess
+	if n.sess == nil {
+		n.sess = o.sess
+	}
+	return n
+}
+
 // Union returns the members of g in g's order followed by the members of
 // other that are not in g, in other's order (MPI_Group_union).
 func (g *Group) Union(other *Group) (_ *Group, err error) {
@@ -209,7 +243,7 @@ func (g *Group) Union(other *Group) (_ *Group, err error) {
 			out = append(out, w)
 		}
 	}
-	return newGroup(out, owner(g, other)), nil
+	return derived(out, g, other), nil
 }
 
 // Intersection returns the members of g that are also in other, in g's
@@ -245,7 +279,7 @@ func (g *Group) filter(op string, other *Group, in bool) (*Group, error) {
 			out = append(out, w)
 		}
 	}
-	return newGroup(out, owner(g, other)), nil
+	return derived(out, g, other), nil
 }
 
 // checkRanks validates a list of distinct ranks of g for call op.
@@ -286,7 +320,7 @@ func (g *Group) incl(ranks []int) (*Group, error) {
 	for i, r := range ranks {
 		out[i] = g.ranks[r]
 	}
-	return newGroup(out, g.me), nil
+	return derived(out, g, nil), nil
 }
 
 // Excl returns g without the members with ranks ranks, in g's order
@@ -317,7 +351,7 @@ func (g *Group) excl(ranks []int) (*Group, error) {
 			out = append(out, w)
 		}
 	}
-	return newGroup(out, g.me), nil
+	return derived(out, g, nil), nil
 }
 
 // Range is a triplet {first, last, stride} of ranks: first, first+stride,

@@ -11,14 +11,20 @@ import (
 	"github.com/mpigo/mpi/internal/boot"
 )
 
-// initState is the rank Init started, while it runs.
-var initState struct {
+// initState is the rank Init or SessionInit started, while it runs.
+var initState initRank
+
+// initRank is the state of a rank that Init or SessionInit started.
+type initRank struct {
 	sync.Mutex
-	phase  int           // 0 before Init, 1 between Init and Finalize, 2 after Finalize
-	world  *Comm         // the rank's world
-	finish chan struct{} // closed by Finalize: the rank's function returns
-	result chan error    // the job's end: Run's or the launched job's error
-	kv     boot.KV       // the launcher's store, closed after the job (nil for a singleton)
+	phase    int           // the world model: 0 before Init, 1 between Init and Finalize, 2 after Finalize
+	started  bool          // the rank runs (Init or SessionInit started it)
+	ended    bool          // the rank has ended: MPI cannot start again here
+	sessions int           // the rank's live sessions started by SessionInit
+	world    *Comm         // the rank's world
+	finish   chan struct{} // closed to end the rank: its function returns
+	result   chan error    // the job's end: Run's or the launched job's error
+	kv       boot.KV       // the launcher's store, closed after the job (nil for a singleton)
 }
 
 // Init makes this process a rank of the job it was started in and returns
@@ -31,7 +37,9 @@ var initState struct {
 // one process is one rank here). The rank lives until Finalize, which
 // every rank must call. Init may be called once per process; a second
 // call, or a call after Finalize, returns an error of class ErrOther, as
-// does a launcher that gave this process more than one rank.
+// does a launcher that gave this process more than one rank. A rank that
+// SessionInit started already is the one Init's world belongs to (MPI-4:
+// the world model and sessions live side by side).
 //
 // Main remains the entry point for Go programs: it reports failures and
 // sets the exit code, which a program using Init must do itself.
@@ -42,21 +50,32 @@ func Init() (_ *Comm, err error) {
 	s := &initState
 	s.Lock()
 	defer s.Unlock()
-	if s.phase != 0 {
+	if s.phase != 0 || s.ended {
 		return nil, (*Comm)(nil).errorf("Init", ErrOther, loc{}, "Init may be called only once per process (phase %d)", s.phase)
 	}
+	if !s.started {
+		if err := s.start("Init"); err != nil {
+			return nil, err
+		}
+	}
+	s.phase = 1
+	return s.world, nil
+}
+
+// start starts this process's rank for call op. s is locked.
+func (s *initRank) start(op string) error {
 	info, err := boot.Detect(lookupEnv)
 	if err != nil {
-		return nil, (*Comm)(nil).errorf("Init", ErrOther, loc{}, "%v", err)
+		return (*Comm)(nil).errorf(op, ErrOther, loc{}, "%v", err)
 	}
 	if info.Launcher != boot.LauncherSingleton && info.RanksHere != 1 {
-		return nil, (*Comm)(nil).errorf("Init", ErrOther, loc{}, "the launcher gave this process %d ranks; a program using Init is one rank", info.RanksHere)
+		return (*Comm)(nil).errorf(op, ErrOther, loc{}, "the launcher gave this process %d ranks; a program using %s is one rank", info.RanksHere, op)
 	}
 	worldc := make(chan *Comm, 1)
 	finish := make(chan struct{})
 	result := make(chan error, 1)
-	// The rank's function hands its world to Init's caller and waits for
-	// Finalize; the job machinery (start-up, hang diagnosis, finalize)
+	// The rank's function hands its world to the caller and waits for
+	// the end; the job machinery (start-up, hang diagnosis, finalize)
 	// is the one Main uses.
 	f := func(w *Comm) error {
 		worldc <- w
@@ -72,26 +91,45 @@ func Init() (_ *Comm, err error) {
 	}()
 	select {
 	case w := <-worldc:
-		s.phase, s.world, s.finish, s.result = 1, w, finish, result
+		s.started, s.world, s.finish, s.result = true, w, finish, result
 		if info.Launcher != boot.LauncherSingleton {
 			s.kv = info.KV
 		}
-		return w, nil
+		return nil
 	case err := <-result:
-		// The job did not start: Init may not be tried again.
-		s.phase = 2
+		// The job did not start: MPI may not be tried again.
+		s.ended = true
 		if err == nil {
 			err = fmt.Errorf("the job ended before the rank started")
 		}
-		return nil, (*Comm)(nil).errorf("Init", ErrOther, loc{}, "%v", err)
+		return (*Comm)(nil).errorf(op, ErrOther, loc{}, "%v", err)
 	}
 }
 
-// Finalize ends the rank Init started (MPI_Finalize): it waits, as a rank
-// function returning under Main does, until no peer may still talk to this
-// rank, and returns the job's error if the job failed. It returns an error
-// of class ErrOther if Init has not succeeded or Finalize was called
-// already.
+// end ends this process's rank: it waits, as a rank function returning
+// under Main does, until no peer may still talk to it, and returns the
+// job's error. s is locked.
+func (s *initRank) end() error {
+	s.ended = true
+	close(s.finish)
+	err := <-s.result
+	if s.kv != nil {
+		if cerr := s.kv.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return primaryErrors(err)
+	}
+	return nil
+}
+
+// Finalize ends the world model Init started (MPI_Finalize): it waits, as
+// a rank function returning under Main does, until no peer may still talk
+// to this rank, and returns the job's error if the job failed. While
+// sessions that SessionInit started are live, the rank goes on until the
+// last is finalized. It returns an error of class ErrOther if Init has
+// not succeeded or Finalize was called already.
 func Finalize() (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Finalize", nil, Undefined, Undefined), &err)
@@ -106,18 +144,11 @@ func Finalize() (err error) {
 	// delete callback may expect its own thread), while MPI still works.
 	ferr := s.world.p.finalizeSelf()
 	s.phase = 2
-	close(s.finish)
-	err = <-s.result
-	if err == nil {
-		err = ferr
+	if s.sessions > 0 {
+		return ferr
 	}
-	if s.kv != nil {
-		if cerr := s.kv.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
+	if err := s.end(); err != nil {
+		return err
 	}
-	if err != nil {
-		return primaryErrors(err)
-	}
-	return nil
+	return ferr
 }

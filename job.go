@@ -33,6 +33,10 @@ type job struct {
 
 	ft bool // ranks survive failures (ft.go)
 
+	// apps are the sizes of the job's MPMD groups, in rank order (the
+	// process sets mpigo://app/<i>: session.go); nil: one group.
+	apps []int
+
 	// inproc: the ranks are Run's goroutines over the inproc transport,
 	// so their collectives may meet in memory (coll_meet.go).
 	inproc bool
@@ -79,8 +83,15 @@ type proc struct {
 	bsend engine.BsendBuffer
 	ctx   ctxAlloc
 
-	node      int  // the node this rank runs on: the lowest world rank there
-	multiNode bool // the job's ranks run on more than one node
+	node      int   // the node this rank runs on: the lowest world rank there
+	multiNode bool  // the job's ranks run on more than one node
+	nodeRanks []int // the world ranks on this rank's node, ascending
+
+	// boot is the communicator over every rank of the job on a context
+	// of its own (bootCtxID) on which sessions agree on their
+	// communicators' contexts (session.go), made on first use.
+	bootOnce sync.Once
+	boot     *Comm
 
 	world *Comm
 

@@ -21,6 +21,7 @@ import (
 func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	j := newJob(info.Size, false)
 	j.hangKeep = cfg.hangKeep
+	j.apps = info.Apps
 	j.linkAddr, j.boot, j.universe = info.Addr, info, info.Size
 	launchAddr.Store(info.Addr)
 	launchInfo.Store(info)
@@ -68,7 +69,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		}
 	}()
 	for r := base; r < base+k; r++ {
-		p, err := newProc(j, rankPlan{rank: r, node: info.NodeRanks[0], multiNode: len(info.NodeRanks) < info.Size,
+		p, err := newProc(j, rankPlan{rank: r, node: info.NodeRanks[0], multiNode: len(info.NodeRanks) < info.Size, nodeRanks: info.NodeRanks,
 			eng: ecfg, peerEager: true, cfg: cfg, oversubscribed: nt.Oversubscribed, routes: nt.Routes})
 		if err != nil {
 			return launchError(err)
@@ -79,6 +80,8 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	if err := info.KV.Fence(); err != nil {
 		return fenceError(err)
 	}
+	// SessionInit in this process joins these ranks (session.go).
+	defer hostRanks(j.procs)()
 	if err := nt.Start(j.devices()); err != nil {
 		return fenceError(launchError(err))
 	}

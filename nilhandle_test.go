@@ -1,6 +1,7 @@
 package mpi_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"go/ast"
@@ -46,6 +47,7 @@ var sweepTypes = map[string]reflect.Value{
 	"TypeKeyval":  reflect.ValueOf((*mpi.TypeKeyval)(nil)),
 	"ReduceOp":    reflect.ValueOf((*mpi.ReduceOp)(nil)),
 	"PvarSession": reflect.ValueOf((*mpi.PvarSession)(nil)),
+	"Session":     reflect.ValueOf((*mpi.Session)(nil)),
 	"PvarHandle":  reflect.ValueOf((*mpi.PvarHandle)(nil)),
 	"Op":          reflect.ValueOf(mpi.Op[float64]{}),
 	"Cvar":        reflect.ValueOf(mpi.Cvar{}),
@@ -53,6 +55,8 @@ var sweepTypes = map[string]reflect.Value{
 	"View":        reflect.ValueOf(mpi.View[float64]{}),
 	"File":        reflect.ValueOf((*mpi.File)(nil)),
 	"FileIO":      reflect.ValueOf((*mpi.FileIO)(nil)),
+	"Executor":    reflect.ValueOf((*mpi.Executor[int, int])(nil)),
+	"Task":        reflect.ValueOf((*mpi.Task[int])(nil)),
 }
 
 // notHandles are exported types with methods that are not handles: a nil
@@ -61,6 +65,7 @@ var sweepTypes = map[string]reflect.Value{
 var notHandles = map[string]string{
 	"Error":        "an error value the package returns, never nil",
 	"RankError":    "an error value the package returns, never nil",
+	"TaskError":    "an error value the package returns, never nil",
 	"Order":        "enum",
 	"Distribution": "enum",
 	"ThreadLevel":  "enum",
@@ -173,6 +178,7 @@ var nilMustFail = map[string]error{
 	"Message":  mpi.ErrRequest,
 	"File":     mpi.ErrFile,
 	"FileIO":   mpi.ErrFile,
+	"Session":  mpi.ErrSession,
 }
 
 // sweep calls every exported method of recv and checks the outcome:
@@ -292,6 +298,13 @@ func TestHandleSweepFreed(t *testing.T) {
 		if err := wo.Free(); err != nil {
 			return err
 		}
+		ses, err := world.SessionInit(nil, nil)
+		if err != nil {
+			return err
+		}
+		if err := ses.Finalize(); err != nil {
+			return err
+		}
 		r, err := mpi.Isend(world, 1.0, mpi.ProcNull, 0)
 		if err != nil {
 			return err
@@ -332,6 +345,7 @@ func TestHandleSweepFreed(t *testing.T) {
 		sweep(t, "freed NewWindow", reflect.ValueOf(w), mpi.ErrRMASync, true, freedSkip)
 		sweep(t, "freed WindowOf", reflect.ValueOf(wo), mpi.ErrRMASync, true, freedSkip)
 		sweep(t, "freed Request", reflect.ValueOf(r), nil, false, freedSkip)
+		sweep(t, "finalized Session", reflect.ValueOf(ses), mpi.ErrSession, true, freedSkip)
 		sweep(t, "freed PvarSession", reflect.ValueOf(s), nil, false, freedSkip)
 		sweep(t, "used Message", reflect.ValueOf(m), mpi.ErrRequest, false, freedSkip)
 		return nil
@@ -349,7 +363,15 @@ var handleFuncs = map[string]struct {
 	call func() error
 	want error
 }{
-	"DeleteFile":   {func() error { return mpi.DeleteFile("/nonexistent/mpigo-sweep", nil) }, mpi.ErrNoSuchFile},
+	"DeleteFile": {func() error { return mpi.DeleteFile("/nonexistent/mpigo-sweep", nil) }, mpi.ErrNoSuchFile},
+	"NewExecutor": {func() error {
+		_, err := mpi.NewExecutor(nil, 0, func(context.Context, int) (int, error) { return 0, nil })
+		return err
+	}, mpi.ErrComm},
+	"NewExecutorWith": {func() error {
+		_, err := mpi.NewExecutorWith(nil, 0, func(context.Context, int) (int, error) { return 0, nil }, mpi.ExecutorOptions{})
+		return err
+	}, mpi.ErrComm},
 	"OpenFile":     {func() error { _, err := mpi.OpenFile(nil, "x", mpi.ModeRdonly, nil); return err }, mpi.ErrComm},
 	"WriteAt":      {func() error { _, err := mpi.WriteAt[float64](nil, 0, nil); return err }, mpi.ErrFile},
 	"ReadAt":       {func() error { _, err := mpi.ReadAt[float64](nil, 0, nil); return err }, mpi.ErrFile},
@@ -370,36 +392,45 @@ var handleFuncs = map[string]struct {
 		_, err := mpi.SendrecvView(nil, v, 0, 0, v, 0, 0)
 		return err
 	}, mpi.ErrComm},
-	"BcastView":          {func() error { return mpi.BcastView(nil, mpi.Strided([]float64{0}, 1, 1, 1), 0) }, mpi.ErrComm},
-	"GatherView":         {func() error { return mpi.GatherView(nil, mpi.Strided([]float64{0}, 1, 1, 1), nil, 0) }, mpi.ErrComm},
-	"ScatterView":        {func() error { return mpi.ScatterView(nil, nil, mpi.Strided([]float64{0}, 1, 1, 1), 0) }, mpi.ErrComm},
-	"AllgatherView":      {func() error { return mpi.AllgatherView(nil, mpi.View[float64]{}, nil) }, mpi.ErrArg},
-	"ViewOf":             {func() error { return mpi.ViewOf([]float64{0}, nil).Err() }, mpi.ErrType},
-	"AllgatherInto":      {func() error { return mpi.AllgatherInto[float64](nil, nil, nil) }, mpi.ErrComm},
-	"Allgather":          {func() error { _, err := mpi.Allgather(nil, 1.0); return err }, mpi.ErrComm},
-	"Allreduce":          {func() error { _, err := mpi.Allreduce(nil, 1.0, mpi.Sum[float64]()); return err }, mpi.ErrComm},
-	"AllreduceSlice":     {func() error { _, err := mpi.AllreduceSlice(nil, []float64{1}, mpi.Sum[float64]()); return err }, mpi.ErrComm},
-	"AllreduceSliceInto": {func() error { return mpi.AllreduceSliceInto(nil, []float64{1}, []float64{0}, mpi.Sum[float64]()) }, mpi.ErrComm},
-	"Alltoall":           {func() error { _, err := mpi.Alltoall(nil, []float64{1}); return err }, mpi.ErrComm},
-	"AlltoallInto":       {func() error { return mpi.AlltoallInto(nil, []float64{1}, []float64{0}) }, mpi.ErrComm},
-	"Barrier":            {func() error { return mpi.Barrier(nil) }, mpi.ErrComm},
-	"Bcast":              {func() error { _, err := mpi.Bcast(nil, 1.0, 0); return err }, mpi.ErrComm},
-	"BcastInto":          {func() error { return mpi.BcastInto(nil, []float64{1}, 0) }, mpi.ErrComm},
-	"Bsend":              {func() error { return mpi.Bsend(nil, 1.0, 0, 0) }, mpi.ErrComm},
-	"CompareComms":       {func() error { mpi.CompareComms(nil, nil); return nil }, nil},
-	"CompareGroups":      {func() error { mpi.CompareGroups(nil, nil); return nil }, nil},
-	"DatatypeOf":         {func() error { _, err := mpi.DatatypeOf[float64](); return err }, nil},
-	"Exscan":             {func() error { _, err := mpi.Exscan(nil, 1.0, mpi.Sum[float64]()); return err }, mpi.ErrComm},
-	"FreeKeyval":         {func() error { return mpi.FreeKeyval(nil) }, mpi.ErrKeyval},
-	"FreeTypeKeyval":     {func() error { return mpi.FreeTypeKeyval(nil) }, mpi.ErrKeyval},
-	"Gather":             {func() error { _, err := mpi.Gather(nil, 1.0, 0); return err }, mpi.ErrComm},
-	"Iallgather":         {func() error { _, err := mpi.Iallgather(nil, 1.0); return err }, mpi.ErrComm},
-	"Iallreduce":         {func() error { _, err := mpi.Iallreduce(nil, 1.0, mpi.Sum[float64]()); return err }, mpi.ErrComm},
-	"IallreduceSlice":    {func() error { _, err := mpi.IallreduceSlice(nil, []float64{1}, mpi.Sum[float64]()); return err }, mpi.ErrComm},
-	"Ialltoall":          {func() error { _, err := mpi.Ialltoall(nil, []float64{1}); return err }, mpi.ErrComm},
-	"Ibarrier":           {func() error { _, err := mpi.Ibarrier(nil); return err }, mpi.ErrComm},
-	"BarrierInit":        {func() error { _, err := mpi.BarrierInit(nil); return err }, mpi.ErrComm},
-	"BcastInit":          {func() error { _, err := mpi.BcastInit(nil, []float64{1}, 0); return err }, mpi.ErrComm},
+	"BcastView":           {func() error { return mpi.BcastView(nil, mpi.Strided([]float64{0}, 1, 1, 1), 0) }, mpi.ErrComm},
+	"GatherView":          {func() error { return mpi.GatherView(nil, mpi.Strided([]float64{0}, 1, 1, 1), nil, 0) }, mpi.ErrComm},
+	"ScatterView":         {func() error { return mpi.ScatterView(nil, nil, mpi.Strided([]float64{0}, 1, 1, 1), 0) }, mpi.ErrComm},
+	"AllgatherView":       {func() error { return mpi.AllgatherView(nil, mpi.View[float64]{}, nil) }, mpi.ErrArg},
+	"ViewOf":              {func() error { return mpi.ViewOf([]float64{0}, nil).Err() }, mpi.ErrType},
+	"AllgatherInto":       {func() error { return mpi.AllgatherInto[float64](nil, nil, nil) }, mpi.ErrComm},
+	"Allgather":           {func() error { _, err := mpi.Allgather(nil, 1.0); return err }, mpi.ErrComm},
+	"Allreduce":           {func() error { _, err := mpi.Allreduce(nil, 1.0, mpi.Sum[float64]()); return err }, mpi.ErrComm},
+	"AllreduceSlice":      {func() error { _, err := mpi.AllreduceSlice(nil, []float64{1}, mpi.Sum[float64]()); return err }, mpi.ErrComm},
+	"AllreduceSliceInto":  {func() error { return mpi.AllreduceSliceInto(nil, []float64{1}, []float64{0}, mpi.Sum[float64]()) }, mpi.ErrComm},
+	"Alltoall":            {func() error { _, err := mpi.Alltoall(nil, []float64{1}); return err }, mpi.ErrComm},
+	"AlltoallInto":        {func() error { return mpi.AlltoallInto(nil, []float64{1}, []float64{0}) }, mpi.ErrComm},
+	"Barrier":             {func() error { return mpi.Barrier(nil) }, mpi.ErrComm},
+	"Bcast":               {func() error { _, err := mpi.Bcast(nil, 1.0, 0); return err }, mpi.ErrComm},
+	"BcastInto":           {func() error { return mpi.BcastInto(nil, []float64{1}, 0) }, mpi.ErrComm},
+	"Bsend":               {func() error { return mpi.Bsend(nil, 1.0, 0, 0) }, mpi.ErrComm},
+	"CompareComms":        {func() error { mpi.CompareComms(nil, nil); return nil }, nil},
+	"InfoCreateEnv":       {func() error { _, err := mpi.InfoCreateEnv(nil, nil); return err }, nil},
+	"CommCreateFromGroup": {func() error { _, err := mpi.CommCreateFromGroup(nil, "t", nil, nil); return err }, mpi.ErrGroup},
+	"IntercommCreateFromGroups": {func() error {
+		_, err := mpi.IntercommCreateFromGroups(nil, 0, nil, 0, "t", nil, nil)
+		return err
+	}, mpi.ErrGroup},
+	// A nil info and handler are valid (they would start a singleton
+	// rank in this process): a communicator's handler is the bad input.
+	"SessionInit":     {func() error { _, err := mpi.SessionInit(nil, mpi.NewErrHandler(func(*mpi.Comm, error) {})); return err }, mpi.ErrArg},
+	"CompareGroups":   {func() error { mpi.CompareGroups(nil, nil); return nil }, nil},
+	"DatatypeOf":      {func() error { _, err := mpi.DatatypeOf[float64](); return err }, nil},
+	"Exscan":          {func() error { _, err := mpi.Exscan(nil, 1.0, mpi.Sum[float64]()); return err }, mpi.ErrComm},
+	"FreeKeyval":      {func() error { return mpi.FreeKeyval(nil) }, mpi.ErrKeyval},
+	"FreeTypeKeyval":  {func() error { return mpi.FreeTypeKeyval(nil) }, mpi.ErrKeyval},
+	"Gather":          {func() error { _, err := mpi.Gather(nil, 1.0, 0); return err }, mpi.ErrComm},
+	"Iallgather":      {func() error { _, err := mpi.Iallgather(nil, 1.0); return err }, mpi.ErrComm},
+	"Iallreduce":      {func() error { _, err := mpi.Iallreduce(nil, 1.0, mpi.Sum[float64]()); return err }, mpi.ErrComm},
+	"IallreduceSlice": {func() error { _, err := mpi.IallreduceSlice(nil, []float64{1}, mpi.Sum[float64]()); return err }, mpi.ErrComm},
+	"Ialltoall":       {func() error { _, err := mpi.Ialltoall(nil, []float64{1}); return err }, mpi.ErrComm},
+	"Ibarrier":        {func() error { _, err := mpi.Ibarrier(nil); return err }, mpi.ErrComm},
+	"BarrierInit":     {func() error { _, err := mpi.BarrierInit(nil); return err }, mpi.ErrComm},
+	"BcastInit":       {func() error { _, err := mpi.BcastInit(nil, []float64{1}, 0); return err }, mpi.ErrComm},
 	"AllreduceInit": {func() error {
 		_, err := mpi.AllreduceInit(nil, []float64{1}, []float64{1}, mpi.Sum[float64]())
 		return err

@@ -237,7 +237,7 @@ func (c *Comm) bsendMsg(op string, m msg, sig uint64, dest, tag int, cancellable
 	if m.lay != nil {
 		n = m.lay.Len()
 	}
-	data, release, err := c.p.bsend.Alloc(n)
+	data, release, err := c.bsendBuffer().Alloc(n)
 	if err != nil {
 		return nil, c.fail(op, ErrBuffer, at("dest", dest, tag), "%v (%d bytes + %d overhead)", err, n, BsendOverhead)
 	}

@@ -37,8 +37,13 @@ func newLocalJob(n int, cfg Config) (*job, error) {
 	ecfg.EagerLimit = cfg.EagerLimit
 	for r := 0; r < n; r++ {
 		pl := rankPlan{rank: r, eng: ecfg, noDirectRead: cfg.NoDirectRead, routes: nt.Routes}
+		lo, hi := 0, n
 		if k := cfg.RanksPerNode; k > 0 && k < n {
 			pl.node, pl.multiNode = r/k*k, true
+			lo, hi = r/k*k, min(r/k*k+k, n)
+		}
+		for w := lo; w < hi; w++ {
+			pl.nodeRanks = append(pl.nodeRanks, w)
 		}
 		p, err := newProc(j, pl)
 		if err != nil {

@@ -59,6 +59,15 @@ void mpigo_call_comm_errhandler(void *fn, uintptr_t comm, int code)
 	((MPI_Comm_errhandler_function *)fn)(&c, &code);
 }
 
+/* mpigo_call_session_errhandler calls a user error handler of
+ * MPI_Session_create_errhandler, which takes the session and the code by
+ * address. */
+void mpigo_call_session_errhandler(void *fn, uintptr_t session, int code)
+{
+	MPI_Session s = (MPI_Session)session;
+	((MPI_Session_errhandler_function *)fn)(&s, &code);
+}
+
 /* The callbacks of a generalized request. */
 int mpigo_call_grequest_query(void *fn, void *extra, void *status)
 {

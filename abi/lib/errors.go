@@ -33,7 +33,7 @@ var classes = []struct {
 	{mpi.ErrOp, MPI_ERR_OP}, {mpi.ErrTopology, MPI_ERR_TOPOLOGY}, {mpi.ErrDims, MPI_ERR_DIMS},
 	{mpi.ErrArg, MPI_ERR_ARG}, {mpi.ErrTruncate, MPI_ERR_TRUNCATE}, {mpi.ErrIntern, MPI_ERR_INTERN},
 	{mpi.ErrKeyval, MPI_ERR_KEYVAL}, {mpi.ErrRMARange, MPI_ERR_RMA_RANGE}, {mpi.ErrRMASync, MPI_ERR_RMA_SYNC},
-	{mpi.ErrOther, MPI_ERR_OTHER},
+	{mpi.ErrSession, MPI_ERR_SESSION}, {mpi.ErrOther, MPI_ERR_OTHER},
 }
 
 // classOf is the ABI error class of err. Failed processes and revoked
@@ -145,6 +145,13 @@ func codeString(code int32) (string, bool) {
 // MPI_Finalize there is no communicator: the code is returned.
 func raise(fn string, comm uintptr, err error) int32 {
 	var ce *commEntry
+	if phase.Load() != phaseRunning && usable() {
+		// Sessions only: a communicator of a session has its handler;
+		// errors tied to no communicator return their code.
+		if e, ok := comms.get(comm); ok {
+			ce = e
+		}
+	}
 	if phase.Load() == phaseRunning {
 		switch comm {
 		case MPI_COMM_WORLD:
@@ -166,7 +173,7 @@ func raiseOn(fn string, ce *commEntry, err error) int32 {
 	class := classOf(err)
 	msg := fn + ": " + err.Error()
 	code := newCode(class, msg)
-	if ce == nil || phase.Load() != phaseRunning || ce.errh.Load() == MPI_ERRORS_RETURN {
+	if ce == nil || !usable() || ce.errh.Load() == MPI_ERRORS_RETURN {
 		return code
 	}
 	if h := ce.errh.Load(); isUserErrh(h) && callUserErrhandler(ce, h, code) {

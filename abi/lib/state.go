@@ -57,13 +57,18 @@ func notRunning() error {
 // getComm returns the communicator behind h, or nil and the error code
 // raised.
 func getComm(fn string, h uintptr) (*commEntry, int32) {
-	if phase.Load() != phaseRunning {
+	if !usable() {
 		return nil, raise(fn, noComm, notRunning())
 	}
 	switch h {
-	case MPI_COMM_WORLD:
-		return &world, 0
-	case MPI_COMM_SELF:
+	case MPI_COMM_WORLD, MPI_COMM_SELF:
+		if phase.Load() != phaseRunning {
+			// Sessions only: the world model's communicators do not exist.
+			return nil, raise(fn, noComm, notRunning())
+		}
+		if h == MPI_COMM_WORLD {
+			return &world, 0
+		}
 		return &self, 0
 	case MPI_COMM_NULL:
 		return nil, raise(fn, noComm, classErr(MPI_ERR_COMM, "MPI_COMM_NULL is not a communicator"))
@@ -74,10 +79,10 @@ func getComm(fn string, h uintptr) (*commEntry, int32) {
 	return nil, raise(fn, noComm, classErr(MPI_ERR_COMM, fmt.Sprintf("%#x is not a communicator handle (freed, garbage, or of another kind)", h)))
 }
 
-// running returns 0 if the library is between Init and Finalize, and the
-// error code raised otherwise.
+// running returns 0 if the library is between Init and Finalize or a
+// session is live (session.go), and the error code raised otherwise.
 func running(fn string) int32 {
-	if phase.Load() != phaseRunning {
+	if !usable() {
 		return raise(fn, noComm, notRunning())
 	}
 	return 0

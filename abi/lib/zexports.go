@@ -349,13 +349,13 @@ func mpigo_MPI_Buffer_detach_c(buffer_addr unsafe.Pointer, size unsafe.Pointer) 
 //export mpigo_MPI_Buffer_flush
 func mpigo_MPI_Buffer_flush() (rc int32) {
 	defer recoverCode("MPI_Buffer_flush", &rc)
-	return unsupported("MPI_Buffer_flush", noComm)
+	return implBuffer_flush()
 }
 
 //export mpigo_MPI_Buffer_iflush
 func mpigo_MPI_Buffer_iflush(request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Buffer_iflush", &rc)
-	return unsupported("MPI_Buffer_iflush", noComm)
+	return implBuffer_iflush(request)
 }
 
 //export mpigo_MPI_Cancel
@@ -427,13 +427,13 @@ func mpigo_MPI_Comm_accept(port_name unsafe.Pointer, info uintptr, root int32, c
 //export mpigo_MPI_Comm_attach_buffer
 func mpigo_MPI_Comm_attach_buffer(comm uintptr, buffer unsafe.Pointer, size int32) (rc int32) {
 	defer recoverCode("MPI_Comm_attach_buffer", &rc)
-	return unsupported("MPI_Comm_attach_buffer", comm)
+	return implComm_attach_buffer(comm, buffer, size)
 }
 
 //export mpigo_MPI_Comm_attach_buffer_c
 func mpigo_MPI_Comm_attach_buffer_c(comm uintptr, buffer unsafe.Pointer, size int64) (rc int32) {
 	defer recoverCode("MPI_Comm_attach_buffer_c", &rc)
-	return unsupported("MPI_Comm_attach_buffer_c", comm)
+	return implComm_attach_buffer_c(comm, buffer, size)
 }
 
 //export mpigo_MPI_Comm_c2f
@@ -475,7 +475,7 @@ func mpigo_MPI_Comm_create_errhandler(comm_errhandler_fn unsafe.Pointer, errhand
 //export mpigo_MPI_Comm_create_from_group
 func mpigo_MPI_Comm_create_from_group(group uintptr, stringtag unsafe.Pointer, info uintptr, errhandler uintptr, newcomm unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_create_from_group", &rc)
-	return unsupported("MPI_Comm_create_from_group", noComm)
+	return implComm_create_from_group(group, stringtag, info, errhandler, newcomm)
 }
 
 //export mpigo_MPI_Comm_create_group
@@ -499,13 +499,13 @@ func mpigo_MPI_Comm_delete_attr(comm uintptr, comm_keyval int32) (rc int32) {
 //export mpigo_MPI_Comm_detach_buffer
 func mpigo_MPI_Comm_detach_buffer(comm uintptr, buffer_addr unsafe.Pointer, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_detach_buffer", &rc)
-	return unsupported("MPI_Comm_detach_buffer", comm)
+	return implComm_detach_buffer(comm, buffer_addr, size)
 }
 
 //export mpigo_MPI_Comm_detach_buffer_c
 func mpigo_MPI_Comm_detach_buffer_c(comm uintptr, buffer_addr unsafe.Pointer, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_detach_buffer_c", &rc)
-	return unsupported("MPI_Comm_detach_buffer_c", comm)
+	return implComm_detach_buffer_c(comm, buffer_addr, size)
 }
 
 //export mpigo_MPI_Comm_disconnect
@@ -535,7 +535,7 @@ func mpigo_MPI_Comm_f2c(comm int32) (rc uintptr) {
 //export mpigo_MPI_Comm_flush_buffer
 func mpigo_MPI_Comm_flush_buffer(comm uintptr) (rc int32) {
 	defer recoverCode("MPI_Comm_flush_buffer", &rc)
-	return unsupported("MPI_Comm_flush_buffer", comm)
+	return implComm_flush_buffer(comm)
 }
 
 //export mpigo_MPI_Comm_free
@@ -607,7 +607,7 @@ func mpigo_MPI_Comm_idup_with_info(comm uintptr, info uintptr, newcomm unsafe.Po
 //export mpigo_MPI_Comm_iflush_buffer
 func mpigo_MPI_Comm_iflush_buffer(comm uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_iflush_buffer", &rc)
-	return unsupported("MPI_Comm_iflush_buffer", comm)
+	return implComm_iflush_buffer(comm, request)
 }
 
 //export mpigo_MPI_Comm_join
@@ -1489,7 +1489,7 @@ func mpigo_MPI_Get_elements_x(status unsafe.Pointer, datatype uintptr, count uns
 //export mpigo_MPI_Get_hw_resource_info
 func mpigo_MPI_Get_hw_resource_info(hw_info unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Get_hw_resource_info", &rc)
-	return unsupported("MPI_Get_hw_resource_info", noComm)
+	return implGet_hw_resource_info(hw_info)
 }
 
 //export mpigo_MPI_Get_library_version
@@ -1597,7 +1597,7 @@ func mpigo_MPI_Group_free(group unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Group_from_session_pset
 func mpigo_MPI_Group_from_session_pset(session uintptr, pset_name unsafe.Pointer, newgroup unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Group_from_session_pset", &rc)
-	return unsupported("MPI_Group_from_session_pset", noComm)
+	return implGroup_from_session_pset(session, pset_name, newgroup)
 }
 
 //export mpigo_MPI_Group_fromint
@@ -1993,7 +1993,7 @@ func mpigo_MPI_Intercomm_create(local_comm uintptr, local_leader int32, peer_com
 //export mpigo_MPI_Intercomm_create_from_groups
 func mpigo_MPI_Intercomm_create_from_groups(local_group uintptr, local_leader int32, remote_group uintptr, remote_leader int32, stringtag unsafe.Pointer, info uintptr, errhandler uintptr, newintercomm unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Intercomm_create_from_groups", &rc)
-	return unsupported("MPI_Intercomm_create_from_groups", noComm)
+	return implIntercomm_create_from_groups(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm)
 }
 
 //export mpigo_MPI_Intercomm_merge
@@ -2899,13 +2899,13 @@ func mpigo_MPI_Sendrecv_replace_c(buf unsafe.Pointer, count int64, datatype uint
 //export mpigo_MPI_Session_attach_buffer
 func mpigo_MPI_Session_attach_buffer(session uintptr, buffer unsafe.Pointer, size int32) (rc int32) {
 	defer recoverCode("MPI_Session_attach_buffer", &rc)
-	return unsupported("MPI_Session_attach_buffer", noComm)
+	return implSession_attach_buffer(session, buffer, size)
 }
 
 //export mpigo_MPI_Session_attach_buffer_c
 func mpigo_MPI_Session_attach_buffer_c(session uintptr, buffer unsafe.Pointer, size int64) (rc int32) {
 	defer recoverCode("MPI_Session_attach_buffer_c", &rc)
-	return unsupported("MPI_Session_attach_buffer_c", noComm)
+	return implSession_attach_buffer_c(session, buffer, size)
 }
 
 //export mpigo_MPI_Session_c2f
@@ -2917,25 +2917,25 @@ func mpigo_MPI_Session_c2f(session uintptr) (rc int32) {
 //export mpigo_MPI_Session_call_errhandler
 func mpigo_MPI_Session_call_errhandler(session uintptr, errorcode int32) (rc int32) {
 	defer recoverCode("MPI_Session_call_errhandler", &rc)
-	return unsupported("MPI_Session_call_errhandler", noComm)
+	return implSession_call_errhandler(session, errorcode)
 }
 
 //export mpigo_MPI_Session_create_errhandler
 func mpigo_MPI_Session_create_errhandler(session_errhandler_fn unsafe.Pointer, errhandler unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Session_create_errhandler", &rc)
-	return unsupported("MPI_Session_create_errhandler", noComm)
+	return implSession_create_errhandler(session_errhandler_fn, errhandler)
 }
 
 //export mpigo_MPI_Session_detach_buffer
 func mpigo_MPI_Session_detach_buffer(session uintptr, buffer_addr unsafe.Pointer, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Session_detach_buffer", &rc)
-	return unsupported("MPI_Session_detach_buffer", noComm)
+	return implSession_detach_buffer(session, buffer_addr, size)
 }
 
 //export mpigo_MPI_Session_detach_buffer_c
 func mpigo_MPI_Session_detach_buffer_c(session uintptr, buffer_addr unsafe.Pointer, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Session_detach_buffer_c", &rc)
-	return unsupported("MPI_Session_detach_buffer_c", noComm)
+	return implSession_detach_buffer_c(session, buffer_addr, size)
 }
 
 //export mpigo_MPI_Session_f2c
@@ -2947,13 +2947,13 @@ func mpigo_MPI_Session_f2c(session int32) (rc uintptr) {
 //export mpigo_MPI_Session_finalize
 func mpigo_MPI_Session_finalize(session unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Session_finalize", &rc)
-	return unsupported("MPI_Session_finalize", noComm)
+	return implSession_finalize(session)
 }
 
 //export mpigo_MPI_Session_flush_buffer
 func mpigo_MPI_Session_flush_buffer(session uintptr) (rc int32) {
 	defer recoverCode("MPI_Session_flush_buffer", &rc)
-	return unsupported("MPI_Session_flush_buffer", noComm)
+	return implSession_flush_buffer(session)
 }
 
 //export mpigo_MPI_Session_fromint
@@ -2965,49 +2965,49 @@ func mpigo_MPI_Session_fromint(session int32) (rc uintptr) {
 //export mpigo_MPI_Session_get_errhandler
 func mpigo_MPI_Session_get_errhandler(session uintptr, errhandler unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Session_get_errhandler", &rc)
-	return unsupported("MPI_Session_get_errhandler", noComm)
+	return implSession_get_errhandler(session, errhandler)
 }
 
 //export mpigo_MPI_Session_get_info
 func mpigo_MPI_Session_get_info(session uintptr, info_used unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Session_get_info", &rc)
-	return unsupported("MPI_Session_get_info", noComm)
+	return implSession_get_info(session, info_used)
 }
 
 //export mpigo_MPI_Session_get_nth_pset
 func mpigo_MPI_Session_get_nth_pset(session uintptr, info uintptr, n int32, pset_len unsafe.Pointer, pset_name unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Session_get_nth_pset", &rc)
-	return unsupported("MPI_Session_get_nth_pset", noComm)
+	return implSession_get_nth_pset(session, info, n, pset_len, pset_name)
 }
 
 //export mpigo_MPI_Session_get_num_psets
 func mpigo_MPI_Session_get_num_psets(session uintptr, info uintptr, npset_names unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Session_get_num_psets", &rc)
-	return unsupported("MPI_Session_get_num_psets", noComm)
+	return implSession_get_num_psets(session, info, npset_names)
 }
 
 //export mpigo_MPI_Session_get_pset_info
 func mpigo_MPI_Session_get_pset_info(session uintptr, pset_name unsafe.Pointer, info unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Session_get_pset_info", &rc)
-	return unsupported("MPI_Session_get_pset_info", noComm)
+	return implSession_get_pset_info(session, pset_name, info)
 }
 
 //export mpigo_MPI_Session_iflush_buffer
 func mpigo_MPI_Session_iflush_buffer(session uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Session_iflush_buffer", &rc)
-	return unsupported("MPI_Session_iflush_buffer", noComm)
+	return implSession_iflush_buffer(session, request)
 }
 
 //export mpigo_MPI_Session_init
 func mpigo_MPI_Session_init(info uintptr, errhandler uintptr, session unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Session_init", &rc)
-	return unsupported("MPI_Session_init", noComm)
+	return implSession_init(info, errhandler, session)
 }
 
 //export mpigo_MPI_Session_set_errhandler
 func mpigo_MPI_Session_set_errhandler(session uintptr, errhandler uintptr) (rc int32) {
 	defer recoverCode("MPI_Session_set_errhandler", &rc)
-	return unsupported("MPI_Session_set_errhandler", noComm)
+	return implSession_set_errhandler(session, errhandler)
 }
 
 //export mpigo_MPI_Session_toint

@@ -28,7 +28,7 @@ var (
 
 // abiPrograms are the C programs of testdata/abi.
 var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo", "attrs", "errh", "greq",
-	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll", "info", "waits", "hang", "finattr", "abortcode"}
+	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll", "info", "waits", "hang", "finattr", "abortcode", "session"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -142,6 +142,8 @@ func TestABIPrograms(t *testing.T) {
 		{"waits", 8, "waits OK"},
 		{"finattr", 0, "finattr OK"},
 		{"finattr", 2, "finattr OK"},
+		{"session", 0, "session OK"},
+		{"session", 3, "session OK"},
 	} {
 		t.Run(fmt.Sprintf("%s-%d", tc.prog, tc.n), func(t *testing.T) {
 			prog := filepath.Join(bin, tc.prog)
@@ -163,6 +165,20 @@ func TestABIPrograms(t *testing.T) {
 				t.Fatalf("exit %d, want 0 and %q\nstdout:\n%s\nstderr:\n%s", code, tc.want, out.String(), errs.String())
 			}
 		})
+	}
+}
+
+// TestABISessionMPMD: the process sets of an MPMD job, mpigo://app and
+// mpigo://app/<i>, follow mpigo run's groups (MPIGO_APPS).
+func TestABISessionMPMD(t *testing.T) {
+	_, bin := abiSetup(t)
+	prog := filepath.Join(bin, "session")
+	var out, errs strings.Builder
+	code := run([]string{"run", "--timeout", "60s", "-n", "2", prog, ":", "-n", "1", prog}, &out, &errs)
+	for _, want := range []string{"session OK", "rank 0 app size 2", "rank 1 app size 2", "rank 2 app size 1"} {
+		if code != 0 || !strings.Contains(out.String(), want) {
+			t.Fatalf("exit %d, want 0 and %q\nstdout:\n%s\nstderr:\n%s", code, want, out.String(), errs.String())
+		}
 	}
 }
 

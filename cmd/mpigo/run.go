@@ -38,8 +38,8 @@ built once first. Groups separated by ":" start different programs in one
 job (MPMD): ranks are numbered in the order of the groups.
 
 Every rank gets MPIGO_RANK, MPIGO_SIZE, MPIGO_LOCAL_RANK, MPIGO_LOCAL_SIZE,
-MPIGO_NODE, MPIGO_NODE_RANKS (the ranks on its node), MPIGO_JOBID and
-MPIGO_KVS (the address of the job's key-value store) in its environment.
+MPIGO_NODE, MPIGO_NODE_RANKS (the ranks on its node), MPIGO_APPS (the
+sizes of the MPMD groups), MPIGO_JOBID and MPIGO_KVS (the address of the job's key-value store) in its environment.
 Processes on one node talk through shared memory, others over TCP.
 Output is forwarded line by line; standard input goes to rank 0; SIGINT
 and SIGTERM are passed on to every rank. The job ends when every rank has
@@ -752,6 +752,12 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 		say("mpigo run: %v\n", err)
 		return 1
 	}
+	// Every rank learns the MPMD groups, its process sets mpigo://app/<i>
+	// (session.go).
+	apps := make([]string, len(cfg.groups))
+	for i, g := range cfg.groups {
+		apps[i] = strconv.Itoa(g.n)
+	}
 	rank := 0
 	for _, g := range cfg.groups {
 		for i := 0; i < g.n; i += cfg.ranksPerProc {
@@ -771,6 +777,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 				boot.EnvNode + "=" + node,
 				boot.EnvJobID + "=" + strconv.FormatUint(jobID, 10),
 				boot.EnvKVS + "=" + kvsPublic,
+				boot.EnvApps + "=" + strings.Join(apps, ","),
 			}
 			if addr != "" {
 				env = append(env, boot.EnvAddr+"="+addr)

@@ -30,7 +30,7 @@ func (cfg *runConfig) nodeFor(slot, proc int) string {
 var notForwarded = map[string]bool{
 	boot.EnvRank: true, boot.EnvSize: true, boot.EnvRanksHere: true, boot.EnvLocalRank: true,
 	boot.EnvLocalSize: true, boot.EnvNode: true, boot.EnvNodeRanks: true, boot.EnvKVS: true,
-	boot.EnvJobID: true, boot.EnvSecret: true, boot.EnvSecretFD: true, boot.EnvAddr: true,
+	boot.EnvJobID: true, boot.EnvApps: true, boot.EnvSecret: true, boot.EnvSecretFD: true, boot.EnvAddr: true,
 	"MPIGO_KVS_HOST": true, "MPIGO_NP": true,
 }
 

@@ -48,6 +48,7 @@ const (
 	EnvSecretFD  = "MPIGO_SECRET_FD"  // a descriptor to read the job's secret from (hex, one line), instead of MPIGO_SECRET
 	EnvAddr      = "MPIGO_ADDR"       // host name or address peers dial to reach this process (default: loopback)
 	EnvGateways  = "MPIGO_GATEWAYS"   // the job's gateway table (docs/gateways.md)
+	EnvApps      = "MPIGO_APPS"       // the ranks of each MPMD group, as sizes in group order: 4,2
 )
 
 // KV is the job's shared key-value store. Put publishes a value; Fence
@@ -68,10 +69,13 @@ type Info struct {
 	LocalRank, LocalSize int
 	Node                 string
 	NodeRanks            []int // world ranks on this node, ascending (at least this process's)
-	JobID                uint64
-	Secret               []byte // the job's shared secret; empty for a singleton
-	Launcher             string // LauncherMpigo, LauncherSingleton, or the name of a foreign launcher ("PMI-1 (MPICH Hydra)", "PMI-2 (Slurm)", LauncherOMPI)
-	KVSAddr              string // the launcher's store, for Watch
+	// Apps are the sizes of the job's MPMD groups (the programs of
+	// `mpigo run -n 4 a : -n 2 b`), in rank order; nil: one group.
+	Apps     []int
+	JobID    uint64
+	Secret   []byte // the job's shared secret; empty for a singleton
+	Launcher string // LauncherMpigo, LauncherSingleton, or the name of a foreign launcher ("PMI-1 (MPICH Hydra)", "PMI-2 (Slurm)", LauncherOMPI)
+	KVSAddr  string // the launcher's store, for Watch
 	// StoreVia are the gateways this process goes through to reach
 	// KVSAddr, in order (docs/gateways.md); none: directly.
 	StoreVia []string
@@ -253,6 +257,11 @@ func detectMpigo(env lookupFunc) (*Info, error) {
 			info.NodeRanks[i] = info.Rank + i
 		}
 	}
+	if v := getenv(env, EnvApps); v != "" {
+		if info.Apps, err = ParseApps(v, info.Size); err != nil {
+			return nil, fmt.Errorf("boot: %s=%q: %v", EnvApps, v, err)
+		}
+	}
 	info.Addr = getenv(env, EnvAddr)
 	info.Node = getenv(env, EnvNode)
 	if info.Node == "" {
@@ -320,6 +329,25 @@ func (k *localKV) Get(key string) (string, error) {
 }
 
 func (k *localKV) Close() error { return nil }
+
+// ParseApps reads the sizes of a job's MPMD groups (EnvApps): positive
+// numbers separated by commas that add up to size.
+func ParseApps(s string, size int) ([]int, error) {
+	var apps []int
+	sum := 0
+	for _, part := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(part)
+		if err != nil || n < 1 || n > size-sum {
+			return nil, fmt.Errorf("group size %q does not fit a job of %d ranks", part, size)
+		}
+		apps = append(apps, n)
+		sum += n
+	}
+	if sum != size {
+		return nil, fmt.Errorf("the groups hold %d ranks, the job %d", sum, size)
+	}
+	return apps, nil
+}
 
 // FormatRanks writes ascending ranks as comma-separated ranges: 0-3,8,10-11.
 func FormatRanks(rs []int) string {

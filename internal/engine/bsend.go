@@ -56,6 +56,17 @@ func (b *BsendBuffer) Detach() ([]byte, error) {
 	return mem, nil
 }
 
+// Attached reports whether a buffer is attached.
+func (b *BsendBuffer) Attached() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.mem != nil
+}
+
+// Flush waits until every buffered send from the buffer has completed
+// (MPI-4.1's MPI_Buffer_flush); the buffer stays attached.
+func (b *BsendBuffer) Flush() { b.active.Wait() }
+
 // Alloc reserves room for n bytes of data and returns it together with a
 // release function that gives the room back.
 func (b *BsendBuffer) Alloc(n int) ([]byte, func(), error) {

@@ -1,0 +1,188 @@
+package mpi
+
+// MPI-4.1's buffers for buffered sends beyond the process's one
+// (MPI_Buffer_attach): a communicator's own, and a session's, which the
+// communicators made from the session's groups use. A Bsend takes its
+// room from the communicator's buffer if one is attached, else from its
+// session's, else from the rank's.
+
+import (
+	"github.com/mpigo/mpi/internal/engine"
+)
+
+// bsendBuffer is the buffer a buffered send on c takes its room from.
+func (c *Comm) bsendBuffer() *engine.BsendBuffer {
+	if b := c.buf.Load(); b != nil && b.Attached() {
+		return b
+	}
+	if c.sess != nil && c.sess.buf.Attached() {
+		return &c.sess.buf
+	}
+	return &c.p.bsend
+}
+
+// AttachBuffer gives c a buffer of its own for buffered sends
+// (MPI_Comm_attach_buffer): Bsends on c take their room from it instead
+// of the rank's (BufferAttach). One buffer at a time.
+func (c *Comm) AttachBuffer(buf []byte) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.AttachBuffer", c, Undefined, Undefined), &err)
+	}
+	if err := c.check("AttachBuffer"); err != nil {
+		return err
+	}
+	c.buf.CompareAndSwap(nil, &engine.BsendBuffer{})
+	if err := c.buf.Load().Attach(buf); err != nil {
+		return c.fail("AttachBuffer", ErrBuffer, loc{}, "%v", err)
+	}
+	return nil
+}
+
+// DetachBuffer waits until every buffered send from c's buffer has left
+// it, then detaches it and returns it (MPI_Comm_detach_buffer).
+func (c *Comm) DetachBuffer() (_ []byte, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.DetachBuffer", c, Undefined, Undefined), &err)
+	}
+	if err := c.check("DetachBuffer"); err != nil {
+		return nil, err
+	}
+	b := c.buf.Load()
+	if b == nil {
+		return nil, c.fail("DetachBuffer", ErrBuffer, loc{}, "no buffer is attached to the communicator")
+	}
+	mem, err := b.Detach()
+	if err != nil {
+		return nil, c.fail("DetachBuffer", ErrBuffer, loc{}, "%v", err)
+	}
+	return mem, nil
+}
+
+// FlushBuffer waits until every buffered send from c's buffer has left
+// it; the buffer stays attached (MPI_Comm_flush_buffer). Without a buffer
+// it returns at once.
+func (c *Comm) FlushBuffer() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.FlushBuffer", c, Undefined, Undefined), &err)
+	}
+	if err := c.check("FlushBuffer"); err != nil {
+		return err
+	}
+	if b := c.buf.Load(); b != nil {
+		b.Flush()
+	}
+	return nil
+}
+
+// IflushBuffer starts FlushBuffer and returns at once
+// (MPI_Comm_iflush_buffer): the request completes when the buffer's
+// sends have left it.
+func (c *Comm) IflushBuffer() (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.IflushBuffer", c, Undefined, Undefined), &err)
+	}
+	if err := c.check("IflushBuffer"); err != nil {
+		return nil, err
+	}
+	b := c.buf.Load()
+	return c.iflush(b)
+}
+
+// BufferFlush waits until every buffered send from the rank's buffer
+// (BufferAttach) has left it (MPI_Buffer_flush); c only names the rank.
+func (c *Comm) BufferFlush() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.BufferFlush", c, Undefined, Undefined), &err)
+	}
+	if err := c.check("BufferFlush"); err != nil {
+		return err
+	}
+	c.p.bsend.Flush()
+	return nil
+}
+
+// BufferIflush starts BufferFlush and returns at once
+// (MPI_Buffer_iflush).
+func (c *Comm) BufferIflush() (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.BufferIflush", c, Undefined, Undefined), &err)
+	}
+	if err := c.check("BufferIflush"); err != nil {
+		return nil, err
+	}
+	return c.iflush(&c.p.bsend)
+}
+
+// iflush returns a request that completes once b's sends have left it
+// (at once for nil), as a generalized request completed by a goroutine.
+func (c *Comm) iflush(b *engine.BsendBuffer) (*Request, error) {
+	r, err := c.GrequestStart(func(st *Status) error { return nil }, func() error { return nil }, func(bool) error { return nil })
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		if b != nil {
+			b.Flush()
+		}
+		r.GrequestComplete()
+	}()
+	return r, nil
+}
+
+// AttachBuffer gives the session a buffer for buffered sends
+// (MPI_Session_attach_buffer): communicators made from the session's
+// groups take their Bsends' room from it, unless they have their own.
+func (s *Session) AttachBuffer(buf []byte) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Session.AttachBuffer", nil, Undefined, Undefined), &err)
+	}
+	if err := s.check("Session.AttachBuffer"); err != nil {
+		return err
+	}
+	if err := s.buf.Attach(buf); err != nil {
+		return s.fail("Session.AttachBuffer", ErrBuffer, "%v", err)
+	}
+	return nil
+}
+
+// DetachBuffer waits until every buffered send from the session's buffer
+// has left it, then detaches it and returns it
+// (MPI_Session_detach_buffer).
+func (s *Session) DetachBuffer() (_ []byte, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Session.DetachBuffer", nil, Undefined, Undefined), &err)
+	}
+	if err := s.check("Session.DetachBuffer"); err != nil {
+		return nil, err
+	}
+	mem, err := s.buf.Detach()
+	if err != nil {
+		return nil, s.fail("Session.DetachBuffer", ErrBuffer, "%v", err)
+	}
+	return mem, nil
+}
+
+// FlushBuffer waits until every buffered send from the session's buffer
+// has left it (MPI_Session_flush_buffer).
+func (s *Session) FlushBuffer() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Session.FlushBuffer", nil, Undefined, Undefined), &err)
+	}
+	if err := s.check("Session.FlushBuffer"); err != nil {
+		return err
+	}
+	s.buf.Flush()
+	return nil
+}
+
+// IflushBuffer starts FlushBuffer and returns at once
+// (MPI_Session_iflush_buffer).
+func (s *Session) IflushBuffer() (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Session.IflushBuffer", nil, Undefined, Undefined), &err)
+	}
+	if err := s.check("Session.IflushBuffer"); err != nil {
+		return nil, err
+	}
+	return s.p.world.iflush(&s.buf)
+}

@@ -1,0 +1,252 @@
+package mpi_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mpigo/mpi"
+)
+
+func TestIdupWithInfo(t *testing.T) {
+	err := mpi.Run(3, func(w *mpi.Comm) error {
+		w.SetInfo(nil)
+		in := mpi.NewInfo()
+		in.Set("mpi_assert_no_any_tag", "true")
+		d, r, err := w.IdupWithInfo(in)
+		if err != nil {
+			return err
+		}
+		in.Set("mpi_assert_no_any_tag", "false") // the copy is the duplicate's
+		if _, err := r.Wait(); err != nil {
+			return err
+		}
+		defer d.Free()
+		if v, ok := d.Info().Get("mpi_assert_no_any_tag"); !ok || v != "true" {
+			return errors.New("the duplicate lost its hint: " + v)
+		}
+		sum, err := mpi.Allreduce(d, d.Rank(), mpi.Sum[int]())
+		if err != nil || sum != 3 {
+			return errors.New("Allreduce on the duplicate")
+		}
+		_, _, err = (*mpi.Comm)(nil).IdupWithInfo(in)
+		if !errors.Is(err, mpi.ErrComm) {
+			return errors.New("nil communicator")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestInfoGetStringAndEnv(t *testing.T) {
+	in := mpi.NewInfo()
+	in.Set("k", "a value")
+	if v, ok, err := in.GetString("k"); v != "a value" || !ok || err != nil {
+		t.Errorf("GetString: %q %v %v", v, ok, err)
+	}
+	if v, ok, err := in.GetString("absent"); v != "" || ok || err != nil {
+		t.Errorf("GetString of an absent key: %q %v %v", v, ok, err)
+	}
+	if _, _, err := in.GetString(""); !errors.Is(err, mpi.ErrArg) {
+		t.Errorf("empty key: %v", err)
+	}
+	if _, _, err := in.GetString(strings.Repeat("k", mpi.MaxInfoKey+1)); !errors.Is(err, mpi.ErrArg) {
+		t.Errorf("long key: %v", err)
+	}
+	if _, _, err := (*mpi.Info)(nil).GetString("k"); !errors.Is(err, mpi.ErrArg) {
+		t.Errorf("nil Info: %v", err)
+	}
+	env, err := mpi.InfoCreateEnv(nil, []string{"prog", "-x", "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"command": "prog", "argv": "-x 1", "thread_level": "MPI_THREAD_MULTIPLE"} {
+		if v, _ := env.Get(k); v != want {
+			t.Errorf("InfoCreateEnv %s = %q, want %q", k, v, want)
+		}
+	}
+	if _, ok := env.Get("maxprocs"); ok {
+		t.Error("maxprocs without a communicator")
+	}
+	mpi.Run(2, func(w *mpi.Comm) error {
+		env, _ := mpi.InfoCreateEnv(w, nil)
+		if v, _ := env.Get("maxprocs"); v != "2" {
+			t.Errorf("maxprocs %q in a job of 2", v)
+		}
+		return nil
+	})
+	hw, err := mpi.GetHwResourceInfo()
+	if v, _ := hw.Get("mpi_hw_resource_type"); err != nil || v != "mpi_shared_memory" {
+		t.Errorf("GetHwResourceInfo: %q %v", v, err)
+	}
+}
+
+// The status of a list of requests is looked at without completing them:
+// a Wait afterwards still returns each one.
+func TestRequestListGetStatus(t *testing.T) {
+	err := mpi.Run(2, func(w *mpi.Comm) error {
+		if w.Rank() == 1 {
+			if _, _, err := mpi.Recv[int](w, 0, 9); err != nil { // go
+				return err
+			}
+			for i := range 2 {
+				if err := mpi.Send(w, 10+i, 0, i); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		bufs := [][]int{{0}, {0}}
+		var l mpi.RequestList
+		for i := range 2 {
+			r, err := mpi.IrecvInto(w, bufs[i], 1, i)
+			if err != nil {
+				return err
+			}
+			l = append(l, r)
+		}
+		l = append(l, nil) // a null request counts as done
+		if ok, _, err := l.GetStatusAll(); ok || err != nil {
+			return errors.New("GetStatusAll true before any message")
+		}
+		if _, ok, _, err := l.GetStatusAny(); ok || err != nil {
+			return errors.New("GetStatusAny true before any message")
+		}
+		if idx, _, active, err := l.GetStatusSome(); len(idx) != 0 || !active || err != nil {
+			return errors.New("GetStatusSome before any message")
+		}
+		if err := mpi.Send(w, 0, 1, 9); err != nil {
+			return err
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			ok, sts, err := l.GetStatusAll()
+			if err != nil {
+				return err
+			}
+			if ok {
+				if sts[0].Tag != 0 || sts[1].Tag != 1 || sts[1].Source != 1 {
+					return errors.New("GetStatusAll statuses")
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				return errors.New("GetStatusAll never true")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		idx, sts, _, err := l.GetStatusSome()
+		if err != nil || len(idx) != 2 || sts[1].Tag != 1 {
+			return errors.New("GetStatusSome after the messages")
+		}
+		if i, ok, st, err := l.GetStatusAny(); !ok || err != nil || i != 0 || st.Tag != 0 {
+			return errors.New("GetStatusAny after the messages")
+		}
+		// Nothing was completed: the waits still see the requests.
+		sts, err = l.WaitAllStatus()
+		if err != nil || sts[1].Tag != 1 || bufs[0][0] != 10 || bufs[1][0] != 11 {
+			return errors.New("WaitAll after GetStatus")
+		}
+		if i, ok, _, err := l.GetStatusAny(); i != mpi.Undefined || !ok || err != nil {
+			return errors.New("GetStatusAny of inactive requests")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// MPI-4.1's buffers: a Bsend takes its room from the communicator's
+// buffer, else from its session's, else from the rank's; flushes wait for
+// the buffered sends and leave the buffer attached.
+func TestCommAndSessionBuffers(t *testing.T) {
+	err := mpi.Run(2, func(w *mpi.Comm) error {
+		peer := 1 - w.Rank()
+		if err := mpi.Bsend(w, 1, peer, 0); !errors.Is(err, mpi.ErrBuffer) {
+			return errors.New("Bsend without any buffer did not fail: " + errString(err))
+		}
+		d, err := w.Dup()
+		if err != nil {
+			return err
+		}
+		if err := d.AttachBuffer(make([]byte, 1024)); err != nil {
+			return err
+		}
+		if err := mpi.Bsend(d, 10+w.Rank(), peer, 1); err != nil {
+			return err
+		}
+		if err := d.FlushBuffer(); err != nil {
+			return err
+		}
+		if v, _, err := mpi.Recv[int](d, peer, 1); err != nil || v != 10+peer {
+			return errors.New("Bsend through the communicator's buffer")
+		}
+		if b, err := d.DetachBuffer(); err != nil || len(b) != 1024 {
+			return errors.New("DetachBuffer")
+		}
+		if _, err := d.DetachBuffer(); !errors.Is(err, mpi.ErrBuffer) {
+			return errors.New("second DetachBuffer: " + errString(err))
+		}
+		// The world's Bsend still has no buffer: the communicator's was
+		// d's alone.
+		if err := mpi.Bsend(w, 1, peer, 0); !errors.Is(err, mpi.ErrBuffer) {
+			return errors.New("world used d's buffer")
+		}
+		s, err := w.SessionInit(nil, nil)
+		if err != nil {
+			return err
+		}
+		defer s.Finalize()
+		if err := s.AttachBuffer(make([]byte, 1024)); err != nil {
+			return err
+		}
+		g, _ := s.GroupFromPset(mpi.PsetWorld)
+		sc, err := mpi.CommCreateFromGroup(g, "buffers", nil, nil)
+		if err != nil {
+			return err
+		}
+		defer sc.Free()
+		if err := mpi.Bsend(sc, 20+w.Rank(), peer, 2); err != nil {
+			return err
+		}
+		r, err := s.IflushBuffer()
+		if err != nil {
+			return err
+		}
+		if v, _, err := mpi.Recv[int](sc, peer, 2); err != nil || v != 20+peer {
+			return errors.New("Bsend through the session's buffer")
+		}
+		if _, err := r.Wait(); err != nil {
+			return err
+		}
+		if err := s.FlushBuffer(); err != nil {
+			return err
+		}
+		if b, err := s.DetachBuffer(); err != nil || len(b) != 1024 {
+			return errors.New("Session.DetachBuffer")
+		}
+		if err := w.BufferFlush(); err != nil {
+			return err
+		}
+		r, err = w.BufferIflush()
+		if err != nil {
+			return err
+		}
+		_, err = r.Wait()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	return err.Error()
+}
