@@ -230,18 +230,25 @@ func (c *Comm) deleteAttr(key *Keyval) error {
 	return nil
 }
 
+// popAttr takes off the attribute of c set last; ok is false when c has
+// none left.
+func (c *Comm) popAttr() (a attr, ok bool) {
+	c.attrs.mu.Lock()
+	defer c.attrs.mu.Unlock()
+	n := len(c.attrs.list)
+	if n == 0 {
+		return attr{}, false
+	}
+	a = c.attrs.list[n-1]
+	c.attrs.list = c.attrs.list[:n-1]
+	return a, true
+}
+
 // deleteAllAttrs deletes every attribute of c, the last set first.
 func (c *Comm) deleteAllAttrs(op string) error {
 	for {
-		c.attrs.mu.Lock()
-		n := len(c.attrs.list)
-		var a attr
-		if n > 0 {
-			a = c.attrs.list[n-1]
-			c.attrs.list = c.attrs.list[:n-1]
-		}
-		c.attrs.mu.Unlock()
-		if n == 0 {
+		a, ok := c.popAttr()
+		if !ok {
 			return nil
 		}
 		if a.key.deleteFn != nil {
@@ -269,15 +276,8 @@ func (p *proc) finalizeSelf() error {
 		// Unlike deleteAllAttrs, a failing callback does not keep its
 		// attribute: the communicator ends here, and the callback must
 		// not run twice.
-		c.attrs.mu.Lock()
-		n := len(c.attrs.list)
-		var a attr
-		if n > 0 {
-			a = c.attrs.list[n-1]
-			c.attrs.list = c.attrs.list[:n-1]
-		}
-		c.attrs.mu.Unlock()
-		if n == 0 {
+		a, ok := c.popAttr()
+		if !ok {
 			return first
 		}
 		if a.key.deleteFn != nil {

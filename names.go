@@ -30,6 +30,19 @@ var localNames struct {
 	m map[string]string
 }
 
+// askNames asks mpigo run's name service req for op, which succeeds or
+// fails with the service's answer as an ErrService.
+func askNames(op string, bi *boot.Info, req string) error {
+	msg, ok, err := askLauncher(bi, req)
+	if err != nil {
+		return (*Comm)(nil).errorf(op, ErrService, loc{}, "asking mpigo run: %v", err)
+	}
+	if !ok {
+		return (*Comm)(nil).errorf(op, ErrService, loc{}, "%s", msg)
+	}
+	return nil
+}
+
 // askLauncher sends one request to the launcher's services and returns
 // its answer's text ("val X": X; "ok": ""), or the launcher's error.
 func askLauncher(info *boot.Info, req string) (string, bool, error) {
@@ -109,14 +122,7 @@ func PublishName(service string, info *Info, port string) (err error) {
 		localNames.m[service] = port
 		return nil
 	}
-	msg, ok, err := askLauncher(bi, "publish "+port+" "+service)
-	if err != nil {
-		return (*Comm)(nil).errorf(op, ErrService, loc{}, "asking mpigo run: %v", err)
-	}
-	if !ok {
-		return (*Comm)(nil).errorf(op, ErrService, loc{}, "%s", msg)
-	}
-	return nil
+	return askNames(op, bi, "publish "+port+" "+service)
 }
 
 // LookupName returns the port published under service (MPI_Lookup_name);
@@ -175,14 +181,7 @@ func UnpublishName(service string, info *Info, port string) (err error) {
 		delete(localNames.m, service)
 		return nil
 	}
-	msg, ok, err := askLauncher(bi, "unpublish "+port+" "+service)
-	if err != nil {
-		return (*Comm)(nil).errorf(op, ErrService, loc{}, "asking mpigo run: %v", err)
-	}
-	if !ok {
-		return (*Comm)(nil).errorf(op, ErrService, loc{}, "%s", msg)
-	}
-	return nil
+	return askNames(op, bi, "unpublish "+port+" "+service)
 }
 
 // CommJoin makes an intercommunicator between the calling rank and the
