@@ -32,8 +32,11 @@ import (
 // window, so the C program may keep its address as cgo's rules require.
 
 // Kinds of the handles this file gives out, beyond handles.go's.
+// They follow groups.go's (16-19) and come before mpit.go's (24-27): a
+// kind shared with another table would let that table's handle pass
+// winArg (TestHandleKindsDistinct).
 const (
-	kindWin = 16 + iota
+	kindWin = 20 + iota
 	kindWinErrhandler
 	kindWinGroup
 )
