@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mpigo/mpi/internal/boot"
 	"github.com/mpigo/mpi/internal/coll"
 	"github.com/mpigo/mpi/internal/engine"
 	"github.com/mpigo/mpi/internal/memcopy"
@@ -25,6 +26,17 @@ import (
 // lookupEnv reads a variable of the process's environment. It is package
 // mpi's only way to read it.
 func lookupEnv(name string) (string, bool) { return os.LookupEnv(name) }
+
+// launchSize is the job's size as its launcher gave it in the environment
+// (0 without a launcher: a process not started by one may run any number
+// of goroutine ranks): what a process knows of its job before its rank
+// starts (InfoCreateEnv's "maxprocs").
+func launchSize() int {
+	if p := boot.Probe(lookupEnv); p.Launcher != boot.LauncherSingleton && p.Size > 0 {
+		return p.Size
+	}
+	return 0
+}
 
 // getenv is lookupEnv's value, "" if the variable is not set.
 func getenv(name string) string {

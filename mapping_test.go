@@ -354,8 +354,10 @@ func TestNotImplementedList(t *testing.T) {
 	if strings.Join(readme, "\n") != strings.Join(mapping, "\n") {
 		t.Errorf("the not-implemented lists of README.md and docs/mapping.md differ:\n%s\n---\n%s", strings.Join(readme, "\n"), strings.Join(mapping, "\n"))
 	}
-	if len(readme) < 5 {
-		t.Fatalf("only %d items in README.md's not-implemented list", len(readme))
+	// The list shrinks as features land; its last item, Fortran (not
+	// planned), stays, so finding it shows the list was read at all.
+	if len(readme) == 0 || !strings.Contains(readme[len(readme)-1], "Fortran") {
+		t.Fatalf("README.md's not-implemented list was not read whole (%d items, the last should be Fortran's): %q", len(readme), readme)
 	}
 	names := exportedNames(t)
 	for _, item := range readme {

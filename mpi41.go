@@ -33,9 +33,11 @@ func (in *Info) GetString(key string) (_ string, _ bool, err error) {
 // InfoCreateEnv returns the info of the program's start
 // (MPI_Info_create_env, what MPI_INFO_ENV holds): "command" and "argv"
 // (from args, os.Args when nil), "host", "wdir", "arch" and
-// "thread_level" (always MPI_THREAD_MULTIPLE). "maxprocs" is there when c
-// is given: the size of its world. It may be called at any time, before
-// any rank runs.
+// "thread_level" (always MPI_THREAD_MULTIPLE). "maxprocs" is the size of
+// c's world, or with a nil c the job's size as its launcher gave it (so
+// that the answer is the same before a rank starts as after; there is
+// none without a launcher). It may be called at any time, before any rank
+// runs.
 func InfoCreateEnv(c *Comm, args []string) (_ *Info, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("InfoCreateEnv", c, Undefined, Undefined), &err)
@@ -55,6 +57,8 @@ func InfoCreateEnv(c *Comm, args []string) (_ *Info, err error) {
 	}
 	if c != nil && c.p != nil {
 		set("maxprocs", strconv.Itoa(c.p.Size))
+	} else if n := launchSize(); n > 0 {
+		set("maxprocs", strconv.Itoa(n))
 	}
 	if h, err := os.Hostname(); err == nil {
 		set("host", h)

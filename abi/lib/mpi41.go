@@ -4,13 +4,10 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"unsafe"
 
 	"github.com/mpigo/mpi"
-	"github.com/mpigo/mpi/internal/boot"
 )
 
 // The MPI-4.1 additions that live in C only: status getters and setters
@@ -295,7 +292,6 @@ func implInfo_create_env(argc int32, argv, info unsafe.Pointer) int32 {
 	if info == nil {
 		return raise(fn, noComm, classErr(MPI_ERR_ARG, "info is NULL"))
 	}
-	in := mpi.NewInfo()
 	var args []string
 	if argv != nil && argc > 0 {
 		for _, p := range unsafe.Slice((*unsafe.Pointer)(argv), argc) {
@@ -304,31 +300,18 @@ func implInfo_create_env(argc int32, argv, info unsafe.Pointer) int32 {
 			}
 			args = append(args, cString(p))
 		}
-	} else {
-		args = os.Args
 	}
-	set := func(k, v string) {
-		if v != "" {
-			in.Set(k, v)
-		}
+	// The job's size as the launcher gave it ("maxprocs"), so that the
+	// answer is the same before MPI_Init, between Init and Finalize, and
+	// after (the standard's "information provided at process start").
+	in, err := mpi.InfoCreateEnv(nil, args)
+	if err != nil {
+		return raise(fn, noComm, classErr(MPI_ERR_OTHER, err.Error()))
 	}
-	if len(args) > 0 {
-		set("command", args[0])
-		set("argv", strings.Join(args[1:], " "))
+	if _, ok := in.Get("maxprocs"); !ok {
+		// No launcher: a C process is one rank, a singleton.
+		in.Set("maxprocs", "1")
 	}
-	// The job's size as the launcher gave it, so that the answer is the
-	// same before MPI_Init, between Init and Finalize, and after (the
-	// standard's "information provided at process start").
-	if p := boot.Probe(os.LookupEnv); p.Size > 0 {
-		set("maxprocs", strconv.Itoa(p.Size))
-	}
-	if h, err := os.Hostname(); err == nil {
-		set("host", h)
-	}
-	if wd, err := os.Getwd(); err == nil {
-		set("wdir", wd)
-	}
-	set("thread_level", "MPI_THREAD_MULTIPLE")
 	*(*uintptr)(info) = infos.add(in)
 	return MPI_SUCCESS
 }
