@@ -19,6 +19,7 @@ import (
 
 	"github.com/mpigo/mpi/internal/boot"
 	"github.com/mpigo/mpi/internal/coll"
+	"github.com/mpigo/mpi/internal/device"
 	"github.com/mpigo/mpi/internal/engine"
 	"github.com/mpigo/mpi/internal/memcopy"
 )
@@ -181,6 +182,9 @@ type Config struct {
 	// (MPIGO_APPNUM) are the attributes of the same names.
 	parentPort       string
 	universe, appNum int
+	// family is the hang-diagnosis family of the job that spawned this
+	// one as goroutine ranks of the same process (spawn.go), nil if none.
+	family *device.Family
 }
 
 // DefaultConfig returns the built-in tunables, overridden by the

@@ -382,7 +382,7 @@ func (c *Comm) progress() engine.Progress {
 
 // startWatch starts watching ps for a hang with the threshold in cfg; nil
 // if hang diagnosis is off.
-func startWatch(ps []*proc, cfg Config, onHang func([]diag.Rank, string) bool, onChange func(bool)) *device.Watcher {
+func startWatch(ps []*proc, cfg Config, fam *device.Family, onHang func([]diag.Rank, string) bool, onChange func(bool)) *device.Watcher {
 	ds := make([]*device.Device, len(ps))
 	for i, p := range ps {
 		ds[i] = &p.Device
@@ -392,6 +392,7 @@ func startWatch(ps []*proc, cfg Config, onHang func([]diag.Rank, string) bool, o
 		Describe:  func() []diag.Rank { return describeProcs(ps) },
 		OnHang:    onHang,
 		OnChange:  onChange,
+		Family:    fam,
 	})
 }
 
@@ -443,7 +444,7 @@ func rankStateJSON(ps []*proc) string {
 func (j *job) startLocalDiag(cfg Config) func() error {
 	finishTrace := startTrace(j.procs, cfg.Trace)
 	stopCheck := startCheck(j, cfg)
-	w := startWatch(j.procs, cfg, j.localHang, nil)
+	w := startWatch(j.procs, cfg, j.family, j.localHang, nil)
 	stopQuit := onQuit(func() { reportNow(j.procs, "SIGQUIT: the state of every rank now") }, cfg)
 	return func() error {
 		stopQuit()

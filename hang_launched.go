@@ -47,7 +47,7 @@ func startLaunchedDiag(j *job, cfg Config, info *boot.Info) func() {
 	var w *device.Watcher
 	stopQuit := func() {}
 	if toLauncher {
-		w = startWatch(j.procs, cfg, nil, func(blocked bool) {
+		w = startWatch(j.procs, cfg, nil, nil, func(blocked bool) {
 			v := "running"
 			if blocked {
 				v = "blocked " + rankStateJSON(j.procs)
@@ -57,7 +57,7 @@ func startLaunchedDiag(j *job, cfg Config, info *boot.Info) func() {
 		stopQuit = onQuit(func() { info.KV.Put(diag.KeyState+first, rankStateJSON(j.procs)) }, cfg)
 	} else if cfg.HangReport > 0 && len(j.procs) > 0 {
 		hc := newHangCoord(j, cfg, info.Size)
-		w = startWatch(j.procs, cfg, nil, hc.local)
+		w = startWatch(j.procs, cfg, nil, nil, hc.local)
 		stopQuit = onQuit(func() {
 			rep := &diag.Report{Why: "SIGQUIT: the state of this process's ranks now", Scope: hc.scope(), Ranks: describeProcs(j.procs)}
 			fmt.Fprint(stderr, rep.Format())

@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mpigo/mpi/internal/boot"
 	"github.com/mpigo/mpi/internal/device"
@@ -30,6 +31,13 @@ type job struct {
 	hung chan struct{}
 	// hangKeep: a hang report does not stop the job (MPIGO_HANG_ABORT=0).
 	hangKeep bool
+	// family: the watchers of this job and of the jobs it spawned, or
+	// that spawned it, as goroutine ranks of this process; none is hung
+	// while another runs (device.Family).
+	family *device.Family
+	// hangAfter is the job's hang-report threshold (Config.HangReport),
+	// which the goroutine ranks it spawns inherit.
+	hangAfter time.Duration
 
 	ft bool // ranks survive failures (ft.go)
 

@@ -99,6 +99,10 @@ func runLocal(n int, cfg Config, f func(world *Comm) error) error {
 		return err
 	}
 	j.hangKeep = cfg.hangKeep
+	j.family, j.hangAfter = cfg.family, cfg.HangReport
+	if j.family == nil {
+		j.family = new(device.Family)
+	}
 	stuck := false // a rank did not return after a hang report: keep the job's transports
 	defer func() {
 		if !stuck {

@@ -182,7 +182,7 @@ func (p *proc) startChildren(cmds []SpawnCmd, port string, stop chan error) erro
 	j := p.job
 	switch {
 	case j.boot == nil:
-		return startGoroutineChildren(cmds, port, stop)
+		return startGoroutineChildren(j, cmds, port, stop)
 	case j.boot.Launcher != boot.LauncherMpigo:
 		return spawnNotSupported(j.boot.Launcher)
 	}
@@ -244,7 +244,7 @@ func watchChildren(conn net.Conn, r *bufio.Reader, stop chan error) {
 
 // startGoroutineChildren runs the registered functions cmds name as a new
 // job of goroutine ranks.
-func startGoroutineChildren(cmds []SpawnCmd, port string, stop chan error) error {
+func startGoroutineChildren(parent *job, cmds []SpawnCmd, port string, stop chan error) error {
 	var fs []func(*Comm) error
 	var apps []int
 	for i, sc := range cmds {
@@ -259,6 +259,9 @@ func startGoroutineChildren(cmds []SpawnCmd, port string, stop chan error) error
 	}
 	cfg := DefaultConfig()
 	cfg.parentPort = port
+	// The parent waits for its children and they for it: one family for
+	// hang diagnosis, with one threshold.
+	cfg.family, cfg.HangReport = parent.family, parent.hangAfter
 	go func() {
 		err := runLocal(len(fs), cfg, func(world *Comm) error {
 			world.p.appNum = apps[world.Rank()]

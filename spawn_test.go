@@ -439,3 +439,99 @@ func TestDisconnectPeerGone(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func init() {
+	// spawntest.slow computes (outside MPI) for longer than the hang
+	// threshold before it answers its parents; spawntest.waiter waits for
+	// its parents, who compute first; spawntest.stuck waits for a message
+	// its parents never send.
+	mpi.RegisterSpawnable("spawntest.slow", func(world *mpi.Comm) error {
+		time.Sleep(time.Second)
+		if world.Rank() == 0 {
+			if err := mpi.Send(world.GetParent(), 7, 0, 1); err != nil {
+				return err
+			}
+		}
+		return world.GetParent().Disconnect()
+	})
+	mpi.RegisterSpawnable("spawntest.waiter", func(world *mpi.Comm) error {
+		if world.Rank() == 0 {
+			if _, _, err := mpi.Recv[int](world.GetParent(), 0, 1); err != nil {
+				return err
+			}
+		}
+		return world.GetParent().Disconnect()
+	})
+	mpi.RegisterSpawnable("spawntest.stuck", func(world *mpi.Comm) error {
+		_, _, err := mpi.Recv[int](world.GetParent(), 0, 1)
+		return err
+	})
+}
+
+// TestSpawnHangFamily: goroutine ranks that wait for the goroutine ranks
+// they spawned (or that spawned them) while those compute are not hung,
+// however long the computation; a job and its children that all wait for
+// each other are.
+func TestSpawnHangFamily(t *testing.T) {
+	cfg := mpi.DefaultConfig()
+	cfg.HangReport = 200 * time.Millisecond
+	cases := []struct {
+		name, child string
+		parent      func(ic *mpi.Comm) error
+		hang        bool
+	}{
+		{"parents wait for busy children", "spawntest.slow", func(ic *mpi.Comm) error {
+			if ic.Rank() == 0 {
+				v, _, err := mpi.Recv[int](ic, 0, 1)
+				if err == nil && v != 7 {
+					err = fmt.Errorf("child sent %d, want 7", v)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			return ic.Disconnect()
+		}, false},
+		{"children wait for busy parents", "spawntest.waiter", func(ic *mpi.Comm) error {
+			time.Sleep(time.Second)
+			if ic.Rank() == 0 {
+				if err := mpi.Send(ic, 1, 0, 1); err != nil {
+					return err
+				}
+			}
+			return ic.Disconnect()
+		}, false},
+		{"parents and children wait for each other", "spawntest.stuck", func(ic *mpi.Comm) error {
+			_, _, err := mpi.Recv[int](ic, 0, 2)
+			return err
+		}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			done := make(chan error, 1)
+			go func() {
+				done <- mpi.RunConfig(2, cfg, func(world *mpi.Comm) error {
+					ic, _, err := world.Spawn(tc.child, nil, 2, nil, 0)
+					if err != nil {
+						return err
+					}
+					return tc.parent(ic)
+				})
+			}()
+			select {
+			case err := <-done:
+				// In a true hang, whichever job is reported first ends,
+				// and the other learns it from the lost connection.
+				ended := err != nil && (strings.Contains(err.Error(), "blocked in MPI") || errors.Is(err, mpi.ErrProcFailed))
+				if tc.hang && !ended {
+					t.Fatalf("want a hang report or the end of the hung children, got %v", err)
+				}
+				if !tc.hang && err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("the job neither ended nor was reported hung in 30s")
+			}
+		})
+	}
+}

@@ -7,9 +7,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -90,14 +93,57 @@ type hangWatch struct {
 	done bool // a report was printed for the hang
 	// keep: MPIGO_HANG_ABORT=0, the report does not stop the job.
 	keep bool
+	// fam holds the watches of the jobs of one mpigo run: the job it
+	// started and those its ranks spawned. A job whose ranks all wait is
+	// not hung while another's run: it may wait for them (a parent for
+	// its children's results). nil: no family.
+	fam *hangFamily
+	// blocked: on its last tick every running process of this job said
+	// its ranks were blocked (or none was running), for the family.
+	blocked atomic.Bool
+}
+
+// hangFamily is the set of hang watches of the jobs of one mpigo run.
+type hangFamily struct {
+	mu sync.Mutex
+	hw []*hangWatch
+}
+
+func (f *hangFamily) join(hw *hangWatch) {
+	f.mu.Lock()
+	f.hw = append(f.hw, hw)
+	f.mu.Unlock()
+}
+
+func (f *hangFamily) leave(hw *hangWatch) {
+	f.mu.Lock()
+	f.hw = slices.DeleteFunc(f.hw, func(x *hangWatch) bool { return x == hw })
+	f.mu.Unlock()
+}
+
+// busyBesides reports whether a job of the family other than hw's has a
+// rank that runs.
+func (f *hangFamily) busyBesides(hw *hangWatch) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, x := range f.hw {
+		if x != hw && !x.blocked.Load() {
+			return true
+		}
+	}
+	return false
 }
 
 // newHangWatch starts watching unless hang diagnosis is off.
-func newHangWatch(d *diagFlags, kvs *boot.Server) *hangWatch {
+func newHangWatch(d *diagFlags, kvs *boot.Server, fam *hangFamily) *hangWatch {
 	hw := &hangWatch{kvs: kvs}
 	t, err := d.hangThreshold()
 	if err != nil || t <= 0 {
 		return hw
+	}
+	if fam != nil {
+		hw.fam = fam
+		fam.join(hw)
 	}
 	hw.on, hw.t = true, t
 	switch os.Getenv("MPIGO_HANG_ABORT") {
@@ -113,6 +159,9 @@ func newHangWatch(d *diagFlags, kvs *boot.Server) *hangWatch {
 func (hw *hangWatch) stop() {
 	if hw.quit != nil {
 		signal.Stop(hw.quit)
+	}
+	if hw.fam != nil {
+		hw.fam.leave(hw)
 	}
 }
 
@@ -154,12 +203,22 @@ func (hw *hangWatch) hung(procs []*rankProc) (string, bool) {
 		return "", false
 	}
 	ranks, all := hw.states(procs, diag.KeyHang, true)
-	if !all {
+	hw.blocked.Store(all || !anyRunning(procs))
+	if !all || hw.fam != nil && hw.fam.busyBesides(hw) {
 		return "", false
 	}
 	hw.done = true
 	rep := &diag.Report{Why: fmt.Sprintf("every rank has been blocked in MPI for %v with no progress (--hang-report)", hw.t), Ranks: ranks}
 	return rep.Format(), true
+}
+
+func anyRunning(procs []*rankProc) bool {
+	for _, p := range procs {
+		if !p.done {
+			return true
+		}
+	}
+	return false
 }
 
 // gather asks every running local rank for its state now (SIGQUIT, which

@@ -907,7 +907,11 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	hw := newHangWatch(&cfg.diag, kvs) // diagrun.go
+	var fam *hangFamily
+	if cfg.spawner != nil {
+		fam = &cfg.spawner.fam
+	}
+	hw := newHangWatch(&cfg.diag, kvs, fam) // diagrun.go
 	defer hw.stop()
 	var timeout <-chan time.Time
 	if cfg.timeout > 0 {

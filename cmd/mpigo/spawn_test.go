@@ -60,6 +60,17 @@ func TestSpawnUnderMpigoRun(t *testing.T) {
 	t.Log(strings.TrimSpace(out))
 }
 
+// TestSpawnWaitIsNoHang: parents that wait in MPI for children computing
+// longer than the hang threshold are not reported hung (the launcher
+// watches the family of jobs, not each job alone).
+func TestSpawnWaitIsNoHang(t *testing.T) {
+	mpigo, prog := buildSpawnProg(t)
+	out := runSpawnProg(t, mpigo, "run", "--hang-report", "1s", "-n", "2", prog, "waitslow")
+	if !strings.Contains(out, "waitslow ok") || strings.Contains(out, "hung") {
+		t.Fatalf("output:\n%s", out)
+	}
+}
+
 // TestSpawnMissingProgram: a clear ErrSpawn at once, and no process left.
 func TestSpawnMissingProgram(t *testing.T) {
 	mpigo, prog := buildSpawnProg(t)

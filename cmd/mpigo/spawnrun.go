@@ -32,6 +32,9 @@ type spawner struct {
 	names          *boot.Names
 	universe       int
 
+	// fam: the hang watches of the jobs of this mpigo run (diagrun.go).
+	fam hangFamily
+
 	mu   sync.Mutex
 	jobs int // spawned so far, for the build folder's names
 	wg   sync.WaitGroup
@@ -85,7 +88,8 @@ func (s *spawner) spawn(req string, done func(status string)) error {
 	}
 	base := s.base
 	cfg := &runConfig{tagOutput: base.tagOutput, ranksPerProc: 1, agent: base.agent, transport: base.transport,
-		insecure: base.insecure, hosts: base.hosts, env: base.env, bindTo: "none", spawner: s, spawned: true}
+		insecure: base.insecure, hosts: base.hosts, env: base.env, bindTo: "none", spawner: s, spawned: true,
+		diag: diagFlags{hang: base.diag.hang}} // one hang threshold for the family
 	total := 0
 	for i, c := range r.Cmds {
 		if c.N < 1 || c.N > maxSpawn || total+c.N > maxSpawn {

@@ -129,3 +129,38 @@ func TestWatchOffWithoutThreshold(t *testing.T) {
 		t.Fatal("a watcher started with no threshold")
 	}
 }
+
+// TestFamilyWaitsForItsRunningMember: a stuck rank is not reported while
+// a rank of another job of its family runs (it may be waiting for it), and
+// is once that rank parks too.
+func TestFamilyWaitsForItsRunningMember(t *testing.T) {
+	fam := new(Family)
+	d := &Device{}
+	r := &engine.Request{Context: 2, Peer: 0, Tag: 1}
+	done := parkOne(t, d, r)
+	defer func() { r.FailOnce(errors.New("done")); <-done }()
+	busy := &Device{} // a live rank that never parks: it computes
+	wb := StartWatch([]*Device{busy}, Watch{Threshold: time.Hour, Family: fam})
+	defer wb.Close()
+	hung := make(chan string, 1)
+	w := StartWatch([]*Device{d}, Watch{
+		Threshold: 20 * time.Millisecond,
+		Describe:  func() []diag.Rank { return nil },
+		OnHang:    func(_ []diag.Rank, why string) bool { hung <- why; return false },
+		Family:    fam,
+	})
+	defer w.Close()
+	select {
+	case why := <-hung:
+		t.Fatalf("reported while the other job of its family runs: %s", why)
+	case <-time.After(300 * time.Millisecond):
+	}
+	r2 := &engine.Request{Context: 2, Peer: 0, Tag: 1}
+	done2 := parkOne(t, busy, r2)
+	defer func() { r2.FailOnce(errors.New("done")); <-done2 }()
+	select {
+	case <-hung:
+	case <-time.After(5 * time.Second):
+		t.Fatal("not reported once every job of the family waits")
+	}
+}

@@ -2,6 +2,9 @@ package device
 
 import (
 	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mpigo/mpi/internal/diag"
@@ -19,6 +22,45 @@ type Watcher struct {
 	stop      chan struct{}
 	done      chan struct{}
 	cfg       Watch
+	// quiet: on the last tick every live rank was parked with no
+	// progress since the tick before (or none was live), for the other
+	// members of cfg.Family.
+	quiet atomic.Bool
+}
+
+// Family is the set of watchers of jobs in one process that wait for each
+// other: a job and the jobs it spawned as goroutine ranks. A job whose
+// ranks all wait is not hung while another member's ranks run, because
+// its ranks may be waiting for theirs (a parent for the results of its
+// children). The zero Family is empty and ready to use.
+type Family struct {
+	mu sync.Mutex
+	ws []*Watcher
+}
+
+func (f *Family) join(w *Watcher) {
+	f.mu.Lock()
+	f.ws = append(f.ws, w)
+	f.mu.Unlock()
+}
+
+func (f *Family) leave(w *Watcher) {
+	f.mu.Lock()
+	f.ws = slices.DeleteFunc(f.ws, func(x *Watcher) bool { return x == w })
+	f.mu.Unlock()
+}
+
+// busyBesides reports whether a member other than w has a rank that runs
+// or made progress on its last tick.
+func (f *Family) busyBesides(w *Watcher) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, x := range f.ws {
+		if x != w && !x.quiet.Load() {
+			return true
+		}
+	}
+	return false
 }
 
 // Watch says what a Watcher does when the ranks hang.
@@ -36,6 +78,10 @@ type Watch struct {
 	// rank is blocked beyond the threshold (launched jobs tell the
 	// launcher).
 	OnChange func(blocked bool)
+	// Family, if set, holds the watchers of the jobs this one may wait
+	// for: the ranks are hung only once every other member's ranks have
+	// stayed parked, too, for the threshold.
+	Family *Family
 }
 
 // StartWatch starts watching the ranks ds; nil if cfg.Threshold is not
@@ -46,6 +92,9 @@ func StartWatch(ds []*Device, cfg Watch) *Watcher {
 	}
 	tick := min(max(cfg.Threshold/8, 2*time.Millisecond), 500*time.Millisecond)
 	w := &Watcher{ds: ds, threshold: cfg.Threshold, tick: tick, stop: make(chan struct{}), done: make(chan struct{}), cfg: cfg}
+	if cfg.Family != nil {
+		cfg.Family.join(w)
+	}
 	go w.run()
 	return w
 }
@@ -54,6 +103,9 @@ func StartWatch(ds []*Device, cfg Watch) *Watcher {
 func (w *Watcher) Close() {
 	close(w.stop)
 	<-w.done
+	if w.cfg.Family != nil {
+		w.cfg.Family.leave(w)
+	}
 }
 
 func (w *Watcher) run() {
@@ -73,7 +125,7 @@ func (w *Watcher) run() {
 		case <-t.C:
 		}
 		now := time.Now()
-		all, live := true, 0
+		all, live, still := true, 0, true
 		for i, d := range w.ds {
 			b := &d.Blk
 			parked, _ := b.Counts()
@@ -84,12 +136,21 @@ func (w *Watcher) run() {
 			pr := d.Activity()
 			if parked == 0 || pr != last[i].progress || last[i].since.IsZero() {
 				last[i] = seen{progress: pr, since: now}
-				all = false
+				all, still = false, false
 				continue
 			}
 			if now.Sub(last[i].since) < w.threshold {
 				all = false
 			}
+		}
+		w.quiet.Store(still)
+		if f := w.cfg.Family; f != nil && f.busyBesides(w) {
+			// Another job of the family runs: the wait may be for it, so
+			// the time blocked counts only from when it, too, is still.
+			for i := range last {
+				last[i].since = now
+			}
+			all = false
 		}
 		hung := all && live > 0
 		if w.cfg.OnChange != nil && hung != was {

@@ -29,6 +29,10 @@ func main() {
 			return nospawn(world)
 		case "names":
 			return names(world)
+		case "waitslow":
+			return waitSlow(world)
+		case "slowchild":
+			return slowChild(world)
 		}
 		return fmt.Errorf("unknown mode %q", mode)
 	})
@@ -205,4 +209,42 @@ func names(world *mpi.Comm) error {
 		fmt.Println("names ok")
 	}
 	return nil
+}
+
+// waitSlow spawns 2 children that compute (outside MPI) for longer than
+// the job's hang threshold before they answer; the parents wait in Recv
+// meanwhile, which is no hang.
+func waitSlow(world *mpi.Comm) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	ic, _, err := world.Spawn(self, []string{"slowchild"}, 2, nil, 0)
+	if err != nil {
+		return err
+	}
+	v, _, err := mpi.Recv[int](ic, world.Rank(), 1)
+	if err != nil {
+		return err
+	}
+	if v != 100+world.Rank() {
+		return fmt.Errorf("child %d said %d", world.Rank(), v)
+	}
+	if err := ic.Disconnect(); err != nil {
+		return err
+	}
+	if world.Rank() == 0 {
+		fmt.Println("waitslow ok")
+	}
+	return nil
+}
+
+// slowChild computes for 3 s, then answers the parent of its rank.
+func slowChild(world *mpi.Comm) error {
+	time.Sleep(3 * time.Second)
+	p := world.GetParent()
+	if err := mpi.Send(p, 100+world.Rank(), world.Rank(), 1); err != nil {
+		return err
+	}
+	return p.Disconnect()
 }
