@@ -38,3 +38,33 @@ func ExampleNewExecutor() {
 	// [1 4 9 16 25] 144 <nil> 3 workers
 	// <nil>
 }
+
+// A task pool that starts its own workers, as mpi4py.futures'
+// MPIPoolExecutor does: the client spawns them and maps tasks over them.
+// Under mpigo run the command is a program whose ranks call
+// ServeExecutor; in a job of goroutine ranks it is a function registered
+// with RegisterSpawnable.
+func ExampleSpawnExecutor() {
+	mpi.RegisterSpawnable("cube-worker", func(world *mpi.Comm) error {
+		return mpi.ServeExecutor(world, func(_ context.Context, x int) (int, error) { return x * x * x, nil })
+	})
+	err := mpi.Run(1, func(world *mpi.Comm) error {
+		e, err := mpi.SpawnExecutor[int, int](world, "cube-worker", nil, 2, nil, mpi.ExecutorOptions{})
+		if err != nil {
+			return err
+		}
+		var cubes []int
+		for r, err := range e.Map(context.Background(), slices.Values([]int{1, 2, 3, 4})) {
+			if err != nil {
+				return err
+			}
+			cubes = append(cubes, r)
+		}
+		fmt.Println(cubes, e.Workers(), "workers")
+		return e.Shutdown()
+	})
+	fmt.Println(err)
+	// Output:
+	// [1 8 27 64] 2 workers
+	// <nil>
+}

@@ -245,6 +245,10 @@ type execCore[R any] struct {
 	wake     chan struct{}
 	pumpDone chan struct{}
 	recvDone chan struct{}
+
+	// release, if set, runs at the end of Shutdown: a spawning executor
+	// disconnects from its workers' job (executor_spawn.go).
+	release func() error
 }
 
 // NewExecutor makes a task pool over c: rank root of c is the client,
@@ -297,6 +301,20 @@ func NewExecutorWith[T, R any](c *Comm, root int, work func(ctx context.Context,
 		return nil, err
 	}
 	d.SetName("executor of " + c.Name())
+	// Task and result values travel without their type: every rank checks
+	// here that all of them serve the same T and R (a worker program built
+	// with other types, under SpawnExecutor, is the usual way to differ).
+	sigs, err := Allgather(d, [2]uint64{tinfo.msig, rinfo.msig})
+	if err != nil {
+		d.free()
+		return nil, err
+	}
+	for r, sg := range sigs {
+		if sg != sigs[root] {
+			d.free()
+			return nil, c.fail(op, ErrType, loc{}, "rank %d of %s serves other task or result types than the client (rank %d), whose are %s and %s", r, c.Name(), root, typeName[T](), typeName[R]())
+		}
+	}
 	if c.Rank() != root {
 		err := serveExec(d, root, work, tinfo, rinfo)
 		d.free()
@@ -956,6 +974,11 @@ func (e *Executor[T, R]) Shutdown() (err error) {
 	err = x.broken
 	x.mu.Unlock()
 	x.d.free()
+	if x.release != nil {
+		if rerr := x.release(); err == nil {
+			err = rerr
+		}
+	}
 	var ee *Error
 	if errors.As(err, &ee) && errors.Is(err, ErrProcFailed) && x.ft {
 		return nil // the workers died; under fault tolerance the executor went on

@@ -609,3 +609,94 @@ func BenchmarkExecutor(b *testing.B) {
 		})
 	}
 }
+
+func init() {
+	mpi.RegisterSpawnable("exectest.square", func(world *mpi.Comm) error {
+		return mpi.ServeExecutor(world, func(_ context.Context, v int) (int, error) {
+			if v < 0 {
+				return 0, errors.New("negative")
+			}
+			return v * v, nil
+		})
+	})
+	mpi.RegisterSpawnable("exectest.strings", func(world *mpi.Comm) error {
+		return mpi.ServeExecutor(world, func(_ context.Context, s string) (int, error) { return len(s), nil })
+	})
+}
+
+// TestSpawnExecutor: MPIPoolExecutor's shape: one rank spawns its workers,
+// maps tasks over them in order, gets a task's error back, and shuts
+// down, disconnecting from the workers' job; workers that serve other
+// types are ErrType; ServeExecutor outside a spawned job
+// is ErrArg.
+func TestSpawnExecutor(t *testing.T) {
+	err := mpi.Run(2, func(world *mpi.Comm) error {
+		// Each rank of the job makes an executor of its own.
+		x, err := mpi.SpawnExecutor[int, int](world, "exectest.square", nil, 3, nil, mpi.ExecutorOptions{})
+		if err != nil {
+			return err
+		}
+		if x.Workers() != 3 {
+			return fmt.Errorf("%d workers, want 3", x.Workers())
+		}
+		i := 0
+		for v, err := range x.Map(context.Background(), func(yield func(int) bool) {
+			for k := range 1000 {
+				if !yield(k) {
+					return
+				}
+			}
+		}) {
+			if err != nil || v != i*i {
+				return fmt.Errorf("task %d: %d, %v", i, v, err)
+			}
+			i++
+		}
+		if i != 1000 {
+			return fmt.Errorf("%d results, want 1000", i)
+		}
+		tk, err := x.Submit(-1)
+		if err != nil {
+			return err
+		}
+		if _, err := tk.Wait(); err == nil || !strings.Contains(err.Error(), "negative") {
+			return fmt.Errorf("a failing task: %v", err)
+		}
+		if err := x.Shutdown(); err != nil {
+			return err
+		}
+
+		if _, err := mpi.SpawnExecutor[int, int](world, "exectest.strings", nil, 1, nil, mpi.ExecutorOptions{}); !errors.Is(err, mpi.ErrType) {
+			return fmt.Errorf("workers serving strings for a client of ints: %v, want ErrType", err)
+		}
+
+		if err := mpi.ServeExecutor(world, func(context.Context, int) (int, error) { return 0, nil }); !errors.Is(err, mpi.ErrArg) {
+			return fmt.Errorf("ServeExecutor in a job with no parent: %v, want ErrArg", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestExecutorTypesDiffer: a worker whose task or result type differs from
+// the client's is ErrType on every rank when the executor is made, not a
+// task decoded as another type.
+func TestExecutorTypesDiffer(t *testing.T) {
+	err := mpi.Run(3, func(world *mpi.Comm) error {
+		var err error
+		if world.Rank() == 2 {
+			_, err = mpi.NewExecutor(world, 0, func(_ context.Context, s string) (int, error) { return len(s), nil })
+		} else {
+			_, err = mpi.NewExecutor(world, 0, func(_ context.Context, v int) (int, error) { return v, nil })
+		}
+		if !errors.Is(err, mpi.ErrType) || !strings.Contains(err.Error(), "rank 2") {
+			return fmt.Errorf("NewExecutor with rank 2 serving strings: %v, want ErrType naming rank 2", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -71,6 +71,16 @@ func TestSpawnWaitIsNoHang(t *testing.T) {
 	}
 }
 
+// TestSpawnExecutorUnderMpigoRun: a client that spawns its workers as
+// processes (MPIPoolExecutor's shape) maps tasks over them and shuts down.
+func TestSpawnExecutorUnderMpigoRun(t *testing.T) {
+	mpigo, prog := buildSpawnProg(t)
+	out := runSpawnProg(t, mpigo, "run", "-n", "1", prog, "pool")
+	if !strings.Contains(out, "pool ok: 500 tasks") {
+		t.Fatalf("output:\n%s", out)
+	}
+}
+
 // TestSpawnMissingProgram: a clear ErrSpawn at once, and no process left.
 func TestSpawnMissingProgram(t *testing.T) {
 	mpigo, prog := buildSpawnProg(t)

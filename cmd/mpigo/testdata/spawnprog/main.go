@@ -4,6 +4,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -33,6 +34,10 @@ func main() {
 			return waitSlow(world)
 		case "slowchild":
 			return slowChild(world)
+		case "pool":
+			return pool(world)
+		case "poolworker":
+			return mpi.ServeExecutor(world, func(_ context.Context, v int) (int, error) { return v + 1, nil })
 		}
 		return fmt.Errorf("unknown mode %q", mode)
 	})
@@ -247,4 +252,32 @@ func slowChild(world *mpi.Comm) error {
 		return err
 	}
 	return p.Disconnect()
+}
+
+// pool spawns 3 workers running this program (SpawnExecutor), maps 500
+// tasks over them and checks the results come in order.
+func pool(world *mpi.Comm) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	x, err := mpi.SpawnExecutor[int, int](world, self, []string{"poolworker"}, 3, nil, mpi.ExecutorOptions{})
+	if err != nil {
+		return err
+	}
+	i := 0
+	for v, err := range x.Map(context.Background(), func(yield func(int) bool) {
+		for k := 0; k < 500 && yield(k); k++ {
+		}
+	}) {
+		if err != nil || v != i+1 {
+			return fmt.Errorf("task %d: %d, %v", i, v, err)
+		}
+		i++
+	}
+	if err := x.Shutdown(); err != nil {
+		return err
+	}
+	fmt.Printf("pool ok: %d tasks over 3 spawned workers\n", i)
+	return nil
 }
