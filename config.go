@@ -296,3 +296,7 @@ func shmCMA(v string) bool {
 	}
 	return v != "0"
 }
+
+// nameServerSetting is MPIGO_NAMESERVER: the name server the name calls
+// ask (names.go), "" for the launcher's or the process's own.
+func nameServerSetting() string { return getenv("MPIGO_NAMESERVER") }

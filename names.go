@@ -1,6 +1,8 @@
 package mpi
 
-// The name service (MPI-4.1 section 11.4.4) and CommJoin (11.8). Under
+// The name service (MPI-4.1 section 11.4.4) and CommJoin (11.8). A name
+// server of its own (mpigo nameserver), named by MPIGO_NAMESERVER, serves
+// every job given its address, under any launcher. Without one, under
 // `mpigo run` the launcher serves names to the job and to every job it
 // spawned; jobs of goroutine ranks (Run) and singletons share a table in
 // their process. Other launchers serve none: the calls fail at once with
@@ -30,12 +32,19 @@ var localNames struct {
 	m map[string]string
 }
 
-// askNames asks mpigo run's name service req for op, which succeeds or
-// fails with the service's answer as an ErrService.
-func askNames(op string, bi *boot.Info, req string) error {
-	msg, ok, err := askLauncher(bi, req)
+// nameSrv is a name service to ask: mpigo run's, or a name server of its
+// own (mpigo nameserver, MPIGO_NAMESERVER).
+type nameSrv struct {
+	who  string // for errors: "mpigo run", "the name server at ADDR"
+	dial func() (net.Conn, *bufio.Reader, error)
+}
+
+// askNames asks the name service ns req for op, which succeeds or fails
+// with the service's answer as an ErrService.
+func askNames(op string, ns *nameSrv, req string) error {
+	msg, ok, err := ask(ns, req)
 	if err != nil {
-		return (*Comm)(nil).errorf(op, ErrService, loc{}, "asking mpigo run: %v", err)
+		return (*Comm)(nil).errorf(op, ErrService, loc{}, "asking %s: %v", ns.who, err)
 	}
 	if !ok {
 		return (*Comm)(nil).errorf(op, ErrService, loc{}, "%s", msg)
@@ -43,10 +52,10 @@ func askNames(op string, bi *boot.Info, req string) error {
 	return nil
 }
 
-// askLauncher sends one request to the launcher's services and returns
-// its answer's text ("val X": X; "ok": ""), or the launcher's error.
-func askLauncher(info *boot.Info, req string) (string, bool, error) {
-	conn, r, err := boot.DialControl(info)
+// ask sends one request to a name service and returns its answer's text
+// ("val X": X; "ok": ""), or the service's error.
+func ask(ns *nameSrv, req string) (string, bool, error) {
+	conn, r, err := ns.dial()
 	if err != nil {
 		return "", false, err
 	}
@@ -70,17 +79,27 @@ func askLauncher(info *boot.Info, req string) (string, bool, error) {
 	return v, true, nil
 }
 
-// nameService says which service the name calls use: the launcher's
-// (info not nil), the process's own (local), or none (an error).
-func nameService(op string) (info *boot.Info, err error) {
-	info = launchInfo.Load()
+// nameService says which service the name calls use: a name server of its
+// own if MPIGO_NAMESERVER names one, else the launcher's, the process's
+// own (nil: local), or none (an error).
+func nameService(op string) (*nameSrv, error) {
+	if v := nameServerSetting(); v != "" {
+		addr, secret, err := boot.ParseNameServer(v)
+		if err != nil {
+			return nil, (*Comm)(nil).errorf(op, ErrService, loc{}, "MPIGO_NAMESERVER: %v", err)
+		}
+		return &nameSrv{who: "the name server at " + addr, dial: func() (net.Conn, *bufio.Reader, error) {
+			return boot.DialNameServer(addr, secret)
+		}}, nil
+	}
+	info := launchInfo.Load()
 	switch {
 	case info == nil || info.Launcher == boot.LauncherSingleton:
 		return nil, nil
 	case info.Launcher == boot.LauncherMpigo:
-		return info, nil
+		return &nameSrv{who: "mpigo run", dial: func() (net.Conn, *bufio.Reader, error) { return boot.DialControl(info) }}, nil
 	}
-	return nil, (*Comm)(nil).errorf(op, ErrService, loc{}, "the job was started by %s, which serves no names: start it with `mpigo run`, or give the port name to the other job another way (a file, its command line)", info.Launcher)
+	return nil, (*Comm)(nil).errorf(op, ErrService, loc{}, "the job was started by %s, which serves no names: start a name server (mpigo nameserver) and give every job its MPIGO_NAMESERVER, start the jobs with `mpigo run`, or give the port name to the other job another way (a file, its command line)", info.Launcher)
 }
 
 func checkServiceName(op, service string) error {
@@ -147,9 +166,9 @@ func LookupName(service string, info *Info) (_ string, err error) {
 		}
 		return "", (*Comm)(nil).errorf(op, ErrName, loc{}, "the name %q is not published", service)
 	}
-	v, ok, err := askLauncher(bi, "lookup "+service)
+	v, ok, err := ask(bi, "lookup "+service)
 	if err != nil {
-		return "", (*Comm)(nil).errorf(op, ErrName, loc{}, "asking mpigo run: %v", err)
+		return "", (*Comm)(nil).errorf(op, ErrName, loc{}, "asking %s: %v", bi.who, err)
 	}
 	if !ok {
 		return "", (*Comm)(nil).errorf(op, ErrName, loc{}, "%s", v)

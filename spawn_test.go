@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mpigo/mpi"
+	"github.com/mpigo/mpi/internal/boot"
 )
 
 func init() {
@@ -533,5 +534,56 @@ func TestSpawnHangFamily(t *testing.T) {
 				t.Fatal("the job neither ended nor was reported hung in 30s")
 			}
 		})
+	}
+}
+
+// TestNameServer: with MPIGO_NAMESERVER set, the name calls ask that
+// server (mpigo nameserver) and not the process's own table; a wrong
+// secret or a value that is not a name server's is a clear error.
+func TestNameServer(t *testing.T) {
+	secret := make([]byte, 32)
+	for i := range secret {
+		secret[i] = byte(i + 1)
+	}
+	srv, err := boot.ServeNames("127.0.0.1:0", secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	good := boot.FormatNameServer(srv.Addr(), secret)
+	wrong := make([]byte, 32)
+	err = mpi.Run(1, func(world *mpi.Comm) error {
+		port, err := mpi.OpenPort(nil)
+		if err != nil {
+			return err
+		}
+		defer mpi.ClosePort(port)
+		t.Setenv("MPIGO_NAMESERVER", good)
+		if err := mpi.PublishName("ns-test", nil, port); err != nil {
+			return err
+		}
+		if got, err := mpi.LookupName("ns-test", nil); err != nil || got != port {
+			return fmt.Errorf("lookup through the server: %q, %v; want %q", got, err, port)
+		}
+		t.Setenv("MPIGO_NAMESERVER", "")
+		if _, err := mpi.LookupName("ns-test", nil); !errors.Is(err, mpi.ErrName) {
+			return fmt.Errorf("the process's own table has the name: %v", err)
+		}
+		t.Setenv("MPIGO_NAMESERVER", boot.FormatNameServer(srv.Addr(), wrong))
+		if _, err := mpi.LookupName("ns-test", nil); !errors.Is(err, mpi.ErrName) {
+			return fmt.Errorf("lookup with a wrong secret: %v, want ErrName", err)
+		}
+		if err := mpi.PublishName("ns-other", nil, port); !errors.Is(err, mpi.ErrService) {
+			return fmt.Errorf("publish with a wrong secret: %v, want ErrService", err)
+		}
+		t.Setenv("MPIGO_NAMESERVER", "not-a-server")
+		if err := mpi.PublishName("ns-other", nil, port); !errors.Is(err, mpi.ErrService) || !strings.Contains(err.Error(), "MPIGO_NAMESERVER") {
+			return fmt.Errorf("a garbage MPIGO_NAMESERVER: %v, want ErrService naming it", err)
+		}
+		t.Setenv("MPIGO_NAMESERVER", good)
+		return mpi.UnpublishName("ns-test", nil, port)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

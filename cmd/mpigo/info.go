@@ -190,6 +190,7 @@ func info(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  MPIGO_FABRIC      = %s (between nodes: ucx, or off for tcp; auto: ucx in builds with -tags mpigo_ucx; docs/fabric.md)\n", fab)
 	fmt.Fprintf(stdout, "  MPIGO_FABRIC_LOCAL = %s (1: the fabric also between processes of one node, for tests and measurements)\n", envOr("MPIGO_FABRIC_LOCAL", "0"))
 	fmt.Fprintf(stdout, "  MPIGO_VERBOSE     = %s (1: each process says which transport reaches each peer; mpigo run --verbose)\n", envOr("MPIGO_VERBOSE", "0"))
+	fmt.Fprintf(stdout, "  MPIGO_NAMESERVER  = %s (the name server of PublishName and LookupName, as mpigo nameserver prints it; unset: mpigo run's)\n", nameServerShown())
 	fmt.Fprintf(stdout, "  MPIGO_PARENT_PORT = set by mpigo run in a spawned job: the port of the job that spawned it (docs/spawn.md)\n")
 	fmt.Fprintf(stdout, "  MPIGO_UNIVERSE_SIZE = set by mpigo run: the slots of its hosts, MPI_UNIVERSE_SIZE (default: the job's size)\n")
 	fmt.Fprintf(stdout, "  MPIGO_APPNUM      = set by mpigo run: the rank's MPMD group, MPI_APPNUM\n")
@@ -267,4 +268,14 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// nameServerShown is MPIGO_NAMESERVER without its secret.
+func nameServerShown() string {
+	v := os.Getenv("MPIGO_NAMESERVER")
+	if v == "" {
+		return "unset"
+	}
+	addr, _, _ := strings.Cut(v, "/")
+	return addr + "/(secret)"
 }

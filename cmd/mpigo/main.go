@@ -6,6 +6,7 @@
 //	mpigo info                 version, transports and tunables
 //	mpigo trace FILE           summarise (or draw, -html) a recorded timeline
 //	mpigo cc, mpigo c++        compile C/C++ programs for the MPI standard ABI
+//	mpigo nameserver           serve MPI's names to jobs started apart
 //
 // Run "mpigo help" for details.
 package main
@@ -39,6 +40,8 @@ Usage:
   mpigo c++ [-show] ARGS...  the same for C++
   mpigo gateway              relay a job's connections between networks
                              (started by mpigo run --gateway)
+  mpigo nameserver           serve MPI's names (PublishName, LookupName) to
+                             jobs started apart; prints MPIGO_NAMESERVER
   mpigo version              print the version (also --version)
   mpigo help                 print this message
 `
@@ -67,6 +70,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return ccCmd(args[0], args[1:], stdout, stderr)
 	case "gateway":
 		return gatewayCmd(args[1:], os.Stdin, stdout, stderr)
+	case "nameserver":
+		return nameserverCmd(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

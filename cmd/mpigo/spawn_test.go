@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -78,6 +82,45 @@ func TestSpawnExecutorUnderMpigoRun(t *testing.T) {
 	out := runSpawnProg(t, mpigo, "run", "-n", "1", prog, "pool")
 	if !strings.Contains(out, "pool ok: 500 tasks") {
 		t.Fatalf("output:\n%s", out)
+	}
+}
+
+// TestNameServerJobsApart: two jobs of mpigo run, started apart, find
+// each other through mpigo nameserver (MPIGO_NAMESERVER) and connect.
+func TestNameServerJobsApart(t *testing.T) {
+	mpigo, prog := buildSpawnProg(t)
+	ns := exec.Command(mpigo, "nameserver")
+	stdout, err := ns.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ns.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { ns.Process.Signal(syscall.SIGTERM); ns.Wait() }()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	env, ok := strings.CutPrefix(strings.TrimSpace(line), "MPIGO_NAMESERVER=")
+	if err != nil || !ok {
+		t.Fatalf("mpigo nameserver printed %q (%v)", line, err)
+	}
+	outs := make([]string, 2)
+	var wg sync.WaitGroup
+	for i, mode := range []string{"nsserver", "nsclient"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, mpigo, "run", "-n", strconv.Itoa(2+i), prog, mode)
+			cmd.Env = append(os.Environ(), "MPIGO_NAMESERVER="+env)
+			out, err := cmd.CombinedOutput()
+			outs[i] = fmt.Sprintf("%s (%v)", out, err)
+		}()
+	}
+	wg.Wait()
+	// The server's 2 ranks see the client's 3 (1+2+3), the client the server's (1+2).
+	if !strings.Contains(outs[0], "ranks sum to 6") || !strings.Contains(outs[1], "ranks sum to 3") {
+		t.Fatalf("server:\n%s\nclient:\n%s", outs[0], outs[1])
 	}
 }
 

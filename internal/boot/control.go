@@ -8,10 +8,12 @@ package boot
 
 import (
 	"bufio"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Spawner starts the processes that req (JSON, package mpi's spawnReq)
@@ -101,4 +103,46 @@ func DialControl(info *Info) (net.Conn, *bufio.Reader, error) {
 		return nil, nil, fmt.Errorf("boot: no launcher to ask")
 	}
 	return dialStore(info.store(), 0)
+}
+
+// A name server of its own (mpigo nameserver) is a store that serves only
+// names, for jobs started apart, under any launcher. Jobs find it through
+// MPIGO_NAMESERVER, "HOST:PORT/SECRET" (the secret in hex): only a
+// process given the secret can publish or look up.
+
+// FormatNameServer is the MPIGO_NAMESERVER value of a name server.
+func FormatNameServer(addr string, secret []byte) string {
+	return addr + "/" + hex.EncodeToString(secret)
+}
+
+// ParseNameServer reads an MPIGO_NAMESERVER value.
+func ParseNameServer(v string) (addr string, secret []byte, err error) {
+	addr, hx, ok := strings.Cut(strings.TrimSpace(v), "/")
+	if !ok || addr == "" {
+		return "", nil, fmt.Errorf("%.80q: want HOST:PORT/SECRET, as mpigo nameserver prints it", v)
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return "", nil, fmt.Errorf("%.80q: %v", v, err)
+	}
+	secret, err = hex.DecodeString(hx)
+	if err != nil || len(secret) < 16 || len(secret) > 64 {
+		return "", nil, fmt.Errorf("%.80q: the secret is not the hex of 16 to 64 bytes", v)
+	}
+	return addr, secret, nil
+}
+
+// DialNameServer opens a connection to the name server at addr, proving
+// secret.
+func DialNameServer(addr string, secret []byte) (net.Conn, *bufio.Reader, error) {
+	return dialStore(storeAddr{addr: addr, secret: secret}, 5*time.Second)
+}
+
+// ServeNames starts a name server on addr with secret; Close stops it.
+func ServeNames(addr string, secret []byte) (*Server, error) {
+	s, err := NewServer(addr, 0, secret)
+	if err != nil {
+		return nil, err
+	}
+	s.SetNames(NewNames())
+	return s, nil
 }

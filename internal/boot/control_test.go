@@ -51,3 +51,30 @@ func TestControlRequests(t *testing.T) {
 		}
 	}
 }
+
+func TestParseNameServer(t *testing.T) {
+	secret := make([]byte, 32)
+	good := FormatNameServer("127.0.0.1:4000", secret)
+	for _, tt := range []struct {
+		v  string
+		ok bool
+	}{
+		{good, true},
+		{" " + good + "\n", true},
+		{"", false},
+		{"127.0.0.1:4000", false},
+		{"127.0.0.1/00", false},
+		{"127.0.0.1:4000/zz", false},
+		{"127.0.0.1:4000/0011", false},               // too short a secret
+		{"/" + good[len("127.0.0.1:4000/"):], false}, // no address
+		{"127.0.0.1:4000/" + string(make([]byte, 200)), false},
+	} {
+		addr, s, err := ParseNameServer(tt.v)
+		if (err == nil) != tt.ok {
+			t.Errorf("ParseNameServer(%q): %v, want ok %v", tt.v, err, tt.ok)
+		}
+		if tt.ok && (addr != "127.0.0.1:4000" || len(s) != 32) {
+			t.Errorf("ParseNameServer(%q) = %q, %d bytes", tt.v, addr, len(s))
+		}
+	}
+}

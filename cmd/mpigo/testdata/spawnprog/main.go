@@ -34,6 +34,8 @@ func main() {
 			return waitSlow(world)
 		case "slowchild":
 			return slowChild(world)
+		case "nsserver", "nsclient":
+			return apart(world, mode == "nsserver")
 		case "pool":
 			return pool(world)
 		case "poolworker":
@@ -279,5 +281,60 @@ func pool(world *mpi.Comm) error {
 		return err
 	}
 	fmt.Printf("pool ok: %d tasks over 3 spawned workers\n", i)
+	return nil
+}
+
+// apart is one of two jobs started apart that find each other through a
+// name server (mpigo nameserver, MPIGO_NAMESERVER): the server publishes
+// a port and accepts, the client looks it up (until it is published) and
+// connects; they add up their ranks over the intercommunicator.
+func apart(world *mpi.Comm, server bool) error {
+	var ic *mpi.Comm
+	var port string
+	var err error
+	if server {
+		if world.Rank() == 0 {
+			if port, err = mpi.OpenPort(nil); err != nil {
+				return err
+			}
+			if err := mpi.PublishName("apart", nil, port); err != nil {
+				return err
+			}
+		}
+		if ic, err = world.CommAccept(port, nil, 0); err != nil {
+			return err
+		}
+		if world.Rank() == 0 {
+			if err := mpi.UnpublishName("apart", nil, port); err != nil {
+				return err
+			}
+			mpi.ClosePort(port)
+		}
+	} else {
+		if world.Rank() == 0 {
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				port, err = mpi.LookupName("apart", nil)
+				if err == nil || !errors.Is(err, mpi.ErrName) || time.Now().After(deadline) {
+					break
+				}
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if ic, err = world.CommConnect(port, nil, 0); err != nil {
+			return err
+		}
+	}
+	sum, err := mpi.Allreduce(ic, world.Rank()+1, mpi.Sum[int]())
+	if err != nil {
+		return err
+	}
+	if err := ic.Disconnect(); err != nil {
+		return err
+	}
+	if world.Rank() == 0 {
+		fmt.Printf("apart ok: the other job's ranks sum to %d\n", sum)
+	}
 	return nil
 }
