@@ -36,6 +36,14 @@ func main() {
 			return slowChild(world)
 		case "nsserver", "nsclient":
 			return apart(world, mode == "nsserver")
+		case "spawntime":
+			return spawnTime(world)
+		case "sendrank":
+			p := world.GetParent()
+			if err := mpi.Send(p, world.Rank(), 0, 1); err != nil {
+				return err
+			}
+			return p.Disconnect()
 		case "pool":
 			return pool(world)
 		case "poolworker":
@@ -337,4 +345,26 @@ func apart(world *mpi.Comm, server bool) error {
 		fmt.Printf("apart ok: the other job's ranks sum to %d\n", sum)
 	}
 	return nil
+}
+
+// spawnTime is the mpigo side of bench/spawn.sh: it times Spawn of 4
+// children until the first message of each has arrived, as
+// bench/ref/spawn.c does for Open MPI, and prints "spawn 4 MILLISECONDS".
+func spawnTime(world *mpi.Comm) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	ic, _, err := world.Self().Spawn(self, []string{"sendrank"}, 4, nil, 0)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < 4; i++ {
+		if _, _, err := mpi.Recv[int](ic, mpi.AnySource, 1); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("spawn 4 %.1f\n", float64(time.Since(start).Microseconds())/1e3)
+	return ic.Disconnect()
 }
