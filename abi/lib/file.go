@@ -519,7 +519,9 @@ func access(fn string, fh uintptr, off int64, buf unsafe.Pointer, count int, dat
 
 // noOff adapts a call through a file pointer to accessFunc.
 func noOff(do func(f *mpi.File, b []byte, n int, t *mpi.Datatype) (mpi.Status, error)) accessFunc {
-	return func(f *mpi.File, _ int64, b []byte, n int, t *mpi.Datatype) (mpi.Status, error) { return do(f, b, n, t) }
+	return func(f *mpi.File, _ int64, b []byte, n int, t *mpi.Datatype) (mpi.Status, error) {
+		return do(f, b, n, t)
+	}
 }
 
 var (
@@ -658,20 +660,22 @@ func istart(fn string, fh uintptr, off int64, buf unsafe.Pointer, count int, dat
 }
 
 func noOffI(do func(f *mpi.File, b []byte, n int, t *mpi.Datatype) (*mpi.Request, error)) startAccessFunc {
-	return func(f *mpi.File, _ int64, b []byte, n int, t *mpi.Datatype) (*mpi.Request, error) { return do(f, b, n, t) }
+	return func(f *mpi.File, _ int64, b []byte, n int, t *mpi.Datatype) (*mpi.Request, error) {
+		return do(f, b, n, t)
+	}
 }
 
 var (
-	ireadAt       startAccessFunc = (*mpi.File).IreadAt
-	iwriteAt      startAccessFunc = (*mpi.File).IwriteAt
-	ireadAtAll    startAccessFunc = (*mpi.File).IreadAtAll
-	iwriteAtAll   startAccessFunc = (*mpi.File).IwriteAtAll
-	iread                         = noOffI((*mpi.File).Iread)
-	iwrite                        = noOffI((*mpi.File).Iwrite)
-	ireadAll                      = noOffI((*mpi.File).IreadAll)
-	iwriteAll                     = noOffI((*mpi.File).IwriteAll)
-	ireadShared                   = noOffI((*mpi.File).IreadShared)
-	iwriteShared                  = noOffI((*mpi.File).IwriteShared)
+	ireadAt      startAccessFunc = (*mpi.File).IreadAt
+	iwriteAt     startAccessFunc = (*mpi.File).IwriteAt
+	ireadAtAll   startAccessFunc = (*mpi.File).IreadAtAll
+	iwriteAtAll  startAccessFunc = (*mpi.File).IwriteAtAll
+	iread                        = noOffI((*mpi.File).Iread)
+	iwrite                       = noOffI((*mpi.File).Iwrite)
+	ireadAll                     = noOffI((*mpi.File).IreadAll)
+	iwriteAll                    = noOffI((*mpi.File).IwriteAll)
+	ireadShared                  = noOffI((*mpi.File).IreadShared)
+	iwriteShared                 = noOffI((*mpi.File).IwriteShared)
 )
 
 func implFile_iread_at(fh uintptr, off int64, buf unsafe.Pointer, count int32, dt uintptr, req unsafe.Pointer) int32 {
