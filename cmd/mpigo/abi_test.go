@@ -199,6 +199,19 @@ func TestABIIO(t *testing.T) {
 	}
 }
 
+// TestABIIOFatal: MPI_ERRORS_ARE_FATAL set on a file ends the job, with
+// the error's class (MPI_ERR_ACCESS, 20) as status and a message naming
+// the call.
+func TestABIIOFatal(t *testing.T) {
+	_, bin := abiSetup(t)
+	var out, errs strings.Builder
+	code := run([]string{"run", "--timeout", "60s", "-n", "2", filepath.Join(bin, "io_errors"), t.TempDir(), "fatal"}, &out, &errs)
+	const errAccess = 20
+	if code != errAccess || strings.Contains(out.String(), "not reached") || !strings.Contains(errs.String(), "MPI_File_read_at") {
+		t.Fatalf("exit %d, want %d (MPI_ERR_ACCESS) and a message naming MPI_File_read_at\nstdout:\n%s\nstderr:\n%s", code, errAccess, out.String(), errs.String())
+	}
+}
+
 // TestABISessionMPMD: the process sets of an MPMD job, mpigo://app and
 // mpigo://app/<i>, follow mpigo run's groups (MPIGO_APPS).
 func TestABISessionMPMD(t *testing.T) {

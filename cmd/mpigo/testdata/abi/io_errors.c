@@ -47,6 +47,16 @@ int main(int argc, char **argv)
 	snprintf(name, sizeof name, "%s/errors.dat", argv[1]);
 	snprintf(missing, sizeof missing, "%s/no/such/file", argv[1]);
 
+	if (argc > 2 && strcmp(argv[2], "fatal") == 0) {
+		/* MPI_ERRORS_ARE_FATAL on a file ends the job with the class
+		 * of the error as its status. */
+		OK(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+		OK(MPI_File_set_errhandler(fh, MPI_ERRORS_ARE_FATAL));
+		MPI_File_read_at(fh, 0, &n, 1, MPI_INT, &st);
+		printf("not reached\n");
+		return 0;
+	}
+
 	/* MPI_FILE_NULL's handler is MPI_ERRORS_RETURN. */
 	OK(MPI_File_get_errhandler(MPI_FILE_NULL, &got));
 	CHECK(got == MPI_ERRORS_RETURN, "MPI_FILE_NULL's handler is %p", (void *)got);
