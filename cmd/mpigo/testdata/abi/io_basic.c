@@ -127,6 +127,39 @@ int main(int argc, char **argv)
 	CHECK(n == 7000 + (rank + 1) % size, "read_at neighbour %d", n);
 	OK(MPI_File_close(&fh));
 
+	/* A subarray view: rank r owns columns 2r and 2r+1 of a 4 x 2*size
+	 * array of ints; a strided memory type reads them back. */
+	{
+		int gs[2] = {4, 2 * size}, ss[2] = {4, 2}, st0[2] = {0, 2 * rank}, mem[16], r, c;
+		MPI_Datatype sub, strided;
+		OK(MPI_Type_create_subarray(2, gs, ss, st0, MPI_ORDER_C, MPI_INT, &sub));
+		OK(MPI_Type_commit(&sub));
+		OK(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+		OK(MPI_File_set_size(fh, 0));
+		OK(MPI_File_set_view(fh, 0, MPI_INT, sub, "native", MPI_INFO_NULL));
+		for (i = 0; i < 8; i++)
+			buf[i] = rank * 100 + i; /* row i/2, column 2*rank + i%2 */
+		OK(MPI_File_write_all(fh, buf, 8, MPI_INT, &st));
+		OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+		OK(MPI_File_read_all(fh, all, 8 * size, MPI_INT, &st));
+		for (r = 0; r < 4; r++)
+			for (c = 0; c < 2 * size; c++)
+				CHECK(all[r * 2 * size + c] == (c / 2) * 100 + r * 2 + c % 2, "subarray [%d][%d] = %d", r, c, all[r * 2 * size + c]);
+		/* Memory side: every other int of mem, from the view again. */
+		OK(MPI_Type_vector(8, 1, 2, MPI_INT, &strided));
+		OK(MPI_Type_commit(&strided));
+		OK(MPI_File_set_view(fh, 0, MPI_INT, sub, "native", MPI_INFO_NULL));
+		memset(mem, 0xff, sizeof mem);
+		OK(MPI_File_read_all(fh, mem, 1, strided, &st));
+		OK(MPI_Get_count(&st, MPI_INT, &n));
+		CHECK(n == 8, "strided read count %d ints", n);
+		for (i = 0; i < 16; i++)
+			CHECK(mem[i] == (i % 2 ? -1 : rank * 100 + i / 2), "strided mem[%d] = %d", i, mem[i]);
+		OK(MPI_File_close(&fh));
+		OK(MPI_Type_free(&strided));
+		OK(MPI_Type_free(&sub));
+	}
+
 	/* external32: big-endian ints on disk; reading back converts. */
 	OK(MPI_File_open(MPI_COMM_WORLD, name2, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
 	OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL));
