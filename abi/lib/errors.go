@@ -182,6 +182,9 @@ func raiseOn(fn string, ce *commEntry, err error) int32 {
 	class := classOf(err)
 	msg := fn + ": " + err.Error()
 	code := newCode(class, msg)
+	if fe := fileOf(ce); fe != nil { // a file's request (file.go)
+		return fe.dispatch(code)
+	}
 	if ce == nil || !usable() || ce.errh.Load() == MPI_ERRORS_RETURN {
 		return code
 	}

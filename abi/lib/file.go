@@ -60,6 +60,23 @@ func init() {
 	quiet.errh.Store(MPI_ERRORS_RETURN)
 }
 
+// fileCEs maps the commEntry of each open file (fileEntry.ce) to the
+// file: the requests of a file carry that commEntry, and the calls that
+// complete them raise their errors on it (raiseOn), which must reach the
+// file's handler, a user one included.
+var fileCEs sync.Map // *commEntry -> *fileEntry
+
+// fileOf returns the open file whose commEntry ce is, or nil.
+func fileOf(ce *commEntry) *fileEntry {
+	if ce == nil {
+		return nil
+	}
+	if fe, ok := fileCEs.Load(ce); ok {
+		return fe.(*fileEntry)
+	}
+	return nil
+}
+
 // handler returns the file's user error handler, or nil.
 func (fe *fileEntry) handler() unsafe.Pointer {
 	fe.errMu.Lock()
@@ -252,6 +269,7 @@ func implFile_open(comm uintptr, filename unsafe.Pointer, amode int32, info uint
 	fe.userH, fe.userFn = nullFile.userH, nullFile.userFn
 	nullFile.errMu.Unlock()
 	fe.h = files.add(fe)
+	fileCEs.Store(&fe.ce, fe)
 	*(*uintptr)(fh) = fe.h
 	return MPI_SUCCESS
 }
@@ -271,6 +289,9 @@ func implFile_close(fh unsafe.Pointer) int32 {
 	}
 	err := fe.f.Close() // closes the file even when it fails
 	files.remove(h)
+	// Requests of the file that are still held (completed, not yet
+	// freed) raise on the predefined handler from now on.
+	fileCEs.Delete(&fe.ce)
 	*(*uintptr)(fh) = MPI_FILE_NULL
 	return fe.check(fn, err)
 }
@@ -637,8 +658,8 @@ func implFile_write_ordered_c(fh uintptr, buf unsafe.Pointer, count int64, dt ui
 
 // Non-blocking data access: the requests of mpi.File are generalized
 // requests, which MPI_Wait, MPI_Test and the calls on many requests
-// complete like any other. Their errors go to the file's predefined
-// handler.
+// complete like any other. They carry the file's commEntry, so that
+// their errors go to the file's handler (fileOf).
 
 type startAccessFunc = func(f *mpi.File, off int64, b []byte, n int, t *mpi.Datatype) (*mpi.Request, error)
 
@@ -959,9 +980,6 @@ func implFile_set_errhandler(file, errhandler uintptr) int32 {
 	if !ok {
 		return fe.raise(fn, classErr(MPI_ERR_ERRHANDLER, fmt.Sprintf("%#x is not an error handler for files", errhandler)))
 	}
-	// The errors of the file's requests, which MPI_Wait raises on the
-	// predefined handler, are returned under a user handler.
-	fe.ce.errh.Store(MPI_ERRORS_RETURN)
 	fe.errMu.Lock()
 	fe.userH, fe.userFn = errhandler, f
 	fe.errMu.Unlock()

@@ -124,9 +124,16 @@ int main(int argc, char **argv)
 	CHECK(calls == 1 && last_file == fh && last_code == rc, "handler: %d calls, file ok %d, code %d rc %d", calls, last_file == fh, last_code, rc);
 	OK(MPI_File_call_errhandler(fh, MPI_ERR_IO));
 	CHECK(calls == 2 && last_code == MPI_ERR_IO, "call_errhandler: %d calls, code %d", calls, last_code);
+	/* A request's error, reported at completion, goes to the file's
+	 * handler too. */
+	rc = MPI_File_iread_at(fh, 0, &n, 1, MPI_INT, &req);
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Wait(&req, &st);
+	CHECK(class_of(rc) == MPI_ERR_ACCESS && calls == 3 && last_file == fh && last_code == rc,
+	      "iread_at on a write-only file: class %d, %d calls, code %d rc %d", class_of(rc), calls, last_code, rc);
 	/* A communicator's handler is not a file's. */
 	WANT(MPI_File_set_errhandler(fh, (MPI_Errhandler)MPI_COMM_WORLD), MPI_ERR_ERRHANDLER);
-	CHECK(calls == 3, "the refused set_errhandler went to the file's handler (%d calls)", calls);
+	CHECK(calls == 4, "the refused set_errhandler went to the file's handler (%d calls)", calls);
 	OK(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN));
 	old = fh;
 	OK(MPI_File_close(&fh));
@@ -135,15 +142,15 @@ int main(int argc, char **argv)
 	OK(MPI_File_set_errhandler(MPI_FILE_NULL, eh));
 	rc = MPI_File_get_size(old, &off);
 	CHECK(rc != MPI_SUCCESS && class_of(rc) == MPI_ERR_FILE, "closed handle: class %d", class_of(rc));
-	CHECK(calls == 4 && last_file == MPI_FILE_NULL && last_code == rc, "MPI_FILE_NULL's handler: %d calls, code %d rc %d", calls, last_code, rc);
+	CHECK(calls == 5 && last_file == MPI_FILE_NULL && last_code == rc, "MPI_FILE_NULL's handler: %d calls, code %d rc %d", calls, last_code, rc);
 	rc = MPI_File_open(MPI_COMM_WORLD, missing, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
-	CHECK(calls == 5 && last_file == MPI_FILE_NULL && class_of(last_code) == MPI_ERR_NO_SUCH_FILE, "open's error on MPI_FILE_NULL's handler: %d calls", calls);
+	CHECK(calls == 6 && last_file == MPI_FILE_NULL && class_of(last_code) == MPI_ERR_NO_SUCH_FILE, "open's error on MPI_FILE_NULL's handler: %d calls", calls);
 	/* Files opened now inherit it. */
 	OK(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
 	OK(MPI_File_get_errhandler(fh, &got));
 	CHECK(got == eh, "a new file's handler is MPI_FILE_NULL's");
 	rc = MPI_File_write(fh, &n, 1, MPI_INT, &st);
-	CHECK(class_of(rc) == MPI_ERR_READ_ONLY && calls == 6 && last_file == fh, "write on read-only file: class %d, %d calls", class_of(rc), calls);
+	CHECK(class_of(rc) == MPI_ERR_READ_ONLY && calls == 7 && last_file == fh, "write on read-only file: class %d, %d calls", class_of(rc), calls);
 	OK(MPI_File_read_at(fh, ((rank + 1) % size) * sizeof(int), &n, 1, MPI_INT, &st));
 	CHECK(n == (rank + 1) % size, "read back %d", n);
 	OK(MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN));
@@ -151,7 +158,7 @@ int main(int argc, char **argv)
 	CHECK(eh == MPI_ERRHANDLER_NULL, "errhandler_free");
 	/* The file keeps the handler it was given. */
 	rc = MPI_File_write(fh, &n, 1, MPI_INT, &st);
-	CHECK(rc != MPI_SUCCESS && calls == 7, "freed handler still called by its file: %d calls", calls);
+	CHECK(rc != MPI_SUCCESS && calls == 8, "freed handler still called by its file: %d calls", calls);
 	OK(MPI_File_close(&fh));
 	OK(MPI_Barrier(MPI_COMM_WORLD));
 	if (rank == 0)
