@@ -416,20 +416,26 @@ func implFile_set_view(fh uintptr, disp int64, etype, filetype uintptr, datarep 
 	if fe == nil {
 		return rc
 	}
+	// A refused argument still takes part, with a nil etype that mpigo
+	// refuses on every rank, so that no rank waits for this one.
+	refused := func(rc int32) int32 {
+		_ = fe.f.SetView(0, nil, nil, "native", nil)
+		return rc
+	}
 	et, rc := fe.typeArg(fn, etype)
 	if et == nil {
-		return rc
+		return refused(rc)
 	}
 	ft, rc := fe.typeArg(fn, filetype)
 	if ft == nil {
-		return rc
+		return refused(rc)
 	}
 	if datarep == nil {
-		return fe.raise(fn, classErr(MPI_ERR_ARG, "datarep is NULL"))
+		return refused(fe.raise(fn, classErr(MPI_ERR_ARG, "datarep is NULL")))
 	}
 	in, rc := infoOrNil(fn, fe, info)
 	if rc != 0 {
-		return rc
+		return refused(rc)
 	}
 	if disp == MPI_DISPLACEMENT_CURRENT {
 		// Only for files of MPI_MODE_SEQUENTIAL: the view starts where
@@ -523,13 +529,21 @@ func implFile_get_type_extent_c(fh, datatype uintptr, extent unsafe.Pointer) int
 // calls through a file pointer.
 type accessFunc = func(f *mpi.File, off int64, b []byte, n int, t *mpi.Datatype) (mpi.Status, error)
 
-func access(fn string, fh uintptr, off int64, buf unsafe.Pointer, count int, datatype uintptr, st unsafe.Pointer, do accessFunc) int32 {
+// A collective call whose arguments this layer refuses on one rank still
+// takes part, with a nil datatype, which mpigo refuses on every rank
+// after agreeing (MPI_ERR_TYPE there, naming this rank): the other ranks
+// fail instead of waiting for this one. That is collective (coll) below.
+
+func access(fn string, fh uintptr, off int64, buf unsafe.Pointer, count int, datatype uintptr, st unsafe.Pointer, coll bool, do accessFunc) int32 {
 	fe, rc := fileArg(fn, fh)
 	if fe == nil {
 		return rc
 	}
 	b, t, rc := fe.buf(fn, buf, count, datatype)
 	if rc != 0 {
+		if coll {
+			_, _ = do(fe.f, off, nil, 0, nil)
+		}
 		return rc
 	}
 	s, err := do(fe.f, off, b, count, t)
@@ -561,99 +575,99 @@ var (
 )
 
 func implFile_read_at(fh uintptr, off int64, buf unsafe.Pointer, count int32, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_read_at", fh, off, buf, int(count), dt, st, readAt)
+	return access("MPI_File_read_at", fh, off, buf, int(count), dt, st, false, readAt)
 }
 
 func implFile_read_at_c(fh uintptr, off int64, buf unsafe.Pointer, count int64, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_read_at_c", fh, off, buf, int(count), dt, st, readAt)
+	return access("MPI_File_read_at_c", fh, off, buf, int(count), dt, st, false, readAt)
 }
 
 func implFile_write_at(fh uintptr, off int64, buf unsafe.Pointer, count int32, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_write_at", fh, off, buf, int(count), dt, st, writeAt)
+	return access("MPI_File_write_at", fh, off, buf, int(count), dt, st, false, writeAt)
 }
 
 func implFile_write_at_c(fh uintptr, off int64, buf unsafe.Pointer, count int64, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_write_at_c", fh, off, buf, int(count), dt, st, writeAt)
+	return access("MPI_File_write_at_c", fh, off, buf, int(count), dt, st, false, writeAt)
 }
 
 func implFile_read_at_all(fh uintptr, off int64, buf unsafe.Pointer, count int32, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_read_at_all", fh, off, buf, int(count), dt, st, readAtAll)
+	return access("MPI_File_read_at_all", fh, off, buf, int(count), dt, st, true, readAtAll)
 }
 
 func implFile_read_at_all_c(fh uintptr, off int64, buf unsafe.Pointer, count int64, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_read_at_all_c", fh, off, buf, int(count), dt, st, readAtAll)
+	return access("MPI_File_read_at_all_c", fh, off, buf, int(count), dt, st, true, readAtAll)
 }
 
 func implFile_write_at_all(fh uintptr, off int64, buf unsafe.Pointer, count int32, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_write_at_all", fh, off, buf, int(count), dt, st, writeAtAll)
+	return access("MPI_File_write_at_all", fh, off, buf, int(count), dt, st, true, writeAtAll)
 }
 
 func implFile_write_at_all_c(fh uintptr, off int64, buf unsafe.Pointer, count int64, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_write_at_all_c", fh, off, buf, int(count), dt, st, writeAtAll)
+	return access("MPI_File_write_at_all_c", fh, off, buf, int(count), dt, st, true, writeAtAll)
 }
 
 func implFile_read(fh uintptr, buf unsafe.Pointer, count int32, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_read", fh, 0, buf, int(count), dt, st, readInd)
+	return access("MPI_File_read", fh, 0, buf, int(count), dt, st, false, readInd)
 }
 
 func implFile_read_c(fh uintptr, buf unsafe.Pointer, count int64, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_read_c", fh, 0, buf, int(count), dt, st, readInd)
+	return access("MPI_File_read_c", fh, 0, buf, int(count), dt, st, false, readInd)
 }
 
 func implFile_write(fh uintptr, buf unsafe.Pointer, count int32, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_write", fh, 0, buf, int(count), dt, st, writeInd)
+	return access("MPI_File_write", fh, 0, buf, int(count), dt, st, false, writeInd)
 }
 
 func implFile_write_c(fh uintptr, buf unsafe.Pointer, count int64, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_write_c", fh, 0, buf, int(count), dt, st, writeInd)
+	return access("MPI_File_write_c", fh, 0, buf, int(count), dt, st, false, writeInd)
 }
 
 func implFile_read_all(fh uintptr, buf unsafe.Pointer, count int32, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_read_all", fh, 0, buf, int(count), dt, st, readAll)
+	return access("MPI_File_read_all", fh, 0, buf, int(count), dt, st, true, readAll)
 }
 
 func implFile_read_all_c(fh uintptr, buf unsafe.Pointer, count int64, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_read_all_c", fh, 0, buf, int(count), dt, st, readAll)
+	return access("MPI_File_read_all_c", fh, 0, buf, int(count), dt, st, true, readAll)
 }
 
 func implFile_write_all(fh uintptr, buf unsafe.Pointer, count int32, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_write_all", fh, 0, buf, int(count), dt, st, writeAll)
+	return access("MPI_File_write_all", fh, 0, buf, int(count), dt, st, true, writeAll)
 }
 
 func implFile_write_all_c(fh uintptr, buf unsafe.Pointer, count int64, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_write_all_c", fh, 0, buf, int(count), dt, st, writeAll)
+	return access("MPI_File_write_all_c", fh, 0, buf, int(count), dt, st, true, writeAll)
 }
 
 func implFile_read_shared(fh uintptr, buf unsafe.Pointer, count int32, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_read_shared", fh, 0, buf, int(count), dt, st, readShared)
+	return access("MPI_File_read_shared", fh, 0, buf, int(count), dt, st, false, readShared)
 }
 
 func implFile_read_shared_c(fh uintptr, buf unsafe.Pointer, count int64, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_read_shared_c", fh, 0, buf, int(count), dt, st, readShared)
+	return access("MPI_File_read_shared_c", fh, 0, buf, int(count), dt, st, false, readShared)
 }
 
 func implFile_write_shared(fh uintptr, buf unsafe.Pointer, count int32, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_write_shared", fh, 0, buf, int(count), dt, st, writeShared)
+	return access("MPI_File_write_shared", fh, 0, buf, int(count), dt, st, false, writeShared)
 }
 
 func implFile_write_shared_c(fh uintptr, buf unsafe.Pointer, count int64, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_write_shared_c", fh, 0, buf, int(count), dt, st, writeShared)
+	return access("MPI_File_write_shared_c", fh, 0, buf, int(count), dt, st, false, writeShared)
 }
 
 func implFile_read_ordered(fh uintptr, buf unsafe.Pointer, count int32, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_read_ordered", fh, 0, buf, int(count), dt, st, readOrdered)
+	return access("MPI_File_read_ordered", fh, 0, buf, int(count), dt, st, true, readOrdered)
 }
 
 func implFile_read_ordered_c(fh uintptr, buf unsafe.Pointer, count int64, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_read_ordered_c", fh, 0, buf, int(count), dt, st, readOrdered)
+	return access("MPI_File_read_ordered_c", fh, 0, buf, int(count), dt, st, true, readOrdered)
 }
 
 func implFile_write_ordered(fh uintptr, buf unsafe.Pointer, count int32, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_write_ordered", fh, 0, buf, int(count), dt, st, writeOrdered)
+	return access("MPI_File_write_ordered", fh, 0, buf, int(count), dt, st, true, writeOrdered)
 }
 
 func implFile_write_ordered_c(fh uintptr, buf unsafe.Pointer, count int64, dt uintptr, st unsafe.Pointer) int32 {
-	return access("MPI_File_write_ordered_c", fh, 0, buf, int(count), dt, st, writeOrdered)
+	return access("MPI_File_write_ordered_c", fh, 0, buf, int(count), dt, st, true, writeOrdered)
 }
 
 // Non-blocking data access: the requests of mpi.File are generalized
@@ -663,13 +677,24 @@ func implFile_write_ordered_c(fh uintptr, buf unsafe.Pointer, count int64, dt ui
 
 type startAccessFunc = func(f *mpi.File, off int64, b []byte, n int, t *mpi.Datatype) (*mpi.Request, error)
 
-func istart(fn string, fh uintptr, off int64, buf unsafe.Pointer, count int, datatype uintptr, request unsafe.Pointer, do startAccessFunc) int32 {
-	fe, rc := outArg(fn, fh, request, "request")
+func istart(fn string, fh uintptr, off int64, buf unsafe.Pointer, count int, datatype uintptr, request unsafe.Pointer, coll bool, do startAccessFunc) int32 {
+	fe, rc := fileArg(fn, fh)
 	if fe == nil {
 		return rc
 	}
-	b, t, rc := fe.buf(fn, buf, count, datatype)
+	var b []byte
+	var t *mpi.Datatype
+	if request == nil {
+		rc = fe.raise(fn, classErr(MPI_ERR_ARG, "request is NULL"))
+	} else {
+		b, t, rc = fe.buf(fn, buf, count, datatype)
+	}
 	if rc != 0 {
+		if coll {
+			if r, err := do(fe.f, off, nil, 0, nil); err == nil {
+				_, _ = r.Wait()
+			}
+		}
 		return rc
 	}
 	r, err := do(fe.f, off, b, count, t)
@@ -700,83 +725,83 @@ var (
 )
 
 func implFile_iread_at(fh uintptr, off int64, buf unsafe.Pointer, count int32, dt uintptr, req unsafe.Pointer) int32 {
-	return istart("MPI_File_iread_at", fh, off, buf, int(count), dt, req, ireadAt)
+	return istart("MPI_File_iread_at", fh, off, buf, int(count), dt, req, false, ireadAt)
 }
 
 func implFile_iread_at_c(fh uintptr, off int64, buf unsafe.Pointer, count int64, dt uintptr, req unsafe.Pointer) int32 {
-	return istart("MPI_File_iread_at_c", fh, off, buf, int(count), dt, req, ireadAt)
+	return istart("MPI_File_iread_at_c", fh, off, buf, int(count), dt, req, false, ireadAt)
 }
 
 func implFile_iwrite_at(fh uintptr, off int64, buf unsafe.Pointer, count int32, dt uintptr, req unsafe.Pointer) int32 {
-	return istart("MPI_File_iwrite_at", fh, off, buf, int(count), dt, req, iwriteAt)
+	return istart("MPI_File_iwrite_at", fh, off, buf, int(count), dt, req, false, iwriteAt)
 }
 
 func implFile_iwrite_at_c(fh uintptr, off int64, buf unsafe.Pointer, count int64, dt uintptr, req unsafe.Pointer) int32 {
-	return istart("MPI_File_iwrite_at_c", fh, off, buf, int(count), dt, req, iwriteAt)
+	return istart("MPI_File_iwrite_at_c", fh, off, buf, int(count), dt, req, false, iwriteAt)
 }
 
 func implFile_iread_at_all(fh uintptr, off int64, buf unsafe.Pointer, count int32, dt uintptr, req unsafe.Pointer) int32 {
-	return istart("MPI_File_iread_at_all", fh, off, buf, int(count), dt, req, ireadAtAll)
+	return istart("MPI_File_iread_at_all", fh, off, buf, int(count), dt, req, true, ireadAtAll)
 }
 
 func implFile_iread_at_all_c(fh uintptr, off int64, buf unsafe.Pointer, count int64, dt uintptr, req unsafe.Pointer) int32 {
-	return istart("MPI_File_iread_at_all_c", fh, off, buf, int(count), dt, req, ireadAtAll)
+	return istart("MPI_File_iread_at_all_c", fh, off, buf, int(count), dt, req, true, ireadAtAll)
 }
 
 func implFile_iwrite_at_all(fh uintptr, off int64, buf unsafe.Pointer, count int32, dt uintptr, req unsafe.Pointer) int32 {
-	return istart("MPI_File_iwrite_at_all", fh, off, buf, int(count), dt, req, iwriteAtAll)
+	return istart("MPI_File_iwrite_at_all", fh, off, buf, int(count), dt, req, true, iwriteAtAll)
 }
 
 func implFile_iwrite_at_all_c(fh uintptr, off int64, buf unsafe.Pointer, count int64, dt uintptr, req unsafe.Pointer) int32 {
-	return istart("MPI_File_iwrite_at_all_c", fh, off, buf, int(count), dt, req, iwriteAtAll)
+	return istart("MPI_File_iwrite_at_all_c", fh, off, buf, int(count), dt, req, true, iwriteAtAll)
 }
 
 func implFile_iread(fh uintptr, buf unsafe.Pointer, count int32, dt uintptr, req unsafe.Pointer) int32 {
-	return istart("MPI_File_iread", fh, 0, buf, int(count), dt, req, iread)
+	return istart("MPI_File_iread", fh, 0, buf, int(count), dt, req, false, iread)
 }
 
 func implFile_iread_c(fh uintptr, buf unsafe.Pointer, count int64, dt uintptr, req unsafe.Pointer) int32 {
-	return istart("MPI_File_iread_c", fh, 0, buf, int(count), dt, req, iread)
+	return istart("MPI_File_iread_c", fh, 0, buf, int(count), dt, req, false, iread)
 }
 
 func implFile_iwrite(fh uintptr, buf unsafe.Pointer, count int32, dt uintptr, req unsafe.Pointer) int32 {
-	return istart("MPI_File_iwrite", fh, 0, buf, int(count), dt, req, iwrite)
+	return istart("MPI_File_iwrite", fh, 0, buf, int(count), dt, req, false, iwrite)
 }
 
 func implFile_iwrite_c(fh uintptr, buf unsafe.Pointer, count int64, dt uintptr, req unsafe.Pointer) int32 {
-	return istart("MPI_File_iwrite_c", fh, 0, buf, int(count), dt, req, iwrite)
+	return istart("MPI_File_iwrite_c", fh, 0, buf, int(count), dt, req, false, iwrite)
 }
 
 func implFile_iread_all(fh uintptr, buf unsafe.Pointer, count int32, dt uintptr, req unsafe.Pointer) int32 {
-	return istart("MPI_File_iread_all", fh, 0, buf, int(count), dt, req, ireadAll)
+	return istart("MPI_File_iread_all", fh, 0, buf, int(count), dt, req, true, ireadAll)
 }
 
 func implFile_iread_all_c(fh uintptr, buf unsafe.Pointer, count int64, dt uintptr, req unsafe.Pointer) int32 {
-	return istart("MPI_File_iread_all_c", fh, 0, buf, int(count), dt, req, ireadAll)
+	return istart("MPI_File_iread_all_c", fh, 0, buf, int(count), dt, req, true, ireadAll)
 }
 
 func implFile_iwrite_all(fh uintptr, buf unsafe.Pointer, count int32, dt uintptr, req unsafe.Pointer) int32 {
-	return istart("MPI_File_iwrite_all", fh, 0, buf, int(count), dt, req, iwriteAll)
+	return istart("MPI_File_iwrite_all", fh, 0, buf, int(count), dt, req, true, iwriteAll)
 }
 
 func implFile_iwrite_all_c(fh uintptr, buf unsafe.Pointer, count int64, dt uintptr, req unsafe.Pointer) int32 {
-	return istart("MPI_File_iwrite_all_c", fh, 0, buf, int(count), dt, req, iwriteAll)
+	return istart("MPI_File_iwrite_all_c", fh, 0, buf, int(count), dt, req, true, iwriteAll)
 }
 
 func implFile_iread_shared(fh uintptr, buf unsafe.Pointer, count int32, dt uintptr, req unsafe.Pointer) int32 {
-	return istart("MPI_File_iread_shared", fh, 0, buf, int(count), dt, req, ireadShared)
+	return istart("MPI_File_iread_shared", fh, 0, buf, int(count), dt, req, false, ireadShared)
 }
 
 func implFile_iread_shared_c(fh uintptr, buf unsafe.Pointer, count int64, dt uintptr, req unsafe.Pointer) int32 {
-	return istart("MPI_File_iread_shared_c", fh, 0, buf, int(count), dt, req, ireadShared)
+	return istart("MPI_File_iread_shared_c", fh, 0, buf, int(count), dt, req, false, ireadShared)
 }
 
 func implFile_iwrite_shared(fh uintptr, buf unsafe.Pointer, count int32, dt uintptr, req unsafe.Pointer) int32 {
-	return istart("MPI_File_iwrite_shared", fh, 0, buf, int(count), dt, req, iwriteShared)
+	return istart("MPI_File_iwrite_shared", fh, 0, buf, int(count), dt, req, false, iwriteShared)
 }
 
 func implFile_iwrite_shared_c(fh uintptr, buf unsafe.Pointer, count int64, dt uintptr, req unsafe.Pointer) int32 {
-	return istart("MPI_File_iwrite_shared_c", fh, 0, buf, int(count), dt, req, iwriteShared)
+	return istart("MPI_File_iwrite_shared_c", fh, 0, buf, int(count), dt, req, false, iwriteShared)
 }
 
 // Split collectives: one may be active per file; _end takes the buffer
@@ -784,19 +809,27 @@ func implFile_iwrite_shared_c(fh uintptr, buf unsafe.Pointer, count int64, dt ui
 
 type beginFunc = func(f *mpi.File, off int64, b []byte, n int, t *mpi.Datatype) error
 
-func begin(fn string, fh uintptr, off int64, buf unsafe.Pointer, count int, datatype uintptr, do beginFunc) int32 {
+// endFunc ends a split collective.
+type endFunc = func(f *mpi.File, b []byte) (mpi.Status, error)
+
+// begin starts a split collective; a refused one takes part with a nil
+// datatype and is ended at once (undo), so that no split stays active.
+func begin(fn string, fh uintptr, off int64, buf unsafe.Pointer, count int, datatype uintptr, do beginFunc, undo endFunc) int32 {
 	fe, rc := fileArg(fn, fh)
 	if fe == nil {
 		return rc
 	}
 	b, t, rc := fe.buf(fn, buf, count, datatype)
 	if rc != 0 {
+		if do(fe.f, off, nil, 0, nil) == nil {
+			_, _ = undo(fe.f, nil)
+		}
 		return rc
 	}
 	return fe.check(fn, do(fe.f, off, b, count, t))
 }
 
-func end(fn string, fh uintptr, st unsafe.Pointer, do func(f *mpi.File, b []byte) (mpi.Status, error)) int32 {
+func end(fn string, fh uintptr, st unsafe.Pointer, do endFunc) int32 {
 	fe, rc := fileArg(fn, fh)
 	if fe == nil {
 		return rc
@@ -812,11 +845,11 @@ func noOffB(do func(f *mpi.File, b []byte, n int, t *mpi.Datatype) error) beginF
 }
 
 func implFile_read_at_all_begin(fh uintptr, off int64, buf unsafe.Pointer, count int32, dt uintptr) int32 {
-	return begin("MPI_File_read_at_all_begin", fh, off, buf, int(count), dt, (*mpi.File).ReadAtAllBegin)
+	return begin("MPI_File_read_at_all_begin", fh, off, buf, int(count), dt, (*mpi.File).ReadAtAllBegin, (*mpi.File).ReadAtAllEnd)
 }
 
 func implFile_read_at_all_begin_c(fh uintptr, off int64, buf unsafe.Pointer, count int64, dt uintptr) int32 {
-	return begin("MPI_File_read_at_all_begin_c", fh, off, buf, int(count), dt, (*mpi.File).ReadAtAllBegin)
+	return begin("MPI_File_read_at_all_begin_c", fh, off, buf, int(count), dt, (*mpi.File).ReadAtAllBegin, (*mpi.File).ReadAtAllEnd)
 }
 
 func implFile_read_at_all_end(fh uintptr, buf, st unsafe.Pointer) int32 {
@@ -824,11 +857,11 @@ func implFile_read_at_all_end(fh uintptr, buf, st unsafe.Pointer) int32 {
 }
 
 func implFile_write_at_all_begin(fh uintptr, off int64, buf unsafe.Pointer, count int32, dt uintptr) int32 {
-	return begin("MPI_File_write_at_all_begin", fh, off, buf, int(count), dt, (*mpi.File).WriteAtAllBegin)
+	return begin("MPI_File_write_at_all_begin", fh, off, buf, int(count), dt, (*mpi.File).WriteAtAllBegin, (*mpi.File).WriteAtAllEnd)
 }
 
 func implFile_write_at_all_begin_c(fh uintptr, off int64, buf unsafe.Pointer, count int64, dt uintptr) int32 {
-	return begin("MPI_File_write_at_all_begin_c", fh, off, buf, int(count), dt, (*mpi.File).WriteAtAllBegin)
+	return begin("MPI_File_write_at_all_begin_c", fh, off, buf, int(count), dt, (*mpi.File).WriteAtAllBegin, (*mpi.File).WriteAtAllEnd)
 }
 
 func implFile_write_at_all_end(fh uintptr, buf, st unsafe.Pointer) int32 {
@@ -836,11 +869,11 @@ func implFile_write_at_all_end(fh uintptr, buf, st unsafe.Pointer) int32 {
 }
 
 func implFile_read_all_begin(fh uintptr, buf unsafe.Pointer, count int32, dt uintptr) int32 {
-	return begin("MPI_File_read_all_begin", fh, 0, buf, int(count), dt, noOffB((*mpi.File).ReadAllBegin))
+	return begin("MPI_File_read_all_begin", fh, 0, buf, int(count), dt, noOffB((*mpi.File).ReadAllBegin), (*mpi.File).ReadAllEnd)
 }
 
 func implFile_read_all_begin_c(fh uintptr, buf unsafe.Pointer, count int64, dt uintptr) int32 {
-	return begin("MPI_File_read_all_begin_c", fh, 0, buf, int(count), dt, noOffB((*mpi.File).ReadAllBegin))
+	return begin("MPI_File_read_all_begin_c", fh, 0, buf, int(count), dt, noOffB((*mpi.File).ReadAllBegin), (*mpi.File).ReadAllEnd)
 }
 
 func implFile_read_all_end(fh uintptr, buf, st unsafe.Pointer) int32 {
@@ -848,11 +881,11 @@ func implFile_read_all_end(fh uintptr, buf, st unsafe.Pointer) int32 {
 }
 
 func implFile_write_all_begin(fh uintptr, buf unsafe.Pointer, count int32, dt uintptr) int32 {
-	return begin("MPI_File_write_all_begin", fh, 0, buf, int(count), dt, noOffB((*mpi.File).WriteAllBegin))
+	return begin("MPI_File_write_all_begin", fh, 0, buf, int(count), dt, noOffB((*mpi.File).WriteAllBegin), (*mpi.File).WriteAllEnd)
 }
 
 func implFile_write_all_begin_c(fh uintptr, buf unsafe.Pointer, count int64, dt uintptr) int32 {
-	return begin("MPI_File_write_all_begin_c", fh, 0, buf, int(count), dt, noOffB((*mpi.File).WriteAllBegin))
+	return begin("MPI_File_write_all_begin_c", fh, 0, buf, int(count), dt, noOffB((*mpi.File).WriteAllBegin), (*mpi.File).WriteAllEnd)
 }
 
 func implFile_write_all_end(fh uintptr, buf, st unsafe.Pointer) int32 {
@@ -860,11 +893,11 @@ func implFile_write_all_end(fh uintptr, buf, st unsafe.Pointer) int32 {
 }
 
 func implFile_read_ordered_begin(fh uintptr, buf unsafe.Pointer, count int32, dt uintptr) int32 {
-	return begin("MPI_File_read_ordered_begin", fh, 0, buf, int(count), dt, noOffB((*mpi.File).ReadOrderedBegin))
+	return begin("MPI_File_read_ordered_begin", fh, 0, buf, int(count), dt, noOffB((*mpi.File).ReadOrderedBegin), (*mpi.File).ReadOrderedEnd)
 }
 
 func implFile_read_ordered_begin_c(fh uintptr, buf unsafe.Pointer, count int64, dt uintptr) int32 {
-	return begin("MPI_File_read_ordered_begin_c", fh, 0, buf, int(count), dt, noOffB((*mpi.File).ReadOrderedBegin))
+	return begin("MPI_File_read_ordered_begin_c", fh, 0, buf, int(count), dt, noOffB((*mpi.File).ReadOrderedBegin), (*mpi.File).ReadOrderedEnd)
 }
 
 func implFile_read_ordered_end(fh uintptr, buf, st unsafe.Pointer) int32 {
@@ -872,11 +905,11 @@ func implFile_read_ordered_end(fh uintptr, buf, st unsafe.Pointer) int32 {
 }
 
 func implFile_write_ordered_begin(fh uintptr, buf unsafe.Pointer, count int32, dt uintptr) int32 {
-	return begin("MPI_File_write_ordered_begin", fh, 0, buf, int(count), dt, noOffB((*mpi.File).WriteOrderedBegin))
+	return begin("MPI_File_write_ordered_begin", fh, 0, buf, int(count), dt, noOffB((*mpi.File).WriteOrderedBegin), (*mpi.File).WriteOrderedEnd)
 }
 
 func implFile_write_ordered_begin_c(fh uintptr, buf unsafe.Pointer, count int64, dt uintptr) int32 {
-	return begin("MPI_File_write_ordered_begin_c", fh, 0, buf, int(count), dt, noOffB((*mpi.File).WriteOrderedBegin))
+	return begin("MPI_File_write_ordered_begin_c", fh, 0, buf, int(count), dt, noOffB((*mpi.File).WriteOrderedBegin), (*mpi.File).WriteOrderedEnd)
 }
 
 func implFile_write_ordered_end(fh uintptr, buf, st unsafe.Pointer) int32 {

@@ -102,6 +102,28 @@ int main(int argc, char **argv)
 	/* No split collective active. */
 	WANT(MPI_File_write_all_end(fh, &n, &st), MPI_ERR_ARG);
 
+	/* A collective call refused on one rank fails on every rank: none
+	 * waits for the refused one. */
+	{
+		int bad = rank == size - 1, v[2] = {rank, rank};
+		MPI_Datatype t = bad ? MPI_DATATYPE_NULL : MPI_INT;
+		rc = MPI_File_write_at_all(fh, 64 + 8 * rank, v, 2, t, &st);
+		CHECK(rc != MPI_SUCCESS && (!bad || class_of(rc) == MPI_ERR_TYPE), "write_at_all refused on rank %d: rc %d", size - 1, rc);
+		rc = MPI_File_set_view(fh, 0, MPI_INT, t, "native", MPI_INFO_NULL);
+		CHECK(rc != MPI_SUCCESS && (!bad || class_of(rc) == MPI_ERR_TYPE), "set_view refused on rank %d: rc %d", size - 1, rc);
+		rc = MPI_File_iwrite_all(fh, v, 2, MPI_INT, bad ? NULL : &req);
+		if (rc == MPI_SUCCESS)
+			rc = MPI_Wait(&req, &st);
+		CHECK(rc != MPI_SUCCESS && (!bad || class_of(rc) == MPI_ERR_ARG), "iwrite_all refused on rank %d: rc %d", size - 1, rc);
+		rc = MPI_File_write_all_begin(fh, v, 2, t);
+		if (rc == MPI_SUCCESS)
+			rc = MPI_File_write_all_end(fh, v, &st);
+		CHECK(rc != MPI_SUCCESS && (!bad || class_of(rc) == MPI_ERR_TYPE), "write_all_begin refused on rank %d: rc %d", size - 1, rc);
+		/* No split collective stays active on the refused rank. */
+		OK(MPI_File_write_at_all_begin(fh, 64 + 8 * rank, v, 2, MPI_INT));
+		OK(MPI_File_write_at_all_end(fh, v, &st));
+	}
+
 	/* Bad handles: MPI_FILE_NULL, another kind, garbage, closed. */
 	WANT(MPI_File_read(MPI_FILE_NULL, &n, 1, MPI_INT, &st), MPI_ERR_FILE);
 	WANT(MPI_File_get_size(MPI_FILE_NULL, &off), MPI_ERR_FILE);
