@@ -228,5 +228,9 @@ func implErrhandler_free(p unsafe.Pointer) int32 {
 		*(*uintptr)(p) = MPI_ERRHANDLER_NULL
 		return MPI_SUCCESS
 	}
+	if freeFileErrhandler(*(*uintptr)(p)) { // file.go
+		*(*uintptr)(p) = MPI_ERRHANDLER_NULL
+		return MPI_SUCCESS
+	}
 	return raise(fn, noComm, classErr(MPI_ERR_ERRHANDLER, "not an error handler"))
 }

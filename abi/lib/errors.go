@@ -27,6 +27,15 @@ var classes = []struct {
 	err   error
 	class int32
 }{
+	// MPI-IO's classes first: their errors may carry a cause of another
+	// class (an OS error, a failed process), and the file class is the one
+	// the program asked for.
+	{mpi.ErrFile, MPI_ERR_FILE}, {mpi.ErrNoSuchFile, MPI_ERR_NO_SUCH_FILE}, {mpi.ErrFileExists, MPI_ERR_FILE_EXISTS},
+	{mpi.ErrAccess, MPI_ERR_ACCESS}, {mpi.ErrAmode, MPI_ERR_AMODE}, {mpi.ErrReadOnly, MPI_ERR_READ_ONLY},
+	{mpi.ErrNoSpace, MPI_ERR_NO_SPACE}, {mpi.ErrBadFile, MPI_ERR_BAD_FILE}, {mpi.ErrIO, MPI_ERR_IO},
+	{mpi.ErrUnsupportedDatarep, MPI_ERR_UNSUPPORTED_DATAREP}, {mpi.ErrUnsupportedOp, MPI_ERR_UNSUPPORTED_OPERATION},
+	{mpi.ErrConversion, MPI_ERR_CONVERSION}, {mpi.ErrDupDatarep, MPI_ERR_DUP_DATAREP},
+	{mpi.ErrFileInUse, MPI_ERR_FILE_IN_USE}, {mpi.ErrQuota, MPI_ERR_QUOTA},
 	{mpi.ErrBuffer, MPI_ERR_BUFFER}, {mpi.ErrCount, MPI_ERR_COUNT}, {mpi.ErrType, MPI_ERR_TYPE},
 	{mpi.ErrTag, MPI_ERR_TAG}, {mpi.ErrComm, MPI_ERR_COMM}, {mpi.ErrRank, MPI_ERR_RANK},
 	{mpi.ErrRequest, MPI_ERR_REQUEST}, {mpi.ErrRoot, MPI_ERR_ROOT}, {mpi.ErrGroup, MPI_ERR_GROUP},
@@ -173,6 +182,9 @@ func raiseOn(fn string, ce *commEntry, err error) int32 {
 	class := classOf(err)
 	msg := fn + ": " + err.Error()
 	code := newCode(class, msg)
+	if fe := fileOf(ce); fe != nil { // a file's request (file.go)
+		return fe.dispatch(code)
+	}
 	if ce == nil || !usable() || ce.errh.Load() == MPI_ERRORS_RETURN {
 		return code
 	}

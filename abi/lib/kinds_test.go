@@ -15,6 +15,7 @@ func TestHandleKindsDistinct(t *testing.T) {
 		"kindWin": kindWin, "kindWinErrhandler": kindWinErrhandler, "kindWinGroup": kindWinGroup,
 		"kindTEnum": kindTEnum, "kindTCvar": kindTCvar, "kindTSession": kindTSession, "kindTPvar": kindTPvar,
 		"kindSession": kindSession, "kindSessionErrh": kindSessionErrh, "kindMessage": kindMessage,
+		"kindFile": kindFile, "kindFileErrhandler": kindFileErrhandler,
 	}
 	seen := map[uintptr]string{}
 	for name, k := range kinds {

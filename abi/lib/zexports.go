@@ -817,25 +817,25 @@ func mpigo_MPI_File_c2f(file uintptr) (rc int32) {
 //export mpigo_MPI_File_call_errhandler
 func mpigo_MPI_File_call_errhandler(fh uintptr, errorcode int32) (rc int32) {
 	defer recoverCode("MPI_File_call_errhandler", &rc)
-	return unsupported("MPI_File_call_errhandler", noComm)
+	return implFile_call_errhandler(fh, errorcode)
 }
 
 //export mpigo_MPI_File_close
 func mpigo_MPI_File_close(fh unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_close", &rc)
-	return unsupported("MPI_File_close", noComm)
+	return implFile_close(fh)
 }
 
 //export mpigo_MPI_File_create_errhandler
 func mpigo_MPI_File_create_errhandler(file_errhandler_fn unsafe.Pointer, errhandler unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_create_errhandler", &rc)
-	return unsupported("MPI_File_create_errhandler", noComm)
+	return implFile_create_errhandler(file_errhandler_fn, errhandler)
 }
 
 //export mpigo_MPI_File_delete
 func mpigo_MPI_File_delete(filename unsafe.Pointer, info uintptr) (rc int32) {
 	defer recoverCode("MPI_File_delete", &rc)
-	return unsupported("MPI_File_delete", noComm)
+	return implFile_delete(filename, info)
 }
 
 //export mpigo_MPI_File_f2c
@@ -853,379 +853,379 @@ func mpigo_MPI_File_fromint(file int32) (rc uintptr) {
 //export mpigo_MPI_File_get_amode
 func mpigo_MPI_File_get_amode(fh uintptr, amode unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_get_amode", &rc)
-	return unsupported("MPI_File_get_amode", noComm)
+	return implFile_get_amode(fh, amode)
 }
 
 //export mpigo_MPI_File_get_atomicity
 func mpigo_MPI_File_get_atomicity(fh uintptr, flag unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_get_atomicity", &rc)
-	return unsupported("MPI_File_get_atomicity", noComm)
+	return implFile_get_atomicity(fh, flag)
 }
 
 //export mpigo_MPI_File_get_byte_offset
 func mpigo_MPI_File_get_byte_offset(fh uintptr, offset int64, disp unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_get_byte_offset", &rc)
-	return unsupported("MPI_File_get_byte_offset", noComm)
+	return implFile_get_byte_offset(fh, offset, disp)
 }
 
 //export mpigo_MPI_File_get_errhandler
 func mpigo_MPI_File_get_errhandler(file uintptr, errhandler unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_get_errhandler", &rc)
-	return unsupported("MPI_File_get_errhandler", noComm)
+	return implFile_get_errhandler(file, errhandler)
 }
 
 //export mpigo_MPI_File_get_group
 func mpigo_MPI_File_get_group(fh uintptr, group unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_get_group", &rc)
-	return unsupported("MPI_File_get_group", noComm)
+	return implFile_get_group(fh, group)
 }
 
 //export mpigo_MPI_File_get_info
 func mpigo_MPI_File_get_info(fh uintptr, info_used unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_get_info", &rc)
-	return unsupported("MPI_File_get_info", noComm)
+	return implFile_get_info(fh, info_used)
 }
 
 //export mpigo_MPI_File_get_position
 func mpigo_MPI_File_get_position(fh uintptr, offset unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_get_position", &rc)
-	return unsupported("MPI_File_get_position", noComm)
+	return implFile_get_position(fh, offset)
 }
 
 //export mpigo_MPI_File_get_position_shared
 func mpigo_MPI_File_get_position_shared(fh uintptr, offset unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_get_position_shared", &rc)
-	return unsupported("MPI_File_get_position_shared", noComm)
+	return implFile_get_position_shared(fh, offset)
 }
 
 //export mpigo_MPI_File_get_size
 func mpigo_MPI_File_get_size(fh uintptr, size unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_get_size", &rc)
-	return unsupported("MPI_File_get_size", noComm)
+	return implFile_get_size(fh, size)
 }
 
 //export mpigo_MPI_File_get_type_extent
 func mpigo_MPI_File_get_type_extent(fh uintptr, datatype uintptr, extent unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_get_type_extent", &rc)
-	return unsupported("MPI_File_get_type_extent", noComm)
+	return implFile_get_type_extent(fh, datatype, extent)
 }
 
 //export mpigo_MPI_File_get_type_extent_c
 func mpigo_MPI_File_get_type_extent_c(fh uintptr, datatype uintptr, extent unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_get_type_extent_c", &rc)
-	return unsupported("MPI_File_get_type_extent_c", noComm)
+	return implFile_get_type_extent_c(fh, datatype, extent)
 }
 
 //export mpigo_MPI_File_get_view
 func mpigo_MPI_File_get_view(fh uintptr, disp unsafe.Pointer, etype unsafe.Pointer, filetype unsafe.Pointer, datarep unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_get_view", &rc)
-	return unsupported("MPI_File_get_view", noComm)
+	return implFile_get_view(fh, disp, etype, filetype, datarep)
 }
 
 //export mpigo_MPI_File_iread
 func mpigo_MPI_File_iread(fh uintptr, buf unsafe.Pointer, count int32, datatype uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_iread", &rc)
-	return unsupported("MPI_File_iread", noComm)
+	return implFile_iread(fh, buf, count, datatype, request)
 }
 
 //export mpigo_MPI_File_iread_all
 func mpigo_MPI_File_iread_all(fh uintptr, buf unsafe.Pointer, count int32, datatype uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_iread_all", &rc)
-	return unsupported("MPI_File_iread_all", noComm)
+	return implFile_iread_all(fh, buf, count, datatype, request)
 }
 
 //export mpigo_MPI_File_iread_all_c
 func mpigo_MPI_File_iread_all_c(fh uintptr, buf unsafe.Pointer, count int64, datatype uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_iread_all_c", &rc)
-	return unsupported("MPI_File_iread_all_c", noComm)
+	return implFile_iread_all_c(fh, buf, count, datatype, request)
 }
 
 //export mpigo_MPI_File_iread_at
 func mpigo_MPI_File_iread_at(fh uintptr, offset int64, buf unsafe.Pointer, count int32, datatype uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_iread_at", &rc)
-	return unsupported("MPI_File_iread_at", noComm)
+	return implFile_iread_at(fh, offset, buf, count, datatype, request)
 }
 
 //export mpigo_MPI_File_iread_at_all
 func mpigo_MPI_File_iread_at_all(fh uintptr, offset int64, buf unsafe.Pointer, count int32, datatype uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_iread_at_all", &rc)
-	return unsupported("MPI_File_iread_at_all", noComm)
+	return implFile_iread_at_all(fh, offset, buf, count, datatype, request)
 }
 
 //export mpigo_MPI_File_iread_at_all_c
 func mpigo_MPI_File_iread_at_all_c(fh uintptr, offset int64, buf unsafe.Pointer, count int64, datatype uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_iread_at_all_c", &rc)
-	return unsupported("MPI_File_iread_at_all_c", noComm)
+	return implFile_iread_at_all_c(fh, offset, buf, count, datatype, request)
 }
 
 //export mpigo_MPI_File_iread_at_c
 func mpigo_MPI_File_iread_at_c(fh uintptr, offset int64, buf unsafe.Pointer, count int64, datatype uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_iread_at_c", &rc)
-	return unsupported("MPI_File_iread_at_c", noComm)
+	return implFile_iread_at_c(fh, offset, buf, count, datatype, request)
 }
 
 //export mpigo_MPI_File_iread_c
 func mpigo_MPI_File_iread_c(fh uintptr, buf unsafe.Pointer, count int64, datatype uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_iread_c", &rc)
-	return unsupported("MPI_File_iread_c", noComm)
+	return implFile_iread_c(fh, buf, count, datatype, request)
 }
 
 //export mpigo_MPI_File_iread_shared
 func mpigo_MPI_File_iread_shared(fh uintptr, buf unsafe.Pointer, count int32, datatype uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_iread_shared", &rc)
-	return unsupported("MPI_File_iread_shared", noComm)
+	return implFile_iread_shared(fh, buf, count, datatype, request)
 }
 
 //export mpigo_MPI_File_iread_shared_c
 func mpigo_MPI_File_iread_shared_c(fh uintptr, buf unsafe.Pointer, count int64, datatype uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_iread_shared_c", &rc)
-	return unsupported("MPI_File_iread_shared_c", noComm)
+	return implFile_iread_shared_c(fh, buf, count, datatype, request)
 }
 
 //export mpigo_MPI_File_iwrite
 func mpigo_MPI_File_iwrite(fh uintptr, buf unsafe.Pointer, count int32, datatype uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_iwrite", &rc)
-	return unsupported("MPI_File_iwrite", noComm)
+	return implFile_iwrite(fh, buf, count, datatype, request)
 }
 
 //export mpigo_MPI_File_iwrite_all
 func mpigo_MPI_File_iwrite_all(fh uintptr, buf unsafe.Pointer, count int32, datatype uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_iwrite_all", &rc)
-	return unsupported("MPI_File_iwrite_all", noComm)
+	return implFile_iwrite_all(fh, buf, count, datatype, request)
 }
 
 //export mpigo_MPI_File_iwrite_all_c
 func mpigo_MPI_File_iwrite_all_c(fh uintptr, buf unsafe.Pointer, count int64, datatype uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_iwrite_all_c", &rc)
-	return unsupported("MPI_File_iwrite_all_c", noComm)
+	return implFile_iwrite_all_c(fh, buf, count, datatype, request)
 }
 
 //export mpigo_MPI_File_iwrite_at
 func mpigo_MPI_File_iwrite_at(fh uintptr, offset int64, buf unsafe.Pointer, count int32, datatype uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_iwrite_at", &rc)
-	return unsupported("MPI_File_iwrite_at", noComm)
+	return implFile_iwrite_at(fh, offset, buf, count, datatype, request)
 }
 
 //export mpigo_MPI_File_iwrite_at_all
 func mpigo_MPI_File_iwrite_at_all(fh uintptr, offset int64, buf unsafe.Pointer, count int32, datatype uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_iwrite_at_all", &rc)
-	return unsupported("MPI_File_iwrite_at_all", noComm)
+	return implFile_iwrite_at_all(fh, offset, buf, count, datatype, request)
 }
 
 //export mpigo_MPI_File_iwrite_at_all_c
 func mpigo_MPI_File_iwrite_at_all_c(fh uintptr, offset int64, buf unsafe.Pointer, count int64, datatype uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_iwrite_at_all_c", &rc)
-	return unsupported("MPI_File_iwrite_at_all_c", noComm)
+	return implFile_iwrite_at_all_c(fh, offset, buf, count, datatype, request)
 }
 
 //export mpigo_MPI_File_iwrite_at_c
 func mpigo_MPI_File_iwrite_at_c(fh uintptr, offset int64, buf unsafe.Pointer, count int64, datatype uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_iwrite_at_c", &rc)
-	return unsupported("MPI_File_iwrite_at_c", noComm)
+	return implFile_iwrite_at_c(fh, offset, buf, count, datatype, request)
 }
 
 //export mpigo_MPI_File_iwrite_c
 func mpigo_MPI_File_iwrite_c(fh uintptr, buf unsafe.Pointer, count int64, datatype uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_iwrite_c", &rc)
-	return unsupported("MPI_File_iwrite_c", noComm)
+	return implFile_iwrite_c(fh, buf, count, datatype, request)
 }
 
 //export mpigo_MPI_File_iwrite_shared
 func mpigo_MPI_File_iwrite_shared(fh uintptr, buf unsafe.Pointer, count int32, datatype uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_iwrite_shared", &rc)
-	return unsupported("MPI_File_iwrite_shared", noComm)
+	return implFile_iwrite_shared(fh, buf, count, datatype, request)
 }
 
 //export mpigo_MPI_File_iwrite_shared_c
 func mpigo_MPI_File_iwrite_shared_c(fh uintptr, buf unsafe.Pointer, count int64, datatype uintptr, request unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_iwrite_shared_c", &rc)
-	return unsupported("MPI_File_iwrite_shared_c", noComm)
+	return implFile_iwrite_shared_c(fh, buf, count, datatype, request)
 }
 
 //export mpigo_MPI_File_open
 func mpigo_MPI_File_open(comm uintptr, filename unsafe.Pointer, amode int32, info uintptr, fh unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_open", &rc)
-	return unsupported("MPI_File_open", comm)
+	return implFile_open(comm, filename, amode, info, fh)
 }
 
 //export mpigo_MPI_File_preallocate
 func mpigo_MPI_File_preallocate(fh uintptr, size int64) (rc int32) {
 	defer recoverCode("MPI_File_preallocate", &rc)
-	return unsupported("MPI_File_preallocate", noComm)
+	return implFile_preallocate(fh, size)
 }
 
 //export mpigo_MPI_File_read
 func mpigo_MPI_File_read(fh uintptr, buf unsafe.Pointer, count int32, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_read", &rc)
-	return unsupported("MPI_File_read", noComm)
+	return implFile_read(fh, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_read_all
 func mpigo_MPI_File_read_all(fh uintptr, buf unsafe.Pointer, count int32, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_read_all", &rc)
-	return unsupported("MPI_File_read_all", noComm)
+	return implFile_read_all(fh, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_read_all_begin
 func mpigo_MPI_File_read_all_begin(fh uintptr, buf unsafe.Pointer, count int32, datatype uintptr) (rc int32) {
 	defer recoverCode("MPI_File_read_all_begin", &rc)
-	return unsupported("MPI_File_read_all_begin", noComm)
+	return implFile_read_all_begin(fh, buf, count, datatype)
 }
 
 //export mpigo_MPI_File_read_all_begin_c
 func mpigo_MPI_File_read_all_begin_c(fh uintptr, buf unsafe.Pointer, count int64, datatype uintptr) (rc int32) {
 	defer recoverCode("MPI_File_read_all_begin_c", &rc)
-	return unsupported("MPI_File_read_all_begin_c", noComm)
+	return implFile_read_all_begin_c(fh, buf, count, datatype)
 }
 
 //export mpigo_MPI_File_read_all_c
 func mpigo_MPI_File_read_all_c(fh uintptr, buf unsafe.Pointer, count int64, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_read_all_c", &rc)
-	return unsupported("MPI_File_read_all_c", noComm)
+	return implFile_read_all_c(fh, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_read_all_end
 func mpigo_MPI_File_read_all_end(fh uintptr, buf unsafe.Pointer, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_read_all_end", &rc)
-	return unsupported("MPI_File_read_all_end", noComm)
+	return implFile_read_all_end(fh, buf, status)
 }
 
 //export mpigo_MPI_File_read_at
 func mpigo_MPI_File_read_at(fh uintptr, offset int64, buf unsafe.Pointer, count int32, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_read_at", &rc)
-	return unsupported("MPI_File_read_at", noComm)
+	return implFile_read_at(fh, offset, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_read_at_all
 func mpigo_MPI_File_read_at_all(fh uintptr, offset int64, buf unsafe.Pointer, count int32, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_read_at_all", &rc)
-	return unsupported("MPI_File_read_at_all", noComm)
+	return implFile_read_at_all(fh, offset, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_read_at_all_begin
 func mpigo_MPI_File_read_at_all_begin(fh uintptr, offset int64, buf unsafe.Pointer, count int32, datatype uintptr) (rc int32) {
 	defer recoverCode("MPI_File_read_at_all_begin", &rc)
-	return unsupported("MPI_File_read_at_all_begin", noComm)
+	return implFile_read_at_all_begin(fh, offset, buf, count, datatype)
 }
 
 //export mpigo_MPI_File_read_at_all_begin_c
 func mpigo_MPI_File_read_at_all_begin_c(fh uintptr, offset int64, buf unsafe.Pointer, count int64, datatype uintptr) (rc int32) {
 	defer recoverCode("MPI_File_read_at_all_begin_c", &rc)
-	return unsupported("MPI_File_read_at_all_begin_c", noComm)
+	return implFile_read_at_all_begin_c(fh, offset, buf, count, datatype)
 }
 
 //export mpigo_MPI_File_read_at_all_c
 func mpigo_MPI_File_read_at_all_c(fh uintptr, offset int64, buf unsafe.Pointer, count int64, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_read_at_all_c", &rc)
-	return unsupported("MPI_File_read_at_all_c", noComm)
+	return implFile_read_at_all_c(fh, offset, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_read_at_all_end
 func mpigo_MPI_File_read_at_all_end(fh uintptr, buf unsafe.Pointer, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_read_at_all_end", &rc)
-	return unsupported("MPI_File_read_at_all_end", noComm)
+	return implFile_read_at_all_end(fh, buf, status)
 }
 
 //export mpigo_MPI_File_read_at_c
 func mpigo_MPI_File_read_at_c(fh uintptr, offset int64, buf unsafe.Pointer, count int64, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_read_at_c", &rc)
-	return unsupported("MPI_File_read_at_c", noComm)
+	return implFile_read_at_c(fh, offset, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_read_c
 func mpigo_MPI_File_read_c(fh uintptr, buf unsafe.Pointer, count int64, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_read_c", &rc)
-	return unsupported("MPI_File_read_c", noComm)
+	return implFile_read_c(fh, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_read_ordered
 func mpigo_MPI_File_read_ordered(fh uintptr, buf unsafe.Pointer, count int32, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_read_ordered", &rc)
-	return unsupported("MPI_File_read_ordered", noComm)
+	return implFile_read_ordered(fh, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_read_ordered_begin
 func mpigo_MPI_File_read_ordered_begin(fh uintptr, buf unsafe.Pointer, count int32, datatype uintptr) (rc int32) {
 	defer recoverCode("MPI_File_read_ordered_begin", &rc)
-	return unsupported("MPI_File_read_ordered_begin", noComm)
+	return implFile_read_ordered_begin(fh, buf, count, datatype)
 }
 
 //export mpigo_MPI_File_read_ordered_begin_c
 func mpigo_MPI_File_read_ordered_begin_c(fh uintptr, buf unsafe.Pointer, count int64, datatype uintptr) (rc int32) {
 	defer recoverCode("MPI_File_read_ordered_begin_c", &rc)
-	return unsupported("MPI_File_read_ordered_begin_c", noComm)
+	return implFile_read_ordered_begin_c(fh, buf, count, datatype)
 }
 
 //export mpigo_MPI_File_read_ordered_c
 func mpigo_MPI_File_read_ordered_c(fh uintptr, buf unsafe.Pointer, count int64, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_read_ordered_c", &rc)
-	return unsupported("MPI_File_read_ordered_c", noComm)
+	return implFile_read_ordered_c(fh, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_read_ordered_end
 func mpigo_MPI_File_read_ordered_end(fh uintptr, buf unsafe.Pointer, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_read_ordered_end", &rc)
-	return unsupported("MPI_File_read_ordered_end", noComm)
+	return implFile_read_ordered_end(fh, buf, status)
 }
 
 //export mpigo_MPI_File_read_shared
 func mpigo_MPI_File_read_shared(fh uintptr, buf unsafe.Pointer, count int32, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_read_shared", &rc)
-	return unsupported("MPI_File_read_shared", noComm)
+	return implFile_read_shared(fh, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_read_shared_c
 func mpigo_MPI_File_read_shared_c(fh uintptr, buf unsafe.Pointer, count int64, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_read_shared_c", &rc)
-	return unsupported("MPI_File_read_shared_c", noComm)
+	return implFile_read_shared_c(fh, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_seek
 func mpigo_MPI_File_seek(fh uintptr, offset int64, whence int32) (rc int32) {
 	defer recoverCode("MPI_File_seek", &rc)
-	return unsupported("MPI_File_seek", noComm)
+	return implFile_seek(fh, offset, whence)
 }
 
 //export mpigo_MPI_File_seek_shared
 func mpigo_MPI_File_seek_shared(fh uintptr, offset int64, whence int32) (rc int32) {
 	defer recoverCode("MPI_File_seek_shared", &rc)
-	return unsupported("MPI_File_seek_shared", noComm)
+	return implFile_seek_shared(fh, offset, whence)
 }
 
 //export mpigo_MPI_File_set_atomicity
 func mpigo_MPI_File_set_atomicity(fh uintptr, flag int32) (rc int32) {
 	defer recoverCode("MPI_File_set_atomicity", &rc)
-	return unsupported("MPI_File_set_atomicity", noComm)
+	return implFile_set_atomicity(fh, flag)
 }
 
 //export mpigo_MPI_File_set_errhandler
 func mpigo_MPI_File_set_errhandler(file uintptr, errhandler uintptr) (rc int32) {
 	defer recoverCode("MPI_File_set_errhandler", &rc)
-	return unsupported("MPI_File_set_errhandler", noComm)
+	return implFile_set_errhandler(file, errhandler)
 }
 
 //export mpigo_MPI_File_set_info
 func mpigo_MPI_File_set_info(fh uintptr, info uintptr) (rc int32) {
 	defer recoverCode("MPI_File_set_info", &rc)
-	return unsupported("MPI_File_set_info", noComm)
+	return implFile_set_info(fh, info)
 }
 
 //export mpigo_MPI_File_set_size
 func mpigo_MPI_File_set_size(fh uintptr, size int64) (rc int32) {
 	defer recoverCode("MPI_File_set_size", &rc)
-	return unsupported("MPI_File_set_size", noComm)
+	return implFile_set_size(fh, size)
 }
 
 //export mpigo_MPI_File_set_view
 func mpigo_MPI_File_set_view(fh uintptr, disp int64, etype uintptr, filetype uintptr, datarep unsafe.Pointer, info uintptr) (rc int32) {
 	defer recoverCode("MPI_File_set_view", &rc)
-	return unsupported("MPI_File_set_view", noComm)
+	return implFile_set_view(fh, disp, etype, filetype, datarep, info)
 }
 
 //export mpigo_MPI_File_sync
 func mpigo_MPI_File_sync(fh uintptr) (rc int32) {
 	defer recoverCode("MPI_File_sync", &rc)
-	return unsupported("MPI_File_sync", noComm)
+	return implFile_sync(fh)
 }
 
 //export mpigo_MPI_File_toint
@@ -1237,127 +1237,127 @@ func mpigo_MPI_File_toint(file uintptr) (rc int32) {
 //export mpigo_MPI_File_write
 func mpigo_MPI_File_write(fh uintptr, buf unsafe.Pointer, count int32, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_write", &rc)
-	return unsupported("MPI_File_write", noComm)
+	return implFile_write(fh, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_write_all
 func mpigo_MPI_File_write_all(fh uintptr, buf unsafe.Pointer, count int32, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_write_all", &rc)
-	return unsupported("MPI_File_write_all", noComm)
+	return implFile_write_all(fh, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_write_all_begin
 func mpigo_MPI_File_write_all_begin(fh uintptr, buf unsafe.Pointer, count int32, datatype uintptr) (rc int32) {
 	defer recoverCode("MPI_File_write_all_begin", &rc)
-	return unsupported("MPI_File_write_all_begin", noComm)
+	return implFile_write_all_begin(fh, buf, count, datatype)
 }
 
 //export mpigo_MPI_File_write_all_begin_c
 func mpigo_MPI_File_write_all_begin_c(fh uintptr, buf unsafe.Pointer, count int64, datatype uintptr) (rc int32) {
 	defer recoverCode("MPI_File_write_all_begin_c", &rc)
-	return unsupported("MPI_File_write_all_begin_c", noComm)
+	return implFile_write_all_begin_c(fh, buf, count, datatype)
 }
 
 //export mpigo_MPI_File_write_all_c
 func mpigo_MPI_File_write_all_c(fh uintptr, buf unsafe.Pointer, count int64, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_write_all_c", &rc)
-	return unsupported("MPI_File_write_all_c", noComm)
+	return implFile_write_all_c(fh, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_write_all_end
 func mpigo_MPI_File_write_all_end(fh uintptr, buf unsafe.Pointer, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_write_all_end", &rc)
-	return unsupported("MPI_File_write_all_end", noComm)
+	return implFile_write_all_end(fh, buf, status)
 }
 
 //export mpigo_MPI_File_write_at
 func mpigo_MPI_File_write_at(fh uintptr, offset int64, buf unsafe.Pointer, count int32, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_write_at", &rc)
-	return unsupported("MPI_File_write_at", noComm)
+	return implFile_write_at(fh, offset, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_write_at_all
 func mpigo_MPI_File_write_at_all(fh uintptr, offset int64, buf unsafe.Pointer, count int32, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_write_at_all", &rc)
-	return unsupported("MPI_File_write_at_all", noComm)
+	return implFile_write_at_all(fh, offset, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_write_at_all_begin
 func mpigo_MPI_File_write_at_all_begin(fh uintptr, offset int64, buf unsafe.Pointer, count int32, datatype uintptr) (rc int32) {
 	defer recoverCode("MPI_File_write_at_all_begin", &rc)
-	return unsupported("MPI_File_write_at_all_begin", noComm)
+	return implFile_write_at_all_begin(fh, offset, buf, count, datatype)
 }
 
 //export mpigo_MPI_File_write_at_all_begin_c
 func mpigo_MPI_File_write_at_all_begin_c(fh uintptr, offset int64, buf unsafe.Pointer, count int64, datatype uintptr) (rc int32) {
 	defer recoverCode("MPI_File_write_at_all_begin_c", &rc)
-	return unsupported("MPI_File_write_at_all_begin_c", noComm)
+	return implFile_write_at_all_begin_c(fh, offset, buf, count, datatype)
 }
 
 //export mpigo_MPI_File_write_at_all_c
 func mpigo_MPI_File_write_at_all_c(fh uintptr, offset int64, buf unsafe.Pointer, count int64, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_write_at_all_c", &rc)
-	return unsupported("MPI_File_write_at_all_c", noComm)
+	return implFile_write_at_all_c(fh, offset, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_write_at_all_end
 func mpigo_MPI_File_write_at_all_end(fh uintptr, buf unsafe.Pointer, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_write_at_all_end", &rc)
-	return unsupported("MPI_File_write_at_all_end", noComm)
+	return implFile_write_at_all_end(fh, buf, status)
 }
 
 //export mpigo_MPI_File_write_at_c
 func mpigo_MPI_File_write_at_c(fh uintptr, offset int64, buf unsafe.Pointer, count int64, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_write_at_c", &rc)
-	return unsupported("MPI_File_write_at_c", noComm)
+	return implFile_write_at_c(fh, offset, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_write_c
 func mpigo_MPI_File_write_c(fh uintptr, buf unsafe.Pointer, count int64, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_write_c", &rc)
-	return unsupported("MPI_File_write_c", noComm)
+	return implFile_write_c(fh, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_write_ordered
 func mpigo_MPI_File_write_ordered(fh uintptr, buf unsafe.Pointer, count int32, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_write_ordered", &rc)
-	return unsupported("MPI_File_write_ordered", noComm)
+	return implFile_write_ordered(fh, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_write_ordered_begin
 func mpigo_MPI_File_write_ordered_begin(fh uintptr, buf unsafe.Pointer, count int32, datatype uintptr) (rc int32) {
 	defer recoverCode("MPI_File_write_ordered_begin", &rc)
-	return unsupported("MPI_File_write_ordered_begin", noComm)
+	return implFile_write_ordered_begin(fh, buf, count, datatype)
 }
 
 //export mpigo_MPI_File_write_ordered_begin_c
 func mpigo_MPI_File_write_ordered_begin_c(fh uintptr, buf unsafe.Pointer, count int64, datatype uintptr) (rc int32) {
 	defer recoverCode("MPI_File_write_ordered_begin_c", &rc)
-	return unsupported("MPI_File_write_ordered_begin_c", noComm)
+	return implFile_write_ordered_begin_c(fh, buf, count, datatype)
 }
 
 //export mpigo_MPI_File_write_ordered_c
 func mpigo_MPI_File_write_ordered_c(fh uintptr, buf unsafe.Pointer, count int64, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_write_ordered_c", &rc)
-	return unsupported("MPI_File_write_ordered_c", noComm)
+	return implFile_write_ordered_c(fh, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_write_ordered_end
 func mpigo_MPI_File_write_ordered_end(fh uintptr, buf unsafe.Pointer, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_write_ordered_end", &rc)
-	return unsupported("MPI_File_write_ordered_end", noComm)
+	return implFile_write_ordered_end(fh, buf, status)
 }
 
 //export mpigo_MPI_File_write_shared
 func mpigo_MPI_File_write_shared(fh uintptr, buf unsafe.Pointer, count int32, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_write_shared", &rc)
-	return unsupported("MPI_File_write_shared", noComm)
+	return implFile_write_shared(fh, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_File_write_shared_c
 func mpigo_MPI_File_write_shared_c(fh uintptr, buf unsafe.Pointer, count int64, datatype uintptr, status unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_File_write_shared_c", &rc)
-	return unsupported("MPI_File_write_shared_c", noComm)
+	return implFile_write_shared_c(fh, buf, count, datatype, status)
 }
 
 //export mpigo_MPI_Finalize

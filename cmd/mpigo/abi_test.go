@@ -28,7 +28,8 @@ var (
 
 // abiPrograms are the C programs of testdata/abi.
 var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo", "attrs", "errh", "greq",
-	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll", "info", "waits", "hang", "finattr", "abortcode", "session"}
+	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll", "info", "waits", "hang", "finattr", "abortcode", "session",
+	"io_basic", "io_nb", "io_errors"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -165,6 +166,49 @@ func TestABIPrograms(t *testing.T) {
 				t.Fatalf("exit %d, want 0 and %q\nstdout:\n%s\nstderr:\n%s", code, tc.want, out.String(), errs.String())
 			}
 		})
+	}
+}
+
+// TestABIIO runs the MPI-IO programs, each in a directory of its own
+// (their argument), as singletons and under mpigo run.
+func TestABIIO(t *testing.T) {
+	_, bin := abiSetup(t)
+	for _, prog := range []string{"io_basic", "io_nb", "io_errors"} {
+		for _, n := range []int{0, 2, 3} {
+			t.Run(fmt.Sprintf("%s-%d", prog, n), func(t *testing.T) {
+				dir := t.TempDir()
+				var out, errs strings.Builder
+				code := 0
+				if n == 0 {
+					c := exec.Command(filepath.Join(bin, prog), dir)
+					c.Stdout, c.Stderr = &out, &errs
+					if err := c.Run(); err != nil {
+						code = -1
+						if ee, ok := err.(*exec.ExitError); ok {
+							code = ee.ExitCode()
+						}
+					}
+				} else {
+					code = run([]string{"run", "--timeout", "60s", "-n", fmt.Sprint(n), filepath.Join(bin, prog), dir}, &out, &errs)
+				}
+				if want := prog + " OK"; code != 0 || !strings.Contains(out.String(), want) {
+					t.Fatalf("exit %d, want 0 and %q\nstdout:\n%s\nstderr:\n%s", code, want, out.String(), errs.String())
+				}
+			})
+		}
+	}
+}
+
+// TestABIIOFatal: MPI_ERRORS_ARE_FATAL set on a file ends the job, with
+// the error's class (MPI_ERR_ACCESS, 20) as status and a message naming
+// the call.
+func TestABIIOFatal(t *testing.T) {
+	_, bin := abiSetup(t)
+	var out, errs strings.Builder
+	code := run([]string{"run", "--timeout", "60s", "-n", "2", filepath.Join(bin, "io_errors"), t.TempDir(), "fatal"}, &out, &errs)
+	const errAccess = 20
+	if code != errAccess || strings.Contains(out.String(), "not reached") || !strings.Contains(errs.String(), "MPI_File_read_at") {
+		t.Fatalf("exit %d, want %d (MPI_ERR_ACCESS) and a message naming MPI_File_read_at\nstdout:\n%s\nstderr:\n%s", code, errAccess, out.String(), errs.String())
 	}
 }
 
