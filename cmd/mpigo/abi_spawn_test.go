@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // lockedBuilder is a strings.Builder for the output of a launcher whose
@@ -39,7 +40,9 @@ func TestABISpawn(t *testing.T) {
 	_, bin := abiSetup(t)
 	prog := filepath.Join(bin, "spawn")
 	var out, errs lockedBuilder
+	start := time.Now()
 	code := run([]string{"run", "--timeout", "60s", "-n", "2", prog}, &out, &errs)
+	t.Logf("3 spawns of 7 children in all, with their checks: %v", time.Since(start))
 	o := out.String()
 	if code != 0 || !strings.Contains(o, "spawn OK") || strings.Count(o, "spawn child OK") != 7 ||
 		strings.Count(o, "app 0") != 5 || strings.Count(o, "app 1") != 2 {
