@@ -100,7 +100,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 				errs[i] = &RankError{Rank: p.Rank, Err: err}
 				return
 			}
-			p.appNum = cfg.appNum
+			p.appNum = appOf(info.Apps, p.Rank, cfg.appNum)
 			err := runRank(p, g)
 			p.closeMail()
 			if err != nil {
@@ -144,4 +144,18 @@ func fenceError(err error) error {
 		return fmt.Errorf("mpi: %w: %v", ErrProcFailed, err)
 	}
 	return err
+}
+
+// appOf is MPI_APPNUM of rank: the index of its MPMD group among apps
+// (mpigo run A : B, or the commands of SpawnMultiple), or def (the
+// launcher's MPIGO_APPNUM) when the launcher gave no groups.
+func appOf(apps []int, rank, def int) int {
+	lo := 0
+	for i, n := range apps {
+		if rank >= lo && rank < lo+n {
+			return i
+		}
+		lo += n
+	}
+	return def
 }

@@ -145,8 +145,8 @@ func predefAttr(keyval int32) (unsafe.Pointer, bool) {
 		predefAttrs[1] = MPI_ANY_SOURCE // MPI_IO: every rank can do I/O
 		predefAttrs[2] = MPI_PROC_NULL  // MPI_HOST: no host process
 		predefAttrs[3] = 0              // MPI_WTIME_IS_GLOBAL: clocks are not synchronized
-		predefAttrs[4] = C.int(world.c.Size())
-		predefAttrs[5] = 0 // MPI_APPNUM: one application
+		predefAttrs[4] = C.int(worldIntAttr(mpi.AttrUniverseSize, world.c.Size()))
+		predefAttrs[5] = C.int(worldIntAttr(mpi.AttrAppNum, 0))
 	})
 	i := -1
 	switch keyval {
@@ -173,6 +173,22 @@ func predefAttr(keyval int32) (unsafe.Pointer, bool) {
 		return nil, false
 	}
 	return unsafe.Pointer(&predefAttrs[i]), true
+}
+
+// worldIntAttr is the predefined attribute key of the world, or def
+// without a world (sessions alone). MPI_UNIVERSE_SIZE is the slots of
+// mpigo run's hosts or the job's size; MPI_APPNUM the index of the
+// process's command in MPI_Comm_spawn_multiple or mpigo run's `:` list.
+func worldIntAttr(key *mpi.Keyval, def int) int {
+	if world.c == nil {
+		return def
+	}
+	if v, ok, err := world.c.GetAttr(key); err == nil && ok {
+		if n, ok := v.(int); ok {
+			return n
+		}
+	}
+	return def
 }
 
 func isPredefKeyval(k int32) bool { return k >= MPI_TAG_UB && k <= MPI_LASTUSEDCODE }

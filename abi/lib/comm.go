@@ -162,12 +162,18 @@ func implComm_free(p unsafe.Pointer) int32 {
 	if err := ce.c.Free(); err != nil {
 		return raiseOn(fn, ce, err)
 	}
-	comms.remove(h)
-	commHandles.Delete(ce.c)
-	namedComms.Delete(ce.c)
-	idupInfos.Delete(ce.c)
+	forgetComm(h, ce.c)
 	*(*uintptr)(p) = MPI_COMM_NULL
 	return MPI_SUCCESS
+}
+
+// forgetComm drops the handle h of the freed communicator c
+// (MPI_Comm_free, MPI_Comm_disconnect).
+func forgetComm(h uintptr, c *mpi.Comm) {
+	comms.remove(h)
+	commHandles.Delete(c)
+	namedComms.Delete(c)
+	idupInfos.Delete(c)
 }
 
 func implComm_set_errhandler(comm, errhandler uintptr) int32 {

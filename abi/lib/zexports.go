@@ -415,13 +415,13 @@ func mpigo_MPI_Cartdim_get(comm uintptr, ndims unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Close_port
 func mpigo_MPI_Close_port(port_name unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Close_port", &rc)
-	return unsupported("MPI_Close_port", noComm)
+	return implClose_port(port_name)
 }
 
 //export mpigo_MPI_Comm_accept
 func mpigo_MPI_Comm_accept(port_name unsafe.Pointer, info uintptr, root int32, comm uintptr, newcomm unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_accept", &rc)
-	return unsupported("MPI_Comm_accept", comm)
+	return implComm_accept(port_name, info, root, comm, newcomm)
 }
 
 //export mpigo_MPI_Comm_attach_buffer
@@ -457,7 +457,7 @@ func mpigo_MPI_Comm_compare(comm1 uintptr, comm2 uintptr, result unsafe.Pointer)
 //export mpigo_MPI_Comm_connect
 func mpigo_MPI_Comm_connect(port_name unsafe.Pointer, info uintptr, root int32, comm uintptr, newcomm unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_connect", &rc)
-	return unsupported("MPI_Comm_connect", comm)
+	return implComm_connect(port_name, info, root, comm, newcomm)
 }
 
 //export mpigo_MPI_Comm_create
@@ -511,7 +511,7 @@ func mpigo_MPI_Comm_detach_buffer_c(comm uintptr, buffer_addr unsafe.Pointer, si
 //export mpigo_MPI_Comm_disconnect
 func mpigo_MPI_Comm_disconnect(comm unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_disconnect", &rc)
-	return unsupported("MPI_Comm_disconnect", noComm)
+	return implComm_disconnect(comm)
 }
 
 //export mpigo_MPI_Comm_dup
@@ -583,7 +583,7 @@ func mpigo_MPI_Comm_get_name(comm uintptr, comm_name unsafe.Pointer, resultlen u
 //export mpigo_MPI_Comm_get_parent
 func mpigo_MPI_Comm_get_parent(parent unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_get_parent", &rc)
-	return unsupported("MPI_Comm_get_parent", noComm)
+	return implComm_get_parent(parent)
 }
 
 //export mpigo_MPI_Comm_group
@@ -613,7 +613,7 @@ func mpigo_MPI_Comm_iflush_buffer(comm uintptr, request unsafe.Pointer) (rc int3
 //export mpigo_MPI_Comm_join
 func mpigo_MPI_Comm_join(fd int32, intercomm unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_join", &rc)
-	return unsupported("MPI_Comm_join", noComm)
+	return implComm_join(fd, intercomm)
 }
 
 //export mpigo_MPI_Comm_rank
@@ -667,13 +667,13 @@ func mpigo_MPI_Comm_size(comm uintptr, size unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Comm_spawn
 func mpigo_MPI_Comm_spawn(command unsafe.Pointer, argv unsafe.Pointer, maxprocs int32, info uintptr, root int32, comm uintptr, intercomm unsafe.Pointer, array_of_errcodes unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_spawn", &rc)
-	return unsupported("MPI_Comm_spawn", comm)
+	return implComm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes)
 }
 
 //export mpigo_MPI_Comm_spawn_multiple
 func mpigo_MPI_Comm_spawn_multiple(count int32, array_of_commands unsafe.Pointer, array_of_argv unsafe.Pointer, array_of_maxprocs unsafe.Pointer, array_of_info unsafe.Pointer, root int32, comm uintptr, intercomm unsafe.Pointer, array_of_errcodes unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Comm_spawn_multiple", &rc)
-	return unsupported("MPI_Comm_spawn_multiple", comm)
+	return implComm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes)
 }
 
 //export mpigo_MPI_Comm_split
@@ -2173,7 +2173,7 @@ func mpigo_MPI_Keyval_free(keyval unsafe.Pointer) (rc int32) {
 //export mpigo_MPI_Lookup_name
 func mpigo_MPI_Lookup_name(service_name unsafe.Pointer, info uintptr, port_name unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Lookup_name", &rc)
-	return unsupported("MPI_Lookup_name", noComm)
+	return implLookup_name(service_name, info, port_name)
 }
 
 //export mpigo_MPI_Message_c2f
@@ -2389,7 +2389,7 @@ func mpigo_MPI_Op_toint(op uintptr) (rc int32) {
 //export mpigo_MPI_Open_port
 func mpigo_MPI_Open_port(info uintptr, port_name unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Open_port", &rc)
-	return unsupported("MPI_Open_port", noComm)
+	return implOpen_port(info, port_name)
 }
 
 //export mpigo_MPI_Pack
@@ -2491,7 +2491,7 @@ func mpigo_MPI_Psend_init(buf unsafe.Pointer, partitions int32, count int64, dat
 //export mpigo_MPI_Publish_name
 func mpigo_MPI_Publish_name(service_name unsafe.Pointer, info uintptr, port_name unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Publish_name", &rc)
-	return unsupported("MPI_Publish_name", noComm)
+	return implPublish_name(service_name, info, port_name)
 }
 
 //export mpigo_MPI_Put
@@ -3841,7 +3841,7 @@ func mpigo_MPI_Unpack_external_c(datarep unsafe.Pointer, inbuf unsafe.Pointer, i
 //export mpigo_MPI_Unpublish_name
 func mpigo_MPI_Unpublish_name(service_name unsafe.Pointer, info uintptr, port_name unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Unpublish_name", &rc)
-	return unsupported("MPI_Unpublish_name", noComm)
+	return implUnpublish_name(service_name, info, port_name)
 }
 
 //export mpigo_MPI_Wait

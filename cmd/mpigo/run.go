@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/hex"
@@ -97,6 +98,7 @@ type runGroup struct {
 	prog string
 	args []string
 	env  []string // -env: VAR=VALUE for this group's ranks
+	dir  string   // the ranks' working folder, if not the job's (a spawn's info wdir)
 }
 
 func runFlags(cfg *runConfig, g *runGroup, n *int, stderr io.Writer) *flag.FlagSet {
@@ -803,6 +805,9 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			if len(cfg.hosts) == 0 {
 				cmd = exec.Command(g.prog, g.args...)
 				cmd.Dir = cfg.dir
+				if g.dir != "" {
+					cmd.Dir = g.dir
+				}
 				cmd.Env = append(append(os.Environ(), extraEnv(cfg, &g, false)...), env...)
 				// A local rank reads the secret from a pipe on descriptor 3.
 				r, w, err := os.Pipe()
@@ -829,7 +834,7 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 				if cfg.bind {
 					bindSh = remoteBindShell(bind.place(node), here, rank)
 				}
-				cmd = exec.Command(agent[0], append(agent[1:], node, remoteCommand(cwd, append(extraEnv(cfg, &g, true), env...), g.prog, g.args, bindSh))...)
+				cmd = exec.Command(agent[0], append(agent[1:], node, remoteCommand(cmp.Or(g.dir, cwd), append(extraEnv(cfg, &g, true), env...), g.prog, g.args, bindSh))...)
 				cmd.Env = os.Environ()
 				// A remote rank's shell reads the secret from the agent's
 				// standard input before anything the rank reads there.

@@ -96,20 +96,21 @@ func (s *spawner) spawn(req string, done func(status string)) error {
 			return fmt.Errorf("command %d: %d processes (want 1 to %d in all)", i, c.N, maxSpawn)
 		}
 		total += c.N
+		// wdir is the command's own: each command is a group of the
+		// job, with a folder of its own.
 		if c.Wdir != "" {
 			if st, err := os.Stat(c.Wdir); err != nil || !st.IsDir() {
 				return fmt.Errorf("info wdir %q: not a folder here", c.Wdir)
 			}
-			cfg.dir = c.Wdir
 		}
 		if c.Host != "" {
 			cfg.hosts = []hostSlots{{name: c.Host, slots: c.N}}
 		}
-		prog, err := s.resolve(c.Cmd, c.Path, cfg.dir)
+		prog, err := s.resolve(c.Cmd, c.Path, c.Wdir)
 		if err != nil {
 			return err
 		}
-		cfg.groups = append(cfg.groups, runGroup{n: c.N, prog: prog, args: c.Args,
+		cfg.groups = append(cfg.groups, runGroup{n: c.N, prog: prog, args: c.Args, dir: c.Wdir,
 			env: []string{"MPIGO_PARENT_PORT=" + r.Port, "MPIGO_APPNUM=" + strconv.Itoa(i)}})
 	}
 	if s.universe == 0 {
