@@ -114,9 +114,9 @@ type benchConfig struct {
 	plotFile  string // -plot: write a picture of the results there
 	progress  string // auto, lines or off
 	refs      refList
-	yield     bool // non-blocking tests: the computation yields its processor
+	yield     bool   // non-blocking tests: the computation yields its processor
 	dir       string // I/O tests: where the files go
-	child     bool // a rank process reporting to the mpigo bench that started it
+	child     bool   // a rank process reporting to the mpigo bench that started it
 
 	// Set while measuring, by rank 0 (extraVals) or every rank (lastIters).
 	extraVals []float64    // further columns of the current measurement (non-blocking tests)
