@@ -229,7 +229,7 @@ func defaultSizes(test string) string {
 		return "0,1000"
 	case "executor_util":
 		return "1000"
-	case "io", "io_seg_write", "io_seg_read":
+	case "io", "io_seg_write", "io_seg_read": // io: each test its own (benchIO)
 		return "65536,1048576,4194304"
 	case "io_strided_write_coll", "io_strided_write_ind", "io_strided_read_coll", "io_strided_read_ind":
 		return "4096,65536,1048576"

@@ -169,14 +169,22 @@ func (b *benchConfig) io(c *mpi.Comm, size int) (bw float64, err error) {
 // after another, or one csv table or json array of all of them.
 func benchIO(cfg *benchConfig) error {
 	var runs []*benchRun
+	var err error
 	format := cfg.format
 	plot := cfg.plotFile
 	for _, test := range ioTests {
 		b := &benchConfig{errOut: cfg.errOut, test: test, n: cfg.n, transport: cfg.transport, sizes: cfg.sizes, sizeSpec: cfg.sizeSpec,
 			iters: cfg.iters, api: cfg.api, out: cfg.out, reps: cfg.reps, format: format, progress: cfg.progress, dir: cfg.dir}
-		body, run, err := b.prepare()
-		if err != nil {
-			return err
+		if cfg.sizeSpec == "" {
+			// Each test its own default sizes: pieces of a strided
+			// pattern are smaller than segmented blocks.
+			if b.sizes, err = parseSizes(defaultSizes(test)); err != nil {
+				return err
+			}
+		}
+		body, run, perr := b.prepare()
+		if perr != nil {
+			return perr
 		}
 		prog := newProgress(b.errOut, b.progress)
 		out := &benchOutput{cfg: b, run: run, prog: prog}
