@@ -330,3 +330,48 @@ func TestDatarepRegistration(t *testing.T) {
 		return f.Close()
 	})
 }
+
+// TestDatarepPointers: the individual and shared file pointers count
+// etypes of the view, which in repBE64 are 8 bytes in the file: ordered
+// writes land one after another, a Seek and Write through the
+// individual pointer land where the etype offset says, and both pointers
+// advance by the elements moved.
+func TestDatarepPointers(t *testing.T) {
+	registerReps(t)
+	runFile(t, 2, "datarep-ptr", func(c *mpi.Comm, name string) error {
+		f, err := open(c, name, mpi.ModeCreate|mpi.ModeRdwr)
+		if err != nil {
+			return err
+		}
+		r := c.Rank()
+		if err := f.SetView(0, mpi.Int32, mpi.Int32, repBE64, nil); err != nil {
+			return err
+		}
+		if _, err := mpi.WriteOrdered(f, []int32{int32(10 + r), int32(20 + r)}); err != nil {
+			return err
+		}
+		if pos, err := f.PositionShared(); err != nil || pos != 4 {
+			return fmt.Errorf("rank %d: shared pointer at %d, %v; want 4", r, pos, err)
+		}
+		if _, err := f.Seek(int64(4+r), mpi.SeekSet); err != nil {
+			return err
+		}
+		if _, err := f.Write(mpi.AsBytes([]int32{int32(30 + r)}), 1, mpi.Int32); err != nil {
+			return err
+		}
+		if pos, err := f.Position(); err != nil || pos != int64(5+r) {
+			return fmt.Errorf("rank %d: individual pointer at %d, %v; want %d", r, pos, err, 5+r)
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		if r == 0 {
+			want := be64Bytes([]int32{10, 20, 11, 21, 30, 31})
+			got, _ := os.ReadFile(name)
+			if !bytes.Equal(got, want) {
+				return fmt.Errorf("file bytes\n% x\nwant\n% x", got, want)
+			}
+		}
+		return nil
+	})
+}
