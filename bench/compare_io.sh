@@ -16,7 +16,9 @@
 # ROMIO). Both sides run under chrt -f 10 by default (-prio 0: normal
 # priority; say so when you quote such numbers). Each (test, size) shows
 # the median over the rounds of each side and their ratio (mpigo / Open
-# MPI; higher is better for mpigo).
+# MPI; higher is better for mpigo). Each run of either side is stopped
+# after 900 s (timeout): under chrt on a loaded machine, Open MPI's
+# busy-polling ranks can starve each other for minutes.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 n=2
@@ -60,8 +62,8 @@ trap 'rm -rf "$tmp"' EXIT
 echo "# $test, $n ranks, files in $dir ($(df -PT "$dir" | awk 'NR==2 {print $2}')): mpigo (goroutine ranks) vs Open MPI $("$MPIRUN" --version | awk 'NR==1 {print $NF}') MPI-IO"
 echo "# $rounds rounds each, alternating${rt:+, both under ${rt[*]}}; medians over the rounds"
 for ((r = 1; r <= rounds; r++)); do
-	"${rt[@]}" "$tmp/mpigo" bench "$test" -n "$n" -dir "$dir" -progress off "${sizes[@]}" "${iters[@]}" "${reps[@]}" >"$tmp/ours.$r"
-	"${rt[@]}" "$MPIRUN" "${runopts[@]}" -n "$n" "$tmp/io_like" "$test" -dir "$dir" "${sizes[@]}" "${iters[@]}" "${reps[@]}" >"$tmp/theirs.$r"
+	timeout 900 "${rt[@]}" "$tmp/mpigo" bench "$test" -n "$n" -dir "$dir" -progress off "${sizes[@]}" "${iters[@]}" "${reps[@]}" >"$tmp/ours.$r" || echo "compare_io.sh: mpigo, round $r: failed or timed out" >&2
+	timeout 900 "${rt[@]}" "$MPIRUN" "${runopts[@]}" -n "$n" "$tmp/io_like" "$test" -dir "$dir" "${sizes[@]}" "${iters[@]}" "${reps[@]}" >"$tmp/theirs.$r" || echo "compare_io.sh: Open MPI, round $r: failed or timed out (its partial output is kept)" >&2
 done
 
 # "TEST SIZE MB/s" of every data line; the test is named by the block's
