@@ -30,8 +30,10 @@ import (
 //	                     ReadAt: data sieving
 //
 // A read test writes the file once, untimed, then reads it (from the
-// page cache when it fits there, as IOR's read phase usually does). The
-// files are removed after each repetition. "mpigo bench io" runs them
+// page cache when it fits there, as IOR's read phase usually does).
+// Every iteration rewrites the same region, so the Sync at the end
+// flushes one operation's data: the write numbers are the write path's
+// speed, not the disk's. The files are removed after each repetition. "mpigo bench io" runs them
 // all, one after another.
 
 // ioPieces is the pieces of one rank in one strided operation.
