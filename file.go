@@ -127,8 +127,10 @@ type fileView struct {
 	etype, filetype *Datatype
 	datarep         string
 	plan            *fileio.View
-	esize           int64 // etype size in bytes
+	esize           int64 // etype size in bytes, in memory
+	fesize          int64 // etype size in bytes in the file: the unit of stream positions
 	ext32           bool
+	rep             *dataRep // a registered representation (RegisterDatarep), or nil
 }
 
 // fileHints are the hints file calls act on, with the values reported
@@ -469,7 +471,7 @@ func OpenFile(c *Comm, name string, amode int, info *Info) (_ *File, err error) 
 	}
 
 	f := &File{comm: fc, name: name, amode: amode, fd: fd, id: fileID(fd, name), canRead: canRead}
-	f.view = fileView{etype: Byte, filetype: Byte, datarep: "native", esize: 1, plan: contiguousPlan(0)}
+	f.view = fileView{etype: Byte, filetype: Byte, datarep: "native", esize: 1, fesize: 1, plan: contiguousPlan(0)}
 	aggrs, nodes, err := pickAggregators(fc)
 	if err != nil {
 		fd.Close()
@@ -862,10 +864,13 @@ func (f *File) makeView(disp int64, etype, filetype *Datatype, datarep string) (
 	bad := func(class error, format string, args ...any) (fileView, error) {
 		return fileView{}, fileErr(f.comm, "File.SetView", f.name, class, nil, format, args...)
 	}
+	var rep *dataRep
 	switch datarep {
 	case "native", "internal", "external32":
 	default:
-		return bad(ErrUnsupportedDatarep, "data representation %q (native, internal and external32 are supported)", datarep)
+		if rep = lookupDatarep(datarep); rep == nil {
+			return bad(ErrUnsupportedDatarep, "data representation %q (native, internal, external32 and those registered by RegisterDatarep are supported)", datarep)
+		}
 	}
 	if s := etype.checkComm(); s != "" {
 		return bad(ErrType, "etype: %s", s)
@@ -885,16 +890,31 @@ func (f *File) makeView(disp int64, etype, filetype *Datatype, datarep string) (
 	if err := builtFrom(filetype, etype); err != "" {
 		return bad(ErrType, "filetype %s is not built from etype %s: %s", filetype.name, etype.name, err)
 	}
-	segs := make([]fileio.Seg, len(filetype.t.Segs))
-	for i, s := range filetype.t.Segs {
-		segs[i] = fileio.Seg{Off: s.Off - filetype.t.LB, Len: s.Len}
+	ft, fesize := filetype, int64(etype.size)
+	if rep != nil {
+		// The layout in the file: the filetype rebuilt with the
+		// representation's sizes of its basic elements.
+		var err error
+		if ft, err = rep.fileType(filetype); err != nil {
+			return fileView{}, fileErr(f.comm, "File.SetView", f.name, ErrConversion, err, "laying out filetype %s in data representation %q", filetype.name, datarep)
+		}
+		if fesize, err = rep.fileSize(etype); err != nil {
+			return fileView{}, fileErr(f.comm, "File.SetView", f.name, ErrConversion, err, "sizing etype %s in data representation %q", etype.name, datarep)
+		}
+		if fesize == 0 || ft.t.Size%fesize != 0 {
+			return bad(ErrType, "in data representation %q the etype %s takes %d bytes and the filetype %s %d: not a whole number of etypes", datarep, etype.name, fesize, filetype.name, ft.t.Size)
+		}
 	}
-	plan, err := fileio.NewView(disp+filetype.t.LB, segs, filetype.t.Extent())
+	segs := make([]fileio.Seg, len(ft.t.Segs))
+	for i, s := range ft.t.Segs {
+		segs[i] = fileio.Seg{Off: s.Off - ft.t.LB, Len: s.Len}
+	}
+	plan, err := fileio.NewView(disp+ft.t.LB, segs, ft.t.Extent())
 	if err != nil {
 		return bad(ErrArg, "%v", err)
 	}
 	return fileView{disp: disp, etype: etype, filetype: filetype, datarep: datarep, plan: plan,
-		esize: int64(etype.size), ext32: datarep == "external32"}, nil
+		esize: int64(etype.size), fesize: fesize, ext32: datarep == "external32", rep: rep}, nil
 }
 
 // builtFrom says why filetype is not made of etypes, or "".
@@ -929,7 +949,9 @@ func (f *File) GetView() (disp int64, etype, filetype *Datatype, datarep string,
 
 // TypeExtent returns the extent of dt in the file's data representation
 // (MPI_File_get_type_extent). Every basic kind has the same size natively
-// and in external32, so it is dt's extent.
+// and in external32, so there it is dt's extent; in a representation of
+// RegisterDatarep it is the extent of dt laid out with the sizes the
+// representation gives its basic elements.
 func (f *File) TypeExtent(dt *Datatype) (_ int64, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("File.TypeExtent", nil, Undefined, Undefined), &err)
@@ -940,6 +962,19 @@ func (f *File) TypeExtent(dt *Datatype) (_ int64, err error) {
 	}
 	if dt == nil {
 		return 0, f.fail("TypeExtent", ErrType, nil, "nil datatype")
+	}
+	if dt.freed {
+		return 0, f.fail("TypeExtent", ErrType, nil, "datatype %s has been freed", dt.name)
+	}
+	f.mu.Lock()
+	rep := f.view.rep
+	f.mu.Unlock()
+	if rep != nil {
+		ft, err := rep.fileType(dt)
+		if err != nil {
+			return 0, f.fail("TypeExtent", ErrConversion, err, "")
+		}
+		return ft.t.Extent(), nil
 	}
 	return dt.t.Extent(), nil
 }

@@ -42,8 +42,11 @@ type xfer struct {
 	dt     *Datatype
 	n      int64  // stream bytes
 	stream []byte // packed data (buf itself when no packing is needed)
-	pool   *[]byte
-	view   fileView
+	// fileElem: bytes one element of dt takes in the file, in a
+	// registered representation (n is then count*fileElem)
+	fileElem int64
+	pool     *[]byte
+	view     fileView
 }
 
 // prepare validates an access of count elements of dt in buf and packs
@@ -80,6 +83,9 @@ func (f *File) prepare(op string, write bool, buf []byte, count int, dt *Datatyp
 		return bad(ErrType, "%d elements of %s are %d bytes, not a whole number of etypes %s (%d bytes)", count, dt.name, n, v.etype.name, v.esize)
 	}
 	x := &xfer{op: op, write: write, buf: buf, count: count, dt: dt, n: n, view: v}
+	if v.rep != nil {
+		return f.prepareRep(x)
+	}
 	if !v.ext32 && dt.t.Contiguous() && dt.t.LB == 0 {
 		x.stream = buf[:n]
 		return x, nil
@@ -96,6 +102,44 @@ func (f *File) prepare(op string, write bool, buf []byte, count int, dt *Datatyp
 	return x, nil
 }
 
+// prepareRep sizes x's stream in the view's registered representation
+// and converts the data of a write into it.
+func (f *File) prepareRep(x *xfer) (*xfer, error) {
+	v := x.view
+	fail := func(class error, cause error, format string, args ...any) (*xfer, error) {
+		if x.pool != nil {
+			putScratch(x.pool)
+		}
+		return nil, fileErr(f.comm, "File."+x.op, f.name, class, cause, format, args...)
+	}
+	per, err := v.rep.fileSize(x.dt)
+	if err != nil {
+		return fail(ErrConversion, err, "sizing %s in data representation %q", x.dt.name, v.datarep)
+	}
+	x.fileElem = per
+	x.n = per * int64(x.count)
+	if x.n%v.fesize != 0 {
+		return fail(ErrType, nil, "%d elements of %s take %d bytes in data representation %q, not a whole number of etypes %s (%d bytes there)", x.count, x.dt.name, x.n, v.datarep, v.etype.name, v.fesize)
+	}
+	x.pool = getScratch(int(x.n))
+	x.stream = (*x.pool)[:x.n]
+	if x.write {
+		if err := v.rep.toFile(x.stream, x.buf, x.count, x.dt); err != nil {
+			return fail(ErrConversion, err, "converting to data representation %q", v.datarep)
+		}
+	}
+	return x, nil
+}
+
+// status is the Status of x having moved moved stream bytes: in a
+// registered representation, counted in the whole elements converted.
+func (x *xfer) status(moved int64) Status {
+	if x.view.rep != nil && x.fileElem > 0 {
+		moved = moved / x.fileElem * int64(x.dt.size)
+	}
+	return accessStatus(moved, x.dt)
+}
+
 // finish unpacks what a read brought (moved stream bytes) and releases
 // the scratch buffer.
 func (x *xfer) finish(moved int64) error {
@@ -105,6 +149,13 @@ func (x *xfer) finish(moved int64) error {
 	defer putScratch(x.pool)
 	if x.write || moved == 0 {
 		return nil
+	}
+	if x.view.rep != nil {
+		if x.fileElem == 0 {
+			return nil
+		}
+		whole := moved / x.fileElem
+		return x.view.rep.fromFile(x.stream[:whole*x.fileElem], x.buf, int(whole), x.dt)
 	}
 	// Unpack whole elements only; a partial last element is left as it was.
 	whole := moved / int64(x.dt.size)
@@ -126,7 +177,7 @@ func accessStatus(n int64, dt *Datatype) Status {
 // independent reads or writes x at stream position pos (bytes).
 func (f *File) independent(x *xfer, pos int64) (Status, error) {
 	if pos < 0 {
-		return Status{}, fileErr(f.comm, "File."+x.op, f.name, ErrArg, nil, "negative offset %d", pos/x.view.esize)
+		return Status{}, fileErr(f.comm, "File."+x.op, f.name, ErrArg, nil, "negative offset %d", pos/x.view.fesize)
 	}
 	sp := segPool.Get().(*[]fileio.Seg)
 	segs := x.view.plan.Map(pos, x.n, (*sp)[:0])
@@ -151,9 +202,9 @@ func (f *File) independent(x *xfer, pos int64) (Status, error) {
 		return Status{}, fileErr(f.comm, "File."+x.op, f.name, ErrConversion, ferr, "")
 	}
 	if err != nil {
-		return accessStatus(moved, x.dt), fileErr(f.comm, "File."+x.op, f.name, osClass(err), err, "")
+		return x.status(moved), fileErr(f.comm, "File."+x.op, f.name, osClass(err), err, "")
 	}
-	return accessStatus(moved, x.dt), nil
+	return x.status(moved), nil
 }
 
 // rw moves stream to or from the file ranges segs (in stream order) and
@@ -285,7 +336,7 @@ func (f *File) explicit(op string, write bool, off int64, buf []byte, count int,
 		x.finish(0)
 		return Status{}, f.fail(op, ErrArg, nil, "negative offset %d", off)
 	}
-	st, err := f.independent(x, off*x.view.esize)
+	st, err := f.independent(x, off*x.view.fesize)
 	return st, f.handle(err)
 }
 
@@ -318,7 +369,7 @@ func (f *File) viaPointer(op string, write bool, buf []byte, count int, dt *Data
 	f.mu.Lock()
 	pos := f.pos
 	f.mu.Unlock()
-	st, err := f.independent(x, pos*x.view.esize)
+	st, err := f.independent(x, pos*x.view.fesize)
 	f.mu.Lock()
 	f.pos = pos + int64(st.bytes)/x.view.esize
 	f.mu.Unlock()
@@ -375,7 +426,7 @@ func (f *File) endEtypes() (int64, error) {
 	f.mu.Lock()
 	v := f.view
 	f.mu.Unlock()
-	return streamBefore(v.plan, st.Size()) / v.esize, nil
+	return streamBefore(v.plan, st.Size()) / v.fesize, nil
 }
 
 // streamBefore returns how many stream bytes of view p lie before file
@@ -428,7 +479,7 @@ func (f *File) ByteOffset(off int64) (_ int64, err error) {
 	f.mu.Lock()
 	v := f.view
 	f.mu.Unlock()
-	return v.plan.FileOffset(off * v.esize), nil
+	return v.plan.FileOffset(off * v.fesize), nil
 }
 
 // ReadShared reads count elements of dt at the shared file pointer and
@@ -455,12 +506,12 @@ func (f *File) viaShared(op string, write bool, buf []byte, count int, dt *Datat
 	if err != nil {
 		return Status{}, f.handle(err)
 	}
-	pos, err := f.shared.add(x.n / x.view.esize)
+	pos, err := f.shared.add(x.n / x.view.fesize)
 	if err != nil {
 		x.finish(0)
 		return Status{}, f.fail(op, ErrorClass(err), err, "updating the shared file pointer")
 	}
-	st, err := f.independent(x, pos*x.view.esize)
+	st, err := f.independent(x, pos*x.view.fesize)
 	return st, f.handle(err)
 }
 

@@ -27,7 +27,7 @@ import (
 func (f *File) collective(op string, write bool, x *xfer, pos int64, local error) (Status, error) {
 	var segs []fileio.Seg
 	if local == nil && pos < 0 {
-		local = fileErr(f.comm, "File."+op, f.name, ErrArg, nil, "negative offset %d", pos/x.view.esize)
+		local = fileErr(f.comm, "File."+op, f.name, ErrArg, nil, "negative offset %d", pos/x.view.fesize)
 	}
 	if local == nil {
 		segs = x.view.plan.Map(pos, x.n, nil)
@@ -71,7 +71,7 @@ func (f *File) collective(op string, write bool, x *xfer, pos int64, local error
 	if err != nil && !errors.As(err, &me) {
 		err = fileErr(f.comm, "File."+op, f.name, osClass(err), err, "")
 	}
-	return accessStatus(moved, x.dt), f.agree(op, err)
+	return x.status(moved), f.agree(op, err)
 }
 
 // interleaved reports whether the ranks' accesses need collective
@@ -348,7 +348,7 @@ func (f *File) collAccess(op string, write bool, kind posKind, off int64, buf []
 			x, local = nil, fileErr(f.comm, "File."+op, f.name, ErrUnsupportedOp, nil, "a file opened ModeSequential is accessed through the shared pointer only")
 		}
 		if local == nil {
-			pos = off * x.view.esize
+			pos = off * x.view.fesize
 		}
 	case atPointer:
 		if local == nil && f.amode&ModeSequential != 0 {
@@ -357,7 +357,7 @@ func (f *File) collAccess(op string, write bool, kind posKind, off int64, buf []
 		}
 		if local == nil {
 			f.mu.Lock()
-			pos = f.pos * x.view.esize
+			pos = f.pos * x.view.fesize
 			f.mu.Unlock()
 		}
 	case atShared:
@@ -365,7 +365,7 @@ func (f *File) collAccess(op string, write bool, kind posKind, off int64, buf []
 		// pointer, which then moves past all of it.
 		n := int64(-1)
 		if local == nil {
-			n = x.n / x.view.esize
+			n = x.n / x.view.fesize
 		}
 		base := int64(0)
 		if f.comm.Rank() == 0 {
@@ -389,7 +389,7 @@ func (f *File) collAccess(op string, write bool, kind posKind, off int64, buf []
 			f.shared.set(base + total)
 		}
 		if local == nil {
-			pos = (all[0][1] + before) * x.view.esize
+			pos = (all[0][1] + before) * x.view.fesize
 		}
 	}
 	st, err := f.collective(op, write, x, pos, local)

@@ -2635,13 +2635,13 @@ func mpigo_MPI_Reduce_scatter_init_c(sendbuf unsafe.Pointer, recvbuf unsafe.Poin
 //export mpigo_MPI_Register_datarep
 func mpigo_MPI_Register_datarep(datarep unsafe.Pointer, read_conversion_fn unsafe.Pointer, write_conversion_fn unsafe.Pointer, dtype_file_extent_fn unsafe.Pointer, extra_state unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Register_datarep", &rc)
-	return unsupported("MPI_Register_datarep", noComm)
+	return implRegister_datarep(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state)
 }
 
 //export mpigo_MPI_Register_datarep_c
 func mpigo_MPI_Register_datarep_c(datarep unsafe.Pointer, read_conversion_fn unsafe.Pointer, write_conversion_fn unsafe.Pointer, dtype_file_extent_fn unsafe.Pointer, extra_state unsafe.Pointer) (rc int32) {
 	defer recoverCode("MPI_Register_datarep_c", &rc)
-	return unsupported("MPI_Register_datarep_c", noComm)
+	return implRegister_datarep_c(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state)
 }
 
 //export mpigo_MPI_Remove_error_class

@@ -29,7 +29,7 @@ var (
 // abiPrograms are the C programs of testdata/abi.
 var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo", "attrs", "errh", "greq",
 	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll", "info", "waits", "hang", "finattr", "abortcode", "session",
-	"io_basic", "io_nb", "io_errors", "spawn", "ports"}
+	"io_basic", "io_nb", "io_errors", "spawn", "ports", "datarep"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -148,6 +148,8 @@ func TestABIPrograms(t *testing.T) {
 		{"ports", 0, "ports OK"},
 		{"ports", 2, "ports OK"},
 		{"ports", 3, "ports OK"},
+		{"datarep", 0, "datarep OK"},
+		{"datarep", 2, "datarep OK"},
 	} {
 		t.Run(fmt.Sprintf("%s-%d", tc.prog, tc.n), func(t *testing.T) {
 			prog := filepath.Join(bin, tc.prog)

@@ -62,6 +62,20 @@ Tests:
   executor_util
              the same, as the workers' utilisation (%): the time the tasks
              took on the workers over the workers' time (default SIZE 1000)
+  io         MPI-IO, IOR style, all of the following in turn: the ranks
+             write (read) one shared file in -dir; MB/s of all ranks
+             together, File.Sync inside the clock for writes, and the
+             time per operation (us); the files are removed
+  io_seg_write, io_seg_read
+             segmented: each rank a contiguous block of SIZE bytes,
+             WriteAtAll / ReadAtAll
+  io_strided_write_coll, io_strided_read_coll
+             strided: each rank owns every n-th piece of SIZE bytes (a
+             vector filetype view), 16 pieces per rank per operation,
+             collective (two-phase I/O)
+  io_strided_write_ind, io_strided_read_ind
+             the same pattern with independent WriteAt / ReadAt (data
+             sieving)
 
 APIs (-api; latency, sendrecv, bw and bibw):
   raw        c.Send(buf, SIZE, mpi.Byte, ...): the low-level byte path
@@ -100,8 +114,9 @@ type benchConfig struct {
 	plotFile  string // -plot: write a picture of the results there
 	progress  string // auto, lines or off
 	refs      refList
-	yield     bool // non-blocking tests: the computation yields its processor
-	child     bool // a rank process reporting to the mpigo bench that started it
+	yield     bool   // non-blocking tests: the computation yields its processor
+	dir       string // I/O tests: where the files go
+	child     bool   // a rank process reporting to the mpigo bench that started it
 
 	// Set while measuring, by rank 0 (extraVals) or every rank (lastIters).
 	extraVals []float64    // further columns of the current measurement (non-blocking tests)
@@ -139,7 +154,11 @@ func bench(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mpigo bench: %v\n", err)
 		return 2
 	}
-	if err := benchOne(cfg); err != nil {
+	run := benchOne
+	if cfg.test == "io" {
+		run = benchIO
+	}
+	if err := run(cfg); err != nil {
 		fmt.Fprintf(stderr, "mpigo bench: %v\n", err)
 		return 1
 	}
@@ -195,6 +214,7 @@ func benchFlags(cfg *benchConfig, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&cfg.yield, "yield", false, "non-blocking tests: the computation yields its processor now and then (like calling MPI_Test in OSU's compute loop)")
 	fs.StringVar(&cfg.plotFile, "plot", "", "also draw the results against message size (log axes) into this file: FILE.svg or FILE.png")
 	fs.Var(&cfg.refs, "ref", "with -plot: a reference series read from `FILE` (OSU-style text of a C MPI, as bench/compare.sh and bench/ref/run.sh print, or mpigo bench csv/json); LABEL=FILE names it; may be repeated")
+	fs.StringVar(&cfg.dir, "dir", os.TempDir(), "I/O tests: the directory of the benchmark's files (removed afterwards); a local disk, /dev/shm, a parallel file system")
 	fs.StringVar(&cfg.api, "api", "typed", "API to measure: raw (c.Send(buf, count, mpi.Byte, ...)), typed (mpi.Send of []float64), set (typed, windows in an mpi.Requests set) or object (mpi.Send of []Record, encoded)")
 	return fs
 }
@@ -209,6 +229,10 @@ func defaultSizes(test string) string {
 		return "0,1000"
 	case "executor_util":
 		return "1000"
+	case "io", "io_seg_write", "io_seg_read": // io: each test its own (benchIO)
+		return "65536,1048576,4194304"
+	case "io_strided_write_coll", "io_strided_write_ind", "io_strided_read_coll", "io_strided_read_ind":
+		return "4096,65536,1048576"
 	case "put_latency", "get_latency", "acc_latency", "fop_latency", "cas_latency", "put_bw", "get_bw":
 		s, _ := rmaSizes(test)
 		return s
@@ -303,6 +327,8 @@ func (b *benchConfig) prepare() (benchBody, *benchRun, error) {
 		body, quantity = b.executor, "rate"
 	case "executor_util":
 		body, quantity = b.executor, "utilisation"
+	case "io_seg_write", "io_seg_read", "io_strided_write_coll", "io_strided_write_ind", "io_strided_read_coll", "io_strided_read_ind":
+		body, quantity = b.io, "bandwidth"
 	default:
 		return nil, nil, fmt.Errorf("unknown test %q (want %s)", b.test, strings.Join(benchTests, ", "))
 	}
@@ -332,7 +358,7 @@ func (b *benchConfig) prepare() (benchBody, *benchRun, error) {
 }
 
 // benchTests lists every test, in the order of the help.
-var benchTests = []string{"latency", "sendrecv", "bw", "bibw", "allreduce", "bcast", "barrier", "allgather", "alltoall", "reduce", "reduce_scatter", "scan", "iallreduce", "ibcast", "iallgather", "ialltoall", "ibarrier", "put_latency", "get_latency", "acc_latency", "fop_latency", "cas_latency", "put_bw", "get_bw", "executor", "executor_util"}
+var benchTests = []string{"latency", "sendrecv", "bw", "bibw", "allreduce", "bcast", "barrier", "allgather", "alltoall", "reduce", "reduce_scatter", "scan", "iallreduce", "ibcast", "iallgather", "ialltoall", "ibarrier", "put_latency", "get_latency", "acc_latency", "fop_latency", "cas_latency", "put_bw", "get_bw", "executor", "executor_util", "io", "io_seg_write", "io_seg_read", "io_strided_write_coll", "io_strided_write_ind", "io_strided_read_coll", "io_strided_read_ind"}
 
 // benchEvents receives what rank 0 measures, as it goes.
 type benchEvents interface {
@@ -402,7 +428,7 @@ func (b *benchConfig) childArgs() []string {
 		sizes[i] = strconv.Itoa(s)
 	}
 	args := []string{"bench", b.test, "-child", "-n", strconv.Itoa(b.n), "-transport", b.transport, "-api", b.api,
-		"-sizes", strings.Join(sizes, ","), "-iters", strconv.Itoa(b.iters), "-reps", strconv.Itoa(b.reps)}
+		"-sizes", strings.Join(sizes, ","), "-iters", strconv.Itoa(b.iters), "-reps", strconv.Itoa(b.reps), "-dir", b.dir}
 	if b.yield {
 		args = append(args, "-yield")
 	}

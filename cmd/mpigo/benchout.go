@@ -42,6 +42,8 @@ type benchPoint struct {
 	Iterations int     `json:"iterations"` // timed iterations of each repetition
 	// Non-blocking collectives: the medians of the other columns.
 	NB *nbColumns `json:"nonblocking,omitempty"`
+	// I/O tests: the median time of one operation of all ranks (us).
+	OpUS float64 `json:"op_us,omitempty"`
 }
 
 // nbColumns are the further columns of the non-blocking tests.
@@ -63,6 +65,13 @@ func summarize(size, iters int, vals []float64, extras [][]float64) benchPoint {
 			return median(v)
 		}
 		p.NB = &nbColumns{Compute: col(0), Pure: col(1), Overlap: col(2)}
+	}
+	if len(extras) > 0 && len(extras[0]) == 1 {
+		v := make([]float64, len(extras))
+		for j, e := range extras {
+			v[j] = e[0]
+		}
+		p.OpUS = median(v)
 	}
 	return p
 }
@@ -106,6 +115,10 @@ func (r *benchRun) writeTextHeader(w io.Writer) {
 		fmt.Fprintf(w, "# %-10s %s %10s %10s\n", "Size", r.columnHeader(), "Min", "Max")
 		return
 	}
+	if isIOTest(r.Test) {
+		fmt.Fprintf(w, "# %-10s %-16s %10s %10s %12s\n", "Size", r.columnHeader(), "Min", "Max", "Time/op(us)")
+		return
+	}
 	fmt.Fprintf(w, "# %-10s %-16s %10s %10s\n", "Size", r.columnHeader(), "Min", "Max")
 }
 
@@ -113,6 +126,10 @@ func (r *benchRun) writeTextHeader(w io.Writer) {
 func writeTextLine(w io.Writer, p benchPoint) {
 	if p.NB != nil {
 		fmt.Fprintf(w, "%-12d %.2f %12.2f %9.2f %10.1f %10.2f %10.2f\n", p.Size, p.Median, p.NB.Compute, p.NB.Pure, p.NB.Overlap, p.Min, p.Max)
+		return
+	}
+	if p.OpUS > 0 {
+		fmt.Fprintf(w, "%-12d %-16.2f %10.2f %10.2f %12.1f\n", p.Size, p.Median, p.Min, p.Max, p.OpUS)
 		return
 	}
 	fmt.Fprintf(w, "%-12d %-16.2f %10.2f %10.2f\n", p.Size, p.Median, p.Min, p.Max)
