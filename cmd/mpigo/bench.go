@@ -106,7 +106,7 @@ type benchConfig struct {
 	// persistent makes allreduce and bcast measure Start+Wait of a
 	// persistent collective set up once per repetition.
 	persistent bool
-	child     bool // a rank process reporting to the mpigo bench that started it
+	child      bool // a rank process reporting to the mpigo bench that started it
 
 	// Set while measuring, by rank 0 (extraVals) or every rank (lastIters).
 	extraVals []float64    // further columns of the current measurement (non-blocking tests)
