@@ -180,6 +180,7 @@ func (c *Comm) collInit(op string, check func() error, desc func() uint64, units
 	r.x.start = pl.start
 	r.x.finish = pl.finish
 	r.x.activeFree = true
+	r.x.parkNow = true
 	r.x.freed = pl.v.leaveMeet
 	return r, nil
 }

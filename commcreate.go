@@ -12,6 +12,28 @@ import (
 // that can share memory: those on the same node (MPI_COMM_TYPE_SHARED).
 const SplitTypeShared = 1
 
+// The hardware split types of MPI-4 for SplitType. mpigo knows one level
+// of hardware, the node, which it names "mpi_shared_memory" (the only
+// value the standard defines; GetHwResourceInfo reports it).
+const (
+	// SplitTypeHWGuided splits at the hardware level named by the info
+	// key "mpi_hw_resource_type" (MPI_COMM_TYPE_HW_GUIDED):
+	// "mpi_shared_memory" is SplitTypeShared; a level mpigo does not know,
+	// or no such key, gives every rank nil, as the standard asks.
+	SplitTypeHWGuided = 2
+	// SplitTypeHWUnguided splits at a hardware level strictly smaller
+	// than c (MPI_COMM_TYPE_HW_UNGUIDED): the node where c spans several,
+	// nil for every rank where c lies within one node.
+	SplitTypeHWUnguided = 3
+	// SplitTypeResourceGuided is SplitTypeHWGuided under MPI-4.1's name
+	// (MPI_COMM_TYPE_RESOURCE_GUIDED), which reads the same info key.
+	SplitTypeResourceGuided = 4
+)
+
+// HWResourceShared is the value of the info key "mpi_hw_resource_type"
+// that names the ranks sharing memory, the node.
+const HWResourceShared = "mpi_shared_memory"
+
 // Self returns the communicator that contains only the calling rank
 // (MPI_COMM_SELF). It is the same *Comm on every call from this rank and
 // cannot be freed. A nil *Comm has none: Self returns nil, on which every
@@ -206,8 +228,11 @@ func (c *Comm) CreateGroup(g *Group, tag int) (_ *Comm, err error) {
 // (the processes a launcher placed on one host; all goroutine ranks of
 // mpi.Run, or each group of Config.RanksPerNode of them) join one
 // communicator, ordered by key and then by rank in c; a
-// rank passing Undefined gets nil. info is accepted and ignored. It is
-// collective over c.
+// rank passing Undefined gets nil. SplitTypeHWGuided,
+// SplitTypeResourceGuided and SplitTypeHWUnguided are MPI-4's hardware
+// splits (see their constants): each splits at the node or gives nil.
+// info is read only by the guided splits, for "mpi_hw_resource_type".
+// It is collective over c.
 func (c *Comm) SplitType(splitType, key int, info *Info) (_ *Comm, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.SplitType", c, Undefined, Undefined), &err)
@@ -217,14 +242,31 @@ func (c *Comm) SplitType(splitType, key int, info *Info) (_ *Comm, err error) {
 		return nil, err
 	}
 	color := Undefined
+	unguided := false
 	switch splitType {
 	case Undefined:
 	case SplitTypeShared:
 		color = c.p.node // the node's lowest world rank names it
+	case SplitTypeHWGuided, SplitTypeResourceGuided:
+		if info != nil {
+			if v, _ := info.Get("mpi_hw_resource_type"); v == HWResourceShared {
+				color = c.p.node
+			}
+		}
+	case SplitTypeHWUnguided:
+		color, unguided = c.p.node, true
 	default:
-		return nil, c.fail(op, ErrArg, loc{}, "unknown split type %d (want SplitTypeShared or Undefined)", splitType)
+		return nil, c.fail(op, ErrArg, loc{}, "unknown split type %d (want SplitTypeShared, SplitTypeHWGuided, SplitTypeHWUnguided, SplitTypeResourceGuided or Undefined)", splitType)
 	}
 	s, err := c.split(color, key)
+	if unguided && s != nil && s.Size() == c.Size() {
+		// One node holds all of c: no smaller level to give. Every rank
+		// sees the same sizes, so every rank frees its part and gets nil.
+		if err := s.Free(); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
 	if s != nil {
 		s.name = fmt.Sprintf("%s.shared", c.name)
 		s.shadow.name = s.name

@@ -26,13 +26,26 @@ var userErrors sync.RWMutex
 type userError struct {
 	msg   string
 	class *userError // nil for a class
+	// codes counts a class's codes not yet removed: a class with codes
+	// cannot be removed (RemoveErrorClass).
+	codes int
+	// removed is set by RemoveErrorClass and RemoveErrorCode: the value
+	// names no class or code from then on.
+	removed bool
 }
 
 // Error returns the message set by AddErrorClass, AddErrorCode or
-// AddErrorString.
+// AddErrorString; once the class or code is removed, a text that says so
+// (the number of a removed class is no longer valid for MPI_Error_string).
 func (e *userError) Error() string {
 	userErrors.RLock()
 	defer userErrors.RUnlock()
+	if e.removed {
+		if e.class == nil {
+			return "mpi: removed error class (RemoveErrorClass)"
+		}
+		return "mpi: removed error code (RemoveErrorCode)"
+	}
 	return e.msg
 }
 
@@ -67,6 +80,12 @@ func AddErrorCode(class error, msg string) (_ error, err error) {
 	if !ok || c.class != nil {
 		return nil, (*Comm)(nil).errorf("AddErrorCode", ErrArg, loc{}, "%v is not a class made by AddErrorClass", class)
 	}
+	userErrors.Lock()
+	defer userErrors.Unlock()
+	if c.removed {
+		return nil, (*Comm)(nil).errorf("AddErrorCode", ErrArg, loc{}, "the class has been removed by RemoveErrorClass")
+	}
+	c.codes++
 	return &userError{msg: msg, class: c}, nil
 }
 
@@ -84,8 +103,115 @@ func AddErrorString(code error, msg string) (err error) {
 		return (*Comm)(nil).errorf("AddErrorString", ErrArg, loc{}, "%v is not a user-defined class or code", code)
 	}
 	userErrors.Lock()
+	defer userErrors.Unlock()
+	if u.removed {
+		return (*Comm)(nil).errorf("AddErrorString", ErrArg, loc{}, "the class or code has been removed")
+	}
 	u.msg = msg
-	userErrors.Unlock()
+	return nil
+}
+
+// isPredefinedClass reports whether e is one of the package's classes.
+func isPredefinedClass(e error) bool {
+	for _, c := range predefinedClasses {
+		if e == c {
+			return true
+		}
+	}
+	return false
+}
+
+// userErrArg returns the class of AddErrorClass (class) or the code of
+// AddErrorCode behind e, or the error of op (ErrArg) for a predefined
+// class, a value of neither kind, or one already removed. The caller holds
+// userErrors, so no message here may call a userError's Error.
+func userErrArg(op string, e error, class bool) (*userError, error) {
+	what, other := "a code of AddErrorCode", "a class of AddErrorClass"
+	if class {
+		what, other = other, what
+	}
+	u, ok := e.(*userError)
+	switch {
+	case ok && (u.class == nil) != class:
+		return nil, (*Comm)(nil).errorf(op, ErrArg, loc{}, "the value is %s, not %s", other, what)
+	case ok && u.removed:
+		return nil, (*Comm)(nil).errorf(op, ErrArg, loc{}, "%s that has already been removed", what)
+	case ok:
+		return u, nil
+	case isPredefinedClass(e):
+		return nil, (*Comm)(nil).errorf(op, ErrArg, loc{}, "%v is a predefined error class, which cannot be removed", e)
+	}
+	return nil, (*Comm)(nil).errorf(op, ErrArg, loc{}, "%T is not %s", e, what)
+}
+
+// RemoveErrorClass removes a class made by AddErrorClass
+// (MPI_Remove_error_class), so that a long-running library can give back
+// the classes it no longer raises. Its codes must be removed first
+// (RemoveErrorCode): a class that still has codes, a predefined class
+// (ErrTruncate, ...), a value AddErrorClass did not return, or a class
+// already removed is ErrArg, and the class stays. Once removed, the class
+// takes no new codes or message, ErrorString reports it removed and
+// ErrorClass no longer recognises it (ErrOther).
+func RemoveErrorClass(class error) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("RemoveErrorClass", nil, Undefined, Undefined), &err)
+	}
+	userErrors.Lock()
+	defer userErrors.Unlock()
+	u, err := userErrArg("RemoveErrorClass", class, true)
+	if err != nil {
+		return err
+	}
+	if u.codes > 0 {
+		return (*Comm)(nil).errorf("RemoveErrorClass", ErrArg, loc{}, "error class %q still has %d error codes (remove them first with RemoveErrorCode)", u.msg, u.codes)
+	}
+	u.removed = true
+	return nil
+}
+
+// RemoveErrorCode removes a code made by AddErrorCode
+// (MPI_Remove_error_code). A predefined class, a class, a value
+// AddErrorCode did not return, or a code already removed is ErrArg. Once
+// removed, the code takes no new message, ErrorString reports it removed,
+// ErrorClass no longer recognises it (ErrOther), and its class may be
+// removed once its other codes are.
+func RemoveErrorCode(code error) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("RemoveErrorCode", nil, Undefined, Undefined), &err)
+	}
+	userErrors.Lock()
+	defer userErrors.Unlock()
+	u, err := userErrArg("RemoveErrorCode", code, false)
+	if err != nil {
+		return err
+	}
+	u.removed = true
+	u.class.codes--
+	return nil
+}
+
+// RemoveErrorString removes the message of a class or code of
+// AddErrorClass or AddErrorCode (MPI_Remove_error_string): its ErrorString
+// is "" from then on, until AddErrorString gives it another. A predefined
+// class, a value of neither call, or one already removed is ErrArg: the
+// texts of predefined classes cannot be removed.
+func RemoveErrorString(code error) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("RemoveErrorString", nil, Undefined, Undefined), &err)
+	}
+	userErrors.Lock()
+	defer userErrors.Unlock()
+	u, ok := code.(*userError)
+	if !ok {
+		if isPredefinedClass(code) {
+			return (*Comm)(nil).errorf("RemoveErrorString", ErrArg, loc{}, "%v is a predefined error class, whose text cannot be removed", code)
+		}
+		return (*Comm)(nil).errorf("RemoveErrorString", ErrArg, loc{}, "%T is not a class or code of AddErrorClass or AddErrorCode", code)
+	}
+	if _, err := userErrArg("RemoveErrorString", code, u.class == nil); err != nil {
+		return err
+	}
+	u.msg = ""
 	return nil
 }
 
@@ -118,7 +244,13 @@ func ErrorClass(err error) error {
 	}
 	var u *userError
 	if errors.As(err, &u) {
-		if u.class != nil {
+		userErrors.RLock()
+		removed := u.removed || (u.class != nil && u.class.removed)
+		userErrors.RUnlock()
+		switch {
+		case removed:
+			return ErrOther
+		case u.class != nil:
 			return u.class
 		}
 		return u

@@ -1,6 +1,7 @@
 package mpi_test
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
@@ -85,4 +86,94 @@ func ExamplePsendInit() {
 		return nil
 	})
 	// Output: [0 1 2 10 11 12 20 21 22 30 31 32]
+}
+
+// A library that defines its own error class and code gives them back
+// when it is done: the codes first, then the class.
+func ExampleRemoveErrorClass() {
+	class := mpi.AddErrorClass("solver error")
+	code, _ := mpi.AddErrorCode(class, "solver diverged")
+	fmt.Println(errors.Is(mpi.RemoveErrorClass(class), mpi.ErrArg)) // it still has a code
+	fmt.Println(mpi.RemoveErrorCode(code), mpi.RemoveErrorClass(class))
+	fmt.Println(mpi.ErrorClass(code) == mpi.ErrOther)
+	fmt.Println(errors.Is(mpi.RemoveErrorClass(mpi.ErrTag), mpi.ErrArg)) // predefined
+	// Output:
+	// true
+	// <nil> <nil>
+	// true
+	// true
+}
+
+func ExampleRemoveErrorString() {
+	class := mpi.AddErrorClass("temporary text")
+	fmt.Printf("%q\n", mpi.ErrorString(class))
+	fmt.Println(mpi.RemoveErrorString(class))
+	fmt.Printf("%q\n", mpi.ErrorString(class))
+	// Output:
+	// "temporary text"
+	// <nil>
+	// ""
+}
+
+func ExampleRemoveErrorCode() {
+	class := mpi.AddErrorClass("io layer")
+	code, _ := mpi.AddErrorCode(class, "checkpoint lost")
+	fmt.Println(mpi.RemoveErrorCode(code))
+	fmt.Println(errors.Is(mpi.RemoveErrorCode(code), mpi.ErrArg)) // already removed
+	// Output:
+	// <nil>
+	// true
+}
+
+func ExampleTypeGetValueIndex() {
+	pair, _ := mpi.TypeGetValueIndex(mpi.Float64, mpi.Int)
+	fmt.Println(pair == mpi.Float64Loc)
+	pair, _ = mpi.TypeGetValueIndex(mpi.Float32, mpi.Int32) // C's MPI_FLOAT_INT
+	fmt.Println(pair == mpi.CFloatInt)
+	pair, _ = mpi.TypeGetValueIndex(mpi.Complex128, mpi.Int)
+	fmt.Println(pair == nil) // no such pair: MPI_DATATYPE_NULL
+	// Output:
+	// true
+	// true
+	// true
+}
+
+// WaitAllStatus reports each request's own error in its status.
+func ExampleStatus_Err() {
+	mpi.Run(2, func(w *mpi.Comm) error {
+		if w.Rank() == 0 {
+			mpi.Send(w, []int{1, 2}, 1, 0)
+			return mpi.Send(w, []int{3}, 1, 1)
+		}
+		short, fits := make([]int, 1), make([]int, 1)
+		r0, _ := mpi.IrecvInto(w, short, 0, 0)
+		r1, _ := mpi.IrecvInto(w, fits, 0, 1)
+		sts, _ := mpi.WaitAllStatus(r0, r1)
+		fmt.Println(errors.Is(sts[0].Err(), mpi.ErrTruncate), sts[1].Err())
+		return nil
+	})
+	// Output: true <nil>
+}
+
+// A hardware-guided split names the level in its info: mpigo knows the
+// node, "mpi_shared_memory"; other levels give nil on every rank.
+func ExampleComm_SplitType_hwGuided() {
+	cfg := mpi.DefaultConfig()
+	cfg.RanksPerNode = 2 // 4 ranks on 2 pretend nodes
+	mpi.RunConfig(4, cfg, func(w *mpi.Comm) error {
+		hw := mpi.NewInfo()
+		hw.Set("mpi_hw_resource_type", mpi.HWResourceShared)
+		node, err := w.SplitType(mpi.SplitTypeHWGuided, 0, hw)
+		if err != nil {
+			return err
+		}
+		defer node.Free()
+		hw.Set("mpi_hw_resource_type", "no such level")
+		none, _ := w.SplitType(mpi.SplitTypeHWGuided, 0, hw)
+		if w.Rank() == 0 {
+			fmt.Println(node.Size(), none == nil)
+		}
+		return nil
+	})
+	// Output: 2 true
 }

@@ -165,3 +165,31 @@ func (l RequestList) GetStatusSome() (_ []int, _ []Status, active bool, err erro
 	}
 	return idx, sts, active, nil
 }
+
+// TypeGetValueIndex returns the predefined pair datatype of MinLoc and
+// MaxLoc whose value has type value and whose location has type index
+// (MPI_Type_get_value_index), or nil (MPI_DATATYPE_NULL) when there is
+// none. With a Go int location (Int) the pairs are the ValueLoc types
+// (Float32Loc, Float64Loc, Int32Loc, Int64Loc, IntLoc); with a C int
+// location (Int32) they are the C layouts (CFloatInt, CDoubleInt,
+// CLongInt, C2Int, CShortInt), for memory shared with C. A nil or freed
+// datatype is ErrType.
+func TypeGetValueIndex(value, index *Datatype) (_ *Datatype, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("TypeGetValueIndex", nil, Undefined, Undefined), &err)
+	}
+	if err := value.usable("TypeGetValueIndex"); err != nil {
+		return nil, err
+	}
+	if err := index.usable("TypeGetValueIndex"); err != nil {
+		return nil, err
+	}
+	var pairs map[*Datatype]*Datatype
+	switch index {
+	case Int:
+		pairs = map[*Datatype]*Datatype{Float32: Float32Loc, Float64: Float64Loc, Int32: Int32Loc, Int64: Int64Loc, Int: IntLoc}
+	case Int32:
+		pairs = map[*Datatype]*Datatype{Float32: CFloatInt, Float64: CDoubleInt, Int64: CLongInt, Int32: C2Int, Int16: CShortInt}
+	}
+	return pairs[value], nil
+}

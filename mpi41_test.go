@@ -250,3 +250,221 @@ func errString(err error) string {
 	}
 	return err.Error()
 }
+
+func TestRemoveErrorClassCodeString(t *testing.T) {
+	class := mpi.AddErrorClass("my class")
+	code, err := mpi.AddErrorCode(class, "my code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code2, err := mpi.AddErrorCode(class, "my second code")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherClass := mpi.AddErrorClass("other")
+	steps := []struct {
+		name    string
+		call    func() error
+		wantArg bool // the call fails with ErrArg
+	}{
+		{"class that has codes", func() error { return mpi.RemoveErrorClass(class) }, true},
+		{"predefined class", func() error { return mpi.RemoveErrorClass(mpi.ErrTag) }, true},
+		{"predefined class as a code", func() error { return mpi.RemoveErrorCode(mpi.ErrTag) }, true},
+		{"string of a predefined class", func() error { return mpi.RemoveErrorString(mpi.ErrTag) }, true},
+		{"an error not added", func() error { return mpi.RemoveErrorClass(errors.New("x")) }, true},
+		{"nil", func() error { return mpi.RemoveErrorCode(nil) }, true},
+		{"code as a class", func() error { return mpi.RemoveErrorClass(code) }, true},
+		{"class as a code", func() error { return mpi.RemoveErrorCode(class) }, true},
+		{"string of a code", func() error { return mpi.RemoveErrorString(code) }, false},
+		{"code", func() error { return mpi.RemoveErrorCode(code) }, false},
+		{"code twice", func() error { return mpi.RemoveErrorCode(code) }, true},
+		{"string of a removed code", func() error { return mpi.RemoveErrorString(code) }, true},
+		{"message of a removed code", func() error { return mpi.AddErrorString(code, "again") }, true},
+		{"class with a code left", func() error { return mpi.RemoveErrorClass(class) }, true},
+		{"second code", func() error { return mpi.RemoveErrorCode(code2) }, false},
+		{"class", func() error { return mpi.RemoveErrorClass(class) }, false},
+		{"class twice", func() error { return mpi.RemoveErrorClass(class) }, true},
+		{"a code of a removed class", func() error { _, err := mpi.AddErrorCode(class, "late"); return err }, true},
+		{"string of a class", func() error { return mpi.RemoveErrorString(otherClass) }, false},
+		{"class without codes", func() error { return mpi.RemoveErrorClass(otherClass) }, false},
+	}
+	for _, s := range steps {
+		err := s.call()
+		if s.wantArg != errors.Is(err, mpi.ErrArg) || (!s.wantArg && err != nil) {
+			t.Errorf("%s: err %v, want ErrArg %v", s.name, err, s.wantArg)
+		}
+	}
+	for _, e := range []error{class, code, code2} {
+		if got := mpi.ErrorClass(e); got != mpi.ErrOther {
+			t.Errorf("ErrorClass of removed %v = %v, want ErrOther", e, got)
+		}
+		if s := mpi.ErrorString(e); !strings.Contains(s, "removed") {
+			t.Errorf("ErrorString of a removed one: %q", s)
+		}
+	}
+}
+
+func TestRemoveErrorStringLeavesEmptyText(t *testing.T) {
+	class := mpi.AddErrorClass("text")
+	if err := mpi.RemoveErrorString(class); err != nil {
+		t.Fatal(err)
+	}
+	if s := mpi.ErrorString(class); s != "" {
+		t.Errorf("text after RemoveErrorString: %q", s)
+	}
+	if mpi.ErrorClass(class) != class {
+		t.Error("the class went with its text")
+	}
+	if err := mpi.AddErrorString(class, "new"); err != nil || mpi.ErrorString(class) != "new" {
+		t.Errorf("AddErrorString after RemoveErrorString: %v %q", err, mpi.ErrorString(class))
+	}
+}
+
+func TestTypeGetValueIndex(t *testing.T) {
+	freed, err := mpi.Float64.Dup()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := freed.Free(); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		value, index, want *mpi.Datatype
+		err                error
+	}{
+		{mpi.Float32, mpi.Int, mpi.Float32Loc, nil},
+		{mpi.Float64, mpi.Int, mpi.Float64Loc, nil},
+		{mpi.Int32, mpi.Int, mpi.Int32Loc, nil},
+		{mpi.Int64, mpi.Int, mpi.Int64Loc, nil},
+		{mpi.Int, mpi.Int, mpi.IntLoc, nil},
+		{mpi.Float32, mpi.Int32, mpi.CFloatInt, nil},
+		{mpi.Float64, mpi.Int32, mpi.CDoubleInt, nil},
+		{mpi.Int64, mpi.Int32, mpi.CLongInt, nil},
+		{mpi.Int32, mpi.Int32, mpi.C2Int, nil},
+		{mpi.Int16, mpi.Int32, mpi.CShortInt, nil},
+		{mpi.Int16, mpi.Int, nil, nil},
+		{mpi.Uint8, mpi.Int32, nil, nil},
+		{mpi.Float64, mpi.Float64, nil, nil},
+		{nil, mpi.Int, nil, mpi.ErrType},
+		{mpi.Float64, nil, nil, mpi.ErrType},
+		{freed, mpi.Int, nil, mpi.ErrType},
+	}
+	for _, c := range cases {
+		got, err := mpi.TypeGetValueIndex(c.value, c.index)
+		if got != c.want || !errors.Is(err, c.err) || (c.err == nil && err != nil) {
+			t.Errorf("TypeGetValueIndex(%v, %v) = %v, %v; want %v, %v", c.value, c.index, got, err, c.want, c.err)
+		}
+	}
+}
+
+func TestStatusErr(t *testing.T) {
+	var st mpi.Status
+	if st.Err() != nil {
+		t.Fatal("a new status has an error")
+	}
+	st.SetErr(mpi.ErrTag)
+	st.Source, st.Tag = 3, 42
+	if st.Err() != mpi.ErrTag || st.Source != 3 || st.Tag != 42 {
+		t.Errorf("status %+v", st)
+	}
+	// A call that completes several requests puts each one's error in its
+	// status: a truncated receive beside a good one.
+	err := mpi.Run(2, func(w *mpi.Comm) error {
+		if w.Rank() == 0 {
+			if err := mpi.Send(w, []int{1, 2, 3}, 1, 1); err != nil {
+				return err
+			}
+			return mpi.Send(w, []int{4}, 1, 2)
+		}
+		small := make([]int, 1)
+		ok := make([]int, 1)
+		r1, err := mpi.IrecvInto(w, small, 0, 1)
+		if err != nil {
+			return err
+		}
+		r2, err := mpi.IrecvInto(w, ok, 0, 2)
+		if err != nil {
+			return err
+		}
+		sts, err := mpi.WaitAllStatus(r1, r2)
+		if !errors.Is(err, mpi.ErrTruncate) {
+			return errors.New("WaitAllStatus: want ErrTruncate, got " + errString(err))
+		}
+		if !errors.Is(sts[0].Err(), mpi.ErrTruncate) || sts[1].Err() != nil {
+			return errors.New("statuses' errors: " + errString(sts[0].Err()) + ", " + errString(sts[1].Err()))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSplitTypeHardware(t *testing.T) {
+	info := func(v string) *mpi.Info {
+		in := mpi.NewInfo()
+		if v != "" {
+			in.Set("mpi_hw_resource_type", v)
+		}
+		return in
+	}
+	cases := []struct {
+		name      string
+		perNode   int // 0: one node
+		splitType int
+		info      *mpi.Info
+		wantNode  bool // each rank gets its node; else nil
+	}{
+		{"guided shared memory", 2, mpi.SplitTypeHWGuided, info(mpi.HWResourceShared), true},
+		{"guided on one node", 0, mpi.SplitTypeHWGuided, info("mpi_shared_memory"), true},
+		{"guided unknown level", 2, mpi.SplitTypeHWGuided, info("no such level"), false},
+		{"guided without the key", 2, mpi.SplitTypeHWGuided, info(""), false},
+		{"guided nil info", 2, mpi.SplitTypeHWGuided, nil, false},
+		{"resource guided", 2, mpi.SplitTypeResourceGuided, info(mpi.HWResourceShared), true},
+		{"resource guided unknown", 2, mpi.SplitTypeResourceGuided, info("core"), false},
+		{"unguided over nodes", 2, mpi.SplitTypeHWUnguided, nil, true},
+		{"unguided on one node", 0, mpi.SplitTypeHWUnguided, nil, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := mpi.DefaultConfig()
+			cfg.RanksPerNode = c.perNode
+			err := mpi.RunConfig(4, cfg, func(w *mpi.Comm) error {
+				s, err := w.SplitType(c.splitType, 0, c.info)
+				if err != nil {
+					return err
+				}
+				if !c.wantNode {
+					if s != nil {
+						return errors.New("got a communicator, want nil")
+					}
+					return nil
+				}
+				if s == nil {
+					return errors.New("got nil, want the node")
+				}
+				defer s.Free()
+				want := 4
+				if c.perNode > 0 {
+					want = c.perNode
+				}
+				if s.Size() != want {
+					return errors.New("wrong size of the node's communicator")
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	err := mpi.Run(1, func(w *mpi.Comm) error {
+		if _, err := w.SplitType(99, 0, nil); !errors.Is(err, mpi.ErrArg) {
+			return errors.New("split type 99: want ErrArg, got " + errString(err))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -165,7 +165,12 @@ type reqMore struct {
 	// collectives and partitioned requests, where MPI makes it erroneous:
 	// their other ranks would wait for a run that never comes).
 	activeFree bool
-	part       *partState // a partitioned send or receive (part.go)
+	// parkNow: a wait for r parks at once instead of polling first. A
+	// persistent collective completes on a goroutine of this process,
+	// whose own waits poll; polling here too only keeps that goroutine
+	// from a core (on a real-time thread, for the whole poll).
+	parkNow bool
+	part    *partState // a partitioned send or receive (part.go)
 	// freed, if set, lets go of what the request holds once it is freed
 	// (a persistent collective's meeting point).
 	freed func()
@@ -672,10 +677,14 @@ func (r *Request) waitLocked(b *erBatch, st *Status, locked bool) error {
 	}
 	// Often done already (a window's receives, waited for after the
 	// last): then neither the lock's release nor the pin.
+	prog := r.c.progress()
+	if x := r.x; x != nil && x.parkNow {
+		prog = nil
+	}
 	for !er.Done() {
 		r.pin()
 		r.unlockIf(locked)
-		er.WaitRefIn(r.c.progress(), r.c.blocker())
+		er.WaitRefIn(prog, r.c.blocker())
 		r.lockIf(locked)
 		r.unpin()
 		// A Cancel may have reopened a completed eager send meanwhile:

@@ -83,10 +83,11 @@ func waitAllStatus(reqs []*Request) ([]Status, error) {
 			continue
 		}
 		st, err := r.wait()
-		sts[i] = st
 		if err != nil {
+			st.err = err
 			failed = append(failed, failure{i, r, err})
 		}
+		sts[i] = st
 	}
 	slices.Reverse(failed)
 	return sts, inStatus("WaitAll", failed)
@@ -264,11 +265,12 @@ func testSome(reqs []*Request) ([]int, []Status, error) {
 			continue
 		}
 		_, st, err := r.test()
-		idx = append(idx, i)
-		sts = append(sts, st)
 		if err != nil {
+			st.err = err
 			failed = append(failed, failure{i, r, err})
 		}
+		idx = append(idx, i)
+		sts = append(sts, st)
 	}
 	return idx, sts, inStatus("TestSome", failed)
 }

@@ -15,6 +15,7 @@ type Status struct {
 	size      int // bytes the sender sent
 	elem      int // size of one element of the receive's type (0: bytes)
 	cancelled bool
+	err       error // the request's error in a call that completes several
 }
 
 // Bytes returns the number of bytes received.
@@ -68,6 +69,20 @@ func (s Status) GetElements(dt *Datatype) int {
 
 // Cancelled reports whether the operation was cancelled (MPI_Test_cancelled).
 func (s Status) Cancelled() bool { return s.cancelled }
+
+// Err returns the error of the request this status describes, as a call
+// that completes several requests (WaitAllStatus, TestAll, WaitSome,
+// TestSome) reports it beside its own error, or what SetErr stored
+// (MPI_Status_get_error; nil is MPI_SUCCESS). A call that completes one
+// request returns its error instead and leaves this nil. The Go forms of
+// MPI_Status_get_source and _tag, and of their setters, are the Source
+// and Tag fields.
+func (s Status) Err() error { return s.err }
+
+// SetErr stores err as the request's error (MPI_Status_set_error), for
+// the query function of a generalized request or a layer that builds
+// statuses of its own.
+func (s *Status) SetErr(err error) { s.err = err }
 
 // procNullStatus is the status of a receive from ProcNull.
 var procNullStatus = Status{Source: ProcNull, Tag: AnyTag}

@@ -4,7 +4,7 @@
 #
 #   bench/compare.sh [-n N] [-transport inproc|shm|tcp] [-api typed|raw|set]
 #                    [-rounds R] [-rt | -prio P] [-iters N] [-thread single|multiple]
-#                    [-save DIR] TEST [-sizes LIST|MIN:MAX]
+#                    [-persistent] [-save DIR] TEST [-sizes LIST|MIN:MAX]
 #
 # With -transport tcp, mpigo's ranks talk over loopback TCP and Open MPI
 # uses its tcp BTL (BTL=self,tcp); otherwise mpigo uses goroutine ranks and
@@ -32,6 +32,9 @@
 # MPI_Init_thread(MPI_THREAD_MULTIPLE), the level mpigo always provides,
 # so that both sides pay for the same thread safety; the default (single)
 # is OSU's plain MPI_Init, under which Open MPI takes no locks.
+# -persistent (allreduce, bcast) measures both sides' persistent form:
+# mpigo bench -persistent and osu_like -persistent (MPI_Allreduce_init,
+# or MPIX_Allreduce_init in Open MPI 4.1).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 n=2
@@ -42,7 +45,8 @@ rt=(chrt -f 10) # the same priority for both sides; -prio 0: normal for both
 save=""
 iters=()
 thread=()
-while [[ ${1:-} == -thread || ${1:-} == -iters || ${1:-} == -n || ${1:-} == -transport || ${1:-} == -api || ${1:-} == -rounds || ${1:-} == -rt || ${1:-} == -prio || ${1:-} == -save ]]; do
+persistent=()
+while [[ ${1:-} == -persistent || ${1:-} == -thread || ${1:-} == -iters || ${1:-} == -n || ${1:-} == -transport || ${1:-} == -api || ${1:-} == -rounds || ${1:-} == -rt || ${1:-} == -prio || ${1:-} == -save ]]; do
 	case $1 in
 	-n) n=$2 ;;
 	-transport) transport=$2 ;;
@@ -60,6 +64,11 @@ while [[ ${1:-} == -thread || ${1:-} == -iters || ${1:-} == -n || ${1:-} == -tra
 		if [[ $2 != 0 ]]; then rt=(chrt -f "$2"); else rt=(); fi ;;
 	-rt)
 		rt=(chrt -f 10)
+		shift
+		continue
+		;;
+	-persistent)
+		persistent=(-persistent)
 		shift
 		continue
 		;;
@@ -90,11 +99,12 @@ extra=()
 [[ $test == bw || $test == bibw ]] && extra=(-rbuf-per-slot)
 
 [[ ${#thread[@]} -gt 0 ]] && theirs_name="$theirs_name (MPI_THREAD_MULTIPLE)"
-echo "# $test, $n ranks: mpigo (transport $transport, api $api) vs $theirs_name, run back to back"
+[[ ${#persistent[@]} -gt 0 ]] && theirs_name="$theirs_name (persistent)"
+echo "# $test${persistent:+ -persistent}, $n ranks: mpigo (transport $transport, api $api) vs $theirs_name, run back to back"
 [[ $rounds -gt 1 ]] && echo "# $rounds rounds each, alternating${rt:+, both under ${rt[*]}}; medians over the rounds"
 for ((r = 1; r <= rounds; r++)); do
-	"${rt[@]}" "$tmp/mpigo" bench "$test" -n "$n" -transport "$transport" -api "$api" -progress off "${sizes[@]}" "${iters[@]}" >"$tmp/ours.$r"
-	"${rt[@]}" "$here/ref/run.sh" -n "$n" "$test" "${sizes[@]}" "${extra[@]}" "${iters[@]}" "${thread[@]}" >"$tmp/theirs.$r" 2>/dev/null
+	"${rt[@]}" "$tmp/mpigo" bench "$test" -n "$n" -transport "$transport" -api "$api" -progress off "${sizes[@]}" "${iters[@]}" "${persistent[@]}" >"$tmp/ours.$r"
+	"${rt[@]}" "$here/ref/run.sh" -n "$n" "$test" "${sizes[@]}" "${extra[@]}" "${iters[@]}" "${thread[@]}" "${persistent[@]}" >"$tmp/theirs.$r" 2>/dev/null
 done
 unit=$(grep -m1 -E 'Latency|Bandwidth' "$tmp/ours.1" | sed 's/^# *Size *//; s/  .*//')
 better="lower is better"

@@ -73,12 +73,9 @@ func infoOrNull(fn string, h uintptr) (*mpi.Info, int32) {
 	return infoArg(fn, h)
 }
 
-// implComm_split_type maps MPI-4's hardware split types onto the one
-// level of hardware mpigo knows, the node: MPI_COMM_TYPE_HW_GUIDED with
-// mpi_hw_resource_type "mpi_shared_memory" is MPI_COMM_TYPE_SHARED, other
-// resource types give MPI_COMM_NULL (and so for MPI-4.1's
-// MPI_COMM_TYPE_RESOURCE_GUIDED); MPI_COMM_TYPE_HW_UNGUIDED gives the
-// node when it is a strict subset of comm, MPI_COMM_NULL otherwise.
+// implComm_split_type maps the MPI split types onto Comm.SplitType's:
+// MPI-4's hardware splits work there at the one level of hardware mpigo
+// knows, the node ("mpi_shared_memory").
 func implComm_split_type(comm uintptr, splitType, key int32, info uintptr, newcomm unsafe.Pointer) int32 {
 	const fn = "MPI_Comm_split_type"
 	ce, rc := getComm(fn, comm)
@@ -92,33 +89,19 @@ func implComm_split_type(comm uintptr, splitType, key int32, info uintptr, newco
 	if newcomm == nil {
 		return raiseOn(fn, ce, classErr(MPI_ERR_ARG, "newcomm is NULL"))
 	}
-	st := mpi.Undefined
-	unguided := false
-	switch splitType {
-	case MPI_UNDEFINED:
-	case MPI_COMM_TYPE_SHARED:
-		st = mpi.SplitTypeShared
-	case MPI_COMM_TYPE_HW_GUIDED, MPI_COMM_TYPE_RESOURCE_GUIDED:
-		// MPI-4.1's resource-guided split reads the same info key.
-		if in != nil {
-			if v, _ := in.Get("mpi_hw_resource_type"); v == "mpi_shared_memory" {
-				st = mpi.SplitTypeShared
-			}
-		}
-	case MPI_COMM_TYPE_HW_UNGUIDED:
-		st, unguided = mpi.SplitTypeShared, true
-	default:
+	st, ok := map[int32]int{
+		MPI_UNDEFINED:                 mpi.Undefined,
+		MPI_COMM_TYPE_SHARED:          mpi.SplitTypeShared,
+		MPI_COMM_TYPE_HW_GUIDED:       mpi.SplitTypeHWGuided,
+		MPI_COMM_TYPE_HW_UNGUIDED:     mpi.SplitTypeHWUnguided,
+		MPI_COMM_TYPE_RESOURCE_GUIDED: mpi.SplitTypeResourceGuided,
+	}[splitType]
+	if !ok {
 		return raiseOn(fn, ce, classErr(MPI_ERR_ARG, fmt.Sprintf("split type %d is not one mpigo knows", splitType)))
 	}
 	c, err := ce.c.SplitType(st, int(key), in)
 	if err != nil {
 		return raiseOn(fn, ce, err)
-	}
-	if unguided && c != nil && c.Size() == ce.c.Size() {
-		if err := c.Free(); err != nil {
-			return raiseOn(fn, ce, err)
-		}
-		c = nil
 	}
 	newComm(ce, c, newcomm)
 	return MPI_SUCCESS

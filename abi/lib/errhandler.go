@@ -13,6 +13,8 @@ import (
 	"os"
 	"sync"
 	"unsafe"
+
+	"github.com/mpigo/mpi"
 )
 
 // User error handlers of communicators (MPI_Comm_create_errhandler) and
@@ -89,11 +91,15 @@ func implComm_call_errhandler(comm uintptr, errorcode int32) int32 {
 
 // User error classes and codes live above MPI_ERR_LASTCODE, numbered in
 // the order they are added, so that they never meet the library's own
-// codes (error.go). A class is its own class.
+// codes (error.go). A class is its own class. Each stands for a class or
+// code of mpi.AddErrorClass or AddErrorCode (err), whose calls keep the
+// rules of adding and removing; a code of a predefined class has none (Go
+// gives the predefined classes no codes).
 var userCodes struct {
 	sync.RWMutex
 	class map[int32]int32  // code -> class
 	text  map[int32]string // code or class -> MPI_Add_error_string's text
+	err   map[int32]error  // code or class -> its mpigo value, or nil
 	last  int32
 }
 
@@ -125,12 +131,24 @@ func lastUsedCode() int32 {
 	return userCodes.last
 }
 
-func addCode(class int32) int32 {
+// addCode numbers a new class (class < 0) or code of class, made in Go
+// by mpi.AddErrorClass or AddErrorCode; an error there (a removed class)
+// is returned.
+func addCode(class int32) (int32, error) {
 	userCodes.Lock()
 	defer userCodes.Unlock()
 	if userCodes.class == nil {
-		userCodes.class, userCodes.text = map[int32]int32{}, map[int32]string{}
+		userCodes.class, userCodes.text, userCodes.err = map[int32]int32{}, map[int32]string{}, map[int32]error{}
 		userCodes.last = MPI_ERR_LASTCODE
+	}
+	var e error
+	if class < 0 {
+		e = mpi.AddErrorClass("")
+	} else if ce := userCodes.err[class]; ce != nil {
+		var err error
+		if e, err = mpi.AddErrorCode(ce, ""); err != nil {
+			return 0, err
+		}
 	}
 	userCodes.last++
 	c := userCodes.last
@@ -138,7 +156,8 @@ func addCode(class int32) int32 {
 		class = c
 	}
 	userCodes.class[c] = class
-	return c
+	userCodes.err[c] = e
+	return c, nil
 }
 
 func implAdd_error_class(errorclass unsafe.Pointer) int32 {
@@ -149,7 +168,11 @@ func implAdd_error_class(errorclass unsafe.Pointer) int32 {
 	if errorclass == nil {
 		return nullArray(fn, "errorclass")
 	}
-	*(*int32)(errorclass) = addCode(-1)
+	c, err := addCode(-1)
+	if err != nil {
+		return raise(fn, noComm, err)
+	}
+	*(*int32)(errorclass) = c
 	return MPI_SUCCESS
 }
 
@@ -167,7 +190,11 @@ func implAdd_error_code(errorclass int32, errorcode unsafe.Pointer) int32 {
 	if c, ok := userCodeClass(errorclass); !predef && (!ok || c != errorclass) {
 		return raise(fn, noComm, classErr(MPI_ERR_ARG, fmt.Sprintf("%d is neither a predefined error class nor one of MPI_Add_error_class", errorclass)))
 	}
-	*(*int32)(errorcode) = addCode(errorclass)
+	c, err := addCode(errorclass)
+	if err != nil {
+		return raise(fn, noComm, err)
+	}
+	*(*int32)(errorcode) = c
 	return MPI_SUCCESS
 }
 
@@ -187,7 +214,16 @@ func implAdd_error_string(errorcode int32, str unsafe.Pointer) int32 {
 		s = s[:MPI_MAX_ERROR_STRING-1]
 	}
 	userCodes.Lock()
-	userCodes.text[errorcode] = s
+	var err error
+	if e := userCodes.err[errorcode]; e != nil {
+		err = mpi.AddErrorString(e, s)
+	}
+	if err == nil {
+		userCodes.text[errorcode] = s
+	}
 	userCodes.Unlock()
+	if err != nil {
+		return raise(fn, noComm, err)
+	}
 	return MPI_SUCCESS
 }

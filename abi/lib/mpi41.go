@@ -10,11 +10,14 @@ import (
 	"github.com/mpigo/mpi"
 )
 
-// The MPI-4.1 additions that live in C only: status getters and setters
-// (a Go program reads Status's fields), the status of many requests
-// without completing them, removing added error classes, codes and
-// strings, the pair type of a value and an index type, and the info of a
-// program's start.
+// The MPI-4.1 additions whose C form works on C's own data: status
+// getters and setters (on the C struct; a Go program reads Status's
+// fields and Err), the status of many requests without completing them
+// (on C's request handles), removing added error classes, codes and
+// strings (C's numbers over mpi.RemoveErrorClass/Code/String), the pair
+// type of a value and an index type (by C handle: MPI_INT and
+// MPI_INT32_T are one mpigo type, but only MPI_INT has pairs), and the
+// info of a program's start (mpi.InfoCreateEnv).
 
 func statusPtr(fn string, p unsafe.Pointer) (*status, int32) {
 	if p == nil {
@@ -207,31 +210,41 @@ func implRequest_get_status_some(count int32, reqs, outcount, indices, sts unsaf
 	return MPI_SUCCESS
 }
 
-// removeCode removes an added class (isClass) or code; a class that
-// still has codes, or a number not added, is MPI_ERR_ARG.
+// removeCode removes an added class (isClass) or code through
+// mpi.RemoveErrorClass or RemoveErrorCode, which refuse a class that
+// still has codes; a number not added (or of the other kind) is
+// MPI_ERR_ARG here, as Go has no numbers to check.
 func removeCode(fn string, code int32, isClass bool) int32 {
+	if err := removeCodeLocked(code, isClass); err != nil {
+		return raise(fn, noComm, err) // unlocked: a handler may add codes
+	}
+	return MPI_SUCCESS
+}
+
+func removeCodeLocked(code int32, isClass bool) error {
 	userCodes.Lock()
+	defer userCodes.Unlock()
 	class, ok := userCodes.class[code]
 	if !ok || (class == code) != isClass {
-		userCodes.Unlock()
 		what := "error code"
 		if isClass {
 			what = "error class"
 		}
-		return raise(fn, noComm, classErr(MPI_ERR_ARG, fmt.Sprintf("%d is not an %s added by MPI_Add_error_%s", code, what, strings.TrimPrefix(what, "error "))))
+		return classErr(MPI_ERR_ARG, fmt.Sprintf("%d is not an %s added by MPI_Add_error_%s", code, what, strings.TrimPrefix(what, "error ")))
 	}
-	if isClass {
-		for c, cl := range userCodes.class {
-			if cl == code && c != code {
-				userCodes.Unlock()
-				return raise(fn, noComm, classErr(MPI_ERR_ARG, fmt.Sprintf("error class %d still has error code %d", code, c)))
-			}
+	if e := userCodes.err[code]; e != nil {
+		remove := mpi.RemoveErrorCode
+		if isClass {
+			remove = mpi.RemoveErrorClass
+		}
+		if err := remove(e); err != nil {
+			return err
 		}
 	}
 	delete(userCodes.class, code)
 	delete(userCodes.text, code)
-	userCodes.Unlock()
-	return MPI_SUCCESS
+	delete(userCodes.err, code)
+	return nil
 }
 
 func implRemove_error_class(errorclass int32) int32 {
@@ -244,12 +257,23 @@ func implRemove_error_code(errorcode int32) int32 {
 
 func implRemove_error_string(errorcode int32) int32 {
 	const fn = "MPI_Remove_error_string"
-	userCodes.Lock()
-	defer userCodes.Unlock()
-	if _, ok := userCodes.class[errorcode]; !ok {
-		return raise(fn, noComm, classErr(MPI_ERR_ARG, fmt.Sprintf("%d is not an error class or code added by MPI_Add_error_class/code", errorcode)))
+	err := func() error {
+		userCodes.Lock()
+		defer userCodes.Unlock()
+		if _, ok := userCodes.class[errorcode]; !ok {
+			return classErr(MPI_ERR_ARG, fmt.Sprintf("%d is not an error class or code added by MPI_Add_error_class/code", errorcode))
+		}
+		if e := userCodes.err[errorcode]; e != nil {
+			if err := mpi.RemoveErrorString(e); err != nil {
+				return err
+			}
+		}
+		delete(userCodes.text, errorcode)
+		return nil
+	}()
+	if err != nil {
+		return raise(fn, noComm, err)
 	}
-	delete(userCodes.text, errorcode)
 	return MPI_SUCCESS
 }
 

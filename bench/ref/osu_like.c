@@ -4,14 +4,22 @@
  * Written for the mpigo project; the test definitions mirror cmd/mpigo/bench.go
  * (OSU-style output, but this is not OSU code).
  *
- *   osu_like TEST [-sizes MIN:MAX | -sizes A,B,C] [-iters N] [-rbuf-per-slot] [-thread-multiple]
+ *   osu_like TEST [-sizes MIN:MAX | -sizes A,B,C] [-iters N] [-rbuf-per-slot] [-thread-multiple] [-persistent]
  *
  * TEST: latency, bw, bibw, allreduce, bcast, barrier, allgather, alltoall,
  * reduce, reduce_scatter, scan, sendrecv (sizes as in `mpigo bench -h`).
  * Output: '#' comment lines, then "SIZE VALUE" per size (us, or MB/s with
  * MB = 10^6 bytes), printed by rank 0.
+ * -persistent (allreduce, bcast): the collective is set up once per size
+ * (MPI_Allreduce_init, MPI_Bcast_init) and each iteration is MPI_Start and
+ * MPI_Wait. Open MPI 4.1 has them only as the MPIX_ extension
+ * (mpi-ext.h, OMPI_HAVE_MPI_EXT_PCOLLREQ); without either the flag is
+ * refused.
  */
 #include <mpi.h>
+#if defined(OPEN_MPI) && MPI_VERSION < 4
+#include <mpi-ext.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +32,17 @@ enum test { T_LATENCY, T_BW, T_BIBW, T_ALLREDUCE, T_BCAST, T_BARRIER, T_ALLGATHE
 static int rank, nranks;
 static int opt_iters;        /* 0: chosen by size */
 static int opt_rbuf_per_slot; /* bw/bibw: one receive buffer per window slot */
+static int opt_persistent;    /* allreduce/bcast: Start+Wait of a persistent collective */
+
+#if MPI_VERSION >= 4
+#define ALLREDUCE_INIT MPI_Allreduce_init
+#define BCAST_INIT MPI_Bcast_init
+#define PERSISTENT_NAME "MPI_Allreduce_init/MPI_Bcast_init"
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ) && OMPI_HAVE_MPI_EXT_PCOLLREQ
+#define ALLREDUCE_INIT MPIX_Allreduce_init
+#define BCAST_INIT MPIX_Bcast_init
+#define PERSISTENT_NAME "MPIX_Allreduce_init/MPIX_Bcast_init"
+#endif
 
 static void die(const char *msg)
 {
@@ -173,11 +192,23 @@ static double collective(enum test t, long size)
         bbuf = alloc_buf((size > 0 ? size : 1) * nranks);
         bout = alloc_buf((size > 0 ? size : 1) * nranks);
     }
+    MPI_Request preq = MPI_REQUEST_NULL;
+#ifdef ALLREDUCE_INIT
+    if (opt_persistent && t == T_ALLREDUCE)
+        ALLREDUCE_INIT(in, out, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &preq);
+    else if (opt_persistent && t == T_BCAST)
+        BCAST_INIT(bbuf, (int)size, MPI_CHAR, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &preq);
+#endif
     iterations(size, 1000, 100, &warm, &iters);
     MPI_Barrier(MPI_COMM_WORLD);
     for (i = 0; i < warm + iters; i++) {
         if (i == warm)
             start = MPI_Wtime();
+        if (preq != MPI_REQUEST_NULL) {
+            MPI_Start(&preq);
+            MPI_Wait(&preq, MPI_STATUS_IGNORE);
+            continue;
+        }
         switch (t) {
         case T_ALLREDUCE:
             MPI_Allreduce(in, out, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -205,6 +236,8 @@ static double collective(enum test t, long size)
         }
     }
     avg = (MPI_Wtime() - start) * 1e6 / iters;
+    if (preq != MPI_REQUEST_NULL)
+        MPI_Request_free(&preq);
     MPI_Reduce(&avg, &maxavg, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     free(in);
     free(out);
@@ -293,9 +326,17 @@ int main(int argc, char **argv)
             opt_rbuf_per_slot = 1;
         else if (strcmp(a, "-thread-multiple") == 0)
             ; /* read before MPI_Init_thread */
+        else if (strcmp(a, "-persistent") == 0)
+            opt_persistent = 1;
         else
             die("bad argument");
     }
+    if (opt_persistent && t != T_ALLREDUCE && t != T_BCAST)
+        die("-persistent applies to allreduce and bcast only");
+#ifndef ALLREDUCE_INIT
+    if (opt_persistent)
+        die("-persistent: this MPI has neither MPI_Allreduce_init (MPI-4) nor Open MPI's MPIX_Allreduce_init");
+#endif
     if (!spec)
         spec = t >= T_ALLREDUCE && t != T_BARRIER && t != T_SENDRECV ? "8:1048576" : t == T_BARRIER ? "0" : "1:4194304";
     if (t == T_BARRIER)
@@ -324,6 +365,10 @@ int main(int argc, char **argv)
                want_multiple ? ", MPI_THREAD_MULTIPLE" : "");
 #else
         printf("# %s (MPI %d.%d), %d ranks\n", strtok(lib, "\n"), major, minor, nranks);
+#endif
+#ifdef PERSISTENT_NAME
+        if (opt_persistent)
+            printf("# persistent: %s once per size, then MPI_Start + MPI_Wait\n", PERSISTENT_NAME);
 #endif
         printf("# %-10s %s\n", "Size", (t == T_BW || t == T_BIBW) ? "Bandwidth (MB/s)" : "Latency (us)");
         fflush(stdout);

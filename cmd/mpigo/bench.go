@@ -35,6 +35,8 @@ Tests:
   bibw       like bw, in both directions at once (MB/s, both directions counted)
   allreduce  Allreduce of SIZE bytes of float64 with Sum (us, slowest rank's average)
   bcast      Bcast of SIZE bytes from rank 0 (us)
+             (both with -persistent: the persistent form, AllreduceInit or
+             BcastInit once per repetition, then Start and Wait per iteration)
   barrier    Barrier (us; one line with size 0)
   allgather  Allgather of SIZE bytes from every rank (us)
   alltoall   Alltoall of SIZE bytes to every peer (us)
@@ -116,7 +118,10 @@ type benchConfig struct {
 	refs      refList
 	yield     bool   // non-blocking tests: the computation yields its processor
 	dir       string // I/O tests: where the files go
-	child     bool   // a rank process reporting to the mpigo bench that started it
+	// persistent makes allreduce and bcast measure Start+Wait of a
+	// persistent collective set up once per repetition.
+	persistent bool
+	child      bool // a rank process reporting to the mpigo bench that started it
 
 	// Set while measuring, by rank 0 (extraVals) or every rank (lastIters).
 	extraVals []float64    // further columns of the current measurement (non-blocking tests)
@@ -215,6 +220,7 @@ func benchFlags(cfg *benchConfig, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&cfg.plotFile, "plot", "", "also draw the results against message size (log axes) into this file: FILE.svg or FILE.png")
 	fs.Var(&cfg.refs, "ref", "with -plot: a reference series read from `FILE` (OSU-style text of a C MPI, as bench/compare.sh and bench/ref/run.sh print, or mpigo bench csv/json); LABEL=FILE names it; may be repeated")
 	fs.StringVar(&cfg.dir, "dir", os.TempDir(), "I/O tests: the directory of the benchmark's files (removed afterwards); a local disk, /dev/shm, a parallel file system")
+	fs.BoolVar(&cfg.persistent, "persistent", false, "allreduce and bcast: the persistent form (AllreduceInit/BcastInit once, Start and Wait per iteration; the api column reads API+persistent)")
 	fs.StringVar(&cfg.api, "api", "typed", "API to measure: raw (c.Send(buf, count, mpi.Byte, ...)), typed (mpi.Send of []float64), set (typed, windows in an mpi.Requests set) or object (mpi.Send of []Record, encoded)")
 	return fs
 }
@@ -335,6 +341,12 @@ func (b *benchConfig) prepare() (benchBody, *benchRun, error) {
 	if b.test == "ibarrier" {
 		b.sizes = []int{0}
 	}
+	if b.persistent && b.test != "allreduce" && b.test != "bcast" {
+		return nil, nil, fmt.Errorf("-persistent applies to allreduce and bcast, not %s", b.test)
+	}
+	if b.persistent && b.api != "typed" && b.api != "raw" {
+		return nil, nil, fmt.Errorf("-persistent: -api %s has no persistent form (want typed or raw)", b.api)
+	}
 	if b.n < 1 {
 		return nil, nil, fmt.Errorf("-n %d: want at least 1 rank", b.n)
 	}
@@ -345,6 +357,9 @@ func (b *benchConfig) prepare() (benchBody, *benchRun, error) {
 		Test: b.test, Quantity: quantity, Unit: "us", Transport: b.transport, Ranks: b.n, API: b.api,
 		Repetitions: b.reps, Mpigo: mpi.Version, Go: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		CPUs: runtime.NumCPU(), Date: time.Now().UTC().Format(time.RFC3339),
+	}
+	if b.persistent {
+		r.API += "+persistent"
 	}
 	switch quantity {
 	case "bandwidth":
@@ -431,6 +446,9 @@ func (b *benchConfig) childArgs() []string {
 		"-sizes", strings.Join(sizes, ","), "-iters", strconv.Itoa(b.iters), "-reps", strconv.Itoa(b.reps), "-dir", b.dir}
 	if b.yield {
 		args = append(args, "-yield")
+	}
+	if b.persistent {
+		args = append(args, "-persistent")
 	}
 	return args
 }
@@ -791,13 +809,57 @@ func (b *benchConfig) collective(c *mpi.Comm, size int, body func() error) (floa
 }
 
 func (b *benchConfig) allreduce(c *mpi.Comm, size int) (float64, error) {
+	if b.persistent {
+		return b.persistentColl(c, size)
+	}
 	body, _ := b.collBody(c, "allreduce", size)
 	return b.collective(c, size, body)
 }
 
 func (b *benchConfig) bcast(c *mpi.Comm, size int) (float64, error) {
+	if b.persistent {
+		return b.persistentColl(c, size)
+	}
 	body, _ := b.collBody(c, "bcast", size)
 	return b.collective(c, size, body)
+}
+
+// persistentColl measures the persistent form of allreduce or bcast on
+// the buffers the plain form uses: the request is made before the timing
+// (as an iterative solver makes it once), each iteration starts and waits
+// for it, and it is freed after.
+func (b *benchConfig) persistentColl(c *mpi.Comm, size int) (float64, error) {
+	elems := max(size/8, 1)
+	raw := b.api == "raw"
+	var r *mpi.Request
+	var err error
+	switch {
+	case b.test == "allreduce" && raw:
+		v, out := make([]float64, elems), make([]float64, elems)
+		r, err = c.AllreduceInit(mpi.AsBytes(v), mpi.AsBytes(out), elems, mpi.Float64, mpi.OpSum, nil)
+	case b.test == "allreduce":
+		v, out := make([]float64, elems), make([]float64, elems)
+		r, err = mpi.AllreduceInit(c, v, out, mpi.Sum[float64]())
+	case raw:
+		v := make([]byte, size)
+		r, err = c.BcastInit(v, size, mpi.Byte, 0, nil)
+	default:
+		r, err = mpi.BcastInit(c, make([]byte, size), 0)
+	}
+	if err != nil {
+		return 0, err
+	}
+	v, err := b.collective(c, size, func() error {
+		if err := r.Start(); err != nil {
+			return err
+		}
+		_, err := r.Wait()
+		return err
+	})
+	if ferr := r.Free(); err == nil {
+		err = ferr
+	}
+	return v, err
 }
 
 func (b *benchConfig) barrier(c *mpi.Comm, size int) (float64, error) {

@@ -527,3 +527,51 @@ func tail(s string, n int) string {
 	}
 	return s
 }
+
+// -persistent measures AllreduceInit/BcastInit's Start and Wait, in every
+// API that has the form and over processes too, and says so in the api
+// column; tests without a persistent form refuse it.
+func TestBenchPersistent(t *testing.T) {
+	for _, tc := range []struct {
+		test, api, transport string
+	}{
+		{"allreduce", "typed", "inproc"},
+		{"allreduce", "raw", "inproc"},
+		{"bcast", "typed", "inproc"},
+		{"bcast", "raw", "inproc"},
+		{"allreduce", "typed", "shm"},
+	} {
+		var out, errb bytes.Buffer
+		args := []string{"bench", tc.test, "-persistent", "-api", tc.api, "-transport", tc.transport, "-n", "3",
+			"-sizes", "8,4096", "-iters", "10", "-reps", "1", "-format", "json", "-progress", "off"}
+		if code := run(args, &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
+		}
+		runs, err := readJSON(out.Bytes())
+		if err != nil || len(runs) != 1 {
+			t.Fatalf("%v: %v\n%s", args, err, out.String())
+		}
+		r := runs[0]
+		if r.API != tc.api+"+persistent" || r.Test != tc.test || len(r.Results) != 2 {
+			t.Errorf("%v: run %+v", args, r)
+		}
+		for _, p := range r.Results {
+			if !(p.Median > 0) {
+				t.Errorf("%v: point %+v", args, p)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "barrier", "-persistent"}, "-persistent applies to allreduce and bcast, not barrier"},
+		{[]string{"bench", "latency", "-persistent"}, "-persistent applies to allreduce and bcast, not latency"},
+		{[]string{"bench", "allreduce", "-persistent", "-api", "set"}, "-api set has no persistent form"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(tc.args, &out, &errb); code == 0 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want an error saying %q", tc.args, code, errb.String(), tc.want)
+		}
+	}
+}

@@ -62,6 +62,24 @@ int main(int argc, char **argv)
 	OK(MPI_Remove_error_class(ec));
 	CHECK(cls(MPI_Remove_error_code(code)) == MPI_ERR_ARG, "removing a removed code");
 	CHECK(cls(MPI_Remove_error_class(MPI_ERR_TAG)) == MPI_ERR_ARG, "removing a predefined class");
+	CHECK(cls(MPI_Remove_error_class(ec)) == MPI_ERR_ARG, "removing a removed class");
+	CHECK(cls(MPI_Add_error_code(ec, &code)) == MPI_ERR_ARG, "adding a code to a removed class");
+	CHECK(cls(MPI_Remove_error_string(code)) == MPI_ERR_ARG, "removing the string of a removed code");
+	/* A class with two codes goes once both are gone; a code of a
+	   predefined class can be removed too. */
+	int c1, c2, pc;
+	OK(MPI_Add_error_class(&ec));
+	OK(MPI_Add_error_code(ec, &c1));
+	OK(MPI_Add_error_code(ec, &c2));
+	OK(MPI_Remove_error_code(c1));
+	CHECK(cls(MPI_Remove_error_class(ec)) == MPI_ERR_ARG, "removing a class that still has a second code");
+	CHECK(cls(MPI_Remove_error_code(ec)) == MPI_ERR_ARG, "removing a class as a code");
+	OK(MPI_Remove_error_code(c2));
+	OK(MPI_Remove_error_class(ec));
+	OK(MPI_Add_error_code(MPI_ERR_TAG, &pc));
+	OK(MPI_Add_error_string(pc, "a tag code of mine"));
+	OK(MPI_Remove_error_string(pc));
+	OK(MPI_Remove_error_code(pc));
 
 	/* The status of many requests, left to complete. */
 	if (size >= 2 && rank < 2) {
