@@ -341,8 +341,8 @@ type peerIn struct {
 
 // op is an operation under way, by its buffer (the completion's context).
 type op struct {
-	kind int // opSend, opRecv, opRead
-	peer int
+	kind  int // opSend, opRecv, opRead
+	peer  int
 	it    *item
 	size  int
 	extra bool // a read's context of its own, freed when it completes
