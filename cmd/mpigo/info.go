@@ -63,8 +63,10 @@ func fabricStatus() []string {
 			return "used between nodes; MPIGO_FABRIC=off for tcp"
 		case mode == "off" || mode == "tcp":
 			return "not used: MPIGO_FABRIC=" + mode
+		case mode == "" || mode == "auto":
+			return "not used: " + chosen + " comes first; MPIGO_FABRIC=" + name + " takes this one"
 		}
-		return "not used: MPIGO_FABRIC=" + chosen + " takes " + chosen + "; MPIGO_FABRIC=" + name + " takes this one"
+		return "not used: MPIGO_FABRIC=" + mode + "; MPIGO_FABRIC=" + name + " takes this one"
 	}
 	if ucx.Built {
 		desc, err := ucx.Available()

@@ -250,6 +250,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -301,7 +302,12 @@ func Available() (string, error) {
 		return "", fmt.Errorf("%s: no provider with reliable datagram endpoints and tagged messages: %w (fi_info lists them; FI_PROVIDER narrows them)", ver, fiErr(st))
 	}
 	defer C.free(unsafe.Pointer(s))
-	return ver + ": " + C.GoString(s), nil
+	list := C.GoString(s)
+	first, rest, _ := strings.Cut(list, " ")
+	if rest != "" {
+		rest = ", else " + rest
+	}
+	return ver + ": " + first + " (libfabric's first choice, taken; FI_PROVIDER names another)" + rest, nil
 }
 
 // item is a frame of a peer, in the peer's order, until it is delivered.
