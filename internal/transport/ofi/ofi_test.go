@@ -399,3 +399,34 @@ func BenchmarkIdleStep(b *testing.B) {
 		tr.Poll()
 	}
 }
+
+// The round trip of a small frame between two endpoints of this process,
+// each answering from its handler: the transport's own latency, with the
+// progress goroutines delivering.
+func BenchmarkPingPong(b *testing.B) {
+	b.Setenv("FI_PROVIDER", "tcp;ofi_rxm")
+	var ts [2]*Transport
+	pong := make(chan struct{}, 1)
+	for r := range ts {
+		h := func(f wire.Frame) {
+			if r == 1 {
+				go ts[1].Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: 8}, From: 1, To: 0, Payload: make([]byte, 8)})
+				return
+			}
+			pong <- struct{}{}
+		}
+		tr, err := New(Config{Rank: r, Size: 2, Handler: h, Addrs: func(peer int) ([]byte, error) { return ts[peer].Address(), nil }})
+		if err != nil {
+			b.Skip(err)
+		}
+		ts[r] = tr
+		defer tr.Close()
+	}
+	buf := make([]byte, 8)
+	for b.Loop() {
+		if err := ts[0].Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: 8}, From: 0, To: 1, Payload: buf}); err != nil {
+			b.Fatal(err)
+		}
+		<-pong
+	}
+}
