@@ -13,6 +13,7 @@ import (
 	"github.com/mpigo/mpi"
 	"github.com/mpigo/mpi/internal/boot"
 	"github.com/mpigo/mpi/internal/coll"
+	"github.com/mpigo/mpi/internal/transport/ofi"
 	"github.com/mpigo/mpi/internal/transport/shm"
 	"github.com/mpigo/mpi/internal/transport/ucx"
 )
@@ -41,15 +42,38 @@ func findLib(name string) string {
 func fabricStatus() []string {
 	mode := os.Getenv("MPIGO_FABRIC")
 	var out []string
+	// Which one a job takes by default, or as MPIGO_FABRIC asks (the
+	// device's chooseFabric decides alike).
+	chosen := ""
+	switch mode {
+	case "", "auto":
+		if ucx.Built {
+			chosen = "ucx"
+		} else if ofi.Built {
+			chosen = "ofi"
+		}
+	case "ucx":
+		chosen = "ucx"
+	case "ofi", "libfabric":
+		chosen = "ofi"
+	}
+	why := func(name string) string {
+		switch {
+		case chosen == name:
+			return "used between nodes; MPIGO_FABRIC=off for tcp"
+		case mode == "off" || mode == "tcp":
+			return "not used: MPIGO_FABRIC=" + mode
+		case mode == "" || mode == "auto":
+			return "not used: " + chosen + " comes first; MPIGO_FABRIC=" + name + " takes this one"
+		}
+		return "not used: MPIGO_FABRIC=" + mode + "; MPIGO_FABRIC=" + name + " takes this one"
+	}
 	if ucx.Built {
 		desc, err := ucx.Available()
-		switch {
-		case err != nil:
+		if err != nil {
 			out = append(out, fmt.Sprintf("ucx: built in, but unusable here: %v (ranks then fail to start between nodes; MPIGO_FABRIC=off uses tcp)", err))
-		case mode == "off":
-			out = append(out, desc+" (not used: MPIGO_FABRIC=off)")
-		default:
-			out = append(out, desc+" (used between nodes; MPIGO_FABRIC=off for tcp)")
+		} else {
+			out = append(out, desc+" ("+why("ucx")+")")
 		}
 	} else {
 		lib := findLib("libucp.so")
@@ -59,12 +83,21 @@ func fabricStatus() []string {
 		}
 		out = append(out, fmt.Sprintf("ucx: %s; not in this build: CGO_ENABLED=1 go build -tags mpigo_ucx builds it in", where))
 	}
-	lib := findLib("libfabric.so")
-	where := "not found"
-	if lib != "" {
-		where = "found " + lib
+	if ofi.Built {
+		desc, err := ofi.Available()
+		if err != nil {
+			out = append(out, fmt.Sprintf("libfabric: built in, but unusable here: %v (MPIGO_FABRIC=off uses tcp)", err))
+		} else {
+			out = append(out, desc+" ("+why("ofi")+")")
+		}
+	} else {
+		lib := findLib("libfabric.so")
+		where := "not found (apt-get install libfabric-dev)"
+		if lib != "" {
+			where = "found " + lib
+		}
+		out = append(out, fmt.Sprintf("libfabric: %s; not in this build: CGO_ENABLED=1 go build -tags mpigo_ofi builds it in", where))
 	}
-	out = append(out, fmt.Sprintf("libfabric: %s; not used: mpigo has no libfabric transport yet (docs/fabric.md)", where))
 	return out
 }
 
@@ -187,7 +220,7 @@ func info(args []string, stdout, stderr io.Writer) int {
 	if fab == "" {
 		fab = "auto"
 	}
-	fmt.Fprintf(stdout, "  MPIGO_FABRIC      = %s (between nodes: ucx, or off for tcp; auto: ucx in builds with -tags mpigo_ucx; docs/fabric.md)\n", fab)
+	fmt.Fprintf(stdout, "  MPIGO_FABRIC      = %s (between nodes: ucx, ofi (libfabric), or off for tcp; auto: ucx in builds with -tags mpigo_ucx, else ofi with -tags mpigo_ofi; docs/fabric.md)\n", fab)
 	fmt.Fprintf(stdout, "  MPIGO_FABRIC_LOCAL = %s (1: the fabric also between processes of one node, for tests and measurements)\n", envOr("MPIGO_FABRIC_LOCAL", "0"))
 	fmt.Fprintf(stdout, "  MPIGO_VERBOSE     = %s (1: each process says which transport reaches each peer; mpigo run --verbose)\n", envOr("MPIGO_VERBOSE", "0"))
 	fmt.Fprintf(stdout, "  MPIGO_NAMESERVER  = %s (the name server of PublishName and LookupName, as mpigo nameserver prints it; unset: mpigo run's)\n", nameServerShown())

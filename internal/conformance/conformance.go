@@ -42,7 +42,9 @@ type Transport struct {
 // ("inproc-stream"); "inproc-spin" lets waiting ranks watch their
 // requests before they park (Config.Spin; with 2 ranks or fewer on 2
 // processors, where the ranks have one each); "ucx" (in builds with
-// -tags mpigo_ucx) runs them over UCX with the transports UCX_TLS names; "tcp" runs the ranks over loopback TCP, as separate
+// -tags mpigo_ucx) runs them over UCX with the transports UCX_TLS names;
+// "ofi" (in builds with -tags mpigo_ofi) over libfabric with the provider
+// FI_PROVIDER names; "tcp" runs the ranks over loopback TCP, as separate
 // processes would talk; "shm" runs them over shared-memory rings with
 // large messages copied by cross-memory attach, and "shm-ring" with every
 // large message streamed through the rings (the fallback where the kernel
@@ -72,15 +74,20 @@ func Matrix() []Transport {
 		{"shm", shm},
 		{"shm-ring", shmRing},
 	}
-	if fabric != nil {
+	for _, fabric := range fabrics {
 		m = append(m, fabric(Transport{Config: d})...)
 	}
 	return m
 }
 
-// fabric, set in builds with a fabric transport (fabric_ucx.go), returns
-// the matrix's configurations over it, made from the default one.
-var fabric func(d Transport) []Transport
+// fabrics, filled in builds with fabric transports (fabric_ucx.go,
+// fabric_ofi.go), return the matrix's configurations over each, made from
+// the default one.
+var fabrics []func(d Transport) []Transport
+
+// unusable says why fabrics of the build were left out of the matrix (their
+// library offers nothing here); TestFabricsUsable skips with it.
+var unusable []string
 
 // Transports returns the configurations of the matrix, filtered by
 // MPIGO_CONFORMANCE when it is set.

@@ -6,9 +6,9 @@ package conformance
 // every test over it too, with the UCX transports the environment's
 // UCX_TLS names (all it finds if unset).
 func init() {
-	fabric = func(d Transport) []Transport {
+	fabrics = append(fabrics, func(d Transport) []Transport {
 		d.Config.Transport = "ucx"
 		d.Name = "ucx"
 		return []Transport{d}
-	}
+	})
 }

@@ -1,7 +1,7 @@
 package device
 
 // Routes: the one file of the module, outside the transports themselves,
-// that names concrete transports (inproc, self, shm, tcp, ucx). It decides
+// that names concrete transports (inproc, self, shm, tcp, ucx, ofi). It decides
 // which transport reaches each peer of a rank and starts those
 // transports, for both kinds of job: a goroutine job (Run: LocalNet) and
 // a process of a launched job (Main: LaunchedNet). package mpi builds
@@ -29,6 +29,7 @@ import (
 	"github.com/mpigo/mpi/internal/progress"
 	"github.com/mpigo/mpi/internal/transport"
 	"github.com/mpigo/mpi/internal/transport/inproc"
+	"github.com/mpigo/mpi/internal/transport/ofi"
 	"github.com/mpigo/mpi/internal/transport/self"
 	"github.com/mpigo/mpi/internal/transport/shm"
 	"github.com/mpigo/mpi/internal/transport/tcp"
@@ -39,7 +40,7 @@ import (
 // NetConfig is what the routes need of package mpi's Config (config.go
 // reads the environment; the device reads none).
 type NetConfig struct {
-	Transport    string        // "", "inproc", "shm", "tcp" or (goroutine ranks) "ucx"
+	Transport    string        // "", "inproc", "shm", "tcp" or (goroutine ranks) "ucx" or "ofi"
 	TCPProtect   string        // MPIGO_TCP_PROTECT
 	TCPSockBuf   int           // kernel socket buffer sizes, if positive
 	NoDirectRead bool          // goroutine ranks: no single copy (Config.NoDirectRead)
@@ -49,7 +50,7 @@ type NetConfig struct {
 	ShmSpinSet   bool
 	Gateways     string // MPIGO_GATEWAYS: docs/gateways.md
 	// Fabric is MPIGO_FABRIC: "" (the fabric between nodes if this
-	// build has one), "ucx", or "off" (docs/fabric.md).
+	// build has one), "ucx", "ofi", or "off" (docs/fabric.md).
 	Fabric string
 	// FabricLocal (MPIGO_FABRIC_LOCAL=1) takes the fabric between the
 	// processes of one node too, instead of shared memory: for tests and
@@ -113,6 +114,7 @@ type LocalNet struct {
 	jobID   uint64           // "shm": names the inboxes
 	lns     []net.Listener   // "tcp": each rank's
 	ucxs    []*ucx.Transport // "ucx": each rank's, as it is made
+	ofis    []*ofi.Transport // "ofi": each rank's, as it is made
 	secret  []byte           // "tcp"
 	protect tcp.Protect      // "tcp"
 }
@@ -134,6 +136,11 @@ func NewLocalNet(n int, cfg NetConfig, prog *progress.Progress) (*LocalNet, erro
 			return nil, &Error{Class: ClassArg, Msg: "transport \"ucx\"", Cause: ucx.ErrNotBuilt}
 		}
 		ln.ucxs = make([]*ucx.Transport, n)
+	case "ofi":
+		if !ofi.Built {
+			return nil, &Error{Class: ClassArg, Msg: "transport \"ofi\"", Cause: ofi.ErrNotBuilt}
+		}
+		ln.ofis = make([]*ofi.Transport, n)
 	case "tcp":
 		var err error
 		if ln.protect, err = tcp.ParseProtect(cfg.TCPProtect); err != nil {
@@ -152,7 +159,7 @@ func NewLocalNet(n int, cfg NetConfig, prog *progress.Progress) (*LocalNet, erro
 			ln.lns = append(ln.lns, l)
 		}
 	default:
-		return nil, &Error{Class: ClassArg, Msg: fmt.Sprintf("unknown transport %q (want inproc, shm, tcp or ucx)", cfg.Transport)}
+		return nil, &Error{Class: ClassArg, Msg: fmt.Sprintf("unknown transport %q (want inproc, shm, tcp, ucx or ofi)", cfg.Transport)}
 	}
 	return ln, nil
 }
@@ -186,6 +193,19 @@ func (ln *LocalNet) Routes(d *Device) (RouteFunc, error) {
 			return nil, &Error{Class: ClassOther, Msg: "ucx transport", Cause: err}
 		}
 		ln.ucxs[r] = t
+		other = t
+	case ln.ofis != nil:
+		ofis := ln.ofis
+		t, err := d.startOFI(ofi.Config{Size: n, Addrs: func(peer int) ([]byte, error) {
+			if ofis[peer] == nil {
+				return nil, fmt.Errorf("rank %d has no ofi endpoint", peer)
+			}
+			return ofis[peer].Address(), nil
+		}}, ln.prog)
+		if err != nil {
+			return nil, &Error{Class: ClassOther, Msg: "ofi transport", Cause: err}
+		}
+		ln.ofis[r] = t
 		other = t
 	default:
 		lns := ln.lns
@@ -246,9 +266,10 @@ type LaunchedNet struct {
 	bindHost, advertise string
 	fab                 *inproc.Fabric
 	shms                []*shm.Transport
-	// fabric: every process of the job starts a UCX endpoint and publishes
-	// its address (they all make the same choice, from the same settings).
-	fabric bool
+	// fabric: every process of the job starts an endpoint of this fabric
+	// library ("ucx" or "ofi"; "" for none) and publishes its address
+	// (they all make the same choice, from the same settings).
+	fabric string
 }
 
 // NewLaunchedNet chooses the transports of this process's ranks in the job
@@ -303,24 +324,41 @@ func NewLaunchedNet(info *boot.Info, cfg NetConfig, prog *progress.Progress) (*L
 	return ln, nil
 }
 
-// chooseFabric says whether a launched job uses the fabric (UCX), as
-// MPIGO_FABRIC asks: by default when this build has it and the job spans
-// nodes (or MPIGO_FABRIC_LOCAL asks for it on one).
-func chooseFabric(cfg NetConfig, multiNode bool) (bool, error) {
+// chooseFabric says which fabric library a launched job uses ("ucx",
+// "ofi", or "" for none), as MPIGO_FABRIC asks: by default the one this
+// build has (UCX first) when the job spans nodes (or MPIGO_FABRIC_LOCAL
+// asks for it on one).
+func chooseFabric(cfg NetConfig, multiNode bool) (string, error) {
+	use := multiNode || cfg.FabricLocal
+	pick := func(name string) string {
+		if use {
+			return name
+		}
+		return ""
+	}
 	switch cfg.Fabric {
 	case "off", "tcp":
-		return false, nil
+		return "", nil
 	case "", "auto":
-		return ucx.Built && (multiNode || cfg.FabricLocal), nil
+		switch {
+		case ucx.Built:
+			return pick("ucx"), nil
+		case ofi.Built:
+			return pick("ofi"), nil
+		}
+		return "", nil
 	case "ucx":
 		if !ucx.Built {
-			return false, &Error{Class: ClassArg, Msg: "MPIGO_FABRIC=ucx", Cause: ucx.ErrNotBuilt}
+			return "", &Error{Class: ClassArg, Msg: "MPIGO_FABRIC=ucx", Cause: ucx.ErrNotBuilt}
 		}
-		return multiNode || cfg.FabricLocal, nil
-	case "ofi":
-		return false, &Error{Class: ClassArg, Msg: "MPIGO_FABRIC=ofi: the libfabric transport is not written yet (docs/fabric.md); use ucx or off"}
+		return pick("ucx"), nil
+	case "ofi", "libfabric":
+		if !ofi.Built {
+			return "", &Error{Class: ClassArg, Msg: "MPIGO_FABRIC=" + cfg.Fabric, Cause: ofi.ErrNotBuilt}
+		}
+		return pick("ofi"), nil
 	}
-	return false, &Error{Class: ClassArg, Msg: fmt.Sprintf("MPIGO_FABRIC=%q: want ucx or off", cfg.Fabric)}
+	return "", &Error{Class: ClassArg, Msg: fmt.Sprintf("MPIGO_FABRIC=%q: want ucx, ofi or off", cfg.Fabric)}
 }
 
 // isLocalName reports whether node names this machine's loopback (ranks
@@ -339,6 +377,10 @@ func addrKey(r int) string { return "mpigo.tcp." + strconv.Itoa(r) }
 // ucxKey is the key under which rank r publishes its UCX worker's address
 // (in hex: some stores take only printable values).
 func ucxKey(r int) string { return "mpigo.ucx." + strconv.Itoa(r) }
+
+// ofiKey is the key under which rank r publishes its libfabric endpoint's
+// name (in hex).
+func ofiKey(r int) string { return "mpigo.ofi." + strconv.Itoa(r) }
 
 // Routes starts d's transports, publishes its tcp address in the job's
 // store, and returns its routes.
@@ -365,9 +407,10 @@ func (ln *LaunchedNet) Routes(d *Device) (RouteFunc, error) {
 		}
 		ln.shms = append(ln.shms, sh)
 	}
-	var fab *ucx.Transport
-	if ln.fabric {
-		fab, err = d.startUCX(ucx.Config{Size: info.Size, Addrs: func(peer int) ([]byte, error) {
+	var fab transport.Transport
+	switch ln.fabric {
+	case "ucx":
+		t, err := d.startUCX(ucx.Config{Size: info.Size, Addrs: func(peer int) ([]byte, error) {
 			v, err := info.KV.Get(ucxKey(peer))
 			if err != nil {
 				return nil, err
@@ -377,9 +420,28 @@ func (ln *LaunchedNet) Routes(d *Device) (RouteFunc, error) {
 		if err != nil {
 			return nil, fmt.Errorf("mpi: rank %d on node %s cannot use UCX: %w (MPIGO_FABRIC=off uses tcp between nodes; docs/fabric.md)", r, info.Node, err)
 		}
-		if err := info.KV.Put(ucxKey(r), hex.EncodeToString(fab.Address())); err != nil {
+		if err := info.KV.Put(ucxKey(r), hex.EncodeToString(t.Address())); err != nil {
 			return nil, err
 		}
+		fab = t
+	case "ofi":
+		t, err := d.startOFI(ofi.Config{Size: info.Size, Addrs: func(peer int) ([]byte, error) {
+			v, err := info.KV.Get(ofiKey(peer))
+			if err != nil {
+				return nil, err
+			}
+			return hex.DecodeString(v)
+		}}, ln.prog)
+		if err != nil {
+			return nil, fmt.Errorf("mpi: rank %d on node %s cannot use libfabric: %w (MPIGO_FABRIC=off uses tcp between nodes; docs/fabric.md)", r, info.Node, err)
+		}
+		if err := info.KV.Put(ofiKey(r), hex.EncodeToString(t.Address())); err != nil {
+			return nil, err
+		}
+		if ln.cfg.Verbose {
+			fmt.Fprintf(os.Stderr, "mpigo: rank %d on node %s: libfabric provider %s\n", r, info.Node, t.Provider())
+		}
+		fab = t
 	}
 	if err := info.KV.Put(addrKey(r), net.JoinHostPort(ln.advertise, port)); err != nil {
 		return nil, err
@@ -444,6 +506,25 @@ func (d *Device) startUCX(cfg ucx.Config, prog *progress.Progress) (*ucx.Transpo
 	cfg.Handler = d.DeliverQueued
 	cfg.OnPeerError = d.Hooks.PeerFailed
 	t, err := ucx.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Closers run last first: t leaves the job's progress before it closes.
+	d.Hooks.AddCloser(t.Close)
+	d.Hooks.AddCloser(func() error { prog.Remove(t); return nil })
+	prog.Add(t)
+	return t, nil
+}
+
+// startOFI starts d's libfabric endpoint: cfg gives the job's size and
+// address lookup; the rank, the handler and the failure callback are d's.
+// A job's waits poll it; it closes when the job does.
+func (d *Device) startOFI(cfg ofi.Config, prog *progress.Progress) (*ofi.Transport, error) {
+	d.StartReplies()
+	cfg.Rank = d.Rank
+	cfg.Handler = d.DeliverQueued
+	cfg.OnPeerError = d.Hooks.PeerFailed
+	t, err := ofi.New(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mpigo/mpi/internal/transport"
+	"github.com/mpigo/mpi/internal/transport/ofi"
 	"github.com/mpigo/mpi/internal/transport/ucx"
 	"github.com/mpigo/mpi/internal/wire"
 )
@@ -29,37 +30,44 @@ func TestAttachError(t *testing.T) {
 }
 
 // MPIGO_FABRIC decides alike in every process: the fabric between nodes
-// by default when the build has it, never with off, on one node only when
-// MPIGO_FABRIC_LOCAL asks; a fabric the build lacks, or a bad value, is
-// an argument error that says how to build it in.
+// by default when the build has one (UCX first, then libfabric), never
+// with off, on one node only when MPIGO_FABRIC_LOCAL asks; a fabric the
+// build lacks, or a bad value, is an argument error that says how to
+// build it in.
 func TestChooseFabric(t *testing.T) {
-	cases := []struct {
+	auto := ""
+	switch {
+	case ucx.Built:
+		auto = "ucx"
+	case ofi.Built:
+		auto = "ofi"
+	}
+	type tc struct {
 		fabric      string
 		local, many bool
-		want        bool
+		want        string
 		err         string
-	}{
-		{"", false, true, ucx.Built, ""},
-		{"", false, false, false, ""},
-		{"", true, false, ucx.Built, ""},
-		{"off", true, true, false, ""},
-		{"ofi", false, true, false, "not written"},
-		{"infiniband", false, true, false, "want ucx or off"},
 	}
-	if ucx.Built {
-		cases = append(cases, struct {
-			fabric      string
-			local, many bool
-			want        bool
-			err         string
-		}{"ucx", false, true, true, ""})
-	} else {
-		cases = append(cases, struct {
-			fabric      string
-			local, many bool
-			want        bool
-			err         string
-		}{"ucx", false, true, false, "-tags mpigo_ucx"})
+	cases := []tc{
+		{"", false, true, auto, ""},
+		{"auto", false, true, auto, ""},
+		{"", false, false, "", ""},
+		{"", true, false, auto, ""},
+		{"off", true, true, "", ""},
+		{"infiniband", false, true, "", "want ucx, ofi or off"},
+	}
+	for _, f := range []struct {
+		names []string
+		built bool
+		tag   string
+	}{{[]string{"ucx"}, ucx.Built, "-tags mpigo_ucx"}, {[]string{"ofi", "libfabric"}, ofi.Built, "-tags mpigo_ofi"}} {
+		for _, name := range f.names {
+			if f.built {
+				cases = append(cases, tc{name, false, true, f.names[0], ""}, tc{name, false, false, "", ""}, tc{name, true, false, f.names[0], ""})
+			} else {
+				cases = append(cases, tc{name, false, true, "", f.tag})
+			}
+		}
 	}
 	for _, c := range cases {
 		got, err := chooseFabric(NetConfig{Fabric: c.fabric, FabricLocal: c.local}, c.many)
@@ -70,7 +78,7 @@ func TestChooseFabric(t *testing.T) {
 		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err) || !errors.As(err, &de) || de.Class != ClassArg):
 			t.Errorf("MPIGO_FABRIC=%q: error %v, want an argument error saying %q", c.fabric, err, c.err)
 		case got != c.want:
-			t.Errorf("MPIGO_FABRIC=%q local=%v multi-node=%v: fabric %v, want %v", c.fabric, c.local, c.many, got, c.want)
+			t.Errorf("MPIGO_FABRIC=%q local=%v multi-node=%v: fabric %q, want %q", c.fabric, c.local, c.many, got, c.want)
 		}
 	}
 }

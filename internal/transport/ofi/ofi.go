@@ -1,0 +1,1310 @@
+//go:build cgo && mpigo_ofi
+
+package ofi
+
+/*
+#cgo LDFLAGS: -lfabric
+#define _GNU_SOURCE
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+// A buffer of an operation: the context libfabric keeps for it comes
+// first, so that a completion's op_context is the buffer itself.
+typedef struct {
+	struct fi_context2 ctx;
+	size_t cap;
+	char data[];
+} mg_buf;
+
+typedef struct {
+	struct fi_info *info;
+	struct fid_fabric *fab;
+	struct fid_domain *dom;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+	int rma, virt, mrep, provkey;
+	int fd;
+	int wake[2];
+	uint64_t nextkey;
+	char name[1024];
+	size_t namelen;
+} mg_ofi;
+
+static struct fi_info *mg_hints(int rma) {
+	struct fi_info *h = fi_allocinfo();
+	if (!h) return NULL;
+	h->caps = FI_TAGGED | (rma ? (FI_RMA | FI_READ | FI_REMOTE_READ) : 0);
+	h->mode = FI_CONTEXT | FI_CONTEXT2;
+	h->ep_attr->type = FI_EP_RDM;
+	h->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+	h->domain_attr->threading = FI_THREAD_DOMAIN;
+	h->tx_attr->msg_order = FI_ORDER_SAS;
+	h->rx_attr->msg_order = FI_ORDER_SAS;
+	return h;
+}
+
+// mg_getinfo asks libfabric for the providers that can serve us, with
+// remote reads if rma; FI_PROVIDER narrows the list as libfabric does.
+static int mg_getinfo(int rma, struct fi_info **out) {
+	struct fi_info *h = mg_hints(rma);
+	if (!h) return -FI_ENOMEM;
+	int st = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, h, out);
+	fi_freeinfo(h);
+	return st;
+}
+
+static void mg_free(mg_ofi *u) {
+	if (u->ep) fi_close(&u->ep->fid);
+	if (u->av) fi_close(&u->av->fid);
+	if (u->cq) fi_close(&u->cq->fid);
+	if (u->dom) fi_close(&u->dom->fid);
+	if (u->fab) fi_close(&u->fab->fid);
+	if (u->info) fi_freeinfo(u->info);
+	if (u->wake[0] >= 0) close(u->wake[0]);
+	if (u->wake[1] >= 0) close(u->wake[1]);
+	free(u);
+}
+
+// mg_init opens the endpoint of a rank. It returns 0 or a negative fi
+// error; *what names the step that failed.
+static int mg_init(mg_ofi **out, int norma, const char **what) {
+	mg_ofi *u = calloc(1, sizeof *u);
+	if (!u) { *what = "calloc"; return -FI_ENOMEM; }
+	u->wake[0] = u->wake[1] = -1;
+	u->fd = -1;
+	u->nextkey = 1;
+	if (pipe2(u->wake, O_NONBLOCK | O_CLOEXEC) != 0) { *what = "pipe2"; mg_free(u); return -FI_EIO; }
+	int st = -FI_ENODATA;
+	if (!norma) {
+		st = mg_getinfo(1, &u->info);
+		if (st == 0) u->rma = 1;
+	}
+	if (st != 0) st = mg_getinfo(0, &u->info);
+	if (st != 0) { u->info = NULL; *what = "fi_getinfo (FI_EP_RDM, FI_TAGGED)"; mg_free(u); return st; }
+	struct fi_info *i = u->info;
+	u->virt = (i->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+	u->mrep = (i->domain_attr->mr_mode & FI_MR_ENDPOINT) != 0;
+	u->provkey = (i->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
+	if ((st = fi_fabric(i->fabric_attr, &u->fab, NULL)) != 0) { u->fab = NULL; *what = "fi_fabric"; mg_free(u); return st; }
+	if ((st = fi_domain(u->fab, i, &u->dom, NULL)) != 0) { u->dom = NULL; *what = "fi_domain"; mg_free(u); return st; }
+	struct fi_cq_attr ca;
+	memset(&ca, 0, sizeof ca);
+	ca.format = FI_CQ_FORMAT_TAGGED;
+	ca.wait_obj = FI_WAIT_FD;
+	if (fi_cq_open(u->dom, &ca, &u->cq, NULL) != 0) {
+		ca.wait_obj = FI_WAIT_NONE;
+		if ((st = fi_cq_open(u->dom, &ca, &u->cq, NULL)) != 0) { u->cq = NULL; *what = "fi_cq_open"; mg_free(u); return st; }
+	} else if (fi_control(&u->cq->fid, FI_GETWAIT, &u->fd) != 0) {
+		u->fd = -1;
+	}
+	struct fi_av_attr aa;
+	memset(&aa, 0, sizeof aa);
+	aa.type = i->domain_attr->av_type != FI_AV_UNSPEC ? i->domain_attr->av_type : FI_AV_MAP;
+	if ((st = fi_av_open(u->dom, &aa, &u->av, NULL)) != 0) { u->av = NULL; *what = "fi_av_open"; mg_free(u); return st; }
+	if ((st = fi_endpoint(u->dom, i, &u->ep, NULL)) != 0) { u->ep = NULL; *what = "fi_endpoint"; mg_free(u); return st; }
+	if ((st = fi_ep_bind(u->ep, &u->av->fid, 0)) != 0) { *what = "fi_ep_bind (address vector)"; mg_free(u); return st; }
+	if ((st = fi_ep_bind(u->ep, &u->cq->fid, FI_TRANSMIT | FI_RECV)) != 0) { *what = "fi_ep_bind (completion queue)"; mg_free(u); return st; }
+	if ((st = fi_enable(u->ep)) != 0) { *what = "fi_enable"; mg_free(u); return st; }
+	u->namelen = sizeof u->name;
+	if ((st = fi_getname(&u->ep->fid, u->name, &u->namelen)) != 0) { *what = "fi_getname"; mg_free(u); return st; }
+	*out = u;
+	return 0;
+}
+
+static const char *mg_prov(mg_ofi *u) { return u->info->fabric_attr->prov_name; }
+static const char *mg_dom(mg_ofi *u) { return u->info->domain_attr->name; }
+
+static int mg_insert(mg_ofi *u, const void *name, fi_addr_t *addr) {
+	int n = fi_av_insert(u->av, name, 1, addr, 0, NULL);
+	if (n == 1) return 0;
+	return n < 0 ? n : -FI_EADDRNOTAVAIL;
+}
+
+static mg_buf *mg_alloc(size_t n) {
+	mg_buf *b = malloc(sizeof(mg_buf) + n);
+	if (b) b->cap = n;
+	return b;
+}
+
+static ssize_t mg_tsend(mg_ofi *u, mg_buf *b, size_t len, fi_addr_t to, uint64_t tag) {
+	return fi_tsend(u->ep, b->data, len, NULL, to, tag, b);
+}
+
+static ssize_t mg_trecv(mg_ofi *u, mg_buf *b) {
+	return fi_trecv(u->ep, b->data, b->cap, NULL, FI_ADDR_UNSPEC, 0, 0xffffffffULL, b);
+}
+
+// mg_read reads len bytes at raddr of from into dst; ctx is the
+// operation's context.
+static ssize_t mg_read(mg_ofi *u, uintptr_t dst, size_t len, fi_addr_t from, uint64_t raddr, uint64_t key, mg_buf *ctx) {
+	return fi_read(u->ep, (void *)dst, len, NULL, from, raddr, key, ctx);
+}
+
+// mg_reg registers len bytes at buf for peers to read, and returns the
+// address and key they read it by.
+static int mg_reg(mg_ofi *u, uintptr_t buf, size_t len, struct fid_mr **mr, uint64_t *raddr, uint64_t *key) {
+	int st = fi_mr_reg(u->dom, (void *)buf, len, FI_REMOTE_READ, 0, u->provkey ? 0 : u->nextkey++, 0, mr, NULL);
+	if (st != 0) return st;
+	if (u->mrep) {
+		if ((st = fi_mr_bind(*mr, &u->ep->fid, 0)) != 0 || (st = fi_mr_enable(*mr)) != 0) {
+			fi_close(&(*mr)->fid);
+			return st;
+		}
+	}
+	*key = fi_mr_key(*mr);
+	*raddr = u->virt ? (uint64_t)buf : 0;
+	return 0;
+}
+
+static void mg_unreg(struct fid_mr *mr) { fi_close(&mr->fid); }
+
+// mg_cq reads up to max completions into e. It returns how many, 0 if
+// none, or -FI_EAVAIL when an error completion is next.
+static ssize_t mg_cq(mg_ofi *u, struct fi_cq_tagged_entry *e, size_t max) {
+	ssize_t n = fi_cq_read(u->cq, e, max);
+	if (n == -FI_EAGAIN) return 0;
+	return n;
+}
+
+// mg_cqerr reads the next error completion: its context, and its error.
+static int mg_cqerr(mg_ofi *u, void **ctx, int *prov, char *msg, size_t room) {
+	struct fi_cq_err_entry e;
+	memset(&e, 0, sizeof e);
+	ssize_t n = fi_cq_readerr(u->cq, &e, 0);
+	if (n != 1) return n < 0 ? (int)n : -FI_EAGAIN;
+	*ctx = e.op_context;
+	*prov = e.prov_errno;
+	msg[0] = 0;
+	const char *s = fi_cq_strerror(u->cq, e.prov_errno, e.err_data, NULL, 0);
+	if (s) { strncpy(msg, s, room - 1); msg[room - 1] = 0; }
+	return e.err;
+}
+
+static void mg_wake(mg_ofi *u) {
+	char c = 1;
+	if (write(u->wake[1], &c, 1) < 0) {}
+}
+
+// mg_sleep waits until the completion queue or the wake pipe has work,
+// or ms milliseconds pass. Without a wait descriptor it naps.
+static void mg_sleep(mg_ofi *u, int ms) {
+	struct pollfd p[2] = {{u->wake[0], POLLIN, 0}, {u->fd, POLLIN, 0}};
+	int n = 1;
+	if (u->fd >= 0) {
+		struct fid *f = &u->cq->fid;
+		if (fi_trywait(u->fab, &f, 1) != 0) return;
+		n = 2;
+	} else if (ms > 1) {
+		ms = 1;
+	}
+	poll(p, n, ms);
+	char b[64];
+	while (read(u->wake[0], b, sizeof b) > 0) {}
+}
+
+static void mg_close(mg_ofi *u) { mg_free(u); }
+
+// mg_describe lists the providers libfabric offers for our hints, in its
+// order of preference (the first is the one a rank takes), in a malloc'd
+// string; *rma says whether the first has remote reads.
+static char *mg_describe(int *status) {
+	struct fi_info *l = NULL;
+	int rma = 1;
+	int st = mg_getinfo(1, &l);
+	if (st != 0) { rma = 0; st = mg_getinfo(0, &l); }
+	if (st != 0) { *status = st; return NULL; }
+	size_t room = 4096, len = 0;
+	char *s = calloc(1, room);
+	if (!s) { fi_freeinfo(l); *status = -FI_ENOMEM; return NULL; }
+	for (struct fi_info *i = l; i && len < room - 200; i = i->next) {
+		char item[200];
+		snprintf(item, sizeof item, "%s%s/%s", len ? " " : "", i->fabric_attr->prov_name, i->domain_attr->name);
+		if (strstr(s, item + (len ? 1 : 0))) continue;
+		strcat(s, item);
+		len = strlen(s);
+	}
+	if (!rma) strcat(s, " (no remote reads: large messages go in pieces)");
+	fi_freeinfo(l);
+	*status = 0;
+	return s;
+}
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/mpigo/mpi/internal/wire"
+)
+
+// Built reports whether this build has the libfabric transport.
+const Built = true
+
+const (
+	prefixSize = 16
+	bufSize    = 64 << 10 // a posted receive buffer, and the largest message
+	inlineMax  = bufSize - prefixSize - wire.HeaderSize
+	pieceMax   = bufSize - prefixSize
+	rtsSize    = prefixSize + wire.HeaderSize + 24
+	poolSize   = 32
+	maxRead    = 1 << 30
+	keepAlive  = 100 * time.Millisecond
+)
+
+// The kinds of message (the prefix's first byte).
+const (
+	kFrame = 1 + iota // a whole frame: header and payload
+	kRTS              // a frame's header and where to read its payload
+	kStart            // a frame's header and its payload's first piece
+	kPiece            // the next piece of the frame being assembled
+	kFIN              // the payload of an RTS is read (id)
+	kPing             // keep-alive of a sender that waits for FIN
+)
+
+func fiErr(st C.int) error {
+	if st < 0 {
+		st = -st
+	}
+	return errors.New(C.GoString(C.fi_strerror(st)))
+}
+
+// Available describes the libfabric this build is linked with and the
+// providers it offers (FI_PROVIDER narrows them), or says why there are
+// none.
+func Available() (string, error) {
+	v := C.fi_version()
+	ver := fmt.Sprintf("libfabric %d.%d", v>>16, v&0xffff)
+	var st C.int
+	s := C.mg_describe(&st)
+	if s == nil {
+		return "", fmt.Errorf("%s: no provider with reliable datagram endpoints and tagged messages: %w (fi_info lists them; FI_PROVIDER narrows them)", ver, fiErr(st))
+	}
+	defer C.free(unsafe.Pointer(s))
+	list := C.GoString(s)
+	first, rest, _ := strings.Cut(list, " ")
+	if rest != "" {
+		rest = ", else " + rest
+	}
+	return ver + ": " + first + " (libfabric's first choice, taken; FI_PROVIDER names another)" + rest, nil
+}
+
+// item is a frame of a peer, in the peer's order, until it is delivered.
+type item struct {
+	done bool
+	err  error
+	hdr  [wire.HeaderSize]byte
+	pay  unsafe.Pointer
+	n    int
+	got  int        // bytes assembled (kStart)
+	pool *C.mg_buf  // a posted buffer to post again after delivery
+	own  *C.mg_buf  // a buffer to free after delivery
+	left int        // reads under way (kRTS)
+	rts  rtsRequest // kRTS: where to read
+}
+
+type rtsRequest struct {
+	id, raddr, key uint64
+}
+
+type arrival struct {
+	kind int
+	id   uint64
+	buf  *C.mg_buf
+	n    int
+}
+
+type peerIn struct {
+	next    uint32
+	early   map[uint32]arrival // arrived before their turn
+	outq    []*item
+	asm     *item // the frame being assembled from pieces
+	seqOut  uint32
+	hasAddr bool
+	addr    C.fi_addr_t
+}
+
+// op is an operation under way, by its buffer (the completion's context).
+type op struct {
+	kind  int // opSend, opRecv, opRead
+	peer  int
+	it    *item
+	size  int
+	extra bool // a read's context of its own, freed when it completes
+}
+
+const (
+	opSend = iota
+	opRecv
+	opRead
+)
+
+type rtsWait struct {
+	peer int
+	mr   *C.struct_fid_mr
+	done chan error
+}
+
+type failure struct {
+	peer int
+	err  error
+}
+
+// Transport is one rank's libfabric endpoint. It is safe for concurrent
+// use.
+type Transport struct {
+	cfg  Config
+	u    *C.mg_ofi
+	addr []byte
+	prov string
+	spin time.Duration
+	rma  bool
+
+	// wmu serialises every call on the endpoint (FI_THREAD_DOMAIN).
+	wmu      sync.Mutex
+	closed   bool
+	peers    []peerIn
+	ops      map[unsafe.Pointer]*op
+	active   []int // peers with something in outq
+	repost   []*C.mg_buf
+	ctl      []ctlMsg // control messages the provider had no room for
+	needRead []*item
+	readPeer map[*item]int
+	needEP   []int
+	failed   []error
+	fails    []failure // to report
+	rts      map[uint64]*rtsWait
+	nextID   uint64
+	inflight int
+	ents     [16]C.struct_fi_cq_tagged_entry
+	epMu     sync.Mutex
+	sleeping atomic.Bool
+
+	dmu  sync.Mutex // held by the goroutine that delivers
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+type ctlMsg struct {
+	peer, kind int
+	id         uint64
+}
+
+// New opens a rank's endpoint, posts its receive buffers and starts its
+// progress goroutine.
+func New(cfg Config) (*Transport, error) {
+	var u *C.mg_ofi
+	var what *C.char
+	norma := 0
+	if cfg.NoRMA {
+		norma = 1
+	}
+	if st := C.mg_init(&u, C.int(norma), &what); st != 0 {
+		return nil, fmt.Errorf("ofi: %s: %w (fi_info lists the providers; FI_PROVIDER chooses one)", C.GoString(what), fiErr(st))
+	}
+	t := &Transport{cfg: cfg, u: u, peers: make([]peerIn, cfg.Size), ops: map[unsafe.Pointer]*op{},
+		failed: make([]error, cfg.Size), rts: map[uint64]*rtsWait{}, readPeer: map[*item]int{}, stop: make(chan struct{}),
+		rma: u.rma != 0, prov: C.GoString(C.mg_prov(u)) + "/" + C.GoString(C.mg_dom(u))}
+	t.addr = C.GoBytes(unsafe.Pointer(&u.name[0]), C.int(u.namelen))
+	switch {
+	case cfg.Spin == 0:
+		t.spin = 50 * time.Microsecond
+	case cfg.Spin > 0:
+		t.spin = time.Duration(cfg.Spin)
+	}
+	t.wmu.Lock()
+	for i := 0; i < poolSize; i++ {
+		b := C.mg_alloc(bufSize)
+		if b == nil {
+			t.wmu.Unlock()
+			t.Close()
+			return nil, errors.New("ofi: out of memory for receive buffers")
+		}
+		t.ops[unsafe.Pointer(b)] = &op{kind: opRecv}
+		t.post(b)
+	}
+	t.wmu.Unlock()
+	t.wg.Add(1)
+	go t.run()
+	return t, nil
+}
+
+// Address returns the endpoint's name, which peers need to reach it.
+func (t *Transport) Address() []byte { return t.addr }
+
+// Name returns "ofi".
+func (t *Transport) Name() string { return "ofi" }
+
+// Provider returns the provider and domain in use ("tcp;ofi_rxm/eth0").
+func (t *Transport) Provider() string { return t.prov }
+
+// RMA reports whether large frames go by remote reads (else in pieces).
+func (t *Transport) RMA() bool { return t.rma }
+
+// ChunkSize implements transport.Chunker.
+func (t *Transport) ChunkSize() int { return ChunkSize }
+
+// Ready does nothing: the transport delivers from New on.
+func (t *Transport) Ready() {}
+
+// post posts b as a receive buffer, or keeps it for the next step if the
+// provider has no room; t.wmu is held.
+func (t *Transport) post(b *C.mg_buf) {
+	if t.closed {
+		return
+	}
+	if st := C.mg_trecv(t.u, b); st != 0 {
+		t.repost = append(t.repost, b)
+	}
+}
+
+// ensureEP inserts peer's name into the address vector if it is not.
+func (t *Transport) ensureEP(peer int) error {
+	t.wmu.Lock()
+	ok, closed := t.peers[peer].hasAddr, t.closed
+	t.wmu.Unlock()
+	if ok {
+		return nil
+	}
+	if closed {
+		return errors.New("ofi: transport closed")
+	}
+	t.epMu.Lock()
+	defer t.epMu.Unlock()
+	t.wmu.Lock()
+	ok = t.peers[peer].hasAddr
+	t.wmu.Unlock()
+	if ok {
+		return nil
+	}
+	addr, err := t.cfg.Addrs(peer)
+	if err == nil && len(addr) == 0 {
+		err = errors.New("empty address")
+	}
+	if err != nil {
+		return fmt.Errorf("ofi: no endpoint name for rank %d: %w", peer, err)
+	}
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	if t.closed {
+		return errors.New("ofi: transport closed")
+	}
+	var a C.fi_addr_t
+	if st := C.mg_insert(t.u, unsafe.Pointer(&addr[0]), &a); st != 0 {
+		return fmt.Errorf("ofi: rank %d cannot resolve the address of rank %d: %w", t.cfg.Rank, peer, fiErr(st))
+	}
+	t.peers[peer].addr = a
+	t.peers[peer].hasAddr = true
+	return nil
+}
+
+func putPrefix(b unsafe.Pointer, kind int, seq uint32, id uint64) {
+	p := unsafe.Slice((*byte)(b), prefixSize)
+	p[0] = byte(kind)
+	p[1], p[2], p[3] = 0, 0, 0
+	binary.LittleEndian.PutUint32(p[4:], seq)
+	binary.LittleEndian.PutUint64(p[8:], id)
+}
+
+func data(b *C.mg_buf) unsafe.Pointer { return unsafe.Add(unsafe.Pointer(b), C.sizeof_mg_buf) }
+
+// sendBuf posts b (len bytes) to peer, progressing the queue while the
+// provider has no room; b is freed when the send completes. t.wmu is
+// held.
+func (t *Transport) sendBuf(peer int, b *C.mg_buf, n int) error {
+	for {
+		st := C.mg_tsend(t.u, b, C.size_t(n), t.peers[peer].addr, C.uint64_t(t.cfg.Rank))
+		if st == 0 {
+			t.ops[unsafe.Pointer(b)] = &op{kind: opSend, peer: peer, size: n}
+			t.inflight += n
+			return nil
+		}
+		if st != -C.FI_EAGAIN {
+			C.free(unsafe.Pointer(b))
+			return fmt.Errorf("ofi: sending to rank %d: %w", peer, fiErr(C.int(st)))
+		}
+		// The provider makes room as its queue progresses.
+		t.poll()
+		if err := t.failed[peer]; err != nil {
+			C.free(unsafe.Pointer(b))
+			return err
+		}
+	}
+}
+
+// control sends a control message (FIN, ping), or keeps it for the next
+// step if the provider has no room; t.wmu is held.
+func (t *Transport) control(peer, kind int, id uint64) {
+	if t.closed || t.failed[peer] != nil || !t.peers[peer].hasAddr {
+		return
+	}
+	b := C.mg_alloc(prefixSize)
+	if b == nil {
+		return
+	}
+	putPrefix(data(b), kind, 0, id)
+	st := C.mg_tsend(t.u, b, prefixSize, t.peers[peer].addr, C.uint64_t(t.cfg.Rank))
+	switch {
+	case st == 0:
+		t.ops[unsafe.Pointer(b)] = &op{kind: opSend, peer: peer, size: prefixSize}
+	case st == -C.FI_EAGAIN:
+		C.free(unsafe.Pointer(b))
+		if kind == kFIN {
+			t.ctl = append(t.ctl, ctlMsg{peer, kind, id})
+		}
+	default:
+		C.free(unsafe.Pointer(b))
+		t.fail(peer, fmt.Errorf("ofi: rank %d lost rank %d: %w", t.cfg.Rank, peer, fiErr(C.int(st))))
+	}
+}
+
+// Send sends f and returns when its payload may be reused.
+func (t *Transport) Send(f wire.Frame) error {
+	peer := f.To
+	if peer < 0 || peer >= t.cfg.Size {
+		return fmt.Errorf("ofi: no rank %d", peer)
+	}
+	if len(f.Payload) > wire.MaxPayload {
+		return fmt.Errorf("ofi: frame payload of %d bytes exceeds %d", len(f.Payload), wire.MaxPayload)
+	}
+	if err := t.ensureEP(peer); err != nil {
+		return err
+	}
+	n := len(f.Payload)
+	switch {
+	case n <= inlineMax:
+		return t.sendInline(peer, f)
+	case t.rma:
+		return t.sendRTS(peer, f)
+	}
+	return t.sendPieces(peer, f)
+}
+
+// check says why nothing may go to peer now; t.wmu is held.
+func (t *Transport) check(peer int) error {
+	if t.closed {
+		return errors.New("ofi: transport closed")
+	}
+	return t.failed[peer]
+}
+
+func (t *Transport) sendInline(peer int, f wire.Frame) error {
+	n := len(f.Payload)
+	b := C.mg_alloc(C.size_t(prefixSize + wire.HeaderSize + n))
+	if b == nil {
+		return fmt.Errorf("ofi: sending to rank %d: out of memory", peer)
+	}
+	d := data(b)
+	f.Header.Marshal(unsafe.Slice((*byte)(unsafe.Add(d, prefixSize)), wire.HeaderSize), n)
+	copy(unsafe.Slice((*byte)(unsafe.Add(d, prefixSize+wire.HeaderSize)), n), f.Payload)
+	t.wmu.Lock()
+	if err := t.check(peer); err != nil {
+		t.wmu.Unlock()
+		C.free(unsafe.Pointer(b))
+		return err
+	}
+	p := &t.peers[peer]
+	putPrefix(d, kFrame, p.seqOut, 0)
+	p.seqOut++
+	err := t.sendBuf(peer, b, prefixSize+wire.HeaderSize+n)
+	t.wmu.Unlock()
+	t.nudge()
+	return err
+}
+
+// sendRTS registers the payload in place and tells peer where to read it;
+// it returns when peer has read it (FIN) or failed.
+func (t *Transport) sendRTS(peer int, f wire.Frame) error {
+	n := len(f.Payload)
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	// The payload's address goes to C as a number: it may sit in an
+	// object with pointers, which cgo's check would refuse, though the
+	// provider reads only its bytes.
+	pin.Pin(&f.Payload[0])
+	b := C.mg_alloc(rtsSize)
+	if b == nil {
+		return fmt.Errorf("ofi: sending to rank %d: out of memory", peer)
+	}
+	d := data(b)
+	f.Header.Marshal(unsafe.Slice((*byte)(unsafe.Add(d, prefixSize)), wire.HeaderSize), n)
+	t.wmu.Lock()
+	if err := t.check(peer); err != nil {
+		t.wmu.Unlock()
+		C.free(unsafe.Pointer(b))
+		return err
+	}
+	var mr *C.struct_fid_mr
+	var raddr, key C.uint64_t
+	if st := C.mg_reg(t.u, C.uintptr_t(uintptr(unsafe.Pointer(&f.Payload[0]))), C.size_t(n), &mr, &raddr, &key); st != 0 {
+		t.wmu.Unlock()
+		C.free(unsafe.Pointer(b))
+		return fmt.Errorf("ofi: registering %d bytes for rank %d: %w", n, peer, fiErr(st))
+	}
+	t.nextID++
+	id := t.nextID
+	w := &rtsWait{peer: peer, mr: mr, done: make(chan error, 1)}
+	t.rts[id] = w
+	p := &t.peers[peer]
+	putPrefix(d, kRTS, p.seqOut, id)
+	p.seqOut++
+	r := unsafe.Slice((*byte)(unsafe.Add(d, prefixSize+wire.HeaderSize)), 24)
+	binary.LittleEndian.PutUint64(r[0:], uint64(raddr))
+	binary.LittleEndian.PutUint64(r[8:], uint64(key))
+	binary.LittleEndian.PutUint64(r[16:], uint64(n))
+	if err := t.sendBuf(peer, b, rtsSize); err != nil {
+		t.endRTS(id, err)
+	}
+	t.wmu.Unlock()
+	t.nudge()
+	err := t.await(w, peer)
+	t.wmu.Lock()
+	if w.mr != nil {
+		C.mg_unreg(w.mr)
+		w.mr = nil
+	}
+	t.wmu.Unlock()
+	return err
+}
+
+// endRTS ends the wait of rendezvous id with err; t.wmu is held.
+func (t *Transport) endRTS(id uint64, err error) {
+	w := t.rts[id]
+	if w == nil {
+		return
+	}
+	delete(t.rts, id)
+	w.done <- err
+}
+
+// await waits for w to end. The progress goroutine ends it, but it may be
+// stuck in a handler (the engine's reply queue is full, and the reply
+// sender is this goroutine): then, every millisecond, the sender
+// progresses the queue itself, without delivering. Every 100 ms it sends
+// the peer a keep-alive, whose failure says that the peer is gone.
+func (t *Transport) await(w *rtsWait, peer int) error {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	last := time.Now()
+	for {
+		select {
+		case err := <-w.done:
+			return err
+		case <-tick.C:
+			ping := time.Since(last) >= keepAlive
+			if !ping && t.dmu.TryLock() {
+				t.dmu.Unlock() // the progress goroutine is free to do it
+				continue
+			}
+			t.wmu.Lock()
+			if !t.closed {
+				if ping {
+					t.control(peer, kPing, 0)
+					last = time.Now()
+				}
+				t.poll()
+			}
+			t.wmu.Unlock()
+			t.nudge()
+		}
+	}
+}
+
+// sendPieces sends a frame too large for one message, without remote
+// reads: its header and first piece, then the rest in pieces, all in a
+// row (t.wmu held throughout, so no other frame to peer comes between).
+func (t *Transport) sendPieces(peer int, f wire.Frame) error {
+	n := len(f.Payload)
+	t.wmu.Lock()
+	defer t.nudge()
+	defer t.wmu.Unlock()
+	if err := t.check(peer); err != nil {
+		return err
+	}
+	p := &t.peers[peer]
+	for off := -1; off < n; {
+		var b *C.mg_buf
+		var m int
+		if off < 0 {
+			k := min(n, inlineMax)
+			if b = C.mg_alloc(C.size_t(prefixSize + wire.HeaderSize + k)); b == nil {
+				return fmt.Errorf("ofi: sending to rank %d: out of memory", peer)
+			}
+			d := data(b)
+			putPrefix(d, kStart, p.seqOut, 0)
+			f.Header.Marshal(unsafe.Slice((*byte)(unsafe.Add(d, prefixSize)), wire.HeaderSize), n)
+			copy(unsafe.Slice((*byte)(unsafe.Add(d, prefixSize+wire.HeaderSize)), k), f.Payload[:k])
+			m, off = prefixSize+wire.HeaderSize+k, k
+		} else {
+			k := min(n-off, pieceMax)
+			if b = C.mg_alloc(C.size_t(prefixSize + k)); b == nil {
+				return fmt.Errorf("ofi: sending to rank %d: out of memory", peer)
+			}
+			d := data(b)
+			putPrefix(d, kPiece, p.seqOut, 0)
+			copy(unsafe.Slice((*byte)(unsafe.Add(d, prefixSize)), k), f.Payload[off:off+k])
+			m, off = prefixSize+k, off+k
+		}
+		p.seqOut++
+		if err := t.sendBuf(peer, b, m); err != nil {
+			return err
+		}
+		// Keep the copies under way within bounds.
+		for t.inflight > 8<<20 && t.failed[peer] == nil && !t.closed {
+			t.poll()
+		}
+		if err := t.check(peer); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nudge wakes the progress goroutine if it sleeps: there is work.
+func (t *Transport) nudge() {
+	if t.sleeping.Load() {
+		C.mg_wake(t.u)
+	}
+}
+
+// fail marks peer failed, once, and ends what waits on it; t.wmu is held.
+func (t *Transport) fail(peer int, err error) {
+	if peer < 0 || peer >= t.cfg.Size || t.failed[peer] != nil {
+		return
+	}
+	t.failed[peer] = err
+	t.fails = append(t.fails, failure{peer, err})
+	for id, w := range t.rts {
+		if w.peer == peer {
+			t.endRTS(id, err)
+		}
+	}
+}
+
+// poll reads the completion queue and acts on what completed: frees sent
+// buffers, orders arrivals, starts reads, answers FIN. It never delivers
+// and never waits; t.wmu is held. It reports whether anything completed.
+func (t *Transport) poll() bool {
+	got := false
+	for !t.closed {
+		n := C.mg_cq(t.u, &t.ents[0], C.size_t(len(t.ents)))
+		if n == -C.FI_EAVAIL {
+			got = true
+			t.cqError()
+			continue
+		}
+		if n <= 0 {
+			break
+		}
+		got = true
+		for i := 0; i < int(n); i++ {
+			e := &t.ents[i]
+			t.complete(e.op_context, int(e.len), uint64(e.tag))
+		}
+	}
+	return got
+}
+
+func (t *Transport) cqError() {
+	var ctx unsafe.Pointer
+	var prov C.int
+	var msg [256]C.char
+	e := C.mg_cqerr(t.u, &ctx, &prov, &msg[0], C.size_t(len(msg)))
+	if e == -C.FI_EAGAIN {
+		return
+	}
+	o := t.ops[ctx]
+	if o == nil {
+		return
+	}
+	err := fiErr(e)
+	if s := C.GoString(&msg[0]); s != "" {
+		err = fmt.Errorf("%w (%s)", err, s)
+	}
+	switch o.kind {
+	case opSend:
+		delete(t.ops, ctx)
+		t.inflight -= o.size
+		C.free(ctx)
+		t.fail(o.peer, fmt.Errorf("ofi: rank %d lost rank %d: %w", t.cfg.Rank, o.peer, err))
+	case opRead:
+		delete(t.ops, ctx)
+		if o.extra {
+			C.free(ctx)
+		}
+		it := o.it
+		it.left--
+		if it.err == nil {
+			it.err = fmt.Errorf("ofi: rank %d reading a message of rank %d: %w", t.cfg.Rank, o.peer, err)
+		}
+		if it.left == 0 {
+			it.done = true
+		}
+		t.fail(o.peer, fmt.Errorf("ofi: rank %d lost rank %d: %w", t.cfg.Rank, o.peer, err))
+	case opRecv:
+		if e == C.FI_ECANCELED || t.closed {
+			return
+		}
+		// A message larger than a buffer, or some other failure of the
+		// receive: nothing of ours sends those, so whoever did is no
+		// peer we understand. The buffer goes back.
+		t.post((*C.mg_buf)(ctx))
+	}
+}
+
+// complete acts on the successful completion of the operation of buffer
+// ctx: n bytes and tag of a receive.
+func (t *Transport) complete(ctx unsafe.Pointer, n int, tag uint64) {
+	o := t.ops[ctx]
+	if o == nil {
+		return
+	}
+	switch o.kind {
+	case opSend:
+		delete(t.ops, ctx)
+		t.inflight -= o.size
+		C.free(ctx)
+	case opRead:
+		delete(t.ops, ctx)
+		if o.extra {
+			C.free(ctx)
+		}
+		it := o.it
+		it.left--
+		if it.left == 0 && it.err == nil {
+			it.done = true
+			t.control(o.peer, kFIN, it.rts.id)
+		}
+	case opRecv:
+		b := (*C.mg_buf)(ctx)
+		peer := int(tag & 0xffffffff)
+		if n < prefixSize || peer >= t.cfg.Size {
+			t.post(b)
+			return
+		}
+		pre := unsafe.Slice((*byte)(data(b)), prefixSize)
+		kind := int(pre[0])
+		seq := binary.LittleEndian.Uint32(pre[4:])
+		id := binary.LittleEndian.Uint64(pre[8:])
+		switch kind {
+		case kFIN:
+			if w := t.rts[id]; w != nil && w.peer == peer {
+				t.endRTS(id, nil)
+			}
+			t.post(b)
+			return
+		case kPing:
+			t.post(b)
+			return
+		}
+		if t.failed[peer] != nil {
+			t.post(b)
+			return
+		}
+		p := &t.peers[peer]
+		if seq != p.next {
+			if p.early == nil {
+				p.early = map[uint32]arrival{}
+			}
+			p.early[seq] = arrival{kind, id, b, n}
+			return
+		}
+		t.arrive(peer, arrival{kind, id, b, n})
+		for {
+			a, ok := p.early[p.next]
+			if !ok {
+				break
+			}
+			delete(p.early, p.next)
+			t.arrive(peer, a)
+		}
+	}
+}
+
+// arrive takes the next message of peer in its order; t.wmu is held.
+func (t *Transport) arrive(peer int, a arrival) {
+	p := &t.peers[peer]
+	p.next++
+	d := data(a.buf)
+	bad := func(why string) {
+		t.post(a.buf)
+		t.fail(peer, fmt.Errorf("ofi: rank %d received from rank %d %s", t.cfg.Rank, peer, why))
+	}
+	queue := func(it *item) {
+		if len(p.outq) == 0 {
+			t.active = append(t.active, peer)
+		}
+		p.outq = append(p.outq, it)
+	}
+	switch a.kind {
+	case kFrame:
+		if a.n < prefixSize+wire.HeaderSize {
+			bad(fmt.Sprintf("a message of %d bytes, shorter than a frame header", a.n))
+			return
+		}
+		it := &item{done: true, pool: a.buf, pay: unsafe.Add(d, prefixSize+wire.HeaderSize), n: a.n - prefixSize - wire.HeaderSize}
+		copy(it.hdr[:], unsafe.Slice((*byte)(unsafe.Add(d, prefixSize)), wire.HeaderSize))
+		queue(it)
+	case kRTS:
+		if a.n != rtsSize {
+			bad(fmt.Sprintf("a rendezvous request of %d bytes", a.n))
+			return
+		}
+		it := &item{}
+		copy(it.hdr[:], unsafe.Slice((*byte)(unsafe.Add(d, prefixSize)), wire.HeaderSize))
+		r := unsafe.Slice((*byte)(unsafe.Add(d, prefixSize+wire.HeaderSize)), 24)
+		it.rts = rtsRequest{id: a.id, raddr: binary.LittleEndian.Uint64(r[0:]), key: binary.LittleEndian.Uint64(r[8:])}
+		it.n = int(binary.LittleEndian.Uint64(r[16:]))
+		t.post(a.buf)
+		if it.n <= 0 || it.n > wire.MaxPayload {
+			t.fail(peer, fmt.Errorf("ofi: rank %d received from rank %d a rendezvous of %d bytes", t.cfg.Rank, peer, it.n))
+			return
+		}
+		if it.own = C.mg_alloc(C.size_t(it.n)); it.own == nil {
+			t.fail(peer, fmt.Errorf("ofi: rank %d: out of memory for a message of %d bytes from rank %d", t.cfg.Rank, it.n, peer))
+			return
+		}
+		it.pay = data(it.own)
+		queue(it)
+		t.readPeer[it] = peer
+		if p.hasAddr {
+			t.startRead(peer, it)
+		} else {
+			t.needRead = append(t.needRead, it)
+			if !slices.Contains(t.needEP, peer) {
+				t.needEP = append(t.needEP, peer)
+			}
+		}
+	case kStart:
+		if a.n < prefixSize+wire.HeaderSize {
+			bad(fmt.Sprintf("a message of %d bytes, shorter than a frame header", a.n))
+			return
+		}
+		it := &item{}
+		copy(it.hdr[:], unsafe.Slice((*byte)(unsafe.Add(d, prefixSize)), wire.HeaderSize))
+		_, total, err := wire.Unmarshal(it.hdr[:])
+		k := a.n - prefixSize - wire.HeaderSize
+		if err != nil || total < k || total > wire.MaxPayload {
+			bad(fmt.Sprintf("a frame's first piece of %d bytes (%v)", k, err))
+			return
+		}
+		if it.own = C.mg_alloc(C.size_t(max(total, 1))); it.own == nil {
+			bad(fmt.Sprintf("a frame of %d bytes, for which there is no memory", total))
+			return
+		}
+		it.pay, it.n = data(it.own), total
+		copy(unsafe.Slice((*byte)(it.pay), total), unsafe.Slice((*byte)(unsafe.Add(d, prefixSize+wire.HeaderSize)), k))
+		it.got = k
+		t.post(a.buf)
+		it.done = it.got == it.n
+		if !it.done {
+			p.asm = it
+		}
+		queue(it)
+	case kPiece:
+		it := p.asm
+		k := a.n - prefixSize
+		if it == nil || it.got+k > it.n {
+			bad("a piece of no frame")
+			return
+		}
+		copy(unsafe.Slice((*byte)(unsafe.Add(it.pay, it.got)), k), unsafe.Slice((*byte)(unsafe.Add(d, prefixSize)), k))
+		it.got += k
+		t.post(a.buf)
+		if it.got == it.n {
+			it.done = true
+			p.asm = nil
+		}
+	default:
+		bad(fmt.Sprintf("a message of kind %d", a.kind))
+	}
+}
+
+// startRead reads the payload of rendezvous it from peer; t.wmu is held.
+// A read the provider has no room for waits for the next step.
+func (t *Transport) startRead(peer int, it *item) {
+	if t.failed[peer] != nil {
+		it.err, it.done = t.failed[peer], it.left == 0
+		return
+	}
+	for off := 0; off < it.n; off += maxRead {
+		k := min(it.n-off, maxRead)
+		// Each piece needs its own context: the first piece's is the
+		// buffer itself, further ones a small buffer of their own.
+		ctx := it.own
+		if off > 0 {
+			if ctx = C.mg_alloc(0); ctx == nil {
+				it.err, it.done = errors.New("ofi: out of memory"), it.left == 0
+				return
+			}
+		}
+		st := C.mg_read(t.u, C.uintptr_t(uintptr(it.pay)+uintptr(off)), C.size_t(k), t.peers[peer].addr, C.uint64_t(it.rts.raddr+uint64(off)), C.uint64_t(it.rts.key), ctx)
+		if st != 0 {
+			if off > 0 {
+				C.free(unsafe.Pointer(ctx))
+			}
+			if st == -C.FI_EAGAIN && off == 0 {
+				t.needRead = append(t.needRead, it)
+				return
+			}
+			it.err = fmt.Errorf("ofi: rank %d reading a message of rank %d: %w", t.cfg.Rank, peer, fiErr(C.int(st)))
+			it.done = it.left == 0
+			t.fail(peer, it.err)
+			return
+		}
+		it.left++
+		t.ops[unsafe.Pointer(ctx)] = &op{kind: opRead, peer: peer, it: it, extra: off > 0}
+	}
+}
+
+// step polls the queue once, retries what the provider had no room for,
+// and delivers the frames that are complete. The caller holds t.dmu.
+func (t *Transport) step() bool {
+	var ready []*item
+	var readyPeer []int
+	t.wmu.Lock()
+	if t.closed {
+		t.wmu.Unlock()
+		return false
+	}
+	got := t.poll()
+	if len(t.repost) > 0 {
+		rp := t.repost
+		t.repost = nil
+		for _, b := range rp {
+			t.post(b)
+		}
+	}
+	if len(t.ctl) > 0 {
+		c := t.ctl
+		t.ctl = nil
+		for _, m := range c {
+			t.control(m.peer, m.kind, m.id)
+		}
+	}
+	for i := 0; i < len(t.active); i++ {
+		pr := t.active[i]
+		p := &t.peers[pr]
+		q := p.outq
+		for len(q) > 0 && q[0].done {
+			ready = append(ready, q[0])
+			readyPeer = append(readyPeer, pr)
+			q[0] = nil
+			q = q[1:]
+		}
+		p.outq = q
+		if len(q) == 0 {
+			t.active = slices.Delete(t.active, i, i+1)
+			i--
+		}
+	}
+	fails := t.fails
+	t.fails = nil
+	need := t.needEP
+	t.needEP = nil
+	t.wmu.Unlock()
+	for i, it := range ready {
+		if it.err == nil {
+			t.deliver(readyPeer[i], it)
+		}
+	}
+	if len(ready) > 0 {
+		t.wmu.Lock()
+		for _, it := range ready {
+			t.release(it)
+		}
+		t.wmu.Unlock()
+	}
+	for _, f := range fails {
+		if t.cfg.OnPeerError != nil {
+			t.cfg.OnPeerError(f.peer, f.err)
+		}
+	}
+	for _, p := range need {
+		if err := t.ensureEP(p); err != nil {
+			t.wmu.Lock()
+			t.fail(p, err)
+			t.wmu.Unlock()
+		}
+	}
+	t.wmu.Lock()
+	if len(t.needRead) > 0 && !t.closed {
+		nr := t.needRead
+		t.needRead = nil
+		for _, it := range nr {
+			pr := t.readPeer[it]
+			if t.peers[pr].hasAddr || t.failed[pr] != nil {
+				t.startRead(pr, it)
+			} else {
+				t.needRead = append(t.needRead, it)
+			}
+		}
+	}
+	t.wmu.Unlock()
+	return got || len(ready) > 0
+}
+
+// release gives back an item's buffers once delivered; t.wmu is held.
+func (t *Transport) release(it *item) {
+	delete(t.readPeer, it)
+	if it.pool != nil {
+		t.post(it.pool)
+	}
+	if it.own != nil && it.left == 0 {
+		C.free(unsafe.Pointer(it.own))
+	}
+}
+
+func (t *Transport) deliver(peer int, it *item) {
+	h, n, err := wire.Unmarshal(it.hdr[:])
+	if err == nil && n != it.n {
+		err = fmt.Errorf("a frame header that says %d bytes of payload for %d", n, it.n)
+	}
+	if err != nil {
+		t.wmu.Lock()
+		t.fail(peer, fmt.Errorf("ofi: receiving from rank %d: %w", peer, err))
+		t.wmu.Unlock()
+		return
+	}
+	var pay []byte
+	if it.n > 0 {
+		pay = unsafe.Slice((*byte)(it.pay), it.n)
+	}
+	t.cfg.Handler(wire.Frame{Header: h, From: peer, To: t.cfg.Rank, Payload: pay})
+}
+
+// pending says whether operations of ours are under way; t.wmu is held.
+func (t *Transport) pending() bool {
+	return len(t.active) > 0 || len(t.rts) > 0 || t.inflight > 0 || len(t.repost) > 0 || len(t.ctl) > 0
+}
+
+// run progresses the endpoint until Close: it spins for t.spin after the
+// last event, then sleeps.
+func (t *Transport) run() {
+	defer t.wg.Done()
+	last := time.Now()
+	for {
+		select {
+		case <-t.stop:
+			return
+		default:
+		}
+		t.dmu.Lock()
+		got := t.step()
+		t.dmu.Unlock()
+		if got {
+			last = time.Now()
+			continue
+		}
+		if time.Since(last) < t.spin {
+			continue
+		}
+		t.sleeping.Store(true)
+		t.wmu.Lock()
+		closed := t.closed
+		ms := 100
+		if t.pending() {
+			ms = 1
+		}
+		t.wmu.Unlock()
+		if !closed {
+			C.mg_sleep(t.u, C.int(ms))
+		}
+		t.sleeping.Store(false)
+		last = time.Now()
+	}
+}
+
+// Poll implements transport.Polled: a waiting goroutine progresses the
+// endpoint itself, so that a reply is seen without a wake-up.
+func (t *Transport) Poll() bool {
+	if !t.dmu.TryLock() {
+		return false
+	}
+	got := t.step()
+	t.dmu.Unlock()
+	return got
+}
+
+// MarkWait implements transport.Polled.
+func (t *Transport) MarkWait() {}
+
+// EndWait implements transport.Polled: the waiter stops polling, so the
+// progress goroutine must watch the queue; if it sleeps it is woken to
+// wait on the queue again (the waiter's polls may have taken the event
+// it slept on).
+func (t *Transport) EndWait() { t.nudge() }
+
+// Close ends the sends under way with an error, closes the endpoint and
+// frees its memory. It is safe to call more than once.
+func (t *Transport) Close() error {
+	t.wmu.Lock()
+	if t.closed || t.stop == nil {
+		t.wmu.Unlock()
+		return nil
+	}
+	select {
+	case <-t.stop:
+	default:
+		close(t.stop)
+	}
+	t.wmu.Unlock()
+	C.mg_wake(t.u)
+	t.wg.Wait()
+	t.dmu.Lock()
+	defer t.dmu.Unlock()
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	t.closed = true
+	for id, w := range t.rts {
+		if w.mr != nil {
+			C.mg_unreg(w.mr)
+			w.mr = nil
+		}
+		t.endRTS(id, errors.New("ofi: transport closed"))
+	}
+	// Closing the endpoint ends every operation on it: the provider
+	// touches none of their buffers after, so they are freed here.
+	C.mg_close(t.u)
+	// Every receive buffer (posted, waiting to be, or holding a frame not
+	// delivered) and every send's and read's context is in t.ops; a
+	// read's destination is its item's, in its peer's queue.
+	for ctx, o := range t.ops {
+		if o.kind == opRead && !o.extra {
+			continue
+		}
+		C.free(ctx)
+	}
+	for i := range t.peers {
+		p := &t.peers[i]
+		for _, it := range p.outq {
+			if it.own != nil {
+				C.free(unsafe.Pointer(it.own))
+			}
+		}
+		p.early, p.outq, p.asm = nil, nil, nil
+	}
+	t.ops, t.readPeer, t.repost = nil, nil, nil
+	return nil
+}

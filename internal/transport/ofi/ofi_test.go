@@ -1,0 +1,432 @@
+//go:build cgo && mpigo_ofi
+
+package ofi
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mpigo/mpi/internal/wire"
+)
+
+// setups are the providers of this machine the tests run over: tcp (with
+// the rxm layer that makes its endpoints reliable datagrams) and shared
+// memory, each with remote reads for large frames and, for tcp, without
+// (the pieces path of providers that have none).
+var setups = []struct {
+	name, prov string
+	noRMA      bool
+}{
+	{"tcp", "tcp;ofi_rxm", false},
+	{"tcp-pieces", "tcp;ofi_rxm", true},
+	{"shm", "shm", false},
+}
+
+type got struct {
+	mu     sync.Mutex
+	frames []wire.Frame
+	fails  []error
+}
+
+func (g *got) handler(f wire.Frame) {
+	f.Payload = bytes.Clone(f.Payload)
+	g.mu.Lock()
+	g.frames = append(g.frames, f)
+	g.mu.Unlock()
+}
+
+func (g *got) count() (int, int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.frames), len(g.fails)
+}
+
+// need skips t when libfabric offers no provider here, unless
+// MPIGO_REQUIRE_INTEGRATION=1 asks that every integration test run.
+func need(t *testing.T) {
+	t.Helper()
+	if _, err := Available(); err != nil {
+		if os.Getenv("MPIGO_REQUIRE_INTEGRATION") == "1" {
+			t.Fatalf("libfabric is unusable here: %v", err)
+		}
+		t.Skipf("libfabric is unusable here: %v", err)
+	}
+}
+
+// group makes n endpoints in this process that know each other's
+// addresses.
+func group(t *testing.T, n int, noRMA bool) ([]*Transport, []*got) {
+	ts := make([]*Transport, n)
+	gs := make([]*got, n)
+	for r := range ts {
+		g := &got{}
+		gs[r] = g
+		tr, err := New(Config{Rank: r, Size: n, Handler: g.handler, NoRMA: noRMA,
+			Addrs: func(peer int) ([]byte, error) { return ts[peer].Address(), nil },
+			OnPeerError: func(peer int, err error) {
+				g.mu.Lock()
+				g.fails = append(g.fails, fmt.Errorf("peer %d: %w", peer, err))
+				g.mu.Unlock()
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts[r] = tr
+	}
+	t.Cleanup(func() {
+		for _, tr := range ts {
+			if err := tr.Close(); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	return ts, gs
+}
+
+func payload(from, i, n int) []byte {
+	b := make([]byte, n)
+	for k := range b {
+		b[k] = byte(from*31 + i*7 + k)
+	}
+	return b
+}
+
+// Frames of every size (one message, by rendezvous or in pieces) from two
+// senders arrive whole, and in order per sender, many of them.
+func TestFramesInOrder(t *testing.T) {
+	sizes := []int{0, 1, 100, inlineMax, inlineMax + 1, 200 << 10, 1 << 20, 4<<20 + 3}
+	const rounds = 2
+	for _, s := range setups {
+		t.Run(s.name, func(t *testing.T) {
+			t.Setenv("FI_PROVIDER", s.prov)
+			need(t)
+			ts, gs := group(t, 3, s.noRMA)
+			if ts[0].RMA() == s.noRMA {
+				t.Logf("%s: remote reads %v", ts[0].Provider(), ts[0].RMA())
+			}
+			var wg sync.WaitGroup
+			for _, from := range []int{0, 2} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; i < rounds*len(sizes); i++ {
+						n := sizes[(i+from)%len(sizes)]
+						f := wire.Frame{Header: wire.Header{Kind: wire.Eager, Tag: int32(i), Src: int32(from), Size: int64(n)}, From: from, To: 1, Payload: payload(from, i, n)}
+						if err := ts[from].Send(f); err != nil {
+							t.Errorf("send %d from %d: %v", i, from, err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			want := 2 * rounds * len(sizes)
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				if n, _ := gs[1].count(); n >= want {
+					break
+				}
+			}
+			gs[1].mu.Lock()
+			defer gs[1].mu.Unlock()
+			if len(gs[1].frames) != want || len(gs[1].fails) > 0 {
+				t.Fatalf("got %d frames of %d, failures %v", len(gs[1].frames), want, gs[1].fails)
+			}
+			next := map[int]int{}
+			for _, f := range gs[1].frames {
+				i := next[f.From]
+				next[f.From]++
+				n := sizes[(i+f.From)%len(sizes)]
+				if int(f.Tag) != i || int(f.Src) != f.From || f.To != 1 || !bytes.Equal(f.Payload, payload(f.From, i, n)) {
+					t.Fatalf("frame %d from %d: tag %d, %d bytes (want %d), payload right: %v", i, f.From, f.Tag, len(f.Payload), n, bytes.Equal(f.Payload, payload(f.From, i, n)))
+				}
+			}
+		})
+	}
+}
+
+// Many small frames both ways at once: the receive pool is reposted, and
+// the provider's queues fill and drain without loss.
+func TestManyMessages(t *testing.T) {
+	t.Setenv("FI_PROVIDER", "tcp;ofi_rxm")
+	need(t)
+	ts, gs := group(t, 2, false)
+	const n = 5000
+	var wg sync.WaitGroup
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < n; i++ {
+				if err := ts[r].Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Tag: int32(i), Size: 8}, From: r, To: 1 - r, Payload: payload(r, i, 8)}); err != nil {
+					t.Errorf("send %d: %v", i, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for r := range 2 {
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if k, _ := gs[r].count(); k >= n {
+				break
+			}
+		}
+		gs[r].mu.Lock()
+		if len(gs[r].frames) != n {
+			t.Errorf("rank %d got %d frames of %d", r, len(gs[r].frames), n)
+		}
+		for i, f := range gs[r].frames {
+			if int(f.Tag) != i || !bytes.Equal(f.Payload, payload(1-r, i, 8)) {
+				t.Errorf("rank %d frame %d: tag %d", r, i, f.Tag)
+				break
+			}
+		}
+		gs[r].mu.Unlock()
+	}
+}
+
+// A large send completes while the rank's handler is stuck (as it is when
+// the engine's reply queue is full and waits for that very send): the
+// sender progresses the queue itself.
+func TestSendWhileHandlerBlocked(t *testing.T) {
+	t.Setenv("FI_PROVIDER", "tcp;ofi_rxm")
+	need(t)
+	release := make(chan struct{})
+	blocked := make(chan struct{}, 1)
+	var ts [2]*Transport
+	for r := range ts {
+		h := func(f wire.Frame) {}
+		if r == 0 {
+			h = func(f wire.Frame) {
+				select {
+				case blocked <- struct{}{}:
+				default:
+				}
+				<-release
+			}
+		}
+		tr, err := New(Config{Rank: r, Size: 2, Handler: h, Addrs: func(peer int) ([]byte, error) { return ts[peer].Address(), nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts[r] = tr
+	}
+	defer func() {
+		for _, tr := range ts {
+			tr.Close()
+		}
+	}()
+	defer close(release)
+	if err := ts[1].Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: 1}, From: 1, To: 0, Payload: []byte{1}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-blocked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the frame never reached rank 0's handler")
+	}
+	sent := make(chan error, 1)
+	go func() {
+		sent <- ts[0].Send(wire.Frame{Header: wire.Header{Kind: wire.Data, Size: 16 << 20}, From: 0, To: 1, Payload: make([]byte, 16<<20)})
+	}()
+	select {
+	case err := <-sent:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a 16 MiB send did not complete while the sender's handler was stuck")
+	}
+}
+
+// A peer that cannot be reached is an error naming it, not a hang.
+func TestBadAddress(t *testing.T) {
+	t.Setenv("FI_PROVIDER", "tcp;ofi_rxm")
+	need(t)
+	tr, err := New(Config{Rank: 0, Size: 2, Handler: func(wire.Frame) {},
+		Addrs: func(peer int) ([]byte, error) { return nil, fmt.Errorf("no such key") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	err = tr.Send(wire.Frame{To: 1})
+	if err == nil || !strings.Contains(err.Error(), "rank 1") {
+		t.Fatalf("send to a rank without an address: %v", err)
+	}
+	if err := tr.Send(wire.Frame{To: 5}); err == nil {
+		t.Fatal("send to rank 5 of 2 succeeded")
+	}
+}
+
+// The helper process of TestPeerKilledMidRendezvous: rank 1 of 2 over
+// tcp. It prints its address, reads rank 0's, says hello, then either
+// stops progressing (so rank 0's large send to it stays under way) or
+// sends large frames until it is killed.
+func TestHelperPeer(t *testing.T) {
+	mode := os.Getenv("MPIGO_TEST_OFI_HELPER")
+	if mode == "" {
+		t.Skip("helper process only")
+	}
+	var peer []byte
+	tr, err := New(Config{Rank: 1, Size: 2, Handler: func(wire.Frame) {},
+		Addrs: func(int) ([]byte, error) { return peer, nil }})
+	if err != nil {
+		fmt.Println("ERR", err)
+		os.Exit(1)
+	}
+	fmt.Println(hex.EncodeToString(tr.Address()))
+	line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+	peer, _ = hex.DecodeString(strings.TrimSpace(line))
+	if err := tr.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: 5}, From: 1, To: 0, Payload: []byte("hello")}); err != nil {
+		fmt.Println("ERR", err)
+		os.Exit(1)
+	}
+	if mode == "stop" {
+		time.Sleep(50 * time.Millisecond) // the hello leaves
+		tr.wmu.Lock()                     // nothing progresses the endpoint any more
+		select {}
+	}
+	big := make([]byte, 64<<20)
+	for {
+		if err := tr.Send(wire.Frame{Header: wire.Header{Kind: wire.Data, Size: int64(len(big))}, From: 1, To: 0, Payload: big}); err != nil {
+			os.Exit(1)
+		}
+	}
+}
+
+// A peer killed while a large message goes to it (the sender waits for
+// its FIN), or comes from it (the receiver reads it), fails the transfer
+// promptly with an error naming it: the send returns an error, and
+// OnPeerError is told.
+func TestPeerKilledMidRendezvous(t *testing.T) {
+	t.Setenv("FI_PROVIDER", "tcp;ofi_rxm")
+	need(t)
+	for _, mode := range []string{"stop", "send"} {
+		t.Run(mode, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperPeer$")
+			cmd.Env = append(os.Environ(), "MPIGO_TEST_OFI_HELPER="+mode)
+			in, _ := cmd.StdinPipe()
+			out, _ := cmd.StdoutPipe()
+			cmd.Stderr = os.Stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer cmd.Process.Kill()
+			line, err := bufio.NewReader(out).ReadString('\n')
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr, err := hex.DecodeString(strings.TrimSpace(line))
+			if err != nil {
+				t.Fatalf("helper said %q", line)
+			}
+			g := &got{}
+			failed := make(chan error, 4)
+			tr, err := New(Config{Rank: 0, Size: 2, Handler: g.handler,
+				Addrs:       func(int) ([]byte, error) { return addr, nil },
+				OnPeerError: func(peer int, err error) { failed <- fmt.Errorf("peer %d: %w", peer, err) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tr.Close()
+			fmt.Fprintln(in, hex.EncodeToString(tr.Address()))
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+				if n, _ := g.count(); n > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("no hello from the helper")
+				}
+			}
+			sent := make(chan error, 1)
+			if mode == "stop" {
+				go func() {
+					sent <- tr.Send(wire.Frame{Header: wire.Header{Kind: wire.Data, Size: 64 << 20}, From: 0, To: 1, Payload: make([]byte, 64<<20)})
+				}()
+			}
+			time.Sleep(200 * time.Millisecond)
+			if mode == "stop" {
+				select {
+				case err := <-sent:
+					t.Fatalf("a 64 MiB send to a stopped peer ended: %v", err)
+				default:
+				}
+			}
+			killed := time.Now()
+			cmd.Process.Kill()
+			select {
+			case err := <-failed:
+				if !strings.Contains(err.Error(), "peer 1") {
+					t.Errorf("failure reported: %v", err)
+				}
+				t.Logf("reported after %v: %v", time.Since(killed), err)
+			case <-time.After(5 * time.Second):
+				t.Fatal("the peer's death was not reported within 5 s")
+			}
+			if mode == "stop" {
+				select {
+				case err := <-sent:
+					if err == nil || !strings.Contains(err.Error(), "rank 1") {
+						t.Errorf("send to the killed peer returned %v", err)
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatal("the send to the killed peer did not return within 5 s")
+				}
+			}
+			cmd.Wait()
+		})
+	}
+}
+
+// The cost of one step of an idle endpoint: what a waiting rank pays per
+// poll, cgo calls included.
+func BenchmarkIdleStep(b *testing.B) {
+	b.Setenv("FI_PROVIDER", "tcp;ofi_rxm")
+	tr, err := New(Config{Rank: 0, Size: 1, Spin: -1, Handler: func(wire.Frame) {}, Addrs: func(int) ([]byte, error) { return nil, nil }})
+	if err != nil {
+		b.Skip(err)
+	}
+	defer tr.Close()
+	for b.Loop() {
+		tr.Poll()
+	}
+}
+
+// The round trip of a small frame between two endpoints of this process,
+// each answering from its handler: the transport's own latency, with the
+// progress goroutines delivering.
+func BenchmarkPingPong(b *testing.B) {
+	b.Setenv("FI_PROVIDER", "tcp;ofi_rxm")
+	var ts [2]*Transport
+	pong := make(chan struct{}, 1)
+	for r := range ts {
+		h := func(f wire.Frame) {
+			if r == 1 {
+				go ts[1].Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: 8}, From: 1, To: 0, Payload: make([]byte, 8)})
+				return
+			}
+			pong <- struct{}{}
+		}
+		tr, err := New(Config{Rank: r, Size: 2, Handler: h, Addrs: func(peer int) ([]byte, error) { return ts[peer].Address(), nil }})
+		if err != nil {
+			b.Skip(err)
+		}
+		ts[r] = tr
+		defer tr.Close()
+	}
+	buf := make([]byte, 8)
+	for b.Loop() {
+		if err := ts[0].Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: 8}, From: 0, To: 1, Payload: buf}); err != nil {
+			b.Fatal(err)
+		}
+		<-pong
+	}
+}
