@@ -34,10 +34,9 @@ func implRegister_datarep_c(datarep, read, write, extent, extra unsafe.Pointer) 
 	return registerDatarep("MPI_Register_datarep_c", datarep, read, write, extent, extra, true)
 }
 
-// datarepCode returns the code of a failed registration. Errors of
-// MPI_Register_datarep belong to no file: MPI raises them on
-// MPI_FILE_NULL, whose handler is MPI_ERRORS_RETURN unless the program
-// changes it, so the code is returned.
+// datarepCode raises a failed registration on MPI_FILE_NULL: its errors
+// belong to no file. That handler is MPI_ERRORS_RETURN unless the program
+// changes it.
 func datarepCode(fn string, err error) int32 {
 	class := classOf(err)
 	switch {
@@ -46,7 +45,7 @@ func datarepCode(fn string, err error) int32 {
 	case errors.Is(err, mpi.ErrUnsupportedDatarep):
 		class = MPI_ERR_UNSUPPORTED_DATAREP
 	}
-	return newCode(class, fn+": "+err.Error())
+	return nullFile.dispatch(newCode(class, fn+": "+err.Error()))
 }
 
 func registerDatarep(fn string, name, read, write, extent, extra unsafe.Pointer, large bool) int32 {

@@ -4,10 +4,53 @@
  * a NULL name or extent function is MPI_ERR_ARG. These errors belong to
  * no file: they return their code (MPI_FILE_NULL's handler is
  * MPI_ERRORS_RETURN) even though MPI_COMM_SELF's handler is still
- * MPI_ERRORS_ARE_FATAL here. A file written through a registered
- * representation waits for the MPI_File bindings. */
+ * MPI_ERRORS_ARE_FATAL here, unless the program gives MPI_FILE_NULL a
+ * handler of its own, which is then called. A file written through a
+ * registered representation that stores each int in 8 bytes holds those
+ * bytes, and reads back through it. */
 #include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 #include "check.h"
+
+static int handled;
+
+static void file_handler(MPI_File *f, int *code, ...)
+{
+	(void)f; (void)code;
+	handled++;
+}
+
+/* wide: an int in 8 bytes of the file (native order, sign-extended). */
+static int wide_write(void *userbuf, MPI_Datatype dt, int count, void *filebuf, MPI_Offset position, void *extra)
+{
+	(void)dt; (void)extra;
+	for (int i = 0; i < count; i++) {
+		int64_t v = ((int *)userbuf)[position + i];
+		memcpy((char *)filebuf + 8 * i, &v, 8);
+	}
+	return MPI_SUCCESS;
+}
+
+static int wide_read(void *userbuf, MPI_Datatype dt, int count, void *filebuf, MPI_Offset position, void *extra)
+{
+	(void)dt; (void)extra;
+	for (int i = 0; i < count; i++) {
+		int64_t v;
+		memcpy(&v, (char *)filebuf + 8 * i, 8);
+		((int *)userbuf)[position + i] = (int)v;
+	}
+	return MPI_SUCCESS;
+}
+
+static int wide_extent(MPI_Datatype dt, MPI_Aint *ext, void *extra)
+{
+	(void)dt; (void)extra;
+	*ext = 8;
+	return MPI_SUCCESS;
+}
 
 static int calls;
 
@@ -72,6 +115,48 @@ int main(int argc, char **argv)
 	}
 	/* A failed registration left the name free. */
 	OK(MPI_Register_datarep("mpigo-test-noext", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, extent, NULL));
+
+	/* A handler given to MPI_FILE_NULL is called for registration errors. */
+	{
+		MPI_Errhandler eh;
+		OK(MPI_File_create_errhandler(file_handler, &eh));
+		OK(MPI_File_set_errhandler(MPI_FILE_NULL, eh));
+		expect(MPI_Register_datarep("native", conv, conv, extent, NULL), MPI_ERR_DUP_DATAREP, "registering native with a handler");
+		CHECK(handled == 1, "MPI_FILE_NULL's handler was called %d times, want 1", handled);
+		OK(MPI_File_set_errhandler(MPI_FILE_NULL, MPI_ERRORS_RETURN));
+		OK(MPI_Errhandler_free(&eh));
+	}
+
+	/* A file through the wide representation. */
+	{
+		int size, buf[4], back[4];
+		char name[256];
+		long long raw[4];
+		MPI_File fh;
+		MPI_Offset fsize;
+		MPI_Comm_size(MPI_COMM_WORLD, &size);
+		OK(MPI_Register_datarep("mpigo-test-wide", wide_read, wide_write, wide_extent, NULL));
+		if (rank == 0)
+			snprintf(name, sizeof name, "/tmp/mpigo-datarep-%d.bin", (int)getpid());
+		OK(MPI_Bcast(name, sizeof name, MPI_CHAR, 0, MPI_COMM_WORLD));
+		OK(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh));
+		OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "mpigo-test-wide", MPI_INFO_NULL));
+		for (int i = 0; i < 4; i++)
+			buf[i] = -(rank * 100 + i);
+		OK(MPI_File_write_at_all(fh, 4 * rank, buf, 4, MPI_INT, MPI_STATUS_IGNORE));
+		OK(MPI_File_sync(fh));
+		OK(MPI_Barrier(MPI_COMM_WORLD));
+		OK(MPI_File_get_size(fh, &fsize));
+		CHECK(fsize == (MPI_Offset)size * 4 * 8, "file size %lld, want %d", (long long)fsize, size * 32);
+		OK(MPI_File_read_at_all(fh, 4 * rank, back, 4, MPI_INT, MPI_STATUS_IGNORE));
+		for (int i = 0; i < 4; i++)
+			CHECK(back[i] == buf[i], "read back %d at %d, want %d", back[i], i, buf[i]);
+		OK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+		OK(MPI_File_read_at(fh, 32 * rank, raw, 32, MPI_BYTE, MPI_STATUS_IGNORE));
+		for (int i = 0; i < 4; i++)
+			CHECK(raw[i] == buf[i], "file bytes of item %d: %lld, want %d in 8 bytes", i, raw[i], buf[i]);
+		OK(MPI_File_close(&fh));
+	}
 
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (rank == 0)
