@@ -197,7 +197,11 @@ func raiseOn(fn string, ce *commEntry, err error) int32 {
 	return code
 }
 
-// unsupported is the body of every function not implemented yet.
+// unsupported is the body of every function not implemented yet. The
+// standard ABI is complete today, so the generated stubs call it only
+// when functions.txt gains a function before its implementation.
+//
+//lint:ignore U1000 called by generated stubs of unimplemented functions
 func unsupported(fn string, comm uintptr) int32 {
 	return raise(fn, comm, classErr(MPI_ERR_UNSUPPORTED_OPERATION,
 		fn+" is not implemented by mpigo yet (docs/abi.md lists what is)"))
