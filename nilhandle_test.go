@@ -372,21 +372,29 @@ var handleFuncs = map[string]struct {
 		_, err := mpi.NewExecutorWith(nil, 0, func(context.Context, int) (int, error) { return 0, nil }, mpi.ExecutorOptions{})
 		return err
 	}, mpi.ErrComm},
-	"OpenFile":     {func() error { _, err := mpi.OpenFile(nil, "x", mpi.ModeRdonly, nil); return err }, mpi.ErrComm},
-	"WriteAt":      {func() error { _, err := mpi.WriteAt[float64](nil, 0, nil); return err }, mpi.ErrFile},
-	"ReadAt":       {func() error { _, err := mpi.ReadAt[float64](nil, 0, nil); return err }, mpi.ErrFile},
-	"WriteAtAll":   {func() error { _, err := mpi.WriteAtAll[float64](nil, 0, nil); return err }, mpi.ErrFile},
-	"ReadAtAll":    {func() error { _, err := mpi.ReadAtAll[float64](nil, 0, nil); return err }, mpi.ErrFile},
-	"WriteShared":  {func() error { _, err := mpi.WriteShared[float64](nil, nil); return err }, mpi.ErrFile},
-	"ReadShared":   {func() error { _, err := mpi.ReadShared[float64](nil, nil); return err }, mpi.ErrFile},
-	"WriteOrdered": {func() error { _, err := mpi.WriteOrdered[float64](nil, nil); return err }, mpi.ErrFile},
-	"ReadOrdered":  {func() error { _, err := mpi.ReadOrdered[float64](nil, nil); return err }, mpi.ErrFile},
-	"SetViewBlock": {func() error { return mpi.SetViewBlock[float64](nil, 0, nil, nil, nil, "native") }, mpi.ErrFile},
-	"Abort":        {func() error { mpi.Abort(nil, 3); return nil }, nil},
-	"SendView":     {func() error { return mpi.SendView(nil, mpi.View[float64]{}, 0, 0) }, mpi.ErrArg},
-	"IsendView":    {func() error { _, err := mpi.IsendView(nil, mpi.View[float64]{}, 0, 0); return err }, mpi.ErrArg},
-	"RecvView":     {func() error { _, err := mpi.RecvView(nil, mpi.Strided([]float64{0}, 1, 1, 1), 0, 0); return err }, mpi.ErrComm},
-	"IrecvView":    {func() error { _, err := mpi.IrecvView(nil, mpi.Strided([]float64{0}, 1, 1, 1), 0, 0); return err }, mpi.ErrComm},
+	"SpawnExecutor": {func() error {
+		_, err := mpi.SpawnExecutor[int, int](nil, "x", nil, 1, nil, mpi.ExecutorOptions{})
+		return err
+	}, mpi.ErrComm},
+	"ServeExecutor": {func() error {
+		return mpi.ServeExecutor(nil, func(context.Context, int) (int, error) { return 0, nil })
+	}, mpi.ErrComm},
+	"TypeGetValueIndex": {func() error { _, err := mpi.TypeGetValueIndex(nil, mpi.Int); return err }, mpi.ErrType},
+	"OpenFile":          {func() error { _, err := mpi.OpenFile(nil, "x", mpi.ModeRdonly, nil); return err }, mpi.ErrComm},
+	"WriteAt":           {func() error { _, err := mpi.WriteAt[float64](nil, 0, nil); return err }, mpi.ErrFile},
+	"ReadAt":            {func() error { _, err := mpi.ReadAt[float64](nil, 0, nil); return err }, mpi.ErrFile},
+	"WriteAtAll":        {func() error { _, err := mpi.WriteAtAll[float64](nil, 0, nil); return err }, mpi.ErrFile},
+	"ReadAtAll":         {func() error { _, err := mpi.ReadAtAll[float64](nil, 0, nil); return err }, mpi.ErrFile},
+	"WriteShared":       {func() error { _, err := mpi.WriteShared[float64](nil, nil); return err }, mpi.ErrFile},
+	"ReadShared":        {func() error { _, err := mpi.ReadShared[float64](nil, nil); return err }, mpi.ErrFile},
+	"WriteOrdered":      {func() error { _, err := mpi.WriteOrdered[float64](nil, nil); return err }, mpi.ErrFile},
+	"ReadOrdered":       {func() error { _, err := mpi.ReadOrdered[float64](nil, nil); return err }, mpi.ErrFile},
+	"SetViewBlock":      {func() error { return mpi.SetViewBlock[float64](nil, 0, nil, nil, nil, "native") }, mpi.ErrFile},
+	"Abort":             {func() error { mpi.Abort(nil, 3); return nil }, nil},
+	"SendView":          {func() error { return mpi.SendView(nil, mpi.View[float64]{}, 0, 0) }, mpi.ErrArg},
+	"IsendView":         {func() error { _, err := mpi.IsendView(nil, mpi.View[float64]{}, 0, 0); return err }, mpi.ErrArg},
+	"RecvView":          {func() error { _, err := mpi.RecvView(nil, mpi.Strided([]float64{0}, 1, 1, 1), 0, 0); return err }, mpi.ErrComm},
+	"IrecvView":         {func() error { _, err := mpi.IrecvView(nil, mpi.Strided([]float64{0}, 1, 1, 1), 0, 0); return err }, mpi.ErrComm},
 	"SendrecvView": {func() error {
 		v := mpi.Strided([]float64{0}, 1, 1, 1)
 		_, err := mpi.SendrecvView(nil, v, 0, 0, v, 0, 0)
