@@ -251,6 +251,11 @@ type Engine struct {
 	sends    map[uint64]*Request // sends waiting for CTS, Fin, Ack or CancelAck
 	recvs    map[uint64]*Request // rendezvous receives waiting for Data
 	fetches  map[uint64]*Fetch   // rendezvous receives being read in place (Fetch)
+	// draining holds the receives failed while a transport was still
+	// reading Data into their buffers (Request.placing): each completes
+	// with its failure when the last such frame is delivered, so that no
+	// byte lands in a buffer its owner has been given back.
+	draining map[uint64]drainingRecv
 
 	probes []*Waiter // blocked probes, woken by the next unexpected arrival
 
@@ -921,6 +926,7 @@ func (e *Engine) deliver(f *wire.Frame, out *Outbox) error {
 	case wire.Data:
 		r := e.recvs[f.RecvID]
 		if r == nil {
+			e.drained(f)
 			if e.late(f, f.RecvID, false) {
 				return nil
 			}
@@ -932,7 +938,9 @@ func (e *Engine) deliver(f *wire.Frame, out *Outbox) error {
 		}
 		if r.Layout != nil {
 			r.Layout.Unpack(f.Payload, off)
-		} else if len(f.Payload) > 0 && &r.Buf[off] != &f.Payload[0] { // not read in place already
+		} else if placedIn(r, f) {
+			r.placing-- // read in place already
+		} else if len(f.Payload) > 0 {
 			memcopy.Copy(r.Buf[off:], f.Payload)
 		}
 		r.got += len(f.Payload)
@@ -1043,7 +1051,62 @@ func (e *Engine) DataDest(h *wire.Header, from, n int) []byte {
 	if off < 0 || n < 0 || off+n > r.want {
 		return nil
 	}
+	r.placing++ // until the frame is delivered (deliver, drained)
 	return r.Buf[off : off+n : off+n]
+}
+
+// placedIn reports whether the payload of the Data frame f was read
+// straight into r's buffer (DataDest).
+func placedIn(r *Request, f *wire.Frame) bool {
+	off := int(f.Offset)
+	return len(f.Payload) > 0 && off >= 0 && off < len(r.Buf) && &r.Buf[off] == &f.Payload[0]
+}
+
+// failRecv fails the rendezvous receive r with id id, already out of
+// e.recvs, with err: now, or once the Data frames a transport is reading
+// into its buffer have been delivered (draining). e.mu is held.
+func (e *Engine) failRecv(id uint64, r *Request, err error) {
+	if r.placing == 0 {
+		r.Fail(err)
+		return
+	}
+	if e.draining == nil {
+		e.draining = map[uint64]drainingRecv{}
+	}
+	e.draining[id] = drainingRecv{r, err}
+}
+
+// drainingRecv is a receive failed with err while Data was still being
+// read into its buffer.
+type drainingRecv struct {
+	r   *Request
+	err error
+}
+
+// drained takes note that the Data frame f, for a receive that is no
+// longer in e.recvs, was delivered, and completes the receive if it was
+// the last one being read into its buffer. e.mu is held.
+func (e *Engine) drained(f *wire.Frame) {
+	d, ok := e.draining[f.RecvID]
+	if !ok || d.r.from != f.From || !placedIn(d.r, f) {
+		return
+	}
+	if d.r.placing--; d.r.placing == 0 {
+		delete(e.draining, f.RecvID)
+		d.r.Fail(d.err)
+	}
+}
+
+// failDraining fails at once the draining receives from world rank peer
+// (every one if peer < 0): their transport's reads have ended with the
+// peer or the engine. e.mu is held.
+func (e *Engine) failDraining(peer int, err error) {
+	for id, d := range e.draining {
+		if peer < 0 || d.r.from == peer {
+			delete(e.draining, id)
+			d.r.Fail(err)
+		}
+	}
 }
 
 // Iprobe reports whether a message matching (ctx, src, tag) is waiting to be
@@ -1226,6 +1289,7 @@ func (e *Engine) Abort(err error) {
 		delete(e.recvs, id)
 		r.Fail(err)
 	}
+	e.failDraining(-1, err)
 	for _, f := range e.fetches {
 		// The executor is writing into the receive buffer: the receive
 		// fails when it reports back (Fetched), not before.
@@ -1326,6 +1390,9 @@ func (e *Engine) failPeerRequests(peer int, err error) {
 			r.Fail(err)
 		}
 	}
+	// The peer's connection ended before the payloads being read into
+	// these receives' buffers could arrive: nothing writes them any more.
+	e.failDraining(peer, err)
 	for _, f := range e.fetches {
 		if f.From == peer && f.failed == nil {
 			f.failed = err // see Abort

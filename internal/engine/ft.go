@@ -41,7 +41,7 @@ func (e *Engine) Revoke(err error, ctxs ...uint32) {
 		if hit(r.Context) {
 			delete(e.recvs, id)
 			e.abandon(id, r.from, false, r.want-r.got)
-			r.Fail(e.revoked[r.Context])
+			e.failRecv(id, r, e.revoked[r.Context])
 		}
 	}
 	for _, f := range e.fetches {

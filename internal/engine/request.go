@@ -92,7 +92,11 @@ type Request struct {
 	got    int // receives: rendezvous bytes arrived so far
 	want   int // receives: rendezvous bytes expected
 	cancel bool
-	next   *Request // posted queue link
+	// placing counts, for a rendezvous receive, the Data payloads a
+	// transport is reading straight into Buf (DataDest) whose frames have
+	// not been delivered yet (it fits in cancel's padding).
+	placing int32
+	next    *Request // posted queue link
 
 	// state holds stDone once the result is in and stFin once the
 	// completer has stopped touching r (only then may the owner reuse r),

@@ -248,3 +248,59 @@ func TestAbandonedBounded(t *testing.T) {
 		t.Errorf("CTS for a forgotten abandoned send on a revoked context: %v", err)
 	}
 }
+
+// TestRevokeDuringPlacement: a receive revoked (or whose peer is lost)
+// while a transport is reading a Data payload straight into its buffer
+// (DataDest) completes only once that frame is delivered, or once the
+// peer's connection ended: its owner must not get the buffer back while
+// a reader still writes into it (the data race TestFTRendezvousKill/tcp
+// found under the race detector).
+func TestRevokeDuringPlacement(t *testing.T) {
+	for _, how := range []string{"delivered", "peer-lost", "abort"} {
+		t.Run(how, func(t *testing.T) {
+			h := newHarness(t, 2, engCfg{EagerLimit: 0, ChunkSize: 4})
+			r := &Request{Context: 4, Peer: 1, Tag: 3, Buf: guarded(10)}
+			h.recv(0, r)
+			h.send(1, &Request{Context: 4, Peer: 0, Self: 1, To: 0, Tag: 3, Buf: pattern(10)})
+			h.deliver(1, 0) // RTS: CTS back
+			h.deliver(0, 1) // CTS: Data frames come
+			data := h.queued(1, 0)
+			if len(data) == 0 || data[0].Kind != wire.Data {
+				t.Fatalf("in flight to rank 0: %v, want Data", data)
+			}
+			first := data[0]
+			dst := h.engs[0].DataDest(&first.Header, 1, len(first.Payload))
+			if len(dst) != len(first.Payload) {
+				t.Fatalf("DataDest gave %d bytes, want %d", len(dst), len(first.Payload))
+			}
+			revoked := errors.New("revoked")
+			h.engs[0].Revoke(revoked, 4)
+			if r.Done() {
+				t.Fatal("Revoke completed a receive whose Data is being read into its buffer")
+			}
+			var want error
+			switch how {
+			case "delivered":
+				copy(dst, first.Payload) // the transport's read ends
+				first.Payload = dst
+				h.links[1][0] = h.links[1][0][1:]
+				if err := h.inject(&first); err != nil {
+					t.Fatal(err)
+				}
+				want = revoked
+			case "peer-lost":
+				want = errors.New("rank 1 died")
+				h.engs[0].FailAll(1, want)
+			case "abort":
+				want = errors.New("job aborted")
+				h.engs[0].Abort(want)
+			}
+			if !r.Done() || !errors.Is(r.Status().Err, want) {
+				t.Fatalf("receive done %v, status %+v, want failed with %v", r.Done(), r.Status(), want)
+			}
+			if len(h.engs[0].draining) != 0 {
+				t.Errorf("%d receives still draining", len(h.engs[0].draining))
+			}
+		})
+	}
+}
