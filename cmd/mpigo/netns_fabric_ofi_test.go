@@ -1,0 +1,11 @@
+//go:build linux && mpigo_ofi && !mpigo_ucx
+
+package main
+
+// testFabric is the fabric transport TestNetnsFabric runs over: this
+// test binary was built with -tags mpigo_ofi.
+const testFabric = "ofi"
+
+// fabricTCPEnv makes libfabric carry the inter-host traffic over its tcp
+// provider with the reliable-datagram layer on top.
+var fabricTCPEnv = []string{"FI_PROVIDER=tcp;ofi_rxm"}
