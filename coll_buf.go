@@ -884,7 +884,15 @@ func (c *Comm) alltoallw(name string, sendbuf []byte, sendcounts, sdispls []int,
 			}
 		}
 	} else {
-		got, err = coll.Alltoall(c.via(cc), parts, c.collTag())
+		// Contiguous blocks are received where they go (with InPlace
+		// too: what is sent are copies).
+		into := make([][]byte, p)
+		for i := range p {
+			if rspans[i] == nil {
+				into[i] = rparts[i]
+			}
+		}
+		got, err = coll.AlltoallInto(c.via(cc), parts, into, c.collTag())
 		err = cc.done(name, err)
 	}
 	if err != nil {
@@ -897,7 +905,7 @@ func (c *Comm) alltoallw(name string, sendbuf []byte, sendcounts, sdispls []int,
 		}
 		if rspans[i] != nil {
 			rspans[i].unpack(b)
-		} else {
+		} else if len(b) > 0 && &b[0] != &rparts[i][0] {
 			copy(rparts[i], b)
 		}
 	}

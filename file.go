@@ -119,6 +119,10 @@ type File struct {
 	aggrs  []int // ranks that aggregate for collective buffering (one per node by default)
 	shared *sharedPtr
 	q      *fileQueue
+	// tp holds two-phase I/O's buffers (send, receive, aggregation) from
+	// one collective call to the next, so that each call does not fault
+	// in fresh pages: on f's queue only (file_coll.go, tpBuf).
+	tp [3][]byte
 }
 
 // fileView is the current view (SetView).

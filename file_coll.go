@@ -33,7 +33,11 @@ func (f *File) collective(op string, write bool, x *xfer, pos int64, local error
 		segs = x.view.plan.Map(pos, x.n, nil)
 	}
 	lo, hi := fileio.Span(segs)
-	all, err := Allgather(f.comm, [4]int64{classIndex(local), lo, hi, int64(len(segs))})
+	var bytes int64
+	for _, s := range segs {
+		bytes += s.Len
+	}
+	all, err := Allgather(f.comm, [5]int64{classIndex(local), lo, hi, int64(len(segs)), bytes})
 	if err != nil {
 		if x != nil {
 			x.finish(0)
@@ -59,7 +63,7 @@ func (f *File) collective(op string, write bool, x *xfer, pos int64, local error
 	if write {
 		mode = h.cbWrite
 	}
-	if mode == "disable" || (mode == "automatic" && !interleaved(all)) || atomicMode {
+	if mode == "disable" || (mode == "automatic" && (!interleaved(all) || largePieces(all))) || atomicMode {
 		st, err := f.independent(x, pos)
 		return st, f.agree(op, err)
 	}
@@ -74,9 +78,32 @@ func (f *File) collective(op string, write bool, x *xfer, pos int64, local error
 	return x.status(moved), f.agree(op, err)
 }
 
+// largePiece is the mean piece size from which a collective access goes
+// independent although the ranks' pieces interleave: each piece is then
+// one large write or read of its own, which aggregation can only slow
+// down with its copies and exchange (docs/io.md, "Collective buffering,
+// and when it is skipped").
+const largePiece = 1 << 20
+
+// largePieces reports whether every rank that accesses anything does so
+// in pieces of largePiece bytes or more on average.
+func largePieces(all [][5]int64) bool {
+	any := false
+	for _, a := range all {
+		if a[3] == 0 {
+			continue
+		}
+		if a[4]/a[3] < largePiece {
+			return false
+		}
+		any = true
+	}
+	return any
+}
+
 // interleaved reports whether the ranks' accesses need collective
 // buffering: some rank's is non-contiguous, or two ranks' ranges overlap.
-func interleaved(all [][4]int64) bool {
+func interleaved(all [][5]int64) bool {
 	type rng struct{ lo, hi int64 }
 	var rs []rng
 	for _, a := range all {
@@ -109,7 +136,7 @@ var twoPhaseHook func()
 
 // twoPhase does the exchange and the aggregators' I/O. It returns the
 // stream bytes this rank moved.
-func (f *File) twoPhase(write bool, x *xfer, segs []fileio.Seg, all [][4]int64, aggrs []int, h fileHints) (int64, error) {
+func (f *File) twoPhase(write bool, x *xfer, segs []fileio.Seg, all [][5]int64, aggrs []int, h fileHints) (int64, error) {
 	if twoPhaseHook != nil {
 		twoPhaseHook()
 	}
@@ -147,9 +174,7 @@ func (f *File) twoPhase(write bool, x *xfer, segs []fileio.Seg, all [][4]int64, 
 	meta := make([]int64, metaTot)
 	var data []byte
 	if write {
-		sp := getScratch(int(dataTot))
-		defer putScratch(sp)
-		data = (*sp)[:dataTot]
+		data = f.tpBuf(0, dataTot)
 	}
 	{
 		mc := append([]int64(nil), metaD...)
@@ -187,9 +212,7 @@ func (f *File) twoPhase(write bool, x *xfer, segs []fileio.Seg, all [][4]int64, 
 		rdataN[r] = at - start
 	}
 	rdataD, rdataTot := displs(rdataN)
-	rp := getScratch(int(rdataTot))
-	defer putScratch(rp)
-	rdata := (*rp)[:rdataTot]
+	rdata := f.tpBuf(1, rdataTot)
 
 	if write {
 		if err := c.Alltoallv(data, ints(dataN, 1), ints(dataD, 1), Byte, rdata, ints(rdataN, 1), ints(rdataD, 1), Byte); err != nil {
@@ -200,9 +223,7 @@ func (f *File) twoPhase(write bool, x *xfer, segs []fileio.Seg, all [][4]int64, 
 	}
 	ioErr := f.aggregate(false, ps, rdata, h)
 	// Send the data back: to rank r the bytes of its pieces, in its order.
-	bp := getScratch(int(dataTot))
-	defer putScratch(bp)
-	back := (*bp)[:dataTot]
+	back := f.tpBuf(0, dataTot)
 	if err := c.Alltoallv(rdata, ints(rdataN, 1), ints(rdataD, 1), Byte, back, ints(dataN, 1), ints(dataD, 1), Byte); err != nil {
 		return 0, err
 	}
@@ -244,7 +265,6 @@ func (f *File) aggregate(write bool, ps []piece, buf []byte, h fileHints) error 
 	for i, p := range ps {
 		segs[i] = p.Seg
 	}
-	var ioErr error
 	first := 0
 	for _, end := range fileio.Groups(segs, h.cbBufferSize, h.cbBufferSize) {
 		g := ps[first:end]
@@ -262,11 +282,25 @@ func (f *File) aggregate(write bool, ps []piece, buf []byte, h fileHints) error 
 		}
 		lo, hi := g[0].Off, g[0].End()
 		covered, reach := int64(0), lo
+		tiles := true // the pieces follow each other without holes or overlaps
 		for _, p := range g {
 			hi = max(hi, p.End())
+			tiles = tiles && p.Off == reach
 			if p.End() > reach {
 				covered += p.End() - max(p.Off, reach)
 				reach = p.End()
+			}
+		}
+		if write && tiles {
+			bufs := make([][]byte, len(g))
+			for i, p := range g {
+				bufs[i] = buf[p.at : p.at+p.Len]
+			}
+			if done, err := writeVec(f.fd, bufs, lo); done {
+				if err != nil {
+					return err
+				}
+				continue
 			}
 		}
 		if write && covered < hi-lo && !f.canRead {
@@ -278,12 +312,10 @@ func (f *File) aggregate(write bool, ps []piece, buf []byte, h fileHints) error 
 			}
 			continue
 		}
-		sp := getScratch(int(hi - lo))
-		cover := (*sp)[:hi-lo]
+		cover := f.tpBuf(2, hi-lo)
 		if !write || covered < hi-lo {
 			k, err := f.fd.ReadAt(cover, lo)
 			if err != nil && err != io.EOF {
-				putScratch(sp)
 				return err
 			}
 			clear(cover[k:])
@@ -297,15 +329,31 @@ func (f *File) aggregate(write bool, ps []piece, buf []byte, h fileHints) error 
 		}
 		if write {
 			if _, err := f.fd.WriteAt(cover, lo); err != nil {
-				ioErr = err
+				return err
 			}
-		}
-		putScratch(sp)
-		if ioErr != nil {
-			return ioErr
 		}
 	}
 	return nil
+}
+
+// tpKeep is the largest two-phase buffer a File keeps from one
+// collective call to the next; larger ones are the garbage collector's
+// as soon as the call ends.
+const tpKeep = 64 << 20
+
+// tpBuf returns n bytes of f's two-phase buffer i (0: what this rank
+// sends or gets back, 1: what an aggregator holds, 2: an aggregator's
+// run of the file). Reusing them matters: a fresh buffer of some
+// megabytes costs a page fault per 4 KiB page at its first write, which
+// made two-phase I/O slower than its own copies. Only on f's queue.
+func (f *File) tpBuf(i int, n int64) []byte {
+	if n > tpKeep {
+		return make([]byte, n)
+	}
+	if int64(cap(f.tp[i])) < n {
+		f.tp[i] = make([]byte, n)
+	}
+	return f.tp[i][:n]
 }
 
 // displs returns the running sums of n and their total.

@@ -2,6 +2,7 @@ package mpi_test
 
 import (
 	"os"
+	"strconv"
 	"testing"
 
 	"github.com/mpigo/mpi"
@@ -14,7 +15,7 @@ func BenchmarkZZStridedWriteColl(b *testing.B) {
 			name = "coll"
 		}
 		b.Run(name, func(b *testing.B) {
-			const size, n = 4096, 2
+			size, n := zzSize(), 2
 			fn := b.TempDir() + "/f"
 			err := mpi.Run(n, func(c *mpi.Comm) error {
 				r := c.Rank()
@@ -31,7 +32,9 @@ func BenchmarkZZStridedWriteColl(b *testing.B) {
 				buf := make([]byte, 16*size)
 				mpi.Barrier(c)
 				for i := 0; i < b.N; i++ {
-					if coll {
+					if os.Getenv("ZZREAD") != "" {
+						_, err = f.ReadAtAll(0, buf, len(buf), mpi.Byte)
+					} else if coll {
 						_, err = f.WriteAtAll(0, buf, len(buf), mpi.Byte)
 					} else {
 						_, err = f.WriteAt(0, buf, len(buf), mpi.Byte)
@@ -48,4 +51,12 @@ func BenchmarkZZStridedWriteColl(b *testing.B) {
 		})
 	}
 	_ = os.Remove
+}
+
+func zzSize() int {
+	if v := os.Getenv("ZZSIZE"); v != "" {
+		n, _ := strconv.Atoi(v)
+		return n
+	}
+	return 1 << 20
 }

@@ -1,6 +1,9 @@
 package coll
 
-import "bytes"
+import (
+	"bytes"
+	"fmt"
+)
 
 // Alltoall sends parts[j] to rank j and returns the p slices received, in
 // rank order (the own entry is a copy of parts[Rank()]). parts must hold
@@ -20,7 +23,42 @@ func Alltoall(c Comm, parts [][]byte, tag int) ([][]byte, error) {
 	return b, wrap("alltoall", err)
 }
 
+// AlltoallInto is Alltoall with the receive buffers given, sending the
+// same messages in the same order (ranks may mix the two): rank i's part
+// is received straight into into[i], which it must fit, and out[i] is
+// into[i][:n]; a nil into[i] is allocated, as Alltoall does. This rank's
+// own part is copied once, into into[r].
+func AlltoallInto(c Comm, parts, into [][]byte, tag int) ([][]byte, error) {
+	if len(into) != len(parts) {
+		return nil, wrap("alltoall", fmt.Errorf("%w: %d receive buffers for %d parts", ErrArg, len(into), len(parts)))
+	}
+	b, err := alltoallInto(c, parts, into, tag)
+	return b, wrap("alltoall", err)
+}
+
 func alltoall(c Comm, parts [][]byte, tag int) ([][]byte, error) {
+	return alltoallInto(c, parts, nil, tag)
+}
+
+// recvInto receives from src on tag into dst, or allocates the buffer if
+// dst is nil.
+func recvInto(c Comm, dst []byte, src, tag int) ([]byte, error) {
+	if dst == nil {
+		return c.RecvAlloc(src, tag)
+	}
+	n, err := c.Recv(dst, src, tag)
+	return dst[:n], err
+}
+
+// own is this rank's part, copied into its receive buffer if it has one.
+func own(part []byte, into [][]byte, r int) []byte {
+	if into == nil || into[r] == nil {
+		return bytes.Clone(part)
+	}
+	return into[r][:copy(into[r], part)]
+}
+
+func alltoallInto(c Comm, parts, into [][]byte, tag int) ([][]byte, error) {
 	p, r, err := setup(c)
 	if err != nil {
 		return nil, err
@@ -33,14 +71,27 @@ func alltoall(c Comm, parts [][]byte, tag int) ([][]byte, error) {
 		maxPart = max(maxPart, len(b))
 	}
 	if Select(CollAlltoall, Situation{Ranks: p, Bytes: maxPart}) == AlgScattered {
-		return alltoallScattered(c, parts, r, p, tag)
+		return alltoallScattered(c, parts, into, r, p, tag)
 	}
 	out := make([][]byte, p)
-	out[r] = bytes.Clone(parts[r])
+	out[r] = own(parts[r], into, r)
 	for k := 1; k < p; k++ {
 		dst, src := (r+k)%p, (r-k+p)%p
-		if out[src], err = sendrecv(c, parts[dst], dst, src, tag); err != nil {
-			return nil, err
+		if into == nil || into[src] == nil {
+			if out[src], err = sendrecv(c, parts[dst], dst, src, tag); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		q, err := c.Isend(parts[dst], dst, tag)
+		if err != nil {
+			return nil, fmt.Errorf("send to %d: %w", dst, err)
+		}
+		if out[src], err = recvInto(c, into[src], src, tag); err != nil {
+			return nil, fmt.Errorf("recv from %d: %w", src, err)
+		}
+		if _, err := q.Wait(); err != nil {
+			return nil, fmt.Errorf("send to %d: %w", dst, err)
 		}
 	}
 	return out, nil

@@ -1,7 +1,6 @@
 package coll
 
 import (
-	"bytes"
 	"fmt"
 )
 
@@ -137,9 +136,9 @@ func alltoallBruck(c Comm, sendbuf, recvbuf []byte, blk, r, p, tag int) error {
 // every send is posted at once, then the blocks are received in order.
 // It matches the pairwise exchange message for message (one message per
 // pair on one tag), so ranks may choose between the two by their own sizes.
-func alltoallScattered(c Comm, parts [][]byte, r, p, tag int) ([][]byte, error) {
+func alltoallScattered(c Comm, parts, into [][]byte, r, p, tag int) ([][]byte, error) {
 	out := make([][]byte, p)
-	out[r] = bytes.Clone(parts[r])
+	out[r] = own(parts[r], into, r)
 	reqs := make([]Request, 0, p-1)
 	for k := 1; k < p; k++ {
 		dst := (r + k) % p
@@ -151,7 +150,11 @@ func alltoallScattered(c Comm, parts [][]byte, r, p, tag int) ([][]byte, error) 
 	}
 	for k := 1; k < p; k++ {
 		src := (r - k + p) % p
-		b, err := c.RecvAlloc(src, tag)
+		var dst []byte
+		if into != nil {
+			dst = into[src]
+		}
+		b, err := recvInto(c, dst, src, tag)
 		if err != nil {
 			return nil, fmt.Errorf("recv from %d: %w", src, err)
 		}
