@@ -248,11 +248,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -343,6 +346,7 @@ type peerIn struct {
 	seqOut  uint32
 	hasAddr bool
 	addr    C.fi_addr_t
+	name    []byte // the endpoint name addr was resolved from (peerGone)
 }
 
 // op is an operation under way, by its buffer (the completion's context).
@@ -516,6 +520,7 @@ func (t *Transport) ensureEP(peer int) error {
 	}
 	t.peers[peer].addr = a
 	t.peers[peer].hasAddr = true
+	t.peers[peer].name = addr
 	return nil
 }
 
@@ -533,6 +538,7 @@ func data(b *C.mg_buf) unsafe.Pointer { return unsafe.Add(unsafe.Pointer(b), C.s
 // provider has no room; b is freed when the send completes. t.wmu is
 // held.
 func (t *Transport) sendBuf(peer int, b *C.mg_buf, n int) error {
+	var stall stallWatch
 	for {
 		st := C.mg_tsend(t.u, b, C.size_t(n), t.peers[peer].addr, C.uint64_t(t.cfg.Rank))
 		if st == 0 {
@@ -546,6 +552,9 @@ func (t *Transport) sendBuf(peer int, b *C.mg_buf, n int) error {
 		}
 		// The provider makes room as its queue progresses.
 		t.poll()
+		if stall.due() && t.peerGone(peer) {
+			t.fail(peer, fmt.Errorf("ofi: rank %d is gone: the provider could not send to it for %v, and its address refuses connections", peer, stall.since()))
+		}
 		if err := t.failed[peer]; err != nil {
 			C.free(unsafe.Pointer(b))
 			return err
@@ -553,15 +562,91 @@ func (t *Transport) sendBuf(peer int, b *C.mg_buf, n int) error {
 	}
 }
 
+// stallProbe is how long a send may be refused for want of room
+// (FI_EAGAIN) before the transport looks whether its peer is gone, and
+// how often it looks again.
+const stallProbe = 500 * time.Millisecond
+
+// stallWatch times a send the provider keeps refusing (FI_EAGAIN).
+type stallWatch struct{ start, probed time.Time }
+
+// due reports, at each refusal, whether it is time to look whether the
+// peer is gone.
+func (w *stallWatch) due() bool {
+	now := time.Now()
+	if w.start.IsZero() {
+		w.start, w.probed = now, now
+		return false
+	}
+	if now.Sub(w.probed) < stallProbe {
+		return false
+	}
+	w.probed = now
+	return true
+}
+
+func (w *stallWatch) since() time.Duration { return time.Since(w.start).Round(time.Millisecond) }
+
+// peerGone reports whether peer's process is certainly gone, for a
+// provider over TCP sockets (tcp, tcp;ofi_rxm, sockets): its endpoint
+// name is a socket address, and a connection to it is refused once
+// nobody listens there. Those providers never say so themselves: to a
+// send to a dead peer they answer FI_EAGAIN for ever, retrying the
+// connection (libfabric leaves when to give up to the application).
+// A peer that is alive but busy, stopped or slow still accepts the
+// connection, so it is never taken for gone. Other providers (verbs,
+// efa, shm) report a dead peer through their completion queue; for
+// them, and for any name that is not a socket address, this says no.
+// t.wmu is held; the probe takes at most probeTimeout.
+func (t *Transport) peerGone(peer int) bool {
+	if !strings.Contains(t.prov, "tcp") && !strings.Contains(t.prov, "sockets") {
+		return false
+	}
+	addr, ok := sockAddr(t.peers[peer].name)
+	if !ok {
+		return false
+	}
+	c, err := net.DialTimeout("tcp", addr, probeTimeout)
+	if err == nil {
+		c.Close()
+		return false
+	}
+	return errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// probeTimeout bounds peerGone's connection attempt: a refusal comes at
+// once; a host that does not answer is not taken for a dead peer.
+const probeTimeout = 200 * time.Millisecond
+
+// sockAddr returns the host:port of an endpoint name that is a struct
+// sockaddr_in or sockaddr_in6 (the socket providers' FI_SOCKADDR_IN
+// names: the family in host byte order, then the port and the address
+// in network byte order).
+func sockAddr(name []byte) (string, bool) {
+	if len(name) < 2 {
+		return "", false
+	}
+	family := binary.NativeEndian.Uint16(name)
+	switch {
+	case family == syscall.AF_INET && len(name) >= 8:
+		ip := net.IP(name[4:8])
+		return net.JoinHostPort(ip.String(), strconv.Itoa(int(binary.BigEndian.Uint16(name[2:4])))), true
+	case family == syscall.AF_INET6 && len(name) >= 24:
+		ip := net.IP(name[8:24])
+		return net.JoinHostPort(ip.String(), strconv.Itoa(int(binary.BigEndian.Uint16(name[2:4])))), true
+	}
+	return "", false
+}
+
 // control sends a control message (FIN, ping), or keeps it for the next
 // step if the provider has no room; t.wmu is held.
-func (t *Transport) control(peer, kind int, id uint64) {
+func (t *Transport) control(peer, kind int, id uint64) (refused bool) {
 	if t.closed || t.failed[peer] != nil || !t.peers[peer].hasAddr {
-		return
+		return false
 	}
 	b := C.mg_alloc(prefixSize)
 	if b == nil {
-		return
+		return false
 	}
 	putPrefix(data(b), kind, 0, id)
 	st := C.mg_tsend(t.u, b, prefixSize, t.peers[peer].addr, C.uint64_t(t.cfg.Rank))
@@ -573,10 +658,12 @@ func (t *Transport) control(peer, kind int, id uint64) {
 		if kind == kFIN {
 			t.ctl = append(t.ctl, ctlMsg{peer, kind, id})
 		}
+		return true
 	default:
 		C.free(unsafe.Pointer(b))
 		t.fail(peer, fmt.Errorf("ofi: rank %d lost rank %d: %w", t.cfg.Rank, peer, fiErr(C.int(st))))
 	}
+	return false
 }
 
 // Send sends f and returns when its payload may be reused.
@@ -707,6 +794,7 @@ func (t *Transport) await(w *rtsWait, peer int) error {
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
 	last := time.Now()
+	var stall stallWatch // keep-alives the provider refuses (peerGone)
 	for {
 		select {
 		case err := <-w.done:
@@ -720,7 +808,11 @@ func (t *Transport) await(w *rtsWait, peer int) error {
 			t.wmu.Lock()
 			if !t.closed {
 				if ping {
-					t.control(peer, kPing, 0)
+					if !t.control(peer, kPing, 0) {
+						stall = stallWatch{}
+					} else if stall.due() && t.peerGone(peer) {
+						t.fail(peer, fmt.Errorf("ofi: rank %d is gone: the provider could not send it a keep-alive for %v, and its address refuses connections", peer, stall.since()))
+					}
 					last = time.Now()
 				}
 				t.poll()

@@ -5,12 +5,14 @@ package ofi
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -352,13 +354,21 @@ func TestPeerKilledMidRendezvous(t *testing.T) {
 					sent <- tr.Send(wire.Frame{Header: wire.Header{Kind: wire.Data, Size: 64 << 20}, From: 0, To: 1, Payload: make([]byte, 64<<20)})
 				}()
 			}
-			time.Sleep(200 * time.Millisecond)
 			if mode == "stop" {
+				// Alive but stopped for three times stallProbe: its
+				// address still takes connections, so it is not taken
+				// for gone (peerGone), however long the provider
+				// refuses to send to it.
+				time.Sleep(3 * stallProbe)
 				select {
 				case err := <-sent:
 					t.Fatalf("a 64 MiB send to a stopped peer ended: %v", err)
+				case err := <-failed:
+					t.Fatalf("a stopped peer was reported failed: %v", err)
 				default:
 				}
+			} else {
+				time.Sleep(200 * time.Millisecond)
 			}
 			killed := time.Now()
 			cmd.Process.Kill()
@@ -428,5 +438,34 @@ func BenchmarkPingPong(b *testing.B) {
 			b.Fatal(err)
 		}
 		<-pong
+	}
+}
+
+// sockAddr reads the socket providers' endpoint names; anything else is
+// no socket address.
+func TestSockAddr(t *testing.T) {
+	v4 := make([]byte, 16)
+	binary.NativeEndian.PutUint16(v4, syscall.AF_INET)
+	binary.BigEndian.PutUint16(v4[2:], 5000)
+	copy(v4[4:], []byte{10, 1, 2, 3})
+	v6 := make([]byte, 28)
+	binary.NativeEndian.PutUint16(v6, syscall.AF_INET6)
+	binary.BigEndian.PutUint16(v6[2:], 6000)
+	v6[23] = 1 // ::1
+	for _, tc := range []struct {
+		name []byte
+		want string
+		ok   bool
+	}{
+		{v4, "10.1.2.3:5000", true},
+		{v6, "[::1]:6000", true},
+		{v4[:6], "", false},
+		{[]byte("fi_shm://12345"), "", false},
+		{nil, "", false},
+	} {
+		got, ok := sockAddr(tc.name)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("sockAddr(%x) = %q, %v; want %q, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
 	}
 }
