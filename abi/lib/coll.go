@@ -135,39 +135,63 @@ func vbuf(fn string, ce *commEntry, p unsafe.Pointer, counts, displs []int, t *m
 	return bufArg(fn, ce, p, n, t)
 }
 
-// wbuf is the buffer of an alltoallw: displacements in bytes, a datatype
-// per block.
-func wbuf(fn string, ce *commEntry, p unsafe.Pointer, counts, displs []int, ts []*mpi.Datatype) ([]byte, int32) {
+// wbuf is the buffer of an alltoallw (displacements in bytes, a datatype
+// per block) and the datatypes to give mpigo for it: ts, or ts rebased
+// when the buffer is MPI_BOTTOM and the datatypes hold absolute
+// addresses, or when a block starts below p.
+func wbuf(fn string, ce *commEntry, p unsafe.Pointer, counts, displs []int, ts []*mpi.Datatype) ([]byte, []*mpi.Datatype, int32) {
 	if uintptr(p) == 1 {
-		return mpi.InPlace, 0
+		return mpi.InPlace, ts, 0
 	}
-	n := 0
+	// lo and hi bound the bytes the blocks reach, relative to p.
+	lo, hi, any := 0, 0, false
 	for i, c := range counts {
 		if c < 0 {
-			return nil, raiseOn(fn, ce, classErr(MPI_ERR_COUNT, fmt.Sprintf("count %d is negative", c)))
+			return nil, nil, raiseOn(fn, ce, classErr(MPI_ERR_COUNT, fmt.Sprintf("count %d is negative", c)))
 		}
 		if displs[i] < 0 {
-			return nil, raiseOn(fn, ce, classErr(MPI_ERR_ARG, fmt.Sprintf("negative displacement %d is not supported", displs[i])))
+			return nil, nil, raiseOn(fn, ce, classErr(MPI_ERR_ARG, fmt.Sprintf("negative displacement %d is not supported", displs[i])))
 		}
 		if c == 0 || ts[i].Size() == 0 {
 			continue
 		}
 		_, extent := ts[i].Extent()
 		tlb, textent := ts[i].TrueExtent()
-		if tlb < 0 {
-			return nil, raiseOn(fn, ce, classErr(MPI_ERR_TYPE, fmt.Sprintf("datatype %s has a negative lower bound, which the ABI does not support yet", ts[i].Name())))
+		first, end := displs[i]+tlb, displs[i]+(c-1)*extent+tlb+textent
+		if !any || first < lo {
+			lo = first
 		}
-		if end := displs[i] + (c-1)*extent + tlb + textent; end > n {
-			n = end
+		if !any || end > hi {
+			hi = end
 		}
+		any = true
 	}
-	if n == 0 {
-		return unsafe.Slice((*byte)(p), 0), 0
+	if !any {
+		return unsafe.Slice((*byte)(p), 0), ts, 0
 	}
-	if p == nil {
-		return nil, raiseOn(fn, ce, classErr(MPI_ERR_BUFFER, "buffer is NULL (MPI_BOTTOM with absolute addresses is not supported yet)"))
+	if p != nil && lo >= 0 {
+		return unsafe.Slice((*byte)(p), hi), ts, 0
 	}
-	return unsafe.Slice((*byte)(p), n), 0
+	// MPI_BOTTOM (absolute addresses in the datatypes), or blocks that
+	// start below p: the buffer starts at the first byte reached, and
+	// every datatype is moved up by as much (rebased), as bufType does
+	// for one datatype.
+	if p == nil && lo <= 0 {
+		return nil, nil, raiseOn(fn, ce, classErr(MPI_ERR_BUFFER, fmt.Sprintf("buffer is MPI_BOTTOM but the blocks start at address %d, not at absolute addresses", lo)))
+	}
+	moved := make([]*mpi.Datatype, len(ts))
+	for i, t := range ts {
+		if counts[i] == 0 || t.Size() == 0 {
+			moved[i] = t
+			continue
+		}
+		r, err := rebased(t, -lo)
+		if err != nil {
+			return nil, nil, raiseOn(fn, ce, err)
+		}
+		moved[i] = r
+	}
+	return unsafe.Slice((*byte)(unsafe.Add(p, lo)), hi-lo), moved, 0
 }
 
 // types reads n datatype handles at p (alltoallw).
@@ -893,7 +917,7 @@ func wside(fn string, ce *commEntry, p, counts, displs, ts unsafe.Pointer, n int
 	if rc != 0 {
 		return nil, nil, nil, nil, rc
 	}
-	b, rc := wbuf(fn, ce, p, cs, ds, tv)
+	b, tv, rc := wbuf(fn, ce, p, cs, ds, tv)
 	if rc != 0 {
 		return nil, nil, nil, nil, rc
 	}
