@@ -97,8 +97,9 @@ func newSharedPtr(f *File) *sharedPtr {
 func (s *sharedPtr) serve() {
 	defer close(s.done)
 	c := s.f.comm
+	var req [3]int64
 	for {
-		req, st, err := Recv[[3]int64](c, AnySource, tagSharedReq)
+		st, err := s.next(&req)
 		if err != nil {
 			return // the job is failing: the ranks waiting on us get its error
 		}
@@ -110,6 +111,30 @@ func (s *sharedPtr) serve() {
 			return
 		}
 	}
+}
+
+// next receives the next request into req. Its wait is the server's,
+// not the rank's: it is not shown to hang diagnosis, which would
+// otherwise take a rank that computes outside MPI while it holds a
+// shared pointer for a rank blocked in MPI (mpi4py's test_io under
+// mpigo run -n 1 was reported hung). An abort of the job still ends it,
+// as it ends every receive.
+func (s *sharedPtr) next(req *[3]int64) (Status, error) {
+	r, err := s.f.comm.Irecv(AsBytes(req[:]), 3, Int64, AnySource, tagSharedReq)
+	if err != nil {
+		return Status{}, err
+	}
+	if er := r.er; er != nil {
+		er.WaitRefIn(nil, s.f.comm.p.Blk.Service())
+	}
+	return r.Wait()
+}
+
+// sendShared sends the request (op, v) to rank 0 of c, as the three
+// int64s next receives.
+func sendShared(c *Comm, op, v int64) error {
+	req := [3]int64{op, v, 0}
+	return c.Send(AsBytes(req[:]), 3, Int64, 0, tagSharedReq)
 }
 
 func (s *sharedPtr) local(op, v int64) int64 {
@@ -133,7 +158,7 @@ func (s *sharedPtr) call(op, v int64) (int64, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := Send(c, [3]int64{op, v, 0}, 0, tagSharedReq); err != nil {
+	if err := sendShared(c, op, v); err != nil {
 		return 0, err
 	}
 	old, _, err := Recv[int64](c, 0, tagSharedReply)
@@ -151,7 +176,7 @@ func (s *sharedPtr) stop() {
 		if s.done == nil {
 			return
 		}
-		if err := Send(s.f.comm, [3]int64{sharedStop, 0, 0}, 0, tagSharedReq); err == nil {
+		if err := sendShared(s.f.comm, sharedStop, 0); err == nil {
 			<-s.done
 		}
 	})

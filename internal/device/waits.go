@@ -168,6 +168,30 @@ func (b *Waits) Remove(bw *Parked) {
 	b.mu.Unlock()
 }
 
+// Service returns the Blocker for a wait of a service goroutine of the
+// rank (the holder of a file's shared pointer): it parks as the rank's
+// waits do, so that messages reach it, and an aborted job ends it, but
+// hang diagnosis does not count it. A rank whose only parked wait is a
+// service's is not blocked in MPI: its own goroutine computes elsewhere.
+func (b *Waits) Service() engine.Blocker { return serviceWaits{b} }
+
+type serviceWaits struct{ b *Waits }
+
+func (s serviceWaits) Park(r *engine.Request, w *engine.Waiter) {
+	s.b.parkedNow.Add(1)
+	if s.b.mail != nil {
+		s.b.mail()
+	}
+}
+
+func (s serviceWaits) Woken(r *engine.Request) {
+	if e := s.b.orphanErr.Load(); e != nil && !r.Completing() {
+		r.FailOnce(*e)
+	}
+}
+
+func (s serviceWaits) Unpark(r *engine.Request) { s.b.parkedNow.Add(-1) }
+
 // AnyParked reports whether a goroutine of the rank is parked.
 func (b *Waits) AnyParked() bool { return b.parkedNow.Load() != 0 }
 
