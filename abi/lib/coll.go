@@ -136,21 +136,21 @@ func vbuf(fn string, ce *commEntry, p unsafe.Pointer, counts, displs []int, t *m
 }
 
 // wbuf is the buffer of an alltoallw (displacements in bytes, a datatype
-// per block) and the datatypes to give mpigo for it: ts, or ts rebased
-// when the buffer is MPI_BOTTOM and the datatypes hold absolute
-// addresses, or when a block starts below p.
-func wbuf(fn string, ce *commEntry, p unsafe.Pointer, counts, displs []int, ts []*mpi.Datatype) ([]byte, []*mpi.Datatype, int32) {
+// per block) and the displacements and datatypes to give mpigo for it:
+// displs and ts as they are, or, when the buffer is MPI_BOTTOM (the
+// addresses are in the displacements or the datatypes) or a block starts
+// below p, a buffer from the first byte any block reaches, each block's
+// displacement made relative to it and its datatype rebased to start at
+// its first byte.
+func wbuf(fn string, ce *commEntry, p unsafe.Pointer, counts, displs []int, ts []*mpi.Datatype) ([]byte, []int, []*mpi.Datatype, int32) {
 	if uintptr(p) == 1 {
-		return mpi.InPlace, ts, 0
+		return mpi.InPlace, displs, ts, 0
 	}
 	// lo and hi bound the bytes the blocks reach, relative to p.
 	lo, hi, any := 0, 0, false
 	for i, c := range counts {
 		if c < 0 {
-			return nil, nil, raiseOn(fn, ce, classErr(MPI_ERR_COUNT, fmt.Sprintf("count %d is negative", c)))
-		}
-		if displs[i] < 0 {
-			return nil, nil, raiseOn(fn, ce, classErr(MPI_ERR_ARG, fmt.Sprintf("negative displacement %d is not supported", displs[i])))
+			return nil, nil, nil, raiseOn(fn, ce, classErr(MPI_ERR_COUNT, fmt.Sprintf("count %d is negative", c)))
 		}
 		if c == 0 || ts[i].Size() == 0 {
 			continue
@@ -167,31 +167,37 @@ func wbuf(fn string, ce *commEntry, p unsafe.Pointer, counts, displs []int, ts [
 		any = true
 	}
 	if !any {
-		return unsafe.Slice((*byte)(p), 0), ts, 0
+		return unsafe.Slice((*byte)(p), 0), make([]int, len(displs)), ts, 0
 	}
 	if p != nil && lo >= 0 {
-		return unsafe.Slice((*byte)(p), hi), ts, 0
+		for _, d := range displs {
+			if d < 0 {
+				return nil, nil, nil, raiseOn(fn, ce, classErr(MPI_ERR_ARG, fmt.Sprintf("negative displacement %d is not supported", d)))
+			}
+		}
+		return unsafe.Slice((*byte)(p), hi), displs, ts, 0
 	}
-	// MPI_BOTTOM (absolute addresses in the datatypes), or blocks that
-	// start below p: the buffer starts at the first byte reached, and
-	// every datatype is moved up by as much (rebased), as bufType does
-	// for one datatype.
 	if p == nil && lo <= 0 {
-		return nil, nil, raiseOn(fn, ce, classErr(MPI_ERR_BUFFER, fmt.Sprintf("buffer is MPI_BOTTOM but the blocks start at address %d, not at absolute addresses", lo)))
+		return nil, nil, nil, raiseOn(fn, ce, classErr(MPI_ERR_BUFFER, fmt.Sprintf("buffer is MPI_BOTTOM but the blocks start at address %d, not at absolute addresses", lo)))
 	}
+	ds := make([]int, len(displs))
 	moved := make([]*mpi.Datatype, len(ts))
 	for i, t := range ts {
+		moved[i] = t
 		if counts[i] == 0 || t.Size() == 0 {
-			moved[i] = t
 			continue
 		}
-		r, err := rebased(t, -lo)
-		if err != nil {
-			return nil, nil, raiseOn(fn, ce, err)
+		tlb, _ := t.TrueExtent()
+		ds[i] = displs[i] + tlb - lo
+		if tlb != 0 {
+			r, err := rebased(t, -tlb)
+			if err != nil {
+				return nil, nil, nil, raiseOn(fn, ce, err)
+			}
+			moved[i] = r
 		}
-		moved[i] = r
 	}
-	return unsafe.Slice((*byte)(unsafe.Add(p, lo)), hi-lo), moved, 0
+	return unsafe.Slice((*byte)(unsafe.Add(p, lo)), hi-lo), ds, moved, 0
 }
 
 // types reads n datatype handles at p (alltoallw).
@@ -917,7 +923,7 @@ func wside(fn string, ce *commEntry, p, counts, displs, ts unsafe.Pointer, n int
 	if rc != 0 {
 		return nil, nil, nil, nil, rc
 	}
-	b, tv, rc := wbuf(fn, ce, p, cs, ds, tv)
+	b, ds, tv, rc := wbuf(fn, ce, p, cs, ds, tv)
 	if rc != 0 {
 		return nil, nil, nil, nil, rc
 	}

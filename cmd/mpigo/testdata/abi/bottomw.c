@@ -50,6 +50,25 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* MPI_BOTTOM with the absolute addresses in the displacements and
+	 * plain datatypes (as mpi4py's tests do), through the large-count
+	 * form, whose displacements are MPI_Aint. */
+	{
+		MPI_Aint sd[MAXP], rd[MAXP];
+		MPI_Count cs[MAXP];
+		MPI_Datatype ints[MAXP];
+		for (int i = 0; i < size; i++) {
+			OK(MPI_Get_address(&out[i][2], &sd[i]));
+			OK(MPI_Get_address(&in[i][2], &rd[i]));
+			ints[i] = MPI_INT;
+			cs[i] = 1;
+			in[i][0] = in[i][1] = in[i][2] = -1;
+		}
+		OK(MPI_Alltoallw_c(MPI_BOTTOM, cs, sd, ints, MPI_BOTTOM, cs, rd, ints, MPI_COMM_WORLD));
+		for (int i = 0; i < size; i++)
+			CHECK(in[i][2] == 1000 * i + 10 * rank + 2 && in[i][0] == -1, "displacements: from %d got %d", i, in[i][2]);
+	}
+
 	/* A ring: each rank's two neighbours, by MPI_BOTTOM. */
 	{
 		MPI_Comm ring;
