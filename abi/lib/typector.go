@@ -529,11 +529,18 @@ func contentsOf(fn string, h uintptr, t *mpi.Datatype) ([]int, []int, []uintptr,
 	hs := make([]uintptr, len(types))
 	for i, d := range types {
 		hs[i] = typeHandle(d)
-		if hs[i] == MPI_DATATYPE_NULL {
+		switch {
+		case hs[i] == MPI_DATATYPE_NULL:
 			// A type mpigo made itself (the basic elements of a Go
-			// type): give it a handle of its own.
-			hs[i] = userTypes.add(d)
-			typeHandles.Store(d, hs[i])
+			// type): give it a handle of its own, which stays, and
+			// the caller a new one.
+			h := userTypes.add(d)
+			typeHandles.Store(d, h)
+			hs[i] = aliasHandle(d, h)
+		case !isPredefType(hs[i]):
+			// A derived datatype: a new handle, which the caller frees
+			// (MPI-4.1 5.1.13) without freeing it under its others.
+			hs[i] = aliasHandle(d, hs[i])
 		}
 	}
 	return ints, addrs, hs, 0

@@ -235,6 +235,12 @@ func implType_free(p unsafe.Pointer) int32 {
 	if h < uintptr(len(predefTypes)) {
 		return raise(fn, noComm, classErr(MPI_ERR_TYPE, "a predefined datatype cannot be freed"))
 	}
+	if dropHandle(t, h) {
+		// Another handle still names the datatype (MPI_Type_get_contents).
+		userTypes.remove(h)
+		*(*uintptr)(p) = MPI_DATATYPE_NULL
+		return MPI_SUCCESS
+	}
 	if err := t.Free(); err != nil {
 		return raise(fn, noComm, err)
 	}
@@ -244,6 +250,61 @@ func implType_free(p unsafe.Pointer) int32 {
 	userNamed.Delete(t)
 	*(*uintptr)(p) = MPI_DATATYPE_NULL
 	return MPI_SUCCESS
+}
+
+// typeAliases holds, for a datatype that more than one handle names,
+// every handle that names it. MPI_Type_get_contents returns a new handle
+// for each derived datatype a datatype was built from (MPI-4.1 5.1.13:
+// the caller frees it), and freeing that handle must not free the
+// datatype under the other handles (mpi4py's dtlib frees what it
+// decoded; the datatype it came from then failed as freed).
+var (
+	aliasMu     sync.Mutex
+	typeAliases = map[*mpi.Datatype][]uintptr{}
+)
+
+// aliasHandle returns a new handle for the user datatype d, which handle
+// h names already.
+func aliasHandle(d *mpi.Datatype, h uintptr) uintptr {
+	aliasMu.Lock()
+	defer aliasMu.Unlock()
+	hs := typeAliases[d]
+	if len(hs) == 0 {
+		hs = []uintptr{h}
+	}
+	n := userTypes.add(d)
+	typeAliases[d] = append(hs, n)
+	return n
+}
+
+// dropHandle forgets the handle h of d, and reports whether another
+// handle still names d (then d must not be freed).
+func dropHandle(d *mpi.Datatype, h uintptr) bool {
+	aliasMu.Lock()
+	defer aliasMu.Unlock()
+	hs, ok := typeAliases[d]
+	if !ok {
+		return false
+	}
+	for i, x := range hs {
+		if x == h {
+			hs = append(hs[:i], hs[i+1:]...)
+			break
+		}
+	}
+	if len(hs) == 0 {
+		delete(typeAliases, d)
+		return false
+	}
+	if typeHandle(d) == h {
+		typeHandles.Store(d, hs[0])
+	}
+	if len(hs) == 1 {
+		delete(typeAliases, d)
+	} else {
+		typeAliases[d] = hs
+	}
+	return true
 }
 
 func implType_size(datatype uintptr, size unsafe.Pointer) int32 {
