@@ -117,6 +117,7 @@ type File struct {
 	errh atomic.Pointer[ErrHandler]
 
 	aggrs  []int // ranks that aggregate for collective buffering (one per node by default)
+	nodes  int   // the nodes the file's ranks are on
 	shared *sharedPtr
 	q      *fileQueue
 	// tp holds two-phase I/O's buffers (send, receive, aggregation) from
@@ -483,7 +484,7 @@ func OpenFile(c *Comm, name string, amode int, info *Info) (_ *File, err error) 
 	}
 	f.hints = defaultHints(nodes)
 	f.hints.apply(info)
-	f.aggrs = aggrs
+	f.aggrs, f.nodes = aggrs, nodes
 	if f.hints.cbNodes != nodes {
 		f.aggrs = spread(fc.Size(), f.hints.cbNodes)
 	}

@@ -1,6 +1,7 @@
 package mpi
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -9,10 +10,11 @@ import (
 
 // TestCollectiveBufferingChoice checks when a collective write goes
 // through two-phase I/O: an interleaved (strided) pattern of small pieces
-// does under the automatic setting, one of pieces of largePiece bytes
-// does not (each piece is a large write of its own), a segmented one
-// (each rank one disjoint run) does not, romio_cb_write=disable turns it
-// off and enable on. The file's bytes are checked every time.
+// does under the automatic setting, on one node or several (a read on
+// one node does not); one of pieces of largePiece bytes does not (each piece
+// is a large write of its own), a segmented one (each rank one disjoint
+// run) does not, romio_cb_write=disable turns it off and enable on. The
+// file's bytes are checked every time.
 func TestCollectiveBufferingChoice(t *testing.T) {
 	var n atomic.Int64
 	twoPhaseHook = func() { n.Add(1) }
@@ -23,19 +25,24 @@ func TestCollectiveBufferingChoice(t *testing.T) {
 		strided bool
 		piece   int // bytes of one piece of a strided pattern
 		hint    string
+		perNode int // ranks per (pretend) node; 0: all on one
 		want    int64
 	}{
-		{"strided", true, 1, "automatic", 3},
-		{"strided-large", true, largePiece, "automatic", 0},
-		{"strided-large-enabled", true, largePiece, "enable", 3},
-		{"segmented", false, 1, "automatic", 0},
-		{"strided-disabled", true, 1, "disable", 0},
-		{"segmented-enabled", false, 1, "enable", 3},
+		{"strided", true, 1, "automatic", 1, 3},
+		{"strided-one-node", true, 1, "automatic", 0, 3},
+		{"strided-one-node-enabled", true, 1, "enable", 0, 3},
+		{"strided-large", true, largePiece, "automatic", 1, 0},
+		{"strided-large-enabled", true, largePiece, "enable", 1, 3},
+		{"segmented", false, 1, "automatic", 1, 0},
+		{"strided-disabled", true, 1, "disable", 1, 0},
+		{"segmented-enabled", false, 1, "enable", 1, 3},
 	}
 	for _, tc := range cases {
 		n.Store(0)
 		name := filepath.Join(dir, tc.name)
-		err := Run(3, func(c *Comm) error {
+		cfg := DefaultConfig()
+		cfg.RanksPerNode = tc.perNode
+		err := RunConfig(3, cfg, func(c *Comm) error {
 			in := NewInfo()
 			_ = in.Set("romio_cb_write", tc.hint)
 			f, err := OpenFile(c, name, ModeCreate|ModeWronly, in)
@@ -92,6 +99,74 @@ func TestCollectiveBufferingChoice(t *testing.T) {
 		}
 		if got := n.Load(); got != tc.want {
 			t.Errorf("%s: %d ranks went through two-phase I/O, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestCollectiveReadChoice: a strided collective read goes through
+// two-phase I/O when its ranks span nodes, and reads independently (data
+// sieving) when they share one; both read the right bytes.
+func TestCollectiveReadChoice(t *testing.T) {
+	var n atomic.Int64
+	twoPhaseHook = func() { n.Add(1) }
+	defer func() { twoPhaseHook = nil }()
+	for _, tc := range []struct {
+		perNode int
+		want    int64
+	}{{1, 3}, {0, 0}} {
+		name := filepath.Join(t.TempDir(), "f")
+		cfg := DefaultConfig()
+		cfg.RanksPerNode = tc.perNode
+		err := RunConfig(3, cfg, func(c *Comm) error {
+			f, err := OpenFile(c, name, ModeCreate|ModeRdwr, nil)
+			if err != nil {
+				return err
+			}
+			if c.Rank() == 0 {
+				b := make([]byte, 30)
+				for i := range b {
+					b[i] = byte(i)
+				}
+				if _, err := WriteAt(f, 0, b); err != nil {
+					return err
+				}
+			}
+			if err := f.Sync(); err != nil {
+				return err
+			}
+			if err := Barrier(c); err != nil {
+				return err
+			}
+			n.Store(0)
+			if err := Barrier(c); err != nil {
+				return err
+			}
+			ft, err := NewResized(Byte, 0, 3)
+			if err == nil {
+				err = ft.Commit()
+			}
+			if err == nil {
+				err = f.SetView(int64(c.Rank()), Byte, ft, "native", nil)
+			}
+			if err != nil {
+				return err
+			}
+			got := make([]byte, 10)
+			if _, err := ReadAtAll(f, 0, got); err != nil {
+				return err
+			}
+			for i, b := range got {
+				if want := byte(3*i + c.Rank()); b != want {
+					return fmt.Errorf("rank %d: byte %d is %d, want %d", c.Rank(), i, b, want)
+				}
+			}
+			return f.Close()
+		})
+		if err != nil {
+			t.Fatalf("%d ranks per node: %v", tc.perNode, err)
+		}
+		if got := n.Load(); got != tc.want {
+			t.Errorf("%d ranks per node: %d ranks read through two-phase I/O, want %d", tc.perNode, got, tc.want)
 		}
 	}
 }
