@@ -160,6 +160,66 @@ func TestPartitionedArrival(t *testing.T) {
 // TestPartitionedBadInput: a partition out of range, readied twice, a
 // Pready on an inactive request, Free of an active one and a wildcard
 // receive are clear errors, and the request still completes.
+// TestPartitionedEmpty: empty partitions (a zero-length buffer) arrive
+// with the message, not at the receiver's Start: Parrived says false
+// until the sender has readied them and the receive has completed
+// (mpi4py's partitioned tests with empty buffers).
+func TestPartitionedEmpty(t *testing.T) {
+	conformance.Run(t, 2, func(c *mpi.Comm) error {
+		var buf []int32
+		if c.Rank() == 0 {
+			req, err := mpi.PsendInit(c, buf, 3, 1, 0)
+			if err != nil {
+				return err
+			}
+			if _, _, err := mpi.Recv[int](c, 1, 9); err != nil { // the receiver has started and looked
+				return err
+			}
+			if err := req.Start(); err != nil {
+				return err
+			}
+			if err := req.PreadyRange(0, 2); err != nil {
+				return err
+			}
+			_, err = req.Wait()
+			return err
+		}
+		req, err := mpi.PrecvInit(c, buf, 3, 0, 0)
+		if err != nil {
+			return err
+		}
+		if err := req.Start(); err != nil {
+			return err
+		}
+		for i := range 3 {
+			if ok, err := req.Parrived(i); ok || err != nil {
+				return fmt.Errorf("empty partition %d arrived before the sender started: %v %v", i, ok, err)
+			}
+		}
+		if err := mpi.Send(c, 1, 0, 9); err != nil {
+			return err
+		}
+		deadline := time.Now().Add(time.Minute)
+		for i := range 3 {
+			for {
+				ok, err := req.Parrived(i)
+				if err != nil {
+					return err
+				}
+				if ok {
+					break
+				}
+				if time.Now().After(deadline) {
+					return fmt.Errorf("empty partition %d never arrived", i)
+				}
+				time.Sleep(100 * time.Microsecond)
+			}
+		}
+		_, err = req.Wait()
+		return err
+	})
+}
+
 func TestPartitionedBadInput(t *testing.T) {
 	conformance.Run(t, 2, func(c *mpi.Comm) error {
 		var errs conformance.Errs
