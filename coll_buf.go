@@ -173,6 +173,13 @@ func blockRanges(counts, displs []int, size int, scratch []int) (lo, hi []int, b
 	off, elems := 0, false
 	for i, n := range counts {
 		if displs != nil {
+			if n == 0 {
+				// An empty block may lie anywhere, past the buffer's end
+				// too (MPI puts no bound on its displacement): nothing is
+				// read or written there.
+				lo[i], hi[i] = 0, 0
+				continue
+			}
 			off, elems = displs[i], true
 		}
 		var ok bool
@@ -812,6 +819,10 @@ func (c *Comm) alltoallw(name string, sendbuf []byte, sendcounts, sdispls []int,
 				if org = scaleDispl(org, int(dt.t.Extent())); org == displOverflow {
 					return nil, nil, c.argErr(name, ErrCount, "%s: the block of rank %d (displacement %d of %s) lies beyond any buffer", what, i, displs[i], dt.name)
 				}
+			}
+			if counts[i] == 0 {
+				parts[i] = buf[:0:0] // an empty block may lie anywhere (blockRanges)
+				continue
 			}
 			if b := dt.block(); b > 0 {
 				n, ok := countBytes(counts[i], b)
