@@ -77,21 +77,12 @@ func alltoallInto(c Comm, parts, into [][]byte, tag int) ([][]byte, error) {
 	out[r] = own(parts[r], into, r)
 	for k := 1; k < p; k++ {
 		dst, src := (r+k)%p, (r-k+p)%p
-		if into == nil || into[src] == nil {
-			if out[src], err = sendrecv(c, parts[dst], dst, src, tag); err != nil {
-				return nil, err
-			}
-			continue
+		var rbuf []byte
+		if into != nil {
+			rbuf = into[src]
 		}
-		q, err := c.Isend(parts[dst], dst, tag)
-		if err != nil {
-			return nil, fmt.Errorf("send to %d: %w", dst, err)
-		}
-		if out[src], err = recvInto(c, into[src], src, tag); err != nil {
-			return nil, fmt.Errorf("recv from %d: %w", src, err)
-		}
-		if _, err := q.Wait(); err != nil {
-			return nil, fmt.Errorf("send to %d: %w", dst, err)
+		if out[src], err = sendrecvInto(c, parts[dst], dst, rbuf, src, tag); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil

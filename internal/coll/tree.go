@@ -122,11 +122,17 @@ func waitAll(reqs []Request) error {
 // sendrecv sends sbuf to dst while receiving a message of any length from
 // src; it cannot deadlock against a peer doing the same.
 func sendrecv(c Comm, sbuf []byte, dst, src, tag int) ([]byte, error) {
+	return sendrecvInto(c, sbuf, dst, nil, src, tag)
+}
+
+// sendrecvInto is sendrecv receiving into rbuf (allocated if nil; see
+// recvInto).
+func sendrecvInto(c Comm, sbuf []byte, dst int, rbuf []byte, src, tag int) ([]byte, error) {
 	q, err := c.Isend(sbuf, dst, tag)
 	if err != nil {
 		return nil, fmt.Errorf("send to %d: %w", dst, err)
 	}
-	in, err := c.RecvAlloc(src, tag)
+	in, err := recvInto(c, rbuf, src, tag)
 	if err != nil {
 		return nil, fmt.Errorf("recv from %d: %w", src, err)
 	}
