@@ -8,10 +8,13 @@ import (
 
 // Non-blocking collectives.
 //
-// A non-blocking collective takes its tag base from c's collective sequence
-// number when it starts, on the caller's goroutine, exactly as the blocking
-// call would; MPI requires every rank to start collectives on a
-// communicator in the same order, so the ranks agree on it. A goroutine
+// A non-blocking collective takes its tag base from c's non-blocking
+// collective sequence number when it starts, on the caller's goroutine
+// (nbCollTag); MPI requires every rank to start collectives on a
+// communicator in the same order, so the ranks agree on it. Blocking and
+// non-blocking calls are numbered apart, so a blocking collective made
+// while a non-blocking one is pending on another rank's other side of it
+// does not take its messages. A goroutine
 // then runs the blocking algorithm on a view of c pinned to that tag base,
 // so the operation progresses while the caller computes, and concurrent
 // collectives on one communicator never exchange each other's messages.
@@ -35,7 +38,7 @@ func (c *Comm) startColl(op string, body func(v *Comm) error) (*Request, error) 
 	if err := c.check(op); err != nil {
 		return nil, err
 	}
-	return c.startCollAt(op, c.collTag(), body), nil
+	return c.startCollAt(op, c.nbCollTag(1), body), nil
 }
 
 // startCollAt is startColl with the tag base already taken (neighbourhood

@@ -40,6 +40,7 @@ type Comm struct {
 
 	errh  atomic.Pointer[ErrHandler]
 	seq   atomic.Uint32 // collective call number, for collective tags
+	nbseq atomic.Uint32 // non-blocking collective call number (nbCollTag)
 	freed atomic.Bool
 	mix   atomic.Uint32 // mixed's answer, once known in a mixed job: 1 no, 2 yes (hetero.go)
 
@@ -389,6 +390,27 @@ func (c *Comm) collTag() int {
 		return c.pinned - 1
 	}
 	return int(c.seq.Add(1)%(1<<24)) * 8
+}
+
+// nbTagBit marks the tag bases of non-blocking collectives. They are
+// numbered apart from the blocking ones (nbCollTag), as MPICH and Open
+// MPI keep them apart: a rank that starts an Iallreduce and then calls
+// Barrier, beside one that calls Barrier and then starts the Iallreduce,
+// completes both (mpi4py's fallback for MPI_Comm_iagree relies on it).
+// Each kind still has to be called in the same order on every member.
+// Blocking tags stay below 1<<27 (groupTagBit's rule), so the two ranges
+// never meet.
+const nbTagBit = 1 << 28
+
+// nbCollTag is collTag for a non-blocking collective, reserving units
+// sequence numbers (8 tags each) from the non-blocking count.
+func (c *Comm) nbCollTag(units int) int {
+	if c.pinned != 0 {
+		return c.pinned - 1
+	}
+	u := uint32(units)
+	first := c.nbseq.Add(u) - u + 1
+	return nbTagBit | int(first%(1<<24))*8
 }
 
 // Context ids. Context id k gives the point-to-point context 2k and the

@@ -376,14 +376,14 @@ func (c *Comm) neighborAlltoallw(op string, t *topology, sendbuf []byte, sendcou
 }
 
 // startNbr starts body as a non-blocking neighbourhood collective: its
-// tags are taken now, on the caller's goroutine, like the blocking call
-// would take them.
+// tags are taken now, on the caller's goroutine, from the non-blocking
+// count (nbCollTag).
 func (c *Comm) startNbr(op string, body func(v *Comm) error) (*Request, error) {
 	t, err := c.nbrTopo(op)
 	if err != nil {
 		return nil, err
 	}
-	return c.startCollAt(op, c.nbrTag(t.units), body), nil
+	return c.startCollAt(op, c.nbCollTag(t.units), body), nil
 }
 
 // IneighborAllgather starts a NeighborAllgather (MPI_Ineighbor_allgather).
