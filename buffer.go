@@ -38,8 +38,27 @@ func (c *Comm) AttachBuffer(buf []byte) (err error) {
 	return nil
 }
 
+// AttachBufferAutomatic gives c an automatic buffer for buffered sends
+// (MPI_Comm_attach_buffer with MPI-4.1's MPI_BUFFER_AUTOMATIC): each Bsend
+// on c gets room of its own size, so none fails for lack of space.
+// DetachBuffer then returns nil.
+func (c *Comm) AttachBufferAutomatic() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.AttachBufferAutomatic", c, Undefined, Undefined), &err)
+	}
+	if err := c.check("AttachBufferAutomatic"); err != nil {
+		return err
+	}
+	c.buf.CompareAndSwap(nil, &engine.BsendBuffer{})
+	if err := c.buf.Load().AttachAuto(); err != nil {
+		return c.fail("AttachBufferAutomatic", ErrBuffer, loc{}, "%v", err)
+	}
+	return nil
+}
+
 // DetachBuffer waits until every buffered send from c's buffer has left
-// it, then detaches it and returns it (MPI_Comm_detach_buffer).
+// it, then detaches it and returns it (MPI_Comm_detach_buffer); an
+// automatic buffer (AttachBufferAutomatic) returns nil.
 func (c *Comm) DetachBuffer() (_ []byte, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.DetachBuffer", c, Undefined, Undefined), &err)
@@ -145,9 +164,26 @@ func (s *Session) AttachBuffer(buf []byte) (err error) {
 	return nil
 }
 
+// AttachBufferAutomatic gives the session an automatic buffer for
+// buffered sends (MPI_Session_attach_buffer with MPI_BUFFER_AUTOMATIC):
+// each Bsend on the session's communicators without a buffer of their
+// own gets room of its own size. DetachBuffer then returns nil.
+func (s *Session) AttachBufferAutomatic() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Session.AttachBufferAutomatic", nil, Undefined, Undefined), &err)
+	}
+	if err := s.check("Session.AttachBufferAutomatic"); err != nil {
+		return err
+	}
+	if err := s.buf.AttachAuto(); err != nil {
+		return s.fail("Session.AttachBufferAutomatic", ErrBuffer, "%v", err)
+	}
+	return nil
+}
+
 // DetachBuffer waits until every buffered send from the session's buffer
 // has left it, then detaches it and returns it
-// (MPI_Session_detach_buffer).
+// (MPI_Session_detach_buffer); an automatic buffer returns nil.
 func (s *Session) DetachBuffer() (_ []byte, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Session.DetachBuffer", nil, Undefined, Undefined), &err)

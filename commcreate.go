@@ -232,13 +232,16 @@ func (c *Comm) CreateGroup(g *Group, tag int) (_ *Comm, err error) {
 // SplitTypeResourceGuided and SplitTypeHWUnguided are MPI-4's hardware
 // splits (see their constants): each splits at the node or gives nil.
 // info is read only by the guided splits, for "mpi_hw_resource_type".
-// It is collective over c.
+// On an intercommunicator (MPI-4.1) the result is an intercommunicator
+// joining the ranks of each group on one node with the other group's
+// ranks on that node, as Split joins colors; a node where the other group
+// has no rank gives nil. It is collective over c.
 func (c *Comm) SplitType(splitType, key int, info *Info) (_ *Comm, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.SplitType", c, Undefined, Undefined), &err)
 	}
 	const op = "SplitType"
-	if err := c.intraOnly(op); err != nil {
+	if err := c.check(op); err != nil {
 		return nil, err
 	}
 	color := Undefined
@@ -259,7 +262,7 @@ func (c *Comm) SplitType(splitType, key int, info *Info) (_ *Comm, err error) {
 		return nil, c.fail(op, ErrArg, loc{}, "unknown split type %d (want SplitTypeShared, SplitTypeHWGuided, SplitTypeHWUnguided, SplitTypeResourceGuided or Undefined)", splitType)
 	}
 	s, err := c.split(color, key)
-	if unguided && s != nil && s.Size() == c.Size() {
+	if unguided && s != nil && s.Size() == c.Size() && s.RemoteSize() == c.RemoteSize() {
 		// One node holds all of c: no smaller level to give. Every rank
 		// sees the same sizes, so every rank frees its part and gets nil.
 		if err := s.Free(); err != nil {
@@ -269,7 +272,9 @@ func (c *Comm) SplitType(splitType, key int, info *Info) (_ *Comm, err error) {
 	}
 	if s != nil {
 		s.name = fmt.Sprintf("%s.shared", c.name)
-		s.shadow.name = s.name
+		if s.shadow != nil {
+			s.shadow.name = s.name
+		}
 	}
 	return s, err
 }

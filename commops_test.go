@@ -393,3 +393,54 @@ func TestSplitTypeNodesAndHierarchy(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// SplitType on an intercommunicator (MPI-4.1) joins each group's ranks on
+// a node with the other group's ranks on that node. With pretend nodes
+// {0,1} {2,3} {4,5} and groups {0,1,2} and {3,4,5}, only node {2,3} has
+// ranks of both groups: ranks 2 and 3 get an intercommunicator of one
+// rank each side, the others nil (mpi4py's test_comm_inter).
+func TestSplitTypeIntercomm(t *testing.T) {
+	cfg := mpi.DefaultConfig()
+	cfg.RanksPerNode = 2
+	err := mpi.RunConfig(6, cfg, func(world *mpi.Comm) error {
+		r := world.Rank()
+		half, err := world.Split(r/3, r)
+		if err != nil {
+			return err
+		}
+		ic, err := mpi.IntercommCreate(half, 0, world, 3-r/3*3, 5)
+		if err != nil {
+			return err
+		}
+		sh, err := ic.SplitType(mpi.SplitTypeShared, 0, nil)
+		if err != nil {
+			return err
+		}
+		if r != 2 && r != 3 {
+			if sh != nil {
+				return fmt.Errorf("rank %d: SplitType gave a communicator of %d+%d ranks, want nil", r, sh.Size(), sh.RemoteSize())
+			}
+		} else {
+			if sh == nil || !sh.IsInter() || sh.Size() != 1 || sh.RemoteSize() != 1 {
+				return fmt.Errorf("rank %d: SplitType gave %v, want an intercommunicator of 1+1 ranks", r, sh)
+			}
+			got, _, err := mpi.Sendrecv[int](sh, 10*r, 0, 4, 0, 4)
+			if err != nil || got != 10*(5-r) {
+				return fmt.Errorf("rank %d: exchange over the split intercommunicator: %d, %v", r, got, err)
+			}
+			if err := sh.Free(); err != nil {
+				return err
+			}
+		}
+		if none, err := ic.SplitType(mpi.Undefined, 0, nil); none != nil || err != nil {
+			return fmt.Errorf("rank %d: SplitType(Undefined) on an intercommunicator = %v, %v", r, none, err)
+		}
+		if err := ic.Free(); err != nil {
+			return err
+		}
+		return half.Free()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

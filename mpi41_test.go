@@ -2,6 +2,7 @@ package mpi_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -238,6 +239,71 @@ func TestCommAndSessionBuffers(t *testing.T) {
 		}
 		_, err = r.Wait()
 		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Automatic buffers (MPI_BUFFER_AUTOMATIC): Bsends of any number and
+// size go without a buffer of the user's; a second attach fails; detach
+// waits for them and returns nil. Rank's, communicator's and session's.
+func TestAutomaticBuffers(t *testing.T) {
+	err := mpi.Run(2, func(w *mpi.Comm) error {
+		peer := 1 - w.Rank()
+		d, err := w.Dup()
+		if err != nil {
+			return err
+		}
+		defer d.Free()
+		s, err := w.SessionInit(nil, nil)
+		if err != nil {
+			return err
+		}
+		defer s.Finalize()
+		g, _ := s.GroupFromPset(mpi.PsetWorld)
+		sc, err := mpi.CommCreateFromGroup(g, "auto", nil, nil)
+		if err != nil {
+			return err
+		}
+		defer sc.Free()
+		cases := []struct {
+			name   string
+			c      *mpi.Comm
+			attach func() error
+			again  func() error
+			detach func() ([]byte, error)
+		}{
+			{"rank", w, w.BufferAttachAutomatic, func() error { return w.BufferAttach(make([]byte, 64)) }, w.BufferDetach},
+			{"communicator", d, d.AttachBufferAutomatic, d.AttachBufferAutomatic, d.DetachBuffer},
+			{"session", sc, s.AttachBufferAutomatic, func() error { return s.AttachBuffer(make([]byte, 64)) }, s.DetachBuffer},
+		}
+		for _, tc := range cases {
+			if err := tc.attach(); err != nil {
+				return fmt.Errorf("%s: attach automatic: %v", tc.name, err)
+			}
+			if err := tc.again(); !errors.Is(err, mpi.ErrBuffer) {
+				return fmt.Errorf("%s: a second attach: %v, want ErrBuffer", tc.name, err)
+			}
+			const n, size = 20, 100000 // 2 MB buffered, no buffer given
+			for i := range n {
+				v := make([]int32, size)
+				v[0], v[size-1] = int32(i), int32(w.Rank())
+				if err := mpi.Bsend(tc.c, v, peer, i); err != nil {
+					return fmt.Errorf("%s: Bsend %d: %v", tc.name, i, err)
+				}
+			}
+			for i := range n {
+				v, _, err := mpi.Recv[[]int32](tc.c, peer, i)
+				if err != nil || len(v) != size || v[0] != int32(i) || v[size-1] != int32(peer) {
+					return fmt.Errorf("%s: receive %d: %d elements, %v", tc.name, i, len(v), err)
+				}
+			}
+			if b, err := tc.detach(); err != nil || b != nil {
+				return fmt.Errorf("%s: detach: %d bytes, %v; want nil, nil", tc.name, len(b), err)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)

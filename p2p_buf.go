@@ -29,8 +29,26 @@ func (c *Comm) BufferAttach(buf []byte) (err error) {
 	return nil
 }
 
+// BufferAttachAutomatic attaches an automatic buffer for the rank's
+// buffered sends (MPI_Buffer_attach with MPI-4.1's
+// MPI_BUFFER_AUTOMATIC): each Bsend gets room of its own size, so none
+// fails for lack of buffer space. BufferDetach then returns nil.
+func (c *Comm) BufferAttachAutomatic() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Comm.BufferAttachAutomatic", c, Undefined, Undefined), &err)
+	}
+	if err := c.check("BufferAttachAutomatic"); err != nil {
+		return err
+	}
+	if err := c.p.bsend.AttachAuto(); err != nil {
+		return c.fail("BufferAttachAutomatic", ErrBuffer, loc{}, "%v", err)
+	}
+	return nil
+}
+
 // BufferDetach waits until every buffered send has left the attached
-// buffer, then detaches it and returns it (MPI_Buffer_detach).
+// buffer, then detaches it and returns it (MPI_Buffer_detach); an
+// automatic buffer (BufferAttachAutomatic) returns nil.
 func (c *Comm) BufferDetach() (_ []byte, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.BufferDetach", c, Undefined, Undefined), &err)

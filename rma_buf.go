@@ -411,7 +411,10 @@ func (w *Window[T]) lowOp(c *lowCall, op *ReduceOp, tdt *Datatype) error {
 	if op.name != "replace" && op.name != "no_op" && e == nil {
 		return w.errorf(c.name, ErrType, c.target, "operation %s needs target data of one predefined datatype, not %s", op.name, tdt.name)
 	}
-	if c.f = rmaKernel(e, op.name); c.f == nil {
+	if c.f = rmaKernel(e, op.name); c.f == nil && c.d.bytes() > 0 {
+		// With no elements there is nothing to combine, and MPICH and
+		// Open MPI accept such a call (mpi4py probes Get_accumulate
+		// with zero MPI_BYTEs and the default MPI_SUM).
 		return w.errorf(c.name, ErrOp, c.target, "operation %s is not defined on %s", op.name, e.name)
 	}
 	return nil

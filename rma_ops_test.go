@@ -171,6 +171,21 @@ func TestRMAGetAccumulate(t *testing.T) {
 		if err := w.GetAccumulate([]int32{1}, make([]int32, 2), 0, 0, mpi.Sum[int32]()); !errors.Is(err, mpi.ErrCount) {
 			return check(c, false, "mismatched result length: %v", err)
 		}
+		// Sum is not defined on Byte, but with no elements there is
+		// nothing to combine: accepted, as MPICH and Open MPI do.
+		if err := w.Lock(0, false); err != nil {
+			return err
+		}
+		b := make([]byte, 1)
+		if err := w.GetAccumulateBuf(b, 0, mpi.Byte, b, 0, mpi.Byte, 0, 0, 0, mpi.Byte, mpi.OpSum); err != nil {
+			return check(c, false, "zero bytes with OpSum: %v", err)
+		}
+		if err := w.GetAccumulateBuf(b, 1, mpi.Byte, b, 1, mpi.Byte, 0, 0, 1, mpi.Byte, mpi.OpSum); !errors.Is(err, mpi.ErrOp) {
+			return check(c, false, "one byte with OpSum: %v, want ErrOp", err)
+		}
+		if err := w.Unlock(0); err != nil {
+			return err
+		}
 		return w.Free()
 	})
 }

@@ -27,20 +27,31 @@ func attachMem(size int, buffer unsafe.Pointer) ([]byte, error) {
 	return unsafe.Slice((*byte)(buffer), size), nil
 }
 
+// bufferAutomatic is MPI_BUFFER_AUTOMATIC's address (MPI-4.1): attached
+// in place of a buffer, it asks for room of each buffered send's own size.
+const bufferAutomatic = 2
+
+// isAutomatic says whether buffer is MPI_BUFFER_AUTOMATIC.
+func isAutomatic(buffer unsafe.Pointer) bool { return uintptr(buffer) == bufferAutomatic }
+
 // detachOut stores the detached buffer's address at addr (a void ** C
-// passes as void *).
+// passes as void *): MPI_BUFFER_AUTOMATIC for an automatic buffer, which
+// the Go layer detaches as nil (an attached buffer is never empty).
 func detachOut(b []byte, addr unsafe.Pointer) {
-	var p unsafe.Pointer
-	if cap(b) > 0 {
-		p = unsafe.Pointer(unsafe.SliceData(b))
+	if b == nil {
+		*(*uintptr)(addr) = bufferAutomatic
+		return
 	}
-	*(*unsafe.Pointer)(addr) = p
+	*(*unsafe.Pointer)(addr) = unsafe.Pointer(unsafe.SliceData(b))
 }
 
 func commAttach(fn string, comm uintptr, buffer unsafe.Pointer, size int) int32 {
 	ce, rc := getComm(fn, comm)
 	if ce == nil {
 		return rc
+	}
+	if isAutomatic(buffer) {
+		return ce.check(fn, ce.c.AttachBufferAutomatic())
 	}
 	b, err := attachMem(size, buffer)
 	if err != nil {
@@ -153,9 +164,14 @@ func sessionAttach(fn string, session uintptr, buffer unsafe.Pointer, size int) 
 	if e == nil {
 		return rc
 	}
-	b, err := attachMem(size, buffer)
-	if err == nil {
-		err = e.s.AttachBuffer(b)
+	var err error
+	if isAutomatic(buffer) {
+		err = e.s.AttachBufferAutomatic()
+	} else {
+		var b []byte
+		if b, err = attachMem(size, buffer); err == nil {
+			err = e.s.AttachBuffer(b)
+		}
 	}
 	if err != nil {
 		return raiseSession(fn, e, session, err)

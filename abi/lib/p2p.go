@@ -605,6 +605,9 @@ func bufferAttach(fn string, buffer unsafe.Pointer, size int) int32 {
 	if rc := running(fn); rc != 0 {
 		return rc
 	}
+	if isAutomatic(buffer) {
+		return self.check(fn, world.c.BufferAttachAutomatic())
+	}
 	if size < 0 {
 		return raise(fn, noComm, classErr(MPI_ERR_COUNT, fmt.Sprintf("negative size %d", size)))
 	}
@@ -639,11 +642,7 @@ func bufferDetach(fn string, addr, size unsafe.Pointer) (int, int32) {
 	if err != nil {
 		return 0, self.check(fn, err)
 	}
-	var p unsafe.Pointer
-	if cap(b) > 0 {
-		p = unsafe.Pointer(unsafe.SliceData(b))
-	}
-	*(*unsafe.Pointer)(addr) = p
+	detachOut(b, addr)
 	return len(b), MPI_SUCCESS
 }
 

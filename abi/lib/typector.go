@@ -682,6 +682,10 @@ func implType_set_name(datatype uintptr, name unsafe.Pointer) int32 {
 
 func implType_get_name(datatype uintptr, name, resultlen unsafe.Pointer) int32 {
 	const fn = "MPI_Type_get_name"
+	if datatype == MPI_DATATYPE_NULL && phase.Load() == phaseRunning && name != nil && resultlen != nil {
+		putString(name, resultlen, "MPI_DATATYPE_NULL", MPI_MAX_OBJECT_NAME) // as for MPI_COMM_NULL
+		return MPI_SUCCESS
+	}
 	t, rc := queryType(fn, datatype, name, resultlen)
 	if t == nil {
 		return rc

@@ -11,6 +11,7 @@ int mpigo_call_win_delete_attr(void *fn, uintptr_t win, int keyval, void *val, v
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -434,10 +435,15 @@ func sharedQuery(fn string, win uintptr, rank int32, size, unit, baseptr unsafe.
 	)
 	if r >= 0 {
 		s, err := we.w.SharedQuery(r)
-		if err != nil {
+		switch {
+		case err == nil:
+			mem, u = s, we.units[r]
+		case we.flavor != MPI_WIN_FLAVOR_SHARED && errors.Is(err, mpi.ErrRank):
+			// MPI-4.1: a window of another flavor whose memory at r
+			// this process cannot address answers size 0 and NULL.
+		default:
 			return we.raise(fn, classErr(MPI_ERR_RMA_SHARED, err.Error()))
 		}
-		mem, u = s, we.units[r]
 	}
 	var base unsafe.Pointer
 	if len(mem) > 0 {
@@ -980,6 +986,10 @@ func implWin_set_name(win uintptr, name unsafe.Pointer) int32 {
 
 func implWin_get_name(win uintptr, name, resultlen unsafe.Pointer) int32 {
 	const fn = "MPI_Win_get_name"
+	if win == MPI_WIN_NULL && phase.Load() == phaseRunning && name != nil && resultlen != nil {
+		putString(name, resultlen, "MPI_WIN_NULL", MPI_MAX_OBJECT_NAME) // as for MPI_COMM_NULL
+		return MPI_SUCCESS
+	}
 	we, rc := winArg(fn, win)
 	if we == nil {
 		return rc

@@ -18,10 +18,13 @@ var ErrNoBuffer = errors.New("no buffer attached for buffered send")
 
 // BsendBuffer is the buffer a rank attaches for buffered sends (Bsend). It
 // carves one block per send out of the user's memory, first fit, and takes
-// the block back when the send that reads from it completes.
+// the block back when the send that reads from it completes. An automatic
+// buffer (MPI-4.1's MPI_BUFFER_AUTOMATIC) has no memory of its own: each
+// send gets a block of its size from the Go heap.
 type BsendBuffer struct {
 	mu     sync.Mutex
 	mem    []byte
+	auto   bool
 	blocks []block // in use, sorted by offset
 	active sync.WaitGroup
 }
@@ -32,7 +35,7 @@ type block struct{ off, n int }
 func (b *BsendBuffer) Attach(mem []byte) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.mem != nil {
+	if b.mem != nil || b.auto {
 		return errors.New("a buffer is already attached")
 	}
 	if len(mem) == 0 {
@@ -42,12 +45,29 @@ func (b *BsendBuffer) Attach(mem []byte) error {
 	return nil
 }
 
+// AttachAuto makes the buffer automatic: every buffered send gets room of
+// its own size, so none fails for lack of it. It fails if a buffer is
+// attached already.
+func (b *BsendBuffer) AttachAuto() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.mem != nil || b.auto {
+		return errors.New("a buffer is already attached")
+	}
+	b.auto = true
+	return nil
+}
+
 // Detach waits until every buffered send from the buffer has completed,
-// then detaches it and returns it.
+// then detaches it and returns it; an automatic buffer returns nil.
 func (b *BsendBuffer) Detach() ([]byte, error) {
 	b.active.Wait()
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.auto {
+		b.auto = false
+		return nil, nil
+	}
 	if b.mem == nil {
 		return nil, errors.New("no buffer is attached")
 	}
@@ -56,11 +76,11 @@ func (b *BsendBuffer) Detach() ([]byte, error) {
 	return mem, nil
 }
 
-// Attached reports whether a buffer is attached.
+// Attached reports whether a buffer (automatic or not) is attached.
 func (b *BsendBuffer) Attached() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.mem != nil
+	return b.mem != nil || b.auto
 }
 
 // Flush waits until every buffered send from the buffer has completed
@@ -72,6 +92,11 @@ func (b *BsendBuffer) Flush() { b.active.Wait() }
 func (b *BsendBuffer) Alloc(n int) ([]byte, func(), error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.auto {
+		b.active.Add(1)
+		var once sync.Once
+		return make([]byte, n), func() { once.Do(b.active.Done) }, nil
+	}
 	if b.mem == nil {
 		return nil, nil, ErrNoBuffer
 	}

@@ -30,6 +30,10 @@ int main(int argc, char **argv)
 	/* As in MPICH and Open MPI, the null handle has a name. */
 	OK(MPI_Comm_get_name(MPI_COMM_NULL, name, &n));
 	CHECK(strcmp(name, "MPI_COMM_NULL") == 0 && n == 13, "MPI_COMM_NULL's name %s", name);
+	OK(MPI_Win_get_name(MPI_WIN_NULL, name, &n));
+	CHECK(strcmp(name, "MPI_WIN_NULL") == 0 && n == 12, "MPI_WIN_NULL's name %s", name);
+	OK(MPI_Type_get_name(MPI_DATATYPE_NULL, name, &n));
+	CHECK(strcmp(name, "MPI_DATATYPE_NULL") == 0 && n == 17, "MPI_DATATYPE_NULL's name %s", name);
 	OK(MPI_Comm_compare(MPI_COMM_WORLD, MPI_COMM_WORLD, &res));
 	CHECK(res == MPI_IDENT, "world vs world %d", res);
 

@@ -115,6 +115,39 @@ int main(int argc, char **argv)
 	OK(MPI_Buffer_detach(&back, &backsize));
 	free(buf);
 
+	/* MPI-4.1's automatic buffers: Bsends with no buffer of the program's,
+	 * on the process and on a communicator; detach hands back
+	 * MPI_BUFFER_AUTOMATIC with size 0. */
+	{
+		enum { N = 8, LEN = 20000 };
+		static int big[N][LEN], got[LEN];
+		MPI_Comm dup;
+		OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+		OK(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
+		OK(MPI_Buffer_attach(MPI_BUFFER_AUTOMATIC, 0));
+		OK(MPI_Comm_attach_buffer(dup, MPI_BUFFER_AUTOMATIC, 0));
+		expect(MPI_Comm_attach_buffer(dup, MPI_BUFFER_AUTOMATIC, 0), MPI_ERR_BUFFER, "a second automatic buffer");
+		for (int c = 0; c < 2; c++) {
+			MPI_Comm comm = c ? dup : MPI_COMM_WORLD;
+			for (i = 0; i < N; i++) {
+				big[i][0] = i, big[i][LEN - 1] = rank;
+				OK(MPI_Bsend(big[i], LEN, MPI_INT, right, 100 + i, comm));
+			}
+			for (i = 0; i < N; i++) {
+				OK(MPI_Recv(got, LEN, MPI_INT, left, 100 + i, comm, MPI_STATUS_IGNORE));
+				CHECK(got[0] == i && got[LEN - 1] == left, "automatic Bsend %d got %d %d", i, got[0], got[LEN - 1]);
+			}
+		}
+		void *a = NULL;
+		MPI_Count asize = -1;
+		OK(MPI_Comm_detach_buffer_c(dup, &a, &asize));
+		CHECK(a == MPI_BUFFER_AUTOMATIC && asize == 0, "Comm_detach_buffer_c gave %p, %ld", a, (long)asize);
+		a = NULL;
+		OK(MPI_Buffer_detach(&a, &backsize));
+		CHECK(a == MPI_BUFFER_AUTOMATIC && backsize == 0, "Buffer_detach gave %p, %d", a, backsize);
+		OK(MPI_Comm_free(&dup));
+	}
+
 	/* Sendrecv_replace around the ring. */
 	int rep[2] = {rank, -rank};
 	OK(MPI_Sendrecv_replace(rep, 2, MPI_INT, right, 11, left, 11, MPI_COMM_WORLD, &st));

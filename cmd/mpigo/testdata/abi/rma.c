@@ -70,6 +70,21 @@ static void fence(void)
 		CHECK(mem[size + 5] == size, "replace %d", mem[size + 5]);
 	}
 
+	/* MPI-4.1: shared_query on a window of user memory answers for every
+	 * rank; memory this process cannot address (the other ranks' here)
+	 * is size 0 and NULL, not an error. */
+	{
+		MPI_Aint sz = -1;
+		int unit = -1;
+		int *p = (int *)&sz;
+		OK(MPI_Win_shared_query(win, right, &sz, &unit, &p));
+		CHECK((sz == 0 && p == NULL) || (sz == (MPI_Aint)(n * sizeof(int)) && unit == sizeof(int) && p != NULL),
+		      "shared_query of rank %d: size %ld unit %d base %p", right, (long)sz, unit, (void *)p);
+		OK(MPI_Win_shared_query(win, rank, &sz, &unit, &p));
+		CHECK(sz == (MPI_Aint)(n * sizeof(int)) && unit == sizeof(int) && p == mem,
+		      "shared_query of my own part: size %ld unit %d", (long)sz, unit);
+	}
+
 	/* Outside an epoch, beyond the window, bad ranks and displacements. */
 	expect(MPI_Put(&rank, 1, MPI_INT, right, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC, "put outside an epoch");
 	OK(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
