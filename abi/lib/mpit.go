@@ -105,14 +105,7 @@ func implT_init_thread(required int32, provided unsafe.Pointer) int32 {
 	mpit.inits++
 	mpit.Unlock()
 	// The variables and their handles are safe for concurrent use.
-	p := required
-	switch {
-	case required < MPI_THREAD_SINGLE:
-		p = MPI_THREAD_SINGLE
-	case required > MPI_THREAD_SERIALIZED:
-		p = MPI_THREAD_MULTIPLE
-	}
-	*(*int32)(provided) = p
+	*(*int32)(provided) = threadLevel(required)
 	return MPI_SUCCESS
 }
 

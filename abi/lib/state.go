@@ -125,14 +125,7 @@ func initThread(fn string, required int32, prov *int32) int32 {
 	self.errh.Store(MPI_ERRORS_ARE_FATAL)
 	// mpigo's communicators are safe for concurrent use by any number of
 	// threads, and so is this layer (its tables are locked).
-	switch {
-	case required < MPI_THREAD_SINGLE:
-		provided = MPI_THREAD_SINGLE
-	case required > MPI_THREAD_SERIALIZED:
-		provided = MPI_THREAD_MULTIPLE
-	default:
-		provided = required
-	}
+	provided = threadLevel(required)
 	if prov != nil {
 		*prov = provided
 	}
@@ -225,4 +218,16 @@ func abortJob(c *mpi.Comm, code int) {
 	case <-time.After(5 * time.Second):
 	}
 	os.Exit(mpi.ExitStatus(code))
+}
+
+// threadLevel is the level provided for required: the lowest standard
+// level at or above it (every level is supported), so that a value
+// between two levels never comes back as if it were one.
+func threadLevel(required int32) int32 {
+	for _, l := range [...]int32{MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED} {
+		if required <= l {
+			return l
+		}
+	}
+	return MPI_THREAD_MULTIPLE
 }
