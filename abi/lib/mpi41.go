@@ -232,6 +232,10 @@ func removeCodeLocked(code int32, isClass bool) error {
 		}
 		return classErr(MPI_ERR_ARG, fmt.Sprintf("%d is not an %s added by MPI_Add_error_%s", code, what, strings.TrimPrefix(what, "error ")))
 	}
+	if _, ok := userCodes.text[code]; ok {
+		// MPI-4.1: the string goes first (MPI_Remove_error_string).
+		return classErr(MPI_ERR_ARG, fmt.Sprintf("%d still has an error string: remove it first with MPI_Remove_error_string", code))
+	}
 	if e := userCodes.err[code]; e != nil {
 		remove := mpi.RemoveErrorCode
 		if isClass {
@@ -284,6 +288,15 @@ func implType_get_value_index(value, index uintptr, pair unsafe.Pointer) int32 {
 	const fn = "MPI_Type_get_value_index"
 	if pair == nil {
 		return raise(fn, noComm, classErr(MPI_ERR_ARG, "pair_type is NULL"))
+	}
+	for _, h := range [...]uintptr{value, index} {
+		// A predefined handle is a datatype even where mpigo has no
+		// layout for it (the answer is a handle, not data).
+		if h == MPI_DATATYPE_NULL || h >= uintptr(len(predefTypes)) {
+			if t, rc := typeArg(fn, nil, h); t == nil {
+				return rc
+			}
+		}
 	}
 	p := uintptr(MPI_DATATYPE_NULL)
 	if index == MPI_INT {

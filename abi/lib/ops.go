@@ -141,6 +141,15 @@ func implOp_commutative(op uintptr, commute unsafe.Pointer) int32 {
 	if rc := running(fn); rc != 0 {
 		return rc
 	}
+	if op == MPI_REPLACE || op == MPI_NO_OP {
+		// The one-sided operations are handles too; neither is
+		// commutative: the order of replacements matters.
+		if commute == nil {
+			return raise(fn, noComm, classErr(MPI_ERR_ARG, "commute is NULL"))
+		}
+		setFlag(commute, false)
+		return MPI_SUCCESS
+	}
 	o, rc := opArg(fn, nil, op)
 	if o == nil {
 		return rc

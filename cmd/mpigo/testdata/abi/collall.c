@@ -170,6 +170,10 @@ int main(int argc, char **argv)
 	int commute = -1;
 	OK(MPI_Op_commutative(MPI_SUM, &commute));
 	CHECK(commute == 1, "MPI_SUM commutative %d", commute);
+	OK(MPI_Op_commutative(MPI_REPLACE, &commute));
+	CHECK(commute == 0, "MPI_REPLACE commutative %d", commute);
+	OK(MPI_Op_commutative(MPI_NO_OP, &commute));
+	CHECK(commute == 0, "MPI_NO_OP commutative %d", commute);
 
 	/* A non-commutative user operation on a derived datatype: the result
 	 * is in rank order, and the function gets the datatype's handle. */

@@ -50,6 +50,10 @@ int main(int argc, char **argv)
 	CHECK(p == MPI_2INT, "int/int pair");
 	OK(MPI_Type_get_value_index(MPI_CHAR, MPI_INT, &p));
 	CHECK(p == MPI_DATATYPE_NULL, "char/int has no pair type");
+	OK(MPI_Type_get_value_index(MPI_LONG_DOUBLE, MPI_INT, &p));
+	CHECK(p == MPI_LONG_DOUBLE_INT, "long double/int pair");
+	CHECK(cls(MPI_Type_get_value_index(MPI_DATATYPE_NULL, MPI_INT, &p)) == MPI_ERR_TYPE, "value MPI_DATATYPE_NULL");
+	CHECK(cls(MPI_Type_get_value_index(MPI_INT, MPI_DATATYPE_NULL, &p)) == MPI_ERR_TYPE, "index MPI_DATATYPE_NULL");
 
 	/* Error classes, codes and strings added and removed. */
 	int ec, code;
@@ -57,6 +61,7 @@ int main(int argc, char **argv)
 	OK(MPI_Add_error_code(ec, &code));
 	OK(MPI_Add_error_string(code, "a code of mine"));
 	CHECK(cls(MPI_Remove_error_class(ec)) == MPI_ERR_ARG, "removing a class that has a code");
+	CHECK(cls(MPI_Remove_error_code(code)) == MPI_ERR_ARG, "removing a code that has a string");
 	OK(MPI_Remove_error_string(code));
 	OK(MPI_Remove_error_code(code));
 	OK(MPI_Remove_error_class(ec));
