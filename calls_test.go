@@ -225,6 +225,26 @@ func TestEnvelopeAndContents(t *testing.T) {
 	if _, _, _, err := nilType.Contents(); err == nil {
 		t.Error("Contents of nil")
 	}
+	// A type built from one its owner has freed since still answers
+	// with a live equivalent of it (mpi4py's pickling of datatypes).
+	d, _ := mpi.Int32.Dup()
+	contig, _ := mpi.NewContiguous(2, d)
+	if err := d.Free(); err != nil {
+		t.Fatal(err)
+	}
+	_, _, types, err := contig.Contents()
+	if err != nil || len(types) != 1 || types[0].Size() != 4 {
+		t.Fatalf("Contents after the member was freed: %v, %v", types, err)
+	}
+	if c, _, _, nt := types[0].Envelope(); c != mpi.CombinerDup || nt != 1 {
+		t.Errorf("the freed member's envelope: %v, %d types", c, nt)
+	}
+	if _, _, inner, err := types[0].Contents(); err != nil || len(inner) != 1 || inner[0] != mpi.Int32 {
+		t.Errorf("the freed member's contents: %v, %v", inner, err)
+	}
+	if v, err := types[0].Dup(); err != nil || v.Size() != 4 {
+		t.Errorf("the freed member is not usable: %v", err)
+	}
 }
 
 // GetAddress displacements relative to a base value, with BytesOf of it as

@@ -177,7 +177,19 @@ func (d *Datatype) Contents() (ints, addrs []int, types []*Datatype, err error) 
 	if c.combiner == CombinerNamed {
 		return nil, nil, nil, (*Comm)(nil).errorf("TypeGetContents", ErrArg, loc{}, "%s is a predefined datatype: it has no contents", d.name)
 	}
-	return append([]int{}, c.ints...), append([]int{}, c.addrs...), append([]*Datatype{}, c.types...), nil
+	types = append([]*Datatype{}, c.types...)
+	for i, m := range types {
+		if m != nil && m.freed {
+			// Freed by its owner since: MPI keeps the type alive for the
+			// types built on it, so the answer is a live equivalent.
+			typeAttrs.Lock()
+			n := *m
+			typeAttrs.Unlock()
+			n.freed, n.attrs = false, nil
+			types[i] = &n
+		}
+	}
+	return append([]int{}, c.ints...), append([]int{}, c.addrs...), types, nil
 }
 
 // TypeClass is the kind of number TypeMatchSize looks for

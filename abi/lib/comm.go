@@ -230,6 +230,11 @@ func implErrhandler_free(p unsafe.Pointer) int32 {
 			return MPI_SUCCESS
 		}
 	}
+	if _, ok := sessionErrhs.get(*(*uintptr)(p)); ok {
+		// As a communicator's: sessions that use it keep it.
+		*(*uintptr)(p) = MPI_ERRHANDLER_NULL
+		return MPI_SUCCESS
+	}
 	if freeWinErrhandler(*(*uintptr)(p)) { // win_attr.go
 		*(*uintptr)(p) = MPI_ERRHANDLER_NULL
 		return MPI_SUCCESS

@@ -418,10 +418,11 @@ func sharedQuery(fn string, win uintptr, rank int32, size, unit, baseptr unsafe.
 	}
 	r := int(rank)
 	if rank == MPI_PROC_NULL {
-		// The first rank with memory, as the standard says.
+		// The lowest rank with memory, as the standard says (size 0
+		// and NULL below if this process cannot address it).
 		r = -1
 		for i := range we.units {
-			if s, err := we.w.SharedQuery(i); err == nil && len(s) > 0 {
+			if we.w.Size(i) > 0 {
 				r = i
 				break
 			}

@@ -83,6 +83,11 @@ static void fence(void)
 		OK(MPI_Win_shared_query(win, rank, &sz, &unit, &p));
 		CHECK(sz == (MPI_Aint)(n * sizeof(int)) && unit == sizeof(int) && p == mem,
 		      "shared_query of my own part: size %ld unit %d", (long)sz, unit);
+		/* MPI_PROC_NULL: rank 0's part (the lowest with memory), or
+		 * nothing where rank 0's is out of reach; never another's. */
+		OK(MPI_Win_shared_query(win, MPI_PROC_NULL, &sz, &unit, &p));
+		CHECK((sz == 0 && p == NULL) || (sz == (MPI_Aint)(n * sizeof(int)) && (rank == 0 ? p == mem : p != mem)),
+		      "shared_query of MPI_PROC_NULL: size %ld", (long)sz);
 	}
 
 	/* Outside an epoch, beyond the window, bad ranks and displacements. */

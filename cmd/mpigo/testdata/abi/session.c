@@ -175,6 +175,10 @@ int main(int argc, char **argv)
 	CHECK(rc != MPI_SUCCESS && cls(rc) == MPI_ERR_ARG, "NULL tag: %d", rc);
 	rc = MPI_Comm_create_from_group(g, "x", MPI_INFO_NULL, eh, &c);
 	CHECK(rc != MPI_SUCCESS && cls(rc) == MPI_ERR_ERRHANDLER, "a session's handler on a communicator: %d", rc);
+	/* A session's handler is freed with MPI_Errhandler_free, as any. */
+	OK(MPI_Errhandler_free(&eh));
+	CHECK(eh == MPI_ERRHANDLER_NULL, "Errhandler_free of a session's handler");
+	OK(MPI_Errhandler_free(&ceh));
 	MPI_Session bogus = (MPI_Session)(uintptr_t)0x7777;
 	rc = MPI_Session_get_num_psets(bogus, MPI_INFO_NULL, &n);
 	CHECK(rc != MPI_SUCCESS && cls(rc) == MPI_ERR_SESSION, "garbage session: %d", rc);
