@@ -2,6 +2,7 @@ package mpi
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/mpigo/mpi/internal/datatype"
 )
@@ -259,12 +260,28 @@ func userOnLayout(f func(in, inout []byte, count int, dt *Datatype), d *Datatype
 	}
 	n := len(inout) / d.size
 	lo, hi := d.t.Span(n)
+	// The function may touch whole extents (a C struct assignment copies
+	// the padding too), so the copies span n extents from the lower
+	// bound, as the caller's memory did, with element 0 aligned to 16
+	// bytes (C's long double and SSE code need it).
+	if ext := d.t.Extent(); ext > 0 {
+		lo = min(lo, d.t.LB)
+		hi = max(hi, d.t.LB+int64(n)*ext)
+	}
 	org := -min(lo, 0)
-	a, b := make([]byte, hi+org), make([]byte, hi+org)
+	a, b := alignedBytes(hi+org, org), alignedBytes(hi+org, org)
 	d.t.UnpackFrom(in[:n*d.size], a, org, 0)
 	d.t.UnpackFrom(inout[:n*d.size], b, org, 0)
 	f(a[org:], b[org:], n, d)
 	d.t.PackFrom(inout[:n*d.size], b, org, 0)
+}
+
+// alignedBytes returns n zeroed bytes whose byte at offset org is
+// aligned to 16 bytes.
+func alignedBytes(n, org int64) []byte {
+	buf := make([]byte, n+15)
+	off := (16 - int64(uintptr(unsafe.Pointer(unsafe.SliceData(buf)))+uintptr(org))%16) % 16
+	return buf[off : off+n : off+n]
 }
 
 // stageReduction stages a reduction whose datatype dt is not contiguous

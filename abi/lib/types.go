@@ -21,8 +21,8 @@ import (
 // type of the same size and kind (C int and long by their size here), so
 // that every handle maps back to itself (a user operation receives the
 // handle the caller passed) and mpigo's messages name the C type.
-// Handles without an mpigo type of the same layout (the C pair types such
-// as MPI_2INT, long double, Fortran types) are not supported yet.
+// The C pair types are setupPairTypes', the long double types
+// longDoubleTypes'.
 var (
 	predefTypes   [0x300]*mpi.Datatype
 	typeHandles   sync.Map // *mpi.Datatype -> uintptr
@@ -97,6 +97,22 @@ func setupTypes() {
 		{MPI_UINT32_T, "MPI_UINT32_T", mpi.Uint32},
 		{MPI_INT64_T, "MPI_INT64_T", mpi.Int64},
 		{MPI_UINT64_T, "MPI_UINT64_T", mpi.Uint64},
+		// Fortran's types of a fixed size (those of the default kinds,
+		// MPI_INTEGER and the like, take their sizes from the Fortran
+		// compiler through MPI_Abi_set_fortran_info, and are not
+		// supported yet).
+		{MPI_INTEGER1, "MPI_INTEGER1", mpi.Int8},
+		{MPI_INTEGER2, "MPI_INTEGER2", mpi.Int16},
+		{MPI_INTEGER4, "MPI_INTEGER4", mpi.Int32},
+		{MPI_INTEGER8, "MPI_INTEGER8", mpi.Int64},
+		{MPI_LOGICAL1, "MPI_LOGICAL1", mpi.Int8},
+		{MPI_LOGICAL2, "MPI_LOGICAL2", mpi.Int16},
+		{MPI_LOGICAL4, "MPI_LOGICAL4", mpi.Int32},
+		{MPI_LOGICAL8, "MPI_LOGICAL8", mpi.Int64},
+		{MPI_REAL4, "MPI_REAL4", mpi.Float32},
+		{MPI_REAL8, "MPI_REAL8", mpi.Float64},
+		{MPI_COMPLEX8, "MPI_COMPLEX8", mpi.Complex64},
+		{MPI_COMPLEX16, "MPI_COMPLEX16", mpi.Complex128},
 	} {
 		t := p.t
 		// MPI_BYTE and MPI_PACKED keep their identity: mpigo treats them
@@ -113,6 +129,29 @@ func setupTypes() {
 		typeHandles.Store(t, p.h)
 	}
 	setupPairTypes()
+	if ld, cplx, pair := longDoubleTypes(); ld != nil {
+		for _, p := range []struct {
+			h    uintptr
+			name string
+			t    *mpi.Datatype
+		}{
+			{MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE", ld},
+			{MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", cplx},
+			{MPI_CXX_LONG_DOUBLE_COMPLEX, "MPI_CXX_LONG_DOUBLE_COMPLEX", cplx},
+			{MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT", pair},
+		} {
+			d, err := p.t.Dup()
+			if err != nil {
+				panic(err)
+			}
+			d.SetName(p.name)
+			predefTypes[p.h] = d
+			typeHandles.Store(d, p.h)
+			if p.h == MPI_LONG_DOUBLE_INT {
+				pairTypes[d] = true
+			}
+		}
+	}
 }
 
 // typeArg returns the datatype behind h, or nil and the error code raised

@@ -29,7 +29,7 @@ var (
 // abiPrograms are the C programs of testdata/abi.
 var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo", "attrs", "errh", "greq",
 	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll", "info", "waits", "hang", "finattr", "abortcode", "session",
-	"io_basic", "io_nb", "io_errors", "spawn", "ports", "datarep", "bottomw"}
+	"io_basic", "io_nb", "io_errors", "spawn", "ports", "datarep", "bottomw", "ldouble"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -100,6 +100,8 @@ func TestABIPrograms(t *testing.T) {
 		{"coll", 3, "coll OK"},
 		{"coll", 4, "coll OK"},
 		{"bottomw", 0, "bottomw OK"},
+		{"ldouble", 0, "ldouble OK"},
+		{"ldouble", 3, "ldouble OK"},
 		{"bottomw", 3, "bottomw OK"},
 		{"types", 2, "types OK"},
 		{"errors", 0, "errors OK"},

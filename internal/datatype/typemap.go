@@ -41,13 +41,19 @@ const (
 	BasicFloat64
 	BasicComplex64
 	BasicComplex128
+	// BasicLongDouble is C's long double where it takes 16 bytes (x87
+	// extended precision on amd64 and 386, IEEE binary128 on arm64 and
+	// others): opaque data aligned to 16 bytes, which this package moves
+	// but neither swaps nor computes on (the standard ABI's MPI_LONG_DOUBLE;
+	// its arithmetic is done in C there).
+	BasicLongDouble
 	basicEnd
 )
 
 var basicNames = [...]string{"", "byte", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-	"float32", "float64", "complex64", "complex128"}
+	"float32", "float64", "complex64", "complex128", "longdouble"}
 
-var basicSizes = [...]int{0, 1, 1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 8, 16}
+var basicSizes = [...]int{0, 1, 1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 8, 16, 16}
 
 // String returns the Go name of the kind, as "float64".
 func (b Basic) String() string {
@@ -65,12 +71,23 @@ func (b Basic) Size() int { return basicSizes[b] }
 // number, or of one component of a complex number.
 func (b Basic) word() int {
 	switch b {
+	case BasicLongDouble:
+		return 1 // its format differs between machines: no byte order to fix
 	case BasicComplex64:
 		return 4
 	case BasicComplex128:
 		return 8
 	}
 	return basicSizes[b]
+}
+
+// align is the alignment of an element in memory: its word, and 16 bytes
+// for a long double.
+func (b Basic) align() int {
+	if b == BasicLongDouble {
+		return 16
+	}
+	return b.word()
 }
 
 // Block is a run of N consecutive basic elements of one kind at byte
@@ -144,7 +161,7 @@ const maxBlocks = 1 << 22
 func NewBasic(k Basic) *Type {
 	s := int64(k.Size())
 	t := &Type{Blocks: []Block{{0, k, 1}}, Segs: []Seg{{0, s}}, start: []int64{0},
-		Size: s, UB: s, TrueUB: s, NBasic: 1, Align: int64(k.word())}
+		Size: s, UB: s, TrueUB: s, NBasic: 1, Align: int64(k.align())}
 	return t
 }
 
