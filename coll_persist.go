@@ -5,6 +5,7 @@ import (
 	"errors"
 	"hash/fnv"
 	"sync/atomic"
+	"time"
 
 	"github.com/mpigo/mpi/internal/coll"
 	"github.com/mpigo/mpi/internal/engine"
@@ -33,9 +34,11 @@ import (
 // rank, are then an error of Init on every rank instead of a Start that
 // never matches its peers. The algorithm is whatever the blocking call
 // chooses for those arguments; its choice is cached on the communicator,
-// so a Start of fixed-size data allocates nothing: a goroutine (from the
-// runtime's free list) runs the blocking algorithm on the pinned view, as
-// the non-blocking collectives do (coll_nb.go). Goroutine ranks meet in
+// so a Start of fixed-size data allocates nothing: a Wait for the request
+// runs the blocking algorithm on the pinned view on the waiting goroutine,
+// or, if none comes within startGrace, the request's timer runs it on a
+// goroutine of its own, as the non-blocking collectives do (coll_nb.go;
+// collPlan.claim). Goroutine ranks meet in
 // memory there, as the blocking call does, at a meeting point that
 // belongs to the request (Comm.ownMeet: a communicator's own meet holds
 // one call at a time, and a persistent collective may be in flight while
@@ -67,6 +70,42 @@ type collPlan struct {
 	// reaper may complete a request whose goroutine still runs, and a new
 	// Start must not reuse the engine request under it.
 	busy atomic.Bool
+	// claimed is set by whichever runs the Start: a Wait for the request,
+	// or the timer's goroutine when no Wait came in time (claim).
+	claimed atomic.Bool
+	// timer runs a Start that no Wait has claimed after startGrace.
+	timer *time.Timer
+}
+
+// startGrace is how long a Start waits for a Wait to run it on the
+// waiting goroutine before a goroutine of its own runs it.
+const startGrace = 20 * time.Microsecond
+
+// claim runs the Start in flight unless another goroutine has taken it:
+// a Wait for the request, or the Start's timer. A rank that starts and
+// then waits for the request (an iterative solver's loop) runs the
+// collective on its own goroutine, which meets the other ranks in memory
+// or polls the transports as the blocking call does, instead of parking
+// while another goroutine runs it and wakes it (an 8-byte Allreduce then
+// cost several times the plain call, and a goroutine made at each Start
+// woke an idle processor, which often ran it first). If the rank waits
+// for something else first (the Starts of several requests waited for
+// in another order than on its peers, or Test in a loop), the timer runs
+// the collective on a goroutine of its own after startGrace, so no order
+// of waits can hang.
+func (pl *collPlan) claim() {
+	if pl.claimed.CompareAndSwap(false, true) {
+		pl.exec()
+	}
+}
+
+// claimNow is claim from a Wait: it also stops the timer, which has
+// nothing left to run.
+func (pl *collPlan) claimNow() {
+	if pl.claimed.CompareAndSwap(false, true) {
+		pl.timer.Stop()
+		pl.exec()
+	}
 }
 
 // exec runs one Start of the collective and completes its request.
@@ -97,7 +136,8 @@ func (pl *collPlan) start(r *Request) error {
 		return r.c.fail("Start", ErrRequest, loc{}, "the previous run of %s has not finished", pl.op)
 	}
 	pl.er = r.activate()
-	go pl.run()
+	pl.claimed.Store(false)
+	pl.timer.Reset(startGrace)
 	return nil
 }
 
@@ -167,7 +207,9 @@ func (c *Comm) collInit(op string, check func() error, desc func() uint64, units
 		return nil, c.fail(op, ErrOther, loc{}, "the ranks of %s made different persistent collectives here, or gave different roots or type signatures: the Init calls must be made in the same order, with matching arguments, on every rank", c.Name())
 	}
 	pl := &collPlan{v: c.pinnedView(tag), body: body, op: op}
-	pl.run = pl.exec
+	pl.run = pl.claim
+	pl.timer = time.AfterFunc(time.Hour, pl.run)
+	pl.timer.Stop()
 	if units == 0 {
 		// Goroutine ranks meet in memory, as the blocking call does, at
 		// a meeting point of the request's own (Comm.ownMeet).
@@ -181,7 +223,11 @@ func (c *Comm) collInit(op string, check func() error, desc func() uint64, units
 	r.x.finish = pl.finish
 	r.x.activeFree = true
 	r.x.parkNow = true
-	r.x.freed = pl.v.leaveMeet
+	r.x.inline = pl.claimNow
+	r.x.freed = func() {
+		pl.timer.Stop()
+		pl.v.leaveMeet()
+	}
 	return r, nil
 }
 

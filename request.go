@@ -170,7 +170,11 @@ type reqMore struct {
 	// whose own waits poll; polling here too only keeps that goroutine
 	// from a core (on a real-time thread, for the whole poll).
 	parkNow bool
-	part    *partState // a partitioned send or receive (part.go)
+	// inline, for a persistent collective, runs its Start on the waiting
+	// goroutine if the Start's own goroutine has not begun it yet
+	// (collPlan.claim).
+	inline func()
+	part   *partState // a partitioned send or receive (part.go)
 	// freed, if set, lets go of what the request holds once it is freed
 	// (a persistent collective's meeting point).
 	freed func()
@@ -680,6 +684,13 @@ func (r *Request) waitLocked(b *erBatch, st *Status, locked bool) error {
 	prog := r.c.progress()
 	if x := r.x; x != nil && x.parkNow {
 		prog = nil
+	}
+	if x := r.x; x != nil && x.inline != nil && !er.Done() {
+		r.pin()
+		r.unlockIf(locked)
+		x.inline()
+		r.lockIf(locked)
+		r.unpin()
 	}
 	for !er.Done() {
 		r.pin()

@@ -7,8 +7,10 @@ package pcoll_test
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/mpigo/mpi"
 	"github.com/mpigo/mpi/internal/conformance"
@@ -294,10 +296,18 @@ func TestPersistentStartOrder(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if c.Rank()%2 == 0 {
-				err = mpi.WaitAll(ra, rb)
-			} else {
-				err = mpi.WaitAll(rb, ra)
+			// Waited for in crossed orders too, one Wait at a time: a
+			// Wait runs its own request's Start on the waiting goroutine
+			// when it comes first, and the other Start's goroutine runs
+			// that one meanwhile.
+			first, second := ra, rb
+			if c.Rank()%2 == 1 {
+				first, second = rb, ra
+			}
+			if round%2 == 0 {
+				err = mpi.WaitAll(first, second)
+			} else if _, err = first.Wait(); err == nil {
+				_, err = second.Wait()
 			}
 			if err != nil {
 				return err
@@ -395,4 +405,40 @@ func run(r *mpi.Request) error {
 	}
 	_, err := r.Wait()
 	return err
+}
+
+// TestPersistentTestLoop: a Start that no Wait runs (the rank polls with
+// Test, as a program overlapping work does) is run by the request's own
+// goroutine, and completes with the right data.
+func TestPersistentTestLoop(t *testing.T) {
+	conformance.Run(t, 3, func(c *mpi.Comm) error {
+		a, sum := []int64{int64(c.Rank() + 1)}, []int64{0}
+		r, err := mpi.AllreduceInit(c, a, sum, mpi.Sum[int64]())
+		if err != nil {
+			return err
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for round := range 5 {
+			if err := r.Start(); err != nil {
+				return err
+			}
+			for {
+				done, _, err := r.Test()
+				if err != nil {
+					return err
+				}
+				if done {
+					break
+				}
+				if time.Now().After(deadline) {
+					return fmt.Errorf("rank %d round %d: Test never saw the Start complete", c.Rank(), round)
+				}
+				runtime.Gosched()
+			}
+			if want := int64(c.Size() * (c.Size() + 1) / 2); sum[0] != want {
+				return fmt.Errorf("rank %d round %d: sum %d, want %d", c.Rank(), round, sum[0], want)
+			}
+		}
+		return r.Free()
+	})
 }
