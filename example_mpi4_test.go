@@ -177,3 +177,40 @@ func ExampleComm_SplitType_hwGuided() {
 	})
 	// Output: 2 true
 }
+
+// With an automatic buffer (MPI-4.1's MPI_BUFFER_AUTOMATIC), buffered
+// sends of any number and size need no buffer sized in advance: each gets
+// room of its own until it has left.
+func ExampleComm_AttachBufferAutomatic() {
+	mpi.Run(2, func(c *mpi.Comm) error {
+		if err := c.AttachBufferAutomatic(); err != nil {
+			return err
+		}
+		peer := 1 - c.Rank()
+		for i := range 3 {
+			// Bsend returns at once, whether or not the peer receives yet.
+			if err := mpi.Bsend(c, make([]float64, 1000*(i+1)), peer, i); err != nil {
+				return err
+			}
+		}
+		for i := range 3 {
+			v, _, err := mpi.Recv[[]float64](c, peer, i)
+			if err != nil {
+				return err
+			}
+			if c.Rank() == 0 {
+				fmt.Println("message", i, "holds", len(v), "values")
+			}
+		}
+		buf, err := c.DetachBuffer()
+		if c.Rank() == 0 {
+			fmt.Println("detached:", buf == nil, err)
+		}
+		return err
+	})
+	// Output:
+	// message 0 holds 1000 values
+	// message 1 holds 2000 values
+	// message 2 holds 3000 values
+	// detached: true <nil>
+}
