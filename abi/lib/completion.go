@@ -89,7 +89,7 @@ func waitOne(fn string, p unsafe.Pointer, st unsafe.Pointer) int32 {
 	s, err := e.r.Wait()
 	release((*uintptr)(p), e)
 	rc := e.ce.check(fn, err)
-	setStatus(st, s, rc)
+	setStatus(st, s)
 	return rc
 }
 
@@ -129,7 +129,7 @@ func implTest(request, flag, st unsafe.Pointer) int32 {
 	}
 	release((*uintptr)(request), e)
 	rc := e.ce.check(fn, err)
-	setStatus(st, s, rc)
+	setStatus(st, s)
 	return rc
 }
 
@@ -248,11 +248,11 @@ func finishAll(fn string, hs []uintptr, es []reqEntry, stats []mpi.Status, sts u
 	errs := failures(err, len(hs))
 	for i := range hs {
 		if es[i].r == nil {
-			setEmptyStatus(statusAt(sts, i))
+			setEmptyStatusErr(statusAt(sts, i))
 			continue
 		}
 		if stats != nil {
-			setStatus(statusAt(sts, i), stats[i], codeOf(fn, errs[i]))
+			setStatusErr(statusAt(sts, i), stats[i], codeOf(fn, errs[i]))
 		}
 		release(&hs[i], es[i])
 	}
@@ -294,7 +294,7 @@ func finishOne(fn string, hs []uintptr, es []reqEntry, i int, s mpi.Status, err 
 	e := es[i]
 	release(&hs[i], e)
 	rc := e.ce.check(fn, err)
-	setStatus(st, s, rc)
+	setStatus(st, s)
 	return rc
 }
 
@@ -354,7 +354,7 @@ func finishSome(fn string, hs []uintptr, es []reqEntry, idx []int, stats []mpi.S
 	out := unsafe.Slice((*int32)(indices), len(hs))
 	for k, i := range idx {
 		out[k] = int32(i)
-		setStatus(statusAt(sts, k), stats[k], codeOf(fn, errs[i]))
+		setStatusErr(statusAt(sts, k), stats[k], codeOf(fn, errs[i]))
 		release(&hs[i], es[i])
 	}
 	if err != nil {
@@ -520,6 +520,6 @@ func implRequest_get_status(request uintptr, flag, st unsafe.Pointer) int32 {
 		return MPI_SUCCESS
 	}
 	rc := e.ce.check(fn, err)
-	setStatus(st, s, rc)
+	setStatus(st, s)
 	return rc
 }

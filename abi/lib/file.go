@@ -548,7 +548,7 @@ func access(fn string, fh uintptr, off int64, buf unsafe.Pointer, count int, dat
 	}
 	s, err := do(fe.f, off, b, count, t)
 	rc = fe.check(fn, err)
-	setStatus(st, s, rc)
+	setStatus(st, s)
 	return rc
 }
 
@@ -836,7 +836,7 @@ func end(fn string, fh uintptr, st unsafe.Pointer, do endFunc) int32 {
 	}
 	s, err := do(fe.f, nil)
 	rc = fe.check(fn, err)
-	setStatus(st, s, rc)
+	setStatus(st, s)
 	return rc
 }
 

@@ -19,8 +19,13 @@ type status struct {
 	_                [2]int32
 }
 
-func setStatus(p unsafe.Pointer, st mpi.Status, code int32) {
-	if p == nil { // MPI_STATUS_IGNORE
+// setStatus fills the status at p (nil: MPI_STATUS_IGNORE) of a call that
+// completes one operation. It leaves MPI_ERROR alone: the standard sets
+// that field only in the calls that return many statuses, where the
+// return code cannot say which operation failed, and programs (MPICH's
+// suite among them) check that a single completion does not touch it.
+func setStatus(p unsafe.Pointer, st mpi.Status) {
+	if p == nil {
 		return
 	}
 	s := (*status)(p)
@@ -37,7 +42,6 @@ func setStatus(p unsafe.Pointer, st mpi.Status, code int32) {
 	} else {
 		s.tag = int32(st.Tag)
 	}
-	s.err = code
 	n := uint64(st.Bytes())
 	s.countLo, s.countHi = int32(uint32(n)), int32(uint32(n>>32))
 	s.cancelled = 0
@@ -46,13 +50,35 @@ func setStatus(p unsafe.Pointer, st mpi.Status, code int32) {
 	}
 }
 
+// setStatusErr fills one status of an array that a multiple completion
+// (Waitall, Testsome, ...) returns, MPI_ERROR included.
+func setStatusErr(p unsafe.Pointer, st mpi.Status, code int32) {
+	if p == nil {
+		return
+	}
+	setStatus(p, st)
+	(*status)(p).err = code
+}
+
 // setEmptyStatus is the empty status of MPI: source MPI_ANY_SOURCE, tag
-// MPI_ANY_TAG, count 0.
+// MPI_ANY_TAG, count 0, not cancelled. MPI_ERROR is left alone, as in
+// setStatus; setEmptyStatusErr also sets it to MPI_SUCCESS.
 func setEmptyStatus(p unsafe.Pointer) {
 	if p == nil {
 		return
 	}
-	*(*status)(p) = status{source: MPI_ANY_SOURCE, tag: MPI_ANY_TAG}
+	s := (*status)(p)
+	s.source, s.tag = MPI_ANY_SOURCE, MPI_ANY_TAG
+	s.countLo, s.countHi, s.cancelled = 0, 0, 0
+}
+
+// setEmptyStatusErr is setEmptyStatus for one status of an array.
+func setEmptyStatusErr(p unsafe.Pointer) {
+	if p == nil {
+		return
+	}
+	setEmptyStatus(p)
+	(*status)(p).err = MPI_SUCCESS
 }
 
 // args resolves a communicator and a datatype.
@@ -68,9 +94,19 @@ func args(fn string, comm, datatype uintptr) (*commEntry, *mpi.Datatype, int32) 
 	return ce, t, 0
 }
 
+// noData is the datatype MPI_DATATYPE_NULL stands for in a point-to-point
+// call of no elements, which MPICH's suite (pt2pt/recvnull) expects to
+// work: the type describes nothing, so any will do.
+func noData(datatype uintptr, count int) uintptr {
+	if datatype == MPI_DATATYPE_NULL && count == 0 {
+		return MPI_BYTE
+	}
+	return datatype
+}
+
 func send(fn string, buf unsafe.Pointer, count int, datatype uintptr, dest, tag int32, comm uintptr,
 	do func(c *mpi.Comm, b []byte, n int, t *mpi.Datatype, dest, tag int) error) int32 {
-	ce, t, rc := args(fn, comm, datatype)
+	ce, t, rc := args(fn, comm, noData(datatype, count))
 	if ce == nil {
 		return rc
 	}
@@ -114,7 +150,7 @@ func implBsend_c(buf unsafe.Pointer, count int64, datatype uintptr, dest, tag in
 }
 
 func recv(fn string, buf unsafe.Pointer, count int, datatype uintptr, source, tag int32, comm uintptr, st unsafe.Pointer) int32 {
-	ce, t, rc := args(fn, comm, datatype)
+	ce, t, rc := args(fn, comm, noData(datatype, count))
 	if ce == nil {
 		return rc
 	}
@@ -124,7 +160,7 @@ func recv(fn string, buf unsafe.Pointer, count int, datatype uintptr, source, ta
 	}
 	s, err := ce.c.Recv(b, count, t, rankArg(source), tagArg(tag))
 	rc = ce.check(fn, err)
-	setStatus(st, s, rc)
+	setStatus(st, s)
 	return rc
 }
 
@@ -143,7 +179,7 @@ type startFunc = func(c *mpi.Comm, b []byte, n int, t *mpi.Datatype, peer, tag i
 // call; persistent requests keep their handle when they complete.
 func isend(fn string, buf unsafe.Pointer, count int, datatype uintptr, peer, tag int32, comm uintptr, request unsafe.Pointer,
 	persistent bool, do startFunc) int32 {
-	ce, t, rc := args(fn, comm, datatype)
+	ce, t, rc := args(fn, comm, noData(datatype, count))
 	if ce == nil {
 		return rc
 	}
@@ -244,11 +280,11 @@ func implRecv_init_c(buf unsafe.Pointer, count int64, datatype uintptr, source, 
 
 func sendrecv(fn string, sendbuf unsafe.Pointer, sendcount int, sendtype uintptr, dest, sendtag int32,
 	recvbuf unsafe.Pointer, recvcount int, recvtype uintptr, source, recvtag int32, comm uintptr, st unsafe.Pointer) int32 {
-	ce, stype, rc := args(fn, comm, sendtype)
+	ce, stype, rc := args(fn, comm, noData(sendtype, sendcount))
 	if ce == nil {
 		return rc
 	}
-	rtype, rc := typeArg(fn, ce, recvtype)
+	rtype, rc := typeArg(fn, ce, noData(recvtype, recvcount))
 	if rtype == nil {
 		return rc
 	}
@@ -262,7 +298,7 @@ func sendrecv(fn string, sendbuf unsafe.Pointer, sendcount int, sendtype uintptr
 	}
 	s, err := ce.c.Sendrecv(sb, sendcount, stype, rankArg(dest), tagArg(sendtag), rb, recvcount, rtype, rankArg(source), tagArg(recvtag))
 	rc = ce.check(fn, err)
-	setStatus(st, s, rc)
+	setStatus(st, s)
 	return rc
 }
 
@@ -277,7 +313,7 @@ func implSendrecv_c(sendbuf unsafe.Pointer, sendcount int64, sendtype uintptr, d
 }
 
 func sendrecvReplace(fn string, buf unsafe.Pointer, count int, datatype uintptr, dest, sendtag, source, recvtag int32, comm uintptr, st unsafe.Pointer) int32 {
-	ce, t, rc := args(fn, comm, datatype)
+	ce, t, rc := args(fn, comm, noData(datatype, count))
 	if ce == nil {
 		return rc
 	}
@@ -287,7 +323,7 @@ func sendrecvReplace(fn string, buf unsafe.Pointer, count int, datatype uintptr,
 	}
 	s, err := ce.c.SendrecvReplace(b, count, t, rankArg(dest), tagArg(sendtag), rankArg(source), tagArg(recvtag))
 	rc = ce.check(fn, err)
-	setStatus(st, s, rc)
+	setStatus(st, s)
 	return rc
 }
 
@@ -307,7 +343,7 @@ func implProbe(source, tag int32, comm uintptr, st unsafe.Pointer) int32 {
 	}
 	s, err := ce.c.Probe(rankArg(source), tagArg(tag))
 	rc = ce.check(fn, err)
-	setStatus(st, s, rc)
+	setStatus(st, s)
 	return rc
 }
 
@@ -326,7 +362,7 @@ func implIprobe(source, tag int32, comm uintptr, flag, st unsafe.Pointer) int32 
 	}
 	setFlag(flag, ok)
 	if ok {
-		setStatus(st, s, MPI_SUCCESS)
+		setStatus(st, s)
 	}
 	return MPI_SUCCESS
 }
@@ -360,7 +396,7 @@ func implMprobe(source, tag int32, comm uintptr, message, st unsafe.Pointer) int
 		return rc
 	}
 	putMessage(message, m, source)
-	setStatus(st, s, MPI_SUCCESS)
+	setStatus(st, s)
 	return MPI_SUCCESS
 }
 
@@ -380,7 +416,7 @@ func implImprobe(source, tag int32, comm uintptr, flag, message, st unsafe.Point
 	setFlag(flag, ok)
 	if ok {
 		putMessage(message, m, source)
-		setStatus(st, s, MPI_SUCCESS)
+		setStatus(st, s)
 	}
 	return MPI_SUCCESS
 }
@@ -413,7 +449,7 @@ func messageArg(fn string, p unsafe.Pointer) (m *mpi.Message, noProc bool, rc in
 // errors go to MPI_COMM_WORLD's handler (the message's communicator is
 // not at hand).
 func recvArgs(fn string, buf unsafe.Pointer, count int, datatype uintptr) (*mpi.Datatype, []byte, int32) {
-	t, rc := typeArg(fn, &world, datatype)
+	t, rc := typeArg(fn, &world, noData(datatype, count))
 	if t == nil {
 		return nil, nil, rc
 	}
@@ -444,7 +480,7 @@ func mrecv(fn string, buf unsafe.Pointer, count int, datatype uintptr, message, 
 		s, err = m.Recv(b, count, t)
 	}
 	rc = world.check(fn, err)
-	setStatus(st, s, rc)
+	setStatus(st, s)
 	return rc
 }
 

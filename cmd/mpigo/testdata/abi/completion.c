@@ -195,6 +195,31 @@ int main(int argc, char **argv)
 	expect(MPI_Waitany(1, rq, &idx, &st), MPI_ERR_TRUNCATE, "Waitany of a truncated receive");
 	CHECK(idx == 0 && rq[0] == MPI_REQUEST_NULL, "Waitany error: idx %d", idx);
 
+	/* A call that completes one operation leaves MPI_ERROR alone (the
+	 * return code says it all), for a message, an empty status and
+	 * MPI_PROC_NULL alike; only the calls of many statuses set it. */
+	{
+		MPI_Message msg;
+		MPI_Request nul = MPI_REQUEST_NULL;
+		OK(MPI_Irecv(in, 1, MPI_INT, left, 35, MPI_COMM_WORLD, &rq[0]));
+		OK(MPI_Send(out, 1, MPI_INT, right, 35, MPI_COMM_WORLD));
+		st.MPI_ERROR = MPI_ERR_DIMS;
+		OK(MPI_Wait(&rq[0], &st));
+		CHECK(st.MPI_ERROR == MPI_ERR_DIMS && st.MPI_TAG == 35, "Wait set MPI_ERROR to %d", st.MPI_ERROR);
+		st.MPI_ERROR = MPI_ERR_DIMS;
+		OK(MPI_Wait(&nul, &st));
+		CHECK(st.MPI_ERROR == MPI_ERR_DIMS && st.MPI_SOURCE == MPI_ANY_SOURCE, "Wait(MPI_REQUEST_NULL) set MPI_ERROR to %d", st.MPI_ERROR);
+		st.MPI_ERROR = MPI_ERR_DIMS;
+		OK(MPI_Mprobe(MPI_PROC_NULL, 5, MPI_COMM_WORLD, &msg, &st));
+		CHECK(st.MPI_ERROR == MPI_ERR_DIMS && st.MPI_SOURCE == MPI_PROC_NULL, "Mprobe(MPI_PROC_NULL) set MPI_ERROR to %d", st.MPI_ERROR);
+		st.MPI_ERROR = MPI_ERR_TOPOLOGY;
+		OK(MPI_Mrecv(in, 1, MPI_INT, &msg, &st));
+		CHECK(st.MPI_ERROR == MPI_ERR_TOPOLOGY, "Mrecv(MPI_MESSAGE_NO_PROC) set MPI_ERROR to %d", st.MPI_ERROR);
+		st.MPI_ERROR = MPI_ERR_DIMS;
+		OK(MPI_Sendrecv(out, 1, MPI_INT, right, 36, in, 1, MPI_INT, left, 36, MPI_COMM_WORLD, &st));
+		CHECK(st.MPI_ERROR == MPI_ERR_DIMS, "Sendrecv set MPI_ERROR to %d", st.MPI_ERROR);
+	}
+
 	/* Bad arguments. */
 	expect(MPI_Waitall(-1, rq, sts), MPI_ERR_COUNT, "Waitall of a negative count");
 	expect(MPI_Waitall(2, NULL, sts), MPI_ERR_ARG, "Waitall of NULL");

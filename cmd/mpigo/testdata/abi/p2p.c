@@ -69,6 +69,25 @@ int main(int argc, char **argv)
 	OK(MPI_Recv(r, 1, MPI_DOUBLE, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st));
 	CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG, "PROC_NULL status %d %d", st.MPI_SOURCE, st.MPI_TAG);
 
+	/* No elements of MPI_DATATYPE_NULL: nothing to describe, accepted
+	 * (MPICH's pt2pt/recvnull); one element of it is still an error. */
+	{
+		MPI_Request rq;
+		int cls = -1, rc;
+		OK(MPI_Irecv(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 10, MPI_COMM_WORLD, &rq));
+		OK(MPI_Wait(&rq, &st));
+		CHECK(st.MPI_SOURCE == MPI_PROC_NULL, "Irecv of MPI_DATATYPE_NULL: source %d", st.MPI_SOURCE);
+		OK(MPI_Recv(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 10, MPI_COMM_WORLD, &st));
+		OK(MPI_Send(NULL, 0, MPI_DATATYPE_NULL, right, 11, MPI_COMM_WORLD));
+		OK(MPI_Recv(NULL, 0, MPI_DATATYPE_NULL, left, 11, MPI_COMM_WORLD, &st));
+		CHECK(st.MPI_SOURCE == left && st.MPI_TAG == 11, "empty message of MPI_DATATYPE_NULL: %d %d", st.MPI_SOURCE, st.MPI_TAG);
+		OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+		rc = MPI_Send(d, 1, MPI_DATATYPE_NULL, MPI_PROC_NULL, 0, MPI_COMM_WORLD);
+		OK(MPI_Error_class(rc, &cls));
+		CHECK(cls == MPI_ERR_TYPE, "one MPI_DATATYPE_NULL: class %d", cls);
+		OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+	}
+
 	/* Many messages each way, in order. */
 	for (i = 0; i < 100; i++) {
 		int v = i;
