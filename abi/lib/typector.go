@@ -713,16 +713,27 @@ func implType_match_size(typeclass, size int32, datatype unsafe.Pointer) int32 {
 	if datatype == nil {
 		return nullArray(fn, "datatype")
 	}
-	var h uintptr
+	// The first type of the class with that size; long double counts
+	// where this compiler gives it a size of its own (16 bytes on
+	// x86-64 and arm64, where MPICH's suite asks for it).
+	var candidates []uintptr
 	switch typeclass {
 	case MPI_TYPECLASS_INTEGER:
-		h = map[int32]uintptr{1: MPI_INT8_T, 2: MPI_INT16_T, 4: MPI_INT32_T, 8: MPI_INT64_T}[size]
+		candidates = []uintptr{MPI_INT8_T, MPI_INT16_T, MPI_INT32_T, MPI_INT64_T}
 	case MPI_TYPECLASS_REAL:
-		h = map[int32]uintptr{4: MPI_FLOAT, 8: MPI_DOUBLE}[size]
+		candidates = []uintptr{MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE}
 	case MPI_TYPECLASS_COMPLEX:
-		h = map[int32]uintptr{8: MPI_C_FLOAT_COMPLEX, 16: MPI_C_DOUBLE_COMPLEX}[size]
+		candidates = []uintptr{MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX}
 	default:
 		return raise(fn, noComm, classErr(MPI_ERR_ARG, fmt.Sprintf("%d is not a type class", typeclass)))
+	}
+	predefTypesMu.Do(setupTypes)
+	var h uintptr
+	for _, c := range candidates {
+		if t := predefTypes[c]; t != nil && t.Size() == int(size) {
+			h = c
+			break
+		}
 	}
 	if h == 0 {
 		return raise(fn, noComm, classErr(MPI_ERR_ARG, fmt.Sprintf("no datatype of class %d has %d bytes", typeclass, size)))

@@ -46,6 +46,18 @@ int main(int argc, char **argv)
 	CHECK(ext == (MPI_Aint)sizeof(long double _Complex), "long double complex extent %ld", (long)ext);
 	OK(MPI_Type_get_extent(MPI_LONG_DOUBLE_INT, &lb, &ext));
 	CHECK(ext == (MPI_Aint)sizeof(struct ldi), "MPI_LONG_DOUBLE_INT extent %ld, want %zu", (long)ext, sizeof(struct ldi));
+	/* MPI_Type_match_size finds long double by its size (MPICH's
+	 * datatype/tmatchsize). */
+	{
+		MPI_Datatype m;
+		int msz;
+		OK(MPI_Type_match_size(MPI_TYPECLASS_REAL, sizeof(long double), &m));
+		OK(MPI_Type_size(m, &msz));
+		CHECK(msz == (int)sizeof(long double), "match_size real %zu: size %d", sizeof(long double), msz);
+		OK(MPI_Type_match_size(MPI_TYPECLASS_COMPLEX, sizeof(long double _Complex), &m));
+		OK(MPI_Type_size(m, &msz));
+		CHECK(msz == (int)sizeof(long double _Complex), "match_size complex: size %d", msz);
+	}
 	char name[MPI_MAX_OBJECT_NAME];
 	int n;
 	OK(MPI_Type_get_name(MPI_LONG_DOUBLE, name, &n));
