@@ -461,14 +461,11 @@ func TestNonblocking(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		for {
+		if err := pollUntil("Ibcast of a long buffer", func() (bool, error) {
 			done, _, err := r.Test()
-			if err != nil {
-				return err
-			}
-			if done {
-				break
-			}
+			return done, err
+		}); err != nil {
+			return err
 		}
 		if long[12345] != byte(12345%256) {
 			return check(c, false, "Ibcast long: %d", long[12345])

@@ -75,14 +75,11 @@ func TestInactiveRequests(t *testing.T) {
 			if err := r.Start(); err != nil {
 				return err
 			}
-			for {
+			if err := pollUntil("started persistent request", func() (bool, error) {
 				ok, _, err := r.Test()
-				if err != nil {
-					return err
-				}
-				if ok {
-					break
-				}
+				return ok, err
+			}); err != nil {
+				return err
 			}
 			ok, st, err := r.Test()
 			if !ok {

@@ -61,14 +61,8 @@ func TestRMAPSCW(t *testing.T) {
 				return err
 			}
 			if round == 2 {
-				for {
-					ok, err := w.Test()
-					if err != nil {
-						return err
-					}
-					if ok {
-						break
-					}
+				if err := pollUntil("exposure epoch", w.Test); err != nil {
+					return err
 				}
 			} else if err := w.Wait(); err != nil {
 				return err

@@ -57,33 +57,16 @@ func opArg(fn string, ce *commEntry, h uintptr) (*mpi.ReduceOp, int32) {
 // their handles (setupTypes calls it). MPI_LONG_INT is mpigo's CLongInt
 // only where C's long has 64 bits; MPI_LONG_DOUBLE_INT has no Go type.
 func setupPairTypes() {
-	pairs := []struct {
-		h    uintptr
-		name string
-		t    *mpi.Datatype
-	}{
+	pairs := []predef{
 		{MPI_FLOAT_INT, "MPI_FLOAT_INT", mpi.CFloatInt},
 		{MPI_DOUBLE_INT, "MPI_DOUBLE_INT", mpi.CDoubleInt},
 		{MPI_2INT, "MPI_2INT", mpi.C2Int},
 		{MPI_SHORT_INT, "MPI_SHORT_INT", mpi.CShortInt},
 	}
 	if unsafe.Sizeof(C.long(0)) == 8 {
-		pairs = append(pairs, struct {
-			h    uintptr
-			name string
-			t    *mpi.Datatype
-		}{MPI_LONG_INT, "MPI_LONG_INT", mpi.CLongInt})
+		pairs = append(pairs, predef{MPI_LONG_INT, "MPI_LONG_INT", mpi.CLongInt})
 	}
-	for _, p := range pairs {
-		d, err := p.t.Dup()
-		if err != nil {
-			panic(err)
-		}
-		d.SetName(p.name)
-		predefTypes[p.h] = d
-		typeHandles.Store(d, p.h)
-		pairTypes[d] = true
-	}
+	registerPredef(pairs, true)
 }
 
 // opCreate wraps a C user function as an mpigo operation: mpigo calls it

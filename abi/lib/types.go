@@ -59,11 +59,7 @@ func setupTypes() {
 		sWchar = unsafe.Sizeof(C.wchar_t(0))
 		sAint  = unsafe.Sizeof(uintptr(0))
 	)
-	for _, p := range []struct {
-		h    uintptr
-		name string
-		t    *mpi.Datatype
-	}{
+	registerPredef([]predef{
 		{MPI_AINT, "MPI_AINT", intOfSize(sAint, true)},
 		{MPI_COUNT, "MPI_COUNT", mpi.Int64},
 		{MPI_OFFSET, "MPI_OFFSET", mpi.Int64},
@@ -113,43 +109,46 @@ func setupTypes() {
 		{MPI_REAL8, "MPI_REAL8", mpi.Float64},
 		{MPI_COMPLEX8, "MPI_COMPLEX8", mpi.Complex64},
 		{MPI_COMPLEX16, "MPI_COMPLEX16", mpi.Complex128},
-	} {
+	}, false)
+	setupPairTypes()
+	if ld, cplx, pair := longDoubleTypes(); ld != nil {
+		registerPredef([]predef{
+			{MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE", ld},
+			{MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", cplx},
+			{MPI_CXX_LONG_DOUBLE_COMPLEX, "MPI_CXX_LONG_DOUBLE_COMPLEX", cplx},
+		}, false)
+		registerPredef([]predef{{MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT", pair}}, true)
+	}
+}
+
+// predef is a predefined datatype of the ABI: its handle, its name and
+// the mpigo datatype it stands for.
+type predef struct {
+	h    uintptr
+	name string
+	t    *mpi.Datatype
+}
+
+// registerPredef makes each type of ps the datatype of its handle: a
+// named duplicate of it (MPI_BYTE and MPI_PACKED keep their identity:
+// mpigo treats them as untyped bytes that match anything), known by
+// typeHandle; pair marks them as the value-index pairs of MINLOC and
+// MAXLOC.
+func registerPredef(ps []predef, pair bool) {
+	for _, p := range ps {
 		t := p.t
-		// MPI_BYTE and MPI_PACKED keep their identity: mpigo treats them
-		// as untyped bytes that match anything.
 		if t != mpi.Byte && t != mpi.Packed {
 			d, err := t.Dup()
 			if err != nil {
-				panic(err)
+				panic(err) // a predefined type always duplicates
 			}
 			d.SetName(p.name)
 			t = d
 		}
 		predefTypes[p.h] = t
 		typeHandles.Store(t, p.h)
-	}
-	setupPairTypes()
-	if ld, cplx, pair := longDoubleTypes(); ld != nil {
-		for _, p := range []struct {
-			h    uintptr
-			name string
-			t    *mpi.Datatype
-		}{
-			{MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE", ld},
-			{MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", cplx},
-			{MPI_CXX_LONG_DOUBLE_COMPLEX, "MPI_CXX_LONG_DOUBLE_COMPLEX", cplx},
-			{MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT", pair},
-		} {
-			d, err := p.t.Dup()
-			if err != nil {
-				panic(err)
-			}
-			d.SetName(p.name)
-			predefTypes[p.h] = d
-			typeHandles.Store(d, p.h)
-			if p.h == MPI_LONG_DOUBLE_INT {
-				pairTypes[d] = true
-			}
+		if pair {
+			pairTypes[t] = true
 		}
 	}
 }
