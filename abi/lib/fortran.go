@@ -40,6 +40,11 @@ func implAbi_set_fortran_info(info uintptr) int32 {
 	if fortran.infoSet {
 		return raise(fn, noComm, classErr(MPI_ERR_ABI, "the Fortran ABI information was set before (it may be set once)"))
 	}
+	ft, err := makeFortranTypes(in)
+	if err != nil {
+		return raise(fn, noComm, classErr(MPI_ERR_ABI, err.Error()))
+	}
+	publishFortranTypes(ft)
 	fortran.info, fortran.infoSet = in.Dup(), true
 	return MPI_SUCCESS
 }

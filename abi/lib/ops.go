@@ -159,6 +159,9 @@ func reduceLocal(fn string, inbuf, inoutbuf unsafe.Pointer, count int, datatype,
 	if o, rc = ldOp(fn, nil, o, t); o == nil {
 		return rc
 	}
+	if o, rc = fortranPairOp(fn, nil, o, t); o == nil {
+		return rc
+	}
 	if rc := opOnType(fn, nil, o, t); rc != 0 {
 		return rc
 	}

@@ -23,6 +23,9 @@ func redArgs(fn string, comm, datatype, op uintptr) (*commEntry, *mpi.Datatype, 
 	if o, rc = ldOp(fn, ce, o, t); o == nil { // longdouble.go
 		return nil, nil, nil, rc
 	}
+	if o, rc = fortranPairOp(fn, ce, o, t); o == nil { // fortrantypes.go
+		return nil, nil, nil, rc
+	}
 	if rc := opOnType(fn, ce, o, t); rc != 0 {
 		return nil, nil, nil, rc
 	}

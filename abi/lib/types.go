@@ -95,8 +95,7 @@ func setupTypes() {
 		{MPI_UINT64_T, "MPI_UINT64_T", mpi.Uint64},
 		// Fortran's types of a fixed size (those of the default kinds,
 		// MPI_INTEGER and the like, take their sizes from the Fortran
-		// compiler through MPI_Abi_set_fortran_info, and are not
-		// supported yet).
+		// compiler through MPI_Abi_set_fortran_info: fortrantypes.go).
 		{MPI_INTEGER1, "MPI_INTEGER1", mpi.Int8},
 		{MPI_INTEGER2, "MPI_INTEGER2", mpi.Int16},
 		{MPI_INTEGER4, "MPI_INTEGER4", mpi.Int32},
@@ -163,6 +162,11 @@ func typeArg(fn string, ce *commEntry, h uintptr) (*mpi.Datatype, int32) {
 		}
 		if h == MPI_DATATYPE_NULL {
 			return nil, raiseOn(fn, ce, classErr(MPI_ERR_TYPE, "MPI_DATATYPE_NULL is not a datatype"))
+		}
+		if t, why := fortranType(h); t != nil {
+			return t, 0
+		} else if why != "" {
+			return nil, raiseOn(fn, ce, classErr(MPI_ERR_TYPE, why))
 		}
 		if h >= MPI_DATATYPE_NULL {
 			return nil, raiseOn(fn, ce, classErr(MPI_ERR_TYPE, fmt.Sprintf("the predefined datatype %#x is not supported by mpigo's ABI yet", h)))

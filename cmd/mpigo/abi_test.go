@@ -29,7 +29,7 @@ var (
 // abiPrograms are the C programs of testdata/abi.
 var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo", "attrs", "errh", "greq",
 	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll", "info", "waits", "hang", "finattr", "abortcode", "session",
-	"io_basic", "io_nb", "io_errors", "spawn", "ports", "datarep", "bottomw", "ldouble"}
+	"io_basic", "io_nb", "io_errors", "spawn", "ports", "datarep", "bottomw", "ldouble", "fortran"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -102,6 +102,8 @@ func TestABIPrograms(t *testing.T) {
 		{"bottomw", 0, "bottomw OK"},
 		{"ldouble", 0, "ldouble OK"},
 		{"ldouble", 3, "ldouble OK"},
+		{"fortran", 0, "fortran OK"},
+		{"fortran", 3, "fortran OK"},
 		{"bottomw", 3, "bottomw OK"},
 		{"types", 2, "types OK"},
 		{"errors", 0, "errors OK"},

@@ -166,8 +166,13 @@ int main(int argc, char **argv)
 	CHECK(got == MPI_INFO_NULL, "Fortran info before any was set");
 	OK(MPI_Info_create(&fi));
 	OK(MPI_Info_set(fi, "mpi_integer_size", "4"));
-	OK(MPI_Abi_set_fortran_info(fi));
 	int ec = -1;
+	OK(MPI_Error_class(MPI_Abi_set_fortran_info(fi), &ec));
+	CHECK(ec == MPI_ERR_ABI, "set_fortran_info without the real, double precision and logical sizes: class %d", ec);
+	OK(MPI_Info_set(fi, "mpi_real_size", "4"));
+	OK(MPI_Info_set(fi, "mpi_double_precision_size", "8"));
+	OK(MPI_Info_set(fi, "mpi_logical_size", "4"));
+	OK(MPI_Abi_set_fortran_info(fi));
 	OK(MPI_Error_class(MPI_Abi_set_fortran_info(fi), &ec));
 	CHECK(ec == MPI_ERR_ABI, "a second set_fortran_info: class %d", ec);
 	OK(MPI_Info_free(&fi));
