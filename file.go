@@ -379,7 +379,7 @@ func OpenFile(c *Comm, name string, amode int, info *Info) (_ *File, err error) 
 	if err != nil {
 		return nil, err
 	}
-	fc.SetErrHandler(ErrorsReturn)
+	fc.SetErrHandler(fileCommErrors)
 	fc.SetName(c.Name() + " (file)")
 	fail := func(class error, cause error, format string, args ...any) (*File, error) {
 		_ = fc.Free()
@@ -509,6 +509,21 @@ func OpenFile(c *Comm, name string, amode int, info *Info) (_ *File, err error) 
 	}
 	return f, nil
 }
+
+// fileCommErrors is the error handler of a file's own communicator: it
+// returns every error, and revokes the communicator when a step on it
+// meets a failed process (under fault tolerance). A rank that dies
+// during a collective access fails the steps of only the ranks that wait
+// for it directly; the others would wait for those ranks, which have
+// given up, and the program cannot revoke a communicator it never sees.
+// Revoked, every step of every rank on it fails with ErrRevoked at once,
+// so every rank's call returns an error, and the file can only be
+// closed.
+var fileCommErrors = NewErrHandler(func(c *Comm, err error) {
+	if c.p.ft != nil && (errors.Is(err, ErrProcFailed) || errors.Is(err, ErrRevoked)) && !c.IsRevoked() {
+		_ = c.Revoke()
+	}
+})
 
 // wrapOS turns an OS error into an error of its class, for classIndex.
 func wrapOS(err error) error {
