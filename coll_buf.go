@@ -86,7 +86,7 @@ func (c *Comm) lowOpArgs(name string, count int, dt *Datatype, op *ReduceOp) (in
 	if dt == nil {
 		return 0, c.argErr(name, ErrType, "nil datatype")
 	}
-	if s := dt.checkComm(); s != "" {
+	if s := c.typeProblem(dt); s != "" {
 		return 0, c.argErr(name, ErrType, "%s", s)
 	}
 	if count < 0 {
@@ -808,7 +808,7 @@ func (c *Comm) alltoallw(name string, sendbuf []byte, sendcounts, sdispls []int,
 			if dt == nil {
 				return nil, nil, c.argErr(name, ErrType, "%s: nil datatype for rank %d", what, i)
 			}
-			if s := dt.checkComm(); s != "" {
+			if s := c.typeProblem(dt); s != "" {
 				return nil, nil, c.argErr(name, ErrType, "%s datatype for rank %d: %s", what, i, s)
 			}
 			if counts[i] < 0 || displs[i] < 0 {

@@ -29,7 +29,18 @@ import (
 func (c *Comm) pinnedView(tag int) *Comm {
 	v := &Comm{p: c.p, ctx: c.ctx, rank: c.rank, group: c.group, name: c.name, shadow: c.shadow, pinned: tag + 1, hc: c.hc.snapshot(), topo: c.topo, inter: c.inter}
 	v.errh.Store(ErrorsReturn)
+	v.freeEpoch = freeEpoch.Load()
 	return v
+}
+
+// typeProblem is dt.checkComm for a collective on c. A pinned view runs
+// a non-blocking or persistent collective after its call returned, and
+// a datatype the program freed since still counts as usable there.
+func (c *Comm) typeProblem(dt *Datatype) string {
+	if c.pinned != 0 {
+		return dt.checkCommBefore(c.freeEpoch)
+	}
+	return dt.checkComm()
 }
 
 // startColl starts body on a pinned view of c in its own goroutine and

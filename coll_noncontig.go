@@ -62,7 +62,7 @@ func (c *Comm) collBuf(op string, buf []byte, count int, dt *Datatype, pack bool
 	if isBottom(buf) {
 		return nil, nil, c.fail(op, ErrBuffer, loc{}, "collectives do not take Bottom: pass the buffer")
 	}
-	if dt != nil && dt.padded && dt.checkComm() == "" && count >= 0 && dt.block() > 0 {
+	if dt != nil && dt.padded && c.typeProblem(dt) == "" && count >= 0 && dt.block() > 0 {
 		// Whole elements, padding included (pair types, DatatypeOf's
 		// structs): the padding is never read, so no staging. The
 		// product is checked: a wrapped one would slice the buffer wrong.
@@ -118,7 +118,7 @@ func (c *Comm) checkV(name, what string, buf []byte, counts, displs []int, dt *D
 	if dt == nil {
 		return nil, nil, nil, nil, c.argErr(name, ErrType, "nil %s datatype", what)
 	}
-	if s := dt.checkComm(); s != "" {
+	if s := c.typeProblem(dt); s != "" {
 		return nil, nil, nil, nil, c.argErr(name, ErrType, "%s", s)
 	}
 	if len(counts) != p || (displs != nil && len(displs) != p) {
@@ -292,7 +292,7 @@ func alignedBytes(n, org int64) []byte {
 // result) and where to unpack the result. sendCount < 0: this rank sends
 // nothing.
 func (c *Comm) stageReduction(name string, sendbuf []byte, sendCount int, recvbuf []byte, recvCount int, dt *Datatype) (pdt *Datatype, sb, rb []byte, rsp *dspan, err error) {
-	if s := dt.checkComm(); s != "" {
+	if s := c.typeProblem(dt); s != "" {
 		return nil, nil, nil, nil, c.argErr(name, ErrType, "%s", s)
 	}
 	pdt = dt.packedType()

@@ -44,8 +44,9 @@ type Comm struct {
 	freed atomic.Bool
 	mix   atomic.Uint32 // mixed's answer, once known in a mixed job: 1 no, 2 yes (hetero.go)
 
-	shadow *Comm // the same members on the collective context ctx+1
-	pinned int   // non-blocking collective views: 1 + the tag base they own
+	shadow    *Comm  // the same members on the collective context ctx+1
+	pinned    int    // non-blocking collective views: 1 + the tag base they own
+	freeEpoch uint64 // pinned views: freeEpoch when the call was made (typeProblem)
 	// ownMeet: a pinned view that meets in memory at a meeting point of
 	// its own, keyed by its tag base (a persistent collective's view,
 	// which runs one call at a time: coll_persist.go).

@@ -113,7 +113,7 @@ func lookupDatarep(name string) *dataRep {
 // type-map order, one entry per item (a vector of 3 Int32 gives three
 // Int32), as a DatarepConversion walks them. nil for a nil or freed d.
 func (d *Datatype) BasicItems() []*Datatype {
-	if d == nil || d.freed || d.t == nil {
+	if d == nil || d.isFreed() || d.t == nil {
 		return nil
 	}
 	var out []*Datatype

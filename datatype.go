@@ -3,7 +3,9 @@ package mpi
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
+	"sync/atomic"
 
 	"github.com/mpigo/mpi/internal/datatype"
 	"github.com/mpigo/mpi/internal/wire"
@@ -41,7 +43,7 @@ type Datatype struct {
 	t         *datatype.Type
 	derived   bool
 	committed bool
-	freed     bool
+	freedAt   uint64                            // 0, or the freeEpoch its Free took (atomic: collectives under way read it)
 	ops       map[string]func(inout, in []byte) // predefined reductions defined on it
 	packedOf  *Datatype                         // for the packed stand-in of a reduction (packedType): the datatype it stands for
 
@@ -156,7 +158,7 @@ func (d *Datatype) TrueExtent() (lb, extent int) {
 
 // Committed reports whether the datatype may be used in communication:
 // false for a nil or freed *Datatype.
-func (d *Datatype) Committed() bool { return d != nil && d.committed && !d.freed }
+func (d *Datatype) Committed() bool { return d != nil && d.committed && !d.isFreed() }
 
 // Commit makes a derived datatype usable in communication and Pack
 // (MPI_Type_commit). Committing twice, or a predefined datatype, does
@@ -165,7 +167,7 @@ func (d *Datatype) Commit() (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Datatype.Commit", nil, Undefined, Undefined), &err)
 	}
-	if d == nil || d.freed {
+	if d == nil || d.isFreed() {
 		return typeErr("TypeCommit", "datatype is nil or freed")
 	}
 	d.committed = true
@@ -182,7 +184,7 @@ func (d *Datatype) Free() (err error) {
 		defer h.exit(h.enter("Datatype.Free", nil, Undefined, Undefined), &err)
 	}
 
-	if d == nil || d.freed {
+	if d == nil || d.isFreed() {
 		return typeErr("TypeFree", "datatype is nil or freed already")
 	}
 	if !d.derived {
@@ -191,9 +193,18 @@ func (d *Datatype) Free() (err error) {
 	if err := d.deleteAllAttrs("TypeFree"); err != nil {
 		return err
 	}
-	d.freed = true
+	atomic.StoreUint64(&d.freedAt, freeEpoch.Add(1))
 	return nil
 }
+
+// freeEpoch counts the calls of Datatype.Free: a collective that runs
+// after its call returned (non-blocking or persistent) notes it at its
+// call, and a datatype freed later still counts as usable for it
+// (checkCommBefore).
+var freeEpoch atomic.Uint64
+
+// isFreed reports whether d has been freed.
+func (d *Datatype) isFreed() bool { return atomic.LoadUint64(&d.freedAt) != 0 }
 
 // Dup returns a new datatype with the same type map (MPI_Type_dup); it is
 // committed if d is, and gets the attributes of d that their keys' copy
@@ -209,7 +220,7 @@ func (d *Datatype) Dup() (_ *Datatype, err error) {
 	typeAttrs.Lock() // d.attrs may be being set
 	n := *d
 	typeAttrs.Unlock()
-	n.derived, n.freed, n.attrs = true, false, nil
+	n.derived, n.freedAt, n.attrs = true, 0, nil
 	n.how = &contents{combiner: CombinerDup, types: []*Datatype{d}}
 	if err := d.copyAttrs("TypeDup", &n); err != nil {
 		return nil, err
@@ -226,18 +237,24 @@ func (d *Datatype) usable(op string) error {
 	if d == nil {
 		return typeErr(op, "nil datatype")
 	}
-	if d.freed {
+	if d.isFreed() {
 		return typeErr(op, "datatype %s has been freed", d.name)
 	}
 	return nil
 }
 
 // checkComm checks that d may be used in communication or Pack.
-func (d *Datatype) checkComm() string {
+func (d *Datatype) checkComm() string { return d.checkCommBefore(math.MaxUint64) }
+
+// checkCommBefore is checkComm for an operation that began when
+// freeEpoch was epoch: a datatype freed after that is still usable for
+// it, as MPI lets a program free a datatype that a pending operation
+// uses (MPICH's coll/nonblocking2 frees one between Igather and Wait).
+func (d *Datatype) checkCommBefore(epoch uint64) string {
 	switch {
 	case d == nil:
 		return "nil datatype"
-	case d.freed:
+	case d.isFreed() && atomic.LoadUint64(&d.freedAt) <= epoch:
 		return "datatype " + d.name + " has been freed"
 	case !d.committed:
 		return "datatype " + d.name + " is not committed (call Commit)"

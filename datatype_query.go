@@ -170,7 +170,7 @@ func (d *Datatype) Contents() (ints, addrs []int, types []*Datatype, err error) 
 	if d == nil {
 		return nil, nil, nil, typeErr("TypeGetContents", "nil datatype")
 	}
-	if d.freed {
+	if d.isFreed() {
 		return nil, nil, nil, typeErr("TypeGetContents", "the datatype has been freed")
 	}
 	c := d.recipe()
@@ -179,13 +179,13 @@ func (d *Datatype) Contents() (ints, addrs []int, types []*Datatype, err error) 
 	}
 	types = append([]*Datatype{}, c.types...)
 	for i, m := range types {
-		if m != nil && m.freed {
+		if m != nil && m.isFreed() {
 			// Freed by its owner since: MPI keeps the type alive for the
 			// types built on it, so the answer is a live equivalent.
 			typeAttrs.Lock()
 			n := *m
 			typeAttrs.Unlock()
-			n.freed, n.attrs = false, nil
+			n.freedAt, n.attrs = 0, nil
 			types[i] = &n
 		}
 	}

@@ -983,7 +983,7 @@ func (f *File) TypeExtent(dt *Datatype) (_ int64, err error) {
 	if dt == nil {
 		return 0, f.fail("TypeExtent", ErrType, nil, "nil datatype")
 	}
-	if dt.freed {
+	if dt.isFreed() {
 		return 0, f.fail("TypeExtent", ErrType, nil, "datatype %s has been freed", dt.name)
 	}
 	f.mu.Lock()

@@ -41,7 +41,7 @@ func (c *Comm) nbrTopo(op string) (*topology, error) { return c.topoOf(op, 0) }
 // block returns the block of count elements of dt at byte offset off of
 // buf, checking that it fits.
 func (c *Comm) block(op, what string, slot int, buf []byte, off, count int, dt *Datatype) (nbrBlk, error) {
-	if s := dt.checkComm(); s != "" {
+	if s := c.typeProblem(dt); s != "" {
 		return nbrBlk{}, c.argErr(op, ErrType, "%s block %d: %s", what, slot, s)
 	}
 	if count < 0 {

@@ -98,7 +98,7 @@ func (m msg) bytes() []byte {
 
 // checkBuf returns the memory of count elements of dt in buf.
 func (c *Comm) checkBuf(op string, l loc, buf []byte, count int, dt *Datatype) (msg, error) {
-	if s := dt.checkComm(); s != "" {
+	if s := c.typeProblem(dt); s != "" {
 		return msg{}, c.fail(op, ErrType, l, "%s", s)
 	}
 	n, err := c.elemBytes(op, l, count, dt)

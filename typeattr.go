@@ -84,7 +84,7 @@ func (d *Datatype) checkTypeKey(op string, key *TypeKeyval, del bool) error {
 	if d == nil {
 		return typeErr(op, "nil datatype")
 	}
-	if d.freed {
+	if d.isFreed() {
 		return typeErr(op, "the datatype has been freed")
 	}
 	if key == nil {
