@@ -476,7 +476,10 @@ func rmaArgs(fn string, win uintptr, buf unsafe.Pointer, count int, datatype uin
 	if t == nil {
 		return nil, nil, nil, rc
 	}
-	b, rc := bufArg(fn, &we.ce, buf, count, t)
+	// MPI_BOTTOM with a datatype of absolute addresses, or a datatype
+	// reaching below buf, comes back as the memory it covers and the
+	// datatype rebased onto it (bufType).
+	b, t, rc := bufType(fn, &we.ce, buf, count, t)
 	if rc != 0 {
 		return nil, nil, nil, rc
 	}

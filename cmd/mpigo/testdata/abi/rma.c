@@ -70,6 +70,31 @@ static void fence(void)
 		CHECK(mem[size + 5] == size, "replace %d", mem[size + 5]);
 	}
 
+	/* Origin buffers at MPI_BOTTOM with a datatype of absolute addresses
+	 * (MPICH's rma/put_bottom). */
+	{
+		static int src, dst = -1;
+		MPI_Aint a;
+		MPI_Datatype abs_src, abs_dst;
+		int one_len = 1;
+		src = 500 + rank;
+		OK(MPI_Get_address(&src, &a));
+		OK(MPI_Type_create_hindexed(1, &one_len, &a, MPI_INT, &abs_src));
+		OK(MPI_Type_commit(&abs_src));
+		OK(MPI_Get_address(&dst, &a));
+		OK(MPI_Type_create_hindexed(1, &one_len, &a, MPI_INT, &abs_dst));
+		OK(MPI_Type_commit(&abs_dst));
+		OK(MPI_Win_fence(MPI_MODE_NOPRECEDE, win));
+		OK(MPI_Put(MPI_BOTTOM, 1, abs_src, right, size + 6, 1, MPI_INT, win));
+		OK(MPI_Win_fence(0, win));
+		CHECK(mem[size + 6] == 500 + left, "Put from MPI_BOTTOM: %d", mem[size + 6]);
+		OK(MPI_Get(MPI_BOTTOM, 1, abs_dst, left, size + 6, 1, MPI_INT, win));
+		OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+		CHECK(dst == 500 + (left + size - 1) % size, "Get into MPI_BOTTOM: %d", dst);
+		OK(MPI_Type_free(&abs_src));
+		OK(MPI_Type_free(&abs_dst));
+	}
+
 	/* MPI-4.1: shared_query on a window of user memory answers for every
 	 * rank; memory this process cannot address (the other ranks' here)
 	 * is size 0 and NULL, not an error. */
