@@ -109,7 +109,22 @@ func checkServiceName(op, service string) error {
 	return nil
 }
 
-// PublishName publishes port (from OpenPort) under the name service
+// maxPortName is MPI_MAX_PORT_NAME: a port name has fewer bytes.
+const maxPortName = 1024
+
+// checkPortString checks a port name given to the name service: any
+// text of one word (the service keeps it as it is and gives it back), as
+// MPI lets a program publish a port name of any other origin (MPICH's
+// spawn/namepub publishes "otherhost:122"); only ConnectComm and
+// AcceptComm need a port of OpenPort's.
+func checkPortString(op, port string) error {
+	if port == "" || len(port) >= maxPortName || strings.ContainsAny(port, " \t\n\r") {
+		return (*Comm)(nil).errorf(op, ErrPort, loc{}, "port name %.80q: want one word of fewer than %d bytes", port, maxPortName)
+	}
+	return nil
+}
+
+// PublishName publishes port (from OpenPort or any other one-word name) under the name service
 // (MPI_Publish_name), for LookupName in other jobs of the same `mpigo run`
 // (the job and the jobs it spawned), or of the same process for jobs of
 // goroutine ranks. A name already published is ErrService. info is
@@ -122,8 +137,8 @@ func PublishName(service string, info *Info, port string) (err error) {
 	if err := checkServiceName(op, service); err != nil {
 		return err
 	}
-	if _, _, err := parsePort(port); err != nil {
-		return (*Comm)(nil).errorf(op, ErrPort, loc{}, "%v", err)
+	if err := checkPortString(op, port); err != nil {
+		return err
 	}
 	bi, err := nameService(op)
 	if err != nil {
@@ -185,6 +200,9 @@ func UnpublishName(service string, info *Info, port string) (err error) {
 	}
 	const op = "UnpublishName"
 	if err := checkServiceName(op, service); err != nil {
+		return err
+	}
+	if err := checkPortString(op, port); err != nil {
 		return err
 	}
 	bi, err := nameService(op)

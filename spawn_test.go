@@ -581,7 +581,29 @@ func TestNameServer(t *testing.T) {
 			return fmt.Errorf("a garbage MPIGO_NAMESERVER: %v, want ErrService naming it", err)
 		}
 		t.Setenv("MPIGO_NAMESERVER", good)
-		return mpi.UnpublishName("ns-test", nil, port)
+		if err := mpi.UnpublishName("ns-test", nil, port); err != nil {
+			return err
+		}
+		// A port name of another origin is published as it is (MPICH's
+		// spawn/namepub); one that is not one word is ErrPort.
+		for _, useServer := range []bool{true, false} {
+			if !useServer {
+				t.Setenv("MPIGO_NAMESERVER", "")
+			}
+			if err := mpi.PublishName("foreign", nil, "otherhost:122"); err != nil {
+				return fmt.Errorf("publish a foreign port name (server %v): %v", useServer, err)
+			}
+			if got, err := mpi.LookupName("foreign", nil); err != nil || got != "otherhost:122" {
+				return fmt.Errorf("lookup of a foreign port name (server %v): %q, %v", useServer, got, err)
+			}
+			if err := mpi.UnpublishName("foreign", nil, "otherhost:122"); err != nil {
+				return err
+			}
+			if err := mpi.PublishName("foreign", nil, "two words"); !errors.Is(err, mpi.ErrPort) {
+				return fmt.Errorf("publish of %q: %v, want ErrPort", "two words", err)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
