@@ -177,8 +177,12 @@ func (d *Datatype) packedType() *Datatype {
 
 // predefinedWithOps lists the predefined datatypes that have reduction
 // kernels: a derived datatype's elements are reduced with the kernels of
-// the one among them it is made of.
-var predefinedWithOps = []*Datatype{Bool, Int8, Int16, Int32, Int64, Int, Uint8, Uint16, Uint32, Uint64, Uint, Float32, Float64, Complex64, Complex128, Float32Loc, Float64Loc, Int32Loc, Int64Loc, IntLoc, Byte}
+// the one among them it is made of. The index of one travels in RMA
+// requests, so new ones go at the end. The C pair types (MPI_2INT and
+// the like, through the standard ABI) have MINLOC and MAXLOC, in
+// collectives and in accumulates (MPICH's rma/acc_loc).
+var predefinedWithOps = []*Datatype{Bool, Int8, Int16, Int32, Int64, Int, Uint8, Uint16, Uint32, Uint64, Uint, Float32, Float64, Complex64, Complex128, Float32Loc, Float64Loc, Int32Loc, Int64Loc, IntLoc, Byte,
+	CFloatInt, CDoubleInt, CLongInt, C2Int, CShortInt}
 
 // elemType returns the predefined datatype every element of d is made of,
 // or nil if d mixes them: the one with d's signature (a derived datatype

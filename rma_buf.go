@@ -360,6 +360,12 @@ func (w *Window[T]) matchTypes(name string, target int, n int, odt *Datatype, d 
 	if int64(n) != d.bytes() {
 		return w.errorf(name, ErrType, target, "the origin's data is %d bytes (%s), the target's %d bytes (%s)", n, odt.name, d.bytes(), tdt.name)
 	}
+	if n == 0 {
+		// No data: the empty signatures match whatever the datatypes
+		// (MPICH's rma/badrma mixes MPI_INT and MPI_DOUBLE in calls of
+		// zero elements).
+		return nil
+	}
 	ko, kt := odt.t.Uniform(), tdt.t.Uniform()
 	if ko != 0 && kt != 0 && ko != kt && ko != datatype.BasicByte && kt != datatype.BasicByte {
 		return w.errorf(name, ErrType, target, "origin datatype %s holds %s, target datatype %s holds %s", odt.name, ko, tdt.name, kt)

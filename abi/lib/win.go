@@ -717,7 +717,13 @@ func (we *winEntry) one(fn, what string, p unsafe.Pointer, t *mpi.Datatype) ([]b
 	if p == nil {
 		return nil, we.raise(fn, classErr(MPI_ERR_BUFFER, what+" is NULL"))
 	}
-	return unsafe.Slice((*byte)(p), t.Size()), 0
+	// A pair type's element spans its extent in C memory (MPI_SHORT_INT
+	// is 6 bytes of data in 8).
+	n := t.Size()
+	if _, ext := t.Extent(); ext > n {
+		n = ext
+	}
+	return unsafe.Slice((*byte)(p), n), 0
 }
 
 func implFetch_and_op(origin, result unsafe.Pointer, datatype uintptr, rank int32, disp int, op, win uintptr) int32 {

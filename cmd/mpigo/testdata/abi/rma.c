@@ -41,7 +41,7 @@ static void win_handler(MPI_Win *w, int *code, ...)
  * gets its left neighbour's slot [0], and accumulates into rank 0. */
 static void fence(void)
 {
-	int n = size + 8;
+	int n = size + 12;
 	int *mem = malloc(n * sizeof(int));
 	MPI_Win win;
 	for (int i = 0; i < n; i++)
@@ -93,6 +93,28 @@ static void fence(void)
 		CHECK(dst == 500 + (left + size - 1) % size, "Get into MPI_BOTTOM: %d", dst);
 		OK(MPI_Type_free(&abs_src));
 		OK(MPI_Type_free(&abs_dst));
+	}
+
+	/* MPI_MAXLOC on MPI_2INT in an accumulate (MPICH's rma/acc_loc), a
+	 * fetch of MPI_SHORT_INT, whose 6 bytes of data span 8 (rma/atomic_get),
+	 * and a get-accumulate of zero elements whose datatypes differ
+	 * (rma/badrma): empty signatures match. */
+	{
+		struct si {
+			short s;
+			int i;
+		} *pair = (struct si *)&mem[size + 10], got_si = {-1, -1};
+		int loc[2] = {rank * 10, rank}, none = 0;
+		double dnone = 0;
+		pair->s = 7, pair->i = 9;
+		OK(MPI_Win_fence(MPI_MODE_NOPRECEDE, win));
+		OK(MPI_Accumulate(loc, 1, MPI_2INT, 0, size + 8, 1, MPI_2INT, MPI_MAXLOC, win));
+		OK(MPI_Fetch_and_op(NULL, &got_si, MPI_SHORT_INT, right, size + 10, MPI_NO_OP, win));
+		OK(MPI_Get_accumulate(&none, 0, MPI_INT, &dnone, 0, MPI_DOUBLE, right, 0, 0, MPI_DOUBLE, MPI_SUM, win));
+		OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+		CHECK(got_si.s == 7 && got_si.i == 9, "MPI_SHORT_INT fetched as %d %d", got_si.s, got_si.i);
+		if (rank == 0)
+			CHECK(mem[size + 8] == (size - 1) * 10 && mem[size + 9] == size - 1, "MAXLOC on MPI_2INT: %d at %d", mem[size + 8], mem[size + 9]);
 	}
 
 	/* MPI-4.1: shared_query on a window of user memory answers for every
