@@ -62,6 +62,11 @@ type Config struct {
 	// NoRMA sends large frames in pieces even where the provider has
 	// remote reads: for tests of the path of providers without them.
 	NoRMA bool
+	// LocalMR registers every buffer of a send, receive or read for
+	// local access even where the provider does not ask for it (the
+	// FI_MR_LOCAL mode of verbs, EFA and others, which the transport
+	// follows whenever the provider sets it): for tests of that path.
+	LocalMR bool
 }
 
 // ErrNotBuilt is the error of New and Available in a build without cgo and

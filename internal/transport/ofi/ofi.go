@@ -24,6 +24,7 @@ package ofi
 // first, so that a completion's op_context is the buffer itself.
 typedef struct {
 	struct fi_context2 ctx;
+	struct fid_mr *lmr; // its registration for local access (FI_MR_LOCAL), or NULL
 	size_t cap;
 	char data[];
 } mg_buf;
@@ -36,6 +37,7 @@ typedef struct {
 	struct fid_cq *cq;
 	struct fid_ep *ep;
 	int rma, virt, mrep, provkey;
+	int local; // register buffers for local access (FI_MR_LOCAL)
 	int fd;
 	int wake[2];
 	uint64_t nextkey;
@@ -49,7 +51,7 @@ static struct fi_info *mg_hints(int rma) {
 	h->caps = FI_TAGGED | (rma ? (FI_RMA | FI_READ | FI_REMOTE_READ) : 0);
 	h->mode = FI_CONTEXT | FI_CONTEXT2;
 	h->ep_attr->type = FI_EP_RDM;
-	h->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
 	h->domain_attr->threading = FI_THREAD_DOMAIN;
 	h->tx_attr->msg_order = FI_ORDER_SAS;
 	h->rx_attr->msg_order = FI_ORDER_SAS;
@@ -80,7 +82,7 @@ static void mg_free(mg_ofi *u) {
 
 // mg_init opens the endpoint of a rank. It returns 0 or a negative fi
 // error; *what names the step that failed.
-static int mg_init(mg_ofi **out, int norma, const char **what) {
+static int mg_init(mg_ofi **out, int norma, int local, const char **what) {
 	mg_ofi *u = calloc(1, sizeof *u);
 	if (!u) { *what = "calloc"; return -FI_ENOMEM; }
 	u->wake[0] = u->wake[1] = -1;
@@ -98,6 +100,7 @@ static int mg_init(mg_ofi **out, int norma, const char **what) {
 	u->virt = (i->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
 	u->mrep = (i->domain_attr->mr_mode & FI_MR_ENDPOINT) != 0;
 	u->provkey = (i->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
+	u->local = local || (i->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
 	if ((st = fi_fabric(i->fabric_attr, &u->fab, NULL)) != 0) { u->fab = NULL; *what = "fi_fabric"; mg_free(u); return st; }
 	if ((st = fi_domain(u->fab, i, &u->dom, NULL)) != 0) { u->dom = NULL; *what = "fi_domain"; mg_free(u); return st; }
 	struct fi_cq_attr ca;
@@ -135,22 +138,62 @@ static int mg_insert(mg_ofi *u, const void *name, fi_addr_t *addr) {
 
 static mg_buf *mg_alloc(size_t n) {
 	mg_buf *b = malloc(sizeof(mg_buf) + n);
-	if (b) b->cap = n;
+	if (b) b->cap = n, b->lmr = NULL;
 	return b;
 }
 
+// mg_release frees b and its registration; the endpoint must be done
+// with it.
+static void mg_release(mg_buf *b) {
+	if (!b) return;
+	if (b->lmr) fi_close(&b->lmr->fid);
+	free(b);
+}
+
+// mg_desc returns in *desc the local descriptor of b's data where the
+// provider wants local buffers registered (FI_MR_LOCAL), registering
+// them on first use (a receive buffer is posted again and again, a send
+// buffer once); NULL otherwise. It returns 0 or a negative fi error.
+static int mg_desc(mg_ofi *u, mg_buf *b, void **desc) {
+	*desc = NULL;
+	if (!u->local) return 0;
+	if (!b->lmr) {
+		int st = fi_mr_reg(u->dom, b->data, b->cap ? b->cap : 1, FI_SEND | FI_RECV | FI_READ, 0,
+			u->provkey ? 0 : u->nextkey++, 0, &b->lmr, NULL);
+		if (st != 0) { b->lmr = NULL; return st; }
+		if (u->mrep) {
+			if ((st = fi_mr_bind(b->lmr, &u->ep->fid, 0)) != 0 || (st = fi_mr_enable(b->lmr)) != 0) {
+				fi_close(&b->lmr->fid);
+				b->lmr = NULL;
+				return st;
+			}
+		}
+	}
+	*desc = fi_mr_desc(b->lmr);
+	return 0;
+}
+
 static ssize_t mg_tsend(mg_ofi *u, mg_buf *b, size_t len, fi_addr_t to, uint64_t tag) {
-	return fi_tsend(u->ep, b->data, len, NULL, to, tag, b);
+	void *desc;
+	int st = mg_desc(u, b, &desc);
+	if (st != 0) return st;
+	return fi_tsend(u->ep, b->data, len, desc, to, tag, b);
 }
 
 static ssize_t mg_trecv(mg_ofi *u, mg_buf *b) {
-	return fi_trecv(u->ep, b->data, b->cap, NULL, FI_ADDR_UNSPEC, 0, 0xffffffffULL, b);
+	void *desc;
+	int st = mg_desc(u, b, &desc);
+	if (st != 0) return st;
+	return fi_trecv(u->ep, b->data, b->cap, desc, FI_ADDR_UNSPEC, 0, 0xffffffffULL, b);
 }
 
-// mg_read reads len bytes at raddr of from into dst; ctx is the
-// operation's context.
-static ssize_t mg_read(mg_ofi *u, uintptr_t dst, size_t len, fi_addr_t from, uint64_t raddr, uint64_t key, mg_buf *ctx) {
-	return fi_read(u->ep, (void *)dst, len, NULL, from, raddr, key, ctx);
+// mg_read reads len bytes at raddr of from into dst's data at off; ctx
+// is the operation's context.
+static ssize_t mg_read(mg_ofi *u, mg_buf *dst, size_t off, size_t len, fi_addr_t from, uint64_t raddr, uint64_t key, mg_buf *ctx) {
+	void *desc;
+	int st = mg_desc(u, dst, &desc);
+	if (st != 0) return st;
+	return fi_read(u->ep, dst->data + off, len, desc, from, raddr, key, ctx);
 }
 
 // mg_reg registers len bytes at buf for peers to read, and returns the
@@ -215,7 +258,15 @@ static void mg_sleep(mg_ofi *u, int ms) {
 	while (read(u->wake[0], b, sizeof b) > 0) {}
 }
 
-static void mg_close(mg_ofi *u) { mg_free(u); }
+// mg_close closes the endpoint, so that the provider touches none of
+// the buffers of its operations after; mg_done then frees the rest,
+// once the buffers (and their registrations) are released.
+static void mg_close(mg_ofi *u) {
+	if (u->ep) fi_close(&u->ep->fid);
+	u->ep = NULL;
+}
+
+static void mg_done(mg_ofi *u) { mg_free(u); }
 
 // mg_describe lists the providers libfabric offers for our hints, in its
 // order of preference (the first is the one a rank takes), in a malloc'd
@@ -424,7 +475,11 @@ func New(cfg Config) (*Transport, error) {
 	if cfg.NoRMA {
 		norma = 1
 	}
-	if st := C.mg_init(&u, C.int(norma), &what); st != 0 {
+	local := 0
+	if cfg.LocalMR {
+		local = 1
+	}
+	if st := C.mg_init(&u, C.int(norma), C.int(local), &what); st != 0 {
 		return nil, fmt.Errorf("ofi: %s: %w (fi_info lists the providers; FI_PROVIDER chooses one)", C.GoString(what), fiErr(st))
 	}
 	t := &Transport{cfg: cfg, u: u, peers: make([]peerIn, cfg.Size), ops: map[unsafe.Pointer]*op{},
@@ -547,7 +602,7 @@ func (t *Transport) sendBuf(peer int, b *C.mg_buf, n int) error {
 			return nil
 		}
 		if st != -C.FI_EAGAIN {
-			C.free(unsafe.Pointer(b))
+			C.mg_release(b)
 			return fmt.Errorf("ofi: sending to rank %d: %w", peer, fiErr(C.int(st)))
 		}
 		// The provider makes room as its queue progresses.
@@ -556,7 +611,7 @@ func (t *Transport) sendBuf(peer int, b *C.mg_buf, n int) error {
 			t.fail(peer, fmt.Errorf("ofi: rank %d is gone: the provider could not send to it for %v, and its address refuses connections", peer, stall.since()))
 		}
 		if err := t.failed[peer]; err != nil {
-			C.free(unsafe.Pointer(b))
+			C.mg_release(b)
 			return err
 		}
 	}
@@ -654,13 +709,13 @@ func (t *Transport) control(peer, kind int, id uint64) (refused bool) {
 	case st == 0:
 		t.ops[unsafe.Pointer(b)] = &op{kind: opSend, peer: peer, size: prefixSize}
 	case st == -C.FI_EAGAIN:
-		C.free(unsafe.Pointer(b))
+		C.mg_release(b)
 		if kind == kFIN {
 			t.ctl = append(t.ctl, ctlMsg{peer, kind, id})
 		}
 		return true
 	default:
-		C.free(unsafe.Pointer(b))
+		C.mg_release(b)
 		t.fail(peer, fmt.Errorf("ofi: rank %d lost rank %d: %w", t.cfg.Rank, peer, fiErr(C.int(st))))
 	}
 	return false
@@ -708,7 +763,7 @@ func (t *Transport) sendInline(peer int, f wire.Frame) error {
 	t.wmu.Lock()
 	if err := t.check(peer); err != nil {
 		t.wmu.Unlock()
-		C.free(unsafe.Pointer(b))
+		C.mg_release(b)
 		return err
 	}
 	p := &t.peers[peer]
@@ -739,14 +794,14 @@ func (t *Transport) sendRTS(peer int, f wire.Frame) error {
 	t.wmu.Lock()
 	if err := t.check(peer); err != nil {
 		t.wmu.Unlock()
-		C.free(unsafe.Pointer(b))
+		C.mg_release(b)
 		return err
 	}
 	var mr *C.struct_fid_mr
 	var raddr, key C.uint64_t
 	if st := C.mg_reg(t.u, C.uintptr_t(uintptr(unsafe.Pointer(&f.Payload[0]))), C.size_t(n), &mr, &raddr, &key); st != 0 {
 		t.wmu.Unlock()
-		C.free(unsafe.Pointer(b))
+		C.mg_release(b)
 		return fmt.Errorf("ofi: registering %d bytes for rank %d: %w", n, peer, fiErr(st))
 	}
 	t.nextID++
@@ -938,12 +993,12 @@ func (t *Transport) cqError() {
 	case opSend:
 		delete(t.ops, ctx)
 		t.inflight -= o.size
-		C.free(ctx)
+		C.mg_release((*C.mg_buf)(ctx))
 		t.fail(o.peer, fmt.Errorf("ofi: rank %d lost rank %d: %w", t.cfg.Rank, o.peer, err))
 	case opRead:
 		delete(t.ops, ctx)
 		if o.extra {
-			C.free(ctx)
+			C.mg_release((*C.mg_buf)(ctx))
 		}
 		it := o.it
 		it.left--
@@ -976,11 +1031,11 @@ func (t *Transport) complete(ctx unsafe.Pointer, n int, tag uint64) {
 	case opSend:
 		delete(t.ops, ctx)
 		t.inflight -= o.size
-		C.free(ctx)
+		C.mg_release((*C.mg_buf)(ctx))
 	case opRead:
 		delete(t.ops, ctx)
 		if o.extra {
-			C.free(ctx)
+			C.mg_release((*C.mg_buf)(ctx))
 		}
 		it := o.it
 		it.left--
@@ -1151,10 +1206,10 @@ func (t *Transport) startRead(peer int, it *item) {
 				return
 			}
 		}
-		st := C.mg_read(t.u, C.uintptr_t(uintptr(it.pay)+uintptr(off)), C.size_t(k), t.peers[peer].addr, C.uint64_t(it.rts.raddr+uint64(off)), C.uint64_t(it.rts.key), ctx)
+		st := C.mg_read(t.u, it.own, C.size_t(off), C.size_t(k), t.peers[peer].addr, C.uint64_t(it.rts.raddr+uint64(off)), C.uint64_t(it.rts.key), ctx)
 		if st != 0 {
 			if off > 0 {
-				C.free(unsafe.Pointer(ctx))
+				C.mg_release(ctx)
 			}
 			if st == -C.FI_EAGAIN && off == 0 {
 				t.needRead = append(t.needRead, it)
@@ -1264,7 +1319,7 @@ func (t *Transport) release(it *item) {
 		t.post(it.pool)
 	}
 	if it.own != nil && it.left == 0 {
-		C.free(unsafe.Pointer(it.own))
+		C.mg_release(it.own)
 	}
 }
 
@@ -1377,7 +1432,8 @@ func (t *Transport) Close() error {
 		t.endRTS(id, errors.New("ofi: transport closed"))
 	}
 	// Closing the endpoint ends every operation on it: the provider
-	// touches none of their buffers after, so they are freed here.
+	// touches none of their buffers after, so they are freed here (with
+	// their registrations, before the domain they belong to).
 	C.mg_close(t.u)
 	// Every receive buffer (posted, waiting to be, or holding a frame not
 	// delivered) and every send's and read's context is in t.ops; a
@@ -1386,17 +1442,19 @@ func (t *Transport) Close() error {
 		if o.kind == opRead && !o.extra {
 			continue
 		}
-		C.free(ctx)
+		C.mg_release((*C.mg_buf)(ctx))
 	}
 	for i := range t.peers {
 		p := &t.peers[i]
 		for _, it := range p.outq {
 			if it.own != nil {
-				C.free(unsafe.Pointer(it.own))
+				C.mg_release(it.own)
 			}
 		}
 		p.early, p.outq, p.asm = nil, nil, nil
 	}
 	t.ops, t.readPeer, t.repost = nil, nil, nil
+	// The buffers' registrations are closed: now the domain can be.
+	C.mg_done(t.u)
 	return nil
 }

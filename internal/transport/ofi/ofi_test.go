@@ -22,14 +22,18 @@ import (
 // setups are the providers of this machine the tests run over: tcp (with
 // the rxm layer that makes its endpoints reliable datagrams) and shared
 // memory, each with remote reads for large frames and, for tcp, without
-// (the pieces path of providers that have none).
+// (the pieces path of providers that have none); and both with every
+// buffer registered for local access, as providers that set FI_MR_LOCAL
+// (verbs, EFA) require.
 var setups = []struct {
-	name, prov string
-	noRMA      bool
+	name, prov     string
+	noRMA, localMR bool
 }{
-	{"tcp", "tcp;ofi_rxm", false},
-	{"tcp-pieces", "tcp;ofi_rxm", true},
-	{"shm", "shm", false},
+	{"tcp", "tcp;ofi_rxm", false, false},
+	{"tcp-pieces", "tcp;ofi_rxm", true, false},
+	{"shm", "shm", false, false},
+	{"tcp-localmr", "tcp;ofi_rxm", false, true},
+	{"shm-localmr", "shm", false, true},
 }
 
 type got struct {
@@ -65,13 +69,13 @@ func need(t *testing.T) {
 
 // group makes n endpoints in this process that know each other's
 // addresses.
-func group(t *testing.T, n int, noRMA bool) ([]*Transport, []*got) {
+func group(t *testing.T, n int, noRMA, localMR bool) ([]*Transport, []*got) {
 	ts := make([]*Transport, n)
 	gs := make([]*got, n)
 	for r := range ts {
 		g := &got{}
 		gs[r] = g
-		tr, err := New(Config{Rank: r, Size: n, Handler: g.handler, NoRMA: noRMA,
+		tr, err := New(Config{Rank: r, Size: n, Handler: g.handler, NoRMA: noRMA, LocalMR: localMR,
 			Addrs: func(peer int) ([]byte, error) { return ts[peer].Address(), nil },
 			OnPeerError: func(peer int, err error) {
 				g.mu.Lock()
@@ -110,7 +114,7 @@ func TestFramesInOrder(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			t.Setenv("FI_PROVIDER", s.prov)
 			need(t)
-			ts, gs := group(t, 3, s.noRMA)
+			ts, gs := group(t, 3, s.noRMA, s.localMR)
 			if ts[0].RMA() == s.noRMA {
 				t.Logf("%s: remote reads %v", ts[0].Provider(), ts[0].RMA())
 			}
@@ -159,7 +163,7 @@ func TestFramesInOrder(t *testing.T) {
 func TestManyMessages(t *testing.T) {
 	t.Setenv("FI_PROVIDER", "tcp;ofi_rxm")
 	need(t)
-	ts, gs := group(t, 2, false)
+	ts, gs := group(t, 2, false, false)
 	const n = 5000
 	var wg sync.WaitGroup
 	for r := range 2 {
