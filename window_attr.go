@@ -43,11 +43,14 @@ func (w *Window[T]) DispUnit() int {
 }
 
 // Flavor says how the window was made (MPI_WIN_CREATE_FLAVOR): "allocate"
-// for NewWindow, "create" for WindowOf; "" for a nil or freed window.
+// for NewWindow, "shared" for NewSharedWindow, "create" for WindowOf; ""
+// for a nil or freed window.
 func (w *Window[T]) Flavor() string {
 	switch {
 	case w.gone():
 		return ""
+	case w.shared:
+		return "shared"
 	case w.alloc:
 		return "allocate"
 	}

@@ -320,6 +320,21 @@ static void shared(void)
 		for (int i = 0; i <= r; i++)
 			CHECK(p[i] == r * 10.0 + i, "rank %d's [%d] reads %g", r, i, p[i]);
 	}
+	/* The parts are contiguous (the standard's default, without
+	 * alloc_shared_noncontig): from the base MPI_PROC_NULL's query gives,
+	 * a rank walks through every rank's part (MPICH's rma/win_shared). */
+	{
+		MPI_Aint sz;
+		int unit;
+		double *all;
+		OK(MPI_Win_shared_query(win, MPI_PROC_NULL, &sz, &unit, &all));
+		CHECK(sz == sizeof(double) && unit == sizeof(double), "shared_query of MPI_PROC_NULL: size %ld unit %d", (long)sz, unit);
+		CHECK(rank != 0 || all == mine, "rank 0's base %p, mine %p", (void *)all, (void *)mine);
+		for (int r = 0, i = 0; r < size; r++)
+			for (int j = 0; j <= r; j++, i++)
+				CHECK(all[i] == r * 10.0 + j, "element %d (rank %d's [%d]) reads %g, want %g", i, r, j, all[i], r * 10.0 + j);
+		CHECK(mine == all + rank * (rank + 1) / 2, "my part at %p, want %p", (void *)mine, (void *)(all + rank * (rank + 1) / 2));
+	}
 	/* A store into the neighbour's memory is seen by it. */
 	int right = (rank + 1) % size;
 	double *rp;
