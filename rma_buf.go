@@ -203,13 +203,14 @@ func (m *tmem) view(base int64, d *vdesc, esize int) ([]byte, int64, bool) {
 	t := m.dyn
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	for _, r := range t.regions {
-		rb := int64(r.base) * int64(esize)
-		if a >= rb && z <= rb+int64(len(r.buf)) {
-			return r.buf, base - rb, true
-		}
+	if a >= z {
+		return nil, 0, false
 	}
-	return nil, 0, false
+	buf, rb, ok := t.cover(a, z, esize)
+	if !ok {
+		return nil, 0, false
+	}
+	return buf, base - rb, true
 }
 
 // rmaKernel returns inout = inout ⊕ in for the predefined operation name

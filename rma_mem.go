@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/mpigo/mpi/internal/checked"
 	"github.com/mpigo/mpi/internal/transport"
 )
 
@@ -50,15 +51,79 @@ type dynRegion struct {
 }
 
 func (d *dynTable) find(disp, n, esize int) ([]byte, bool) {
+	if disp < 0 || n < 0 {
+		return nil, false
+	}
+	a, ok1 := checked.Mul(disp, esize)
+	l, ok2 := checked.Mul(n, esize)
+	z, ok3 := checked.Add(a, l)
+	if !ok1 || !ok2 || !ok3 {
+		return nil, false
+	}
 	d.mu.RLock()
 	defer d.mu.RUnlock()
+	if n == 0 {
+		// No bytes: any displacement inside a region or at its end.
+		for _, r := range d.regions {
+			rb := int64(r.base) * int64(esize)
+			if int64(a) >= rb && int64(a) <= rb+int64(len(r.buf)) {
+				return nil, true
+			}
+		}
+		return nil, false
+	}
+	buf, rb, ok := d.cover(int64(a), int64(z), esize)
+	if !ok {
+		return nil, false
+	}
+	off := int64(a) - rb
+	return buf[off : off+int64(l)], true
+}
+
+// cover returns attached memory that holds bytes [a, z) of the window's
+// address space (a displacement times esize is a byte there), with the
+// address of its first byte; a < z. The bytes may run over several
+// regions when each was attached right after the one before: at the next
+// displacement and at the next address in memory. The C ABI attaches at
+// addresses, so two attachments of adjacent memory (two halves of one
+// array) are then one range, which an origin may access with one
+// operation (MPICH's rma/win_dynamic_rma_flush_get puts across the two).
+// d.mu is held.
+func (d *dynTable) cover(a, z int64, esize int) ([]byte, int64, bool) {
 	for _, r := range d.regions {
-		if disp >= r.base && n >= 0 && disp-r.base <= len(r.buf)/esize && n <= (len(r.buf)-(disp-r.base)*esize)/esize {
-			off := (disp - r.base) * esize
-			return r.buf[off : off+n*esize], true
+		rb := int64(r.base) * int64(esize)
+		re := rb + int64(len(r.buf))
+		if a < rb || a >= re {
+			continue
+		}
+		if z <= re {
+			return r.buf, rb, true
+		}
+		n, last := len(r.buf), r.buf
+		for end := re; end < z; {
+			next := d.after(end, last, esize)
+			if next == nil {
+				return nil, 0, false
+			}
+			n += len(next)
+			end += int64(len(next))
+			last = next
+		}
+		return unsafe.Slice(&r.buf[0], n), rb, true
+	}
+	return nil, 0, false
+}
+
+// after returns the region that begins at byte end of the address space
+// and in memory right after the last byte of prev, or nil.
+func (d *dynTable) after(end int64, prev []byte, esize int) []byte {
+	next := uintptr(unsafe.Pointer(unsafe.SliceData(prev))) + uintptr(len(prev))
+	for _, r := range d.regions {
+		if int64(r.base)*int64(esize) == end && uintptr(unsafe.Pointer(&r.buf[0])) == next {
+			return r.buf
 		}
 	}
-	return nil, false
+	return nil
 }
 
 // heapWords are the synchronisation words of a window in Go memory.

@@ -78,7 +78,9 @@ type Window[T any] struct {
 	closing atomic.Bool // Free has begun: lock waits at this target give up
 	issued  atomic.Bool // an operation was issued since the last fence (rma_assert.go)
 
-	alloc     bool   // made by NewWindow
+	alloc     bool   // made by NewWindow or NewSharedWindow
+	shared    bool   // made by NewSharedWindow: one allocation holds every rank's part
+	goMem     bool   // this rank's part is Go memory of the window's own, zeroed by Free
 	dynamic   bool   // made by NewDynamicWindow
 	exposed   []int  // PSCW: origins of the open exposure epoch (Post)
 	accessing []int  // PSCW: targets of the open access epoch (Start)
@@ -204,6 +206,7 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 			} else {
 				w.local = make([]T, n)
 				w.me = heapMem(bytesOf(w.local, t.size))
+				w.goMem = true
 			}
 		} else if len(dynamic) > 0 {
 			w.dynamic = true
@@ -245,17 +248,7 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 		}
 		return fail(bad)
 	}
-	size := d.Size()
-	w.sizes = make([]int, size)
-	w.reach = make([]*tmem, size)
-	w.pend = make([]atomic.Int32, size)
-	w.bg = make([]sync.WaitGroup, size)
-	w.q = make([]rmaq, size)
-	w.locks = make([]int8, size)
-	w.started = make([]bool, size)
-	w.access = make([]atomic.Bool, size)
-	w.passive = make([]atomic.Bool, size)
-	w.pscw.init(size)
+	w.targets(d.Size())
 	for r, in := range infos {
 		w.sizes[r] = int(in.N)
 		g := d.group[r]
@@ -288,6 +281,20 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 		return fail(err)
 	}
 	return w, nil
+}
+
+// targets makes the window's per-target state for size ranks.
+func (w *Window[T]) targets(size int) {
+	w.sizes = make([]int, size)
+	w.reach = make([]*tmem, size)
+	w.pend = make([]atomic.Int32, size)
+	w.bg = make([]sync.WaitGroup, size)
+	w.q = make([]rmaq, size)
+	w.locks = make([]int8, size)
+	w.started = make([]bool, size)
+	w.access = make([]atomic.Bool, size)
+	w.passive = make([]atomic.Bool, size)
+	w.pscw.init(size)
 }
 
 // shmPeer returns the shared-memory transport towards some other member
@@ -914,7 +921,7 @@ func (w *Window[T]) Free() (err error) {
 	switch {
 	case w.seg != nil:
 		retireSegment(w.seg)
-	case w.alloc:
+	case w.goMem:
 		clear(w.local)
 	}
 	w.c.free()

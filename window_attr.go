@@ -43,11 +43,14 @@ func (w *Window[T]) DispUnit() int {
 }
 
 // Flavor says how the window was made (MPI_WIN_CREATE_FLAVOR): "allocate"
-// for NewWindow, "create" for WindowOf; "" for a nil or freed window.
+// for NewWindow, "shared" for NewSharedWindow, "create" for WindowOf; ""
+// for a nil or freed window.
 func (w *Window[T]) Flavor() string {
 	switch {
 	case w.gone():
 		return ""
+	case w.shared:
+		return "shared"
 	case w.alloc:
 		return "allocate"
 	}
@@ -155,7 +158,10 @@ func (w *Window[T]) Detach(mem []T) (err error) {
 // absolute address of the target's memory, which the target chose without
 // asking the window. disp must not be negative and the region must not
 // overlap memory already attached. Attach's later displacements lie
-// beyond every region AttachAt added, so the two never collide.
+// beyond every region AttachAt added, so the two never collide. Regions
+// that follow each other both in displacements and in memory (two halves
+// of one array) form one range: an operation may cross from one into the
+// next.
 func (w *Window[T]) AttachAt(mem []T, disp int) (err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Window.AttachAt", nil, Undefined, Undefined), &err)

@@ -42,6 +42,7 @@ var classes = []struct {
 	{mpi.ErrOp, MPI_ERR_OP}, {mpi.ErrTopology, MPI_ERR_TOPOLOGY}, {mpi.ErrDims, MPI_ERR_DIMS},
 	{mpi.ErrArg, MPI_ERR_ARG}, {mpi.ErrTruncate, MPI_ERR_TRUNCATE}, {mpi.ErrIntern, MPI_ERR_INTERN},
 	{mpi.ErrKeyval, MPI_ERR_KEYVAL}, {mpi.ErrRMARange, MPI_ERR_RMA_RANGE}, {mpi.ErrRMASync, MPI_ERR_RMA_SYNC},
+	{mpi.ErrRMAShared, MPI_ERR_RMA_SHARED},
 	{mpi.ErrSession, MPI_ERR_SESSION}, {mpi.ErrSpawn, MPI_ERR_SPAWN}, {mpi.ErrPort, MPI_ERR_PORT},
 	{mpi.ErrName, MPI_ERR_NAME}, {mpi.ErrService, MPI_ERR_SERVICE}, {mpi.ErrOther, MPI_ERR_OTHER},
 }

@@ -26,11 +26,14 @@ import (
 // applied here, with each rank's unit exchanged when the window is made.
 //
 // Memory: MPI_Win_create exposes the caller's C memory, which Go neither
-// moves nor frees. MPI_Win_allocate and MPI_Win_allocate_shared use
-// mpi.NewWindow, whose memory is a segment shared between the processes of
-// a node (mapped memory, outside Go's heap) or, without a peer on the
-// node, Go memory: that is pinned (runtime.Pinner) for the life of the
-// window, so the C program may keep its address as cgo's rules require.
+// moves nor frees. MPI_Win_allocate uses mpi.NewWindow, whose memory is a
+// segment shared between the processes of a node (mapped memory, outside
+// Go's heap) or, without a peer on the node, Go memory: that is pinned
+// (runtime.Pinner) for the life of the window, so the C program may keep
+// its address as cgo's rules require. MPI_Win_allocate_shared uses
+// mpi.NewSharedWindow: one segment (or, for a singleton, Go memory, pinned
+// the same way) holds every rank's part, each right after the one of the
+// rank before.
 
 // Kinds of the handles this file gives out, beyond handles.go's.
 // They follow groups.go's (16-19) and come before mpit.go's (24-27): a
@@ -238,29 +241,17 @@ func winAllocate(fn string, size, unit int, info, comm uintptr, baseptr, win uns
 	if baseptr == nil {
 		return badWindow(fn, ce, classErr(MPI_ERR_ARG, "baseptr is NULL"))
 	}
-	w, err := mpi.NewWindow[byte](ce.c, size)
+	// MPI_Win_allocate_shared's memory is one allocation, the ranks'
+	// parts one after the other (contiguous, as the standard's default
+	// is); the ranks not all on one node is MPI_ERR_RMA_SHARED on every
+	// rank (mpi.ErrRMAShared).
+	newWin, flavor := mpi.NewWindow[byte], int32(MPI_WIN_FLAVOR_ALLOCATE)
+	if shared {
+		newWin, flavor = mpi.NewSharedWindow[byte], MPI_WIN_FLAVOR_SHARED
+	}
+	w, err := newWin(ce.c, size)
 	if err != nil {
 		return raiseOn(fn, ce, err)
-	}
-	flavor := int32(MPI_WIN_FLAVOR_ALLOCATE)
-	if shared {
-		flavor = MPI_WIN_FLAVOR_SHARED
-		// Every rank's memory must be in this process's reach; all
-		// ranks agree, so that all fail or none.
-		ok := int32(1)
-		for r := range ce.c.Size() {
-			if _, err := w.SharedQuery(r); err != nil {
-				ok = 0
-			}
-		}
-		all, err := mpi.Allreduce(ce.c, ok, mpi.Min[int32]())
-		if err == nil && all == 0 {
-			err = classErr(MPI_ERR_RMA_SHARED, "the ranks' memory cannot be shared: they are not all processes of one node")
-		}
-		if err != nil {
-			w.Free()
-			return raiseOn(fn, ce, err)
-		}
 	}
 	var base unsafe.Pointer
 	if l := w.Local(); len(l) > 0 {

@@ -342,6 +342,21 @@ static void shared(void)
 		for (int i = 0; i <= r; i++)
 			CHECK(p[i] == r * 10.0 + i, "rank %d's [%d] reads %g", r, i, p[i]);
 	}
+	/* The parts are contiguous (the standard's default, without
+	 * alloc_shared_noncontig): from the base MPI_PROC_NULL's query gives,
+	 * a rank walks through every rank's part (MPICH's rma/win_shared). */
+	{
+		MPI_Aint sz;
+		int unit;
+		double *all;
+		OK(MPI_Win_shared_query(win, MPI_PROC_NULL, &sz, &unit, &all));
+		CHECK(sz == sizeof(double) && unit == sizeof(double), "shared_query of MPI_PROC_NULL: size %ld unit %d", (long)sz, unit);
+		CHECK(rank != 0 || all == mine, "rank 0's base %p, mine %p", (void *)all, (void *)mine);
+		for (int r = 0, i = 0; r < size; r++)
+			for (int j = 0; j <= r; j++, i++)
+				CHECK(all[i] == r * 10.0 + j, "element %d (rank %d's [%d]) reads %g, want %g", i, r, j, all[i], r * 10.0 + j);
+		CHECK(mine == all + rank * (rank + 1) / 2, "my part at %p, want %p", (void *)mine, (void *)(all + rank * (rank + 1) / 2));
+	}
 	/* A store into the neighbour's memory is seen by it. */
 	int right = (rank + 1) % size;
 	double *rp;
@@ -389,6 +404,62 @@ static void dynamic(void)
 	free(mem);
 }
 
+/* Two halves of one array attached one after the other are one range of
+ * addresses: a single operation may cross from one into the other (MPICH's
+ * rma/win_dynamic_rma_flush_get puts 9216 ints over two attachments of
+ * 8192). Two attachments with a gap between them are not. */
+static void dynamic_halves(void)
+{
+	enum { HALF = 64, N = 2 * HALF };
+	MPI_Win win;
+	int *mem = calloc(N + 1, sizeof(int)), *src = malloc(N * sizeof(int)), *got = malloc(N * sizeof(int));
+	OK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+	OK(MPI_Win_attach(win, mem, HALF * sizeof(int)));
+	OK(MPI_Win_attach(win, mem + HALF, HALF * sizeof(int)));
+	MPI_Aint addr, *addrs = malloc(size * sizeof(MPI_Aint));
+	OK(MPI_Get_address(mem, &addr));
+	OK(MPI_Allgather(&addr, 1, MPI_AINT, addrs, 1, MPI_AINT, MPI_COMM_WORLD));
+	int right = (rank + 1) % size, left = (rank + size - 1) % size;
+	int n = HALF + HALF / 2; /* from the first half well into the second */
+	OK(MPI_Win_lock_all(0, win));
+	for (int i = 0; i < n; i++)
+		src[i] = rank * 1000 + i;
+	OK(MPI_Put(src, n, MPI_INT, right, addrs[right], n, MPI_INT, win));
+	OK(MPI_Win_flush(right, win));
+	OK(MPI_Accumulate(src, n, MPI_INT, right, addrs[right] + sizeof(int), n, MPI_INT, MPI_SUM, win));
+	OK(MPI_Win_flush(right, win));
+	OK(MPI_Get(got, N, MPI_INT, right, addrs[right], N, MPI_INT, win));
+	OK(MPI_Win_flush(right, win));
+	for (int i = 0; i < N; i++) {
+		int want = (i < n ? rank * 1000 + i : 0) + (i >= 1 && i <= n ? rank * 1000 + i - 1 : 0);
+		CHECK(got[i] == want, "get across the halves: [%d] = %d, want %d", i, got[i], want);
+	}
+	OK(MPI_Win_unlock_all(win));
+	OK(MPI_Barrier(MPI_COMM_WORLD));
+	CHECK(mem[HALF + 1] == 2 * (left * 1000 + HALF) + 1, "my array [%d] = %d", HALF + 1, mem[HALF + 1]);
+	OK(MPI_Win_detach(win, mem + HALF));
+	/* Attached again with one int between: no longer adjacent. */
+	OK(MPI_Win_attach(win, mem + HALF + 1, HALF * sizeof(int)));
+	OK(MPI_Barrier(MPI_COMM_WORLD));
+	OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+	OK(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+	int rc = MPI_Put(src, n, MPI_INT, right, addrs[right], n, MPI_INT, win);
+	if (rc == MPI_SUCCESS)
+		rc = MPI_Win_flush(right, win);
+	int class;
+	OK(MPI_Error_class(rc, &class));
+	CHECK(class == MPI_ERR_RMA_RANGE, "put across a gap between attachments: class %d, want MPI_ERR_RMA_RANGE", class);
+	OK(MPI_Win_unlock(right, win));
+	OK(MPI_Barrier(MPI_COMM_WORLD));
+	OK(MPI_Win_detach(win, mem));
+	OK(MPI_Win_detach(win, mem + HALF + 1));
+	OK(MPI_Win_free(&win));
+	free(addrs);
+	free(got);
+	free(src);
+	free(mem);
+}
+
 int main(int argc, char **argv)
 {
 	OK(MPI_Init(&argc, &argv));
@@ -401,6 +472,7 @@ int main(int argc, char **argv)
 	pscw();
 	shared();
 	dynamic();
+	dynamic_halves();
 	OK(MPI_Barrier(MPI_COMM_WORLD));
 	if (rank == 0)
 		printf("rma OK\n");
