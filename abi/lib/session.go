@@ -318,8 +318,13 @@ func commErrhArg(h uintptr) (uintptr, bool) {
 }
 
 // newSessionComm stores c as a new communicator handle at out, with the
-// handler errh.
+// handler errh; a nil c (the creation from MPI_GROUP_EMPTY) is
+// MPI_COMM_NULL.
 func newSessionComm(c *mpi.Comm, errh uintptr, out unsafe.Pointer) {
+	if c == nil {
+		*(*uintptr)(out) = MPI_COMM_NULL
+		return
+	}
 	ce := &commEntry{c: c}
 	ce.errh.Store(errh)
 	h := comms.add(ce)

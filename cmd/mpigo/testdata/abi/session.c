@@ -90,6 +90,30 @@ int main(int argc, char **argv)
 	OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, c));
 	CHECK(sum == size * (size - 1) / 2, "sum %d over %d ranks", sum, size);
 
+	/* MPI_GROUP_EMPTY makes the creation local: MPI_COMM_NULL, no error
+	 * (MPI-4.1 7.4.2). The rank a MPI_Group_excl leaves out passes it
+	 * while the others make a communicator of the smaller group. */
+	{
+		MPI_Comm e = MPI_COMM_WORLD;
+		OK(MPI_Comm_create_from_group(MPI_GROUP_EMPTY, "org.mpigo.empty", MPI_INFO_NULL, MPI_ERRORS_RETURN, &e));
+		CHECK(e == MPI_COMM_NULL, "MPI_GROUP_EMPTY gave %#lx, not MPI_COMM_NULL", (unsigned long)(uintptr_t)e);
+		int out = size - 1, srank = -1;
+		MPI_Group small;
+		OK(MPI_Group_excl(g, 1, &out, &small));
+		OK(MPI_Group_rank(small, &srank));
+		MPI_Comm sc = MPI_COMM_WORLD;
+		OK(MPI_Comm_create_from_group(srank == MPI_UNDEFINED ? MPI_GROUP_EMPTY : small, "org.mpigo.small", MPI_INFO_NULL, MPI_ERRORS_RETURN, &sc));
+		if (rank == out) {
+			CHECK(sc == MPI_COMM_NULL, "left-out rank got a communicator");
+		} else {
+			int ssize = -1;
+			OK(MPI_Comm_size(sc, &ssize));
+			CHECK(ssize == size - 1, "smaller communicator of %d", ssize);
+			OK(MPI_Comm_free(&sc));
+		}
+		OK(MPI_Group_free(&small));
+	}
+
 	/* MPI-4.1 buffers: the communicator's own, then the session's. */
 	{
 		static char cbuf[4096], sbuf[4096];
