@@ -145,6 +145,30 @@ int main(int argc, char **argv)
 		OK(MPI_Session_detach_buffer(s, &addr, &bsize));
 		CHECK(addr == sbuf && bsize == sizeof sbuf, "session detached %p %d", addr, bsize);
 		OK(MPI_Buffer_flush());
+		/* The process's buffer needs no MPI_Init (MPI-4.1): without the
+		 * communicator's and the session's, Bsend takes room from it. */
+		static char pbuf[4096];
+		OK(MPI_Buffer_attach(pbuf, sizeof pbuf));
+		rc = MPI_Buffer_attach(pbuf, sizeof pbuf);
+		CHECK(rc != MPI_SUCCESS && cls(rc) == MPI_ERR_BUFFER, "second MPI_Buffer_attach: %d", rc);
+		x = 3000 + rank;
+		OK(MPI_Bsend(&x, 1, MPI_INT, nxt, 3, c));
+		OK(MPI_Buffer_iflush(&fr));
+		OK(MPI_Recv(&v, 1, MPI_INT, prv, 3, c, MPI_STATUS_IGNORE));
+		OK(MPI_Wait(&fr, MPI_STATUS_IGNORE));
+		CHECK(v == 3000 + prv, "Bsend through the process's buffer: %d", v);
+		OK(MPI_Buffer_detach(&addr, &bsize));
+		CHECK(addr == pbuf && bsize == sizeof pbuf, "process buffer detached %p %d", addr, bsize);
+		rc = MPI_Buffer_detach(&addr, &bsize);
+		CHECK(rc != MPI_SUCCESS && cls(rc) == MPI_ERR_BUFFER, "second MPI_Buffer_detach: %d", rc);
+		OK(MPI_Buffer_attach(MPI_BUFFER_AUTOMATIC, 0));
+		x = 4000 + rank;
+		OK(MPI_Bsend(&x, 1, MPI_INT, nxt, 4, c));
+		OK(MPI_Recv(&v, 1, MPI_INT, prv, 4, c, MPI_STATUS_IGNORE));
+		CHECK(v == 4000 + prv, "Bsend through the automatic process buffer: %d", v);
+		MPI_Count csize = -1;
+		OK(MPI_Buffer_detach_c(&addr, &csize));
+		CHECK(addr == MPI_BUFFER_AUTOMATIC && csize == 0, "automatic process buffer detached %p %ld", addr, (long)csize);
 	}
 
 	/* An intercommunicator of the even and the odd ranks. */
