@@ -79,7 +79,11 @@ type Session struct {
 // yet, SessionInit joins the job as Init would (a singleton without a
 // launcher) without starting the world model: Init may still be called,
 // before or after. A rank started this way lives until Finalize after
-// Init, or until the process exits. Goroutine ranks (Run, or several
+// Init, or, in a program that never calls Init, until FinalizeSessions
+// after its last session's Finalize (the C ABI calls it at exit), so
+// sessions may be started and finalized again and again on it; a
+// process that exits without either leaves the job in the middle, and
+// the launcher reports it. Goroutine ranks (Run, or several
 // ranks per process) share the process: they start their sessions with
 // Comm.SessionInit, which says whose.
 //

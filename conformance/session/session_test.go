@@ -496,6 +496,76 @@ func TestProcessModel(t *testing.T) {
 	}
 }
 
+// A program of the Sessions model alone: sessions started and finalized
+// again on one rank, then FinalizeSessions ends it (refused while a
+// session is live), and MPI cannot start again (run in a child process,
+// as a program that is one rank).
+func TestSessionsOnlyEnd(t *testing.T) {
+	if os.Getenv("SESSION_CHILD") == "only" {
+		if err := sessionsOnly(); err != nil {
+			fmt.Println("FAIL:", err)
+			os.Exit(1)
+		}
+		fmt.Println("CHILD OK")
+		os.Exit(0)
+	}
+	if testing.Short() {
+		t.Skip("starts the test binary again as a process, which -short skips (it may run under emulation)")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSessionsOnlyEnd$")
+	cmd.Env = append(os.Environ(), "SESSION_CHILD=only")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "CHILD OK") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+}
+
+func sessionsOnly() error {
+	// Nothing started yet: nothing to end.
+	if err := mpi.FinalizeSessions(); err != nil {
+		return fmt.Errorf("FinalizeSessions before any session: %v", err)
+	}
+	for i := range 3 {
+		s, err := mpi.SessionInit(nil, nil)
+		if err != nil {
+			return fmt.Errorf("round %d: %w", i, err)
+		}
+		c, err := commFromPset(s, mpi.PsetWorld, "only")
+		if err != nil {
+			return err
+		}
+		if _, err := mpi.Allreduce(c, 1, mpi.Sum[int]()); err != nil {
+			return err
+		}
+		if err := c.Free(); err != nil {
+			return err
+		}
+		if i == 2 {
+			// A live session: the rank is still in use.
+			if err := mpi.FinalizeSessions(); !errors.Is(err, mpi.ErrOther) || !strings.Contains(err.Error(), "not finalized") {
+				return fmt.Errorf("FinalizeSessions with a live session: %v", err)
+			}
+		}
+		if err := s.Finalize(); err != nil {
+			return err
+		}
+	}
+	if err := mpi.FinalizeSessions(); err != nil {
+		return err
+	}
+	// Ended: a second call does nothing, and MPI cannot start again.
+	if err := mpi.FinalizeSessions(); err != nil {
+		return fmt.Errorf("second FinalizeSessions: %v", err)
+	}
+	if _, err := mpi.SessionInit(nil, nil); !errors.Is(err, mpi.ErrOther) {
+		return fmt.Errorf("SessionInit after FinalizeSessions: %v", err)
+	}
+	if _, err := mpi.Init(); !errors.Is(err, mpi.ErrOther) {
+		return fmt.Errorf("Init after FinalizeSessions: %v", err)
+	}
+	return nil
+}
+
 func processModel() error {
 	s1, err := mpi.SessionInit(nil, nil)
 	if err != nil {
@@ -524,6 +594,9 @@ func processModel() error {
 		return err
 	}
 	c.Free()
+	if err := mpi.FinalizeSessions(); !errors.Is(err, mpi.ErrOther) {
+		return fmt.Errorf("FinalizeSessions while Init's world is live: %v", err)
+	}
 	if err := mpi.Finalize(); err != nil {
 		return err
 	}
