@@ -222,3 +222,88 @@ func (s *Session) IflushBuffer() (_ *Request, err error) {
 	}
 	return s.p.world.iflush(&s.buf)
 }
+
+// The process's buffer (MPI_Buffer_attach) in the Sessions model: a
+// program that never calls Init has no world to name its rank with, so
+// the session does. These act on the same buffer as Comm.BufferAttach
+// and its kin on any communicator of the rank: the one every Bsend takes
+// its room from when neither its communicator nor its session has a
+// buffer of its own. It outlives the session that attached it.
+
+// BufferAttach gives the session's rank its buffer for buffered sends
+// (MPI_Buffer_attach without MPI_Init, MPI-4.1): the process's buffer,
+// as Comm.BufferAttach attaches it; not the session's own
+// (AttachBuffer).
+func (s *Session) BufferAttach(buf []byte) (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Session.BufferAttach", nil, Undefined, Undefined), &err)
+	}
+	const op = "Session.BufferAttach"
+	if err := s.check(op); err != nil {
+		return err
+	}
+	if err := s.p.bsend.Attach(buf); err != nil {
+		return s.fail(op, ErrBuffer, "%v", err)
+	}
+	return nil
+}
+
+// BufferAttachAutomatic attaches an automatic buffer as the session's
+// rank's buffer for buffered sends (MPI_Buffer_attach with
+// MPI_BUFFER_AUTOMATIC without MPI_Init). BufferDetach then returns nil.
+func (s *Session) BufferAttachAutomatic() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Session.BufferAttachAutomatic", nil, Undefined, Undefined), &err)
+	}
+	const op = "Session.BufferAttachAutomatic"
+	if err := s.check(op); err != nil {
+		return err
+	}
+	if err := s.p.bsend.AttachAuto(); err != nil {
+		return s.fail(op, ErrBuffer, "%v", err)
+	}
+	return nil
+}
+
+// BufferDetach waits until every buffered send has left the rank's
+// buffer, then detaches it and returns it (MPI_Buffer_detach without
+// MPI_Init); an automatic buffer returns nil.
+func (s *Session) BufferDetach() (_ []byte, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Session.BufferDetach", nil, Undefined, Undefined), &err)
+	}
+	const op = "Session.BufferDetach"
+	if err := s.check(op); err != nil {
+		return nil, err
+	}
+	b, err := s.p.bsend.Detach()
+	if err != nil {
+		return nil, s.fail(op, ErrBuffer, "%v", err)
+	}
+	return b, nil
+}
+
+// BufferFlush waits until every buffered send from the rank's buffer has
+// left it (MPI_Buffer_flush without MPI_Init).
+func (s *Session) BufferFlush() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Session.BufferFlush", nil, Undefined, Undefined), &err)
+	}
+	if err := s.check("Session.BufferFlush"); err != nil {
+		return err
+	}
+	s.p.bsend.Flush()
+	return nil
+}
+
+// BufferIflush starts BufferFlush and returns at once (MPI_Buffer_iflush
+// without MPI_Init).
+func (s *Session) BufferIflush() (_ *Request, err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("Session.BufferIflush", nil, Undefined, Undefined), &err)
+	}
+	if err := s.check("Session.BufferIflush"); err != nil {
+		return nil, err
+	}
+	return s.p.world.iflush(&s.p.bsend)
+}

@@ -152,3 +152,42 @@ func Finalize() (err error) {
 	}
 	return ferr
 }
+
+// FinalizeSessions ends the rank that SessionInit started in this process
+// for a program of the Sessions model, one that never called Init: it
+// waits, as Finalize does, until no peer may still talk to this rank,
+// tells the launcher that the rank left in order, and returns the job's
+// error if the job failed. Without it such a rank lives until the process
+// exits, and the launcher (mpigo run) reports a process that exits while
+// its rank is part of the job as one that left before its part of the
+// work was done.
+//
+// It is for the moment the program is done with MPI, before it exits: the
+// C ABI (libmpi_abi.so.1) calls it when a C program exits after its last
+// MPI_Session_finalize; a Go program that uses SessionInit without Main
+// or Init calls it itself. MPI cannot start again in the process
+// afterwards. Sessions may be started and finalized again and again
+// before it, on the same rank.
+//
+// It does nothing when SessionInit started no rank in this process, or
+// the rank has ended already (Finalize after Init ends it). While Init's
+// world is live (Init without Finalize) or a session is not finalized, it
+// returns an error of class ErrOther and ends nothing.
+func FinalizeSessions() (err error) {
+	if h := profiler.Load(); h != nil {
+		defer h.exit(h.enter("FinalizeSessions", nil, Undefined, Undefined), &err)
+	}
+	const op = "FinalizeSessions"
+	s := &initState
+	s.Lock()
+	defer s.Unlock()
+	switch {
+	case !s.started || s.ended:
+		return nil
+	case s.phase == 1:
+		return (*Comm)(nil).errorf(op, ErrOther, loc{}, "Init's world is live: Finalize ends the rank")
+	case s.sessions > 0:
+		return (*Comm)(nil).errorf(op, ErrOther, loc{}, "%d session(s) of the rank are not finalized", s.sessions)
+	}
+	return s.end()
+}

@@ -245,6 +245,73 @@ func TestCommAndSessionBuffers(t *testing.T) {
 	}
 }
 
+// The process's buffer in the Sessions model (MPI_Buffer_attach without
+// MPI_Init): Session.BufferAttach attaches the rank's buffer, the one
+// Comm.BufferAttach does, which a Bsend on a session's communicator uses
+// when neither it nor the session has one; it outlives the session.
+func TestSessionProcessBuffer(t *testing.T) {
+	err := mpi.Run(2, func(w *mpi.Comm) error {
+		peer := 1 - w.Rank()
+		s, err := w.SessionInit(nil, nil)
+		if err != nil {
+			return err
+		}
+		g, _ := s.GroupFromPset(mpi.PsetWorld)
+		sc, err := mpi.CommCreateFromGroup(g, "procbuf", nil, nil)
+		if err != nil {
+			return err
+		}
+		defer sc.Free()
+		if err := mpi.Bsend(sc, 1, peer, 0); !errors.Is(err, mpi.ErrBuffer) {
+			return errors.New("Bsend without any buffer did not fail: " + errString(err))
+		}
+		buf := make([]byte, 1024)
+		if err := s.BufferAttach(buf); err != nil {
+			return err
+		}
+		if err := s.BufferAttach(buf); !errors.Is(err, mpi.ErrBuffer) {
+			return errors.New("second Session.BufferAttach: " + errString(err))
+		}
+		if err := mpi.Bsend(sc, 30+w.Rank(), peer, 3); err != nil {
+			return err
+		}
+		r, err := s.BufferIflush()
+		if err != nil {
+			return err
+		}
+		if v, _, err := mpi.Recv[int](sc, peer, 3); err != nil || v != 30+peer {
+			return fmt.Errorf("Bsend through the process's buffer: %d, %v", v, err)
+		}
+		if _, err := r.Wait(); err != nil {
+			return err
+		}
+		if err := s.BufferFlush(); err != nil {
+			return err
+		}
+		// The session's own buffer is another: nothing to detach there.
+		if _, err := s.DetachBuffer(); !errors.Is(err, mpi.ErrBuffer) {
+			return errors.New("Session.DetachBuffer found the process's buffer: " + errString(err))
+		}
+		if err := s.Finalize(); err != nil {
+			return err
+		}
+		// The rank's buffer outlives the session: world's detach gets it.
+		if b, err := w.BufferDetach(); err != nil || len(b) != len(buf) {
+			return fmt.Errorf("BufferDetach after the session: %d bytes, %v", len(b), err)
+		}
+		if err := s.BufferAttach(buf); !errors.Is(err, mpi.ErrSession) {
+			return errors.New("BufferAttach on a finalized session: " + errString(err))
+		}
+		if _, err := s.BufferDetach(); !errors.Is(err, mpi.ErrSession) {
+			return errors.New("BufferDetach on a finalized session: " + errString(err))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Automatic buffers (MPI_BUFFER_AUTOMATIC): Bsends of any number and
 // size go without a buffer of the user's; a second attach fails; detach
 // waits for them and returns nil. Rank's, communicator's and session's.
@@ -277,6 +344,7 @@ func TestAutomaticBuffers(t *testing.T) {
 			{"rank", w, w.BufferAttachAutomatic, func() error { return w.BufferAttach(make([]byte, 64)) }, w.BufferDetach},
 			{"communicator", d, d.AttachBufferAutomatic, d.AttachBufferAutomatic, d.DetachBuffer},
 			{"session", sc, s.AttachBufferAutomatic, func() error { return s.AttachBuffer(make([]byte, 64)) }, s.DetachBuffer},
+			{"rank, through the session", sc, s.BufferAttachAutomatic, func() error { return s.BufferAttach(make([]byte, 64)) }, s.BufferDetach},
 		}
 		for _, tc := range cases {
 			if err := tc.attach(); err != nil {

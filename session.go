@@ -79,7 +79,11 @@ type Session struct {
 // yet, SessionInit joins the job as Init would (a singleton without a
 // launcher) without starting the world model: Init may still be called,
 // before or after. A rank started this way lives until Finalize after
-// Init, or until the process exits. Goroutine ranks (Run, or several
+// Init, or, in a program that never calls Init, until FinalizeSessions
+// after its last session's Finalize (the C ABI calls it at exit), so
+// sessions may be started and finalized again and again on it; a
+// process that exits without either leaves the job in the middle, and
+// the launcher reports it. Goroutine ranks (Run, or several
 // ranks per process) share the process: they start their sessions with
 // Comm.SessionInit, which says whose.
 //
@@ -515,6 +519,10 @@ func fromGroupArgs(op string, g *Group, errh *ErrHandler) (*proc, int, error) {
 // The new communicator's error handler is errh (nil: ErrorsReturn) and
 // its hints a copy of info.
 //
+// An empty group (GroupEmpty, or one an operation on groups left empty)
+// makes the call local: it returns a nil communicator (MPI_COMM_NULL) and
+// no error, so a rank that a Group.Excl left out may still make the call.
+//
 // Members that pass different tags or groups fail with ErrArg where their
 // messages meet; creations that never meet are ended by the hang report,
 // as every wait that cannot complete is.
@@ -523,6 +531,17 @@ func CommCreateFromGroup(g *Group, tag string, info *Info, errh *ErrHandler) (_ 
 		defer h.exit(h.enter("CommCreateFromGroup", nil, Undefined, Undefined), &err)
 	}
 	const op = "CommCreateFromGroup"
+	if err := g.check(op); err != nil {
+		return nil, err
+	}
+	if g.Size() == 0 {
+		// MPI-4.1 section 7.4.2: with MPI_GROUP_EMPTY the call is local
+		// and gives MPI_COMM_NULL.
+		if errh != nil && errh.sfn != nil {
+			return nil, g.errorf(op, ErrArg, "the error handler was made for sessions: a communicator's comes from NewErrHandler")
+		}
+		return nil, nil
+	}
 	p, rank, err := fromGroupArgs(op, g, errh)
 	if err != nil {
 		return nil, err

@@ -131,32 +131,36 @@ func implComm_iflush_buffer(comm uintptr, request unsafe.Pointer) int32 {
 	return storeFlush(fn, ce, r, err, request)
 }
 
-// The process's buffer belongs to world's rank: without MPI_Init none can
-// have been attached (MPI_Buffer_attach needs it), so a flush is done.
+// The process's buffer (p2p.go's procBuffer): world's rank's under
+// MPI_Init, a live session's rank's in the Sessions model.
 func implBuffer_flush() int32 {
 	const fn = "MPI_Buffer_flush"
-	if rc := running(fn); rc != 0 {
+	pb, rc := procBufferOf(fn)
+	if rc != 0 {
 		return rc
 	}
-	if world.c == nil || phase.Load() != phaseRunning {
-		return MPI_SUCCESS
-	}
-	return self.check(fn, world.c.BufferFlush())
+	return pb.check(fn, pb.flush())
 }
 
 func implBuffer_iflush(request unsafe.Pointer) int32 {
 	const fn = "MPI_Buffer_iflush"
-	if rc := running(fn); rc != 0 {
+	pb, rc := procBufferOf(fn)
+	if rc != 0 {
 		return rc
 	}
 	if request == nil {
-		return raise(fn, noComm, classErr(MPI_ERR_ARG, "request is NULL"))
+		return pb.check(fn, classErr(MPI_ERR_ARG, "request is NULL"))
 	}
-	if world.c == nil || phase.Load() != phaseRunning {
-		return raise(fn, noComm, classErr(MPI_ERR_OTHER, "no process buffer without MPI_Init (use a session's or a communicator's)"))
+	r, err := pb.iflush()
+	if err != nil {
+		return pb.check(fn, err)
 	}
-	r, err := world.c.BufferIflush()
-	return storeFlush(fn, &self, r, err, request)
+	if pb.c != nil {
+		*(*uintptr)(request) = requests.add(reqEntry{r, &self})
+	} else {
+		*(*uintptr)(request) = requests.add(reqEntry{r, nil})
+	}
+	return MPI_SUCCESS
 }
 
 func sessionAttach(fn string, session uintptr, buffer unsafe.Pointer, size int) int32 {

@@ -62,6 +62,20 @@ func (t *table[T]) get(h uintptr) (T, bool) {
 	return t.objs[i], true
 }
 
+// someLive returns one object of the table (the one of the lowest
+// handle), if it has any.
+func (t *table[T]) someLive() (T, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for i, used := range t.used {
+		if used {
+			return t.objs[i], true
+		}
+	}
+	var zero T
+	return zero, false
+}
+
 func (t *table[T]) remove(h uintptr) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -636,25 +636,96 @@ func implTest_cancelled(st, flag unsafe.Pointer) int32 {
 }
 
 // The buffer of buffered sends is the process's (MPI_Buffer_attach);
-// mpigo keeps one per rank, and a process is one rank.
-func bufferAttach(fn string, buffer unsafe.Pointer, size int) int32 {
+// mpigo keeps one per rank, and a process is one rank. Between MPI_Init
+// and MPI_Finalize world names the rank; in the Sessions model (MPI-4.1:
+// MPI_Buffer_attach needs no MPI_Init) a live session does.
+type procBuffer struct {
+	c *mpi.Comm    // world, between MPI_Init and MPI_Finalize
+	s *mpi.Session // else a live session of the rank
+}
+
+// procBufferOf returns the owner of the process's buffer for call fn, or
+// the error code raised when MPI is not usable.
+func procBufferOf(fn string) (procBuffer, int32) {
 	if rc := running(fn); rc != 0 {
+		return procBuffer{}, rc
+	}
+	if phase.Load() == phaseRunning {
+		return procBuffer{c: world.c}, 0
+	}
+	if e, ok := sessions.someLive(); ok {
+		return procBuffer{s: e.s}, 0
+	}
+	return procBuffer{}, raise(fn, noComm, notRunning())
+}
+
+func (b procBuffer) attach(buf []byte) error {
+	if b.c != nil {
+		return b.c.BufferAttach(buf)
+	}
+	return b.s.BufferAttach(buf)
+}
+
+func (b procBuffer) attachAuto() error {
+	if b.c != nil {
+		return b.c.BufferAttachAutomatic()
+	}
+	return b.s.BufferAttachAutomatic()
+}
+
+func (b procBuffer) detach() ([]byte, error) {
+	if b.c != nil {
+		return b.c.BufferDetach()
+	}
+	return b.s.BufferDetach()
+}
+
+func (b procBuffer) flush() error {
+	if b.c != nil {
+		return b.c.BufferFlush()
+	}
+	return b.s.BufferFlush()
+}
+
+func (b procBuffer) iflush() (*mpi.Request, error) {
+	if b.c != nil {
+		return b.c.BufferIflush()
+	}
+	return b.s.BufferIflush()
+}
+
+// check raises err of call fn: through MPI_COMM_SELF's handler under
+// MPI_Init; in the Sessions model, where there is no MPI_COMM_SELF and
+// the error is tied to no object, the code is returned.
+func (b procBuffer) check(fn string, err error) int32 {
+	if err == nil {
+		return MPI_SUCCESS
+	}
+	if b.c != nil {
+		return self.check(fn, err)
+	}
+	return raise(fn, noComm, err)
+}
+
+func bufferAttach(fn string, buffer unsafe.Pointer, size int) int32 {
+	pb, rc := procBufferOf(fn)
+	if rc != 0 {
 		return rc
 	}
 	if isAutomatic(buffer) {
-		return self.check(fn, world.c.BufferAttachAutomatic())
+		return pb.check(fn, pb.attachAuto())
 	}
 	if size < 0 {
-		return raise(fn, noComm, classErr(MPI_ERR_COUNT, fmt.Sprintf("negative size %d", size)))
+		return pb.check(fn, classErr(MPI_ERR_COUNT, fmt.Sprintf("negative size %d", size)))
 	}
 	if buffer == nil && size > 0 {
-		return raise(fn, noComm, classErr(MPI_ERR_BUFFER, "buffer is NULL"))
+		return pb.check(fn, classErr(MPI_ERR_BUFFER, "buffer is NULL"))
 	}
 	var b []byte
 	if size > 0 {
 		b = unsafe.Slice((*byte)(buffer), size)
 	}
-	return self.check(fn, world.c.BufferAttach(b))
+	return pb.check(fn, pb.attach(b))
 }
 
 func implBuffer_attach(buffer unsafe.Pointer, size int32) int32 {
@@ -668,15 +739,16 @@ func implBuffer_attach_c(buffer unsafe.Pointer, size int64) int32 {
 // bufferDetach stores the buffer's address at addr (a void ** that C
 // passes as void *) and returns its size.
 func bufferDetach(fn string, addr, size unsafe.Pointer) (int, int32) {
-	if rc := running(fn); rc != 0 {
+	pb, rc := procBufferOf(fn)
+	if rc != 0 {
 		return 0, rc
 	}
 	if addr == nil || size == nil {
-		return 0, raise(fn, noComm, classErr(MPI_ERR_ARG, "buffer_addr or size is NULL"))
+		return 0, pb.check(fn, classErr(MPI_ERR_ARG, "buffer_addr or size is NULL"))
 	}
-	b, err := world.c.BufferDetach()
+	b, err := pb.detach()
 	if err != nil {
-		return 0, self.check(fn, err)
+		return 0, pb.check(fn, err)
 	}
 	detachOut(b, addr)
 	return len(b), MPI_SUCCESS

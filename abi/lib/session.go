@@ -5,12 +5,15 @@ package main
 /*
 #include <stdint.h>
 void mpigo_call_session_errhandler(void *fn, uintptr_t session, int code);
+int mpigo_register_sessions_at_exit(void);
 */
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -20,7 +23,8 @@ import (
 // Sessions (MPI-4.1 chapter 11) over mpi.Session. A program may use
 // sessions without MPI_Init: while one is live the library is usable
 // (usable), though MPI_COMM_WORLD and MPI_COMM_SELF exist only between
-// MPI_Init and MPI_Finalize. Errors of a call on a session go to the
+// MPI_Init and MPI_Finalize. Such a program's rank lives across its
+// sessions and ends when the program exits (mpigoSessionsAtExit). Errors of a call on a session go to the
 // session's handler (raiseSession).
 
 // Handle kinds of this file, apart from every other file's.
@@ -133,7 +137,42 @@ func implSession_init(info, errhandler uintptr, session unsafe.Pointer) int32 {
 	e.errh.Store(errhandler)
 	liveSessions.Add(1)
 	*(*uintptr)(session) = sessions.add(e)
+	atExitOnce.Do(func() {
+		if C.mpigo_register_sessions_at_exit() != 0 {
+			fmt.Fprintf(os.Stderr, "mpigo: %s: atexit failed: a program that never calls MPI_Init will leave the job in the middle when it exits\n", fn)
+		}
+	})
 	return MPI_SUCCESS
+}
+
+// atExitOnce registers mpigoSessionsAtExit with atexit (atexit.c).
+var atExitOnce sync.Once
+
+// mpigoSessionsAtExit runs when the C program exits (atexit). A program
+// of the Sessions model never calls MPI_Finalize: once its sessions are
+// all finalized, its rank ends here as MPI_Finalize would end it (waiting
+// until no peer may still talk to it, then telling the launcher it left
+// in order). A live session at exit, or MPI_Init without MPI_Finalize,
+// leaves the rank as it is: the process leaves the job in the middle, and
+// the launcher reports that. A failed end is printed, and the process
+// exits with the status mpi.Main gives a failed rank, so that the failure
+// is not lost behind the program's own status.
+//
+//export mpigoSessionsAtExit
+func mpigoSessionsAtExit() {
+	initMu.Lock()
+	defer initMu.Unlock()
+	if phase.Load() == phaseRunning || liveSessions.Load() > 0 {
+		return
+	}
+	if err := mpi.FinalizeSessions(); err != nil {
+		fmt.Fprintf(os.Stderr, "mpigo: the end of the rank at exit (after MPI_Session_finalize): %v\n", err)
+		code := 1
+		if errors.Is(err, mpi.ErrProcFailed) {
+			code = mpi.ExitPeerFailed
+		}
+		os.Exit(code)
+	}
 }
 
 func implSession_finalize(session unsafe.Pointer) int32 {
@@ -318,8 +357,13 @@ func commErrhArg(h uintptr) (uintptr, bool) {
 }
 
 // newSessionComm stores c as a new communicator handle at out, with the
-// handler errh.
+// handler errh; a nil c (the creation from MPI_GROUP_EMPTY) is
+// MPI_COMM_NULL.
 func newSessionComm(c *mpi.Comm, errh uintptr, out unsafe.Pointer) {
+	if c == nil {
+		*(*uintptr)(out) = MPI_COMM_NULL
+		return
+	}
 	ce := &commEntry{c: c}
 	ce.errh.Store(errh)
 	h := comms.add(ce)

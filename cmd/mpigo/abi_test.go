@@ -28,7 +28,7 @@ var (
 
 // abiPrograms are the C programs of testdata/abi.
 var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo", "attrs", "errh", "greq",
-	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll", "info", "waits", "hang", "finattr", "abortcode", "session",
+	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll", "info", "waits", "hang", "finattr", "abortcode", "session", "sessonly",
 	"io_basic", "io_nb", "io_errors", "spawn", "ports", "datarep", "bottomw", "ldouble", "fortran"}
 
 // needCC skips the test when there is no C compiler, unless
@@ -151,6 +151,10 @@ func TestABIPrograms(t *testing.T) {
 		{"finattr", 2, "finattr OK"},
 		{"session", 0, "session OK"},
 		{"session", 3, "session OK"},
+		// The Sessions model alone: the rank ends when the program
+		// exits after its last MPI_Session_finalize.
+		{"sessonly", 0, "sessonly OK"},
+		{"sessonly", 3, "sessonly OK"},
 		{"ports", 0, "ports OK"},
 		{"ports", 2, "ports OK"},
 		{"ports", 3, "ports OK"},
@@ -234,6 +238,30 @@ func TestABISessionMPMD(t *testing.T) {
 		if code != 0 || !strings.Contains(out.String(), want) {
 			t.Fatalf("exit %d, want 0 and %q\nstdout:\n%s\nstderr:\n%s", code, want, out.String(), errs.String())
 		}
+	}
+}
+
+// TestABISessionsLeave: a program of the Sessions model whose rank leaves
+// while another still needs it is reported, not passed: with its session
+// live (it never finalized it) the launcher names the rank that exited;
+// after its MPI_Session_finalize, the rank waits at its end and the hang
+// report says it returned while rank 0 waits for it.
+func TestABISessionsLeave(t *testing.T) {
+	_, bin := abiSetup(t)
+	for _, tc := range []struct{ mode, want string }{
+		{"live", "rank 2 (pid"},
+		{"early", "rank 2 returned from its function while rank 0 waits in Recv from it"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			var out, errs strings.Builder
+			code := run([]string{"run", "--hang-report", "1s", "--timeout", "60s", "-n", "3", filepath.Join(bin, "sessonly"), tc.mode}, &out, &errs)
+			if code == 0 || !strings.Contains(errs.String(), tc.want) || strings.Contains(out.String(), "sessonly OK") {
+				t.Fatalf("exit %d, want a failure and %q\nstdout:\n%s\nstderr:\n%s", code, tc.want, out.String(), errs.String())
+			}
+			if tc.mode == "live" && !strings.Contains(errs.String(), "exited (status 0) before") {
+				t.Fatalf("the rank that left with a live session is not reported as leaving early\nstderr:\n%s", errs.String())
+			}
+		})
 	}
 }
 

@@ -329,8 +329,10 @@ func TestBadInput(t *testing.T) {
 		other, _ := g.Incl([]int{1 - w.Rank()})
 		_, err = mpi.CommCreateFromGroup(other, "x", nil, nil)
 		errs.Addf(w, conformance.IsClass(err, mpi.ErrGroup), "a group without the caller: %v", err)
-		_, err = mpi.CommCreateFromGroup(mpi.GroupEmpty, "x", nil, nil)
-		errs.Addf(w, conformance.IsClass(err, mpi.ErrGroup), "a group of no rank: %v", err)
+		empty, err := mpi.CommCreateFromGroup(mpi.GroupEmpty, "x", nil, nil)
+		errs.Addf(w, err == nil && empty == nil, "MPI_GROUP_EMPTY: %v, %v; want a nil communicator and no error", empty, err)
+		_, err = mpi.CommCreateFromGroup(mpi.GroupEmpty, "x", nil, h)
+		errs.Addf(w, conformance.IsClass(err, mpi.ErrArg), "MPI_GROUP_EMPTY with a session's handler: %v", err)
 		_, err = mpi.IntercommCreateFromGroups(g, 0, g, 0, "x", nil, nil)
 		errs.Addf(w, conformance.IsClass(err, mpi.ErrGroup), "overlapping groups: %v", err)
 		errs.Add(s.Finalize())
@@ -343,6 +345,76 @@ func TestBadInput(t *testing.T) {
 		_, err = nilS.PsetInfo(mpi.PsetWorld)
 		errs.Addf(w, conformance.IsClass(err, mpi.ErrSession), "nil session: %v", err)
 		return errs.Err()
+	})
+}
+
+// A rank that a Group.Excl left out of the library's group passes
+// GroupEmpty (or an empty group of its own) and gets a nil communicator at
+// once, while the others make theirs from the smaller group; then all
+// make one of the whole set (MPICH session_mod_group).
+func TestEmptyGroupLeftOut(t *testing.T) {
+	conformance.Run(t, 4, func(w *mpi.Comm) error {
+		s, err := w.SessionInit(nil, nil)
+		if err != nil {
+			return err
+		}
+		defer s.Finalize()
+		wg, err := s.GroupFromPset(mpi.PsetWorld)
+		if err != nil {
+			return err
+		}
+		defer wg.Free()
+		const out = 2
+		small, err := wg.Excl([]int{out})
+		if err != nil {
+			return err
+		}
+		defer small.Free()
+		g := small
+		if w.Rank() == out {
+			g = mpi.GroupEmpty
+		}
+		c, err := mpi.CommCreateFromGroup(g, "smaller", nil, nil)
+		if err != nil {
+			return fmt.Errorf("rank %d: %w", w.Rank(), err)
+		}
+		if w.Rank() == out {
+			if c != nil {
+				return fmt.Errorf("rank %d: MPI_GROUP_EMPTY gave a communicator of %d ranks", w.Rank(), c.Size())
+			}
+			// A group that operations on groups left empty is empty too.
+			none, err := wg.Incl(nil)
+			if err != nil {
+				return err
+			}
+			if c, err := mpi.CommCreateFromGroup(none, "none", nil, nil); c != nil || err != nil {
+				return fmt.Errorf("an empty group of the session: %v, %v", c, err)
+			}
+		} else {
+			if c == nil || c.Size() != 3 {
+				return fmt.Errorf("rank %d: the smaller group's communicator is %v", w.Rank(), c)
+			}
+			sum, err := mpi.Allreduce(c, c.Rank(), mpi.Sum[int]())
+			if err != nil {
+				return err
+			}
+			if sum != 3 {
+				return fmt.Errorf("rank %d: sum %d over the smaller group, want 3", w.Rank(), sum)
+			}
+			if err := c.Free(); err != nil {
+				return err
+			}
+		}
+		all, err := mpi.CommCreateFromGroup(wg, "whole", nil, nil)
+		if err != nil {
+			return err
+		}
+		defer all.Free()
+		sum, err := mpi.Allreduce(all, all.Rank(), mpi.Sum[int]())
+		if err == nil && sum != 6 {
+			err = fmt.Errorf("sum %d over the whole set, want 6", sum)
+		}
+		return err
 	})
 }
 
@@ -424,6 +496,76 @@ func TestProcessModel(t *testing.T) {
 	}
 }
 
+// A program of the Sessions model alone: sessions started and finalized
+// again on one rank, then FinalizeSessions ends it (refused while a
+// session is live), and MPI cannot start again (run in a child process,
+// as a program that is one rank).
+func TestSessionsOnlyEnd(t *testing.T) {
+	if os.Getenv("SESSION_CHILD") == "only" {
+		if err := sessionsOnly(); err != nil {
+			fmt.Println("FAIL:", err)
+			os.Exit(1)
+		}
+		fmt.Println("CHILD OK")
+		os.Exit(0)
+	}
+	if testing.Short() {
+		t.Skip("starts the test binary again as a process, which -short skips (it may run under emulation)")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSessionsOnlyEnd$")
+	cmd.Env = append(os.Environ(), "SESSION_CHILD=only")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "CHILD OK") {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+}
+
+func sessionsOnly() error {
+	// Nothing started yet: nothing to end.
+	if err := mpi.FinalizeSessions(); err != nil {
+		return fmt.Errorf("FinalizeSessions before any session: %v", err)
+	}
+	for i := range 3 {
+		s, err := mpi.SessionInit(nil, nil)
+		if err != nil {
+			return fmt.Errorf("round %d: %w", i, err)
+		}
+		c, err := commFromPset(s, mpi.PsetWorld, "only")
+		if err != nil {
+			return err
+		}
+		if _, err := mpi.Allreduce(c, 1, mpi.Sum[int]()); err != nil {
+			return err
+		}
+		if err := c.Free(); err != nil {
+			return err
+		}
+		if i == 2 {
+			// A live session: the rank is still in use.
+			if err := mpi.FinalizeSessions(); !errors.Is(err, mpi.ErrOther) || !strings.Contains(err.Error(), "not finalized") {
+				return fmt.Errorf("FinalizeSessions with a live session: %v", err)
+			}
+		}
+		if err := s.Finalize(); err != nil {
+			return err
+		}
+	}
+	if err := mpi.FinalizeSessions(); err != nil {
+		return err
+	}
+	// Ended: a second call does nothing, and MPI cannot start again.
+	if err := mpi.FinalizeSessions(); err != nil {
+		return fmt.Errorf("second FinalizeSessions: %v", err)
+	}
+	if _, err := mpi.SessionInit(nil, nil); !errors.Is(err, mpi.ErrOther) {
+		return fmt.Errorf("SessionInit after FinalizeSessions: %v", err)
+	}
+	if _, err := mpi.Init(); !errors.Is(err, mpi.ErrOther) {
+		return fmt.Errorf("Init after FinalizeSessions: %v", err)
+	}
+	return nil
+}
+
 func processModel() error {
 	s1, err := mpi.SessionInit(nil, nil)
 	if err != nil {
@@ -452,6 +594,9 @@ func processModel() error {
 		return err
 	}
 	c.Free()
+	if err := mpi.FinalizeSessions(); !errors.Is(err, mpi.ErrOther) {
+		return fmt.Errorf("FinalizeSessions while Init's world is live: %v", err)
+	}
 	if err := mpi.Finalize(); err != nil {
 		return err
 	}

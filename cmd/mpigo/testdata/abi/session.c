@@ -90,6 +90,30 @@ int main(int argc, char **argv)
 	OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, c));
 	CHECK(sum == size * (size - 1) / 2, "sum %d over %d ranks", sum, size);
 
+	/* MPI_GROUP_EMPTY makes the creation local: MPI_COMM_NULL, no error
+	 * (MPI-4.1 7.4.2). The rank a MPI_Group_excl leaves out passes it
+	 * while the others make a communicator of the smaller group. */
+	{
+		MPI_Comm e = MPI_COMM_WORLD;
+		OK(MPI_Comm_create_from_group(MPI_GROUP_EMPTY, "org.mpigo.empty", MPI_INFO_NULL, MPI_ERRORS_RETURN, &e));
+		CHECK(e == MPI_COMM_NULL, "MPI_GROUP_EMPTY gave %#lx, not MPI_COMM_NULL", (unsigned long)(uintptr_t)e);
+		int out = size - 1, srank = -1;
+		MPI_Group small;
+		OK(MPI_Group_excl(g, 1, &out, &small));
+		OK(MPI_Group_rank(small, &srank));
+		MPI_Comm sc = MPI_COMM_WORLD;
+		OK(MPI_Comm_create_from_group(srank == MPI_UNDEFINED ? MPI_GROUP_EMPTY : small, "org.mpigo.small", MPI_INFO_NULL, MPI_ERRORS_RETURN, &sc));
+		if (rank == out) {
+			CHECK(sc == MPI_COMM_NULL, "left-out rank got a communicator");
+		} else {
+			int ssize = -1;
+			OK(MPI_Comm_size(sc, &ssize));
+			CHECK(ssize == size - 1, "smaller communicator of %d", ssize);
+			OK(MPI_Comm_free(&sc));
+		}
+		OK(MPI_Group_free(&small));
+	}
+
 	/* MPI-4.1 buffers: the communicator's own, then the session's. */
 	{
 		static char cbuf[4096], sbuf[4096];
@@ -121,6 +145,30 @@ int main(int argc, char **argv)
 		OK(MPI_Session_detach_buffer(s, &addr, &bsize));
 		CHECK(addr == sbuf && bsize == sizeof sbuf, "session detached %p %d", addr, bsize);
 		OK(MPI_Buffer_flush());
+		/* The process's buffer needs no MPI_Init (MPI-4.1): without the
+		 * communicator's and the session's, Bsend takes room from it. */
+		static char pbuf[4096];
+		OK(MPI_Buffer_attach(pbuf, sizeof pbuf));
+		rc = MPI_Buffer_attach(pbuf, sizeof pbuf);
+		CHECK(rc != MPI_SUCCESS && cls(rc) == MPI_ERR_BUFFER, "second MPI_Buffer_attach: %d", rc);
+		x = 3000 + rank;
+		OK(MPI_Bsend(&x, 1, MPI_INT, nxt, 3, c));
+		OK(MPI_Buffer_iflush(&fr));
+		OK(MPI_Recv(&v, 1, MPI_INT, prv, 3, c, MPI_STATUS_IGNORE));
+		OK(MPI_Wait(&fr, MPI_STATUS_IGNORE));
+		CHECK(v == 3000 + prv, "Bsend through the process's buffer: %d", v);
+		OK(MPI_Buffer_detach(&addr, &bsize));
+		CHECK(addr == pbuf && bsize == sizeof pbuf, "process buffer detached %p %d", addr, bsize);
+		rc = MPI_Buffer_detach(&addr, &bsize);
+		CHECK(rc != MPI_SUCCESS && cls(rc) == MPI_ERR_BUFFER, "second MPI_Buffer_detach: %d", rc);
+		OK(MPI_Buffer_attach(MPI_BUFFER_AUTOMATIC, 0));
+		x = 4000 + rank;
+		OK(MPI_Bsend(&x, 1, MPI_INT, nxt, 4, c));
+		OK(MPI_Recv(&v, 1, MPI_INT, prv, 4, c, MPI_STATUS_IGNORE));
+		CHECK(v == 4000 + prv, "Bsend through the automatic process buffer: %d", v);
+		MPI_Count csize = -1;
+		OK(MPI_Buffer_detach_c(&addr, &csize));
+		CHECK(addr == MPI_BUFFER_AUTOMATIC && csize == 0, "automatic process buffer detached %p %ld", addr, (long)csize);
 	}
 
 	/* An intercommunicator of the even and the odd ranks. */
