@@ -18,6 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/mpigo/mpi"
+	"github.com/mpigo/mpi/internal/progress"
 )
 
 // Sessions (MPI-4.1 chapter 11) over mpi.Session. A program may use
@@ -129,6 +130,9 @@ func implSession_init(info, errhandler uintptr, session unsafe.Pointer) int32 {
 	}
 	initMu.Lock()
 	defer initMu.Unlock()
+	// As in MPI_Init: calls from C run on goroutines locked to their
+	// threads, whose waits must not yield the Go way.
+	progress.SetLockedCallers()
 	s, err := mpi.SessionInit(in, nil)
 	if err != nil {
 		return newCode(classOf(err), fn+": "+err.Error())
