@@ -925,11 +925,15 @@ func (f *File) makeView(disp int64, etype, filetype *Datatype, datarep string) (
 			return bad(ErrType, "in data representation %q the etype %s takes %d bytes and the filetype %s %d: not a whole number of etypes", datarep, etype.name, fesize, filetype.name, ft.t.Size)
 		}
 	}
+	// The type map's displacements are relative to each tile's origin,
+	// disp + i*extent, whatever the lower bound (MPI-4.1 section 14.3):
+	// a filetype resized to lb 4 and extent 12 over one int puts the
+	// ints at bytes 0, 12, 24, ... of the view.
 	segs := make([]fileio.Seg, len(ft.t.Segs))
 	for i, s := range ft.t.Segs {
-		segs[i] = fileio.Seg{Off: s.Off - ft.t.LB, Len: s.Len}
+		segs[i] = fileio.Seg{Off: s.Off, Len: s.Len}
 	}
-	plan, err := fileio.NewView(disp+ft.t.LB, segs, ft.t.Extent())
+	plan, err := fileio.NewView(disp, segs, ft.t.Extent())
 	if err != nil {
 		return bad(ErrArg, "%v", err)
 	}

@@ -21,11 +21,18 @@ type Seg struct {
 func (s Seg) End() int64 { return s.Off + s.Len }
 
 // View is a file view flattened once: the data of the view is the
-// filetype's segments, tiled every Extent bytes from Disp. Positions in
-// the view ("stream" positions) count data bytes only.
+// filetype's segments, tiled every Extent bytes from the displacement.
+// Positions in the view ("stream" positions) count data bytes only.
+//
+// Disp is where the first tile's data starts: the view's displacement
+// plus the offset of the filetype's first data byte, and Segs are
+// relative to it, so that every tile's data lies in [0, Extent) of its
+// tile. Tiles start at multiples of the extent whatever the filetype's
+// lower bound: MPI tiles a filetype as it does the elements of a
+// contiguous type, the i-th copy's type map shifted by i*extent.
 type View struct {
 	Disp   int64
-	Segs   []Seg   // one filetype value's data, in file order, relative to the value's origin
+	Segs   []Seg   // one filetype value's data, in file order, relative to Disp
 	start  []int64 // start[i]: stream offset of Segs[i] within one tile
 	Size   int64   // data bytes in one tile
 	Extent int64   // distance between tiles
@@ -35,21 +42,23 @@ type View struct {
 var ErrView = errors.New("fileio: invalid view")
 
 // NewView flattens a view: disp, the filetype's data segments in type-map
-// order and its extent. MPI requires the filetype's displacements to be
-// non-decreasing and non-negative (relative to disp), and the tiles not
-// to overlap: segments that break this are refused.
+// order (their offsets are the type map's displacements, relative to the
+// tile's origin, whatever the type's lower bound) and its extent. MPI
+// requires the filetype's displacements to be non-negative and
+// non-decreasing, and the tiles must not overlap (the data of one tile
+// spans at most the extent): segments that break this are refused.
 func NewView(disp int64, segs []Seg, extent int64) (*View, error) {
 	if disp < 0 {
 		return nil, fmt.Errorf("%w: negative displacement %d", ErrView, disp)
 	}
 	v := &View{Disp: disp, Extent: extent}
-	var prevEnd int64
+	var prevEnd, first int64
 	for i, s := range segs {
 		if s.Len == 0 {
 			continue
 		}
 		if s.Len < 0 || s.Off < 0 {
-			return nil, fmt.Errorf("%w: filetype segment %d at offset %d of %d bytes lies before the displacement", ErrView, i, s.Off, s.Len)
+			return nil, fmt.Errorf("%w: filetype segment %d at offset %d of %d bytes has a negative displacement", ErrView, i, s.Off, s.Len)
 		}
 		if s.Off < prevEnd {
 			return nil, fmt.Errorf("%w: filetype displacements must be non-decreasing and not overlap (segment %d at %d, previous ends at %d)", ErrView, i, s.Off, prevEnd)
@@ -57,17 +66,27 @@ func NewView(disp int64, segs []Seg, extent int64) (*View, error) {
 		if n := len(v.Segs); n > 0 && v.Segs[n-1].End() == s.Off {
 			v.Segs[n-1].Len += s.Len
 		} else {
+			if len(v.Segs) == 0 {
+				first = s.Off
+			}
 			v.Segs = append(v.Segs, s)
 			v.start = append(v.start, v.Size)
 		}
 		v.Size += s.Len
 		prevEnd = s.End()
 	}
-	if v.Size > 0 && prevEnd > extent {
-		return nil, fmt.Errorf("%w: filetype data reaches byte %d, past its extent %d: tiles would overlap", ErrView, prevEnd, extent)
+	if v.Size == 0 {
+		return v, nil
 	}
-	if v.Size > 0 && extent <= 0 {
+	if extent <= 0 {
 		return nil, fmt.Errorf("%w: filetype extent %d", ErrView, extent)
+	}
+	if prevEnd-first > extent {
+		return nil, fmt.Errorf("%w: filetype data spans %d bytes (from %d to %d), more than its extent %d: tiles would overlap", ErrView, prevEnd-first, first, prevEnd, extent)
+	}
+	v.Disp += first
+	for i := range v.Segs {
+		v.Segs[i].Off -= first
 	}
 	return v, nil
 }

@@ -47,6 +47,11 @@ func TestViewMap(t *testing.T) {
 		{"merged adjacent", 100, []Seg{{0, 2}, {2, 2}}, 8, 0, 8, []Seg{{100, 4}, {108, 4}}, 100},
 		{"resized tail hole", 0, []Seg{{4, 4}}, 16, 5, 4, []Seg{{21, 3}, {36, 1}}, 21},
 		{"zero length", 0, []Seg{{4, 4}}, 16, 5, 0, nil, 21},
+		// A filetype resized to a lower bound past its data, or to an
+		// extent below its last byte: tiles still start every extent
+		// bytes from disp, the type map's offsets relative to each.
+		{"resized lb past the data", 0, []Seg{{0, 4}}, 12, 0, 8, []Seg{{0, 4}, {12, 4}}, 0},
+		{"data past the extent", 4, []Seg{{8, 4}, {16, 4}}, 12, 2, 12, []Seg{{14, 2}, {20, 8}, {32, 2}}, 14},
 	}
 	for _, c := range cases {
 		v, err := NewView(c.disp, c.segs, c.extent)
@@ -78,6 +83,7 @@ func TestNewViewRefuses(t *testing.T) {
 		{"overlapping", 0, []Seg{{0, 8}, {4, 4}}, 16},
 		{"before disp", 0, []Seg{{-4, 4}}, 16},
 		{"past extent", 0, []Seg{{0, 8}}, 4},
+		{"span past extent", 0, []Seg{{8, 4}, {16, 4}}, 8},
 	}
 	for _, c := range cases {
 		if _, err := NewView(c.disp, c.segs, c.extent); err == nil {
@@ -127,9 +133,12 @@ func FuzzViewMap(f *testing.F) {
 		k := int64(nseg%5) + 1
 		l := int64(blen%7) + 1
 		st := l + int64(stride%9)
+		// The first segment need not be at the tile's origin (a
+		// filetype resized to a lower bound other than its data's).
+		lead := int64(ndom%3) * 3
 		var segs []Seg
 		for i := int64(0); i < k; i++ {
-			segs = append(segs, Seg{i * st, l})
+			segs = append(segs, Seg{lead + i*st, l})
 		}
 		ext := (k-1)*st + l + int64(stride%3)
 		v, err := NewView(int64(disp), segs, ext)
