@@ -45,14 +45,17 @@ var ErrView = errors.New("fileio: invalid view")
 // order (their offsets are the type map's displacements, relative to the
 // tile's origin, whatever the type's lower bound) and its extent. MPI
 // requires the filetype's displacements to be non-negative and
-// non-decreasing, and the tiles must not overlap (the data of one tile
-// spans at most the extent): segments that break this are refused.
-func NewView(disp int64, segs []Seg, extent int64) (*View, error) {
+// non-decreasing; a segment that starts before the previous one ends
+// (an overlap), or a filetype whose data spans more than its extent (so
+// that tiles overlap), is accepted only when overlap is set (a file
+// opened read-only: MPI forbids overlapping regions only where the file
+// can be written). Segments that break these rules are refused.
+func NewView(disp int64, segs []Seg, extent int64, overlap bool) (*View, error) {
 	if disp < 0 {
 		return nil, fmt.Errorf("%w: negative displacement %d", ErrView, disp)
 	}
 	v := &View{Disp: disp, Extent: extent}
-	var prevEnd, first int64
+	var prevStart, maxEnd, first int64
 	for i, s := range segs {
 		if s.Len == 0 {
 			continue
@@ -60,8 +63,13 @@ func NewView(disp int64, segs []Seg, extent int64) (*View, error) {
 		if s.Len < 0 || s.Off < 0 {
 			return nil, fmt.Errorf("%w: filetype segment %d at offset %d of %d bytes has a negative displacement", ErrView, i, s.Off, s.Len)
 		}
-		if s.Off < prevEnd {
-			return nil, fmt.Errorf("%w: filetype displacements must be non-decreasing and not overlap (segment %d at %d, previous ends at %d)", ErrView, i, s.Off, prevEnd)
+		if len(v.Segs) > 0 {
+			if s.Off < prevStart {
+				return nil, fmt.Errorf("%w: filetype displacements must be non-decreasing (segment %d at %d follows one at %d)", ErrView, i, s.Off, prevStart)
+			}
+			if s.Off < maxEnd && !overlap {
+				return nil, fmt.Errorf("%w: filetype regions overlap (segment %d at %d, a previous one ends at %d), which only a read-only file allows", ErrView, i, s.Off, maxEnd)
+			}
 		}
 		if n := len(v.Segs); n > 0 && v.Segs[n-1].End() == s.Off {
 			v.Segs[n-1].Len += s.Len
@@ -73,7 +81,8 @@ func NewView(disp int64, segs []Seg, extent int64) (*View, error) {
 			v.start = append(v.start, v.Size)
 		}
 		v.Size += s.Len
-		prevEnd = s.End()
+		prevStart = s.Off
+		maxEnd = max(maxEnd, s.End())
 	}
 	if v.Size == 0 {
 		return v, nil
@@ -81,8 +90,8 @@ func NewView(disp int64, segs []Seg, extent int64) (*View, error) {
 	if extent <= 0 {
 		return nil, fmt.Errorf("%w: filetype extent %d", ErrView, extent)
 	}
-	if prevEnd-first > extent {
-		return nil, fmt.Errorf("%w: filetype data spans %d bytes (from %d to %d), more than its extent %d: tiles would overlap", ErrView, prevEnd-first, first, prevEnd, extent)
+	if maxEnd-first > extent && !overlap {
+		return nil, fmt.Errorf("%w: filetype data spans %d bytes (from %d to %d), more than its extent %d: tiles would overlap, which only a read-only file allows", ErrView, maxEnd-first, first, maxEnd, extent)
 	}
 	v.Disp += first
 	for i := range v.Segs {
@@ -108,7 +117,9 @@ func (v *View) FileOffset(pos int64) int64 {
 }
 
 // Map appends to dst the file ranges of stream bytes [pos, pos+n), in
-// stream order (which is file order), adjacent ranges merged.
+// stream order, adjacent ranges merged. Stream order is file order
+// unless the view lets regions overlap (a read-only file): callers check
+// Sorted before relying on it.
 func (v *View) Map(pos, n int64, dst []Seg) []Seg {
 	if n <= 0 || v.Size == 0 {
 		return dst

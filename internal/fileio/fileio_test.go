@@ -54,7 +54,7 @@ func TestViewMap(t *testing.T) {
 		{"data past the extent", 4, []Seg{{8, 4}, {16, 4}}, 12, 2, 12, []Seg{{14, 2}, {20, 8}, {32, 2}}, 14},
 	}
 	for _, c := range cases {
-		v, err := NewView(c.disp, c.segs, c.extent)
+		v, err := NewView(c.disp, c.segs, c.extent, false)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -86,8 +86,42 @@ func TestNewViewRefuses(t *testing.T) {
 		{"span past extent", 0, []Seg{{8, 4}, {16, 4}}, 8},
 	}
 	for _, c := range cases {
-		if _, err := NewView(c.disp, c.segs, c.extent); err == nil {
+		if _, err := NewView(c.disp, c.segs, c.extent, false); err == nil {
 			t.Errorf("%s: NewView accepted %v", c.name, c.segs)
+		}
+	}
+}
+
+// TestViewOverlap: a read-only file's view may have regions that
+// overlap, within a filetype or between tiles; Map still follows the
+// byte-by-byte definition, in stream order. Negative and decreasing
+// displacements stay refused.
+func TestViewOverlap(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		segs   []Seg
+		extent int64
+	}{
+		{"overlap in a filetype", []Seg{{0, 12}, {4, 4}}, 16},
+		{"tiles overlap", []Seg{{4, 4}, {12, 4}}, 8},
+	} {
+		if _, err := NewView(0, c.segs, c.extent, false); err == nil {
+			t.Errorf("%s: accepted for a writable file", c.name)
+		}
+		v, err := NewView(0, c.segs, c.extent, true)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for pos := int64(0); pos < 20; pos++ {
+			got := v.Map(pos, 30, nil)
+			if !reflect.DeepEqual(expand(got), brute(0, c.segs, c.extent, pos, 30)) {
+				t.Errorf("%s: Map(%d, 30) = %v disagrees with the byte-by-byte mapping", c.name, pos, got)
+			}
+		}
+	}
+	for _, segs := range [][]Seg{{{-4, 4}}, {{8, 4}, {0, 4}}} {
+		if _, err := NewView(0, segs, 16, true); err == nil {
+			t.Errorf("read-only view accepted %v", segs)
 		}
 	}
 }
@@ -141,7 +175,7 @@ func FuzzViewMap(f *testing.F) {
 			segs = append(segs, Seg{lead + i*st, l})
 		}
 		ext := (k-1)*st + l + int64(stride%3)
-		v, err := NewView(int64(disp), segs, ext)
+		v, err := NewView(int64(disp), segs, ext, false)
 		if err != nil {
 			t.Fatal(err)
 		}
