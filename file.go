@@ -568,6 +568,23 @@ func spread(size, n int) []int {
 	return out
 }
 
+// busyBegin marks f's rank busy with file work until busyEnd: the hang
+// watcher then takes a rank parked in a Wait for a non-blocking access
+// for running (device.Waits.BusyBegin). Only around file system calls
+// and packing, never around a wait for another rank.
+func (f *File) busyBegin() {
+	f.comm.p.Blk.BusyBegin()
+	if fileIOHook != nil {
+		fileIOHook()
+	}
+}
+
+// fileIOHook, when set (by tests), is called at the start of every
+// section marked by busyBegin, as if its I/O took that long.
+var fileIOHook func()
+
+func (f *File) busyEnd() { f.comm.p.Blk.BusyEnd() }
+
 func contiguousPlan(disp int64) *fileio.View {
 	v, _ := fileio.NewView(disp, []fileio.Seg{{Off: 0, Len: 1}}, 1, false)
 	return v
