@@ -69,9 +69,9 @@ func resizedFiletype(c resizedCase, r int) (*mpi.Datatype, error) {
 // within each tile: a lower bound above the data (MPICH io/resized: an
 // int with lb 4 and extent 12 puts the ints at bytes 0, 12, 24), a
 // negative one, and data past the extent all place the bytes where MPI
-// says, written and read independently and collectively. A filetype
-// whose data spans more than its extent (tiles that would overlap) is
-// refused on every rank.
+// says, written and read independently and collectively; so do tiles
+// that interleave without sharing a byte. A filetype whose tiles would
+// share bytes is refused on every rank of a writable file.
 func TestResizedFiletypes(t *testing.T) {
 	const n, per = 2, 10
 	cases := []resizedCase{
@@ -81,6 +81,9 @@ func TestResizedFiletypes(t *testing.T) {
 		{name: "negative-lb", displs: func(r int) []int { return []int{4 * r} }, lb: -8, extent: 8},
 		{name: "data-past-extent", displs: func(r int) []int { return []int{16 + 4*r} }, lb: 0, extent: 8},
 		{name: "gaps", displs: func(r int) []int { return []int{8 + 4*r, 20 + 4*r} }, lb: 4, extent: 40, disp: 4},
+		// Tiles interleave (rank r's ints at 4r and 24+4r, extent 16:
+		// tile 1 starts before tile 0's last int) without sharing a byte.
+		{name: "interleaved-tiles", displs: func(r int) []int { return []int{4 * r, 24 + 4*r} }, lb: 0, extent: 16},
 		{name: "overlapping-tiles", displs: func(r int) []int { return []int{0, 12 + 4*r} }, lb: 0, extent: 8, wantRefused: true},
 	}
 	for _, tc := range cases {

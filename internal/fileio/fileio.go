@@ -46,10 +46,12 @@ var ErrView = errors.New("fileio: invalid view")
 // tile's origin, whatever the type's lower bound) and its extent. MPI
 // requires the filetype's displacements to be non-negative and
 // non-decreasing; a segment that starts before the previous one ends
-// (an overlap), or a filetype whose data spans more than its extent (so
-// that tiles overlap), is accepted only when overlap is set (a file
-// opened read-only: MPI forbids overlapping regions only where the file
-// can be written). Segments that break these rules are refused.
+// (an overlap), or tiles that share bytes (the data spans more than the
+// extent, and a later tile's data falls on the first's), are accepted
+// only when overlap is set (a file opened read-only: MPI forbids
+// overlapping regions only where the file can be written). Tiles that
+// interleave without sharing a byte are fine. Segments that break these
+// rules are refused.
 func NewView(disp int64, segs []Seg, extent int64, overlap bool) (*View, error) {
 	if disp < 0 {
 		return nil, fmt.Errorf("%w: negative displacement %d", ErrView, disp)
@@ -90,14 +92,49 @@ func NewView(disp int64, segs []Seg, extent int64, overlap bool) (*View, error) 
 	if extent <= 0 {
 		return nil, fmt.Errorf("%w: filetype extent %d", ErrView, extent)
 	}
-	if maxEnd-first > extent && !overlap {
-		return nil, fmt.Errorf("%w: filetype data spans %d bytes (from %d to %d), more than its extent %d: tiles would overlap, which only a read-only file allows", ErrView, maxEnd-first, first, maxEnd, extent)
-	}
 	v.Disp += first
 	for i := range v.Segs {
 		v.Segs[i].Off -= first
 	}
+	if span := maxEnd - first; span > extent && !overlap {
+		// Tiles interleave: allowed as long as no byte of one is a
+		// byte of another (the stream is then not in file order).
+		if m, ok := tilesOverlap(v.Segs, extent, span); ok {
+			return nil, fmt.Errorf("%w: filetype data spans %d bytes (from %d to %d), more than its extent %d, and tile %d overlaps the first: tiles may overlap only in a read-only file", ErrView, span, first, maxEnd, extent, m)
+		}
+	}
 	return v, nil
+}
+
+// maxTileCheck bounds the work of tilesOverlap (segments times tiles
+// compared); a view past it is taken to overlap.
+const maxTileCheck = 1 << 24
+
+// tilesOverlap reports whether the first tile of segs (sorted, disjoint,
+// relative to the tile's origin, spanning span bytes) shares a byte with
+// a later tile, every extent bytes, and the first such tile. Only tiles
+// that start before span can.
+func tilesOverlap(segs []Seg, extent, span int64) (int64, bool) {
+	tiles := (span - 1) / extent
+	if tiles > maxTileCheck/int64(len(segs)) {
+		return 1, true
+	}
+	for m := int64(1); m <= tiles; m++ {
+		shift := m * extent
+		i, j := 0, 0
+		for i < len(segs) && j < len(segs) {
+			a, b := segs[i], Seg{segs[j].Off + shift, segs[j].Len}
+			if a.Off < b.End() && b.Off < a.End() {
+				return m, true
+			}
+			if a.End() <= b.End() {
+				i++
+			} else {
+				j++
+			}
+		}
+	}
+	return 0, false
 }
 
 // Contiguous reports whether the view's data is one run of bytes from

@@ -206,3 +206,50 @@ func FuzzViewMap(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTiles checks NewView's tile-overlap rule against the definition:
+// with an extent below the data's span, a writable view is accepted
+// exactly when no byte belongs to two tiles, and Map follows the
+// byte-by-byte mapping (in stream order, which need not be file order).
+func FuzzTiles(f *testing.F) {
+	f.Add(uint8(2), uint8(4), uint8(8), uint8(8), uint16(30))
+	f.Add(uint8(2), uint8(4), uint8(12), uint8(8), uint16(30))
+	f.Fuzz(func(t *testing.T, nseg, blen, stride, ext uint8, n uint16) {
+		k := int64(nseg%4) + 1
+		l := int64(blen%6) + 1
+		st := l + int64(stride%12)
+		var segs []Seg
+		for i := int64(0); i < k; i++ {
+			segs = append(segs, Seg{i * st, l})
+		}
+		e := int64(ext%40) + 1
+		span := (k-1)*st + l
+		// Which bytes do the tiles that can meet the first one cover?
+		seen := map[int64]bool{}
+		dup := false
+		for m := int64(0); m*e < span+e; m++ {
+			for _, b := range expand(segs) {
+				if seen[b+m*e] {
+					dup = true
+				}
+				seen[b+m*e] = true
+			}
+		}
+		v, err := NewView(0, segs, e, false)
+		if (err != nil) != dup {
+			t.Fatalf("segs %v extent %d: NewView error %v, but tiles share a byte: %v", segs, e, err, dup)
+		}
+		if err != nil {
+			if v, err = NewView(0, segs, e, true); err != nil {
+				t.Fatalf("read-only view refused: %v", err)
+			}
+		}
+		nn := int64(n % 200)
+		for _, pos := range []int64{0, 1, l, k * l} {
+			got := v.Map(pos, nn, nil)
+			if nn > 0 && !reflect.DeepEqual(expand(got), brute(0, segs, e, pos, nn)) {
+				t.Fatalf("Map(%d,%d) of %v ext %d = %v", pos, nn, segs, e, got)
+			}
+		}
+	})
+}
