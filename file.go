@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/mpigo/mpi/internal/datatype"
 	"github.com/mpigo/mpi/internal/fileio"
 )
 
@@ -567,8 +568,25 @@ func spread(size, n int) []int {
 	return out
 }
 
+// busyBegin marks f's rank busy with file work until busyEnd: the hang
+// watcher then takes a rank parked in a Wait for a non-blocking access
+// for running (device.Waits.BusyBegin). Only around file system calls
+// and packing, never around a wait for another rank.
+func (f *File) busyBegin() {
+	f.comm.p.Blk.BusyBegin()
+	if fileIOHook != nil {
+		fileIOHook()
+	}
+}
+
+// fileIOHook, when set (by tests), is called at the start of every
+// section marked by busyBegin, as if its I/O took that long.
+var fileIOHook func()
+
+func (f *File) busyEnd() { f.comm.p.Blk.BusyEnd() }
+
 func contiguousPlan(disp int64) *fileio.View {
-	v, _ := fileio.NewView(disp, []fileio.Seg{{Off: 0, Len: 1}}, 1)
+	v, _ := fileio.NewView(disp, []fileio.Seg{{Off: 0, Len: 1}}, 1, false)
 	return v
 }
 
@@ -907,6 +925,17 @@ func (f *File) makeView(disp int64, etype, filetype *Datatype, datarep string) (
 	if f.amode&ModeSequential != 0 && filetype.t.Size != filetype.t.Extent() {
 		return bad(ErrUnsupportedOp, "a file opened ModeSequential takes only contiguous filetypes")
 	}
+	// The etype's and the filetype's layouts: displacements that are
+	// negative or go backwards are refused, and overlapping regions
+	// unless the file is read-only (MPI-4.1 section 14.3). The class is
+	// MPI_ERR_IO, as ROMIO gives.
+	readOnly := f.amode&ModeRdonly != 0
+	if s := layoutErr(etype.t.Segs, readOnly); s != "" {
+		return bad(ErrIO, "etype %s %s", etype.name, s)
+	}
+	if s := layoutErr(filetype.t.Segs, readOnly); s != "" {
+		return bad(ErrIO, "filetype %s %s", filetype.name, s)
+	}
 	if err := builtFrom(filetype, etype); err != "" {
 		return bad(ErrType, "filetype %s is not built from etype %s: %s", filetype.name, etype.name, err)
 	}
@@ -925,29 +954,65 @@ func (f *File) makeView(disp int64, etype, filetype *Datatype, datarep string) (
 			return bad(ErrType, "in data representation %q the etype %s takes %d bytes and the filetype %s %d: not a whole number of etypes", datarep, etype.name, fesize, filetype.name, ft.t.Size)
 		}
 	}
+	// The type map's displacements are relative to each tile's origin,
+	// disp + i*extent, whatever the lower bound (MPI-4.1 section 14.3):
+	// a filetype resized to lb 4 and extent 12 over one int puts the
+	// ints at bytes 0, 12, 24, ... of the view.
 	segs := make([]fileio.Seg, len(ft.t.Segs))
 	for i, s := range ft.t.Segs {
-		segs[i] = fileio.Seg{Off: s.Off - ft.t.LB, Len: s.Len}
+		segs[i] = fileio.Seg{Off: s.Off, Len: s.Len}
 	}
-	plan, err := fileio.NewView(disp+ft.t.LB, segs, ft.t.Extent())
+	plan, err := fileio.NewView(disp, segs, ft.t.Extent(), readOnly)
 	if err != nil {
-		return bad(ErrArg, "%v", err)
+		return bad(ErrIO, "filetype %s: %v", filetype.name, err)
 	}
 	return fileView{disp: disp, etype: etype, filetype: filetype, datarep: datarep, plan: plan,
 		esize: int64(etype.size), fesize: fesize, ext32: datarep == "external32", rep: rep}, nil
 }
 
-// builtFrom says why filetype is not made of etypes, or "".
+// layoutErr says what is wrong with the layout of an etype or filetype
+// (its byte runs in type-map order), or "": a negative displacement, a
+// run that starts before the previous one (displacements must be
+// monotonically non-decreasing), or, unless overlap is allowed, a run
+// that starts before the previous ones end.
+func layoutErr(segs []datatype.Seg, overlap bool) string {
+	var prevStart, maxEnd int64
+	for i, s := range segs {
+		switch {
+		case s.Off < 0:
+			return fmt.Sprintf("has a negative displacement (%d bytes)", s.Off)
+		case i > 0 && s.Off < prevStart:
+			return fmt.Sprintf("has decreasing displacements (byte %d after byte %d): they must be monotonically non-decreasing", s.Off, prevStart)
+		case i > 0 && s.Off < maxEnd && !overlap:
+			return fmt.Sprintf("has overlapping regions (bytes from %d, before %d), which only a file opened ModeRdonly allows", s.Off, maxEnd)
+		}
+		prevStart, maxEnd = s.Off, max(maxEnd, s.Off+s.Len)
+	}
+	return ""
+}
+
+// builtFrom says why filetype is not made of etypes, or "". The sizes
+// must agree; where the etype is one contiguous run, every run of the
+// filetype must be whole etypes; and the basic kinds must be the
+// etype's, except under an etype of MPI_BYTE, which is untyped (ROMIO
+// checks only the sizes: a filetype of MPI_CHAR under an etype of
+// MPI_BYTE is common in C programs, MPICH's io/i_hindexed among them).
 func builtFrom(filetype, etype *Datatype) string {
 	if filetype.t.Size%int64(etype.size) != 0 {
 		return fmt.Sprintf("its size %d is not a multiple of the etype's %d", filetype.t.Size, etype.size)
 	}
-	for _, s := range filetype.t.Segs {
-		if s.Len%int64(etype.size) != 0 {
-			return fmt.Sprintf("it has a run of %d bytes, not a whole number of etypes", s.Len)
+	if filetype == etype {
+		return ""
+	}
+	if etype.t.Contiguous() {
+		for _, s := range filetype.t.Segs {
+			if s.Len%int64(etype.size) != 0 {
+				return fmt.Sprintf("it has a run of %d bytes, not a whole number of etypes", s.Len)
+			}
 		}
 	}
-	if k := etype.t.Uniform(); k != 0 && k != filetype.t.Uniform() && filetype.t.Size > 0 {
+	k := etype.t.Uniform()
+	if k != 0 && k != datatype.BasicByte && k != filetype.t.Uniform() && filetype.t.Size > 0 {
 		return fmt.Sprintf("its elements are not all %s", k)
 	}
 	return ""

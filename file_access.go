@@ -56,6 +56,8 @@ func (f *File) prepare(op string, write bool, buf []byte, count int, dt *Datatyp
 	if err := f.check(op); err != nil {
 		return nil, err
 	}
+	f.busyBegin() // packing a large buffer takes its time
+	defer f.busyEnd()
 	bad := func(class error, format string, args ...any) (*xfer, error) {
 		return nil, fileErr(f.comm, "File."+op, f.name, class, nil, format, args...)
 	}
@@ -179,6 +181,8 @@ func (f *File) independent(x *xfer, pos int64) (Status, error) {
 	if pos < 0 {
 		return Status{}, fileErr(f.comm, "File."+x.op, f.name, ErrArg, nil, "negative offset %d", pos/x.view.fesize)
 	}
+	f.busyBegin()
+	defer f.busyEnd()
 	sp := segPool.Get().(*[]fileio.Seg)
 	segs := x.view.plan.Map(pos, x.n, (*sp)[:0])
 	defer func() { *sp = segs[:0]; segPool.Put(sp) }()

@@ -74,7 +74,10 @@ func (f *File) collective(op string, write bool, x *xfer, pos int64, local error
 		return st, f.agree(op, err)
 	}
 	moved, err := f.twoPhase(write, x, segs, all, aggrs, h)
-	if ferr := x.finish(moved); ferr != nil && err == nil {
+	f.busyBegin()
+	ferr := x.finish(moved)
+	f.busyEnd()
+	if ferr != nil && err == nil {
 		err = fileErr(f.comm, "File."+op, f.name, ErrConversion, ferr, "")
 	}
 	var me *Error
@@ -224,10 +227,14 @@ func (f *File) twoPhase(write bool, x *xfer, segs []fileio.Seg, all [][5]int64, 
 		if err := c.Alltoallv(data, ints(dataN, 1), ints(dataD, 1), Byte, rdata, ints(rdataN, 1), ints(rdataD, 1), Byte); err != nil {
 			return 0, err
 		}
+		f.busyBegin()
 		ioErr := f.aggregate(true, ps, rdata, h)
+		f.busyEnd()
 		return x.n, ioErr
 	}
+	f.busyBegin()
 	ioErr := f.aggregate(false, ps, rdata, h)
+	f.busyEnd()
 	// Send the data back: to rank r the bytes of its pieces, in its order.
 	back := f.tpBuf(0, dataTot)
 	if err := c.Alltoallv(rdata, ints(rdataN, 1), ints(rdataD, 1), Byte, back, ints(dataN, 1), ints(dataD, 1), Byte); err != nil {

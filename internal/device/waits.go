@@ -104,6 +104,11 @@ type Waits struct {
 	// Ctl counts the messages of hang diagnosis between processes that
 	// the rank's engine matched: they are not the rank's progress.
 	Ctl atomic.Uint64
+	// busy counts the work outside MPI's waits that goroutines of the
+	// library do for the rank now (the file system calls of a
+	// non-blocking file access): a rank parked in a Wait for such work
+	// is not blocked, it waits for its own I/O (BusyBegin).
+	busy atomic.Int32
 	// orphanErr, once the job has failed and its engines' Abort had time
 	// to end every wait they know of, is the error with which a parked
 	// wait that is still incomplete when woken fails itself (EndWaits).
@@ -191,6 +196,21 @@ func (s serviceWaits) Woken(r *engine.Request) {
 }
 
 func (s serviceWaits) Unpark(r *engine.Request) { s.b.parkedNow.Add(-1) }
+
+// BusyBegin marks the rank busy with work outside MPI's waits until the
+// matching BusyEnd: while a goroutine of the library reads or writes a
+// file for the rank, the hang watcher takes the rank for running, so
+// that a Wait for a long non-blocking file access (2 GiB written by
+// MPICH's io/i_bigtype) is not reported as a hang. Only the file system
+// calls and the packing around them are marked, never a wait for another
+// rank, so a collective that another rank never joins is still reported.
+func (b *Waits) BusyBegin() { b.busy.Add(1) }
+
+// BusyEnd ends what BusyBegin began.
+func (b *Waits) BusyEnd() { b.busy.Add(-1) }
+
+// IsBusy reports whether work marked by BusyBegin runs for the rank now.
+func (b *Waits) IsBusy() bool { return b.busy.Load() > 0 }
 
 // AnyParked reports whether a goroutine of the rank is parked.
 func (b *Waits) AnyParked() bool { return b.parkedNow.Load() != 0 }

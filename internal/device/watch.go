@@ -134,7 +134,7 @@ func (w *Watcher) run() {
 			}
 			live++
 			pr := d.Activity()
-			if parked == 0 || pr != last[i].progress || last[i].since.IsZero() {
+			if parked == 0 || b.IsBusy() || pr != last[i].progress || last[i].since.IsZero() {
 				last[i] = seen{progress: pr, since: now}
 				all, still = false, false
 				continue
@@ -167,7 +167,7 @@ func (w *Watcher) run() {
 		// Still stuck? A wait that ended meanwhile means it was slow, not hung.
 		moved := false
 		for i, d := range w.ds {
-			if parked, _ := d.Blk.Counts(); d.Activity() != last[i].progress && !(d.Blk.Returned.Load() && parked == 0) {
+			if parked, _ := d.Blk.Counts(); (d.Activity() != last[i].progress || d.Blk.IsBusy()) && !(d.Blk.Returned.Load() && parked == 0) {
 				moved = true
 			}
 		}

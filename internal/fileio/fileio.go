@@ -21,11 +21,18 @@ type Seg struct {
 func (s Seg) End() int64 { return s.Off + s.Len }
 
 // View is a file view flattened once: the data of the view is the
-// filetype's segments, tiled every Extent bytes from Disp. Positions in
-// the view ("stream" positions) count data bytes only.
+// filetype's segments, tiled every Extent bytes from the displacement.
+// Positions in the view ("stream" positions) count data bytes only.
+//
+// Disp is where the first tile's data starts: the view's displacement
+// plus the offset of the filetype's first data byte, and Segs are
+// relative to it, so that every tile's data lies in [0, Extent) of its
+// tile. Tiles start at multiples of the extent whatever the filetype's
+// lower bound: MPI tiles a filetype as it does the elements of a
+// contiguous type, the i-th copy's type map shifted by i*extent.
 type View struct {
 	Disp   int64
-	Segs   []Seg   // one filetype value's data, in file order, relative to the value's origin
+	Segs   []Seg   // one filetype value's data, in file order, relative to Disp
 	start  []int64 // start[i]: stream offset of Segs[i] within one tile
 	Size   int64   // data bytes in one tile
 	Extent int64   // distance between tiles
@@ -35,41 +42,99 @@ type View struct {
 var ErrView = errors.New("fileio: invalid view")
 
 // NewView flattens a view: disp, the filetype's data segments in type-map
-// order and its extent. MPI requires the filetype's displacements to be
-// non-decreasing and non-negative (relative to disp), and the tiles not
-// to overlap: segments that break this are refused.
-func NewView(disp int64, segs []Seg, extent int64) (*View, error) {
+// order (their offsets are the type map's displacements, relative to the
+// tile's origin, whatever the type's lower bound) and its extent. MPI
+// requires the filetype's displacements to be non-negative and
+// non-decreasing; a segment that starts before the previous one ends
+// (an overlap), or tiles that share bytes (the data spans more than the
+// extent, and a later tile's data falls on the first's), are accepted
+// only when overlap is set (a file opened read-only: MPI forbids
+// overlapping regions only where the file can be written). Tiles that
+// interleave without sharing a byte are fine. Segments that break these
+// rules are refused.
+func NewView(disp int64, segs []Seg, extent int64, overlap bool) (*View, error) {
 	if disp < 0 {
 		return nil, fmt.Errorf("%w: negative displacement %d", ErrView, disp)
 	}
 	v := &View{Disp: disp, Extent: extent}
-	var prevEnd int64
+	var prevStart, maxEnd, first int64
 	for i, s := range segs {
 		if s.Len == 0 {
 			continue
 		}
 		if s.Len < 0 || s.Off < 0 {
-			return nil, fmt.Errorf("%w: filetype segment %d at offset %d of %d bytes lies before the displacement", ErrView, i, s.Off, s.Len)
+			return nil, fmt.Errorf("%w: filetype segment %d at offset %d of %d bytes has a negative displacement", ErrView, i, s.Off, s.Len)
 		}
-		if s.Off < prevEnd {
-			return nil, fmt.Errorf("%w: filetype displacements must be non-decreasing and not overlap (segment %d at %d, previous ends at %d)", ErrView, i, s.Off, prevEnd)
+		if len(v.Segs) > 0 {
+			if s.Off < prevStart {
+				return nil, fmt.Errorf("%w: filetype displacements must be non-decreasing (segment %d at %d follows one at %d)", ErrView, i, s.Off, prevStart)
+			}
+			if s.Off < maxEnd && !overlap {
+				return nil, fmt.Errorf("%w: filetype regions overlap (segment %d at %d, a previous one ends at %d), which only a read-only file allows", ErrView, i, s.Off, maxEnd)
+			}
 		}
 		if n := len(v.Segs); n > 0 && v.Segs[n-1].End() == s.Off {
 			v.Segs[n-1].Len += s.Len
 		} else {
+			if len(v.Segs) == 0 {
+				first = s.Off
+			}
 			v.Segs = append(v.Segs, s)
 			v.start = append(v.start, v.Size)
 		}
 		v.Size += s.Len
-		prevEnd = s.End()
+		prevStart = s.Off
+		maxEnd = max(maxEnd, s.End())
 	}
-	if v.Size > 0 && prevEnd > extent {
-		return nil, fmt.Errorf("%w: filetype data reaches byte %d, past its extent %d: tiles would overlap", ErrView, prevEnd, extent)
+	if v.Size == 0 {
+		return v, nil
 	}
-	if v.Size > 0 && extent <= 0 {
+	if extent <= 0 {
 		return nil, fmt.Errorf("%w: filetype extent %d", ErrView, extent)
 	}
+	v.Disp += first
+	for i := range v.Segs {
+		v.Segs[i].Off -= first
+	}
+	if span := maxEnd - first; span > extent && !overlap {
+		// Tiles interleave: allowed as long as no byte of one is a
+		// byte of another (the stream is then not in file order).
+		if m, ok := tilesOverlap(v.Segs, extent, span); ok {
+			return nil, fmt.Errorf("%w: filetype data spans %d bytes (from %d to %d), more than its extent %d, and tile %d overlaps the first: tiles may overlap only in a read-only file", ErrView, span, first, maxEnd, extent, m)
+		}
+	}
 	return v, nil
+}
+
+// maxTileCheck bounds the work of tilesOverlap (segments times tiles
+// compared); a view past it is taken to overlap.
+const maxTileCheck = 1 << 24
+
+// tilesOverlap reports whether the first tile of segs (sorted, disjoint,
+// relative to the tile's origin, spanning span bytes) shares a byte with
+// a later tile, every extent bytes, and the first such tile. Only tiles
+// that start before span can.
+func tilesOverlap(segs []Seg, extent, span int64) (int64, bool) {
+	tiles := (span - 1) / extent
+	if tiles > maxTileCheck/int64(len(segs)) {
+		return 1, true
+	}
+	for m := int64(1); m <= tiles; m++ {
+		shift := m * extent
+		i, j := 0, 0
+		for i < len(segs) && j < len(segs) {
+			a, b := segs[i], Seg{segs[j].Off + shift, segs[j].Len}
+			if a.Off < b.End() && b.Off < a.End() {
+				return m, true
+			}
+			if a.End() <= b.End() {
+				i++
+			} else {
+				j++
+			}
+		}
+	}
+	return 0, false
 }
 
 // Contiguous reports whether the view's data is one run of bytes from
@@ -89,7 +154,9 @@ func (v *View) FileOffset(pos int64) int64 {
 }
 
 // Map appends to dst the file ranges of stream bytes [pos, pos+n), in
-// stream order (which is file order), adjacent ranges merged.
+// stream order, adjacent ranges merged. Stream order is file order
+// unless the view lets regions overlap (a read-only file): callers check
+// Sorted before relying on it.
 func (v *View) Map(pos, n int64, dst []Seg) []Seg {
 	if n <= 0 || v.Size == 0 {
 		return dst

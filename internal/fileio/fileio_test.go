@@ -47,9 +47,14 @@ func TestViewMap(t *testing.T) {
 		{"merged adjacent", 100, []Seg{{0, 2}, {2, 2}}, 8, 0, 8, []Seg{{100, 4}, {108, 4}}, 100},
 		{"resized tail hole", 0, []Seg{{4, 4}}, 16, 5, 4, []Seg{{21, 3}, {36, 1}}, 21},
 		{"zero length", 0, []Seg{{4, 4}}, 16, 5, 0, nil, 21},
+		// A filetype resized to a lower bound past its data, or to an
+		// extent below its last byte: tiles still start every extent
+		// bytes from disp, the type map's offsets relative to each.
+		{"resized lb past the data", 0, []Seg{{0, 4}}, 12, 0, 8, []Seg{{0, 4}, {12, 4}}, 0},
+		{"data past the extent", 4, []Seg{{8, 4}, {16, 4}}, 12, 2, 12, []Seg{{14, 2}, {20, 8}, {32, 2}}, 14},
 	}
 	for _, c := range cases {
-		v, err := NewView(c.disp, c.segs, c.extent)
+		v, err := NewView(c.disp, c.segs, c.extent, false)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -78,10 +83,45 @@ func TestNewViewRefuses(t *testing.T) {
 		{"overlapping", 0, []Seg{{0, 8}, {4, 4}}, 16},
 		{"before disp", 0, []Seg{{-4, 4}}, 16},
 		{"past extent", 0, []Seg{{0, 8}}, 4},
+		{"span past extent", 0, []Seg{{8, 4}, {16, 4}}, 8},
 	}
 	for _, c := range cases {
-		if _, err := NewView(c.disp, c.segs, c.extent); err == nil {
+		if _, err := NewView(c.disp, c.segs, c.extent, false); err == nil {
 			t.Errorf("%s: NewView accepted %v", c.name, c.segs)
+		}
+	}
+}
+
+// TestViewOverlap: a read-only file's view may have regions that
+// overlap, within a filetype or between tiles; Map still follows the
+// byte-by-byte definition, in stream order. Negative and decreasing
+// displacements stay refused.
+func TestViewOverlap(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		segs   []Seg
+		extent int64
+	}{
+		{"overlap in a filetype", []Seg{{0, 12}, {4, 4}}, 16},
+		{"tiles overlap", []Seg{{4, 4}, {12, 4}}, 8},
+	} {
+		if _, err := NewView(0, c.segs, c.extent, false); err == nil {
+			t.Errorf("%s: accepted for a writable file", c.name)
+		}
+		v, err := NewView(0, c.segs, c.extent, true)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for pos := int64(0); pos < 20; pos++ {
+			got := v.Map(pos, 30, nil)
+			if !reflect.DeepEqual(expand(got), brute(0, c.segs, c.extent, pos, 30)) {
+				t.Errorf("%s: Map(%d, 30) = %v disagrees with the byte-by-byte mapping", c.name, pos, got)
+			}
+		}
+	}
+	for _, segs := range [][]Seg{{{-4, 4}}, {{8, 4}, {0, 4}}} {
+		if _, err := NewView(0, segs, 16, true); err == nil {
+			t.Errorf("read-only view accepted %v", segs)
 		}
 	}
 }
@@ -127,12 +167,15 @@ func FuzzViewMap(f *testing.F) {
 		k := int64(nseg%5) + 1
 		l := int64(blen%7) + 1
 		st := l + int64(stride%9)
+		// The first segment need not be at the tile's origin (a
+		// filetype resized to a lower bound other than its data's).
+		lead := int64(ndom%3) * 3
 		var segs []Seg
 		for i := int64(0); i < k; i++ {
-			segs = append(segs, Seg{i * st, l})
+			segs = append(segs, Seg{lead + i*st, l})
 		}
 		ext := (k-1)*st + l + int64(stride%3)
-		v, err := NewView(int64(disp), segs, ext)
+		v, err := NewView(int64(disp), segs, ext, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,6 +203,53 @@ func FuzzViewMap(f *testing.F) {
 		})
 		if total != nn {
 			t.Fatalf("Split moved %d bytes of %d", total, nn)
+		}
+	})
+}
+
+// FuzzTiles checks NewView's tile-overlap rule against the definition:
+// with an extent below the data's span, a writable view is accepted
+// exactly when no byte belongs to two tiles, and Map follows the
+// byte-by-byte mapping (in stream order, which need not be file order).
+func FuzzTiles(f *testing.F) {
+	f.Add(uint8(2), uint8(4), uint8(8), uint8(8), uint16(30))
+	f.Add(uint8(2), uint8(4), uint8(12), uint8(8), uint16(30))
+	f.Fuzz(func(t *testing.T, nseg, blen, stride, ext uint8, n uint16) {
+		k := int64(nseg%4) + 1
+		l := int64(blen%6) + 1
+		st := l + int64(stride%12)
+		var segs []Seg
+		for i := int64(0); i < k; i++ {
+			segs = append(segs, Seg{i * st, l})
+		}
+		e := int64(ext%40) + 1
+		span := (k-1)*st + l
+		// Which bytes do the tiles that can meet the first one cover?
+		seen := map[int64]bool{}
+		dup := false
+		for m := int64(0); m*e < span+e; m++ {
+			for _, b := range expand(segs) {
+				if seen[b+m*e] {
+					dup = true
+				}
+				seen[b+m*e] = true
+			}
+		}
+		v, err := NewView(0, segs, e, false)
+		if (err != nil) != dup {
+			t.Fatalf("segs %v extent %d: NewView error %v, but tiles share a byte: %v", segs, e, err, dup)
+		}
+		if err != nil {
+			if v, err = NewView(0, segs, e, true); err != nil {
+				t.Fatalf("read-only view refused: %v", err)
+			}
+		}
+		nn := int64(n % 200)
+		for _, pos := range []int64{0, 1, l, k * l} {
+			got := v.Map(pos, nn, nil)
+			if nn > 0 && !reflect.DeepEqual(expand(got), brute(0, segs, e, pos, nn)) {
+				t.Fatalf("Map(%d,%d) of %v ext %d = %v", pos, nn, segs, e, got)
+			}
 		}
 	})
 }
