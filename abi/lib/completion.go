@@ -248,7 +248,7 @@ func finishAll(fn string, hs []uintptr, es []reqEntry, stats []mpi.Status, sts u
 	errs := failures(err, len(hs))
 	for i := range hs {
 		if es[i].r == nil {
-			setEmptyStatusErr(statusAt(sts, i))
+			setEmptyStatus(statusAt(sts, i))
 			continue
 		}
 		if stats != nil {

@@ -60,25 +60,16 @@ func setStatusErr(p unsafe.Pointer, st mpi.Status, code int32) {
 	(*status)(p).err = code
 }
 
-// setEmptyStatus is the empty status of MPI: source MPI_ANY_SOURCE, tag
-// MPI_ANY_TAG, count 0, not cancelled. MPI_ERROR is left alone, as in
-// setStatus; setEmptyStatusErr also sets it to MPI_SUCCESS.
+// setEmptyStatus is the empty status of MPI (a null or inactive
+// request's): source MPI_ANY_SOURCE, tag MPI_ANY_TAG, MPI_ERROR
+// MPI_SUCCESS, count 0, not cancelled. The standard's empty status has
+// that error field, and MPICH (and mpi4py's tests of
+// MPI_Request_get_status_any) set it, unlike setStatus's.
 func setEmptyStatus(p unsafe.Pointer) {
 	if p == nil {
 		return
 	}
-	s := (*status)(p)
-	s.source, s.tag = MPI_ANY_SOURCE, MPI_ANY_TAG
-	s.countLo, s.countHi, s.cancelled = 0, 0, 0
-}
-
-// setEmptyStatusErr is setEmptyStatus for one status of an array.
-func setEmptyStatusErr(p unsafe.Pointer) {
-	if p == nil {
-		return
-	}
-	setEmptyStatus(p)
-	(*status)(p).err = MPI_SUCCESS
+	*(*status)(p) = status{source: MPI_ANY_SOURCE, tag: MPI_ANY_TAG}
 }
 
 // args resolves a communicator and a datatype.
