@@ -185,10 +185,12 @@ func implComm_set_errhandler(comm, errhandler uintptr) int32 {
 	switch errhandler {
 	case MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, MPI_ERRORS_ABORT:
 		ce.errh.Store(errhandler)
+		ce.errhSet.Store(true)
 		return MPI_SUCCESS
 	}
 	if _, ok := errhandlers.get(errhandler); ok {
 		ce.errh.Store(errhandler)
+		ce.errhSet.Store(true)
 		return MPI_SUCCESS
 	}
 	return raiseOn(fn, ce, classErr(MPI_ERR_ERRHANDLER, fmt.Sprintf("%#x is not an error handler (freed, garbage, or of another kind)", errhandler)))

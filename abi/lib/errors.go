@@ -167,7 +167,12 @@ func raise(fn string, comm uintptr, err error) int32 {
 		switch comm {
 		case MPI_COMM_WORLD:
 			ce = &world
-		case noComm, MPI_COMM_SELF:
+		case noComm:
+			ce = &self
+			if !self.errhSet.Load() && world.errhSet.Load() {
+				ce = &world
+			}
+		case MPI_COMM_SELF:
 			ce = &self
 		default:
 			if e, ok := comms.get(comm); ok {

@@ -34,6 +34,9 @@ var (
 type commEntry struct {
 	c    *mpi.Comm
 	errh atomic.Uintptr
+	// errhSet: the program set errh (MPI_Comm_set_errhandler), for
+	// raise's choice of handler for errors tied to no communicator.
+	errhSet atomic.Bool
 }
 
 var (
@@ -43,7 +46,11 @@ var (
 
 // noComm is the communicator argument of a call that has none: its errors
 // go to MPI_COMM_SELF's handler, as MPI-4 says of errors not tied to an
-// object.
+// object; but while the program has set no handler on MPI_COMM_SELF and
+// has set one on MPI_COMM_WORLD, to that one, which MPI-3.1 named for
+// them, as MPICH does for programs written before MPI-4 (MPICH's
+// attr/attrerrtype and spawn/namepub set MPI_ERRORS_RETURN on world and
+// expect the error codes of MPI_Type_set_attr and MPI_Lookup_name).
 const noComm uintptr = 0
 
 // notRunning is the error of a call before MPI_Init or after MPI_Finalize.

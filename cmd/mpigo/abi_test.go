@@ -29,7 +29,7 @@ var (
 // abiPrograms are the C programs of testdata/abi.
 var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo", "attrs", "errh", "greq",
 	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll", "info", "waits", "hang", "finattr", "abortcode", "session", "sessonly",
-	"io_basic", "io_nb", "io_errors", "io_views", "spawn", "ports", "datarep", "bottomw", "ldouble", "fortran"}
+	"io_basic", "io_nb", "io_errors", "io_views", "spawn", "ports", "datarep", "bottomw", "ldouble", "fortran", "errworld"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -104,6 +104,8 @@ func TestABIPrograms(t *testing.T) {
 		{"ldouble", 3, "ldouble OK"},
 		{"fortran", 0, "fortran OK"},
 		{"fortran", 3, "fortran OK"},
+		{"errworld", 0, "errworld OK"},
+		{"errworld", 2, "errworld OK"},
 		{"bottomw", 3, "bottomw OK"},
 		{"types", 2, "types OK"},
 		{"errors", 0, "errors OK"},
