@@ -533,6 +533,7 @@ var handleFuncs = map[string]struct {
 	"NewSubarray":            {func() error { _, err := mpi.NewSubarray([]int{1}, []int{1}, []int{0}, mpi.OrderC, nil); return err }, mpi.ErrType},
 	"NewVector":              {func() error { _, err := mpi.NewVector(1, 1, 1, nil); return err }, mpi.ErrType},
 	"NewWindow":              {func() error { _, err := mpi.NewWindow[float64](nil, 1); return err }, mpi.ErrComm},
+	"NewSharedWindow":        {func() error { _, err := mpi.NewSharedWindow[float64](nil, 1); return err }, mpi.ErrComm},
 	"Pack":                   {func() error { _, err := mpi.Pack(nil, 1, nil, nil, 0); return err }, mpi.ErrType},
 	"PackExternal":           {func() error { _, err := mpi.PackExternal(nil, 1, nil, nil, 0); return err }, mpi.ErrType},
 	"PackExternalSize":       {func() error { _, err := mpi.PackExternalSize(1, nil); return err }, mpi.ErrType},
