@@ -2,8 +2,10 @@ package mpi
 
 import (
 	"encoding/binary"
+	"math"
 	"sync/atomic"
 
+	"github.com/mpigo/mpi/internal/coll"
 	"github.com/mpigo/mpi/internal/engine"
 )
 
@@ -11,39 +13,76 @@ import (
 // partitions that the sender's goroutines hand over one by one (Pready)
 // and that the receiver can see arrive one by one (Parrived).
 //
+// Matching. MPI pairs partitioned sends and receives in the order of
+// their Init calls (per communicator, pair of ranks and tag), whatever
+// the order of their Starts, and several may be active at once on one
+// tag. So each PsendInit takes an id of its own on its communicator
+// (Comm.partNext) and sends it at once in a match message, on the
+// communicator's collective context with partMatchTag of the user's tag;
+// each PrecvInit posts the receive of a match message there at once.
+// Messages between two ranks on one tag do not overtake each other, and
+// posted receives match in the order they were posted, so the k-th
+// receive to be initialised gets the id of the k-th send. Everything
+// else the pair of requests sends, in every run, travels on
+// partDataTag(id), a tag of that pair alone: the first Start of each
+// side waits for its match message to complete (the receive learns the
+// id there), so Init itself never blocks.
+//
 // Each Start of a send runs a goroutine that sends every partition as it
 // is readied, in the order they are readied: a 24-byte header (its byte
-// offset and length, and the message's size) and then the partition's bytes straight from the
-// buffer, both on the communicator's collective context with a tag made
-// from the user's tag, so that no user receive can match them. Each Start
-// of a receive runs a goroutine that receives a header, then the bytes
-// straight into their place in the buffer, until the whole message is in,
-// and counts what arrived in each receive partition (Parrived). The two
-// sides may divide the message into different numbers of partitions: only
-// the total size must agree. Headers and data between one pair of ranks
-// never overtake each other on one tag, so a header is always followed by
-// its own data.
+// offset and length, and the message's size) and then the partition's
+// bytes straight from the buffer. Each Start of a receive runs a
+// goroutine that receives a header, then the bytes straight into their
+// place in the buffer, until the whole message is in, and counts what
+// arrived in each receive partition (Parrived). The two sides may divide
+// the message into different numbers of partitions: only the total size
+// must agree. One goroutine sends on a pair's tag at a time, and
+// messages on one tag never overtake each other, so a header is always
+// followed by its own data, and one run's messages by the next run's.
 //
-// Limits: the datatype must be contiguous, the source a rank (no
-// AnySource or AnyTag, as MPI requires), and a communicator should have
-// only one partitioned send active between two ranks with one tag at a
-// time (MPI matches them in the order of their Init calls; mpigo in the
-// order the partitions arrive).
+// Limits: the datatype must be contiguous, and the source a rank (no
+// AnySource or AnyTag, as MPI requires).
 
-// partTag turns a user tag into the tag of its partitioned messages on
-// the collective context: below checkTag, and never a collective's tag
-// (those are not negative).
-func partTag(tag int) int { return -(1 << 21) - tag }
+// The tags of partitioned messages on the collective context: below
+// meetTag (and so below checkTag and every collective's tag, which are
+// not negative), the match messages first, one tag per user tag, then
+// the pairs' own tags, one per id modulo partIDs (an id comes back only
+// after 2^29 more partitioned sends on the communicator).
+const (
+	partMatchBase = meetTag - 1
+	partDataBase  = partMatchBase - TagUB - 1
+	partIDs       = 1 << 29
+)
+
+// The lowest tag of partitioned messages still fits the wire's int32.
+const _ = uint32(partDataBase - (partIDs - 1) - math.MinInt32)
+
+// partMatchTag is the tag of the match messages of partitioned requests
+// with the user's tag.
+func partMatchTag(tag int) int { return partMatchBase - tag }
+
+// partDataTag is the tag of the headers and partitions of the pair of
+// partitioned requests with id.
+func partDataTag(id uint32) int { return partDataBase - int(id%partIDs) }
 
 // partState is a partitioned request's state (Request.x.part).
 type partState struct {
 	c      *Comm
 	send   bool
 	peer   int
-	tag    int // partTag of the user's tag
+	tag    int // the user's tag
 	buf    []byte
 	parts  int
 	pbytes int // bytes of one partition
+	// match is the send or receive of the match message, until the first
+	// Start's goroutine has waited for it; matchBuf holds its id and
+	// matchErr its failure, which fails every run.
+	match    coll.Request
+	matchBuf [4]byte
+	matchErr error
+	// wtag is the tag of the pair's messages (partDataTag), known to a
+	// receive once its match message is in.
+	wtag int
 	// ready holds the sender's readied partitions for the goroutine
 	// sending them; readied marks each partition readied in this Start.
 	ready   chan int
@@ -101,7 +140,7 @@ func (c *Comm) partInit(op string, send bool, buf []byte, partitions, count int,
 	if m.lay != nil {
 		return nil, c.fail(op, ErrBuffer, l, "partitioned communication takes a buffer, not Bottom")
 	}
-	ps := &partState{c: c, send: send, peer: peer, tag: partTag(tag), buf: m.b, parts: partitions, pbytes: len(m.b) / partitions}
+	ps := &partState{c: c, send: send, peer: peer, tag: tag, buf: m.b, parts: partitions, pbytes: len(m.b) / partitions}
 	if send {
 		ps.ready = make(chan int, partitions)
 		ps.readied = make([]atomic.Bool, partitions)
@@ -109,6 +148,22 @@ func (c *Comm) partInit(op string, send bool, buf []byte, partitions, count int,
 	} else {
 		ps.arrived = make([]atomic.Int64, partitions)
 		ps.run = ps.recvAll
+	}
+	if peer != ProcNull {
+		// The match message, in the order of the Init calls (the last
+		// step, so that a failed Init leaves nothing behind).
+		cc := collComm{c.shadow}
+		if send {
+			id := c.partNext.Add(1) - 1
+			ps.wtag = partDataTag(id)
+			binary.LittleEndian.PutUint32(ps.matchBuf[:], id)
+			ps.match, err = cc.Isend(ps.matchBuf[:], peer, partMatchTag(tag))
+		} else {
+			ps.match, err = cc.Irecv(ps.matchBuf[:], peer, partMatchTag(tag))
+		}
+		if err != nil {
+			return nil, c.handle(c.shadow.collErr(op, err))
+		}
 	}
 	r := c.newRequest(op, l)
 	r.er = nil
@@ -153,27 +208,47 @@ func (ps *partState) start(r *Request) error {
 	return nil
 }
 
+// matched waits, in the first run, for the match message to complete;
+// a receive takes the pair's tag from it.
+func (ps *partState) matched(op string) error {
+	if m := ps.match; m != nil {
+		ps.match = nil
+		n, err := m.Wait()
+		switch {
+		case err != nil:
+			ps.matchErr = ps.c.shadow.collErr(op, err)
+		case !ps.send && n != len(ps.matchBuf):
+			ps.matchErr = ps.c.errorf(op, ErrOther, at("source", ps.peer, ps.tag), "a malformed partitioned match message (%d bytes)", n)
+		case !ps.send:
+			ps.wtag = partDataTag(binary.LittleEndian.Uint32(ps.matchBuf[:]))
+		}
+	}
+	return ps.matchErr
+}
+
 // done completes the Start in flight with err.
 func (ps *partState) done(err error) {
 	ps.err = err
 	er := ps.er
 	ps.active.Store(false)
-	er.CompleteOnce(engine.Status{Source: ps.peer, Tag: -1})
+	er.CompleteOnce(engine.Status{Source: ps.peer, Tag: ps.tag})
 }
 
 // sendAll sends the partitions as they are readied.
 func (ps *partState) sendAll() {
 	cc := collComm{ps.c.shadow}
 	var hdr [24]byte
-	var err error
+	err := ps.matched("Psend")
 	if len(ps.buf) == 0 {
 		// An empty message: one header once every partition is ready,
 		// whatever the partition counts (the receiver waits for it).
 		for range ps.parts {
 			<-ps.ready
 		}
-		if err = cc.Send(hdr[:], ps.peer, ps.tag); err != nil {
-			err = ps.c.shadow.collErr("Psend", err)
+		if err == nil {
+			if err = cc.Send(hdr[:], ps.peer, ps.wtag); err != nil {
+				err = ps.c.shadow.collErr("Psend", err)
+			}
 		}
 		ps.done(err)
 		return
@@ -187,8 +262,8 @@ func (ps *partState) sendAll() {
 		binary.LittleEndian.PutUint64(hdr[:8], uint64(off))
 		binary.LittleEndian.PutUint64(hdr[8:], uint64(ps.pbytes))
 		binary.LittleEndian.PutUint64(hdr[16:], uint64(len(ps.buf)))
-		if err = cc.Send(hdr[:], ps.peer, ps.tag); err == nil {
-			err = cc.Send(ps.buf[off:off+ps.pbytes], ps.peer, ps.tag)
+		if err = cc.Send(hdr[:], ps.peer, ps.wtag); err == nil {
+			err = cc.Send(ps.buf[off:off+ps.pbytes], ps.peer, ps.wtag)
 		}
 	}
 	if err != nil {
@@ -204,13 +279,14 @@ func (ps *partState) sendAll() {
 func (ps *partState) recvAll() {
 	cc := collComm{ps.c.shadow}
 	var hdr [24]byte
-	var err, trunc error
+	var trunc error
+	err := ps.matched("Precv")
 	total := len(ps.buf)
 	// At least one header, even into an empty buffer: an empty message
 	// is one header, and a larger one must still be taken in full.
-	for got, first := 0, true; first || got < total; first = false {
+	for got, first := 0, true; err == nil && (first || got < total); first = false {
 		var n int
-		if n, err = cc.Recv(hdr[:], ps.peer, ps.tag); err != nil {
+		if n, err = cc.Recv(hdr[:], ps.peer, ps.wtag); err != nil {
 			break
 		}
 		off, size := int(binary.LittleEndian.Uint64(hdr[:8])), int(binary.LittleEndian.Uint64(hdr[8:]))
@@ -226,11 +302,11 @@ func (ps *partState) recvAll() {
 			if trunc == nil {
 				trunc = ps.c.errorf("Precv", ErrTruncate, at("source", ps.peer, ps.tag), "the %d-byte partitioned message does not fit the %d-byte receive", total, len(ps.buf))
 			}
-			cc.Recv(nil, ps.peer, ps.tag) // discarded: ErrTruncate, as said
+			cc.Recv(nil, ps.peer, ps.wtag) // discarded: ErrTruncate, as said
 			got += size
 			continue
 		}
-		if _, err = cc.Recv(ps.buf[off:off+size], ps.peer, ps.tag); err != nil {
+		if _, err = cc.Recv(ps.buf[off:off+size], ps.peer, ps.wtag); err != nil {
 			break
 		}
 		got += size
