@@ -40,8 +40,21 @@ import (
 // messages on one tag never overtake each other, so a header is always
 // followed by its own data, and one run's messages by the next run's.
 //
-// Limits: the datatype must be contiguous, and the source a rank (no
-// AnySource or AnyTag, as MPI requires).
+// Datatypes. Partition i is the elements [i×count, (i+1)×count) of the
+// partitions×count elements of the datatype in the buffer, and so the
+// packed bytes [i×count×size, (i+1)×count×size) of the message: offsets
+// and sizes on the wire are packed bytes. A contiguous datatype's bytes
+// are the buffer's own, sent from it and received into it directly. Any
+// other datatype (or a buffer at Bottom) has a packed copy of the
+// message of its own, made at Init: the sender packs each partition
+// into it when it sends it, and the receiver receives into it and
+// unpacks each receive partition into the buffer once all its bytes are
+// in, before Parrived reports it. So the two sides may use different
+// datatypes and numbers of partitions, strided or not, as long as the
+// total packed size agrees.
+//
+// Limits: the source must be a rank (no AnySource or AnyTag, as MPI
+// requires).
 
 // The tags of partitioned messages on the collective context: below
 // meetTag (and so below checkTag and every collective's tag, which are
@@ -67,13 +80,18 @@ func partDataTag(id uint32) int { return partDataBase - int(id%partIDs) }
 
 // partState is a partitioned request's state (Request.x.part).
 type partState struct {
-	c      *Comm
-	send   bool
-	peer   int
-	tag    int // the user's tag
+	c    *Comm
+	send bool
+	peer int
+	tag  int // the user's tag
+	// buf holds the message's packed bytes: the user's buffer for a
+	// contiguous datatype, else the packed copy of lay, the user's
+	// elements (packed by the sender, unpacked by the receiver one
+	// partition at a time).
 	buf    []byte
+	lay    engine.Layout
 	parts  int
-	pbytes int // bytes of one partition
+	pbytes int // packed bytes of one partition
 	// match is the send or receive of the match message, until the first
 	// Start's goroutine has waited for it; matchBuf holds its id and
 	// matchErr its failure, which fails every run.
@@ -126,9 +144,6 @@ func (c *Comm) partInit(op string, send bool, buf []byte, partitions, count int,
 	if dt == nil {
 		return nil, c.fail(op, ErrType, l, "nil datatype")
 	}
-	if !dt.t.Contiguous() {
-		return nil, c.fail(op, ErrType, l, "partitioned communication takes a contiguous datatype, not %s", dt.name)
-	}
 	total, ok := countBytes(partitions, count)
 	if !ok {
 		return nil, c.fail(op, ErrCount, l, "%d partitions of %d elements overflow an int", partitions, count)
@@ -137,10 +152,12 @@ func (c *Comm) partInit(op string, send bool, buf []byte, partitions, count int,
 	if err != nil {
 		return nil, err
 	}
+	ps := &partState{c: c, send: send, peer: peer, tag: tag, buf: m.b, parts: partitions}
 	if m.lay != nil {
-		return nil, c.fail(op, ErrBuffer, l, "partitioned communication takes a buffer, not Bottom")
+		// Not contiguous, or at Bottom: a packed copy of the message.
+		ps.lay, ps.buf = m.lay, make([]byte, m.lay.Len())
 	}
-	ps := &partState{c: c, send: send, peer: peer, tag: tag, buf: m.b, parts: partitions, pbytes: len(m.b) / partitions}
+	ps.pbytes = len(ps.buf) / partitions
 	if send {
 		ps.ready = make(chan int, partitions)
 		ps.readied = make([]atomic.Bool, partitions)
@@ -262,8 +279,12 @@ func (ps *partState) sendAll() {
 		binary.LittleEndian.PutUint64(hdr[:8], uint64(off))
 		binary.LittleEndian.PutUint64(hdr[8:], uint64(ps.pbytes))
 		binary.LittleEndian.PutUint64(hdr[16:], uint64(len(ps.buf)))
+		b := ps.buf[off : off+ps.pbytes]
+		if ps.lay != nil {
+			ps.lay.Pack(b, off)
+		}
 		if err = cc.Send(hdr[:], ps.peer, ps.wtag); err == nil {
-			err = cc.Send(ps.buf[off:off+ps.pbytes], ps.peer, ps.wtag)
+			err = cc.Send(b, ps.peer, ps.wtag)
 		}
 	}
 	if err != nil {
@@ -323,7 +344,10 @@ func (ps *partState) recvAll() {
 }
 
 // note counts size bytes received at off in the receive partitions they
-// cover.
+// cover. A partition whose bytes are all in is unpacked into the user's
+// buffer (a datatype that is not contiguous) before its count says so,
+// so that Parrived never reports a partition whose elements are not in
+// place. Only the receiving goroutine writes the counts.
 func (ps *partState) note(off, size int) {
 	if ps.pbytes == 0 {
 		return
@@ -331,7 +355,12 @@ func (ps *partState) note(off, size int) {
 	for size > 0 {
 		j := off / ps.pbytes
 		end := min((j+1)*ps.pbytes, off+size)
-		ps.arrived[j].Add(int64(end - off))
+		got := ps.arrived[j].Load() + int64(end-off)
+		if got == int64(ps.pbytes) && ps.lay != nil {
+			lo := j * ps.pbytes
+			ps.lay.Unpack(ps.buf[lo:lo+ps.pbytes], lo)
+		}
+		ps.arrived[j].Store(got)
 		size -= end - off
 		off = end
 	}
@@ -440,8 +469,9 @@ func (r *Request) PreadyList(partitions []int) (err error) {
 }
 
 // Parrived reports whether partition i of a started partitioned receive
-// has arrived in full (MPI_Parrived); its bytes may then be read while
-// the others are still coming.
+// has arrived in full (MPI_Parrived); its elements are then in the buffer
+// (unpacked, for a datatype that is not contiguous) and may be read while
+// the others are still coming, whatever the sender's partitions.
 func (r *Request) Parrived(partition int) (_ bool, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Request.Parrived", r.comm(), Undefined, Undefined), &err)
@@ -477,6 +507,7 @@ func (r *Request) Parrived(partition int) (_ bool, err error) {
 
 // PsendInit makes a partitioned send (MPI_Psend_init): buf holds
 // partitions × count elements of dt, partition i the i-th block of count.
+// dt may be any datatype, contiguous or not; buf may be Bottom.
 // Each Start begins a new message; Pready hands each partition over.
 // info is accepted for MPI's sake (nil will do).
 func (c *Comm) PsendInit(buf []byte, partitions, count int, dt *Datatype, dest, tag int, info *Info) (_ *Request, err error) {
@@ -487,8 +518,9 @@ func (c *Comm) PsendInit(buf []byte, partitions, count int, dt *Datatype, dest, 
 }
 
 // PrecvInit makes a partitioned receive (MPI_Precv_init) of partitions ×
-// count elements of dt into buf. The sender may use another number of
-// partitions, with the same total size.
+// count elements of dt into buf, any datatype. The sender may use another
+// number of partitions and another datatype, with the same total packed
+// size.
 func (c *Comm) PrecvInit(buf []byte, partitions, count int, dt *Datatype, source, tag int, info *Info) (_ *Request, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.PrecvInit", c, source, tag), &err)

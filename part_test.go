@@ -183,3 +183,198 @@ func TestPartitionedTagZeroDuringAllreduce(t *testing.T) {
 		})
 	}
 }
+
+// partSide is one side of a partitioned transfer of float64s: parts
+// partitions of count elements of the datatype mk makes (for buf, which
+// a datatype of absolute addresses needs). Each element holds
+// len(per) float64s of the message, at per (in float64s) from its start;
+// elements are ext float64s apart. bottom: the buffer is mpi.Bottom.
+type partSide struct {
+	parts, count int
+	per          []int
+	ext          int
+	bottom       bool
+	mk           func(buf []float64) (*mpi.Datatype, error)
+}
+
+// pos is where the k-th float64 of the message lies in the side's buffer.
+func (s partSide) pos(k int) int { return k/len(s.per)*s.ext + s.per[k%len(s.per)] }
+
+// total is the number of float64s of the message.
+func (s partSide) total() int { return s.parts * s.count * len(s.per) }
+
+// partContig is count float64s per element.
+func partContig() partSide {
+	return partSide{per: []int{0}, ext: 1, mk: func([]float64) (*mpi.Datatype, error) { return mpi.Float64, nil }}
+}
+
+// partStrided is a vector of n float64s stride apart, resized to n×stride
+// (MPICH part/parrived_strided's datatype).
+func partStrided(n, stride int) partSide {
+	s := partSide{ext: n * stride}
+	for q := range n {
+		s.per = append(s.per, q*stride)
+	}
+	s.mk = func([]float64) (*mpi.Datatype, error) {
+		v, err := mpi.NewVector(n, 1, stride, mpi.Float64)
+		if err != nil {
+			return nil, err
+		}
+		defer v.Free()
+		return mpi.NewResized(v, 0, n*stride*8)
+	}
+	return s
+}
+
+func (s partSide) with(parts, count int) partSide {
+	s.parts, s.count = parts, count
+	return s
+}
+
+// TestPartitionedDatatypes: partitioned sends and receives of datatypes
+// that are not contiguous, with the same or different numbers of
+// partitions on the two sides (MPI-4.0 4.2: partition i is the elements
+// [i×count, (i+1)×count) of the buffer): each receive partition, the
+// moment Parrived reports it, holds its elements in place, the gaps of
+// the datatype are left alone, and each run gets its own data. mpigo
+// once refused every datatype that is not contiguous (MPICH
+// part/parrived_strided).
+func TestPartitionedDatatypes(t *testing.T) {
+	indexed := partSide{per: []int{0, 1, 3}, ext: 4, mk: func([]float64) (*mpi.Datatype, error) {
+		return mpi.NewIndexed([]int{2, 1}, []int{0, 3}, mpi.Float64)
+	}}
+	// At Bottom: one element of absolute addresses, every other float64.
+	bottom := func(n int) partSide {
+		s := partSide{ext: 2 * n, bottom: true}
+		for k := range n {
+			s.per = append(s.per, 2*k)
+		}
+		s.mk = func(buf []float64) (*mpi.Datatype, error) {
+			addrs := make([]int, n)
+			for k := range addrs {
+				addrs[k] = mpi.GetAddress(&buf[2*k])
+			}
+			return mpi.NewHindexedBlock(1, addrs, mpi.Float64)
+		}
+		return s
+	}
+	cases := []struct {
+		name       string
+		send, recv partSide
+	}{
+		{"strided 8 to 8", partStrided(4, 2).with(8, 1), partStrided(4, 2).with(8, 1)},
+		{"strided by 8", partStrided(1, 8).with(8, 1), partStrided(1, 8).with(8, 1)},
+		{"strided 17 to 33", partStrided(33, 2).with(17, 1), partStrided(17, 2).with(33, 1)},
+		{"strided 33 to 17", partStrided(17, 2).with(33, 1), partStrided(33, 2).with(17, 1)},
+		{"strided to contiguous", partStrided(6, 3).with(4, 2), partContig().with(6, 8)},
+		{"contiguous to indexed", partContig().with(3, 8), indexed.with(2, 4)},
+		{"indexed to strided", indexed.with(4, 2), partStrided(3, 2).with(2, 4)},
+		{"contiguous to Bottom", partContig().with(4, 6), bottom(24).with(1, 1)},
+		{"Bottom to strided", bottom(24).with(1, 1), partStrided(2, 2).with(3, 4)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.send.total() != tc.recv.total() {
+				t.Fatalf("the case is wrong: %d float64s sent, %d received", tc.send.total(), tc.recv.total())
+			}
+			matrix(t, 2, func(world *mpi.Comm) error {
+				side := tc.recv
+				if world.Rank() == 0 {
+					side = tc.send
+				}
+				buf := make([]float64, side.parts*side.count*side.ext)
+				dt, err := side.mk(buf)
+				if err != nil {
+					return err
+				}
+				if err := dt.Commit(); err != nil {
+					return err
+				}
+				b := mpi.AsBytes(buf)
+				if side.bottom {
+					b = mpi.Bottom
+				}
+				var req *mpi.Request
+				if world.Rank() == 0 {
+					req, err = world.PsendInit(b, side.parts, side.count, dt, 1, 4, nil)
+				} else {
+					req, err = world.PrecvInit(b, side.parts, side.count, dt, 0, 4, nil)
+				}
+				if err != nil {
+					return err
+				}
+				if dt != mpi.Float64 {
+					// The request keeps what it needs of the datatype.
+					if err := dt.Free(); err != nil {
+						return err
+					}
+				}
+				per := side.count * len(side.per) // float64s of one partition
+				for run := range 2 {
+					v := func(k int) float64 { return float64(1000*(run+1) + k) }
+					if world.Rank() == 0 {
+						if err := req.Start(); err != nil {
+							return err
+						}
+						for i := side.parts - 1; i >= 0; i-- {
+							for k := i * per; k < (i+1)*per; k++ {
+								buf[side.pos(k)] = v(k)
+							}
+							if err := req.Pready(i); err != nil {
+								return err
+							}
+						}
+						if _, err := req.Wait(); err != nil {
+							return err
+						}
+						continue
+					}
+					for i := range buf {
+						buf[i] = -1
+					}
+					if err := req.Start(); err != nil {
+						return err
+					}
+					seen := make([]bool, side.parts)
+					for left, deadline := side.parts, time.Now().Add(time.Minute); left > 0; {
+						if time.Now().After(deadline) {
+							return fmt.Errorf("run %d: %d partitions never arrived", run, left)
+						}
+						for j := range seen {
+							if seen[j] {
+								continue
+							}
+							ok, err := req.Parrived(j)
+							if err != nil {
+								return err
+							}
+							if !ok {
+								continue
+							}
+							seen[j] = true
+							left--
+							for k := j * per; k < (j+1)*per; k++ {
+								if got := buf[side.pos(k)]; got != v(k) {
+									return fmt.Errorf("run %d: partition %d has arrived, but float64 %d of the message (buf[%d]) is %v, want %v", run, j, k, side.pos(k), got, v(k))
+								}
+							}
+						}
+					}
+					if _, err := req.Wait(); err != nil {
+						return err
+					}
+					in := make([]bool, len(buf))
+					for k := range side.total() {
+						in[side.pos(k)] = true
+					}
+					for i, x := range buf {
+						if !in[i] && x != -1 {
+							return fmt.Errorf("run %d: buf[%d], a gap of the datatype, is %v", run, i, x)
+						}
+					}
+				}
+				return req.Free()
+			})
+		})
+	}
+}
