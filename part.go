@@ -183,6 +183,9 @@ func (c *Comm) partInit(op string, send bool, buf []byte, partitions, count int,
 		}
 	}
 	r := c.newRequest(op, l)
+	if !send {
+		r.setElem(dt.size) // Status.Count: elements of dt
+	}
 	r.er = nil
 	r.set(fLive, false)
 	r.set(fFinished, true)
@@ -243,12 +246,13 @@ func (ps *partState) matched(op string) error {
 	return ps.matchErr
 }
 
-// done completes the Start in flight with err.
-func (ps *partState) done(err error) {
+// done completes the Start in flight with err; a receive's status says
+// the message was size bytes, count of them in the buffer.
+func (ps *partState) done(err error, size, count int) {
 	ps.err = err
 	er := ps.er
 	ps.active.Store(false)
-	er.CompleteOnce(engine.Status{Source: ps.peer, Tag: ps.tag})
+	er.CompleteOnce(engine.Status{Source: ps.peer, Tag: ps.tag, Size: size, Count: count})
 }
 
 // sendAll sends the partitions as they are readied.
@@ -267,7 +271,7 @@ func (ps *partState) sendAll() {
 				err = ps.c.shadow.collErr("Psend", err)
 			}
 		}
-		ps.done(err)
+		ps.done(err, 0, 0)
 		return
 	}
 	for range ps.parts {
@@ -290,7 +294,7 @@ func (ps *partState) sendAll() {
 	if err != nil {
 		err = ps.c.shadow.collErr("Psend", err) // the shadow has no handler: Wait calls c's
 	}
-	ps.done(err)
+	ps.done(err, 0, 0)
 }
 
 // recvAll receives partitions until the whole message is in. Each header
@@ -302,10 +306,10 @@ func (ps *partState) recvAll() {
 	var hdr [24]byte
 	var trunc error
 	err := ps.matched("Precv")
-	total := len(ps.buf)
+	total, got, placed := len(ps.buf), 0, 0
 	// At least one header, even into an empty buffer: an empty message
 	// is one header, and a larger one must still be taken in full.
-	for got, first := 0, true; err == nil && (first || got < total); first = false {
+	for first := true; err == nil && (first || got < total); first = false {
 		var n int
 		if n, err = cc.Recv(hdr[:], ps.peer, ps.wtag); err != nil {
 			break
@@ -331,16 +335,35 @@ func (ps *partState) recvAll() {
 			break
 		}
 		got += size
+		placed += size
 		ps.note(off, size)
 	}
 	if err != nil {
 		if _, ok := err.(*Error); !ok {
 			err = ps.c.shadow.collErr("Precv", err)
 		}
+		total, placed = 0, 0
 	} else {
 		err = trunc
+		ps.unpackRest()
 	}
-	ps.done(err)
+	ps.done(err, total, placed)
+}
+
+// unpackRest unpacks, once the message is in, the receive partitions
+// that it filled only in part (a message shorter than the receive ends
+// inside one): note unpacks only full ones. Their counts stay short, so
+// Parrived does not report them.
+func (ps *partState) unpackRest() {
+	if ps.lay == nil {
+		return
+	}
+	for j := range ps.arrived {
+		if n := int(ps.arrived[j].Load()); n > 0 && n < ps.pbytes {
+			lo := j * ps.pbytes
+			ps.lay.Unpack(ps.buf[lo:lo+n], lo)
+		}
+	}
 }
 
 // note counts size bytes received at off in the receive partitions they
@@ -558,5 +581,9 @@ func typedPart[E any](c *Comm, op string, send bool, buf []E, partitions, peer, 
 	if partitions < 1 || len(buf)%partitions != 0 {
 		return nil, c.fail(op, ErrCount, loc{}, "%d elements do not divide into %d partitions", len(buf), partitions)
 	}
-	return c.partInit(op, send, unsafeBytes(buf, t.size), partitions, len(buf)/partitions*t.size, Byte, peer, tag)
+	r, err := c.partInit(op, send, unsafeBytes(buf, t.size), partitions, len(buf)/partitions*t.size, Byte, peer, tag)
+	if err == nil && !send {
+		r.setElem(t.size) // Status.Count: elements of E
+	}
+	return r, err
 }

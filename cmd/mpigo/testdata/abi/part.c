@@ -11,7 +11,9 @@
  * both sides, with different numbers of partitions, and a strided send
  * into contiguous doubles; each receive partition holds its elements
  * the moment MPI_Parrived says it has arrived, and the gaps are left
- * alone. */
+ * alone. A datatype that reaches below the buffer and MPI_BOTTOM with
+ * absolute addresses; a message shorter than the receive, counted by
+ * MPI_Get_count. */
 #include <mpi.h>
 #include "check.h"
 
@@ -140,6 +142,95 @@ static void datatypes(const char *what, int next, int prev, struct side ss, stru
 	free(rb);
 }
 
+/* below: from a datatype reaching one double below the buffer (doubles
+ * at -1 and +1, extent 3 doubles: element e is arr[3e] and arr[3e+2] of
+ * arr = buf-1) to MPI_BOTTOM (every other double of an array), and back,
+ * in 4 and 2 partitions; then a message of 6 doubles into the 8 of the
+ * MPI_BOTTOM receive. */
+enum { NB = 8 };
+static void below(int next, int prev) {
+	double sa[3 * NB / 2], ra[3 * NB / 2], sbot[2 * NB], rbot[2 * NB];
+	MPI_Aint disp[2] = {-(MPI_Aint)sizeof(double), sizeof(double)};
+	MPI_Datatype low, sabs, rabs;
+	OK(MPI_Type_create_hindexed_block(2, 1, disp, MPI_DOUBLE, &low));
+	OK(MPI_Type_commit(&low));
+	MPI_Aint sad[NB], rad[NB];
+	for (int k = 0; k < NB; k++) {
+		OK(MPI_Get_address(&sbot[2 * k], &sad[k]));
+		OK(MPI_Get_address(&rbot[2 * k], &rad[k]));
+	}
+	OK(MPI_Type_create_hindexed_block(NB, 1, sad, MPI_DOUBLE, &sabs));
+	OK(MPI_Type_create_hindexed_block(NB, 1, rad, MPI_DOUBLE, &rabs));
+	OK(MPI_Type_commit(&sabs));
+	OK(MPI_Type_commit(&rabs));
+	/* lowPos is where double k of a message lies in an array under low. */
+#define lowPos(k) (3 * ((k) / 2) + 2 * ((k) % 2))
+	for (int dir = 0; dir < 2; dir++) {
+		MPI_Request sq, rq;
+		for (int i = 0; i < 3 * NB / 2; i++)
+			sa[i] = ra[i] = -1;
+		for (int i = 0; i < 2 * NB; i++)
+			sbot[i] = rbot[i] = -1;
+		if (dir == 0) {
+			OK(MPI_Psend_init(&sa[1], 4, 1, low, next, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &sq));
+			OK(MPI_Precv_init(MPI_BOTTOM, 1, 1, rabs, prev, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &rq));
+			for (int k = 0; k < NB; k++)
+				sa[lowPos(k)] = 100 + k;
+		} else {
+			OK(MPI_Psend_init(MPI_BOTTOM, 1, 1, sabs, next, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &sq));
+			OK(MPI_Precv_init(&ra[1], 2, 2, low, prev, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &rq));
+			for (int k = 0; k < NB; k++)
+				sbot[2 * k] = 100 + k;
+		}
+		OK(MPI_Start(&rq));
+		OK(MPI_Start(&sq));
+		OK(MPI_Pready_range(0, dir == 0 ? 3 : 0, sq));
+		MPI_Status st;
+		OK(MPI_Wait(&sq, MPI_STATUS_IGNORE));
+		OK(MPI_Wait(&rq, &st));
+		int n = -1;
+		OK(MPI_Get_count(&st, MPI_DOUBLE, &n));
+		CHECK(n == NB, "below %d: MPI_Get_count says %d doubles, want %d", dir, n, NB);
+		for (int k = 0; k < NB; k++) {
+			double got = dir == 0 ? rbot[2 * k] : ra[lowPos(k)];
+			CHECK(got == 100 + k, "below %d: double %d of the message is %g", dir, k, got);
+		}
+		for (int i = 0; i < 2 * NB; i += 2)
+			CHECK(rbot[i + 1] == -1, "below %d: rbot[%d], a gap, is %g", dir, i + 1, rbot[i + 1]);
+		for (int i = 0; i < 3 * NB / 2; i += 3)
+			CHECK(ra[i + 1] == -1, "below %d: ra[%d], a gap, is %g", dir, i + 1, ra[i + 1]);
+		OK(MPI_Request_free(&sq));
+		OK(MPI_Request_free(&rq));
+	}
+
+	/* 6 doubles into the 8 at MPI_BOTTOM. */
+	MPI_Request sq, rq;
+	for (int i = 0; i < 2 * NB; i++)
+		rbot[i] = -1;
+	for (int k = 0; k < NB; k++)
+		sa[lowPos(k)] = 100 + k;
+	OK(MPI_Psend_init(&sa[1], 3, 1, low, next, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &sq));
+	OK(MPI_Precv_init(MPI_BOTTOM, 1, 1, rabs, prev, 9, MPI_COMM_WORLD, MPI_INFO_NULL, &rq));
+	OK(MPI_Start(&rq));
+	OK(MPI_Start(&sq));
+	OK(MPI_Pready_range(0, 2, sq));
+	MPI_Status st;
+	OK(MPI_Wait(&sq, MPI_STATUS_IGNORE));
+	OK(MPI_Wait(&rq, &st));
+	int n = -1;
+	OK(MPI_Get_count(&st, MPI_DOUBLE, &n));
+	CHECK(n == 6, "6 doubles sent: MPI_Get_count says %d", n);
+	OK(MPI_Get_count(&st, rabs, &n));
+	CHECK(n == MPI_UNDEFINED, "6 doubles sent: MPI_Get_count of the receive's type says %d, want MPI_UNDEFINED", n);
+	for (int k = 0; k < NB; k++)
+		CHECK(rbot[2 * k] == (k < 6 ? 100 + k : -1), "6 doubles sent: double %d is %g", k, rbot[2 * k]);
+	OK(MPI_Request_free(&sq));
+	OK(MPI_Request_free(&rq));
+	OK(MPI_Type_free(&low));
+	OK(MPI_Type_free(&sabs));
+	OK(MPI_Type_free(&rabs));
+}
+
 int main(int argc, char **argv) {
 	OK(MPI_Init(&argc, &argv));
 	int rank, size;
@@ -159,6 +250,7 @@ int main(int argc, char **argv) {
 	datatypes("strided 33 to 17", next, prev, (struct side){33, 17, 2}, (struct side){17, 33, 2});
 	datatypes("strided by 3 into doubles", next, prev, (struct side){11, 51, 3}, (struct side){3, 187, 1});
 	datatypes("doubles into strided by 4", next, prev, (struct side){1, 561, 1}, (struct side){51, 11, 4});
+	below(next, prev);
 
 	OK(MPI_Barrier(MPI_COMM_WORLD));
 	if (rank == 0)
