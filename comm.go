@@ -43,6 +43,9 @@ type Comm struct {
 	nbseq atomic.Uint32 // non-blocking collective call number (nbCollTag)
 	freed atomic.Bool
 	mix   atomic.Uint32 // mixed's answer, once known in a mixed job: 1 no, 2 yes (hetero.go)
+	// partNext is the id of the next partitioned send made on c
+	// (part.go: partDataTag).
+	partNext atomic.Uint32
 
 	shadow    *Comm  // the same members on the collective context ctx+1
 	pinned    int    // non-blocking collective views: 1 + the tag base they own

@@ -170,7 +170,11 @@ func (d *Datatype) Commit() (err error) {
 	if d == nil || d.isFreed() {
 		return typeErr("TypeCommit", "datatype is nil or freed")
 	}
-	d.committed = true
+	if !d.committed {
+		// Only a derived datatype's first Commit writes: goroutine ranks
+		// share the predefined ones and may commit them at once.
+		d.committed = true
+	}
 	return nil
 }
 

@@ -595,3 +595,24 @@ func ExampleStatus_GetElements() {
 	})
 	// Output: true 2 <nil>
 }
+
+// TestCommitPredefinedAtOnce: goroutine ranks share the predefined
+// datatypes, and Commit of one (which does nothing) may come from all of
+// them at once; it wrote the datatype's committed flag each time, a data
+// race that the race detector reports (TestPartitionedShortMessage found
+// it).
+func TestCommitPredefinedAtOnce(t *testing.T) {
+	err := mpi.Run(4, func(c *mpi.Comm) error {
+		for range 2000 {
+			for _, dt := range []*mpi.Datatype{mpi.Float64, mpi.Int32, mpi.Byte} {
+				if err := dt.Commit(); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

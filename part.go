@@ -2,8 +2,10 @@ package mpi
 
 import (
 	"encoding/binary"
+	"math"
 	"sync/atomic"
 
+	"github.com/mpigo/mpi/internal/coll"
 	"github.com/mpigo/mpi/internal/engine"
 )
 
@@ -11,39 +13,94 @@ import (
 // partitions that the sender's goroutines hand over one by one (Pready)
 // and that the receiver can see arrive one by one (Parrived).
 //
+// Matching. MPI pairs partitioned sends and receives in the order of
+// their Init calls (per communicator, pair of ranks and tag), whatever
+// the order of their Starts, and several may be active at once on one
+// tag. So each PsendInit takes an id of its own on its communicator
+// (Comm.partNext) and sends it at once in a match message, on the
+// communicator's collective context with partMatchTag of the user's tag;
+// each PrecvInit posts the receive of a match message there at once.
+// Messages between two ranks on one tag do not overtake each other, and
+// posted receives match in the order they were posted, so the k-th
+// receive to be initialised gets the id of the k-th send. Everything
+// else the pair of requests sends, in every run, travels on
+// partDataTag(id), a tag of that pair alone: the first Start of each
+// side waits for its match message to complete (the receive learns the
+// id there), so Init itself never blocks.
+//
 // Each Start of a send runs a goroutine that sends every partition as it
 // is readied, in the order they are readied: a 24-byte header (its byte
-// offset and length, and the message's size) and then the partition's bytes straight from the
-// buffer, both on the communicator's collective context with a tag made
-// from the user's tag, so that no user receive can match them. Each Start
-// of a receive runs a goroutine that receives a header, then the bytes
-// straight into their place in the buffer, until the whole message is in,
-// and counts what arrived in each receive partition (Parrived). The two
-// sides may divide the message into different numbers of partitions: only
-// the total size must agree. Headers and data between one pair of ranks
-// never overtake each other on one tag, so a header is always followed by
-// its own data.
+// offset and length, and the message's size) and then the partition's
+// bytes straight from the buffer. Each Start of a receive runs a
+// goroutine that receives a header, then the bytes straight into their
+// place in the buffer, until the whole message is in, and counts what
+// arrived in each receive partition (Parrived). The two sides may divide
+// the message into different numbers of partitions: only the total size
+// must agree. One goroutine sends on a pair's tag at a time, and
+// messages on one tag never overtake each other, so a header is always
+// followed by its own data, and one run's messages by the next run's.
 //
-// Limits: the datatype must be contiguous, the source a rank (no
-// AnySource or AnyTag, as MPI requires), and a communicator should have
-// only one partitioned send active between two ranks with one tag at a
-// time (MPI matches them in the order of their Init calls; mpigo in the
-// order the partitions arrive).
+// Datatypes. Partition i is the elements [i×count, (i+1)×count) of the
+// partitions×count elements of the datatype in the buffer, and so the
+// packed bytes [i×count×size, (i+1)×count×size) of the message: offsets
+// and sizes on the wire are packed bytes. A contiguous datatype's bytes
+// are the buffer's own, sent from it and received into it directly. Any
+// other datatype (or a buffer at Bottom) has a packed copy of the
+// message of its own, made at Init: the sender packs each partition
+// into it when it sends it, and the receiver receives into it and
+// unpacks each receive partition into the buffer once all its bytes are
+// in, before Parrived reports it. So the two sides may use different
+// datatypes and numbers of partitions, strided or not, as long as the
+// total packed size agrees.
+//
+// Limits: the source must be a rank (no AnySource or AnyTag, as MPI
+// requires).
 
-// partTag turns a user tag into the tag of its partitioned messages on
-// the collective context: below checkTag, and never a collective's tag
-// (those are not negative).
-func partTag(tag int) int { return -(1 << 21) - tag }
+// The tags of partitioned messages on the collective context: below
+// meetTag (and so below checkTag and every collective's tag, which are
+// not negative), the match messages first, one tag per user tag, then
+// the pairs' own tags, one per id modulo partIDs (an id comes back only
+// after 2^29 more partitioned sends on the communicator).
+const (
+	partMatchBase = meetTag - 1
+	partDataBase  = partMatchBase - TagUB - 1
+	partIDs       = 1 << 29
+)
+
+// The lowest tag of partitioned messages still fits the wire's int32.
+const _ = uint32(partDataBase - (partIDs - 1) - math.MinInt32)
+
+// partMatchTag is the tag of the match messages of partitioned requests
+// with the user's tag.
+func partMatchTag(tag int) int { return partMatchBase - tag }
+
+// partDataTag is the tag of the headers and partitions of the pair of
+// partitioned requests with id.
+func partDataTag(id uint32) int { return partDataBase - int(id%partIDs) }
 
 // partState is a partitioned request's state (Request.x.part).
 type partState struct {
-	c      *Comm
-	send   bool
-	peer   int
-	tag    int // partTag of the user's tag
+	c    *Comm
+	send bool
+	peer int
+	tag  int // the user's tag
+	// buf holds the message's packed bytes: the user's buffer for a
+	// contiguous datatype, else the packed copy of lay, the user's
+	// elements (packed by the sender, unpacked by the receiver one
+	// partition at a time).
 	buf    []byte
+	lay    engine.Layout
 	parts  int
-	pbytes int // bytes of one partition
+	pbytes int // packed bytes of one partition
+	// match is the send or receive of the match message, until the first
+	// Start's goroutine has waited for it; matchBuf holds its id and
+	// matchErr its failure, which fails every run.
+	match    coll.Request
+	matchBuf [4]byte
+	matchErr error
+	// wtag is the tag of the pair's messages (partDataTag), known to a
+	// receive once its match message is in.
+	wtag int
 	// ready holds the sender's readied partitions for the goroutine
 	// sending them; readied marks each partition readied in this Start.
 	ready   chan int
@@ -87,9 +144,6 @@ func (c *Comm) partInit(op string, send bool, buf []byte, partitions, count int,
 	if dt == nil {
 		return nil, c.fail(op, ErrType, l, "nil datatype")
 	}
-	if !dt.t.Contiguous() {
-		return nil, c.fail(op, ErrType, l, "partitioned communication takes a contiguous datatype, not %s", dt.name)
-	}
 	total, ok := countBytes(partitions, count)
 	if !ok {
 		return nil, c.fail(op, ErrCount, l, "%d partitions of %d elements overflow an int", partitions, count)
@@ -98,10 +152,12 @@ func (c *Comm) partInit(op string, send bool, buf []byte, partitions, count int,
 	if err != nil {
 		return nil, err
 	}
+	ps := &partState{c: c, send: send, peer: peer, tag: tag, buf: m.b, parts: partitions}
 	if m.lay != nil {
-		return nil, c.fail(op, ErrBuffer, l, "partitioned communication takes a buffer, not Bottom")
+		// Not contiguous, or at Bottom: a packed copy of the message.
+		ps.lay, ps.buf = m.lay, make([]byte, m.lay.Len())
 	}
-	ps := &partState{c: c, send: send, peer: peer, tag: partTag(tag), buf: m.b, parts: partitions, pbytes: len(m.b) / partitions}
+	ps.pbytes = len(ps.buf) / partitions
 	if send {
 		ps.ready = make(chan int, partitions)
 		ps.readied = make([]atomic.Bool, partitions)
@@ -110,7 +166,26 @@ func (c *Comm) partInit(op string, send bool, buf []byte, partitions, count int,
 		ps.arrived = make([]atomic.Int64, partitions)
 		ps.run = ps.recvAll
 	}
+	if peer != ProcNull {
+		// The match message, in the order of the Init calls (the last
+		// step, so that a failed Init leaves nothing behind).
+		cc := collComm{c.shadow}
+		if send {
+			id := c.partNext.Add(1) - 1
+			ps.wtag = partDataTag(id)
+			binary.LittleEndian.PutUint32(ps.matchBuf[:], id)
+			ps.match, err = cc.Isend(ps.matchBuf[:], peer, partMatchTag(tag))
+		} else {
+			ps.match, err = cc.Irecv(ps.matchBuf[:], peer, partMatchTag(tag))
+		}
+		if err != nil {
+			return nil, c.handle(c.shadow.collErr(op, err))
+		}
+	}
 	r := c.newRequest(op, l)
+	if !send {
+		r.setElem(dt.size) // Status.Count: elements of dt
+	}
 	r.er = nil
 	r.set(fLive, false)
 	r.set(fFinished, true)
@@ -153,29 +228,50 @@ func (ps *partState) start(r *Request) error {
 	return nil
 }
 
-// done completes the Start in flight with err.
-func (ps *partState) done(err error) {
+// matched waits, in the first run, for the match message to complete;
+// a receive takes the pair's tag from it.
+func (ps *partState) matched(op string) error {
+	if m := ps.match; m != nil {
+		ps.match = nil
+		n, err := m.Wait()
+		switch {
+		case err != nil:
+			ps.matchErr = ps.c.shadow.collErr(op, err)
+		case !ps.send && n != len(ps.matchBuf):
+			ps.matchErr = ps.c.errorf(op, ErrOther, at("source", ps.peer, ps.tag), "a malformed partitioned match message (%d bytes)", n)
+		case !ps.send:
+			ps.wtag = partDataTag(binary.LittleEndian.Uint32(ps.matchBuf[:]))
+		}
+	}
+	return ps.matchErr
+}
+
+// done completes the Start in flight with err; a receive's status says
+// the message was size bytes, count of them in the buffer.
+func (ps *partState) done(err error, size, count int) {
 	ps.err = err
 	er := ps.er
 	ps.active.Store(false)
-	er.CompleteOnce(engine.Status{Source: ps.peer, Tag: -1})
+	er.CompleteOnce(engine.Status{Source: ps.peer, Tag: ps.tag, Size: size, Count: count})
 }
 
 // sendAll sends the partitions as they are readied.
 func (ps *partState) sendAll() {
 	cc := collComm{ps.c.shadow}
 	var hdr [24]byte
-	var err error
+	err := ps.matched("Psend")
 	if len(ps.buf) == 0 {
 		// An empty message: one header once every partition is ready,
 		// whatever the partition counts (the receiver waits for it).
 		for range ps.parts {
 			<-ps.ready
 		}
-		if err = cc.Send(hdr[:], ps.peer, ps.tag); err != nil {
-			err = ps.c.shadow.collErr("Psend", err)
+		if err == nil {
+			if err = cc.Send(hdr[:], ps.peer, ps.wtag); err != nil {
+				err = ps.c.shadow.collErr("Psend", err)
+			}
 		}
-		ps.done(err)
+		ps.done(err, 0, 0)
 		return
 	}
 	for range ps.parts {
@@ -187,14 +283,18 @@ func (ps *partState) sendAll() {
 		binary.LittleEndian.PutUint64(hdr[:8], uint64(off))
 		binary.LittleEndian.PutUint64(hdr[8:], uint64(ps.pbytes))
 		binary.LittleEndian.PutUint64(hdr[16:], uint64(len(ps.buf)))
-		if err = cc.Send(hdr[:], ps.peer, ps.tag); err == nil {
-			err = cc.Send(ps.buf[off:off+ps.pbytes], ps.peer, ps.tag)
+		b := ps.buf[off : off+ps.pbytes]
+		if ps.lay != nil {
+			ps.lay.Pack(b, off)
+		}
+		if err = cc.Send(hdr[:], ps.peer, ps.wtag); err == nil {
+			err = cc.Send(b, ps.peer, ps.wtag)
 		}
 	}
 	if err != nil {
 		err = ps.c.shadow.collErr("Psend", err) // the shadow has no handler: Wait calls c's
 	}
-	ps.done(err)
+	ps.done(err, 0, 0)
 }
 
 // recvAll receives partitions until the whole message is in. Each header
@@ -204,13 +304,14 @@ func (ps *partState) sendAll() {
 func (ps *partState) recvAll() {
 	cc := collComm{ps.c.shadow}
 	var hdr [24]byte
-	var err, trunc error
-	total := len(ps.buf)
+	var trunc error
+	err := ps.matched("Precv")
+	total, got, placed := len(ps.buf), 0, 0
 	// At least one header, even into an empty buffer: an empty message
 	// is one header, and a larger one must still be taken in full.
-	for got, first := 0, true; first || got < total; first = false {
+	for first := true; err == nil && (first || got < total); first = false {
 		var n int
-		if n, err = cc.Recv(hdr[:], ps.peer, ps.tag); err != nil {
+		if n, err = cc.Recv(hdr[:], ps.peer, ps.wtag); err != nil {
 			break
 		}
 		off, size := int(binary.LittleEndian.Uint64(hdr[:8])), int(binary.LittleEndian.Uint64(hdr[8:]))
@@ -226,28 +327,50 @@ func (ps *partState) recvAll() {
 			if trunc == nil {
 				trunc = ps.c.errorf("Precv", ErrTruncate, at("source", ps.peer, ps.tag), "the %d-byte partitioned message does not fit the %d-byte receive", total, len(ps.buf))
 			}
-			cc.Recv(nil, ps.peer, ps.tag) // discarded: ErrTruncate, as said
+			cc.Recv(nil, ps.peer, ps.wtag) // discarded: ErrTruncate, as said
 			got += size
 			continue
 		}
-		if _, err = cc.Recv(ps.buf[off:off+size], ps.peer, ps.tag); err != nil {
+		if _, err = cc.Recv(ps.buf[off:off+size], ps.peer, ps.wtag); err != nil {
 			break
 		}
 		got += size
+		placed += size
 		ps.note(off, size)
 	}
 	if err != nil {
 		if _, ok := err.(*Error); !ok {
 			err = ps.c.shadow.collErr("Precv", err)
 		}
+		total, placed = 0, 0
 	} else {
 		err = trunc
+		ps.unpackRest()
 	}
-	ps.done(err)
+	ps.done(err, total, placed)
+}
+
+// unpackRest unpacks, once the message is in, the receive partitions
+// that it filled only in part (a message shorter than the receive ends
+// inside one): note unpacks only full ones. Their counts stay short, so
+// Parrived does not report them.
+func (ps *partState) unpackRest() {
+	if ps.lay == nil {
+		return
+	}
+	for j := range ps.arrived {
+		if n := int(ps.arrived[j].Load()); n > 0 && n < ps.pbytes {
+			lo := j * ps.pbytes
+			ps.lay.Unpack(ps.buf[lo:lo+n], lo)
+		}
+	}
 }
 
 // note counts size bytes received at off in the receive partitions they
-// cover.
+// cover. A partition whose bytes are all in is unpacked into the user's
+// buffer (a datatype that is not contiguous) before its count says so,
+// so that Parrived never reports a partition whose elements are not in
+// place. Only the receiving goroutine writes the counts.
 func (ps *partState) note(off, size int) {
 	if ps.pbytes == 0 {
 		return
@@ -255,7 +378,12 @@ func (ps *partState) note(off, size int) {
 	for size > 0 {
 		j := off / ps.pbytes
 		end := min((j+1)*ps.pbytes, off+size)
-		ps.arrived[j].Add(int64(end - off))
+		got := ps.arrived[j].Load() + int64(end-off)
+		if got == int64(ps.pbytes) && ps.lay != nil {
+			lo := j * ps.pbytes
+			ps.lay.Unpack(ps.buf[lo:lo+ps.pbytes], lo)
+		}
+		ps.arrived[j].Store(got)
 		size -= end - off
 		off = end
 	}
@@ -364,8 +492,9 @@ func (r *Request) PreadyList(partitions []int) (err error) {
 }
 
 // Parrived reports whether partition i of a started partitioned receive
-// has arrived in full (MPI_Parrived); its bytes may then be read while
-// the others are still coming.
+// has arrived in full (MPI_Parrived); its elements are then in the buffer
+// (unpacked, for a datatype that is not contiguous) and may be read while
+// the others are still coming, whatever the sender's partitions.
 func (r *Request) Parrived(partition int) (_ bool, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Request.Parrived", r.comm(), Undefined, Undefined), &err)
@@ -401,6 +530,7 @@ func (r *Request) Parrived(partition int) (_ bool, err error) {
 
 // PsendInit makes a partitioned send (MPI_Psend_init): buf holds
 // partitions × count elements of dt, partition i the i-th block of count.
+// dt may be any datatype, contiguous or not; buf may be Bottom.
 // Each Start begins a new message; Pready hands each partition over.
 // info is accepted for MPI's sake (nil will do).
 func (c *Comm) PsendInit(buf []byte, partitions, count int, dt *Datatype, dest, tag int, info *Info) (_ *Request, err error) {
@@ -411,8 +541,9 @@ func (c *Comm) PsendInit(buf []byte, partitions, count int, dt *Datatype, dest, 
 }
 
 // PrecvInit makes a partitioned receive (MPI_Precv_init) of partitions ×
-// count elements of dt into buf. The sender may use another number of
-// partitions, with the same total size.
+// count elements of dt into buf, any datatype. The sender may use another
+// number of partitions and another datatype, with the same total packed
+// size.
 func (c *Comm) PrecvInit(buf []byte, partitions, count int, dt *Datatype, source, tag int, info *Info) (_ *Request, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.PrecvInit", c, source, tag), &err)
@@ -450,5 +581,9 @@ func typedPart[E any](c *Comm, op string, send bool, buf []E, partitions, peer, 
 	if partitions < 1 || len(buf)%partitions != 0 {
 		return nil, c.fail(op, ErrCount, loc{}, "%d elements do not divide into %d partitions", len(buf), partitions)
 	}
-	return c.partInit(op, send, unsafeBytes(buf, t.size), partitions, len(buf)/partitions*t.size, Byte, peer, tag)
+	r, err := c.partInit(op, send, unsafeBytes(buf, t.size), partitions, len(buf)/partitions*t.size, Byte, peer, tag)
+	if err == nil && !send {
+		r.setElem(t.size) // Status.Count: elements of E
+	}
+	return r, err
 }

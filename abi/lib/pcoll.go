@@ -275,7 +275,9 @@ func pinit(fn string, send bool, buf unsafe.Pointer, partitions int32, count int
 	if total/int64(partitions) != int64(n) || int64(int(total)) != total {
 		return raiseOn(fn, ce, classErr(MPI_ERR_COUNT, "partitions × count overflows"))
 	}
-	b, rc := bufArg(fn, ce, buf, int(total), t)
+	// Any datatype, MPI_BOTTOM and datatypes that reach below buf
+	// included (bufType): mpigo packs and unpacks what is not contiguous.
+	b, t, rc := bufType(fn, ce, buf, int(total), t)
 	if rc != 0 {
 		return rc
 	}

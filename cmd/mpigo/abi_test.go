@@ -28,7 +28,7 @@ var (
 
 // abiPrograms are the C programs of testdata/abi.
 var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo", "attrs", "errh", "greq",
-	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll", "info", "waits", "hang", "finattr", "abortcode", "session", "sessonly",
+	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll", "part", "info", "waits", "hang", "finattr", "abortcode", "session", "sessonly",
 	"io_basic", "io_nb", "io_errors", "io_views", "spawn", "ports", "datarep", "bottomw", "ldouble", "fortran", "errworld"}
 
 // needCC skips the test when there is no C compiler, unless
@@ -144,6 +144,9 @@ func TestABIPrograms(t *testing.T) {
 		{"mpi41", 2, "mpi41 OK"},
 		{"pcoll", 0, "pcoll OK"},
 		{"pcoll", 3, "pcoll OK"},
+		{"part", 0, "part OK"},
+		{"part", 2, "part OK"},
+		{"part", 3, "part OK"},
 		{"info", 0, "info OK"},
 		// More ranks than the 2 cores of a small machine: the polling
 		// waits of C threads give the cores away.
