@@ -143,4 +143,5 @@ var (
 	removeSegment = device.RemoveSegment
 	unmapSegment  = device.UnmapSegment
 	retireSegment = device.RetireSegment
+	mapPrivate    = device.MapPrivate
 )

@@ -159,3 +159,39 @@ func ExampleWindow_Post() {
 	})
 	// Output: [4 2]
 }
+
+// Memory from AllocMem under a window made over the program's own memory
+// (WindowOf, or Attach to a dynamic window): between processes of one
+// node the other ranks then reach it directly in shared memory, as they
+// reach NewWindow's, where other memory is served by messages. Here each
+// rank counts its visitors in such memory.
+func ExampleAllocMem() {
+	mpi.Run(3, func(world *mpi.Comm) error {
+		count, err := mpi.AllocMem[int64](1)
+		if err != nil {
+			return err
+		}
+		defer mpi.FreeMem(count)
+		w, err := mpi.WindowOf(world, count)
+		if err != nil {
+			return err
+		}
+		for t := range world.Size() {
+			if t == world.Rank() {
+				continue
+			}
+			w.Lock(t, false)
+			w.Accumulate([]int64{1}, t, 0, mpi.Sum[int64]())
+			w.Unlock(t)
+		}
+		if err := w.Free(); err != nil {
+			return err
+		}
+		fmt.Printf("rank %d had %d visitors\n", world.Rank(), count[0])
+		return nil
+	})
+	// Unordered output:
+	// rank 0 had 2 visitors
+	// rank 1 had 2 visitors
+	// rank 2 had 2 visitors
+}

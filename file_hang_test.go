@@ -37,3 +37,28 @@ func TestOpenFileIsNoHang(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenWindowIsNoHang: so with a window open, whose server goroutine
+// waits in a receive on every rank. A job whose ranks compute outside MPI
+// for longer than the hang threshold between creating a window and
+// freeing it was stopped as hung (MPICH's rma/linked_list_bench_* under
+// load, whose ranks only touch each other's windows directly), over
+// every transport.
+func TestOpenWindowIsNoHang(t *testing.T) {
+	for _, tr := range []string{"inproc", "shm", "tcp"} {
+		cfg := mpi.DefaultConfig()
+		cfg.Transport = tr
+		cfg.HangReport = 200 * time.Millisecond
+		err := mpi.RunConfig(2, cfg, func(c *mpi.Comm) error {
+			w, err := mpi.NewWindow[int64](c, 4)
+			if err != nil {
+				return err
+			}
+			time.Sleep(5 * cfg.HangReport) // every rank computing, outside MPI
+			return w.Free()
+		})
+		if err != nil {
+			t.Errorf("%s: %v", tr, err)
+		}
+	}
+}

@@ -82,6 +82,8 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	}
 	// SessionInit in this process joins these ranks (session.go).
 	defer hostRanks(j.procs)()
+	// The files of AllocMem's shared chunks go with the rank (rma_arena.go).
+	defer removeArenaFiles()
 	if err := nt.Start(j.devices()); err != nil {
 		return fenceError(launchError(err))
 	}

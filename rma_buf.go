@@ -245,7 +245,7 @@ func rmaKernel(e *Datatype, name string) func(in, inout []byte) {
 // reqSwapIfV (and true otherwise).
 func lowApply(m *tmem, buf []byte, origin int64, d *vdesc, kind byte, f func(in, inout []byte), in, out []byte, giveUp func() error) (bool, error) {
 	lock := func() error {
-		if m.acc.CompareAndSwap(0, 1) {
+		if rma.TryAcc(m.acc) {
 			return nil
 		}
 		return rma.AccLock(m.acc, giveUp)
@@ -434,7 +434,7 @@ func (w *Window[T]) run(c *lowCall, async bool) (*Request, error) {
 	if c.d.bytes() == 0 {
 		return nil, nil
 	}
-	if m := w.reach[c.target]; m != nil {
+	if m := w.directView(c.target, int64(c.disp)*int64(w.esize), &c.d); m != nil {
 		buf, origin, ok := m.view(int64(c.disp)*int64(w.esize), &c.d, w.esize)
 		if !ok {
 			return nil, w.errorf(c.name, ErrRMARange, c.target, "displacement %d lies outside target %d's attached memory", c.disp, c.target)

@@ -58,7 +58,7 @@ func (w *Window[T]) GetAccumulate(vals, result []T, target, disp int, op Op[T]) 
 	if len(vals) == 0 {
 		return nil
 	}
-	if m := w.reach[target]; m != nil {
+	if m := w.direct(target, disp, len(vals)); m != nil {
 		span, err := w.span("GetAccumulate", m, target, disp, len(vals))
 		if err != nil {
 			return err

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/mpigo/mpi/internal/checked"
+	"github.com/mpigo/mpi/internal/rma"
 	"github.com/mpigo/mpi/internal/transport"
 )
 
@@ -43,6 +44,9 @@ type dynTable struct {
 	mu      sync.RWMutex
 	regions []dynRegion
 	next    int // the displacement the next region gets
+	// shared is the list origins on the node read (rma_peer.go); nil:
+	// none.
+	shared *rma.Table
 }
 
 type dynRegion struct {

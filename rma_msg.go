@@ -164,7 +164,7 @@ func (w *Window[T]) remoteApply(op string, target, disp int, vals []T, o Op[T]) 
 func (w *Window[T]) serve() {
 	defer close(w.srvDone)
 	for {
-		b, st, err := Recv[[]byte](w.c, AnySource, rmaReqTag)
+		b, st, err := w.next()
 		if err != nil {
 			return // the job is going down
 		}
@@ -180,6 +180,23 @@ func (w *Window[T]) serve() {
 		}
 		w.serveOne(st.Source, b)
 	}
+}
+
+// next receives the server's next request. Its wait is the server's,
+// not the rank's: hang diagnosis does not count it (a rank that computes
+// outside MPI with a window open is not blocked in MPI, and was reported
+// hung after MPIGO_HANG_REPORT). An abort of the job still ends it.
+func (w *Window[T]) next() ([]byte, Status, error) {
+	c := w.c
+	t := typeOf[[]byte]()
+	s := getSlot()
+	buf, alloc := recvBuf(t, s)
+	c.startSlotRecv(s, buf, alloc, t.msig, AnySource, rmaReqTag)
+	s.er.WaitRefIn(c.p.Prog, c.p.Blk.Service())
+	var b []byte
+	st, err := finishRecv(c, "Recv", at("source", AnySource, rmaReqTag), t, &s.er, &b, true)
+	putSlot(s)
+	return b, st, err
 }
 
 // stopServer ends the server goroutine and waits for it.

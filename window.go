@@ -48,8 +48,9 @@ type Window[T any] struct {
 	c     *Comm // private duplicate of the creating communicator
 	local []T
 	esize int
-	sizes []int   // elements of each rank's window
-	reach []*tmem // per rank: its memory, reachable directly; nil: by messages
+	sizes []int      // elements of each rank's window
+	reach []*tmem    // per rank: its memory, reachable directly; nil: by messages
+	peers []*peerWin // per rank: a same-node process reached in part directly (rma_peer.go)
 	me    *tmem
 	ops   bool // T has predefined operations the target can apply itself
 
@@ -102,8 +103,12 @@ type winInfo struct {
 	N     int64
 	Esize int64
 	Sig   uint64
-	Seg   int64 // 1: the window is a shared segment peers may map
+	Seg   int64 // 1: the window is a shared segment peers may map; 2: a shared header (rma.Table); 3: a header with a dynamic window's list
 	Bad   int64 // 1: this rank's arguments were wrong
+	// With Seg 2: the window's memory lies in chunk Chunk (0: none) of
+	// the arena, named after world rank ChunkOwner, of ChunkSize bytes,
+	// at offset ChunkOff.
+	Chunk, ChunkOwner, ChunkSize, ChunkOff int64
 }
 
 // NewWindow allocates n zeroed elements of T on the calling rank and
@@ -208,13 +213,16 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 				w.me = heapMem(bytesOf(w.local, t.size))
 				w.goMem = true
 			}
-		} else if len(dynamic) > 0 {
-			w.dynamic = true
-			w.me = heapMem(nil)
-			w.me.dyn = &dynTable{}
 		} else {
-			w.local = local
-			w.me = heapMem(bytesOf(local, t.size))
+			if len(dynamic) > 0 {
+				w.dynamic = true
+				w.me = heapMem(nil)
+				w.me.dyn = &dynTable{}
+			} else {
+				w.local = local
+				w.me = heapMem(bytesOf(local, t.size))
+			}
+			segName = w.sharedHeader(me, &info)
 		}
 		register(p.job, d.ctx, me, w.me)
 	}
@@ -257,12 +265,14 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 			w.reach[r] = w.me
 		case p.inProcess(g):
 			w.reach[r] = lookup(p.job, d.ctx, g)
-		case in.Seg != 0 && p.segmentsFor(g) != nil:
+		case in.Seg == 1 && p.segmentsFor(g) != nil:
 			name := p.segmentsFor(g).SegmentName(g, segmentSuffix("w", uint64(d.ctx)))
 			if mem, err := openSegment(name, segSize(int(in.N), t.size)); err == nil {
 				w.maps = append(w.maps, mem)
 				w.reach[r] = segMem(mem)
 			}
+		case in.Seg >= 2 && p.segmentsFor(g) != nil:
+			w.openHeader(r, g, in)
 		}
 	}
 	w.hetReach() // hetero_rma.go
@@ -287,6 +297,7 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 func (w *Window[T]) targets(size int) {
 	w.sizes = make([]int, size)
 	w.reach = make([]*tmem, size)
+	w.peers = make([]*peerWin, size)
 	w.pend = make([]atomic.Int32, size)
 	w.bg = make([]sync.WaitGroup, size)
 	w.q = make([]rmaq, size)
@@ -528,7 +539,7 @@ func (w *Window[T]) Put(vals []T, target, disp int) (err error) {
 	if len(vals) == 0 {
 		return nil
 	}
-	if m := w.reach[target]; m != nil {
+	if m := w.direct(target, disp, len(vals)); m != nil {
 		span, err := w.span("Put", m, target, disp, len(vals))
 		if err != nil {
 			return err
@@ -552,7 +563,7 @@ func (w *Window[T]) Get(buf []T, target, disp int) (err error) {
 	if len(buf) == 0 {
 		return nil
 	}
-	if m := w.reach[target]; m != nil {
+	if m := w.direct(target, disp, len(buf)); m != nil {
 		span, err := w.span("Get", m, target, disp, len(buf))
 		if err != nil {
 			return err
@@ -584,7 +595,7 @@ func (w *Window[T]) Accumulate(vals []T, target, disp int, op Op[T]) (err error)
 	if len(vals) == 0 {
 		return nil
 	}
-	if m := w.reach[target]; m != nil {
+	if m := w.direct(target, disp, len(vals)); m != nil {
 		span, err := w.span("Accumulate", m, target, disp, len(vals))
 		if err != nil {
 			return err
@@ -615,7 +626,7 @@ func (w *Window[T]) FetchAndOp(v T, target, disp int, op Op[T]) (_ T, err error)
 	if null, err := w.accCheck("FetchAndOp", target, disp, 1, op); null || err != nil {
 		return old, err
 	}
-	if m := w.reach[target]; m != nil {
+	if m := w.direct(target, disp, 1); m != nil {
 		span, err := w.span("FetchAndOp", m, target, disp, 1)
 		if err != nil {
 			return old, err
@@ -657,7 +668,7 @@ func (w *Window[T]) CompareAndSwap(compare, swap T, target, disp int) (_ T, err 
 	if null, err := w.check("CompareAndSwap", target, disp, 1); null || err != nil {
 		return old, err
 	}
-	if m := w.reach[target]; m != nil {
+	if m := w.direct(target, disp, 1); m != nil {
 		span, err := w.span("CompareAndSwap", m, target, disp, 1)
 		if err != nil {
 			return old, err
@@ -984,7 +995,7 @@ func (w *Window[T]) span(op string, m *tmem, target, disp, n int) ([]byte, error
 
 // accLock takes the accumulate mutex of target's memory m.
 func (w *Window[T]) accLock(m *tmem, target int) error {
-	if m.acc.CompareAndSwap(0, 1) {
+	if rma.TryAcc(m.acc) {
 		return nil
 	}
 	return rma.AccLock(m.acc, w.giveUp(target))
@@ -992,7 +1003,7 @@ func (w *Window[T]) accLock(m *tmem, target int) error {
 
 // acquire takes target's lock, directly or by message.
 func (w *Window[T]) acquire(op string, target int, exclusive bool) error {
-	if m := w.reach[target]; m != nil {
+	if m := w.lockWords(target); m != nil {
 		if err := rma.Lock(m.lock, exclusive, w.giveUp(target)); err != nil {
 			return w.failed(op, target, fmt.Errorf("%w: waiting for the lock: %w", ErrProcFailed, err))
 		}
@@ -1008,6 +1019,13 @@ func (w *Window[T]) acquire(op string, target int, exclusive bool) error {
 
 // release completes the operations towards target and drops its lock.
 func (w *Window[T]) release(op string, target int, exclusive bool) error {
+	if pw := w.peers[target]; pw != nil {
+		// The lock is direct, some operations may have gone by message:
+		// they are complete first.
+		err := w.flush(op, target)
+		rma.Unlock(pw.m.lock, exclusive)
+		return err
+	}
 	if m := w.reach[target]; m != nil {
 		var err error
 		if e := w.giveUp(target)(); e != nil && target != w.c.rank {

@@ -117,7 +117,9 @@ func (w *Window[T]) Attach(mem []T) (_ int, err error) {
 	defer d.mu.Unlock()
 	base := d.next
 	if len(mem) > 0 {
-		d.regions = append(d.regions, dynRegion{base: base, buf: bytesOf(mem, w.esize)})
+		r := dynRegion{base: base, buf: bytesOf(mem, w.esize)}
+		d.regions = append(d.regions, r)
+		d.sharedRegion(r)
 	}
 	d.next += len(mem) + 1
 	return base, nil
@@ -146,6 +148,7 @@ func (w *Window[T]) Detach(mem []T) (err error) {
 	for i, r := range d.regions {
 		if &r.buf[0] == &b[0] && len(r.buf) == len(b) {
 			d.regions = append(d.regions[:i], d.regions[i+1:]...)
+			d.unshareRegion(r)
 			return nil
 		}
 	}
@@ -189,7 +192,9 @@ func (w *Window[T]) AttachAt(mem []T, disp int) (err error) {
 			return w.errorf("AttachAt", ErrArg, noTarget, "elements %d..%d overlap memory attached at %d..%d", disp, end-1, r.base, rend-1)
 		}
 	}
-	d.regions = append(d.regions, dynRegion{base: disp, buf: bytesOf(mem, w.esize)})
+	r := dynRegion{base: disp, buf: bytesOf(mem, w.esize)}
+	d.regions = append(d.regions, r)
+	d.sharedRegion(r)
 	d.next = max(d.next, end+1)
 	return nil
 }

@@ -1036,9 +1036,12 @@ func implWin_get_info(win uintptr, info unsafe.Pointer) int32 {
 	return MPI_SUCCESS
 }
 
-// Memory for one-sided communication: C memory, which Go never moves.
+// Memory for one-sided communication: mpi.AllocMem's blocks, outside
+// Go's heap; between processes of one node they are shared, so that
+// windows over them (MPI_Win_create, MPI_Win_attach) are reached
+// directly.
 
-var allocs sync.Map // unsafe.Pointer -> size, the blocks of MPI_Alloc_mem
+var allocs sync.Map // unsafe.Pointer -> []byte, the blocks of MPI_Alloc_mem
 
 func implAlloc_mem(size int, info uintptr, baseptr unsafe.Pointer) int32 {
 	const fn = "MPI_Alloc_mem"
@@ -1056,11 +1059,12 @@ func implAlloc_mem(size int, info uintptr, baseptr unsafe.Pointer) int32 {
 	case baseptr == nil:
 		return raise(fn, noComm, classErr(MPI_ERR_ARG, "baseptr is NULL"))
 	}
-	p := C.malloc(C.size_t(max(size, 1)))
-	if p == nil {
-		return raise(fn, noComm, classErr(MPI_ERR_NO_MEM, fmt.Sprintf("cannot allocate %d bytes", size)))
+	b, err := mpi.AllocMem[byte](size)
+	if err != nil {
+		return raise(fn, noComm, classErr(MPI_ERR_NO_MEM, fmt.Sprintf("cannot allocate %d bytes: %v", size, err)))
 	}
-	allocs.Store(p, size)
+	p := unsafe.Pointer(unsafe.SliceData(b[:1:1]))
+	allocs.Store(p, b)
 	*(*unsafe.Pointer)(baseptr) = p
 	return MPI_SUCCESS
 }
@@ -1070,9 +1074,12 @@ func implFree_mem(base unsafe.Pointer) int32 {
 	if rc := running(fn); rc != 0 {
 		return rc
 	}
-	if _, ok := allocs.LoadAndDelete(base); !ok {
+	v, ok := allocs.LoadAndDelete(base)
+	if !ok {
 		return raise(fn, noComm, classErr(MPI_ERR_BASE, fmt.Sprintf("%p is not memory MPI_Alloc_mem gave", base)))
 	}
-	C.free(base)
+	if err := mpi.FreeMem(v.([]byte)); err != nil {
+		return raise(fn, noComm, classErr(MPI_ERR_BASE, err.Error()))
+	}
 	return MPI_SUCCESS
 }

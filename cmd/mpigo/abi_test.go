@@ -29,7 +29,7 @@ var (
 // abiPrograms are the C programs of testdata/abi.
 var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo", "attrs", "errh", "greq",
 	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll", "part", "info", "waits", "hang", "finattr", "abortcode", "session", "sessonly",
-	"io_basic", "io_nb", "io_errors", "io_views", "spawn", "ports", "datarep", "bottomw", "ldouble", "fortran", "errworld"}
+	"io_basic", "io_nb", "io_errors", "io_views", "spawn", "ports", "datarep", "bottomw", "ldouble", "fortran", "errworld", "rmaalloc"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -136,6 +136,8 @@ func TestABIPrograms(t *testing.T) {
 		{"rma", 0, "rma OK"},
 		{"rma", 2, "rma OK"},
 		{"rma", 4, "rma OK"},
+		{"rmaalloc", 2, "rmaalloc OK"},
+		{"rmaalloc", 4, "rmaalloc OK"},
 		{"mpit", 0, "mpit OK"},
 		{"mpit", 2, "mpit OK"},
 		{"mpi4", 0, "mpi4 OK"},

@@ -656,6 +656,7 @@ var (
 	RemoveSegment = shm.RemoveSegment
 	UnmapSegment  = shm.Unmap
 	RetireSegment = shm.Retire
+	MapPrivate    = shm.MapPrivate
 )
 
 // readyShm starts each of ts delivering and lets the job's waits poll

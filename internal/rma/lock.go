@@ -18,6 +18,25 @@ import (
 	"github.com/mpigo/mpi/internal/hint"
 )
 
+// order gives the race detector the order the lock words make: they may
+// live in shared mappings, whose atomics it does not see, while the
+// memory they guard is Go memory it watches (a window over a slice, whose
+// target's server writes what origins sent). Under the race detector,
+// every release adds to it and every acquire reads it after.
+var order atomic.Uint64
+
+func acquired() {
+	if raceEnabled {
+		order.Load()
+	}
+}
+
+func releasing() {
+	if raceEnabled {
+		order.Add(1)
+	}
+}
+
 // MaxNap bounds one pause of a waiting origin.
 const MaxNap = time.Millisecond
 
@@ -34,16 +53,24 @@ func TryShared(w *atomic.Int64) bool {
 			return false
 		}
 		if w.CompareAndSwap(v, v+1) {
+			acquired()
 			return true
 		}
 	}
 }
 
 // TryExclusive takes w exclusively if nobody holds it.
-func TryExclusive(w *atomic.Int64) bool { return w.CompareAndSwap(0, Exclusive) }
+func TryExclusive(w *atomic.Int64) bool {
+	if w.CompareAndSwap(0, Exclusive) {
+		acquired()
+		return true
+	}
+	return false
+}
 
 // Unlock releases one hold of w (exclusive or shared).
 func Unlock(w *atomic.Int64, exclusive bool) {
+	releasing()
 	if exclusive {
 		w.Store(0)
 		return
@@ -111,11 +138,13 @@ func Lock(w *atomic.Int64, exclusive bool, giveUp func() error) error {
 // operations on one window atomic with respect to each other.
 func AccLock(m *atomic.Uint32, giveUp func() error) error {
 	if m.CompareAndSwap(0, 1) {
+		acquired()
 		return nil
 	}
 	b := NewBackoff(giveUp)
 	for {
 		if m.Load() == 0 && m.CompareAndSwap(0, 1) {
+			acquired()
 			return nil
 		}
 		if !b.Next() {
@@ -124,9 +153,31 @@ func AccLock(m *atomic.Uint32, giveUp func() error) error {
 	}
 }
 
+// TryAcc takes the accumulate mutex m if it is free.
+func TryAcc(m *atomic.Uint32) bool {
+	if m.CompareAndSwap(0, 1) {
+		acquired()
+		return true
+	}
+	return false
+}
+
 // AccUnlock releases m.
-func AccUnlock(m *atomic.Uint32) { m.Store(0) }
+func AccUnlock(m *atomic.Uint32) {
+	releasing()
+	m.Store(0)
+}
 
 // Barrier is a full memory barrier (MPI_Win_sync on one copy): an atomic
 // read-modify-write of a word of the caller's.
 func Barrier(w *int32) { atomic.AddInt32(w, 0) }
+
+// Pause waits a little before try i+1 of a short retry loop: a spin
+// first, then a yield.
+func Pause(i int) {
+	if i < 32 {
+		hint.Pause()
+		return
+	}
+	runtime.Gosched()
+}

@@ -81,6 +81,17 @@ func Retire(mem []byte) error {
 	return retire(mem)
 }
 
+// MapPrivate maps size bytes of zeroed memory of this process alone,
+// outside Go's heap (memory a C program may keep a pointer to), for the
+// blocks of MPI_Alloc_mem that no peer maps. It fails where the platform
+// has no mappings; Unmap releases it.
+func MapPrivate(size int) ([]byte, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("shm: private mapping of %d bytes", size)
+	}
+	return mapAnon(size)
+}
+
 // Unmap releases a mapping made by CreateSegment or OpenSegment.
 func Unmap(mem []byte) error {
 	if len(mem) == 0 {

@@ -48,3 +48,5 @@ func Fetch(pid, addr uint64, dst []byte) error { return errUnsupported }
 func CMAStatus() (bool, string) {
 	return false, "no cross-memory attach on " + runtime.GOOS
 }
+
+func mapAnon(size int) ([]byte, error) { return nil, errUnsupported }

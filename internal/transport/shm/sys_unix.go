@@ -48,3 +48,8 @@ func ownedByMe(st os.FileInfo) bool {
 func Available() (bool, string) {
 	return true, platform
 }
+
+// mapAnon maps size bytes of zeroed private memory, outside Go's heap.
+func mapAnon(size int) ([]byte, error) {
+	return unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
+}
