@@ -29,7 +29,7 @@ var (
 // abiPrograms are the C programs of testdata/abi.
 var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo", "attrs", "errh", "greq",
 	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll", "part", "info", "waits", "hang", "finattr", "abortcode", "session", "sessonly",
-	"io_basic", "io_nb", "io_errors", "io_views", "spawn", "ports", "datarep", "bottomw", "ldouble", "fortran", "errworld", "ldrma"}
+	"io_basic", "io_nb", "io_errors", "io_views", "spawn", "ports", "datarep", "bottomw", "ldouble", "fortran", "errworld", "ldrma", "ftypes16"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -104,6 +104,8 @@ func TestABIPrograms(t *testing.T) {
 		{"ldouble", 3, "ldouble OK"},
 		{"ldrma", 0, "ldrma OK"},
 		{"ldrma", 3, "ldrma OK"},
+		{"ftypes16", 0, "ftypes16 OK"},
+		{"ftypes16", 3, "ftypes16 OK"},
 		{"fortran", 0, "fortran OK"},
 		{"fortran", 3, "fortran OK"},
 		{"errworld", 0, "errworld OK"},
