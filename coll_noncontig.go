@@ -180,7 +180,9 @@ func (d *Datatype) packedType() *Datatype {
 // the one among them it is made of. The index of one travels in RMA
 // requests, so new ones go at the end. The C pair types (MPI_2INT and
 // the like, through the standard ABI) have MINLOC and MAXLOC, in
-// collectives and in accumulates (MPICH's rma/acc_loc).
+// collectives and in accumulates (MPICH's rma/acc_loc). The numbers Go
+// has none of (ctypes.go) have the kernels the standard ABI library
+// registers (internal/cnum), none in a Go program.
 var predefinedWithOps = []*Datatype{Bool, Int8, Int16, Int32, Int64, Int, Uint8, Uint16, Uint32, Uint64, Uint, Float32, Float64, Complex64, Complex128, Float32Loc, Float64Loc, Int32Loc, Int64Loc, IntLoc, Byte,
 	CFloatInt, CDoubleInt, CLongInt, C2Int, CShortInt,
 	CLongDouble, CLongDoubleComplex, CLongDoubleInt, Float16, Float128, Int128, Complex32, Complex256}
