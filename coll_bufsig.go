@@ -36,8 +36,8 @@ type sigUnit struct {
 const emptySig = 0x6d70_6967_6f00_0000 // "mpigo\0"
 
 // kindUnits are the units of the basic kinds, made once.
-var kindUnits = func() (u [16]*sigUnit) {
-	for k := datatype.BasicByte; k <= datatype.BasicLongDouble; k++ {
+var kindUnits = func() (u [datatype.BasicLast + 1]*sigUnit) {
+	for k := datatype.BasicByte; k <= datatype.BasicLast; k++ {
 		u[k] = newUnit([]sigRun{{k, 1}}, 1)
 	}
 	return u

@@ -180,9 +180,12 @@ func (d *Datatype) packedType() *Datatype {
 // the one among them it is made of. The index of one travels in RMA
 // requests, so new ones go at the end. The C pair types (MPI_2INT and
 // the like, through the standard ABI) have MINLOC and MAXLOC, in
-// collectives and in accumulates (MPICH's rma/acc_loc).
+// collectives and in accumulates (MPICH's rma/acc_loc). The numbers Go
+// has none of (ctypes.go) have the kernels the standard ABI library
+// registers (internal/cnum), none in a Go program.
 var predefinedWithOps = []*Datatype{Bool, Int8, Int16, Int32, Int64, Int, Uint8, Uint16, Uint32, Uint64, Uint, Float32, Float64, Complex64, Complex128, Float32Loc, Float64Loc, Int32Loc, Int64Loc, IntLoc, Byte,
-	CFloatInt, CDoubleInt, CLongInt, C2Int, CShortInt}
+	CFloatInt, CDoubleInt, CLongInt, C2Int, CShortInt,
+	CLongDouble, CLongDoubleComplex, CLongDoubleInt, Float16, Float128, Int128, Complex32, Complex256}
 
 // elemType returns the predefined datatype every element of d is made of,
 // or nil if d mixes them: the one with d's signature (a derived datatype
@@ -214,7 +217,7 @@ func elemType(d *Datatype) *Datatype {
 // stand-in of a non-contiguous one, that of the predefined datatype its
 // elements are made of. nil if there is none.
 func (d *Datatype) kernel(name string) func(inout, in []byte) {
-	if k := d.ops[name]; k != nil || !d.derived {
+	if k := d.opKernel(name); k != nil || !d.derived {
 		return k
 	}
 	return d.derivedKernel(name)
@@ -229,7 +232,7 @@ func (d *Datatype) derivedKernel(name string) func(inout, in []byte) {
 		return nil
 	}
 	if e := elemType(src); e != nil {
-		k := e.ops[name]
+		k := e.opKernel(name)
 		if b := e.block(); k != nil && b > 0 && b != e.size {
 			return unpaddedKernel(k, e)
 		}

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"sync/atomic"
 
+	"github.com/mpigo/mpi/internal/cnum"
 	"github.com/mpigo/mpi/internal/datatype"
 	"github.com/mpigo/mpi/internal/wire"
 )
@@ -45,6 +46,7 @@ type Datatype struct {
 	committed bool
 	freedAt   uint64                            // 0, or the freeEpoch its Free took (atomic: collectives under way read it)
 	ops       map[string]func(inout, in []byte) // predefined reductions defined on it
+	cnum      cnum.Kind                         // a number Go cannot compute on: its kernels are cnum's (ctypes.go)
 	packedOf  *Datatype                         // for the packed stand-in of a reduction (packedType): the datatype it stands for
 
 	// padded: the holes of the type map are a Go type's padding, which

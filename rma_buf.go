@@ -226,7 +226,7 @@ func rmaKernel(e *Datatype, name string) func(in, inout []byte) {
 	if e == nil {
 		return nil
 	}
-	k := e.ops[name]
+	k := e.opKernel(name)
 	if k == nil {
 		return nil
 	}

@@ -8,128 +8,76 @@ package main
 size_t mpigo_ld_size(void);
 size_t mpigo_ld_int_size(void);
 size_t mpigo_ld_int_loc(void);
-int mpigo_ld_reduce(int op, int kind, void *in, void *inout, int64_t n);
+int mpigo_num_reduce(int op, int kind, void *in, void *inout, int64_t n);
 */
 import "C"
 
 import (
-	"fmt"
-	"sync"
 	"unsafe"
 
 	"github.com/mpigo/mpi"
+	"github.com/mpigo/mpi/internal/cnum"
 )
 
-// C's long double types. mpigo moves long doubles as opaque data
-// (mpi.CLongDouble); the predefined operations on them run in C
-// (longdouble.c): a reduction with a predefined operation on one of these
-// handles runs as a user operation that calls the C kernel.
+// The numbers Go has no type of: C's long double (mpi.CLongDouble, its
+// complex and MPI_LONG_DOUBLE_INT) and Fortran's REAL*2, REAL*16,
+// INTEGER*16, COMPLEX*4 and COMPLEX*32 (mpi.Float16, ...). mpigo moves
+// them as opaque data; their predefined operations run in C
+// (longdouble.c), and init gives mpigo those kernels (internal/cnum), so
+// that reductions, collectives and one-sided accumulates (also those a
+// target applies for another process) use them as they use Go's.
 
-// The kernels' operations and kinds (longdouble.c's enums).
-const (
-	ldSum = iota
-	ldProd
-	ldMin
-	ldMax
-	ldMinLoc
-	ldMaxLoc
-)
+// cnumOps are the kernels' operation codes (longdouble.c's enum), by
+// mpigo's names of the operations.
+var cnumOps = []string{"sum", "prod", "min", "max", "minloc", "maxloc", "land", "lor", "lxor", "band", "bor", "bxor"}
 
-const (
-	ldReal = iota
-	ldComplex
-	ldPair
-)
+// cnumKinds are the kinds whose kernels longdouble.c may have (its enum
+// of kinds is cnum.Kind).
+var cnumKinds = []cnum.Kind{cnum.LongDouble, cnum.LongDoubleComplex, cnum.LongDoubleInt,
+	cnum.Real2, cnum.Real16, cnum.Integer16, cnum.Complex4, cnum.Complex32}
 
-// ldKinds maps each long double handle to its kind.
-var ldKinds = map[uintptr]int{
-	MPI_LONG_DOUBLE:             ldReal,
-	MPI_C_LONG_DOUBLE_COMPLEX:   ldComplex,
-	MPI_CXX_LONG_DOUBLE_COMPLEX: ldComplex,
-	MPI_LONG_DOUBLE_INT:         ldPair,
+// cnumSizes are the bytes one element of each kind takes in memory (a
+// pair with its padding, as the kernels get it).
+var cnumSizes = map[cnum.Kind]int{cnum.LongDouble: 16, cnum.LongDoubleComplex: 32, cnum.LongDoubleInt: 32,
+	cnum.Real2: 2, cnum.Real16: 16, cnum.Integer16: 16, cnum.Complex4: 4, cnum.Complex32: 32}
+
+func init() {
+	for _, k := range cnumKinds {
+		size := cnumSizes[k]
+		if (k == cnum.LongDouble || k == cnum.LongDoubleComplex || k == cnum.LongDoubleInt) && !ldIsCLongDouble() {
+			continue // MPI_LONG_DOUBLE is not mpi.CLongDouble here
+		}
+		ks := cnum.Kernels{}
+		for code, name := range cnumOps {
+			if C.mpigo_num_reduce(C.int(code), C.int(k), nil, nil, 0) != 0 {
+				continue
+			}
+			ks[name] = func(inout, in []byte) {
+				if len(in) == 0 || len(inout) == 0 {
+					return
+				}
+				C.mpigo_num_reduce(C.int(code), C.int(k), unsafe.Pointer(&in[0]), unsafe.Pointer(&inout[0]), C.int64_t(len(inout)/size))
+			}
+		}
+		cnum.Register(k, ks)
+	}
 }
 
-// ldOpCodes maps the predefined operations to the kernels' codes.
-var ldOpCodes = map[*mpi.ReduceOp]int{
-	mpi.OpSum: ldSum, mpi.OpProd: ldProd, mpi.OpMin: ldMin, mpi.OpMax: ldMax,
-	mpi.OpMinLoc: ldMinLoc, mpi.OpMaxLoc: ldMaxLoc,
-}
-
-var ldOps struct {
-	sync.Mutex
-	m map[[2]int]*mpi.ReduceOp
+// ldIsCLongDouble reports whether C's long double and MPI_LONG_DOUBLE_INT
+// have the layouts of mpi.CLongDouble and mpi.CLongDoubleInt.
+func ldIsCLongDouble() bool {
+	return C.mpigo_ld_size() == 16 && C.mpigo_ld_int_loc() == 16 && C.mpigo_ld_int_size() == 32
 }
 
 // longDoubleTypes returns the datatypes of MPI_LONG_DOUBLE, of the long
 // double complex types and of MPI_LONG_DOUBLE_INT, laid out as this C
 // compiler lays them out; nil where long double has no layout mpigo knows.
 func longDoubleTypes() (ld, cplx, pair *mpi.Datatype) {
-	switch C.mpigo_ld_size() {
-	case 16:
-		ld = mpi.CLongDouble
-	case 8: // long double is double here
-		ld = mpi.Float64
-	default:
-		return nil, nil, nil
+	switch {
+	case ldIsCLongDouble():
+		return mpi.CLongDouble, mpi.CLongDoubleComplex, mpi.CLongDoubleInt
+	case C.mpigo_ld_size() == 8 && C.mpigo_ld_int_loc() == 8 && C.mpigo_ld_int_size() == 16: // long double is double here
+		return mpi.Float64, mpi.Complex128, mpi.CDoubleInt
 	}
-	cplx, err := mpi.NewContiguous(2, ld)
-	if err != nil {
-		panic(err)
-	}
-	loc, size := int(C.mpigo_ld_int_loc()), int(C.mpigo_ld_int_size())
-	s, err := mpi.NewStruct([]int{1, 1}, []int{0, loc}, []*mpi.Datatype{ld, mpi.Int32})
-	if err == nil {
-		pair, err = mpi.NewResized(s, 0, size)
-	}
-	if err == nil {
-		err = cplx.Commit()
-	}
-	if err == nil {
-		err = pair.Commit()
-	}
-	if err != nil {
-		panic(err)
-	}
-	return ld, cplx, pair
-}
-
-// ldOp returns the operation a reduction with the predefined o runs on
-// the long double type t: o itself if t is none of them, the C kernel as
-// a user operation if the kind has o, else the MPI_ERR_OP raised on ce.
-func ldOp(fn string, ce *commEntry, o *mpi.ReduceOp, t *mpi.Datatype) (*mpi.ReduceOp, int32) {
-	h, ok := typeHandles.Load(t)
-	if !ok {
-		return o, 0
-	}
-	kind, ok := ldKinds[h.(uintptr)]
-	if !ok {
-		return o, 0
-	}
-	code, ok := ldOpCodes[o]
-	if !ok {
-		if o.Name() == "user" {
-			return o, 0
-		}
-		return nil, raiseOn(fn, ce, classErr(MPI_ERR_OP, fmt.Sprintf("operation %s is not defined on %s", o.Name(), t.Name())))
-	}
-	ldOps.Lock()
-	defer ldOps.Unlock()
-	k := [2]int{kind, code}
-	if op := ldOps.m[k]; op != nil {
-		return op, 0
-	}
-	if C.mpigo_ld_reduce(C.int(code), C.int(kind), nil, nil, 0) != 0 {
-		return nil, raiseOn(fn, ce, classErr(MPI_ERR_OP, fmt.Sprintf("operation %s is not defined on %s", o.Name(), t.Name())))
-	}
-	op := mpi.NewReduceOp(func(in, inout []byte, count int, _ *mpi.Datatype) {
-		if count == 0 || len(in) == 0 || len(inout) == 0 {
-			return
-		}
-		C.mpigo_ld_reduce(C.int(code), C.int(kind), unsafe.Pointer(&in[0]), unsafe.Pointer(&inout[0]), C.int64_t(count))
-	}, true)
-	if ldOps.m == nil {
-		ldOps.m = map[[2]int]*mpi.ReduceOp{}
-	}
-	ldOps.m[k] = op
-	return op, 0
+	return nil, nil, nil
 }

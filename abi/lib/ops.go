@@ -156,9 +156,6 @@ func reduceLocal(fn string, inbuf, inoutbuf unsafe.Pointer, count int, datatype,
 	if o == nil {
 		return rc
 	}
-	if o, rc = ldOp(fn, nil, o, t); o == nil {
-		return rc
-	}
 	if o, rc = fortranPairOp(fn, nil, o, t); o == nil {
 		return rc
 	}

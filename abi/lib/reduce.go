@@ -20,9 +20,6 @@ func redArgs(fn string, comm, datatype, op uintptr) (*commEntry, *mpi.Datatype, 
 	if o == nil {
 		return nil, nil, nil, rc
 	}
-	if o, rc = ldOp(fn, ce, o, t); o == nil { // longdouble.go
-		return nil, nil, nil, rc
-	}
 	if o, rc = fortranPairOp(fn, ce, o, t); o == nil { // fortrantypes.go
 		return nil, nil, nil, rc
 	}

@@ -108,6 +108,14 @@ func setupTypes() {
 		{MPI_REAL8, "MPI_REAL8", mpi.Float64},
 		{MPI_COMPLEX8, "MPI_COMPLEX8", mpi.Complex64},
 		{MPI_COMPLEX16, "MPI_COMPLEX16", mpi.Complex128},
+		// Fortran's optional types Go has no numbers of: moved as data
+		// (byte-swapped in external32), their arithmetic in C where the
+		// C compiler has it (longdouble.c).
+		{MPI_INTEGER16, "MPI_INTEGER16", mpi.Int128},
+		{MPI_REAL2, "MPI_REAL2", mpi.Float16},
+		{MPI_REAL16, "MPI_REAL16", mpi.Float128},
+		{MPI_COMPLEX4, "MPI_COMPLEX4", mpi.Complex32},
+		{MPI_COMPLEX32, "MPI_COMPLEX32", mpi.Complex256},
 	}, false)
 	setupPairTypes()
 	if ld, cplx, pair := longDoubleTypes(); ld != nil {

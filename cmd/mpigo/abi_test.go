@@ -29,7 +29,7 @@ var (
 // abiPrograms are the C programs of testdata/abi.
 var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo", "attrs", "errh", "greq",
 	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll", "part", "info", "waits", "hang", "finattr", "abortcode", "session", "sessonly",
-	"io_basic", "io_nb", "io_errors", "io_views", "spawn", "ports", "datarep", "bottomw", "ldouble", "fortran", "errworld", "rmaalloc"}
+	"io_basic", "io_nb", "io_errors", "io_views", "spawn", "ports", "datarep", "bottomw", "ldouble", "fortran", "errworld", "rmaalloc", "ldrma", "ftypes16"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -102,6 +102,10 @@ func TestABIPrograms(t *testing.T) {
 		{"bottomw", 0, "bottomw OK"},
 		{"ldouble", 0, "ldouble OK"},
 		{"ldouble", 3, "ldouble OK"},
+		{"ldrma", 0, "ldrma OK"},
+		{"ldrma", 3, "ldrma OK"},
+		{"ftypes16", 0, "ftypes16 OK"},
+		{"ftypes16", 3, "ftypes16 OK"},
 		{"fortran", 0, "fortran OK"},
 		{"fortran", 3, "fortran OK"},
 		{"errworld", 0, "errworld OK"},

@@ -82,6 +82,12 @@ func swapWords(dst, src []byte, k Basic) {
 		for i := 0; i+8 <= len(src); i += 8 {
 			binary.BigEndian.PutUint64(dst[i:], binary.LittleEndian.Uint64(src[i:]))
 		}
+	case 16:
+		for i := 0; i+16 <= len(src); i += 16 {
+			lo, hi := binary.LittleEndian.Uint64(src[i:]), binary.LittleEndian.Uint64(src[i+8:])
+			binary.BigEndian.PutUint64(dst[i:], hi)
+			binary.BigEndian.PutUint64(dst[i+8:], lo)
+		}
 	}
 }
 

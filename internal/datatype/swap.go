@@ -19,9 +19,13 @@ import (
 // both sides.
 
 // swapRun reverses the byte order of each w-byte word of b in place
-// (w is 1, 2, 4 or 8; len(b) a multiple of w).
+// (w is 1, 2, 4, 8 or 16; len(b) a multiple of w).
 func swapRun(b []byte, w int) {
 	switch w {
+	case 16:
+		for i := 0; i+16 <= len(b); i += 16 {
+			swapWord(b[i:i+16], 16)
+		}
 	case 2:
 		if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%2 == 0 && len(b) >= 2 {
 			ws := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/2)
@@ -69,6 +73,10 @@ func swapWord(b []byte, w int) {
 		binary.LittleEndian.PutUint32(b, bits.ReverseBytes32(binary.LittleEndian.Uint32(b)))
 	case 8:
 		binary.LittleEndian.PutUint64(b, bits.ReverseBytes64(binary.LittleEndian.Uint64(b)))
+	case 16:
+		lo, hi := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:])
+		binary.LittleEndian.PutUint64(b, bits.ReverseBytes64(hi))
+		binary.LittleEndian.PutUint64(b[8:], bits.ReverseBytes64(lo))
 	}
 }
 

@@ -47,13 +47,24 @@ const (
 	// but neither swaps nor computes on (the standard ABI's MPI_LONG_DOUBLE;
 	// its arithmetic is done in C there).
 	BasicLongDouble
+	// BasicFloat16, BasicFloat128 and BasicInt128 are IEEE binary16,
+	// IEEE binary128 and 128-bit two's complement integers (Fortran's
+	// REAL*2, REAL*16 and INTEGER*16 through the standard ABI): numbers
+	// of a known format, so external32 and mixed byte orders reverse
+	// their bytes, but Go computes nothing on them.
+	BasicFloat16
+	BasicFloat128
+	BasicInt128
 	basicEnd
 )
 
-var basicNames = [...]string{"", "byte", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-	"float32", "float64", "complex64", "complex128", "longdouble"}
+// BasicLast is the last basic kind: the kinds are BasicByte..BasicLast.
+const BasicLast = basicEnd - 1
 
-var basicSizes = [...]int{0, 1, 1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 8, 16, 16}
+var basicNames = [...]string{"", "byte", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+	"float32", "float64", "complex64", "complex128", "longdouble", "float16", "float128", "int128"}
+
+var basicSizes = [...]int{0, 1, 1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 8, 16, 16, 2, 16, 16}
 
 // String returns the Go name of the kind, as "float64".
 func (b Basic) String() string {
