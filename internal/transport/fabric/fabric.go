@@ -10,6 +10,7 @@ package fabric
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -130,6 +131,9 @@ func (l *Loop) Run(stop <-chan struct{}, step func() bool, sleep func()) {
 			continue
 		}
 		if time.Since(last) < l.Spin {
+			// Let a goroutine of this processor run: a waiter that
+			// would mark, or the one the frames are for.
+			runtime.Gosched()
 			continue
 		}
 		l.sleeping.Store(true)
