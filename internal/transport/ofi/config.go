@@ -62,6 +62,11 @@ type Config struct {
 	// NoRMA sends large frames in pieces even where the provider has
 	// remote reads: for tests of the path of providers without them.
 	NoRMA bool
+	// Provider, if set, names the provider to open ("shm", "tcp;ofi_rxm"),
+	// as FI_PROVIDER does, among those FI_PROVIDER lets libfabric offer:
+	// for tests, which use several providers in one process (libfabric
+	// reads FI_PROVIDER once, at its first call).
+	Provider string
 	// LocalMR registers every buffer of a send, receive or read for
 	// local access even where the provider does not ask for it (the
 	// FI_MR_LOCAL mode of verbs, EFA and others, which the transport

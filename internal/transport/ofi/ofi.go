@@ -41,6 +41,7 @@ typedef struct {
 	struct fid_ep *ep;
 	int rma, virt, mrep, provkey;
 	int local; // register buffers for local access (FI_MR_LOCAL)
+	int nreg;  // registrations for local access made (tests)
 	int fd;
 	int wake[2];
 	uint64_t nextkey;
@@ -70,10 +71,12 @@ static struct fi_info *mg_hints(int rma, size_t inject) {
 }
 
 // mg_getinfo asks libfabric for the providers that can serve us, with
-// remote reads if rma; FI_PROVIDER narrows the list as libfabric does.
-static int mg_getinfo(int rma, struct fi_info **out) {
+// remote reads if rma; FI_PROVIDER narrows the list as libfabric does, and
+// prov, unless NULL or empty, names the provider.
+static int mg_getinfo(int rma, const char *prov, struct fi_info **out) {
 	struct fi_info *h = mg_hints(rma, 0);
 	if (!h) return -FI_ENOMEM;
+	if (prov && *prov && !(h->fabric_attr->prov_name = strdup(prov))) { fi_freeinfo(h); return -FI_ENOMEM; }
 	int st = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, h, out);
 	fi_freeinfo(h);
 	return st;
@@ -120,7 +123,7 @@ static void mg_free(mg_ofi *u) {
 
 // mg_init opens the endpoint of a rank. It returns 0 or a negative fi
 // error; *what names the step that failed.
-static int mg_init(mg_ofi **out, int norma, int local, const char **what) {
+static int mg_init(mg_ofi **out, int norma, int local, const char *prov, const char **what) {
 	mg_ofi *u = calloc(1, sizeof *u);
 	if (!u) { *what = "calloc"; return -FI_ENOMEM; }
 	u->wake[0] = u->wake[1] = -1;
@@ -129,10 +132,10 @@ static int mg_init(mg_ofi **out, int norma, int local, const char **what) {
 	if (pipe2(u->wake, O_NONBLOCK | O_CLOEXEC) != 0) { *what = "pipe2"; mg_free(u); return -FI_EIO; }
 	int st = -FI_ENODATA;
 	if (!norma) {
-		st = mg_getinfo(1, &u->info);
+		st = mg_getinfo(1, prov, &u->info);
 		if (st == 0) u->rma = 1;
 	}
-	if (st != 0) st = mg_getinfo(0, &u->info);
+	if (st != 0) st = mg_getinfo(0, prov, &u->info);
 	if (st != 0) { u->info = NULL; *what = "fi_getinfo (FI_EP_RDM, FI_TAGGED)"; mg_free(u); return st; }
 	mg_inject_more(u->rma, &u->info);
 	struct fi_info *i = u->info;
@@ -192,6 +195,7 @@ static int mg_slab_init(mg_ofi *u, size_t n, size_t size) {
 	if (posix_memalign((void **)&u->slab, 4096, n * u->stride) != 0) { u->slab = NULL; return -FI_ENOMEM; }
 	u->nslab = n;
 	if (u->local) {
+		u->nreg++;
 		int st = fi_mr_reg(u->dom, u->slab, n * u->stride, FI_SEND, 0, u->provkey ? 0 : u->nextkey++, 0, &u->slabmr, NULL);
 		if (st == 0 && u->mrep && ((st = fi_mr_bind(u->slabmr, &u->ep->fid, 0)) != 0 || (st = fi_mr_enable(u->slabmr)) != 0)) {
 			fi_close(&u->slabmr->fid);
@@ -231,6 +235,7 @@ static int mg_desc(mg_ofi *u, mg_buf *b, void **desc) {
 	if (!u->local) return 0;
 	if (b->slab) { *desc = fi_mr_desc(b->slab); return 0; }
 	if (!b->lmr) {
+		u->nreg++;
 		int st = fi_mr_reg(u->dom, b->data, b->cap ? b->cap : 1, FI_SEND | FI_RECV | FI_READ, 0,
 			u->provkey ? 0 : u->nextkey++, 0, &b->lmr, NULL);
 		if (st != 0) { b->lmr = NULL; return st; }
@@ -355,8 +360,8 @@ static void mg_done(mg_ofi *u) { mg_free(u); }
 static char *mg_describe(int *status) {
 	struct fi_info *l = NULL;
 	int rma = 1;
-	int st = mg_getinfo(1, &l);
-	if (st != 0) { rma = 0; st = mg_getinfo(0, &l); }
+	int st = mg_getinfo(1, NULL, &l);
+	if (st != 0) { rma = 0; st = mg_getinfo(0, NULL, &l); }
 	if (st != 0) { *status = st; return NULL; }
 	size_t room = 4096, len = 0;
 	char *s = calloc(1, room);
@@ -557,7 +562,12 @@ func New(cfg Config) (*Transport, error) {
 	if cfg.LocalMR {
 		local = 1
 	}
-	if st := C.mg_init(&u, C.int(norma), C.int(local), &what); st != 0 {
+	var prov *C.char
+	if cfg.Provider != "" {
+		prov = C.CString(cfg.Provider)
+		defer C.free(unsafe.Pointer(prov))
+	}
+	if st := C.mg_init(&u, C.int(norma), C.int(local), prov, &what); st != 0 {
 		return nil, fmt.Errorf("ofi: %s: %w (fi_info lists the providers; FI_PROVIDER chooses one)", C.GoString(what), fiErr(st))
 	}
 	t := &Transport{cfg: cfg, u: u, peers: make([]peerIn, cfg.Size), ops: map[unsafe.Pointer]*op{},
@@ -595,6 +605,14 @@ func New(cfg Config) (*Transport, error) {
 	t.wg.Add(1)
 	go t.run()
 	return t, nil
+}
+
+// localRegs counts the registrations for local access made so far (the
+// tests' view of FI_MR_LOCAL).
+func (t *Transport) localRegs() int {
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	return int(t.u.nreg)
 }
 
 // Inject returns the largest message (16-byte prefix, frame header and
@@ -711,9 +729,12 @@ func (t *Transport) retry(peer int, send func() C.ssize_t) error {
 }
 
 // sendBufFor returns a send buffer for n bytes: one of the slab's if it
-// has one free and n fits, else one of its own; nil if there is no memory.
-// t.wmu is held.
+// has one free (after reaping the sends that completed, if none is) and n
+// fits, else one of its own; nil if there is no memory. t.wmu is held.
 func (t *Transport) sendBufFor(n int) *C.mg_buf {
+	if len(t.slab) == 0 && len(t.slabOps) > 0 && n <= bufSize {
+		t.poll()
+	}
 	if k := len(t.slab); k > 0 && n <= bufSize {
 		b := t.slab[k-1]
 		t.slab = t.slab[:k-1]
