@@ -695,6 +695,13 @@ func (t *Transport) sendBuf(peer int, b *C.mg_buf, n int) error {
 		t.dropSend(b)
 		return err
 	}
+	t.track(b, peer, n)
+	return nil
+}
+
+// track records the send of b (n bytes to peer) the provider took, until
+// it completes; t.wmu is held.
+func (t *Transport) track(b *C.mg_buf, peer, n int) {
 	o := t.slabOps[b]
 	if o == nil {
 		o = &op{kind: opSend}
@@ -702,7 +709,6 @@ func (t *Transport) sendBuf(peer int, b *C.mg_buf, n int) error {
 	o.peer, o.size = peer, n
 	t.ops[unsafe.Pointer(b)] = o
 	t.inflight += n
-	return nil
 }
 
 // retry calls send (a send to peer) until the provider takes it, progressing
@@ -847,13 +853,7 @@ func (t *Transport) control(peer, kind int, id uint64) (refused bool) {
 		}
 		putPrefix(data(b), kind, 0, id)
 		if st = C.mg_tsend(t.u, b, prefixSize, t.peers[peer].addr, C.uint64_t(t.cfg.Rank)); st == 0 {
-			o := t.slabOps[b]
-			if o == nil {
-				o = &op{kind: opSend}
-			}
-			o.peer, o.size = peer, prefixSize
-			t.ops[unsafe.Pointer(b)] = o
-			t.inflight += prefixSize
+			t.track(b, peer, prefixSize)
 		} else {
 			t.dropSend(b)
 		}
