@@ -16,9 +16,12 @@
 //
 // Every frame travels as tagged messages whose tag is the sender's rank.
 // A message starts with a 16-byte prefix: its kind, the sender's sequence
-// number of the frame and, for rendezvous, an id. A frame that fits in a
-// receive buffer (64 KiB) goes in one message, copied into C memory, so
-// its send returns at once. A larger one goes by rendezvous where the
+// number of the frame and, for rendezvous, an id. A frame that fits the
+// provider's inject size (4 KiB where the provider grants it) is injected
+// (fi_tinject): no buffer, no registration, no completion. A larger one
+// that fits in a receive buffer (64 KiB) goes in one message, copied into
+// a buffer of the send slab (registered once), so its send returns at
+// once. A larger one goes by rendezvous where the
 // provider has remote reads (FI_RMA): the sender registers the payload in
 // place and sends its address and key (RTS); the receiver reads it with
 // fi_read into a buffer of its own and answers FIN, which releases the
@@ -26,10 +29,11 @@
 // 64 KiB pieces. The receiver keeps a pool of posted receive buffers and
 // delivers each peer's frames in the order of their sequence numbers.
 //
-// Progress: a job's waits poll the completion queue (transport.Polled);
-// the transport's own goroutine polls it for a short spin after the last
-// event, then sleeps on the queue's file descriptor (fi_trywait) where
-// the provider has one, or in 1 ms naps where it has none.
+// Progress: a job's waits poll the completion queue (transport.Polled),
+// and the transport's own goroutine naps meanwhile (fabric.Loop);
+// otherwise it polls the queue for a short spin after the last event,
+// then sleeps on the queue's file descriptor (fi_trywait) where the
+// provider has one, or in 1 ms naps where it has none.
 //
 // Failure: an operation with a peer that ends in error (a send, a read,
 // the keep-alive a sender waiting for FIN sends every 100 ms) marks the
@@ -62,6 +66,11 @@ type Config struct {
 	// NoRMA sends large frames in pieces even where the provider has
 	// remote reads: for tests of the path of providers without them.
 	NoRMA bool
+	// Provider, if set, names the provider to open ("shm", "tcp;ofi_rxm"),
+	// as FI_PROVIDER does, among those FI_PROVIDER lets libfabric offer:
+	// for tests, which use several providers in one process (libfabric
+	// reads FI_PROVIDER once, at its first call).
+	Provider string
 	// LocalMR registers every buffer of a send, receive or read for
 	// local access even where the provider does not ask for it (the
 	// FI_MR_LOCAL mode of verbs, EFA and others, which the transport

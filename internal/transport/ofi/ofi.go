@@ -25,9 +25,12 @@ package ofi
 typedef struct {
 	struct fi_context2 ctx;
 	struct fid_mr *lmr; // its registration for local access (FI_MR_LOCAL), or NULL
+	struct fid_mr *slab; // the registration of the slab it belongs to, or NULL
 	size_t cap;
 	char data[];
 } mg_buf;
+
+enum { MG_ENTS = 16, MG_INJECT_WANT = 4096, MG_CTL = 16 };
 
 typedef struct {
 	struct fi_info *info;
@@ -38,14 +41,22 @@ typedef struct {
 	struct fid_ep *ep;
 	int rma, virt, mrep, provkey;
 	int local; // register buffers for local access (FI_MR_LOCAL)
+	int nreg;  // registrations for local access made (tests)
 	int fd;
 	int wake[2];
 	uint64_t nextkey;
 	char name[1024];
 	size_t namelen;
+	size_t inject;        // the largest message fi_tinject takes
+	char *scratch;        // a message to inject (inject bytes)
+	char ctl[MG_CTL];     // a control message to inject
+	char *slab;           // the send slab: nslab buffers of stride bytes
+	size_t nslab, stride;
+	struct fid_mr *slabmr; // its registration (FI_MR_LOCAL), or NULL
+	struct fi_cq_tagged_entry ents[MG_ENTS]; // what mg_cq read
 } mg_ofi;
 
-static struct fi_info *mg_hints(int rma) {
+static struct fi_info *mg_hints(int rma, size_t inject) {
 	struct fi_info *h = fi_allocinfo();
 	if (!h) return NULL;
 	h->caps = FI_TAGGED | (rma ? (FI_RMA | FI_READ | FI_REMOTE_READ) : 0);
@@ -55,21 +66,51 @@ static struct fi_info *mg_hints(int rma) {
 	h->domain_attr->threading = FI_THREAD_DOMAIN;
 	h->tx_attr->msg_order = FI_ORDER_SAS;
 	h->rx_attr->msg_order = FI_ORDER_SAS;
+	h->tx_attr->inject_size = inject;
 	return h;
 }
 
 // mg_getinfo asks libfabric for the providers that can serve us, with
-// remote reads if rma; FI_PROVIDER narrows the list as libfabric does.
-static int mg_getinfo(int rma, struct fi_info **out) {
-	struct fi_info *h = mg_hints(rma);
+// remote reads if rma; FI_PROVIDER narrows the list as libfabric does, and
+// prov, unless NULL or empty, names the provider.
+static int mg_getinfo(int rma, const char *prov, struct fi_info **out) {
+	struct fi_info *h = mg_hints(rma, 0);
 	if (!h) return -FI_ENOMEM;
+	if (prov && *prov && !(h->fabric_attr->prov_name = strdup(prov))) { fi_freeinfo(h); return -FI_ENOMEM; }
 	int st = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, h, out);
 	fi_freeinfo(h);
 	return st;
 }
 
+// mg_inject_more asks the provider of *info for a larger inject size
+// (MG_INJECT_WANT): a frame that fits goes out with fi_tinject, copied
+// by the provider, without a completion or a registered buffer. Providers
+// whose default is smaller (rxm's is 64 bytes) often take more when asked;
+// one that refuses keeps *info as it is.
+static void mg_inject_more(int rma, struct fi_info **info) {
+	struct fi_info *i = *info;
+	if (i->tx_attr->inject_size >= MG_INJECT_WANT) return;
+	struct fi_info *h = mg_hints(rma, MG_INJECT_WANT), *l = NULL;
+	if (!h) return;
+	h->fabric_attr->prov_name = strdup(i->fabric_attr->prov_name);
+	if (i->fabric_attr->name) h->fabric_attr->name = strdup(i->fabric_attr->name);
+	if (i->domain_attr->name) h->domain_attr->name = strdup(i->domain_attr->name);
+	int st = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, h, &l);
+	fi_freeinfo(h);
+	if (st != 0 || !l) return;
+	if (l->tx_attr->inject_size > i->tx_attr->inject_size && strcmp(l->fabric_attr->prov_name, i->fabric_attr->prov_name) == 0) {
+		fi_freeinfo(i);
+		*info = l;
+		return;
+	}
+	fi_freeinfo(l);
+}
+
 static void mg_free(mg_ofi *u) {
 	if (u->ep) fi_close(&u->ep->fid);
+	if (u->slabmr) fi_close(&u->slabmr->fid);
+	free(u->slab);
+	free(u->scratch);
 	if (u->av) fi_close(&u->av->fid);
 	if (u->cq) fi_close(&u->cq->fid);
 	if (u->dom) fi_close(&u->dom->fid);
@@ -82,7 +123,7 @@ static void mg_free(mg_ofi *u) {
 
 // mg_init opens the endpoint of a rank. It returns 0 or a negative fi
 // error; *what names the step that failed.
-static int mg_init(mg_ofi **out, int norma, int local, const char **what) {
+static int mg_init(mg_ofi **out, int norma, int local, const char *prov, const char **what) {
 	mg_ofi *u = calloc(1, sizeof *u);
 	if (!u) { *what = "calloc"; return -FI_ENOMEM; }
 	u->wake[0] = u->wake[1] = -1;
@@ -91,12 +132,15 @@ static int mg_init(mg_ofi **out, int norma, int local, const char **what) {
 	if (pipe2(u->wake, O_NONBLOCK | O_CLOEXEC) != 0) { *what = "pipe2"; mg_free(u); return -FI_EIO; }
 	int st = -FI_ENODATA;
 	if (!norma) {
-		st = mg_getinfo(1, &u->info);
+		st = mg_getinfo(1, prov, &u->info);
 		if (st == 0) u->rma = 1;
 	}
-	if (st != 0) st = mg_getinfo(0, &u->info);
+	if (st != 0) st = mg_getinfo(0, prov, &u->info);
 	if (st != 0) { u->info = NULL; *what = "fi_getinfo (FI_EP_RDM, FI_TAGGED)"; mg_free(u); return st; }
+	mg_inject_more(u->rma, &u->info);
 	struct fi_info *i = u->info;
+	u->inject = i->tx_attr->inject_size;
+	if (u->inject && !(u->scratch = malloc(u->inject))) { *what = "malloc"; mg_free(u); return -FI_ENOMEM; }
 	u->virt = (i->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
 	u->mrep = (i->domain_attr->mr_mode & FI_MR_ENDPOINT) != 0;
 	u->provkey = (i->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
@@ -138,9 +182,41 @@ static int mg_insert(mg_ofi *u, const void *name, fi_addr_t *addr) {
 
 static mg_buf *mg_alloc(size_t n) {
 	mg_buf *b = malloc(sizeof(mg_buf) + n);
-	if (b) b->cap = n, b->lmr = NULL;
+	if (b) b->cap = n, b->lmr = NULL, b->slab = NULL;
 	return b;
 }
+
+// mg_slab_init makes the send slab: n buffers of size bytes in one
+// allocation, registered once for local access where the provider wants
+// it (FI_MR_LOCAL), so that a send from it never registers. It returns 0,
+// or a negative fi error and leaves no slab.
+static int mg_slab_init(mg_ofi *u, size_t n, size_t size) {
+	u->stride = (sizeof(mg_buf) + size + 63) & ~(size_t)63;
+	if (posix_memalign((void **)&u->slab, 4096, n * u->stride) != 0) { u->slab = NULL; return -FI_ENOMEM; }
+	u->nslab = n;
+	if (u->local) {
+		u->nreg++;
+		int st = fi_mr_reg(u->dom, u->slab, n * u->stride, FI_SEND, 0, u->provkey ? 0 : u->nextkey++, 0, &u->slabmr, NULL);
+		if (st == 0 && u->mrep && ((st = fi_mr_bind(u->slabmr, &u->ep->fid, 0)) != 0 || (st = fi_mr_enable(u->slabmr)) != 0)) {
+			fi_close(&u->slabmr->fid);
+		}
+		if (st != 0) {
+			// No slab: sends copy into buffers of their own.
+			u->slabmr = NULL;
+			free(u->slab);
+			u->slab = NULL;
+			u->nslab = 0;
+			return st;
+		}
+	}
+	for (size_t k = 0; k < n; k++) {
+		mg_buf *b = (mg_buf *)(u->slab + k * u->stride);
+		b->cap = size, b->lmr = NULL, b->slab = u->slabmr;
+	}
+	return 0;
+}
+
+static mg_buf *mg_slab_buf(mg_ofi *u, size_t k) { return (mg_buf *)(u->slab + k * u->stride); }
 
 // mg_release frees b and its registration; the endpoint must be done
 // with it.
@@ -157,7 +233,9 @@ static void mg_release(mg_buf *b) {
 static int mg_desc(mg_ofi *u, mg_buf *b, void **desc) {
 	*desc = NULL;
 	if (!u->local) return 0;
+	if (b->slab) { *desc = fi_mr_desc(b->slab); return 0; }
 	if (!b->lmr) {
+		u->nreg++;
 		int st = fi_mr_reg(u->dom, b->data, b->cap ? b->cap : 1, FI_SEND | FI_RECV | FI_READ, 0,
 			u->provkey ? 0 : u->nextkey++, 0, &b->lmr, NULL);
 		if (st != 0) { b->lmr = NULL; return st; }
@@ -178,6 +256,12 @@ static ssize_t mg_tsend(mg_ofi *u, mg_buf *b, size_t len, fi_addr_t to, uint64_t
 	int st = mg_desc(u, b, &desc);
 	if (st != 0) return st;
 	return fi_tsend(u->ep, b->data, len, desc, to, tag, b);
+}
+
+// mg_inject sends the len bytes of u->scratch (ctl: of u->ctl) to to;
+// the provider has copied them when it returns 0.
+static ssize_t mg_inject(mg_ofi *u, int ctl, size_t len, fi_addr_t to, uint64_t tag) {
+	return fi_tinject(u->ep, ctl ? u->ctl : u->scratch, len, to, tag);
 }
 
 static ssize_t mg_trecv(mg_ofi *u, mg_buf *b) {
@@ -214,10 +298,10 @@ static int mg_reg(mg_ofi *u, uintptr_t buf, size_t len, struct fid_mr **mr, uint
 
 static void mg_unreg(struct fid_mr *mr) { fi_close(&mr->fid); }
 
-// mg_cq reads up to max completions into e. It returns how many, 0 if
-// none, or -FI_EAVAIL when an error completion is next.
-static ssize_t mg_cq(mg_ofi *u, struct fi_cq_tagged_entry *e, size_t max) {
-	ssize_t n = fi_cq_read(u->cq, e, max);
+// mg_cq reads up to MG_ENTS completions into u->ents. It returns how
+// many, 0 if none, or -FI_EAVAIL when an error completion is next.
+static ssize_t mg_cq(mg_ofi *u) {
+	ssize_t n = fi_cq_read(u->cq, u->ents, MG_ENTS);
 	if (n == -FI_EAGAIN) return 0;
 	return n;
 }
@@ -264,6 +348,8 @@ static void mg_sleep(mg_ofi *u, int ms) {
 static void mg_close(mg_ofi *u) {
 	if (u->ep) fi_close(&u->ep->fid);
 	u->ep = NULL;
+	if (u->slabmr) fi_close(&u->slabmr->fid);
+	u->slabmr = NULL;
 }
 
 static void mg_done(mg_ofi *u) { mg_free(u); }
@@ -274,8 +360,8 @@ static void mg_done(mg_ofi *u) { mg_free(u); }
 static char *mg_describe(int *status) {
 	struct fi_info *l = NULL;
 	int rma = 1;
-	int st = mg_getinfo(1, &l);
-	if (st != 0) { rma = 0; st = mg_getinfo(0, &l); }
+	int st = mg_getinfo(1, NULL, &l);
+	if (st != 0) { rma = 0; st = mg_getinfo(0, NULL, &l); }
 	if (st != 0) { *status = st; return NULL; }
 	size_t room = 4096, len = 0;
 	char *s = calloc(1, room);
@@ -305,11 +391,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
 
+	"github.com/mpigo/mpi/internal/transport/fabric"
 	"github.com/mpigo/mpi/internal/wire"
 )
 
@@ -323,6 +409,7 @@ const (
 	pieceMax   = bufSize - prefixSize
 	rtsSize    = prefixSize + wire.HeaderSize + 24
 	poolSize   = 32
+	slabSize   = 16 // send buffers of bufSize in the registered slab
 	maxRead    = 1 << 30
 	keepAlive  = 100 * time.Millisecond
 )
@@ -392,8 +479,7 @@ type arrival struct {
 type peerIn struct {
 	next    uint32
 	early   map[uint32]arrival // arrived before their turn
-	outq    []*item
-	asm     *item // the frame being assembled from pieces
+	asm     *item              // the frame being assembled from pieces
 	seqOut  uint32
 	hasAddr bool
 	addr    C.fi_addr_t
@@ -407,6 +493,7 @@ type op struct {
 	it    *item
 	size  int
 	extra bool // a read's context of its own, freed when it completes
+	slab  bool // a send buffer of the slab, which goes back to it
 }
 
 const (
@@ -421,40 +508,36 @@ type rtsWait struct {
 	done chan error
 }
 
-type failure struct {
-	peer int
-	err  error
-}
-
 // Transport is one rank's libfabric endpoint. It is safe for concurrent
 // use.
 type Transport struct {
-	cfg  Config
-	u    *C.mg_ofi
-	addr []byte
-	prov string
-	spin time.Duration
-	rma  bool
+	cfg    Config
+	u      *C.mg_ofi
+	addr   []byte
+	prov   string
+	rma    bool
+	inject int // the largest message that goes by fi_tinject
+	loop   *fabric.Loop
+	eps    fabric.Endpoints
 
 	// wmu serialises every call on the endpoint (FI_THREAD_DOMAIN).
 	wmu      sync.Mutex
 	closed   bool
 	peers    []peerIn
 	ops      map[unsafe.Pointer]*op
-	active   []int // peers with something in outq
+	outq     *fabric.Queues[*item] // each peer's frames, in order, until delivered
+	slab     []*C.mg_buf           // free send buffers of the slab
+	slabOps  map[*C.mg_buf]*op
 	repost   []*C.mg_buf
 	ctl      []ctlMsg // control messages the provider had no room for
 	needRead []*item
 	readPeer map[*item]int
 	needEP   []int
 	failed   []error
-	fails    []failure // to report
+	fails    []fabric.Failure // to report
 	rts      map[uint64]*rtsWait
 	nextID   uint64
 	inflight int
-	ents     [16]C.struct_fi_cq_tagged_entry
-	epMu     sync.Mutex
-	sleeping atomic.Bool
 
 	dmu  sync.Mutex // held by the goroutine that delivers
 	stop chan struct{}
@@ -479,18 +562,33 @@ func New(cfg Config) (*Transport, error) {
 	if cfg.LocalMR {
 		local = 1
 	}
-	if st := C.mg_init(&u, C.int(norma), C.int(local), &what); st != 0 {
+	var prov *C.char
+	if cfg.Provider != "" {
+		prov = C.CString(cfg.Provider)
+		defer C.free(unsafe.Pointer(prov))
+	}
+	if st := C.mg_init(&u, C.int(norma), C.int(local), prov, &what); st != 0 {
 		return nil, fmt.Errorf("ofi: %s: %w (fi_info lists the providers; FI_PROVIDER chooses one)", C.GoString(what), fiErr(st))
 	}
 	t := &Transport{cfg: cfg, u: u, peers: make([]peerIn, cfg.Size), ops: map[unsafe.Pointer]*op{},
+		outq: fabric.NewQueues[*item](cfg.Size), slabOps: map[*C.mg_buf]*op{},
 		failed: make([]error, cfg.Size), rts: map[uint64]*rtsWait{}, readPeer: map[*item]int{}, stop: make(chan struct{}),
 		rma: u.rma != 0, prov: C.GoString(C.mg_prov(u)) + "/" + C.GoString(C.mg_dom(u))}
 	t.addr = C.GoBytes(unsafe.Pointer(&u.name[0]), C.int(u.namelen))
-	switch {
-	case cfg.Spin == 0:
-		t.spin = 50 * time.Microsecond
-	case cfg.Spin > 0:
-		t.spin = time.Duration(cfg.Spin)
+	t.inject = min(int(u.inject), bufSize)
+	t.loop = fabric.NewLoop(fabric.SpinFor(cfg.Spin), func() { C.mg_wake(t.u) })
+	t.eps = fabric.Endpoints{Name: "ofi", What: "endpoint name", Addrs: cfg.Addrs, Closed: t.isClosed, Make: t.insert}
+	t.eps.Init(cfg.Size)
+	// The send slab: a provider that wants local buffers registered
+	// (FI_MR_LOCAL) gets them registered once here, not at each send.
+	// Without it (the registration failed), sends copy into buffers of
+	// their own, registered each time.
+	if C.mg_slab_init(u, slabSize, bufSize) == 0 {
+		for k := 0; k < slabSize; k++ {
+			b := C.mg_slab_buf(u, C.size_t(k))
+			t.slab = append(t.slab, b)
+			t.slabOps[b] = &op{kind: opSend, slab: true}
+		}
 	}
 	t.wmu.Lock()
 	for i := 0; i < poolSize; i++ {
@@ -508,6 +606,19 @@ func New(cfg Config) (*Transport, error) {
 	go t.run()
 	return t, nil
 }
+
+// localRegs counts the registrations for local access made so far (the
+// tests' view of FI_MR_LOCAL).
+func (t *Transport) localRegs() int {
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	return int(t.u.nreg)
+}
+
+// Inject returns the largest message (16-byte prefix, frame header and
+// payload) that goes by fi_tinject: copied by the provider at once, with
+// no completion and no registered buffer.
+func (t *Transport) Inject() int { return t.inject }
 
 // Address returns the endpoint's name, which peers need to reach it.
 func (t *Transport) Address() []byte { return t.addr }
@@ -538,32 +649,16 @@ func (t *Transport) post(b *C.mg_buf) {
 	}
 }
 
-// ensureEP inserts peer's name into the address vector if it is not.
-func (t *Transport) ensureEP(peer int) error {
+// isClosed reports whether Close has begun.
+func (t *Transport) isClosed() bool {
 	t.wmu.Lock()
-	ok, closed := t.peers[peer].hasAddr, t.closed
-	t.wmu.Unlock()
-	if ok {
-		return nil
-	}
-	if closed {
-		return errors.New("ofi: transport closed")
-	}
-	t.epMu.Lock()
-	defer t.epMu.Unlock()
-	t.wmu.Lock()
-	ok = t.peers[peer].hasAddr
-	t.wmu.Unlock()
-	if ok {
-		return nil
-	}
-	addr, err := t.cfg.Addrs(peer)
-	if err == nil && len(addr) == 0 {
-		err = errors.New("empty address")
-	}
-	if err != nil {
-		return fmt.Errorf("ofi: no endpoint name for rank %d: %w", peer, err)
-	}
+	defer t.wmu.Unlock()
+	return t.closed
+}
+
+// insert inserts peer's endpoint name into the address vector
+// (fabric.Endpoints.Make).
+func (t *Transport) insert(peer int, addr []byte) error {
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
 	if t.closed {
@@ -593,16 +688,39 @@ func data(b *C.mg_buf) unsafe.Pointer { return unsafe.Add(unsafe.Pointer(b), C.s
 // provider has no room; b is freed when the send completes. t.wmu is
 // held.
 func (t *Transport) sendBuf(peer int, b *C.mg_buf, n int) error {
+	err := t.retry(peer, func() C.ssize_t {
+		return C.mg_tsend(t.u, b, C.size_t(n), t.peers[peer].addr, C.uint64_t(t.cfg.Rank))
+	})
+	if err != nil {
+		t.dropSend(b)
+		return err
+	}
+	t.track(b, peer, n)
+	return nil
+}
+
+// track records the send of b (n bytes to peer) the provider took, until
+// it completes; t.wmu is held.
+func (t *Transport) track(b *C.mg_buf, peer, n int) {
+	o := t.slabOps[b]
+	if o == nil {
+		o = &op{kind: opSend}
+	}
+	o.peer, o.size = peer, n
+	t.ops[unsafe.Pointer(b)] = o
+	t.inflight += n
+}
+
+// retry calls send (a send to peer) until the provider takes it, progressing
+// the queue while it has no room (FI_EAGAIN); t.wmu is held.
+func (t *Transport) retry(peer int, send func() C.ssize_t) error {
 	var stall stallWatch
 	for {
-		st := C.mg_tsend(t.u, b, C.size_t(n), t.peers[peer].addr, C.uint64_t(t.cfg.Rank))
+		st := send()
 		if st == 0 {
-			t.ops[unsafe.Pointer(b)] = &op{kind: opSend, peer: peer, size: n}
-			t.inflight += n
 			return nil
 		}
 		if st != -C.FI_EAGAIN {
-			C.mg_release(b)
 			return fmt.Errorf("ofi: sending to rank %d: %w", peer, fiErr(C.int(st)))
 		}
 		// The provider makes room as its queue progresses.
@@ -611,10 +729,34 @@ func (t *Transport) sendBuf(peer int, b *C.mg_buf, n int) error {
 			t.fail(peer, fmt.Errorf("ofi: rank %d is gone: the provider could not send to it for %v, and its address refuses connections", peer, stall.since()))
 		}
 		if err := t.failed[peer]; err != nil {
-			C.mg_release(b)
 			return err
 		}
 	}
+}
+
+// sendBufFor returns a send buffer for n bytes: one of the slab's if it
+// has one free (after reaping the sends that completed, if none is) and n
+// fits, else one of its own; nil if there is no memory. t.wmu is held.
+func (t *Transport) sendBufFor(n int) *C.mg_buf {
+	if len(t.slab) == 0 && len(t.slabOps) > 0 && n <= bufSize {
+		t.poll()
+	}
+	if k := len(t.slab); k > 0 && n <= bufSize {
+		b := t.slab[k-1]
+		t.slab = t.slab[:k-1]
+		return b
+	}
+	return C.mg_alloc(C.size_t(n))
+}
+
+// dropSend gives back the buffer of a send that is over (or never
+// started): to the slab, or to the C heap. t.wmu is held.
+func (t *Transport) dropSend(b *C.mg_buf) {
+	if t.slabOps[b] != nil {
+		t.slab = append(t.slab, b)
+		return
+	}
+	C.mg_release(b)
 }
 
 // stallProbe is how long a send may be refused for want of room
@@ -699,23 +841,30 @@ func (t *Transport) control(peer, kind int, id uint64) (refused bool) {
 	if t.closed || t.failed[peer] != nil || !t.peers[peer].hasAddr {
 		return false
 	}
-	b := C.mg_alloc(prefixSize)
-	if b == nil {
-		return false
+	var st C.ssize_t
+	if t.inject >= prefixSize {
+		// Injected: no buffer, no completion.
+		putPrefix(unsafe.Pointer(&t.u.ctl[0]), kind, 0, id)
+		st = C.mg_inject(t.u, 1, prefixSize, t.peers[peer].addr, C.uint64_t(t.cfg.Rank))
+	} else {
+		b := t.sendBufFor(prefixSize)
+		if b == nil {
+			return false
+		}
+		putPrefix(data(b), kind, 0, id)
+		if st = C.mg_tsend(t.u, b, prefixSize, t.peers[peer].addr, C.uint64_t(t.cfg.Rank)); st == 0 {
+			t.track(b, peer, prefixSize)
+		} else {
+			t.dropSend(b)
+		}
 	}
-	putPrefix(data(b), kind, 0, id)
-	st := C.mg_tsend(t.u, b, prefixSize, t.peers[peer].addr, C.uint64_t(t.cfg.Rank))
 	switch {
-	case st == 0:
-		t.ops[unsafe.Pointer(b)] = &op{kind: opSend, peer: peer, size: prefixSize}
 	case st == -C.FI_EAGAIN:
-		C.mg_release(b)
 		if kind == kFIN {
 			t.ctl = append(t.ctl, ctlMsg{peer, kind, id})
 		}
 		return true
-	default:
-		C.mg_release(b)
+	case st != 0:
 		t.fail(peer, fmt.Errorf("ofi: rank %d lost rank %d: %w", t.cfg.Rank, peer, fiErr(C.int(st))))
 	}
 	return false
@@ -724,17 +873,16 @@ func (t *Transport) control(peer, kind int, id uint64) (refused bool) {
 // Send sends f and returns when its payload may be reused.
 func (t *Transport) Send(f wire.Frame) error {
 	peer := f.To
-	if peer < 0 || peer >= t.cfg.Size {
-		return fmt.Errorf("ofi: no rank %d", peer)
+	if err := fabric.CheckFrame("ofi", f, t.cfg.Size); err != nil {
+		return err
 	}
-	if len(f.Payload) > wire.MaxPayload {
-		return fmt.Errorf("ofi: frame payload of %d bytes exceeds %d", len(f.Payload), wire.MaxPayload)
-	}
-	if err := t.ensureEP(peer); err != nil {
+	if err := t.eps.Ensure(peer); err != nil {
 		return err
 	}
 	n := len(f.Payload)
 	switch {
+	case prefixSize+wire.HeaderSize+n <= t.inject:
+		return t.sendInject(peer, f)
 	case n <= inlineMax:
 		return t.sendInline(peer, f)
 	case t.rma:
@@ -751,27 +899,61 @@ func (t *Transport) check(peer int) error {
 	return t.failed[peer]
 }
 
-func (t *Transport) sendInline(peer int, f wire.Frame) error {
+// sendInject sends a frame that fits the provider's inject size: written
+// into the transport's scratch buffer (C memory) and injected, so that
+// the send costs one call into the library, no buffer of its own, no
+// registration and no completion to reap.
+func (t *Transport) sendInject(peer int, f wire.Frame) error {
 	n := len(f.Payload)
-	b := C.mg_alloc(C.size_t(prefixSize + wire.HeaderSize + n))
-	if b == nil {
-		return fmt.Errorf("ofi: sending to rank %d: out of memory", peer)
-	}
-	d := data(b)
-	f.Header.Marshal(unsafe.Slice((*byte)(unsafe.Add(d, prefixSize)), wire.HeaderSize), n)
-	copy(unsafe.Slice((*byte)(unsafe.Add(d, prefixSize+wire.HeaderSize)), n), f.Payload)
+	m := prefixSize + wire.HeaderSize + n
 	t.wmu.Lock()
 	if err := t.check(peer); err != nil {
 		t.wmu.Unlock()
-		C.mg_release(b)
 		return err
 	}
+	d := unsafe.Pointer(t.u.scratch)
 	p := &t.peers[peer]
 	putPrefix(d, kFrame, p.seqOut, 0)
-	p.seqOut++
-	err := t.sendBuf(peer, b, prefixSize+wire.HeaderSize+n)
+	f.Header.Marshal(unsafe.Slice((*byte)(unsafe.Add(d, prefixSize)), wire.HeaderSize), n)
+	copy(unsafe.Slice((*byte)(unsafe.Add(d, prefixSize+wire.HeaderSize)), n), f.Payload)
+	// poll, while the provider has no room, never sends from the scratch
+	// buffer (control messages have their own).
+	err := t.retry(peer, func() C.ssize_t {
+		return C.mg_inject(t.u, 0, C.size_t(m), p.addr, C.uint64_t(t.cfg.Rank))
+	})
+	if err == nil {
+		p.seqOut++
+	}
 	t.wmu.Unlock()
-	t.nudge()
+	t.loop.Nudge()
+	return err
+}
+
+// sendInline sends a frame that fits in one message: copied into a send
+// buffer (the slab's if one is free), which goes back when the send
+// completes, so its send returns at once.
+func (t *Transport) sendInline(peer int, f wire.Frame) error {
+	n := len(f.Payload)
+	m := prefixSize + wire.HeaderSize + n
+	t.wmu.Lock()
+	if err := t.check(peer); err != nil {
+		t.wmu.Unlock()
+		return err
+	}
+	b := t.sendBufFor(m)
+	if b == nil {
+		t.wmu.Unlock()
+		return fmt.Errorf("ofi: sending to rank %d: out of memory", peer)
+	}
+	d := data(b)
+	p := &t.peers[peer]
+	putPrefix(d, kFrame, p.seqOut, 0)
+	f.Header.Marshal(unsafe.Slice((*byte)(unsafe.Add(d, prefixSize)), wire.HeaderSize), n)
+	copy(unsafe.Slice((*byte)(unsafe.Add(d, prefixSize+wire.HeaderSize)), n), f.Payload)
+	p.seqOut++
+	err := t.sendBuf(peer, b, m)
+	t.wmu.Unlock()
+	t.loop.Nudge()
 	return err
 }
 
@@ -785,23 +967,30 @@ func (t *Transport) sendRTS(peer int, f wire.Frame) error {
 	// object with pointers, which cgo's check would refuse, though the
 	// provider reads only its bytes.
 	pin.Pin(&f.Payload[0])
-	b := C.mg_alloc(rtsSize)
-	if b == nil {
-		return fmt.Errorf("ofi: sending to rank %d: out of memory", peer)
-	}
-	d := data(b)
-	f.Header.Marshal(unsafe.Slice((*byte)(unsafe.Add(d, prefixSize)), wire.HeaderSize), n)
 	t.wmu.Lock()
 	if err := t.check(peer); err != nil {
 		t.wmu.Unlock()
-		C.mg_release(b)
 		return err
 	}
+	// The request is injected where it fits (it does over every provider
+	// of this machine), else it goes from a send buffer.
+	var b *C.mg_buf
+	d := unsafe.Pointer(t.u.scratch)
+	if rtsSize > t.inject {
+		if b = t.sendBufFor(rtsSize); b == nil {
+			t.wmu.Unlock()
+			return fmt.Errorf("ofi: sending to rank %d: out of memory", peer)
+		}
+		d = data(b)
+	}
+	f.Header.Marshal(unsafe.Slice((*byte)(unsafe.Add(d, prefixSize)), wire.HeaderSize), n)
 	var mr *C.struct_fid_mr
 	var raddr, key C.uint64_t
 	if st := C.mg_reg(t.u, C.uintptr_t(uintptr(unsafe.Pointer(&f.Payload[0]))), C.size_t(n), &mr, &raddr, &key); st != 0 {
+		if b != nil {
+			t.dropSend(b)
+		}
 		t.wmu.Unlock()
-		C.mg_release(b)
 		return fmt.Errorf("ofi: registering %d bytes for rank %d: %w", n, peer, fiErr(st))
 	}
 	t.nextID++
@@ -815,12 +1004,20 @@ func (t *Transport) sendRTS(peer int, f wire.Frame) error {
 	binary.LittleEndian.PutUint64(r[0:], uint64(raddr))
 	binary.LittleEndian.PutUint64(r[8:], uint64(key))
 	binary.LittleEndian.PutUint64(r[16:], uint64(n))
-	if err := t.sendBuf(peer, b, rtsSize); err != nil {
+	var err error
+	if b != nil {
+		err = t.sendBuf(peer, b, rtsSize)
+	} else {
+		err = t.retry(peer, func() C.ssize_t {
+			return C.mg_inject(t.u, 0, rtsSize, p.addr, C.uint64_t(t.cfg.Rank))
+		})
+	}
+	if err != nil {
 		t.endRTS(id, err)
 	}
 	t.wmu.Unlock()
-	t.nudge()
-	err := t.await(w, peer)
+	t.loop.Nudge()
+	err = t.await(w, peer)
 	t.wmu.Lock()
 	if w.mr != nil {
 		C.mg_unreg(w.mr)
@@ -846,36 +1043,28 @@ func (t *Transport) endRTS(id uint64, err error) {
 // progresses the queue itself, without delivering. Every 100 ms it sends
 // the peer a keep-alive, whose failure says that the peer is gone.
 func (t *Transport) await(w *rtsWait, peer int) error {
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
 	last := time.Now()
 	var stall stallWatch // keep-alives the provider refuses (peerGone)
-	for {
-		select {
-		case err := <-w.done:
-			return err
-		case <-tick.C:
-			ping := time.Since(last) >= keepAlive
-			if !ping && t.dmu.TryLock() {
-				t.dmu.Unlock() // the progress goroutine is free to do it
-				continue
-			}
-			t.wmu.Lock()
-			if !t.closed {
-				if ping {
-					if !t.control(peer, kPing, 0) {
-						stall = stallWatch{}
-					} else if stall.due() && t.peerGone(peer) {
-						t.fail(peer, fmt.Errorf("ofi: rank %d is gone: the provider could not send it a keep-alive for %v, and its address refuses connections", peer, stall.since()))
-					}
-					last = time.Now()
-				}
-				t.poll()
-			}
-			t.wmu.Unlock()
-			t.nudge()
+	return fabric.Await(w.done, &t.dmu, func(stuck bool) {
+		ping := time.Since(last) >= keepAlive
+		if !ping && !stuck {
+			return
 		}
-	}
+		t.wmu.Lock()
+		if !t.closed {
+			if ping {
+				if !t.control(peer, kPing, 0) {
+					stall = stallWatch{}
+				} else if stall.due() && t.peerGone(peer) {
+					t.fail(peer, fmt.Errorf("ofi: rank %d is gone: the provider could not send it a keep-alive for %v, and its address refuses connections", peer, stall.since()))
+				}
+				last = time.Now()
+			}
+			t.poll()
+		}
+		t.wmu.Unlock()
+		t.loop.Nudge()
+	})
 }
 
 // sendPieces sends a frame too large for one message, without remote
@@ -884,7 +1073,7 @@ func (t *Transport) await(w *rtsWait, peer int) error {
 func (t *Transport) sendPieces(peer int, f wire.Frame) error {
 	n := len(f.Payload)
 	t.wmu.Lock()
-	defer t.nudge()
+	defer t.loop.Nudge()
 	defer t.wmu.Unlock()
 	if err := t.check(peer); err != nil {
 		return err
@@ -895,7 +1084,7 @@ func (t *Transport) sendPieces(peer int, f wire.Frame) error {
 		var m int
 		if off < 0 {
 			k := min(n, inlineMax)
-			if b = C.mg_alloc(C.size_t(prefixSize + wire.HeaderSize + k)); b == nil {
+			if b = t.sendBufFor(prefixSize + wire.HeaderSize + k); b == nil {
 				return fmt.Errorf("ofi: sending to rank %d: out of memory", peer)
 			}
 			d := data(b)
@@ -905,7 +1094,7 @@ func (t *Transport) sendPieces(peer int, f wire.Frame) error {
 			m, off = prefixSize+wire.HeaderSize+k, k
 		} else {
 			k := min(n-off, pieceMax)
-			if b = C.mg_alloc(C.size_t(prefixSize + k)); b == nil {
+			if b = t.sendBufFor(prefixSize + k); b == nil {
 				return fmt.Errorf("ofi: sending to rank %d: out of memory", peer)
 			}
 			d := data(b)
@@ -928,20 +1117,13 @@ func (t *Transport) sendPieces(peer int, f wire.Frame) error {
 	return nil
 }
 
-// nudge wakes the progress goroutine if it sleeps: there is work.
-func (t *Transport) nudge() {
-	if t.sleeping.Load() {
-		C.mg_wake(t.u)
-	}
-}
-
 // fail marks peer failed, once, and ends what waits on it; t.wmu is held.
 func (t *Transport) fail(peer int, err error) {
 	if peer < 0 || peer >= t.cfg.Size || t.failed[peer] != nil {
 		return
 	}
 	t.failed[peer] = err
-	t.fails = append(t.fails, failure{peer, err})
+	t.fails = append(t.fails, fabric.Failure{Peer: peer, Err: err})
 	for id, w := range t.rts {
 		if w.peer == peer {
 			t.endRTS(id, err)
@@ -955,7 +1137,9 @@ func (t *Transport) fail(peer int, err error) {
 func (t *Transport) poll() bool {
 	got := false
 	for !t.closed {
-		n := C.mg_cq(t.u, &t.ents[0], C.size_t(len(t.ents)))
+		// Each read is a call into C and, over tcp, a system call
+		// (epoll_wait): read again only after a full batch.
+		n := C.mg_cq(t.u)
 		if n == -C.FI_EAVAIL {
 			got = true
 			t.cqError()
@@ -966,8 +1150,11 @@ func (t *Transport) poll() bool {
 		}
 		got = true
 		for i := 0; i < int(n); i++ {
-			e := &t.ents[i]
+			e := &t.u.ents[i]
 			t.complete(e.op_context, int(e.len), uint64(e.tag))
+		}
+		if n < C.MG_ENTS {
+			break
 		}
 	}
 	return got
@@ -993,7 +1180,7 @@ func (t *Transport) cqError() {
 	case opSend:
 		delete(t.ops, ctx)
 		t.inflight -= o.size
-		C.mg_release((*C.mg_buf)(ctx))
+		t.dropSend((*C.mg_buf)(ctx))
 		t.fail(o.peer, fmt.Errorf("ofi: rank %d lost rank %d: %w", t.cfg.Rank, o.peer, err))
 	case opRead:
 		delete(t.ops, ctx)
@@ -1031,7 +1218,7 @@ func (t *Transport) complete(ctx unsafe.Pointer, n int, tag uint64) {
 	case opSend:
 		delete(t.ops, ctx)
 		t.inflight -= o.size
-		C.mg_release((*C.mg_buf)(ctx))
+		t.dropSend((*C.mg_buf)(ctx))
 	case opRead:
 		delete(t.ops, ctx)
 		if o.extra {
@@ -1098,12 +1285,7 @@ func (t *Transport) arrive(peer int, a arrival) {
 		t.post(a.buf)
 		t.fail(peer, fmt.Errorf("ofi: rank %d received from rank %d %s", t.cfg.Rank, peer, why))
 	}
-	queue := func(it *item) {
-		if len(p.outq) == 0 {
-			t.active = append(t.active, peer)
-		}
-		p.outq = append(p.outq, it)
-	}
+	queue := func(it *item) { t.outq.Push(peer, it) }
 	switch a.kind {
 	case kFrame:
 		if a.n < prefixSize+wire.HeaderSize {
@@ -1250,22 +1432,10 @@ func (t *Transport) step() bool {
 			t.control(m.peer, m.kind, m.id)
 		}
 	}
-	for i := 0; i < len(t.active); i++ {
-		pr := t.active[i]
-		p := &t.peers[pr]
-		q := p.outq
-		for len(q) > 0 && q[0].done {
-			ready = append(ready, q[0])
-			readyPeer = append(readyPeer, pr)
-			q[0] = nil
-			q = q[1:]
-		}
-		p.outq = q
-		if len(q) == 0 {
-			t.active = slices.Delete(t.active, i, i+1)
-			i--
-		}
-	}
+	t.outq.Take(func(it *item) bool { return it.done }, func(pr int, it *item) {
+		ready = append(ready, it)
+		readyPeer = append(readyPeer, pr)
+	})
 	fails := t.fails
 	t.fails = nil
 	need := t.needEP
@@ -1283,13 +1453,9 @@ func (t *Transport) step() bool {
 		}
 		t.wmu.Unlock()
 	}
-	for _, f := range fails {
-		if t.cfg.OnPeerError != nil {
-			t.cfg.OnPeerError(f.peer, f.err)
-		}
-	}
+	fabric.Report(fails, t.cfg.OnPeerError)
 	for _, p := range need {
-		if err := t.ensureEP(p); err != nil {
+		if err := t.eps.Ensure(p); err != nil {
 			t.wmu.Lock()
 			t.fail(p, err)
 			t.wmu.Unlock()
@@ -1343,43 +1509,33 @@ func (t *Transport) deliver(peer int, it *item) {
 
 // pending says whether operations of ours are under way; t.wmu is held.
 func (t *Transport) pending() bool {
-	return len(t.active) > 0 || len(t.rts) > 0 || t.inflight > 0 || len(t.repost) > 0 || len(t.ctl) > 0
+	return t.outq.Busy() || len(t.rts) > 0 || t.inflight > 0 || len(t.repost) > 0 || len(t.ctl) > 0
 }
 
-// run progresses the endpoint until Close: it spins for t.spin after the
-// last event, then sleeps.
+// run progresses the endpoint until Close (fabric.Loop): it spins after
+// the last event, naps while a wait polls, then sleeps on the queue's wait
+// descriptor.
 func (t *Transport) run() {
 	defer t.wg.Done()
-	last := time.Now()
-	for {
-		select {
-		case <-t.stop:
-			return
-		default:
-		}
+	t.loop.Run(t.stop, func() bool {
 		t.dmu.Lock()
-		got := t.step()
-		t.dmu.Unlock()
-		if got {
-			last = time.Now()
-			continue
-		}
-		if time.Since(last) < t.spin {
-			continue
-		}
-		t.sleeping.Store(true)
-		t.wmu.Lock()
-		closed := t.closed
-		ms := 100
-		if t.pending() {
-			ms = 1
-		}
-		t.wmu.Unlock()
-		if !closed {
-			C.mg_sleep(t.u, C.int(ms))
-		}
-		t.sleeping.Store(false)
-		last = time.Now()
+		defer t.dmu.Unlock()
+		return t.step()
+	}, t.sleep)
+}
+
+// sleep sleeps until the queue has work or the loop is woken: 1 ms while
+// operations of ours are under way, else 100 ms.
+func (t *Transport) sleep() {
+	t.wmu.Lock()
+	closed := t.closed
+	ms := 100
+	if t.pending() {
+		ms = 1
+	}
+	t.wmu.Unlock()
+	if !closed {
+		C.mg_sleep(t.u, C.int(ms))
 	}
 }
 
@@ -1394,14 +1550,15 @@ func (t *Transport) Poll() bool {
 	return got
 }
 
-// MarkWait implements transport.Polled.
-func (t *Transport) MarkWait() {}
+// MarkWait implements transport.Polled: the progress goroutine naps while
+// a wait polls the queue (fabric.Loop).
+func (t *Transport) MarkWait() { t.loop.MarkWait() }
 
 // EndWait implements transport.Polled: the waiter stops polling, so the
 // progress goroutine must watch the queue; if it sleeps it is woken to
 // wait on the queue again (the waiter's polls may have taken the event
 // it slept on).
-func (t *Transport) EndWait() { t.nudge() }
+func (t *Transport) EndWait() { t.loop.EndWait() }
 
 // Close ends the sends under way with an error, closes the endpoint and
 // frees its memory. It is safe to call more than once.
@@ -1439,21 +1596,24 @@ func (t *Transport) Close() error {
 	// delivered) and every send's and read's context is in t.ops; a
 	// read's destination is its item's, in its peer's queue.
 	for ctx, o := range t.ops {
-		if o.kind == opRead && !o.extra {
-			continue
+		if (o.kind == opRead && !o.extra) || o.slab {
+			continue // the slab is freed with the endpoint's memory
 		}
 		C.mg_release((*C.mg_buf)(ctx))
 	}
-	for i := range t.peers {
-		p := &t.peers[i]
-		for _, it := range p.outq {
+	for _, pr := range t.outq.Active() {
+		for _, it := range t.outq.Peer(pr) {
 			if it.own != nil {
 				C.mg_release(it.own)
 			}
 		}
-		p.early, p.outq, p.asm = nil, nil, nil
 	}
-	t.ops, t.readPeer, t.repost = nil, nil, nil
+	t.outq.Reset()
+	for i := range t.peers {
+		p := &t.peers[i]
+		p.early, p.asm = nil, nil
+	}
+	t.ops, t.readPeer, t.repost, t.slab = nil, nil, nil, nil
 	// The buffers' registrations are closed: now the domain can be.
 	C.mg_done(t.u)
 	return nil

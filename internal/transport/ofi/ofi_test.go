@@ -24,7 +24,9 @@ import (
 // memory, each with remote reads for large frames and, for tcp, without
 // (the pieces path of providers that have none); and both with every
 // buffer registered for local access, as providers that set FI_MR_LOCAL
-// (verbs, EFA) require.
+// (verbs, EFA) require. They name the provider in Config.Provider, not
+// FI_PROVIDER: libfabric reads FI_PROVIDER once, at the process's first
+// call, so later setups of one run would get the first one's provider.
 var setups = []struct {
 	name, prov     string
 	noRMA, localMR bool
@@ -69,13 +71,13 @@ func need(t *testing.T) {
 
 // group makes n endpoints in this process that know each other's
 // addresses.
-func group(t *testing.T, n int, noRMA, localMR bool) ([]*Transport, []*got) {
+func group(t *testing.T, n int, prov string, noRMA, localMR bool) ([]*Transport, []*got) {
 	ts := make([]*Transport, n)
 	gs := make([]*got, n)
 	for r := range ts {
 		g := &got{}
 		gs[r] = g
-		tr, err := New(Config{Rank: r, Size: n, Handler: g.handler, NoRMA: noRMA, LocalMR: localMR,
+		tr, err := New(Config{Rank: r, Size: n, Handler: g.handler, NoRMA: noRMA, LocalMR: localMR, Provider: prov,
 			Addrs: func(peer int) ([]byte, error) { return ts[peer].Address(), nil },
 			OnPeerError: func(peer int, err error) {
 				g.mu.Lock()
@@ -86,9 +88,15 @@ func group(t *testing.T, n int, noRMA, localMR bool) ([]*Transport, []*got) {
 			t.Fatal(err)
 		}
 		ts[r] = tr
+		if !strings.HasPrefix(tr.Provider(), prov+"/") {
+			t.Errorf("asked for provider %s, got %s", prov, tr.Provider())
+		}
 	}
 	t.Cleanup(func() {
 		for _, tr := range ts {
+			if tr == nil {
+				continue
+			}
 			if err := tr.Close(); err != nil {
 				t.Error(err)
 			}
@@ -112,9 +120,8 @@ func TestFramesInOrder(t *testing.T) {
 	const rounds = 2
 	for _, s := range setups {
 		t.Run(s.name, func(t *testing.T) {
-			t.Setenv("FI_PROVIDER", s.prov)
 			need(t)
-			ts, gs := group(t, 3, s.noRMA, s.localMR)
+			ts, gs := group(t, 3, s.prov, s.noRMA, s.localMR)
 			if ts[0].RMA() == s.noRMA {
 				t.Logf("%s: remote reads %v", ts[0].Provider(), ts[0].RMA())
 			}
@@ -158,12 +165,59 @@ func TestFramesInOrder(t *testing.T) {
 	}
 }
 
+// Where every local buffer must be registered (FI_MR_LOCAL), sends of
+// eager frames never register: small ones are injected, the others go
+// from the send slab, registered once when the endpoint opens.
+func TestEagerSendsNeverRegister(t *testing.T) {
+	sizes := []int{0, 8, 1000, 4000, 8000, inlineMax}
+	for _, s := range setups {
+		if !s.localMR {
+			continue
+		}
+		t.Run(s.name, func(t *testing.T) {
+			need(t)
+			ts, gs := group(t, 2, s.prov, s.noRMA, s.localMR)
+			t.Logf("%s: inject size %d", ts[0].Provider(), ts[0].Inject())
+			sent := 0
+			send := func(n int) {
+				t.Helper()
+				f := wire.Frame{Header: wire.Header{Kind: wire.Eager, Tag: int32(sent), Size: int64(n)}, From: 0, To: 1, Payload: payload(0, sent, n)}
+				if err := ts[0].Send(f); err != nil {
+					t.Fatalf("send of %d bytes: %v", n, err)
+				}
+				sent++
+				for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Microsecond) {
+					if k, _ := gs[1].count(); k >= sent {
+						return
+					}
+				}
+				t.Fatalf("frame %d of %d bytes never arrived", sent-1, n)
+			}
+			for _, n := range sizes {
+				send(n) // the first send to a peer may set up its connection
+			}
+			before := ts[0].localRegs()
+			for i := 0; i < 10; i++ {
+				for _, n := range sizes {
+					send(n)
+				}
+			}
+			if after := ts[0].localRegs(); after != before {
+				t.Errorf("%d eager sends made %d registrations", 10*len(sizes), after-before)
+			}
+			if _, fails := gs[1].count(); fails > 0 {
+				t.Errorf("%d failures", fails)
+			}
+		})
+	}
+}
+
 // Many small frames both ways at once: the receive pool is reposted, and
 // the provider's queues fill and drain without loss.
 func TestManyMessages(t *testing.T) {
 	t.Setenv("FI_PROVIDER", "tcp;ofi_rxm")
 	need(t)
-	ts, gs := group(t, 2, false, false)
+	ts, gs := group(t, 2, "tcp;ofi_rxm", false, false)
 	const n = 5000
 	var wg sync.WaitGroup
 	for r := range 2 {

@@ -20,10 +20,11 @@
 // frames of each peer in the order they were probed, so frames from one
 // rank arrive in order.
 //
-// Progress: a job's waits poll the worker (transport.Polled); the
-// transport's own goroutine polls it for a short spin after the last
-// event, then arms the worker's event file descriptor and sleeps in
-// poll(2) until the worker has work, so an idle rank burns no core.
+// Progress: a job's waits poll the worker (transport.Polled), and the
+// transport's own goroutine naps meanwhile (fabric.Loop); otherwise it
+// polls the worker for a short spin after the last event, then arms the
+// worker's event file descriptor and sleeps in poll(2) until the worker
+// has work, so an idle rank burns no core.
 //
 // Failure: endpoints use UCX's peer error handling; its callback (C code,
 // which never calls into Go) marks the peer failed, and the transport

@@ -250,6 +250,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/mpigo/mpi/internal/transport/fabric"
 	"github.com/mpigo/mpi/internal/wire"
 )
 
@@ -313,21 +314,18 @@ type Transport struct {
 	cfg  Config
 	u    *C.mg_ucx
 	addr []byte
-	spin time.Duration
 
 	// wmu serialises every call on the worker (UCS_THREAD_MODE_SERIALIZED).
 	wmu      sync.Mutex
 	closed   bool
-	hasEP    []bool
+	eps      fabric.Endpoints
 	sends    []*sendReq
-	inq      [][]*recvReq // per peer, in the order probed
-	active   []int        // peers with something in inq
+	inq      *fabric.Queues[*recvReq] // per peer, in the order probed
 	free     []cbuf
 	failed   []error // per peer, once reported
 	nfailed  int     // failures seen of u.nfailed
 	needEP   []int
-	epMu     sync.Mutex // serialises making endpoints (Addrs may block)
-	sleeping atomic.Bool
+	loop     *fabric.Loop
 	noDetect atomic.Int32
 
 	// dmu is held by the goroutine that delivers, so that frames of a
@@ -344,15 +342,12 @@ func New(cfg Config) (*Transport, error) {
 	if st := C.mg_init(&u, C.int(cfg.Size), &what); st != 0 {
 		return nil, fmt.Errorf("ucx: %s: %w (check UCX_TLS and UCX_NET_DEVICES; ucx_info -d lists the devices)", C.GoString(what), status(st))
 	}
-	t := &Transport{cfg: cfg, u: u, hasEP: make([]bool, cfg.Size), inq: make([][]*recvReq, cfg.Size),
+	t := &Transport{cfg: cfg, u: u, inq: fabric.NewQueues[*recvReq](cfg.Size),
 		failed: make([]error, cfg.Size), stop: make(chan struct{})}
 	t.addr = C.GoBytes(unsafe.Pointer(u.addr), C.int(u.addrlen))
-	switch {
-	case cfg.Spin == 0:
-		t.spin = 50 * time.Microsecond
-	case cfg.Spin > 0:
-		t.spin = time.Duration(cfg.Spin)
-	}
+	t.loop = fabric.NewLoop(fabric.SpinFor(cfg.Spin), func() { C.mg_wake(t.u) })
+	t.eps = fabric.Endpoints{Name: "ucx", What: "worker address", Addrs: cfg.Addrs, Closed: t.isClosed, Make: t.makeEP}
+	t.eps.Init(cfg.Size)
 	t.wg.Add(1)
 	go t.run()
 	return t, nil
@@ -370,32 +365,16 @@ func (t *Transport) ChunkSize() int { return ChunkSize }
 // Ready does nothing: the transport delivers from New on.
 func (t *Transport) Ready() {}
 
-// ensureEP makes the endpoint to peer if there is none.
-func (t *Transport) ensureEP(peer int) error {
+// isClosed reports whether Close has begun.
+func (t *Transport) isClosed() bool {
 	t.wmu.Lock()
-	ok, closed := t.hasEP[peer], t.closed
-	t.wmu.Unlock()
-	if ok {
-		return nil
-	}
-	if closed {
-		return errors.New("ucx: transport closed")
-	}
-	t.epMu.Lock()
-	defer t.epMu.Unlock()
-	t.wmu.Lock()
-	ok = t.hasEP[peer]
-	t.wmu.Unlock()
-	if ok {
-		return nil
-	}
-	addr, err := t.cfg.Addrs(peer)
-	if err == nil && len(addr) == 0 {
-		err = errors.New("empty address")
-	}
-	if err != nil {
-		return fmt.Errorf("ucx: no worker address for rank %d: %w", peer, err)
-	}
+	defer t.wmu.Unlock()
+	return t.closed
+}
+
+// makeEP makes the endpoint to peer from its worker address
+// (fabric.Endpoints.Make).
+func (t *Transport) makeEP(peer int, addr []byte) error {
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
 	if t.closed {
@@ -405,7 +384,6 @@ func (t *Transport) ensureEP(peer int) error {
 	if st := C.mg_ep(t.u, C.int(peer), unsafe.Pointer(&addr[0]), &nodetect); st != 0 {
 		return fmt.Errorf("ucx: rank %d cannot make an endpoint to rank %d: %w", t.cfg.Rank, peer, status(st))
 	}
-	t.hasEP[peer] = true
 	if nodetect != 0 {
 		t.noDetect.Add(1)
 	}
@@ -428,13 +406,10 @@ func (t *Transport) peerErr(peer int) error {
 // Send sends f and returns when its payload may be reused.
 func (t *Transport) Send(f wire.Frame) error {
 	peer := f.To
-	if peer < 0 || peer >= t.cfg.Size {
-		return fmt.Errorf("ucx: no rank %d", peer)
+	if err := fabric.CheckFrame("ucx", f, t.cfg.Size); err != nil {
+		return err
 	}
-	if len(f.Payload) > wire.MaxPayload {
-		return fmt.Errorf("ucx: frame payload of %d bytes exceeds %d", len(f.Payload), wire.MaxPayload)
-	}
-	if err := t.ensureEP(peer); err != nil {
+	if err := t.eps.Ensure(peer); err != nil {
 		return err
 	}
 	n := len(f.Payload)
@@ -481,7 +456,7 @@ func (t *Transport) Send(f wire.Frame) error {
 	st := C.mg_send(t.u, C.int(peer), C.uint64_t(t.cfg.Rank), sb, C.uintptr_t(pay), C.size_t(n), C.int(c), &req)
 	if st <= 0 {
 		t.wmu.Unlock()
-		t.nudge()
+		t.loop.Nudge()
 		if st < 0 {
 			return fmt.Errorf("ucx: sending to rank %d: %w", peer, status(st))
 		}
@@ -490,15 +465,8 @@ func (t *Transport) Send(f wire.Frame) error {
 	s := &sendReq{req: req, sb: sb, peer: peer, done: make(chan error, 1)}
 	t.sends = append(t.sends, s)
 	t.wmu.Unlock()
-	t.nudge()
+	t.loop.Nudge()
 	return t.awaitSend(s)
-}
-
-// nudge wakes the progress goroutine if it sleeps: the worker has work.
-func (t *Transport) nudge() {
-	if t.sleeping.Load() {
-		C.mg_wake(t.u)
-	}
 }
 
 func (t *Transport) getBuf(n int) cbuf {
@@ -521,16 +489,11 @@ func (t *Transport) putBuf(b cbuf) {
 	C.free(b.p)
 }
 
-type failure struct {
-	peer int
-	err  error
-}
-
 // step progresses the worker once, starts the receives of what arrived,
 // and delivers the frames that are complete. The caller holds t.dmu.
 func (t *Transport) step() bool {
 	var ready []*recvReq
-	var fails []failure
+	var fails []fabric.Failure
 	t.wmu.Lock()
 	if t.closed {
 		t.wmu.Unlock()
@@ -561,49 +524,22 @@ func (t *Transport) step() bool {
 			peer = 0
 			r.err = fmt.Errorf("a message tagged %d, which is no rank", int(tag))
 		}
-		if len(t.inq[peer]) == 0 {
-			t.active = append(t.active, peer)
-		}
-		t.inq[peer] = append(t.inq[peer], r)
-		if !t.hasEP[peer] && !slices.Contains(t.needEP, peer) {
+		t.inq.Push(peer, r)
+		if !t.eps.Has(peer) && !slices.Contains(t.needEP, peer) {
 			t.needEP = append(t.needEP, peer)
 		}
 	}
 	if t.checkSends() {
 		got = true
 	}
-	for i := 0; i < len(t.active); i++ {
-		p := t.active[i]
-		q := t.inq[p]
-		for len(q) > 0 {
-			r := q[0]
-			if r.req != nil {
-				st := C.mg_check(r.req)
-				if st == C.UCS_INPROGRESS {
-					break
-				}
-				r.req = nil
-				if st != 0 {
-					r.err = status(st)
-				}
-			}
-			ready = append(ready, r)
-			q[0] = nil
-			q = q[1:]
-		}
-		t.inq[p] = q
-		if len(q) == 0 {
-			t.active = slices.Delete(t.active, i, i+1)
-			i--
-		}
-	}
+	t.inq.Take(received, func(_ int, r *recvReq) { ready = append(ready, r) })
 	if int(t.u.nfailed) != t.nfailed {
 		t.nfailed = int(t.u.nfailed)
 		for p := range t.failed {
 			if t.failed[p] == nil {
 				if err := t.peerErr(p); err != nil {
 					t.failed[p] = err
-					fails = append(fails, failure{p, err})
+					fails = append(fails, fabric.Failure{Peer: p, Err: err})
 					// Its sends and receives end now: UCX completes them
 					// with an error once cancelled.
 					for _, s := range t.sends {
@@ -611,7 +547,7 @@ func (t *Transport) step() bool {
 							C.mg_cancel(t.u, s.req)
 						}
 					}
-					for _, r := range t.inq[p] {
+					for _, r := range t.inq.Peer(p) {
 						if r.req != nil {
 							C.mg_cancel(t.u, r.req)
 						}
@@ -633,19 +569,32 @@ func (t *Transport) step() bool {
 		}
 		t.wmu.Unlock()
 	}
-	for _, f := range fails {
-		if t.cfg.OnPeerError != nil {
-			t.cfg.OnPeerError(f.peer, f.err)
-		}
-	}
+	fabric.Report(fails, t.cfg.OnPeerError)
 	for _, p := range need {
 		// An endpoint of our own to a peer that sends to us tells us when
 		// it fails.
-		if err := t.ensureEP(p); err != nil && t.cfg.OnPeerError != nil {
+		if err := t.eps.Ensure(p); err != nil && t.cfg.OnPeerError != nil {
 			t.cfg.OnPeerError(p, err)
 		}
 	}
 	return got || len(ready) > 0
+}
+
+// received reports whether the receive of r is over, ending its request if
+// it is; t.wmu is held.
+func received(r *recvReq) bool {
+	if r.req == nil {
+		return true
+	}
+	st := C.mg_check(r.req)
+	if st == C.UCS_INPROGRESS {
+		return false
+	}
+	r.req = nil
+	if st != 0 {
+		r.err = status(st)
+	}
+	return true
 }
 
 // checkSends ends the sends UCX has completed and reports whether there
@@ -677,25 +626,17 @@ func (t *Transport) checkSends() bool {
 // reply sender is this goroutine): then, every millisecond, the sender
 // progresses the worker and checks the sends itself, without delivering.
 func (t *Transport) awaitSend(s *sendReq) error {
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case err := <-s.done:
-			return err
-		case <-tick.C:
-			if t.dmu.TryLock() {
-				t.dmu.Unlock() // the progress goroutine is free to do it
-				continue
-			}
-			t.wmu.Lock()
-			if !t.closed {
-				C.mg_progress(t.u)
-				t.checkSends()
-			}
-			t.wmu.Unlock()
+	return fabric.Await(s.done, &t.dmu, func(stuck bool) {
+		if !stuck {
+			return
 		}
-	}
+		t.wmu.Lock()
+		if !t.closed {
+			C.mg_progress(t.u)
+			t.checkSends()
+		}
+		t.wmu.Unlock()
+	})
 }
 
 func (t *Transport) deliver(r *recvReq) {
@@ -731,42 +672,32 @@ func (t *Transport) deliver(r *recvReq) {
 }
 
 // pending says whether sends or receives are under way; t.wmu is held.
-func (t *Transport) pending() bool { return len(t.sends) > 0 || len(t.active) > 0 }
+func (t *Transport) pending() bool { return len(t.sends) > 0 || t.inq.Busy() }
 
-// run progresses the worker until Close: it spins for t.spin after the
-// last event, then sleeps on the worker's event descriptor.
+// run progresses the worker until Close (fabric.Loop): it spins after the
+// last event, naps while a wait polls, then sleeps on the worker's event
+// descriptor.
 func (t *Transport) run() {
 	defer t.wg.Done()
-	last := time.Now()
-	for {
-		select {
-		case <-t.stop:
-			return
-		default:
-		}
+	t.loop.Run(t.stop, func() bool {
 		t.dmu.Lock()
-		got := t.step()
-		t.dmu.Unlock()
-		if got {
-			last = time.Now()
-			continue
-		}
-		if time.Since(last) < t.spin {
-			continue
-		}
-		t.sleeping.Store(true)
-		t.wmu.Lock()
-		armed := !t.closed && C.mg_arm(t.u) == 0
-		ms := 100
-		if t.pending() {
-			ms = 1
-		}
-		t.wmu.Unlock()
-		if armed {
-			C.mg_sleep(t.u, C.int(ms))
-		}
-		t.sleeping.Store(false)
-		last = time.Now()
+		defer t.dmu.Unlock()
+		return t.step()
+	}, t.sleep)
+}
+
+// sleep arms the worker and sleeps on its event descriptor until it has
+// work or the loop is woken.
+func (t *Transport) sleep() {
+	t.wmu.Lock()
+	armed := !t.closed && C.mg_arm(t.u) == 0
+	ms := 100
+	if t.pending() {
+		ms = 1
+	}
+	t.wmu.Unlock()
+	if armed {
+		C.mg_sleep(t.u, C.int(ms))
 	}
 }
 
@@ -781,8 +712,9 @@ func (t *Transport) Poll() bool {
 	return got
 }
 
-// MarkWait implements transport.Polled.
-func (t *Transport) MarkWait() {}
+// MarkWait implements transport.Polled: the progress goroutine naps while
+// a wait polls the worker (fabric.Loop).
+func (t *Transport) MarkWait() { t.loop.MarkWait() }
 
 // EndWait implements transport.Polled: the waiter stops polling, so the
 // progress goroutine must watch the worker. If it sleeps, it is woken to
@@ -790,7 +722,7 @@ func (t *Transport) MarkWait() {}
 // the waiter's polls may have taken that event, leaving the goroutine
 // asleep through the next arrival (measured: 2.6 ms latency, the sleep's
 // 1 ms time-outs, before this wake-up).
-func (t *Transport) EndWait() { t.nudge() }
+func (t *Transport) EndWait() { t.loop.EndWait() }
 
 // Close cancels what is under way, closes every endpoint and frees the
 // worker and the context. It is safe to call more than once.
@@ -812,8 +744,8 @@ func (t *Transport) Close() error {
 	for _, s := range t.sends {
 		C.mg_cancel(t.u, s.req)
 	}
-	for _, p := range t.active {
-		for _, r := range t.inq[p] {
+	for _, p := range t.inq.Active() {
+		for _, r := range t.inq.Peer(p) {
 			if r.req != nil {
 				C.mg_cancel(t.u, r.req)
 			}
@@ -822,7 +754,7 @@ func (t *Transport) Close() error {
 	// Cancelled requests complete at the next progress; the memory they
 	// name (pinned sends, receive buffers) is released only then.
 	deadline := time.Now().Add(5 * time.Second)
-	for (len(t.sends) > 0 || len(t.active) > 0) && time.Now().Before(deadline) {
+	for (len(t.sends) > 0 || t.inq.Busy()) && time.Now().Before(deadline) {
 		C.mg_progress(t.u)
 		for i := 0; i < len(t.sends); i++ {
 			s := t.sends[i]
@@ -833,21 +765,10 @@ func (t *Transport) Close() error {
 				i--
 			}
 		}
-		for i := 0; i < len(t.active); i++ {
-			p := t.active[i]
-			q := t.inq[p]
-			for len(q) > 0 && (q[0].req == nil || C.mg_check(q[0].req) != C.UCS_INPROGRESS) {
-				t.putBuf(q[0].buf)
-				q = q[1:]
-			}
-			t.inq[p] = q
-			if len(q) == 0 {
-				t.active = slices.Delete(t.active, i, i+1)
-				i--
-			}
-		}
+		t.inq.Take(func(r *recvReq) bool { return r.req == nil || C.mg_check(r.req) != C.UCS_INPROGRESS },
+			func(_ int, r *recvReq) { t.putBuf(r.buf) })
 	}
-	if len(t.sends) > 0 || len(t.active) > 0 {
+	if len(t.sends) > 0 || t.inq.Busy() {
 		// Requests UCX did not end: their memory must stay, so leak it
 		// rather than free what the library may still write.
 		for _, s := range t.sends {
