@@ -25,6 +25,29 @@ type hangCase struct {
 // hangCases are the mistakes of docs/troubleshooting.md. cmd/mpigo runs
 // some of them again as processes (testdata/hang).
 var hangCases = []hangCase{
+	// A lock another rank holds, taken directly in memory (goroutine
+	// ranks; processes of a node): the waiting rank spins and sleeps
+	// instead of parking in a receive, and was never counted as blocked,
+	// so this job hung without a report.
+	{name: "LockHeld", n: 2, f: func(c *mpi.Comm) error {
+		w, err := mpi.NewWindow[int64](c, 1)
+		if err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			if err := w.Lock(0, true); err != nil {
+				return err
+			}
+		}
+		if err := mpi.Barrier(c); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			_, _, err := mpi.Recv[int64](c, 1, 0)
+			return err
+		}
+		return w.Lock(0, true)
+	}, want: []string{`rank 0 waits in Recv from 1 tag 0 at hang_test\.go:\d+ while rank 1 waits in Window\.Lock from 0 on window of WORLD`}},
 	{name: "SsendCycle", n: 2, f: func(c *mpi.Comm) error {
 		peer := 1 - c.Rank()
 		if err := mpi.Ssend(c, int64(1), peer, 5); err != nil { // both ranks send first

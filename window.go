@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mpigo/mpi/internal/device"
+	"github.com/mpigo/mpi/internal/diag"
 	"github.com/mpigo/mpi/internal/rma"
 	"github.com/mpigo/mpi/internal/transport"
 )
@@ -1004,7 +1006,24 @@ func (w *Window[T]) accLock(m *tmem, target int) error {
 // acquire takes target's lock, directly or by message.
 func (w *Window[T]) acquire(op string, target int, exclusive bool) error {
 	if m := w.lockWords(target); m != nil {
-		if err := rma.Lock(m.lock, exclusive, w.giveUp(target)); err != nil {
+		if rma.TryLock(m.lock, exclusive) {
+			return nil
+		}
+		// A wait that outlasts its spin shows in hang reports as this
+		// rank waiting for target, as a lock asked for by message does.
+		p, giveUp := w.c.p, w.giveUp(target)
+		var bw *device.Parked
+		err := rma.Lock(m.lock, exclusive, func() error {
+			if bw == nil {
+				bw = p.Blk.AddStatic(diag.Wait{Call: "Window." + op, Kind: diag.KindRecv, Comm: w.c.Name(),
+					Peer: target, PeerWorld: w.c.group[target], Tag: diag.None, Root: diag.None})
+			}
+			return giveUp()
+		})
+		if bw != nil {
+			p.Blk.Remove(bw)
+		}
+		if err != nil {
 			return w.failed(op, target, fmt.Errorf("%w: waiting for the lock: %w", ErrProcFailed, err))
 		}
 		return nil

@@ -73,6 +73,7 @@ type Parked struct {
 	// env describes a wait without a request (a probe).
 	env    Env
 	hasEnv bool
+	static bool      // info was given at AddStatic and holds for every round
 	gen    uint64    // the describe round info belongs to
 	info   diag.Wait // filled by the waiting goroutine
 }
@@ -145,7 +146,7 @@ func (b *Waits) add(r *engine.Request, w *engine.Waiter) *Parked {
 	// Not *bw = Parked{...}: clearing the whole entry (its info is most
 	// of it, with pointers) cost more than the rest of a park's
 	// bookkeeping. info is read only when gen is the current round.
-	bw.r, bw.w, bw.hasEnv, bw.gen = r, w, false, 0
+	bw.r, bw.w, bw.hasEnv, bw.static, bw.gen = r, w, false, false, 0
 	bw.env = Env{} // describe reads it
 	b.waits = append(b.waits, bw)
 	b.parked++
@@ -300,6 +301,17 @@ func (b *Waits) Add(w *engine.Waiter) *Parked {
 	return bw
 }
 
+// AddStatic registers a wait outside the engine that info describes
+// whole (an origin waiting for a window's lock in shared memory, which
+// sleeps between tries instead of parking on a waiter); Remove ends it.
+func (b *Waits) AddStatic(info diag.Wait) *Parked {
+	bw := b.add(nil, nil)
+	b.mu.Lock()
+	bw.static, bw.info, bw.gen = true, info, b.want.Load()
+	b.mu.Unlock()
+	return bw
+}
+
 // ParkEnv registers a parked wait that has no request: a probe for
 // (src, tag) on context ctx.
 func (b *Waits) ParkEnv(w *engine.Waiter, ctx uint32, src, tag int) *Parked {
@@ -359,6 +371,10 @@ func (b *Waits) StartDescribe() uint64 {
 	b.want.Store(gen)
 	ws := make([]*engine.Waiter, 0, len(b.waits))
 	for _, bw := range b.waits {
+		if bw.static {
+			bw.gen = gen
+			continue
+		}
 		ws = append(ws, bw.w)
 	}
 	b.mu.Unlock()

@@ -120,6 +120,14 @@ func (b *Backoff) Next() bool {
 // Err is why Next returned false.
 func (b *Backoff) Err() error { return b.err }
 
+// TryLock takes w, shared or exclusive, if it can at once.
+func TryLock(w *atomic.Int64, exclusive bool) bool {
+	if exclusive {
+		return TryExclusive(w)
+	}
+	return TryShared(w)
+}
+
 // Lock takes w, shared or exclusive, waiting as long as needed; it fails
 // only with giveUp's error.
 func Lock(w *atomic.Int64, exclusive bool, giveUp func() error) error {
