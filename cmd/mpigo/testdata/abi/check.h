@@ -13,3 +13,12 @@
 } while (0)
 
 #define OK(call) do { int rc_ = (call); CHECK(rc_ == MPI_SUCCESS, "%s returned %d", #call, rc_); } while (0)
+
+/* START initializes MPI and sets rank and size of MPI_COMM_WORLD, whose
+ * errors then return (the program checks each call). */
+#define START(argc, argv, rank, size) do { \
+	OK(MPI_Init(&(argc), &(argv))); \
+	OK(MPI_Comm_rank(MPI_COMM_WORLD, &(rank))); \
+	OK(MPI_Comm_size(MPI_COMM_WORLD, &(size))); \
+	OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)); \
+} while (0)

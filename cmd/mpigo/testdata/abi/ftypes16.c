@@ -34,10 +34,7 @@ typedef struct { f16 re, im; } c32;
 int main(int argc, char **argv)
 {
 	int rank, size;
-	OK(MPI_Init(&argc, &argv));
-	OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-	OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-	OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+	START(argc, argv, rank, size);
 
 	struct {
 		MPI_Datatype t;
