@@ -154,14 +154,6 @@ const (
 // messages count their bytes in an int.
 const maxRound = 1 << 30
 
-// tpRunMin is the mean file bytes per run (pieces that follow each other
-// without a hole) from which an aggregator writes or reads a window's
-// runs with one vectored call each instead of sieving the window (one
-// read of its whole span, the pieces copied in or out, one write back).
-// A system call costs about what copying a few KiB costs, and sieving
-// copies the holes twice.
-const tpRunMin = 16 << 10
-
 // tpTouches reports whether the access a (a rank's row of collective's
 // Allgather) reaches into the file range [lo, hi): the rank then sends
 // the aggregator of that domain its pieces there, none when they all
@@ -528,8 +520,9 @@ func (f *File) aggregate(write bool, stream []byte, own []tpOut, all []collArgs,
 // ioWindow writes (or reads) the pieces of one window, sorted by offset:
 // the aggregator's own in stream, the others' in buf. Runs of pieces
 // that follow each other in the file take one pwritev (preadv) each;
-// a window of many short runs is sieved instead: one read of its span,
-// the pieces copied in (out), and for a write one write back. A read
+// a window of runs shorter than sieveSpan on average (with their holes)
+// is sieved instead: one read of its span, the pieces copied in (out),
+// and for a write one write back. A read
 // past the end of the file gives zeros.
 func (f *File) ioWindow(write bool, ps []tpIn, buf, stream []byte) error {
 	me := f.comm.Rank()
@@ -546,7 +539,7 @@ func (f *File) ioWindow(write bool, ps []tpIn, buf, stream []byte) error {
 		hi = max(hi, p.End())
 	}
 	runs := fileio.Runs(segs)
-	if len(runs) == 1 || (write && !f.canRead) || (hi-lo)/int64(len(runs)) >= tpRunMin {
+	if len(runs) == 1 || (write && !f.canRead) || hi-lo >= int64(len(runs))*sieveSpan {
 		bufs := make([][]byte, 0, len(ps))
 		first := 0
 		for _, end := range runs {

@@ -250,3 +250,76 @@ func TestTwoPhaseReadPastEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSieveOrDirect: an independent strided access is sieved when its
+// pieces and holes are short and moves each piece by itself when they
+// are long (sieveSpan); either way, a write leaves the holes' old bytes
+// and a read gives the pieces back, up to the end of the file.
+func TestSieveOrDirect(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		piece, gap int
+	}{
+		{"short pieces, sieved", 3000, 1000},
+		{"long pieces, one call each", 40000, 30000},
+		{"long holes", 100, sieveSpan},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := filepath.Join(t.TempDir(), "f")
+			const pieces = 6
+			unit := tc.piece + tc.gap
+			old := make([]byte, unit*pieces)
+			for i := range old {
+				old[i] = byte(0xC0 + i%5)
+			}
+			if err := os.WriteFile(name, old, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want := append([]byte(nil), old...)
+			data := make([]byte, tc.piece*pieces)
+			for i := range data {
+				data[i] = byte(i*13 + i/97)
+				k := i / tc.piece
+				want[k*unit+i%tc.piece] = data[i]
+			}
+			err := Run(1, func(c *Comm) error {
+				f, err := OpenFile(c, name, ModeRdwr, nil)
+				if err != nil {
+					return err
+				}
+				ft, err := NewVector(1, tc.piece, unit, Byte)
+				if err == nil {
+					ft, err = NewResized(ft, 0, unit)
+				}
+				if err == nil {
+					err = ft.Commit()
+				}
+				if err == nil {
+					err = f.SetView(0, Byte, ft, "native", nil)
+				}
+				if err != nil {
+					return err
+				}
+				if _, err := f.WriteAt(0, data, len(data), Byte); err != nil {
+					return err
+				}
+				// One piece more than the file holds: the read stops at its end.
+				got := make([]byte, len(data)+tc.piece)
+				st, err := f.ReadAt(0, got, len(got), Byte)
+				if err != nil {
+					return err
+				}
+				if st.Count() != len(data) || !bytes.Equal(got[:len(data)], data) {
+					return fmt.Errorf("read %d bytes, want %d, or not the ones written", st.Count(), len(data))
+				}
+				return f.Close()
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := os.ReadFile(name); !bytes.Equal(got, want) {
+				t.Fatalf("the file's bytes are not the pieces over the old bytes")
+			}
+		})
+	}
+}
