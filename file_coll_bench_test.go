@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mpigo/mpi"
@@ -12,7 +13,8 @@ import (
 // BenchmarkFileStridedColl runs the strided pattern of mpigo bench
 // io_strided_{write,read}_coll on 2 goroutine ranks: each rank every
 // second piece, 16 pieces per rank per collective call. MPIGO_IO_DIR
-// picks the directory (default the test's temp dir).
+// picks the directory (default the test's temp dir), MPIGO_IO_HINTS
+// gives hints as key=value,key=value (romio_cb_write=disable, ...).
 func BenchmarkFileStridedColl(b *testing.B) {
 	dir := os.Getenv("MPIGO_IO_DIR")
 	if dir == "" {
@@ -20,7 +22,7 @@ func BenchmarkFileStridedColl(b *testing.B) {
 	}
 	const n, pieces = 2, 16
 	for _, write := range []bool{true, false} {
-		for _, size := range []int{4096, 65536} {
+		for _, size := range []int{4096, 16384, 65536, 262144} {
 			op := "read"
 			if write {
 				op = "write"
@@ -30,7 +32,13 @@ func BenchmarkFileStridedColl(b *testing.B) {
 				defer os.Remove(name)
 				b.SetBytes(int64(n * pieces * size))
 				err := mpi.Run(n, func(c *mpi.Comm) error {
-					f, err := mpi.OpenFile(c, name, mpi.ModeCreate|mpi.ModeRdwr, nil)
+					in := mpi.NewInfo()
+					for _, kv := range strings.Split(os.Getenv("MPIGO_IO_HINTS"), ",") {
+						if k, v, ok := strings.Cut(kv, "="); ok {
+							_ = in.Set(k, v)
+						}
+					}
+					f, err := mpi.OpenFile(c, name, mpi.ModeCreate|mpi.ModeRdwr, in)
 					if err != nil {
 						return err
 					}
