@@ -121,7 +121,8 @@ type File struct {
 	nodes  int   // the nodes the file's ranks are on
 	shared *sharedPtr
 	q      *fileQueue
-	// tp holds two-phase I/O's buffers (send, receive, aggregation) from
+	// tp holds an aggregator's two-phase I/O buffers (a sieved window,
+	// the others' bytes of two windows in turn) from
 	// one collective call to the next, so that each call does not fault
 	// in fresh pages: on f's queue only (file_coll.go, tpBuf).
 	tp [3][]byte

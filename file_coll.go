@@ -13,19 +13,21 @@ import (
 // buffering: when the ranks' accesses are non-contiguous or interleave
 // in pieces under largePiece (and, for a read, span several nodes),
 // the file range they cover is cut into one contiguous domain per
-// aggregator (one rank per node by default, or cb_nodes), every rank
-// sends each aggregator the pieces that fall in its domain (one
-// Alltoallv of offsets, one of data), and the aggregators write their
-// domains in large runs of up to cb_buffer_size bytes: two-phase I/O. A
+// aggregator (one rank per node by default, or cb_nodes), and each
+// domain into windows of cb_buffer_size bytes, the rounds; every rank
+// sends each aggregator the offsets and lengths of its pieces in that
+// domain, then their bytes window by window, straight from its buffer;
+// each aggregator writes a window with one pwritev per run of pieces
+// while the next window's bytes arrive: two-phase I/O (twoPhase). A
 // read runs the other way. Contiguous, disjoint accesses (a segmented
 // pattern) are written directly by each rank, which is faster than any
 // exchange. A collective read by ranks of one node goes independent
-// too: each rank reading its own pieces (data sieving) was 1.0 to 3.1
-// times faster than two-phase I/O there at every piece size measured,
-// while a write by sieving, which reads and rewrites the holes between
-// its pieces under a lock, was slower than two-phase for pieces under
-// 1 MiB (docs/io.md). romio_cb_write / romio_cb_read = enable or disable
-// force the choice.
+// too: each rank reading its own pieces (data sieving, or a read per
+// piece when they are long) was 1.0 to 3.1 times faster than two-phase
+// I/O there at every piece size measured, while a write by sieving,
+// which reads and rewrites the holes between its pieces under a lock,
+// was slower than two-phase for pieces under 1 MiB (docs/io.md).
+// romio_cb_write / romio_cb_read = enable or disable force the choice.
 
 // collective runs an access of x at stream position pos on every rank
 // of f together; local is this rank's argument error (x is nil then).
@@ -35,6 +37,22 @@ func (f *File) collective(op string, write bool, x *xfer, pos int64, local error
 	if local == nil && pos < 0 {
 		local = fileErr(f.comm, "File."+op, f.name, ErrArg, nil, "negative offset %d", pos/x.view.fesize)
 	}
+	f.mu.Lock()
+	h, atomicMode, aggrs := f.hints, f.atomic, f.aggrs
+	f.mu.Unlock()
+	if !write && (h.cbRead == "disable" || (h.cbRead == "automatic" && f.nodes == 1) || atomicMode) {
+		// A read that goes independent whatever the others' accesses
+		// are: each rank reads its own part, and one agreement at the
+		// end (instead of one at each end) says whether all succeeded.
+		if local != nil {
+			if x != nil {
+				x.finish(0)
+			}
+			return Status{}, f.agree(op, local)
+		}
+		st, err := f.independent(x, pos)
+		return st, f.agree(op, err)
+	}
 	if local == nil {
 		segs = x.view.plan.Map(pos, x.n, nil)
 	}
@@ -43,7 +61,7 @@ func (f *File) collective(op string, write bool, x *xfer, pos int64, local error
 	for _, s := range segs {
 		bytes += s.Len
 	}
-	all, err := Allgather(f.comm, [5]int64{classIndex(local), lo, hi, int64(len(segs)), bytes})
+	all, err := Allgather(f.comm, collArgs{classIndex(local), lo, hi, int64(len(segs)), bytes, h.cbBufferSize, h.stripeUnit})
 	if err != nil {
 		if x != nil {
 			x.finish(0)
@@ -62,9 +80,6 @@ func (f *File) collective(op string, write bool, x *xfer, pos int64, local error
 			return Status{}, fileErr(f.comm, "File."+op, f.name, classAt(a[0]), nil, "rank %d's arguments were refused; nothing was accessed", r)
 		}
 	}
-	f.mu.Lock()
-	h, atomicMode, aggrs := f.hints, f.atomic, f.aggrs
-	f.mu.Unlock()
 	mode := h.cbRead
 	if write {
 		mode = h.cbWrite
@@ -73,7 +88,7 @@ func (f *File) collective(op string, write bool, x *xfer, pos int64, local error
 		st, err := f.independent(x, pos)
 		return st, f.agree(op, err)
 	}
-	moved, err := f.twoPhase(write, x, segs, all, aggrs, h)
+	moved, err := f.twoPhase(write, x, segs, all, aggrs)
 	f.busyBegin()
 	ferr := x.finish(moved)
 	f.busyEnd()
@@ -87,6 +102,12 @@ func (f *File) collective(op string, write bool, x *xfer, pos int64, local error
 	return x.status(moved), f.agree(op, err)
 }
 
+// collArgs is what every rank tells the others at the start of a
+// collective access: its argument error's class index, the first byte
+// and the end of its access, its number of file ranges and of bytes,
+// and its cb_buffer_size and striping_unit hints (rank 0's are used).
+type collArgs = [7]int64
+
 // largePiece is the mean piece size from which a collective access goes
 // independent although the ranks' pieces interleave: each piece is then
 // one large write or read of its own, which aggregation can only slow
@@ -96,7 +117,7 @@ const largePiece = 1 << 20
 
 // largePieces reports whether every rank that accesses anything does so
 // in pieces of largePiece bytes or more on average.
-func largePieces(all [][5]int64) bool {
+func largePieces(all []collArgs) bool {
 	any := false
 	for _, a := range all {
 		if a[3] == 0 {
@@ -112,7 +133,7 @@ func largePieces(all [][5]int64) bool {
 
 // interleaved reports whether the ranks' accesses need collective
 // buffering: some rank's is non-contiguous, or two ranks' ranges overlap.
-func interleaved(all [][5]int64) bool {
+func interleaved(all []collArgs) bool {
 	type rng struct{ lo, hi int64 }
 	var rs []rng
 	for _, a := range all {
@@ -132,25 +153,79 @@ func interleaved(all [][5]int64) bool {
 	return false
 }
 
-// piece is a part of some rank's access in this aggregator's domain: its
-// file range and where its bytes are in the exchange buffer.
-type piece struct {
-	fileio.Seg
-	at int64
-}
-
 // twoPhaseHook, when set (by tests), is called by every rank entering
 // twoPhase.
 var twoPhaseHook func()
 
-// twoPhase does the exchange and the aggregators' I/O. It returns the
-// stream bytes this rank moved.
-func (f *File) twoPhase(write bool, x *xfer, segs []fileio.Seg, all [][5]int64, aggrs []int, h fileHints) (int64, error) {
+// Two-phase I/O's messages on a file's own communicator (tags 1 and 2
+// are the shared pointer's). Every call consumes all the messages it
+// sends, so the next call finds none of them.
+const (
+	tagTPMeta = 3 // a rank's pieces in an aggregator's domain: (offset, length) pairs
+	tagTPData = 4 // the bytes of one rank's pieces in one window
+)
+
+// maxRound caps cb_buffer_size, the file bytes of one round: a round's
+// messages count their bytes in an int.
+const maxRound = 1 << 30
+
+// tpTouches reports whether the access a (a rank's row of collective's
+// Allgather) reaches into the file range [lo, hi): the rank then sends
+// the aggregator of that domain its pieces there, none when they all
+// fall in the access's holes. Both sides decide with it alone.
+func tpTouches(a collArgs, lo, hi int64) bool {
+	return a[3] > 0 && a[1] < hi && a[2] > lo
+}
+
+// tpOut is a piece of this rank's access, bound for window w of domain d.
+type tpOut struct {
+	d, w int
+	fileio.Piece
+}
+
+// tpIn is a piece an aggregator writes or reads: in window w, of rank
+// src; at is its offset in the stream of the aggregator's own access,
+// or in the window's buffer for another rank's piece.
+type tpIn struct {
+	fileio.Seg
+	w, src int
+	at     int64
+}
+
+// tpWin is one window of an aggregator's domain: its pieces ins[lo:hi],
+// sorted by offset, and the other ranks' shares of its buffer, in rank
+// order.
+type tpWin struct {
+	lo, hi int
+	size   int64
+	srcs   []tpSrc
+}
+
+// tpSrc is rank r's n bytes at base in a window's buffer.
+type tpSrc struct {
+	r       int
+	n, base int64
+}
+
+// twoPhase does the exchange and the aggregators' I/O and returns the
+// stream bytes this rank moved. Every aggregator's domain is cut into
+// windows (rounds) of cb_buffer_size bytes of the file. Each rank sends
+// each aggregator whose domain its access touches one message of its
+// pieces there (offsets and lengths), then, for a write, one message of
+// bytes per window, straight from its stream when the pieces follow
+// each other there (they do unless the view's tiles interleave); a read
+// receives into its stream the same way. An aggregator takes its own
+// pieces from its stream, never copying them; it receives window k+1
+// while it writes window k, and writes each window's runs with one
+// pwritev each (or sieves a window whose runs are short). Nothing waits
+// for anything but the messages it needs: there is no collective step
+// between the Allgather before and the agreement after.
+func (f *File) twoPhase(write bool, x *xfer, segs []fileio.Seg, all []collArgs, aggrs []int) (int64, error) {
 	if twoPhaseHook != nil {
 		twoPhaseHook()
 	}
 	c := f.comm
-	P := c.Size()
+	me := c.Rank()
 	gl, gh := int64(-1), int64(0)
 	for _, a := range all {
 		if a[3] == 0 {
@@ -164,88 +239,117 @@ func (f *File) twoPhase(write bool, x *xfer, segs []fileio.Seg, all [][5]int64, 
 	if gl < 0 {
 		return 0, nil
 	}
-	align := h.stripeUnit
+	// Every rank cuts with rank 0's hints, so that all agree.
+	cb, align := min(max(all[0][5], 1), maxRound), all[0][6]
 	if align <= 0 {
 		align = 4096
 	}
 	bounds := fileio.Domains(gl, gh, len(aggrs), align)
 
-	// Phase 1: what goes to which aggregator.
-	metaN := make([]int64, P) // int64s of (offset, length) pairs
-	dataN := make([]int64, P) // bytes of data
-	fileio.Split(segs, bounds, func(d int, p fileio.Piece) {
-		r := aggrs[d]
-		metaN[r] += 2
-		dataN[r] += p.Len
+	// This rank's pieces, by domain and window.
+	outs := make([]tpOut, 0, len(segs)+2*len(aggrs))
+	ordered := true
+	fileio.SplitRounds(segs, bounds, cb, func(d, w int, p fileio.Piece) {
+		if n := len(outs); n > 0 && (d < outs[n-1].d || d == outs[n-1].d && w < outs[n-1].w) {
+			ordered = false
+		}
+		outs = append(outs, tpOut{d, w, p})
 	})
-	metaD, metaTot := displs(metaN)
-	dataD, dataTot := displs(dataN)
-	meta := make([]int64, metaTot)
-	var data []byte
-	if write {
-		data = f.tpBuf(0, dataTot)
-	}
-	{
-		mc := append([]int64(nil), metaD...)
-		dc := append([]int64(nil), dataD...)
-		fileio.Split(segs, bounds, func(d int, p fileio.Piece) {
-			r := aggrs[d]
-			meta[mc[r]], meta[mc[r]+1] = p.Off, p.Len
-			mc[r] += 2
-			if write {
-				copy(data[dc[r]:dc[r]+p.Len], x.stream[p.Stream:p.Stream+p.Len])
-			}
-			dc[r] += p.Len
+	if !ordered { // the view's tiles interleave: its stream is not in file order
+		sort.SliceStable(outs, func(i, j int) bool {
+			return outs[i].d < outs[j].d || outs[i].d == outs[j].d && outs[i].w < outs[j].w
 		})
 	}
-	rmetaN := make([]int64, P)
-	if err := AlltoallInto(c, metaN, rmetaN); err != nil {
-		return 0, err
-	}
-	rmetaD, rmetaTot := displs(rmetaN)
-	rmeta := make([]int64, rmetaTot)
-	if err := c.Alltoallv(datatype.SliceBytes(meta), ints(metaN, 8), ints(metaD, 8), Byte,
-		datatype.SliceBytes(rmeta), ints(rmetaN, 8), ints(rmetaD, 8), Byte); err != nil {
-		return 0, err
-	}
-	// What this aggregator holds: pieces and where their bytes are.
-	rdataN := make([]int64, P)
-	var ps []piece
-	var at int64
-	for r := 0; r < P; r++ {
-		start := at
-		for i := rmetaD[r]; i < rmetaD[r]+rmetaN[r]; i += 2 {
-			ps = append(ps, piece{fileio.Seg{Off: rmeta[i], Len: rmeta[i+1]}, at})
-			at += rmeta[i+1]
-		}
-		rdataN[r] = at - start
-	}
-	rdataD, rdataTot := displs(rdataN)
-	rdata := f.tpBuf(1, rdataTot)
 
-	if write {
-		if err := c.Alltoallv(data, ints(dataN, 1), ints(dataD, 1), Byte, rdata, ints(rdataN, 1), ints(rdataD, 1), Byte); err != nil {
+	// Phase 1, this rank's side: offsets and lengths to every other
+	// aggregator its access touches, then the bytes of each window
+	// (write) or a receive for them (read).
+	var reqs []*Request
+	type scatter struct {
+		buf  []byte
+		outs []tpOut
+	}
+	var scatters []scatter // a read's windows whose pieces do not follow each other in the stream
+	meta := make([]int64, 0, 2*len(outs))
+	mine := make([][2]int, len(aggrs)) // outs[mine[d][0]:mine[d][1]] are the pieces of domain d
+	for i, d := 0, 0; d < len(aggrs); d++ {
+		j := i
+		for j < len(outs) && outs[j].d == d {
+			j++
+		}
+		mine[d] = [2]int{i, j}
+		group := outs[i:j]
+		i = j
+		if aggrs[d] == me || !tpTouches(all[me], bounds[d], bounds[d+1]) {
+			continue
+		}
+		m0 := len(meta)
+		for _, o := range group {
+			meta = append(meta, o.Off, o.Len)
+		}
+		r, err := c.Isend(datatype.SliceBytes(meta[m0:]), 8*(len(meta)-m0), Byte, aggrs[d], tagTPMeta)
+		if err != nil {
 			return 0, err
 		}
-		f.busyBegin()
-		ioErr := f.aggregate(true, ps, rdata, h)
-		f.busyEnd()
+		reqs = append(reqs, r)
+		for k := 0; k < len(group); {
+			l, n, follows := k+1, group[k].Len, true
+			for ; l < len(group) && group[l].w == group[k].w; l++ {
+				follows = follows && group[l].Stream == group[l-1].Stream+group[l-1].Len
+				n += group[l].Len
+			}
+			win := group[k:l]
+			k = l
+			var buf []byte
+			if follows {
+				buf = x.stream[win[0].Stream : win[0].Stream+n]
+			} else {
+				buf = make([]byte, n)
+				if write {
+					at := int64(0)
+					for _, o := range win {
+						at += int64(copy(buf[at:], x.stream[o.Stream:o.Stream+o.Len]))
+					}
+				} else {
+					scatters = append(scatters, scatter{buf, win})
+				}
+			}
+			if write {
+				r, err = c.Isend(buf, int(n), Byte, aggrs[d], tagTPData)
+			} else {
+				r, err = c.Irecv(buf, int(n), Byte, aggrs[d], tagTPData)
+			}
+			if err != nil {
+				return 0, err
+			}
+			reqs = append(reqs, r)
+		}
+	}
+
+	// Phase 2, the aggregator's side, for its domain.
+	var ioErr error
+	for d := range aggrs {
+		if aggrs[d] != me {
+			continue
+		}
+		if err := f.aggregate(write, x.stream, outs[mine[d][0]:mine[d][1]], all, bounds[d], bounds[d+1], cb, &ioErr); err != nil {
+			return 0, err
+		}
+	}
+	for _, r := range reqs {
+		if _, err := r.Wait(); err != nil {
+			return 0, err
+		}
+	}
+	if write {
 		return x.n, ioErr
 	}
-	f.busyBegin()
-	ioErr := f.aggregate(false, ps, rdata, h)
-	f.busyEnd()
-	// Send the data back: to rank r the bytes of its pieces, in its order.
-	back := f.tpBuf(0, dataTot)
-	if err := c.Alltoallv(rdata, ints(rdataN, 1), ints(rdataD, 1), Byte, back, ints(dataN, 1), ints(dataD, 1), Byte); err != nil {
-		return 0, err
+	for _, s := range scatters {
+		at := int64(0)
+		for _, o := range s.outs {
+			at += int64(copy(x.stream[o.Stream:o.Stream+o.Len], s.buf[at:]))
+		}
 	}
-	dc := append([]int64(nil), dataD...)
-	fileio.Split(segs, bounds, func(d int, p fileio.Piece) {
-		r := aggrs[d]
-		copy(x.stream[p.Stream:p.Stream+p.Len], back[dc[r]:dc[r]+p.Len])
-		dc[r] += p.Len
-	})
 	if ioErr != nil {
 		return 0, ioErr
 	}
@@ -266,85 +370,284 @@ func (f *File) twoPhase(write bool, x *xfer, segs []fileio.Seg, all [][5]int64, 
 	return moved, nil
 }
 
-// aggregate writes (or reads) the pieces of this aggregator's domain,
-// whose bytes are in buf, in runs of at most cb_buffer_size bytes: one
-// pwrite per run, after one pread where the pieces leave holes.
-func (f *File) aggregate(write bool, ps []piece, buf []byte, h fileHints) error {
-	if len(ps) == 0 {
+// aggregate is an aggregator's part of two-phase I/O for its domain [lo,
+// hi): it receives every other rank's pieces there (offsets and lengths)
+// and, window by window, their bytes, which it writes with its own
+// pieces (own, from its stream); or it reads each window and sends each
+// rank its bytes. The first I/O error is kept in *ioErr and ends the
+// I/O but not the exchange, so that no rank waits for a message that
+// never comes; a failed exchange is returned.
+func (f *File) aggregate(write bool, stream []byte, own []tpOut, all []collArgs, lo, hi, cb int64, ioErr *error) error {
+	c := f.comm
+	me := c.Rank()
+	ins := make([]tpIn, 0, len(own))
+	var m []int64
+	for r := range all {
+		if r == me {
+			for _, o := range own {
+				ins = append(ins, tpIn{o.Seg, o.w, me, o.Stream})
+			}
+			continue
+		}
+		if !tpTouches(all[r], lo, hi) {
+			continue
+		}
+		st, err := c.Probe(r, tagTPMeta)
+		if err != nil {
+			return err
+		}
+		n := st.Bytes() / 8
+		if cap(m) < n {
+			m = make([]int64, n)
+		}
+		m = m[:n]
+		if _, err := c.Recv(datatype.SliceBytes(m), 8*n, Byte, r, tagTPMeta); err != nil {
+			return err
+		}
+		w, at := -1, int64(0)
+		for k := 0; k+1 < n; k += 2 {
+			s := fileio.Seg{Off: m[k], Len: m[k+1]}
+			if s.Len <= 0 || s.Off < lo || s.End() > hi {
+				return fileErr(c, "two-phase I/O", f.name, ErrIntern, nil, "rank %d sent a piece of %d bytes at %d for the domain [%d, %d)", r, s.Len, s.Off, lo, hi)
+			}
+			if sw := fileio.Window(s.Off, lo, cb); sw != w {
+				w, at = sw, 0
+			}
+			ins = append(ins, tpIn{s, w, r, at})
+			at += s.Len
+		}
+	}
+	if len(ins) == 0 {
 		return nil
 	}
-	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Off < ps[j].Off })
+	// Windows in file order, each window's pieces by offset; pieces at
+	// the same offset (ranks writing the same bytes) stay in rank order.
+	sort.SliceStable(ins, func(i, j int) bool {
+		return ins[i].w < ins[j].w || ins[i].w == ins[j].w && ins[i].Off < ins[j].Off
+	})
+	// Each window's buffer: the other ranks' bytes, in rank order.
+	var wins []tpWin
+	tot := make(map[int]int64)
+	for i := 0; i < len(ins); {
+		j := i + 1
+		for j < len(ins) && ins[j].w == ins[i].w {
+			j++
+		}
+		clear(tot)
+		for _, p := range ins[i:j] {
+			if p.src != me {
+				tot[p.src] = max(tot[p.src], p.at+p.Len)
+			}
+		}
+		w := tpWin{lo: i, hi: j, srcs: make([]tpSrc, 0, len(tot))}
+		for r, n := range tot {
+			w.srcs = append(w.srcs, tpSrc{r: r, n: n})
+		}
+		sort.Slice(w.srcs, func(a, b int) bool { return w.srcs[a].r < w.srcs[b].r })
+		base := make(map[int]int64, len(w.srcs))
+		for k := range w.srcs {
+			w.srcs[k].base = w.size
+			base[w.srcs[k].r] = w.size
+			w.size += w.srcs[k].n
+		}
+		for k := i; k < j; k++ {
+			if ins[k].src != me {
+				ins[k].at += base[ins[k].src]
+			}
+		}
+		wins = append(wins, w)
+		i = j
+	}
+	if write {
+		post := func(k int) ([]*Request, []byte, error) {
+			w := wins[k]
+			buf := f.tpBuf(1+k%2, w.size)
+			reqs := make([]*Request, 0, len(w.srcs))
+			for _, s := range w.srcs {
+				r, err := c.Irecv(buf[s.base:s.base+s.n], int(s.n), Byte, s.r, tagTPData)
+				if err != nil {
+					return nil, nil, err
+				}
+				reqs = append(reqs, r)
+			}
+			return reqs, buf, nil
+		}
+		reqs, buf, err := post(0)
+		if err != nil {
+			return err
+		}
+		for k, w := range wins {
+			for _, r := range reqs {
+				if _, err := r.Wait(); err != nil {
+					return err
+				}
+			}
+			cur := buf
+			if k+1 < len(wins) {
+				// Window k+1 arrives while window k is written.
+				if reqs, buf, err = post(k + 1); err != nil {
+					return err
+				}
+			}
+			if *ioErr == nil {
+				f.busyBegin()
+				*ioErr = f.ioWindow(true, ins[w.lo:w.hi], cur, stream)
+				f.busyEnd()
+			}
+		}
+		return nil
+	}
+	var sent [2][]*Request // each window buffer's sends, waited for before it is reused
+	for k, w := range wins {
+		for _, r := range sent[k%2] {
+			if _, err := r.Wait(); err != nil {
+				return err
+			}
+		}
+		sent[k%2] = sent[k%2][:0]
+		buf := f.tpBuf(1+k%2, w.size)
+		if *ioErr == nil {
+			f.busyBegin()
+			*ioErr = f.ioWindow(false, ins[w.lo:w.hi], buf, stream)
+			f.busyEnd()
+		}
+		if *ioErr != nil {
+			clear(buf) // no stale bytes: the call fails on every rank anyway
+		}
+		for _, s := range w.srcs {
+			r, err := c.Isend(buf[s.base:s.base+s.n], int(s.n), Byte, s.r, tagTPData)
+			if err != nil {
+				return err
+			}
+			sent[k%2] = append(sent[k%2], r)
+		}
+	}
+	for _, reqs := range sent {
+		for _, r := range reqs {
+			if _, err := r.Wait(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ioWindow writes (or reads) the pieces of one window, sorted by offset:
+// the aggregator's own in stream, the others' in buf. Runs of pieces
+// that follow each other in the file take one pwritev (preadv) each;
+// a window of runs shorter than sieveSpan on average (with their holes)
+// is sieved instead: one read of its span, the pieces copied in (out),
+// and for a write one write back. A read
+// past the end of the file gives zeros.
+func (f *File) ioWindow(write bool, ps []tpIn, buf, stream []byte) error {
+	me := f.comm.Rank()
+	bytesOf := func(p tpIn) []byte {
+		if p.src == me {
+			return stream[p.at : p.at+p.Len]
+		}
+		return buf[p.at : p.at+p.Len]
+	}
 	segs := make([]fileio.Seg, len(ps))
+	lo, hi := ps[0].Off, ps[0].End()
 	for i, p := range ps {
 		segs[i] = p.Seg
+		hi = max(hi, p.End())
 	}
-	first := 0
-	for _, end := range fileio.Groups(segs, h.cbBufferSize, h.cbBufferSize) {
-		g := ps[first:end]
-		first = end
-		if len(g) == 1 {
-			p := g[0]
+	runs := fileio.Runs(segs)
+	if len(runs) == 1 || (write && !f.canRead) || hi-lo >= int64(len(runs))*sieveSpan {
+		bufs := make([][]byte, 0, len(ps))
+		first := 0
+		for _, end := range runs {
+			bufs = bufs[:0]
+			for _, p := range ps[first:end] {
+				bufs = append(bufs, bytesOf(p))
+			}
+			var err error
 			if write {
-				if _, err := f.fd.WriteAt(buf[p.at:p.at+p.Len], p.Off); err != nil {
-					return err
-				}
-			} else if _, err := f.fd.ReadAt(buf[p.at:p.at+p.Len], p.Off); err != nil && err != io.EOF {
-				return err
-			}
-			continue
-		}
-		lo, hi := g[0].Off, g[0].End()
-		covered, reach := int64(0), lo
-		tiles := true // the pieces follow each other without holes or overlaps
-		for _, p := range g {
-			hi = max(hi, p.End())
-			tiles = tiles && p.Off == reach
-			if p.End() > reach {
-				covered += p.End() - max(p.Off, reach)
-				reach = p.End()
-			}
-		}
-		if write && tiles {
-			bufs := make([][]byte, len(g))
-			for i, p := range g {
-				bufs[i] = buf[p.at : p.at+p.Len]
-			}
-			if done, err := writeVec(f.fd, bufs, lo); done {
-				if err != nil {
-					return err
-				}
-				continue
-			}
-		}
-		if write && covered < hi-lo && !f.canRead {
-			// No read-modify-write without read access: piece by piece.
-			for _, p := range g {
-				if _, err := f.fd.WriteAt(buf[p.at:p.at+p.Len], p.Off); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		cover := f.tpBuf(2, hi-lo)
-		if !write || covered < hi-lo {
-			k, err := f.fd.ReadAt(cover, lo)
-			if err != nil && err != io.EOF {
-				return err
-			}
-			clear(cover[k:])
-		}
-		for _, p := range g {
-			if write {
-				copy(cover[p.Off-lo:p.End()-lo], buf[p.at:p.at+p.Len])
+				err = f.writeRun(bufs, ps[first].Off)
 			} else {
-				copy(buf[p.at:p.at+p.Len], cover[p.Off-lo:p.End()-lo])
+				err = f.readRun(bufs, ps[first].Off)
 			}
+			if err != nil {
+				return err
+			}
+			first = end
 		}
+		return nil
+	}
+	cover := f.tpBuf(0, hi-lo)
+	k, err := f.fd.ReadAt(cover, lo)
+	if err != nil && err != io.EOF {
+		return err
+	}
+	clear(cover[k:])
+	for _, p := range ps {
 		if write {
-			if _, err := f.fd.WriteAt(cover, lo); err != nil {
+			copy(cover[p.Off-lo:p.End()-lo], bytesOf(p))
+		} else {
+			copy(bytesOf(p), cover[p.Off-lo:p.End()-lo])
+		}
+	}
+	if write {
+		_, err = f.fd.WriteAt(cover, lo)
+	}
+	return err
+}
+
+// writeRun writes bufs one after the other from file offset off: one
+// pwritev where the platform has it.
+func (f *File) writeRun(bufs [][]byte, off int64) error {
+	if len(bufs) > 1 {
+		if done, err := writeVec(f.fd, bufs, off); done {
+			return err
+		}
+	}
+	for _, b := range bufs {
+		if _, err := f.fd.WriteAt(b, off); err != nil {
+			return err
+		}
+		off += int64(len(b))
+	}
+	return nil
+}
+
+// readRun reads bufs one after the other from file offset off (one
+// preadv where the platform has it); past the end of the file they get
+// zeros.
+func (f *File) readRun(bufs [][]byte, off int64) error {
+	want := int64(0)
+	for _, b := range bufs {
+		want += int64(len(b))
+	}
+	got := int64(0)
+	done := false
+	if len(bufs) > 1 {
+		var err error
+		if done, got, err = readVec(f.fd, bufs, off); err != nil {
+			return err
+		}
+	}
+	if !done {
+		for _, b := range bufs {
+			k, err := f.fd.ReadAt(b, off+got)
+			got += int64(k)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
 				return err
 			}
 		}
+	}
+	// Zeros past the end of the file.
+	for _, b := range bufs {
+		n := int64(len(b))
+		if got >= n {
+			got -= n
+			continue
+		}
+		clear(b[got:])
+		got = 0
 	}
 	return nil
 }
@@ -354,9 +657,9 @@ func (f *File) aggregate(write bool, ps []piece, buf []byte, h fileHints) error 
 // as soon as the call ends.
 const tpKeep = 64 << 20
 
-// tpBuf returns n bytes of f's two-phase buffer i (0: what this rank
-// sends or gets back, 1: what an aggregator holds, 2: an aggregator's
-// run of the file). Reusing them matters: a fresh buffer of some
+// tpBuf returns n bytes of f's two-phase buffer i (0: the span of a
+// window an aggregator sieves, 1 and 2: the other ranks' bytes of an
+// aggregator's even and odd windows). Reusing them matters: a fresh buffer of some
 // megabytes costs a page fault per 4 KiB page at its first write, which
 // made two-phase I/O slower than its own copies. Only on f's queue.
 func (f *File) tpBuf(i int, n int64) []byte {
@@ -367,26 +670,6 @@ func (f *File) tpBuf(i int, n int64) []byte {
 		f.tp[i] = make([]byte, n)
 	}
 	return f.tp[i][:n]
-}
-
-// displs returns the running sums of n and their total.
-func displs(n []int64) ([]int64, int64) {
-	d := make([]int64, len(n))
-	var t int64
-	for i, x := range n {
-		d[i] = t
-		t += x
-	}
-	return d, t
-}
-
-// ints scales int64 counts to int counts of unit bytes.
-func ints(n []int64, unit int64) []int {
-	out := make([]int, len(n))
-	for i, x := range n {
-		out[i] = int(x * unit)
-	}
-	return out
 }
 
 // collAccess is the body of every blocking collective access: kind says

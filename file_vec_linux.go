@@ -6,6 +6,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// iovMax is the most buffers one pwritev or preadv takes (IOV_MAX).
+const iovMax = 1024
+
 // writeVec writes bufs one after the other at offset off of fd with as
 // few system calls as it can (pwritev), and reports whether it could: an
 // aggregator whose pieces tile a run of the file writes them this way,
@@ -15,11 +18,11 @@ func writeVec(fd *os.File, bufs [][]byte, off int64) (bool, error) {
 	if err != nil {
 		return false, nil
 	}
+	bufs = append([][]byte(nil), bufs...) // dropBytes shortens them
 	var werr error
 	cerr := rc.Control(func(d uintptr) {
 		for len(bufs) > 0 {
-			batch := bufs[:min(len(bufs), 1024)] // IOV_MAX
-			n, err := unix.Pwritev(int(d), batch, off)
+			n, err := unix.Pwritev(int(d), bufs[:min(len(bufs), iovMax)], off)
 			if err == unix.EINTR {
 				continue
 			}
@@ -28,19 +31,7 @@ func writeVec(fd *os.File, bufs [][]byte, off int64) (bool, error) {
 				return
 			}
 			off += int64(n)
-			// Drop what was written, partly written buffers included.
-			for n > 0 && len(bufs) > 0 {
-				if n >= len(bufs[0]) {
-					n -= len(bufs[0])
-					bufs = bufs[1:]
-				} else {
-					bufs[0] = bufs[0][n:]
-					n = 0
-				}
-			}
-			for len(bufs) > 0 && len(bufs[0]) == 0 {
-				bufs = bufs[1:]
-			}
+			bufs = dropBytes(bufs, n)
 		}
 	})
 	if cerr != nil {
@@ -50,4 +41,61 @@ func writeVec(fd *os.File, bufs [][]byte, off int64) (bool, error) {
 		return true, &os.PathError{Op: "pwritev", Path: fd.Name(), Err: werr}
 	}
 	return true, nil
+}
+
+// readVec reads into bufs, one after the other, from offset off of fd
+// with as few system calls as it can (preadv), and reports whether it
+// could and how many bytes it read: fewer than bufs hold only at the end
+// of the file.
+func readVec(fd *os.File, bufs [][]byte, off int64) (bool, int64, error) {
+	rc, err := fd.SyscallConn()
+	if err != nil {
+		return false, 0, nil
+	}
+	bufs = append([][]byte(nil), bufs...) // dropBytes shortens them
+	var got int64
+	var rerr error
+	cerr := rc.Control(func(d uintptr) {
+		for len(bufs) > 0 {
+			n, err := unix.Preadv(int(d), bufs[:min(len(bufs), iovMax)], off)
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				rerr = err
+				return
+			}
+			if n == 0 {
+				return // the end of the file
+			}
+			off += int64(n)
+			got += int64(n)
+			bufs = dropBytes(bufs, n)
+		}
+	})
+	if cerr != nil {
+		return false, 0, nil
+	}
+	if rerr != nil {
+		return true, got, &os.PathError{Op: "preadv", Path: fd.Name(), Err: rerr}
+	}
+	return true, got, nil
+}
+
+// dropBytes drops the first n bytes of bufs, partly done buffers
+// included, and the empty buffers that follow.
+func dropBytes(bufs [][]byte, n int) [][]byte {
+	for n > 0 && len(bufs) > 0 {
+		if n >= len(bufs[0]) {
+			n -= len(bufs[0])
+			bufs = bufs[1:]
+		} else {
+			bufs[0] = bufs[0][n:]
+			n = 0
+		}
+	}
+	for len(bufs) > 0 && len(bufs[0]) == 0 {
+		bufs = bufs[1:]
+	}
+	return bufs
 }

@@ -260,6 +260,56 @@ func Split(segs []Seg, bounds []int64, fn func(domain int, p Piece)) {
 	}
 }
 
+// SplitRounds is Split with every domain also cut into windows of at
+// most size bytes from its start, the rounds of two-phase I/O: window w
+// of domain d is [bounds[d]+w*size, min(bounds[d]+(w+1)*size,
+// bounds[d+1])). It calls fn with the domain and window of every piece,
+// in stream order; a piece never crosses a window's boundary.
+func SplitRounds(segs []Seg, bounds []int64, size int64, fn func(domain, window int, p Piece)) {
+	if size <= 0 || size > 1<<40 {
+		size = 1 << 40
+	}
+	Split(segs, bounds, func(d int, p Piece) {
+		base := bounds[d]
+		for p.Len > 0 {
+			w := (p.Off - base) / size
+			if p.Off < base {
+				w = 0 // only past the last boundary, which Split cannot give
+			}
+			take := min(p.Len, base+(w+1)*size-p.Off)
+			fn(d, int(w), Piece{Seg{p.Off, take}, p.Stream})
+			p.Off += take
+			p.Stream += take
+			p.Len -= take
+		}
+	})
+}
+
+// Window returns the window of offset off in the domain starting at
+// base, for windows of size bytes (SplitRounds).
+func Window(off, base, size int64) int {
+	if size <= 0 || size > 1<<40 {
+		size = 1 << 40
+	}
+	if off < base {
+		return 0
+	}
+	return int((off - base) / size)
+}
+
+// Runs partitions segs (sorted by offset) into runs that tile the file:
+// each segment of a run starts where the previous one ends. It returns
+// the index just past each run; a run is one vectored read or write.
+func Runs(segs []Seg) []int {
+	var ends []int
+	for i := 1; i <= len(segs); i++ {
+		if i == len(segs) || segs[i].Off != segs[i-1].End() {
+			ends = append(ends, i)
+		}
+	}
+	return ends
+}
+
 // Groups partitions segs (sorted by offset, not overlapping) into runs
 // that one data-sieving buffer covers: a run spans at most max bytes
 // (or is a single segment larger than that), and its holes are at most

@@ -253,3 +253,55 @@ func FuzzTiles(f *testing.F) {
 		}
 	})
 }
+
+func TestSplitRounds(t *testing.T) {
+	type cut struct {
+		d, w int
+		p    Piece
+	}
+	cases := []struct {
+		name   string
+		segs   []Seg
+		bounds []int64
+		size   int64
+		want   []cut
+	}{
+		{"one window per domain", []Seg{{0, 10}}, []int64{0, 5, 10}, 100,
+			[]cut{{0, 0, Piece{Seg{0, 5}, 0}}, {1, 0, Piece{Seg{5, 5}, 5}}}},
+		{"a piece across windows", []Seg{{2, 9}}, []int64{0, 12}, 4,
+			[]cut{{0, 0, Piece{Seg{2, 2}, 0}}, {0, 1, Piece{Seg{4, 4}, 2}}, {0, 2, Piece{Seg{8, 3}, 6}}}},
+		{"windows from each domain's start", []Seg{{3, 4}, {9, 3}}, []int64{0, 5, 12}, 4,
+			[]cut{{0, 0, Piece{Seg{3, 1}, 0}}, {0, 1, Piece{Seg{4, 1}, 1}}, {1, 0, Piece{Seg{5, 2}, 2}}, {1, 1, Piece{Seg{9, 3}, 4}}}},
+		{"no size", []Seg{{3, 4}}, []int64{0, 12}, 0, []cut{{0, 0, Piece{Seg{3, 4}, 0}}}},
+	}
+	for _, c := range cases {
+		var got []cut
+		SplitRounds(c.segs, c.bounds, c.size, func(d, w int, p Piece) {
+			got = append(got, cut{d, w, p})
+			if ww := Window(p.Off, c.bounds[d], c.size); ww != w {
+				t.Errorf("%s: Window(%d) = %d, SplitRounds said %d", c.name, p.Off, ww, w)
+			}
+		})
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: SplitRounds = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestRuns(t *testing.T) {
+	cases := []struct {
+		segs []Seg
+		want []int
+	}{
+		{nil, nil},
+		{[]Seg{{0, 4}}, []int{1}},
+		{[]Seg{{0, 4}, {4, 4}, {8, 1}}, []int{3}},
+		{[]Seg{{0, 4}, {5, 4}, {9, 1}, {20, 1}}, []int{1, 3, 4}},
+		{[]Seg{{0, 4}, {2, 4}}, []int{1, 2}}, // overlapping: a new run
+	}
+	for _, c := range cases {
+		if got := Runs(c.segs); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Runs(%v) = %v, want %v", c.segs, got, c.want)
+		}
+	}
+}
