@@ -165,6 +165,14 @@ func persistAgree(acc, in []byte, _ bool) ([]byte, error) {
 // (persistDesc), units the neighbourhood tag units (0: not a neighbourhood
 // collective), and body the blocking collective on the pinned view.
 func (c *Comm) collInit(op string, check func() error, desc func() uint64, units int, body func(v *Comm) error) (*Request, error) {
+	return c.collInitPub(op, check, desc, units, nil, body)
+}
+
+// collInitPub is collInit for a collective that may go by publications
+// between goroutine ranks (coll_persist_pub.go): pub, called once the
+// local checks passed, returns what this rank publishes and gets, or nil
+// if its arguments do not allow it.
+func (c *Comm) collInitPub(op string, check func() error, desc func() uint64, units int, pub func() *pubSpec, body func(v *Comm) error) (*Request, error) {
 	if err := c.intraOnly(op); err != nil {
 		return nil, err
 	}
@@ -179,6 +187,12 @@ func (c *Comm) collInit(op string, check func() error, desc func() uint64, units
 	var d uint64
 	if local == nil && desc != nil {
 		d = desc()
+	}
+	var spec *pubSpec
+	if local == nil && pub != nil {
+		if spec = pub(); spec != nil {
+			d ^= pubRoad
+		}
 	}
 	agreeTag := c.collTag()
 	tag := 0
@@ -205,6 +219,9 @@ func (c *Comm) collInit(op string, check func() error, desc func() uint64, units
 	}
 	if binary.LittleEndian.Uint64(res[0:]) != d || binary.LittleEndian.Uint64(res[8:]) != ^d {
 		return nil, c.fail(op, ErrOther, loc{}, "the ranks of %s made different persistent collectives here, or gave different roots or type signatures: the Init calls must be made in the same order, with matching arguments, on every rank", c.Name())
+	}
+	if spec != nil {
+		return c.pubRequest(op, tag, spec), nil
 	}
 	pl := &collPlan{v: c.pinnedView(tag), body: body, op: op}
 	pl.run = pl.claim
@@ -249,7 +266,7 @@ func (c *Comm) BarrierInit(info *Info) (_ *Request, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.BarrierInit", c, Undefined, Undefined), &err)
 	}
-	return c.collInit("BarrierInit", nil, nameDesc("BarrierInit", -1), 0, barrierOf)
+	return c.collInitPub("BarrierInit", nil, nameDesc("BarrierInit", -1), 0, c.barrierPub, barrierOf)
 }
 
 // BcastInit makes a persistent Bcast (MPI_Bcast_init).
@@ -258,7 +275,20 @@ func (c *Comm) BcastInit(buf []byte, count int, dt *Datatype, root int, info *In
 		defer h.exit(h.enter("Comm.BcastInit", c, root, Undefined), &err)
 	}
 	const op = "BcastInit"
-	return c.collInit(op, func() error { return c.lowArgs(op, true, root, count, dt, nil) }, lowDesc(op, root, count, dt), 0,
+	check := func() error {
+		if err := c.lowArgs(op, true, root, count, dt, nil); err != nil {
+			return err
+		}
+		_, err := c.lowBufs(op, true, root, nil, buf, count, dt)
+		return err
+	}
+	pub := func() *pubSpec {
+		if n, err := c.lowBufs(op, true, root, nil, buf, count, dt); err == nil && n >= 0 && !c.mixed() {
+			return c.bcastPub(buf[:n], root)
+		}
+		return nil
+	}
+	return c.collInitPub(op, check, lowDesc(op, root, count, dt), 0, pub,
 		func(v *Comm) error { return v.bcastBuf("Bcast", buf, count, dt, root) })
 }
 
@@ -397,7 +427,14 @@ func (c *Comm) ReduceInit(sendbuf, recvbuf []byte, count int, dt *Datatype, op *
 		defer h.exit(h.enter("Comm.ReduceInit", c, root, Undefined), &err)
 	}
 	const name = "ReduceInit"
-	return c.collInit(name, func() error { return c.lowArgs(name, true, root, count, dt, op) }, lowDesc(name, root, count, dt), 0, func(v *Comm) error {
+	check := func() error {
+		if err := c.lowArgs(name, true, root, count, dt, op); err != nil {
+			return err
+		}
+		_, err := c.lowBufs(name, false, root, sendbuf, recvbuf, count, dt)
+		return err
+	}
+	return c.collInitPub(name, check, lowDesc(name, root, count, dt), 0, c.lowReducePub(name, sendbuf, recvbuf, count, dt, op, root), func(v *Comm) error {
 		return v.Reduce(sendbuf, recvbuf, count, dt, op, root)
 	})
 }
@@ -410,7 +447,14 @@ func (c *Comm) AllreduceInit(sendbuf, recvbuf []byte, count int, dt *Datatype, o
 		defer h.exit(h.enter("Comm.AllreduceInit", c, Undefined, Undefined), &err)
 	}
 	const name = "AllreduceInit"
-	return c.collInit(name, func() error { return c.lowArgs(name, false, -1, count, dt, op) }, lowDesc(name, -1, count, dt), 0, func(v *Comm) error {
+	check := func() error {
+		if err := c.lowArgs(name, false, -1, count, dt, op); err != nil {
+			return err
+		}
+		_, err := c.lowBufs(name, false, -1, sendbuf, recvbuf, count, dt)
+		return err
+	}
+	return c.collInitPub(name, check, lowDesc(name, -1, count, dt), 0, c.lowReducePub(name, sendbuf, recvbuf, count, dt, op, -1), func(v *Comm) error {
 		return v.Allreduce(sendbuf, recvbuf, count, dt, op)
 	})
 }
@@ -540,7 +584,7 @@ func BarrierInit(c *Comm) (_ *Request, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("BarrierInit", c, Undefined, Undefined), &err)
 	}
-	return c.collInit("BarrierInit", nil, nameDesc("BarrierInit", -1), 0, barrierOf)
+	return c.collInitPub("BarrierInit", nil, nameDesc("BarrierInit", -1), 0, c.barrierPub, barrierOf)
 }
 
 // BcastInit makes a persistent BcastInto: each Start copies root's buf
@@ -550,7 +594,13 @@ func BcastInit[E any](c *Comm, buf []E, root int) (_ *Request, err error) {
 		defer h.exit(h.enter("BcastInit", c, root, Undefined), &err)
 	}
 	const op = "BcastInit"
-	return c.collInit(op, c.rootArg(op, root), typedDesc[E](op, root, len(buf)), 0, func(v *Comm) error { return BcastInto(v, buf, root) })
+	pub := func() *pubSpec {
+		if t := typeOf[E](); t.shape == shapePlain && !c.mixed() {
+			return c.bcastPub(unsafeBytes(buf, t.size), root)
+		}
+		return nil
+	}
+	return c.collInitPub(op, c.rootArg(op, root), typedDesc[E](op, root, len(buf)), 0, pub, func(v *Comm) error { return BcastInto(v, buf, root) })
 }
 
 // AllreduceInit makes a persistent AllreduceSliceInto: each Start combines
@@ -561,8 +611,8 @@ func AllreduceInit[E any](c *Comm, v, out []E, op Op[E]) (_ *Request, err error)
 		defer h.exit(h.enter("AllreduceInit", c, Undefined, Undefined), &err)
 	}
 	const name = "AllreduceInit"
-	return c.collInit(name, func() error { return checkSliceOp(c, name, v, out, op) }, typedDesc[E](name, -1, len(v)), 0,
-		func(vc *Comm) error { return AllreduceSliceInto(vc, v, out, op) })
+	return c.collInitPub(name, func() error { return checkSliceOp(c, name, v, out, op) }, typedDesc[E](name, -1, len(v)), 0,
+		typedReducePub(c, v, out, op, -1), func(vc *Comm) error { return AllreduceSliceInto(vc, v, out, op) })
 }
 
 // checkSliceOp checks a typed reduction's Init: a valid op and an out as
@@ -584,7 +634,7 @@ func ReduceInit[E any](c *Comm, v, out []E, op Op[E], root int) (_ *Request, err
 		defer h.exit(h.enter("ReduceInit", c, root, Undefined), &err)
 	}
 	const name = "ReduceInit"
-	return c.collInit(name, func() error {
+	return c.collInitPub(name, func() error {
 		if err := checkReduce(c, name, op, root); err != nil {
 			return err
 		}
@@ -592,7 +642,7 @@ func ReduceInit[E any](c *Comm, v, out []E, op Op[E], root int) (_ *Request, err
 			return c.fail(name, ErrCount, loc{}, "out has %d elements, v has %d", len(out), len(v))
 		}
 		return nil
-	}, typedDesc[E](name, root, len(v)), 0, func(vc *Comm) error { return ReduceSliceInto(vc, v, out, op, root) })
+	}, typedDesc[E](name, root, len(v)), 0, typedReducePub(c, v, out, op, root), func(vc *Comm) error { return ReduceSliceInto(vc, v, out, op, root) })
 }
 
 // AllgatherInit makes a persistent AllgatherInto (MPI_Allgather_init).
