@@ -88,7 +88,7 @@ type pubColl struct {
 	op   coll.VecOp
 	acc  []byte
 	from int
-	k    uint64             // the number of the Start in flight
+	k    uint64            // the number of the Start in flight
 	ers  [2]engine.Request // the requests of the Starts, by parity
 }
 

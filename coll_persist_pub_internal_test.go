@@ -28,7 +28,9 @@ func newPubReqs(c *Comm) (*pubReqs, error) {
 		func() (*Request, error) { return ReduceInit(c, q.max, q.maxTo, Max[float64](), n-1) },
 		func() (*Request, error) { return c.BcastInit(q.bc, len(q.bc), Byte, 1%n, nil) },
 		func() (*Request, error) { return BarrierInit(c) },
-		func() (*Request, error) { return c.AllreduceInit(InPlace, AsBytes(q.low), len(q.low), Float64, OpSum, nil) },
+		func() (*Request, error) {
+			return c.AllreduceInit(InPlace, AsBytes(q.low), len(q.low), Float64, OpSum, nil)
+		},
 	}
 	for _, f := range mk {
 		r, err := f()
