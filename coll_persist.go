@@ -36,15 +36,17 @@ import (
 // chooses for those arguments; its choice is cached on the communicator,
 // so a Start of fixed-size data allocates nothing: a Wait for the request
 // runs the blocking algorithm on the pinned view on the waiting goroutine,
-// or, if none comes within startGrace, the request's timer runs it on a
-// goroutine of its own, as the non-blocking collectives do (coll_nb.go;
-// collPlan.claim). Goroutine ranks meet in
+// or, if none comes within startGrace to twice that, the request's timer
+// runs it on a goroutine of its own, as the non-blocking collectives do
+// (coll_nb.go; collPlan.claim, collPlan.tick). Goroutine ranks meet in
 // memory there, as the blocking call does, at a meeting point that
 // belongs to the request (Comm.ownMeet: a communicator's own meet holds
 // one call at a time, and a persistent collective may be in flight while
 // a blocking one meets); freeing the request lets it go. Over messages
 // this made an 8-byte persistent Allreduce of 4 goroutine ranks 3-5x
-// slower than the plain call.
+// slower than the plain call. Short reductions, broadcasts and barriers
+// of goroutine ranks go by publication instead, decided at Init
+// (collInitPub, coll_persist_pub.go).
 //
 // The arguments (buffers, counts, displacements, datatypes) are kept:
 // the slices must not be modified until the request is freed, and the
