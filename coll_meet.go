@@ -107,7 +107,12 @@ type meetSlot struct {
 	// neither. Written only when the rank parks, so that the others' look
 	// at it (wakePub) finds it in their caches; on a line of its own.
 	pstate atomic.Uint64
-	_      [56]byte
+	// pers are the rank's requests of a persistent collective by
+	// publications (pubColl), by the parity of its Starts: written once,
+	// at Init, and read by a rank that completes the request of one
+	// absent from its Wait (pubColl.start).
+	pers [2]*engine.Request
+	_    [40]byte
 
 	src, buf []byte // contribution and output, valid while the rank is in the call
 	sig      uint64

@@ -36,15 +36,17 @@ import (
 // chooses for those arguments; its choice is cached on the communicator,
 // so a Start of fixed-size data allocates nothing: a Wait for the request
 // runs the blocking algorithm on the pinned view on the waiting goroutine,
-// or, if none comes within startGrace, the request's timer runs it on a
-// goroutine of its own, as the non-blocking collectives do (coll_nb.go;
-// collPlan.claim). Goroutine ranks meet in
+// or, if none comes within startGrace to twice that, the request's timer
+// runs it on a goroutine of its own, as the non-blocking collectives do
+// (coll_nb.go; collPlan.claim, collPlan.tick). Goroutine ranks meet in
 // memory there, as the blocking call does, at a meeting point that
 // belongs to the request (Comm.ownMeet: a communicator's own meet holds
 // one call at a time, and a persistent collective may be in flight while
 // a blocking one meets); freeing the request lets it go. Over messages
 // this made an 8-byte persistent Allreduce of 4 goroutine ranks 3-5x
-// slower than the plain call.
+// slower than the plain call. Short reductions, broadcasts and barriers
+// of goroutine ranks go by publication instead, decided at Init
+// (collInitPub, coll_persist_pub.go).
 //
 // The arguments (buffers, counts, displacements, datatypes) are kept:
 // the slices must not be modified until the request is freed, and the
@@ -73,8 +75,17 @@ type collPlan struct {
 	// claimed is set by whichever runs the Start: a Wait for the request,
 	// or the timer's goroutine when no Wait came in time (claim).
 	claimed atomic.Bool
-	// timer runs a Start that no Wait has claimed after startGrace.
+	// timer runs a Start that no Wait has claimed after startGrace to
+	// twice that (tick). A Start arms it only if it is not armed (armed),
+	// and a Wait never stops it: a loop of Start and Wait arms it once
+	// per startGrace or so, instead of arming and stopping it every time
+	// (two locks of the runtime's timer heap, about 0.1 us of a Start).
 	timer *time.Timer
+	armed atomic.Bool
+	// gen counts the Starts; seen is the one the last tick found
+	// unclaimed (the timer's goroutine only).
+	gen  atomic.Uint64
+	seen uint64
 }
 
 // startGrace is how long a Start waits for a Wait to run it on the
@@ -99,13 +110,33 @@ func (pl *collPlan) claim() {
 	}
 }
 
-// claimNow is claim from a Wait: it also stops the timer, which has
-// nothing left to run.
+// claimNow is claim from a Wait. The timer is left to run out: its tick
+// finds the Start claimed.
 func (pl *collPlan) claimNow() {
 	if pl.claimed.CompareAndSwap(false, true) {
-		pl.timer.Stop()
 		pl.exec()
 	}
+}
+
+// tick is the timer's: it runs the Start in flight if it was already
+// unclaimed at the last tick (so after startGrace at least), arms the
+// timer again while a Start is unclaimed, and else leaves it unarmed for
+// the next Start to arm. It marks the timer unarmed before it looks at
+// the Start, and a Start marks itself unclaimed before it looks at the
+// timer: of a tick and a Start at once, one sees the other.
+func (pl *collPlan) tick() {
+	pl.armed.Store(false)
+	if pl.claimed.Load() {
+		return
+	}
+	if g := pl.gen.Load(); g != pl.seen {
+		pl.seen = g
+		if pl.armed.CompareAndSwap(false, true) {
+			pl.timer.Reset(startGrace)
+		}
+		return
+	}
+	pl.claim()
 }
 
 // exec runs one Start of the collective and completes its request.
@@ -136,8 +167,11 @@ func (pl *collPlan) start(r *Request) error {
 		return r.c.fail("Start", ErrRequest, loc{}, "the previous run of %s has not finished", pl.op)
 	}
 	pl.er = r.activate()
+	pl.gen.Add(1)
 	pl.claimed.Store(false)
-	pl.timer.Reset(startGrace)
+	if pl.armed.CompareAndSwap(false, true) {
+		pl.timer.Reset(startGrace)
+	}
 	return nil
 }
 
@@ -165,6 +199,14 @@ func persistAgree(acc, in []byte, _ bool) ([]byte, error) {
 // (persistDesc), units the neighbourhood tag units (0: not a neighbourhood
 // collective), and body the blocking collective on the pinned view.
 func (c *Comm) collInit(op string, check func() error, desc func() uint64, units int, body func(v *Comm) error) (*Request, error) {
+	return c.collInitPub(op, check, desc, units, nil, body)
+}
+
+// collInitPub is collInit for a collective that may go by publications
+// between goroutine ranks (coll_persist_pub.go): pub, called once the
+// local checks passed, returns what this rank publishes and gets, or nil
+// if its arguments do not allow it.
+func (c *Comm) collInitPub(op string, check func() error, desc func() uint64, units int, pub func() *pubSpec, body func(v *Comm) error) (*Request, error) {
 	if err := c.intraOnly(op); err != nil {
 		return nil, err
 	}
@@ -179,6 +221,12 @@ func (c *Comm) collInit(op string, check func() error, desc func() uint64, units
 	var d uint64
 	if local == nil && desc != nil {
 		d = desc()
+	}
+	var spec *pubSpec
+	if local == nil && pub != nil {
+		if spec = pub(); spec != nil {
+			d ^= pubRoad
+		}
 	}
 	agreeTag := c.collTag()
 	tag := 0
@@ -206,8 +254,11 @@ func (c *Comm) collInit(op string, check func() error, desc func() uint64, units
 	if binary.LittleEndian.Uint64(res[0:]) != d || binary.LittleEndian.Uint64(res[8:]) != ^d {
 		return nil, c.fail(op, ErrOther, loc{}, "the ranks of %s made different persistent collectives here, or gave different roots or type signatures: the Init calls must be made in the same order, with matching arguments, on every rank", c.Name())
 	}
+	if spec != nil {
+		return c.pubRequest(op, tag, spec), nil
+	}
 	pl := &collPlan{v: c.pinnedView(tag), body: body, op: op}
-	pl.run = pl.claim
+	pl.run = pl.tick
 	pl.timer = time.AfterFunc(time.Hour, pl.run)
 	pl.timer.Stop()
 	if units == 0 {
@@ -249,7 +300,7 @@ func (c *Comm) BarrierInit(info *Info) (_ *Request, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Comm.BarrierInit", c, Undefined, Undefined), &err)
 	}
-	return c.collInit("BarrierInit", nil, nameDesc("BarrierInit", -1), 0, barrierOf)
+	return c.collInitPub("BarrierInit", nil, nameDesc("BarrierInit", -1), 0, c.barrierPub, barrierOf)
 }
 
 // BcastInit makes a persistent Bcast (MPI_Bcast_init).
@@ -258,7 +309,20 @@ func (c *Comm) BcastInit(buf []byte, count int, dt *Datatype, root int, info *In
 		defer h.exit(h.enter("Comm.BcastInit", c, root, Undefined), &err)
 	}
 	const op = "BcastInit"
-	return c.collInit(op, func() error { return c.lowArgs(op, true, root, count, dt, nil) }, lowDesc(op, root, count, dt), 0,
+	check := func() error {
+		if err := c.lowArgs(op, true, root, count, dt, nil); err != nil {
+			return err
+		}
+		_, err := c.lowBufs(op, true, root, nil, buf, count, dt)
+		return err
+	}
+	pub := func() *pubSpec {
+		if n, err := c.lowBufs(op, true, root, nil, buf, count, dt); err == nil && n >= 0 && !c.mixed() {
+			return c.bcastPub(buf[:n], root)
+		}
+		return nil
+	}
+	return c.collInitPub(op, check, lowDesc(op, root, count, dt), 0, pub,
 		func(v *Comm) error { return v.bcastBuf("Bcast", buf, count, dt, root) })
 }
 
@@ -397,7 +461,14 @@ func (c *Comm) ReduceInit(sendbuf, recvbuf []byte, count int, dt *Datatype, op *
 		defer h.exit(h.enter("Comm.ReduceInit", c, root, Undefined), &err)
 	}
 	const name = "ReduceInit"
-	return c.collInit(name, func() error { return c.lowArgs(name, true, root, count, dt, op) }, lowDesc(name, root, count, dt), 0, func(v *Comm) error {
+	check := func() error {
+		if err := c.lowArgs(name, true, root, count, dt, op); err != nil {
+			return err
+		}
+		_, err := c.lowBufs(name, false, root, sendbuf, recvbuf, count, dt)
+		return err
+	}
+	return c.collInitPub(name, check, lowDesc(name, root, count, dt), 0, c.lowReducePub(name, sendbuf, recvbuf, count, dt, op, root), func(v *Comm) error {
 		return v.Reduce(sendbuf, recvbuf, count, dt, op, root)
 	})
 }
@@ -410,7 +481,14 @@ func (c *Comm) AllreduceInit(sendbuf, recvbuf []byte, count int, dt *Datatype, o
 		defer h.exit(h.enter("Comm.AllreduceInit", c, Undefined, Undefined), &err)
 	}
 	const name = "AllreduceInit"
-	return c.collInit(name, func() error { return c.lowArgs(name, false, -1, count, dt, op) }, lowDesc(name, -1, count, dt), 0, func(v *Comm) error {
+	check := func() error {
+		if err := c.lowArgs(name, false, -1, count, dt, op); err != nil {
+			return err
+		}
+		_, err := c.lowBufs(name, false, -1, sendbuf, recvbuf, count, dt)
+		return err
+	}
+	return c.collInitPub(name, check, lowDesc(name, -1, count, dt), 0, c.lowReducePub(name, sendbuf, recvbuf, count, dt, op, -1), func(v *Comm) error {
 		return v.Allreduce(sendbuf, recvbuf, count, dt, op)
 	})
 }
@@ -540,7 +618,7 @@ func BarrierInit(c *Comm) (_ *Request, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("BarrierInit", c, Undefined, Undefined), &err)
 	}
-	return c.collInit("BarrierInit", nil, nameDesc("BarrierInit", -1), 0, barrierOf)
+	return c.collInitPub("BarrierInit", nil, nameDesc("BarrierInit", -1), 0, c.barrierPub, barrierOf)
 }
 
 // BcastInit makes a persistent BcastInto: each Start copies root's buf
@@ -550,7 +628,13 @@ func BcastInit[E any](c *Comm, buf []E, root int) (_ *Request, err error) {
 		defer h.exit(h.enter("BcastInit", c, root, Undefined), &err)
 	}
 	const op = "BcastInit"
-	return c.collInit(op, c.rootArg(op, root), typedDesc[E](op, root, len(buf)), 0, func(v *Comm) error { return BcastInto(v, buf, root) })
+	pub := func() *pubSpec {
+		if t := typeOf[E](); t.shape == shapePlain && !c.mixed() {
+			return c.bcastPub(unsafeBytes(buf, t.size), root)
+		}
+		return nil
+	}
+	return c.collInitPub(op, c.rootArg(op, root), typedDesc[E](op, root, len(buf)), 0, pub, func(v *Comm) error { return BcastInto(v, buf, root) })
 }
 
 // AllreduceInit makes a persistent AllreduceSliceInto: each Start combines
@@ -561,8 +645,8 @@ func AllreduceInit[E any](c *Comm, v, out []E, op Op[E]) (_ *Request, err error)
 		defer h.exit(h.enter("AllreduceInit", c, Undefined, Undefined), &err)
 	}
 	const name = "AllreduceInit"
-	return c.collInit(name, func() error { return checkSliceOp(c, name, v, out, op) }, typedDesc[E](name, -1, len(v)), 0,
-		func(vc *Comm) error { return AllreduceSliceInto(vc, v, out, op) })
+	return c.collInitPub(name, func() error { return checkSliceOp(c, name, v, out, op) }, typedDesc[E](name, -1, len(v)), 0,
+		typedReducePub(c, v, out, op, -1), func(vc *Comm) error { return AllreduceSliceInto(vc, v, out, op) })
 }
 
 // checkSliceOp checks a typed reduction's Init: a valid op and an out as
@@ -584,7 +668,7 @@ func ReduceInit[E any](c *Comm, v, out []E, op Op[E], root int) (_ *Request, err
 		defer h.exit(h.enter("ReduceInit", c, root, Undefined), &err)
 	}
 	const name = "ReduceInit"
-	return c.collInit(name, func() error {
+	return c.collInitPub(name, func() error {
 		if err := checkReduce(c, name, op, root); err != nil {
 			return err
 		}
@@ -592,7 +676,7 @@ func ReduceInit[E any](c *Comm, v, out []E, op Op[E], root int) (_ *Request, err
 			return c.fail(name, ErrCount, loc{}, "out has %d elements, v has %d", len(out), len(v))
 		}
 		return nil
-	}, typedDesc[E](name, root, len(v)), 0, func(vc *Comm) error { return ReduceSliceInto(vc, v, out, op, root) })
+	}, typedDesc[E](name, root, len(v)), 0, typedReducePub(c, v, out, op, root), func(vc *Comm) error { return ReduceSliceInto(vc, v, out, op, root) })
 }
 
 // AllgatherInit makes a persistent AllgatherInto (MPI_Allgather_init).

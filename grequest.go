@@ -189,6 +189,10 @@ func (r *Request) GetStatus() (_ bool, _ Status, err error) {
 	if r.er == nil || r.is(fFinished) {
 		return true, r.status(), r.errv()
 	}
+	if x := r.x; x != nil && x.pub != nil && x.pub.ready() {
+		r.completePub()
+		return true, r.status(), r.errv()
+	}
 	if !r.arrived() { // collects, as Test does
 		return false, Status{}, nil
 	}

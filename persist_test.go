@@ -10,13 +10,14 @@ import (
 
 // TestPersistentZeroAllocs: a Start and Wait of a persistent collective
 // of fixed-size data allocates nothing (the typed AllreduceInit, the
-// low-level one, and BcastInit), 8 bytes and 256 KiB.
+// low-level one, BcastInit and BarrierInit), 8 bytes (by publications
+// between the goroutine ranks) and 256 KiB (by the blocking algorithm).
 func TestPersistentZeroAllocs(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("allocation counts (not meaningful under the race detector)")
 	}
 	for _, n := range []int{1, 1 << 15} {
-		for _, which := range []string{"AllreduceInit", "Comm.AllreduceInit", "BcastInit"} {
+		for _, which := range []string{"AllreduceInit", "Comm.AllreduceInit", "BcastInit", "BarrierInit"} {
 			t.Run(fmt.Sprint(which, "/", 8*n), func(t *testing.T) {
 				var reqs [2][]*mpi.Request // each rank's, made on its first run
 				body := func(c *mpi.Comm) error {
@@ -30,6 +31,8 @@ func TestPersistentZeroAllocs(t *testing.T) {
 							r0, err = mpi.AllreduceInit(c, v, out, mpi.Sum[float64]())
 						case "Comm.AllreduceInit":
 							r0, err = c.AllreduceInit(mpi.AsBytes(v), mpi.AsBytes(out), n, mpi.Float64, mpi.OpSum, nil)
+						case "BarrierInit":
+							r0, err = mpi.BarrierInit(c)
 						default:
 							// Roots alternate, so that no rank runs ahead
 							// and piles up unexpected messages (those

@@ -178,6 +178,10 @@ type reqMore struct {
 	// freed, if set, lets go of what the request holds once it is freed
 	// (a persistent collective's meeting point).
 	freed func()
+	// pub is a persistent collective by publications between goroutine
+	// ranks (coll_persist_pub.go), whose Start, Wait and Test run under
+	// r.mu and complete it without its engine request when they can.
+	pub *pubColl
 }
 
 // more returns r.x, made if r has none. r is not shared yet, or r.mu is
@@ -676,6 +680,10 @@ func (r *Request) waitLocked(b *erBatch, st *Status, locked bool) error {
 		r.unlockIf(locked)
 		return err
 	}
+	if x := r.x; x != nil && x.pub != nil && x.pub.watch() {
+		r.completePub()
+		return r.waitTail(st, locked)
+	}
 	if x := r.x; x != nil && x.rearm {
 		r.rearmRecv() // ft.go
 	}
@@ -717,6 +725,12 @@ func (r *Request) waitLocked(b *erBatch, st *Status, locked bool) error {
 		r.complete()
 		r.release(b)
 	}
+	return r.waitTail(st, locked)
+}
+
+// waitTail ends waitLocked once r has completed: r is inactive, its
+// status goes to st (if not nil), and its error is returned.
+func (r *Request) waitTail(st *Status, locked bool) error {
 	r.set(fLive, false)
 	if st != nil {
 		*st = r.status()
@@ -768,6 +782,11 @@ func (r *Request) test() (bool, Status, error) {
 		r.set(fLive, false)
 		return true, r.status(), r.retire(r.errv())
 	}
+	if x := r.x; x != nil && x.pub != nil && x.pub.ready() {
+		r.completePub()
+		r.set(fLive, false)
+		return true, r.status(), r.c.handle(r.retire(r.errv()))
+	}
 	r.rearmRecv() // ft.go
 	if !r.arrived() {
 		return false, Status{}, nil
@@ -795,7 +814,7 @@ func (r *Request) done() bool {
 		return true
 	}
 	r.mu.Lock()
-	d := r.is(fFreed) || !r.is(fLive) || r.er == nil || r.is(fFinished) || r.er.Done()
+	d := r.is(fFreed) || !r.is(fLive) || r.er == nil || r.is(fFinished) || r.er.Done() || r.x != nil && r.x.pub != nil && r.x.pub.ready()
 	er, c := r.er, r.c
 	r.mu.Unlock()
 	if d || c == nil || !c.p.collect() {
@@ -974,6 +993,14 @@ func (r *Request) begin() error {
 	r.setElem(r.elem()) // elem: see Request.stBytes
 	r.setErr(nil)
 	r.set(fLive, true)
+	if pc := r.x.pub; pc != nil {
+		err := pc.startLocked(r)
+		if err != nil {
+			r.set(fLive, false)
+		}
+		r.mu.Unlock()
+		return err
+	}
 	r.mu.Unlock()
 	err := r.x.start(r)
 	if err != nil {
