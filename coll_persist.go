@@ -266,13 +266,7 @@ func (c *Comm) collInitPub(op string, check func() error, desc func() uint64, un
 		// a meeting point of the request's own (Comm.ownMeet).
 		pl.v.ownMeet = true
 	}
-	r := c.newRequest(op, loc{})
-	r.er = nil
-	r.set(fLive, false)
-	r.set(fFinished, true)
-	r.x.start = pl.start
-	r.x.finish = pl.finish
-	r.x.activeFree = true
+	r := c.persistentColl(op, pl.start, pl.finish)
 	r.x.parkNow = true
 	r.x.inline = pl.claimNow
 	r.x.freed = func() {
@@ -716,4 +710,18 @@ func ScanInit[E any](c *Comm, v, out []E, op Op[E]) (_ *Request, err error) {
 	const name = "ScanInit"
 	return c.collInit(name, func() error { return checkSliceOp(c, name, v, out, op) }, typedDesc[E](name, -1, len(v)), 0,
 		func(vc *Comm) error { return ScanSliceInto(vc, v, out, op) })
+}
+
+// persistentColl makes the inactive request of a persistent collective
+// that start starts and finish completes; freeing it while it is active
+// is an error (activeFree).
+func (c *Comm) persistentColl(op string, start func(r *Request) error, finish func(st engine.Status) error) *Request {
+	r := c.newRequest(op, loc{})
+	r.er = nil
+	r.set(fLive, false)
+	r.set(fFinished, true)
+	r.x.start = start
+	r.x.finish = finish
+	r.x.activeFree = true
+	return r
 }

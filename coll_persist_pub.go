@@ -291,13 +291,7 @@ func (c *Comm) pubRequest(op string, tag int, spec *pubSpec) *Request {
 	v := c.pinnedView(tag)
 	v.ownMeet = true
 	pc := newPubColl(v, spec)
-	r := c.newRequest(op, loc{})
-	r.er = nil
-	r.set(fLive, false)
-	r.set(fFinished, true)
-	r.x.start = pc.start
-	r.x.finish = pc.finish
-	r.x.activeFree = true
+	r := c.persistentColl(op, pc.start, pc.finish)
 	// Not parkNow: a Wait that found no result after watch polls its
 	// engine request (completed by the last rank to publish) before it
 	// parks, as a meeting's wait does.
