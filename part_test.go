@@ -203,6 +203,17 @@ func (s partSide) pos(k int) int { return k/len(s.per)*s.ext + s.per[k%len(s.per
 // total is the number of float64s of the message.
 func (s partSide) total() int { return s.parts * s.count * len(s.per) }
 
+// make returns a buffer for the side's partitions and its committed
+// datatype.
+func (s partSide) make() ([]float64, *mpi.Datatype, error) {
+	buf := make([]float64, s.parts*s.count*s.ext)
+	dt, err := s.mk(buf)
+	if err != nil {
+		return nil, nil, err
+	}
+	return buf, dt, dt.Commit()
+}
+
 // partContig is count float64s per element.
 func partContig() partSide {
 	return partSide{per: []int{0}, ext: 1, mk: func([]float64) (*mpi.Datatype, error) { return mpi.Float64, nil }}
@@ -282,12 +293,8 @@ func TestPartitionedDatatypes(t *testing.T) {
 				if world.Rank() == 0 {
 					side = tc.send
 				}
-				buf := make([]float64, side.parts*side.count*side.ext)
-				dt, err := side.mk(buf)
+				buf, dt, err := side.make()
 				if err != nil {
-					return err
-				}
-				if err := dt.Commit(); err != nil {
 					return err
 				}
 				b := mpi.AsBytes(buf)
@@ -407,12 +414,8 @@ func TestPartitionedShortMessage(t *testing.T) {
 				if world.Rank() == 0 {
 					side = tc.send
 				}
-				buf := make([]float64, side.parts*side.count*side.ext)
-				dt, err := side.mk(buf)
+				buf, dt, err := side.make()
 				if err != nil {
-					return err
-				}
-				if err := dt.Commit(); err != nil {
 					return err
 				}
 				var req *mpi.Request

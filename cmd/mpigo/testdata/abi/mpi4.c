@@ -5,11 +5,8 @@
 #include "check.h"
 
 int main(int argc, char **argv) {
-	OK(MPI_Init(&argc, &argv));
 	int rank, size;
-	OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-	OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-	OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+	START(argc, argv, rank, size);
 	/* Errors on MPI_COMM_NULL go to MPI_COMM_SELF's handler. */
 	OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
 	int next = (rank + 1) % size, prev = (rank + size - 1) % size;

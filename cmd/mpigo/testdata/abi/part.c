@@ -232,11 +232,8 @@ static void below(int next, int prev) {
 }
 
 int main(int argc, char **argv) {
-	OK(MPI_Init(&argc, &argv));
 	int rank, size;
-	OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-	OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-	OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+	START(argc, argv, rank, size);
 	int next = (rank + 1) % size, prev = (rank + size - 1) % size;
 
 	int inOrder[NREQ] = {0, 1, 2}, reversed[NREQ] = {2, 1, 0}, mixed[NREQ] = {2, 0, 1};

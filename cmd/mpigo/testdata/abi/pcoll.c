@@ -13,11 +13,8 @@ static int errclass(int rc) {
 }
 
 int main(int argc, char **argv) {
-	OK(MPI_Init(&argc, &argv));
 	int rank, size;
-	OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
-	OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
-	OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+	START(argc, argv, rank, size);
 	OK(MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN));
 
 	/* Allreduce_init: one request, three runs, new input each run. */
