@@ -2,32 +2,103 @@ package datatype
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"sync"
 )
 
 // ExternalSize returns the size of count values of t in the external32
-// format. Every basic kind has the same size in external32 as in Go, so
-// it is count*t.Size.
-func (t *Type) ExternalSize(count int) int64 { return int64(count) * t.Size }
+// format: count times the sum of its basic elements' external sizes
+// (Basic.ExternalSize), which is count*t.Size unless t holds C longs.
+func (t *Type) ExternalSize(count int) int64 { return int64(count) * t.externalSize() }
+
+// externalSize is the size of one value of t in external32.
+func (t *Type) externalSize() int64 {
+	if !t.narrowed() {
+		return t.Size
+	}
+	var n int64
+	for _, b := range t.Blocks {
+		n += b.N * int64(b.Basic.ExternalSize())
+	}
+	return n
+}
+
+// narrowed reports whether some basic element of t is smaller in
+// external32 than in memory.
+func (t *Type) narrowed() bool {
+	for _, b := range t.Blocks {
+		if b.Basic.ExternalSize() != b.Basic.Size() {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrRange is wrapped by the errors of PackExternal: a value does not fit
+// the size its kind has in external32 (a C long beyond 32 bits).
+var ErrRange = errors.New("datatype: value out of the range of its external32 size")
 
 // PackExternal writes count values of t in buf (the first at offset 0) to
-// dst in the external32 format of MPI-3.1 section 13.5.2: the basic
+// dst in the external32 format of MPI-4.1 section 14.5.2: the basic
 // elements in type-map order, each big-endian (a complex number as its
-// real then imaginary part), bools as one byte 0 or 1, with no padding.
-// dst must hold t.ExternalSize(count) bytes and buf the span of the values.
-func (t *Type) PackExternal(dst, buf []byte, count int) {
+// real then imaginary part), bools as one byte 0 or 1, C longs in 4
+// bytes, with no padding. dst must hold t.ExternalSize(count) bytes and
+// buf the span of the values. A C long that does not fit 32 bits fails
+// with an error wrapping ErrRange, having written part of dst.
+func (t *Type) PackExternal(dst, buf []byte, count int) error {
 	ext := t.Extent()
 	o := 0
 	for e := 0; e < count; e++ {
 		base := int64(e) * ext
 		for _, b := range t.Blocks {
-			n := int(b.N) * b.Basic.Size()
 			at := base + b.Off
+			if b.Basic.ExternalSize() != b.Basic.Size() {
+				n := int(b.N)
+				if err := narrow(dst[o:o+4*n], buf[at:at+8*int64(n)], b.Basic); err != nil {
+					return fmt.Errorf("%w: value %d: %v", ErrRange, e, err)
+				}
+				o += 4 * n
+				continue
+			}
+			n := int(b.N) * b.Basic.Size()
 			swapWords(dst[o:o+n], buf[at:at+int64(n)], b.Basic)
 			o += n
 		}
+	}
+	return nil
+}
+
+// narrow writes the 8-byte integers of kind k in src (machine order) to
+// dst as 4-byte big-endian ones, failing at the first that does not fit.
+func narrow(dst, src []byte, k Basic) error {
+	for i := 0; i+8 <= len(src); i += 8 {
+		v := binary.NativeEndian.Uint64(src[i:])
+		if k == BasicCLong {
+			if s := int64(v); s < math.MinInt32 || s > math.MaxInt32 {
+				return fmt.Errorf("C long %d does not fit the 4 bytes of external32", s)
+			}
+		} else if v > math.MaxUint32 {
+			return fmt.Errorf("C unsigned long %d does not fit the 4 bytes of external32", v)
+		}
+		binary.BigEndian.PutUint32(dst[i/2:], uint32(v))
+	}
+	return nil
+}
+
+// widen writes the 4-byte big-endian integers of kind k in src to dst as
+// 8-byte ones in machine order: sign-extended for BasicCLong,
+// zero-extended for BasicCUlong.
+func widen(dst, src []byte, k Basic) {
+	for i := 0; i+4 <= len(src); i += 4 {
+		u := binary.BigEndian.Uint32(src[i:])
+		v := uint64(u)
+		if k == BasicCLong {
+			v = uint64(int64(int32(u)))
+		}
+		binary.NativeEndian.PutUint64(dst[2*i:], v)
 	}
 }
 
@@ -44,6 +115,13 @@ func (t *Type) UnpackExternal(src, buf []byte, count int) error {
 	for e := 0; e < count; e++ {
 		base := int64(e) * ext
 		for _, b := range t.Blocks {
+			at := base + b.Off
+			if b.Basic.ExternalSize() != b.Basic.Size() {
+				n := int(b.N)
+				widen(buf[at:at+8*int64(n)], src[o:o+4*n], b.Basic)
+				o += 4 * n
+				continue
+			}
 			n := int(b.N) * b.Basic.Size()
 			in := src[o : o+n]
 			if b.Basic == BasicBool {
@@ -53,7 +131,6 @@ func (t *Type) UnpackExternal(src, buf []byte, count int) error {
 					}
 				}
 			}
-			at := base + b.Off
 			swapWords(buf[at:at+int64(n)], in, b.Basic)
 			o += n
 		}

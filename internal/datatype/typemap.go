@@ -55,6 +55,16 @@ const (
 	BasicFloat16
 	BasicFloat128
 	BasicInt128
+	// BasicCLong and BasicCUlong are C's long and unsigned long where
+	// they take 8 bytes (LP64 machines: MPI_LONG and MPI_UNSIGNED_LONG
+	// through the standard ABI). In memory they are 64-bit integers, and
+	// type signatures and type matching take them for BasicInt64 and
+	// BasicUint64 (Basic.Canon); only external32 differs, where MPI's
+	// table gives them 4 bytes (Basic.ExternalSize): packing a value that
+	// does not fit 32 bits fails with ErrRange, and unpacking
+	// sign-extends (zero-extends the unsigned one).
+	BasicCLong
+	BasicCUlong
 	basicEnd
 )
 
@@ -62,9 +72,9 @@ const (
 const BasicLast = basicEnd - 1
 
 var basicNames = [...]string{"", "byte", "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-	"float32", "float64", "complex64", "complex128", "longdouble", "float16", "float128", "int128"}
+	"float32", "float64", "complex64", "complex128", "longdouble", "float16", "float128", "int128", "clong", "culong"}
 
-var basicSizes = [...]int{0, 1, 1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 8, 16, 16, 2, 16, 16}
+var basicSizes = [...]int{0, 1, 1, 1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 8, 16, 16, 2, 16, 16, 8, 8}
 
 // String returns the Go name of the kind, as "float64".
 func (b Basic) String() string {
@@ -74,9 +84,32 @@ func (b Basic) String() string {
 	return basicNames[b]
 }
 
-// Size returns the size in bytes of one element, natively and in
-// external32 (which uses the same sizes as Go for every basic kind).
+// Size returns the size in bytes of one element in memory.
 func (b Basic) Size() int { return basicSizes[b] }
+
+// ExternalSize returns the size in bytes of one element in external32:
+// its size in memory, except 4 for BasicCLong and BasicCUlong (MPI-4.1
+// section 14.5.2, Table 14.2: MPI_LONG and MPI_UNSIGNED_LONG take 4).
+func (b Basic) ExternalSize() int {
+	if b == BasicCLong || b == BasicCUlong {
+		return 4
+	}
+	return basicSizes[b]
+}
+
+// Canon returns the kind b is in type signatures and type matching: the
+// 64-bit integer of the same signedness for BasicCLong and BasicCUlong
+// (a C long sent by one rank matches a Go int64 received by another, as
+// it always did), b itself for every other kind.
+func (b Basic) Canon() Basic {
+	switch b {
+	case BasicCLong:
+		return BasicInt64
+	case BasicCUlong:
+		return BasicUint64
+	}
+	return b
+}
 
 // word is the unit whose byte order external32 reverses: the size of one
 // number, or of one component of a complex number.

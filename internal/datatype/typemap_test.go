@@ -246,7 +246,9 @@ func TestExternal32(t *testing.T) {
 		t.Fatalf("external size %d, want %d", ty.ExternalSize(1), len(want))
 	}
 	got := make([]byte, len(want))
-	ty.PackExternal(got, SliceBytes(v), 1)
+	if err := ty.PackExternal(got, SliceBytes(v), 1); err != nil {
+		t.Fatal(err)
+	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("external32\n got % x\nwant % x", got, want)
 	}
@@ -326,7 +328,9 @@ func FuzzUnpackExternal(f *testing.F) {
 			return
 		}
 		again := make([]byte, len(b))
-		ty.PackExternal(again, SliceBytes(out), count)
+		if err := ty.PackExternal(again, SliceBytes(out), count); err != nil {
+			t.Fatalf("packing what unpacked: %v", err)
+		}
 		if !bytes.Equal(again, b) {
 			t.Fatalf("round trip changed % x to % x", b, again)
 		}
