@@ -35,10 +35,12 @@ type sigUnit struct {
 // without data), which matches any other empty one, as in MPI.
 const emptySig = 0x6d70_6967_6f00_0000 // "mpigo\0"
 
-// kindUnits are the units of the basic kinds, made once.
+// kindUnits are the units of the basic kinds, made once. A kind's unit
+// is that of the kind it is in signatures (datatype.Basic.Canon): a C
+// long's is an int64's.
 var kindUnits = func() (u [datatype.BasicLast + 1]*sigUnit) {
 	for k := datatype.BasicByte; k <= datatype.BasicLast; k++ {
-		u[k] = newUnit([]sigRun{{k, 1}}, 1)
+		u[k] = newUnit([]sigRun{{k.Canon(), 1}}, 1)
 	}
 	return u
 }()
@@ -132,11 +134,12 @@ func unitOf(t *datatype.Type) *sigUnit {
 		if b.N == 0 {
 			continue
 		}
-		if n := len(runs); n > 0 && runs[n-1].k == b.Basic {
+		k := b.Basic.Canon()
+		if n := len(runs); n > 0 && runs[n-1].k == k {
 			runs[n-1].n += b.N
 			continue
 		}
-		runs = append(runs, sigRun{b.Basic, b.N})
+		runs = append(runs, sigRun{k, b.N})
 	}
 	m := len(runs)
 	if m == 1 {

@@ -200,12 +200,12 @@ func elemType(d *Datatype) *Datatype {
 			}
 		}
 	}
-	k := d.t.Uniform()
+	k := d.t.Uniform().Canon()
 	if k == 0 {
 		return nil
 	}
 	for _, e := range all {
-		if e.t.Size == int64(k.Size()) && e.t.Uniform() == k {
+		if e.t.Size == int64(k.Size()) && e.t.Uniform().Canon() == k {
 			return e
 		}
 	}

@@ -54,6 +54,21 @@ var (
 	Complex256 = pairOf("Complex256", datatype.BasicFloat128, cnum.Complex32)
 )
 
+// CLong and CUlong are C's long and unsigned long where they take 8
+// bytes (LP64: Linux, macOS and the BSDs on 64-bit machines; the standard
+// ABI's MPI_LONG and MPI_UNSIGNED_LONG there). In memory, in messages and
+// in reductions they are Int64 and Uint64, with the same type signatures,
+// so a C long sent by one rank is received as a Go int64 by another. They
+// differ only in external32 (PackExternal, MPI-IO views): there MPI's
+// table gives them 4 bytes, so packing a value that does not fit 32 bits
+// fails with ErrConversion, and unpacking sign-extends (CLong) or
+// zero-extends (CUlong). Where C's long takes 4 bytes, use Int32 and
+// Uint32.
+var (
+	CLong  = withOps(&Datatype{name: "CLong", size: 8, sig: datatype.InfoFor[int64]().Sig, t: datatype.NewBasic(datatype.BasicCLong), committed: true}, intOps[int64]())
+	CUlong = withOps(&Datatype{name: "CUlong", size: 8, sig: datatype.InfoFor[uint64]().Sig, t: datatype.NewBasic(datatype.BasicCUlong), committed: true}, intOps[uint64]())
+)
+
 // pairOf is the predefined datatype of two consecutive numbers of kind k
 // (a complex number), with a signature of its own and the kernels of kind.
 func pairOf(name string, k datatype.Basic, kind cnum.Kind) *Datatype {

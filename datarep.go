@@ -46,10 +46,23 @@ type dataRep struct {
 	read, write DatarepConversion
 	extent      DatarepExtent
 
+	// ext32: the built-in external32Rep, whose sizes and conversions are
+	// the engine's (no user functions).
+	ext32 bool
+
 	mu   sync.Mutex
 	ext  map[datatype.Basic]int64 // file size of each basic kind asked so far
 	errs map[datatype.Basic]error
 }
+
+// external32Rep is "external32" where a datatype holds basic kinds that
+// take fewer bytes there than in memory (CLong, CUlong): a view or access
+// with such a datatype goes the way of the registered representations,
+// which lays the filetype out and sizes the data with the file sizes,
+// converting with the engine's PackExternal and UnpackExternal. Views
+// and accesses without such kinds keep the plain external32 path, where
+// file and memory sizes agree.
+var external32Rep = &dataRep{name: "external32", ext32: true}
 
 var dataReps struct {
 	sync.Mutex
@@ -129,6 +142,9 @@ func (d *Datatype) BasicItems() []*Datatype {
 // kindExtent returns the file size of basic kind k, asking the user's
 // extent function the first time (a panic in it is an error).
 func (r *dataRep) kindExtent(k datatype.Basic) (int64, error) {
+	if r.ext32 {
+		return int64(k.ExternalSize()), nil
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e, ok := r.ext[k]; ok {
@@ -258,6 +274,9 @@ func (r *dataRep) namedFileType(d *Datatype) (*Datatype, error) {
 // toFile writes count elements of dt in buf to stream in the file's
 // representation (len(stream) is their file size).
 func (r *dataRep) toFile(stream, buf []byte, count int, dt *Datatype) error {
+	if r.ext32 {
+		return dt.t.PackExternal(stream, buf, count)
+	}
 	items := count * int(dt.t.NBasic)
 	if r.write != nil {
 		return callConversion(r.write, "write", buf, dt, items, stream)
@@ -272,6 +291,9 @@ func (r *dataRep) toFile(stream, buf []byte, count int, dt *Datatype) error {
 // fromFile converts the whole elements of dt in stream (file
 // representation) into buf.
 func (r *dataRep) fromFile(stream, buf []byte, count int, dt *Datatype) error {
+	if r.ext32 {
+		return dt.t.UnpackExternal(stream, buf, count)
+	}
 	items := count * int(dt.t.NBasic)
 	if r.read != nil {
 		return callConversion(r.read, "read", buf, dt, items, stream)

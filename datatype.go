@@ -688,15 +688,19 @@ func PackSize(count int, dt *Datatype) (_ int, err error) {
 }
 
 // packArgs validates the arguments shared by Pack and Unpack (and their
-// external forms, whose packed size is the same) and returns the packed
-// size of the data.
-func packArgs(op string, data []byte, count int, dt *Datatype, packed []byte, pos int) (int, error) {
+// external forms, external set) and returns the packed size of the data:
+// in external32 it is smaller than in memory where dt holds C longs.
+func packArgs(op string, data []byte, count int, dt *Datatype, packed []byte, pos int, external bool) (int, error) {
 	if s := dt.checkComm(); s != "" {
 		return 0, typeErr(op, "%s", s)
 	}
 	need, err := (*Comm)(nil).elemBytes(op, loc{}, count, dt)
 	if err != nil {
 		return 0, err
+	}
+	if external {
+		// Never more than the memory size, which fits.
+		need = int(dt.t.ExternalSize(count))
 	}
 	if isBottom(data) {
 		// Resolved by the caller.
@@ -719,7 +723,7 @@ func Pack(inbuf []byte, count int, dt *Datatype, outbuf []byte, pos int) (_ int,
 		defer h.exit(h.enter("Pack", nil, Undefined, Undefined), &err)
 	}
 
-	n, err := packArgs("Pack", inbuf, count, dt, outbuf, pos)
+	n, err := packArgs("Pack", inbuf, count, dt, outbuf, pos, false)
 	if err != nil {
 		return pos, err
 	}
@@ -742,7 +746,7 @@ func Unpack(inbuf []byte, pos int, outbuf []byte, count int, dt *Datatype) (_ in
 		defer h.exit(h.enter("Unpack", nil, Undefined, Undefined), &err)
 	}
 
-	n, err := packArgs("Unpack", outbuf, count, dt, inbuf, pos)
+	n, err := packArgs("Unpack", outbuf, count, dt, inbuf, pos, false)
 	if err != nil {
 		return pos, err
 	}
@@ -774,9 +778,11 @@ func PackExternalSize(count int, dt *Datatype) (_ int, err error) {
 }
 
 // PackExternal is Pack in the portable "external32" representation of
-// MPI-3.1 section 13.5.2 (MPI_Pack_external): every basic element
+// MPI-4.1 section 14.5.2 (MPI_Pack_external): every basic element
 // big-endian, bools one byte, complex numbers real part first, no padding;
-// Go's int and uint are 8 bytes (4 on 32-bit machines). Any MPI
+// Go's int and uint are 8 bytes (4 on 32-bit machines), CLong and CUlong
+// 4 (MPI's table for C's long): a value of those beyond 32 bits fails
+// with ErrConversion, outbuf then holding part of the data. Any MPI
 // implementation's MPI_Unpack_external("external32", ...) reads it.
 func PackExternal(inbuf []byte, count int, dt *Datatype, outbuf []byte, pos int) (_ int, err error) {
 	if h := profiler.Load(); h != nil {
@@ -786,17 +792,20 @@ func PackExternal(inbuf []byte, count int, dt *Datatype, outbuf []byte, pos int)
 	if isBottom(inbuf) {
 		return pos, (*Comm)(nil).errorf("PackExternal", ErrBuffer, loc{}, "Bottom is not supported: use Pack")
 	}
-	need, err := packArgs("PackExternal", inbuf, count, dt, outbuf, pos)
+	need, err := packArgs("PackExternal", inbuf, count, dt, outbuf, pos, true)
 	if err != nil {
 		return pos, err
 	}
-	dt.t.PackExternal(outbuf[pos:pos+need], inbuf, count)
+	if err := dt.t.PackExternal(outbuf[pos:pos+need], inbuf, count); err != nil {
+		return pos, (*Comm)(nil).errorf("PackExternal", ErrConversion, loc{}, "%v", err)
+	}
 	return pos + need, nil
 }
 
 // UnpackExternal reads count elements of dt in external32 from inbuf at
 // byte position pos into outbuf, and returns the position after them
 // (MPI_Unpack_external). A bool byte other than 0 or 1 fails with ErrType.
+// A CLong's 4 bytes are sign-extended, a CUlong's zero-extended.
 func UnpackExternal(inbuf []byte, pos int, outbuf []byte, count int, dt *Datatype) (_ int, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("UnpackExternal", nil, Undefined, Undefined), &err)
@@ -805,7 +814,7 @@ func UnpackExternal(inbuf []byte, pos int, outbuf []byte, count int, dt *Datatyp
 	if isBottom(outbuf) {
 		return pos, (*Comm)(nil).errorf("UnpackExternal", ErrBuffer, loc{}, "Bottom is not supported: use Unpack")
 	}
-	need, err := packArgs("UnpackExternal", outbuf, count, dt, inbuf, pos)
+	need, err := packArgs("UnpackExternal", outbuf, count, dt, inbuf, pos, true)
 	if err != nil {
 		return pos, err
 	}

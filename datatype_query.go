@@ -132,6 +132,18 @@ func basicDatatype(b datatype.Basic) *Datatype {
 		return Complex64
 	case datatype.BasicComplex128:
 		return Complex128
+	case datatype.BasicLongDouble:
+		return CLongDouble
+	case datatype.BasicFloat16:
+		return Float16
+	case datatype.BasicFloat128:
+		return Float128
+	case datatype.BasicInt128:
+		return Int128
+	case datatype.BasicCLong:
+		return CLong
+	case datatype.BasicCUlong:
+		return CUlong
 	}
 	return Byte
 }

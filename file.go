@@ -920,6 +920,9 @@ func (f *File) makeView(disp int64, etype, filetype *Datatype, datarep string) (
 	if etype.size == 0 {
 		return bad(ErrType, "etype %s has no data", etype.name)
 	}
+	if datarep == "external32" && (etype.t.Narrowed() || filetype.t.Narrowed()) {
+		rep = external32Rep // C longs: 4 bytes in the file, 8 in memory
+	}
 	if disp < 0 {
 		return bad(ErrArg, "negative displacement %d", disp)
 	}
@@ -1012,8 +1015,8 @@ func builtFrom(filetype, etype *Datatype) string {
 			}
 		}
 	}
-	k := etype.t.Uniform()
-	if k != 0 && k != datatype.BasicByte && k != filetype.t.Uniform() && filetype.t.Size > 0 {
+	k := etype.t.Uniform().Canon()
+	if k != 0 && k != datatype.BasicByte && k != filetype.t.Uniform().Canon() && filetype.t.Size > 0 {
 		return fmt.Sprintf("its elements are not all %s", k)
 	}
 	return ""
@@ -1034,10 +1037,10 @@ func (f *File) GetView() (disp int64, etype, filetype *Datatype, datarep string,
 }
 
 // TypeExtent returns the extent of dt in the file's data representation
-// (MPI_File_get_type_extent). Every basic kind has the same size natively
-// and in external32, so there it is dt's extent; in a representation of
-// RegisterDatarep it is the extent of dt laid out with the sizes the
-// representation gives its basic elements.
+// (MPI_File_get_type_extent). In external32 it is dt's extent, unless
+// dt holds CLong or CUlong (4 bytes there, 8 in memory); then, as in a
+// representation of RegisterDatarep, it is the extent of dt laid out with
+// the sizes the representation gives its basic elements.
 func (f *File) TypeExtent(dt *Datatype) (_ int64, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("File.TypeExtent", nil, Undefined, Undefined), &err)
@@ -1054,6 +1057,9 @@ func (f *File) TypeExtent(dt *Datatype) (_ int64, err error) {
 	}
 	f.mu.Lock()
 	rep := f.view.rep
+	if rep == nil && f.view.ext32 && dt.t.Narrowed() {
+		rep = external32Rep
+	}
 	f.mu.Unlock()
 	if rep != nil {
 		ft, err := rep.fileType(dt)

@@ -85,7 +85,12 @@ func (f *File) prepare(op string, write bool, buf []byte, count int, dt *Datatyp
 		return bad(ErrType, "%d elements of %s are %d bytes, not a whole number of etypes %s (%d bytes)", count, dt.name, n, v.etype.name, v.esize)
 	}
 	x := &xfer{op: op, write: write, buf: buf, count: count, dt: dt, n: n, view: v}
-	if v.rep != nil {
+	if v.rep == nil && v.ext32 && dt.t.Narrowed() {
+		// C longs in a view of other types: their file size is not
+		// their memory size, which the path of the representations knows.
+		x.view.rep = external32Rep
+	}
+	if x.view.rep != nil {
 		return f.prepareRep(x)
 	}
 	if !v.ext32 && dt.t.Contiguous() && dt.t.LB == 0 {
@@ -96,7 +101,8 @@ func (f *File) prepare(op string, write bool, buf []byte, count int, dt *Datatyp
 	x.stream = (*x.pool)[:n]
 	if write {
 		if v.ext32 {
-			dt.t.PackExternal(x.stream, buf, count)
+			// Cannot fail: only C longs can, and they go by prepareRep.
+			_ = dt.t.PackExternal(x.stream, buf, count)
 		} else {
 			dt.t.PackAt(x.stream, buf, 0)
 		}

@@ -189,7 +189,7 @@ func TypeGetValueIndex(value, index *Datatype) (_ *Datatype, err error) {
 	case Int:
 		pairs = map[*Datatype]*Datatype{Float32: Float32Loc, Float64: Float64Loc, Int32: Int32Loc, Int64: Int64Loc, Int: IntLoc}
 	case Int32:
-		pairs = map[*Datatype]*Datatype{Float32: CFloatInt, Float64: CDoubleInt, Int64: CLongInt, Int32: C2Int, Int16: CShortInt}
+		pairs = map[*Datatype]*Datatype{Float32: CFloatInt, Float64: CDoubleInt, Int64: CLongInt, CLong: CLongInt, Int32: C2Int, Int16: CShortInt}
 	}
 	return pairs[value], nil
 }

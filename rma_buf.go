@@ -367,7 +367,7 @@ func (w *Window[T]) matchTypes(name string, target int, n int, odt *Datatype, d 
 		// zero elements).
 		return nil
 	}
-	ko, kt := odt.t.Uniform(), tdt.t.Uniform()
+	ko, kt := odt.t.Uniform().Canon(), tdt.t.Uniform().Canon()
 	if ko != 0 && kt != 0 && ko != kt && ko != datatype.BasicByte && kt != datatype.BasicByte {
 		return w.errorf(name, ErrType, target, "origin datatype %s holds %s, target datatype %s holds %s", odt.name, ko, tdt.name, kt)
 	}

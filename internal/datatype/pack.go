@@ -16,7 +16,7 @@ func (t *Type) ExternalSize(count int) int64 { return int64(count) * t.externalS
 
 // externalSize is the size of one value of t in external32.
 func (t *Type) externalSize() int64 {
-	if !t.narrowed() {
+	if !t.Narrowed() {
 		return t.Size
 	}
 	var n int64
@@ -26,9 +26,9 @@ func (t *Type) externalSize() int64 {
 	return n
 }
 
-// narrowed reports whether some basic element of t is smaller in
+// Narrowed reports whether some basic element of t is smaller in
 // external32 than in memory.
-func (t *Type) narrowed() bool {
+func (t *Type) Narrowed() bool {
 	for _, b := range t.Blocks {
 		if b.Basic.ExternalSize() != b.Basic.Size() {
 			return true
