@@ -50,6 +50,19 @@ func intOfSize(n uintptr, signed bool) *mpi.Datatype {
 	return mpi.Uint64
 }
 
+// longOfSize is C's long or unsigned long: mpigo's CLong and CUlong where
+// it takes 8 bytes (64-bit integers everywhere but in external32, where
+// MPI's table gives them 4), the integer of its size otherwise.
+func longOfSize(n uintptr, signed bool) *mpi.Datatype {
+	switch {
+	case n == 8 && signed:
+		return mpi.CLong
+	case n == 8:
+		return mpi.CUlong
+	}
+	return intOfSize(n, signed)
+}
+
 func setupTypes() {
 	var (
 		sInt   = unsafe.Sizeof(C.int(0))
@@ -66,11 +79,11 @@ func setupTypes() {
 		{MPI_PACKED, "MPI_PACKED", mpi.Packed},
 		{MPI_SHORT, "MPI_SHORT", intOfSize(sShort, true)},
 		{MPI_INT, "MPI_INT", intOfSize(sInt, true)},
-		{MPI_LONG, "MPI_LONG", intOfSize(sLong, true)},
+		{MPI_LONG, "MPI_LONG", longOfSize(sLong, true)},
 		{MPI_LONG_LONG, "MPI_LONG_LONG", intOfSize(sLL, true)},
 		{MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", intOfSize(sShort, false)},
 		{MPI_UNSIGNED, "MPI_UNSIGNED", intOfSize(sInt, false)},
-		{MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", intOfSize(sLong, false)},
+		{MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", longOfSize(sLong, false)},
 		{MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG", intOfSize(sLL, false)},
 		{MPI_FLOAT, "MPI_FLOAT", mpi.Float32},
 		{MPI_DOUBLE, "MPI_DOUBLE", mpi.Float64},
@@ -112,6 +125,10 @@ func setupTypes() {
 		// (byte-swapped in external32), their arithmetic in C where the
 		// C compiler has it (longdouble.c).
 		{MPI_INTEGER16, "MPI_INTEGER16", mpi.Int128},
+		// LOGICAL*16 is the 16-byte integer, as LOGICAL1..8 are theirs:
+		// MPI_LAND, MPI_LOR and MPI_LXOR take any non-zero value for
+		// true and give 1 or 0 (in C, with INTEGER16's arithmetic).
+		{MPI_LOGICAL16, "MPI_LOGICAL16", mpi.Int128},
 		{MPI_REAL2, "MPI_REAL2", mpi.Float16},
 		{MPI_REAL16, "MPI_REAL16", mpi.Float128},
 		{MPI_COMPLEX4, "MPI_COMPLEX4", mpi.Complex32},

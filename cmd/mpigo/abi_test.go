@@ -29,7 +29,7 @@ var (
 // abiPrograms are the C programs of testdata/abi.
 var abiPrograms = []string{"hello", "p2p", "coll", "types", "errors", "fatal", "dtypes", "groups", "comms", "topo", "attrs", "errh", "greq",
 	"p2pmodes", "completion", "collall", "icoll", "neighbor", "rma", "mpit", "ulfm", "mpi4", "mpi41", "pcoll", "part", "info", "waits", "hang", "finattr", "abortcode", "session", "sessonly",
-	"io_basic", "io_nb", "io_errors", "io_views", "spawn", "ports", "datarep", "bottomw", "ldouble", "fortran", "errworld", "rmaalloc", "ldrma", "ftypes16"}
+	"io_basic", "io_nb", "io_errors", "io_views", "spawn", "ports", "datarep", "bottomw", "ldouble", "fortran", "errworld", "rmaalloc", "ldrma", "ftypes16", "ext32long"}
 
 // needCC skips the test when there is no C compiler, unless
 // MPIGO_REQUIRE_INTEGRATION=1.
@@ -199,7 +199,7 @@ func TestABIPrograms(t *testing.T) {
 // (their argument), as singletons and under mpigo run.
 func TestABIIO(t *testing.T) {
 	_, bin := abiSetup(t)
-	for _, prog := range []string{"io_basic", "io_nb", "io_errors", "io_views"} {
+	for _, prog := range []string{"io_basic", "io_nb", "io_errors", "io_views", "ext32long"} {
 		for _, n := range []int{0, 2, 3} {
 			t.Run(fmt.Sprintf("%s-%d", prog, n), func(t *testing.T) {
 				dir := t.TempDir()

@@ -401,7 +401,7 @@ int main(int argc, char **argv)
 	expect(MPI_Allreduce(&x, &y, 1, MPI_INT, (MPI_Op)MPI_COMM_WORLD, MPI_COMM_WORLD), MPI_ERR_OP, "a communicator as op");
 	expect(MPI_Allreduce(&x, &y, 1, (MPI_Datatype)MPI_SUM, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE, "an op as datatype");
 	expect(MPI_Allreduce(&x, MPI_IN_PLACE, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER, "MPI_IN_PLACE as recvbuf");
-	expect(MPI_Allreduce(&x, &y, 1, MPI_LOGICAL16, MPI_LOR, MPI_COMM_WORLD), MPI_ERR_TYPE, "MPI_LOGICAL16 (not mapped)");
+	expect(MPI_Allreduce(&x, &y, 1, MPI_CHARACTER, MPI_MAX, MPI_COMM_WORLD), MPI_ERR_TYPE, "MPI_CHARACTER before MPI_Abi_set_fortran_info");
 	expect(MPI_Gatherv(&x, 1, MPI_INT, all, NULL, dsp, MPI_INT, 0, MPI_COMM_SELF), MPI_ERR_ARG, "Gatherv without recvcounts");
 	expect(MPI_Alltoallv(sb, sc, sd, MPI_INT, rb, NULL, rd, MPI_INT, MPI_COMM_SELF), MPI_ERR_ARG, "Alltoallv without recvcounts");
 	expect(MPI_Reduce_local(MPI_IN_PLACE, &y, 1, MPI_INT, MPI_SUM), MPI_ERR_BUFFER, "Reduce_local in place");
