@@ -35,6 +35,7 @@ func TestCLongExternal(t *testing.T) {
 		{"unsigned long", mpi.CUlong, 2, mpi.AsBytes([]uint64{0x01020304, 0xfffffffe}), []byte{1, 2, 3, 4, 0xff, 0xff, 0xff, 0xfe}},
 		{"vector of long", vec, 1, mpi.AsBytes([]int64{-1, 99, 7}), []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 7}},
 		{"int64 keeps 8", mpi.Int64, 1, mpi.AsBytes([]int64{-2}), []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe}},
+		{"long int pair", mpi.CLongInt, 1, mpi.AsBytes([]mpi.CValueLoc[int64]{{Value: -2, Loc: 7}}), []byte{0xff, 0xff, 0xff, 0xfe, 0, 0, 0, 7}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,5 +1,7 @@
 package mpi
 
+import "github.com/mpigo/mpi/internal/datatype"
+
 // C's pair types of MPI_MINLOC and MPI_MAXLOC hold a C int (32 bits) as
 // the location, where ValueLoc holds a Go int: their layouts differ, so
 // C programs (the standard ABI, abi/lib) and Go code that shares memory
@@ -18,7 +20,7 @@ type CValueLoc[T Ordered] struct {
 var (
 	CFloatInt  = cPairType[float32]("CFloatInt")  // MPI_FLOAT_INT
 	CDoubleInt = cPairType[float64]("CDoubleInt") // MPI_DOUBLE_INT
-	CLongInt   = cPairType[int64]("CLongInt")     // MPI_LONG_INT (64-bit long)
+	CLongInt   = cLongInt()                       // MPI_LONG_INT (64-bit long)
 	C2Int      = cPairType[int32]("C2Int")        // MPI_2INT
 	CShortInt  = cPairType[int16]("CShortInt")    // MPI_SHORT_INT
 )
@@ -33,6 +35,23 @@ func cPairType[T Ordered](name string) *Datatype {
 	}
 	d.name, d.derived, d.padded = name, false, true
 	d.ops = kernels{"minloc": kernel(cMinLoc[T]), "maxloc": kernel(cMaxLoc[T])}
+	return d
+}
+
+// cLongInt makes CLongInt: CValueLoc[int64] whose value is a C long
+// (datatype.BasicCLong), so that external32 gives it 4 bytes as it gives
+// CLong, and everything else the layout, signature and kernels of the
+// int64 pair.
+func cLongInt() *Datatype {
+	d := cPairType[int64]("CLongInt")
+	t, err := datatype.NewStruct([]int{1, 1}, []int64{0, 8}, []*datatype.Type{datatype.NewBasic(datatype.BasicCLong), datatype.NewBasic(datatype.BasicInt32)})
+	if err == nil {
+		t, err = datatype.NewResized(t, 0, d.t.Extent())
+	}
+	if err != nil {
+		panic(err) // a fixed layout that always builds
+	}
+	d.t = t
 	return d
 }
 
