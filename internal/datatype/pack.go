@@ -78,10 +78,10 @@ func narrow(dst, src []byte, k Basic) error {
 		v := binary.NativeEndian.Uint64(src[i:])
 		if k == BasicCLong {
 			if s := int64(v); s < math.MinInt32 || s > math.MaxInt32 {
-				return fmt.Errorf("C long %d does not fit the 4 bytes of external32", s)
+				return fmt.Errorf("the C long %d does not fit the 4 bytes of external32", s)
 			}
 		} else if v > math.MaxUint32 {
-			return fmt.Errorf("C unsigned long %d does not fit the 4 bytes of external32", v)
+			return fmt.Errorf("the C unsigned long %d does not fit the 4 bytes of external32", v)
 		}
 		binary.BigEndian.PutUint32(dst[i/2:], uint32(v))
 	}
