@@ -11,7 +11,7 @@ import (
 // (sends, receives, the collectives that move data, Pack, derived
 // datatypes built on them) but has no arithmetic of its own for them: in
 // a Go program a predefined reduction or accumulate on them is ErrOp. The
-// standard ABI library (abi/lib) computes on them in C and gives mpigo
+// standard ABI library (abi/capi) computes on them in C and gives mpigo
 // its kernels when it loads; reductions, collectives and one-sided
 // accumulates then apply them as they apply Go's kernels (an accumulate
 // under the window's accumulate lock, also when the target applies it).

@@ -4,7 +4,7 @@ import "github.com/mpigo/mpi/internal/datatype"
 
 // C's pair types of MPI_MINLOC and MPI_MAXLOC hold a C int (32 bits) as
 // the location, where ValueLoc holds a Go int: their layouts differ, so
-// C programs (the standard ABI, abi/lib) and Go code that shares memory
+// C programs (the standard ABI, abi/capi) and Go code that shares memory
 // with C use these.
 
 // CValueLoc is a value and a 32-bit location laid out as C's struct

@@ -3,7 +3,7 @@
 // reads it. One table drives everything that must agree with the standard:
 // the generator (abi/internal/gen, run by go generate) turns it into
 // include/mpi.h, the Go export skeleton and C aliases of the library in
-// abi/lib (libmpi_abi.so.1), the symbol list, and docs/abi.md's list of the
+// abi/capi (built by abi/lib as libmpi_abi.so.1), the symbol list, and docs/abi.md's list of the
 // functions not implemented yet; tests check the generated files are not
 // stale and that the built library and header agree with the table.
 //

@@ -110,13 +110,16 @@ func TestExtensions(t *testing.T) {
 	}
 }
 
-// TestLibFilesNeedCgo checks that every Go file of abi/lib but the stub
-// builds only with cgo: a file without the constraint breaks the cgo-free
-// builds (CGO_ENABLED=0, every cross-compile), where the stub stands alone.
+// TestLibFilesNeedCgo checks that every Go file of abi/capi and abi/lib
+// but the stubs builds only with cgo: a file without the constraint breaks
+// the cgo-free builds (CGO_ENABLED=0, every cross-compile), where the stubs
+// stand alone.
 func TestLibFilesNeedCgo(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("lib", "*.go"))
-	if err != nil || len(files) < 10 {
-		t.Fatalf("abi/lib's Go files: %v (%d found)", err, len(files))
+	files, err := filepath.Glob(filepath.Join("capi", "*.go"))
+	lib, err2 := filepath.Glob(filepath.Join("lib", "*.go"))
+	files = append(files, lib...)
+	if err != nil || err2 != nil || len(files) < 10 || len(lib) != 2 {
+		t.Fatalf("abi/capi's and abi/lib's Go files: %v %v (%d found)", err, err2, len(files))
 	}
 	for _, f := range files {
 		b, err := os.ReadFile(f)

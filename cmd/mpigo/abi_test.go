@@ -573,3 +573,41 @@ func TestInitUnderLauncher(t *testing.T) {
 		t.Fatalf("exit %d, want 0 and \"size 3 sum 6\"\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
 	}
 }
+
+// TestCgoShare: a Go program that links a C library using MPI
+// (testdata/cgoshare, built with cgo) shares one MPI with it through
+// abi/capi: communicators handed both ways, messages from C received in
+// Go, a communicator split in C used from Go, C's MPI_Finalize refused,
+// MPI_Finalized true after mpi.Finalize; and the other way round, MPI
+// started and ended in C with the Go side on its world; as singletons and
+// under mpigo run.
+func TestCgoShare(t *testing.T) {
+	needCC(t)
+	prog := filepath.Join(t.TempDir(), "cgoshare")
+	cmd := exec.Command("go", "build", "-o", prog, "./testdata/cgoshare")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if out, err := exec.Command(prog).CombinedOutput(); err != nil || !strings.Contains(string(out), "cgoshare OK rank 0 of 1 sum 1") {
+		t.Fatalf("singleton: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(prog, "cinit").CombinedOutput(); err != nil || !strings.Contains(string(out), "cgoshare cinit OK rank 0 of 1 sum 1") {
+		t.Fatalf("singleton, MPI started in C: %v\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		n    int
+		args []string
+		want string
+	}{
+		{2, nil, "cgoshare OK rank 1 of 2 sum 3"},
+		{3, nil, "cgoshare OK rank 2 of 3 sum 6"},
+		{3, []string{"cinit"}, "cgoshare cinit OK rank 2 of 3 sum 6"},
+	} {
+		var out, errs strings.Builder
+		args := append([]string{"run", "--timeout", "60s", "-n", fmt.Sprint(tc.n), prog}, tc.args...)
+		if code := run(args, &out, &errs); code != 0 || !strings.Contains(out.String(), tc.want) {
+			t.Fatalf("%v: exit %d, want 0 and %q\nstdout:\n%s\nstderr:\n%s", args, code, tc.want, out.String(), errs.String())
+		}
+	}
+}

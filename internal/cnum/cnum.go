@@ -2,7 +2,7 @@
 // has none of: C's long double (and its complex and MINLOC pair types)
 // and Fortran's optional REAL2, REAL16, INTEGER16, COMPLEX4 and
 // COMPLEX32. The mpi package moves such numbers as data; their arithmetic
-// is written in C, and the standard ABI library (abi/lib, the only place
+// is written in C, and the standard ABI library (abi/capi, the only place
 // that compiles C) registers it here when it loads. The mpi package looks
 // a kernel up at each use, so an accumulate applied by a target's window
 // server or a reduction step finds the same kernel as a collective on

@@ -77,7 +77,7 @@ var lockedCallers atomic.Bool
 
 // SetLockedCallers says that the process's MPI calls, and so its waits,
 // run on goroutines locked to operating-system threads: a C program's
-// threads calling into Go through the ABI library (abi/lib), where each
+// threads calling into Go through the ABI library (abi/capi), where each
 // call from C runs on a goroutine locked to the calling thread. A
 // runtime.Gosched there does not switch goroutines on the thread: the
 // locked goroutine's thread gives its processor to another thread, sleeps,
