@@ -14,10 +14,12 @@ import (
 // one node does not); one of pieces of largePiece bytes does not (each piece
 // is a large write of its own), a segmented one (each rank one disjoint
 // run) does not, romio_cb_write=disable turns it off and enable on. On
-// one node, pieces of directPiece bytes, or few pieces of directSmall
-// bytes (directWrite), are written by each rank itself; many such
-// pieces, or the same on several nodes, are aggregated. The file's
-// bytes are checked every time.
+// one node, ranks that exchange by messages (tcp here) write pieces of
+// directPiece bytes, or few pieces of directSmall bytes, themselves
+// (directWrite), and aggregate many short ones; goroutine ranks, which
+// aggregate without copies (file_share.go), write their own only pieces
+// of directPiece bytes beyond sharedMax bytes in all (directShared). On
+// several nodes they aggregate. The file's bytes are checked every time.
 func TestCollectiveBufferingChoice(t *testing.T) {
 	var n atomic.Int64
 	twoPhaseHook = func() { n.Add(1) }
@@ -31,21 +33,26 @@ func TestCollectiveBufferingChoice(t *testing.T) {
 		hint    string
 		perNode int // ranks per (pretend) node; 0: all on one
 		want    int64
+		tcp     bool // the ranks talk over tcp, not in memory
 	}{
-		{"strided", true, 1, 0, "automatic", 1, 3},
-		{"strided-one-node", true, 1, 0, "automatic", 0, 3},
-		{"strided-one-node-enabled", true, 1, 0, "enable", 0, 3},
-		{"strided-large", true, largePiece, 0, "automatic", 1, 0},
-		{"strided-large-enabled", true, largePiece, 0, "enable", 1, 3},
-		{"segmented", false, 1, 0, "automatic", 1, 0},
-		{"strided-disabled", true, 1, 0, "disable", 1, 0},
-		{"segmented-enabled", false, 1, 0, "enable", 1, 3},
-		{"strided-one-node-long", true, directPiece, directPieces/3 + 1, "automatic", 0, 0},
-		{"strided-one-node-long-enabled", true, directPiece, directPieces/3 + 1, "enable", 0, 3},
-		{"strided-long-nodes", true, directPiece, 0, "automatic", 1, 3},
-		{"strided-one-node-few", true, directSmall, directPieces / 3, "automatic", 0, 0},
-		{"strided-one-node-many", true, directSmall, directPieces/3 + 1, "automatic", 0, 3},
-		{"strided-one-node-few-short", true, directSmall - 1, directPieces / 3, "automatic", 0, 3},
+		{"strided", true, 1, 0, "automatic", 1, 3, false},
+		{"strided-one-node", true, 1, 0, "automatic", 0, 3, false},
+		{"strided-one-node-enabled", true, 1, 0, "enable", 0, 3, false},
+		{"strided-large", true, largePiece, 0, "automatic", 1, 0, false},
+		{"strided-large-enabled", true, largePiece, 0, "enable", 1, 3, false},
+		{"segmented", false, 1, 0, "automatic", 1, 0, false},
+		{"strided-disabled", true, 1, 0, "disable", 1, 0, false},
+		{"segmented-enabled", false, 1, 0, "enable", 1, 3, false},
+		{"strided-one-node-long", true, directPiece, directPieces/3 + 1, "automatic", 0, 3, false},
+		{"strided-one-node-long-big", true, directPiece, sharedMax/(3*directPiece) + 1, "automatic", 0, 0, false},
+		{"strided-one-node-long-big-enabled", true, directPiece, sharedMax/(3*directPiece) + 1, "enable", 0, 3, false},
+		{"strided-one-node-short-big", true, directPiece - 1, sharedMax/(3*directPiece) + 2, "automatic", 0, 3, false},
+		{"strided-long-nodes", true, directPiece, sharedMax/(3*directPiece) + 1, "automatic", 1, 3, false},
+		{"tcp-strided-one-node-long", true, directPiece, directPieces/3 + 1, "automatic", 0, 0, true},
+		{"tcp-strided-one-node-long-enabled", true, directPiece, directPieces/3 + 1, "enable", 0, 3, true},
+		{"tcp-strided-one-node-few", true, directSmall, directPieces / 3, "automatic", 0, 0, true},
+		{"tcp-strided-one-node-many", true, directSmall, directPieces/3 + 1, "automatic", 0, 3, true},
+		{"tcp-strided-one-node-few-short", true, directSmall - 1, directPieces / 3, "automatic", 0, 3, true},
 	}
 	for _, tc := range cases {
 		if tc.pieces == 0 {
@@ -55,6 +62,9 @@ func TestCollectiveBufferingChoice(t *testing.T) {
 		name := filepath.Join(dir, tc.name)
 		cfg := DefaultConfig()
 		cfg.RanksPerNode = tc.perNode
+		if tc.tcp {
+			cfg.Transport = "tcp"
+		}
 		err := RunConfig(3, cfg, func(c *Comm) error {
 			in := NewInfo()
 			_ = in.Set("romio_cb_write", tc.hint)
