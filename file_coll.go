@@ -24,9 +24,9 @@ import (
 // exchange. A collective read by ranks of one node goes independent
 // too: each rank reading its own pieces (data sieving, or a read per
 // piece when they are long) was 1.0 to 3.1 times faster than two-phase
-// I/O there at every piece size measured, while a write by sieving,
-// which reads and rewrites the holes between its pieces under a lock,
-// was slower than two-phase for pieces under 1 MiB (docs/io.md).
+// I/O there at every piece size measured. A write on one node goes
+// independent, without sieving, by directWrite and directShared;
+// goroutine ranks that aggregate do so without copies (file_share.go).
 // romio_cb_write / romio_cb_read = enable or disable force the choice.
 
 // collective runs an access of x at stream position pos on every rank
