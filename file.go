@@ -120,7 +120,10 @@ type File struct {
 	aggrs  []int // ranks that aggregate for collective buffering (one per node by default)
 	nodes  int   // the nodes the file's ranks are on
 	shared *sharedPtr
-	q      *fileQueue
+	// share is where the file's goroutine ranks publish their collective
+	// writes (file_share.go); nil unless they meet in memory.
+	share *fileShare
+	q     *fileQueue
 	// tp holds an aggregator's two-phase I/O buffers (a sieved window,
 	// the others' bytes of two windows in turn) from
 	// one collective call to the next, so that each call does not fault
@@ -501,9 +504,21 @@ func OpenFile(c *Comm, name string, amode int, info *Info) (_ *File, err error) 
 		}
 	}
 	f.q = newFileQueue()
+	var shareID int64
+	if fc.inProcess() {
+		if f.share, shareID, err = shareFile(fc); err != nil {
+			endShare(fc, shareID)
+			f.q.stop()
+			f.shared.stop()
+			fd.Close()
+			return fail(ErrProcFailed, err, "opening the file")
+		}
+	}
 	// Everyone has opened before anyone may use the file (a shared
 	// pointer request must find rank 0's server running).
-	if err := fc.Barrier(); err != nil {
+	err = fc.Barrier()
+	endShare(fc, shareID)
+	if err != nil {
 		f.q.stop()
 		f.shared.stop()
 		fd.Close()

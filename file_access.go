@@ -184,6 +184,17 @@ func accessStatus(n int64, dt *Datatype) Status {
 
 // independent reads or writes x at stream position pos (bytes).
 func (f *File) independent(x *xfer, pos int64) (Status, error) {
+	return f.access(x, pos, false)
+}
+
+// independentDirect is independent without data sieving: each piece is
+// written (read) by a call of its own, straight from (into) the stream.
+func (f *File) independentDirect(x *xfer, pos int64) (Status, error) {
+	return f.access(x, pos, true)
+}
+
+// access is independent, and independentDirect if direct.
+func (f *File) access(x *xfer, pos int64, direct bool) (Status, error) {
 	if pos < 0 {
 		return Status{}, fileErr(f.comm, "File."+x.op, f.name, ErrArg, nil, "negative offset %d", pos/x.view.fesize)
 	}
@@ -195,6 +206,9 @@ func (f *File) independent(x *xfer, pos int64) (Status, error) {
 	f.mu.Lock()
 	atomicMode, h := f.atomic, f.hints
 	f.mu.Unlock()
+	if direct {
+		h.dsRead, h.dsWrite = "disable", "disable"
+	}
 	var moved int64
 	var err error
 	if atomicMode && len(segs) > 0 {

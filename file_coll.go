@@ -24,9 +24,9 @@ import (
 // exchange. A collective read by ranks of one node goes independent
 // too: each rank reading its own pieces (data sieving, or a read per
 // piece when they are long) was 1.0 to 3.1 times faster than two-phase
-// I/O there at every piece size measured, while a write by sieving,
-// which reads and rewrites the holes between its pieces under a lock,
-// was slower than two-phase for pieces under 1 MiB (docs/io.md).
+// I/O there at every piece size measured. A write on one node goes
+// independent, without sieving, by directWrite and directShared;
+// goroutine ranks that aggregate do so without copies (file_share.go).
 // romio_cb_write / romio_cb_read = enable or disable force the choice.
 
 // collective runs an access of x at stream position pos on every rank
@@ -56,6 +56,10 @@ func (f *File) collective(op string, write bool, x *xfer, pos int64, local error
 	if local == nil {
 		segs = x.view.plan.Map(pos, x.n, nil)
 	}
+	if write && local == nil && f.share != nil {
+		// Published before the first step (file_share.go).
+		f.share.slots[f.comm.Rank()] = fileSlot{segs: segs, stream: x.stream}
+	}
 	lo, hi := fileio.Span(segs)
 	var bytes int64
 	for _, s := range segs {
@@ -84,9 +88,36 @@ func (f *File) collective(op string, write bool, x *xfer, pos int64, local error
 	if write {
 		mode = h.cbWrite
 	}
-	if mode == "disable" || (mode == "automatic" && ((f.nodes == 1 && !write) || !interleaved(all) || largePieces(all))) || atomicMode {
-		st, err := f.independent(x, pos)
+	direct := directWrite(all)
+	if f.share != nil {
+		direct = directShared(all)
+	}
+	if mode == "disable" || (mode == "automatic" && ((f.nodes == 1 && (!write || direct)) || !interleaved(all) || largePieces(all))) || atomicMode {
+		var st Status
+		var err error
+		if write && mode == "automatic" && h.dsWrite == "automatic" {
+			// Each rank writes its own pieces, a call each: sieving
+			// would read and rewrite the holes, the other ranks'
+			// pieces, under a lock the ranks, which start together,
+			// queue on.
+			st, err = f.independentDirect(x, pos)
+		} else {
+			st, err = f.independent(x, pos)
+		}
 		return st, f.agree(op, err)
+	}
+	if write && f.share != nil {
+		f.busyBegin()
+		err := f.sharedWrite(all, aggrs)
+		f.busyEnd()
+		if err != nil {
+			err = fileErr(f.comm, "File."+op, f.name, osClass(err), err, "")
+		}
+		err = f.agree(op, err)
+		// Only now: until every rank has come to the agreement, an
+		// aggregator may be writing from this rank's stream.
+		x.finish(x.n)
+		return x.status(x.n), err
 	}
 	moved, err := f.twoPhase(write, x, segs, all, aggrs)
 	f.busyBegin()
@@ -129,6 +160,56 @@ func largePieces(all []collArgs) bool {
 		any = true
 	}
 	return any
+}
+
+// Where the ranks of a collective write share one node (one page cache),
+// they write their own pieces, a call each, instead of aggregating, when
+// the pieces are long (directPiece bytes or more on average: a piece's
+// call then costs about what its copy to an aggregator would) or few
+// (at most directPieces in all, of at least directSmall bytes on
+// average: the calls cost less than the exchange, which keeps one rank
+// waiting while the aggregator writes). Aggregation stays for many small
+// pieces, where one pwritev per run replaces thousands of calls.
+// Measured on the page cache of a 2-core machine, 2 and 4 goroutine
+// ranks (docs/io.md, "Collective buffering, and when it is skipped").
+const (
+	directPiece  = 16 << 10
+	directPieces = 64
+	directSmall  = 4 << 10
+)
+
+// directWrite reports whether a collective write of the accesses all, on
+// one node, goes independent by the rule above (ranks that do not meet
+// in memory: their exchange copies).
+func directWrite(all []collArgs) bool {
+	var pieces, bytes int64
+	for _, a := range all {
+		pieces += a[3]
+		bytes += a[4]
+	}
+	if pieces == 0 {
+		return false
+	}
+	mean := bytes / pieces
+	return mean >= directPiece || pieces <= directPieces && mean >= directSmall
+}
+
+// sharedMax is the bytes of a collective write of goroutine ranks on one
+// node (file_share.go) from which long pieces (directPiece) are written
+// by each rank itself: under it, one aggregator writing every rank's
+// pieces from their streams, with no copy, was faster at every piece size
+// measured; from 8 MiB of pieces of 16 KiB or more, two ranks writing
+// their own were 1.2 to 1.6 times faster (docs/io.md).
+const sharedMax = 4 << 20
+
+// directShared is directWrite for ranks that share their streams.
+func directShared(all []collArgs) bool {
+	var pieces, bytes int64
+	for _, a := range all {
+		pieces += a[3]
+		bytes += a[4]
+	}
+	return pieces > 0 && bytes/pieces >= directPiece && bytes > sharedMax
 }
 
 // interleaved reports whether the ranks' accesses need collective
@@ -175,6 +256,31 @@ const maxRound = 1 << 30
 // fall in the access's holes. Both sides decide with it alone.
 func tpTouches(a collArgs, lo, hi int64) bool {
 	return a[3] > 0 && a[1] < hi && a[2] > lo
+}
+
+// tpDomains cuts the file range that the accesses all cover into one
+// domain per aggregator (bounds[d] to bounds[d+1]) and returns them with
+// the window size; ok is false when nobody accesses anything. Every rank
+// cuts with rank 0's hints, so that all agree.
+func tpDomains(all []collArgs, aggrs []int) (bounds []int64, cb int64, ok bool) {
+	gl, gh := int64(-1), int64(0)
+	for _, a := range all {
+		if a[3] == 0 {
+			continue
+		}
+		if gl < 0 || a[1] < gl {
+			gl = a[1]
+		}
+		gh = max(gh, a[2])
+	}
+	if gl < 0 {
+		return nil, 0, false
+	}
+	cb, align := min(max(all[0][5], 1), maxRound), all[0][6]
+	if align <= 0 {
+		align = 4096
+	}
+	return fileio.Domains(gl, gh, len(aggrs), align), cb, true
 }
 
 // tpOut is a piece of this rank's access, bound for window w of domain d.
@@ -226,25 +332,10 @@ func (f *File) twoPhase(write bool, x *xfer, segs []fileio.Seg, all []collArgs, 
 	}
 	c := f.comm
 	me := c.Rank()
-	gl, gh := int64(-1), int64(0)
-	for _, a := range all {
-		if a[3] == 0 {
-			continue
-		}
-		if gl < 0 || a[1] < gl {
-			gl = a[1]
-		}
-		gh = max(gh, a[2])
-	}
-	if gl < 0 {
+	bounds, cb, ok := tpDomains(all, aggrs)
+	if !ok {
 		return 0, nil
 	}
-	// Every rank cuts with rank 0's hints, so that all agree.
-	cb, align := min(max(all[0][5], 1), maxRound), all[0][6]
-	if align <= 0 {
-		align = 4096
-	}
-	bounds := fileio.Domains(gl, gh, len(aggrs), align)
 
 	// This rank's pieces, by domain and window.
 	outs := make([]tpOut, 0, len(segs)+2*len(aggrs))
@@ -491,7 +582,7 @@ func (f *File) aggregate(write bool, stream []byte, own []tpOut, all []collArgs,
 			}
 			if *ioErr == nil {
 				f.busyBegin()
-				*ioErr = f.ioWindow(true, ins[w.lo:w.hi], cur, stream)
+				*ioErr = f.ioWindow(true, ins[w.lo:w.hi], tpBytes(me, cur, stream))
 				f.busyEnd()
 			}
 		}
@@ -508,7 +599,7 @@ func (f *File) aggregate(write bool, stream []byte, own []tpOut, all []collArgs,
 		buf := f.tpBuf(1+k%2, w.size)
 		if *ioErr == nil {
 			f.busyBegin()
-			*ioErr = f.ioWindow(false, ins[w.lo:w.hi], buf, stream)
+			*ioErr = f.ioWindow(false, ins[w.lo:w.hi], tpBytes(me, buf, stream))
 			f.busyEnd()
 		}
 		if *ioErr != nil {
@@ -532,21 +623,14 @@ func (f *File) aggregate(write bool, stream []byte, own []tpOut, all []collArgs,
 	return nil
 }
 
-// ioWindow writes (or reads) the pieces of one window, sorted by offset:
-// the aggregator's own in stream, the others' in buf. Runs of pieces
+// ioWindow writes (or reads) the pieces of one window, sorted by offset,
+// each from (into) bytesOf(piece). Runs of pieces
 // that follow each other in the file take one pwritev (preadv) each;
 // a window of runs shorter than sieveSpan on average (with their holes)
 // is sieved instead: one read of its span, the pieces copied in (out),
 // and for a write one write back. A read
 // past the end of the file gives zeros.
-func (f *File) ioWindow(write bool, ps []tpIn, buf, stream []byte) error {
-	me := f.comm.Rank()
-	bytesOf := func(p tpIn) []byte {
-		if p.src == me {
-			return stream[p.at : p.at+p.Len]
-		}
-		return buf[p.at : p.at+p.Len]
-	}
+func (f *File) ioWindow(write bool, ps []tpIn, bytesOf func(tpIn) []byte) error {
 	segs := make([]fileio.Seg, len(ps))
 	lo, hi := ps[0].Off, ps[0].End()
 	for i, p := range ps {
@@ -592,6 +676,17 @@ func (f *File) ioWindow(write bool, ps []tpIn, buf, stream []byte) error {
 		_, err = f.fd.WriteAt(cover, lo)
 	}
 	return err
+}
+
+// tpBytes returns the bytes of an aggregator's piece: its own (rank me)
+// in stream, the others' in the window's buffer buf.
+func tpBytes(me int, buf, stream []byte) func(tpIn) []byte {
+	return func(p tpIn) []byte {
+		if p.src == me {
+			return stream[p.at : p.at+p.Len]
+		}
+		return buf[p.at : p.at+p.Len]
+	}
 }
 
 // writeRun writes bufs one after the other from file offset off: one

@@ -13,8 +13,13 @@ import (
 // does under the automatic setting, on one node or several (a read on
 // one node does not); one of pieces of largePiece bytes does not (each piece
 // is a large write of its own), a segmented one (each rank one disjoint
-// run) does not, romio_cb_write=disable turns it off and enable on. The
-// file's bytes are checked every time.
+// run) does not, romio_cb_write=disable turns it off and enable on. On
+// one node, ranks that exchange by messages (tcp here) write pieces of
+// directPiece bytes, or few pieces of directSmall bytes, themselves
+// (directWrite), and aggregate many short ones; goroutine ranks, which
+// aggregate without copies (file_share.go), write their own only pieces
+// of directPiece bytes beyond sharedMax bytes in all (directShared). On
+// several nodes they aggregate. The file's bytes are checked every time.
 func TestCollectiveBufferingChoice(t *testing.T) {
 	var n atomic.Int64
 	twoPhaseHook = func() { n.Add(1) }
@@ -24,24 +29,42 @@ func TestCollectiveBufferingChoice(t *testing.T) {
 		name    string
 		strided bool
 		piece   int // bytes of one piece of a strided pattern
+		pieces  int // pieces of each rank (0: 10)
 		hint    string
 		perNode int // ranks per (pretend) node; 0: all on one
 		want    int64
+		tcp     bool // the ranks talk over tcp, not in memory
 	}{
-		{"strided", true, 1, "automatic", 1, 3},
-		{"strided-one-node", true, 1, "automatic", 0, 3},
-		{"strided-one-node-enabled", true, 1, "enable", 0, 3},
-		{"strided-large", true, largePiece, "automatic", 1, 0},
-		{"strided-large-enabled", true, largePiece, "enable", 1, 3},
-		{"segmented", false, 1, "automatic", 1, 0},
-		{"strided-disabled", true, 1, "disable", 1, 0},
-		{"segmented-enabled", false, 1, "enable", 1, 3},
+		{"strided", true, 1, 0, "automatic", 1, 3, false},
+		{"strided-one-node", true, 1, 0, "automatic", 0, 3, false},
+		{"strided-one-node-enabled", true, 1, 0, "enable", 0, 3, false},
+		{"strided-large", true, largePiece, 0, "automatic", 1, 0, false},
+		{"strided-large-enabled", true, largePiece, 0, "enable", 1, 3, false},
+		{"segmented", false, 1, 0, "automatic", 1, 0, false},
+		{"strided-disabled", true, 1, 0, "disable", 1, 0, false},
+		{"segmented-enabled", false, 1, 0, "enable", 1, 3, false},
+		{"strided-one-node-long", true, directPiece, directPieces/3 + 1, "automatic", 0, 3, false},
+		{"strided-one-node-long-big", true, directPiece, sharedMax/(3*directPiece) + 1, "automatic", 0, 0, false},
+		{"strided-one-node-long-big-enabled", true, directPiece, sharedMax/(3*directPiece) + 1, "enable", 0, 3, false},
+		{"strided-one-node-short-big", true, directPiece - 1, sharedMax/(3*directPiece) + 2, "automatic", 0, 3, false},
+		{"strided-long-nodes", true, directPiece, sharedMax/(3*directPiece) + 1, "automatic", 1, 3, false},
+		{"tcp-strided-one-node-long", true, directPiece, directPieces/3 + 1, "automatic", 0, 0, true},
+		{"tcp-strided-one-node-long-enabled", true, directPiece, directPieces/3 + 1, "enable", 0, 3, true},
+		{"tcp-strided-one-node-few", true, directSmall, directPieces / 3, "automatic", 0, 0, true},
+		{"tcp-strided-one-node-many", true, directSmall, directPieces/3 + 1, "automatic", 0, 3, true},
+		{"tcp-strided-one-node-few-short", true, directSmall - 1, directPieces / 3, "automatic", 0, 3, true},
 	}
 	for _, tc := range cases {
+		if tc.pieces == 0 {
+			tc.pieces = 10
+		}
 		n.Store(0)
 		name := filepath.Join(dir, tc.name)
 		cfg := DefaultConfig()
 		cfg.RanksPerNode = tc.perNode
+		if tc.tcp {
+			cfg.Transport = "tcp"
+		}
 		err := RunConfig(3, cfg, func(c *Comm) error {
 			in := NewInfo()
 			_ = in.Set("romio_cb_write", tc.hint)
@@ -69,7 +92,7 @@ func TestCollectiveBufferingChoice(t *testing.T) {
 			if !tc.strided {
 				off = int64(10 * c.Rank())
 			}
-			data := make([]byte, 10*tc.piece)
+			data := make([]byte, tc.pieces*tc.piece)
 			for i := range data {
 				data[i] = byte(c.Rank() + 1)
 			}
@@ -85,8 +108,8 @@ func TestCollectiveBufferingChoice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(got) != 30*tc.piece {
-			t.Fatalf("%s: the file has %d bytes, want %d", tc.name, len(got), 30*tc.piece)
+		if len(got) != 3*tc.pieces*tc.piece {
+			t.Fatalf("%s: the file has %d bytes, want %d", tc.name, len(got), 3*tc.pieces*tc.piece)
 		}
 		for i, b := range got {
 			want := byte(i/10 + 1) // segmented: rank r's 10 bytes at 10r

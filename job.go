@@ -49,6 +49,9 @@ type job struct {
 	// so their collectives may meet in memory (coll_meet.go).
 	inproc bool
 	meets  meets
+	// files hands the goroutine ranks of a file one fileShare
+	// (file_share.go).
+	files fileShares
 	// linkAddr is where other jobs reach this process (MPIGO_ADDR; empty:
 	// loopback), for the links of dynamic processes (port.go).
 	linkAddr string
