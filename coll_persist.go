@@ -223,9 +223,14 @@ func (c *Comm) collInitPub(op string, check func() error, desc func() uint64, un
 		d = desc()
 	}
 	var spec *pubSpec
+	var road uint64
 	if local == nil && pub != nil {
 		if spec = pub(); spec != nil {
-			d ^= pubRoad
+			road = shmRoad
+			if c.inProcess() {
+				road = pubRoad
+			}
+			d ^= road
 		}
 	}
 	agreeTag := c.collTag()
@@ -254,8 +259,17 @@ func (c *Comm) collInitPub(op string, check func() error, desc func() uint64, un
 	if binary.LittleEndian.Uint64(res[0:]) != d || binary.LittleEndian.Uint64(res[8:]) != ^d {
 		return nil, c.fail(op, ErrOther, loc{}, "the ranks of %s made different persistent collectives here, or gave different roots or type signatures: the Init calls must be made in the same order, with matching arguments, on every rank", c.Name())
 	}
-	if spec != nil {
+	if spec != nil && road == pubRoad {
 		return c.pubRequest(op, tag, spec), nil
+	}
+	if spec != nil {
+		r, err := c.shmRequest(op, tag, spec)
+		if err != nil {
+			return nil, c.collErr(op, err)
+		}
+		if r != nil {
+			return r, nil
+		}
 	}
 	pl := &collPlan{v: c.pinnedView(tag), body: body, op: op}
 	pl.run = pl.tick

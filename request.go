@@ -179,9 +179,10 @@ type reqMore struct {
 	// (a persistent collective's meeting point).
 	freed func()
 	// pub is a persistent collective by publications between goroutine
-	// ranks (coll_persist_pub.go), whose Start, Wait and Test run under
-	// r.mu and complete it without its engine request when they can.
-	pub *pubColl
+	// ranks (coll_persist_pub.go) or processes of one node
+	// (coll_persist_shm.go), whose Start, Wait and Test run under r.mu
+	// and complete it without its engine request when they can.
+	pub publisher
 }
 
 // more returns r.x, made if r has none. r is not shared yet, or r.mu is
