@@ -783,10 +783,14 @@ func (r *Request) test() (bool, Status, error) {
 		r.set(fLive, false)
 		return true, r.status(), r.retire(r.errv())
 	}
-	if x := r.x; x != nil && x.pub != nil && x.pub.ready() {
-		r.completePub()
-		r.set(fLive, false)
-		return true, r.status(), r.c.handle(r.retire(r.errv()))
+	if x := r.x; x != nil && x.pub != nil {
+		if x.pub.ready() {
+			r.completePub()
+			r.set(fLive, false)
+			return true, r.status(), r.c.handle(r.retire(r.errv()))
+		}
+		// Somebody must see a rank that never publishes (a lost one).
+		x.pub.backstopLocked()
 	}
 	r.rearmRecv() // ft.go
 	if !r.arrived() {
