@@ -165,10 +165,14 @@ func TestPersistentShmCrossCheck(t *testing.T) {
 			func(c *Comm, in, out []int32) error { return AllreduceSliceInto(c, in, out, Bxor[int32]()) })},
 		{"low float64 prod 2 KiB", shmCross(256, whole, func(c *Comm, in, out []float64) (*Request, error) {
 			return c.AllreduceInit(AsBytes(in), AsBytes(out), len(in), Float64, OpProd, nil)
-		}, func(c *Comm, in, out []float64) error { return c.Allreduce(AsBytes(in), AsBytes(out), len(in), Float64, OpProd) })},
+		}, func(c *Comm, in, out []float64) error {
+			return c.Allreduce(AsBytes(in), AsBytes(out), len(in), Float64, OpProd)
+		})},
 		{"low user op 16 KiB", shmCross(shmPubMax/8, (*rand.Rand).Int64, func(c *Comm, in, out []int64) (*Request, error) {
 			return c.AllreduceInit(AsBytes(in), AsBytes(out), len(in), Int64, userOp, nil)
-		}, func(c *Comm, in, out []int64) error { return c.Allreduce(AsBytes(in), AsBytes(out), len(in), Int64, userOp) })},
+		}, func(c *Comm, in, out []int64) error {
+			return c.Allreduce(AsBytes(in), AsBytes(out), len(in), Int64, userOp)
+		})},
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
