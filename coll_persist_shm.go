@@ -4,11 +4,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync/atomic"
+	"time"
 	"unsafe"
 
 	"github.com/mpigo/mpi/internal/coll"
 	"github.com/mpigo/mpi/internal/engine"
-	"github.com/mpigo/mpi/internal/rma"
 )
 
 // Persistent collectives of processes of one node by publication.
@@ -41,8 +41,9 @@ import (
 //
 // A Wait watches the numbers for the poll time (progress.WatchShared),
 // then parks on the request's engine request, which a watcher goroutine
-// of the request (backstop) completes when the numbers are in: it looks
-// with a growing pause (rma.Backoff), and fails the request with
+// of the request (backstop) completes when the numbers are in: it sleeps
+// on a word of the block that a Start clears and wakes (a futex shared
+// between the processes), at most shmNap at a time, and fails the request with
 // ErrProcFailed when a rank of the communicator is lost, the
 // communicator is revoked or the job fails. WaitAny and friends start the
 // same watcher before they park. The parked wait is an ordinary engine
@@ -79,6 +80,9 @@ type shmColl struct {
 	me   int
 	mem  []byte           // this rank's mapping of the block
 	seqs []*atomic.Uint64 // every rank's published Start number
+	// sleep is the block's first word: 1 while a watcher of some rank
+	// sleeps on it (backstop), cleared by the Start that wakes it.
+	sleep *atomic.Uint32
 	// bufs[i][b] is rank i's buffer for Starts of parity b.
 	bufs [][2][]byte
 	send []byte     // what the rank publishes (nil: nothing)
@@ -116,7 +120,7 @@ func (c *Comm) shmFits(n int) bool {
 // and the stride of one rank's two buffers.
 func shmLayout(p, n int) (total, stride int) {
 	stride = (n + shmLine - 1) / shmLine * shmLine
-	return p*shmLine + 2*p*stride, stride
+	return (p+1)*shmLine + 2*p*stride, stride
 }
 
 // shmSetup makes and maps the block of a request of c publishing n bytes
@@ -178,10 +182,11 @@ func newShmColl(v *Comm, mem []byte, n int, spec *pubSpec) *shmColl {
 	pc := &shmColl{v: v, me: v.rank, mem: mem, send: spec.send, recv: spec.recv, op: spec.op, from: spec.from}
 	pc.seqs = make([]*atomic.Uint64, p)
 	pc.bufs = make([][2][]byte, p)
+	pc.sleep = (*atomic.Uint32)(unsafe.Pointer(&mem[0]))
 	for i := range p {
-		pc.seqs[i] = (*atomic.Uint64)(unsafe.Pointer(&mem[i*shmLine]))
+		pc.seqs[i] = (*atomic.Uint64)(unsafe.Pointer(&mem[(i+1)*shmLine]))
 		for b := range 2 {
-			off := p*shmLine + (2*i+b)*stride
+			off := (p+1)*shmLine + (2*i+b)*stride
 			pc.bufs[i][b] = mem[off : off+n : off+n]
 		}
 	}
@@ -239,6 +244,11 @@ func (pc *shmColl) startLocked(r *Request) error {
 	r.er = &pc.er
 	copy(pc.bufs[pc.me][k&1], pc.send)
 	pc.seqs[pc.me].Store(k)
+	// A sleeping watcher stored the word before it looked at the numbers
+	// once more: of it and this Start, one sees the other.
+	if pc.sleep.Load() != 0 && pc.sleep.CompareAndSwap(1, 0) {
+		wakeOn(pc.sleep)
+	}
 	return nil
 }
 
@@ -274,18 +284,25 @@ func (pc *shmColl) backstopLocked() {
 	go pc.backstop(pc.k)
 }
 
+// shmNap bounds one sleep of a watcher: between two, it asks giveUp.
+const shmNap = time.Millisecond
+
 // backstop completes Start k once every rank has published it, or fails
-// it when giveUp says the ranks cannot. It looks under r.mu, where a
-// Start or Free would have told it that it is too late: the request has
-// moved on to another Start, or its block is gone.
+// it when giveUp says the ranks cannot. It sleeps on the block's sleep
+// word, which the Start of another rank clears and wakes. It looks
+// under r.mu, where a Start or Free would have told it that it is too
+// late: the request has moved on to another Start, or its block is gone
+// (a sleep on an unmapped word returns at once).
 func (pc *shmColl) backstop(k uint64) {
 	r := pc.r
-	b := rma.NewBackoff(nil)
 	for {
 		r.mu.Lock()
 		if r.is(fFreed) || pc.k != k || r.er != &pc.er {
 			r.mu.Unlock()
 			return
+		}
+		if !pc.ready() {
+			pc.sleep.Store(1)
 		}
 		if pc.ready() {
 			pc.er.CompleteOnce(pubDone)
@@ -301,7 +318,7 @@ func (pc *shmColl) backstop(k uint64) {
 			r.mu.Unlock()
 			return
 		}
-		b.Next()
+		sleepOn(pc.sleep, 1, shmNap)
 	}
 }
 
