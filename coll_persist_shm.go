@@ -61,8 +61,9 @@ const shmRoad = 0x53686d5075626c69 // "ShmPubli"
 
 // shmPubMax bounds the bytes a rank publishes on the shared-memory road;
 // above it the road over messages, whose algorithms move each byte fewer
-// times, is faster (docs/collectives.md, measured to 1 MiB).
-const shmPubMax = 16 << 10
+// times, is as fast or faster (docs/collectives.md: level at 4 KiB,
+// ahead from 8 KiB on, 2 ranks).
+const shmPubMax = 4 << 10
 
 // shmPubRanks bounds the ranks of a communicator on the shared-memory
 // road: each rank's Wait reads every rank's number and buffer.

@@ -168,7 +168,7 @@ func TestPersistentShmCrossCheck(t *testing.T) {
 		}, func(c *Comm, in, out []float64) error {
 			return c.Allreduce(AsBytes(in), AsBytes(out), len(in), Float64, OpProd)
 		})},
-		{"low user op 16 KiB", shmCross(shmPubMax/8, (*rand.Rand).Int64, func(c *Comm, in, out []int64) (*Request, error) {
+		{"low user op at the size bound", shmCross(shmPubMax/8, (*rand.Rand).Int64, func(c *Comm, in, out []int64) (*Request, error) {
 			return c.AllreduceInit(AsBytes(in), AsBytes(out), len(in), Int64, userOp, nil)
 		}, func(c *Comm, in, out []int64) error {
 			return c.Allreduce(AsBytes(in), AsBytes(out), len(in), Int64, userOp)
@@ -325,5 +325,57 @@ func TestPersistentShmHang(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatal("the job did not end: the wait for a rank that left is not reported")
+	}
+}
+
+// BenchmarkPersistentShm times the 2-rank Allreduce over shared memory,
+// plain against the persistent form by publications (Start and Wait).
+func BenchmarkPersistentShm(b *testing.B) {
+	for _, size := range []int{8, 1 << 10, shmPubMax} {
+		for _, form := range []string{"plain", "persistent"} {
+			b.Run(fmt.Sprintf("%d/%s", size, form), func(b *testing.B) {
+				b.ReportAllocs()
+				err := RunConfig(2, shmConfig(), func(c *Comm) error {
+					v, out := make([]float64, size/8), make([]float64, size/8)
+					var req *Request
+					if form == "persistent" {
+						var err error
+						if req, err = AllreduceInit(c, v, out, Sum[float64]()); err != nil {
+							return err
+						}
+						if err := onShmRoad(c, req); err != nil {
+							return err
+						}
+					}
+					if err := Barrier(c); err != nil {
+						return err
+					}
+					if c.Rank() == 0 {
+						b.ResetTimer()
+					}
+					for range b.N {
+						if req == nil {
+							if err := AllreduceSliceInto(c, v, out, Sum[float64]()); err != nil {
+								return err
+							}
+							continue
+						}
+						if err := req.Start(); err != nil {
+							return err
+						}
+						if _, err := req.Wait(); err != nil {
+							return err
+						}
+					}
+					if req != nil {
+						return req.Free()
+					}
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
 	}
 }
