@@ -43,10 +43,12 @@ import (
 // then parks on the request's engine request, which a watcher goroutine
 // of the request (backstop) completes when the numbers are in: it sleeps
 // on a word of the block that a Start clears and wakes (a futex shared
-// between the processes), at most shmNap at a time, and fails the request with
-// ErrProcFailed when a rank of the communicator is lost, the
-// communicator is revoked or the job fails. WaitAny and friends start the
-// same watcher before they park. The parked wait is an ordinary engine
+// between the processes), at most shmNap at a time, and fails the
+// request with ErrProcFailed when a rank of the communicator is lost,
+// the communicator is revoked or the job fails. WaitAny and friends start
+// the same watcher before they park, and Test and GetStatus when they
+// find the Start incomplete, so that a loop of them sees a lost rank
+// too. The parked wait is an ordinary engine
 // wait for hang diagnosis, described as a meeting's wait on the
 // request's communicator.
 //
