@@ -2,6 +2,7 @@ package mpi
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -236,7 +237,11 @@ func (c *Comm) shmGiveUp() func() error {
 func (pc *shmColl) startLocked(r *Request) error {
 	if !pc.v.p.Eng.Healthy() {
 		if err := pc.giveUp(); err != nil {
-			return r.c.fail("Start", ErrProcFailed, loc{}, "%s: %v", pc.v.Name(), err)
+			class := ErrProcFailed
+			if errors.Is(err, ErrRevoked) {
+				class = ErrRevoked
+			}
+			return r.c.fail("Start", class, loc{}, "%s: %v", pc.v.Name(), err)
 		}
 	}
 	pc.k++

@@ -12,7 +12,9 @@ import (
 )
 
 // TestRunFT kills a rank for real under mpigo run --ft (kill -9, SIGSTOP,
-// and a kill during an agreement), over shared memory and tcp: the
+// a kill during an agreement, and one between the Starts of a
+// persistent Allreduce by publication in shared memory), over shared
+// memory and tcp: the
 // survivors must see the failure, revoke, shrink and finish, and the
 // job's status must still report the dead rank.
 func TestRunFT(t *testing.T) {
@@ -26,6 +28,7 @@ func TestRunFT(t *testing.T) {
 		{"kill9", "tcp", true, 2 * time.Second},
 		{"stop", "shm", true, 8 * time.Second},
 		{"stop", "tcp", true, 8 * time.Second},
+		{"pcoll", "shm", true, 2 * time.Second},
 		{"agree", "shm", false, 0},
 		{"agree", "tcp", false, 0},
 	}
