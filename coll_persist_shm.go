@@ -53,13 +53,14 @@ import (
 // wait for hang diagnosis, described as a meeting's wait on the
 // request's communicator.
 //
-// Init folds the choice of this road into the descriptor it agrees on
-// (shmRoad), so that ranks that would take different roads fail Init;
-// if the block cannot be made or mapped on some rank, every rank falls
-// back to the road over messages (collPlan).
+// The ranks vote on this road in the record Init agrees on (a rank that
+// reaches some rank otherwise, one process hosting several ranks, votes
+// no), and take it only if all can; if the block cannot be made or
+// mapped on some rank, every rank falls back to the road over messages
+// (collPlan) too.
 
-// shmRoad is what Init folds into its descriptor when the request goes by
-// publications in shared memory.
+// shmRoad marks, in collInitPub, a request that may go by publications
+// in shared memory.
 const shmRoad = 0x53686d5075626c69 // "ShmPubli"
 
 // shmPubMax bounds the bytes a rank publishes on the shared-memory road;
