@@ -162,3 +162,22 @@ func BenchmarkFTDetect(b *testing.B) {
 		}
 	}
 }
+
+// TestRunPersistentColl: a persistent Allreduce between processes over
+// shared memory gives the right sums round after round, with a rank per
+// process (by publication in a shared block) and with one process
+// hosting two ranks and another one (the ranks vote, and all go over
+// messages).
+func TestRunPersistentColl(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "pcollprog")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/pcollprog").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{{"-n", "3"}, {"-n", "3", "--ranks-per-proc", "2"}} {
+		args = append([]string{"--timeout", "60s", "--transport", "shm"}, append(args, bin)...)
+		out, errs, code := runJob(t, args...)
+		if code != 0 || strings.Count(out, "pcoll ok") != 3 {
+			t.Fatalf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, out, errs)
+		}
+	}
+}
