@@ -64,10 +64,9 @@ import (
 const shmRoad = 0x53686d5075626c69 // "ShmPubli"
 
 // shmPubMax bounds the bytes a rank publishes on the shared-memory road;
-// above it the road over messages, whose algorithms move each byte fewer
-// times, is as fast or faster (docs/collectives.md: level at 4 KiB,
-// ahead from 8 KiB on, 2 ranks).
-const shmPubMax = 4 << 10
+// above it the road over messages is as fast or faster (docs/collectives.md:
+// level at 2 KiB, ahead at 4 KiB on a quiet machine, 2 ranks).
+const shmPubMax = 2 << 10
 
 // shmPubRanks bounds the ranks of a communicator on the shared-memory
 // road: each rank's Wait reads every rank's number and buffer.
