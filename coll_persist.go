@@ -186,7 +186,8 @@ func persistDesc(op string, root int, sig uint64) uint64 {
 	return h.Sum64() ^ rootMix(root) ^ sig*0x9e3779b97f4a7c15
 }
 
-// persistAgree ANDs the 24-byte records of persistInit's agreement.
+// persistAgree ANDs the records of collInitPub's agreement (and of the
+// shared block's set-up, shmSetup).
 func persistAgree(acc, in []byte, _ bool) ([]byte, error) {
 	for i := range acc {
 		acc[i] &= in[i]
@@ -223,9 +224,20 @@ func (c *Comm) collInitPub(op string, check func() error, desc func() uint64, un
 		d = desc()
 	}
 	var spec *pubSpec
+	var road uint64
 	if local == nil && pub != nil {
 		if spec = pub(); spec != nil {
-			d ^= pubRoad
+			// Between goroutine ranks every rank decides alike (the
+			// job's transport), and a rank that would not publish
+			// (another operation) fails Init. Between processes, what a
+			// rank reaches by shared memory depends on where it runs
+			// (several ranks per process): the ranks vote (rec[24:]),
+			// and take the shared block only if all can.
+			road = shmRoad
+			if c.inProcess() {
+				road = pubRoad
+				d ^= pubRoad
+			}
 		}
 	}
 	agreeTag := c.collTag()
@@ -235,11 +247,14 @@ func (c *Comm) collInitPub(op string, check func() error, desc func() uint64, un
 	} else {
 		tag = c.collTag()
 	}
-	var rec [24]byte
+	var rec [32]byte
 	binary.LittleEndian.PutUint64(rec[0:], d)
 	binary.LittleEndian.PutUint64(rec[8:], ^d)
 	if local == nil {
 		binary.LittleEndian.PutUint64(rec[16:], ^uint64(0))
+	}
+	if road == shmRoad {
+		binary.LittleEndian.PutUint64(rec[24:], ^uint64(0))
 	}
 	res, err := coll.Allreduce(c.coll(), rec[:], persistAgree, true, agreeTag)
 	if local != nil {
@@ -254,8 +269,20 @@ func (c *Comm) collInitPub(op string, check func() error, desc func() uint64, un
 	if binary.LittleEndian.Uint64(res[0:]) != d || binary.LittleEndian.Uint64(res[8:]) != ^d {
 		return nil, c.fail(op, ErrOther, loc{}, "the ranks of %s made different persistent collectives here, or gave different roots or type signatures: the Init calls must be made in the same order, with matching arguments, on every rank", c.Name())
 	}
-	if spec != nil {
+	if road == shmRoad && binary.LittleEndian.Uint64(res[24:]) != ^uint64(0) {
+		spec = nil // some rank cannot: every rank goes over messages
+	}
+	if spec != nil && road == pubRoad {
 		return c.pubRequest(op, tag, spec), nil
+	}
+	if spec != nil {
+		r, err := c.shmRequest(op, tag, spec)
+		if err != nil {
+			return nil, c.collErr(op, err)
+		}
+		if r != nil {
+			return r, nil
+		}
 	}
 	pl := &collPlan{v: c.pinnedView(tag), body: body, op: op}
 	pl.run = pl.tick

@@ -104,7 +104,26 @@ type pubSpec struct {
 // pubFits reports whether a persistent collective of c whose publication
 // is n bytes may go by publications.
 func (c *Comm) pubFits(n int) bool {
-	return n <= meetInline && len(c.group) > 0 && len(c.group) <= meetPubMax && c.inProcess()
+	return n <= meetInline && len(c.group) > 0 && len(c.group) <= meetPubMax && c.inProcess() || c.shmFits(n)
+}
+
+// A publisher is the part of a persistent collective by publications that
+// the request's calls use: between goroutine ranks (pubColl) or processes
+// of one node (shmColl, coll_persist_shm.go).
+type publisher interface {
+	// startLocked publishes the rank's contribution, r.mu held.
+	startLocked(r *Request) error
+	// ready reports whether every rank has published the Start in flight.
+	ready() bool
+	// watch is a Wait's look before it parks, r.mu held: true if every
+	// rank has published, else the engine request will be completed.
+	watch() bool
+	// backstopLocked makes sure somebody completes the engine request
+	// of the Start in flight, for a wait on several requests about to
+	// park (r.mu held).
+	backstopLocked()
+	// finish gives the completed Start its result.
+	finish(engine.Status) error
 }
 
 // reducePub is the pubSpec of a reduction of send to root (root < 0: to
@@ -279,6 +298,10 @@ func (pc *pubColl) finish(engine.Status) error {
 	copy(pc.recv, a)
 	return nil
 }
+
+// backstopLocked does nothing: the last rank to publish completes the
+// requests of the absent ones (startLocked).
+func (pc *pubColl) backstopLocked() {}
 
 // freed lets go of the meeting point once the request is freed. A Start
 // of another rank may still read this rank's publications: the meet

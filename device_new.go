@@ -144,4 +144,6 @@ var (
 	unmapSegment  = device.UnmapSegment
 	retireSegment = device.RetireSegment
 	mapPrivate    = device.MapPrivate
+	sleepOn       = device.SleepOn
+	wakeOn        = device.WakeOn
 )

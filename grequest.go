@@ -189,9 +189,12 @@ func (r *Request) GetStatus() (_ bool, _ Status, err error) {
 	if r.er == nil || r.is(fFinished) {
 		return true, r.status(), r.errv()
 	}
-	if x := r.x; x != nil && x.pub != nil && x.pub.ready() {
-		r.completePub()
-		return true, r.status(), r.errv()
+	if x := r.x; x != nil && x.pub != nil {
+		if x.pub.ready() {
+			r.completePub()
+			return true, r.status(), r.errv()
+		}
+		x.pub.backstopLocked() // as Test
 	}
 	if !r.arrived() { // collects, as Test does
 		return false, Status{}, nil

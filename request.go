@@ -179,9 +179,10 @@ type reqMore struct {
 	// (a persistent collective's meeting point).
 	freed func()
 	// pub is a persistent collective by publications between goroutine
-	// ranks (coll_persist_pub.go), whose Start, Wait and Test run under
-	// r.mu and complete it without its engine request when they can.
-	pub *pubColl
+	// ranks (coll_persist_pub.go) or processes of one node
+	// (coll_persist_shm.go), whose Start, Wait and Test run under r.mu
+	// and complete it without its engine request when they can.
+	pub publisher
 }
 
 // more returns r.x, made if r has none. r is not shared yet, or r.mu is
@@ -782,10 +783,14 @@ func (r *Request) test() (bool, Status, error) {
 		r.set(fLive, false)
 		return true, r.status(), r.retire(r.errv())
 	}
-	if x := r.x; x != nil && x.pub != nil && x.pub.ready() {
-		r.completePub()
-		r.set(fLive, false)
-		return true, r.status(), r.c.handle(r.retire(r.errv()))
+	if x := r.x; x != nil && x.pub != nil {
+		if x.pub.ready() {
+			r.completePub()
+			r.set(fLive, false)
+			return true, r.status(), r.c.handle(r.retire(r.errv()))
+		}
+		// Somebody must see a rank that never publishes (a lost one).
+		x.pub.backstopLocked()
 	}
 	r.rearmRecv() // ft.go
 	if !r.arrived() {

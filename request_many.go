@@ -101,6 +101,9 @@ func park(reqs []*Request) {
 		if r.active() {
 			r.mu.Lock()
 			if r.er != nil {
+				if x := r.x; x != nil && x.pub != nil {
+					x.pub.backstopLocked()
+				}
 				ers = append(ers, r.er)
 				r.pin()
 				pinned = append(pinned, r)

@@ -38,6 +38,13 @@ Tests:
              (both with -persistent: the persistent form, AllreduceInit or
              BcastInit once per repetition, then Start and Wait per iteration)
   barrier    Barrier (us; one line with size 0)
+  partitioned
+             rank 0 sends rank 1 a message of SIZE bytes (default 4 MiB)
+             that 4 goroutines fill, a quarter each: partitioned, each
+             goroutine readying its quarter with Pready as soon as it is
+             written (PsendInit/PrecvInit once, Start and Wait per
+             message), against one plain Send after the goroutines joined
+             (us per message; the last column is the plain form's)
   allgather  Allgather of SIZE bytes from every rank (us)
   alltoall   Alltoall of SIZE bytes to every peer (us)
   reduce     Reduce of SIZE bytes of float64 with Sum to rank 0 (us)
@@ -233,6 +240,8 @@ func defaultSizes(test string) string {
 		return "0"
 	case "executor":
 		return "0,1000"
+	case "partitioned":
+		return "4194304"
 	case "executor_util":
 		return "1000"
 	case "io", "io_seg_write", "io_seg_read": // io: each test its own (benchIO)
@@ -321,6 +330,8 @@ func (b *benchConfig) prepare() (benchBody, *benchRun, error) {
 		body = b.bcast
 	case "barrier":
 		body = b.barrier
+	case "partitioned":
+		body = b.partitioned
 	case "allgather", "alltoall", "reduce", "reduce_scatter", "scan":
 		body = b.moreColl
 	case "iallreduce", "ibcast", "iallgather", "ialltoall", "ibarrier":
@@ -350,7 +361,7 @@ func (b *benchConfig) prepare() (benchBody, *benchRun, error) {
 	if b.n < 1 {
 		return nil, nil, fmt.Errorf("-n %d: want at least 1 rank", b.n)
 	}
-	if _, oneSided := rmaTests[b.test]; b.n < 2 && (strings.HasPrefix(b.test, "executor") || b.test == "latency" || b.test == "sendrecv" || b.test == "bw" || b.test == "bibw" || oneSided) {
+	if _, oneSided := rmaTests[b.test]; b.n < 2 && (strings.HasPrefix(b.test, "executor") || b.test == "latency" || b.test == "sendrecv" || b.test == "partitioned" || b.test == "bw" || b.test == "bibw" || oneSided) {
 		return nil, nil, fmt.Errorf("%s needs at least 2 ranks", b.test)
 	}
 	r := &benchRun{
@@ -373,7 +384,7 @@ func (b *benchConfig) prepare() (benchBody, *benchRun, error) {
 }
 
 // benchTests lists every test, in the order of the help.
-var benchTests = []string{"latency", "sendrecv", "bw", "bibw", "allreduce", "bcast", "barrier", "allgather", "alltoall", "reduce", "reduce_scatter", "scan", "iallreduce", "ibcast", "iallgather", "ialltoall", "ibarrier", "put_latency", "get_latency", "acc_latency", "fop_latency", "cas_latency", "put_bw", "get_bw", "executor", "executor_util", "io", "io_seg_write", "io_seg_read", "io_strided_write_coll", "io_strided_write_ind", "io_strided_read_coll", "io_strided_read_ind"}
+var benchTests = []string{"latency", "sendrecv", "bw", "bibw", "allreduce", "bcast", "barrier", "partitioned", "allgather", "alltoall", "reduce", "reduce_scatter", "scan", "iallreduce", "ibcast", "iallgather", "ialltoall", "ibarrier", "put_latency", "get_latency", "acc_latency", "fop_latency", "cas_latency", "put_bw", "get_bw", "executor", "executor_util", "io", "io_seg_write", "io_seg_read", "io_strided_write_coll", "io_strided_write_ind", "io_strided_read_coll", "io_strided_read_ind"}
 
 // benchEvents receives what rank 0 measures, as it goes.
 type benchEvents interface {
@@ -407,7 +418,7 @@ func (b *benchConfig) measure(world *mpi.Comm, body benchBody, ev benchEvents) e
 			}
 		}
 		if root {
-			ev.point(summarize(size, int(b.lastIters.Load()), vals, extras))
+			ev.point(summarize(b.test, size, int(b.lastIters.Load()), vals, extras))
 		}
 	}
 	return nil

@@ -44,6 +44,9 @@ type benchPoint struct {
 	NB *nbColumns `json:"nonblocking,omitempty"`
 	// I/O tests: the median time of one operation of all ranks (us).
 	OpUS float64 `json:"op_us,omitempty"`
+	// The partitioned test: the median time of the plain form, one Send
+	// after the goroutines joined (us).
+	JoinSendUS float64 `json:"join_send_us,omitempty"`
 }
 
 // nbColumns are the further columns of the non-blocking tests.
@@ -53,8 +56,8 @@ type nbColumns struct {
 	Overlap float64 `json:"overlap_pct"`
 }
 
-// summarize turns the repetitions of one size into a point.
-func summarize(size, iters int, vals []float64, extras [][]float64) benchPoint {
+// summarize turns the repetitions of one size of test into a point.
+func summarize(test string, size, iters int, vals []float64, extras [][]float64) benchPoint {
 	p := benchPoint{Size: size, Iterations: iters, Median: median(vals), Min: slices.Min(vals), Max: slices.Max(vals)}
 	if len(extras) > 0 && len(extras[0]) == 3 {
 		col := func(i int) float64 {
@@ -71,7 +74,11 @@ func summarize(size, iters int, vals []float64, extras [][]float64) benchPoint {
 		for j, e := range extras {
 			v[j] = e[0]
 		}
-		p.OpUS = median(v)
+		if test == "partitioned" {
+			p.JoinSendUS = median(v)
+		} else {
+			p.OpUS = median(v)
+		}
 	}
 	return p
 }
@@ -119,6 +126,10 @@ func (r *benchRun) writeTextHeader(w io.Writer) {
 		fmt.Fprintf(w, "# %-10s %-16s %10s %10s %12s\n", "Size", r.columnHeader(), "Min", "Max", "Time/op(us)")
 		return
 	}
+	if r.Test == "partitioned" {
+		fmt.Fprintf(w, "# %-10s %-16s %10s %10s %14s\n", "Size", "Partitioned(us)", "Min", "Max", "Join+send(us)")
+		return
+	}
 	fmt.Fprintf(w, "# %-10s %-16s %10s %10s\n", "Size", r.columnHeader(), "Min", "Max")
 }
 
@@ -130,6 +141,10 @@ func writeTextLine(w io.Writer, p benchPoint) {
 	}
 	if p.OpUS > 0 {
 		fmt.Fprintf(w, "%-12d %-16.2f %10.2f %10.2f %12.1f\n", p.Size, p.Median, p.Min, p.Max, p.OpUS)
+		return
+	}
+	if p.JoinSendUS > 0 {
+		fmt.Fprintf(w, "%-12d %-16.2f %10.2f %10.2f %14.2f\n", p.Size, p.Median, p.Min, p.Max, p.JoinSendUS)
 		return
 	}
 	fmt.Fprintf(w, "%-12d %-16.2f %10.2f %10.2f\n", p.Size, p.Median, p.Min, p.Max)

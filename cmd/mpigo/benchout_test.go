@@ -105,11 +105,11 @@ func TestReadCSVErrors(t *testing.T) {
 }
 
 func TestSummarize(t *testing.T) {
-	p := summarize(64, 100, []float64{3, 1, 2, 10}, nil)
+	p := summarize("allreduce", 64, 100, []float64{3, 1, 2, 10}, nil)
 	if p.Median != 2.5 || p.Min != 1 || p.Max != 10 || p.Size != 64 || p.Iterations != 100 || p.NB != nil {
 		t.Errorf("summarize: %+v", p)
 	}
-	p = summarize(8, 5, []float64{5, 4, 6}, [][]float64{{1, 2, 30}, {3, 4, 10}, {2, 3, 20}})
+	p = summarize("iallreduce", 8, 5, []float64{5, 4, 6}, [][]float64{{1, 2, 30}, {3, 4, 10}, {2, 3, 20}})
 	if p.Median != 5 || p.NB == nil || *p.NB != (nbColumns{Compute: 2, Pure: 3, Overlap: 20}) {
 		t.Errorf("summarize non-blocking: %+v %+v", p, p.NB)
 	}
@@ -573,5 +573,46 @@ func TestBenchPersistent(t *testing.T) {
 		if code := run(tc.args, &out, &errb); code == 0 || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want an error saying %q", tc.args, code, errb.String(), tc.want)
 		}
+	}
+}
+
+// The partitioned test measures both forms in every repetition, over
+// goroutine ranks and processes, and prints the plain form's time in its
+// own column (text) and field (json); it needs two ranks.
+func TestBenchPartitioned(t *testing.T) {
+	for _, transport := range []string{"inproc", "shm"} {
+		var out, errb bytes.Buffer
+		args := []string{"bench", "partitioned", "-transport", transport, "-n", "3",
+			"-sizes", "6,65536", "-iters", "5", "-reps", "1", "-format", "json", "-progress", "off"}
+		if code := run(args, &out, &errb); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
+		}
+		runs, err := readJSON(out.Bytes())
+		if err != nil || len(runs) != 1 {
+			t.Fatalf("%v: %v\n%s", args, err, out.String())
+		}
+		r := runs[0]
+		if r.Test != "partitioned" || r.Unit != "us" || len(r.Results) != 2 {
+			t.Fatalf("%v: run %+v", args, r)
+		}
+		for _, p := range r.Results {
+			if !(p.Median > 0) || !(p.JoinSendUS > 0) || p.OpUS != 0 || p.NB != nil {
+				t.Errorf("%v: point %+v", args, p)
+			}
+		}
+	}
+	var out, errb bytes.Buffer
+	args := []string{"bench", "partitioned", "-sizes", "1024", "-iters", "3", "-reps", "1", "-progress", "off"}
+	if code := run(args, &out, &errb); code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if !strings.Contains(out.String(), "Partitioned(us)") || !strings.Contains(out.String(), "Join+send(us)") || len(strings.Fields(lines[len(lines)-1])) != 5 {
+		t.Errorf("%v: text output\n%s", args, out.String())
+	}
+	out.Reset()
+	errb.Reset()
+	if code := run([]string{"bench", "partitioned", "-n", "1"}, &out, &errb); code == 0 || !strings.Contains(errb.String(), "partitioned needs at least 2 ranks") {
+		t.Errorf("-n 1: exit %d, stderr %q", code, errb.String())
 	}
 }

@@ -12,7 +12,9 @@ import (
 )
 
 // TestRunFT kills a rank for real under mpigo run --ft (kill -9, SIGSTOP,
-// and a kill during an agreement), over shared memory and tcp: the
+// a kill during an agreement, and one between the Starts of a
+// persistent Allreduce by publication in shared memory), over shared
+// memory and tcp: the
 // survivors must see the failure, revoke, shrink and finish, and the
 // job's status must still report the dead rank.
 func TestRunFT(t *testing.T) {
@@ -26,6 +28,7 @@ func TestRunFT(t *testing.T) {
 		{"kill9", "tcp", true, 2 * time.Second},
 		{"stop", "shm", true, 8 * time.Second},
 		{"stop", "tcp", true, 8 * time.Second},
+		{"pcoll", "shm", true, 2 * time.Second},
 		{"agree", "shm", false, 0},
 		{"agree", "tcp", false, 0},
 	}
@@ -156,6 +159,25 @@ func BenchmarkFTDetect(b *testing.B) {
 				}
 				b.ReportMetric(float64((sum / time.Duration(n)).Microseconds()), "us-to-ErrProcFailed")
 			})
+		}
+	}
+}
+
+// TestRunPersistentColl: a persistent Allreduce between processes over
+// shared memory gives the right sums round after round, with a rank per
+// process (by publication in a shared block) and with one process
+// hosting two ranks and another one (the ranks vote, and all go over
+// messages).
+func TestRunPersistentColl(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "pcollprog")
+	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/pcollprog").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{{"-n", "3"}, {"-n", "3", "--ranks-per-proc", "2"}} {
+		args = append([]string{"--timeout", "60s", "--transport", "shm"}, append(args, bin)...)
+		out, errs, code := runJob(t, args...)
+		if code != 0 || strings.Count(out, "pcoll ok") != 3 {
+			t.Fatalf("%v: exit %d\nstdout:\n%s\nstderr:\n%s", args, code, out, errs)
 		}
 	}
 }

@@ -657,6 +657,10 @@ var (
 	UnmapSegment  = shm.Unmap
 	RetireSegment = shm.Retire
 	MapPrivate    = shm.MapPrivate
+	// SleepOn and WakeOn sleep on a word of a segment and wake its
+	// sleepers (a futex shared between processes).
+	SleepOn = shm.SleepOn
+	WakeOn  = shm.WakeOn
 )
 
 // readyShm starts each of ts delivering and lets the job's waits poll

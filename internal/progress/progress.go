@@ -416,3 +416,53 @@ func collectFor(r *engine.Request, m transport.Mailbox, limit time.Duration) boo
 		}
 	}
 }
+
+// WatchShared watches done for the poll time, for a wait whose completion
+// another process writes into memory that this one maps (a persistent
+// collective between processes of one node: the root package's
+// shmColl), and reports done's last answer. It polls no transport: the
+// completion does not come through one, and their own pollers deliver
+// meanwhile. It gives the processor away as Await does while it finds
+// nothing: to other goroutines now and then, and to other processes too
+// on an oversubscribed node, where the peer it waits for may need this
+// very core. A nil Progress, or a poll time of 0, looks once.
+func (p *Progress) WatchShared(done func() bool) bool {
+	if done() {
+		return true
+	}
+	if p == nil {
+		return false
+	}
+	limit := time.Duration(p.pollTime.Load())
+	if limit <= 0 {
+		return false
+	}
+	locked, over := p.locked.Load(), p.oversubscribed.Load()
+	var start time.Time
+	for i := 1; ; i++ {
+		if done() {
+			return true
+		}
+		if i >= 8 {
+			hint.Pause()
+		}
+		if i&15 == 15 {
+			switch {
+			case over && locked:
+				rawOSYield()
+			case over:
+				goYield()
+				osYield()
+			case i&255 == 255 && (!locked || othersRunnable(p)):
+				goYield()
+			}
+		}
+		if i&255 == 255 && i >= 1023 {
+			if start.IsZero() {
+				start = time.Now()
+			} else if time.Since(start) > limit {
+				return done()
+			}
+		}
+	}
+}

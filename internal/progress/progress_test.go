@@ -317,3 +317,59 @@ func TestOthersRunnable(t *testing.T) {
 	}
 	<-ready
 }
+
+// TestWatchShared: the watch ends as soon as its condition holds, gives
+// up after the poll time, looks only once with a poll time of 0 or no
+// Progress, and gives its processor to other processes while it watches
+// on an oversubscribed node.
+func TestWatchShared(t *testing.T) {
+	tests := []struct {
+		name     string
+		nilProg  bool
+		pollTime time.Duration
+		over     bool
+		after    int64 // the call of done that reports true; 0: none
+		done     bool  // WatchShared's answer
+		maxCalls int64 // calls of done at most (0: no bound)
+		osYields bool  // it gave the core to other processes
+	}{
+		{"true at once", false, time.Second, false, 1, true, 1, false},
+		{"true while watching", false, time.Second, false, 4000, true, 4000, false},
+		{"gives up after the poll time", false, time.Millisecond, false, 0, false, 0, false},
+		{"poll time 0 looks once", false, 0, false, 0, false, 1, false},
+		{"nil Progress looks once", true, 0, false, 0, false, 1, false},
+		{"oversubscribed yields to processes", false, time.Second, true, 100, true, 100, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var yields atomic.Int64
+			old := osYield
+			osYield = func() { yields.Add(1) }
+			defer func() { osYield = old }()
+			var p *Progress
+			if !tt.nilProg {
+				p = New()
+				p.SetPollTime(tt.pollTime)
+				p.SetOversubscribed(tt.over)
+			}
+			var calls int64
+			done := func() bool {
+				calls++
+				return tt.after != 0 && calls >= tt.after
+			}
+			t0 := time.Now()
+			if got := p.WatchShared(done); got != tt.done {
+				t.Fatalf("WatchShared = %v, want %v", got, tt.done)
+			}
+			if tt.maxCalls != 0 && calls != tt.maxCalls {
+				t.Errorf("done called %d times, want %d", calls, tt.maxCalls)
+			}
+			if !tt.done && tt.pollTime > 0 && time.Since(t0) < tt.pollTime {
+				t.Errorf("gave up after %v, before the poll time %v", time.Since(t0), tt.pollTime)
+			}
+			if got := yields.Load() > 0; got != tt.osYields {
+				t.Errorf("yielded to other processes = %v, want %v", got, tt.osYields)
+			}
+		})
+	}
+}

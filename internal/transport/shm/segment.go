@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync/atomic"
+	"time"
 )
 
 // Segments are plain shared mappings that a rank creates and its peers on
@@ -100,3 +102,13 @@ func Unmap(mem []byte) error {
 	unmap(mem)
 	return nil
 }
+
+// SleepOn sleeps while the word w of a segment holds val, at most d (a
+// futex shared between processes where the platform has one). It may
+// return early; the caller looks at its condition again. Whoever changes
+// what the sleeper waits for clears the word and calls WakeOn.
+func SleepOn(w *atomic.Uint32, val uint32, d time.Duration) { futexWait(w, val, d) }
+
+// WakeOn wakes the sleepers of SleepOn on w, whose word its caller has
+// changed (on platforms without a futex, the change is the wake-up).
+func WakeOn(w *atomic.Uint32) { futexWake(w) }

@@ -9,6 +9,9 @@
 // coordinator of the agreement, kills itself while the others agree;
 // fnfail: the last rank's function returns an error (with
 // --ranks-per-proc, its process lives on for the other ranks it hosts);
+// pcoll: the ranks loop on Start and Wait of a persistent 8-byte
+// Allreduce (by publication in shared memory between processes of one
+// node) and the last rank kills itself with SIGKILL between two Starts;
 // rdv: the ranks loop on an AllreduceSlice of 512 KiB (a rendezvous
 // between every pair) while the last rank kills itself with SIGKILL at a
 // moment KILLS chooses (microseconds after the barrier, or rN: as it
@@ -55,6 +58,8 @@ func main() {
 			return agree(c)
 		case "rdv":
 			return rdv(c)
+		case "pcoll":
+			return pcoll(c)
 		}
 		return fmt.Errorf("unknown mode %q", mode)
 	})
@@ -231,4 +236,47 @@ func rdv(c *mpi.Comm) error {
 	}
 	fmt.Printf("rank %d: rdv survivors %d\n", c.Rank(), c.Size())
 	return nil
+}
+
+// pcoll is the pcoll mode: every survivor's Wait must end with
+// ErrProcFailed (or ErrRevoked, if another survivor revoked WORLD
+// first), never hang.
+func pcoll(c *mpi.Comm) error {
+	last := c.Size() - 1
+	out := []int64{0}
+	req, err := mpi.AllreduceInit(c, []int64{1}, out, mpi.Sum[int64]())
+	if err != nil {
+		return err
+	}
+	at := time.Now().Add(20 * time.Millisecond) // when the last rank dies
+	at, err = mpi.Bcast(c, at, last)
+	if err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		if c.Rank() == last && time.Now().After(at) {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+		if err = req.Start(); err == nil {
+			_, err = req.Wait()
+		}
+		if err != nil {
+			break
+		}
+		if out[0] != int64(c.Size()) {
+			return fmt.Errorf("round %d: sum %d, want %d", i, out[0], c.Size())
+		}
+	}
+	switch {
+	case errors.Is(err, mpi.ErrProcFailed):
+		fmt.Printf("rank %d: detect pcoll %d us\n", c.Rank(), time.Since(at).Microseconds())
+	case errors.Is(err, mpi.ErrRevoked):
+	default:
+		return fmt.Errorf("persistent Allreduce with the last rank dead: %v, want ErrProcFailed or ErrRevoked", err)
+	}
+	if err := req.Free(); err != nil {
+		return err
+	}
+	return recover(c)
 }
