@@ -418,7 +418,7 @@ func bufArg(fn string, ce *commEntry, p unsafe.Pointer, count int, t *mpi.Dataty
 		return nil, raiseOn(fn, ce, classErr(MPI_ERR_TYPE, fmt.Sprintf("datatype %s has a negative lower bound, which the ABI does not support yet", t.Name())))
 	}
 	n := (count-1)*extent + tlb + textent
-	if pairTypes[t] { // C arrays of pairs hold their padding, and mpigo moves whole pairs
+	if textent != extent && pairTypes[t] { // C arrays of pairs hold their padding, and mpigo moves whole pairs
 		n = count * extent
 	}
 	return unsafe.Slice((*byte)(p), n), 0
