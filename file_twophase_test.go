@@ -260,7 +260,8 @@ func TestSieveOrDirect(t *testing.T) {
 		name       string
 		piece, gap int
 	}{
-		{"short pieces, sieved", 3000, 1000},
+		{"short pieces, sieved", 1000, 500},
+		{"pieces of a few KiB: read sieved, written one call each", 3000, 1000},
 		{"long pieces, one call each", 40000, 30000},
 		{"long holes", 100, sieveSpan},
 	} {
