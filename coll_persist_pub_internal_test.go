@@ -45,6 +45,31 @@ func newPubReqs(c *Comm) (*pubReqs, error) {
 	return q, nil
 }
 
+// round runs round i of the tests: fill, start every request (in
+// reverse order on odd ranks, after before if not nil), a blocking
+// collective of the communicator, complete every request in the way of
+// round i, check every result.
+func (q *pubReqs) round(c *Comm, i int, before func()) error {
+	q.set(c, i)
+	order := slices.Clone(q.all)
+	if c.Rank()%2 == 1 {
+		slices.Reverse(order)
+	}
+	if before != nil {
+		before()
+	}
+	if err := StartAll(order...); err != nil {
+		return err
+	}
+	if _, err := Allreduce(c, 1, Sum[int]()); err != nil {
+		return err
+	}
+	if err := q.complete(c, i); err != nil {
+		return err
+	}
+	return q.check(c, i)
+}
+
 // set fills round i's contributions.
 func (q *pubReqs) set(c *Comm, i int) {
 	r := c.Rank()
@@ -194,21 +219,7 @@ func TestPersistentPublications(t *testing.T) {
 						return err
 					}
 					for i := range 36 {
-						q.set(c, i)
-						order := slices.Clone(q.all)
-						if c.Rank()%2 == 1 {
-							slices.Reverse(order)
-						}
-						if err := StartAll(order...); err != nil {
-							return err
-						}
-						if _, err := Allreduce(c, 1, Sum[int]()); err != nil {
-							return err
-						}
-						if err := q.complete(c, i); err != nil {
-							return err
-						}
-						if err := q.check(c, i); err != nil {
+						if err := q.round(c, i, nil); err != nil {
 							return err
 						}
 					}
