@@ -129,13 +129,13 @@ func TestPersistentInitCheckMode(t *testing.T) {
 }
 
 // BenchmarkAllreduceInit compares a persistent Allreduce (AllreduceInit
-// once, then Start and Wait) with the plain AllreduceSliceInto, 8 bytes
-// and 1 MiB on 2 and 4 goroutine ranks. Both meet the other ranks in
+// once, then Start and Wait) with the plain AllreduceSliceInto, 8 bytes,
+// 1 KiB and 1 MiB on 2 and 4 goroutine ranks. Both meet the other ranks in
 // memory; the persistent one from a goroutine of its own, at a meeting
 // point of the request's own (coll_persist.go).
 func BenchmarkAllreduceInit(b *testing.B) {
 	for _, n := range []int{2, 4} {
-		for _, size := range []int{8, 1 << 20} {
+		for _, size := range []int{8, 1024, 1 << 20} {
 			for _, form := range []string{"plain", "persistent"} {
 				b.Run(fmt.Sprintf("%dranks/%d/%s", n, size, form), func(b *testing.B) {
 					b.ReportAllocs()
