@@ -28,7 +28,15 @@ func TestReductionsAllocateNothing(t *testing.T) {
 			}
 		}
 		call()
-		if n := testing.AllocsPerRun(100, call); n != 0 {
+		// AllocsPerRun counts the whole process's allocations: the job's
+		// own goroutines, late on a loaded machine, once added 100 of
+		// theirs to a hundred calls (CI, under the race detector). An
+		// allocation of the call itself shows in every attempt.
+		n := testing.AllocsPerRun(1000, call)
+		for i := 0; i < 2 && n != 0; i++ {
+			n = min(n, testing.AllocsPerRun(1000, call))
+		}
+		if n != 0 {
 			t.Errorf("%s allocates %.0f objects per call, want 0", tc.name, n)
 		}
 	}
