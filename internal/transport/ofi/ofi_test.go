@@ -352,6 +352,7 @@ func TestHelperPeer(t *testing.T) {
 	if mode == "stop" {
 		time.Sleep(50 * time.Millisecond) // the hello leaves
 		tr.wmu.Lock()                     // nothing progresses the endpoint any more
+		fmt.Println("stopped")            // the test's send starts only now
 		select {}
 	}
 	big := make([]byte, 64<<20)
@@ -380,7 +381,8 @@ func TestPeerKilledMidRendezvous(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cmd.Process.Kill()
-			line, err := bufio.NewReader(out).ReadString('\n')
+			lines := bufio.NewReader(out)
+			line, err := lines.ReadString('\n')
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -408,6 +410,13 @@ func TestPeerKilledMidRendezvous(t *testing.T) {
 			}
 			sent := make(chan error, 1)
 			if mode == "stop" {
+				// Not before the helper has stopped its endpoint: a 64
+				// MiB read over loopback can end within the 50 ms it
+				// leaves the hello, and the send then completes (seen
+				// in CI on a quiet machine).
+				if line, err := lines.ReadString('\n'); err != nil || strings.TrimSpace(line) != "stopped" {
+					t.Fatalf("helper said %q (%v), want \"stopped\"", line, err)
+				}
 				go func() {
 					sent <- tr.Send(wire.Frame{Header: wire.Header{Kind: wire.Data, Size: 64 << 20}, From: 0, To: 1, Payload: make([]byte, 64<<20)})
 				}()
