@@ -346,12 +346,30 @@ func TestPersistentPublicationRoads(t *testing.T) {
 func TestPersistentPublicationHang(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.HangReport = 300 * time.Millisecond
+	err := persistentLeaverJob(t, cfg, nil)
+	if err == nil || !strings.Contains(err.Error(), "hang") {
+		t.Fatalf("got %v, want a hang report", err)
+	}
+}
+
+// persistentLeaverJob runs the job of the hang tests of persistent
+// collectives on 2 ranks: rank 0 frees its persistent Allreduce and
+// leaves, rank 1 starts it and waits; check, if not nil, looks at the
+// request first. It returns the job's error, or fails the test if the
+// job has not ended within a minute.
+func persistentLeaverJob(t *testing.T, cfg Config, check func(*Comm, *Request) error) error {
+	t.Helper()
 	done := make(chan error, 1)
 	go func() {
 		done <- RunConfig(2, cfg, func(c *Comm) error {
 			r, err := AllreduceInit(c, []int64{1}, []int64{0}, Sum[int64]())
 			if err != nil {
 				return err
+			}
+			if check != nil {
+				if err := check(c, r); err != nil {
+					return err
+				}
 			}
 			if c.Rank() == 0 {
 				return r.Free()
@@ -366,10 +384,9 @@ func TestPersistentPublicationHang(t *testing.T) {
 	select {
 	case err := <-done:
 		t.Log(err)
-		if err == nil || !strings.Contains(err.Error(), "hang") {
-			t.Fatalf("got %v, want a hang report", err)
-		}
+		return err
 	case <-time.After(time.Minute):
 		t.Fatal("the job did not end: the wait for a rank that left is not reported")
+		return nil
 	}
 }

@@ -284,34 +284,9 @@ var errShmDied = errors.New("simulated death")
 func TestPersistentShmHang(t *testing.T) {
 	cfg := shmConfig()
 	cfg.HangReport = 300 * time.Millisecond
-	done := make(chan error, 1)
-	go func() {
-		done <- RunConfig(2, cfg, func(c *Comm) error {
-			r, err := AllreduceInit(c, []int64{1}, []int64{0}, Sum[int64]())
-			if err != nil {
-				return err
-			}
-			if err := onShmRoad(c, r); err != nil {
-				return err
-			}
-			if c.Rank() == 0 {
-				return r.Free()
-			}
-			if err := r.Start(); err != nil {
-				return err
-			}
-			_, err = r.Wait()
-			return err
-		})
-	}()
-	select {
-	case err := <-done:
-		t.Log(err)
-		if err == nil || !strings.Contains(err.Error(), "hang") || !strings.Contains(err.Error(), "rank 1: waits in Request.Wait") {
-			t.Fatalf("got %v, want a hang report naming the wait", err)
-		}
-	case <-time.After(time.Minute):
-		t.Fatal("the job did not end: the wait for a rank that left is not reported")
+	err := persistentLeaverJob(t, cfg, func(c *Comm, r *Request) error { return onShmRoad(c, r) })
+	if err == nil || !strings.Contains(err.Error(), "hang") || !strings.Contains(err.Error(), "rank 1: waits in Request.Wait") {
+		t.Fatalf("got %v, want a hang report naming the wait", err)
 	}
 }
 
