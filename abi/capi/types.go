@@ -171,6 +171,11 @@ func registerPredef(ps []predef, pair bool) {
 		}
 		predefTypes[p.h] = t
 		typeHandles.Store(t, p.h)
+		if p.t != t {
+			if _, ok := basicHandles.Load(p.t); !ok || canonicalHandle[p.h] {
+				basicHandles.Store(p.t, p.h)
+			}
+		}
 		if pair {
 			pairTypes[t] = true
 		}
@@ -203,12 +208,36 @@ func typeArg(fn string, ce *commEntry, h uintptr) (*mpi.Datatype, int32) {
 	return nil, raiseOn(fn, ce, classErr(MPI_ERR_TYPE, fmt.Sprintf("%#x is not a datatype handle (freed, garbage, or of another kind)", h)))
 }
 
-// typeHandle is the handle of t, for user operations.
+// typeHandle is the handle of t, for user operations and callbacks: a
+// user's datatype's or a predefined one's own, or for one of mpigo's
+// basic datatypes (a data representation's extent function is asked
+// about each basic kind: mpi.Int32, ...) the C type of that kind
+// (basicHandles).
 func typeHandle(t *mpi.Datatype) uintptr {
 	if h, ok := typeHandles.Load(t); ok {
 		return h.(uintptr)
 	}
+	if h, ok := basicHandles.Load(t); ok {
+		return h.(uintptr)
+	}
 	return MPI_DATATYPE_NULL
+}
+
+// basicHandles maps each mpigo datatype that predefined handles
+// duplicate (mpi.Int32 for MPI_INT, MPI_INT32_T, MPI_INTEGER4, ...) to
+// one handle of them: the C type of canonicalHandle where there is one,
+// else the first registered.
+var basicHandles sync.Map // *mpi.Datatype -> uintptr
+
+// canonicalHandle marks the handles that stand for their mpigo datatype
+// when a callback is asked about a kind rather than a handle: C's own
+// types first (int, not int32_t; long long, not MPI_AINT or MPI_COUNT).
+var canonicalHandle = map[uintptr]bool{
+	MPI_SIGNED_CHAR: true, MPI_UNSIGNED_CHAR: true, MPI_SHORT: true, MPI_UNSIGNED_SHORT: true,
+	MPI_INT: true, MPI_UNSIGNED: true, MPI_LONG: true, MPI_UNSIGNED_LONG: true,
+	MPI_LONG_LONG: true, MPI_UNSIGNED_LONG_LONG: true, MPI_FLOAT: true, MPI_DOUBLE: true,
+	MPI_C_FLOAT_COMPLEX: true, MPI_C_DOUBLE_COMPLEX: true, MPI_C_BOOL: true,
+	MPI_LONG_DOUBLE: true, MPI_C_LONG_DOUBLE_COMPLEX: true,
 }
 
 func newType(fn string, t *mpi.Datatype, err error, out unsafe.Pointer) int32 {

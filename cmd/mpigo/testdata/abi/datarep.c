@@ -7,7 +7,8 @@
  * MPI_ERRORS_ARE_FATAL here, unless the program gives MPI_FILE_NULL a
  * handler of its own, which is then called. A file written through a
  * registered representation that stores each int in 8 bytes holds those
- * bytes, and reads back through it. */
+ * bytes, and reads back through it; its extent function is asked about
+ * MPI_INT, the kind the view holds. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,9 +46,18 @@ static int wide_read(void *userbuf, MPI_Datatype dt, int count, void *filebuf, M
 	return MPI_SUCCESS;
 }
 
+/* wide_asked counts the extent function's calls about a 4-byte integer,
+ * wide_bad those about anything else (MPI_DATATYPE_NULL once). */
+static int wide_asked, wide_bad;
+
 static int wide_extent(MPI_Datatype dt, MPI_Aint *ext, void *extra)
 {
-	(void)dt; (void)extra;
+	int size = -1;
+	(void)extra;
+	if (dt != MPI_DATATYPE_NULL && MPI_Type_size(dt, &size) == MPI_SUCCESS && size == 4 && dt == MPI_INT)
+		wide_asked++;
+	else
+		wide_bad++;
 	*ext = 8;
 	return MPI_SUCCESS;
 }
@@ -156,6 +166,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 4; i++)
 			CHECK(raw[i] == buf[i], "file bytes of item %d: %lld, want %d in 8 bytes", i, raw[i], buf[i]);
 		OK(MPI_File_close(&fh));
+		CHECK(wide_asked > 0 && wide_bad == 0, "the extent function was asked about MPI_INT %d times and about something else %d times", wide_asked, wide_bad);
 	}
 
 	MPI_Barrier(MPI_COMM_WORLD);
