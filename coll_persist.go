@@ -36,7 +36,8 @@ import (
 // chooses for those arguments; its choice is cached on the communicator,
 // so a Start of fixed-size data allocates nothing: a Wait for the request
 // runs the blocking algorithm on the pinned view on the waiting goroutine,
-// or, if none comes within startGrace to twice that, the request's timer
+// or, if none comes within the request's grace (startGrace, growing to
+// maxGrace while Waits come in time) to twice that, the request's timer
 // runs it on a goroutine of its own, as the non-blocking collectives do
 // (coll_nb.go; collPlan.claim, collPlan.tick). Goroutine ranks meet in
 // memory there, as the blocking call does, at a meeting point that
@@ -86,11 +87,27 @@ type collPlan struct {
 	// unclaimed (the timer's goroutine only).
 	gen  atomic.Uint64
 	seen uint64
+	// grace is the timer's delay now, from startGrace to maxGrace
+	// (tick).
+	grace atomic.Int64
 }
 
+// collPlanHook, when set (by tests), is given every collPlan made.
+var collPlanHook func(c *Comm, pl *collPlan)
+
 // startGrace is how long a Start waits for a Wait to run it on the
-// waiting goroutine before a goroutine of its own runs it.
-const startGrace = 20 * time.Microsecond
+// waiting goroutine before a goroutine of its own runs it, while the
+// program has not shown that it waits for its Starts: each tick that
+// finds its Start already claimed by a Wait doubles the delay, up to
+// maxGrace, and a Start the timer had to run sets it back. A firing
+// timer wakes a thread of the runtime, which in a loop of Start and Wait
+// on 2 cores took the core from the other rank every 20 us: an
+// Allreduce of 1 KiB of 2 goroutine ranks was 1.2x the plain call's
+// time, of 4 KiB to 1 MiB between processes 1.06-1.08x (issue 43).
+const (
+	startGrace = 20 * time.Microsecond
+	maxGrace   = time.Millisecond
+)
 
 // claim runs the Start in flight unless another goroutine has taken it:
 // a Wait for the request, or the Start's timer. A rank that starts and
@@ -127,15 +144,17 @@ func (pl *collPlan) claimNow() {
 func (pl *collPlan) tick() {
 	pl.armed.Store(false)
 	if pl.claimed.Load() {
+		pl.grace.Store(min(2*pl.grace.Load(), int64(maxGrace)))
 		return
 	}
 	if g := pl.gen.Load(); g != pl.seen {
 		pl.seen = g
 		if pl.armed.CompareAndSwap(false, true) {
-			pl.timer.Reset(startGrace)
+			pl.timer.Reset(time.Duration(pl.grace.Load()))
 		}
 		return
 	}
+	pl.grace.Store(int64(startGrace))
 	pl.claim()
 }
 
@@ -170,7 +189,7 @@ func (pl *collPlan) start(r *Request) error {
 	pl.gen.Add(1)
 	pl.claimed.Store(false)
 	if pl.armed.CompareAndSwap(false, true) {
-		pl.timer.Reset(startGrace)
+		pl.timer.Reset(time.Duration(pl.grace.Load()))
 	}
 	return nil
 }
@@ -286,6 +305,10 @@ func (c *Comm) collInitPub(op string, check func() error, desc func() uint64, un
 	}
 	pl := &collPlan{v: c.pinnedView(tag), body: body, op: op}
 	pl.run = pl.tick
+	pl.grace.Store(int64(startGrace))
+	if collPlanHook != nil {
+		collPlanHook(c, pl)
+	}
 	pl.timer = time.AfterFunc(time.Hour, pl.run)
 	pl.timer.Stop()
 	if units == 0 {
