@@ -4,14 +4,15 @@
 # rounds, and print the two bandwidths side by side with their ratio.
 #
 #   bench/compare_io.sh [-n N] [-rounds R] [-prio P] [-dir DIR] [-iters N]
-#                       [-reps R] [TEST] [-sizes LIST]
+#                       [-reps R] [-transport T] [TEST] [-sizes LIST]
 #
 # TEST is io (every pattern, the default) or one of io_seg_write,
 # io_seg_read, io_strided_write_coll, io_strided_write_ind,
 # io_strided_read_coll, io_strided_read_ind (see mpigo bench -h). Both
 # sides write into DIR (default ${TMPDIR:-/tmp}; /dev/shm for memory),
 # sync before stopping the clock and remove their files. mpigo runs its
-# ranks as goroutines (transport inproc); Open MPI runs N processes with
+# ranks as goroutines (transport inproc), or as processes with -transport
+# shm (or tcp), as Open MPI does; Open MPI runs N processes with
 # its default I/O component (OMPIO on 4.x; OMPI_MCA_io=romio321 picks
 # ROMIO). Both sides run under chrt -f 10 by default (-prio 0: normal
 # priority; say so when you quote such numbers). Each (test, size) shows
@@ -27,6 +28,7 @@ rt=(chrt -f 10)
 dir=${TMPDIR:-/tmp}
 iters=()
 reps=(-reps 3)
+transport=inproc
 while [[ ${1:-} == -* && ${1:-} != -sizes ]]; do
 	case $1 in
 	-n) n=$2 ;;
@@ -34,6 +36,7 @@ while [[ ${1:-} == -* && ${1:-} != -sizes ]]; do
 	-dir) dir=$2 ;;
 	-iters) iters=(-iters "$2") ;;
 	-reps) reps=(-reps "$2") ;;
+	-transport) transport=$2 ;;
 	-prio) if [[ $2 != 0 ]]; then rt=(chrt -f "$2"); else rt=(); fi ;;
 	*) echo "compare_io.sh: unknown flag $1" >&2; exit 2 ;;
 	esac
@@ -59,10 +62,10 @@ trap 'rm -rf "$tmp"' EXIT
 (cd "$here/.." && go build -o "$tmp/mpigo" ./cmd/mpigo)
 "$MPICC" -O2 -o "$tmp/io_like" "$here/ref/io_like.c"
 
-echo "# $test, $n ranks, files in $dir ($(df -PT "$dir" | awk 'NR==2 {print $2}')): mpigo (goroutine ranks) vs Open MPI $("$MPIRUN" --version | awk 'NR==1 {print $NF}') MPI-IO"
+echo "# $test, $n ranks, files in $dir ($(df -PT "$dir" | awk 'NR==2 {print $2}')): mpigo ($([[ $transport == inproc ]] && echo "goroutine ranks" || echo "processes over $transport")) vs Open MPI $("$MPIRUN" --version | awk 'NR==1 {print $NF}') MPI-IO"
 echo "# $rounds rounds each, alternating${rt:+, both under ${rt[*]}}; medians over the rounds"
 for ((r = 1; r <= rounds; r++)); do
-	timeout 900 "${rt[@]}" "$tmp/mpigo" bench "$test" -n "$n" -dir "$dir" -progress off "${sizes[@]}" "${iters[@]}" "${reps[@]}" >"$tmp/ours.$r" || echo "compare_io.sh: mpigo, round $r: failed or timed out" >&2
+	timeout 900 "${rt[@]}" "$tmp/mpigo" bench "$test" -n "$n" -transport "$transport" -dir "$dir" -progress off "${sizes[@]}" "${iters[@]}" "${reps[@]}" >"$tmp/ours.$r" || echo "compare_io.sh: mpigo, round $r: failed or timed out" >&2
 	timeout 900 "${rt[@]}" "$MPIRUN" "${runopts[@]}" -n "$n" "$tmp/io_like" "$test" -dir "$dir" "${sizes[@]}" "${iters[@]}" "${reps[@]}" >"$tmp/theirs.$r" || echo "compare_io.sh: Open MPI, round $r: failed or timed out (its partial output is kept)" >&2
 done
 
