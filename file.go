@@ -134,6 +134,8 @@ type File struct {
 	// one collective call to the next, so that each call does not fault
 	// in fresh pages: on f's queue only (file_coll.go, tpBuf).
 	tp [3][]byte
+	// agreed is agree's contribution and result.
+	agreed [2]int64
 }
 
 // fileView is the current view (SetView).
@@ -709,21 +711,28 @@ func (f *File) Size() (_ int64, err error) {
 // agree runs a collective step on f: every rank passes its local error,
 // and every rank returns an error if any rank had one (naming it), so a
 // collective never leaves some ranks behind.
+// It allocates nothing: each rank contributes its class index and rank
+// (class<<32 | rank+1, 0 for success) to a maximum, in f.agreed, which
+// only f's collective calls use, one at a time.
 func (f *File) agree(op string, local error) error {
-	codes, err := Allgather(f.comm, classIndex(local))
-	if err != nil {
+	f.agreed[0] = 0
+	if local != nil {
+		f.agreed[0] = classIndex(local)<<32 | int64(f.comm.Rank()+1)
+	}
+	if err := AllreduceSliceInto(f.comm, f.agreed[:1], f.agreed[1:], maxInt64); err != nil {
 		return fileErr(f.comm, "File."+op, f.name, ErrorClass(err), err, "")
 	}
 	if local != nil {
 		return local
 	}
-	for r, c := range codes {
-		if c != 0 {
-			return fileErr(f.comm, "File."+op, f.name, classAt(c), nil, "the call failed on rank %d", r)
-		}
+	if m := f.agreed[1]; m != 0 {
+		return fileErr(f.comm, "File."+op, f.name, classAt(m>>32), nil, "the call failed on rank %d", int(m&(1<<32-1))-1)
 	}
 	return nil
 }
+
+// maxInt64 is agree's reduction.
+var maxInt64 = Max[int64]()
 
 // SetSize truncates or extends the file to size bytes
 // (MPI_File_set_size); collective, and every rank must pass the same

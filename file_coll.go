@@ -867,13 +867,29 @@ func (f *File) blockingColl(op string, write bool, kind posKind, off int64, buf 
 	if err := f.check(op); err != nil {
 		return Status{}, err
 	}
+	inline, err := f.q.enterInline()
+	if err != nil {
+		return Status{}, f.handle(err)
+	}
+	if inline {
+		// The usual road, with nothing allocated for the queue.
+		st, err := f.collInline(op, write, kind, off, buf, count, dt)
+		return st, f.handle(err)
+	}
 	var st Status
-	err := f.q.do(func() error {
+	err = f.q.do(func() error {
 		var err error
 		st, err = f.collAccess(op, write, kind, off, buf, count, dt)
 		return err
 	})
 	return st, f.handle(err)
+}
+
+// collInline is collAccess run on the caller's goroutine, after
+// fileQueue.enterInline let it.
+func (f *File) collInline(op string, write bool, kind posKind, off int64, buf []byte, count int, dt *Datatype) (Status, error) {
+	defer f.q.leaveInline()
+	return f.collAccess(op, write, kind, off, buf, count, dt)
 }
 
 // ReadAtAll is the collective ReadAt (MPI_File_read_at_all): every rank

@@ -60,31 +60,48 @@ func (q *fileQueue) start(fn func()) error {
 // do runs fn in turn and returns its error: on the caller's goroutine if
 // no call is queued or running, else after them on the queue's.
 func (q *fileQueue) do(fn func() error) error {
-	q.mu.Lock()
-	if q.shut {
-		q.mu.Unlock()
-		return errQueueClosed
+	inline, err := q.enterInline()
+	if err != nil {
+		return err
 	}
-	if q.queued == 0 {
-		// Calls queued from now on run after this one: they find it
-		// counted, and the queue's goroutine waits for q.run.
-		q.queued++
-		q.mu.Unlock()
-		q.run.Lock()
-		defer func() {
-			q.run.Unlock()
-			q.mu.Lock()
-			q.queued--
-			q.mu.Unlock()
-		}()
+	if inline {
+		defer q.leaveInline()
 		return fn()
 	}
-	q.mu.Unlock()
 	ch := make(chan error, 1)
 	if err := q.start(func() { ch <- fn() }); err != nil {
 		return err
 	}
 	return <-ch
+}
+
+// enterInline reports whether the caller may run its call now, on its own
+// goroutine (no call is queued or running), and if so counts it: the
+// caller then calls leaveInline when its call is done. Calls queued from
+// now on run after it: they find it counted, and the queue's goroutine
+// waits for q.run. errQueueClosed once the file is closing.
+func (q *fileQueue) enterInline() (bool, error) {
+	q.mu.Lock()
+	if q.shut {
+		q.mu.Unlock()
+		return false, errQueueClosed
+	}
+	if q.queued != 0 {
+		q.mu.Unlock()
+		return false, nil
+	}
+	q.queued++
+	q.mu.Unlock()
+	q.run.Lock()
+	return true, nil
+}
+
+// leaveInline ends a call that enterInline let run.
+func (q *fileQueue) leaveInline() {
+	q.run.Unlock()
+	q.mu.Lock()
+	q.queued--
+	q.mu.Unlock()
 }
 
 // stop lets the queued calls finish and ends the goroutine.
