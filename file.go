@@ -117,14 +117,9 @@ type File struct {
 
 	errh atomic.Pointer[ErrHandler]
 
-	aggrs []int // ranks that aggregate for collective buffering (one per node by default)
-	nodes int   // the nodes the file's ranks are on
-	// allContig: every rank's view is contiguous (the default view, or
-	// contiguous filetypes), agreed at Open and SetView; a collective
-	// access is then one file range per rank and goes independent
-	// without a first step (file_coll.go, contiguousViews).
-	allContig bool
-	shared    *sharedPtr
+	aggrs  []int // ranks that aggregate for collective buffering (one per node by default)
+	nodes  int   // the nodes the file's ranks are on
+	shared *sharedPtr
 	// share is where the file's goroutine ranks publish their collective
 	// writes (file_share.go); nil unless they meet in memory.
 	share *fileShare
@@ -489,7 +484,6 @@ func OpenFile(c *Comm, name string, amode int, info *Info) (_ *File, err error) 
 
 	f := &File{comm: fc, name: name, amode: amode, fd: fd, id: fileID(fd, name), canRead: canRead}
 	f.view = fileView{etype: Byte, filetype: Byte, datarep: "native", esize: 1, fesize: 1, plan: contiguousPlan(0)}
-	f.allContig = true
 	aggrs, nodes, err := pickAggregators(fc)
 	if err != nil {
 		fd.Close()
@@ -899,11 +893,7 @@ func (f *File) SetView(disp int64, etype, filetype *Datatype, datarep string, in
 	}
 	return f.handle(f.q.do(func() error {
 		v, local := f.makeView(disp, etype, filetype, datarep)
-		contig := int64(0)
-		if local == nil && v.plan.Contiguous() {
-			contig = 1
-		}
-		all, err := Allgather(f.comm, [4]int64{classIndex(local), nameHash(datarep), int64(etype.Size()), contig})
+		all, err := Allgather(f.comm, [3]int64{classIndex(local), nameHash(datarep), int64(etype.Size())})
 		if err != nil {
 			return fileErr(f.comm, "File.SetView", f.name, ErrorClass(err), err, "")
 		}
@@ -920,13 +910,8 @@ func (f *File) SetView(disp int64, etype, filetype *Datatype, datarep string, in
 				return fileErr(f.comm, "File.SetView", f.name, ErrArg, nil, "ranks passed etypes of different sizes (rank 0: %d, rank %d: %d)", all[0][2], r, a[2])
 			}
 		}
-		allContig := true
-		for _, a := range all {
-			allContig = allContig && a[3] == 1
-		}
 		f.mu.Lock()
 		f.view = v
-		f.allContig = allContig
 		f.pos = 0
 		f.setHints(info)
 		f.mu.Unlock()

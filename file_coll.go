@@ -28,17 +28,6 @@ import (
 // independent, without sieving, by directWrite and directShared;
 // goroutine ranks that aggregate do so without copies (file_share.go).
 // romio_cb_write / romio_cb_read = enable or disable force the choice.
-//
-// contiguousViews: when every rank's view is contiguous (the default
-// view, or contiguous filetypes: agreed once, at Open and SetView), each
-// rank's access is one run of the file, which it reads or writes itself
-// with one call: nothing is gained by gathering the others' ranges
-// first, and the agreement at the end is the call's only step with the
-// other ranks. It stays, though OMPIO and ROMIO return from such calls
-// without it: it is what makes every rank see a rank's error, and what
-// orders a collective write before the next collective call on any rank
-// (programs that read back what other ranks wrote without
-// sync-barrier-sync rely on it, our own tests among them).
 
 // collective runs an access of x at stream position pos on every rank
 // of f together; local is this rank's argument error (x is nil then).
@@ -49,23 +38,8 @@ func (f *File) collective(op string, write bool, x *xfer, pos int64, local error
 		local = fileErr(f.comm, "File."+op, f.name, ErrArg, nil, "negative offset %d", pos/x.view.fesize)
 	}
 	f.mu.Lock()
-	h, atomicMode, aggrs, allContig := f.hints, f.atomic, f.aggrs, f.allContig
+	h, atomicMode, aggrs := f.hints, f.atomic, f.aggrs
 	f.mu.Unlock()
-	mode := h.cbRead
-	if write {
-		mode = h.cbWrite
-	}
-	if allContig && mode == "automatic" && !atomicMode {
-		// contiguousViews: the agreement is the only step.
-		if local != nil {
-			if x != nil {
-				x.finish(0)
-			}
-			return Status{}, f.agree(op, local)
-		}
-		st, err := f.independentDirect(x, pos)
-		return st, f.agree(op, err)
-	}
 	if !write && (h.cbRead == "disable" || (h.cbRead == "automatic" && f.nodes == 1) || atomicMode) {
 		// A read that goes independent whatever the others' accesses
 		// are: each rank reads its own part, and one agreement at the
@@ -109,6 +83,10 @@ func (f *File) collective(op string, write bool, x *xfer, pos int64, local error
 			x.finish(0)
 			return Status{}, fileErr(f.comm, "File."+op, f.name, classAt(a[0]), nil, "rank %d's arguments were refused; nothing was accessed", r)
 		}
+	}
+	mode := h.cbRead
+	if write {
+		mode = h.cbWrite
 	}
 	direct := directWrite(all)
 	if f.share != nil {
