@@ -758,3 +758,90 @@ func TestIOAdapter(t *testing.T) {
 		return f.Close()
 	})
 }
+
+// TestRefusedCollectiveWritesNothing: a collective write whose arguments
+// one rank refuses (a negative offset, a count its buffer does not hold)
+// fails on every rank and writes nothing on any, through the default view
+// and through a strided one, blocking and non-blocking.
+func TestRefusedCollectiveWritesNothing(t *testing.T) {
+	runFile(t, 3, "refused", func(c *mpi.Comm, name string) error {
+		f, err := open(c, name, mpi.ModeCreate|mpi.ModeRdwr)
+		if err != nil {
+			return err
+		}
+		r := c.Rank()
+		bad := r == c.Size()-1
+		vals := []int32{int32(r + 1), int32(r + 1)}
+		calls := []struct {
+			name string
+			call func() error
+		}{
+			{"WriteAtAll with a negative offset", func() error {
+				off := int64(2 * r)
+				if bad {
+					off = -1
+				}
+				_, err := mpi.WriteAtAll(f, off, vals)
+				return err
+			}},
+			{"WriteAtAll past the buffer", func() error {
+				count := 2
+				if bad {
+					count = 3
+				}
+				_, err := f.WriteAtAll(int64(8*r), mpi.AsBytes(vals), count, mpi.Int32)
+				return err
+			}},
+			{"IwriteAtAll with a negative offset", func() error {
+				off := int64(8 * r)
+				if bad {
+					off = -1
+				}
+				req, err := f.IwriteAtAll(off, mpi.AsBytes(vals), 2, mpi.Int32)
+				if err != nil {
+					return err
+				}
+				_, err = req.Wait()
+				return err
+			}},
+		}
+		for _, view := range []string{"default", "strided"} {
+			if view == "strided" {
+				ft, err := mpi.NewVector(2, 1, c.Size(), mpi.Int32)
+				if err != nil {
+					return err
+				}
+				if err := ft.Commit(); err != nil {
+					return err
+				}
+				if err := f.SetView(int64(4*r), mpi.Int32, ft, "native", nil); err != nil {
+					return err
+				}
+			}
+			for _, tc := range calls {
+				if err := tc.call(); err == nil {
+					return fmt.Errorf("rank %d, %s view: %s succeeded though rank %d refused it", r, view, tc.name, c.Size()-1)
+				}
+				if err := syncBarrierSync(c, f); err != nil {
+					return err
+				}
+				if sz, err := f.Size(); err != nil || sz != 0 {
+					return fmt.Errorf("rank %d, %s view: %s wrote %d bytes (%v); a refused collective write writes nothing", r, view, tc.name, sz, err)
+				}
+			}
+		}
+		return f.Close()
+	})
+}
+
+// syncBarrierSync makes every rank's writes to f visible to the others'
+// reads (MPI-4.1 section 14.6.1).
+func syncBarrierSync(c *mpi.Comm, f *mpi.File) error {
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := c.Barrier(); err != nil {
+		return err
+	}
+	return f.Sync()
+}
