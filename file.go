@@ -131,6 +131,12 @@ type File struct {
 	tp [3][]byte
 	// agreed is agree's contribution and result.
 	agreed [2]int64
+	// collMine and collAll are the first step's contribution and the
+	// ranks' arguments (collective, file_coll.go), kept from one call to
+	// the next: only f's collective calls use them, one at a time.
+	collMine [1]collArgs
+	collAll  []collArgs
+	collSegs []fileio.Seg // the file ranges of this rank's collective access
 }
 
 // fileView is the current view (SetView).

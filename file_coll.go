@@ -1,8 +1,10 @@
 package mpi
 
 import (
+	"cmp"
 	"errors"
 	"io"
+	"slices"
 	"sort"
 
 	"github.com/mpigo/mpi/internal/datatype"
@@ -54,7 +56,11 @@ func (f *File) collective(op string, write bool, x *xfer, pos int64, local error
 		return st, f.agree(op, err)
 	}
 	if local == nil {
-		segs = x.view.plan.Map(pos, x.n, nil)
+		// Into the file's own slice, kept from one call to the next: the
+		// others read a goroutine rank's ranges (file_share.go) only
+		// until the agreement that ends the call.
+		segs = x.view.plan.Map(pos, x.n, f.collSegs[:0])
+		f.collSegs = segs[:0]
 	}
 	if write && local == nil && f.share != nil {
 		// Published before the first step (file_share.go).
@@ -65,7 +71,13 @@ func (f *File) collective(op string, write bool, x *xfer, pos int64, local error
 	for _, s := range segs {
 		bytes += s.Len
 	}
-	all, err := Allgather(f.comm, collArgs{classIndex(local), lo, hi, int64(len(segs)), bytes, h.cbBufferSize, h.stripeUnit})
+	// Into the file's own buffers: the step allocates nothing.
+	if len(f.collAll) != f.comm.Size() {
+		f.collAll = make([]collArgs, f.comm.Size())
+	}
+	f.collMine[0] = collArgs{classIndex(local), lo, hi, int64(len(segs)), bytes, h.cbBufferSize, h.stripeUnit}
+	all := f.collAll
+	err := AllgatherInto(f.comm, f.collMine[:], all)
 	if err != nil {
 		if x != nil {
 			x.finish(0)
@@ -216,7 +228,8 @@ func directShared(all []collArgs) bool {
 // buffering: some rank's is non-contiguous, or two ranks' ranges overlap.
 func interleaved(all []collArgs) bool {
 	type rng struct{ lo, hi int64 }
-	var rs []rng
+	var small [16]rng // most jobs' files: nothing allocated
+	rs := small[:0]
 	for _, a := range all {
 		if a[3] > 1 {
 			return true
@@ -225,7 +238,7 @@ func interleaved(all []collArgs) bool {
 			rs = append(rs, rng{a[1], a[2]})
 		}
 	}
-	sort.Slice(rs, func(i, j int) bool { return rs[i].lo < rs[j].lo })
+	slices.SortFunc(rs, func(a, b rng) int { return cmp.Compare(a.lo, b.lo) })
 	for i := 1; i < len(rs); i++ {
 		if rs[i].lo < rs[i-1].hi {
 			return true
