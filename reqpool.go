@@ -3,6 +3,7 @@ package mpi
 import (
 	"sync"
 
+	"github.com/mpigo/mpi/internal/bindhook"
 	"github.com/mpigo/mpi/internal/engine"
 )
 
@@ -25,6 +26,9 @@ type erFreeList struct {
 	// id and idEnd are the send ids reserved from the engine
 	// (engine.EagerIDs) for the short road's sends and not used yet.
 	id, idEnd uint64
+	// done holds zeroed Requests that a binding gave back
+	// (Request.recycle), handed out before the block's.
+	done []*Request
 }
 
 // idBatch is how many send ids sent reserves at a time.
@@ -52,6 +56,11 @@ const reqBlock = 127
 func (l *erFreeList) request(into *Request) *Request {
 	if into != nil {
 		return into
+	}
+	if n := len(l.done); n > 0 {
+		r := l.done[n-1]
+		l.done = l.done[:n-1]
+		return r
 	}
 	if l.blk == nil || l.next == reqBlock {
 		l.blk, l.next = new([reqBlock]Request), 0
@@ -141,5 +150,31 @@ func (l *erFreeList) putAll(ers []*engine.Request) {
 	l.mu.Lock()
 	room := max(erKeep-len(l.free), 0)
 	l.free = append(l.free, ers[:min(room, len(ers))]...)
+	l.mu.Unlock()
+}
+
+func init() {
+	bindhook.RecycleRequest = func(r any) {
+		if q, ok := r.(*Request); ok {
+			q.recycle()
+		}
+	}
+}
+
+// recycle takes back r for its rank's later requests
+// (bindhook.RecycleRequest): only a request whose result was handed over
+// (not live), that holds no engine request and nothing in x (so not a
+// persistent, generalized, partitioned or failed one), and that no wait
+// still pins. The binding guarantees that nothing else holds r.
+func (r *Request) recycle() {
+	if r == nil || r.c == nil || r.c.p == nil || r.is(fLive) || !r.is(fFinished) || r.er != nil || r.x != nil || r.pins != 0 {
+		return
+	}
+	l := &r.c.p.ers
+	*r = Request{}
+	l.mu.Lock()
+	if len(l.done) < erKeep {
+		l.done = append(l.done, r)
+	}
 	l.mu.Unlock()
 }

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/mpigo/mpi"
+	"github.com/mpigo/mpi/internal/bindhook"
 )
 
 // reqEntry is a request behind a handle, with the communicator whose
@@ -69,7 +70,8 @@ func (e reqEntry) active() bool {
 
 // release ends a completed request's use of its handle at p: a
 // non-persistent handle is freed and becomes MPI_REQUEST_NULL, a
-// persistent one becomes inactive.
+// persistent one becomes inactive. A non-persistent request's memory is
+// given back to mpigo (bindhook.RecycleRequest).
 func release(p *uintptr, e reqEntry) {
 	if a := persistentState(e.r); a != nil {
 		a.Store(false)
@@ -77,6 +79,9 @@ func release(p *uintptr, e reqEntry) {
 	}
 	requests.remove(*p)
 	*p = MPI_REQUEST_NULL
+	// Nothing but the handle held e.r: its memory serves the rank's next
+	// request (callers use e.ce after this, never e.r).
+	bindhook.RecycleRequest(e.r)
 }
 
 func badRequest(fn string, h uintptr) int32 {
