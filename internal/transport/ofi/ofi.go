@@ -2089,7 +2089,7 @@ func (t *Transport) awaitRegion(peer int, rr *regionRead) bool {
 	last := time.Now()
 	var stall stallWatch
 	var failedAt time.Time
-	for {
+	for spin := 1; ; spin++ {
 		t.wmu.Lock()
 		if rr.left == 0 || t.closed {
 			return true
@@ -2097,6 +2097,12 @@ func (t *Transport) awaitRegion(peer int, rr *regionRead) bool {
 		t.poll()
 		if rr.left == 0 {
 			return true
+		}
+		if spin%64 != 0 && t.failed[peer] == nil {
+			// The clock is read every 64 polls only.
+			t.wmu.Unlock()
+			runtime.Gosched()
+			continue
 		}
 		now := time.Now()
 		if t.failed[peer] != nil {
