@@ -1659,9 +1659,11 @@ func (t *Transport) deliver(peer int, it *item) {
 	t.cfg.Handler(wire.Frame{Header: h, From: peer, To: t.cfg.Rank, Payload: pay})
 }
 
-// pending says whether operations of ours are under way; t.wmu is held.
+// pending says whether operations of ours are under way (regions
+// exported too: the peer's reads of them progress only as this endpoint
+// does); t.wmu is held.
 func (t *Transport) pending() bool {
-	return t.outq.Busy() || len(t.rts) > 0 || t.inflight > 0 || len(t.repost) > 0 || len(t.ctl) > 0
+	return t.outq.Busy() || len(t.rts) > 0 || t.inflight > 0 || len(t.repost) > 0 || len(t.ctl) > 0 || len(t.regions) > 0
 }
 
 // run progresses the endpoint until Close (fabric.Loop): it spins after
