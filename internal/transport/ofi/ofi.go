@@ -558,13 +558,15 @@ type remote struct {
 	context    uint32
 }
 
-// regionRead is a ReadRegion under way: its reads left, and its local
+// regionRead is a ReadRegion under way: its reads left, its local
 // registration of the destination (FI_MR_LOCAL), which Close ends if the
-// transport closes under it.
+// transport closes under it, and the destination's pin, which Close ends
+// if the reads outlived their ReadRegion (readDrain).
 type regionRead struct {
 	left int
 	err  error
 	lmr  *C.struct_fid_mr
+	pin  runtime.Pinner
 }
 
 // answers reports whether h, a frame from the receiver of a rendezvous to
@@ -1775,6 +1777,11 @@ func (t *Transport) Close() error {
 		}
 		C.mg_release((*C.mg_buf)(ctx))
 	}
+	// Reads that outlived their ReadRegion (readDrain) can no longer
+	// write into their destinations.
+	for rr := range t.rreads {
+		rr.pin.Unpin()
+	}
 	for _, pr := range t.outq.Active() {
 		for _, it := range t.outq.Peer(pr) {
 			if it.own != nil {
@@ -2022,9 +2029,8 @@ func (t *Transport) ReadRegion(peer int, token uint64, off int, dst []byte) erro
 		}
 		return fmt.Errorf("ofi: read of %d bytes at %d of a region of %d bytes of rank %d", len(dst), off, rm.n, peer)
 	}
-	var pin runtime.Pinner
-	pin.Pin(&dst[0])
 	rr := &regionRead{}
+	rr.pin.Pin(&dst[0])
 	base := uintptr(unsafe.Pointer(&dst[0]))
 	var err error
 	if t.u.local != 0 {
@@ -2060,12 +2066,14 @@ func (t *Transport) ReadRegion(peer int, token uint64, off int, dst []byte) erro
 	t.wmu.Unlock()
 	if !t.awaitRegion(peer, rr) {
 		// The provider kept the reads after the peer failed: dst stays
-		// pinned (and registered, until Close), never reused by us.
+		// pinned and registered until Close has closed the endpoint.
 		t.wmu.Unlock()
 		return rr.err
 	}
-	// t.wmu is held, and no read into dst is under way.
+	// t.wmu is held, and no read into dst is under way (or the endpoint
+	// is closed).
 	delete(t.rreads, rr)
+	rr.pin.Unpin()
 	if rr.lmr != nil {
 		C.mg_unreg(rr.lmr)
 		rr.lmr = nil
@@ -2077,7 +2085,6 @@ func (t *Transport) ReadRegion(peer int, token uint64, off int, dst []byte) erro
 	}
 	t.sendDone(peer, token)
 	t.wmu.Unlock()
-	pin.Unpin()
 	t.loop.Nudge()
 	return err
 }
