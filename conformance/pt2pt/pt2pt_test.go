@@ -256,3 +256,68 @@ func TestCancelRecv(t *testing.T) {
 		return nil
 	})
 }
+
+// Large messages arrive whole by whichever road the pair of ranks has
+// (a single copy, or CTS and Data), into a buffer of the message's size,
+// into a shorter one (the first bytes, then ErrTruncate), and into a
+// derived datatype (which no single copy serves); the pair still works
+// after each.
+func TestLargeReceives(t *testing.T) {
+	const whole, short, spread = 1<<20 + 3, 300 << 10, 256 << 10
+	fill := func(n, seed int) []byte {
+		b := make([]byte, n)
+		for j := range b {
+			b[j] = byte(seed + j*7 + j>>9)
+		}
+		return b
+	}
+	conformance.Run(t, 2, func(c *mpi.Comm) error {
+		if c.Rank() == 0 {
+			for tag, n := range []int{whole, 1 << 20, spread, whole} {
+				if err := c.Send(fill(n, tag), n, mpi.Byte, 1, tag); err != nil {
+					return fmt.Errorf("send %d: %w", tag, err)
+				}
+			}
+			return nil
+		}
+		b := make([]byte, whole)
+		if _, err := c.Recv(b, whole, mpi.Byte, 0, 0); err != nil {
+			return err
+		}
+		if string(b) != string(fill(whole, 0)) {
+			return errors.New("a message of 1 MiB and 3 bytes arrived altered")
+		}
+		b = make([]byte, short)
+		if _, err := c.Recv(b, short, mpi.Byte, 0, 1); !errors.Is(err, mpi.ErrTruncate) {
+			return fmt.Errorf("1 MiB into %d bytes: %v, want ErrTruncate", short, err)
+		}
+		if string(b) != string(fill(1<<20, 1)[:short]) {
+			return errors.New("the first bytes of a truncated message arrived altered")
+		}
+		vec, err := mpi.NewVector(spread/4, 4, 8, mpi.Byte)
+		if err != nil {
+			return err
+		}
+		if err := vec.Commit(); err != nil {
+			return err
+		}
+		b = make([]byte, 2*spread)
+		if _, err := c.Recv(b, 1, vec, 0, 2); err != nil {
+			return fmt.Errorf("into a vector: %w", err)
+		}
+		want := fill(spread, 2)
+		for k := 0; k < spread; k++ {
+			if b[(k/4)*8+k%4] != want[k] {
+				return fmt.Errorf("byte %d of a message received into a vector arrived altered", k)
+			}
+		}
+		b = make([]byte, whole)
+		if _, err := c.Recv(b, whole, mpi.Byte, 0, 3); err != nil {
+			return err
+		}
+		if string(b) != string(fill(whole, 3)) {
+			return errors.New("the last message arrived altered")
+		}
+		return nil
+	})
+}

@@ -26,7 +26,12 @@
 // place and sends its address and key (RTS); the receiver reads it with
 // fi_read into a buffer of its own and answers FIN, which releases the
 // sender. Without remote reads the payload follows its header in
-// 64 KiB pieces. The receiver keeps a pool of posted receive buffers and
+// 64 KiB pieces. With remote reads the transport is also a
+// transport.RegionReader, the road of the engine's large messages: the
+// sender's buffer is registered in place under a token that the engine's
+// RTS carries (with the region's address and key, in the same message),
+// and the receiver reads it with fi_read straight into the posted
+// receive buffer, then tells the sender it is done with it. The receiver keeps a pool of posted receive buffers and
 // delivers each peer's frames in the order of their sequence numbers.
 //
 // Progress: a job's waits poll the completion queue (transport.Polled),
