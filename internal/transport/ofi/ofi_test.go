@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -372,24 +373,7 @@ func TestPeerKilledMidRendezvous(t *testing.T) {
 	need(t)
 	for _, mode := range []string{"stop", "send"} {
 		t.Run(mode, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperPeer$")
-			cmd.Env = append(os.Environ(), "MPIGO_TEST_OFI_HELPER="+mode)
-			in, _ := cmd.StdinPipe()
-			out, _ := cmd.StdoutPipe()
-			cmd.Stderr = os.Stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Process.Kill()
-			lines := bufio.NewReader(out)
-			line, err := lines.ReadString('\n')
-			if err != nil {
-				t.Fatal(err)
-			}
-			addr, err := hex.DecodeString(strings.TrimSpace(line))
-			if err != nil {
-				t.Fatalf("helper said %q", line)
-			}
+			cmd, in, lines, addr := startHelper(t, "TestHelperPeer", "MPIGO_TEST_OFI_HELPER="+mode)
 			g := &got{}
 			failed := make(chan error, 4)
 			tr, err := New(Config{Rank: 0, Size: 2, Handler: g.handler,
@@ -535,4 +519,31 @@ func TestSockAddr(t *testing.T) {
 			t.Errorf("sockAddr(%x) = %q, %v; want %q, %v", tc.name, got, ok, tc.want, tc.ok)
 		}
 	}
+}
+
+// startHelper starts this test binary again to run only the helper test
+// named run, with env added to its environment, and returns the helper,
+// its standard input, its standard output and the transport address it
+// printed first; the helper is killed when t ends.
+func startHelper(t *testing.T, run string, env ...string) (*exec.Cmd, io.WriteCloser, *bufio.Reader, []byte) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+run+"$")
+	cmd.Env = append(os.Environ(), env...)
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() })
+	lines := bufio.NewReader(out)
+	line, err := lines.ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr, err := hex.DecodeString(strings.TrimSpace(line))
+	if err != nil {
+		t.Fatalf("helper said %q", line)
+	}
+	return cmd, in, lines, addr
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -329,24 +328,7 @@ func TestRegionPeerKilled(t *testing.T) {
 	need(t)
 	for _, mode := range []string{"export", "reader"} {
 		t.Run(mode, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestRegionHelper$")
-			cmd.Env = append(os.Environ(), "MPIGO_TEST_OFI_REGION="+mode, "FI_PROVIDER=tcp;ofi_rxm")
-			in, _ := cmd.StdinPipe()
-			out, _ := cmd.StdoutPipe()
-			cmd.Stderr = os.Stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Process.Kill()
-			lines := bufio.NewReader(out)
-			line, err := lines.ReadString('\n')
-			if err != nil {
-				t.Fatal(err)
-			}
-			addr, err := hex.DecodeString(strings.TrimSpace(line))
-			if err != nil {
-				t.Fatalf("helper said %q", line)
-			}
+			cmd, in, lines, addr := startHelper(t, "TestRegionHelper", "MPIGO_TEST_OFI_REGION="+mode, "FI_PROVIDER=tcp;ofi_rxm")
 			g := &got{}
 			failed := make(chan error, 4)
 			tr, err := New(Config{Rank: 0, Size: 2, Handler: g.handler, Provider: "tcp;ofi_rxm", LocalMR: true,
