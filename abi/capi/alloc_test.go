@@ -116,6 +116,9 @@ func TestWindowAllocatesNothing(t *testing.T) {
 		runtime.ReadMemStats(&ms)
 		least = min(least, ms.Mallocs-before)
 	}
+	if raceEnabled {
+		return // the messages were checked; the count means nothing here
+	}
 	if least > windows/20 {
 		t.Errorf("%d windows of %d requests allocated %d objects, want at most %d", windows, 2*w, least, windows/20)
 	}
