@@ -280,10 +280,12 @@ static ssize_t mg_read(mg_ofi *u, mg_buf *dst, size_t off, size_t len, fi_addr_t
 	return fi_read(u->ep, dst->data + off, len, desc, from, raddr, key, ctx);
 }
 
-// mg_reg registers len bytes at buf for peers to read, and returns the
-// address and key they read it by.
-static int mg_reg(mg_ofi *u, uintptr_t buf, size_t len, struct fid_mr **mr, uint64_t *raddr, uint64_t *key) {
-	int st = fi_mr_reg(u->dom, (void *)buf, len, FI_REMOTE_READ, 0, u->provkey ? 0 : u->nextkey++, 0, mr, NULL);
+// mg_mr registers len bytes at buf for access (FI_REMOTE_READ, FI_READ),
+// with a key of the transport's own unless the provider chooses keys, and
+// binds and enables the registration where the provider asks for that
+// (FI_MR_ENDPOINT). It returns 0 or a negative fi error.
+static int mg_mr(mg_ofi *u, uintptr_t buf, size_t len, uint64_t access, struct fid_mr **mr) {
+	int st = fi_mr_reg(u->dom, (void *)buf, len, access, 0, u->provkey ? 0 : u->nextkey++, 0, mr, NULL);
 	if (st != 0) return st;
 	if (u->mrep) {
 		if ((st = fi_mr_bind(*mr, &u->ep->fid, 0)) != 0 || (st = fi_mr_enable(*mr)) != 0) {
@@ -291,6 +293,14 @@ static int mg_reg(mg_ofi *u, uintptr_t buf, size_t len, struct fid_mr **mr, uint
 			return st;
 		}
 	}
+	return 0;
+}
+
+// mg_reg registers len bytes at buf for peers to read, and returns the
+// address and key they read it by.
+static int mg_reg(mg_ofi *u, uintptr_t buf, size_t len, struct fid_mr **mr, uint64_t *raddr, uint64_t *key) {
+	int st = mg_mr(u, buf, len, FI_REMOTE_READ, mr);
+	if (st != 0) return st;
 	*key = fi_mr_key(*mr);
 	*raddr = u->virt ? (uint64_t)buf : 0;
 	return 0;
@@ -302,15 +312,7 @@ static void mg_unreg(struct fid_mr *mr) { fi_close(&mr->fid); }
 // into them (FI_MR_LOCAL providers). It returns 0 or a negative fi error.
 static int mg_reg_local(mg_ofi *u, uintptr_t buf, size_t len, struct fid_mr **mr) {
 	u->nreg++;
-	int st = fi_mr_reg(u->dom, (void *)buf, len, FI_READ, 0, u->provkey ? 0 : u->nextkey++, 0, mr, NULL);
-	if (st != 0) return st;
-	if (u->mrep) {
-		if ((st = fi_mr_bind(*mr, &u->ep->fid, 0)) != 0 || (st = fi_mr_enable(*mr)) != 0) {
-			fi_close(&(*mr)->fid);
-			return st;
-		}
-	}
-	return 0;
+	return mg_mr(u, buf, len, FI_READ, mr);
 }
 
 // mg_rread reads len bytes at raddr of from straight into dst, memory

@@ -421,17 +421,7 @@ func TestPeerKilledMidRendezvous(t *testing.T) {
 			} else {
 				time.Sleep(200 * time.Millisecond)
 			}
-			killed := time.Now()
-			cmd.Process.Kill()
-			select {
-			case err := <-failed:
-				if !strings.Contains(err.Error(), "peer 1") {
-					t.Errorf("failure reported: %v", err)
-				}
-				t.Logf("reported after %v: %v", time.Since(killed), err)
-			case <-time.After(5 * time.Second):
-				t.Fatal("the peer's death was not reported within 5 s")
-			}
+			killPeer(t, cmd, failed)
 			if mode == "stop" {
 				select {
 				case err := <-sent:
@@ -559,4 +549,23 @@ func TestMain(m *testing.M) {
 		_, _ = Available()
 	}
 	os.Exit(m.Run())
+}
+
+// killPeer kills the helper process (rank 1) and waits at most 5 s for
+// the transport to report its death on failed; it returns when it killed
+// it.
+func killPeer(t *testing.T, cmd *exec.Cmd, failed <-chan error) time.Time {
+	t.Helper()
+	killed := time.Now()
+	cmd.Process.Kill()
+	select {
+	case err := <-failed:
+		if !strings.Contains(err.Error(), "peer 1") {
+			t.Errorf("failure reported: %v", err)
+		}
+		t.Logf("reported after %v: %v", time.Since(killed), err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the peer's death was not reported within 5 s")
+	}
+	return killed
 }

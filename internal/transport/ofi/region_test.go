@@ -379,17 +379,7 @@ func TestRegionPeerKilled(t *testing.T) {
 					t.Fatalf("a region exported to a live peer: %d registrations, want 1", live)
 				}
 			}
-			killed := time.Now()
-			cmd.Process.Kill()
-			select {
-			case err := <-failed:
-				if !strings.Contains(err.Error(), "peer 1") {
-					t.Errorf("failure reported: %v", err)
-				}
-				t.Logf("reported after %v: %v", time.Since(killed), err)
-			case <-time.After(5 * time.Second):
-				t.Fatal("the peer's death was not reported within 5 s")
-			}
+			killed := killPeer(t, cmd, failed)
 			if mode == "export" {
 				select {
 				case err := <-read:
