@@ -583,6 +583,7 @@ func (ln *LaunchedNet) Start(devs []*Device) error {
 func RemoveInboxes(dir string, jobID uint64, base, k int) {
 	for r := base; r < base+k; r++ {
 		os.Remove(shm.Name(dir, jobID, r))
+		os.Remove(shm.WakeName(shm.Name(dir, jobID, r)))
 	}
 }
 

@@ -19,8 +19,8 @@
 // whatever happens next) and starts the poller.
 //
 // Waiting: the poller spins for a short while after the last frame, then
-// sleeps on a futex in its inbox; a sender that publishes a frame wakes it
-// if it sleeps. See "Waking a sleeping poller" in docs/internals.md for why
+// sleeps (on Linux reading a wake-up pipe beside the inbox, elsewhere on
+// a futex in it); a sender that publishes a frame wakes it if it sleeps. See "Waking a sleeping poller" in docs/internals.md for why
 // no wake-up is lost.
 package shm
 
@@ -46,7 +46,7 @@ import (
 
 const (
 	magic   = "mpigoshm"
-	version = 4    // 4: frames of wire version 4 (RTS tokens)
+	version = 5    // 4: frames of wire version 4 (RTS tokens); 5: wake-up pipes (offWake)
 	ctlSize = 4096 // control page; the canRead flags follow at ctlFlags
 	// offsets in the control page
 	offVersion  = 8
@@ -56,6 +56,7 @@ const (
 	offProbe    = 32
 	offLayout   = 40 // the creator's memory layout: archLayout
 	offSleeping = 64
+	offWake     = 68 // 1: the poller sleeps on its wake-up pipe (WakeName), not on the futex
 	offFlags    = 128
 )
 
@@ -144,6 +145,11 @@ func Name(dir string, jobID uint64, rank int) string {
 	return filepath.Join(dir, "mpigo-"+strconv.FormatUint(jobID, 10)+"-"+strconv.Itoa(rank))
 }
 
+// WakeName is the name of the wake-up pipe beside the inbox named inbox
+// (see wake_linux.go). Like the inbox, it is linked only while the job
+// starts.
+func WakeName(inbox string) string { return inbox + ".wake" }
+
 // RemoveJob deletes whatever inboxes of job jobID are left in dir (a launcher
 // calls it when the job ends, in case a rank died before unlinking its
 // own). It returns how many it removed.
@@ -181,6 +187,16 @@ func RemoveStale(dir string, minAge time.Duration) int {
 	for _, name := range names {
 		job, rank, ok := strings.Cut(strings.TrimPrefix(filepath.Base(name), "mpigo-"), "-")
 		if _, err := strconv.ParseUint(job, 10, 64); err != nil || !ok {
+			continue
+		}
+		if inbox, ok := strings.CutSuffix(name, ".wake"); ok {
+			// A wake-up pipe goes with its inbox: when the inbox is gone
+			// (removed just above: the names come sorted), so is it.
+			st, err := os.Lstat(name)
+			if _, ierr := os.Lstat(inbox); err == nil && st.Mode()&os.ModeNamedPipe != 0 && ownedByMe(st) &&
+				time.Since(st.ModTime()) >= minAge && errors.Is(ierr, os.ErrNotExist) && os.Remove(name) == nil {
+				n++
+			}
 			continue
 		}
 		if _, err := strconv.Atoi(rank); err != nil {
@@ -231,6 +247,8 @@ type Transport struct {
 	mem      []byte
 	ringSize int
 	sleeping *atomic.Uint32
+	wakeR    *os.File // the wake-up pipe the poller sleeps on; nil: the futex
+	wakeBuf  [64]byte
 	waitSeen atomic.Uint32 // a goroutine polled in Wait since the poller last looked (see markWait)
 	napWake  chan struct{} // cuts the poller's nap short (see endWait)
 	busy     atomic.Bool   // someone is consuming the rings
@@ -251,6 +269,7 @@ type peer struct {
 	mem      []byte
 	w        writer
 	sleeping *atomic.Uint32
+	wakeFd   int // the peer's wake-up pipe, or -1: wake its futex
 	pid      int
 	cma      bool
 	dead     atomic.Bool
@@ -323,6 +342,9 @@ func New(cfg Config) (*Transport, error) {
 	le.PutUint64(t.mem[offProbe:], uint64(uintptr(unsafe.Pointer(&t.mem[0]))))
 	copy(t.mem[offLayout:], archLayout[:])
 	t.sleeping = (*atomic.Uint32)(unsafe.Pointer(&t.mem[offSleeping]))
+	if t.wakeR, err = makeWakePipe(WakeName(t.name)); err == nil {
+		le.PutUint32(t.mem[offWake:], 1)
+	}
 	t.readers = make([]reader, n)
 	for i := range t.readers {
 		off := ctlSize + i*slotBytes(t.ringSize)
@@ -370,7 +392,13 @@ func (t *Transport) Attach() error {
 				t.cfg.Rank, r, theirs, describeLayout(archLayout[:]))
 		}
 		p := &peer{t: t, rank: r, mem: mem, pid: int(le.Uint64(mem[offPid:])),
-			sleeping: (*atomic.Uint32)(unsafe.Pointer(&mem[offSleeping]))}
+			sleeping: (*atomic.Uint32)(unsafe.Pointer(&mem[offSleeping])), wakeFd: -1}
+		if le.Uint32(mem[offWake:]) == 1 {
+			if p.wakeFd, err = openWakePipe(WakeName(name)); err != nil {
+				unmap(mem)
+				return fmt.Errorf("shm: rank %d: opening the wake-up pipe of rank %d: %w", t.cfg.Rank, r, err)
+			}
+		}
 		off := ctlSize + t.me*slotBytes(t.ringSize)
 		p.box = newBox(mem[off:], boxHeadAt(mem[off+boxBytes:]))
 		p.w = writer{ring: newRing(mem[off+boxBytes:], t.ringSize)}
@@ -393,6 +421,7 @@ func (t *Transport) Attach() error {
 // have called Attach before.
 func (t *Transport) Ready() {
 	os.Remove(t.name)
+	os.Remove(WakeName(t.name))
 	for _, p := range t.peers {
 		if p != nil {
 			p.cma = t.peerReads(p)
@@ -404,7 +433,10 @@ func (t *Transport) Ready() {
 
 // Abandon removes this rank's inbox file if it still exists: for a start-up
 // that failed before Ready.
-func (t *Transport) Abandon() { os.Remove(t.name) }
+func (t *Transport) Abandon() {
+	os.Remove(t.name)
+	os.Remove(WakeName(t.name))
+}
 
 // RingSize returns the capacity of each of this transport's rings, in
 // bytes.
@@ -633,7 +665,11 @@ func (p *peer) boxRoom(k int) bool {
 // wake wakes the peer's poller if it sleeps (see the package doc).
 func (p *peer) wake() {
 	if p.sleeping.Load() == 1 && p.sleeping.CompareAndSwap(1, 0) {
-		futexWake(p.sleeping)
+		if p.wakeFd >= 0 {
+			wakePipe(p.wakeFd)
+		} else {
+			futexWake(p.sleeping)
+		}
 	}
 }
 
@@ -758,10 +794,23 @@ func (t *Transport) poll() {
 			t.sleeping.Store(0)
 			continue
 		}
-		futexWait(t.sleeping, 1, SleepTime)
+		if t.wakeR != nil {
+			t.sleepOnPipe()
+		} else {
+			futexWait(t.sleeping, 1, SleepTime)
+		}
 		t.sleeping.Store(0)
 		last = time.Now()
 	}
+}
+
+// sleepOnPipe parks the poller until a sender writes to its wake-up pipe
+// or SleepTime has passed, and drains what the pipe holds. A byte that a
+// sender wrote after the poller had stopped sleeping only makes the next
+// sleep return at once.
+func (t *Transport) sleepOnPipe() {
+	t.wakeR.SetReadDeadline(time.Now().Add(SleepTime))
+	t.wakeR.Read(t.wakeBuf[:])
 }
 
 // idle yields to other goroutines, and to other processes on an
@@ -862,14 +911,25 @@ func (t *Transport) Close() error {
 		t.closed.Store(true)
 		if t.started {
 			futexWake(t.sleeping)
+			if t.wakeR != nil {
+				t.wakeR.Write([]byte{1})
+			}
 			<-t.done
 		}
 		os.Remove(t.name)
+		if t.wakeR != nil {
+			os.Remove(WakeName(t.name))
+			t.wakeR.Close()
+		}
 		for _, p := range t.peers {
 			if p != nil {
 				p.mu.Lock()
 				unmap(p.mem)
 				p.mem = nil
+				if p.wakeFd >= 0 {
+					closeWakePipe(p.wakeFd)
+					p.wakeFd = -1
+				}
 				p.mu.Unlock()
 			}
 		}
