@@ -2114,6 +2114,7 @@ func (t *Transport) ReadRegion(peer int, token uint64, off int, dst []byte) erro
 	if rr == nil {
 		return err
 	}
+	t.wmu.Unlock()
 	if !t.awaitRegion(peer, rr) {
 		// The provider kept the reads after the peer failed: dst stays
 		// pinned and registered until Close has closed the endpoint.
