@@ -14,6 +14,7 @@ package ofi
 #include <rdma/fi_errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1755,7 +1756,8 @@ func (t *Transport) run() {
 
 // sleep sleeps until the queue has work or the loop is woken: 1 ms while
 // operations of ours are under way, else 100 ms. While large messages
-// are being read (transferring) it only yields: the loop keeps polling.
+// are being read (transferring) it only yields the processor and the
+// core: the loop keeps polling.
 func (t *Transport) sleep() {
 	t.wmu.Lock()
 	closed := t.closed
@@ -1766,7 +1768,10 @@ func (t *Transport) sleep() {
 	busy := t.transferring()
 	t.wmu.Unlock()
 	if busy {
+		// Yield the core too: on a node where the peer (or anyone) waits
+		// for one, polling must not keep it from them.
 		runtime.Gosched()
+		C.sched_yield()
 		return
 	}
 	if !closed {
