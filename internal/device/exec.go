@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/mpigo/mpi/internal/engine"
+	"github.com/mpigo/mpi/internal/transport"
 	"github.com/mpigo/mpi/internal/wire"
 )
 
@@ -55,16 +56,38 @@ func (d *Device) Exec(out *engine.Outbox) {
 // reports the outcome to the engine, whose answer (Fin, or CTS to fall
 // back to the streamed rendezvous) goes to out. It runs without the
 // engine's lock: a large copy does not hold up the rank's other traffic.
+//
+// A transport that can start a read and report its end later
+// (transport.RegionStarter) gets it that way: the read's outcome then
+// goes to the engine from the transport's goroutine (fetched), and out
+// gets nothing unless the read could not start.
 func (d *Device) fetch(f *engine.Fetch, out *engine.Outbox) {
 	var err error
 	if f.From >= 0 && f.From < len(d.RegionTo) && d.RegionTo[f.From] != nil {
-		err = d.RegionTo[f.From].ReadRegion(f.From, f.Token, 0, f.Dst)
+		rr := d.RegionTo[f.From]
+		if s, ok := rr.(transport.RegionStarter); ok && d.q != nil {
+			if err = s.StartRegion(f.From, f.Token, 0, f.Dst, func(err error) { d.fetched(f, err) }); err == nil {
+				return
+			}
+		} else {
+			err = rr.ReadRegion(f.From, f.Token, 0, f.Dst)
+		}
 	} else {
 		// A token from a peer whose transport cannot read (a peer's bug):
 		// the streamed rendezvous still works.
 		err = fmt.Errorf("rank %d: no single-copy road to rank %d", d.Rank, f.From)
 	}
 	d.Eng.Fetched(f, err, out)
+}
+
+// fetched reports the end of a read started by fetch to the engine, on
+// the transport's goroutine, and has its answer sent as a delivery's
+// are (answer: at once if the transport takes it without waiting, else by
+// the reply sender).
+func (d *Device) fetched(f *engine.Fetch, err error) {
+	var none, more engine.Outbox
+	d.Eng.Fetched(f, err, &more)
+	d.answer(&none, &more)
 }
 
 // fillPool holds the chunk buffers that non-contiguous sends pack into

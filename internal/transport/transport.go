@@ -5,7 +5,8 @@
 // interfaces that the runtime discovers by type assertion:
 // DirectReader (the peer can read a frame's Region in place), RegionReader
 // (single copy between processes: a buffer exported as a token that the
-// peer's side reads), EagerSender (a short road for small messages that
+// peer's side reads; RegionStarter, reads of several messages under way
+// at once), EagerSender (a short road for small messages that
 // need no answer), TrySender (a send that never waits), Chunker (its own
 // size of a rendezvous's Data frames) and Polled (the transport delivers
 // only when polled; a job's waits poll it). Mailbox is the receiving side
@@ -68,6 +69,20 @@ type RegionReader interface {
 	// so that ExportRegion succeeds for it. It is known once the
 	// transport is connected to its peers; before, it reports false.
 	Exports(peer int) bool
+}
+
+// RegionStarter is implemented by RegionReaders that can have the reads
+// of several messages under way at once. StartRegion starts the copy
+// ReadRegion makes and returns without waiting for it; done is told its
+// outcome once, later, on a goroutine of the transport's, with no lock
+// of the transport held (or before StartRegion returns, if there was
+// nothing to read). An error means that the read did not start and done
+// is not called. The executor of engine effects prefers it to ReadRegion:
+// the receiver of a window of large messages then asks for all of them
+// together, and the peer sends one after another without waiting for
+// each request.
+type RegionStarter interface {
+	StartRegion(peer int, token uint64, off int, dst []byte, done func(error)) error
 }
 
 // EagerSender is implemented by transports with a short road for an eager

@@ -14,6 +14,7 @@ package ofi
 #include <rdma/fi_errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -560,15 +561,23 @@ type remote struct {
 	context    uint32
 }
 
-// regionRead is a ReadRegion under way: its reads left, its local
-// registration of the destination (FI_MR_LOCAL), which Close ends if the
-// transport closes under it, and the destination's pin, which Close ends
-// if the reads outlived their ReadRegion (readDrain).
+// regionRead is a ReadRegion or StartRegion under way: its reads left,
+// its local registration of the destination (FI_MR_LOCAL), which Close
+// ends if the transport closes under it, and the destination's pin, which
+// Close ends if the reads outlived their wait (readDrain).
 type regionRead struct {
 	left int
 	err  error
 	lmr  *C.struct_fid_mr
 	pin  runtime.Pinner
+
+	peer  int
+	token uint64
+	// done, for StartRegion, is told the outcome once, by step; nil for
+	// ReadRegion, which waits itself.
+	done     func(error)
+	failedAt time.Time // when step first saw the peer failed
+	told     bool      // done has been called
 }
 
 // answers reports whether h, a frame from the receiver of a rendezvous to
@@ -621,7 +630,10 @@ type Transport struct {
 	regions     map[uint64]*region   // exported, by token
 	nextTok     uint64               // the last token given
 	remotes     []map[uint64]remote  // by peer: the regions it exported to this rank, by token
-	rreads      map[*regionRead]bool // ReadRegions under way
+	rreads      map[*regionRead]bool // ReadRegions and StartRegions under way
+	started     int                  // StartRegions under way (in rreads, done not yet told)
+	readsOver   []*regionRead        // StartRegions whose reads have ended, for step to finish
+	regionBusy  time.Time            // the last RTS of a region sent, or kDone received
 	regionPing  time.Time            // the last keep-alive to the peers of exported regions
 	regionStall []stallWatch         // by peer: keep-alives refused
 	regionReads int                  // ReadRegions done by fi_read (tests)
@@ -1317,10 +1329,10 @@ func (t *Transport) cqError() {
 	case opRegion:
 		delete(t.ops, ctx)
 		C.mg_release((*C.mg_buf)(ctx))
-		o.rr.left--
 		if o.rr.err == nil {
 			o.rr.err = fmt.Errorf("ofi: rank %d reading a region of rank %d: %w", t.cfg.Rank, o.peer, err)
 		}
+		t.readEnded(o.rr)
 		t.fail(o.peer, fmt.Errorf("ofi: rank %d lost rank %d: %w", t.cfg.Rank, o.peer, err))
 	case opRead:
 		delete(t.ops, ctx)
@@ -1362,7 +1374,7 @@ func (t *Transport) complete(ctx unsafe.Pointer, n int, tag uint64) {
 	case opRegion:
 		delete(t.ops, ctx)
 		C.mg_release((*C.mg_buf)(ctx))
-		o.rr.left--
+		t.readEnded(o.rr)
 	case opRead:
 		delete(t.ops, ctx)
 		if o.extra {
@@ -1521,6 +1533,7 @@ func (t *Transport) arrive(peer int, a arrival) {
 		t.post(a.buf)
 		if r := t.regions[a.id]; r != nil && r.peer == peer {
 			t.releaseRegion(a.id, r)
+			t.regionBusy = time.Now()
 		}
 	case kPiece:
 		it := p.asm
@@ -1603,6 +1616,10 @@ func (t *Transport) step() bool {
 			t.control(m.peer, m.kind, m.id)
 		}
 	}
+	var tell []func()
+	if t.started > 0 {
+		tell = t.finishReads()
+	}
 	t.outq.Take(func(it *item) bool { return it.done }, func(pr int, it *item) {
 		ready = append(ready, it)
 		readyPeer = append(readyPeer, pr)
@@ -1612,6 +1629,10 @@ func (t *Transport) step() bool {
 	need := t.needEP
 	t.needEP = nil
 	t.wmu.Unlock()
+	// The ends of reads first: their answers free the senders' buffers.
+	for _, f := range tell {
+		f()
+	}
 	for i, it := range ready {
 		if it.err == nil {
 			t.deliver(readyPeer[i], it)
@@ -1633,7 +1654,7 @@ func (t *Transport) step() bool {
 		}
 	}
 	t.wmu.Lock()
-	if len(t.regions) > 0 && !t.closed && time.Since(t.regionPing) >= keepAlive {
+	if (len(t.regions) > 0 || t.started > 0) && !t.closed && time.Since(t.regionPing) >= keepAlive {
 		t.pingRegions()
 	}
 	if len(t.needRead) > 0 && !t.closed {
@@ -1649,7 +1670,7 @@ func (t *Transport) step() bool {
 		}
 	}
 	t.wmu.Unlock()
-	return got || len(ready) > 0
+	return got || len(ready) > 0 || len(tell) > 0
 }
 
 // release gives back an item's buffers once delivered; t.wmu is held.
@@ -1690,7 +1711,35 @@ func (t *Transport) deliver(peer int, it *item) {
 // exported too: the peer's reads of them progress only as this endpoint
 // does); t.wmu is held.
 func (t *Transport) pending() bool {
-	return t.outq.Busy() || len(t.rts) > 0 || t.inflight > 0 || len(t.repost) > 0 || len(t.ctl) > 0 || len(t.regions) > 0
+	return t.outq.Busy() || len(t.rts) > 0 || t.inflight > 0 || len(t.repost) > 0 || len(t.ctl) > 0 || len(t.regions) > 0 || t.started > 0
+}
+
+// streamSpin is how long after the last sign of a peer reading this
+// rank's regions (an RTS of a region sent, a kDone received) the progress
+// goroutine keeps polling instead of sleeping (transferring).
+const streamSpin = 10 * time.Millisecond
+
+// transferring reports whether large messages are being read: by this
+// rank (StartRegion), or from it, as far as it can tell (a region's RTS
+// is out, and regions were sent or released within streamSpin). Over
+// providers whose progress is the application's (tcp;ofi_rxm), the data
+// of a read moves only while both ends poll: the reader's provider
+// receives it, the owner's sends the next part as the socket takes it.
+// Woken from poll(2) for each part, the owner sent less at a time, and
+// the stream ran at the pace of its wake-ups. t.wmu is held.
+func (t *Transport) transferring() bool {
+	if t.started > 0 {
+		return true
+	}
+	if len(t.regions) == 0 || time.Since(t.regionBusy) >= streamSpin {
+		return false
+	}
+	for _, r := range t.regions {
+		if r.sent {
+			return true
+		}
+	}
+	return false
 }
 
 // run progresses the endpoint until Close (fabric.Loop): it spins after
@@ -1706,7 +1755,9 @@ func (t *Transport) run() {
 }
 
 // sleep sleeps until the queue has work or the loop is woken: 1 ms while
-// operations of ours are under way, else 100 ms.
+// operations of ours are under way, else 100 ms. While large messages
+// are being read (transferring) it only yields the processor and the
+// core: the loop keeps polling.
 func (t *Transport) sleep() {
 	t.wmu.Lock()
 	closed := t.closed
@@ -1714,7 +1765,15 @@ func (t *Transport) sleep() {
 	if t.pending() {
 		ms = 1
 	}
+	busy := t.transferring()
 	t.wmu.Unlock()
+	if busy {
+		// Yield the core too: on a node where the peer (or anyone) waits
+		// for one, polling must not keep it from them.
+		runtime.Gosched()
+		C.sched_yield()
+		return
+	}
 	if !closed {
 		C.mg_sleep(t.u, C.int(ms))
 	}
@@ -1757,6 +1816,14 @@ func (t *Transport) Close() error {
 	t.wmu.Unlock()
 	C.mg_wake(t.u)
 	t.wg.Wait()
+	// The StartRegions still under way end with an error, told once the
+	// locks are free (this defer runs after their unlocks).
+	var tell []func()
+	defer func() {
+		for _, f := range tell {
+			f()
+		}
+	}()
 	t.dmu.Lock()
 	defer t.dmu.Unlock()
 	t.wmu.Lock()
@@ -1777,7 +1844,14 @@ func (t *Transport) Close() error {
 		if rr.err == nil {
 			rr.err = errors.New("ofi: transport closed")
 		}
+		if rr.done != nil && !rr.told {
+			rr.told = true
+			done, err := rr.done, rr.err
+			tell = append(tell, func() { done(err) })
+		}
 	}
+	t.started = 0
+	t.readsOver = nil
 	for i := range t.remotes {
 		t.nRemotes.Add(-int64(len(t.remotes[i])))
 		t.remotes[i] = nil
@@ -1910,23 +1984,37 @@ func (t *Transport) dropRemote(peer int, sendID uint64, context uint32) {
 }
 
 // pingRegions sends a keep-alive to each peer that has regions of this
-// rank to read, so that one that dies meanwhile is noticed (a refused
-// keep-alive, or peerGone) and its regions released; t.wmu is held.
+// rank to read, and to each peer whose regions this rank reads
+// (StartRegion), so that one that dies meanwhile is noticed (a refused
+// keep-alive, or peerGone): its regions are released, the reads from it
+// end; t.wmu is held.
 func (t *Transport) pingRegions() {
 	t.regionPing = time.Now()
 	var done []int
+	ping := func(peer int) {
+		if slices.Contains(done, peer) {
+			return
+		}
+		done = append(done, peer)
+		if !t.peers[peer].hasAddr || t.failed[peer] != nil {
+			return
+		}
+		if !t.control(peer, kPing, 0) {
+			t.regionStall[peer] = stallWatch{}
+		} else if t.regionStall[peer].due() && t.peerGone(peer) {
+			t.fail(peer, fmt.Errorf("ofi: rank %d is gone: the provider could not send it a keep-alive for %v, and its address refuses connections", peer, t.regionStall[peer].since()))
+		}
+	}
 	for _, r := range t.regions {
-		if slices.Contains(done, r.peer) {
-			continue
-		}
-		done = append(done, r.peer)
-		if !t.peers[r.peer].hasAddr || t.failed[r.peer] != nil {
-			continue
-		}
-		if !t.control(r.peer, kPing, 0) {
-			t.regionStall[r.peer] = stallWatch{}
-		} else if t.regionStall[r.peer].due() && t.peerGone(r.peer) {
-			t.fail(r.peer, fmt.Errorf("ofi: rank %d is gone: the provider could not send it a keep-alive for %v, and its address refuses connections", r.peer, t.regionStall[r.peer].since()))
+		ping(r.peer)
+	}
+	// The peers whose regions this rank reads (StartRegion): a read from
+	// a peer that died may never end by itself.
+	if t.started > 0 {
+		for rr := range t.rreads {
+			if rr.done != nil && !rr.told {
+				ping(rr.peer)
+			}
 		}
 	}
 }
@@ -1953,6 +2041,7 @@ func (t *Transport) sendTokenRTS(peer int, f wire.Frame) error {
 		return t.sendInline(peer, f)
 	}
 	r.sent, r.sendID, r.context = true, f.SendID, f.Context
+	t.regionBusy = time.Now()
 	var b *C.mg_buf
 	d := unsafe.Pointer(t.u.scratch)
 	if m > t.inject {
@@ -2026,11 +2115,68 @@ const readDrain = 2 * time.Second
 // fail, or its keep-alives are refused and its address refuses
 // connections.
 func (t *Transport) ReadRegion(peer int, token uint64, off int, dst []byte) error {
+	rr, err := t.beginRead(peer, token, off, dst, nil)
+	if rr == nil {
+		return err
+	}
+	t.wmu.Unlock()
+	if !t.awaitRegion(peer, rr) {
+		// The provider kept the reads after the peer failed: dst stays
+		// pinned and registered until Close has closed the endpoint.
+		t.wmu.Unlock()
+		return rr.err
+	}
+	// t.wmu is held, and no read into dst is under way (or the endpoint
+	// is closed).
+	err = t.endRead(rr)
+	t.wmu.Unlock()
+	t.loop.Nudge()
+	return err
+}
+
+// StartRegion starts the reads of ReadRegion and returns at once
+// (transport.RegionStarter): the receiver of a window of large messages
+// has the reads of all of them under way together, and the peer's
+// provider goes from one to the next without waiting for this rank to
+// ask. done is told the outcome once, on the goroutine that progresses
+// the endpoint, with no lock of the transport held, when the reads have
+// ended (the peer has been told that this rank is done with the token
+// before); if the read is over at once (nothing to read), before
+// StartRegion returns. An error means that nothing started, and done is
+// not called.
+func (t *Transport) StartRegion(peer int, token uint64, off int, dst []byte, done func(error)) error {
+	if done == nil {
+		return errors.New("ofi: StartRegion without a done function")
+	}
+	rr, err := t.beginRead(peer, token, off, dst, done)
+	if rr == nil {
+		if err == nil {
+			done(nil)
+		}
+		return err
+	}
+	t.started++
+	if rr.left == 0 {
+		// Nothing went to the provider (its post failed): step finishes it.
+		t.readsOver = append(t.readsOver, rr)
+	}
+	t.wmu.Unlock()
+	// The progress goroutine polls while reads are under way (sleep).
+	t.loop.Nudge()
+	return nil
+}
+
+// beginRead checks a read of the region token of peer and posts its
+// reads, in pieces of at most maxRead bytes. It returns with t.wmu held
+// and the read under way (its error, if posting failed, in rr.err), or
+// with no read (nil) and t.wmu free: err says why, or nil when there was
+// nothing to read.
+func (t *Transport) beginRead(peer int, token uint64, off int, dst []byte, done func(error)) (*regionRead, error) {
 	if peer < 0 || peer >= t.cfg.Size {
-		return fmt.Errorf("ofi: read of a region of rank %d of %d", peer, t.cfg.Size)
+		return nil, fmt.Errorf("ofi: read of a region of rank %d of %d", peer, t.cfg.Size)
 	}
 	if err := t.eps.Ensure(peer); err != nil {
-		return err
+		return nil, err
 	}
 	t.wmu.Lock()
 	rm, ok := t.remotes[peer][token]
@@ -2040,21 +2186,21 @@ func (t *Transport) ReadRegion(peer int, token uint64, off int, dst []byte) erro
 	}
 	if err := t.check(peer); err != nil {
 		t.wmu.Unlock()
-		return err
+		return nil, err
 	}
 	if !ok {
 		t.wmu.Unlock()
-		return fmt.Errorf("ofi: rank %d has no region %d of rank %d to read", t.cfg.Rank, token, peer)
+		return nil, fmt.Errorf("ofi: rank %d has no region %d of rank %d to read", t.cfg.Rank, token, peer)
 	}
 	if off < 0 || off > rm.n || len(dst) > rm.n-off || len(dst) == 0 {
 		t.sendDone(peer, token)
 		t.wmu.Unlock()
 		if len(dst) == 0 && off >= 0 && off <= rm.n {
-			return nil
+			return nil, nil
 		}
-		return fmt.Errorf("ofi: read of %d bytes at %d of a region of %d bytes of rank %d", len(dst), off, rm.n, peer)
+		return nil, fmt.Errorf("ofi: read of %d bytes at %d of a region of %d bytes of rank %d", len(dst), off, rm.n, peer)
 	}
-	rr := &regionRead{}
+	rr := &regionRead{peer: peer, token: token, done: done}
 	rr.pin.Pin(&dst[0])
 	base := uintptr(unsafe.Pointer(&dst[0]))
 	var err error
@@ -2088,15 +2234,13 @@ func (t *Transport) ReadRegion(peer int, token uint64, off int, dst []byte) erro
 	if err != nil && rr.err == nil {
 		rr.err = err
 	}
-	t.wmu.Unlock()
-	if !t.awaitRegion(peer, rr) {
-		// The provider kept the reads after the peer failed: dst stays
-		// pinned and registered until Close has closed the endpoint.
-		t.wmu.Unlock()
-		return rr.err
-	}
-	// t.wmu is held, and no read into dst is under way (or the endpoint
-	// is closed).
+	return rr, nil
+}
+
+// endRead ends rr, whose reads are over: dst is unpinned and its local
+// registration closed, and the peer is told that this rank is done with
+// the token. It returns the read's outcome; t.wmu is held.
+func (t *Transport) endRead(rr *regionRead) error {
 	delete(t.rreads, rr)
 	rr.pin.Unpin()
 	if rr.lmr != nil {
@@ -2104,14 +2248,67 @@ func (t *Transport) ReadRegion(peer int, token uint64, off int, dst []byte) erro
 		rr.lmr = nil
 		t.liveRegs--
 	}
-	err = rr.err
-	if err == nil {
+	if rr.err == nil {
 		t.regionReads++
 	}
-	t.sendDone(peer, token)
-	t.wmu.Unlock()
-	t.loop.Nudge()
-	return err
+	t.sendDone(rr.peer, rr.token)
+	return rr.err
+}
+
+// readEnded counts the end of one read of rr (a completion, or an error
+// completion); a StartRegion whose reads are all over goes to step to be
+// finished (not here: poll, which calls this, must not send). t.wmu is
+// held.
+func (t *Transport) readEnded(rr *regionRead) {
+	rr.left--
+	if rr.left == 0 && rr.done != nil && !rr.told {
+		t.readsOver = append(t.readsOver, rr)
+	}
+}
+
+// finishReads ends the StartRegions whose reads are over, and those whose
+// peer failed more than readDrain ago with reads the provider still
+// keeps (their destinations stay pinned until Close), and returns the
+// calls that tell their outcome, for step to make with no lock held.
+// t.wmu is held.
+func (t *Transport) finishReads() []func() {
+	var tell []func()
+	over := t.readsOver
+	t.readsOver = nil
+	for _, rr := range over {
+		if rr.told || !t.rreads[rr] {
+			continue
+		}
+		rr.told = true
+		t.started--
+		err := t.endRead(rr)
+		done := rr.done
+		tell = append(tell, func() { done(err) })
+	}
+	if t.started == 0 {
+		return tell
+	}
+	now := time.Now()
+	for rr := range t.rreads {
+		if rr.done == nil || rr.told || t.failed[rr.peer] == nil {
+			continue
+		}
+		if rr.failedAt.IsZero() {
+			rr.failedAt = now
+			continue
+		}
+		if now.Sub(rr.failedAt) > readDrain {
+			rr.told = true
+			t.started--
+			err := rr.err
+			if err == nil {
+				err = t.failed[rr.peer]
+			}
+			done := rr.done
+			tell = append(tell, func() { done(err) })
+		}
+	}
+	return tell
 }
 
 // awaitRegion waits for the reads of rr to end, polling the queue itself

@@ -116,6 +116,146 @@ func TestRegionRoad(t *testing.T) {
 	}
 }
 
+// A window of regions read with StartRegion: every read is under way at
+// once (the reader's progress is held off until all have started), each
+// done is told once, with no lock of the transport held (it takes one),
+// the bytes arrive whole, truncated or from an offset, and every
+// registration ends.
+func TestStartRegion(t *testing.T) {
+	cases := []struct {
+		name      string
+		n, off, k int // the region's size; the read: offset and length
+	}{
+		{"one byte", 1, 0, 1},
+		{"4 MiB", 4 << 20, 0, 4 << 20},
+		{"4 MiB and 3", 4<<20 + 3, 0, 4<<20 + 3},
+		{"truncated", 4 << 20, 0, 1<<20 + 5},
+		{"at an offset", 1 << 20, 4099, 300 << 10},
+		{"2 MiB", 2 << 20, 0, 2 << 20},
+	}
+	for _, s := range setups {
+		if s.noRMA {
+			continue
+		}
+		t.Run(s.name, func(t *testing.T) {
+			need(t)
+			ts, gs := group(t, 2, s.prov, s.noRMA, s.localMR)
+			bufs := make([][]byte, len(cases))
+			for i, c := range cases {
+				bufs[i] = payload(0, i, c.n)
+				tok, ok := ts[0].ExportRegion(1, bufs[i])
+				if !ok {
+					t.Fatalf("%s: ExportRegion failed", c.name)
+				}
+				if err := ts[0].Send(tokenRTS(0, 1, tok, uint64(200+i), c.n)); err != nil {
+					t.Fatalf("%s: %v", c.name, err)
+				}
+			}
+			fs := make([]wire.Frame, len(cases))
+			for i := range cases {
+				fs[i] = rtsOf(t, gs[1], uint64(200+i))
+			}
+			dsts := make([][]byte, len(cases))
+			told := make([]int, len(cases))
+			ends := make(chan int, 2*len(cases))
+			errs := make([]error, len(cases))
+			var mu sync.Mutex
+			// Held, the delivery lock keeps the progress goroutine and
+			// polls from ending any read before all have started.
+			ts[1].dmu.Lock()
+			for i, c := range cases {
+				dsts[i] = make([]byte, c.k)
+				err := ts[1].StartRegion(0, fs[i].Token, c.off, dsts[i], func(err error) {
+					ts[1].regionStats() // takes the transport's lock
+					mu.Lock()
+					told[i]++
+					errs[i] = err
+					mu.Unlock()
+					ends <- i
+				})
+				if err != nil {
+					ts[1].dmu.Unlock()
+					t.Fatalf("%s: %v", c.name, err)
+				}
+			}
+			ts[1].wmu.Lock()
+			under := ts[1].started
+			ts[1].wmu.Unlock()
+			ts[1].dmu.Unlock()
+			if under != len(cases) {
+				t.Errorf("%d reads started, %d under way together", len(cases), under)
+			}
+			for range cases {
+				select {
+				case <-ends:
+				case <-time.After(20 * time.Second):
+					t.Fatal("the reads did not all end within 20 s")
+				}
+			}
+			time.Sleep(10 * time.Millisecond) // a second report would come now
+			mu.Lock()
+			defer mu.Unlock()
+			for i, c := range cases {
+				if told[i] != 1 || errs[i] != nil {
+					t.Errorf("%s: done told %d times, last with %v", c.name, told[i], errs[i])
+					continue
+				}
+				if !bytes.Equal(dsts[i], bufs[i][c.off:c.off+c.k]) {
+					t.Errorf("%s: the bytes read differ from the region's", c.name)
+				}
+			}
+			if reads, _, _ := ts[1].regionStats(); reads != len(cases) {
+				t.Errorf("%d regions, %d read by fi_read", len(cases), reads)
+			}
+			settles(t, "exporter", ts[0])
+			settles(t, "reader", ts[1])
+			if _, fails := gs[0].count(); fails > 0 {
+				t.Errorf("%d failures", fails)
+			}
+		})
+	}
+}
+
+// StartRegion refuses what ReadRegion refuses, and then tells no done: a
+// token never exported, a read beyond the region's end (which still
+// releases the region). A read of nothing is over at once.
+func TestStartRegionRefused(t *testing.T) {
+	need(t)
+	ts, gs := group(t, 2, "tcp;ofi_rxm", false, false)
+	if !ts[0].RMA() {
+		t.Skip("no remote reads")
+	}
+	told := 0
+	done := func(error) { told++ }
+	if err := ts[1].StartRegion(0, 12345, 0, make([]byte, 10), done); err == nil {
+		t.Error("a read of a token never exported started")
+	}
+	for i, k := range []int{2 << 20, 0} {
+		tok, ok := ts[0].ExportRegion(1, payload(0, i, 1<<20))
+		if !ok {
+			t.Fatal("ExportRegion failed")
+		}
+		if err := ts[0].Send(tokenRTS(0, 1, tok, uint64(1+i), 1<<20)); err != nil {
+			t.Fatal(err)
+		}
+		f := rtsOf(t, gs[1], uint64(1+i))
+		err := ts[1].StartRegion(0, f.Token, 0, make([]byte, k), done)
+		switch {
+		case k > 0 && err == nil:
+			t.Error("a read beyond the region's end started")
+		case k == 0 && err != nil:
+			t.Errorf("a read of nothing: %v", err)
+		}
+		settles(t, fmt.Sprintf("exporter, read of %d bytes", k), ts[0])
+	}
+	if told != 1 {
+		t.Errorf("done told %d times, want once (the read of nothing)", told)
+	}
+	if err := ts[1].StartRegion(0, 1, 0, make([]byte, 10), nil); err == nil {
+		t.Error("StartRegion without a done function started")
+	}
+}
+
 // Many regions exported at once, of many sizes, read by several
 // goroutines at once, all arrive intact, and all are released.
 func TestRegionsInFlight(t *testing.T) {
@@ -326,8 +466,10 @@ func TestRegionHelper(t *testing.T) {
 // is noticed (keep-alives) and the region released.
 func TestRegionPeerKilled(t *testing.T) {
 	need(t)
-	for _, mode := range []string{"export", "reader"} {
+	for _, mode := range []string{"export", "export, started", "reader"} {
 		t.Run(mode, func(t *testing.T) {
+			started := strings.HasSuffix(mode, ", started") // the read by StartRegion
+			mode := strings.TrimSuffix(mode, ", started")
 			cmd, in, lines, addr := startHelper(t, "TestRegionHelper", "MPIGO_TEST_OFI_REGION="+mode, "FI_PROVIDER=tcp;ofi_rxm")
 			g := &got{}
 			failed := make(chan error, 4)
@@ -348,7 +490,13 @@ func TestRegionPeerKilled(t *testing.T) {
 					t.Fatalf("helper said %q (%v), want \"stopped\"", line, err)
 				}
 				f := rtsOf(t, g, 1)
-				go func() { read <- tr.ReadRegion(1, f.Token, 0, make([]byte, f.Size)) }()
+				if started {
+					if err := tr.StartRegion(1, f.Token, 0, make([]byte, f.Size), func(err error) { read <- err }); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					go func() { read <- tr.ReadRegion(1, f.Token, 0, make([]byte, f.Size)) }()
+				}
 				// Alive but stopped: the read waits, and the peer is not
 				// taken for gone.
 				time.Sleep(3 * stallProbe)
