@@ -70,15 +70,16 @@ type collPlan struct {
 	er   *engine.Request // the request's engine request (its reqMore's e)
 	err  error           // the result of a Start the timer ran (exec)
 	// state is the Start in flight in one word, so that a Start costs one
-	// locked instruction and a claim another: the number of the Start
-	// (gen, counting from 1) above planBusy and planClaimed. planBusy is
-	// set from Start until its run has finished (a failed job's wait
-	// reaper may complete a request whose run still goes on, and a new
-	// Start must not begin under it); planClaimed by whichever runs the
-	// Start, a Wait or the timer (claim). Only a Start writes the number,
-	// and only when the previous run finished (planBusy clear, hence
-	// planClaimed set): nobody else writes then, and the claim of a
-	// tick that read an older Start fails.
+	// locked instruction and a Wait's claim another: the number of the
+	// Start (counting from 1) above planBusy and planClaimed.
+	// planClaimed is set by whichever runs the Start, a Wait or the timer
+	// (claim). planBusy is set with it by the timer (claimExec), until
+	// its run has finished: a failed job's wait reaper may complete a
+	// request whose run still goes on, and a new Start must not begin
+	// under it. A Wait that runs the Start completes the request only
+	// after the run, so it needs no planBusy. A Start writes a new number
+	// (by compare-and-swap, so that the claim of a tick that read an
+	// older Start fails) only when its run is not busy.
 	state atomic.Uint64
 	// timer runs a Start that no Wait has claimed after startGrace to
 	// twice that (tick). A Start arms it only if it is not armed (armed),
@@ -131,9 +132,16 @@ const (
 // several requests waited for in another order than on its peers, or
 // Test in a loop), the timer runs the collective on a goroutine of its
 // own after startGrace, so no order of waits can hang.
-func (pl *collPlan) claim() bool {
+func (pl *collPlan) claim() bool { return pl.claimWith(planClaimed) }
+
+// claimExec is claim for the timer's goroutine, whose run (exec) is busy
+// until it ends.
+func (pl *collPlan) claimExec() bool { return pl.claimWith(planClaimed | planBusy) }
+
+// claimWith is claim setting bits.
+func (pl *collPlan) claimWith(bits uint64) bool {
 	s := pl.state.Load()
-	return s&planClaimed == 0 && pl.state.CompareAndSwap(s, s|planClaimed)
+	return s&planClaimed == 0 && pl.state.CompareAndSwap(s, s|bits)
 }
 
 // tick is the timer's: it runs the Start in flight if it was already
@@ -157,26 +165,24 @@ func (pl *collPlan) tick() {
 		return
 	}
 	pl.grace.Store(int64(startGrace))
-	if pl.claim() {
+	if pl.claimExec() {
 		pl.exec()
 	}
 }
 
-// runHere runs the claimed Start of the collective and returns its
-// error, naming the call that made the request; the run is then over
-// (planBusy clear), and a new Start may come.
+// runHere runs the Start a Wait claimed and returns its error, naming
+// the call that made the request.
 func (pl *collPlan) runHere() error {
 	err := pl.body(pl.v)
 	if err != nil {
 		nameOp(err, pl.op)
 	}
-	pl.state.And(^planBusy)
 	return err
 }
 
-// exec runs the claimed Start of the collective on the timer's goroutine
-// and completes its engine request, for the Wait, Test or WaitAny of the
-// rank to see.
+// exec runs the Start the timer claimed (claimExec) on the timer's
+// goroutine, ends its run (planBusy) and completes its engine request,
+// for the Wait, Test or WaitAny of the rank to see.
 func (pl *collPlan) exec() {
 	err := pl.body(pl.v)
 	if err != nil {
@@ -203,13 +209,21 @@ func nameOp(err error, op string) {
 // error is not yet passed through the error handler (begin does that
 // once r.mu is released).
 func (pl *collPlan) startLocked(r *Request) error {
-	s := pl.state.Load()
-	if s&planBusy != 0 {
-		return r.c.errorf("Start", ErrRequest, loc{}, "the previous run of %s has not finished", pl.op)
+	for {
+		s := pl.state.Load()
+		if s&planBusy != 0 {
+			return r.c.errorf("Start", ErrRequest, loc{}, "the previous run of %s has not finished", pl.op)
+		}
+		// Ready before the number is out, for a run of the timer.
+		pl.er.Reset()
+		// The last Start is not claimed only if a failed job's reaper
+		// ended its wait before anybody ran it: a tick may claim it
+		// meanwhile, and then this Start finds it busy.
+		if pl.state.CompareAndSwap(s, (s/planGen+1)*planGen) {
+			break
+		}
 	}
-	pl.er.Reset()
 	r.er = pl.er
-	pl.state.Store((s/planGen+1)*planGen | planBusy)
 	if !pl.armed.Load() && pl.armed.CompareAndSwap(false, true) {
 		pl.timer.Reset(time.Duration(pl.grace.Load()))
 	}
