@@ -750,7 +750,38 @@ func AllreduceInit[E any](c *Comm, v, out []E, op Op[E]) (_ *Request, err error)
 	}
 	const name = "AllreduceInit"
 	return c.collInitPub(name, func() error { return checkSliceOp(c, name, v, out, op) }, typedDesc[E](name, -1, len(v)), 0,
-		typedReducePub(c, v, out, op, -1), func(vc *Comm) error { return AllreduceSliceInto(vc, v, out, op) })
+		typedReducePub(c, v, out, op, -1), allreduceBody(c, v, out, op))
+}
+
+// allreduceBody returns the blocking call a typed persistent Allreduce
+// of v into out runs at each Start. For plain elements and a predefined
+// operation (the vector road of AllreduceSliceInto, allreduceFast) what
+// the blocking call works out at each call is worked out here once: the
+// element type and its kernel, the byte views of v and out, and a
+// scratch buffer of the request's own instead of one from the pool; the
+// arguments were checked by Init. Its Start then runs the algorithm
+// alone (allreduceVec), about 30 ns less than the call on 1 KiB
+// (issue 43). Other element types and operations run
+// AllreduceSliceInto.
+func allreduceBody[E any](c *Comm, v, out []E, op Op[E]) func(vc *Comm) error {
+	t := typeOf[E]()
+	if op.vec == nil || t.shape != shapePlain || c.mixed() || len(v) != len(out) {
+		return func(vc *Comm) error { return AllreduceSliceInto(vc, v, out, op) }
+	}
+	const opname = "AllreduceSliceInto"
+	src, b := unsafeBytes(v, t.size), unsafeBytes(out, t.size)
+	f := vecOf(t, op)
+	var scratch []byte // made at the first Start that needs one (large)
+	return func(vc *Comm) error {
+		cc := vc.typedCall(t, len(out))
+		if len(b) <= len(cc.small) {
+			return cc.done(opname, vc.allreduceVec(cc, src, b, cc.small[:len(b)], t.size, f))
+		}
+		if scratch == nil {
+			scratch = AsBytes(make([]uint64, (len(b)+7)/8))[:len(b)]
+		}
+		return cc.done(opname, vc.allreduceVec(cc, src, b, scratch, t.size, f))
+	}
 }
 
 // checkSliceOp checks a typed reduction's Init: a valid op and an out as
