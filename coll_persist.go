@@ -592,9 +592,42 @@ func (c *Comm) AllreduceInit(sendbuf, recvbuf []byte, count int, dt *Datatype, o
 		_, err := c.lowBufs(name, false, -1, sendbuf, recvbuf, count, dt)
 		return err
 	}
-	return c.collInitPub(name, check, lowDesc(name, -1, count, dt), 0, c.lowReducePub(name, sendbuf, recvbuf, count, dt, op, -1), func(v *Comm) error {
-		return v.Allreduce(sendbuf, recvbuf, count, dt, op)
-	})
+	return c.collInitPub(name, check, lowDesc(name, -1, count, dt), 0, c.lowReducePub(name, sendbuf, recvbuf, count, dt, op, -1), c.lowAllreduceBody(sendbuf, recvbuf, count, dt, op))
+}
+
+// lowAllreduceBody is allreduceBody for the low-level AllreduceInit:
+// for elements that are whole blocks and a commutative operation (the
+// vector road of Comm.Allreduce) its Start runs allreduceVec on what Init
+// worked out (the kernel, the input with InPlace resolved, the type
+// signature, a scratch buffer of the request's own); otherwise
+// Comm.Allreduce.
+func (c *Comm) lowAllreduceBody(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) func(v *Comm) error {
+	slow := func(v *Comm) error { return v.Allreduce(sendbuf, recvbuf, count, dt, op) }
+	if op == nil || !op.commutative || dt == nil || dt.block() <= 0 || c.mixed() {
+		return slow
+	}
+	n, err := c.lowBufs("AllreduceInit", false, -1, sendbuf, recvbuf, count, dt)
+	if err != nil || n < 0 {
+		return slow
+	}
+	f, err := op.vec(dt)
+	if err != nil || f == nil {
+		return slow
+	}
+	in := sendbuf
+	if isInPlace(sendbuf) {
+		in = recvbuf
+	}
+	in, out := in[:n], recvbuf[:n]
+	sig, esz := lowSig(dt, count), dt.block()
+	var scratch []byte // made at the first Start
+	return func(v *Comm) error {
+		if scratch == nil {
+			scratch = AsBytes(make([]uint64, (n+7)/8))[:n]
+		}
+		cc := v.lowCall(sig, true)
+		return cc.done("Allreduce", v.allreduceVec(cc, in, out, scratch, esz, f))
+	}
 }
 
 // ReduceScatterBlockInit makes a persistent ReduceScatterBlock

@@ -230,3 +230,71 @@ func mixedRound(c *Comm, r *Request, order string, round int) error {
 		return checkRecv()
 	}
 }
+
+// TestPersistentPlanForms: the Allreduce forms whose Start runs what Init
+// worked out (allreduceBody, lowAllreduceBody), and those that run the
+// blocking call (a user operation), on the road over the blocking call:
+// right every round while the inputs change, in place too.
+func TestPersistentPlanForms(t *testing.T) {
+	forms := []string{"typed", "typed-userop", "low", "low-inplace", "low-max"}
+	for _, n := range []int{128, 8192} { // 1 KiB, 64 KiB
+		for _, form := range forms {
+			t.Run(fmt.Sprintf("%s/%dB", form, 8*n), func(t *testing.T) {
+				err := runWithin(t, 3, time.Minute, func(c *Comm) error {
+					v, out := make([]float64, n), make([]float64, n)
+					var r *Request
+					var err error
+					switch form {
+					case "typed":
+						r, err = AllreduceInit(c, v, out, Sum[float64]())
+					case "typed-userop":
+						r, err = AllreduceInit(c, v, out, NewOp(func(a, b float64) float64 { return a + b }, true))
+					case "low":
+						r, err = c.AllreduceInit(AsBytes(v), AsBytes(out), n, Float64, OpSum, nil)
+					case "low-inplace":
+						r, err = c.AllreduceInit(InPlace, AsBytes(out), n, Float64, OpSum, nil)
+					case "low-max":
+						r, err = c.AllreduceInit(AsBytes(v), AsBytes(out), n, Float64, OpMax, nil)
+					}
+					if err != nil {
+						return err
+					}
+					if r.x == nil || r.x.plan == nil {
+						return fmt.Errorf("%s of %d bytes: not on the road over the blocking call", form, 8*n)
+					}
+					p := float64(c.Size())
+					for round := range 3 {
+						base := float64(10 * round)
+						for i := range v {
+							v[i] = base + float64(c.Rank()+i%7)
+						}
+						if form == "low-inplace" {
+							copy(out, v)
+						} else {
+							clear(out)
+						}
+						if err := r.Start(); err != nil {
+							return err
+						}
+						if _, err := r.Wait(); err != nil {
+							return err
+						}
+						for i, x := range out {
+							want := p*(base+float64(i%7)) + p*(p-1)/2
+							if form == "low-max" {
+								want = base + float64(i%7) + p - 1
+							}
+							if x != want {
+								return fmt.Errorf("rank %d round %d: out[%d] = %v, want %v", c.Rank(), round, i, x, want)
+							}
+						}
+					}
+					return r.Free()
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
