@@ -3,6 +3,7 @@ package mpi
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -295,6 +296,53 @@ func TestPersistentPlanForms(t *testing.T) {
 					t.Fatal(err)
 				}
 			})
+		}
+	}
+}
+
+// TestPersistentPlanPeerFails: under fault tolerance, a rank that fails
+// after Init fails the Waits of the others on the road over the blocking
+// call (which their waiting goroutines run) promptly, with ErrProcFailed,
+// or ErrRevoked where another survivor saw the failure first and revoked
+// the communicator (ULFM's way: a collective need not fail everywhere),
+// naming the call that made the request.
+func TestPersistentPlanPeerFails(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.FT = true
+	errs := make([]error, 3)
+	took := make([]time.Duration, 3)
+	gone := errors.New("rank 2 leaves")
+	err := runConfigWithin(t, 3, cfg, time.Minute, func(c *Comm) error {
+		r, _, err := planReq(c, 128)
+		if err != nil {
+			return err
+		}
+		if c.Rank() == 2 {
+			return gone
+		}
+		t0 := time.Now()
+		if err := r.Start(); err != nil {
+			errs[c.Rank()] = err
+			return nil
+		}
+		_, err = r.Wait()
+		took[c.Rank()] = time.Since(t0)
+		errs[c.Rank()] = err
+		if errors.Is(err, ErrProcFailed) {
+			return c.Revoke()
+		}
+		return nil
+	})
+	if !errors.Is(err, gone) {
+		t.Fatalf("job: %v, want rank 2's error", err)
+	}
+	for rank := range 2 {
+		e := errs[rank]
+		if !errors.Is(e, ErrProcFailed) && !errors.Is(e, ErrRevoked) || !strings.Contains(e.Error(), "AllreduceInit") {
+			t.Errorf("rank %d: Wait gave %v, want ErrProcFailed or ErrRevoked naming AllreduceInit", rank, e)
+		}
+		if took[rank] > 20*time.Second {
+			t.Errorf("rank %d: the failed Wait took %v", rank, took[rank])
 		}
 	}
 }
