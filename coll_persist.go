@@ -603,8 +603,8 @@ func (c *Comm) AllreduceInit(sendbuf, recvbuf []byte, count int, dt *Datatype, o
 // Comm.Allreduce.
 func (c *Comm) lowAllreduceBody(sendbuf, recvbuf []byte, count int, dt *Datatype, op *ReduceOp) func(v *Comm) error {
 	slow := func(v *Comm) error { return v.Allreduce(sendbuf, recvbuf, count, dt, op) }
-	if op == nil || !op.commutative || dt == nil || dt.block() <= 0 || c.mixed() {
-		return slow
+	if c == nil || c.p == nil || op == nil || !op.commutative || dt == nil || dt.block() <= 0 || c.mixed() {
+		return slow // Init fails on a nil or freed c, or does not go this way
 	}
 	n, err := c.lowBufs("AllreduceInit", false, -1, sendbuf, recvbuf, count, dt)
 	if err != nil || n < 0 {
@@ -798,7 +798,7 @@ func AllreduceInit[E any](c *Comm, v, out []E, op Op[E]) (_ *Request, err error)
 // AllreduceSliceInto.
 func allreduceBody[E any](c *Comm, v, out []E, op Op[E]) func(vc *Comm) error {
 	t := typeOf[E]()
-	if op.vec == nil || t.shape != shapePlain || c.mixed() || len(v) != len(out) {
+	if c == nil || c.p == nil || op.vec == nil || t.shape != shapePlain || c.mixed() || len(v) != len(out) {
 		return func(vc *Comm) error { return AllreduceSliceInto(vc, v, out, op) }
 	}
 	const opname = "AllreduceSliceInto"
