@@ -11,12 +11,13 @@ import (
 // TestPersistentZeroAllocs: a Start and Wait of a persistent collective
 // of fixed-size data allocates nothing (the typed AllreduceInit, the
 // low-level one, BcastInit and BarrierInit), 8 bytes (by publications
-// between the goroutine ranks) and 256 KiB (by the blocking algorithm).
+// between the goroutine ranks), 1 KiB (meeting in memory) and 256 KiB
+// (by messages), the last two on the road over the blocking algorithm.
 func TestPersistentZeroAllocs(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("allocation counts (not meaningful under the race detector)")
 	}
-	for _, n := range []int{1, 1 << 15} {
+	for _, n := range []int{1, 1 << 7, 1 << 15} {
 		for _, which := range []string{"AllreduceInit", "Comm.AllreduceInit", "BcastInit", "BarrierInit"} {
 			t.Run(fmt.Sprint(which, "/", 8*n), func(t *testing.T) {
 				var reqs [2][]*mpi.Request // each rank's, made on its first run

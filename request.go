@@ -170,11 +170,12 @@ type reqMore struct {
 	// whose own waits poll; polling here too only keeps that goroutine
 	// from a core (on a real-time thread, for the whole poll).
 	parkNow bool
-	// inline, for a persistent collective, runs its Start on the waiting
-	// goroutine if the Start's own goroutine has not begun it yet
-	// (collPlan.claim).
-	inline func()
-	part   *partState // a partitioned send or receive (part.go)
+	// plan is a persistent collective that runs the blocking algorithm
+	// (coll_persist.go): its Start runs under r.mu (startLocked), and a
+	// Wait that claims the Start runs it on the waiting goroutine and
+	// completes r without its engine request (completePlan).
+	plan *collPlan
+	part *partState // a partitioned send or receive (part.go)
 	// freed, if set, lets go of what the request holds once it is freed
 	// (a persistent collective's meeting point).
 	freed func()
@@ -685,6 +686,18 @@ func (r *Request) waitLocked(b *erBatch, st *Status, locked bool) error {
 		r.completePub()
 		return r.waitTail(st, locked)
 	}
+	if x := r.x; x != nil && x.plan != nil && x.plan.claim() {
+		// The Start is this Wait's to run: nobody else runs it or waits
+		// for its engine request (a Start, Free or Cancel of an active
+		// request does nothing to it), so its result goes straight into
+		// r, without completing the engine request and reading its
+		// status back.
+		r.unlockIf(locked)
+		err := x.plan.runHere()
+		r.lockIf(locked)
+		r.completePlan(err)
+		return r.waitTail(st, locked)
+	}
 	if x := r.x; x != nil && x.rearm {
 		r.rearmRecv() // ft.go
 	}
@@ -693,13 +706,6 @@ func (r *Request) waitLocked(b *erBatch, st *Status, locked bool) error {
 	prog := r.c.progress()
 	if x := r.x; x != nil && x.parkNow {
 		prog = nil
-	}
-	if x := r.x; x != nil && x.inline != nil && !er.Done() {
-		r.pin()
-		r.unlockIf(locked)
-		x.inline()
-		r.lockIf(locked)
-		r.unpin()
 	}
 	for !er.Done() {
 		r.pin()
@@ -1005,6 +1011,14 @@ func (r *Request) begin() error {
 		}
 		r.mu.Unlock()
 		return err
+	}
+	if pl := r.x.plan; pl != nil {
+		err := pl.startLocked(r)
+		if err != nil {
+			r.set(fLive, false)
+		}
+		r.mu.Unlock()
+		return r.c.handle(err)
 	}
 	r.mu.Unlock()
 	err := r.x.start(r)

@@ -1,0 +1,66 @@
+package mpi
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkPersistentInproc times the 2-rank Allreduce of goroutine
+// ranks, plain against the persistent form (Start and Wait), at the
+// sizes of issue 43.
+func BenchmarkPersistentInproc(b *testing.B) {
+	benchPersistent(b, 2, []int{8, 1 << 10, 4 << 10, 64 << 10, 1 << 20})
+}
+
+// BenchmarkPersistentOne times the same on one rank, where nothing waits
+// for a peer: what the request's own steps cost beside the call's.
+func BenchmarkPersistentOne(b *testing.B) {
+	benchPersistent(b, 1, []int{8, 1 << 10})
+}
+
+func benchPersistent(b *testing.B, ranks int, sizes []int) {
+	for _, size := range sizes {
+		for _, form := range []string{"plain", "persistent"} {
+			b.Run(fmt.Sprintf("%d/%s", size, form), func(b *testing.B) {
+				b.ReportAllocs()
+				err := Run(ranks, func(c *Comm) error {
+					v, out := make([]float64, size/8), make([]float64, size/8)
+					var req *Request
+					if form == "persistent" {
+						var err error
+						if req, err = AllreduceInit(c, v, out, Sum[float64]()); err != nil {
+							return err
+						}
+					}
+					if err := Barrier(c); err != nil {
+						return err
+					}
+					if c.Rank() == 0 {
+						b.ResetTimer()
+					}
+					for range b.N {
+						if req == nil {
+							if err := AllreduceSliceInto(c, v, out, Sum[float64]()); err != nil {
+								return err
+							}
+							continue
+						}
+						if err := req.Start(); err != nil {
+							return err
+						}
+						if _, err := req.Wait(); err != nil {
+							return err
+						}
+					}
+					if req != nil {
+						return req.Free()
+					}
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
+	}
+}
