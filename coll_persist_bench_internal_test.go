@@ -24,38 +24,7 @@ func benchPersistent(b *testing.B, ranks int, sizes []int) {
 			b.Run(fmt.Sprintf("%d/%s", size, form), func(b *testing.B) {
 				b.ReportAllocs()
 				err := Run(ranks, func(c *Comm) error {
-					v, out := make([]float64, size/8), make([]float64, size/8)
-					var req *Request
-					if form == "persistent" {
-						var err error
-						if req, err = AllreduceInit(c, v, out, Sum[float64]()); err != nil {
-							return err
-						}
-					}
-					if err := Barrier(c); err != nil {
-						return err
-					}
-					if c.Rank() == 0 {
-						b.ResetTimer()
-					}
-					for range b.N {
-						if req == nil {
-							if err := AllreduceSliceInto(c, v, out, Sum[float64]()); err != nil {
-								return err
-							}
-							continue
-						}
-						if err := req.Start(); err != nil {
-							return err
-						}
-						if _, err := req.Wait(); err != nil {
-							return err
-						}
-					}
-					if req != nil {
-						return req.Free()
-					}
-					return nil
+					return allreduceBenchRank(b, c, size, form == "persistent", nil)
 				})
 				if err != nil {
 					b.Fatal(err)
@@ -63,4 +32,47 @@ func benchPersistent(b *testing.B, ranks int, sizes []int) {
 			})
 		}
 	}
+}
+
+// allreduceBenchRank is one rank of an Allreduce benchmark of size bytes
+// of float64: b.N plain calls, or b.N Starts and Waits of one
+// AllreduceInit (persistent), which check, if not nil, looks at first.
+func allreduceBenchRank(b *testing.B, c *Comm, size int, persistent bool, check func(*Comm, *Request) error) error {
+	v, out := make([]float64, size/8), make([]float64, size/8)
+	var req *Request
+	if persistent {
+		var err error
+		if req, err = AllreduceInit(c, v, out, Sum[float64]()); err != nil {
+			return err
+		}
+		if check != nil {
+			if err := check(c, req); err != nil {
+				return err
+			}
+		}
+	}
+	if err := Barrier(c); err != nil {
+		return err
+	}
+	if c.Rank() == 0 {
+		b.ResetTimer()
+	}
+	for range b.N {
+		if req == nil {
+			if err := AllreduceSliceInto(c, v, out, Sum[float64]()); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := req.Start(); err != nil {
+			return err
+		}
+		if _, err := req.Wait(); err != nil {
+			return err
+		}
+	}
+	if req != nil {
+		return req.Free()
+	}
+	return nil
 }

@@ -298,41 +298,7 @@ func BenchmarkPersistentShm(b *testing.B) {
 			b.Run(fmt.Sprintf("%d/%s", size, form), func(b *testing.B) {
 				b.ReportAllocs()
 				err := RunConfig(2, shmConfig(), func(c *Comm) error {
-					v, out := make([]float64, size/8), make([]float64, size/8)
-					var req *Request
-					if form == "persistent" {
-						var err error
-						if req, err = AllreduceInit(c, v, out, Sum[float64]()); err != nil {
-							return err
-						}
-						if err := onShmRoad(c, req); err != nil {
-							return err
-						}
-					}
-					if err := Barrier(c); err != nil {
-						return err
-					}
-					if c.Rank() == 0 {
-						b.ResetTimer()
-					}
-					for range b.N {
-						if req == nil {
-							if err := AllreduceSliceInto(c, v, out, Sum[float64]()); err != nil {
-								return err
-							}
-							continue
-						}
-						if err := req.Start(); err != nil {
-							return err
-						}
-						if _, err := req.Wait(); err != nil {
-							return err
-						}
-					}
-					if req != nil {
-						return req.Free()
-					}
-					return nil
+					return allreduceBenchRank(b, c, size, form == "persistent", func(c *Comm, r *Request) error { return onShmRoad(c, r) })
 				})
 				if err != nil {
 					b.Fatal(err)
