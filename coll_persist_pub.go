@@ -22,25 +22,27 @@ import (
 // (publish): no rank writes another's memory.
 //
 // Who sees that every rank has published, and completes the rank's
-// request? Its Wait, if the rank waits for the request and the others
-// publish while it watches (pubColl.watch). Otherwise (the rank tests,
-// waits for several requests at once, computes, or parked after
-// watching), the rank whose Start sees every publication completes the
-// request of every rank that is absent (pubColl.start). The number a rank
-// publishes carries, in its low two bits, whether it is absent (from its
-// Start, and again before it parks) or watching (while its Wait
-// watches): the last rank reads it with the number, on the line it reads
-// anyway, so a meeting of ranks that watch costs one crossing of a cache
-// line each way, as the blocking call's publications. A rank marks
-// itself absent before it looks at the publications once more on its way
-// to parking, and the last rank publishes before it looks at the marks:
-// sequentially consistent stores, then loads of the other's, so at least
-// one of them sees the other. Both may complete the request:
-// engine.Request.CompleteOnce lets the first. Each rank has a request for
-// each parity of its Starts (meetSlot.pers), so that a late completion of
-// Start k never completes Start k+1: a rank completes another's request
-// of Start k only within its own Start k, and the other reuses that
-// request at its Start k+2, after every rank published k+1.
+// request? The rank itself, whenever it looks (Wait, Test, WaitAny and
+// the rest check the publications before anything else), unless it is
+// about to park on the engine request: then the rank whose Start sees
+// every publication completes it (pubColl.start). The number a rank
+// publishes carries, in its low two bits, whether it is present (it will
+// look itself: from its Start on) or absent (parked or about to: its
+// Wait, after watching in vain, and a wait on several requests before it
+// parks, pubColl.backstopLocked): the last rank reads it with the
+// number, on the line it reads anyway, so a meeting of ranks that watch
+// costs one crossing of a cache line each way, as the blocking call's
+// publications, and a Start followed by its Wait writes that line once.
+// A rank marks itself absent before it looks at the publications once
+// more on its way to parking, and the last rank publishes before it
+// looks at the marks: sequentially consistent stores, then loads of the
+// other's, so at least one of them sees the other. Both may complete the
+// request: engine.Request.CompleteOnce lets the first. Each rank has a
+// request for each parity of its Starts (meetSlot.pers), so that a late
+// completion of Start k never completes Start k+1: a rank completes
+// another's request of Start k only within its own Start k, and the
+// other reuses that request at its Start k+2, after every rank published
+// k+1.
 //
 // No order of Starts and waits can hang: a Start never waits for
 // anything, so the Starts of several requests may come in any order on
@@ -62,10 +64,11 @@ import (
 // Fault-tolerant jobs never meet in memory (Comm.inProcess).
 
 // Values of the low two bits of a persistent collective's publication
-// (meetPub.seq): whether the rank watches for the others' or is absent.
+// (meetPub.seq): whether the rank is absent (parked, or about to) or
+// present (it looks for the others' publications itself).
 const (
-	pubAbsent   uint64 = 1
-	pubWatching uint64 = 2
+	pubAbsent  uint64 = 1
+	pubPresent uint64 = 2
 )
 
 // pubRoad is what Init folds into its descriptor when the request goes by
@@ -170,7 +173,7 @@ func newPubColl(v *Comm, spec *pubSpec) *pubColl {
 // pubDone is the status of a completed Start.
 var pubDone = engine.Status{Source: -1, Tag: -1}
 
-// startLocked is the request's Start, r.mu held: publish, absent, and
+// startLocked is the request's Start, r.mu held: publish, present, and
 // if every rank has published, complete the request of every other rank
 // that is absent.
 func (pc *pubColl) startLocked(r *Request) error {
@@ -184,15 +187,20 @@ func (pc *pubColl) startLocked(r *Request) error {
 	s := &m.slots[pc.me]
 	s.count++
 	k := s.count
+	l := &s.pub[k&1]
+	copy(l.data[:], pc.send)
+	l.seq.Store(k<<2 | pubPresent)
+	// The engine request of this Start, made ready after the
+	// publication, which the others wait for: nobody completes it before
+	// the rank marks itself absent, after this Start, and the last
+	// completion of the one of Start k-2 came within its own Start
+	// k-2 (pubColl).
 	er := &pc.ers[k&1]
 	er.Reset()
 	// As a meeting's wait (postMeetWait), for hang reports.
 	er.Context, er.Peer, er.Tag = pc.v.shadow.ctx, engine.AnySource, meetTag
 	r.er = er
 	pc.k = k
-	l := &s.pub[k&1]
-	copy(l.data[:], pc.send)
-	l.seq.Store(k<<2 | pubAbsent)
 	// Every rank published? Then complete the absent ones' requests. Not
 	// this rank's: its Wait and Test, and Request.done (WaitAny, WaitSome
 	// and TestAll look there first), see that every rank published
@@ -239,27 +247,25 @@ func (pc *pubColl) published(k uint64) bool {
 
 // watch is the request's Wait before it waits on its engine request, r.mu
 // held: it reports whether every rank has published, at once or after it
-// watched for the publications while meetings watch (Config.Spin), marked
-// watching meanwhile. If not, it leaves the rank marked absent, for the
-// last rank to publish to complete the engine request, on which the Wait
-// then polls and parks. A rank that sees every publication completes
-// the Start without the engine request (completePub), which the last
-// rank may complete too: nobody waits on it, and the next Start of its
-// parity resets it (pubColl).
+// watched for the publications while meetings watch (Config.Spin). If
+// not, it leaves the rank marked absent, for the last rank to publish to
+// complete the engine request, on which the Wait then polls and parks. A
+// rank that sees every publication completes the Start without the
+// engine request (completePub), which the last rank may have completed
+// too if the rank was marked absent for a while (backstopLocked): nobody
+// waits on it, and the next Start of its parity resets it (pubColl).
 func (pc *pubColl) watch() bool {
 	k := pc.k
 	if pc.published(k) {
 		return true
 	}
 	s := &pc.m.slots[pc.me]
-	l := &s.pub[k&1].seq
-	l.Store(k<<2 | pubWatching)
 	p := pc.v.p
 	if p.job.Prog.WatchFor(func() bool { return pc.published(k) || !p.Eng.Healthy() }) && pc.published(k) {
 		s.bySlot++
 		return true
 	}
-	l.Store(k<<2 | pubAbsent)
+	s.pub[k&1].seq.Store(k<<2 | pubAbsent)
 	if pc.published(k) {
 		s.bySlot++
 		return true
@@ -299,9 +305,22 @@ func (pc *pubColl) finish(engine.Status) error {
 	return nil
 }
 
-// backstopLocked does nothing: the last rank to publish completes the
-// requests of the absent ones (startLocked).
-func (pc *pubColl) backstopLocked() {}
+// backstopLocked marks the rank absent for the Start in flight, r.mu
+// held, for a wait on several requests about to park on its engine
+// request (or a Test, which a wait may follow): the last rank to publish
+// then completes that request (startLocked). If every rank has published
+// meanwhile, it completes the request itself: of it and the last rank,
+// at least one sees the other (watch).
+func (pc *pubColl) backstopLocked() {
+	k := pc.k
+	l := &pc.m.slots[pc.me].pub[k&1].seq
+	if l.Load() != k<<2|pubAbsent {
+		l.Store(k<<2 | pubAbsent)
+	}
+	if pc.published(k) {
+		pc.ers[k&1].CompleteOnce(pubDone)
+	}
+}
 
 // freed lets go of the meeting point once the request is freed. A Start
 // of another rank may still read this rank's publications: the meet

@@ -390,3 +390,64 @@ func persistentLeaverJob(t *testing.T, cfg Config, check func(*Comm, *Request) e
 		return nil
 	}
 }
+
+// TestPersistentPublicationLate: rank 0 waits for a persistent Allreduce
+// by publications in every way (Wait, WaitAll, WaitAny, WaitSome, a Test
+// loop) before the others publish, late; with and without watching
+// first. A rank is present from its Start on and marks itself absent
+// only on its way to parking, so each way of waiting that parks must
+// mark it, for the last rank to publish to wake it: without the mark
+// rank 0 would sleep past the deadline.
+func TestPersistentPublicationLate(t *testing.T) {
+	for _, spin := range []time.Duration{0, -1} {
+		t.Run(fmt.Sprintf("spin%v", spin), func(t *testing.T) {
+			cfg := DefaultConfig()
+			if spin != 0 {
+				cfg.Spin = spin
+			}
+			err := runConfigWithin(t, 3, cfg, time.Minute, func(c *Comm) error {
+				v, out := []int64{int64(c.Rank() + 1)}, []int64{0}
+				r, err := AllreduceInit(c, v, out, Sum[int64]())
+				if err != nil {
+					return err
+				}
+				if r.x.pub == nil {
+					return fmt.Errorf("rank %d: AllreduceInit does not go by publications", c.Rank())
+				}
+				ways := []func() error{
+					func() error { _, err := r.Wait(); return err },
+					func() error { return WaitAll(r) },
+					func() error { _, _, err := WaitAny(r); return err },
+					func() error { _, _, err := WaitSome(r); return err },
+					func() error {
+						for {
+							done, _, err := r.Test()
+							if done || err != nil {
+								return err
+							}
+							time.Sleep(time.Millisecond)
+						}
+					},
+				}
+				for i, wait := range ways {
+					if c.Rank() != 0 {
+						time.Sleep(20 * time.Millisecond)
+					}
+					if err := r.Start(); err != nil {
+						return err
+					}
+					if err := wait(); err != nil {
+						return err
+					}
+					if out[0] != 6 {
+						return fmt.Errorf("rank %d, way %d: %d, want 6", c.Rank(), i, out[0])
+					}
+				}
+				return r.Free()
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
