@@ -117,8 +117,11 @@ type File struct {
 
 	errh atomic.Pointer[ErrHandler]
 
-	aggrs  []int // ranks that aggregate for collective buffering (one per node by default)
-	nodes  int   // the nodes the file's ranks are on
+	aggrs []int // ranks that aggregate for collective buffering (one per node by default)
+	nodes int   // the nodes the file's ranks are on
+	// syncs: this rank flushes the file for its node in Sync (the
+	// lowest rank of the node's ranks).
+	syncs  bool
 	shared *sharedPtr
 	// share is where the file's goroutine ranks publish their collective
 	// writes (file_share.go); nil unless they meet in memory.
@@ -490,14 +493,14 @@ func OpenFile(c *Comm, name string, amode int, info *Info) (_ *File, err error) 
 
 	f := &File{comm: fc, name: name, amode: amode, fd: fd, id: fileID(fd, name), canRead: canRead}
 	f.view = fileView{etype: Byte, filetype: Byte, datarep: "native", esize: 1, fesize: 1, plan: contiguousPlan(0)}
-	aggrs, nodes, err := pickAggregators(fc)
+	aggrs, nodes, leader, err := pickAggregators(fc)
 	if err != nil {
 		fd.Close()
 		return fail(ErrProcFailed, err, "choosing aggregators")
 	}
 	f.hints = defaultHints(nodes)
 	f.hints.apply(info)
-	f.aggrs, f.nodes = aggrs, nodes
+	f.aggrs, f.nodes, f.syncs = aggrs, nodes, leader
 	if f.hints.cbNodes != nodes {
 		f.aggrs = spread(fc.Size(), f.hints.cbNodes)
 	}
@@ -559,19 +562,19 @@ func wrapOS(err error) error {
 }
 
 // pickAggregators returns one rank per node of c (the lowest rank of
-// each) and the number of nodes.
-func pickAggregators(c *Comm) ([]int, int, error) {
+// each), the number of nodes, and whether this rank is its node's.
+func pickAggregators(c *Comm) ([]int, int, bool, error) {
 	node, err := c.SplitType(SplitTypeShared, 0, nil)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	leader := node.Rank() == 0
 	if err := node.Free(); err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	flags, err := Allgather(c, leader)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, false, err
 	}
 	var aggrs []int
 	for r, l := range flags {
@@ -579,7 +582,7 @@ func pickAggregators(c *Comm) ([]int, int, error) {
 			aggrs = append(aggrs, r)
 		}
 	}
-	return aggrs, len(aggrs), nil
+	return aggrs, len(aggrs), leader, nil
 }
 
 // spread returns n ranks of size spread evenly (n at most size).
@@ -820,14 +823,37 @@ func (f *File) Sync() (err error) {
 		return err
 	}
 	return f.handle(f.q.do(func() error {
+		if f.amode&ModeRdonly != 0 {
+			return f.agree("Sync", nil)
+		}
+		if f.nodes == f.comm.Size() {
+			// A rank per node: each flushes its own.
+			return f.agree("Sync", f.flush())
+		}
+		// Several ranks share a node, and so the file's pages in its
+		// cache: once every rank's writes before this call are done
+		// (the first agreement), one flush of the file per node
+		// writes them all, where concurrent fsyncs of one file wait
+		// for each other (2 goroutine ranks' fsyncs of one file after
+		// 64 KiB writes each: 130 to 430 µs, against 100 for one).
+		if err := f.agree("Sync", nil); err != nil {
+			return err
+		}
 		var local error
-		if f.amode&ModeRdonly == 0 {
-			if err := f.fd.Sync(); err != nil {
-				local = fileErr(f.comm, "File.Sync", f.name, osClass(err), err, "")
-			}
+		if f.syncs {
+			local = f.flush()
 		}
 		return f.agree("Sync", local)
 	}))
+}
+
+// flush writes f's data and metadata in the file system's cache to its
+// storage (fsync), for Sync.
+func (f *File) flush() error {
+	if err := f.fd.Sync(); err != nil {
+		return fileErr(f.comm, "File.Sync", f.name, osClass(err), err, "")
+	}
+	return nil
 }
 
 // Info returns the hints in effect on f (MPI_File_get_info): the ones
