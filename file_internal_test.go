@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestCollectiveBufferingChoice checks when a collective write goes
@@ -216,5 +217,53 @@ func BenchmarkFileWriteAt(b *testing.B) {
 	})
 	if err != nil {
 		b.Fatal(err)
+	}
+}
+
+// TestSyncOncePerNode: of the ranks of one node, exactly one flushes the
+// file in Sync (File.syncs), and a Sync of 3 ranks that each wrote a
+// block leaves every block in the file, read back through another
+// descriptor; a read-only file's Sync flushes nothing and still agrees.
+func TestSyncOncePerNode(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "f")
+	var leaders atomic.Int32
+	err := runWithin(t, 3, time.Minute, func(c *Comm) error {
+		f, err := OpenFile(c, name, ModeCreate|ModeRdwr, nil)
+		if err != nil {
+			return err
+		}
+		if f.nodes != 1 {
+			return fmt.Errorf("rank %d: %d nodes, want 1", c.Rank(), f.nodes)
+		}
+		if f.syncs {
+			leaders.Add(1)
+		}
+		block := []byte{byte('a' + c.Rank()), byte('a' + c.Rank())}
+		if _, err := f.WriteAt(int64(2*c.Rank()), block, 2, Byte); err != nil {
+			return err
+		}
+		if err := f.Sync(); err != nil {
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		g, err := OpenFile(c, name, ModeRdonly, nil)
+		if err != nil {
+			return err
+		}
+		if err := g.Sync(); err != nil {
+			return err
+		}
+		return g.Close()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := leaders.Load(); n != 1 {
+		t.Errorf("%d ranks flush the file in Sync, want 1", n)
+	}
+	if got, err := os.ReadFile(name); err != nil || string(got) != "aabbcc" {
+		t.Errorf("file holds %q (%v), want aabbcc", got, err)
 	}
 }
