@@ -344,3 +344,49 @@ func BenchmarkIdleStep(b *testing.B) {
 		tr.Poll()
 	}
 }
+
+// Payloads sent apart from their headers (longer than copyLimit) by
+// several goroutines of one rank at once each reach the receiver behind
+// their own header: the two messages of a frame are posted together,
+// and the receiver posts the payloads' receives in its headers' order.
+func TestPayloadsApartPairUp(t *testing.T) {
+	t.Setenv("UCX_TLS", "tcp")
+	need(t)
+	ts, gs := group(t, 2)
+	const senders, each = 4, 12
+	sizeOf := func(g, i int) int { return copyLimit + 1 + (g*each+i)*4099%(300<<10) }
+	var wg sync.WaitGroup
+	for g := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				tag := g*each + i
+				n := sizeOf(g, i)
+				f := wire.Frame{Header: wire.Header{Kind: wire.Eager, Tag: int32(tag), Size: int64(n)}, From: 0, To: 1, Payload: payload(g, i, n)}
+				if err := ts[0].Send(f); err != nil {
+					t.Errorf("send %d: %v", tag, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	want := senders * each
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if n, _ := gs[1].count(); n >= want {
+			break
+		}
+	}
+	gs[1].mu.Lock()
+	defer gs[1].mu.Unlock()
+	if len(gs[1].frames) != want || len(gs[1].fails) > 0 {
+		t.Fatalf("got %d frames of %d, failures %v", len(gs[1].frames), want, gs[1].fails)
+	}
+	for _, f := range gs[1].frames {
+		g, i := int(f.Tag)/each, int(f.Tag)%each
+		if n := sizeOf(g, i); !bytes.Equal(f.Payload, payload(g, i, n)) {
+			t.Fatalf("frame %d: %d bytes (want %d), payload not its own", f.Tag, len(f.Payload), n)
+		}
+	}
+}
