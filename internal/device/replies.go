@@ -185,6 +185,10 @@ func (d *Device) answer(out, more *engine.Outbox) {
 	case q.wake <- struct{}{}:
 	default:
 	}
+	if h, ok := d.Prog.(interface{ Handoff() }); ok {
+		// A wait polling on this processor lets the sender run.
+		h.Handoff()
+	}
 	if total > ReplyBound {
 		q.waitRoom()
 	}

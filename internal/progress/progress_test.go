@@ -373,3 +373,44 @@ func TestWatchShared(t *testing.T) {
 		})
 	}
 }
+
+// handoffSource calls Handoff on its 3rd poll, as a delivery that queued
+// answers for the reply sender does, and completes req on its 6th.
+type handoffSource struct {
+	fakeSource
+	p *Progress
+}
+
+func (s *handoffSource) Poll() bool {
+	n := s.polls.Add(1)
+	if n == 3 {
+		s.p.Handoff()
+	}
+	if n == 6 {
+		s.req.Complete(engine.Status{Size: 1})
+		return true
+	}
+	return false
+}
+
+// A wait yields its processor at the first poll after a Handoff (once),
+// where it otherwise yields only every 256 polls.
+func TestAwaitYieldsOnHandoff(t *testing.T) {
+	defer func(g func()) { goYield = g }(goYield)
+	var gos atomic.Int64
+	goYield = func() { gos.Add(1) }
+	p := New()
+	p.SetPollTime(time.Second)
+	r := new(engine.Request)
+	s := &handoffSource{fakeSource: fakeSource{req: r}, p: p}
+	p.Add(s)
+	if !p.Await(r) {
+		t.Fatal("Await = false, want true")
+	}
+	if n := gos.Load(); n != 1 {
+		t.Errorf("runtime.Gosched called %d times in 6 polls after a Handoff, want 1", n)
+	}
+	if p.handoff.Load() {
+		t.Error("the Handoff is still marked after the wait yielded")
+	}
+}
