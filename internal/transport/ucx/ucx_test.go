@@ -40,6 +40,22 @@ func (g *got) count() (int, int) {
 	return len(g.frames), len(g.fails)
 }
 
+// await waits up to 20 s for want frames, and fails t unless exactly
+// those came, without failures.
+func (g *got) await(t *testing.T, want int) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if n, _ := g.count(); n >= want {
+			break
+		}
+	}
+	if n, fails := g.count(); n != want || fails > 0 {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		t.Fatalf("got %d frames of %d, failures %v", n, want, g.fails)
+	}
+}
+
 // need skips t when UCX opens no context here (no transports at all),
 // unless MPIGO_REQUIRE_INTEGRATION=1 asks that every integration test
 // run.
@@ -116,17 +132,9 @@ func TestFramesInOrder(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			want := 2 * 2 * len(sizes)
-			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-				if n, _ := gs[1].count(); n >= want {
-					break
-				}
-			}
+			gs[1].await(t, 2*2*len(sizes))
 			gs[1].mu.Lock()
 			defer gs[1].mu.Unlock()
-			if len(gs[1].frames) != want || len(gs[1].fails) > 0 {
-				t.Fatalf("got %d frames of %d, failures %v", len(gs[1].frames), want, gs[1].fails)
-			}
 			next := map[int]int{}
 			for _, f := range gs[1].frames {
 				i := next[f.From]
@@ -372,17 +380,9 @@ func TestPayloadsApartPairUp(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	want := senders * each
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if n, _ := gs[1].count(); n >= want {
-			break
-		}
-	}
+	gs[1].await(t, senders*each)
 	gs[1].mu.Lock()
 	defer gs[1].mu.Unlock()
-	if len(gs[1].frames) != want || len(gs[1].fails) > 0 {
-		t.Fatalf("got %d frames of %d, failures %v", len(gs[1].frames), want, gs[1].fails)
-	}
 	for _, f := range gs[1].frames {
 		g, i := int(f.Tag)/each, int(f.Tag)%each
 		if n := sizeOf(g, i); !bytes.Equal(f.Payload, payload(g, i, n)) {
