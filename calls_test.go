@@ -368,7 +368,7 @@ func TestTypeMatchSizeAndF90(t *testing.T) {
 }
 
 func TestEnvironment(t *testing.T) {
-	if v, s := mpi.GetVersion(); v != 3 || s != 1 {
+	if v, s := mpi.GetVersion(); v != 4 || s != 1 {
 		t.Errorf("GetVersion %d.%d", v, s)
 	}
 	if lv := mpi.GetLibraryVersion(); !strings.Contains(lv, "mpigo "+mpi.Version) {

@@ -5,6 +5,6 @@ const Version = "0.1.0"
 
 // The version of the MPI standard whose semantics mpigo follows.
 const (
-	StandardVersion    = 3
+	StandardVersion    = 4
 	StandardSubversion = 1
 )

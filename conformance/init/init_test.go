@@ -17,7 +17,7 @@ func TestEnvironment(t *testing.T) {
 		if !mpi.Initialized() || mpi.Finalized() {
 			return fmt.Errorf("Initialized %v Finalized %v inside Run", mpi.Initialized(), mpi.Finalized())
 		}
-		if v, s := mpi.GetVersion(); v != 3 || s < 1 {
+		if v, s := mpi.GetVersion(); v != 4 || s != 1 {
 			return fmt.Errorf("GetVersion: %d.%d", v, s)
 		}
 		if mpi.GetLibraryVersion() == "" {
