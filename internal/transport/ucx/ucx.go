@@ -516,22 +516,58 @@ func (t *Transport) Send(f wire.Frame) error {
 	return t.awaitSend(s)
 }
 
+// keepMax is the largest receive buffer kept for later receives (8 of
+// them at most): 64 MiB at most stay with the transport between frames.
+const keepMax = 8 << 20
+
 func (t *Transport) getBuf(n int) cbuf {
+	// The smallest kept buffer that holds n bytes: a frame header must
+	// not take the buffer of 4 MiB that the next payload needs, which
+	// would then be fresh memory, every page of it faulted in.
+	best := -1
 	for i, b := range t.free {
-		if b.cap >= n {
-			t.free = slices.Delete(t.free, i, i+1)
-			return b
+		if b.cap >= n && (best < 0 || b.cap < t.free[best].cap) {
+			best = i
 		}
 	}
-	c := max(n, 64<<10)
-	return cbuf{C.malloc(C.size_t(c)), c}
+	if best >= 0 {
+		b := t.free[best]
+		t.free = slices.Delete(t.free, best, best+1)
+		return b
+	}
+	return newBuf(max(n, 64<<10))
+}
+
+// newBuf allocates a receive buffer of c bytes in C memory.
+func newBuf(c int) cbuf { return cbuf{C.malloc(C.size_t(c)), c} }
+
+// dropKept frees the buffers kept for later receives.
+func (t *Transport) dropKept() {
+	for _, b := range t.free {
+		C.free(b.p)
+	}
+	t.free = nil
 }
 
 // putBuf keeps b for later receives; t.wmu is held.
 func (t *Transport) putBuf(b cbuf) {
+	if b.cap > keepMax {
+		C.free(b.p)
+		return
+	}
 	if len(t.free) < 8 {
 		t.free = append(t.free, b)
 		return
+	}
+	// Full: keep the larger buffers, which cost the most to make anew.
+	small := 0
+	for i, f := range t.free {
+		if f.cap < t.free[small].cap {
+			small = i
+		}
+	}
+	if t.free[small].cap < b.cap {
+		b, t.free[small] = t.free[small], b
 	}
 	C.free(b.p)
 }
@@ -980,9 +1016,6 @@ func (t *Transport) Close() error {
 		return errors.New("ucx: requests still under way at close")
 	}
 	C.mg_close(t.u)
-	for _, b := range t.free {
-		C.free(b.p)
-	}
-	t.free = nil
+	t.dropKept()
 	return nil
 }

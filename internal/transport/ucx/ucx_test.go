@@ -390,3 +390,51 @@ func TestPayloadsApartPairUp(t *testing.T) {
 		}
 	}
 }
+
+// The receive buffers kept between frames: a short frame takes the
+// smallest that holds it (not the large one the next payload needs), a
+// full list keeps the larger buffers, and none over keepMax is kept.
+func TestReceiveBuffersKept(t *testing.T) {
+	tr := &Transport{}
+	defer tr.dropKept()
+	big := tr.getBuf(4 << 20)
+	small := tr.getBuf(100)
+	if big.cap != 4<<20 || small.cap != 64<<10 {
+		t.Fatalf("new buffers of %d and %d bytes, want %d and %d", big.cap, small.cap, 4<<20, 64<<10)
+	}
+	tr.putBuf(big)
+	tr.putBuf(small)
+	if b := tr.getBuf(64); b.cap != 64<<10 {
+		t.Errorf("a 64-byte frame took a buffer of %d bytes, want the 64 KiB one", b.cap)
+		tr.putBuf(b)
+	} else {
+		tr.putBuf(b)
+	}
+	huge := tr.getBuf(keepMax + 1)
+	tr.putBuf(huge)
+	for _, b := range tr.free {
+		if b.cap > keepMax {
+			t.Errorf("a buffer of %d bytes kept, more than keepMax", b.cap)
+		}
+	}
+	for range 8 {
+		tr.putBuf(tr.getBuf(1 << 20)) // each takes the 4 MiB one back, or a new 1 MiB
+	}
+	var smalls []cbuf
+	for range 8 {
+		smalls = append(smalls, newBuf(64<<10))
+	}
+	for _, b := range smalls {
+		tr.putBuf(b)
+	}
+	if len(tr.free) > 8 {
+		t.Fatalf("%d buffers kept, want at most 8", len(tr.free))
+	}
+	found := false
+	for _, b := range tr.free {
+		found = found || b.cap == 4<<20
+	}
+	if !found {
+		t.Error("a full list dropped its 4 MiB buffer for small ones")
+	}
+}
