@@ -438,3 +438,14 @@ func TestReceiveBuffersKept(t *testing.T) {
 		t.Error("a full list dropped its 4 MiB buffer for small ones")
 	}
 }
+
+// A poll that finds nothing allocates nothing: a waiting rank polls the
+// worker millions of times a second.
+func TestIdlePollAllocs(t *testing.T) {
+	t.Setenv("UCX_TLS", "tcp")
+	need(t)
+	ts, _ := group(t, 2)
+	if got := testing.AllocsPerRun(1000, func() { ts[0].Poll() }); got != 0 {
+		t.Errorf("%v allocations per idle Poll, want 0", got)
+	}
+}
