@@ -569,3 +569,13 @@ func killPeer(t *testing.T, cmd *exec.Cmd, failed <-chan error) time.Time {
 	}
 	return killed
 }
+
+// A poll that finds nothing allocates nothing: a waiting rank polls the
+// completion queue millions of times a second.
+func TestIdlePollAllocs(t *testing.T) {
+	need(t)
+	ts, _ := group(t, 2, "tcp;ofi_rxm", false, false)
+	if got := testing.AllocsPerRun(1000, func() { ts[0].Poll() }); got != 0 {
+		t.Errorf("%v allocations per idle Poll, want 0", got)
+	}
+}
