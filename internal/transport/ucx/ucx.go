@@ -40,6 +40,10 @@ struct mg_ucx {
 	uint64_t ptag;
 	size_t plen;
 	void *preq;
+	// mg_send's requests and the payload's error, likewise (under the
+	// Go side's wmu, as every call on the worker).
+	void *sreq, *sreq2;
+	int sst2;
 };
 
 // A send's header and, for a small message, its payload, in C memory that
@@ -139,11 +143,14 @@ static mg_sbuf *mg_sbuf_alloc(size_t data) { return malloc(sizeof(mg_sbuf) + dat
 // copies, where a vector of header and payload went through its buffers
 // (4 MiB over tcp: 0.8-1.0 GB/s against 2.8 in one piece). It returns 0
 // when everything completed (sb freed), 1 when something is pending
-// (*req, the header's or the whole message's, and *req2, the payload's,
-// each NULL if done; sb to free once both are), or a negative
-// ucs_status_t (sb freed, nothing pending). *st2 is the payload's error
-// when it could not be sent after its header was (*req may be pending).
-static int mg_send(mg_ucx *u, int peer, uint64_t tag, mg_sbuf *sb, uintptr_t pay, size_t len, int copied, void **req, void **req2, int *st2) {
+// (u->sreq, the header's or the whole message's, and u->sreq2, the
+// payload's, each NULL if done; sb to free once both are), or a negative
+// ucs_status_t (sb freed, nothing pending). u->sst2 is the payload's
+// error when it could not be sent after its header was (u->sreq may be
+// pending).
+static int mg_send(mg_ucx *u, int peer, uint64_t tag, mg_sbuf *sb, uintptr_t pay, size_t len, int copied) {
+	void **req = &u->sreq, **req2 = &u->sreq2;
+	int *st2 = &u->sst2;
 	ucp_request_param_t p;
 	memset(&p, 0, sizeof p);
 	*req = NULL; *req2 = NULL; *st2 = 0;
@@ -501,8 +508,6 @@ func (t *Transport) Send(f wire.Frame) error {
 		pin.Pin(&f.Payload[0])
 		pay = uintptr(unsafe.Pointer(&f.Payload[0]))
 	}
-	var req, req2 unsafe.Pointer
-	var st2 C.int
 	t.wmu.Lock()
 	if t.closed {
 		t.wmu.Unlock()
@@ -518,7 +523,8 @@ func (t *Transport) Send(f wire.Frame) error {
 	if cp {
 		c = 1
 	}
-	st := C.mg_send(t.u, C.int(peer), C.uint64_t(t.cfg.Rank), sb, C.uintptr_t(pay), C.size_t(n), C.int(c), &req, &req2, &st2)
+	st := C.mg_send(t.u, C.int(peer), C.uint64_t(t.cfg.Rank), sb, C.uintptr_t(pay), C.size_t(n), C.int(c))
+	req, req2, st2 := t.u.sreq, t.u.sreq2, t.u.sst2
 	if st <= 0 {
 		t.wmu.Unlock()
 		t.loop.Nudge()

@@ -449,3 +449,23 @@ func TestIdlePollAllocs(t *testing.T) {
 		t.Errorf("%v allocations per idle Poll, want 0", got)
 	}
 }
+
+// A send of a short frame that UCX completes at once allocates nothing.
+func TestShortSendAllocs(t *testing.T) {
+	t.Setenv("UCX_TLS", "tcp")
+	need(t)
+	ts, gs := group(t, 2)
+	f := wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: 8}, From: 0, To: 1, Payload: make([]byte, 8)}
+	if err := ts[0].Send(f); err != nil { // the endpoint, made once
+		t.Fatal(err)
+	}
+	got := testing.AllocsPerRun(200, func() {
+		if err := ts[0].Send(f); err != nil {
+			t.Error(err)
+		}
+	})
+	gs[1].await(t, 202)
+	if got != 0 {
+		t.Errorf("%v allocations per short Send, want 0", got)
+	}
+}
