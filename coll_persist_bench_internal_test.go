@@ -12,6 +12,27 @@ func BenchmarkPersistentInproc(b *testing.B) {
 	benchPersistent(b, 2, []int{8, 1 << 10, 4 << 10, 64 << 10, 1 << 20})
 }
 
+// BenchmarkAllreduceInit compares a persistent Allreduce (AllreduceInit
+// once, then Start and Wait) with the plain AllreduceSliceInto, 8 bytes,
+// 1 KiB and 1 MiB on 2 and 4 goroutine ranks.
+func BenchmarkAllreduceInit(b *testing.B) {
+	for _, n := range []int{2, 4} {
+		for _, size := range []int{8, 1024, 1 << 20} {
+			for _, form := range []string{"plain", "persistent"} {
+				b.Run(fmt.Sprintf("%dranks/%d/%s", n, size, form), func(b *testing.B) {
+					b.ReportAllocs()
+					err := Run(n, func(c *Comm) error {
+						return allreduceBenchRank(b, c, size, form == "persistent", nil)
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				})
+			}
+		}
+	}
+}
+
 // BenchmarkPersistentOne times the same on one rank, where nothing waits
 // for a peer: what the request's own steps cost beside the call's.
 func BenchmarkPersistentOne(b *testing.B) {
