@@ -760,6 +760,14 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 	for i, g := range cfg.groups {
 		apps[i] = strconv.Itoa(g.n)
 	}
+	// SIGINT and SIGTERM are the launcher's to pass on from before the
+	// first rank starts: one that came while ranks were starting killed
+	// the launcher and left the ranks it had started running. Those that
+	// come meanwhile wait in the channel for the loop below, which passes
+	// them on to the ranks then running.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	rank := 0
 	for _, g := range cfg.groups {
 		for i := 0; i < g.n; i += cfg.ranksPerProc {
@@ -909,9 +917,6 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 		reap.runDirGone()
 	}
 
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
 	var fam *hangFamily
 	if cfg.spawner != nil {
 		fam = &cfg.spawner.fam
