@@ -140,6 +140,10 @@ type File struct {
 	collMine [1]collArgs
 	collAll  []collArgs
 	collSegs []fileio.Seg // the file ranges of this rank's collective access
+	// collX is the transfer record of the collective access under way:
+	// collective accesses run one at a time, on the file's queue, and
+	// nothing keeps their record past the call.
+	collX xfer
 }
 
 // fileView is the current view (SetView).

@@ -50,9 +50,10 @@ type xfer struct {
 }
 
 // prepare validates an access of count elements of dt in buf and packs
-// the data of a write. It returns an error of class ErrCount, ErrType,
+// the data of a write, in a new transfer record or, where into is not
+// nil, in *into. It returns an error of class ErrCount, ErrType,
 // ErrBuffer, ErrReadOnly, ErrAccess or ErrUnsupportedOp.
-func (f *File) prepare(op string, write bool, buf []byte, count int, dt *Datatype, pointer bool) (*xfer, error) {
+func (f *File) prepare(op string, write bool, buf []byte, count int, dt *Datatype, pointer bool, into *xfer) (*xfer, error) {
 	if err := f.check(op); err != nil {
 		return nil, err
 	}
@@ -84,7 +85,11 @@ func (f *File) prepare(op string, write bool, buf []byte, count int, dt *Datatyp
 	if n%v.esize != 0 {
 		return bad(ErrType, "%d elements of %s are %d bytes, not a whole number of etypes %s (%d bytes)", count, dt.name, n, v.etype.name, v.esize)
 	}
-	x := &xfer{op: op, write: write, buf: buf, count: count, dt: dt, n: n, view: v}
+	x := into
+	if x == nil {
+		x = new(xfer)
+	}
+	*x = xfer{op: op, write: write, buf: buf, count: count, dt: dt, n: n, view: v}
 	if v.rep == nil && v.ext32 && dt.t.Narrowed() {
 		// C longs in a view of other types: their file size is not
 		// their memory size, which the path of the representations knows.
@@ -394,7 +399,7 @@ func (f *File) WriteAt(off int64, buf []byte, count int, dt *Datatype) (_ Status
 }
 
 func (f *File) explicit(op string, write bool, off int64, buf []byte, count int, dt *Datatype) (Status, error) {
-	x, err := f.prepare(op, write, buf, count, dt, false)
+	x, err := f.prepare(op, write, buf, count, dt, false, nil)
 	if err != nil {
 		return Status{}, f.handle(err)
 	}
@@ -428,7 +433,7 @@ func (f *File) viaPointer(op string, write bool, buf []byte, count int, dt *Data
 	if f != nil && f.amode&ModeSequential != 0 {
 		return Status{}, f.fail(op, ErrUnsupportedOp, nil, "a file opened ModeSequential is accessed through the shared pointer only")
 	}
-	x, err := f.prepare(op, write, buf, count, dt, true)
+	x, err := f.prepare(op, write, buf, count, dt, true, nil)
 	if err != nil {
 		return Status{}, f.handle(err)
 	}
@@ -568,7 +573,7 @@ func (f *File) WriteShared(buf []byte, count int, dt *Datatype) (_ Status, err e
 }
 
 func (f *File) viaShared(op string, write bool, buf []byte, count int, dt *Datatype) (Status, error) {
-	x, err := f.prepare(op, write, buf, count, dt, true)
+	x, err := f.prepare(op, write, buf, count, dt, true, nil)
 	if err != nil {
 		return Status{}, f.handle(err)
 	}

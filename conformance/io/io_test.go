@@ -574,7 +574,9 @@ func TestExternal32(t *testing.T) {
 }
 
 // TestEdges: zero-length access, reading past the end (short count, no
-// error), a negative offset, an etype mismatch, and pointers.
+// error), a negative offset (independent, in a collective read: that
+// rank's error only; in a collective write: every rank's, nothing
+// written), an etype mismatch, and pointers.
 func TestEdges(t *testing.T) {
 	runFile(t, 2, "edges", func(c *mpi.Comm, name string) error {
 		f, err := open(c, name, mpi.ModeCreate|mpi.ModeRdwr)
@@ -599,8 +601,22 @@ func TestEdges(t *testing.T) {
 		e.Addf(c, err == nil && st.Count() == 0, "read beyond the end: %v count %d", err, st.Count())
 		_, err = mpi.ReadAt(f, -1, buf)
 		e.Addf(c, conformance.IsClass(err, mpi.ErrArg), "negative offset: %v", err)
-		_, err = mpi.ReadAtAll(f, int64(-r), buf)
-		e.Addf(c, err != nil, "collective read with a negative offset on rank 1 succeeded on rank %d", r)
+		// A collective read whose ranks each read their own bytes
+		// reports each rank's own outcome: rank 1's negative offset is
+		// its error alone, and rank 0 reads.
+		clear(buf)
+		st, err = mpi.ReadAtAll(f, int64(-r), buf)
+		if r == 1 {
+			e.Addf(c, conformance.IsClass(err, mpi.ErrArg), "collective read with a negative offset: %v", err)
+		} else {
+			e.Addf(c, err == nil && st.Count() == 3 && buf[0] == 7 && buf[2] == 9, "collective read beside rank 1's negative offset: %v count %d %v", err, st.Count(), buf)
+		}
+		// A collective write fails on every rank, and nothing is written.
+		_, err = mpi.WriteAtAll(f, int64(-r), []int32{1})
+		e.Addf(c, err != nil, "collective write with a negative offset on rank 1 succeeded on rank %d", r)
+		e.Add(c.Barrier())
+		st, err = mpi.ReadAt(f, 0, buf[:1])
+		e.Addf(c, err == nil && st.Count() == 1 && buf[0] == 7, "after a refused collective write: %v count %d %v", err, st.Count(), buf[:1])
 		// Views: an etype of int32 and a float64 buffer of 12 bytes is fine; 3 bytes is not.
 		e.Add(f.SetView(0, mpi.Int32, mpi.Int32, "native", nil))
 		_, err = f.ReadAt(0, make([]byte, 3), 3, mpi.Byte)
