@@ -324,6 +324,18 @@ func (f *File) rw(write bool, segs []fileio.Seg, stream []byte, h fileHints, sie
 			}
 			continue
 		}
+		if !write {
+			// The pieces straight into the stream, the holes into
+			// scratch: no copy of the pieces after the read.
+			done, n, err := f.readSieved(g, stream[at:])
+			if done {
+				at += n
+				if err != nil || n < pieceBytes(g) {
+					return at, err
+				}
+				continue
+			}
+		}
 		lo, hi := g[0].Off, g[len(g)-1].End()
 		p := getScratch(int(hi - lo))
 		cover := (*p)[:hi-lo]
@@ -378,6 +390,61 @@ func (f *File) rw(write bool, segs []fileio.Seg, stream []byte, h fileHints, sie
 	}
 	return at, nil
 }
+
+// junkMax is the most scratch memory readSieved reads holes into: a
+// longer hole takes several of its buffers, all the same memory.
+const junkMax = 64 << 10
+
+// readSieved reads the pieces g, in file order and disjoint, into stream
+// (one after the other) with one preadv per IOV_MAX buffers, each piece
+// straight into its place in the stream and each hole into one scratch
+// buffer that every hole shares. Against data sieving's read of the
+// span and copy of the pieces out of it, it saves the copy: 1.35x on 4
+// KiB pieces with 4 KiB holes from the page cache (docs/io.md). It
+// reports whether the platform could (done), and the stream bytes read,
+// fewer than the pieces' only at the end of the file or on an error.
+func (f *File) readSieved(g []fileio.Seg, stream []byte) (done bool, n int64, err error) {
+	var hole int64
+	for i := 1; i < len(g); i++ {
+		hole = max(hole, g[i].Off-g[i-1].End())
+	}
+	var junk []byte
+	if hole > 0 {
+		p := getScratch(int(min(hole, junkMax)))
+		defer putScratch(p)
+		junk = (*p)[:min(hole, junkMax)]
+	}
+	bp := iovPool.Get().(*[][]byte)
+	bufs := (*bp)[:0]
+	var at int64
+	for i, s := range g {
+		if i > 0 {
+			for h := s.Off - g[i-1].End(); h > 0; h -= min(h, junkMax) {
+				bufs = append(bufs, junk[:min(h, junkMax)])
+			}
+		}
+		bufs = append(bufs, stream[at:at+s.Len])
+		at += s.Len
+	}
+	done, got, err := readVec(f.fd, bufs, g[0].Off)
+	clear(bufs)
+	*bp = bufs[:0]
+	iovPool.Put(bp)
+	if !done {
+		return false, 0, nil
+	}
+	eof := g[0].Off + got
+	for _, s := range g {
+		if s.Off >= eof {
+			break
+		}
+		n += min(s.End(), eof) - s.Off
+	}
+	return true, n, err
+}
+
+// iovPool recycles readSieved's lists of buffers.
+var iovPool = sync.Pool{New: func() any { return new([][]byte) }}
 
 // ReadAt reads count elements of dt into buf from offset off of the view
 // (in etypes) (MPI_File_read_at). Reading past the end of the file is no

@@ -324,3 +324,71 @@ func TestSieveOrDirect(t *testing.T) {
 		})
 	}
 }
+
+// TestSievedReadHoles: a sieved read puts each piece straight into its
+// place and the holes into scratch (readSieved), with holes of every
+// length up to the scratch's (junkMax), and the end of the file in a
+// hole or in the middle of a piece.
+func TestSievedReadHoles(t *testing.T) {
+	// Holes of 200, 0, 1, 399, junkMax (the longest a group of sieved
+	// pieces has: fileio.Groups cuts at longer ones), 100 and 100.
+	displs := []int{0, 300, 400, 501, 1000, 1100 + junkMax, 1300 + junkMax, 1500 + junkMax}
+	const piece = 100
+	var want []byte
+	file := make([]byte, displs[len(displs)-1]+piece)
+	for i := range file {
+		file[i] = byte(i*7 + i/251)
+	}
+	for _, d := range displs {
+		want = append(want, file[d:d+piece]...)
+	}
+	for _, tc := range []struct {
+		name string
+		size int // the file's length
+		n    int // the bytes the read gives
+	}{
+		{"whole", len(file), len(want)},
+		{"end in a hole", displs[5] - 10, 5 * piece},
+		{"end in a piece", displs[6] + 40, 6*piece + 40},
+		{"end in the long hole", displs[4] + piece + junkMax/2, 5 * piece},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			name := filepath.Join(t.TempDir(), "f")
+			if err := os.WriteFile(name, file[:tc.size], 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err := Run(1, func(c *Comm) error {
+				f, err := OpenFile(c, name, ModeRdonly, nil)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				ft, err := NewIndexedBlock(piece, displs, Byte)
+				if err == nil {
+					err = ft.Commit()
+				}
+				if err == nil {
+					err = f.SetView(0, Byte, ft, "native", nil)
+				}
+				if err != nil {
+					return err
+				}
+				got := make([]byte, len(want))
+				st, err := f.ReadAt(0, got, len(got), Byte)
+				if err != nil {
+					return err
+				}
+				if st.Count() != tc.n || !bytes.Equal(got[:tc.n], want[:tc.n]) {
+					return fmt.Errorf("read %d bytes, want %d, or not the file's", st.Count(), tc.n)
+				}
+				if !bytes.Equal(got[tc.n:], make([]byte, len(got)-tc.n)) {
+					return fmt.Errorf("bytes past the end of the file were written into the buffer")
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

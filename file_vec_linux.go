@@ -18,7 +18,7 @@ func writeVec(fd *os.File, bufs [][]byte, off int64) (bool, error) {
 	if err != nil {
 		return false, nil
 	}
-	bufs = append([][]byte(nil), bufs...) // dropBytes shortens them
+	own := false
 	var werr error
 	cerr := rc.Control(func(d uintptr) {
 		for len(bufs) > 0 {
@@ -31,7 +31,7 @@ func writeVec(fd *os.File, bufs [][]byte, off int64) (bool, error) {
 				return
 			}
 			off += int64(n)
-			bufs = dropBytes(bufs, n)
+			bufs = advance(bufs, n, &own)
 		}
 	})
 	if cerr != nil {
@@ -52,7 +52,7 @@ func readVec(fd *os.File, bufs [][]byte, off int64) (bool, int64, error) {
 	if err != nil {
 		return false, 0, nil
 	}
-	bufs = append([][]byte(nil), bufs...) // dropBytes shortens them
+	own := false
 	var got int64
 	var rerr error
 	cerr := rc.Control(func(d uintptr) {
@@ -70,7 +70,7 @@ func readVec(fd *os.File, bufs [][]byte, off int64) (bool, int64, error) {
 			}
 			off += int64(n)
 			got += int64(n)
-			bufs = dropBytes(bufs, n)
+			bufs = advance(bufs, n, &own)
 		}
 	})
 	if cerr != nil {
@@ -80,6 +80,29 @@ func readVec(fd *os.File, bufs [][]byte, off int64) (bool, int64, error) {
 		return true, got, &os.PathError{Op: "preadv", Path: fd.Name(), Err: rerr}
 	}
 	return true, got, nil
+}
+
+// advance drops the first n bytes of bufs, as dropBytes, on a copy of
+// the caller's list (made once, *own then true) where a buffer is left
+// partly done: the caller's list is never changed.
+func advance(bufs [][]byte, n int, own *bool) [][]byte {
+	k := 0
+	for k < len(bufs) && n >= len(bufs[k]) {
+		n -= len(bufs[k])
+		k++
+	}
+	bufs = bufs[k:]
+	if n == 0 {
+		for len(bufs) > 0 && len(bufs[0]) == 0 {
+			bufs = bufs[1:]
+		}
+		return bufs
+	}
+	if !*own {
+		bufs = append([][]byte(nil), bufs...)
+		*own = true
+	}
+	return dropBytes(bufs, n)
 }
 
 // dropBytes drops the first n bytes of bufs, partly done buffers
