@@ -33,13 +33,18 @@ struct mg_ucx {
 	int wake[2];
 	ucp_address_t *addr;
 	size_t addrlen;
-	// What mg_probe found, and the request of the last mg_recv or
+	// What mg_poll found, and the request of the last mg_recv or
 	// mg_recv_pay: out-parameters in C memory, so that Go passes no
 	// pointer of its own (which would move its variables to the heap at
 	// every poll).
 	uint64_t ptag;
 	size_t plen;
 	void *preq;
+	// mg_poll's: whether its progress did anything, the message it left
+	// for mg_recv, and its receive's error.
+	unsigned made;
+	ucp_tag_message_h pmsg;
+	int pst;
 	// mg_send's requests and the payload's error, likewise (under the
 	// Go side's wmu, as every call on the worker).
 	void *sreq, *sreq2;
@@ -148,7 +153,15 @@ static mg_sbuf *mg_sbuf_alloc(size_t data) { return malloc(sizeof(mg_sbuf) + dat
 // ucs_status_t (sb freed, nothing pending). u->sst2 is the payload's
 // error when it could not be sent after its header was (u->sreq may be
 // pending).
-static int mg_send(mg_ucx *u, int peer, uint64_t tag, mg_sbuf *sb, uintptr_t pay, size_t len, int copied) {
+//
+// With keep set (a copied message in the transport's scratch buffer), sb
+// is not freed when the send completes at once or fails: it is freed
+// only once a pending send is done, as any other.
+//
+// u comes as a number, as in mg_poll: a pointer argument costs cgo's
+// pointer check at every call.
+static int mg_send(uintptr_t up, int peer, uint64_t tag, mg_sbuf *sb, uintptr_t pay, size_t len, int copied, int keep) {
+	mg_ucx *u = (mg_ucx *)up;
 	void **req = &u->sreq, **req2 = &u->sreq2;
 	int *st2 = &u->sst2;
 	ucp_request_param_t p;
@@ -156,8 +169,8 @@ static int mg_send(mg_ucx *u, int peer, uint64_t tag, mg_sbuf *sb, uintptr_t pay
 	*req = NULL; *req2 = NULL; *st2 = 0;
 	if (copied || len == 0) {
 		void *r = ucp_tag_send_nbx(u->eps[peer], sb->hdr, 64 + len, tag, &p);
-		if (r == NULL) { free(sb); return 0; }
-		if (UCS_PTR_IS_ERR(r)) { free(sb); return UCS_PTR_STATUS(r); }
+		if (r == NULL) { if (!keep) free(sb); return 0; }
+		if (UCS_PTR_IS_ERR(r)) { if (!keep) free(sb); return UCS_PTR_STATUS(r); }
 		*req = r;
 		return 1;
 	}
@@ -174,16 +187,34 @@ static int mg_send(mg_ucx *u, int peer, uint64_t tag, mg_sbuf *sb, uintptr_t pay
 	return 1;
 }
 
-static ucp_tag_message_h mg_probe(mg_ucx *u) {
+// mg_poll progresses the worker (if progress is set; u->made says whether
+// it did anything), then takes the next header or whole message, if any
+// (u->ptag, u->plen). One that fits buf (cap bytes) is received there at
+// once: it returns 1, with u->preq the receive's request if it is pending
+// and u->pst its error. One longer is left for mg_recv (u->pmsg): 2. None:
+// 0. One call instead of progress, probe and receive: each crossing into C
+// costs (cgo's switch of stacks, and its check of a pointer argument,
+// which is why u and buf come as numbers).
+static int mg_poll(uintptr_t up, int progress, uintptr_t buf, size_t cap) {
+	mg_ucx *u = (mg_ucx *)up;
+	u->preq = NULL; u->pst = 0;
+	if (progress) u->made = ucp_worker_progress(u->w);
 	ucp_tag_recv_info_t info;
 	// Headers and whole messages only: a payload sent apart is received
 	// where its header says (mg_recv_pay).
 	ucp_tag_message_h m = ucp_tag_probe_nb(u->w, 0, MG_PAY, 1, &info);
-	if (m) { u->ptag = info.sender_tag; u->plen = info.length; }
-	return m;
+	if (!m) return 0;
+	u->ptag = info.sender_tag; u->plen = info.length;
+	if (info.length > cap) { u->pmsg = m; return 2; }
+	ucp_request_param_t p;
+	memset(&p, 0, sizeof p);
+	void *r = ucp_tag_msg_recv_nbx(u->w, (void *)buf, info.length, m, &p);
+	if (UCS_PTR_IS_ERR(r)) u->pst = UCS_PTR_STATUS(r);
+	else u->preq = r;
+	return 1;
 }
 
-// mg_recv receives the probed message m into buf: 0 done, 1 pending
+// mg_recv receives the message m mg_poll left into buf: 0 done, 1 pending
 // (u->preq), or a negative ucs_status_t.
 static int mg_recv(mg_ucx *u, ucp_tag_message_h m, void *buf, size_t len) {
 	void **req = &u->preq;
@@ -257,8 +288,6 @@ static void mg_close(mg_ucx *u) {
 	}
 	mg_free_u(u);
 }
-
-static int mg_failed(mg_ucx *u, int peer) { return u->failed[peer]; }
 
 static const char *mg_version(void) { return ucp_get_version_string(); }
 
@@ -391,6 +420,13 @@ type Transport struct {
 	// per poll fed the garbage collector (6.7% of an 8-byte ping-pong's
 	// time went to clearing the pages it then faulted in).
 	freeReqs   []*recvReq
+	// spare is the buffer the next small message is received into
+	// (mg_poll), scratch the C memory the next small send is copied
+	// into; each is taken by a receive or a send left pending, and made
+	// again when needed (under wmu).
+	spare      cbuf
+	scratch    *C.mg_sbuf
+	up         C.uintptr_t // u as a number, for the calls that take it so
 	ready      []*recvReq
 	receivedFn func(*recvReq) bool
 	takeFn     func(int, *recvReq)
@@ -413,6 +449,7 @@ func New(cfg Config) (*Transport, error) {
 	}
 	t := &Transport{cfg: cfg, u: u, inq: fabric.NewQueues[*recvReq](cfg.Size),
 		failed: make([]error, cfg.Size), unposted: make([]int, cfg.Size), stop: make(chan struct{})}
+	t.up = C.uintptr_t(uintptr(unsafe.Pointer(u)))
 	t.receivedFn = t.received
 	t.takeFn = func(_ int, r *recvReq) { t.ready = append(t.ready, r) }
 	t.addr = C.GoBytes(unsafe.Pointer(u.addr), C.int(u.addrlen))
@@ -468,7 +505,9 @@ func (t *Transport) NoFailureDetection() int { return int(t.noDetect.Load()) }
 
 // peerErr returns why peer failed, or nil; t.wmu is held.
 func (t *Transport) peerErr(peer int) error {
-	if st := C.mg_failed(t.u, C.int(peer)); st != 0 {
+	// Read in Go: failed is C memory, written by the endpoints' error
+	// callback during a progress, under wmu as this read.
+	if st := unsafe.Slice(t.u.failed, t.cfg.Size)[peer]; st != 0 {
 		return fmt.Errorf("ucx: rank %d lost rank %d: %w", t.cfg.Rank, peer, status(C.int(st)))
 	}
 	return nil
@@ -484,30 +523,22 @@ func (t *Transport) Send(f wire.Frame) error {
 		return err
 	}
 	n := len(f.Payload)
-	cp := n <= copyLimit
-	// The header, and a small payload, go in C memory that lives until
-	// the send completes; a large payload is sent in place, pinned (its
-	// address goes to C as a number: it may sit in an object with
-	// pointers, which cgo's check would refuse, though UCX reads only the
-	// bytes).
-	room := 0
-	if cp {
-		room = n
+	if n <= copyLimit {
+		return t.sendCopied(f, peer, n)
 	}
-	sb := C.mg_sbuf_alloc(C.size_t(room))
+	// The header goes in C memory that lives until the send completes; the
+	// payload is sent in place, pinned (its address goes to C as a number:
+	// it may sit in an object with pointers, which cgo's check would
+	// refuse, though UCX reads only the bytes).
+	sb := C.mg_sbuf_alloc(0)
 	if sb == nil {
 		return fmt.Errorf("ucx: sending to rank %d: out of memory", peer)
 	}
 	f.Header.Marshal(unsafe.Slice((*byte)(unsafe.Pointer(&sb.hdr[0])), wire.HeaderSize), n)
-	var pay uintptr
 	var pin runtime.Pinner
 	defer pin.Unpin()
-	if cp {
-		copy(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(sb), C.sizeof_mg_sbuf)), n), f.Payload)
-	} else {
-		pin.Pin(&f.Payload[0])
-		pay = uintptr(unsafe.Pointer(&f.Payload[0]))
-	}
+	pin.Pin(&f.Payload[0])
+	pay := uintptr(unsafe.Pointer(&f.Payload[0]))
 	t.wmu.Lock()
 	if t.closed {
 		t.wmu.Unlock()
@@ -519,11 +550,44 @@ func (t *Transport) Send(f wire.Frame) error {
 		C.free(unsafe.Pointer(sb))
 		return err
 	}
-	c := 0
-	if cp {
-		c = 1
+	st := C.mg_send(t.up, C.int(peer), C.uint64_t(t.cfg.Rank), sb, C.uintptr_t(pay), C.size_t(n), 0, 0)
+	return t.sent(st, sb, peer)
+}
+
+// sendCopied sends f, whose payload of n bytes is at most copyLimit,
+// copied with its header into the transport's scratch buffer: no
+// allocation and one call into C when UCX completes the send at once, as
+// it usually does for short messages; a send left pending keeps the
+// buffer until it completes, and the next one is allocated.
+func (t *Transport) sendCopied(f wire.Frame, peer, n int) error {
+	t.wmu.Lock()
+	if t.closed {
+		t.wmu.Unlock()
+		return errors.New("ucx: transport closed")
 	}
-	st := C.mg_send(t.u, C.int(peer), C.uint64_t(t.cfg.Rank), sb, C.uintptr_t(pay), C.size_t(n), C.int(c))
+	if err := t.peerErr(peer); err != nil {
+		t.wmu.Unlock()
+		return err
+	}
+	if t.scratch == nil {
+		if t.scratch = C.mg_sbuf_alloc(C.size_t(copyLimit)); t.scratch == nil {
+			t.wmu.Unlock()
+			return fmt.Errorf("ucx: sending to rank %d: out of memory", peer)
+		}
+	}
+	sb := t.scratch
+	f.Header.Marshal(unsafe.Slice((*byte)(unsafe.Pointer(&sb.hdr[0])), wire.HeaderSize), n)
+	copy(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(sb), C.sizeof_mg_sbuf)), n), f.Payload)
+	st := C.mg_send(t.up, C.int(peer), C.uint64_t(t.cfg.Rank), sb, 0, C.size_t(n), 1, 1)
+	if st == 1 {
+		t.scratch = nil // the pending send's now
+	}
+	return t.sent(st, sb, peer)
+}
+
+// sent ends a Send after mg_send returned st: at once if it completed or
+// failed, else after waiting for it. t.wmu is held, and released.
+func (t *Transport) sent(st C.int, sb *C.mg_sbuf, peer int) error {
 	req, req2, st2 := t.u.sreq, t.u.sreq2, t.u.sst2
 	if st <= 0 {
 		t.wmu.Unlock()
@@ -627,10 +691,17 @@ func (t *Transport) step() bool {
 		t.wmu.Unlock()
 		return false
 	}
-	got := C.mg_progress(t.u) > 0
+	got := false
+	progress := C.int(1)
 	for {
-		m := C.mg_probe(t.u)
-		if m == nil {
+		if t.spare.p == nil {
+			t.spare = t.getBuf(maxWhole)
+		}
+		k := C.mg_poll(t.up, progress, C.uintptr_t(uintptr(t.spare.p)), C.size_t(t.spare.cap))
+		if progress != 0 {
+			got, progress = t.u.made > 0, 0
+		}
+		if k == 0 {
 			break
 		}
 		tag, n := t.u.ptag, t.u.plen
@@ -638,19 +709,31 @@ func (t *Transport) step() bool {
 		peer := int(tag)
 		r := t.newRecvReq()
 		r.peer, r.n = peer, int(n)
-		if r.n > maxWhole {
-			// No frame is sent whole at that length: receive it (it was
-			// taken) into a buffer too short, which UCX refuses, and drop
-			// it, rather than take the memory the peer names.
-			r.err = fmt.Errorf("a message of %d bytes, longer than any frame sent whole (%d)", r.n, maxWhole)
-			n = wire.HeaderSize
-		}
-		r.buf = t.getBuf(max(int(n), 1))
-		switch st := C.mg_recv(t.u, m, r.buf.p, n); {
-		case st == 1:
+		if k == 1 {
+			// Received into the spare buffer.
+			r.buf, t.spare = t.spare, cbuf{}
 			r.req = t.u.preq
-		case st < 0 && r.err == nil:
-			r.err = status(st)
+			if t.u.pst != 0 {
+				r.err = status(t.u.pst)
+			}
+			if r.n > maxWhole && r.err == nil {
+				r.err = fmt.Errorf("a message of %d bytes, longer than any frame sent whole (%d)", r.n, maxWhole)
+			}
+		} else {
+			if r.n > maxWhole {
+				// No frame is sent whole at that length: receive it (it
+				// was taken) into a buffer too short, which UCX refuses,
+				// and drop it, rather than take the memory the peer names.
+				r.err = fmt.Errorf("a message of %d bytes, longer than any frame sent whole (%d)", r.n, maxWhole)
+				n = wire.HeaderSize
+			}
+			r.buf = t.getBuf(max(int(n), 1))
+			switch st := C.mg_recv(t.u, t.u.pmsg, r.buf.p, n); {
+			case st == 1:
+				r.req = t.u.preq
+			case st < 0 && r.err == nil:
+				r.err = status(st)
+			}
 		}
 		if peer < 0 || peer >= t.cfg.Size {
 			// Tags are ranks: a message with another is no frame of ours.
@@ -1063,5 +1146,13 @@ func (t *Transport) Close() error {
 	}
 	C.mg_close(t.u)
 	t.dropKept()
+	if t.spare.p != nil {
+		C.free(t.spare.p)
+		t.spare = cbuf{}
+	}
+	if t.scratch != nil {
+		C.free(unsafe.Pointer(t.scratch))
+		t.scratch = nil
+	}
 	return nil
 }
