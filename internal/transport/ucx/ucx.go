@@ -419,7 +419,7 @@ type Transport struct {
 	// nothing (TestIdlePollAllocs), where a closure and a method value
 	// per poll fed the garbage collector (6.7% of an 8-byte ping-pong's
 	// time went to clearing the pages it then faulted in).
-	freeReqs   []*recvReq
+	freeReqs []*recvReq
 	// spare is the buffer the next small message is received into
 	// (mg_poll), scratch the C memory the next small send is copied
 	// into; each is taken by a receive or a send left pending, and made
