@@ -292,13 +292,7 @@ func TestSieveOrDirect(t *testing.T) {
 				if err == nil {
 					ft, err = NewResized(ft, 0, unit)
 				}
-				if err == nil {
-					err = ft.Commit()
-				}
-				if err == nil {
-					err = f.SetView(0, Byte, ft, "native", nil)
-				}
-				if err != nil {
+				if err := byteView(f, ft, err); err != nil {
 					return err
 				}
 				if _, err := f.WriteAt(0, data, len(data), Byte); err != nil {
@@ -364,13 +358,7 @@ func TestSievedReadHoles(t *testing.T) {
 				}
 				defer f.Close()
 				ft, err := NewIndexedBlock(piece, displs, Byte)
-				if err == nil {
-					err = ft.Commit()
-				}
-				if err == nil {
-					err = f.SetView(0, Byte, ft, "native", nil)
-				}
-				if err != nil {
+				if err := byteView(f, ft, err); err != nil {
 					return err
 				}
 				got := make([]byte, len(want))
@@ -391,4 +379,16 @@ func TestSievedReadHoles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// byteView commits ft, made with error err, and sets it as f's filetype
+// over bytes.
+func byteView(f *File, ft *Datatype, err error) error {
+	if err == nil {
+		err = ft.Commit()
+	}
+	if err == nil {
+		err = f.SetView(0, Byte, ft, "native", nil)
+	}
+	return err
 }
