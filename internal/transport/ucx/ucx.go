@@ -137,8 +137,13 @@ static int mg_ep(mg_ucx *u, int peer, const void *addr, int *nodetect) {
 
 static mg_sbuf *mg_sbuf_alloc(size_t data) { return malloc(sizeof(mg_sbuf) + data); }
 
-// MG_PAY marks the tag of a payload sent apart from its header.
+// MG_PAY marks the tag of a payload sent apart from its header; MG_CTL a
+// request of the transport's own (a pull of a region: region.go), from
+// the rank in the low bits; MG_DATA the data of a pulled region, tagged
+// with the reader's read id in the low bits.
 #define MG_PAY (1ULL << 63)
+#define MG_CTL (1ULL << 62)
+#define MG_DATA (1ULL << 61)
 
 // mg_send sends sb (its header, and len bytes of payload: in sb->data if
 // copied, else at pay, which the caller keeps pinned until the send
@@ -202,7 +207,7 @@ static int mg_poll(uintptr_t up, int progress, uintptr_t buf, size_t cap) {
 	ucp_tag_recv_info_t info;
 	// Headers and whole messages only: a payload sent apart is received
 	// where its header says (mg_recv_pay).
-	ucp_tag_message_h m = ucp_tag_probe_nb(u->w, 0, MG_PAY, 1, &info);
+	ucp_tag_message_h m = ucp_tag_probe_nb(u->w, 0, MG_PAY | MG_DATA, 1, &info);
 	if (!m) return 0;
 	u->ptag = info.sender_tag; u->plen = info.length;
 	if (info.length > cap) { u->pmsg = m; return 2; }
@@ -239,6 +244,47 @@ static int mg_recv_pay(mg_ucx *u, int peer, void *buf, size_t len) {
 	if (r == NULL) return 0;
 	if (UCS_PTR_IS_ERR(r)) return UCS_PTR_STATUS(r);
 	*req = r;
+	return 1;
+}
+
+// mg_recv_data posts the receive of the data of pulled region read id, len
+// bytes, into buf (pinned by the caller): 0 done, 1 pending (u->preq), or
+// a negative ucs_status_t.
+static int mg_recv_data(uintptr_t up, uint64_t id, uintptr_t buf, size_t len) {
+	mg_ucx *u = (mg_ucx *)up;
+	ucp_request_param_t p;
+	memset(&p, 0, sizeof p);
+	p.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+	void *r = ucp_tag_recv_nbx(u->w, (void *)buf, len, MG_DATA | id, ~0ULL, &p);
+	if (UCS_PTR_IS_ERR(r)) return UCS_PTR_STATUS(r);
+	u->preq = r;
+	return 1;
+}
+
+// mg_test_recv returns the status of the receive req (UCS_INPROGRESS while
+// it runs), with the bytes received in u->plen, and frees it once done.
+static int mg_test_recv(uintptr_t up, void *req) {
+	mg_ucx *u = (mg_ucx *)up;
+	ucp_tag_recv_info_t info;
+	memset(&info, 0, sizeof info);
+	ucs_status_t st = ucp_tag_recv_request_test(req, &info);
+	if (st == UCS_INPROGRESS) return st;
+	u->plen = info.length;
+	ucp_request_free(req);
+	return st;
+}
+
+// mg_send_raw sends len bytes at buf (pinned by the caller, or C memory)
+// to peer with tag: 0 done, 1 pending (u->sreq), or a negative
+// ucs_status_t.
+static int mg_send_raw(uintptr_t up, int peer, uint64_t tag, uintptr_t buf, size_t len) {
+	mg_ucx *u = (mg_ucx *)up;
+	ucp_request_param_t p;
+	memset(&p, 0, sizeof p);
+	void *r = ucp_tag_send_nbx(u->eps[peer], (void *)buf, len, tag, &p);
+	if (r == NULL) return 0;
+	if (UCS_PTR_IS_ERR(r)) return UCS_PTR_STATUS(r);
+	u->sreq = r;
 	return 1;
 }
 
@@ -431,6 +477,18 @@ type Transport struct {
 	receivedFn func(*recvReq) bool
 	takeFn     func(int, *recvReq)
 	loop       *fabric.Loop
+	// The single copy's (region.go), under wmu: the regions exported by
+	// token, the pulls under way from peers' regions, and the pull
+	// requests and regions' bytes being sent.
+	regions   map[uint64]*region
+	nextTok   uint64
+	nExported atomic.Int64
+	reads     []*regionRead
+	readsOver []*regionRead
+	nextRead  uint64
+	raw       []rawSend
+	// laterPulls are pull requests from peers with no endpoint yet.
+	laterPulls []laterPull
 	noDetect   atomic.Int32
 
 	// dmu is held by the goroutine that delivers, so that frames of a
@@ -450,6 +508,7 @@ func New(cfg Config) (*Transport, error) {
 	t := &Transport{cfg: cfg, u: u, inq: fabric.NewQueues[*recvReq](cfg.Size),
 		failed: make([]error, cfg.Size), unposted: make([]int, cfg.Size), stop: make(chan struct{})}
 	t.up = C.uintptr_t(uintptr(unsafe.Pointer(u)))
+	t.regions = map[uint64]*region{}
 	t.receivedFn = t.received
 	t.takeFn = func(_ int, r *recvReq) { t.ready = append(t.ready, r) }
 	t.addr = C.GoBytes(unsafe.Pointer(u.addr), C.int(u.addrlen))
@@ -569,6 +628,9 @@ func (t *Transport) sendCopied(f wire.Frame, peer, n int) error {
 		t.wmu.Unlock()
 		return err
 	}
+	if f.Kind == wire.RTS && f.Flags&wire.FlagToken != 0 {
+		t.noteRTS(&f)
+	}
 	if t.scratch == nil {
 		if t.scratch = C.mg_sbuf_alloc(C.size_t(copyLimit)); t.scratch == nil {
 			t.wmu.Unlock()
@@ -605,6 +667,73 @@ func (t *Transport) sent(st C.int, sb *C.mg_sbuf, peer int) error {
 	t.wmu.Unlock()
 	t.loop.Nudge()
 	return t.awaitSend(s)
+}
+
+// postData posts the receive of the data of pull id into dst, which the
+// caller keeps pinned (region.go); t.wmu is held.
+func (t *Transport) postData(id uint64, dst []byte) (unsafe.Pointer, error) {
+	if st := C.mg_recv_data(t.up, C.uint64_t(id), C.uintptr_t(uintptr(unsafe.Pointer(&dst[0]))), C.size_t(len(dst))); st < 0 {
+		return nil, status(st)
+	}
+	return t.u.preq, nil
+}
+
+// testRecv reports whether the receive req is over, with the bytes it
+// received and its error, freeing it if it is; t.wmu is held.
+func (t *Transport) testRecv(req unsafe.Pointer) (bool, int, error) {
+	st := C.mg_test_recv(t.up, req)
+	if st == C.UCS_INPROGRESS {
+		return false, 0, nil
+	}
+	if st != 0 {
+		return true, int(t.u.plen), status(st)
+	}
+	return true, int(t.u.plen), nil
+}
+
+// sendRaw sends n bytes at p (pinned by the caller, or C memory) to peer
+// with tag, and returns its request if it is under way; t.wmu is held.
+func (t *Transport) sendRaw(peer int, tag uint64, p uintptr, n int) (unsafe.Pointer, error) {
+	switch st := C.mg_send_raw(t.up, C.int(peer), C.uint64_t(tag), C.uintptr_t(p), C.size_t(n)); {
+	case st < 0:
+		return nil, status(st)
+	case st == 1:
+		return t.u.sreq, nil
+	}
+	return nil, nil
+}
+
+// reqDone reports whether the request req is over, freeing it if it is;
+// t.wmu is held.
+func (t *Transport) reqDone(req unsafe.Pointer) (bool, error) {
+	st := C.mg_check(req)
+	if st == C.UCS_INPROGRESS {
+		return false, nil
+	}
+	if st != 0 {
+		return true, status(st)
+	}
+	return true, nil
+}
+
+// cancelReq cancels req; UCX then ends it in error. t.wmu is held.
+func (t *Transport) cancelReq(req unsafe.Pointer) { C.mg_cancel(t.u, req) }
+
+// cmalloc and cfree allocate and free C memory.
+func (t *Transport) cmalloc(n int) unsafe.Pointer { return C.malloc(C.size_t(n)) }
+func (t *Transport) cfree(p unsafe.Pointer)       { C.free(p) }
+
+// await waits for done, told by whoever progresses the worker, and
+// progresses it itself when nobody else does (as a send's wait).
+func (t *Transport) await(done chan error) error {
+	return fabric.Await(done, &t.dmu, func(stuck bool) {
+		if stuck {
+			t.progressSends()
+		} else if t.dmu.TryLock() {
+			t.step()
+			t.dmu.Unlock()
+		}
+	})
 }
 
 // keepMax is the largest receive buffer kept for later receives (8 of
@@ -735,6 +864,25 @@ func (t *Transport) step() bool {
 				r.err = status(st)
 			}
 		}
+		if uint64(tag)&ctlBit != 0 && r.req == nil {
+			// A pull request of region.go's, not a frame.
+			if from := int(uint64(tag) &^ ctlBit); r.err == nil && from >= 0 && from < t.cfg.Size {
+				b := unsafe.Slice((*byte)(r.buf.p), r.n)
+				if t.eps.Has(from) {
+					t.pulled(from, b)
+				} else {
+					// Served once the endpoint to the reader is made,
+					// outside the lock.
+					t.laterPulls = append(t.laterPulls, laterPull{from, [ctlSize]byte(b[:min(len(b), ctlSize):ctlSize])})
+					if !slices.Contains(t.needEP, from) {
+						t.needEP = append(t.needEP, from)
+					}
+				}
+			}
+			t.putBuf(r.buf)
+			t.putRecvReq(r)
+			continue
+		}
 		if peer < 0 || peer >= t.cfg.Size {
 			// Tags are ranks: a message with another is no frame of ours.
 			// Receive it all the same (it was taken), then drop it.
@@ -758,6 +906,14 @@ func (t *Transport) step() bool {
 	if t.checkSends() {
 		got = true
 	}
+	if len(t.raw) > 0 {
+		t.checkRaw()
+	}
+	over := t.readsOver[:0]
+	if len(t.reads) > 0 {
+		over = t.checkReads(over)
+		got = got || len(over) > 0
+	}
 	t.inq.Take(t.receivedFn, t.takeFn)
 	ready := t.ready
 	if int(t.u.nfailed) != t.nfailed {
@@ -777,6 +933,7 @@ func (t *Transport) step() bool {
 					for _, r := range t.inq.Peer(p) {
 						r.cancel(t)
 					}
+					t.failRegions(p, err)
 				}
 			}
 		}
@@ -784,6 +941,11 @@ func (t *Transport) step() bool {
 	need := t.needEP
 	t.needEP = nil
 	t.wmu.Unlock()
+	for i, rr := range over {
+		rr.done(rr.err)
+		over[i] = nil
+	}
+	t.readsOver = over[:0]
 	for _, r := range ready {
 		t.deliver(r)
 	}
@@ -803,6 +965,16 @@ func (t *Transport) step() bool {
 		if err := t.eps.Ensure(p); err != nil && t.cfg.OnPeerError != nil {
 			t.cfg.OnPeerError(p, err)
 		}
+	}
+	if len(need) > 0 {
+		t.wmu.Lock()
+		for _, lp := range t.laterPulls {
+			if t.eps.Has(lp.peer) && !t.closed {
+				t.pulled(lp.peer, lp.req[:])
+			}
+		}
+		t.laterPulls = t.laterPulls[:0]
+		t.wmu.Unlock()
 	}
 	return got || len(ready) > 0
 }
@@ -1031,11 +1203,17 @@ func (t *Transport) deliver(r *recvReq) {
 		}
 		return
 	}
+	if t.nExported.Load() > 0 && answers(&f.Header) {
+		// The reader is done with the region its RTS named (region.go).
+		t.wmu.Lock()
+		t.releaseAnswered(r.peer, f.SendID, f.Context)
+		t.wmu.Unlock()
+	}
 	t.cfg.Handler(f)
 }
 
 // pending says whether sends or receives are under way; t.wmu is held.
-func (t *Transport) pending() bool { return len(t.sends) > 0 || t.inq.Busy() }
+func (t *Transport) pending() bool { return len(t.sends) > 0 || t.inq.Busy() || t.regionsBusy() }
 
 // run progresses the worker until Close (fabric.Loop): it spins after the
 // last event, naps while a wait polls, then sleeps on the worker's event
@@ -1099,6 +1277,14 @@ func (t *Transport) Close() error {
 	t.wmu.Unlock()
 	C.mg_wake(t.u)
 	t.wg.Wait()
+	// The pulls that end are told last, with no lock held (a done
+	// function may send, and finds the transport closed).
+	var over []*regionRead
+	defer func() {
+		for _, rr := range over {
+			rr.done(rr.err)
+		}
+	}()
 	t.dmu.Lock()
 	defer t.dmu.Unlock()
 	t.wmu.Lock()
@@ -1112,11 +1298,24 @@ func (t *Transport) Close() error {
 			r.cancel(t)
 		}
 	}
+	for _, rr := range t.reads {
+		if rr.req != nil {
+			if rr.err == nil {
+				rr.err = errors.New("ucx: transport closed")
+			}
+			t.cancelReq(rr.req)
+		}
+	}
+	for _, s := range t.raw {
+		t.cancelReq(s.req)
+	}
 	// Cancelled requests complete at the next progress; the memory they
 	// name (pinned sends, receive buffers) is released only then.
 	deadline := time.Now().Add(5 * time.Second)
-	for (len(t.sends) > 0 || t.inq.Busy()) && time.Now().Before(deadline) {
+	for (len(t.sends) > 0 || t.inq.Busy() || t.regionsBusy()) && time.Now().Before(deadline) {
 		C.mg_progress(t.u)
+		t.checkRaw()
+		over = t.checkReads(over)
 		for i := 0; i < len(t.sends); i++ {
 			s := t.sends[i]
 			if s.over() {
@@ -1136,7 +1335,10 @@ func (t *Transport) Close() error {
 			return r.req == nil && r.req2 == nil
 		}, func(_ int, r *recvReq) { t.putBuf(r.buf) })
 	}
-	if len(t.sends) > 0 || t.inq.Busy() {
+	for tok, r := range t.regions {
+		t.releaseRegion(tok, r)
+	}
+	if len(t.sends) > 0 || t.inq.Busy() || t.regionsBusy() {
 		// Requests UCX did not end: their memory must stay, so leak it
 		// rather than free what the library may still write.
 		for _, s := range t.sends {

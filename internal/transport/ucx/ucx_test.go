@@ -5,6 +5,7 @@ package ucx
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -243,6 +244,23 @@ func TestHelperPeer(t *testing.T) {
 	if err := tr.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: 5}, From: 1, To: 0, Payload: []byte("hello")}); err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(1)
+	}
+	if mode == "export" {
+		// A region for rank 0 to pull, whose token goes in a frame; then
+		// nothing progresses the worker, so the pull is never served.
+		tok, ok := tr.ExportRegion(0, make([]byte, 64<<20))
+		if !ok {
+			fmt.Println("ERR export refused")
+			os.Exit(1)
+		}
+		if err := tr.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: 8}, From: 1, To: 0, Payload: binary.LittleEndian.AppendUint64(nil, tok)}); err != nil {
+			os.Exit(1)
+		}
+		time.Sleep(50 * time.Millisecond)
+		mode = "stop"
+	}
+	if mode == "idle" {
+		select {}
 	}
 	if mode == "stop" {
 		tr.wmu.Lock() // nothing progresses the worker any more
