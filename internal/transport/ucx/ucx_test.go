@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -282,41 +281,7 @@ func TestPeerKilledMidRendezvous(t *testing.T) {
 	need(t)
 	for _, mode := range []string{"stop", "send"} {
 		t.Run(mode, func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "-test.run=^TestHelperPeer$")
-			cmd.Env = append(os.Environ(), "MPIGO_TEST_UCX_HELPER="+mode)
-			in, _ := cmd.StdinPipe()
-			out, _ := cmd.StdoutPipe()
-			cmd.Stderr = os.Stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Process.Kill()
-			line, err := bufio.NewReader(out).ReadString('\n')
-			if err != nil {
-				t.Fatal(err)
-			}
-			addr, err := hex.DecodeString(strings.TrimSpace(line))
-			if err != nil {
-				t.Fatalf("helper said %q", line)
-			}
-			g := &got{}
-			failed := make(chan error, 4)
-			tr, err := New(Config{Rank: 0, Size: 2, Handler: g.handler,
-				Addrs:       func(int) ([]byte, error) { return addr, nil },
-				OnPeerError: func(peer int, err error) { failed <- fmt.Errorf("peer %d: %w", peer, err) }})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tr.Close()
-			fmt.Fprintln(in, hex.EncodeToString(tr.Address()))
-			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-				if n, _ := g.count(); n > 0 {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("no hello from the helper")
-				}
-			}
+			tr, _, failed, cmd := helper(t, mode, 1)
 			sent := make(chan error, 1)
 			if mode == "stop" {
 				go func() {
