@@ -172,6 +172,7 @@ static int mg_send(uintptr_t up, int peer, uint64_t tag, mg_sbuf *sb, uintptr_t 
 	ucp_request_param_t p;
 	memset(&p, 0, sizeof p);
 	*req = NULL; *req2 = NULL; *st2 = 0;
+	if (!u->eps[peer]) { if (!keep) free(sb); return UCS_ERR_NOT_CONNECTED; } // never a crash
 	if (copied || len == 0) {
 		void *r = ucp_tag_send_nbx(u->eps[peer], sb->hdr, 64 + len, tag, &p);
 		if (r == NULL) { if (!keep) free(sb); return 0; }
@@ -279,6 +280,7 @@ static int mg_test_recv(uintptr_t up, void *req) {
 // ucs_status_t.
 static int mg_send_raw(uintptr_t up, int peer, uint64_t tag, uintptr_t buf, size_t len) {
 	mg_ucx *u = (mg_ucx *)up;
+	if (!u->eps[peer]) return UCS_ERR_NOT_CONNECTED; // no endpoint made yet: never a crash
 	ucp_request_param_t p;
 	memset(&p, 0, sizeof p);
 	void *r = ucp_tag_send_nbx(u->eps[peer], (void *)buf, len, tag, &p);
