@@ -3,7 +3,6 @@
 package ucx
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime"
@@ -32,14 +31,8 @@ import (
 // range is answered with no bytes, which ends the read in error, and the
 // engine then takes the streamed road.
 
-// ctlBit and dataBit are MG_CTL and MG_DATA.
-const (
-	ctlBit  = uint64(1) << 62
-	dataBit = uint64(1) << 61
-)
-
-// ctlSize is the length of a pull request: token, offset, length, read id.
-const ctlSize = 32
+// ctlSize is the length of a pull request (pull.go).
+const ctlSize = pullSize
 
 // A region is a buffer exported to peer.
 type region struct {
@@ -144,24 +137,18 @@ func (t *Transport) releasePeer(peer int) {
 // the bytes asked for, or none if the token or the range is not one of
 // peer's regions; t.wmu is held.
 func (t *Transport) pulled(peer int, b []byte) {
-	if len(b) < ctlSize {
+	pr, ok := parsePull(b)
+	if !ok || t.failed[peer] != nil {
 		return // no request of ours: nothing to answer to
-	}
-	tok := binary.LittleEndian.Uint64(b)
-	off := binary.LittleEndian.Uint64(b[8:])
-	n := binary.LittleEndian.Uint64(b[16:])
-	id := binary.LittleEndian.Uint64(b[24:])
-	if id >= dataBit || t.failed[peer] != nil {
-		return
 	}
 	var p uintptr
 	var size int
-	if r := t.regions[tok]; r != nil && r.peer == peer && off <= uint64(r.n) && n <= uint64(r.n)-off {
-		p, size = r.p+uintptr(off), int(n)
+	if r := t.regions[pr.token]; r != nil && r.peer == peer && pr.within(r.n) {
+		p, size = r.p+uintptr(pr.off), int(pr.n)
 	} else {
 		p = uintptr(unsafe.Pointer(t.u)) // no bytes: any address will do
 	}
-	req, err := t.sendRaw(peer, dataBit|id, p, size)
+	req, err := t.sendRaw(peer, dataBit|pr.id, p, size)
 	if err == nil && req != nil {
 		t.raw = append(t.raw, rawSend{peer: peer, req: req})
 	}
@@ -220,11 +207,7 @@ func (t *Transport) StartRegion(peer int, token uint64, off int, dst []byte, don
 	}
 	rr.req = req
 	ctl := t.cmalloc(ctlSize)
-	b := unsafe.Slice((*byte)(ctl), ctlSize)
-	binary.LittleEndian.PutUint64(b, token)
-	binary.LittleEndian.PutUint64(b[8:], uint64(off))
-	binary.LittleEndian.PutUint64(b[16:], uint64(len(dst)))
-	binary.LittleEndian.PutUint64(b[24:], rr.id)
+	pullRequest{token, uint64(off), uint64(len(dst)), rr.id}.put(unsafe.Slice((*byte)(ctl), ctlSize))
 	sreq, err := t.sendRaw(peer, uint64(t.cfg.Rank)|ctlBit, uintptr(ctl), ctlSize)
 	switch {
 	case err != nil:

@@ -255,7 +255,9 @@ func TestHelperPeer(t *testing.T) {
 		if err := tr.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: 8}, From: 1, To: 0, Payload: binary.LittleEndian.AppendUint64(nil, tok)}); err != nil {
 			os.Exit(1)
 		}
-		time.Sleep(50 * time.Millisecond)
+		// Stopped at once: the frame is out (the send completed), and
+		// the pull it leads to comes a round trip later, to a worker
+		// nobody progresses.
 		mode = "stop"
 	}
 	if mode == "idle" {
