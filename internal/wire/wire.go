@@ -103,6 +103,16 @@ type Header struct {
 	Token uint64
 }
 
+// AnswersRTS reports whether h, a frame from the receiver of a
+// rendezvous to its sender, means that the receiver will not read the
+// sender's buffer in place (any more): a CTS (it streams the message
+// instead), a Fin (it has read it) or a CancelAck that withdrew the
+// message. Transports that export buffers (RegionReader) end an export
+// on it, whether or not it was read.
+func (h *Header) AnswersRTS() bool {
+	return h.Kind == CTS || h.Kind == Fin || (h.Kind == CancelAck && h.Flags&FlagCancelled != 0)
+}
+
 // Unanswered reports whether h, with a payload of n bytes, is an eager
 // frame that needs no answer: the whole message, not synchronous, and
 // naming no receive. These are the frames the short road carries (the

@@ -121,3 +121,23 @@ func TestUnanswered(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswersRTS: the frames by which a receiver ends a sender's export.
+func TestAnswersRTS(t *testing.T) {
+	for _, tc := range []struct {
+		h    Header
+		want bool
+	}{
+		{Header{Kind: CTS}, true},
+		{Header{Kind: Fin}, true},
+		{Header{Kind: CancelAck, Flags: FlagCancelled}, true},
+		{Header{Kind: CancelAck}, false},
+		{Header{Kind: RTS, Flags: FlagToken}, false},
+		{Header{Kind: Eager}, false},
+		{Header{Kind: Data}, false},
+	} {
+		if got := tc.h.AnswersRTS(); got != tc.want {
+			t.Errorf("%+v: AnswersRTS = %v, want %v", tc.h, got, tc.want)
+		}
+	}
+}

@@ -546,7 +546,7 @@ type region struct {
 	n          int
 	pin        runtime.Pinner
 	// The RTS frame that carried the token, once it went: a frame of the
-	// peer that answers it (answers) releases the region too.
+	// peer that answers it (wire.Header.AnswersRTS) releases the region too.
 	sent    bool
 	sendID  uint64
 	context uint32
@@ -578,15 +578,6 @@ type regionRead struct {
 	done     func(error)
 	failedAt time.Time // when step first saw the peer failed
 	told     bool      // done has been called
-}
-
-// answers reports whether h, a frame from the receiver of a rendezvous to
-// its sender, means that the receiver will not read the sender's buffer
-// in place (any more): a CTS (it streams the message instead), a Fin (it
-// has read it) or a CancelAck that withdrew the message. These end the
-// export of the buffer, whether or not it was read.
-func answers(h *wire.Header) bool {
-	return h.Kind == wire.CTS || h.Kind == wire.Fin || (h.Kind == wire.CancelAck && h.Flags&wire.FlagCancelled != 0)
 }
 
 type rtsWait struct {
@@ -987,7 +978,7 @@ func (t *Transport) Send(f wire.Frame) error {
 	if f.Flags&wire.FlagToken != 0 && f.Kind == wire.RTS && n == 0 {
 		return t.sendTokenRTS(peer, f)
 	}
-	if t.nRemotes.Load() > 0 && answers(&f.Header) {
+	if t.nRemotes.Load() > 0 && f.Header.AnswersRTS() {
 		t.wmu.Lock()
 		t.dropRemote(peer, f.SendID, f.Context)
 		t.wmu.Unlock()
@@ -1695,7 +1686,7 @@ func (t *Transport) deliver(peer int, it *item) {
 		t.wmu.Unlock()
 		return
 	}
-	if t.nExported.Load() > 0 && answers(&h) {
+	if t.nExported.Load() > 0 && h.AnswersRTS() {
 		t.wmu.Lock()
 		t.releaseAnswered(peer, h.SendID, h.Context)
 		t.wmu.Unlock()
@@ -1910,7 +1901,7 @@ func (t *Transport) Close() error {
 // then tells this rank it is done with the token (kDone, in the peer's
 // sequence of frames, so before the Fin its engine answers), which
 // releases the registration. A region is also released when a frame of
-// the peer answers its RTS without a read (answers: a CTS, as when the
+// the peer answers its RTS without a read (wire.Header.AnswersRTS: a CTS, as when the
 // receive takes a derived datatype, or a withdrawn message), when the peer
 // fails (the transport sends keep-alives to the peers of regions), and at
 // Close.

@@ -26,7 +26,8 @@ import (
 //
 // A region is released (unpinned, forgotten) when a frame of its reader
 // answers its RTS: the Fin after the read, or a CTS or a withdrawing
-// CancelAck when the receiver takes the streamed road instead (answers);
+// CancelAck when the receiver takes the streamed road instead
+// (wire.Header.AnswersRTS);
 // when the reader fails; and at Close. A pull of an unknown token or
 // range is answered with no bytes, which ends the read in error, and the
 // engine then takes the streamed road.
@@ -64,14 +65,6 @@ type rawSend struct {
 	peer int
 	req  unsafe.Pointer
 	free unsafe.Pointer
-}
-
-// answers reports whether h, a frame from the reader of a region to its
-// exporter, means that the reader will not pull it (any more): a Fin (it
-// has read it), a CTS (it streams the message instead) or a CancelAck
-// that withdrew the message.
-func answers(h *wire.Header) bool {
-	return h.Kind == wire.CTS || h.Kind == wire.Fin || (h.Kind == wire.CancelAck && h.Flags&wire.FlagCancelled != 0)
 }
 
 // Exports reports whether peer can pull this rank's buffers: every peer

@@ -1205,7 +1205,7 @@ func (t *Transport) deliver(r *recvReq) {
 		}
 		return
 	}
-	if t.nExported.Load() > 0 && answers(&f.Header) {
+	if t.nExported.Load() > 0 && f.Header.AnswersRTS() {
 		// The reader is done with the region its RTS named (region.go).
 		t.wmu.Lock()
 		t.releaseAnswered(r.peer, f.SendID, f.Context)
