@@ -71,7 +71,7 @@ func fabricStatus() []string {
 	if ucx.Built {
 		desc, err := ucx.Available()
 		if err != nil {
-			out = append(out, fmt.Sprintf("ucx: built in, but unusable here: %v (ranks then fail to start between nodes; MPIGO_FABRIC=off uses tcp)", err))
+			out = append(out, fmt.Sprintf("ucx: built in, but unusable here: %v (a job's ranks here then reach other nodes over tcp, with a warning; with MPIGO_FABRIC=ucx they fail to start)", err))
 		} else {
 			out = append(out, desc+" ("+why("ucx")+")")
 		}
@@ -86,7 +86,7 @@ func fabricStatus() []string {
 	if ofi.Built {
 		desc, err := ofi.Available()
 		if err != nil {
-			out = append(out, fmt.Sprintf("libfabric: built in, but unusable here: %v (MPIGO_FABRIC=off uses tcp)", err))
+			out = append(out, fmt.Sprintf("libfabric: built in, but unusable here: %v (a job's ranks here then reach other nodes over tcp, with a warning; with MPIGO_FABRIC=ofi they fail to start)", err))
 		} else {
 			out = append(out, desc+" ("+why("ofi")+")")
 		}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -29,6 +30,9 @@ type netLab struct {
 
 // newNetLab returns a lab for t. It needs root and iproute2: without them
 // the test is skipped, or fails under MPIGO_REQUIRE_INTEGRATION=1.
+// labSeq counts the labs this test binary has made.
+var labSeq atomic.Int32
+
 func newNetLab(t testing.TB) *netLab {
 	t.Helper()
 	why := ""
@@ -43,7 +47,9 @@ func newNetLab(t testing.TB) *netLab {
 		}
 		t.Skip(why)
 	}
-	l := &netLab{t: t, id: os.Getpid() % 100000}
+	// Names and subnets differ between the labs of one test binary too:
+	// a namespace's veth outlives its deletion for a moment.
+	l := &netLab{t: t, id: (os.Getpid() + 1009*int(labSeq.Add(1)-1)) % 100000}
 	t.Cleanup(func() {
 		for _, ns := range l.nss {
 			l.run("netns", "del", ns)

@@ -9,3 +9,9 @@ const testFabric = "ofi"
 // fabricTCPEnv makes libfabric carry the inter-host traffic over its tcp
 // provider with the reliable-datagram layer on top.
 var fabricTCPEnv = []string{"FI_PROVIDER=tcp;ofi_rxm"}
+
+// fabricLib is how mpigo names the library in its messages.
+const fabricLib = "libfabric"
+
+// fabricBrokenEnv makes libfabric find no provider on a host.
+const fabricBrokenEnv = "FI_PROVIDER=mgbroken"

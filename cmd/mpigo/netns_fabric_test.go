@@ -58,3 +58,60 @@ func TestNetnsFabric(t *testing.T) {
 		t.Errorf("failure across hosts over %s took %v", testFabric, d)
 	}
 }
+
+// TestNetnsFabricFallback breaks the fabric library on the second of two
+// pretend hosts. With the fabric chosen by default, the job still runs
+// and answers right: the broken host's ranks warn that they reach the
+// other host over tcp, and the first host's ranks reach them so (a
+// verbose job says which); with the fabric asked for by name, the job
+// fails to start, promptly, naming a rank of the broken host.
+func TestNetnsFabricFallback(t *testing.T) {
+	h := newNetHosts(t, 2)
+	dir := t.TempDir()
+	tags := "-tags=mpigo_" + testFabric
+	for name, pkg := range map[string]string{"mpigo": ".", "nodeprog": "./testdata/nodeprog"} {
+		if out, err := exec.Command("go", "build", tags, "-o", filepath.Join(dir, name), pkg).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s %s: %v\n%s", tags, pkg, err, out)
+		}
+	}
+	agent := filepath.Join(dir, "agent")
+	script := "#!/bin/sh\nif [ \"$1\" = " + h.addrs[1] + " ]; then export " + fabricBrokenEnv + "; fi\nexec " + h.agent + " \"$@\"\n"
+	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	job := func(args ...string) *exec.Cmd {
+		c := exec.Command(filepath.Join(dir, "mpigo"), append([]string{"run", "--verbose", "--timeout", "90s",
+			"--launch-agent", agent, "--host", h.hostList(2)}, args...)...)
+		c.Env = append(os.Environ(), "MPIGO_KVS_HOST="+h.gateway, "MPIGO_FABRIC=")
+		c.Env = append(c.Env, fabricTCPEnv...)
+		return c
+	}
+	out, errs, code := runLaunched(t, job("-n", "4", filepath.Join(dir, "nodeprog")), 120*time.Second)
+	want := `nodeprog: 4 ranks, node sizes [2 2 2 2], results ok true, bcast "hello from 0"`
+	if code != 0 || !strings.Contains(out, want) {
+		t.Fatalf("nodeprog with %s broken on one host: exit %d, want %q:\n%s\n%s", fabricLib, code, want, out, errs)
+	}
+	for _, re := range []string{
+		`warning: rank [23] on node \S+ cannot use ` + fabricLib + `: .*reach the other nodes over tcp`,
+		`rank [23] is reached over tcp from rank [01] \(its process could not start ` + fabricLib + `\)`,
+		`rank 0 on node \S+ reaches .*shm 1\b`,
+	} {
+		if m := regexp.MustCompile(re).FindString(errs + out); m == "" {
+			t.Errorf("no %q in the output:\n%s", re, errs)
+		} else {
+			t.Log(m)
+		}
+	}
+	if strings.Count(errs, "warning: rank") != 2 {
+		t.Errorf("want one warning from each of the broken host's two processes:\n%s", errs)
+	}
+	start := time.Now()
+	_, errs, code = runLaunched(t, job("--fabric", testFabric, "-n", "4", filepath.Join(dir, "nodeprog")), 120*time.Second)
+	named := regexp.MustCompile(`rank [23] on node \S+ cannot use ` + fabricLib + `: .*MPIGO_FABRIC=off`)
+	if code == 0 || named.FindString(errs) == "" {
+		t.Errorf("--fabric %s broken on one host: exit %d, want a failed start naming rank 2 or 3:\n%s", testFabric, code, errs)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the failed start took %v", d)
+	}
+}

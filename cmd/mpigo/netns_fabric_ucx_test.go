@@ -10,3 +10,10 @@ const testFabric = "ucx"
 // transport (the namespaces have no RDMA device) and shared memory
 // within a host.
 var fabricTCPEnv = []string{"UCX_TLS=tcp,posix,cma,self", "UCX_WARN_UNUSED_ENV_VARS=n"}
+
+// fabricLib is how mpigo names the library in its messages.
+const fabricLib = "UCX"
+
+// fabricBrokenEnv makes UCX fail to open a context on a host: the
+// transport it names does not exist.
+const fabricBrokenEnv = "UCX_TLS=mgbroken"

@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mpigo/mpi/internal/boot"
@@ -268,8 +269,13 @@ type LaunchedNet struct {
 	shms                []*shm.Transport
 	// fabric: every process of the job starts an endpoint of this fabric
 	// library ("ucx" or "ofi"; "" for none) and publishes its address
-	// (they all make the same choice, from the same settings).
-	fabric string
+	// (they all make the same choice, from the same settings), or
+	// noFabric if it cannot start it and fabricAuto allows that
+	// (fallback.go). fabAddrs reads the peers' addresses.
+	fabric     string
+	fabricAuto bool
+	fabAddrs   *fabricAddrs
+	fabWarn    sync.Once
 }
 
 // NewLaunchedNet chooses the transports of this process's ranks in the job
@@ -312,6 +318,21 @@ func NewLaunchedNet(info *boot.Info, cfg NetConfig, prog *progress.Progress) (*L
 	}
 	if ln.fabric, err = chooseFabric(cfg, len(info.NodeRanks) < info.Size); err != nil {
 		return nil, err
+	}
+	switch ln.fabric {
+	case "ucx":
+		ln.fabAddrs = newFabricAddrs(info.KV, info.Size, "UCX", ucxKey)
+	case "ofi":
+		ln.fabAddrs = newFabricAddrs(info.KV, info.Size, "libfabric", ofiKey)
+	}
+	if ln.fabAddrs != nil {
+		ln.fabricAuto = cfg.Fabric == "" || cfg.Fabric == "auto"
+		if cfg.Verbose {
+			here := describeRanks(info.Rank, info.RanksHere)
+			ln.fabAddrs.note = func(peer int) {
+				fmt.Fprintf(os.Stderr, "mpigo: node %s: rank %d is reached over tcp from %s (its process could not start %s)\n", info.Node, peer, here, ln.fabAddrs.lib)
+			}
+		}
 	}
 	ln.shmPeers = ln.useShm && len(info.NodeRanks) > info.RanksHere
 	if ln.shmPeers && cfg.ShmSpinSet {
@@ -407,41 +428,50 @@ func (ln *LaunchedNet) Routes(d *Device) (RouteFunc, error) {
 		}
 		ln.shms = append(ln.shms, sh)
 	}
+	// The fabric between nodes (fallback.go: when it was chosen by
+	// default, a process that cannot start it reaches the other nodes
+	// over tcp, and they reach it so).
 	var fab transport.Transport
+	var fabErr error
 	switch ln.fabric {
 	case "ucx":
-		t, err := d.startUCX(ucx.Config{Size: info.Size, Addrs: func(peer int) ([]byte, error) {
-			v, err := info.KV.Get(ucxKey(peer))
-			if err != nil {
-				return nil, err
-			}
-			return hex.DecodeString(v)
-		}}, ln.prog)
-		if err != nil {
-			return nil, fmt.Errorf("mpi: rank %d on node %s cannot use UCX: %w (MPIGO_FABRIC=off uses tcp between nodes; docs/fabric.md)", r, info.Node, err)
+		t, err := d.startUCX(ucx.Config{Size: info.Size, Addrs: ln.fabAddrs.address}, ln.prog)
+		if err == nil {
+			err = info.KV.Put(ucxKey(r), hex.EncodeToString(t.Address()))
+			fab = t
 		}
-		if err := info.KV.Put(ucxKey(r), hex.EncodeToString(t.Address())); err != nil {
-			return nil, err
-		}
-		fab = t
+		fabErr = err
 	case "ofi":
-		t, err := d.startOFI(ofi.Config{Size: info.Size, Addrs: func(peer int) ([]byte, error) {
-			v, err := info.KV.Get(ofiKey(peer))
-			if err != nil {
-				return nil, err
+		t, err := d.startOFI(ofi.Config{Size: info.Size, Addrs: ln.fabAddrs.address}, ln.prog)
+		if err == nil {
+			err = info.KV.Put(ofiKey(r), hex.EncodeToString(t.Address()))
+			fab = t
+			if ln.cfg.Verbose {
+				fmt.Fprintf(os.Stderr, "mpigo: rank %d on node %s: libfabric provider %s\n", r, info.Node, t.Provider())
 			}
-			return hex.DecodeString(v)
-		}}, ln.prog)
-		if err != nil {
-			return nil, fmt.Errorf("mpi: rank %d on node %s cannot use libfabric: %w (MPIGO_FABRIC=off uses tcp between nodes; docs/fabric.md)", r, info.Node, err)
 		}
-		if err := info.KV.Put(ofiKey(r), hex.EncodeToString(t.Address())); err != nil {
+		fabErr = err
+	}
+	if fabErr != nil {
+		lib := ln.fabAddrs.lib
+		if !ln.fabricAuto || fab != nil {
+			// Asked for by name, or the store failed.
+			return nil, fmt.Errorf("mpi: rank %d on node %s cannot use %s: %w (MPIGO_FABRIC=off uses tcp between nodes; docs/fabric.md)", r, info.Node, lib, fabErr)
+		}
+		ln.fabWarn.Do(func() {
+			fmt.Fprintf(os.Stderr, "mpigo: warning: rank %d on node %s cannot use %s: %v; the ranks of its process reach the other nodes over tcp, and are reached so (MPIGO_FABRIC=%s makes this an error; docs/fabric.md)\n",
+				r, info.Node, lib, fabErr, ln.fabric)
+		})
+		if err := info.KV.Put(ln.fabAddrs.key(r), noFabric); err != nil {
 			return nil, err
 		}
-		if ln.cfg.Verbose {
-			fmt.Fprintf(os.Stderr, "mpigo: rank %d on node %s: libfabric provider %s\n", r, info.Node, t.Provider())
+	}
+	var fabRoute transport.Transport
+	if fab != nil {
+		fabRoute = fab
+		if ln.fabricAuto {
+			fabRoute = newFabricOrTCP(fab, tr, ln.fabAddrs)
 		}
-		fab = t
 	}
 	if err := info.KV.Put(addrKey(r), net.JoinHostPort(ln.advertise, port)); err != nil {
 		return nil, err
@@ -453,12 +483,12 @@ func (ln *LaunchedNet) Routes(d *Device) (RouteFunc, error) {
 			return me
 		case peer >= base && peer < base+k:
 			return in
-		case fab != nil && ln.cfg.FabricLocal:
-			return fab
+		case fabRoute != nil && ln.cfg.FabricLocal:
+			return fabRoute
 		case sh != nil && onNode(peer):
 			return sh
-		case fab != nil && !onNode(peer):
-			return fab
+		case fabRoute != nil && !onNode(peer):
+			return fabRoute
 		}
 		return tr
 	}
@@ -466,6 +496,14 @@ func (ln *LaunchedNet) Routes(d *Device) (RouteFunc, error) {
 		fmt.Fprintf(os.Stderr, "mpigo: rank %d on node %s reaches %s\n", r, info.Node, describeRoutes(info.Size, route))
 	}
 	return route, nil
+}
+
+// describeRanks names ranks first..first+k-1: "rank 3", "ranks 4-7".
+func describeRanks(first, k int) string {
+	if k == 1 {
+		return fmt.Sprintf("rank %d", first)
+	}
+	return fmt.Sprintf("ranks %d-%d", first, first+k-1)
 }
 
 // describeRoutes says which transport reaches each of n peers: "self 0,
