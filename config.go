@@ -175,6 +175,7 @@ type Config struct {
 	// MPIGO_FABRIC, MPIGO_FABRIC_LOCAL, MPIGO_VERBOSE: docs/fabric.md.
 	fabric      string
 	fabricLocal bool
+	fabricRMA   int8 // MPIGO_FABRIC_RMA: rmaAuto, rmaOff (0), rmaAlways (1)
 	verbose     bool
 	// parentPort is MPIGO_PARENT_PORT: the port of the job that spawned
 	// this one, which its world connects to before the program runs
@@ -254,6 +255,12 @@ func DefaultConfig() Config {
 	c.shmDir = getenv("MPIGO_SHM_DIR")
 	c.fabric = getenv("MPIGO_FABRIC")
 	c.fabricLocal = getenv("MPIGO_FABRIC_LOCAL") == "1"
+	switch getenv("MPIGO_FABRIC_RMA") {
+	case "0", "off":
+		c.fabricRMA = rmaOff
+	case "1", "on":
+		c.fabricRMA = rmaAlways
+	}
 	c.verbose = getenv("MPIGO_VERBOSE") == "1"
 	c.parentPort = getenv("MPIGO_PARENT_PORT")
 	c.universe, _ = envInt("MPIGO_UNIVERSE_SIZE")

@@ -41,6 +41,10 @@ type job struct {
 
 	ft bool // ranks survive failures (ft.go)
 
+	// fabricRMA: when windows reach a target through the fabric's remote
+	// memory access (MPIGO_FABRIC_RMA; rma_fabric.go).
+	fabricRMA int8
+
 	// apps are the sizes of the job's MPMD groups, in rank order (the
 	// process sets mpigo://app/<i>: session.go); nil: one group.
 	apps []int

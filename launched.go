@@ -21,6 +21,7 @@ import (
 func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	j := newJob(info.Size, false)
 	j.hangKeep = cfg.hangKeep
+	j.fabricRMA = cfg.fabricRMA
 	j.apps = info.Apps
 	j.linkAddr, j.boot, j.universe = info.Addr, info, info.Size
 	launchAddr.Store(info.Addr)

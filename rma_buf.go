@@ -74,6 +74,15 @@ func descOf(dt *Datatype, count int) vdesc {
 	return vdesc{count: int64(count), ext: t.Extent(), segs: t.Segs, size: t.Size}
 }
 
+// run returns the one run of bytes the values make, relative to the
+// first value's start, and false if they make several.
+func (d *vdesc) run() (off, n int64, ok bool) {
+	if len(d.segs) != 1 || (d.count > 1 && d.ext != d.segs[0].Len) {
+		return 0, 0, false
+	}
+	return d.segs[0].Off, d.bytes(), true
+}
+
 // bytes returns the data bytes of all the values.
 func (d *vdesc) bytes() int64 { return d.count * d.size }
 
@@ -446,6 +455,26 @@ func (w *Window[T]) run(c *lowCall, async bool) (*Request, error) {
 			c.done()
 		}
 		return nil, nil
+	}
+	if rm := w.remote(c.target); rm != nil && (c.kind == reqPutV || c.kind == reqGetV) {
+		if off, n, ok := c.d.run(); ok {
+			// One run of bytes at the target: through the fabric
+			// (rma_fabric.go).
+			off += int64(c.disp) * int64(w.esize)
+			if size := int64(w.sizes[c.target]) * int64(w.esize); off < 0 || off > size || n > size-off {
+				return nil, w.errorf(c.name, ErrRMARange, c.target, "bytes %d to %d lie outside target %d's window of %d bytes", off, off+n, c.target, size)
+			}
+			if c.kind == reqPutV {
+				return nil, w.fabPut(c.name, rm, c.target, int(off), c.in)
+			}
+			if err := w.fabGet(c.name, rm, c.target, int(off), c.out); err != nil {
+				return nil, err
+			}
+			if c.done != nil {
+				c.done()
+			}
+			return nil, nil
+		}
 	}
 	if c.op != nil && c.op.user != nil {
 		if async {

@@ -174,6 +174,10 @@ func (w *Window[T]) Complete() (err error) {
 	for _, r := range ranks {
 		// The notice follows this rank's requests to r, which the server
 		// serves in order; direct operations are done already.
+		// So are the fabric's puts (rma_fabric.go).
+		if err := w.fabFlush("Complete", r); err != nil && first == nil {
+			first = err
+		}
 		w.pend[r].Store(0)
 		if err := w.send(r, rmaRequest(reqComplete, 0, 0, 0, 0, nil), false); err != nil && first == nil {
 			first = w.failed("Complete", r, err)

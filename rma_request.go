@@ -108,6 +108,9 @@ func (w *Window[T]) byMessage(op string, target, disp, n int) bool {
 	if w == nil || w.c == nil || w.freed.Load() || target < 0 || target >= len(w.sizes) || n == 0 || w.reach[target] != nil || !w.access[target].Load() {
 		return false
 	}
+	if w.remote(target) != nil && (op == "Rput" || op == "Rget") {
+		return false // through the fabric, complete on return (rma_fabric.go)
+	}
 	if w.dynamic {
 		return disp >= 0
 	}

@@ -99,6 +99,7 @@ func runLocal(n int, cfg Config, f func(world *Comm) error) error {
 		return err
 	}
 	j.hangKeep = cfg.hangKeep
+	j.fabricRMA = cfg.fabricRMA
 	j.family, j.hangAfter = cfg.family, cfg.HangReport
 	if j.family == nil {
 		j.family = new(device.Family)

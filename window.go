@@ -1,8 +1,10 @@
 package mpi
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -54,7 +56,8 @@ type Window[T any] struct {
 	reach []*tmem    // per rank: its memory, reachable directly; nil: by messages
 	peers []*peerWin // per rank: a same-node process reached in part directly (rma_peer.go)
 	me    *tmem
-	ops   bool // T has predefined operations the target can apply itself
+	ops   bool    // T has predefined operations the target can apply itself
+	fab   *fabWin // the targets reached through the fabric (rma_fabric.go); nil: none
 
 	seg     []byte   // this rank's segment (nil: Go memory)
 	maps    [][]byte // peers' segments mapped here
@@ -111,6 +114,9 @@ type winInfo struct {
 	// the arena, named after world rank ChunkOwner, of ChunkSize bytes,
 	// at offset ChunkOff.
 	Chunk, ChunkOwner, ChunkSize, ChunkOff int64
+	// Fab: the length of the key this rank's part is exposed with through
+	// the fabric (0: not exposed; rma_fabric.go).
+	Fab int64
 }
 
 // NewWindow allocates n zeroed elements of T on the calling rank and
@@ -185,6 +191,7 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 	p := c.p
 	me := c.group[c.rank]
 	fail := func(err error) (*Window[T], error) {
+		w.closeFabric()
 		if w.seg != nil {
 			unmapSegment(w.seg)
 		}
@@ -227,6 +234,11 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 			segName = w.sharedHeader(me, &info)
 		}
 		register(p.job, d.ctx, me, w.me)
+	}
+	var fabKey []byte
+	if bad == nil {
+		fabKey = w.exposeFabric() // rma_fabric.go
+		info.Fab = int64(len(fabKey))
 	}
 	infos, err := Allgather(d, info)
 	if err != nil {
@@ -278,6 +290,17 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 		}
 	}
 	w.hetReach() // hetero_rma.go
+	if slices.ContainsFunc(infos, func(in winInfo) bool { return in.Fab > 0 }) {
+		keys, err := Allgather(d, fabKey)
+		if err != nil {
+			unregister(p.job, d.ctx)
+			if segName != "" {
+				removeSegment(segName)
+			}
+			return fail(err)
+		}
+		w.openFabric(keys) // rma_fabric.go
+	}
 	_, w.ops = cachedOp[T](kSum)
 	if !w.ops {
 		_, w.ops = cachedOp[T](kLand) // bool
@@ -549,6 +572,9 @@ func (w *Window[T]) Put(vals []T, target, disp int) (err error) {
 		copy(span, bytesOf(vals, w.esize))
 		return nil
 	}
+	if rm := w.remote(target); rm != nil {
+		return w.fabPut("Put", rm, target, disp*w.esize, bytesOf(vals, w.esize))
+	}
 	return w.post("Put", target, reqPut, 0, disp, len(vals), bytesOf(vals, w.esize))
 }
 
@@ -572,6 +598,9 @@ func (w *Window[T]) Get(buf []T, target, disp int) (err error) {
 		}
 		copy(bytesOf(buf, w.esize), span)
 		return nil
+	}
+	if rm := w.remote(target); rm != nil {
+		return w.fabGet("Get", rm, target, disp*w.esize, bytesOf(buf, w.esize))
 	}
 	rep, err := w.call("Get", target, reqGet, 0, disp, len(buf), nil)
 	if err != nil {
@@ -919,6 +948,9 @@ func (w *Window[T]) Free() (err error) {
 	}
 	w.closing.Store(true)
 	w.stopServer()
+	// No origin reaches this rank's part any more: every one has passed
+	// the barrier, after its last flush.
+	w.closeFabric()
 	// Slices into the window's memory may outlive it: Local's and
 	// SharedQuery's from before Free. A shared segment is not unmapped,
 	// which would make such a slice fault (a fatal signal, not a panic),
@@ -1058,9 +1090,12 @@ func (w *Window[T]) release(op string, target int, exclusive bool) error {
 	if exclusive {
 		k = reqUnlockX
 	}
+	// The fabric's puts are in the target's memory before it learns that
+	// the lock is free.
+	ferr := w.fabFlush(op, target)
 	w.pend[target].Store(0)
 	_, err := w.call(op, target, k, 0, 0, 0, nil)
-	return err
+	return cmp.Or(ferr, err)
 }
 
 // flush completes the operations towards target. Direct operations are
@@ -1073,12 +1108,13 @@ func (w *Window[T]) flush(op string, target int) error {
 		}
 		return nil
 	}
+	ferr := w.fabFlush(op, target)
 	w.bg[target].Wait()
 	if w.pend[target].Swap(0) == 0 {
-		return nil
+		return ferr
 	}
 	_, err := w.call(op, target, reqFlush, 0, 0, 0, nil)
-	return err
+	return cmp.Or(ferr, err)
 }
 
 // flushAll completes the operations towards every target.

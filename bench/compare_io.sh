@@ -4,7 +4,8 @@
 # rounds, and print the two bandwidths side by side with their ratio.
 #
 #   bench/compare_io.sh [-n N] [-rounds R] [-prio P] [-dir DIR] [-iters N]
-#                       [-reps R] [-transport T] [TEST] [-sizes LIST]
+#                       [-reps R] [-transport T] [-thread single|multiple]
+#                       [TEST] [-sizes LIST]
 #
 # TEST is io (every pattern, the default) or one of io_seg_write,
 # io_seg_read, io_strided_write_coll, io_strided_write_ind,
@@ -19,7 +20,9 @@
 # the median over the rounds of each side and their ratio (mpigo / Open
 # MPI; higher is better for mpigo). Each run of either side is stopped
 # after 900 s (timeout): under chrt on a loaded machine, Open MPI's
-# busy-polling ranks can starve each other for minutes.
+# busy-polling ranks can starve each other for minutes. -thread multiple
+# starts the Open MPI side with MPI_Init_thread(MPI_THREAD_MULTIPLE), the
+# level mpigo always provides; the default (single) with MPI_Init.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 n=2
@@ -29,6 +32,7 @@ dir=${TMPDIR:-/tmp}
 iters=()
 reps=(-reps 3)
 transport=inproc
+thread=()
 while [[ ${1:-} == -* && ${1:-} != -sizes ]]; do
 	case $1 in
 	-n) n=$2 ;;
@@ -37,6 +41,12 @@ while [[ ${1:-} == -* && ${1:-} != -sizes ]]; do
 	-iters) iters=(-iters "$2") ;;
 	-reps) reps=(-reps "$2") ;;
 	-transport) transport=$2 ;;
+	-thread)
+		case $2 in
+		single) thread=() ;;
+		multiple) thread=(-thread-multiple) ;;
+		*) echo "compare_io.sh: -thread wants single or multiple, not '$2'" >&2; exit 2 ;;
+		esac ;;
 	-prio) if [[ $2 != 0 ]]; then rt=(chrt -f "$2"); else rt=(); fi ;;
 	*) echo "compare_io.sh: unknown flag $1" >&2; exit 2 ;;
 	esac
@@ -62,11 +72,11 @@ trap 'rm -rf "$tmp"' EXIT
 (cd "$here/.." && go build -o "$tmp/mpigo" ./cmd/mpigo)
 "$MPICC" -O2 -o "$tmp/io_like" "$here/ref/io_like.c"
 
-echo "# $test, $n ranks, files in $dir ($(df -PT "$dir" | awk 'NR==2 {print $2}')): mpigo ($([[ $transport == inproc ]] && echo "goroutine ranks" || echo "processes over $transport")) vs Open MPI $("$MPIRUN" --version | awk 'NR==1 {print $NF}') MPI-IO"
+echo "# $test, $n ranks, files in $dir ($(df -PT "$dir" | awk 'NR==2 {print $2}')): mpigo ($([[ $transport == inproc ]] && echo "goroutine ranks" || echo "processes over $transport")) vs Open MPI $("$MPIRUN" --version | awk 'NR==1 {print $NF}') MPI-IO${thread:+ (MPI_THREAD_MULTIPLE)}"
 echo "# $rounds rounds each, alternating${rt:+, both under ${rt[*]}}; medians over the rounds"
 for ((r = 1; r <= rounds; r++)); do
 	timeout 900 "${rt[@]}" "$tmp/mpigo" bench "$test" -n "$n" -transport "$transport" -dir "$dir" -progress off "${sizes[@]}" "${iters[@]}" "${reps[@]}" >"$tmp/ours.$r" || echo "compare_io.sh: mpigo, round $r: failed or timed out" >&2
-	timeout 900 "${rt[@]}" "$MPIRUN" "${runopts[@]}" -n "$n" "$tmp/io_like" "$test" -dir "$dir" "${sizes[@]}" "${iters[@]}" "${reps[@]}" >"$tmp/theirs.$r" || echo "compare_io.sh: Open MPI, round $r: failed or timed out (its partial output is kept)" >&2
+	timeout 900 "${rt[@]}" "$MPIRUN" "${runopts[@]}" -n "$n" "$tmp/io_like" "$test" -dir "$dir" "${sizes[@]}" "${iters[@]}" "${reps[@]}" "${thread[@]}" >"$tmp/theirs.$r" || echo "compare_io.sh: Open MPI, round $r: failed or timed out (its partial output is kept)" >&2
 done
 
 # "TEST SIZE MB/s" of every data line; the test is named by the block's

@@ -152,11 +152,25 @@ static void run(const char *test, long *sizes, int nsizes, int iters, int reps, 
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    /* -thread-multiple: MPI_Init_thread(MPI_THREAD_MULTIPLE), the level
+     * mpigo always provides, so that both sides pay for the same thread
+     * safety; plain MPI_Init otherwise. */
+    int multiple = 0;
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "-thread-multiple"))
+            multiple = 1;
+    if (multiple) {
+        int provided;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+        if (provided < MPI_THREAD_MULTIPLE)
+            die("MPI_THREAD_MULTIPLE not provided");
+    } else {
+        MPI_Init(&argc, &argv);
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     if (argc < 2)
-        die("usage: io_like TEST [-sizes A,B,C] [-iters N] [-reps R] [-dir DIR]");
+        die("usage: io_like TEST [-sizes A,B,C] [-iters N] [-reps R] [-dir DIR] [-thread-multiple]");
     const char *test = argv[1];
     long sizes[MAX_SIZES];
     int nsizes = 0, iters = 0, reps = 3;
@@ -171,6 +185,8 @@ int main(int argc, char **argv)
             reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-dir") && i + 1 < argc)
             dir = argv[++i];
+        else if (!strcmp(argv[i], "-thread-multiple"))
+            ; /* read before MPI_Init_thread */
         else
             die("unknown argument");
     }

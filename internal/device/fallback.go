@@ -135,6 +135,7 @@ type fabricOrTCP struct {
 	fab, tcp transport.Transport
 	rr       transport.RegionReader  // fab's, or nil
 	rs       transport.RegionStarter // fab's, or nil
+	rm       transport.RemoteMemory  // fab's, or nil
 	addrs    *fabricAddrs
 }
 
@@ -142,7 +143,35 @@ func newFabricOrTCP(fab, tcp transport.Transport, addrs *fabricAddrs) *fabricOrT
 	t := &fabricOrTCP{fab: fab, tcp: tcp, addrs: addrs}
 	t.rr, _ = fab.(transport.RegionReader)
 	t.rs, _ = fab.(transport.RegionStarter)
+	t.rm, _ = fab.(transport.RemoteMemory)
 	return t
+}
+
+// errNoRemote is the error of remote memory towards a peer reached over
+// tcp (its windows' operations then travel by message).
+var errNoRemote = errors.New("no remote memory access over tcp")
+
+// DirectMemory reports whether the fabric reaches peer's memory directly
+// (transport.RemoteMemory); never a peer reached over tcp.
+func (t *fabricOrTCP) DirectMemory(peer int) bool {
+	return t.rm != nil && t.addrs.reaches(peer) && t.rm.DirectMemory(peer)
+}
+
+// ExposeMemory exposes b through the fabric (transport.RemoteMemory).
+func (t *fabricOrTCP) ExposeMemory(b []byte) (transport.Exposure, error) {
+	if t.rm == nil {
+		return nil, errNoRemote
+	}
+	return t.rm.ExposeMemory(b)
+}
+
+// OpenRemote opens the memory peer exposed through the fabric, if it
+// reaches peer.
+func (t *fabricOrTCP) OpenRemote(peer int, key []byte) (transport.Remote, error) {
+	if t.rm == nil || !t.addrs.reaches(peer) {
+		return nil, errNoRemote
+	}
+	return t.rm.OpenRemote(peer, key)
 }
 
 // errNoRegion is the error of a single-copy read from a peer reached over

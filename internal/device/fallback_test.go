@@ -141,6 +141,16 @@ func TestFabricFallback(t *testing.T) {
 	if got := strings.Join(fab.calls, " "); got != "export read start" {
 		t.Errorf("fabric single-copy calls %q, want \"export read start\"", got)
 	}
+	// A fabric without remote memory access offers none, to anyone.
+	if rt.DirectMemory(1) {
+		t.Error("direct memory through a fabric without it")
+	}
+	if _, err := rt.ExposeMemory(make([]byte, 8)); !errors.Is(err, errNoRemote) {
+		t.Errorf("expose through a fabric without remote memory: %v", err)
+	}
+	if _, err := rt.OpenRemote(1, []byte{1}); !errors.Is(err, errNoRemote) {
+		t.Errorf("open through a fabric without remote memory: %v", err)
+	}
 	if rt.Name() != "ucx" || rt.ChunkSize() != 12345 {
 		t.Errorf("name %q chunk %d: want the fabric's", rt.Name(), rt.ChunkSize())
 	}

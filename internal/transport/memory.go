@@ -1,5 +1,7 @@
 package transport
 
+import "errors"
+
 // One-sided communication (windows) needs to know how an origin can reach
 // a target's memory. These optional interfaces say it; a transport that
 // implements neither is reached by messages, which every transport
@@ -16,6 +18,75 @@ type SameProcess interface {
 type Segments interface {
 	// SegmentName is the file of rank's segment called suffix.
 	SegmentName(rank int, suffix string) string
+}
+
+// RemoteMemory is implemented by transports that write and read a peer's
+// memory without the peer's runtime taking part (RDMA where the device
+// has it; UCX emulates it over its other transports, in its own progress
+// of the peer's worker): a window's Put and Get towards such a peer go
+// through it, and the rest (accumulates, locks, epochs) by messages.
+type RemoteMemory interface {
+	// DirectMemory reports whether the transport reaches peer's memory
+	// without a software protocol over a socket in between (an RDMA
+	// device, or shared memory): only then do puts and gets beat the
+	// runtime's messages, which reach the peer's runtime over the same
+	// socket in fewer steps.
+	DirectMemory(peer int) bool
+	// ExposeMemory lets the peers write and read b until the Exposure is
+	// closed; b must not move meanwhile (the transport pins it).
+	ExposeMemory(b []byte) (Exposure, error)
+	// OpenRemote returns the memory peer exposed under key (its
+	// Exposure's Key, which the caller carried to this rank).
+	OpenRemote(peer int, key []byte) (Remote, error)
+}
+
+// Exposure is a rank's memory exposed to its peers (RemoteMemory).
+type Exposure interface {
+	// Key is what a peer needs to reach the memory: bytes to carry to
+	// it.
+	Key() []byte
+	// Close ends the exposure; no peer may reach the memory afterwards.
+	Close() error
+}
+
+// Remote is a peer's exposed memory, as an origin reaches it.
+type Remote interface {
+	// Len is the exposed memory's length in bytes.
+	Len() int
+	// Put writes src at byte off of the peer's memory and returns when
+	// src may be reused; the bytes are in the peer's memory after Flush.
+	Put(off int, src []byte) error
+	// Get reads len(dst) bytes at byte off of the peer's memory into dst
+	// and returns when dst holds them.
+	Get(off int, dst []byte) error
+	// Flush returns when every Put before it is complete in the peer's
+	// memory.
+	Flush() error
+	// Close releases what the transport holds for the remote memory.
+	Close() error
+}
+
+// ErrPeerLost is in the chain of a transport's error for an operation
+// that failed because its peer is gone (PeerLost).
+var ErrPeerLost = errors.New("peer lost")
+
+// PeerLost returns err, a transport's error for an operation that failed
+// because its peer is gone, marked so that errors.Is(e, ErrPeerLost)
+// holds; its text is err's.
+func PeerLost(err error) error { return peerLost{err} }
+
+type peerLost struct{ error }
+
+func (e peerLost) Unwrap() []error { return []error{e.error, ErrPeerLost} }
+
+// RemoteMemoryFor returns the transport to peer if it reaches the peer's
+// memory (RemoteMemory), else nil.
+func (r *Router) RemoteMemoryFor(peer int) RemoteMemory {
+	if peer < 0 || peer >= len(r.byPeer) {
+		return nil
+	}
+	m, _ := r.byPeer[peer].(RemoteMemory)
+	return m
 }
 
 // SameProcess reports whether the transport to peer says the peer runs in

@@ -97,7 +97,7 @@ static int mg_init(mg_ucx **out, int n, const char **what) {
 	ucp_params_t p;
 	memset(&p, 0, sizeof p);
 	p.field_mask = UCP_PARAM_FIELD_FEATURES;
-	p.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP;
+	p.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP | UCP_FEATURE_RMA;
 	st = ucp_init(&p, cfg, &u->ctx);
 	ucp_config_release(cfg);
 	if (st != UCS_OK) { u->ctx = NULL; *what = "ucp_init"; mg_free_u(u); return st; }
@@ -300,6 +300,77 @@ static int mg_check(void *req) {
 
 static void mg_cancel(mg_ucx *u, void *req) { ucp_request_cancel(u->w, req); }
 
+// mg_mem_map registers len bytes at addr for the peers' puts and gets
+// (rma.go) and packs its remote key into a malloc'd buffer (*key, *keylen).
+static int mg_mem_map(mg_ucx *u, uintptr_t addr, size_t len, uintptr_t *memh, void **key, size_t *keylen) {
+	ucp_mem_map_params_t p;
+	memset(&p, 0, sizeof p);
+	p.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+	p.address = (void *)addr;
+	p.length = len;
+	ucp_mem_h m;
+	ucs_status_t st = ucp_mem_map(u->ctx, &p, &m);
+	if (st != UCS_OK) return st;
+	void *rb;
+	size_t rl;
+	st = ucp_rkey_pack(u->ctx, m, &rb, &rl);
+	if (st != UCS_OK) { ucp_mem_unmap(u->ctx, m); return st; }
+	*key = malloc(rl);
+	if (!*key) { ucp_rkey_buffer_release(rb); ucp_mem_unmap(u->ctx, m); return UCS_ERR_NO_MEMORY; }
+	memcpy(*key, rb, rl);
+	*keylen = rl;
+	ucp_rkey_buffer_release(rb);
+	*memh = (uintptr_t)m;
+	return UCS_OK;
+}
+
+// mg_ep_info describes the endpoint to peer (its lanes and what each
+// carries) in a malloc'd string, or returns NULL.
+static char *mg_ep_info(mg_ucx *u, int peer) {
+	if (peer < 0 || peer >= u->n || !u->eps[peer]) return NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f) return NULL;
+	ucp_ep_print_info(u->eps[peer], f);
+	fclose(f);
+	return buf;
+}
+
+static void mg_mem_unmap(mg_ucx *u, uintptr_t memh) { ucp_mem_unmap(u->ctx, (ucp_mem_h)memh); }
+
+// mg_rkey unpacks a peer's remote key through the endpoint to it.
+static int mg_rkey(mg_ucx *u, int peer, const void *key, uintptr_t *rkey) {
+	if (peer < 0 || peer >= u->n || !u->eps[peer]) return UCS_ERR_NOT_CONNECTED;
+	ucp_rkey_h k;
+	ucs_status_t st = ucp_ep_rkey_unpack(u->eps[peer], key, &k);
+	if (st == UCS_OK) *rkey = (uintptr_t)k;
+	return st;
+}
+
+static void mg_rkey_free(uintptr_t rkey) { ucp_rkey_destroy((ucp_rkey_h)rkey); }
+
+// mg_rma puts (get 0) len bytes at buf into the peer's memory at raddr, or
+// gets them from there into buf: 0 done, 1 under way (u->sreq), or a
+// negative ucs_status_t. op 2 flushes the endpoint to peer instead: every
+// put before it complete in the peer's memory.
+static int mg_rma(uintptr_t up, int peer, int op, uintptr_t buf, size_t len, uint64_t raddr, uintptr_t rkey) {
+	mg_ucx *u = (mg_ucx *)up;
+	if (peer < 0 || peer >= u->n || !u->eps[peer]) return UCS_ERR_NOT_CONNECTED;
+	ucp_request_param_t p;
+	memset(&p, 0, sizeof p);
+	void *r;
+	switch (op) {
+	case 0: r = ucp_put_nbx(u->eps[peer], (void *)buf, len, raddr, (ucp_rkey_h)rkey, &p); break;
+	case 1: r = ucp_get_nbx(u->eps[peer], (void *)buf, len, raddr, (ucp_rkey_h)rkey, &p); break;
+	default: r = ucp_ep_flush_nbx(u->eps[peer], &p);
+	}
+	if (r == NULL) return 0;
+	if (UCS_PTR_IS_ERR(r)) return UCS_PTR_STATUS(r);
+	u->sreq = r;
+	return 1;
+}
+
 static unsigned mg_progress(mg_ucx *u) { return ucp_worker_progress(u->w); }
 
 static int mg_arm(mg_ucx *u) { return ucp_worker_arm(u->w); }
@@ -364,6 +435,7 @@ static char *mg_info(int *status) {
 import "C"
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"runtime"
@@ -374,6 +446,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/mpigo/mpi/internal/transport"
 	"github.com/mpigo/mpi/internal/transport/fabric"
 	"github.com/mpigo/mpi/internal/wire"
 )
@@ -426,6 +499,7 @@ type sendReq struct {
 	peer      int
 	err       error // the first error of either
 	done      chan error
+	what      string // "sending to" (""), or a one-sided operation's "writing into", ...
 }
 
 // A recvReq is a frame being received: its header's (or whole
@@ -449,8 +523,13 @@ type Transport struct {
 	addr []byte
 
 	// wmu serialises every call on the worker (UCS_THREAD_MODE_SERIALIZED).
-	wmu     sync.Mutex
-	closed  bool
+	wmu    sync.Mutex
+	closed bool
+	// exposed and remotes: the registrations and unpacked keys of
+	// one-sided access (rma.go), released at Close if still there.
+	exposed map[*exposure]bool
+	remotes map[*remote]bool
+	direct  []int8 // per peer: DirectMemory's answer (1, -1), 0 until asked
 	eps     fabric.Endpoints
 	sends   []*sendReq
 	inq     *fabric.Queues[*recvReq] // per peer, in the order probed
@@ -569,7 +648,7 @@ func (t *Transport) peerErr(peer int) error {
 	// Read in Go: failed is C memory, written by the endpoints' error
 	// callback during a progress, under wmu as this read.
 	if st := unsafe.Slice(t.u.failed, t.cfg.Size)[peer]; st != 0 {
-		return fmt.Errorf("ucx: rank %d lost rank %d: %w", t.cfg.Rank, peer, status(C.int(st)))
+		return transport.PeerLost(fmt.Errorf("ucx: rank %d lost rank %d: %w", t.cfg.Rank, peer, status(C.int(st))))
 	}
 	return nil
 }
@@ -716,6 +795,62 @@ func (t *Transport) reqDone(req unsafe.Pointer) (bool, error) {
 		return true, status(st)
 	}
 	return true, nil
+}
+
+// memMap registers n bytes at p (pinned by the caller) for the peers'
+// puts and gets, and returns the registration and its packed remote key;
+// t.wmu is held.
+func (t *Transport) memMap(p uintptr, n int) (uintptr, []byte, error) {
+	var memh C.uintptr_t
+	var key unsafe.Pointer
+	var keylen C.size_t
+	if st := C.mg_mem_map(t.u, C.uintptr_t(p), C.size_t(n), &memh, &key, &keylen); st != 0 {
+		return 0, nil, status(st)
+	}
+	b := C.GoBytes(key, C.int(keylen))
+	C.free(key)
+	return uintptr(memh), b, nil
+}
+
+// epInfo describes the endpoint to peer (ucp_ep_print_info); t.wmu is
+// held.
+func (t *Transport) epInfo(peer int) string {
+	s := C.mg_ep_info(t.u, C.int(peer))
+	if s == nil {
+		return ""
+	}
+	defer C.free(unsafe.Pointer(s))
+	return C.GoString(s)
+}
+
+// memUnmap ends a registration of memMap's; t.wmu is held.
+func (t *Transport) memUnmap(memh uintptr) { C.mg_mem_unmap(t.u, C.uintptr_t(memh)) }
+
+// unpackKey makes peer's packed remote key usable through the endpoint to
+// peer; t.wmu is held.
+func (t *Transport) unpackKey(peer int, key []byte) (uintptr, error) {
+	var rkey C.uintptr_t
+	if st := C.mg_rkey(t.u, C.int(peer), unsafe.Pointer(&key[0]), &rkey); st != 0 {
+		return 0, status(st)
+	}
+	return uintptr(rkey), nil
+}
+
+// freeKey destroys a key of unpackKey's; t.wmu is held.
+func (t *Transport) freeKey(rkey uintptr) { C.mg_rkey_free(C.uintptr_t(rkey)) }
+
+// rma starts a put (op 0) of n bytes at p (pinned by the caller) to
+// raddr of peer's memory, a get (op 1) from there into p, or a flush of
+// the endpoint to peer (op 2), and returns its request if it is under
+// way; t.wmu is held.
+func (t *Transport) rma(peer, op int, p uintptr, n int, raddr uint64, rkey uintptr) (unsafe.Pointer, error) {
+	switch st := C.mg_rma(t.up, C.int(peer), C.int(op), C.uintptr_t(p), C.size_t(n), C.uint64_t(raddr), C.uintptr_t(rkey)); {
+	case st < 0:
+		return nil, status(st)
+	case st == 1:
+		return t.u.sreq, nil
+	}
+	return nil, nil
 }
 
 // cancelReq cancels req; UCX then ends it in error. t.wmu is held.
@@ -1089,7 +1224,7 @@ func (s *sendReq) over() bool {
 		}
 		*q = nil
 		if st != 0 && s.err == nil {
-			s.err = fmt.Errorf("ucx: sending to rank %d: %w", s.peer, status(st))
+			s.err = fmt.Errorf("ucx: %s rank %d: %w", cmp.Or(s.what, "sending to"), s.peer, status(st))
 		}
 	}
 	return s.req == nil && s.req2 == nil
@@ -1348,6 +1483,7 @@ func (t *Transport) Close() error {
 		}
 		return errors.New("ucx: requests still under way at close")
 	}
+	t.releaseMemory()
 	C.mg_close(t.u)
 	t.dropKept()
 	if t.spare.p != nil {

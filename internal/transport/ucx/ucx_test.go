@@ -260,6 +260,19 @@ func TestHelperPeer(t *testing.T) {
 		// nobody progresses.
 		mode = "stop"
 	}
+	if mode == "expose" {
+		// Memory for rank 0 to read, whose key goes in a frame; then
+		// nothing progresses the worker, so the read is never served.
+		e, err := tr.ExposeMemory(make([]byte, 64<<20))
+		if err != nil {
+			fmt.Println("ERR", err)
+			os.Exit(1)
+		}
+		if err := tr.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: int64(len(e.Key()))}, From: 1, To: 0, Payload: e.Key()}); err != nil {
+			os.Exit(1)
+		}
+		mode = "stop"
+	}
 	if mode == "idle" {
 		select {}
 	}

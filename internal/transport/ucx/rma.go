@@ -1,0 +1,251 @@
+//go:build cgo && mpigo_ucx
+
+package ucx
+
+// Remote memory (transport.RemoteMemory): a window's Put and Get towards
+// a peer reached over UCX go through UCX's own puts and gets. A rank
+// registers its part of the window with its context (ucp_mem_map) and
+// hands the peers a key: the part's address and length, then UCX's packed
+// remote key; an origin unpacks it through its endpoint to the peer and
+// puts and gets with it. On an RDMA device the peer's CPU takes no part;
+// over UCX's tcp or shared-memory transports UCX serves them in the
+// peer's worker progress (its progress goroutine), without the peer's
+// runtime. A put returns when its buffer may be reused; Flush (a flush of
+// the endpoint) when every put before it is in the peer's memory.
+//
+// The memory stays pinned while exposed. Close of the transport releases
+// what is still registered and unpacked; an exposure or remote closed
+// after it does nothing.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"github.com/mpigo/mpi/internal/transport"
+)
+
+type exposure struct {
+	t    *Transport
+	memh uintptr // 0 once released
+	key  []byte
+	pin  runtime.Pinner
+}
+
+// DirectMemory reports whether UCX's lanes for puts and gets to peer are
+// other than tcp (transport.RemoteMemory): over tcp, UCX's put and flush
+// take a round trip more than mpigo's own messages (docs/fabric.md).
+func (t *Transport) DirectMemory(peer int) bool {
+	if peer < 0 || peer >= t.cfg.Size || t.eps.Ensure(peer) != nil {
+		return false
+	}
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	if t.closed {
+		return false
+	}
+	if t.direct == nil {
+		t.direct = make([]int8, t.cfg.Size)
+	}
+	if t.direct[peer] == 0 {
+		t.direct[peer] = -1
+		if directRMA(rmaTransports(t.epInfo(peer))) {
+			t.direct[peer] = 1
+		}
+	}
+	return t.direct[peer] > 0
+}
+
+// ExposeMemory registers b for the peers' puts and gets
+// (transport.RemoteMemory).
+func (t *Transport) ExposeMemory(b []byte) (transport.Exposure, error) {
+	if len(b) == 0 {
+		return nil, errors.New("ucx: no memory to expose")
+	}
+	e := &exposure{t: t}
+	e.pin.Pin(&b[0])
+	addr := uintptr(unsafe.Pointer(&b[0]))
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	if t.closed {
+		e.pin.Unpin()
+		return nil, errors.New("ucx: transport closed")
+	}
+	memh, packed, err := t.memMap(addr, len(b))
+	if err != nil {
+		e.pin.Unpin()
+		return nil, fmt.Errorf("ucx: rank %d cannot register %d bytes for its peers: %w", t.cfg.Rank, len(b), err)
+	}
+	e.memh = memh
+	e.key = make([]byte, keyHead, keyHead+len(packed))
+	binary.LittleEndian.PutUint64(e.key, uint64(addr))
+	binary.LittleEndian.PutUint64(e.key[8:], uint64(len(b)))
+	e.key = append(e.key, packed...)
+	if t.exposed == nil {
+		t.exposed = map[*exposure]bool{}
+	}
+	t.exposed[e] = true
+	return e, nil
+}
+
+// Key returns the key a peer opens the memory with.
+func (e *exposure) Key() []byte { return e.key }
+
+// Close ends the registration and unpins the memory.
+func (e *exposure) Close() error {
+	e.t.wmu.Lock()
+	defer e.t.wmu.Unlock()
+	e.release()
+	return nil
+}
+
+// release ends e's registration if the transport still has it; t.wmu is
+// held.
+func (e *exposure) release() {
+	if e.memh == 0 {
+		return
+	}
+	if !e.t.closed {
+		e.t.memUnmap(e.memh)
+	}
+	e.memh = 0
+	delete(e.t.exposed, e)
+	e.pin.Unpin()
+}
+
+type remote struct {
+	t    *Transport
+	peer int
+	addr uint64
+	n    int
+	rkey uintptr // 0 once released
+}
+
+// OpenRemote unpacks the key peer exposed its memory with
+// (transport.RemoteMemory).
+func (t *Transport) OpenRemote(peer int, key []byte) (transport.Remote, error) {
+	if peer < 0 || peer >= t.cfg.Size {
+		return nil, fmt.Errorf("ucx: no rank %d", peer)
+	}
+	addr, n, packed, err := ParseKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("ucx: rank %d's memory: %w", peer, err)
+	}
+	if err := t.eps.Ensure(peer); err != nil {
+		return nil, err
+	}
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	if t.closed {
+		return nil, errors.New("ucx: transport closed")
+	}
+	if err := t.failed[peer]; err != nil {
+		return nil, err
+	}
+	rkey, err := t.unpackKey(peer, packed)
+	if err != nil {
+		return nil, fmt.Errorf("ucx: rank %d cannot use the remote key of rank %d: %w", t.cfg.Rank, peer, err)
+	}
+	r := &remote{t: t, peer: peer, addr: addr, n: n, rkey: rkey}
+	if t.remotes == nil {
+		t.remotes = map[*remote]bool{}
+	}
+	t.remotes[r] = true
+	return r, nil
+}
+
+// Len returns the remote memory's length.
+func (r *remote) Len() int { return r.n }
+
+// Put writes src at off of the peer's memory.
+func (r *remote) Put(off int, src []byte) error { return r.op(0, "writing into", off, src) }
+
+// Get reads the peer's memory at off into dst.
+func (r *remote) Get(off int, dst []byte) error { return r.op(1, "reading from", off, dst) }
+
+// Flush waits until the puts before it are in the peer's memory.
+func (r *remote) Flush() error { return r.t.rmaWait(r.peer, 2, "flushing to", 0, 0, 0, 0) }
+
+func (r *remote) op(kind int, what string, off int, b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	if off < 0 || off > r.n || len(b) > r.n-off {
+		return fmt.Errorf("ucx: bytes %d to %d lie outside the %d bytes rank %d exposed", off, off+len(b), r.n, r.peer)
+	}
+	var pin runtime.Pinner
+	pin.Pin(&b[0])
+	defer pin.Unpin()
+	return r.t.rmaWait(r.peer, kind, what, uintptr(unsafe.Pointer(&b[0])), len(b), r.addr+uint64(off), r.rkey)
+}
+
+// Close destroys the unpacked key.
+func (r *remote) Close() error {
+	r.t.wmu.Lock()
+	defer r.t.wmu.Unlock()
+	r.release()
+	return nil
+}
+
+// release destroys r's key if the transport still has it; t.wmu is held.
+func (r *remote) release() {
+	if r.rkey == 0 {
+		return
+	}
+	if !r.t.closed {
+		r.t.freeKey(r.rkey)
+	}
+	r.rkey = 0
+	delete(r.t.remotes, r)
+}
+
+// rmaWait runs a put, get or flush (rma) towards peer and waits for it
+// as a send is waited for: it ends in error if the peer fails or the
+// transport closes meanwhile.
+func (t *Transport) rmaWait(peer, op int, what string, p uintptr, n int, raddr uint64, rkey uintptr) error {
+	t.wmu.Lock()
+	if t.closed {
+		t.wmu.Unlock()
+		return errors.New("ucx: transport closed")
+	}
+	if err := t.failed[peer]; err != nil {
+		t.wmu.Unlock()
+		return err
+	}
+	if op != 2 && rkey == 0 {
+		t.wmu.Unlock()
+		return fmt.Errorf("ucx: %s rank %d: its remote memory was closed", what, peer)
+	}
+	req, err := t.rma(peer, op, p, n, raddr, rkey)
+	if err != nil || req == nil {
+		t.wmu.Unlock()
+		if err != nil {
+			return fmt.Errorf("ucx: %s rank %d: %w", what, peer, err)
+		}
+		return nil
+	}
+	s := &sendReq{req: req, peer: peer, done: make(chan error, 1), what: what}
+	t.sends = append(t.sends, s)
+	t.wmu.Unlock()
+	t.loop.Nudge()
+	return t.awaitSend(s)
+}
+
+// releaseMemory ends every exposure and destroys every unpacked key
+// before the endpoints and the context go (Close, which has marked t
+// closed already); t.wmu is held.
+func (t *Transport) releaseMemory() {
+	for r := range t.remotes {
+		t.freeKey(r.rkey)
+		r.rkey = 0
+	}
+	clear(t.remotes)
+	for e := range t.exposed {
+		t.memUnmap(e.memh)
+		e.memh = 0
+		e.pin.Unpin()
+	}
+	clear(t.exposed)
+}
