@@ -76,6 +76,67 @@ func contains(l []string, s string) bool {
 	return false
 }
 
+// resourceTransports returns the transports of a context's description
+// (ucp_context_print_info), whose resource lines end in "tl/device":
+//
+//	#   resource 0  :  md 0  dev 0  flags -- tcp/lo
+//
+// in order, without repeats.
+func resourceTransports(info string) []string {
+	var tls []string
+	for _, line := range strings.Split(info, "\n") {
+		if !strings.Contains(line, "resource") || !strings.Contains(line, "flags") {
+			continue
+		}
+		f := strings.Fields(line)
+		tl, _, ok := strings.Cut(f[len(f)-1], "/")
+		if ok && tl != "" && !contains(tls, tl) {
+			tls = append(tls, tl)
+		}
+	}
+	return tls
+}
+
+// What a context's transports say of the peers' memory (memoryReach).
+const (
+	reachPeer int8 = iota // it depends on the peer: ask the endpoint's lanes
+	reachNone             // no peer's memory directly: the network is tcp, with no RDMA device
+	reachAll              // every peer's directly: shared memory only, so every peer is on this node
+)
+
+// shmTransports are UCX's transports within a node.
+var shmTransports = []string{"self", "posix", "sysv", "mm", "cma", "knem", "xpmem"}
+
+// memoryReach says, from the transports of a context, whether puts and
+// gets reach the peers' memory directly without asking each endpoint:
+// never if its only network transport is tcp (a peer on another node is
+// reached over tcp; one on this node may not be, but that is known only
+// by connecting, and windows between processes of a node use shared
+// memory of their own), always if it has none (shared memory only),
+// else per peer (an RDMA device, a transport this list does not know, or
+// a description it could not read).
+func memoryReach(tls []string) int8 {
+	if len(tls) == 0 {
+		return reachPeer // a description this reader does not know
+	}
+	network, tcp := false, false
+	for _, tl := range tls {
+		switch {
+		case tl == "tcp":
+			tcp = true
+		case !contains(shmTransports, tl):
+			network = true
+		}
+	}
+	switch {
+	case network:
+		return reachPeer
+	case tcp:
+		return reachNone
+	}
+	return reachAll
+}
+
 // directRMA reports whether puts and gets over the lanes of tls reach
 // the peer's memory without a software protocol on a socket: any lane
 // but tcp (an RDMA device's, or shared memory's and cross-memory

@@ -78,3 +78,25 @@ func TestRMATransports(t *testing.T) {
 		}
 	}
 }
+
+// A context's transports, as UCX 1.13 describes them, and what they say
+// of the peers' memory without a connection.
+func TestMemoryReach(t *testing.T) {
+	line := func(tl string) string { return "#   resource 0  :  md 0  dev 0  flags -- " + tl + "\n" }
+	for _, tc := range []struct {
+		name, info string
+		tls        []string
+		reach      int8
+	}{
+		{"tcp and shm", "# memory domains\n" + line("self/memory0") + line("tcp/eth0") + line("tcp/lo") + line("posix/memory") + line("cma/memory"),
+			[]string{"self", "tcp", "posix", "cma"}, reachNone},
+		{"shm only", line("self/memory0") + line("posix/memory") + line("cma/memory"), []string{"self", "posix", "cma"}, reachAll},
+		{"infiniband", line("rc_mlx5/mlx5_0:1") + line("tcp/ib0") + line("posix/memory"), []string{"rc_mlx5", "tcp", "posix"}, reachPeer},
+		{"nothing", "garbage\nresource flags\n", nil, reachPeer},
+	} {
+		tls := resourceTransports(tc.info)
+		if !slices.Equal(tls, tc.tls) || memoryReach(tls) != tc.reach {
+			t.Errorf("%s: %v reach %d, want %v %d", tc.name, tls, memoryReach(tls), tc.tls, tc.reach)
+		}
+	}
+}

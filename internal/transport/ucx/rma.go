@@ -36,9 +36,19 @@ type exposure struct {
 
 // DirectMemory reports whether UCX's lanes for puts and gets to peer are
 // other than tcp (transport.RemoteMemory): over tcp, UCX's put and flush
-// take a round trip more than mpigo's own messages (docs/fabric.md).
+// take a round trip more than mpigo's own messages (docs/fabric.md). The
+// context's transports answer for every peer where they can, without a
+// connection (memoryReach): no RDMA device and tcp among them, never;
+// shared memory alone, always; else the lanes of the endpoint to peer
+// say, once it is made (as Open MPI's windows over UCX connect to every
+// member).
 func (t *Transport) DirectMemory(peer int) bool {
-	if peer < 0 || peer >= t.cfg.Size || t.eps.Ensure(peer) != nil {
+	switch {
+	case peer < 0 || peer >= t.cfg.Size || t.reach == reachNone:
+		return false
+	case t.reach == reachAll:
+		return true
+	case t.eps.Ensure(peer) != nil:
 		return false
 	}
 	t.wmu.Lock()

@@ -24,6 +24,11 @@ func TestRemoteMemory(t *testing.T) {
 			t.Setenv("UCX_TLS", tls)
 			need(t)
 			ts, _ := group(t, 2)
+			// Over tcp no peer's memory is direct, known without a
+			// connection; over shared memory every peer's is.
+			if d := ts[0].DirectMemory(1); d != (tls != "tcp") || (tls == "tcp" && ts[0].eps.Has(1)) {
+				t.Errorf("DirectMemory %v, endpoint made %v", d, ts[0].eps.Has(1))
+			}
 			mem := make([]byte, 1<<20+3)
 			e, err := ts[1].ExposeMemory(mem)
 			if err != nil {

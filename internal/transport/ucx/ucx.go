@@ -412,6 +412,18 @@ static const char *mg_version(void) { return ucp_get_version_string(); }
 
 // mg_info writes the resources of a context made with the environment's
 // settings into a malloc'd string.
+// mg_ctx_info describes u's context (its transports and devices) in a
+// malloc'd string, or returns NULL.
+static char *mg_ctx_info(mg_ucx *u) {
+	char *buf = NULL;
+	size_t sz = 0;
+	FILE *f = open_memstream(&buf, &sz);
+	if (!f) return NULL;
+	ucp_context_print_info(u->ctx, f);
+	fclose(f);
+	return buf;
+}
+
 static char *mg_info(int *status) {
 	ucp_config_t *cfg;
 	ucs_status_t st = ucp_config_read(NULL, NULL, &cfg);
@@ -530,6 +542,7 @@ type Transport struct {
 	exposed map[*exposure]bool
 	remotes map[*remote]bool
 	direct  []int8 // per peer: DirectMemory's answer (1, -1), 0 until asked
+	reach   int8   // what the context's transports say of every peer's memory (memkey.go: reachNone, ...)
 	eps     fabric.Endpoints
 	sends   []*sendReq
 	inq     *fabric.Queues[*recvReq] // per peer, in the order probed
@@ -593,6 +606,7 @@ func New(cfg Config) (*Transport, error) {
 	t.receivedFn = t.received
 	t.takeFn = func(_ int, r *recvReq) { t.ready = append(t.ready, r) }
 	t.addr = C.GoBytes(unsafe.Pointer(u.addr), C.int(u.addrlen))
+	t.reach = memoryReach(resourceTransports(t.ctxInfo()))
 	t.loop = fabric.NewLoop(fabric.SpinFor(cfg.Spin), func() { C.mg_wake(t.u) })
 	t.eps = fabric.Endpoints{Name: "ucx", What: "worker address", Addrs: cfg.Addrs, Closed: t.isClosed, Make: t.makeEP}
 	t.eps.Init(cfg.Size)
@@ -816,6 +830,16 @@ func (t *Transport) memMap(p uintptr, n int) (uintptr, []byte, error) {
 // held.
 func (t *Transport) epInfo(peer int) string {
 	s := C.mg_ep_info(t.u, C.int(peer))
+	if s == nil {
+		return ""
+	}
+	defer C.free(unsafe.Pointer(s))
+	return C.GoString(s)
+}
+
+// ctxInfo describes the transport's UCX context (ucp_context_print_info).
+func (t *Transport) ctxInfo() string {
+	s := C.mg_ctx_info(t.u)
 	if s == nil {
 		return ""
 	}
