@@ -21,20 +21,9 @@ import (
 // Allreduce and a half-megabyte ring pass (rendezvous over the fabric),
 // and a rank that fails on one host ends the job on both, promptly.
 func TestNetnsFabric(t *testing.T) {
-	h := newNetHosts(t, 2)
-	dir := t.TempDir()
-	tags := "-tags=mpigo_" + testFabric
-	for name, pkg := range map[string]string{"mpigo": ".", "nodeprog": "./testdata/nodeprog", "fail": "./testdata/failprog"} {
-		if out, err := exec.Command("go", "build", tags, "-o", filepath.Join(dir, name), pkg).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s %s: %v\n%s", tags, pkg, err, out)
-		}
-	}
+	h, dir := fabricLab(t, "fail", "./testdata/failprog")
 	job := func(args ...string) *exec.Cmd {
-		c := exec.Command(filepath.Join(dir, "mpigo"), append([]string{"run", "--verbose", "--fabric", testFabric, "--timeout", "90s",
-			"--launch-agent", h.agent, "--host", h.hostList(2)}, args...)...)
-		c.Env = append(os.Environ(), "MPIGO_KVS_HOST="+h.gateway)
-		c.Env = append(c.Env, fabricTCPEnv...)
-		return c
+		return fabricJob(h, dir, h.agent, append([]string{"--fabric", testFabric}, args...))
 	}
 	out, errs, code := runLaunched(t, job("-n", "4", filepath.Join(dir, "nodeprog")), 120*time.Second)
 	want := `nodeprog: 4 ranks, node sizes [2 2 2 2], results ok true, bcast "hello from 0"`
@@ -66,24 +55,15 @@ func TestNetnsFabric(t *testing.T) {
 // verbose job says which); with the fabric asked for by name, the job
 // fails to start, promptly, naming a rank of the broken host.
 func TestNetnsFabricFallback(t *testing.T) {
-	h := newNetHosts(t, 2)
-	dir := t.TempDir()
-	tags := "-tags=mpigo_" + testFabric
-	for name, pkg := range map[string]string{"mpigo": ".", "nodeprog": "./testdata/nodeprog"} {
-		if out, err := exec.Command("go", "build", tags, "-o", filepath.Join(dir, name), pkg).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s %s: %v\n%s", tags, pkg, err, out)
-		}
-	}
+	h, dir := fabricLab(t)
 	agent := filepath.Join(dir, "agent")
 	script := "#!/bin/sh\nif [ \"$1\" = " + h.addrs[1] + " ]; then export " + fabricBrokenEnv + "; fi\nexec " + h.agent + " \"$@\"\n"
 	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	job := func(args ...string) *exec.Cmd {
-		c := exec.Command(filepath.Join(dir, "mpigo"), append([]string{"run", "--verbose", "--timeout", "90s",
-			"--launch-agent", agent, "--host", h.hostList(2)}, args...)...)
-		c.Env = append(os.Environ(), "MPIGO_KVS_HOST="+h.gateway, "MPIGO_FABRIC=")
-		c.Env = append(c.Env, fabricTCPEnv...)
+		c := fabricJob(h, dir, agent, args)
+		c.Env = append(c.Env, "MPIGO_FABRIC=") // chosen by default
 		return c
 	}
 	out, errs, code := runLaunched(t, job("-n", "4", filepath.Join(dir, "nodeprog")), 120*time.Second)
@@ -114,4 +94,30 @@ func TestNetnsFabricFallback(t *testing.T) {
 	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("the failed start took %v", d)
 	}
+}
+
+// fabricLab makes two pretend hosts and builds, with the fabric's tag,
+// mpigo, nodeprog and the extra programs named and packaged in pairs
+// (name, package) into a directory it returns.
+func fabricLab(t *testing.T, extra ...string) (*netHosts, string) {
+	h := newNetHosts(t, 2)
+	dir := t.TempDir()
+	tags := "-tags=mpigo_" + testFabric
+	progs := append([]string{"mpigo", ".", "nodeprog", "./testdata/nodeprog"}, extra...)
+	for i := 0; i+1 < len(progs); i += 2 {
+		if out, err := exec.Command("go", "build", tags, "-o", filepath.Join(dir, progs[i]), progs[i+1]).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s %s: %v\n%s", tags, progs[i+1], err, out)
+		}
+	}
+	return h, dir
+}
+
+// fabricJob is mpigo run --verbose of args on both hosts, two ranks each,
+// through the launch agent agent, with the fabric over its tcp.
+func fabricJob(h *netHosts, dir, agent string, args []string) *exec.Cmd {
+	c := exec.Command(filepath.Join(dir, "mpigo"), append([]string{"run", "--verbose", "--timeout", "90s",
+		"--launch-agent", agent, "--host", h.hostList(2)}, args...)...)
+	c.Env = append(os.Environ(), "MPIGO_KVS_HOST="+h.gateway)
+	c.Env = append(c.Env, fabricTCPEnv...)
+	return c
 }

@@ -450,6 +450,18 @@ func remoteCommand(cwd string, env []string, prog string, args []string, bind st
 // so that a failed job is gone within about a second.
 const killGrace = time.Second
 
+// waitFor waits for wg at most d and reports whether it is done.
+func waitFor(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
 // rankProc is one launched process, hosting ranks rank .. rank+n-1.
 type rankProc struct {
 	rank      int
@@ -1125,7 +1137,22 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			killTimer = nil
 		}
 	}
-	copiers.Wait()
+	// Every process has exited, but a rank started through a launch
+	// agent may outlive its agent (the agent died of the SIGTERM, the rank
+	// did not, being stuck in a C library) and hold the job's output
+	// open: then end what is left of each process group, and never wait
+	// for ever.
+	if !waitFor(&copiers, killGrace) {
+		say("mpigo run: the job's output is still open after its processes exited; killing what is left of them\n")
+		for _, p := range procs {
+			if p.cmd.Process != nil {
+				group.signal(p.cmd, syscall.SIGKILL)
+			}
+		}
+		if !waitFor(&copiers, 5*killGrace) {
+			say("mpigo run: a process outside the job's process groups holds its output open; not waiting for it\n")
+		}
+	}
 	hold.release()
 	if cfg.diag.trace != "" {
 		if n, err := mergeTrace(traceDir, cfg.diag.trace); err != nil {
