@@ -644,6 +644,16 @@ func (e *Engine) consume(r *Request, m *inbound, out *Outbox) {
 // startRendezvous answers an RTS that matched r. e.mu is held.
 // r's status has been set by accept.
 func (e *Engine) startRendezvous(r *Request, from int, h *wire.Header, region []byte, source wire.Packer, n int, out *Outbox) {
+	if region == nil && source == nil && n > 0 {
+		// The payload is still the sender's: one that is gone (its RTS
+		// waited in the unexpected queue, or was read from its
+		// connection after the loss was known) will send no Data and
+		// answer no read, so the receive fails now, never waits.
+		if err := e.lost[from]; err != nil {
+			r.Fail(err)
+			return
+		}
+	}
 	// A message in another process's memory is read into a contiguous
 	// receive buffer in one copy, by the executor (see Fetch); a derived
 	// receive layout takes the streamed path instead.
@@ -674,6 +684,10 @@ func (e *Engine) startRendezvous(r *Request, from int, h *wire.Header, region []
 // clearToSend answers the RTS h from from, which matched r (whose id is
 // set), with a CTS for n bytes, and waits for the Data. e.mu is held.
 func (e *Engine) clearToSend(r *Request, from int, h *wire.Header, n int, out *Outbox) {
+	if err := e.lost[from]; err != nil && n > 0 {
+		r.Fail(err) // no Data will come: see startRendezvous
+		return
+	}
 	it := out.add()
 	it.F = wire.Frame{Header: wire.Header{Kind: wire.CTS, Context: h.Context, SendID: h.SendID, RecvID: r.id, Size: int64(n)}, From: e.rank, To: from}
 	if n == 0 {
