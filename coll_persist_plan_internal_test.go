@@ -49,8 +49,17 @@ func TestPersistentWaitRunsHere(t *testing.T) {
 		if err != nil {
 			return err
 		}
+		// A goroutine descheduled between Start and Wait for longer than
+		// the grace (20 us at first: a loaded machine does that) finds
+		// the Start run by the timer, which is right too; so of a fixed
+		// number of rounds (the same on both ranks: each is a
+		// collective) a quarter must have been run by their Wait. The grace
+		// grows while Waits come in time, so a machine that is not
+		// starved loses none after the first few.
 		var here Status
-		for i := range 3 {
+		const rounds = 20
+		ranHere := 0
+		for range rounds {
 			clear(out)
 			if err := r.Start(); err != nil {
 				return err
@@ -62,10 +71,13 @@ func TestPersistentWaitRunsHere(t *testing.T) {
 			if err := wantSum(c, out); err != nil {
 				return err
 			}
-			if r.x.e.Done() {
-				return fmt.Errorf("rank %d round %d: Wait completed the engine request; want the result put into the request directly", c.Rank(), i)
+			if !r.x.e.Done() {
+				ranHere++
+				here = st
 			}
-			here = st
+		}
+		if ranHere < rounds/4 {
+			return fmt.Errorf("rank %d: %d of %d Waits ran their Start themselves (put the result into the request directly); want a quarter at least", c.Rank(), ranHere, rounds)
 		}
 		if here.Source != AnySource || here.Tag != AnyTag || here.Count() != 0 || here.Cancelled() {
 			return fmt.Errorf("rank %d: status %+v after Wait, want source %d, tag %d, count 0, not cancelled", c.Rank(), here, AnySource, AnyTag)
