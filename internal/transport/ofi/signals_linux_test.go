@@ -17,14 +17,14 @@ import (
 // the signal interrupts libfabric's start and left ranks of a stopped job
 // running for ever. The child is this test binary sending itself SIGTERM.
 func TestSIGTERMKills(t *testing.T) {
-	if os.Getenv("MPIGO_OFI_SIGTERM_CHILD") == "1" {
+	if os.Getenv("MPIGO_TEST_OFI_SIGTERM") == "1" {
 		syscall.Kill(os.Getpid(), syscall.SIGTERM)
 		time.Sleep(5 * time.Second)
 		os.Exit(3) // not killed
 	}
 	t.Logf("signals taken back from libinfinipath: %#x (0 where libfabric does not link it)", signalsReset())
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSIGTERMKills$")
-	cmd.Env = append(os.Environ(), "MPIGO_OFI_SIGTERM_CHILD=1")
+	cmd.Env = append(os.Environ(), "MPIGO_TEST_OFI_SIGTERM=1")
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) {
