@@ -419,7 +419,23 @@ func TestPeerKilledMidRendezvous(t *testing.T) {
 				default:
 				}
 			} else {
-				time.Sleep(200 * time.Millisecond)
+				// Killed while a read from it is under way: with the
+				// transport's lock held (nothing completes the read
+				// meanwhile) once one is. A kill at a fixed time could
+				// fall between two of its frames, when nothing waits on
+				// it (seen once in CI under load: no report in 5 s).
+				for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+					tr.wmu.Lock()
+					if tr.readingFrom(1) {
+						cmd.Process.Kill()
+						tr.wmu.Unlock()
+						break
+					}
+					tr.wmu.Unlock()
+					if time.Now().After(deadline) {
+						t.Fatal("no read from the helper under way within 10 s")
+					}
+				}
 			}
 			killPeer(t, cmd, failed)
 			if mode == "stop" {
@@ -554,6 +570,17 @@ func TestMain(m *testing.M) {
 // killPeer kills the helper process (rank 1) and waits at most 5 s for
 // the transport to report its death on failed; it returns when it killed
 // it.
+// readingFrom reports whether a read of a message from peer is under
+// way; t.wmu is held.
+func (t *Transport) readingFrom(peer int) bool {
+	for _, o := range t.ops {
+		if o.kind == opRead && o.peer == peer {
+			return true
+		}
+	}
+	return false
+}
+
 func killPeer(t *testing.T, cmd *exec.Cmd, failed <-chan error) time.Time {
 	t.Helper()
 	killed := time.Now()
