@@ -5,7 +5,6 @@ package mpi
 import (
 	"fmt"
 	"testing"
-	"time"
 )
 
 // ucxConfig is a goroutine job over the UCX transports tls names: tcp as
@@ -19,11 +18,7 @@ func ucxConfig(t *testing.T, tls string) Config {
 	return cfg
 }
 
-// Windows over UCX put and get through the fabric (rma_fabric.go): the
-// target's runtime serves no message for them (its server applies
-// nothing, no message waits to be flushed), while a target that computes
-// without calling MPI still sees them; low-level contiguous puts and
-// gets take the same road; accumulates still go by message; with
+// Windows over UCX put and get through the fabric (fabricRMAJob); with
 // MPIGO_FABRIC_RMA=0 every one goes by message, and by default only
 // where UCX reaches the target's memory directly (not over its tcp).
 func TestFabricRMA(t *testing.T) {
@@ -40,95 +35,7 @@ func TestFabricRMA(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/%d", tc.tls, tc.mode), func(t *testing.T) {
 			cfg := ucxConfig(t, tc.tls)
 			cfg.fabricRMA = tc.mode
-			off := !tc.fab
-			err := RunConfig(2, cfg, func(c *Comm) error {
-				w, err := NewWindow[int64](c, 1024)
-				if err != nil {
-					return err
-				}
-				if got := w.remote(1-c.Rank()) != nil; got == off {
-					return fmt.Errorf("rank %d: target reached through the fabric: %v, want %v", c.Rank(), got, !off)
-				}
-				if c.Rank() == 1 {
-					// Compute without MPI while rank 0 works on this
-					// window, then check what it left.
-					time.Sleep(100 * time.Millisecond)
-					if err := Barrier(c); err != nil {
-						return err
-					}
-					w.synced()
-					for i, v := range w.Local()[:500] {
-						if v != int64(i*3) {
-							return fmt.Errorf("element %d: %d, want %d", i, v, i*3)
-						}
-					}
-					if v := w.Local()[1000]; v != 5+6 {
-						return fmt.Errorf("accumulated element: %d, want 11", v)
-					}
-					if v := w.Local()[600]; v != 77 {
-						return fmt.Errorf("low-level put: %d, want 77", v)
-					}
-					if !off && w.applied.Load() != 5 {
-						// Lock, the two accumulates, the Flush after them
-						// and Unlock; no put or get by message.
-						return fmt.Errorf("the target's server applied %d requests, want 5", w.applied.Load())
-					}
-					return w.Free()
-				}
-				if err := w.Lock(1, false); err != nil {
-					return err
-				}
-				vals := make([]int64, 500)
-				for i := range vals {
-					vals[i] = int64(i * 3)
-				}
-				if err := w.Put(vals, 1, 0); err != nil {
-					return err
-				}
-				if !off && w.pend[1].Load() != 0 {
-					return fmt.Errorf("a put through the fabric left %d messages to flush", w.pend[1].Load())
-				}
-				if err := w.Flush(1); err != nil {
-					return err
-				}
-				got := make([]int64, 500)
-				if err := w.Get(got, 1, 0); err != nil {
-					return err
-				}
-				for i := range got {
-					if got[i] != vals[i] {
-						return fmt.Errorf("get after flush: element %d is %d, want %d", i, got[i], vals[i])
-					}
-				}
-				if err := w.Accumulate([]int64{5}, 1, 1000, Sum[int64]()); err != nil {
-					return err
-				}
-				if err := w.Accumulate([]int64{6}, 1, 1000, Sum[int64]()); err != nil {
-					return err
-				}
-				b := make([]byte, 8)
-				b[0] = 77
-				if err := w.PutBuf(b, 1, Int64, 1, 600, 1, Int64); err != nil {
-					return err
-				}
-				rb := make([]byte, 8)
-				if err := w.Flush(1); err != nil {
-					return err
-				}
-				if err := w.GetBuf(rb, 1, Int64, 1, 600, 1, Int64); err != nil || rb[0] != 77 {
-					return fmt.Errorf("low-level get: %v %v", rb, err)
-				}
-				if err := w.Put([]int64{1}, 1, 1024); err == nil {
-					return fmt.Errorf("a put past the window: no error")
-				}
-				if err := w.Unlock(1); err != nil {
-					return err
-				}
-				if err := Barrier(c); err != nil {
-					return err
-				}
-				return w.Free()
-			})
+			err := RunConfig(2, cfg, fabricRMAJob(!tc.fab))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -41,6 +41,8 @@ typedef struct {
 	struct fid_cq *cq;
 	struct fid_ep *ep;
 	int rma, virt, mrep, provkey;
+	int writes; // remote writes too (a window's puts)
+	int manual; // the provider moves data only while its endpoint is progressed (FI_PROGRESS_MANUAL)
 	int local; // register buffers for local access (FI_MR_LOCAL)
 	int nreg;  // registrations for local access made (tests)
 	int fd;
@@ -60,7 +62,9 @@ typedef struct {
 static struct fi_info *mg_hints(int rma, size_t inject) {
 	struct fi_info *h = fi_allocinfo();
 	if (!h) return NULL;
-	h->caps = FI_TAGGED | (rma ? (FI_RMA | FI_READ | FI_REMOTE_READ) : 0);
+	// rma: 0 none, 1 remote reads (the single copy of large messages),
+	// 2 reads and writes (a window's gets and puts too).
+	h->caps = FI_TAGGED | (rma ? (FI_RMA | FI_READ | FI_REMOTE_READ) : 0) | (rma > 1 ? (FI_WRITE | FI_REMOTE_WRITE) : 0);
 	h->mode = FI_CONTEXT | FI_CONTEXT2;
 	h->ep_attr->type = FI_EP_RDM;
 	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
@@ -72,7 +76,7 @@ static struct fi_info *mg_hints(int rma, size_t inject) {
 }
 
 // mg_getinfo asks libfabric for the providers that can serve us, with
-// remote reads if rma; FI_PROVIDER narrows the list as libfabric does, and
+// remote reads if rma (and writes if rma is 2); FI_PROVIDER narrows the list as libfabric does, and
 // prov, unless NULL or empty, names the provider.
 static int mg_getinfo(int rma, const char *prov, struct fi_info **out) {
 	struct fi_info *h = mg_hints(rma, 0);
@@ -133,13 +137,16 @@ static int mg_init(mg_ofi **out, int norma, int local, const char *prov, const c
 	if (pipe2(u->wake, O_NONBLOCK | O_CLOEXEC) != 0) { *what = "pipe2"; mg_free(u); return -FI_EIO; }
 	int st = -FI_ENODATA;
 	if (!norma) {
-		st = mg_getinfo(1, prov, &u->info);
-		if (st == 0) u->rma = 1;
+		st = mg_getinfo(2, prov, &u->info);
+		if (st == 0) u->rma = 2;
+		else if ((st = mg_getinfo(1, prov, &u->info)) == 0) u->rma = 1;
 	}
 	if (st != 0) st = mg_getinfo(0, prov, &u->info);
 	if (st != 0) { u->info = NULL; *what = "fi_getinfo (FI_EP_RDM, FI_TAGGED)"; mg_free(u); return st; }
 	mg_inject_more(u->rma, &u->info);
 	struct fi_info *i = u->info;
+	u->writes = u->rma > 1;
+	u->manual = i->domain_attr->data_progress != FI_PROGRESS_AUTO;
 	u->inject = i->tx_attr->inject_size;
 	if (u->inject && !(u->scratch = malloc(u->inject))) { *what = "malloc"; mg_free(u); return -FI_ENOMEM; }
 	u->virt = (i->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
@@ -297,10 +304,10 @@ static int mg_mr(mg_ofi *u, uintptr_t buf, size_t len, uint64_t access, struct f
 	return 0;
 }
 
-// mg_reg registers len bytes at buf for peers to read, and returns the
-// address and key they read it by.
-static int mg_reg(mg_ofi *u, uintptr_t buf, size_t len, struct fid_mr **mr, uint64_t *raddr, uint64_t *key) {
-	int st = mg_mr(u, buf, len, FI_REMOTE_READ, mr);
+// mg_reg registers len bytes at buf for peers to read (and, if write,
+// to write), and returns the address and key they reach it by.
+static int mg_reg(mg_ofi *u, uintptr_t buf, size_t len, int write, struct fid_mr **mr, uint64_t *raddr, uint64_t *key) {
+	int st = mg_mr(u, buf, len, FI_REMOTE_READ | (write ? FI_REMOTE_WRITE : 0), mr);
 	if (st != 0) return st;
 	*key = fi_mr_key(*mr);
 	*raddr = u->virt ? (uint64_t)buf : 0;
@@ -310,10 +317,11 @@ static int mg_reg(mg_ofi *u, uintptr_t buf, size_t len, struct fid_mr **mr, uint
 static void mg_unreg(struct fid_mr *mr) { fi_close(&mr->fid); }
 
 // mg_reg_local registers len bytes at buf for local access by reads
-// into them (FI_MR_LOCAL providers). It returns 0 or a negative fi error.
-static int mg_reg_local(mg_ofi *u, uintptr_t buf, size_t len, struct fid_mr **mr) {
+// into them (and, if write, by writes from them) (FI_MR_LOCAL
+// providers). It returns 0 or a negative fi error.
+static int mg_reg_local(mg_ofi *u, uintptr_t buf, size_t len, int write, struct fid_mr **mr) {
 	u->nreg++;
-	return mg_mr(u, buf, len, FI_READ, mr);
+	return mg_mr(u, buf, len, write ? FI_WRITE : FI_READ, mr);
 }
 
 // mg_rread reads len bytes at raddr of from straight into dst, memory
@@ -321,6 +329,26 @@ static int mg_reg_local(mg_ofi *u, uintptr_t buf, size_t len, struct fid_mr **mr
 // buffers registered, else lmr is NULL); ctx is the operation's context.
 static ssize_t mg_rread(mg_ofi *u, uintptr_t dst, size_t len, struct fid_mr *lmr, fi_addr_t from, uint64_t raddr, uint64_t key, mg_buf *ctx) {
 	return fi_read(u->ep, (void *)dst, len, lmr ? fi_mr_desc(lmr) : NULL, from, raddr, key, ctx);
+}
+
+// mg_rwrite writes len bytes at src (registered as lmr where the provider
+// wants local buffers registered, else lmr is NULL) to raddr of to; its
+// completion comes once they are in the peer's memory
+// (FI_DELIVERY_COMPLETE). ctx is the operation's context.
+static ssize_t mg_rwrite(mg_ofi *u, uintptr_t src, size_t len, struct fid_mr *lmr, fi_addr_t to, uint64_t raddr, uint64_t key, mg_buf *ctx) {
+	struct iovec iov = { (void *)src, len };
+	void *desc = lmr ? fi_mr_desc(lmr) : NULL;
+	struct fi_rma_iov rma = { raddr, len, key };
+	struct fi_msg_rma m;
+	memset(&m, 0, sizeof m);
+	m.msg_iov = &iov;
+	m.desc = &desc;
+	m.iov_count = 1;
+	m.addr = to;
+	m.rma_iov = &rma;
+	m.rma_iov_count = 1;
+	m.context = ctx;
+	return fi_writemsg(u->ep, &m, FI_DELIVERY_COMPLETE | FI_COMPLETION);
 }
 
 // mg_cq reads up to MG_ENTS completions into u->ents. It returns how
@@ -561,6 +589,15 @@ type remote struct {
 	context    uint32
 }
 
+// doing names rr's operation in an error: "reading a region of" (rank
+// N), or a window's.
+func (rr *regionRead) doing() string {
+	if rr.what == "" {
+		return "reading a region of"
+	}
+	return rr.what
+}
+
 // regionRead is a ReadRegion or StartRegion under way: its reads left,
 // its local registration of the destination (FI_MR_LOCAL), which Close
 // ends if the transport closes under it, and the destination's pin, which
@@ -573,6 +610,9 @@ type regionRead struct {
 
 	peer  int
 	token uint64
+	// what names the operation in errors (doing): "" for a read of a
+	// region, else a window's (winRemote.op).
+	what string
 	// done, for StartRegion, is told the outcome once, by step; nil for
 	// ReadRegion, which waits itself.
 	done     func(error)
@@ -594,7 +634,8 @@ type Transport struct {
 	addr   []byte
 	prov   string
 	rma    bool
-	inject int // the largest message that goes by fi_tinject
+	writes bool // remote writes too (RemoteMemory)
+	inject int  // the largest message that goes by fi_tinject
 	loop   *fabric.Loop
 	eps    fabric.Endpoints
 
@@ -629,6 +670,7 @@ type Transport struct {
 	regionPing  time.Time            // the last keep-alive to the peers of exported regions
 	regionStall []stallWatch         // by peer: keep-alives refused
 	regionReads int                  // ReadRegions done by fi_read (tests)
+	exposed     map[*exposure]bool   // memory exposed to the peers' puts and gets (RemoteMemory)
 	liveRegs    int                  // registrations of the region road not yet closed (tests)
 	nExported   atomic.Int64         // len(regions), read without wmu
 	nRemotes    atomic.Int64         // entries of remotes, read without wmu
@@ -669,7 +711,7 @@ func New(cfg Config) (*Transport, error) {
 		failed: make([]error, cfg.Size), rts: map[uint64]*rtsWait{}, readPeer: map[*item]int{}, stop: make(chan struct{}),
 		regions: map[uint64]*region{}, remotes: make([]map[uint64]remote, cfg.Size), rreads: map[*regionRead]bool{},
 		regionStall: make([]stallWatch, cfg.Size),
-		rma:         u.rma != 0, prov: C.GoString(C.mg_prov(u)) + "/" + C.GoString(C.mg_dom(u))}
+		rma:         u.rma != 0, writes: u.writes != 0, prov: C.GoString(C.mg_prov(u)) + "/" + C.GoString(C.mg_dom(u))}
 	t.addr = C.GoBytes(unsafe.Pointer(&u.name[0]), C.int(u.namelen))
 	t.inject = min(int(u.inject), bufSize)
 	t.loop = fabric.NewLoop(fabric.SpinFor(cfg.Spin), func() { C.mg_wake(t.u) })
@@ -1090,7 +1132,7 @@ func (t *Transport) sendRTS(peer int, f wire.Frame) error {
 	f.Header.Marshal(unsafe.Slice((*byte)(unsafe.Add(d, prefixSize)), wire.HeaderSize), n)
 	var mr *C.struct_fid_mr
 	var raddr, key C.uint64_t
-	if st := C.mg_reg(t.u, C.uintptr_t(uintptr(unsafe.Pointer(&f.Payload[0]))), C.size_t(n), &mr, &raddr, &key); st != 0 {
+	if st := C.mg_reg(t.u, C.uintptr_t(uintptr(unsafe.Pointer(&f.Payload[0]))), C.size_t(n), 0, &mr, &raddr, &key); st != 0 {
 		if b != nil {
 			t.dropSend(b)
 		}
@@ -1323,7 +1365,7 @@ func (t *Transport) cqError() {
 		delete(t.ops, ctx)
 		C.mg_release((*C.mg_buf)(ctx))
 		if o.rr.err == nil {
-			o.rr.err = fmt.Errorf("ofi: rank %d reading a region of rank %d: %w", t.cfg.Rank, o.peer, err)
+			o.rr.err = fmt.Errorf("ofi: rank %d %s rank %d: %w", t.cfg.Rank, o.rr.doing(), o.peer, err)
 		}
 		t.readEnded(o.rr)
 		t.fail(o.peer, fmt.Errorf("ofi: rank %d lost rank %d: %w", t.cfg.Rank, o.peer, err))
@@ -1701,10 +1743,12 @@ func (t *Transport) deliver(peer int, it *item) {
 }
 
 // pending says whether operations of ours are under way (regions
-// exported too: the peer's reads of them progress only as this endpoint
-// does); t.wmu is held.
+// exported too, and memory exposed to a provider that moves data only as
+// its endpoint is progressed: the peer's reads and writes of them
+// progress only as this endpoint does); t.wmu is held.
 func (t *Transport) pending() bool {
-	return t.outq.Busy() || len(t.rts) > 0 || t.inflight > 0 || len(t.repost) > 0 || len(t.ctl) > 0 || len(t.regions) > 0 || t.started > 0
+	return t.outq.Busy() || len(t.rts) > 0 || t.inflight > 0 || len(t.repost) > 0 || len(t.ctl) > 0 || len(t.regions) > 0 || t.started > 0 ||
+		(t.u.manual != 0 && len(t.exposed) > 0)
 }
 
 // streamSpin is how long after the last sign of a peer reading this
@@ -1828,6 +1872,9 @@ func (t *Transport) Close() error {
 	for tok, r := range t.regions {
 		t.releaseRegion(tok, r)
 	}
+	for e := range t.exposed {
+		e.release()
+	}
 	for rr := range t.rreads {
 		if rr.lmr != nil {
 			C.mg_unreg(rr.lmr)
@@ -1927,7 +1974,7 @@ func (t *Transport) ExportRegion(peer int, b []byte) (uint64, bool) {
 		return 0, false
 	}
 	var raddr, key C.uint64_t
-	if st := C.mg_reg(t.u, C.uintptr_t(uintptr(unsafe.Pointer(&b[0]))), C.size_t(len(b)), &r.mr, &raddr, &key); st != 0 {
+	if st := C.mg_reg(t.u, C.uintptr_t(uintptr(unsafe.Pointer(&b[0]))), C.size_t(len(b)), 0, &r.mr, &raddr, &key); st != 0 {
 		r.pin.Unpin()
 		return 0, false
 	}
@@ -2195,35 +2242,8 @@ func (t *Transport) beginRead(peer int, token uint64, off int, dst []byte, done 
 	}
 	rr := &regionRead{peer: peer, token: token, done: done}
 	rr.pin.Pin(&dst[0])
-	base := uintptr(unsafe.Pointer(&dst[0]))
-	var err error
-	if t.u.local != 0 {
-		if st := C.mg_reg_local(t.u, C.uintptr_t(base), C.size_t(len(dst)), &rr.lmr); st != 0 {
-			rr.lmr = nil
-			err = fmt.Errorf("ofi: registering %d bytes to read from rank %d: %w", len(dst), peer, fiErr(st))
-		} else {
-			t.liveRegs++
-		}
-	}
 	t.rreads[rr] = true
-	for o := 0; o < len(dst) && err == nil; o += maxRead {
-		k := min(len(dst)-o, maxRead)
-		ctx := C.mg_alloc(0)
-		if ctx == nil {
-			err = errors.New("ofi: out of memory")
-			break
-		}
-		err = t.retry(peer, func() C.ssize_t {
-			return C.mg_rread(t.u, C.uintptr_t(base+uintptr(o)), C.size_t(k), rr.lmr, t.peers[peer].addr,
-				C.uint64_t(rm.raddr+uint64(off+o)), C.uint64_t(rm.key), ctx)
-		})
-		if err != nil {
-			C.mg_release(ctx)
-			break
-		}
-		rr.left++
-		t.ops[unsafe.Pointer(ctx)] = &op{kind: opRegion, peer: peer, rr: rr, extra: true}
-	}
+	err := t.postRMA(rr, false, uintptr(unsafe.Pointer(&dst[0])), len(dst), rm.raddr+uint64(off), rm.key)
 	if err != nil && rr.err == nil {
 		rr.err = err
 	}
@@ -2234,13 +2254,7 @@ func (t *Transport) beginRead(peer int, token uint64, off int, dst []byte, done 
 // registration closed, and the peer is told that this rank is done with
 // the token. It returns the read's outcome; t.wmu is held.
 func (t *Transport) endRead(rr *regionRead) error {
-	delete(t.rreads, rr)
-	rr.pin.Unpin()
-	if rr.lmr != nil {
-		C.mg_unreg(rr.lmr)
-		rr.lmr = nil
-		t.liveRegs--
-	}
+	t.endRMA(rr)
 	if rr.err == nil {
 		t.regionReads++
 	}
@@ -2361,4 +2375,76 @@ func (t *Transport) regionStats() (reads, live, remotes int) {
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
 	return t.regionReads, t.liveRegs, int(t.nRemotes.Load())
+}
+
+// The cgo calls of the windows' road (window.go).
+
+// registerWindow registers n bytes at addr for the peers' reads and
+// writes, and returns the registration, and the address and key the
+// peers reach the memory by; t.wmu is held.
+func (t *Transport) registerWindow(addr uintptr, n int) (unsafe.Pointer, uint64, uint64, error) {
+	var mr *C.struct_fid_mr
+	var raddr, key C.uint64_t
+	if st := C.mg_reg(t.u, C.uintptr_t(addr), C.size_t(n), 1, &mr, &raddr, &key); st != 0 {
+		return nil, 0, 0, fiErr(st)
+	}
+	return unsafe.Pointer(mr), uint64(raddr), uint64(key), nil
+}
+
+// unregister closes a registration of registerWindow.
+func unregister(mr unsafe.Pointer) { C.mg_unreg((*C.struct_fid_mr)(mr)) }
+
+// postRMA posts the writes of the n bytes at base to raddr of rr's peer
+// (write), or the reads of them into base, in pieces of at most maxRead
+// bytes, each completing rr's operation once (opRegion); the memory at
+// base is registered for local access first where the provider wants
+// that. It returns why not all could be posted (rr.left counts those
+// that were); t.wmu is held.
+func (t *Transport) postRMA(rr *regionRead, write bool, base uintptr, n int, raddr, key uint64) error {
+	peer := rr.peer
+	w := C.int(0)
+	if write {
+		w = 1
+	}
+	if t.u.local != 0 {
+		if st := C.mg_reg_local(t.u, C.uintptr_t(base), C.size_t(n), w, &rr.lmr); st != 0 {
+			rr.lmr = nil
+			return fmt.Errorf("ofi: registering %d bytes for %s rank %d: %w", n, rr.doing(), peer, fiErr(st))
+		}
+		t.liveRegs++
+	}
+	addr := t.peers[peer].addr
+	for o := 0; o < n; o += maxRead {
+		k := min(n-o, maxRead)
+		ctx := C.mg_alloc(0)
+		if ctx == nil {
+			return errors.New("ofi: out of memory")
+		}
+		p, ra := C.uintptr_t(base+uintptr(o)), C.uint64_t(raddr+uint64(o))
+		err := t.retry(peer, func() C.ssize_t {
+			if write {
+				return C.mg_rwrite(t.u, p, C.size_t(k), rr.lmr, addr, ra, C.uint64_t(key), ctx)
+			}
+			return C.mg_rread(t.u, p, C.size_t(k), rr.lmr, addr, ra, C.uint64_t(key), ctx)
+		})
+		if err != nil {
+			C.mg_release(ctx)
+			return fmt.Errorf("ofi: %s rank %d: %w", rr.doing(), peer, err)
+		}
+		rr.left++
+		t.ops[unsafe.Pointer(ctx)] = &op{kind: opRegion, peer: peer, rr: rr, extra: true}
+	}
+	return nil
+}
+
+// endRMA ends rr, whose operations are over: its memory is unpinned and
+// its local registration closed; t.wmu is held.
+func (t *Transport) endRMA(rr *regionRead) {
+	delete(t.rreads, rr)
+	rr.pin.Unpin()
+	if rr.lmr != nil {
+		C.mg_unreg(rr.lmr)
+		rr.lmr = nil
+		t.liveRegs--
+	}
 }

@@ -567,9 +567,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// killPeer kills the helper process (rank 1) and waits at most 5 s for
-// the transport to report its death on failed; it returns when it killed
-// it.
 // readingFrom reports whether a read of a message from peer is under
 // way; t.wmu is held.
 func (t *Transport) readingFrom(peer int) bool {
@@ -581,6 +578,9 @@ func (t *Transport) readingFrom(peer int) bool {
 	return false
 }
 
+// killPeer kills the helper process (rank 1) and waits at most 5 s for
+// the transport to report its death on failed; it returns when it killed
+// it.
 func killPeer(t *testing.T, cmd *exec.Cmd, failed <-chan error) time.Time {
 	t.Helper()
 	killed := time.Now()

@@ -1,0 +1,260 @@
+//go:build cgo && mpigo_ofi
+
+package ofi
+
+// Remote memory (transport.RemoteMemory): a window's Put and Get towards
+// a peer reached over libfabric go through the provider's own writes and
+// reads (fi_writemsg, fi_read) where it has them. A rank registers its
+// part of the window for remote reads and writes and hands the peers a
+// key: the address they name it by (the part's own where the provider
+// wants virtual addresses, else 0), its length and the registration's
+// key. On an RDMA device (verbs, EFA, Slingshot's cxi) the peer's CPU
+// takes no part; over providers that move data in software (tcp, shm)
+// the peer's provider serves them as its endpoint is progressed, by its
+// progress goroutine, without the peer's runtime.
+//
+// A Put asks for its completion once the bytes are in the peer's memory
+// (FI_DELIVERY_COMPLETE) and waits for it, so it returns with them there:
+// Flush has nothing left to wait for. A Get returns with the bytes in
+// hand. Either ends in error when the peer fails meanwhile.
+//
+// The memory stays pinned and registered while exposed; Close of the
+// transport releases what is still exposed.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"unsafe"
+
+	"github.com/mpigo/mpi/internal/transport"
+)
+
+// winKeySize is the length of a window key: address, length and the
+// registration's key, 8 bytes each, little-endian.
+const winKeySize = 24
+
+// exposure is this rank's memory exposed to its peers' puts and gets.
+type exposure struct {
+	t   *Transport
+	mr  unsafe.Pointer // its registration (struct fid_mr *); nil once released
+	key []byte
+	pin runtime.Pinner
+}
+
+// winRemote is a peer's exposed memory, as this rank reaches it.
+type winRemote struct {
+	t          *Transport
+	peer       int
+	raddr, key uint64
+	n          int
+	closed     bool // guarded by t.wmu
+}
+
+// Writes reports whether the provider took remote writes as well as
+// reads: the windows' road needs both.
+func (t *Transport) Writes() bool { return t.writes }
+
+// DirectMemory reports whether the provider reaches peer's memory without
+// a protocol over a socket in between (transport.RemoteMemory): an RDMA
+// device's provider, or shared memory; not tcp, sockets or udp, where a
+// write and its completion cost a round trip more than mpigo's own
+// message (as over UCX's tcp, docs/fabric.md).
+func (t *Transport) DirectMemory(peer int) bool {
+	return peer >= 0 && peer < t.cfg.Size && t.Writes() && directProvider(t.prov)
+}
+
+// directProvider reports whether prov ("name/domain", the name one or
+// more providers joined by ';') moves data without a socket.
+func directProvider(prov string) bool {
+	name, _, _ := strings.Cut(prov, "/")
+	for _, p := range strings.Split(name, ";") {
+		switch p {
+		case "tcp", "sockets", "udp", "net":
+			return false
+		}
+	}
+	return name != ""
+}
+
+// ExposeMemory registers b for the peers' puts and gets
+// (transport.RemoteMemory).
+func (t *Transport) ExposeMemory(b []byte) (transport.Exposure, error) {
+	if len(b) == 0 {
+		return nil, errors.New("ofi: no memory to expose")
+	}
+	if !t.Writes() {
+		return nil, fmt.Errorf("ofi: provider %s has no remote writes", t.prov)
+	}
+	e := &exposure{t: t}
+	e.pin.Pin(&b[0])
+	addr := uintptr(unsafe.Pointer(&b[0]))
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	if t.closed {
+		e.pin.Unpin()
+		return nil, errors.New("ofi: transport closed")
+	}
+	mr, raddr, key, err := t.registerWindow(addr, len(b))
+	if err != nil {
+		e.pin.Unpin()
+		return nil, fmt.Errorf("ofi: rank %d cannot register %d bytes for its peers: %w", t.cfg.Rank, len(b), err)
+	}
+	e.mr = mr
+	e.key = make([]byte, winKeySize)
+	binary.LittleEndian.PutUint64(e.key, raddr)
+	binary.LittleEndian.PutUint64(e.key[8:], uint64(len(b)))
+	binary.LittleEndian.PutUint64(e.key[16:], key)
+	if t.exposed == nil {
+		t.exposed = map[*exposure]bool{}
+	}
+	t.exposed[e] = true
+	return e, nil
+}
+
+// Key returns the key a peer opens the memory with.
+func (e *exposure) Key() []byte { return e.key }
+
+// Close ends the registration and unpins the memory.
+func (e *exposure) Close() error {
+	e.t.wmu.Lock()
+	defer e.t.wmu.Unlock()
+	e.release()
+	return nil
+}
+
+// release ends e's registration if the transport still has it; t.wmu is
+// held.
+func (e *exposure) release() {
+	if e.mr == nil {
+		return
+	}
+	unregister(e.mr)
+	e.mr = nil
+	delete(e.t.exposed, e)
+	e.pin.Unpin()
+}
+
+// parseWinKey reads a key of ExposeMemory: the address the peer names
+// its memory by, its length and the registration's key.
+func parseWinKey(key []byte) (raddr uint64, n int, mrkey uint64, err error) {
+	if len(key) != winKeySize {
+		return 0, 0, 0, fmt.Errorf("a key of %d bytes, want %d", len(key), winKeySize)
+	}
+	raddr = binary.LittleEndian.Uint64(key)
+	l := binary.LittleEndian.Uint64(key[8:])
+	if l == 0 || l > 1<<62 || raddr+l < raddr {
+		return 0, 0, 0, fmt.Errorf("a key for %d bytes at %#x", l, raddr)
+	}
+	return raddr, int(l), binary.LittleEndian.Uint64(key[16:]), nil
+}
+
+// OpenRemote reads the key peer exposed its memory with
+// (transport.RemoteMemory).
+func (t *Transport) OpenRemote(peer int, key []byte) (transport.Remote, error) {
+	if peer < 0 || peer >= t.cfg.Size {
+		return nil, fmt.Errorf("ofi: no rank %d", peer)
+	}
+	if !t.Writes() {
+		return nil, fmt.Errorf("ofi: provider %s has no remote writes", t.prov)
+	}
+	raddr, n, mrkey, err := parseWinKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("ofi: rank %d's memory: %w", peer, err)
+	}
+	if err := t.eps.Ensure(peer); err != nil {
+		return nil, err
+	}
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	if err := t.check(peer); err != nil {
+		return nil, t.lost(peer, err)
+	}
+	return &winRemote{t: t, peer: peer, raddr: raddr, key: mrkey, n: n}, nil
+}
+
+// lost returns err, the reason nothing may go to peer, marked as the
+// peer's loss if the transport holds it failed; t.wmu is held.
+func (t *Transport) lost(peer int, err error) error {
+	if err != nil && !t.closed && t.failed[peer] != nil && !errors.Is(err, transport.ErrPeerLost) {
+		return transport.PeerLost(err)
+	}
+	return err
+}
+
+// Len returns the remote memory's length.
+func (r *winRemote) Len() int { return r.n }
+
+// Put writes src at off of the peer's memory and returns once the bytes
+// are there.
+func (r *winRemote) Put(off int, src []byte) error { return r.op(true, off, src) }
+
+// Get reads the peer's memory at off into dst.
+func (r *winRemote) Get(off int, dst []byte) error { return r.op(false, off, dst) }
+
+// Flush returns at once, unless the peer is lost: every Put returned
+// with its bytes in the peer's memory.
+func (r *winRemote) Flush() error {
+	t := r.t
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	return t.lost(r.peer, t.check(r.peer))
+}
+
+// Close forgets the key; later operations through r fail.
+func (r *winRemote) Close() error {
+	r.t.wmu.Lock()
+	r.closed = true
+	r.t.wmu.Unlock()
+	return nil
+}
+
+// op writes b into the peer's memory at off (write) or reads it into b,
+// in pieces of at most maxRead bytes, and waits for the provider to
+// complete them as a read of a region is waited for (awaitRegion: keep-
+// alives, and an end when the peer is gone).
+func (r *winRemote) op(write bool, off int, b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	if off < 0 || off > r.n || len(b) > r.n-off {
+		return fmt.Errorf("ofi: bytes %d to %d lie outside the %d bytes rank %d exposed", off, off+len(b), r.n, r.peer)
+	}
+	what := "reading the window memory of"
+	if write {
+		what = "writing into the window memory of"
+	}
+	t, peer := r.t, r.peer
+	t.wmu.Lock()
+	if r.closed {
+		t.wmu.Unlock()
+		return fmt.Errorf("ofi: %s rank %d: its remote memory was closed", what, peer)
+	}
+	if err := t.check(peer); err != nil {
+		err = t.lost(peer, err)
+		t.wmu.Unlock()
+		return err
+	}
+	rr := &regionRead{peer: peer, what: what}
+	rr.pin.Pin(&b[0])
+	t.rreads[rr] = true
+	err := t.postRMA(rr, write, uintptr(unsafe.Pointer(&b[0])), len(b), r.raddr+uint64(off), r.key)
+	if err != nil && rr.err == nil {
+		rr.err = err
+	}
+	t.wmu.Unlock()
+	if !t.awaitRegion(peer, rr) {
+		// The provider kept the operations after the peer failed: b stays
+		// pinned and registered until Close has closed the endpoint.
+		err := t.lost(peer, rr.err)
+		t.wmu.Unlock()
+		return err
+	}
+	// t.wmu is held, and nothing of the provider's touches b any more.
+	t.endRMA(rr)
+	err = t.lost(peer, rr.err)
+	t.wmu.Unlock()
+	return err
+}

@@ -1,0 +1,260 @@
+//go:build cgo && mpigo_ofi
+
+package ofi
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mpigo/mpi/internal/transport"
+	"github.com/mpigo/mpi/internal/wire"
+)
+
+// A rank's exposed memory, written and read by its peer with the
+// provider's writes and reads: puts at offsets, in the memory when Put
+// returns; gets of what the owner wrote; many goroutines at once;
+// out-of-range access refused before the provider sees it; a closed
+// remote refused; local registrations of the sources and destinations
+// closed when their operation is over (FI_MR_LOCAL); and Close of the
+// transport releasing what is still exposed. A provider without remote
+// reads exposes nothing.
+func TestRemoteMemory(t *testing.T) {
+	need(t)
+	for _, s := range setups {
+		t.Run(s.name, func(t *testing.T) {
+			ts, _ := group(t, 2, s.prov, s.noRMA, s.localMR)
+			if s.noRMA {
+				if ts[0].DirectMemory(1) {
+					t.Error("DirectMemory without remote writes")
+				}
+				if _, err := ts[1].ExposeMemory(make([]byte, 8)); err == nil {
+					t.Error("ExposeMemory without remote writes: no error")
+				}
+				return
+			}
+			if !ts[0].Writes() {
+				t.Skipf("provider %s took no remote writes", ts[0].Provider())
+			}
+			if d := ts[0].DirectMemory(1); d != (s.prov == "shm") {
+				t.Errorf("DirectMemory over %s: %v", s.prov, d)
+			}
+			mem := make([]byte, 1<<20+3)
+			e, err := ts[1].ExposeMemory(mem)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := ts[0].OpenRemote(1, e.Key())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Len() != len(mem) {
+				t.Fatalf("remote length %d, want %d", r.Len(), len(mem))
+			}
+			for _, tc := range []struct{ off, n int }{{0, 8}, {5, 1}, {4096, 70000}, {0, len(mem)}, {len(mem) - 3, 3}} {
+				src := payload(0, tc.off, tc.n)
+				if err := r.Put(tc.off, src); err != nil {
+					t.Fatalf("put %d at %d: %v", tc.n, tc.off, err)
+				}
+				if !bytes.Equal(mem[tc.off:tc.off+tc.n], src) {
+					t.Fatalf("put %d at %d: not in the peer's memory when Put returned", tc.n, tc.off)
+				}
+				if err := r.Flush(); err != nil {
+					t.Fatal(err)
+				}
+				copy(mem[tc.off:], payload(1, tc.off, tc.n))
+				dst := make([]byte, tc.n)
+				if err := r.Get(tc.off, dst); err != nil {
+					t.Fatalf("get %d at %d: %v", tc.n, tc.off, err)
+				}
+				if !bytes.Equal(dst, mem[tc.off:tc.off+tc.n]) {
+					t.Fatalf("get %d at %d: other bytes", tc.n, tc.off)
+				}
+			}
+			// Eight goroutines put and get their own 64 KiB at once.
+			var wg sync.WaitGroup
+			errs := make(chan error, 16)
+			for g := 0; g < 8; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					off := g << 16
+					src := payload(2, g, 1<<16)
+					for i := 0; i < 20; i++ {
+						if err := r.Put(off, src); err != nil {
+							errs <- err
+							return
+						}
+					}
+					dst := make([]byte, 1<<16)
+					if err := r.Get(off, dst); err != nil || !bytes.Equal(dst, src) {
+						errs <- fmt.Errorf("goroutine %d: get %v, same bytes %v", g, err, bytes.Equal(dst, src))
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatalf("goroutines: %v", err)
+			}
+			for _, bad := range []struct{ off, n int }{{-1, 4}, {len(mem) - 2, 3}, {len(mem) + 1, 1}} {
+				if err := r.Put(bad.off, make([]byte, bad.n)); err == nil || !strings.Contains(err.Error(), "outside") {
+					t.Errorf("put %d at %d: %v, want an out-of-range error", bad.n, bad.off, err)
+				}
+				if err := r.Get(bad.off, make([]byte, bad.n)); err == nil || !strings.Contains(err.Error(), "outside") {
+					t.Errorf("get %d at %d: %v, want an out-of-range error", bad.n, bad.off, err)
+				}
+			}
+			if _, live, _ := ts[0].regionStats(); live != 0 {
+				t.Errorf("%d local registrations left after the operations", live)
+			}
+			if s.localMR && ts[0].localRegs() == 0 {
+				t.Error("FI_MR_LOCAL: no source or destination was registered")
+			}
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Put(0, []byte{1}); err == nil {
+				t.Error("put through a closed remote: no error")
+			}
+			for _, key := range [][]byte{nil, e.Key()[:23], append(bytes.Clone(e.Key()[:8]), make([]byte, 16)...)} {
+				if _, err := ts[0].OpenRemote(1, key); err == nil {
+					t.Errorf("OpenRemote of a bad key %x: no error", key)
+				}
+			}
+			// The exposure stays until the transport closes, which
+			// releases it.
+			for _, tr := range ts {
+				tr.Close()
+			}
+			if len(ts[1].exposed) != 0 {
+				t.Errorf("after Close: %d exposures left", len(ts[1].exposed))
+			}
+			if err := e.Close(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// parseWinKey refuses keys that are not one of ExposeMemory's, whatever
+// the bytes.
+func FuzzParseWinKey(f *testing.F) {
+	f.Add(make([]byte, winKeySize))
+	f.Add([]byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, key []byte) {
+		raddr, n, _, err := parseWinKey(key)
+		if err == nil && (n <= 0 || raddr+uint64(n) < raddr || len(key) != winKeySize) {
+			t.Fatalf("key %x: %d bytes at %#x accepted", key, n, raddr)
+		}
+	})
+}
+
+// TestExposeHelper is the helper process of TestRemoteMemoryPeerKilled:
+// it exposes 64 MiB, prints its key and waits to be killed.
+func TestExposeHelper(t *testing.T) {
+	if os.Getenv("MPIGO_TEST_OFI_EXPOSE") == "" {
+		t.Skip("helper process only")
+	}
+	var peer []byte
+	tr, err := New(Config{Rank: 1, Size: 2, Handler: func(wire.Frame) {}, Addrs: func(int) ([]byte, error) { return peer, nil }})
+	if err != nil {
+		fmt.Println("ERR", err)
+		os.Exit(1)
+	}
+	fmt.Println(hex.EncodeToString(tr.Address()))
+	line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+	peer, _ = hex.DecodeString(strings.TrimSpace(line))
+	e, err := tr.ExposeMemory(make([]byte, 64<<20))
+	if err != nil {
+		fmt.Println("ERR", err)
+		os.Exit(1)
+	}
+	fmt.Println(hex.EncodeToString(e.Key()))
+	select {}
+}
+
+// A peer killed while this rank reads its memory ends the read with an
+// error that says the peer is lost (transport.ErrPeerLost), promptly, and
+// a later put fails the same way.
+func TestRemoteMemoryPeerKilled(t *testing.T) {
+	need(t)
+	cmd, in, lines, addr := startHelper(t, "TestExposeHelper", "MPIGO_TEST_OFI_EXPOSE=1", "FI_PROVIDER=tcp;ofi_rxm")
+	failed := make(chan error, 4)
+	tr, err := New(Config{Rank: 0, Size: 2, Handler: func(wire.Frame) {}, Provider: "tcp;ofi_rxm",
+		Addrs:       func(int) ([]byte, error) { return addr, nil },
+		OnPeerError: func(peer int, err error) { failed <- fmt.Errorf("peer %d: %w", peer, err) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if !tr.Writes() {
+		t.Skip("no remote writes")
+	}
+	fmt.Fprintln(in, hex.EncodeToString(tr.Address()))
+	line, err := lines.ReadString('\n')
+	key, kerr := hex.DecodeString(strings.TrimSpace(line))
+	if err != nil || kerr != nil {
+		t.Fatalf("helper said %q (%v)", line, err)
+	}
+	r, err := tr.OpenRemote(1, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A small get first: the helper's provider serves it from its
+	// progress goroutine.
+	if err := r.Get(0, make([]byte, 8)); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		for {
+			if err := r.Get(0, make([]byte, 64<<20)); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	// Killed while a read from it is under way.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		tr.wmu.Lock()
+		if len(tr.rreads) > 0 {
+			cmd.Process.Kill()
+			tr.wmu.Unlock()
+			break
+		}
+		tr.wmu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("no read from the helper under way within 10 s")
+		}
+	}
+	killed := time.Now()
+	select {
+	case err := <-done:
+		if !errors.Is(err, transport.ErrPeerLost) {
+			t.Fatalf("the read from a killed peer: %v, want transport.ErrPeerLost", err)
+		}
+		t.Logf("read ended %v after the kill: %v", time.Since(killed), err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the read from a killed peer did not end within 5 s")
+	}
+	select {
+	case <-failed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the peer's death was not reported within 5 s")
+	}
+	if err := r.Put(0, []byte{1}); !errors.Is(err, transport.ErrPeerLost) {
+		t.Errorf("a put to the killed peer: %v, want transport.ErrPeerLost", err)
+	}
+	if err := r.Flush(); !errors.Is(err, transport.ErrPeerLost) {
+		t.Errorf("a flush to the killed peer: %v, want transport.ErrPeerLost", err)
+	}
+	cmd.Wait()
+}
