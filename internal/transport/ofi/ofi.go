@@ -42,6 +42,7 @@ typedef struct {
 	struct fid_ep *ep;
 	int rma, virt, mrep, provkey;
 	int writes; // remote writes too (a window's puts)
+	int raw;    // a read is ordered after the writes before it to its target (FI_ORDER_RAW)
 	int manual; // the provider moves data only while its endpoint is progressed (FI_PROGRESS_MANUAL)
 	int local; // register buffers for local access (FI_MR_LOCAL)
 	int nreg;  // registrations for local access made (tests)
@@ -87,6 +88,35 @@ static int mg_getinfo(int rma, const char *prov, struct fi_info **out) {
 	return st;
 }
 
+// mg_again asks the provider, fabric and domain of i again, with the
+// hints of rma and inject; it returns what libfabric offers, or NULL.
+static struct fi_info *mg_again(int rma, size_t inject, struct fi_info *i) {
+	struct fi_info *h = mg_hints(rma, inject), *l = NULL;
+	if (!h) return NULL;
+	h->fabric_attr->prov_name = strdup(i->fabric_attr->prov_name);
+	if (i->fabric_attr->name) h->fabric_attr->name = strdup(i->fabric_attr->name);
+	if (i->domain_attr->name) h->domain_attr->name = strdup(i->domain_attr->name);
+	int st = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, h, &l);
+	fi_freeinfo(h);
+	if (st != 0 || !l) return NULL;
+	if (strcmp(l->fabric_attr->prov_name, i->fabric_attr->prov_name) != 0) {
+		fi_freeinfo(l);
+		return NULL;
+	}
+	return l;
+}
+
+// mg_ordered says whether the provider of info, which has remote writes,
+// orders a read after the writes before it to the same target
+// (FI_ORDER_RAW), which a window's flush needs to be a read. Only an
+// order it gives unasked is taken (rxm's): shm gives it when asked, but
+// its reads then wait for the target's progress instead of copying
+// through cross-memory attach (measured, docs/fabric.md), and asking
+// could turn libfabric's choice to another provider.
+static int mg_ordered(int rma, struct fi_info *info) {
+	return rma > 1 && (info->tx_attr->msg_order & FI_ORDER_RAW) != 0;
+}
+
 // mg_inject_more asks the provider of *info for a larger inject size
 // (MG_INJECT_WANT): a frame that fits goes out with fi_tinject, copied
 // by the provider, without a completion or a registered buffer. Providers
@@ -95,15 +125,9 @@ static int mg_getinfo(int rma, const char *prov, struct fi_info **out) {
 static void mg_inject_more(int rma, struct fi_info **info) {
 	struct fi_info *i = *info;
 	if (i->tx_attr->inject_size >= MG_INJECT_WANT) return;
-	struct fi_info *h = mg_hints(rma, MG_INJECT_WANT), *l = NULL;
-	if (!h) return;
-	h->fabric_attr->prov_name = strdup(i->fabric_attr->prov_name);
-	if (i->fabric_attr->name) h->fabric_attr->name = strdup(i->fabric_attr->name);
-	if (i->domain_attr->name) h->domain_attr->name = strdup(i->domain_attr->name);
-	int st = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, h, &l);
-	fi_freeinfo(h);
-	if (st != 0 || !l) return;
-	if (l->tx_attr->inject_size > i->tx_attr->inject_size && strcmp(l->fabric_attr->prov_name, i->fabric_attr->prov_name) == 0) {
+	struct fi_info *l = mg_again(rma, MG_INJECT_WANT, i);
+	if (!l) return;
+	if (l->tx_attr->inject_size > i->tx_attr->inject_size) {
 		fi_freeinfo(i);
 		*info = l;
 		return;
@@ -136,16 +160,15 @@ static int mg_init(mg_ofi **out, int norma, int local, const char *prov, const c
 	u->nextkey = 1;
 	if (pipe2(u->wake, O_NONBLOCK | O_CLOEXEC) != 0) { *what = "pipe2"; mg_free(u); return -FI_EIO; }
 	int st = -FI_ENODATA;
-	if (!norma) {
-		st = mg_getinfo(2, prov, &u->info);
-		if (st == 0) u->rma = 2;
-		else if ((st = mg_getinfo(1, prov, &u->info)) == 0) u->rma = 1;
+	for (int rma = 2; rma > 0 && !norma && st != 0; rma--) {
+		if ((st = mg_getinfo(rma, prov, &u->info)) == 0) u->rma = rma;
 	}
 	if (st != 0) st = mg_getinfo(0, prov, &u->info);
 	if (st != 0) { u->info = NULL; *what = "fi_getinfo (FI_EP_RDM, FI_TAGGED)"; mg_free(u); return st; }
 	mg_inject_more(u->rma, &u->info);
 	struct fi_info *i = u->info;
 	u->writes = u->rma > 1;
+	u->raw = mg_ordered(u->rma, i);
 	u->manual = i->domain_attr->data_progress != FI_PROGRESS_AUTO;
 	u->inject = i->tx_attr->inject_size;
 	if (u->inject && !(u->scratch = malloc(u->inject))) { *what = "malloc"; mg_free(u); return -FI_ENOMEM; }
@@ -333,9 +356,10 @@ static ssize_t mg_rread(mg_ofi *u, uintptr_t dst, size_t len, struct fid_mr *lmr
 
 // mg_rwrite writes len bytes at src (registered as lmr where the provider
 // wants local buffers registered, else lmr is NULL) to raddr of to; its
-// completion comes once they are in the peer's memory
-// (FI_DELIVERY_COMPLETE). ctx is the operation's context.
-static ssize_t mg_rwrite(mg_ofi *u, uintptr_t src, size_t len, struct fid_mr *lmr, fi_addr_t to, uint64_t raddr, uint64_t key, mg_buf *ctx) {
+// completion comes once src may be reused, or, if delivered, once they
+// are in the peer's memory (FI_DELIVERY_COMPLETE). ctx is the
+// operation's context.
+static ssize_t mg_rwrite(mg_ofi *u, uintptr_t src, size_t len, struct fid_mr *lmr, fi_addr_t to, uint64_t raddr, uint64_t key, mg_buf *ctx, int delivered) {
 	struct iovec iov = { (void *)src, len };
 	void *desc = lmr ? fi_mr_desc(lmr) : NULL;
 	struct fi_rma_iov rma = { raddr, len, key };
@@ -348,7 +372,7 @@ static ssize_t mg_rwrite(mg_ofi *u, uintptr_t src, size_t len, struct fid_mr *lm
 	m.rma_iov = &rma;
 	m.rma_iov_count = 1;
 	m.context = ctx;
-	return fi_writemsg(u->ep, &m, FI_DELIVERY_COMPLETE | FI_COMPLETION);
+	return fi_writemsg(u->ep, &m, (delivered ? FI_DELIVERY_COMPLETE : 0) | FI_COMPLETION);
 }
 
 // mg_cq reads up to MG_ENTS completions into u->ents. It returns how
@@ -635,6 +659,7 @@ type Transport struct {
 	prov   string
 	rma    bool
 	writes bool // remote writes too (RemoteMemory)
+	raw    bool // reads ordered after the writes before them (a window's Flush reads)
 	inject int  // the largest message that goes by fi_tinject
 	loop   *fabric.Loop
 	eps    fabric.Endpoints
@@ -711,7 +736,7 @@ func New(cfg Config) (*Transport, error) {
 		failed: make([]error, cfg.Size), rts: map[uint64]*rtsWait{}, readPeer: map[*item]int{}, stop: make(chan struct{}),
 		regions: map[uint64]*region{}, remotes: make([]map[uint64]remote, cfg.Size), rreads: map[*regionRead]bool{},
 		regionStall: make([]stallWatch, cfg.Size),
-		rma:         u.rma != 0, writes: u.writes != 0, prov: C.GoString(C.mg_prov(u)) + "/" + C.GoString(C.mg_dom(u))}
+		rma:         u.rma != 0, writes: u.writes != 0, raw: u.raw != 0, prov: C.GoString(C.mg_prov(u)) + "/" + C.GoString(C.mg_dom(u))}
 	t.addr = C.GoBytes(unsafe.Pointer(&u.name[0]), C.int(u.namelen))
 	t.inject = min(int(u.inject), bufSize)
 	t.loop = fabric.NewLoop(fabric.SpinFor(cfg.Spin), func() { C.mg_wake(t.u) })
@@ -2421,9 +2446,13 @@ func (t *Transport) postRMA(rr *regionRead, write bool, base uintptr, n int, rad
 			return errors.New("ofi: out of memory")
 		}
 		p, ra := C.uintptr_t(base+uintptr(o)), C.uint64_t(raddr+uint64(o))
+		delivered := C.int(0)
+		if !t.raw {
+			delivered = 1
+		}
 		err := t.retry(peer, func() C.ssize_t {
 			if write {
-				return C.mg_rwrite(t.u, p, C.size_t(k), rr.lmr, addr, ra, C.uint64_t(key), ctx)
+				return C.mg_rwrite(t.u, p, C.size_t(k), rr.lmr, addr, ra, C.uint64_t(key), ctx, delivered)
 			}
 			return C.mg_rread(t.u, p, C.size_t(k), rr.lmr, addr, ra, C.uint64_t(key), ctx)
 		})
