@@ -267,7 +267,7 @@ static int mg_desc(mg_ofi *u, mg_buf *b, void **desc) {
 	if (b->slab) { *desc = fi_mr_desc(b->slab); return 0; }
 	if (!b->lmr) {
 		u->nreg++;
-		int st = fi_mr_reg(u->dom, b->data, b->cap ? b->cap : 1, FI_SEND | FI_RECV | FI_READ, 0,
+		int st = fi_mr_reg(u->dom, b->data, b->cap ? b->cap : 1, FI_SEND | FI_RECV | FI_READ | FI_WRITE, 0,
 			u->provkey ? 0 : u->nextkey++, 0, &b->lmr, NULL);
 		if (st != 0) { b->lmr = NULL; return st; }
 		if (u->mrep) {
@@ -372,6 +372,26 @@ static ssize_t mg_rwrite(mg_ofi *u, uintptr_t src, size_t len, struct fid_mr *lm
 	m.rma_iov = &rma;
 	m.rma_iov_count = 1;
 	m.context = ctx;
+	return fi_writemsg(u->ep, &m, (delivered ? FI_DELIVERY_COMPLETE : 0) | FI_COMPLETION);
+}
+
+// mg_bwrite writes the first len bytes of b's data to raddr of to, as
+// mg_rwrite does; b is the operation's context.
+static ssize_t mg_bwrite(mg_ofi *u, mg_buf *b, size_t len, fi_addr_t to, uint64_t raddr, uint64_t key, int delivered) {
+	void *desc;
+	int st = mg_desc(u, b, &desc);
+	if (st != 0) return st;
+	struct iovec iov = { b->data, len };
+	struct fi_rma_iov rma = { raddr, len, key };
+	struct fi_msg_rma m;
+	memset(&m, 0, sizeof m);
+	m.msg_iov = &iov;
+	m.desc = &desc;
+	m.iov_count = 1;
+	m.addr = to;
+	m.rma_iov = &rma;
+	m.rma_iov_count = 1;
+	m.context = b;
 	return fi_writemsg(u->ep, &m, (delivered ? FI_DELIVERY_COMPLETE : 0) | FI_COMPLETION);
 }
 
@@ -2476,4 +2496,32 @@ func (t *Transport) endRMA(rr *regionRead) {
 		rr.lmr = nil
 		t.liveRegs--
 	}
+}
+
+// postCopied posts the write of a copy of src to raddr of rr's peer, from
+// a buffer of the transport's that the write's completion frees (each
+// completes rr's operation once, opRegion), so that src may be reused at
+// once. t.wmu is held.
+func (t *Transport) postCopied(rr *regionRead, src []byte, raddr, key uint64) error {
+	peer := rr.peer
+	b := C.mg_alloc(C.size_t(len(src)))
+	if b == nil {
+		return errors.New("ofi: out of memory")
+	}
+	copy(unsafe.Slice((*byte)(data(b)), len(src)), src)
+	delivered := C.int(0)
+	if !t.raw {
+		delivered = 1
+	}
+	addr := t.peers[peer].addr
+	err := t.retry(peer, func() C.ssize_t {
+		return C.mg_bwrite(t.u, b, C.size_t(len(src)), addr, C.uint64_t(raddr), C.uint64_t(key), delivered)
+	})
+	if err != nil {
+		C.mg_release(b)
+		return fmt.Errorf("ofi: %s rank %d: %w", rr.doing(), peer, err)
+	}
+	rr.left++
+	t.ops[unsafe.Pointer(b)] = &op{kind: opRegion, peer: peer, rr: rr, extra: true}
+	return nil
 }

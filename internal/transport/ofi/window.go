@@ -13,7 +13,10 @@ package ofi
 // the peer's provider serves them as its endpoint is progressed, by its
 // progress goroutine, without the peer's runtime.
 //
-// A Put returns when its source may be reused. Where the provider orders
+// A Put of at most copyMax bytes is copied into a buffer of the
+// transport's and returns at once (its write under way, up to maxCopied
+// of them per remote); a larger one returns when its source may be
+// reused. Flush waits for the writes under way. Where the provider orders
 // a read after the writes before it to the same target (FI_ORDER_RAW, as
 // rxm does over tcp and verbs), Flush is a read of one byte of
 // the peer's memory, which completes only after the puts before it are
@@ -60,7 +63,18 @@ type winRemote struct {
 	n          int
 	closed     bool        // guarded by t.wmu
 	unflushed  atomic.Bool // a Put since the last Flush (FI_ORDER_RAW)
+	// batch counts the copied puts under way since the last Flush, and
+	// keeps their first error; nil if none. Guarded by t.wmu.
+	batch *regionRead
 }
+
+const (
+	// copyMax is the largest Put that is copied and not waited for.
+	copyMax = 64 << 10
+	// maxCopied bounds the copied puts under way towards one remote (16
+	// MiB at copyMax): a Put beyond waits for some to complete.
+	maxCopied = 256
+)
 
 // Writes reports whether the provider took remote writes as well as
 // reads: the windows' road needs both.
@@ -202,10 +216,45 @@ func (r *winRemote) Len() int { return r.n }
 // Put writes src at off of the peer's memory and returns once the bytes
 // are there.
 func (r *winRemote) Put(off int, src []byte) error {
-	if r.t.raw && len(src) > 0 {
+	if len(src) == 0 {
+		return nil
+	}
+	if r.t.raw {
 		r.unflushed.Store(true)
 	}
-	return r.op(true, off, src)
+	if len(src) > copyMax || off < 0 || off > r.n || len(src) > r.n-off {
+		return r.op(true, off, src)
+	}
+	t, peer := r.t, r.peer
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	for {
+		if r.closed {
+			return fmt.Errorf("ofi: writing into the window memory of rank %d: its remote memory was closed", peer)
+		}
+		if err := t.check(peer); err != nil {
+			return t.lost(peer, err)
+		}
+		if r.batch == nil || r.batch.left < maxCopied {
+			break
+		}
+		// Too many under way: progress until some complete.
+		t.poll()
+		t.wmu.Unlock()
+		runtime.Gosched()
+		t.wmu.Lock()
+	}
+	b := r.batch
+	if b == nil {
+		b = &regionRead{peer: peer, what: "writing into the window memory of"}
+		r.batch = b
+		t.rreads[b] = true
+	}
+	err := t.postCopied(b, src, r.raddr+uint64(off), r.key)
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	return t.lost(peer, err)
 }
 
 // Get reads the peer's memory at off into dst.
@@ -213,21 +262,48 @@ func (r *winRemote) Get(off int, dst []byte) error { return r.op(false, off, dst
 
 // Flush returns once every Put before it is in the peer's memory: after
 // a read of one byte, ordered after them, where the provider orders
-// reads so; else at once (each Put waited for its bytes to be there),
-// unless the peer is lost.
+// reads so, and once the copied puts under way have completed (each
+// delivered where it does not). It returns the first error of those
+// puts.
 func (r *winRemote) Flush() error {
-	t := r.t
+	t, peer := r.t, r.peer
+	var err error
 	if t.raw && r.unflushed.Swap(false) {
-		var b [1]byte
-		return r.op(false, 0, b[:])
+		var one [1]byte
+		err = r.op(false, 0, one[:])
 	}
 	t.wmu.Lock()
-	defer t.wmu.Unlock()
-	return t.lost(r.peer, t.check(r.peer))
+	b := r.batch
+	r.batch = nil
+	if b == nil {
+		if err == nil {
+			err = t.lost(peer, t.check(peer))
+		}
+		t.wmu.Unlock()
+		return err
+	}
+	t.wmu.Unlock()
+	if t.awaitRegion(peer, b) {
+		// Every write of b has completed (or the endpoint is closed).
+		delete(t.rreads, b)
+	}
+	if err == nil {
+		err = t.lost(peer, b.err)
+	}
+	t.wmu.Unlock()
+	return err
 }
 
-// Close forgets the key; later operations through r fail.
+// Close waits for the copied puts under way (as Flush does, its error
+// dropped: the window closing has flushed what it needed) and forgets
+// the key; later operations through r fail.
 func (r *winRemote) Close() error {
+	r.t.wmu.Lock()
+	busy := r.batch != nil && !r.closed
+	r.t.wmu.Unlock()
+	if busy {
+		_ = r.Flush()
+	}
 	r.t.wmu.Lock()
 	r.closed = true
 	r.t.wmu.Unlock()

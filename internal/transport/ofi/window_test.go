@@ -93,6 +93,10 @@ func TestRemoteMemory(t *testing.T) {
 							return
 						}
 					}
+					if err := r.Flush(); err != nil {
+						errs <- err
+						return
+					}
 					dst := make([]byte, 1<<16)
 					if err := r.Get(off, dst); err != nil || !bytes.Equal(dst, src) {
 						errs <- fmt.Errorf("goroutine %d: get %v, same bytes %v", g, err, bytes.Equal(dst, src))
