@@ -9,7 +9,8 @@ import (
 )
 
 // Windows between nodes over a fabric that reaches a peer's memory
-// itself (transport.RemoteMemory: UCX's puts and gets). Each rank whose
+// itself (transport.RemoteMemory: UCX's puts and gets, libfabric's
+// writes and reads). Each rank whose
 // transport to some member of the window offers it exposes its part when
 // the window is made, and the ranks exchange the keys; an origin then
 // puts and gets towards such a target through the fabric, with no
@@ -23,10 +24,10 @@ import (
 // order and targets with nothing to expose keep the message road.
 //
 // The road is taken by default only towards targets the fabric reaches
-// directly (an RDMA device, or shared memory), not where its puts and
-// gets run over a socket (UCX's tcp): there, measured between two network
-// namespaces, a put and its flush took 30-55 µs against 20-21 by message
-// (docs/fabric.md). MPIGO_FABRIC_RMA=1 takes it towards every target the
+// directly (an RDMA device, or UCX's shared memory), not where its puts
+// and gets run over a socket (UCX's tcp, libfabric's tcp) or wait for the
+// target's progress (libfabric's shm): there, measured, an 8-byte put and
+// its flush took longer than by message (docs/fabric.md). MPIGO_FABRIC_RMA=1 takes it towards every target the
 // fabric reaches, MPIGO_FABRIC_RMA=0 towards none.
 
 // When the road is taken (Config's fabricRMA, MPIGO_FABRIC_RMA).
