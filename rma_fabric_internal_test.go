@@ -1,3 +1,5 @@
+//go:build cgo && (mpigo_ucx || mpigo_ofi)
+
 package mpi
 
 import (

@@ -354,14 +354,12 @@ static ssize_t mg_rread(mg_ofi *u, uintptr_t dst, size_t len, struct fid_mr *lmr
 	return fi_read(u->ep, (void *)dst, len, lmr ? fi_mr_desc(lmr) : NULL, from, raddr, key, ctx);
 }
 
-// mg_rwrite writes len bytes at src (registered as lmr where the provider
-// wants local buffers registered, else lmr is NULL) to raddr of to; its
-// completion comes once src may be reused, or, if delivered, once they
-// are in the peer's memory (FI_DELIVERY_COMPLETE). ctx is the
-// operation's context.
-static ssize_t mg_rwrite(mg_ofi *u, uintptr_t src, size_t len, struct fid_mr *lmr, fi_addr_t to, uint64_t raddr, uint64_t key, mg_buf *ctx, int delivered) {
-	struct iovec iov = { (void *)src, len };
-	void *desc = lmr ? fi_mr_desc(lmr) : NULL;
+// mg_write writes len bytes at src (desc its local descriptor, or NULL)
+// to raddr of to; its completion comes once src may be reused, or, if
+// delivered, once they are in the peer's memory (FI_DELIVERY_COMPLETE).
+// ctx is the operation's context.
+static ssize_t mg_write(mg_ofi *u, void *src, size_t len, void *desc, fi_addr_t to, uint64_t raddr, uint64_t key, void *ctx, int delivered) {
+	struct iovec iov = { src, len };
 	struct fi_rma_iov rma = { raddr, len, key };
 	struct fi_msg_rma m;
 	memset(&m, 0, sizeof m);
@@ -375,24 +373,20 @@ static ssize_t mg_rwrite(mg_ofi *u, uintptr_t src, size_t len, struct fid_mr *lm
 	return fi_writemsg(u->ep, &m, (delivered ? FI_DELIVERY_COMPLETE : 0) | FI_COMPLETION);
 }
 
-// mg_bwrite writes the first len bytes of b's data to raddr of to, as
-// mg_rwrite does; b is the operation's context.
+// mg_rwrite writes len bytes at src, memory of the caller's (registered
+// as lmr where the provider wants local buffers registered, else lmr is
+// NULL), as mg_write does.
+static ssize_t mg_rwrite(mg_ofi *u, uintptr_t src, size_t len, struct fid_mr *lmr, fi_addr_t to, uint64_t raddr, uint64_t key, mg_buf *ctx, int delivered) {
+	return mg_write(u, (void *)src, len, lmr ? fi_mr_desc(lmr) : NULL, to, raddr, key, ctx, delivered);
+}
+
+// mg_bwrite writes the first len bytes of b's data, as mg_write does; b
+// is the operation's context.
 static ssize_t mg_bwrite(mg_ofi *u, mg_buf *b, size_t len, fi_addr_t to, uint64_t raddr, uint64_t key, int delivered) {
 	void *desc;
 	int st = mg_desc(u, b, &desc);
 	if (st != 0) return st;
-	struct iovec iov = { b->data, len };
-	struct fi_rma_iov rma = { raddr, len, key };
-	struct fi_msg_rma m;
-	memset(&m, 0, sizeof m);
-	m.msg_iov = &iov;
-	m.desc = &desc;
-	m.iov_count = 1;
-	m.addr = to;
-	m.rma_iov = &rma;
-	m.rma_iov_count = 1;
-	m.context = b;
-	return fi_writemsg(u->ep, &m, (delivered ? FI_DELIVERY_COMPLETE : 0) | FI_COMPLETION);
+	return mg_write(u, b->data, len, desc, to, raddr, key, b, delivered);
 }
 
 // mg_cq reads up to MG_ENTS completions into u->ents. It returns how

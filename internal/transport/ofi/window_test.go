@@ -10,22 +10,22 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mpigo/mpi/internal/transport"
+	"github.com/mpigo/mpi/internal/transport/fabric/memtest"
 	"github.com/mpigo/mpi/internal/wire"
 )
 
 // A rank's exposed memory, written and read by its peer with the
-// provider's writes and reads: puts at offsets, in the memory after
-// Flush (a read ordered after them, or nothing where each Put waited); gets of what the owner wrote; many goroutines at once;
-// out-of-range access refused before the provider sees it; a closed
-// remote refused; local registrations of the sources and destinations
-// closed when their operation is over (FI_MR_LOCAL); and Close of the
-// transport releasing what is still exposed. A provider without remote
-// reads exposes nothing; none of this machine's reaches memory directly.
+// provider's writes and reads (memtest.Exercise: puts, in the memory
+// after Flush; gets; goroutines; bad ranges; a closed remote), over every
+// setup; local registrations of the sources and destinations closed when
+// their operation is over (FI_MR_LOCAL); bad keys refused; and Close of
+// the transport releasing what is still exposed. A provider without
+// remote writes exposes nothing; none of this machine's reaches memory
+// directly.
 func TestRemoteMemory(t *testing.T) {
 	need(t)
 	for _, s := range setups {
@@ -46,87 +46,12 @@ func TestRemoteMemory(t *testing.T) {
 			if ts[0].DirectMemory(1) {
 				t.Errorf("DirectMemory over %s", s.prov)
 			}
-			mem := make([]byte, 1<<20+3)
-			e, err := ts[1].ExposeMemory(mem)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := ts[0].OpenRemote(1, e.Key())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.Len() != len(mem) {
-				t.Fatalf("remote length %d, want %d", r.Len(), len(mem))
-			}
-			for _, tc := range []struct{ off, n int }{{0, 8}, {5, 1}, {4096, 70000}, {0, len(mem)}, {len(mem) - 3, 3}} {
-				src := payload(0, tc.off, tc.n)
-				if err := r.Put(tc.off, src); err != nil {
-					t.Fatalf("put %d at %d: %v", tc.n, tc.off, err)
-				}
-				if err := r.Flush(); err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(mem[tc.off:tc.off+tc.n], src) {
-					t.Fatalf("put %d at %d: not in the peer's memory after Flush", tc.n, tc.off)
-				}
-				copy(mem[tc.off:], payload(1, tc.off, tc.n))
-				dst := make([]byte, tc.n)
-				if err := r.Get(tc.off, dst); err != nil {
-					t.Fatalf("get %d at %d: %v", tc.n, tc.off, err)
-				}
-				if !bytes.Equal(dst, mem[tc.off:tc.off+tc.n]) {
-					t.Fatalf("get %d at %d: other bytes", tc.n, tc.off)
-				}
-			}
-			// Eight goroutines put and get their own 64 KiB at once.
-			var wg sync.WaitGroup
-			errs := make(chan error, 16)
-			for g := 0; g < 8; g++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					off := g << 16
-					src := payload(2, g, 1<<16)
-					for i := 0; i < 20; i++ {
-						if err := r.Put(off, src); err != nil {
-							errs <- err
-							return
-						}
-					}
-					if err := r.Flush(); err != nil {
-						errs <- err
-						return
-					}
-					dst := make([]byte, 1<<16)
-					if err := r.Get(off, dst); err != nil || !bytes.Equal(dst, src) {
-						errs <- fmt.Errorf("goroutine %d: get %v, same bytes %v", g, err, bytes.Equal(dst, src))
-					}
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Fatalf("goroutines: %v", err)
-			}
-			for _, bad := range []struct{ off, n int }{{-1, 4}, {len(mem) - 2, 3}, {len(mem) + 1, 1}} {
-				if err := r.Put(bad.off, make([]byte, bad.n)); err == nil || !strings.Contains(err.Error(), "outside") {
-					t.Errorf("put %d at %d: %v, want an out-of-range error", bad.n, bad.off, err)
-				}
-				if err := r.Get(bad.off, make([]byte, bad.n)); err == nil || !strings.Contains(err.Error(), "outside") {
-					t.Errorf("get %d at %d: %v, want an out-of-range error", bad.n, bad.off, err)
-				}
-			}
+			e := memtest.Exercise(t, ts[1], ts[0], 1)
 			if _, live, _ := ts[0].regionStats(); live != 0 {
 				t.Errorf("%d local registrations left after the operations", live)
 			}
 			if s.localMR && ts[0].localRegs() == 0 {
 				t.Error("FI_MR_LOCAL: no source or destination was registered")
-			}
-			if err := r.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if err := r.Put(0, []byte{1}); err == nil {
-				t.Error("put through a closed remote: no error")
 			}
 			for _, key := range [][]byte{nil, e.Key()[:23], append(bytes.Clone(e.Key()[:8]), make([]byte, 16)...)} {
 				if _, err := ts[0].OpenRemote(1, key); err == nil {
