@@ -29,12 +29,16 @@ func TestRunOutputHeldByOrphan(t *testing.T) {
 	if err := os.WriteFile(agent, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Rank 1 fails only once rank 0 has said its line (the file), so
+	// that the launcher does not stop rank 0 before it runs (seen once
+	// in CI under load).
+	said := filepath.Join(t.TempDir(), "rank0-said")
 	for _, tc := range []struct {
 		name, prog string
 		code       int
 	}{
 		{"success", `echo "rank $MPIGO_RANK done"`, 0},
-		{"a rank fails", `echo "rank $MPIGO_RANK done"; if [ "$MPIGO_RANK" = 1 ]; then exit 3; fi; sleep 30`, 3},
+		{"a rank fails", `echo "rank $MPIGO_RANK done"; if [ "$MPIGO_RANK" = 1 ]; then while [ ! -e ` + said + ` ]; do sleep 0.01; done; exit 3; fi; touch ` + said + `; sleep 30`, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
