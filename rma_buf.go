@@ -457,11 +457,13 @@ func (w *Window[T]) run(c *lowCall, async bool) (*Request, error) {
 		return nil, nil
 	}
 	if rm := w.remote(c.target); rm != nil && (c.kind == reqPutV || c.kind == reqGetV) {
+		base := int64(c.disp) * int64(w.esize)
+		size := int64(w.sizes[c.target]) * int64(w.esize)
 		if off, n, ok := c.d.run(); ok {
 			// One run of bytes at the target: through the fabric
 			// (rma_fabric.go).
-			off += int64(c.disp) * int64(w.esize)
-			if size := int64(w.sizes[c.target]) * int64(w.esize); off < 0 || off > size || n > size-off {
+			off += base
+			if off < 0 || off > size || n > size-off {
 				return nil, w.errorf(c.name, ErrRMARange, c.target, "bytes %d to %d lie outside target %d's window of %d bytes", off, off+n, c.target, size)
 			}
 			if c.kind == reqPutV {
@@ -474,6 +476,21 @@ func (w *Window[T]) run(c *lowCall, async bool) (*Request, error) {
 				c.done()
 			}
 			return nil, nil
+		}
+		if lo, hi, ok := c.d.span(); ok && base+lo >= 0 && base+hi <= size {
+			if runs, ok := fabRuns(&c.d, base); ok {
+				// Several runs, long enough: one operation each.
+				if c.kind == reqPutV {
+					return nil, w.fabPutRuns(c.name, rm, c.target, runs, c.in)
+				}
+				if err := w.fabGetRuns(c.name, rm, c.target, runs, c.out); err != nil {
+					return nil, err
+				}
+				if c.done != nil {
+					c.done()
+				}
+				return nil, nil
+			}
 		}
 	}
 	if c.op != nil && c.op.user != nil {

@@ -17,7 +17,8 @@ import (
 // message to the target's runtime (on an RDMA device, without its CPU).
 // Everything else travels by message as before: accumulates (their
 // atomicity is the target's, element by element, whichever origin they
-// come from), locks, epochs and their notices. What ends an epoch first
+// come from), locks, epochs and their notices; so do target layouts of
+// many small runs (fabRuns). What ends an epoch first
 // completes the fabric's puts (Flush, Unlock, Fence, Complete, Free), and
 // only then sends its message or meets, so the target sees them when the
 // epoch's end says it should. Dynamic windows, targets of another byte
@@ -121,6 +122,52 @@ func (w *Window[T]) fabPut(op string, rm transport.Remote, target, off int, b []
 // fabGet reads target's part at byte off into b through the fabric.
 func (w *Window[T]) fabGet(op string, rm transport.Remote, target, off int, b []byte) error {
 	if err := rm.Get(off, b); err != nil {
+		return w.fabFailed(op, target, err)
+	}
+	return nil
+}
+
+// A target layout of several runs of bytes goes through the fabric, one
+// operation per run (Remote.PutRuns, GetRuns: all under way at once),
+// when it has at most fabMaxRuns runs of fabMinRun bytes or more on
+// average; else by message, one message for them all, which costs less
+// than many small operations (docs/fabric.md, measured).
+var (
+	fabMaxRuns       = 1024
+	fabMinRun  int64 = 1024
+)
+
+// fabRuns returns the runs at the target of the values d describes, the
+// first value at byte base, if the fabric should carry them (fabMaxRuns,
+// fabMinRun).
+func fabRuns(d *vdesc, base int64) ([]transport.Run, bool) {
+	nr := d.count * int64(len(d.segs))
+	if nr == 0 || nr > int64(fabMaxRuns) || d.bytes()/nr < fabMinRun {
+		return nil, false
+	}
+	runs := make([]transport.Run, 0, nr)
+	for k := int64(0); k < d.count; k++ {
+		for _, sg := range d.segs {
+			if sg.Len > 0 {
+				runs = append(runs, transport.Run{Off: int(base + k*d.ext + sg.Off), Len: int(sg.Len)})
+			}
+		}
+	}
+	return runs, true
+}
+
+// fabPutRuns writes b into runs of target's part through the fabric.
+func (w *Window[T]) fabPutRuns(op string, rm transport.Remote, target int, runs []transport.Run, b []byte) error {
+	w.fab.pend[target].Store(true)
+	if err := rm.PutRuns(runs, b); err != nil {
+		return w.fabFailed(op, target, err)
+	}
+	return nil
+}
+
+// fabGetRuns reads runs of target's part into b through the fabric.
+func (w *Window[T]) fabGetRuns(op string, rm transport.Remote, target int, runs []transport.Run, b []byte) error {
+	if err := rm.GetRuns(runs, b); err != nil {
 		return w.fabFailed(op, target, err)
 	}
 	return nil

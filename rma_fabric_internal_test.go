@@ -3,6 +3,8 @@
 package mpi
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"time"
 )
@@ -16,7 +18,7 @@ import (
 // message.
 func fabricRMAJob(off bool) func(c *Comm) error {
 	return func(c *Comm) error {
-		w, err := NewWindow[int64](c, 1024)
+		w, err := NewWindow[int64](c, 2048)
 		if err != nil {
 			return err
 		}
@@ -42,10 +44,26 @@ func fabricRMAJob(off bool) func(c *Comm) error {
 			if v := w.Local()[600]; v != 77 {
 				return fmt.Errorf("low-level put: %d, want 77", v)
 			}
-			if !off && w.applied.Load() != 5 {
-				// Lock, the two accumulates, the Flush after them
-				// and Unlock; no put or get by message.
-				return fmt.Errorf("the target's server applied %d requests, want 5", w.applied.Load())
+			for i, v := range w.Local()[1100:1640] {
+				want := int64(0)
+				switch {
+				case i < 128:
+					want = int64(7 + i)
+				case i >= 256 && i < 384:
+					want = int64(7 + i - 128)
+				case i >= 512 && i < 540 && i%2 == 0:
+					want = -int64(i)
+				}
+				if v != want {
+					return fmt.Errorf("element %d after the strided puts: %d, want %d", 1100+i, v, want)
+				}
+			}
+			if !off && w.applied.Load() != 8 {
+				// Lock, the two accumulates and the Flush after
+				// them, the strided put of short runs, the Flush
+				// after it and its get, and Unlock; no other put or
+				// get by message.
+				return fmt.Errorf("the target's server applied %d requests, want 8", w.applied.Load())
 			}
 			return w.Free()
 		}
@@ -92,7 +110,15 @@ func fabricRMAJob(off bool) func(c *Comm) error {
 		if err := w.GetBuf(rb, 1, Int64, 1, 600, 1, Int64); err != nil || rb[0] != 77 {
 			return fmt.Errorf("low-level get: %v %v", rb, err)
 		}
-		if err := w.Put([]int64{1}, 1, 1024); err == nil {
+		// A target layout of two runs of 1 KiB goes through the fabric,
+		// one of fourteen runs of 8 bytes by message (fabRuns).
+		if err := stridedRMA(w, 1100, 2, 128, 256, func(i int) int64 { return int64(7 + i) }); err != nil {
+			return err
+		}
+		if err := stridedRMA(w, 1612, 14, 1, 2, func(i int) int64 { return -int64(512 + 2*i) }); err != nil {
+			return err
+		}
+		if err := w.Put([]int64{1}, 1, 2048); err == nil {
 			return fmt.Errorf("a put past the window: no error")
 		}
 		if err := w.Unlock(1); err != nil {
@@ -103,4 +129,36 @@ func fabricRMAJob(off bool) func(c *Comm) error {
 		}
 		return w.Free()
 	}
+}
+
+// stridedRMA puts count blocks of blocklen int64 values, stride apart,
+// at disp of rank 1's part of w (value i of the packed data is val(i)),
+// flushes, and gets them back.
+func stridedRMA(w *Window[int64], disp, count, blocklen, stride int, val func(int) int64) error {
+	vt, err := NewVector(count, blocklen, stride, Int64)
+	if err != nil {
+		return err
+	}
+	if err := vt.Commit(); err != nil {
+		return err
+	}
+	n := count * blocklen
+	b := make([]byte, 8*n)
+	for i := 0; i < n; i++ {
+		binary.NativeEndian.PutUint64(b[8*i:], uint64(val(i)))
+	}
+	if err := w.PutBuf(b, n, Int64, 1, disp, 1, vt); err != nil {
+		return err
+	}
+	if err := w.Flush(1); err != nil {
+		return err
+	}
+	got := make([]byte, len(b))
+	if err := w.GetBuf(got, n, Int64, 1, disp, 1, vt); err != nil {
+		return err
+	}
+	if !bytes.Equal(got, b) {
+		return fmt.Errorf("strided get of %d blocks of %d: other values than were put", count, blocklen)
+	}
+	return nil
 }

@@ -42,3 +42,66 @@ func TestFabricRMA(t *testing.T) {
 		})
 	}
 }
+
+// The cost of a strided PutBuf and Flush, and of a strided GetBuf, of 64
+// KiB in blocks of 8 bytes to 16 KiB, through UCX's puts and gets one per
+// run (fabRuns) and by message, between two goroutine ranks over UCX's
+// shared memory: what fabMinRun is set from.
+func BenchmarkFabricRuns(b *testing.B) {
+	cfg := ucxConfig(&testing.T{}, "posix,cma,self")
+	cfg.fabricRMA = rmaAlways
+	defer func(n int64) { fabMinRun = n }(fabMinRun)
+	for _, block := range []int{8, 64, 256, 1024, 4096, 16384} {
+		for _, road := range []string{"fabric", "message"} {
+			b.Run(fmt.Sprintf("%dB/%s", block, road), func(b *testing.B) {
+				fabMinRun = 0
+				if road == "message" {
+					fabMinRun = 1 << 40
+				}
+				blocks, bl := 65536/block, block/8
+				err := RunConfig(2, cfg, func(c *Comm) error {
+					w, err := NewWindow[int64](c, 2*65536/8)
+					if err != nil {
+						return err
+					}
+					if c.Rank() == 0 {
+						vt, err := NewVector(blocks, bl, 2*bl, Int64)
+						if err != nil {
+							return err
+						}
+						if err := vt.Commit(); err != nil {
+							return err
+						}
+						if err := w.Lock(1, false); err != nil {
+							return err
+						}
+						buf := make([]byte, 65536)
+						b.ResetTimer()
+						for i := 0; i < b.N; i++ {
+							if err := w.PutBuf(buf, 65536/8, Int64, 1, 0, 1, vt); err != nil {
+								return err
+							}
+							if err := w.Flush(1); err != nil {
+								return err
+							}
+							if err := w.GetBuf(buf, 65536/8, Int64, 1, 0, 1, vt); err != nil {
+								return err
+							}
+						}
+						b.StopTimer()
+						if err := w.Unlock(1); err != nil {
+							return err
+						}
+					}
+					if err := Barrier(c); err != nil {
+						return err
+					}
+					return w.Free()
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package transport
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // One-sided communication (windows) needs to know how an origin can reach
 // a target's memory. These optional interfaces say it; a transport that
@@ -59,11 +62,40 @@ type Remote interface {
 	// Get reads len(dst) bytes at byte off of the peer's memory into dst
 	// and returns when dst holds them.
 	Get(off int, dst []byte) error
+	// PutRuns writes src into runs of the peer's memory, in order (src
+	// holds their bytes one after the other), as Put does each.
+	PutRuns(runs []Run, src []byte) error
+	// GetRuns reads runs of the peer's memory, in order, into dst, one
+	// after the other, and returns when dst holds them.
+	GetRuns(runs []Run, dst []byte) error
 	// Flush returns when every Put before it is complete in the peer's
 	// memory.
 	Flush() error
 	// Close releases what the transport holds for the remote memory.
 	Close() error
+}
+
+// Run is a run of bytes of a peer's exposed memory: Len bytes at Off.
+type Run struct{ Off, Len int }
+
+// CheckRuns says why runs cannot move n bytes to or from remote memory of
+// size bytes: a run that lies outside it, or lengths that do not add up
+// to n.
+func CheckRuns(runs []Run, n, size int) error {
+	total := 0
+	for _, r := range runs {
+		if r.Off < 0 || r.Len < 0 || r.Off > size || r.Len > size-r.Off {
+			return fmt.Errorf("bytes %d to %d lie outside the %d bytes exposed", r.Off, r.Off+r.Len, size)
+		}
+		total += r.Len
+		if total > n {
+			break
+		}
+	}
+	if total != n {
+		return fmt.Errorf("runs of %d bytes or more for a buffer of %d", total, n)
+	}
+	return nil
 }
 
 // ErrPeerLost is in the chain of a transport's error for an operation

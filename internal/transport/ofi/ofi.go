@@ -487,6 +487,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/mpigo/mpi/internal/transport"
 	"github.com/mpigo/mpi/internal/transport/fabric"
 	"github.com/mpigo/mpi/internal/wire"
 )
@@ -2282,7 +2283,7 @@ func (t *Transport) beginRead(peer int, token uint64, off int, dst []byte, done 
 	rr := &regionRead{peer: peer, token: token, done: done}
 	rr.pin.Pin(&dst[0])
 	t.rreads[rr] = true
-	err := t.postRMA(rr, false, uintptr(unsafe.Pointer(&dst[0])), len(dst), rm.raddr+uint64(off), rm.key)
+	err := t.postRMA(rr, false, uintptr(unsafe.Pointer(&dst[0])), len(dst), rm.raddr+uint64(off), rm.key, nil)
 	if err != nil && rr.err == nil {
 		rr.err = err
 	}
@@ -2435,11 +2436,12 @@ func unregister(mr unsafe.Pointer) { C.mg_unreg((*C.struct_fid_mr)(mr)) }
 
 // postRMA posts the writes of the n bytes at base to raddr of rr's peer
 // (write), or the reads of them into base, in pieces of at most maxRead
-// bytes, each completing rr's operation once (opRegion); the memory at
-// base is registered for local access first where the provider wants
-// that. It returns why not all could be posted (rr.left counts those
-// that were); t.wmu is held.
-func (t *Transport) postRMA(rr *regionRead, write bool, base uintptr, n int, raddr, key uint64) error {
+// bytes, each completing rr's operation once (opRegion); with runs, the
+// bytes go to (or come from) those runs at raddr, one after the other.
+// The memory at base is registered for local access first where the
+// provider wants that. It returns why not all could be posted (rr.left
+// counts those that were); t.wmu is held.
+func (t *Transport) postRMA(rr *regionRead, write bool, base uintptr, n int, raddr, key uint64, runs []transport.Run) error {
 	peer := rr.peer
 	w := C.int(0)
 	if write {
@@ -2452,30 +2454,37 @@ func (t *Transport) postRMA(rr *regionRead, write bool, base uintptr, n int, rad
 		}
 		t.liveRegs++
 	}
+	if runs == nil {
+		runs = []transport.Run{{Off: 0, Len: n}}
+	}
 	addr := t.peers[peer].addr
-	for o := 0; o < n; o += maxRead {
-		k := min(n-o, maxRead)
-		ctx := C.mg_alloc(0)
-		if ctx == nil {
-			return errors.New("ofi: out of memory")
-		}
-		p, ra := C.uintptr_t(base+uintptr(o)), C.uint64_t(raddr+uint64(o))
-		delivered := C.int(0)
-		if !t.raw {
-			delivered = 1
-		}
-		err := t.retry(peer, func() C.ssize_t {
-			if write {
-				return C.mg_rwrite(t.u, p, C.size_t(k), rr.lmr, addr, ra, C.uint64_t(key), ctx, delivered)
+	delivered := C.int(0)
+	if !t.raw {
+		delivered = 1
+	}
+	pos := 0
+	for _, run := range runs {
+		for o := 0; o < run.Len; o += maxRead {
+			k := min(run.Len-o, maxRead)
+			ctx := C.mg_alloc(0)
+			if ctx == nil {
+				return errors.New("ofi: out of memory")
 			}
-			return C.mg_rread(t.u, p, C.size_t(k), rr.lmr, addr, ra, C.uint64_t(key), ctx)
-		})
-		if err != nil {
-			C.mg_release(ctx)
-			return fmt.Errorf("ofi: %s rank %d: %w", rr.doing(), peer, err)
+			p, ra := C.uintptr_t(base+uintptr(pos+o)), C.uint64_t(raddr+uint64(run.Off+o))
+			err := t.retry(peer, func() C.ssize_t {
+				if write {
+					return C.mg_rwrite(t.u, p, C.size_t(k), rr.lmr, addr, ra, C.uint64_t(key), ctx, delivered)
+				}
+				return C.mg_rread(t.u, p, C.size_t(k), rr.lmr, addr, ra, C.uint64_t(key), ctx)
+			})
+			if err != nil {
+				C.mg_release(ctx)
+				return fmt.Errorf("ofi: %s rank %d: %w", rr.doing(), peer, err)
+			}
+			rr.left++
+			t.ops[unsafe.Pointer(ctx)] = &op{kind: opRegion, peer: peer, rr: rr, extra: true}
 		}
-		rr.left++
-		t.ops[unsafe.Pointer(ctx)] = &op{kind: opRegion, peer: peer, rr: rr, extra: true}
+		pos += run.Len
 	}
 	return nil
 }

@@ -311,15 +311,61 @@ func (r *winRemote) Close() error {
 }
 
 // op writes b into the peer's memory at off (write) or reads it into b,
-// in pieces of at most maxRead bytes, and waits for the provider to
-// complete them as a read of a region is waited for (awaitRegion: keep-
-// alives, and an end when the peer is gone).
+// as opRuns does for one run.
 func (r *winRemote) op(write bool, off int, b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
 	if off < 0 || off > r.n || len(b) > r.n-off {
 		return fmt.Errorf("ofi: bytes %d to %d lie outside the %d bytes rank %d exposed", off, off+len(b), r.n, r.peer)
+	}
+	return r.opRuns(write, []transport.Run{{Off: off, Len: len(b)}}, b)
+}
+
+// PutRuns writes src into runs of the peer's memory: each run a copied
+// Put where every run is at most copyMax bytes, else all written in place
+// and waited for together.
+func (r *winRemote) PutRuns(runs []transport.Run, src []byte) error {
+	if err := transport.CheckRuns(runs, len(src), r.n); err != nil {
+		return fmt.Errorf("ofi: writing into the window memory of rank %d: %w", r.peer, err)
+	}
+	small := true
+	for _, run := range runs {
+		small = small && run.Len <= copyMax
+	}
+	if !small {
+		if r.t.raw {
+			r.unflushed.Store(true)
+		}
+		return r.opRuns(true, runs, src)
+	}
+	pos := 0
+	for _, run := range runs {
+		if err := r.Put(run.Off, src[pos:pos+run.Len]); err != nil {
+			return err
+		}
+		pos += run.Len
+	}
+	return nil
+}
+
+// GetRuns reads runs of the peer's memory into dst, the reads all under
+// way before it waits for them.
+func (r *winRemote) GetRuns(runs []transport.Run, dst []byte) error {
+	if err := transport.CheckRuns(runs, len(dst), r.n); err != nil {
+		return fmt.Errorf("ofi: reading the window memory of rank %d: %w", r.peer, err)
+	}
+	return r.opRuns(false, runs, dst)
+}
+
+// opRuns writes b into runs of the peer's memory (write) or reads them
+// into b, in pieces of at most maxRead bytes, and waits for the provider
+// to complete them as a read of a region is waited for (awaitRegion:
+// keep-alives, and an end when the peer is gone). The runs lie inside
+// the peer's memory and add up to len(b).
+func (r *winRemote) opRuns(write bool, runs []transport.Run, b []byte) error {
+	if len(b) == 0 {
+		return nil
 	}
 	what := "reading the window memory of"
 	if write {
@@ -339,7 +385,7 @@ func (r *winRemote) op(write bool, off int, b []byte) error {
 	rr := &regionRead{peer: peer, what: what}
 	rr.pin.Pin(&b[0])
 	t.rreads[rr] = true
-	err := t.postRMA(rr, write, uintptr(unsafe.Pointer(&b[0])), len(b), r.raddr+uint64(off), r.key)
+	err := t.postRMA(rr, write, uintptr(unsafe.Pointer(&b[0])), len(b), r.raddr, r.key, runs)
 	if err != nil && rr.err == nil {
 		rr.err = err
 	}

@@ -175,6 +175,62 @@ func (r *remote) Put(off int, src []byte) error { return r.op(0, "writing into",
 // Get reads the peer's memory at off into dst.
 func (r *remote) Get(off int, dst []byte) error { return r.op(1, "reading from", off, dst) }
 
+// PutRuns writes src into runs of the peer's memory, its puts all under
+// way before it waits for them.
+func (r *remote) PutRuns(runs []transport.Run, src []byte) error {
+	return r.runs(0, "writing into", runs, src)
+}
+
+// GetRuns reads runs of the peer's memory into dst, its gets all under
+// way before it waits for them.
+func (r *remote) GetRuns(runs []transport.Run, dst []byte) error {
+	return r.runs(1, "reading from", runs, dst)
+}
+
+func (r *remote) runs(kind int, what string, runs []transport.Run, b []byte) error {
+	if err := transport.CheckRuns(runs, len(b), r.n); err != nil {
+		return fmt.Errorf("ucx: %s rank %d: %w", what, r.peer, err)
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	var pin runtime.Pinner
+	pin.Pin(&b[0])
+	defer pin.Unpin()
+	base := uintptr(unsafe.Pointer(&b[0]))
+	t := r.t
+	t.wmu.Lock()
+	if err := t.rmaCheck(r.peer, kind, what, r.rkey); err != nil {
+		t.wmu.Unlock()
+		return err
+	}
+	var reqs []*sendReq
+	var err error
+	pos := 0
+	for _, run := range runs {
+		if run.Len == 0 {
+			continue
+		}
+		var s *sendReq
+		s, err = t.rmaPost(r.peer, kind, what, base+uintptr(pos), run.Len, r.addr+uint64(run.Off), r.rkey)
+		if err != nil {
+			break
+		}
+		pos += run.Len
+		if s != nil {
+			reqs = append(reqs, s)
+		}
+	}
+	t.wmu.Unlock()
+	t.loop.Nudge()
+	for _, s := range reqs {
+		if e := t.awaitSend(s); e != nil && err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
 // Flush waits until the puts before it are in the peer's memory.
 func (r *remote) Flush() error { return r.t.rmaWait(r.peer, 2, "flushing to", 0, 0, 0, 0) }
 
@@ -216,31 +272,47 @@ func (r *remote) release() {
 // transport closes meanwhile.
 func (t *Transport) rmaWait(peer, op int, what string, p uintptr, n int, raddr uint64, rkey uintptr) error {
 	t.wmu.Lock()
-	if t.closed {
-		t.wmu.Unlock()
-		return errors.New("ucx: transport closed")
-	}
-	if err := t.failed[peer]; err != nil {
+	if err := t.rmaCheck(peer, op, what, rkey); err != nil {
 		t.wmu.Unlock()
 		return err
 	}
+	s, err := t.rmaPost(peer, op, what, p, n, raddr, rkey)
+	t.wmu.Unlock()
+	if err != nil || s == nil {
+		return err
+	}
+	t.loop.Nudge()
+	return t.awaitSend(s)
+}
+
+// rmaCheck says why no put, get (with rkey) or flush (rma) may go to peer
+// now; t.wmu is held.
+func (t *Transport) rmaCheck(peer, op int, what string, rkey uintptr) error {
+	if t.closed {
+		return errors.New("ucx: transport closed")
+	}
+	if err := t.failed[peer]; err != nil {
+		return err
+	}
 	if op != 2 && rkey == 0 {
-		t.wmu.Unlock()
 		return fmt.Errorf("ucx: %s rank %d: its remote memory was closed", what, peer)
 	}
+	return nil
+}
+
+// rmaPost starts a put, get or flush (rma) towards peer and returns it to
+// wait for (awaitSend), or nil if it completed at once; t.wmu is held.
+func (t *Transport) rmaPost(peer, op int, what string, p uintptr, n int, raddr uint64, rkey uintptr) (*sendReq, error) {
 	req, err := t.rma(peer, op, p, n, raddr, rkey)
-	if err != nil || req == nil {
-		t.wmu.Unlock()
-		if err != nil {
-			return fmt.Errorf("ucx: %s rank %d: %w", what, peer, err)
-		}
-		return nil
+	if err != nil {
+		return nil, fmt.Errorf("ucx: %s rank %d: %w", what, peer, err)
+	}
+	if req == nil {
+		return nil, nil
 	}
 	s := &sendReq{req: req, peer: peer, done: make(chan error, 1), what: what}
 	t.sends = append(t.sends, s)
-	t.wmu.Unlock()
-	t.loop.Nudge()
-	return t.awaitSend(s)
+	return s, nil
 }
 
 // releaseMemory ends every exposure and destroys every unpacked key

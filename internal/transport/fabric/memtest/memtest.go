@@ -23,9 +23,10 @@ func payload(from, i, n int) []byte {
 
 // Exercise has owner expose a little over 1 MiB and origin (which
 // reaches owner as rank peer) write and read it: puts at offsets, in the
-// memory after Flush; gets of what the owner wrote; eight goroutines at
-// once; out-of-range access refused before the transport sees it; and a
-// closed remote refused. It returns the exposure, still open, for the
+// memory after Flush; gets of what the owner wrote; puts and gets of
+// several runs at once; eight goroutines at once; out-of-range access and
+// runs that do not fit their buffer refused before the transport sees
+// them; and a closed remote refused. It returns the exposure, still open, for the
 // caller's checks of what its transport holds.
 func Exercise(t *testing.T, owner, origin transport.RemoteMemory, peer int) transport.Exposure {
 	t.Helper()
@@ -59,6 +60,58 @@ func Exercise(t *testing.T, owner, origin transport.RemoteMemory, peer int) tran
 		}
 		if !bytes.Equal(dst, mem[tc.off:tc.off+tc.n]) {
 			t.Fatalf("get %d at %d: other bytes", tc.n, tc.off)
+		}
+	}
+	// Runs: small and large, out of order, one empty.
+	for _, runs := range [][]transport.Run{
+		{{Off: 100, Len: 8}, {Off: 0, Len: 16}, {Off: 4096, Len: 0}, {Off: 9000, Len: 100}},
+		{{Off: 1 << 19, Len: 70000}, {Off: 1000, Len: 3}, {Off: 1 << 17, Len: 200000}},
+	} {
+		n := 0
+		for _, run := range runs {
+			n += run.Len
+		}
+		src := payload(3, len(runs), n)
+		if err := r.PutRuns(runs, src); err != nil {
+			t.Fatalf("PutRuns %v: %v", runs, err)
+		}
+		if err := r.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		pos := 0
+		for _, run := range runs {
+			if !bytes.Equal(mem[run.Off:run.Off+run.Len], src[pos:pos+run.Len]) {
+				t.Fatalf("PutRuns: run %+v not in the peer's memory after Flush", run)
+			}
+			copy(mem[run.Off:], payload(4, run.Off, run.Len))
+			pos += run.Len
+		}
+		dst := make([]byte, n)
+		if err := r.GetRuns(runs, dst); err != nil {
+			t.Fatalf("GetRuns %v: %v", runs, err)
+		}
+		pos = 0
+		for _, run := range runs {
+			if !bytes.Equal(dst[pos:pos+run.Len], mem[run.Off:run.Off+run.Len]) {
+				t.Fatalf("GetRuns: run %+v: other bytes", run)
+			}
+			pos += run.Len
+		}
+	}
+	for _, bad := range []struct {
+		runs []transport.Run
+		n    int
+	}{
+		{[]transport.Run{{Off: 0, Len: 4}, {Off: len(mem) - 2, Len: 3}}, 7},
+		{[]transport.Run{{Off: -1, Len: 4}}, 4},
+		{[]transport.Run{{Off: 0, Len: 4}}, 5},
+		{[]transport.Run{{Off: 0, Len: 4}, {Off: 8, Len: 4}}, 4},
+	} {
+		if err := r.PutRuns(bad.runs, make([]byte, bad.n)); err == nil {
+			t.Errorf("PutRuns %v of %d bytes: no error", bad.runs, bad.n)
+		}
+		if err := r.GetRuns(bad.runs, make([]byte, bad.n)); err == nil {
+			t.Errorf("GetRuns %v of %d bytes: no error", bad.runs, bad.n)
 		}
 	}
 	// Eight goroutines put and get their own 64 KiB at once.
