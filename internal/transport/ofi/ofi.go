@@ -547,7 +547,11 @@ func Available() (string, error) {
 	if rest != "" {
 		rest = ", else " + rest
 	}
-	return ver + ": " + first + " (libfabric's first choice, taken; FI_PROVIDER names another)" + rest, nil
+	windows := "windows by message (MPIGO_FABRIC_RMA=1: through its writes and reads)"
+	if directProvider(first) {
+		windows = "windows through its writes and reads"
+	}
+	return ver + ": " + first + " (libfabric's first choice, taken; FI_PROVIDER names another; " + windows + ")" + rest, nil
 }
 
 // item is a frame of a peer, in the peer's order, until it is delivered.
