@@ -298,6 +298,7 @@ func (f *ftProc) noteFailed(peer int, cause error) {
 // failEngine fails, in the engine, what depends on world rank peer, newly
 // known failed.
 func (f *ftProc) failEngine(peer int, cause error) {
+	f.p.Tr.LosePeer(peer, cause)
 	err := fmt.Errorf("%w: rank %d: %w", ErrProcFailed, peer, cause)
 	anyErr := fmt.Errorf("%w: rank %d: %w", ErrProcFailedPending, peer, cause)
 	f.p.Eng.FailPeer(peer, err, anyErr, func(ctx uint32) bool {
@@ -313,6 +314,9 @@ func (f *ftProc) failEngine(peer int, cause error) {
 // fault tolerance the rank is recorded as failed, otherwise every request
 // that needs it fails (and the job usually ends).
 func (p *proc) failPeer(peer int, err error) {
+	// A transport whose waits on the peer would not end by themselves
+	// learns it first (transport.PeerLoser).
+	p.Tr.LosePeer(peer, err)
 	if f := p.ft; f != nil {
 		f.noteFailed(peer, err)
 		return

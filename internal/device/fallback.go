@@ -174,6 +174,18 @@ func (t *fabricOrTCP) OpenRemote(peer int, key []byte) (transport.Remote, error)
 	return t.rm.OpenRemote(peer, key)
 }
 
+// LosePeer tells the fabric, or tcp, whichever reaches peer, that it is
+// gone (transport.PeerLoser).
+func (t *fabricOrTCP) LosePeer(peer int, err error) {
+	tr := t.tcp
+	if t.addrs.reaches(peer) {
+		tr = t.fab
+	}
+	if l, ok := tr.(transport.PeerLoser); ok {
+		l.LosePeer(peer, err)
+	}
+}
+
 // errNoRegion is the error of a single-copy read from a peer reached over
 // tcp (the engine then streams the message).
 var errNoRegion = errors.New("no single copy over tcp")

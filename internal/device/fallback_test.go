@@ -2,10 +2,13 @@ package device
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/mpigo/mpi/internal/transport"
 	"github.com/mpigo/mpi/internal/wire"
 )
 
@@ -66,6 +69,9 @@ func (t *roadTransport) ReadRegion(peer int, token uint64, off int, dst []byte) 
 	return nil
 }
 func (t *roadTransport) Exports(peer int) bool { return true }
+func (t *roadTransport) LosePeer(peer int, err error) {
+	t.calls = append(t.calls, fmt.Sprintf("lose %d", peer))
+}
 func (t *roadTransport) StartRegion(peer int, token uint64, off int, dst []byte, done func(error)) error {
 	t.calls = append(t.calls, "start")
 	return nil
@@ -117,6 +123,15 @@ func TestFabricFallback(t *testing.T) {
 	if !rt.addrs.reaches(4) || kv.gets != 4 {
 		t.Errorf("a failed lookup is asked again: %d store calls, want 4", kv.gets)
 	}
+
+	// A peer the job learnt is lost is told to the transport that
+	// reaches it (transport.PeerLoser), through the router too.
+	rt.LosePeer(1, errors.New("gone"))
+	transport.NewRouter(5, func(int) transport.Transport { return rt }).LosePeer(2, errors.New("gone"))
+	if !slices.Contains(fab.calls, "lose 1") || !slices.Contains(tcp.calls, "lose 2") || slices.Contains(fab.calls, "lose 2") {
+		t.Errorf("LosePeer: fabric told %v, tcp %v; want peer 1 to the fabric, 2 to tcp", fab.calls, tcp.calls)
+	}
+	fab.calls, tcp.calls = nil, nil
 
 	// The single copy: to and from peer 1 through the fabric; none with
 	// peer 2, whose large messages stream over tcp.

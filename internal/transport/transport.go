@@ -238,6 +238,23 @@ func (r *Router) Send(f wire.Frame) error {
 	return r.byPeer[f.To].Send(f)
 }
 
+// PeerLoser is implemented by transports whose waits on a peer may not
+// end by themselves when the peer's process dies (a provider that reports
+// nothing, as libfabric's shm): the runtime tells them when the job
+// learns of the loss, from another transport or the launcher, and what
+// waits on the peer there ends with an error marked ErrPeerLost.
+type PeerLoser interface {
+	LosePeer(peer int, err error)
+}
+
+// LosePeer tells the transport to peer, if it is a PeerLoser, that the
+// peer is gone.
+func (r *Router) LosePeer(peer int, err error) {
+	if l, ok := r.For(peer).(PeerLoser); ok {
+		l.LosePeer(peer, err)
+	}
+}
+
 // DirectRead reports whether the transport to peer supports DirectReader.
 func (r *Router) DirectRead(peer int) bool {
 	t := r.For(peer)

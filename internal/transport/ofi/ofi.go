@@ -679,9 +679,15 @@ type Transport struct {
 	rma    bool
 	writes bool // remote writes too (RemoteMemory)
 	raw    bool // reads ordered after the writes before them (a window's Flush reads)
-	inject int  // the largest message that goes by fi_tinject
-	loop   *fabric.Loop
-	eps    fabric.Endpoints
+	// noPings: no keep-alives (shm). They tell nothing there (the
+	// provider reports no dead peer: the job tells the transport,
+	// LosePeer), and an inject into the queue of a peer killed while it
+	// held the queue's lock spins for ever inside libfabric (seen in
+	// TestRemoteMemoryPeerKilled/shm).
+	noPings bool
+	inject  int // the largest message that goes by fi_tinject
+	loop    *fabric.Loop
+	eps     fabric.Endpoints
 
 	// wmu serialises every call on the endpoint (FI_THREAD_DOMAIN).
 	wmu      sync.Mutex
@@ -757,6 +763,7 @@ func New(cfg Config) (*Transport, error) {
 		regionStall: make([]stallWatch, cfg.Size),
 		rma:         u.rma != 0, writes: u.writes != 0, raw: u.raw != 0, prov: C.GoString(C.mg_prov(u)) + "/" + C.GoString(C.mg_dom(u))}
 	t.addr = C.GoBytes(unsafe.Pointer(&u.name[0]), C.int(u.namelen))
+	t.noPings = strings.HasPrefix(t.prov, "shm/")
 	t.inject = min(int(u.inject), bufSize)
 	t.loop = fabric.NewLoop(fabric.SpinFor(cfg.Spin), func() { C.mg_wake(t.u) })
 	t.eps = fabric.Endpoints{Name: "ofi", What: "endpoint name", Addrs: cfg.Addrs, Closed: t.isClosed, Make: t.insert}
@@ -1020,7 +1027,7 @@ func sockAddr(name []byte) (string, bool) {
 // control sends a control message (FIN, ping), or keeps it for the next
 // step if the provider has no room; t.wmu is held.
 func (t *Transport) control(peer, kind int, id uint64) (refused bool) {
-	if t.closed || t.failed[peer] != nil || !t.peers[peer].hasAddr {
+	if t.closed || t.failed[peer] != nil || !t.peers[peer].hasAddr || (kind == kPing && t.noPings) {
 		return false
 	}
 	var st C.ssize_t
@@ -1330,14 +1337,35 @@ func (t *Transport) sendPieces(peer int, f wire.Frame) error {
 	return nil
 }
 
-// fail marks peer failed, once, and ends what waits on it; t.wmu is held.
+// fail marks peer failed, once, ends what waits on it, and reports it
+// (Config.OnPeerError); t.wmu is held.
 func (t *Transport) fail(peer int, err error) {
+	if t.markFailed(peer, err) {
+		t.fails = append(t.fails, fabric.Failure{Peer: peer, Err: err})
+	}
+}
+
+// LosePeer marks peer failed, as the job learnt from elsewhere (the
+// launcher, another transport), and ends what waits on it here
+// (transport.PeerLoser): over a provider that reports nothing of a dead
+// peer (shm), a window's put or a read from it waits for ever otherwise.
+// It reports nothing back.
+func (t *Transport) LosePeer(peer int, err error) {
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	if !t.closed {
+		t.markFailed(peer, transport.PeerLost(fmt.Errorf("ofi: rank %d lost rank %d: %w", t.cfg.Rank, peer, err)))
+	}
+}
+
+// markFailed marks peer failed, once, and ends what waits on it; it
+// reports whether the peer was not failed before. t.wmu is held.
+func (t *Transport) markFailed(peer int, err error) bool {
 	if peer < 0 || peer >= t.cfg.Size || t.failed[peer] != nil {
-		return
+		return false
 	}
 	t.failed[peer] = err
 	t.nfailed++
-	t.fails = append(t.fails, fabric.Failure{Peer: peer, Err: err})
 	for id, w := range t.rts {
 		if w.peer == peer {
 			t.endRTS(id, err)
@@ -1352,6 +1380,7 @@ func (t *Transport) fail(peer int, err error) {
 	}
 	t.nRemotes.Add(-int64(len(t.remotes[peer])))
 	t.remotes[peer] = nil
+	return true
 }
 
 // poll reads the completion queue and acts on what completed: frees sent

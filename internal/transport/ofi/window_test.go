@@ -122,82 +122,110 @@ func TestExposeHelper(t *testing.T) {
 	select {}
 }
 
-// A peer killed while this rank reads its memory ends the read with an
-// error that says the peer is lost (transport.ErrPeerLost), promptly, and
-// a later put fails the same way.
+// A peer killed while this rank reads its memory (tcp) or puts into it
+// (shm) ends the operation with an error that says the peer is lost
+// (transport.ErrPeerLost), promptly, and later ones fail the same way.
+// Over tcp the transport finds the death itself and reports it; over shm
+// the provider says nothing of a dead peer, and the job tells the
+// transport (LosePeer, as the runtime does when the launcher or another
+// transport learns of it): the wait ends then.
 func TestRemoteMemoryPeerKilled(t *testing.T) {
 	need(t)
-	cmd, in, lines, addr := startHelper(t, "TestExposeHelper", "MPIGO_TEST_OFI_EXPOSE=1", "FI_PROVIDER=tcp;ofi_rxm")
-	failed := make(chan error, 4)
-	tr, err := New(Config{Rank: 0, Size: 2, Handler: func(wire.Frame) {}, Provider: "tcp;ofi_rxm",
-		Addrs:       func(int) ([]byte, error) { return addr, nil },
-		OnPeerError: func(peer int, err error) { failed <- fmt.Errorf("peer %d: %w", peer, err) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	if !tr.Writes() {
-		t.Skip("no remote writes")
-	}
-	fmt.Fprintln(in, hex.EncodeToString(tr.Address()))
-	line, err := lines.ReadString('\n')
-	key, kerr := hex.DecodeString(strings.TrimSpace(line))
-	if err != nil || kerr != nil {
-		t.Fatalf("helper said %q (%v)", line, err)
-	}
-	r, err := tr.OpenRemote(1, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A small get first: the helper's provider serves it from its
-	// progress goroutine.
-	if err := r.Get(0, make([]byte, 8)); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		for {
-			if err := r.Get(0, make([]byte, 64<<20)); err != nil {
-				done <- err
-				return
+	for _, prov := range []string{"tcp;ofi_rxm", "shm"} {
+		t.Run(prov, func(t *testing.T) {
+			cmd, in, lines, addr := startHelper(t, "TestExposeHelper", "MPIGO_TEST_OFI_EXPOSE=1", "FI_PROVIDER="+prov)
+			failed := make(chan error, 4)
+			tr, err := New(Config{Rank: 0, Size: 2, Handler: func(wire.Frame) {}, Provider: prov,
+				Addrs:       func(int) ([]byte, error) { return addr, nil },
+				OnPeerError: func(peer int, err error) { failed <- fmt.Errorf("peer %d: %w", peer, err) }})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-	}()
-	// Killed while a read from it is under way.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
-		tr.wmu.Lock()
-		if len(tr.rreads) > 0 {
-			cmd.Process.Kill()
-			tr.wmu.Unlock()
-			break
-		}
-		tr.wmu.Unlock()
-		if time.Now().After(deadline) {
-			t.Fatal("no read from the helper under way within 10 s")
-		}
+			defer tr.Close()
+			if !tr.Writes() {
+				t.Skip("no remote writes")
+			}
+			fmt.Fprintln(in, hex.EncodeToString(tr.Address()))
+			line, err := lines.ReadString('\n')
+			key, kerr := hex.DecodeString(strings.TrimSpace(line))
+			if err != nil || kerr != nil {
+				t.Fatalf("helper said %q (%v)", line, err)
+			}
+			r, err := tr.OpenRemote(1, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A small get first: the helper's provider serves it from
+			// its progress goroutine.
+			if err := r.Get(0, make([]byte, 8)); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				for {
+					var err error
+					if prov == "shm" {
+						// A delivered put waits for the target's provider.
+						if err = r.Put(0, make([]byte, 1<<20)); err == nil {
+							err = r.Flush()
+						}
+					} else {
+						err = r.Get(0, make([]byte, 64<<20))
+					}
+					if err != nil {
+						done <- err
+						return
+					}
+				}
+			}()
+			// Killed while an operation on its memory is under way.
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+				tr.wmu.Lock()
+				if len(tr.rreads) > 0 {
+					cmd.Process.Kill()
+					tr.wmu.Unlock()
+					break
+				}
+				tr.wmu.Unlock()
+				if time.Now().After(deadline) {
+					t.Fatal("no operation on the helper's memory under way within 10 s")
+				}
+			}
+			killed := time.Now()
+			if prov == "shm" {
+				cmd.Wait()
+				select {
+				case err := <-done:
+					t.Fatalf("an operation on a dead peer's memory ended before the job said it died: %v", err)
+				case <-time.After(200 * time.Millisecond):
+				}
+				tr.LosePeer(1, errors.New("the launcher says it died"))
+			}
+			select {
+			case err := <-done:
+				if !errors.Is(err, transport.ErrPeerLost) {
+					t.Fatalf("the operation on a killed peer's memory: %v, want transport.ErrPeerLost", err)
+				}
+				t.Logf("ended %v after the kill: %v", time.Since(killed), err)
+			case <-time.After(5 * time.Second):
+				t.Fatal("the operation on a killed peer's memory did not end within 5 s")
+			}
+			if prov != "shm" {
+				select {
+				case <-failed:
+				case <-time.After(5 * time.Second):
+					t.Fatal("the peer's death was not reported within 5 s")
+				}
+			}
+			if err := r.Put(0, []byte{1}); !errors.Is(err, transport.ErrPeerLost) {
+				t.Errorf("a put to the killed peer: %v, want transport.ErrPeerLost", err)
+			}
+			if err := r.Flush(); !errors.Is(err, transport.ErrPeerLost) {
+				t.Errorf("a flush to the killed peer: %v, want transport.ErrPeerLost", err)
+			}
+			cmd.Wait()
+		})
 	}
-	killed := time.Now()
-	select {
-	case err := <-done:
-		if !errors.Is(err, transport.ErrPeerLost) {
-			t.Fatalf("the read from a killed peer: %v, want transport.ErrPeerLost", err)
-		}
-		t.Logf("read ended %v after the kill: %v", time.Since(killed), err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("the read from a killed peer did not end within 5 s")
-	}
-	select {
-	case <-failed:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the peer's death was not reported within 5 s")
-	}
-	if err := r.Put(0, []byte{1}); !errors.Is(err, transport.ErrPeerLost) {
-		t.Errorf("a put to the killed peer: %v, want transport.ErrPeerLost", err)
-	}
-	if err := r.Flush(); !errors.Is(err, transport.ErrPeerLost) {
-		t.Errorf("a flush to the killed peer: %v, want transport.ErrPeerLost", err)
-	}
-	cmd.Wait()
 }
 
 // The cost of a window's 8-byte Put and Flush, and Get, between two
