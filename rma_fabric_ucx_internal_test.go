@@ -10,7 +10,7 @@ import (
 // ucxConfig is a goroutine job over the UCX transports tls names: tcp as
 // ranks on two nodes would talk, or shared memory and cross-memory
 // attach, which reach a peer's memory directly.
-func ucxConfig(t *testing.T, tls string) Config {
+func ucxConfig(t testing.TB, tls string) Config {
 	t.Helper()
 	t.Setenv("UCX_TLS", tls)
 	cfg := DefaultConfig()
@@ -48,7 +48,7 @@ func TestFabricRMA(t *testing.T) {
 // run (fabRuns) and by message, between two goroutine ranks over UCX's
 // shared memory: what fabMinRun is set from.
 func BenchmarkFabricRuns(b *testing.B) {
-	cfg := ucxConfig(&testing.T{}, "posix,cma,self")
+	cfg := ucxConfig(b, "posix,cma,self")
 	cfg.fabricRMA = rmaAlways
 	defer func(n int64) { fabMinRun = n }(fabMinRun)
 	for _, block := range []int{8, 64, 256, 1024, 4096, 16384} {

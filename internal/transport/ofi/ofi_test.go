@@ -72,7 +72,7 @@ func need(t *testing.T) {
 
 // group makes n endpoints in this process that know each other's
 // addresses.
-func group(t *testing.T, n int, prov string, noRMA, localMR bool) ([]*Transport, []*got) {
+func group(t testing.TB, n int, prov string, noRMA, localMR bool) ([]*Transport, []*got) {
 	ts := make([]*Transport, n)
 	gs := make([]*got, n)
 	for r := range ts {

@@ -236,12 +236,7 @@ func BenchmarkRemoteMemory(b *testing.B) {
 			continue
 		}
 		b.Run(s.name, func(b *testing.B) {
-			ts, _ := group(&testing.T{}, 2, s.prov, s.noRMA, s.localMR)
-			defer func() {
-				for _, tr := range ts {
-					tr.Close()
-				}
-			}()
+			ts, _ := group(b, 2, s.prov, s.noRMA, s.localMR)
 			e, err := ts[1].ExposeMemory(make([]byte, 1<<16))
 			if err != nil {
 				b.Fatal(err)
