@@ -250,6 +250,9 @@ type PeerLoser interface {
 // LosePeer tells the transport to peer, if it is a PeerLoser, that the
 // peer is gone.
 func (r *Router) LosePeer(peer int, err error) {
+	if r == nil {
+		return // a process whose routes are not made yet
+	}
 	if l, ok := r.For(peer).(PeerLoser); ok {
 		l.LosePeer(peer, err)
 	}
