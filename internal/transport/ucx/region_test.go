@@ -150,54 +150,62 @@ func helper(t *testing.T, mode string, frames int) (*Transport, *got, chan error
 
 // A peer killed while this rank pulls its region ends the pull with an
 // error, and a peer killed while it holds a region of this rank releases
-// it: neither waits for the dead, nor stays pinned.
+// it: neither waits for the dead, nor stays pinned. Over UCX's shared
+// memory, which reports nothing, the job tells the transport (LosePeer).
 func TestRegionPeerKilled(t *testing.T) {
-	t.Setenv("UCX_TLS", "tcp")
-	need(t)
-	t.Run("reader", func(t *testing.T) {
-		tr, g, failed, cmd := helper(t, "export", 2)
-		g.mu.Lock()
-		tok := binary.LittleEndian.Uint64(g.frames[1].Payload)
-		g.mu.Unlock()
-		done := make(chan error, 1)
-		if err := tr.StartRegion(1, tok, 0, make([]byte, 64<<20), func(err error) { done <- err }); err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(100 * time.Millisecond)
-		select {
-		case err := <-done:
-			t.Fatalf("a pull from a stopped peer ended: %v", err)
-		default:
-		}
-		killed := time.Now()
-		cmd.Process.Kill()
-		select {
-		case err := <-done:
-			if err == nil {
-				t.Fatal("the pull from a killed peer succeeded")
+	for _, tls := range tlsSets {
+		t.Run(strings.ReplaceAll(tls, ",", "+")+"/reader", func(t *testing.T) {
+			t.Setenv("UCX_TLS", tls)
+			need(t)
+			tr, g, failed, cmd := helper(t, "export", 2)
+			g.mu.Lock()
+			tok := binary.LittleEndian.Uint64(g.frames[1].Payload)
+			g.mu.Unlock()
+			done := make(chan error, 1)
+			if err := tr.StartRegion(1, tok, 0, make([]byte, 64<<20), func(err error) { done <- err }); err != nil {
+				t.Fatal(err)
 			}
-			t.Logf("pull ended %v after the kill: %v", time.Since(killed), err)
-		case <-time.After(5 * time.Second):
-			t.Fatal("the pull from a killed peer did not end within 5 s")
-		}
-		<-failed
-	})
-	t.Run("exporter", func(t *testing.T) {
-		tr, _, failed, cmd := helper(t, "idle", 1)
-		if _, ok := tr.ExportRegion(1, make([]byte, 1<<20)); !ok {
-			t.Fatal("ExportRegion refused")
-		}
-		// A frame to the peer, so that a connection to it is in use.
-		if err := tr.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: 2}, From: 0, To: 1, Payload: []byte("hi")}); err != nil {
-			t.Fatal(err)
-		}
-		cmd.Process.Kill()
-		select {
-		case err := <-failed:
-			t.Logf("reported: %v", err)
-		case <-time.After(5 * time.Second):
-			t.Fatal("the peer's death was not reported within 5 s")
-		}
-		exported(t, "after the reader died", tr, 0)
-	})
+			time.Sleep(100 * time.Millisecond)
+			select {
+			case err := <-done:
+				t.Fatalf("a pull from a stopped peer ended: %v", err)
+			default:
+			}
+			killed := kill(t, tr, cmd, tls)
+			select {
+			case err := <-done:
+				if err == nil {
+					t.Fatal("the pull from a killed peer succeeded")
+				}
+				t.Logf("pull ended %v after the kill: %v", time.Since(killed), err)
+			case <-time.After(5 * time.Second):
+				t.Fatal("the pull from a killed peer did not end within 5 s")
+			}
+			if tls == "tcp" {
+				<-failed
+			}
+		})
+		t.Run(strings.ReplaceAll(tls, ",", "+")+"/exporter", func(t *testing.T) {
+			t.Setenv("UCX_TLS", tls)
+			need(t)
+			tr, _, failed, cmd := helper(t, "idle", 1)
+			if _, ok := tr.ExportRegion(1, make([]byte, 1<<20)); !ok {
+				t.Fatal("ExportRegion refused")
+			}
+			// A frame to the peer, so that a connection to it is in use.
+			if err := tr.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: 2}, From: 0, To: 1, Payload: []byte("hi")}); err != nil {
+				t.Fatal(err)
+			}
+			kill(t, tr, cmd, tls)
+			if tls == "tcp" {
+				select {
+				case err := <-failed:
+					t.Logf("reported: %v", err)
+				case <-time.After(5 * time.Second):
+					t.Fatal("the peer's death was not reported within 5 s")
+				}
+			}
+			exported(t, "after the reader died", tr, 0)
+		})
+	}
 }

@@ -194,14 +194,14 @@ func (r *remote) runs(kind int, what string, runs []transport.Run, b []byte) err
 	if len(b) == 0 {
 		return nil
 	}
-	var pin runtime.Pinner
-	pin.Pin(&b[0])
-	defer pin.Unpin()
+	h := new(pinHold)
+	h.pin.Pin(&b[0])
 	base := uintptr(unsafe.Pointer(&b[0]))
 	t := r.t
 	t.wmu.Lock()
 	if err := t.rmaCheck(r.peer, kind, what, r.rkey); err != nil {
 		t.wmu.Unlock()
+		h.pin.Unpin()
 		return err
 	}
 	var reqs []*sendReq
@@ -228,11 +228,12 @@ func (r *remote) runs(kind int, what string, runs []transport.Run, b []byte) err
 			err = e
 		}
 	}
+	t.settle(h, reqs...)
 	return err
 }
 
 // Flush waits until the puts before it are in the peer's memory.
-func (r *remote) Flush() error { return r.t.rmaWait(r.peer, 2, "flushing to", 0, 0, 0, 0) }
+func (r *remote) Flush() error { return r.t.rmaWait(r.peer, 2, "flushing to", nil, 0, 0, 0, 0) }
 
 func (r *remote) op(kind int, what string, off int, b []byte) error {
 	if len(b) == 0 {
@@ -241,10 +242,9 @@ func (r *remote) op(kind int, what string, off int, b []byte) error {
 	if off < 0 || off > r.n || len(b) > r.n-off {
 		return fmt.Errorf("ucx: bytes %d to %d lie outside the %d bytes rank %d exposed", off, off+len(b), r.n, r.peer)
 	}
-	var pin runtime.Pinner
-	pin.Pin(&b[0])
-	defer pin.Unpin()
-	return r.t.rmaWait(r.peer, kind, what, uintptr(unsafe.Pointer(&b[0])), len(b), r.addr+uint64(off), r.rkey)
+	h := new(pinHold)
+	h.pin.Pin(&b[0])
+	return r.t.rmaWait(r.peer, kind, what, h, uintptr(unsafe.Pointer(&b[0])), len(b), r.addr+uint64(off), r.rkey)
 }
 
 // Close destroys the unpacked key.
@@ -269,20 +269,24 @@ func (r *remote) release() {
 
 // rmaWait runs a put, get or flush (rma) towards peer and waits for it
 // as a send is waited for: it ends in error if the peer fails or the
-// transport closes meanwhile.
-func (t *Transport) rmaWait(peer, op int, what string, p uintptr, n int, raddr uint64, rkey uintptr) error {
+// transport closes meanwhile. h pins the origin's memory at p (nil for a
+// flush), and is unpinned when UCX is done with it (settle).
+func (t *Transport) rmaWait(peer, op int, what string, h *pinHold, p uintptr, n int, raddr uint64, rkey uintptr) error {
 	t.wmu.Lock()
-	if err := t.rmaCheck(peer, op, what, rkey); err != nil {
-		t.wmu.Unlock()
-		return err
+	err := t.rmaCheck(peer, op, what, rkey)
+	var s *sendReq
+	if err == nil {
+		s, err = t.rmaPost(peer, op, what, p, n, raddr, rkey)
 	}
-	s, err := t.rmaPost(peer, op, what, p, n, raddr, rkey)
 	t.wmu.Unlock()
-	if err != nil || s == nil {
-		return err
+	if err == nil && s != nil {
+		t.loop.Nudge()
+		err = t.awaitSend(s)
 	}
-	t.loop.Nudge()
-	return t.awaitSend(s)
+	if h != nil {
+		t.settle(h, s)
+	}
+	return err
 }
 
 // rmaCheck says why no put, get (with rkey) or flush (rma) may go to peer

@@ -4,6 +4,7 @@ package ucx
 
 import (
 	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -47,39 +48,85 @@ func TestRemoteMemory(t *testing.T) {
 }
 
 // A peer killed while this rank reads its memory ends the read with an
-// error that says the peer is lost (transport.ErrPeerLost), promptly.
+// error that says the peer is lost (transport.ErrPeerLost), promptly:
+// over UCX's tcp as UCX reports the death; over its shared memory, which
+// reports nothing, as the job tells the transport (LosePeer). The read's
+// destination, which UCX may still hold there, stays pinned until Close.
 func TestRemoteMemoryPeerKilled(t *testing.T) {
-	t.Setenv("UCX_TLS", "tcp")
-	need(t)
-	tr, g, failed, cmd := helper(t, "expose", 2)
-	g.mu.Lock()
-	key := append([]byte(nil), g.frames[1].Payload...)
-	g.mu.Unlock()
-	r, err := tr.OpenRemote(1, key)
-	if err != nil {
-		t.Fatal(err)
+	for _, tls := range tlsSets {
+		t.Run(strings.ReplaceAll(tls, ",", "+"), func(t *testing.T) {
+			t.Setenv("UCX_TLS", tls)
+			need(t)
+			tr, g, failed, cmd := helper(t, "expose", 2)
+			g.mu.Lock()
+			key := append([]byte(nil), g.frames[1].Payload...)
+			g.mu.Unlock()
+			r, err := tr.OpenRemote(1, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- r.Get(0, make([]byte, 64<<20)) }()
+			time.Sleep(100 * time.Millisecond)
+			select {
+			case err := <-done:
+				t.Fatalf("a read from a stopped peer ended: %v", err)
+			default:
+			}
+			killed := kill(t, tr, cmd, tls)
+			select {
+			case err := <-done:
+				if !errors.Is(err, transport.ErrPeerLost) {
+					t.Fatalf("the read from a killed peer: %v, want transport.ErrPeerLost", err)
+				}
+				t.Logf("read ended %v after the kill: %v", time.Since(killed), err)
+			case <-time.After(5 * time.Second):
+				t.Fatal("the read from a killed peer did not end within 5 s")
+			}
+			if tls == "tcp" {
+				<-failed
+			}
+			if err := r.Put(0, []byte{1}); !errors.Is(err, transport.ErrPeerLost) {
+				t.Errorf("a put to the killed peer: %v, want transport.ErrPeerLost", err)
+			}
+			closeAbandoned(t, tr, tls)
+		})
 	}
-	done := make(chan error, 1)
-	go func() { done <- r.Get(0, make([]byte, 64<<20)) }()
-	time.Sleep(100 * time.Millisecond)
-	select {
-	case err := <-done:
-		t.Fatalf("a read from a stopped peer ended: %v", err)
-	default:
-	}
+}
+
+// kill kills the helper peer and, over shared memory, where UCX reports
+// nothing, tells tr as the runtime would once the launcher saw it die;
+// it returns when the peer was killed.
+func kill(t *testing.T, tr *Transport, cmd *exec.Cmd, tls string) time.Time {
+	t.Helper()
 	killed := time.Now()
 	cmd.Process.Kill()
-	select {
-	case err := <-done:
-		if !errors.Is(err, transport.ErrPeerLost) {
-			t.Fatalf("the read from a killed peer: %v, want transport.ErrPeerLost", err)
-		}
-		t.Logf("read ended %v after the kill: %v", time.Since(killed), err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("the read from a killed peer did not end within 5 s")
+	if tls != "tcp" {
+		cmd.Wait()
+		tr.LosePeer(1, errors.New("its process was killed"))
 	}
-	<-failed
-	if err := r.Put(0, []byte{1}); !errors.Is(err, transport.ErrPeerLost) {
-		t.Errorf("a put to the killed peer: %v, want transport.ErrPeerLost", err)
+	return killed
+}
+
+// closeAbandoned checks that Close, over shared memory, releases what
+// UCX held of the operations abandoned to the lost peer, and does not
+// wait for them.
+func closeAbandoned(t *testing.T, tr *Transport, tls string) {
+	t.Helper()
+	tr.wmu.Lock()
+	n := len(tr.abandoned)
+	tr.wmu.Unlock()
+	if tls != "tcp" && n == 0 {
+		t.Error("nothing abandoned to the lost peer")
+	}
+	start := time.Now()
+	if err := tr.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Close took %v", d)
+	}
+	if len(tr.abandoned) != 0 {
+		t.Errorf("after Close: %d requests abandoned still held", len(tr.abandoned))
 	}
 }

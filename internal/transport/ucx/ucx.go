@@ -117,17 +117,18 @@ static int mg_init(mg_ucx **out, int n, const char **what) {
 
 // mg_ep makes the endpoint to peer, with peer failure detection if the
 // transports that reach it have it (UCX 1.13's shared-memory transports do
-// not: *nodetect is then set, and the endpoint made without it).
+// not: *nodetect is then set, and the endpoint made without it). With
+// *nodetect set by the caller it is made without at once.
 static int mg_ep(mg_ucx *u, int peer, const void *addr, int *nodetect) {
 	ucp_ep_params_t p;
 	memset(&p, 0, sizeof p);
 	p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
 	p.address = addr;
-	p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+	p.err_mode = *nodetect ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER;
 	p.err_handler.cb = mg_err_cb;
 	p.err_handler.arg = &u->peers[peer];
 	ucs_status_t st = ucp_ep_create(u->w, &p, &u->eps[peer]);
-	if (st == UCS_ERR_UNREACHABLE) {
+	if (st == UCS_ERR_UNREACHABLE && !*nodetect) {
 		*nodetect = 1;
 		p.err_mode = UCP_ERR_HANDLING_MODE_NONE;
 		st = ucp_ep_create(u->w, &p, &u->eps[peer]);
@@ -512,6 +513,11 @@ type sendReq struct {
 	err       error // the first error of either
 	done      chan error
 	what      string // "sending to" (""), or a one-sided operation's "writing into", ...
+	// lost: abandoned under way, its peer lost (lose.go); ended: UCX
+	// ended it after that; pin: the memory it uses, to unpin when it
+	// ends. Under wmu.
+	lost, ended bool
+	pin         *pinHold
 }
 
 // A recvReq is a frame being received: its header's (or whole
@@ -548,8 +554,13 @@ type Transport struct {
 	inq     *fabric.Queues[*recvReq] // per peer, in the order probed
 	free    []cbuf
 	failed  []error // per peer, once reported
-	nfailed int     // failures seen of u.nfailed
-	needEP  []int
+	// lost says, per peer, why the job lost it (LosePeer; nil until
+	// then); abandoned are the requests under way to lost peers that UCX
+	// may still use (lose.go).
+	lost      []error
+	abandoned []*sendReq
+	nfailed   int // failures seen of u.nfailed
+	needEP    []int
 	// unposted counts, per peer, the frames queued whose payload's
 	// receive is not posted yet (resolve).
 	unposted []int
@@ -642,7 +653,14 @@ func (t *Transport) makeEP(peer int, addr []byte) error {
 	if t.closed {
 		return errors.New("ucx: transport closed")
 	}
+	// A context of shared-memory transports alone has no failure
+	// detection with UCX 1.13, which prints an error for each endpoint
+	// asked for it before making it without: made without at once. A
+	// lost peer is learnt from the job then (LosePeer).
 	var nodetect C.int
+	if t.reach == reachAll {
+		nodetect = 1
+	}
 	if st := C.mg_ep(t.u, C.int(peer), unsafe.Pointer(&addr[0]), &nodetect); st != 0 {
 		return fmt.Errorf("ucx: rank %d cannot make an endpoint to rank %d: %w", t.cfg.Rank, peer, status(st))
 	}
@@ -663,6 +681,9 @@ func (t *Transport) peerErr(peer int) error {
 	// callback during a progress, under wmu as this read.
 	if st := unsafe.Slice(t.u.failed, t.cfg.Size)[peer]; st != 0 {
 		return transport.PeerLost(fmt.Errorf("ucx: rank %d lost rank %d: %w", t.cfg.Rank, peer, status(C.int(st))))
+	}
+	if t.lost != nil {
+		return t.lost[peer]
 	}
 	return nil
 }
@@ -689,23 +710,24 @@ func (t *Transport) Send(f wire.Frame) error {
 		return fmt.Errorf("ucx: sending to rank %d: out of memory", peer)
 	}
 	f.Header.Marshal(unsafe.Slice((*byte)(unsafe.Pointer(&sb.hdr[0])), wire.HeaderSize), n)
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	pin.Pin(&f.Payload[0])
+	h := new(pinHold)
+	h.pin.Pin(&f.Payload[0])
 	pay := uintptr(unsafe.Pointer(&f.Payload[0]))
 	t.wmu.Lock()
 	if t.closed {
 		t.wmu.Unlock()
+		h.pin.Unpin()
 		C.free(unsafe.Pointer(sb))
 		return errors.New("ucx: transport closed")
 	}
 	if err := t.peerErr(peer); err != nil {
 		t.wmu.Unlock()
+		h.pin.Unpin()
 		C.free(unsafe.Pointer(sb))
 		return err
 	}
 	st := C.mg_send(t.up, C.int(peer), C.uint64_t(t.cfg.Rank), sb, C.uintptr_t(pay), C.size_t(n), 0, 0)
-	return t.sent(st, sb, peer)
+	return t.sent(st, sb, peer, h)
 }
 
 // sendCopied sends f, whose payload of n bytes is at most copyLimit,
@@ -739,15 +761,19 @@ func (t *Transport) sendCopied(f wire.Frame, peer, n int) error {
 	if st == 1 {
 		t.scratch = nil // the pending send's now
 	}
-	return t.sent(st, sb, peer)
+	return t.sent(st, sb, peer, nil)
 }
 
 // sent ends a Send after mg_send returned st: at once if it completed or
-// failed, else after waiting for it. t.wmu is held, and released.
-func (t *Transport) sent(st C.int, sb *C.mg_sbuf, peer int) error {
+// failed, else after waiting for it; then it unpins the payload, if h
+// pinned it (settle). t.wmu is held, and released.
+func (t *Transport) sent(st C.int, sb *C.mg_sbuf, peer int, h *pinHold) error {
 	req, req2, st2 := t.u.sreq, t.u.sreq2, t.u.sst2
 	if st <= 0 {
 		t.wmu.Unlock()
+		if h != nil {
+			h.pin.Unpin()
+		}
 		t.loop.Nudge()
 		if st < 0 {
 			return fmt.Errorf("ucx: sending to rank %d: %w", peer, status(st))
@@ -761,7 +787,11 @@ func (t *Transport) sent(st C.int, sb *C.mg_sbuf, peer int) error {
 	t.sends = append(t.sends, s)
 	t.wmu.Unlock()
 	t.loop.Nudge()
-	return t.awaitSend(s)
+	err := t.awaitSend(s)
+	if h != nil {
+		t.settle(h, s)
+	}
+	return err
 }
 
 // postData posts the receive of the data of pull id into dst, which the
@@ -1274,6 +1304,9 @@ func (t *Transport) checkSends() bool {
 			done = true
 		}
 	}
+	if len(t.abandoned) > 0 {
+		t.checkAbandoned()
+	}
 	return done
 }
 
@@ -1509,6 +1542,7 @@ func (t *Transport) Close() error {
 	}
 	t.releaseMemory()
 	C.mg_close(t.u)
+	t.releaseAbandoned()
 	t.dropKept()
 	if t.spare.p != nil {
 		C.free(t.spare.p)

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mpigo/mpi/internal/transport"
 	"github.com/mpigo/mpi/internal/wire"
 )
 
@@ -289,51 +291,66 @@ func TestHelperPeer(t *testing.T) {
 }
 
 // A peer killed while a large message goes to it, or comes from it,
-// fails the transfer promptly with an error naming it: the send returns
-// an error, and OnPeerError is told.
+// fails the transfer promptly with an error naming it: over UCX's tcp the
+// send returns an error, and OnPeerError is told; over its shared memory,
+// which reports nothing, the send returns once the job tells the
+// transport (LosePeer), and Close does not wait for what UCX abandoned.
 func TestPeerKilledMidRendezvous(t *testing.T) {
-	t.Setenv("UCX_TLS", "tcp")
-	need(t)
-	for _, mode := range []string{"stop", "send"} {
-		t.Run(mode, func(t *testing.T) {
-			tr, _, failed, cmd := helper(t, mode, 1)
-			sent := make(chan error, 1)
-			if mode == "stop" {
-				go func() {
-					sent <- tr.Send(wire.Frame{Header: wire.Header{Kind: wire.Data, Size: 64 << 20}, From: 0, To: 1, Payload: make([]byte, 64<<20)})
-				}()
-			}
-			time.Sleep(200 * time.Millisecond)
-			if mode == "stop" {
-				select {
-				case err := <-sent:
-					t.Fatalf("a 64 MiB send to a stopped peer ended: %v", err)
-				default:
+	for _, tls := range tlsSets {
+		for _, mode := range []string{"stop", "send"} {
+			t.Run(strings.ReplaceAll(tls, ",", "+")+"/"+mode, func(t *testing.T) {
+				t.Setenv("UCX_TLS", tls)
+				need(t)
+				tr, _, failed, cmd := helper(t, mode, 1)
+				sent := make(chan error, 1)
+				if mode == "stop" {
+					go func() {
+						sent <- tr.Send(wire.Frame{Header: wire.Header{Kind: wire.Data, Size: 64 << 20}, From: 0, To: 1, Payload: make([]byte, 64<<20)})
+					}()
 				}
-			}
-			killed := time.Now()
-			cmd.Process.Kill()
-			select {
-			case err := <-failed:
-				if !strings.Contains(err.Error(), "peer 1") {
-					t.Errorf("failure reported: %v", err)
-				}
-				t.Logf("reported after %v: %v", time.Since(killed), err)
-			case <-time.After(5 * time.Second):
-				t.Fatal("the peer's death was not reported within 5 s")
-			}
-			if mode == "stop" {
-				select {
-				case err := <-sent:
-					if err == nil || !strings.Contains(err.Error(), "rank 1") {
-						t.Errorf("send to the killed peer returned %v", err)
+				time.Sleep(200 * time.Millisecond)
+				if mode == "stop" {
+					select {
+					case err := <-sent:
+						t.Fatalf("a 64 MiB send to a stopped peer ended: %v", err)
+					default:
 					}
-				case <-time.After(5 * time.Second):
-					t.Fatal("the send to the killed peer did not return within 5 s")
 				}
-			}
-			cmd.Wait()
-		})
+				killed := kill(t, tr, cmd, tls)
+				if tls == "tcp" {
+					select {
+					case err := <-failed:
+						if !strings.Contains(err.Error(), "peer 1") {
+							t.Errorf("failure reported: %v", err)
+						}
+						t.Logf("reported after %v: %v", time.Since(killed), err)
+					case <-time.After(5 * time.Second):
+						t.Fatal("the peer's death was not reported within 5 s")
+					}
+				}
+				if mode == "stop" {
+					select {
+					case err := <-sent:
+						if err == nil || !strings.Contains(err.Error(), "rank 1") {
+							t.Errorf("send to the killed peer returned %v", err)
+						}
+						t.Logf("send ended %v after the kill: %v", time.Since(killed), err)
+					case <-time.After(5 * time.Second):
+						t.Fatal("the send to the killed peer did not return within 5 s")
+					}
+				}
+				err := tr.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: 2}, From: 0, To: 1, Payload: []byte("hi")})
+				if !errors.Is(err, transport.ErrPeerLost) {
+					t.Errorf("a send after the loss: %v, want transport.ErrPeerLost", err)
+				}
+				if mode == "stop" {
+					closeAbandoned(t, tr, tls)
+				} else if err := tr.Close(); err != nil {
+					t.Errorf("Close: %v", err)
+				}
+				cmd.Wait()
+			})
+		}
 	}
 }
 
