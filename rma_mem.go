@@ -223,6 +223,20 @@ func (p *proc) inProcess(g int) bool { return p.Tr.SameProcess(g) }
 // memory segments (processes on one node), or nil.
 func (p *proc) segmentsFor(g int) transport.Segments { return p.Tr.Segments(g) }
 
+// sharedSegmentsFor returns, for a window of shared memory, the transport
+// whose segments world rank g maps: segmentsFor's, or, for a peer of this
+// node whose messages take the fabric (MPIGO_FABRIC_LOCAL=1), the
+// shared-memory transport beside it; else nil.
+func (p *proc) sharedSegmentsFor(g int) transport.Segments {
+	if s := p.Tr.Segments(g); s != nil {
+		return s
+	}
+	if p.SegmentsBeside != nil {
+		return p.SegmentsBeside(g)
+	}
+	return nil
+}
+
 // bytesOf views a slice of plain elements as bytes.
 func bytesOf[T any](s []T, esize int) []byte {
 	if len(s) == 0 {

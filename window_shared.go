@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/mpigo/mpi/internal/checked"
+	"github.com/mpigo/mpi/internal/transport"
 )
 
 // ErrRMAShared: the ranks of a window cannot share memory, as they are not
@@ -160,7 +161,7 @@ func (w *Window[T]) sharedMemory(total int) ([]byte, error) {
 			off := (sharedLine - int(uintptr(unsafe.Pointer(&b[0]))%sharedLine)) % sharedLine
 			mem, where = b[off:off+total:off+total], sharedHeap
 			w.goMem = true
-		} else if tr := w.shmPeer(); tr != nil {
+		} else if tr := w.sharedPeer(); tr != nil {
 			segName = tr.SegmentName(g0, suffix)
 			if m, err := createSegment(segName, total); err == nil {
 				mem, where = m, sharedSegment
@@ -188,8 +189,8 @@ func (w *Window[T]) sharedMemory(total int) ([]byte, error) {
 				mem = m.buf
 				w.goMem = where == sharedHeap
 			}
-		case where == sharedSegment && p.segmentsFor(g0) != nil:
-			m, err := openSegment(p.segmentsFor(g0).SegmentName(g0, suffix), total)
+		case where == sharedSegment && p.sharedSegmentsFor(g0) != nil:
+			m, err := openSegment(p.sharedSegmentsFor(g0).SegmentName(g0, suffix), total)
 			if err == nil {
 				mem = m
 				w.maps = append(w.maps, m)
@@ -252,4 +253,17 @@ func (w *Window[T]) dropShared(segName string, mem []byte) {
 	}
 	w.maps = nil
 	w.goMem = false
+}
+
+// sharedPeer returns the transport whose segments another rank of w maps
+// (sharedSegmentsFor), or nil.
+func (w *Window[T]) sharedPeer() transport.Segments {
+	for r, g := range w.c.group {
+		if r != w.c.rank {
+			if t := w.c.p.sharedSegmentsFor(g); t != nil {
+				return t
+			}
+		}
+	}
+	return nil
 }

@@ -545,7 +545,7 @@ func TestCCBuildNotItself(t *testing.T) {
 	t.Setenv("MPIGO_CC", "")
 	t.Setenv("CC", "/opt/bin/mpigo cc")
 	t.Setenv(nestedEnv, "")
-	if err := buildABI(tmp, filepath.Join(tmp, "cache", "abi", "x"), io.Discard); err == nil {
+	if err := buildABI(tmp, filepath.Join(tmp, "cache", "abi", "x"), nil, io.Discard); err == nil {
 		t.Fatal("buildABI succeeded with a go command that fails")
 	}
 	b, err := os.ReadFile(rec)

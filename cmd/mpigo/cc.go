@@ -21,6 +21,9 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+
+	"github.com/mpigo/mpi/internal/transport/ofi"
+	"github.com/mpigo/mpi/internal/transport/ucx"
 )
 
 const modulePath = "github.com/mpigo/mpi"
@@ -50,7 +53,12 @@ func ccCmd(lang string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mpigo %s: %v\n", lang, err)
 		return 1
 	}
-	dir, err := abiCacheDir(root)
+	tags, err := abiTags()
+	if err != nil {
+		fmt.Fprintf(stderr, "mpigo %s: %v\n", lang, err)
+		return 1
+	}
+	dir, err := abiCacheDir(root, tags)
 	if err != nil {
 		fmt.Fprintf(stderr, "mpigo %s: %v\n", lang, err)
 		return 1
@@ -60,7 +68,7 @@ func ccCmd(lang string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, strings.Join(cmd, " "))
 		return 0
 	}
-	if err := buildABI(root, dir, stderr); err != nil {
+	if err := buildABI(root, dir, tags, stderr); err != nil {
 		fmt.Fprintf(stderr, "mpigo %s: building libmpi_abi.so.1: %v\n", lang, err)
 		return 1
 	}
@@ -183,12 +191,44 @@ func moduleRoot() (string, error) {
 	return "", fmt.Errorf("cannot find the source of %s (needed to build libmpi_abi.so.1): run mpigo inside a module that requires it, or set MPIGO_ROOT to its directory", modulePath)
 }
 
-// abiCacheDir is the directory of the library built from root's sources:
-// MPIGO_CACHE (or the user's cache directory)/mpigo/abi/HASH, where HASH
-// covers every Go, C and header file of the module but tests and test
-// data, so that any change of the sources gives a new library.
-func abiCacheDir(root string) (string, error) {
+// abiTags are the build tags libmpi_abi.so.1 is built with: those of the
+// fabric transports built into this mpigo (mpigo_ucx, mpigo_ofi), so that
+// a C program reaches other nodes by the road a Go program built like
+// mpigo takes (docs/fabric.md), or MPIGO_ABI_TAGS when it is set (a
+// comma-separated list; empty for none).
+func abiTags() ([]string, error) {
+	if v, ok := os.LookupEnv("MPIGO_ABI_TAGS"); ok {
+		var tags []string
+		for _, tag := range strings.Split(v, ",") {
+			tag = strings.TrimSpace(tag)
+			if tag == "" {
+				continue
+			}
+			if strings.Trim(tag, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") != "" {
+				return nil, fmt.Errorf("MPIGO_ABI_TAGS=%q: %q is not a build tag (letters, digits, _ and .)", v, tag)
+			}
+			tags = append(tags, tag)
+		}
+		return tags, nil
+	}
+	var tags []string
+	if ucx.Built {
+		tags = append(tags, "mpigo_ucx")
+	}
+	if ofi.Built {
+		tags = append(tags, "mpigo_ofi")
+	}
+	return tags, nil
+}
+
+// abiCacheDir is the directory of the library built from root's sources
+// with tags: MPIGO_CACHE (or the user's cache directory)/mpigo/abi/HASH,
+// where HASH covers the tags and every Go, C and header file of the
+// module but tests and test data, so that any change of the sources or
+// the tags gives a new library.
+func abiCacheDir(root string, tags []string) (string, error) {
 	h := sha256.New()
+	fmt.Fprintf(h, "tags\x00%s\x00", strings.Join(tags, ","))
 	var files []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -234,10 +274,11 @@ func abiCacheDir(root string) (string, error) {
 	return filepath.Join(base, "abi", hex.EncodeToString(h.Sum(nil))[:16]), nil
 }
 
-// buildABI builds libmpi_abi.so.1 from root into dir unless it is there:
-// in a directory of its own first, renamed into place, so that concurrent
-// builds and interrupted ones never leave a half-written library.
-func buildABI(root, dir string, stderr io.Writer) error {
+// buildABI builds libmpi_abi.so.1 from root with tags into dir unless it
+// is there: in a directory of its own first, renamed into place, so that
+// concurrent builds and interrupted ones never leave a half-written
+// library.
+func buildABI(root, dir string, tags []string, stderr io.Writer) error {
 	if _, err := os.Stat(filepath.Join(dir, "lib", "libmpi_abi.so.1")); err == nil {
 		return nil
 	}
@@ -255,9 +296,15 @@ func buildABI(root, dir string, stderr io.Writer) error {
 			return err
 		}
 	}
-	fmt.Fprintf(stderr, "mpigo: building libmpi_abi.so.1 (once per version of the sources) in %s\n", dir)
-	c := exec.Command("go", "build", "-buildmode=c-shared", "-ldflags=-extldflags=-Wl,-soname,libmpi_abi.so.1",
-		"-o", filepath.Join(lib, "libmpi_abi.so.1"), "./abi/lib")
+	args := []string{"build", "-buildmode=c-shared", "-ldflags=-extldflags=-Wl,-soname,libmpi_abi.so.1"}
+	with := ""
+	if len(tags) > 0 {
+		args = append(args, "-tags", strings.Join(tags, ","))
+		with = " with -tags " + strings.Join(tags, ",")
+	}
+	args = append(args, "-o", filepath.Join(lib, "libmpi_abi.so.1"), "./abi/lib")
+	fmt.Fprintf(stderr, "mpigo: building libmpi_abi.so.1%s (once per version of the sources) in %s\n", with, dir)
+	c := exec.Command("go", args...)
 	c.Dir = root
 	// cgo compiles with $CC: under a build configured with CC="mpigo cc"
 	// that was mpigo cc again, which built the library again, for ever.

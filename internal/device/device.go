@@ -87,6 +87,13 @@ type Device struct {
 	// process's memory (transport.RegionReader), that transport (else
 	// nil); nil if none can. Set once by NoteRoutes.
 	RegionTo []transport.RegionReader
+	// SegmentsBeside names, for a peer of this node reached over the
+	// fabric though it shares memory with this rank
+	// (MPIGO_FABRIC_LOCAL=1), the shared-memory transport whose
+	// segments it maps (else nil): windows of shared memory
+	// (MPI_Win_allocate_shared) need them whatever road messages take.
+	// Nil unless set by Routes.
+	SegmentsBeside func(peer int) transport.Segments
 	// autoEager tells that PeerEager chose the eager limits towards the
 	// peers with a short road itself, so that LowerEager may lower them
 	// once the routes are connected.

@@ -477,6 +477,14 @@ func (ln *LaunchedNet) Routes(d *Device) (RouteFunc, error) {
 		return nil, err
 	}
 	onNode := func(peer int) bool { _, ok := slices.BinarySearch(info.NodeRanks, peer); return ok }
+	if fabRoute != nil && ln.cfg.FabricLocal && sh != nil {
+		d.SegmentsBeside = func(peer int) transport.Segments {
+			if peer != r && onNode(peer) {
+				return sh
+			}
+			return nil
+		}
+	}
 	route := func(peer int) transport.Transport {
 		switch {
 		case peer == r:
