@@ -335,10 +335,14 @@ func (w *Window[T]) targets(size int) {
 
 // shmPeer returns the shared-memory transport towards some other member
 // of w's communicator, or nil if none is reached that way.
-func (w *Window[T]) shmPeer() transport.Segments {
+func (w *Window[T]) shmPeer() transport.Segments { return w.peerSegments(w.c.p.segmentsFor) }
+
+// peerSegments returns segs of the first other member of w's
+// communicator for which it has a transport, or nil.
+func (w *Window[T]) peerSegments(segs func(g int) transport.Segments) transport.Segments {
 	for r, g := range w.c.group {
 		if r != w.c.rank {
-			if t := w.c.p.segmentsFor(g); t != nil {
+			if t := segs(g); t != nil {
 				return t
 			}
 		}

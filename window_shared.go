@@ -258,12 +258,5 @@ func (w *Window[T]) dropShared(segName string, mem []byte) {
 // sharedPeer returns the transport whose segments another rank of w maps
 // (sharedSegmentsFor), or nil.
 func (w *Window[T]) sharedPeer() transport.Segments {
-	for r, g := range w.c.group {
-		if r != w.c.rank {
-			if t := w.c.p.sharedSegmentsFor(g); t != nil {
-				return t
-			}
-		}
-	}
-	return nil
+	return w.peerSegments(w.c.p.sharedSegmentsFor)
 }
