@@ -199,8 +199,21 @@ func raiseOn(fn string, ce *commEntry, err error) int32 {
 		return code
 	}
 	fmt.Fprintf(os.Stderr, "mpigo: %s (%s); the error handler is MPI_ERRORS_ARE_FATAL: aborting the job\n", msg, className[class])
-	abortJob(ce.c, int(class))
+	abortJob(ce.c, fatalStatus(err, class))
 	return code
+}
+
+// fatalStatus is the status a rank ends with when err of class meets
+// MPI_ERRORS_ARE_FATAL: the class, or, when the rank ends because another
+// failed, mpi.ExitPeerFailed (as a Go rank's), so that the launcher
+// reports the rank that failed first and its status, not this one's,
+// whichever process it reaps first (over UCX a peer's exit is seen at
+// once: a job of the ABI's fatal.c then ended with 101, not 6).
+func fatalStatus(err error, class int32) int {
+	if errors.Is(err, mpi.ErrProcFailed) {
+		return mpi.ExitPeerFailed
+	}
+	return int(class)
 }
 
 // unsupported is the body of every function not implemented yet. The
