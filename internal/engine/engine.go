@@ -282,6 +282,10 @@ type Engine struct {
 	// the engine's own measure of progress, for hang diagnosis (a rank
 	// whose receives complete without ever blocking is not hung).
 	matched uint64
+	// chunks counts the Data frames of rendezvous that reached a receive:
+	// the progress of a long message (2 GiB of a non-contiguous type
+	// unpacked for 25 s), which hang diagnosis must not take for a hang.
+	chunks uint64
 
 	local localPools // free queue entries and buffers, under mu
 }
@@ -309,6 +313,15 @@ func (e *Engine) Matched() uint64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.matched
+}
+
+// Chunks returns how many Data frames of large messages have reached
+// their receives so far. Hang diagnosis reads it as progress too: one
+// message may take longer than the hang threshold.
+func (e *Engine) Chunks() uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.chunks
 }
 
 // Rank returns the engine's world rank.
@@ -954,6 +967,7 @@ func (e *Engine) deliver(f *wire.Frame, out *Outbox) error {
 			memcopy.Copy(r.Buf[off:], f.Payload)
 		}
 		r.got += len(f.Payload)
+		e.chunks++
 		if r.got >= r.want {
 			delete(e.recvs, f.RecvID)
 			r.complete(r.status)
