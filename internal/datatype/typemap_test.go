@@ -12,7 +12,7 @@ import (
 // constructor's size, bounds and true bounds, and the exact bytes its
 // packed form takes from a buffer whose byte i is i.
 
-func must(t *testing.T) func(*Type, error) *Type {
+func must(t testing.TB) func(*Type, error) *Type {
 	return func(ty *Type, err error) *Type {
 		t.Helper()
 		if err != nil {
@@ -152,16 +152,29 @@ func TestPackAtChunks(t *testing.T) {
 	m := must(t)
 	i16, f64 := NewBasic(BasicInt16), NewBasic(BasicFloat64)
 	st := m(NewStruct([]int{3, 1, 2}, []int64{0, 8, 24}, []*Type{i16, f64, i16}))
+	i8, i32 := NewBasic(BasicInt8), NewBasic(BasicInt32)
 	types := []*Type{
 		m(NewVector(5, 3, 7, i16)),
 		st,
 		m(NewIndexed([]int{2, 1, 3}, []int{9, 0, 4}, st)),
 		m(NewSubarray([]int{6, 7}, []int{3, 4}, []int{2, 1}, OrderFortran, f64)),
 		m(NewContiguous(3, m(NewResized(st, 0, 48)))),
+		// Segments that go on at one stride from value to value (one
+		// strided run for every value): a resized element of 1, 2, 4, 8
+		// and 3 bytes, and vectors whose extent is count times stride.
+		m(NewResized(i8, 0, 2)),
+		m(NewResized(i16, 0, 6)),
+		m(NewResized(i32, 0, 12)),
+		m(NewResized(f64, 0, 24)),
+		m(NewResized(m(NewContiguous(3, i8)), 0, 5)),
+		m(NewResized(m(NewVector(4, 1, 2, i8)), 0, 8)),
+		m(NewResized(m(NewVector(3, 2, 3, i16)), 0, 18)),
+		// and one whose next value does not go on at the stride.
+		m(NewResized(m(NewVector(3, 1, 2, i8)), 0, 7)),
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for ti, ty := range types {
-		for _, count := range []int{1, 3} {
+		for _, count := range []int{1, 3, 17} {
 			lo, hi := ty.Span(count)
 			if lo != 0 && lo < 0 {
 				t.Fatalf("type %d reaches below 0", ti)
@@ -173,6 +186,15 @@ func TestPackAtChunks(t *testing.T) {
 			n := int64(count) * ty.Size
 			whole := make([]byte, n)
 			ty.PackAt(whole, buf, 0)
+			var want []byte // the packed form, byte by byte from the type map
+			for e := range int64(count) {
+				for _, o := range offsets(ty) {
+					want = append(want, buf[e*ty.Extent()+o])
+				}
+			}
+			if !bytes.Equal(whole, want) {
+				t.Fatalf("type %d count %d: packed %v, want %v", ti, count, whole, want)
+			}
 			for trial := 0; trial < 20; trial++ {
 				chunked := make([]byte, n)
 				back := make([]byte, len(buf))
@@ -481,6 +503,10 @@ func TestCopyDirect(t *testing.T) {
 		{{m(NewVector(4, 2, 3, i32)), 3}, {m(NewVector(3, 2, 5, i32)), 4}}, // 8-byte segments of int32 pairs
 		{{m(NewVector(9, 3, 4, NewBasic(BasicInt8))), 1}, {m(NewVector(3, 3, 9, NewBasic(BasicInt8))), 3}},
 		{{m(NewHvector(6, 2, 40, f64)), 1}, {m(NewSubarray([]int{4, 6}, []int{2, 6}, []int{1, 0}, OrderFortran, f64)), 1}},
+		// Values that go on at one stride (flowStep), on one side or both.
+		{{m(NewResized(NewBasic(BasicInt8), 0, 2)), 40}, {m(NewVector(20, 1, 3, NewBasic(BasicInt8))), 2}},
+		{{m(NewResized(f64, 0, 16)), 6}, {m(NewResized(m(NewVector(3, 1, 2, f64)), 0, 48)), 2}},
+		{{m(NewResized(m(NewVector(3, 1, 2, f64)), 0, 48)), 4}, {m(NewVector(3, 1, 5, f64)), 4}},
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	for pi, p := range pairs {
@@ -550,5 +576,33 @@ func TestPackFromOrigin(t *testing.T) {
 	c.PackFrom(got[:12], buf, 20, 0)
 	if !bytes.Equal(got[:12], buf[20:32]) {
 		t.Fatalf("contiguous PackFrom: %v", got[:12])
+	}
+}
+
+// The cost of packing 1 MiB of data from strided layouts: a resized
+// element (one segment per value, each value one step on: a single
+// strided run), and a vector of such elements, against a contiguous
+// copy.
+func BenchmarkPackStrided(b *testing.B) {
+	m := must(b)
+	i8, f64 := NewBasic(BasicInt8), NewBasic(BasicFloat64)
+	for _, tc := range []struct {
+		name string
+		ty   *Type
+	}{
+		{"int8-extent2", m(NewResized(i8, 0, 2))},
+		{"float64-extent16", m(NewResized(f64, 0, 16))},
+		{"vector4x1of8-extent64", m(NewResized(m(NewVector(4, 1, 2, f64)), 0, 64))},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			count := int((1 << 20) / tc.ty.Size)
+			_, hi := tc.ty.Span(count)
+			buf := make([]byte, hi)
+			p := make([]byte, int64(count)*tc.ty.Size)
+			b.SetBytes(int64(len(p)))
+			for b.Loop() {
+				tc.ty.PackAt(p, buf, 0)
+			}
+		})
 	}
 }
