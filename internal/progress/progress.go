@@ -96,6 +96,10 @@ var lockedCallers atomic.Bool
 // would hand the processor over too).
 func SetLockedCallers() { lockedCallers.Store(true) }
 
+// LockedCallers reports whether SetLockedCallers was called: the job's
+// calls come from threads of a foreign program (the C ABI).
+func LockedCallers() bool { return lockedCallers.Load() }
+
 // New returns a Progress with no sources that polls DefaultPollTime.
 func New() *Progress {
 	p := &Progress{}
