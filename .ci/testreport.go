@@ -46,6 +46,13 @@ func main() {
 		}
 		key := e.Package + " " + e.Test
 		switch e.Action {
+		case "build-output":
+			// The compiler's or linker's words for a package that did not
+			// build ("no space left on device", a type error): without
+			// them the log says only "[build failed]".
+			fmt.Print(e.Output)
+		case "build-fail":
+			bad = true
 		case "output":
 			if e.Test == "" {
 				// Package lines: "ok  pkg 1.2s", "FAIL", build failures.
