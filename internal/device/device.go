@@ -59,6 +59,7 @@
 package device
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -98,6 +99,10 @@ type Device struct {
 	// peers with a short road itself, so that LowerEager may lower them
 	// once the routes are connected.
 	autoEager bool
+	// movers are the distinct transports of the routes that count what
+	// they move on their own (transport.Mover), for Activity. Set once by
+	// NoteRoutes.
+	movers []transport.Mover
 
 	q *replies // reply sender for tcp and shm deliveries
 
@@ -209,6 +214,9 @@ func (d *Device) countOut(out *engine.Outbox) {
 func (d *Device) NoteRoutes() {
 	for peer := range d.Size {
 		tr := d.Tr.For(peer)
+		if t, ok := tr.(transport.Mover); ok && t != nil && !slices.Contains(d.movers, t) {
+			d.movers = append(d.movers, t)
+		}
 		if t, ok := tr.(transport.EagerSender); ok && t != nil {
 			if d.EagerTo == nil {
 				d.EagerTo = make([]transport.EagerSender, d.Size)

@@ -458,14 +458,18 @@ func (b *Waits) WakeAll(cause error, orphans bool) bool {
 
 // Activity is the rank's progress as hang diagnosis counts it: waits that
 // ended after parking, plus messages its engine matched, plus the chunks
-// of large messages that reached its receives. The second counts a rank
-// whose receives complete without ever blocking (its messages were
-// already there) while another of its goroutines stays parked; the third
-// a receive of one message that takes longer than the threshold.
+// of large messages that reached its receives, plus the pieces its
+// transports read of peers' memory (transport.Mover). The second counts a
+// rank whose receives complete without ever blocking (its messages were
+// already there) while another of its goroutines stays parked; the last
+// two a receive of one message that takes longer than the threshold.
 func (d *Device) Activity() uint64 {
 	_, n := d.Blk.Counts()
 	if d.Eng != nil {
 		n += d.Eng.Matched() - d.Blk.Ctl.Load() + d.Eng.Chunks()
+	}
+	for _, t := range d.movers {
+		n += t.Moved()
 	}
 	return n
 }

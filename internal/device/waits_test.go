@@ -8,6 +8,7 @@ import (
 
 	"github.com/mpigo/mpi/internal/diag"
 	"github.com/mpigo/mpi/internal/engine"
+	"github.com/mpigo/mpi/internal/transport"
 )
 
 // parkOne starts a wait on a request nothing completes and returns when
@@ -164,3 +165,34 @@ func TestFamilyWaitsForItsRunningMember(t *testing.T) {
 		t.Fatal("not reported once every job of the family waits")
 	}
 }
+
+// moverTransport is a transport that counts pieces it moves on its own.
+type moverTransport struct {
+	transport.Transport
+	n atomic.Uint64
+}
+
+func (m *moverTransport) Moved() uint64 { return m.n.Load() }
+
+// TestActivityCountsMovers: the pieces a transport reads of peers' memory
+// count as progress, once per transport however many peers it reaches.
+func TestActivityCountsMovers(t *testing.T) {
+	mv := &moverTransport{}
+	plain := &fakeTransport{}
+	d := &Device{Size: 3}
+	d.Tr = transport.NewRouter(3, func(peer int) transport.Transport {
+		if peer == 0 {
+			return plain
+		}
+		return mv
+	})
+	d.NoteRoutes()
+	before := d.Activity()
+	mv.n.Add(5)
+	if got := d.Activity() - before; got != 5 {
+		t.Fatalf("activity grew by %d after 5 pieces, want 5", got)
+	}
+}
+
+// fakeTransport is a transport with no optional capability.
+type fakeTransport struct{ transport.Transport }

@@ -247,6 +247,15 @@ type PeerLoser interface {
 	LosePeer(peer int, err error)
 }
 
+// Mover is implemented by transports that move data on their own, past
+// the frames the engine sees: the pieces of a read of a peer's memory (a
+// single copy of a large message) that completed, counted. Hang
+// diagnosis counts them as progress: a receive that waits on one read of
+// gigabytes is not stuck while the pieces keep coming.
+type Mover interface {
+	Moved() uint64
+}
+
 // LosePeer tells the transport to peer, if it is a PeerLoser, that the
 // peer is gone.
 func (r *Router) LosePeer(peer int, err error) {

@@ -503,9 +503,20 @@ const (
 	rtsSize    = prefixSize + wire.HeaderSize + 24
 	poolSize   = 32
 	slabSize   = 16 // send buffers of bufSize in the registered slab
-	maxRead    = 1 << 30
 	keepAlive  = 100 * time.Millisecond
 )
+
+// maxRead is the largest piece of a read or write of a peer's memory
+// (tests lower it). Each piece that completes counts as progress for hang
+// diagnosis (Moved): a read of gigabytes at a slow node's pace must show
+// progress well within the hang report's threshold (MPICH's
+// large_message, 2 GB to each of two ranks, was reported hung with pieces
+// of 1 GiB under load).
+var maxRead = 64 << 20
+
+// readRefused, if set (tests), refuses the read of a frame's payload at
+// off as a provider whose queue is full does (-FI_EAGAIN).
+var readRefused func(off int) bool
 
 // The kinds of message (the prefix's first byte).
 const (
@@ -565,6 +576,7 @@ type item struct {
 	pool *C.mg_buf  // a posted buffer to post again after delivery
 	own  *C.mg_buf  // a buffer to free after delivery
 	left int        // reads under way (kRTS)
+	roff int        // bytes whose read is posted (kRTS)
 	rts  rtsRequest // kRTS: where to read
 }
 
@@ -672,6 +684,9 @@ type rtsWait struct {
 // Transport is one rank's libfabric endpoint. It is safe for concurrent
 // use.
 type Transport struct {
+	// moved counts the pieces of reads and writes of peers' memory that
+	// completed (Moved).
+	moved  atomic.Uint64
 	cfg    Config
 	u      *C.mg_ofi
 	addr   []byte
@@ -1482,6 +1497,7 @@ func (t *Transport) complete(ctx unsafe.Pointer, n int, tag uint64) {
 	case opRegion:
 		delete(t.ops, ctx)
 		C.mg_release((*C.mg_buf)(ctx))
+		t.moved.Add(1)
 		t.readEnded(o.rr)
 	case opRead:
 		delete(t.ops, ctx)
@@ -1490,7 +1506,8 @@ func (t *Transport) complete(ctx unsafe.Pointer, n int, tag uint64) {
 		}
 		it := o.it
 		it.left--
-		if it.left == 0 && it.err == nil {
+		t.moved.Add(1)
+		if it.left == 0 && it.err == nil && it.roff == it.n {
 			it.done = true
 			t.control(o.peer, kFIN, it.rts.id)
 		}
@@ -1669,7 +1686,8 @@ func (t *Transport) startRead(peer int, it *item) {
 		it.err, it.done = t.failed[peer], it.left == 0
 		return
 	}
-	for off := 0; off < it.n; off += maxRead {
+	for it.roff < it.n {
+		off := it.roff
 		k := min(it.n-off, maxRead)
 		// Each piece needs its own context: the first piece's is the
 		// buffer itself, further ones a small buffer of their own.
@@ -1680,12 +1698,18 @@ func (t *Transport) startRead(peer int, it *item) {
 				return
 			}
 		}
-		st := C.mg_read(t.u, it.own, C.size_t(off), C.size_t(k), t.peers[peer].addr, C.uint64_t(it.rts.raddr+uint64(off)), C.uint64_t(it.rts.key), ctx)
+		var st C.ssize_t
+		if readRefused != nil && readRefused(off) {
+			st = -C.FI_EAGAIN
+		} else {
+			st = C.mg_read(t.u, it.own, C.size_t(off), C.size_t(k), t.peers[peer].addr, C.uint64_t(it.rts.raddr+uint64(off)), C.uint64_t(it.rts.key), ctx)
+		}
 		if st != 0 {
 			if off > 0 {
 				C.mg_release(ctx)
 			}
-			if st == -C.FI_EAGAIN && off == 0 {
+			if st == -C.FI_EAGAIN {
+				// No room: the next step posts the rest (from roff).
 				t.needRead = append(t.needRead, it)
 				return
 			}
@@ -1695,9 +1719,15 @@ func (t *Transport) startRead(peer int, it *item) {
 			return
 		}
 		it.left++
+		it.roff += k
 		t.ops[unsafe.Pointer(ctx)] = &op{kind: opRead, peer: peer, it: it, extra: off > 0}
 	}
 }
+
+// Moved implements transport.Mover: the pieces of reads and writes of
+// peers' memory (a rendezvous's payload, a region, a window's memory)
+// that completed, each at most maxRead bytes.
+func (t *Transport) Moved() uint64 { return t.moved.Load() }
 
 // step polls the queue once, retries what the provider had no room for,
 // and delivers the frames that are complete. The caller holds t.dmu.

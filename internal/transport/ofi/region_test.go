@@ -544,3 +544,83 @@ func TestRegionPeerKilled(t *testing.T) {
 		})
 	}
 }
+
+// A payload larger than a piece is read in pieces, each counted by Moved,
+// whether the transport reads it for a frame (kRTS) or the engine reads a
+// region. A piece the provider has no room for (refused here once at every
+// tenth piece, the first included) is posted with the rest at a later
+// step.
+func TestReadsInPieces(t *testing.T) {
+	defer func(m int) { maxRead, readRefused = m, nil }(maxRead)
+	maxRead = 4 << 10
+	const n = 1<<20 + 3
+	pieces := uint64((n + maxRead - 1) / maxRead)
+	var mu sync.Mutex
+	refused := map[int]bool{}
+	readRefused = func(off int) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if off/maxRead%10 != 0 || refused[off] {
+			return false
+		}
+		refused[off] = true
+		return true
+	}
+	for _, s := range setups {
+		t.Run(s.name, func(t *testing.T) {
+			need(t)
+			ts, gs := group(t, 2, s.prov, s.noRMA, s.localMR)
+			if !ts[1].RMA() {
+				t.Skip("no remote reads with this setup")
+			}
+			before := ts[1].Moved()
+			buf := payload(0, 1, n)
+			f := wire.Frame{Header: wire.Header{Kind: wire.Eager, Tag: 1, Size: n}, From: 0, To: 1, Payload: buf}
+			if err := ts[0].Send(f); err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				if k, _ := gs[1].count(); k >= 1 {
+					break
+				}
+			}
+			gs[1].mu.Lock()
+			if len(gs[1].frames) != 1 || !bytes.Equal(gs[1].frames[0].Payload, buf) {
+				gs[1].mu.Unlock()
+				t.Fatalf("the frame of %d bytes did not arrive whole (%d frames, failures %v)", n, len(gs[1].frames), gs[1].fails)
+			}
+			gs[1].mu.Unlock()
+			if got := ts[1].Moved() - before; got != pieces {
+				t.Errorf("a frame read in %d pieces counted %d moved", pieces, got)
+			}
+			mu.Lock()
+			if len(refused) != int(pieces+9)/10 {
+				t.Errorf("%d pieces refused, want %d", len(refused), (pieces+9)/10)
+			}
+			clear(refused)
+			mu.Unlock()
+
+			tok, ok := ts[0].ExportRegion(1, buf)
+			if !ok {
+				t.Fatal("ExportRegion failed")
+			}
+			if err := ts[0].Send(tokenRTS(0, 1, tok, 7, n)); err != nil {
+				t.Fatal(err)
+			}
+			rf := rtsOf(t, gs[1], 7)
+			before = ts[1].Moved()
+			dst := make([]byte, n)
+			if err := ts[1].ReadRegion(0, rf.Token, 0, dst); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(dst, buf) {
+				t.Fatal("the region read in pieces differs from the region")
+			}
+			if got := ts[1].Moved() - before; got != pieces {
+				t.Errorf("a region read in %d pieces counted %d moved", pieces, got)
+			}
+			settles(t, "exporter", ts[0])
+			settles(t, "reader", ts[1])
+		})
+	}
+}
