@@ -124,6 +124,9 @@ func (f *Future[T]) Test() (_ bool, _ T, err error) {
 	}
 
 	done, _, err := f.request().test()
+	if !done && err == nil {
+		f.request().comm().missed()
+	}
 	if f == nil {
 		var zero T
 		return done, zero, err

@@ -128,6 +128,9 @@ func (c *Comm) Iprobe(src, tag int) (_ bool, _ Status, err error) {
 	if st.Err != nil {
 		return false, Status{}, c.handle(c.statusErr("Iprobe", at("source", src, tag), st))
 	}
+	if !ok {
+		c.missed()
+	}
 	return ok, statusOf(st, 0), nil
 }
 
@@ -219,6 +222,9 @@ func (c *Comm) Improbe(src, tag int) (_ bool, _ *Message, _ Status, err error) {
 		defer h.exit(h.enter("Comm.Improbe", c, src, tag), &err)
 	}
 	m, st, ok, err := c.mprobe("Improbe", src, tag, false)
+	if !ok && err == nil {
+		c.missed()
+	}
 	return ok, m, st, err
 }
 

@@ -547,6 +547,7 @@ func (p *Pending[T]) Test() (_ bool, _ T, _ Status, err error) {
 	}
 
 	if p != nil && !p.req.done() {
+		p.comm().missed()
 		var zero T
 		return false, zero, Status{}, nil
 	}

@@ -769,7 +769,21 @@ func (r *Request) Test() (_ bool, _ Status, err error) {
 	if h := profiler.Load(); h != nil {
 		defer h.exit(h.enter("Request.Test", r.comm(), Undefined, Undefined), &err)
 	}
-	return r.test()
+	ok, st, err := r.test()
+	if !ok && err == nil {
+		r.comm().missed()
+	}
+	return ok, st, err
+}
+
+// missed is what a test or probe on c that found nothing does before it
+// returns: on an oversubscribed node it gives the core away
+// (progress.Missed), so that a program that tests in a loop leaves it to
+// the ranks and goroutines whose work it waits for.
+func (c *Comm) missed() {
+	if c != nil && c.p != nil && c.p.job != nil {
+		c.p.job.Prog.Missed()
+	}
 }
 
 // test is Test for the package's own callers.

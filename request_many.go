@@ -194,7 +194,11 @@ func TestAny(ws ...Waiter) (_ int, _ bool, _ Status, err error) {
 		defer h.exit(h.enter("TestAny", requestsComm(requestsOf(ws)), Undefined, Undefined), &err)
 	}
 	reqs := requestsOf(ws)
-	return testAny(reqs)
+	i, ok, st, err := testAny(reqs)
+	if !ok && err == nil {
+		requestsComm(reqs).missed()
+	}
+	return i, ok, st, err
 }
 
 // testAny is TestAny without the profiler hook, for the package's own use.
@@ -255,7 +259,11 @@ func TestSome(ws ...Waiter) (_ []int, _ []Status, err error) {
 		defer h.exit(h.enter("TestSome", requestsComm(requestsOf(ws)), Undefined, Undefined), &err)
 	}
 	reqs := requestsOf(ws)
-	return testSome(reqs)
+	idx, sts, err := testSome(reqs)
+	if len(idx) == 0 && err == nil {
+		requestsComm(reqs).missed()
+	}
+	return idx, sts, err
 }
 
 // testSome is TestSome without the profiler hook, for the package's own use.
@@ -288,6 +296,7 @@ func TestAll(ws ...Waiter) (_ bool, _ []Status, err error) {
 	reqs := requestsOf(ws)
 	for _, r := range reqs {
 		if r != nil && !r.done() {
+			r.comm().missed()
 			return false, nil, nil
 		}
 	}

@@ -433,16 +433,25 @@ func (ln *LaunchedNet) Routes(d *Device) (RouteFunc, error) {
 	// over tcp, and they reach it so).
 	var fab transport.Transport
 	var fabErr error
+	// On an oversubscribed node the fabric's goroutine sleeps in its
+	// library as soon as it finds nothing: a goroutine that spins after
+	// each event keeps a core from the other ranks, which is what the
+	// rank waits for (MPICH's sendflood, 8 ranks on 2 cores over either
+	// fabric: more than 120 s, Open MPI 27 s).
+	var fabSpin int64
+	if ln.Oversubscribed {
+		fabSpin = -1
+	}
 	switch ln.fabric {
 	case "ucx":
-		t, err := d.startUCX(ucx.Config{Size: info.Size, Addrs: ln.fabAddrs.address}, ln.prog)
+		t, err := d.startUCX(ucx.Config{Size: info.Size, Addrs: ln.fabAddrs.address, Spin: fabSpin}, ln.prog)
 		if err == nil {
 			err = info.KV.Put(ucxKey(r), hex.EncodeToString(t.Address()))
 			fab = t
 		}
 		fabErr = err
 	case "ofi":
-		t, err := d.startOFI(ofi.Config{Size: info.Size, Addrs: ln.fabAddrs.address}, ln.prog)
+		t, err := d.startOFI(ofi.Config{Size: info.Size, Addrs: ln.fabAddrs.address, Spin: fabSpin}, ln.prog)
 		if err == nil {
 			err = info.KV.Put(ofiKey(r), hex.EncodeToString(t.Address()))
 			fab = t

@@ -414,3 +414,90 @@ func TestAwaitYieldsOnHandoff(t *testing.T) {
 		t.Error("the Handoff is still marked after the wait yielded")
 	}
 }
+
+// A test that found nothing gives the core away on an oversubscribed
+// node only: the Go way and to the kernel from a goroutine of Go, the
+// kernel's way alone (and the Go way when goroutines wait for a processor,
+// every 16th time) from a locked caller; elsewhere it returns at once.
+func TestMissed(t *testing.T) {
+	defer func(g, o, r func(), q func(*Progress) bool) {
+		goYield, osYield, rawOSYield, othersRunnable = g, o, r, q
+	}(goYield, osYield, rawOSYield, othersRunnable)
+	var gos, oss, raws atomic.Int64
+	othersRunnable = func(*Progress) bool { return true }
+	goYield = func() { gos.Add(1) }
+	osYield = func() { oss.Add(1) }
+	rawOSYield = func() { raws.Add(1) }
+	for _, tt := range []struct {
+		locked, oversubscribed bool
+		wantGo, wantOS, wantRaw int64 // of 32 calls
+	}{
+		{false, false, 0, 0, 0},
+		{true, false, 0, 0, 0},
+		{false, true, 32, 32, 0},
+		{true, true, 2, 0, 32},
+	} {
+		gos.Store(0)
+		oss.Store(0)
+		raws.Store(0)
+		p := New()
+		p.locked.Store(tt.locked)
+		p.SetOversubscribed(tt.oversubscribed)
+		for range 32 {
+			p.Missed()
+		}
+		if gos.Load() != tt.wantGo || oss.Load() != tt.wantOS || raws.Load() != tt.wantRaw {
+			t.Errorf("locked %v, oversubscribed %v: 32 misses yielded %d times the Go way, %d to the kernel, %d raw; want %d, %d, %d",
+				tt.locked, tt.oversubscribed, gos.Load(), oss.Load(), raws.Load(), tt.wantGo, tt.wantOS, tt.wantRaw)
+		}
+	}
+	var p *Progress
+	p.Missed() // a rank without a job's progress
+}
+
+// On an oversubscribed node one wait polls at a time: a second wait while
+// the first polls parks at once (false, without polling), and once the
+// first has ended the next polls again. Elsewhere waits poll side by side.
+func TestOnePollerWhenOversubscribed(t *testing.T) {
+	for _, over := range []bool{true, false} {
+		p := New()
+		p.SetOversubscribed(over)
+		p.SetPollTime(time.Hour)
+		first := new(engine.Request)
+		s := &fakeSource{}
+		p.Add(s)
+		done := make(chan bool)
+		go func() { done <- p.Await(first) }()
+		for s.polls.Load() == 0 {
+			runtime.Gosched()
+		}
+		second := new(engine.Request)
+		if over {
+			if p.Await(second) {
+				t.Fatal("oversubscribed: a second wait reported its request done")
+			}
+		} else {
+			go func() {
+				time.Sleep(10 * time.Millisecond)
+				second.Complete(engine.Status{})
+			}()
+			if !p.Await(second) {
+				t.Fatal("one core per rank: a second wait did not poll until its request completed")
+			}
+		}
+		first.Complete(engine.Status{})
+		if !<-done {
+			t.Fatalf("oversubscribed %v: the first wait did not see its request complete", over)
+		}
+		if over {
+			third := new(engine.Request)
+			go func() {
+				time.Sleep(10 * time.Millisecond)
+				third.Complete(engine.Status{})
+			}()
+			if !p.Await(third) {
+				t.Fatal("oversubscribed: a wait after the poller ended did not poll")
+			}
+		}
+	}
+}
