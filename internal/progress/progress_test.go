@@ -429,7 +429,7 @@ func TestMissed(t *testing.T) {
 	osYield = func() { oss.Add(1) }
 	rawOSYield = func() { raws.Add(1) }
 	for _, tt := range []struct {
-		locked, oversubscribed bool
+		locked, oversubscribed  bool
 		wantGo, wantOS, wantRaw int64 // of 32 calls
 	}{
 		{false, false, 0, 0, 0},
