@@ -47,16 +47,39 @@ type region struct {
 	context uint32
 }
 
-// A regionRead is a pull under way: the receive of its data, posted into
-// the pinned destination.
+// A regionRead is a pull under way: the receives of its data, posted
+// into the pinned destination, one a piece of at most pullPiece bytes.
 type regionRead struct {
-	peer int
-	id   uint64
-	req  unsafe.Pointer // nil once done
-	n    int
-	pin  runtime.Pinner
-	done func(error)
-	err  error
+	peer   int
+	pieces []pullPart
+	left   int // pieces whose receive has not ended
+	pin    runtime.Pinner
+	done   func(error)
+	err    error
+}
+
+// A pullPart is one piece of a pull: its read id, its length, and its
+// receive (nil once ended).
+type pullPart struct {
+	id  uint64
+	n   int
+	req unsafe.Pointer
+}
+
+// pullPiece is the largest piece of a pull (tests lower it). Each piece
+// is a pull of its own, and each that ends counts as progress for hang
+// diagnosis (Moved): one pull of gigabytes would show none until its
+// end, and a slow node takes longer than the hang threshold for it.
+var pullPiece = 64 << 20
+
+// cancel cancels the receives of rr still under way (its peer failed, or
+// the transport closes); t.wmu is held.
+func (rr *regionRead) cancel(t *Transport) {
+	for _, p := range rr.pieces {
+		if p.req != nil {
+			t.cancelReq(p.req)
+		}
+	}
 }
 
 // A rawSend is a send of region.go's (a pull request, or a region's
@@ -177,7 +200,7 @@ func (t *Transport) StartRegion(peer int, token uint64, off int, dst []byte, don
 	if err := t.eps.Ensure(peer); err != nil {
 		return err
 	}
-	rr := &regionRead{peer: peer, n: len(dst), done: done}
+	rr := &regionRead{peer: peer, done: done}
 	rr.pin.Pin(&dst[0])
 	t.wmu.Lock()
 	if t.closed {
@@ -190,27 +213,38 @@ func (t *Transport) StartRegion(peer int, token uint64, off int, dst []byte, don
 		rr.pin.Unpin()
 		return err
 	}
-	t.nextRead++
-	rr.id = t.nextRead
-	req, err := t.postData(rr.id, dst)
-	if err != nil {
-		t.wmu.Unlock()
-		rr.pin.Unpin()
-		return fmt.Errorf("ucx: posting the read of a region of rank %d: %w", peer, err)
-	}
-	rr.req = req
-	ctl := t.cmalloc(ctlSize)
-	pullRequest{token, uint64(off), uint64(len(dst)), rr.id}.put(unsafe.Slice((*byte)(ctl), ctlSize))
-	sreq, err := t.sendRaw(peer, uint64(t.cfg.Rank)|ctlBit, uintptr(ctl), ctlSize)
-	switch {
-	case err != nil:
-		t.cfree(ctl)
-		rr.err = fmt.Errorf("ucx: asking rank %d for a region: %w", peer, err)
-		t.cancelReq(rr.req) // UCX ends the receive; checkReads reports it
-	case sreq != nil:
-		t.raw = append(t.raw, rawSend{peer: peer, req: sreq, free: ctl})
-	default:
-		t.cfree(ctl)
+	for o := 0; o < len(dst) && rr.err == nil; o += pullPiece {
+		k := min(len(dst)-o, pullPiece)
+		t.nextRead++
+		id := t.nextRead
+		req, err := t.postData(id, dst[o:o+k])
+		if err != nil {
+			if rr.left == 0 {
+				t.wmu.Unlock()
+				rr.pin.Unpin()
+				return fmt.Errorf("ucx: posting the read of a region of rank %d: %w", peer, err)
+			}
+			// Pieces are under way: the read ends with this error once
+			// they have (not cancelled: their bytes are on the way, and a
+			// cancelled receive would leave them unmatched in UCX).
+			rr.err = fmt.Errorf("ucx: posting the read of a region of rank %d: %w", peer, err)
+			break
+		}
+		rr.pieces = append(rr.pieces, pullPart{id: id, n: k, req: req})
+		rr.left++
+		ctl := t.cmalloc(ctlSize)
+		pullRequest{token, uint64(off + o), uint64(k), id}.put(unsafe.Slice((*byte)(ctl), ctlSize))
+		sreq, err := t.sendRaw(peer, uint64(t.cfg.Rank)|ctlBit, uintptr(ctl), ctlSize)
+		switch {
+		case err != nil:
+			t.cfree(ctl)
+			rr.err = fmt.Errorf("ucx: asking rank %d for a region: %w", peer, err)
+			t.cancelReq(req) // nothing comes for it; UCX ends it, checkReads reports it
+		case sreq != nil:
+			t.raw = append(t.raw, rawSend{peer: peer, req: sreq, free: ctl})
+		default:
+			t.cfree(ctl)
+		}
 	}
 	t.reads = append(t.reads, rr)
 	t.wmu.Unlock()
@@ -223,19 +257,28 @@ func (t *Transport) StartRegion(peer int, token uint64, off int, dst []byte, don
 func (t *Transport) checkReads(over []*regionRead) []*regionRead {
 	for i := 0; i < len(t.reads); i++ {
 		rr := t.reads[i]
-		if rr.req != nil {
-			done, n, err := t.testRecv(rr.req)
+		for j := range rr.pieces {
+			p := &rr.pieces[j]
+			if p.req == nil {
+				continue
+			}
+			done, n, err := t.testRecv(p.req)
 			if !done {
 				continue
 			}
-			rr.req = nil
+			p.req = nil
+			rr.left--
+			t.moved.Add(1)
 			switch {
 			case rr.err != nil:
 			case err != nil:
 				rr.err = fmt.Errorf("ucx: reading a region of rank %d: %w", rr.peer, err)
-			case n != rr.n:
-				rr.err = fmt.Errorf("ucx: rank %d sent %d bytes of a region read of %d (no such region)", rr.peer, n, rr.n)
+			case n != p.n:
+				rr.err = fmt.Errorf("ucx: rank %d sent %d bytes of a region read of %d (no such region)", rr.peer, n, p.n)
 			}
+		}
+		if rr.left > 0 {
+			continue
 		}
 		rr.pin.Unpin()
 		over = append(over, rr)
@@ -266,11 +309,11 @@ func (t *Transport) checkRaw() {
 func (t *Transport) failRegions(peer int, err error) {
 	t.releasePeer(peer)
 	for _, rr := range t.reads {
-		if rr.peer == peer && rr.req != nil {
+		if rr.peer == peer && rr.left > 0 {
 			if rr.err == nil {
 				rr.err = err
 			}
-			t.cancelReq(rr.req)
+			rr.cancel(t)
 		}
 	}
 	for _, s := range t.raw {

@@ -209,3 +209,47 @@ func TestRegionPeerKilled(t *testing.T) {
 		})
 	}
 }
+
+// A pull longer than a piece goes as several pulls, all under way at once,
+// each counted by Moved when it ends; one piece past the region's end
+// fails the whole read, after every piece has ended.
+func TestRegionPieces(t *testing.T) {
+	defer func(p int) { pullPiece = p }(pullPiece)
+	pullPiece = 4 << 10
+	for _, tls := range tlsSets {
+		t.Run(strings.ReplaceAll(tls, ",", "+"), func(t *testing.T) {
+			t.Setenv("UCX_TLS", tls)
+			need(t)
+			ts, _ := group(t, 2)
+			src := payload(0, 1, 1<<20+5)
+			tok, ok := ts[0].ExportRegion(1, src)
+			if !ok {
+				t.Fatal("ExportRegion refused")
+			}
+			for _, tc := range []struct {
+				name   string
+				off, n int
+				fails  bool
+			}{{"whole", 0, len(src), false}, {"offset", 1000, len(src) - 1000, false}, {"past the end", 1000, len(src) - 999, true}} {
+				before := ts[1].Moved()
+				dst := make([]byte, tc.n)
+				err := ts[1].ReadRegion(0, tok, tc.off, dst)
+				if tc.fails {
+					if err == nil {
+						t.Fatalf("%s: the read succeeded", tc.name)
+					}
+				} else {
+					if err != nil {
+						t.Fatalf("%s: %v", tc.name, err)
+					}
+					if !bytes.Equal(dst, src[tc.off:tc.off+tc.n]) {
+						t.Fatalf("%s: other bytes read", tc.name)
+					}
+				}
+				if got, want := ts[1].Moved()-before, uint64((tc.n+pullPiece-1)/pullPiece); got != want {
+					t.Errorf("%s: %d pieces ended, want %d", tc.name, got, want)
+				}
+			}
+		})
+	}
+}

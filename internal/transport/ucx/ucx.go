@@ -582,6 +582,8 @@ type Transport struct {
 	receivedFn func(*recvReq) bool
 	takeFn     func(int, *recvReq)
 	loop       *fabric.Loop
+	// moved counts the pieces of pulls that ended (Moved).
+	moved atomic.Uint64
 	// The single copy's (region.go), under wmu: the regions exported by
 	// token, the pulls under way from peers' regions, and the pull
 	// requests and regions' bytes being sent.
@@ -1436,6 +1438,10 @@ func (t *Transport) sleep() {
 	}
 }
 
+// Moved implements transport.Mover: the pieces of single-copy pulls that
+// ended, each at most pullPiece bytes.
+func (t *Transport) Moved() uint64 { return t.moved.Load() }
+
 // Poll implements transport.Polled: a waiting goroutine progresses the
 // worker itself, so that a reply is seen without a wake-up.
 func (t *Transport) Poll() bool {
@@ -1493,11 +1499,11 @@ func (t *Transport) Close() error {
 		}
 	}
 	for _, rr := range t.reads {
-		if rr.req != nil {
+		if rr.left > 0 {
 			if rr.err == nil {
 				rr.err = errors.New("ucx: transport closed")
 			}
-			t.cancelReq(rr.req)
+			rr.cancel(t)
 		}
 	}
 	for _, s := range t.raw {
