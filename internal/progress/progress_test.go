@@ -501,3 +501,41 @@ func TestOnePollerWhenOversubscribed(t *testing.T) {
 		}
 	}
 }
+
+// Waits that come one after another, each too short to yield on its own
+// (a ping-pong: each reply comes within the poll time), still yield the
+// processor every few milliseconds, before Go's system monitor would
+// preempt the goroutine (10 ms), and not more often than yieldEvery;
+// locked callers too.
+func TestWaitsInARowYield(t *testing.T) {
+	defer func(g func(), c func() int64) { goYield, sinceEpoch = g, c }(goYield, sinceEpoch)
+	for _, locked := range []bool{false, true} {
+		var clock int64
+		var at []int64
+		sinceEpoch = func() int64 { return clock }
+		goYield = func() { at = append(at, clock) }
+		p := New()
+		p.locked.Store(locked)
+		p.SetPollTime(time.Second)
+		p.Add(&fakeSource{})
+		r := new(engine.Request)
+		r.Complete(engine.Status{})
+		const step = 30 * time.Microsecond // one round trip
+		for i := 0; i < 10000; i++ {       // 300 ms of waits
+			clock += int64(step)
+			if !p.Await(r) {
+				t.Fatal("Await of a completed request = false")
+			}
+		}
+		if len(at) < 30 {
+			t.Fatalf("locked=%v: %d yields in 300 ms of waits in a row, want one every 4-10 ms", locked, len(at))
+		}
+		prev := int64(0)
+		for _, a := range at {
+			if gap := time.Duration(a - prev); gap < yieldEvery || gap > 10*time.Millisecond {
+				t.Errorf("locked=%v: yields %v apart (at %v), want %v to 10ms", locked, gap, time.Duration(a), yieldEvery)
+			}
+			prev = a
+		}
+	}
+}

@@ -111,7 +111,9 @@ func (l *Loop) Run(stop <-chan struct{}, step func() bool, sleep func()) {
 			return
 		default:
 		}
-		if step() {
+		// While a waiter polls, the goroutine only naps: a step of its
+		// own would contend with the waiter's for the transport.
+		if !l.waiting.Load() && step() {
 			last = time.Now()
 			continue
 		}
@@ -158,6 +160,9 @@ func (l *Loop) MarkWait() {
 		l.waiting.Store(true)
 	}
 }
+
+// Waiting reports whether a waiter's mark is on the loop (MarkWait).
+func (l *Loop) Waiting() bool { return l.waiting.Load() }
 
 // EndWait says that the waiting goroutine stops polling to park: the loop
 // must poll in its place from now on, so its nap ends now, and a sleep in

@@ -208,6 +208,37 @@ func TestLoopNapsForWaiters(t *testing.T) {
 	}
 }
 
+// A loop marked by a polling waiter does not step before its nap is
+// over: a step of its own would contend with the waiter's for the
+// transport's lock (each poll of a wait marks the loop again, so while
+// the waiter polls, the loop only naps).
+func TestLoopLeavesTheWaiterAlone(t *testing.T) {
+	l := NewLoop(time.Hour, func() {})
+	l.MarkWait()
+	marked := make(chan bool, 1)
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		l.Run(stop, func() bool {
+			select {
+			case marked <- l.waiting.Load():
+			default:
+			}
+			return false
+		}, func() {})
+	}()
+	select {
+	case m := <-marked:
+		if m {
+			t.Error("the loop stepped while a waiter's mark was on it; want a nap first")
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the loop did not step within 5s of a nap")
+	}
+	close(stop)
+	<-done
+}
+
 // Await returns the send's result, and ticks say whether the delivering
 // goroutine is stuck (holds dmu).
 func TestAwait(t *testing.T) {

@@ -1888,7 +1888,13 @@ func (t *Transport) transferring() bool {
 func (t *Transport) run() {
 	defer t.wg.Done()
 	t.loop.Run(t.stop, func() bool {
-		t.dmu.Lock()
+		// A goroutine that holds the lock is progressing the queue
+		// already; waiting for it would park this one and have the
+		// holder's unlock wake it again (a thread woken for nothing
+		// at every poll of a polling wait, measured over UCX).
+		if !t.dmu.TryLock() {
+			return false
+		}
 		defer t.dmu.Unlock()
 		return t.step()
 	}, t.sleep)
@@ -1922,6 +1928,11 @@ func (t *Transport) sleep() {
 // Poll implements transport.Polled: a waiting goroutine progresses the
 // endpoint itself, so that a reply is seen without a wake-up.
 func (t *Transport) Poll() bool {
+	// Each poll keeps the progress goroutine napping: a wait marks the
+	// loop when it begins and every 16 polls, which may be longer apart
+	// than the loop's nap (fabric.WaiterNap), after which it would step
+	// alongside the waiter.
+	t.loop.MarkWait()
 	if !t.dmu.TryLock() {
 		return false
 	}

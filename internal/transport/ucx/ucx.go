@@ -1417,7 +1417,13 @@ func (t *Transport) pending() bool { return len(t.sends) > 0 || t.inq.Busy() || 
 func (t *Transport) run() {
 	defer t.wg.Done()
 	t.loop.Run(t.stop, func() bool {
-		t.dmu.Lock()
+		// A goroutine that holds the lock is progressing the worker
+		// already; waiting for it would park this one and have the
+		// holder's unlock wake it again (a thread woken for nothing
+		// at every poll of a polling wait, measured over UCX).
+		if !t.dmu.TryLock() {
+			return false
+		}
 		defer t.dmu.Unlock()
 		return t.step()
 	}, t.sleep)
@@ -1445,6 +1451,11 @@ func (t *Transport) Moved() uint64 { return t.moved.Load() }
 // Poll implements transport.Polled: a waiting goroutine progresses the
 // worker itself, so that a reply is seen without a wake-up.
 func (t *Transport) Poll() bool {
+	// Each poll keeps the progress goroutine napping: a wait marks the
+	// loop when it begins and every 16 polls, which may be longer apart
+	// than the loop's nap (fabric.WaiterNap), after which it would step
+	// alongside the waiter.
+	t.loop.MarkWait()
 	if !t.dmu.TryLock() {
 		return false
 	}

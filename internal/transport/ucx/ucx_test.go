@@ -484,3 +484,18 @@ func TestShortSendAllocs(t *testing.T) {
 		t.Errorf("%v allocations per short Send, want 0", got)
 	}
 }
+
+// Each Poll (a wait's) marks the progress goroutine's loop, which then
+// naps instead of stepping beside the waiter (fabric.Loop).
+func TestPollMarksTheLoop(t *testing.T) {
+	t.Setenv("UCX_TLS", "tcp")
+	need(t)
+	ts, _ := group(t, 2)
+	for i := 0; i < 3; i++ {
+		ts[0].loop.EndWait() // clears the mark, as a nap's end does
+		ts[0].Poll()
+		if !ts[0].loop.Waiting() {
+			t.Fatalf("poll %d left the loop unmarked", i)
+		}
+	}
+}
