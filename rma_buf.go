@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"unsafe"
 
 	"github.com/mpigo/mpi/internal/checked"
 	"github.com/mpigo/mpi/internal/datatype"
@@ -272,6 +273,13 @@ func lowApply(m *tmem, buf []byte, origin int64, d *vdesc, kind byte, f func(in,
 		return false, err
 	}
 	defer rma.AccUnlock(m.acc)
+	if off, rn, ok := d.run(); ok && kind == reqAccV && out == nil && !overlap(in, buf[origin+off:origin+off+rn]) {
+		// One run, nothing to give back: combine in place (in may be
+		// the origin's own buffer, inPlace, hence the overlap check).
+		a := origin + off
+		f(in, buf[a:a+rn])
+		return true, nil
+	}
 	cur := out
 	if cur == nil {
 		cur = make([]byte, n)
@@ -291,6 +299,35 @@ func lowApply(m *tmem, buf []byte, origin int64, d *vdesc, kind byte, f func(in,
 		d.move(in[n:], buf, origin, false)
 	}
 	return true, nil
+}
+
+// inPlace returns the first n bytes of buf, holding count values of dt,
+// when an operation towards target can use them where they are: dt is
+// contiguous (its packed form is those bytes) and target's memory is
+// reached directly, so that the operation is over when its call returns
+// (run's direct path). Else nil: the caller packs into a buffer of its
+// own, which the message and fabric roads may keep past the call. A
+// buffer of the packed size per call cost more than the copy itself: a
+// Put, Get or Accumulate of 2 MiB to a window reached directly took
+// 1.3-2.6 ms, its allocation, zeroing and the collector's work (MPICH's
+// rma/rma_contig).
+func (w *Window[T]) inPlace(target, disp int, d *vdesc, buf []byte, n int, dt *Datatype) []byte {
+	if n == 0 || !dt.t.Contiguous() || len(buf) < n || w.c.swapFrom(target) {
+		return nil
+	}
+	if w.directView(target, int64(disp)*int64(w.esize), d) == nil {
+		return nil
+	}
+	return buf[:n:n]
+}
+
+// overlap reports whether a and b share memory.
+func overlap(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	pa, pb := uintptr(unsafe.Pointer(unsafe.SliceData(a))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return pa < pb+uintptr(len(b)) && pb < pa+uintptr(len(a))
 }
 
 // lowCall is a checked low-level operation, ready to run.
@@ -714,8 +751,11 @@ func (w *Window[T]) putBuf(name string, origin []byte, count int, dt *Datatype, 
 	if err != nil {
 		return nil, err
 	}
-	in := make([]byte, n)
-	dt.t.PackAt(in, origin, 0)
+	in := w.inPlace(target, disp, &d, origin, n, dt)
+	if in == nil {
+		in = make([]byte, n)
+		dt.t.PackAt(in, origin, 0)
+	}
 	c := &lowCall{name: name, target: target, disp: disp, kind: reqPutV, d: d, in: in}
 	if err := w.mixLow(c, dt, nil, tdt); err != nil { // hetero_rma.go
 		return nil, err
@@ -754,9 +794,14 @@ func (w *Window[T]) getBuf(name string, origin []byte, count int, dt *Datatype, 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]byte, n)
-	c := &lowCall{name: name, target: target, disp: disp, kind: reqGetV, d: d, out: out,
-		done: func() { dt.t.UnpackAt(out, origin, 0) }}
+	var c *lowCall
+	if out := w.inPlace(target, disp, &d, origin, n, dt); out != nil {
+		c = &lowCall{name: name, target: target, disp: disp, kind: reqGetV, d: d, out: out}
+	} else {
+		out := make([]byte, n)
+		c = &lowCall{name: name, target: target, disp: disp, kind: reqGetV, d: d, out: out,
+			done: func() { dt.t.UnpackAt(out, origin, 0) }}
+	}
 	if err := w.mixLow(c, nil, dt, tdt); err != nil { // hetero_rma.go
 		return nil, err
 	}
@@ -839,8 +884,10 @@ func (w *Window[T]) accBuf(name string, origin []byte, count int, dt *Datatype, 
 		if err != nil {
 			return nil, err
 		}
-		c.in = make([]byte, n)
-		dt.t.PackAt(c.in, origin, 0)
+		if c.in = w.inPlace(target, disp, &d, origin, n, dt); c.in == nil {
+			c.in = make([]byte, n)
+			dt.t.PackAt(c.in, origin, 0)
+		}
 	}
 	inT := dt
 	if get && op.name == "no_op" && dt == nil {

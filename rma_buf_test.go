@@ -3,6 +3,7 @@ package mpi_test
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 	"unsafe"
 
@@ -620,4 +621,103 @@ func orderResults(n int) map[int64]bool {
 	}
 	walk(0, 0)
 	return out
+}
+
+// Contiguous PutBuf, GetBuf and AccumulateBuf towards memory a rank
+// reaches directly (its own window; a goroutine rank's) use the origin's
+// bytes where they are, without a buffer of the data's size per call
+// (MPICH's rma/rma_contig: 2 MiB to itself took 1.3-2.6 ms, now about
+// 0.1), and an accumulate whose origin overlaps its target still
+// combines the values as they were before the call.
+func TestRMABufInPlace(t *testing.T) {
+	const n = 1 << 14 // int32s: 64 KiB
+	err := mpi.Run(2, func(c *mpi.Comm) error {
+		w, err := mpi.NewWindow[int32](c, 2*n)
+		if err != nil {
+			return err
+		}
+		me := c.Rank()
+		if me == 0 {
+			src, got := make([]int32, n), make([]int32, n)
+			for target := 0; target < 2; target++ {
+				for i := range src {
+					src[i] = int32(i*7 + target)
+				}
+				if err := w.Lock(target, true); err != nil {
+					return err
+				}
+				if err := w.PutBuf(mpi.AsBytes(src), n, mpi.Int32, target, 0, n, mpi.Int32); err != nil {
+					return err
+				}
+				if err := w.AccumulateBuf(mpi.AsBytes(src), n, mpi.Int32, target, 0, n, mpi.Int32, mpi.OpSum); err != nil {
+					return err
+				}
+				if err := w.GetBuf(mpi.AsBytes(got), n, mpi.Int32, target, 0, n, mpi.Int32); err != nil {
+					return err
+				}
+				if err := w.Unlock(target); err != nil {
+					return err
+				}
+				for i := range got {
+					if got[i] != 2*src[i] {
+						return fmt.Errorf("target %d: element %d = %d after put and sum, want %d", target, i, got[i], 2*src[i])
+					}
+				}
+				// The memory the calls take: a few small values each, not
+				// the 64 KiB they move.
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				const calls = 50
+				if err := w.Lock(target, true); err != nil {
+					return err
+				}
+				for k := 0; k < calls; k++ {
+					if err := w.PutBuf(mpi.AsBytes(src), n, mpi.Int32, target, 0, n, mpi.Int32); err != nil {
+						return err
+					}
+					if err := w.GetBuf(mpi.AsBytes(got), n, mpi.Int32, target, 0, n, mpi.Int32); err != nil {
+						return err
+					}
+					if err := w.AccumulateBuf(mpi.AsBytes(src), n, mpi.Int32, target, 0, n, mpi.Int32, mpi.OpBxor); err != nil {
+						return err
+					}
+				}
+				if err := w.Unlock(target); err != nil {
+					return err
+				}
+				runtime.ReadMemStats(&after)
+				if per := (after.TotalAlloc - before.TotalAlloc) / (3 * calls); per > 4<<10 {
+					return fmt.Errorf("target %d: %d bytes allocated per call moving 64 KiB, want the calls' own few", target, per)
+				}
+			}
+			// Accumulate from the window into itself, one element on:
+			// element i+1 becomes old[i] + old[i+1], from the values as
+			// they were (the origin is not read as the call writes).
+			loc := w.Local()
+			for i := range loc {
+				loc[i] = int32(i)
+			}
+			if err := w.Lock(me, true); err != nil {
+				return err
+			}
+			if err := w.AccumulateBuf(mpi.AsBytes(loc[:n]), n, mpi.Int32, me, 1, n, mpi.Int32, mpi.OpSum); err != nil {
+				return err
+			}
+			if err := w.Unlock(me); err != nil {
+				return err
+			}
+			for i := 1; i <= n; i++ {
+				if want := int32(i - 1 + i); loc[i] != want {
+					return fmt.Errorf("overlapping accumulate: element %d = %d, want %d", i, loc[i], want)
+				}
+			}
+		}
+		if err := mpi.Barrier(c); err != nil {
+			return err
+		}
+		return w.Free()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
