@@ -700,7 +700,7 @@ func rmaRequestV(kind, opk, elem byte, tag, disp int, data []byte) []byte {
 
 // serveV serves a low-level request from origin: everything in it is
 // checked against this rank's window before memory is touched.
-func (w *Window[T]) serveV(origin int, b []byte, reply func(byte, []byte), bad func(string, ...any)) {
+func (w *Window[T]) serveV(origin int, b []byte, reply, replyIn func(byte, []byte), bad func(string, ...any)) {
 	le := binary.LittleEndian
 	kind, opk, elem := b[0], b[1], b[2]
 	tag := int(le.Uint32(b[4:]))
@@ -746,10 +746,11 @@ func (w *Window[T]) serveV(origin int, b []byte, reply func(byte, []byte), bad f
 			return
 		}
 	}
-	var out []byte
+	var whole, out []byte // the answer: a status byte, then out
 	switch kind {
 	case reqGetV, reqGaccV, reqCasV, reqFetchV, reqSwapIfV:
-		out = make([]byte, n)
+		whole = make([]byte, 1+n)
+		out = whole[1:]
 	}
 	if kind == reqFetchV {
 		kind = reqGaccV
@@ -762,11 +763,11 @@ func (w *Window[T]) serveV(origin int, b []byte, reply func(byte, []byte), bad f
 	}
 	switch {
 	case kind == reqSwapIfV && !held:
-		reply(repChanged, out)
+		replyIn(repChanged, whole)
 	case kind == reqSwapIfV:
 		reply(repOK, nil)
 	case out != nil:
-		reply(repOK, out)
+		replyIn(repOK, whole)
 	case tag != 0:
 		reply(repOK, nil)
 	}

@@ -190,14 +190,30 @@ func (w *Window[T]) next() ([]byte, Status, error) {
 	c := w.c
 	t := typeOf[[]byte]()
 	s := getSlot()
-	buf, alloc := recvBuf(t, s)
-	c.startSlotRecv(s, buf, alloc, t.msig, AnySource, rmaReqTag)
+	// Large requests (a Put of megabytes by message) land in the buffer
+	// of the last one: a fresh buffer each time was memory faulted in
+	// anew and work for the collector.
+	alloc := func(n int) []byte {
+		if n <= cap(w.srvBuf) {
+			return w.srvBuf[:n]
+		}
+		b := make([]byte, n)
+		if n <= srvKeep {
+			w.srvBuf = b
+		}
+		return b
+	}
+	c.startSlotRecv(s, nil, alloc, t.msig, AnySource, rmaReqTag)
 	s.er.WaitRefIn(c.p.Prog, c.p.Blk.Service())
 	var b []byte
 	st, err := finishRecv(c, "Recv", at("source", AnySource, rmaReqTag), t, &s.er, &b, true)
 	putSlot(s)
 	return b, st, err
 }
+
+// srvKeep is the largest request buffer a window's server keeps for the
+// next request.
+const srvKeep = 8 << 20
 
 // stopServer ends the server goroutine and waits for it.
 func (w *Window[T]) stopServer() {
@@ -224,13 +240,19 @@ func (w *Window[T]) serveOne(origin int, b []byte) {
 		copy(r[1:], p)
 		Send(w.c, r, origin, tag) // an origin that is gone gets nothing
 	}
+	// replyIn answers with the payload whole[1:], made with room for
+	// the status in front: no copy of a large answer.
+	replyIn := func(st byte, whole []byte) {
+		whole[0] = st
+		Send(w.c, whole, origin, tag)
+	}
 	bad := func(format string, args ...any) {
 		if tag != 0 {
 			reply(repBad, []byte(fmt.Sprintf(format, args...)))
 		}
 	}
 	if kind >= reqPutV {
-		w.serveV(origin, b, reply, bad)
+		w.serveV(origin, b, reply, replyIn, bad)
 		return
 	}
 	switch kind {
