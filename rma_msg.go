@@ -190,20 +190,10 @@ func (w *Window[T]) next() ([]byte, Status, error) {
 	c := w.c
 	t := typeOf[[]byte]()
 	s := getSlot()
-	// Large requests (a Put of megabytes by message) land in the buffer
-	// of the last one: a fresh buffer each time was memory faulted in
-	// anew and work for the collector.
-	alloc := func(n int) []byte {
-		if n <= cap(w.srvBuf) {
-			return w.srvBuf[:n]
-		}
-		b := make([]byte, n)
-		if n <= srvKeep {
-			w.srvBuf = b
-		}
-		return b
+	if w.srvAlloc == nil {
+		w.srvAlloc = w.serverBuf // made once: not a closure per request
 	}
-	c.startSlotRecv(s, nil, alloc, t.msig, AnySource, rmaReqTag)
+	c.startSlotRecv(s, nil, w.srvAlloc, t.msig, AnySource, rmaReqTag)
 	s.er.WaitRefIn(c.p.Prog, c.p.Blk.Service())
 	var b []byte
 	st, err := finishRecv(c, "Recv", at("source", AnySource, rmaReqTag), t, &s.er, &b, true)
@@ -214,6 +204,21 @@ func (w *Window[T]) next() ([]byte, Status, error) {
 // srvKeep is the largest request buffer a window's server keeps for the
 // next request.
 const srvKeep = 8 << 20
+
+// serverBuf returns n bytes for the server's next request. Large requests
+// (a Put of megabytes by message) land in the buffer of the last one: a
+// fresh buffer each time was memory faulted in anew and work for the
+// collector.
+func (w *Window[T]) serverBuf(n int) []byte {
+	if n <= cap(w.srvBuf) {
+		return w.srvBuf[:n]
+	}
+	b := make([]byte, n)
+	if n <= srvKeep {
+		w.srvBuf = b
+	}
+	return b
+}
 
 // stopServer ends the server goroutine and waits for it.
 func (w *Window[T]) stopServer() {

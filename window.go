@@ -65,7 +65,8 @@ type Window[T any] struct {
 	// srvBuf is the server's receive buffer, reused for the next request
 	// (next): the server serves one request at a time, and nothing keeps
 	// a request's bytes past serveOne.
-	srvBuf []byte
+	srvBuf   []byte
+	srvAlloc func(int) []byte // w.serverBuf, for the server's receives
 	// applied counts the requests the server goroutine has carried out
 	// on this rank's window (serveOne). The rank's own goroutine reads it
 	// when a synchronization ends and in Local (synced): the server's
