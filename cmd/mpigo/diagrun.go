@@ -101,42 +101,58 @@ type hangWatch struct {
 	// blocked: on its last tick every running process of this job said
 	// its ranks were blocked (or none was running), for the family.
 	blocked atomic.Bool
+	// famMoved is the last tick at which another job of the family ran
+	// or a job joined or left it (famGen, the family's gen then): the
+	// ranks' own thresholds know nothing of the other jobs, so a job is
+	// hung only once the whole family has been still for the threshold
+	// too. A parent whose wait ends as its children finish still shows
+	// the blocked state it put while they computed until its next tick;
+	// without this, a launcher tick between the children's exit and that
+	// one reported the parents hung (seen under load in
+	// TestSpawnWaitIsNoHang).
+	famMoved time.Time
+	famGen   uint64
+	// now is the clock (time.Now; a test's fake).
+	now func() time.Time
 }
 
 // hangFamily is the set of hang watches of the jobs of one mpigo run.
 type hangFamily struct {
-	mu sync.Mutex
-	hw []*hangWatch
+	mu  sync.Mutex
+	hw  []*hangWatch
+	gen uint64 // counts joins and leaves
 }
 
 func (f *hangFamily) join(hw *hangWatch) {
 	f.mu.Lock()
 	f.hw = append(f.hw, hw)
+	f.gen++
 	f.mu.Unlock()
 }
 
 func (f *hangFamily) leave(hw *hangWatch) {
 	f.mu.Lock()
 	f.hw = slices.DeleteFunc(f.hw, func(x *hangWatch) bool { return x == hw })
+	f.gen++
 	f.mu.Unlock()
 }
 
 // busyBesides reports whether a job of the family other than hw's has a
-// rank that runs.
-func (f *hangFamily) busyBesides(hw *hangWatch) bool {
+// rank that runs, and the family's gen.
+func (f *hangFamily) busyBesides(hw *hangWatch) (bool, uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, x := range f.hw {
 		if x != hw && !x.blocked.Load() {
-			return true
+			return true, f.gen
 		}
 	}
-	return false
+	return false, f.gen
 }
 
 // newHangWatch starts watching unless hang diagnosis is off.
 func newHangWatch(d *diagFlags, kvs *boot.Server, fam *hangFamily) *hangWatch {
-	hw := &hangWatch{kvs: kvs}
+	hw := &hangWatch{kvs: kvs, now: time.Now}
 	t, err := d.hangThreshold()
 	if err != nil || t <= 0 {
 		return hw
@@ -204,7 +220,18 @@ func (hw *hangWatch) hung(procs []*rankProc) (string, bool) {
 	}
 	ranks, all := hw.states(procs, diag.KeyHang, true)
 	hw.blocked.Store(all || !anyRunning(procs))
-	if !all || hw.fam != nil && hw.fam.busyBesides(hw) {
+	if hw.fam != nil {
+		now := hw.now()
+		busy, gen := hw.fam.busyBesides(hw)
+		if busy || gen != hw.famGen {
+			hw.famMoved, hw.famGen = now, gen
+			return "", false
+		}
+		if !hw.famMoved.IsZero() && now.Sub(hw.famMoved) < hw.t {
+			return "", false
+		}
+	}
+	if !all {
 		return "", false
 	}
 	hw.done = true

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mpigo/mpi/internal/boot"
+	"github.com/mpigo/mpi/internal/diag"
 	"github.com/mpigo/mpi/internal/trace"
 )
 
@@ -170,4 +172,56 @@ func checkTraceFile(t *testing.T, file string) *trace.View {
 		}
 	}
 	return v
+}
+
+// TestFamilyStillForTheThreshold: a job whose ranks said they were blocked
+// while the family's other job ran is hung only once the family has been
+// still for the threshold. Parents blocked while their children computed
+// show that state until their next tick, also after their wait ended as
+// the children finished and left: a launcher tick in between must not
+// report them hung (TestSpawnWaitIsNoHang failed so under load). A real
+// hang is still reported, a threshold later.
+func TestFamilyStillForTheThreshold(t *testing.T) {
+	kvs, err := boot.NewServer("127.0.0.1:0", 3, []byte("secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kvs.Close()
+	var fam hangFamily
+	d := &diagFlags{hang: "1s"}
+	clock := time.Unix(1000, 0)
+	now := func() time.Time { return clock }
+	parents := newHangWatch(d, kvs, &fam)
+	defer parents.stop()
+	children := newHangWatch(d, kvs, &fam)
+	defer children.stop()
+	parents.now, children.now = now, now
+	pp := []*rankProc{{rank: 0, n: 1}, {rank: 1, n: 1}}
+	cp := []*rankProc{{rank: 2, n: 1}}
+	// The parents have said they are blocked (in Recv from a child); the
+	// child computes, so it has said nothing.
+	kvs.Preset(diag.KeyHang+"0", `blocked [{"rank":0}]`)
+	kvs.Preset(diag.KeyHang+"1", `blocked [{"rank":1}]`)
+	tick := func(d time.Duration) (string, bool) {
+		clock = clock.Add(d)
+		children.hung(cp)
+		return parents.hung(pp)
+	}
+	if _, hung := tick(0); hung {
+		t.Fatal("parents reported hung while their child runs")
+	}
+	// The child answered and exited; the parents' states are the old ones
+	// until their next tick.
+	cp[0].done = true
+	children.stop()
+	if rep, hung := tick(200 * time.Millisecond); hung {
+		t.Fatalf("parents reported hung at the launcher's first tick after their child left:\n%s", rep)
+	}
+	if rep, hung := tick(500 * time.Millisecond); hung {
+		t.Fatalf("parents reported hung before the family was still for the threshold:\n%s", rep)
+	}
+	// Still blocked a threshold after the family went still: a hang.
+	if _, hung := tick(600 * time.Millisecond); !hung {
+		t.Fatal("parents blocked with the family still for the threshold: no report")
+	}
 }
