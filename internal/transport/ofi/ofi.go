@@ -291,7 +291,11 @@ static ssize_t mg_tsend(mg_ofi *u, mg_buf *b, size_t len, fi_addr_t to, uint64_t
 
 // mg_inject sends the len bytes of u->scratch (ctl: of u->ctl) to to;
 // the provider has copied them when it returns 0.
-static ssize_t mg_inject(mg_ofi *u, int ctl, size_t len, fi_addr_t to, uint64_t tag) {
+//
+// u comes as a number, as in mg_cq: a pointer argument costs cgo's
+// pointer check at every call.
+static ssize_t mg_inject(uintptr_t up, int ctl, size_t len, fi_addr_t to, uint64_t tag) {
+	mg_ofi *u = (mg_ofi *)up;
 	return fi_tinject(u->ep, ctl ? u->ctl : u->scratch, len, to, tag);
 }
 
@@ -391,7 +395,8 @@ static ssize_t mg_bwrite(mg_ofi *u, mg_buf *b, size_t len, fi_addr_t to, uint64_
 
 // mg_cq reads up to MG_ENTS completions into u->ents. It returns how
 // many, 0 if none, or -FI_EAVAIL when an error completion is next.
-static ssize_t mg_cq(mg_ofi *u) {
+static ssize_t mg_cq(uintptr_t up) {
+	mg_ofi *u = (mg_ofi *)up;
 	ssize_t n = fi_cq_read(u->cq, u->ents, MG_ENTS);
 	if (n == -FI_EAGAIN) return 0;
 	return n;
@@ -689,6 +694,7 @@ type Transport struct {
 	moved  atomic.Uint64
 	cfg    Config
 	u      *C.mg_ofi
+	up     C.uintptr_t // u as a number, for the calls that take it so (mg_cq, mg_inject)
 	addr   []byte
 	prov   string
 	rma    bool
@@ -771,7 +777,7 @@ func New(cfg Config) (*Transport, error) {
 	if st := C.mg_init(&u, C.int(norma), C.int(local), prov, &what); st != 0 {
 		return nil, fmt.Errorf("ofi: %s: %w (fi_info lists the providers; FI_PROVIDER chooses one)", C.GoString(what), fiErr(st))
 	}
-	t := &Transport{cfg: cfg, u: u, peers: make([]peerIn, cfg.Size), ops: map[unsafe.Pointer]*op{},
+	t := &Transport{cfg: cfg, u: u, up: C.uintptr_t(uintptr(unsafe.Pointer(u))), peers: make([]peerIn, cfg.Size), ops: map[unsafe.Pointer]*op{},
 		outq: fabric.NewQueues[*item](cfg.Size), slabOps: map[*C.mg_buf]*op{},
 		failed: make([]error, cfg.Size), rts: map[uint64]*rtsWait{}, readPeer: map[*item]int{}, stop: make(chan struct{}),
 		regions: map[uint64]*region{}, remotes: make([]map[uint64]remote, cfg.Size), rreads: map[*regionRead]bool{},
@@ -1049,7 +1055,7 @@ func (t *Transport) control(peer, kind int, id uint64) (refused bool) {
 	if t.inject >= prefixSize {
 		// Injected: no buffer, no completion.
 		putPrefix(unsafe.Pointer(&t.u.ctl[0]), kind, 0, id)
-		st = C.mg_inject(t.u, 1, prefixSize, t.peers[peer].addr, C.uint64_t(t.cfg.Rank))
+		st = C.mg_inject(t.up, 1, prefixSize, t.peers[peer].addr, C.uint64_t(t.cfg.Rank))
 	} else {
 		b := t.sendBufFor(prefixSize)
 		if b == nil {
@@ -1131,7 +1137,7 @@ func (t *Transport) sendInject(peer int, f wire.Frame) error {
 	// poll, while the provider has no room, never sends from the scratch
 	// buffer (control messages have their own).
 	err := t.retry(peer, func() C.ssize_t {
-		return C.mg_inject(t.u, 0, C.size_t(m), p.addr, C.uint64_t(t.cfg.Rank))
+		return C.mg_inject(t.up, 0, C.size_t(m), p.addr, C.uint64_t(t.cfg.Rank))
 	})
 	if err == nil {
 		p.seqOut++
@@ -1221,7 +1227,7 @@ func (t *Transport) sendRTS(peer int, f wire.Frame) error {
 		err = t.sendBuf(peer, b, rtsSize)
 	} else {
 		err = t.retry(peer, func() C.ssize_t {
-			return C.mg_inject(t.u, 0, rtsSize, p.addr, C.uint64_t(t.cfg.Rank))
+			return C.mg_inject(t.up, 0, rtsSize, p.addr, C.uint64_t(t.cfg.Rank))
 		})
 	}
 	if err != nil {
@@ -1406,7 +1412,7 @@ func (t *Transport) poll() bool {
 	for !t.closed {
 		// Each read is a call into C and, over tcp, a system call
 		// (epoll_wait): read again only after a full batch.
-		n := C.mg_cq(t.u)
+		n := C.mg_cq(t.up)
 		if n == -C.FI_EAVAIL {
 			got = true
 			t.cqError()
@@ -2217,7 +2223,7 @@ func (t *Transport) sendTokenRTS(peer int, f wire.Frame) error {
 		p.seqOut++
 		err = t.sendBuf(peer, b, m)
 	} else if err = t.retry(peer, func() C.ssize_t {
-		return C.mg_inject(t.u, 0, m, p.addr, C.uint64_t(t.cfg.Rank))
+		return C.mg_inject(t.up, 0, m, p.addr, C.uint64_t(t.cfg.Rank))
 	}); err == nil {
 		p.seqOut++
 	}
@@ -2239,7 +2245,7 @@ func (t *Transport) sendDone(peer int, tok uint64) {
 		// tries may send control messages from it.
 		if err = t.retry(peer, func() C.ssize_t {
 			putPrefix(unsafe.Pointer(&t.u.ctl[0]), kDone, p.seqOut, tok)
-			return C.mg_inject(t.u, 1, prefixSize, p.addr, C.uint64_t(t.cfg.Rank))
+			return C.mg_inject(t.up, 1, prefixSize, p.addr, C.uint64_t(t.cfg.Rank))
 		}); err == nil {
 			p.seqOut++
 		}
