@@ -255,6 +255,15 @@ func (t *Transport) StartRegion(peer int, token uint64, off int, dst []byte, don
 // checkReads ends the pulls whose data is in, or whose receive ended in
 // error, and returns them; t.wmu is held.
 func (t *Transport) checkReads(over []*regionRead) []*regionRead {
+	// A receive ends only in a call on the worker, which counts it
+	// (mg_data_cb): none ended since the last look, none to test. Testing
+	// each receive at every step cost a tenth of a rank's time receiving
+	// a window of 64 large messages (perf, 4 MiB over UCX's tcp).
+	n := uint64(t.u.rdone)
+	if n == t.rdoneSeen {
+		return over
+	}
+	t.rdoneSeen = n
 	for i := 0; i < len(t.reads); i++ {
 		rr := t.reads[i]
 		for j := range rr.pieces {
@@ -290,6 +299,12 @@ func (t *Transport) checkReads(over []*regionRead) []*regionRead {
 
 // checkRaw ends region.go's sends that UCX has completed; t.wmu is held.
 func (t *Transport) checkRaw() {
+	// As checkReads: only once a raw send ended (mg_raw_cb).
+	n := uint64(t.u.sdone)
+	if n == t.sdoneSeen {
+		return
+	}
+	t.sdoneSeen = n
 	for i := 0; i < len(t.raw); i++ {
 		s := t.raw[i]
 		if done, _ := t.reqDone(s.req); !done {

@@ -49,7 +49,21 @@ struct mg_ucx {
 	// Go side's wmu, as every call on the worker).
 	void *sreq, *sreq2;
 	int sst2;
+	// How many receives of pulled data (mg_recv_data) and raw sends
+	// (mg_send_raw) have ended: their callbacks count them, in a call on
+	// the worker, so that Go tests its requests of either kind only after
+	// one of them ended (a test is a call into C, and a pull of 64
+	// messages keeps 64 under way).
+	uint64_t rdone, sdone;
 };
+
+static void mg_data_cb(void *req, ucs_status_t st, const ucp_tag_recv_info_t *info, void *arg) {
+	((mg_ucx *)arg)->rdone++;
+}
+
+static void mg_raw_cb(void *req, ucs_status_t st, void *arg) {
+	((mg_ucx *)arg)->sdone++;
+}
 
 // A send's header and, for a small message, its payload, in C memory that
 // lives until the send completes.
@@ -258,7 +272,9 @@ static int mg_recv_data(uintptr_t up, uint64_t id, uintptr_t buf, size_t len) {
 	mg_ucx *u = (mg_ucx *)up;
 	ucp_request_param_t p;
 	memset(&p, 0, sizeof p);
-	p.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+	p.op_attr_mask = UCP_OP_ATTR_FLAG_NO_IMM_CMPL | UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+	p.cb.recv = mg_data_cb;
+	p.user_data = u;
 	void *r = ucp_tag_recv_nbx(u->w, (void *)buf, len, MG_DATA | id, ~0ULL, &p);
 	if (UCS_PTR_IS_ERR(r)) return UCS_PTR_STATUS(r);
 	u->preq = r;
@@ -286,6 +302,9 @@ static int mg_send_raw(uintptr_t up, int peer, uint64_t tag, uintptr_t buf, size
 	if (!u->eps[peer]) return UCS_ERR_NOT_CONNECTED; // no endpoint made yet: never a crash
 	ucp_request_param_t p;
 	memset(&p, 0, sizeof p);
+	p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+	p.cb.send = mg_raw_cb;
+	p.user_data = u;
 	void *r = ucp_tag_send_nbx(u->eps[peer], (void *)buf, len, tag, &p);
 	if (r == NULL) return 0;
 	if (UCS_PTR_IS_ERR(r)) return UCS_PTR_STATUS(r);
@@ -596,6 +615,9 @@ type Transport struct {
 	readsOver []*regionRead
 	nextRead  uint64
 	raw       []rawSend
+	// rdoneSeen and sdoneSeen: u.rdone and u.sdone when checkReads and
+	// checkRaw last tested their requests.
+	rdoneSeen, sdoneSeen uint64
 	// laterPulls are pull requests from peers with no endpoint yet.
 	laterPulls []laterPull
 	noDetect   atomic.Int32
