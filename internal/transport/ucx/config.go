@@ -55,6 +55,9 @@ type Config struct {
 	// the last event before it sleeps on the worker's event descriptor;
 	// 0 means the default (50 µs), negative means sleep at once.
 	Spin int64
+	// NoGather sends every frame alone: no small frame waits for the
+	// next progress to go with others (gather.go).
+	NoGather bool
 }
 
 // ErrNotBuilt is the error of New and Available in a build without cgo and

@@ -82,6 +82,7 @@ func (t *Transport) LosePeer(peer int, err error) {
 		r.cancel(t)
 	}
 	t.failRegions(peer, err)
+	t.dropGathered(peer)
 	t.wmu.Unlock()
 	t.loop.Nudge()
 }

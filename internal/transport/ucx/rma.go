@@ -307,6 +307,7 @@ func (t *Transport) rmaCheck(peer, op int, what string, rkey uintptr) error {
 // rmaPost starts a put, get or flush (rma) towards peer and returns it to
 // wait for (awaitSend), or nil if it completed at once; t.wmu is held.
 func (t *Transport) rmaPost(peer, op int, what string, p uintptr, n int, raddr uint64, rkey uintptr) (*sendReq, error) {
+	t.flushPeer(peer) // frames sent before go before
 	req, err := t.rma(peer, op, p, n, raddr, rkey)
 	if err != nil {
 		return nil, fmt.Errorf("ucx: %s rank %d: %w", what, peer, err)

@@ -159,6 +159,9 @@ static mg_sbuf *mg_sbuf_alloc(size_t data) { return malloc(sizeof(mg_sbuf) + dat
 #define MG_PAY (1ULL << 63)
 #define MG_CTL (1ULL << 62)
 #define MG_DATA (1ULL << 61)
+// MG_GATHER (gather.go's gatherBit) marks a message of gathered frames,
+// from the rank in the low bits; it is probed and received as a whole
+// message is.
 
 // mg_send sends sb (its header, and len bytes of payload: in sb->data if
 // copied, else at pay, which the caller keeps pinned until the send
@@ -541,6 +544,13 @@ type sendReq struct {
 	pin         *pinHold
 }
 
+// A gatherBuf is the frames gathered for one peer: n bytes from sb's
+// header on, count frames; sb is kept when a send of it completes at once.
+type gatherBuf struct {
+	sb       *C.mg_sbuf
+	n, count int
+}
+
 // A recvReq is a frame being received: its header's (or whole
 // message's) request, then, for a payload sent apart, the payload's.
 type recvReq struct {
@@ -553,6 +563,8 @@ type recvReq struct {
 	n      int
 	err    error
 	peer   int
+	// gathered: the message is frames gathered by the peer (gather.go).
+	gathered bool
 }
 
 // Transport is one rank's UCX endpoint. It is safe for concurrent use.
@@ -621,6 +633,18 @@ type Transport struct {
 	// laterPulls are pull requests from peers with no endpoint yet.
 	laterPulls []laterPull
 	noDetect   atomic.Int32
+	// Gathering (gather.go), under wmu: per peer, the frames gathered
+	// and not sent yet, and the epoch of the last small frame it sent
+	// alone; gathering lists the peers with frames gathered, epoch counts
+	// the worker's progress calls, gatherFails the peers whose gathered
+	// frames could not be sent (reported by the next step).
+	gath        []gatherBuf
+	soloAt      []uint64
+	gathering   []int
+	epoch       uint64
+	gatherFails []fabric.Failure
+	// gatheredIn counts the messages of gathered frames received.
+	gatheredIn atomic.Uint64
 
 	// dmu is held by the goroutine that delivers, so that frames of a
 	// peer reach the handler in order.
@@ -640,6 +664,9 @@ func New(cfg Config) (*Transport, error) {
 		failed: make([]error, cfg.Size), unposted: make([]int, cfg.Size), stop: make(chan struct{})}
 	t.up = C.uintptr_t(uintptr(unsafe.Pointer(u)))
 	t.regions = map[uint64]*region{}
+	if !cfg.NoGather {
+		t.gath, t.soloAt, t.epoch = make([]gatherBuf, cfg.Size), make([]uint64, cfg.Size), 1
+	}
 	t.receivedFn = t.received
 	t.takeFn = func(_ int, r *recvReq) { t.ready = append(t.ready, r) }
 	t.addr = C.GoBytes(unsafe.Pointer(u.addr), C.int(u.addrlen))
@@ -752,6 +779,7 @@ func (t *Transport) Send(f wire.Frame) error {
 		C.free(unsafe.Pointer(sb))
 		return err
 	}
+	t.flushPeer(peer)
 	st := C.mg_send(t.up, C.int(peer), C.uint64_t(t.cfg.Rank), C.uintptr_t(uintptr(unsafe.Pointer(sb))), C.uintptr_t(pay), C.size_t(n), 0, 0)
 	return t.sent(st, sb, peer, h)
 }
@@ -773,6 +801,18 @@ func (t *Transport) sendCopied(f wire.Frame, peer, n int) error {
 	}
 	if f.Kind == wire.RTS && f.Flags&wire.FlagToken != 0 {
 		t.noteRTS(&f)
+	}
+	if t.gath != nil {
+		if wire.HeaderSize+n <= gatherFrame && (t.gath[peer].n > 0 || t.soloAt[peer] == t.epoch) {
+			err := t.gather(f, peer, n)
+			t.wmu.Unlock()
+			t.loop.Nudge()
+			return err
+		}
+		if wire.HeaderSize+n <= gatherFrame {
+			t.soloAt[peer] = t.epoch
+		}
+		t.flushPeer(peer)
 	}
 	if t.scratch == nil {
 		if t.scratch = C.mg_sbuf_alloc(C.size_t(copyLimit)); t.scratch == nil {
@@ -1037,6 +1077,7 @@ func (t *Transport) step() bool {
 		t.wmu.Unlock()
 		return false
 	}
+	t.flushGathered()
 	got := false
 	progress := C.int(1)
 	for {
@@ -1100,6 +1141,11 @@ func (t *Transport) step() bool {
 			t.putRecvReq(r)
 			continue
 		}
+		if uint64(tag)&gatherBit != 0 {
+			r.gathered = true
+			peer = int(uint64(tag) &^ gatherBit)
+			r.peer = peer
+		}
 		if peer < 0 || peer >= t.cfg.Size {
 			// Tags are ranks: a message with another is no frame of ours.
 			// Receive it all the same (it was taken), then drop it.
@@ -1133,6 +1179,15 @@ func (t *Transport) step() bool {
 	}
 	t.inq.Take(t.receivedFn, t.takeFn)
 	ready := t.ready
+	if len(t.gatherFails) > 0 {
+		for _, fl := range t.gatherFails {
+			if t.failed[fl.Peer] == nil {
+				t.failed[fl.Peer] = fl.Err
+				fails = append(fails, fl)
+			}
+		}
+		t.gatherFails = t.gatherFails[:0]
+	}
 	if int(t.u.nfailed) != t.nfailed {
 		t.nfailed = int(t.u.nfailed)
 		for p := range t.failed {
@@ -1140,6 +1195,7 @@ func (t *Transport) step() bool {
 				if err := t.peerErr(p); err != nil {
 					t.failed[p] = err
 					fails = append(fails, fabric.Failure{Peer: p, Err: err})
+					t.dropGathered(p)
 					// Its sends and receives end now: UCX completes them
 					// with an error once cancelled.
 					for _, s := range t.sends {
@@ -1240,7 +1296,7 @@ func (t *Transport) received(r *recvReq) bool {
 // buffer (a larger one if need be). t.wmu is held.
 func (t *Transport) resolve(r *recvReq) {
 	r.posted = true
-	if r.err != nil || r.n != wire.HeaderSize {
+	if r.err != nil || r.n != wire.HeaderSize || r.gathered {
 		return
 	}
 	_, n, err := wire.Unmarshal(unsafe.Slice((*byte)(r.buf.p), wire.HeaderSize))
@@ -1388,6 +1444,7 @@ const sendSpin = 5 * time.Millisecond
 func (t *Transport) progressSends() {
 	t.wmu.Lock()
 	if !t.closed {
+		t.flushGathered()
 		C.mg_progress(t.u)
 		t.checkSends()
 	}
@@ -1399,7 +1456,15 @@ func (t *Transport) deliver(r *recvReq) {
 		r.err = fmt.Errorf("a message of %d bytes, shorter than a frame header", r.n)
 	}
 	var f wire.Frame
-	if r.err == nil {
+	if r.err == nil && r.gathered {
+		b := unsafe.Slice((*byte)(r.buf.p), r.n)
+		if r.err = splitGathered(b, func(h wire.Header, p []byte) {
+			t.handle(wire.Frame{Header: h, From: r.peer, To: t.cfg.Rank, Payload: p})
+		}); r.err == nil {
+			t.gatheredIn.Add(1)
+			return
+		}
+	} else if r.err == nil {
 		b := unsafe.Slice((*byte)(r.buf.p), r.n)
 		h, n, err := wire.Unmarshal(b)
 		switch {
@@ -1423,10 +1488,15 @@ func (t *Transport) deliver(r *recvReq) {
 		}
 		return
 	}
+	t.handle(f)
+}
+
+// handle gives the handler f, a frame received.
+func (t *Transport) handle(f wire.Frame) {
 	if t.nExported.Load() > 0 && f.Header.AnswersRTS() {
 		// The reader is done with the region its RTS named (region.go).
 		t.wmu.Lock()
-		t.releaseAnswered(r.peer, f.SendID, f.Context)
+		t.releaseAnswered(f.From, f.SendID, f.Context)
 		t.wmu.Unlock()
 	}
 	t.cfg.Handler(f)
@@ -1457,6 +1527,9 @@ func (t *Transport) run() {
 // work or the loop is woken.
 func (t *Transport) sleep() {
 	t.wmu.Lock()
+	if !t.closed {
+		t.flushGathered()
+	}
 	armed := !t.closed && C.mg_arm(t.u) == 0
 	ms := 100
 	if t.pending() {
@@ -1524,6 +1597,14 @@ func (t *Transport) Close() error {
 	defer t.dmu.Unlock()
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
+	// Frames gathered and not sent yet go now, and have a moment to
+	// leave before what is under way is cancelled.
+	if t.flushGathered() {
+		for end := time.Now().Add(100 * time.Millisecond); len(t.sends) > 0 && time.Now().Before(end); {
+			C.mg_progress(t.u)
+			t.checkSends()
+		}
+	}
 	t.closed = true
 	for _, s := range t.sends {
 		s.cancel(t)
@@ -1593,5 +1674,105 @@ func (t *Transport) Close() error {
 		C.free(unsafe.Pointer(t.scratch))
 		t.scratch = nil
 	}
+	for p := range t.gath {
+		t.dropGathered(p)
+	}
 	return nil
+}
+
+// The gathering of small frames (gather.go).
+
+var _ [maxWhole - gatherCap]struct{} // a gathered message is received whole
+
+// gather adds f, with its payload of n bytes, to the frames gathered for
+// peer, sending those first if f does not fit. t.wmu is held.
+func (t *Transport) gather(f wire.Frame, peer, n int) error {
+	g := &t.gath[peer]
+	if g.n+wire.HeaderSize+n > gatherCap {
+		t.flushPeer(peer)
+	}
+	if g.sb == nil {
+		if g.sb = C.mg_sbuf_alloc(C.size_t(gatherCap - wire.HeaderSize)); g.sb == nil {
+			return fmt.Errorf("ucx: sending to rank %d: out of memory", peer)
+		}
+	}
+	if g.n == 0 {
+		t.gathering = append(t.gathering, peer)
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&g.sb.hdr[0])), gatherCap)[g.n:]
+	f.Header.Marshal(b, n)
+	copy(b[wire.HeaderSize:], f.Payload)
+	g.n += wire.HeaderSize + n
+	g.count++
+	return nil
+}
+
+// flushGathered sends the frames gathered for every peer and reports
+// whether there were any; t.wmu is held.
+func (t *Transport) flushGathered() bool {
+	t.epoch++
+	if len(t.gathering) == 0 {
+		return false
+	}
+	for _, p := range t.gathering {
+		t.sendGathered(p)
+	}
+	t.gathering = t.gathering[:0]
+	return true
+}
+
+// flushPeer sends the frames gathered for peer, if any, so that a frame
+// sent otherwise comes after them; t.wmu is held.
+func (t *Transport) flushPeer(peer int) {
+	if t.gath == nil || t.gath[peer].n == 0 {
+		return
+	}
+	t.sendGathered(peer)
+	t.gathering = slices.DeleteFunc(t.gathering, func(p int) bool { return p == peer })
+}
+
+// sendGathered sends the frames gathered for peer as one message (a lone
+// frame as itself); a send left pending ends as any other, with nobody
+// waiting, and a failure is reported by the next step. t.wmu is held.
+func (t *Transport) sendGathered(peer int) {
+	g := &t.gath[peer]
+	sb, n, count := g.sb, g.n, g.count
+	g.n, g.count = 0, 0
+	if n == 0 {
+		return
+	}
+	if t.failed[peer] != nil {
+		return // reported: the frames go with the peer
+	}
+	if err := t.peerErr(peer); err != nil {
+		t.gatherFails = append(t.gatherFails, fabric.Failure{Peer: peer, Err: err})
+		return
+	}
+	tag := uint64(t.cfg.Rank)
+	if count > 1 {
+		tag |= gatherBit
+	}
+	st := C.mg_send(t.up, C.int(peer), C.uint64_t(tag), C.uintptr_t(uintptr(unsafe.Pointer(sb))), 0, C.size_t(n-wire.HeaderSize), 1, 1)
+	switch {
+	case st == 1:
+		g.sb = nil // the pending send's now
+		t.sends = append(t.sends, &sendReq{req: t.u.sreq, sb: sb, peer: peer, done: make(chan error, 1)})
+	case st < 0:
+		t.gatherFails = append(t.gatherFails, fabric.Failure{Peer: peer,
+			Err: fmt.Errorf("ucx: sending %d frames gathered to rank %d: %w", count, peer, status(st))})
+	}
+}
+
+// dropGathered frees what was gathered for peer, whose frames will not
+// go (it failed, or the transport closed); t.wmu is held.
+func (t *Transport) dropGathered(peer int) {
+	if t.gath == nil {
+		return
+	}
+	g := &t.gath[peer]
+	if g.sb != nil {
+		C.free(unsafe.Pointer(g.sb))
+	}
+	*g = gatherBuf{}
+	t.gathering = slices.DeleteFunc(t.gathering, func(p int) bool { return p == peer })
 }

@@ -499,3 +499,60 @@ func TestPollMarksTheLoop(t *testing.T) {
 		}
 	}
 }
+
+// A burst of small frames sent while the sender's worker is not
+// progressed goes gathered (fewer messages than frames), and arrives
+// whole and in order, with larger frames among them that go alone; with
+// NoGather, every frame goes alone.
+func TestSmallFramesGathered(t *testing.T) {
+	t.Setenv("UCX_TLS", "tcp")
+	need(t)
+	sizes := []int{0, 8, 100, gatherFrame - wire.HeaderSize, gatherFrame, 3000, 8, 1}
+	for _, off := range []bool{false, true} {
+		t.Run(fmt.Sprintf("NoGather=%v", off), func(t *testing.T) {
+			ts := make([]*Transport, 2)
+			g := &got{}
+			for r := range ts {
+				tr, err := New(Config{Rank: r, Size: 2, NoGather: off, Handler: g.handler,
+					Addrs:       func(peer int) ([]byte, error) { return ts[peer].Address(), nil },
+					OnPeerError: func(peer int, err error) {
+						if r == 1 { // rank 0 learns at the end that rank 1 closed
+							g.mu.Lock()
+							g.fails = append(g.fails, err)
+							g.mu.Unlock()
+						}
+					}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ts[r] = tr
+				defer tr.Close()
+			}
+			const n = 400
+			for i := range n {
+				// The mark keeps the sender's progress goroutine napping,
+				// as while a wait polls: nothing progresses its worker
+				// during the burst.
+				ts[0].MarkWait()
+				m := sizes[i%len(sizes)]
+				f := wire.Frame{Header: wire.Header{Kind: wire.Eager, Tag: int32(i), Size: int64(m)}, From: 0, To: 1, Payload: payload(0, i, m)}
+				if err := ts[0].Send(f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ts[0].EndWait()
+			g.await(t, n)
+			for i, f := range g.frames {
+				m := sizes[i%len(sizes)]
+				if int(f.Tag) != i || !bytes.Equal(f.Payload, payload(0, i, m)) {
+					t.Fatalf("frame %d: tag %d, %d bytes (want %d)", i, f.Tag, len(f.Payload), m)
+				}
+			}
+			in := ts[1].gatheredIn.Load()
+			t.Logf("%d frames came in %d messages of gathered frames", n, in)
+			if off && in != 0 || !off && in == 0 {
+				t.Fatalf("%d messages of gathered frames with NoGather %v", in, off)
+			}
+		})
+	}
+}
