@@ -514,7 +514,7 @@ func TestSmallFramesGathered(t *testing.T) {
 			g := &got{}
 			for r := range ts {
 				tr, err := New(Config{Rank: r, Size: 2, NoGather: off, Handler: g.handler,
-					Addrs:       func(peer int) ([]byte, error) { return ts[peer].Address(), nil },
+					Addrs: func(peer int) ([]byte, error) { return ts[peer].Address(), nil },
 					OnPeerError: func(peer int, err error) {
 						if r == 1 { // rank 0 learns at the end that rank 1 closed
 							g.mu.Lock()
