@@ -24,8 +24,11 @@ import (
 const gatherBit = uint64(1) << 60
 
 // gatherFrame is the longest frame (header and payload) that is gathered:
-// a longer one costs enough to copy that its own send is small beside it.
-const gatherFrame = 512
+// at least two fit in a message. Gathering costs no copy of its own (a
+// frame sent alone is copied into C memory too), and a send saved is a
+// system call over UCX's tcp: 1 KiB messages went at 0.68x Open MPI's
+// rate sent alone.
+const gatherFrame = 4096
 
 // gatherCap is the most bytes of frames one message gathers: it is
 // received whole, as any message of at most maxWhole bytes (the cgo

@@ -507,7 +507,8 @@ func TestPollMarksTheLoop(t *testing.T) {
 func TestSmallFramesGathered(t *testing.T) {
 	t.Setenv("UCX_TLS", "tcp")
 	need(t)
-	sizes := []int{0, 8, 100, gatherFrame - wire.HeaderSize, gatherFrame, 3000, 8, 1}
+	// Gathered at the limit, alone just past it, and a payload sent apart.
+	sizes := []int{0, 8, 100, gatherFrame - wire.HeaderSize, gatherFrame - wire.HeaderSize + 1, 3000, copyLimit + 1, 8, 1}
 	for _, off := range []bool{false, true} {
 		t.Run(fmt.Sprintf("NoGather=%v", off), func(t *testing.T) {
 			ts := make([]*Transport, 2)
