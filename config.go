@@ -172,9 +172,11 @@ type Config struct {
 	// launcher as under Run).
 	hangKeep bool
 	shmDir   string // MPIGO_SHM_DIR: where shared-memory inboxes and segments live ("": the platform's)
-	// MPIGO_FABRIC, MPIGO_FABRIC_LOCAL, MPIGO_VERBOSE: docs/fabric.md.
+	// MPIGO_FABRIC, MPIGO_FABRIC_LOCAL, MPIGO_FABRIC_GATHER=0 (noGather),
+	// MPIGO_VERBOSE: docs/fabric.md.
 	fabric      string
 	fabricLocal bool
+	noGather    bool
 	fabricRMA   int8 // MPIGO_FABRIC_RMA: rmaAuto, rmaOff (0), rmaAlways (1)
 	verbose     bool
 	// parentPort is MPIGO_PARENT_PORT: the port of the job that spawned
@@ -255,6 +257,7 @@ func DefaultConfig() Config {
 	c.shmDir = getenv("MPIGO_SHM_DIR")
 	c.fabric = getenv("MPIGO_FABRIC")
 	c.fabricLocal = getenv("MPIGO_FABRIC_LOCAL") == "1"
+	c.noGather = getenv("MPIGO_FABRIC_GATHER") == "0"
 	switch getenv("MPIGO_FABRIC_RMA") {
 	case "0", "off":
 		c.fabricRMA = rmaOff

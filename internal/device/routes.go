@@ -57,6 +57,9 @@ type NetConfig struct {
 	// processes of one node too, instead of shared memory: for tests and
 	// measurements on one machine.
 	FabricLocal bool
+	// NoGather (MPIGO_FABRIC_GATHER=0) sends every small frame over UCX
+	// alone, at once (ucx.Config.NoGather).
+	NoGather bool
 	// Verbose (MPIGO_VERBOSE=1, mpigo run --verbose): each process says
 	// which transport reaches each peer of its ranks.
 	Verbose bool
@@ -189,7 +192,7 @@ func (ln *LocalNet) Routes(d *Device) (RouteFunc, error) {
 				return nil, fmt.Errorf("rank %d has no ucx endpoint", peer)
 			}
 			return ucxs[peer].Address(), nil
-		}}, ln.prog)
+		}, NoGather: ln.cfg.NoGather}, ln.prog)
 		if err != nil {
 			return nil, &Error{Class: ClassOther, Msg: "ucx transport", Cause: err}
 		}
@@ -444,7 +447,7 @@ func (ln *LaunchedNet) Routes(d *Device) (RouteFunc, error) {
 	}
 	switch ln.fabric {
 	case "ucx":
-		t, err := d.startUCX(ucx.Config{Size: info.Size, Addrs: ln.fabAddrs.address, Spin: fabSpin}, ln.prog)
+		t, err := d.startUCX(ucx.Config{Size: info.Size, Addrs: ln.fabAddrs.address, Spin: fabSpin, NoGather: ln.cfg.NoGather}, ln.prog)
 		if err == nil {
 			err = info.KV.Put(ucxKey(r), hex.EncodeToString(t.Address()))
 			fab = t
