@@ -172,13 +172,13 @@ type Config struct {
 	// launcher as under Run).
 	hangKeep bool
 	shmDir   string // MPIGO_SHM_DIR: where shared-memory inboxes and segments live ("": the platform's)
-	// MPIGO_FABRIC, MPIGO_FABRIC_LOCAL, MPIGO_FABRIC_GATHER=0 (noGather),
-	// MPIGO_VERBOSE: docs/fabric.md.
-	fabric      string
-	fabricLocal bool
-	noGather    bool
-	fabricRMA   int8 // MPIGO_FABRIC_RMA: rmaAuto, rmaOff (0), rmaAlways (1)
-	verbose     bool
+	// MPIGO_FABRIC, MPIGO_FABRIC_LOCAL, MPIGO_FABRIC_GATHER, MPIGO_VERBOSE:
+	// docs/fabric.md.
+	fabric       string
+	fabricLocal  bool
+	fabricGather string
+	fabricRMA    int8 // MPIGO_FABRIC_RMA: rmaAuto, rmaOff (0), rmaAlways (1)
+	verbose      bool
 	// parentPort is MPIGO_PARENT_PORT: the port of the job that spawned
 	// this one, which its world connects to before the program runs
 	// (spawn.go); universe (MPIGO_UNIVERSE_SIZE) and appNum
@@ -257,7 +257,7 @@ func DefaultConfig() Config {
 	c.shmDir = getenv("MPIGO_SHM_DIR")
 	c.fabric = getenv("MPIGO_FABRIC")
 	c.fabricLocal = getenv("MPIGO_FABRIC_LOCAL") == "1"
-	c.noGather = getenv("MPIGO_FABRIC_GATHER") == "0"
+	c.fabricGather = getenv("MPIGO_FABRIC_GATHER")
 	switch getenv("MPIGO_FABRIC_RMA") {
 	case "0", "off":
 		c.fabricRMA = rmaOff

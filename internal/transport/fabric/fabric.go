@@ -145,6 +145,16 @@ func (l *Loop) Run(stop <-chan struct{}, step func() bool, sleep func()) {
 	}
 }
 
+// Kick makes the goroutine step soon, from a nap as from a sleep in the
+// library: work waits that only a step does (frames gathered to send).
+func (l *Loop) Kick() {
+	select {
+	case l.napWake <- struct{}{}:
+	default:
+	}
+	l.Nudge()
+}
+
 // Nudge wakes the goroutine if it sleeps in the library: there is work
 // (a send to progress).
 func (l *Loop) Nudge() {

@@ -643,6 +643,11 @@ type Transport struct {
 	gathering   []int
 	epoch       uint64
 	gatherFails []fabric.Failure
+	// lastGather is when the last frame was gathered; pauseUntil, if
+	// set, when gathering resumes after a slow flush (gatherIdle).
+	lastGather, pauseUntil time.Time
+	// slowFlushes counts the flushes that paused gathering.
+	slowFlushes atomic.Uint64
 	// gatheredIn counts the messages of gathered frames received.
 	gatheredIn atomic.Uint64
 
@@ -803,10 +808,20 @@ func (t *Transport) sendCopied(f wire.Frame, peer, n int) error {
 		t.noteRTS(&f)
 	}
 	if t.gath != nil {
-		if wire.HeaderSize+n <= gatherFrame && (t.gath[peer].n > 0 || t.soloAt[peer] == t.epoch) {
+		if wire.HeaderSize+n <= gatherFrame && (t.gath[peer].n > 0 || t.soloAt[peer] == t.epoch && t.gatherOn()) {
+			first := len(t.gathering) == 0
 			err := t.gather(f, peer, n)
 			t.wmu.Unlock()
-			t.loop.Nudge()
+			if first {
+				// The progress goroutine sends them at its next step,
+				// which must come soon even if the program makes no MPI
+				// call for a while: from a nap too (a wait's mark may
+				// outlive the wait, and a nap's timer on an idle
+				// processor fires a millisecond or more late).
+				t.loop.Kick()
+			} else {
+				t.loop.Nudge()
+			}
 			return err
 		}
 		if wire.HeaderSize+n <= gatherFrame {
@@ -987,7 +1002,7 @@ func (t *Transport) await(done chan error) error {
 		if stuck {
 			t.progressSends()
 		} else if t.dmu.TryLock() {
-			t.step()
+			t.step(true)
 			t.dmu.Unlock()
 		}
 	})
@@ -1068,8 +1083,10 @@ func (t *Transport) putBuf(b cbuf) {
 }
 
 // step progresses the worker once, starts the receives of what arrived,
-// and delivers the frames that are complete. The caller holds t.dmu.
-func (t *Transport) step() bool {
+// and delivers the frames that are complete; wait says that a wait of
+// the program steps (its poll), not the progress goroutine. The caller
+// holds t.dmu.
+func (t *Transport) step(wait bool) bool {
 	t.ready = t.ready[:0]
 	var fails []fabric.Failure
 	t.wmu.Lock()
@@ -1078,6 +1095,11 @@ func (t *Transport) step() bool {
 		return false
 	}
 	t.flushGathered()
+	if wait {
+		// The program's next small frame to a peer goes alone: it may
+		// be the reply this wait was for (gather.go).
+		t.epoch++
+	}
 	got := false
 	progress := C.int(1)
 	for {
@@ -1421,7 +1443,7 @@ func (t *Transport) awaitSend(s *sendReq) error {
 			}
 		}
 		if t.dmu.TryLock() {
-			t.step()
+			t.step(true)
 			t.dmu.Unlock()
 		} else {
 			t.progressSends()
@@ -1445,6 +1467,7 @@ func (t *Transport) progressSends() {
 	t.wmu.Lock()
 	if !t.closed {
 		t.flushGathered()
+		t.epoch++ // a wait's
 		C.mg_progress(t.u)
 		t.checkSends()
 	}
@@ -1519,7 +1542,7 @@ func (t *Transport) run() {
 			return false
 		}
 		defer t.dmu.Unlock()
-		return t.step()
+		return t.step(false)
 	}, t.sleep)
 }
 
@@ -1556,7 +1579,7 @@ func (t *Transport) Poll() bool {
 	if !t.dmu.TryLock() {
 		return false
 	}
-	got := t.step()
+	got := t.step(true)
 	t.dmu.Unlock()
 	return got
 }
@@ -1704,15 +1727,37 @@ func (t *Transport) gather(f wire.Frame, peer, n int) error {
 	copy(b[wire.HeaderSize:], f.Payload)
 	g.n += wire.HeaderSize + n
 	g.count++
+	t.lastGather = time.Now()
 	return nil
+}
+
+// gatherOn reports whether a new gathering may begin: not while paused
+// after a slow flush. t.wmu is held.
+func (t *Transport) gatherOn() bool {
+	if t.pauseUntil.IsZero() {
+		return true
+	}
+	if time.Now().Before(t.pauseUntil) {
+		return false
+	}
+	t.pauseUntil = time.Time{}
+	return true
 }
 
 // flushGathered sends the frames gathered for every peer and reports
 // whether there were any; t.wmu is held.
 func (t *Transport) flushGathered() bool {
-	t.epoch++
 	if len(t.gathering) == 0 {
 		return false
+	}
+	if now := time.Now(); now.Sub(t.lastGather) > gatherIdle {
+		// The program went on without an MPI call after its last frame
+		// (computing, its messages under way), or the thread was not
+		// running: that frame waited for the progress goroutine, which
+		// may wait for a processor. Frames go alone for a while, at
+		// once.
+		t.pauseUntil = now.Add(min(gatherPause*now.Sub(t.lastGather), gatherPauseMax))
+		t.slowFlushes.Add(1)
 	}
 	for _, p := range t.gathering {
 		t.sendGathered(p)

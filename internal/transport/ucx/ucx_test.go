@@ -233,7 +233,9 @@ func TestHelperPeer(t *testing.T) {
 		t.Skip("helper process only")
 	}
 	var peer []byte
-	tr, err := New(Config{Rank: 1, Size: 2, Handler: func(wire.Frame) {},
+	// NoGather: a helper that stops progressing right after its sends
+	// needs them out when Send returns, not gathered for a next step.
+	tr, err := New(Config{Rank: 1, Size: 2, Handler: func(wire.Frame) {}, NoGather: true,
 		Addrs: func(int) ([]byte, error) { return peer, nil }})
 	if err != nil {
 		fmt.Println("ERR", err)
@@ -555,5 +557,67 @@ func TestSmallFramesGathered(t *testing.T) {
 				t.Fatalf("%d messages of gathered frames with NoGather %v", in, off)
 			}
 		})
+	}
+}
+
+// A flush that finds the frame gathered last older than gatherIdle (the
+// program computed after its sends) pauses gathering: frames then go
+// alone until the pause ends.
+func TestSlowFlushPausesGathering(t *testing.T) {
+	t.Setenv("UCX_TLS", "tcp")
+	need(t)
+	ts, gs := group(t, 2)
+	sent := 0
+	burst := func(k int) {
+		t.Helper()
+		for range k {
+			ts[0].MarkWait() // nothing progresses the worker meanwhile
+			f := wire.Frame{Header: wire.Header{Kind: wire.Eager, Tag: int32(sent), Size: 8}, From: 0, To: 1, Payload: payload(0, sent, 8)}
+			if err := ts[0].Send(f); err != nil {
+				t.Fatal(err)
+			}
+			sent++
+		}
+	}
+	burst(1) // the endpoint
+	// Frames gathered, then left longer than gatherIdle before the flush
+	// (as if the program computed): the flush is slow.
+	ts[0].wmu.Lock()
+	for i := range 2 {
+		ts[0].soloAt[1] = ts[0].epoch
+		f := wire.Frame{Header: wire.Header{Kind: wire.Eager, Tag: int32(sent), Size: 8}, From: 0, To: 1, Payload: payload(0, sent, 8)}
+		if err := ts[0].gather(f, 1, 8); err != nil {
+			t.Fatal(i, err)
+		}
+		sent++
+	}
+	ts[0].lastGather = time.Now().Add(-2 * gatherIdle)
+	ts[0].flushGathered()
+	paused := !ts[0].gatherOn()
+	ts[0].wmu.Unlock()
+	gs[1].await(t, sent)
+	if n := ts[0].slowFlushes.Load(); n != 1 || !paused {
+		t.Fatalf("%d slow flushes, paused %v; want 1, true", n, paused)
+	}
+	in := ts[1].gatheredIn.Load()
+	burst(50)
+	gs[1].await(t, sent)
+	if got := ts[1].gatheredIn.Load(); got != in {
+		t.Fatalf("%d messages of gathered frames during the pause", got-in)
+	}
+	// The pause over, a burst is gathered again.
+	ts[0].wmu.Lock()
+	ts[0].pauseUntil = time.Now().Add(-time.Millisecond)
+	ts[0].wmu.Unlock()
+	burst(50)
+	ts[0].EndWait()
+	gs[1].await(t, sent)
+	if got := ts[1].gatheredIn.Load(); got == in {
+		t.Fatal("no gathering after the pause")
+	}
+	for i, f := range gs[1].frames {
+		if int(f.Tag) != i || !bytes.Equal(f.Payload, payload(0, i, 8)) {
+			t.Fatalf("frame %d: tag %d", i, f.Tag)
+		}
 	}
 }
