@@ -3,6 +3,7 @@ package mpi_test
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -238,7 +239,9 @@ func rootOutcome(t *testing.T, cfg mpi.Config, n, odd int, rc rootedCall) []erro
 	select {
 	case <-done:
 	case <-time.After(time.Minute):
-		t.Errorf("%s: the job did not end", rc.name)
+		buf := make([]byte, 1<<22)
+		buf = buf[:runtime.Stack(buf, true)]
+		t.Errorf("%s, rank %d passes root %d: the job did not end; every goroutine's stack:\n%s", rc.name, odd, odd, buf)
 	}
 	return errs
 }
