@@ -287,8 +287,13 @@ func (t *Transport) dial(peer int) (*conn, error) {
 		default:
 			// The peer is dialing us too and keeps its connection: send
 			// on that one, once it has arrived (see the package doc).
+			// Close ends the wait: the peer may have closed before its
+			// connection was made (a job that ended), and Close waits
+			// for this conn.
 			select {
 			case <-c.ready:
+			case <-t.done:
+				c.finish(nil, nil, errors.New("tcp: transport closed"))
 			case <-time.After(adoptTimeout):
 				c.finish(nil, nil, fmt.Errorf("tcp: rank %d asked rank %d to use its connection and did not make it within %v", peer, t.cfg.Rank, adoptTimeout))
 			}

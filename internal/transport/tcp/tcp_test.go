@@ -572,3 +572,57 @@ func fakeDial(t *testing.T, addr string, secret []byte, job uint64, rank int, mo
 	}
 	return nc, s
 }
+
+// A rank told by its peer to wait for the peer's own connection (both
+// dialed at once, and the lower rank keeps its own) stops waiting when it
+// closes: a peer that closed before its connection was made (its job had
+// ended) left Close waiting adoptTimeout (a minute) for it, which hung
+// goroutine jobs of TestDifferentRoots over tcp.
+func TestCloseEndsAdoptWait(t *testing.T) {
+	fake, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	eps := startJobWith(t, 2, 31, func(r int, cfg *Config, ln *net.Listener) {
+		if r == 1 {
+			cfg.Addrs = func(int) (string, error) { return fake.Addr().String(), nil }
+		}
+	})
+	// Rank 0's side of the handshake, answering "use mine", and then
+	// nothing: its connection never comes.
+	go func() {
+		nc, err := fake.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		var challenge [nonceSize]byte
+		nc.Write(challenge[:])
+		g := make([]byte, greetingSize)
+		if _, err := io.ReadFull(nc, g); err != nil {
+			return
+		}
+		priv, _ := ecdh.X25519().GenerateKey(rand.Reader)
+		nc.Write(answer([]byte("s3cret"), challenge[:], g, 31, 0, ProtectEncrypt, true, priv.PublicKey().Bytes()))
+		io.Copy(io.Discard, nc)
+	}()
+	sent := make(chan error, 1)
+	go func() { sent <- eps[1].t.Send(sumFrame(1, 0, 0, pay(10, 1))) }()
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case err := <-sent:
+		t.Fatalf("the send ended before Close (%v): no wait for the peer's connection?", err)
+	default:
+	}
+	closed := make(chan struct{})
+	go func() { eps[1].t.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close still waits for the peer's connection after 5 s")
+	}
+	if err := <-sent; err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Fatalf("the send returned %v, want an error saying the transport closed", err)
+	}
+}
