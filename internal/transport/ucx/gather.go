@@ -2,7 +2,6 @@ package ucx
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/mpigo/mpi/internal/wire"
 )
@@ -19,35 +18,8 @@ import (
 // message, or the first of a burst, goes at once, so a ping-pong's
 // latency does not change. The message is the frames one after the
 // other, each its 64-byte header and the payload the header announces.
-
-// A flush is slow when the frame gathered last waited more than
-// gatherIdle for it: the program computed after its sends, without an MPI
-// call, and the frame waited for the transport's progress goroutine,
-// which may wait for a processor (with one, until Go preempts the
-// program: 3-15 ms measured; with two on a busy node, 0.1-3.5 ms). The
-// transport then sends every frame alone for gatherPause times that
-// delay (at most gatherPauseMax), so that a program that overlaps its
-// sends with computation loses to such delays about 1% of its time at
-// most, while one that sends bursts and then waits (its wait's poll
-// sends what was gathered at once) keeps gathering; a thread that the
-// kernel preempted between a burst and its wait stops the gathering for
-// a pause in proportion.
-const (
-	gatherIdle     = 200 * time.Microsecond
-	gatherPause    = 100
-	gatherPauseMax = time.Second
-)
-
-// gatherBit is the tag bit MG_GATHER: a message of gathered frames, from
-// the rank in the low bits.
-const gatherBit = uint64(1) << 60
-
-// gatherFrame is the longest frame (header and payload) that is gathered:
-// at least two fit in a message. Gathering costs no copy of its own (a
-// frame sent alone is copied into C memory too), and a send saved is a
-// system call over UCX's tcp: 1 KiB messages went at 0.68x Open MPI's
-// rate sent alone.
-const gatherFrame = 4096
+// The tag bit, the limits and the pause after a slow flush are beside
+// the code that uses them (ucx.go, "The gathering of small frames").
 
 // gatherCap is the most bytes of frames one message gathers: it is
 // received whole, as any message of at most maxWhole bytes (the cgo
