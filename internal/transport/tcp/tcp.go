@@ -278,7 +278,7 @@ func (t *Transport) dial(peer int) (*conn, error) {
 		c = &conn{ready: make(chan struct{}), dialed: true}
 		t.out[peer] = c
 		t.mu.Unlock()
-		nc, s, redirect, err := t.connect(peer)
+		nc, s, redirect, err := t.connect(peer, c)
 		switch {
 		case err != nil:
 			c.finish(nil, nil, err)
@@ -315,8 +315,9 @@ func (t *Transport) dial(peer int) (*conn, error) {
 // connect dials peer, proves both sides and agrees on the connection's
 // keys. redirect reports that the peer, dialing this rank at the same
 // time, keeps its own connection: this one then carries no frames from
-// this rank.
-func (t *Transport) connect(peer int) (_ net.Conn, _ *sealer, redirect bool, _ error) {
+// this rank, and its end fails out, the conn that waits for the peer's,
+// if that has not come (the peer closed or died first).
+func (t *Transport) connect(peer int, out *conn) (_ net.Conn, _ *sealer, redirect bool, _ error) {
 	addr, err := t.cfg.Addrs(peer)
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("tcp: no address for rank %d: %w", peer, err)
@@ -373,6 +374,7 @@ func (t *Transport) connect(peer int) (_ net.Conn, _ *sealer, redirect bool, _ e
 			t.mu.Lock()
 			delete(t.in, nc)
 			t.mu.Unlock()
+			out.finish(nil, nil, fmt.Errorf("tcp: rank %d told rank %d to wait for its own connection and closed before making it", peer, t.cfg.Rank))
 		}
 	}()
 	return nc, s, redirect, nil

@@ -574,55 +574,83 @@ func fakeDial(t *testing.T, addr string, secret []byte, job uint64, rank int, mo
 }
 
 // A rank told by its peer to wait for the peer's own connection (both
-// dialed at once, and the lower rank keeps its own) stops waiting when it
-// closes: a peer that closed before its connection was made (its job had
-// ended) left Close waiting adoptTimeout (a minute) for it, which hung
-// goroutine jobs of TestDifferentRoots over tcp.
-func TestCloseEndsAdoptWait(t *testing.T) {
-	fake, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fake.Close()
-	eps := startJobWith(t, 2, 31, func(r int, cfg *Config, ln *net.Listener) {
-		if r == 1 {
-			cfg.Addrs = func(int) (string, error) { return fake.Addr().String(), nil }
-		}
-	})
-	// Rank 0's side of the handshake, answering "use mine", and then
-	// nothing: its connection never comes.
-	go func() {
-		nc, err := fake.Accept()
-		if err != nil {
-			return
-		}
-		defer nc.Close()
-		var challenge [nonceSize]byte
-		nc.Write(challenge[:])
-		g := make([]byte, greetingSize)
-		if _, err := io.ReadFull(nc, g); err != nil {
-			return
-		}
-		priv, _ := ecdh.X25519().GenerateKey(rand.Reader)
-		nc.Write(answer([]byte("s3cret"), challenge[:], g, 31, 0, ProtectEncrypt, true, priv.PublicKey().Bytes()))
-		io.Copy(io.Discard, nc)
-	}()
-	sent := make(chan error, 1)
-	go func() { sent <- eps[1].t.Send(sumFrame(1, 0, 0, pay(10, 1))) }()
-	time.Sleep(200 * time.Millisecond)
-	select {
-	case err := <-sent:
-		t.Fatalf("the send ended before Close (%v): no wait for the peer's connection?", err)
-	default:
-	}
-	closed := make(chan struct{})
-	go func() { eps[1].t.Close(); close(closed) }()
-	select {
-	case <-closed:
-	case <-time.After(5 * time.Second):
-		t.Fatal("Close still waits for the peer's connection after 5 s")
-	}
-	if err := <-sent; err == nil || !strings.Contains(err.Error(), "closed") {
-		t.Fatalf("the send returned %v, want an error saying the transport closed", err)
+// dialed at once, and the lower rank keeps its own) stops waiting when
+// the peer closes the connection it told it to wait beside, or when the
+// rank itself closes: a peer that closed before its connection was made
+// (its job had ended) left Close waiting adoptTimeout (a minute) for it,
+// which hung goroutine jobs of TestDifferentRoots over tcp.
+func TestAdoptWaitEnds(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		peerCloses bool
+		want       string
+	}{
+		{"rank closes", false, "transport closed"},
+		{"peer closes", true, "closed before making it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fake.Close()
+			eps := startJobWith(t, 2, 31, func(r int, cfg *Config, ln *net.Listener) {
+				if r == 1 {
+					cfg.Addrs = func(int) (string, error) { return fake.Addr().String(), nil }
+				}
+			})
+			// Rank 0's side of the handshake, answering "use mine", and
+			// then nothing: its connection never comes.
+			answered := make(chan net.Conn, 1)
+			go func() {
+				nc, err := fake.Accept()
+				if err != nil {
+					return
+				}
+				var challenge [nonceSize]byte
+				nc.Write(challenge[:])
+				g := make([]byte, greetingSize)
+				if _, err := io.ReadFull(nc, g); err != nil {
+					return
+				}
+				priv, _ := ecdh.X25519().GenerateKey(rand.Reader)
+				nc.Write(answer([]byte("s3cret"), challenge[:], g, 31, 0, ProtectEncrypt, true, priv.PublicKey().Bytes()))
+				answered <- nc
+			}()
+			sent := make(chan error, 1)
+			go func() { sent <- eps[1].t.Send(sumFrame(1, 0, 0, pay(10, 1))) }()
+			var nc net.Conn
+			select {
+			case nc = <-answered:
+				defer nc.Close()
+			case <-time.After(20 * time.Second):
+				t.Fatal("no handshake")
+			}
+			time.Sleep(100 * time.Millisecond)
+			select {
+			case err := <-sent:
+				t.Fatalf("the send ended before the wait could (%v): no wait for the peer's connection?", err)
+			default:
+			}
+			if tc.peerCloses {
+				nc.Close()
+			} else {
+				closed := make(chan struct{})
+				go func() { eps[1].t.Close(); close(closed) }()
+				select {
+				case <-closed:
+				case <-time.After(5 * time.Second):
+					t.Fatal("Close still waits for the peer's connection after 5 s")
+				}
+			}
+			select {
+			case err := <-sent:
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("the send returned %v, want an error saying %q", err, tc.want)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("the send still waits after 5 s")
+			}
+		})
 	}
 }
