@@ -636,7 +636,7 @@ type Transport struct {
 	// Gathering (gather.go), under wmu: per peer, the frames gathered
 	// and not sent yet, and the epoch of the last small frame it sent
 	// alone; gathering lists the peers with frames gathered, epoch counts
-	// the worker's progress calls, gatherFails the peers whose gathered
+	// the steps of the program's waits, gatherFails the peers whose gathered
 	// frames could not be sent (reported by the next step).
 	gath        []gatherBuf
 	soloAt      []uint64
