@@ -180,11 +180,7 @@ func (l *Loop) Waiting() bool { return l.waiting.Load() }
 // on).
 func (l *Loop) EndWait() {
 	l.waiting.Store(false)
-	select {
-	case l.napWake <- struct{}{}:
-	default:
-	}
-	l.Nudge()
+	l.Kick()
 }
 
 // Endpoints makes a transport's endpoint to each peer once, on first use:
