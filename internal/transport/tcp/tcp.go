@@ -373,8 +373,13 @@ func (t *Transport) connect(peer int, out *conn) (_ net.Conn, _ *sealer, redirec
 			nc.Close()
 			t.mu.Lock()
 			delete(t.in, nc)
+			closed := t.closed // this rank's Close ended the connection
 			t.mu.Unlock()
-			out.finish(nil, nil, fmt.Errorf("tcp: rank %d told rank %d to wait for its own connection and closed before making it", peer, t.cfg.Rank))
+			if closed {
+				out.finish(nil, nil, errors.New("tcp: transport closed"))
+			} else {
+				out.finish(nil, nil, fmt.Errorf("tcp: rank %d told rank %d to wait for its own connection and closed before making it", peer, t.cfg.Rank))
+			}
 		}
 	}()
 	return nc, s, redirect, nil
