@@ -591,13 +591,22 @@ func TestSlowFlushPausesGathering(t *testing.T) {
 		}
 		sent++
 	}
+	// Left 2 gatherIdle: a pause of 100 times that.
 	ts[0].lastGather = time.Now().Add(-2 * gatherIdle)
+	flushed := time.Now()
 	ts[0].flushGathered()
 	paused := !ts[0].gatherOn()
+	pause := ts[0].pauseUntil.Sub(flushed)
+	// The pause's length is checked above; the burst below must fall
+	// inside it however slow this machine is, so stretch it.
+	ts[0].pauseUntil = time.Now().Add(time.Minute)
 	ts[0].wmu.Unlock()
 	gs[1].await(t, sent)
 	if n := ts[0].slowFlushes.Load(); n != 1 || !paused {
 		t.Fatalf("%d slow flushes, paused %v; want 1, true", n, paused)
+	}
+	if want := gatherPause * 2 * gatherIdle; pause < want || pause > want+time.Second {
+		t.Fatalf("paused for %v; want about %v", pause, want)
 	}
 	in := ts[1].gatheredIn.Load()
 	burst(50)
