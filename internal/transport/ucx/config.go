@@ -56,7 +56,7 @@ type Config struct {
 	// 0 means the default (50 µs), negative means sleep at once.
 	Spin int64
 	// NoGather sends every frame alone: no small frame waits for the
-	// next progress to go with others (gather.go).
+	// next progress to go with others (fabric.Gather).
 	NoGather bool
 }
 

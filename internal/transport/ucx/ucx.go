@@ -159,7 +159,7 @@ static mg_sbuf *mg_sbuf_alloc(size_t data) { return malloc(sizeof(mg_sbuf) + dat
 #define MG_PAY (1ULL << 63)
 #define MG_CTL (1ULL << 62)
 #define MG_DATA (1ULL << 61)
-// MG_GATHER (gather.go's gatherBit) marks a message of gathered frames,
+// MG_GATHER (gatherBit) marks a message of gathered frames,
 // from the rank in the low bits; it is probed and received as a whole
 // message is.
 
@@ -563,7 +563,7 @@ type recvReq struct {
 	n      int
 	err    error
 	peer   int
-	// gathered: the message is frames gathered by the peer (gather.go).
+	// gathered: the message is frames gathered by the peer (fabric.Gather).
 	gathered bool
 }
 
@@ -633,21 +633,13 @@ type Transport struct {
 	// laterPulls are pull requests from peers with no endpoint yet.
 	laterPulls []laterPull
 	noDetect   atomic.Int32
-	// Gathering (gather.go), under wmu: per peer, the frames gathered
-	// and not sent yet, and the epoch of the last small frame it sent
-	// alone; gathering lists the peers with frames gathered, epoch counts
-	// the steps of the program's waits, gatherFails the peers whose gathered
-	// frames could not be sent (reported by the next step).
+	// Gathering (fabric.Gather; nil with Config.NoGather), under wmu:
+	// the policy, per peer the frames gathered and not sent yet, and the
+	// peers whose gathered frames could not be sent (reported by the
+	// next step).
+	gp          *fabric.Gather
 	gath        []gatherBuf
-	soloAt      []uint64
-	gathering   []int
-	epoch       uint64
 	gatherFails []fabric.Failure
-	// lastGather is when the last frame was gathered; pauseUntil, if
-	// set, when gathering resumes after a slow flush (gatherIdle).
-	lastGather, pauseUntil time.Time
-	// slowFlushes counts the flushes that paused gathering.
-	slowFlushes atomic.Uint64
 	// gatheredIn counts the messages of gathered frames received.
 	gatheredIn atomic.Uint64
 
@@ -670,7 +662,7 @@ func New(cfg Config) (*Transport, error) {
 	t.up = C.uintptr_t(uintptr(unsafe.Pointer(u)))
 	t.regions = map[uint64]*region{}
 	if !cfg.NoGather {
-		t.gath, t.soloAt, t.epoch = make([]gatherBuf, cfg.Size), make([]uint64, cfg.Size), 1
+		t.gp, t.gath = fabric.NewGather(cfg.Size), make([]gatherBuf, cfg.Size)
 	}
 	t.receivedFn = t.received
 	t.takeFn = func(_ int, r *recvReq) { t.ready = append(t.ready, r) }
@@ -807,10 +799,9 @@ func (t *Transport) sendCopied(f wire.Frame, peer, n int) error {
 	if f.Kind == wire.RTS && f.Flags&wire.FlagToken != 0 {
 		t.noteRTS(&f)
 	}
-	if t.gath != nil {
-		if wire.HeaderSize+n <= gatherFrame && (t.gath[peer].n > 0 || t.soloAt[peer] == t.epoch && t.gatherOn()) {
-			first := len(t.gathering) == 0
-			err := t.gather(f, peer, n)
+	if t.gp != nil {
+		if fabric.Small(wire.HeaderSize+n) && t.gp.Take(peer) {
+			first, err := t.gather(f, peer, n)
 			t.wmu.Unlock()
 			if first {
 				// The progress goroutine sends them at its next step,
@@ -823,9 +814,6 @@ func (t *Transport) sendCopied(f wire.Frame, peer, n int) error {
 				t.loop.Nudge()
 			}
 			return err
-		}
-		if wire.HeaderSize+n <= gatherFrame {
-			t.soloAt[peer] = t.epoch
 		}
 		t.flushPeer(peer)
 	}
@@ -1095,10 +1083,8 @@ func (t *Transport) step(wait bool) bool {
 		return false
 	}
 	t.flushGathered()
-	if wait {
-		// The program's next small frame to a peer goes alone: it may
-		// be the reply this wait was for (gather.go).
-		t.epoch++
+	if wait && t.gp != nil {
+		t.gp.Waited()
 	}
 	got := false
 	progress := C.int(1)
@@ -1467,7 +1453,9 @@ func (t *Transport) progressSends() {
 	t.wmu.Lock()
 	if !t.closed {
 		t.flushGathered()
-		t.epoch++ // a wait's
+		if t.gp != nil {
+			t.gp.Waited() // a wait's
+		}
 		C.mg_progress(t.u)
 		t.checkSends()
 	}
@@ -1481,7 +1469,7 @@ func (t *Transport) deliver(r *recvReq) {
 	var f wire.Frame
 	if r.err == nil && r.gathered {
 		b := unsafe.Slice((*byte)(r.buf.p), r.n)
-		if r.err = splitGathered(b, func(h wire.Header, p []byte) {
+		if r.err = fabric.SplitGathered(b, func(h wire.Header, p []byte) {
 			t.handle(wire.Frame{Header: h, From: r.peer, To: t.cfg.Rank, Payload: p})
 		}); r.err == nil {
 			t.gatheredIn.Add(1)
@@ -1703,106 +1691,47 @@ func (t *Transport) Close() error {
 	return nil
 }
 
-// The gathering of small frames (gather.go).
-
-// A flush is slow when the frame gathered last waited more than
-// gatherIdle for it: the program computed after its sends, without an MPI
-// call, and the frame waited for the transport's progress goroutine,
-// which may wait for a processor (with one, until Go preempts the
-// program: 3-15 ms measured; with two on a busy node, 0.1-3.5 ms). The
-// transport then sends every frame alone for gatherPause times that
-// delay (at most gatherPauseMax), so that a program that overlaps its
-// sends with computation loses to such delays about 1% of its time at
-// most, while one that sends bursts and then waits (its wait's poll
-// sends what was gathered at once) keeps gathering; a thread that the
-// kernel preempted between a burst and its wait stops the gathering for
-// a pause in proportion.
-const (
-	gatherIdle     = 200 * time.Microsecond
-	gatherPause    = 100
-	gatherPauseMax = time.Second
-)
+// The gathering of small frames (fabric.Gather).
 
 // gatherBit is the tag bit MG_GATHER: a message of gathered frames, from
 // the rank in the low bits.
 const gatherBit = uint64(1) << 60
 
-// gatherFrame is the longest frame (header and payload) that is gathered:
-// at least two fit in a message. Gathering costs no copy of its own (a
-// frame sent alone is copied into C memory too), and a send saved is a
-// system call over UCX's tcp: 1 KiB messages went at 0.68x Open MPI's
-// rate sent alone.
-const gatherFrame = 4096
-
-var _ [maxWhole - gatherCap]struct{} // a gathered message is received whole
+var _ [maxWhole - fabric.GatherCap]struct{} // a gathered message is received whole
 
 // gather adds f, with its payload of n bytes, to the frames gathered for
-// peer, sending those first if f does not fit. t.wmu is held.
-func (t *Transport) gather(f wire.Frame, peer, n int) error {
+// peer, sending those first if f does not fit, and reports whether it is
+// the first frame gathered since the last flush. t.wmu is held.
+func (t *Transport) gather(f wire.Frame, peer, n int) (bool, error) {
 	g := &t.gath[peer]
-	if g.n+wire.HeaderSize+n > gatherCap {
+	if g.n+wire.HeaderSize+n > fabric.GatherCap {
 		t.flushPeer(peer)
 	}
 	if g.sb == nil {
-		if g.sb = C.mg_sbuf_alloc(C.size_t(gatherCap - wire.HeaderSize)); g.sb == nil {
-			return fmt.Errorf("ucx: sending to rank %d: out of memory", peer)
+		if g.sb = C.mg_sbuf_alloc(C.size_t(fabric.GatherCap - wire.HeaderSize)); g.sb == nil {
+			return false, fmt.Errorf("ucx: sending to rank %d: out of memory", peer)
 		}
 	}
-	if g.n == 0 {
-		t.gathering = append(t.gathering, peer)
-	}
-	b := unsafe.Slice((*byte)(unsafe.Pointer(&g.sb.hdr[0])), gatherCap)[g.n:]
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&g.sb.hdr[0])), fabric.GatherCap)[g.n:]
 	f.Header.Marshal(b, n)
 	copy(b[wire.HeaderSize:], f.Payload)
 	g.n += wire.HeaderSize + n
 	g.count++
-	t.lastGather = time.Now()
-	return nil
-}
-
-// gatherOn reports whether a new gathering may begin: not while paused
-// after a slow flush. t.wmu is held.
-func (t *Transport) gatherOn() bool {
-	if t.pauseUntil.IsZero() {
-		return true
-	}
-	if time.Now().Before(t.pauseUntil) {
-		return false
-	}
-	t.pauseUntil = time.Time{}
-	return true
+	return t.gp.Added(peer), nil
 }
 
 // flushGathered sends the frames gathered for every peer and reports
 // whether there were any; t.wmu is held.
 func (t *Transport) flushGathered() bool {
-	if len(t.gathering) == 0 {
-		return false
-	}
-	if now := time.Now(); now.Sub(t.lastGather) > gatherIdle {
-		// The program went on without an MPI call after its last frame
-		// (computing, its messages under way), or the thread was not
-		// running: that frame waited for the progress goroutine, which
-		// may wait for a processor. Frames go alone for a while, at
-		// once.
-		t.pauseUntil = now.Add(min(gatherPause*now.Sub(t.lastGather), gatherPauseMax))
-		t.slowFlushes.Add(1)
-	}
-	for _, p := range t.gathering {
-		t.sendGathered(p)
-	}
-	t.gathering = t.gathering[:0]
-	return true
+	return t.gp != nil && t.gp.Flush(t.sendGathered)
 }
 
 // flushPeer sends the frames gathered for peer, if any, so that a frame
 // sent otherwise comes after them; t.wmu is held.
 func (t *Transport) flushPeer(peer int) {
-	if t.gath == nil || t.gath[peer].n == 0 {
-		return
+	if t.gp != nil && t.gp.Drop(peer) {
+		t.sendGathered(peer)
 	}
-	t.sendGathered(peer)
-	t.gathering = slices.DeleteFunc(t.gathering, func(p int) bool { return p == peer })
 }
 
 // sendGathered sends the frames gathered for peer as one message (a lone
@@ -1840,7 +1769,7 @@ func (t *Transport) sendGathered(peer int) {
 // dropGathered frees what was gathered for peer, whose frames will not
 // go (it failed, or the transport closed); t.wmu is held.
 func (t *Transport) dropGathered(peer int) {
-	if t.gath == nil {
+	if t.gp == nil {
 		return
 	}
 	g := &t.gath[peer]
@@ -1848,5 +1777,5 @@ func (t *Transport) dropGathered(peer int) {
 		C.free(unsafe.Pointer(g.sb))
 	}
 	*g = gatherBuf{}
-	t.gathering = slices.DeleteFunc(t.gathering, func(p int) bool { return p == peer })
+	t.gp.Drop(peer)
 }
