@@ -222,7 +222,7 @@ func info(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "  MPIGO_FABRIC      = %s (between nodes: ucx, ofi (libfabric), or off for tcp; auto: ucx in builds with -tags mpigo_ucx, else ofi with -tags mpigo_ofi; docs/fabric.md)\n", fab)
 	fmt.Fprintf(stdout, "  MPIGO_FABRIC_LOCAL = %s (1: the fabric also between processes of one node, for tests and measurements)\n", envOr("MPIGO_FABRIC_LOCAL", "0"))
-	fmt.Fprintf(stdout, "  MPIGO_FABRIC_GATHER = %s (over UCX, a burst's small messages to one peer go as one at the next poll; 0: each alone, at once)\n", envOr("MPIGO_FABRIC_GATHER", "1"))
+	fmt.Fprintf(stdout, "  MPIGO_FABRIC_GATHER = %s (over UCX and libfabric, a burst's small messages to one peer go as one at the next poll; 0: each alone, at once)\n", envOr("MPIGO_FABRIC_GATHER", "1"))
 	fmt.Fprintf(stdout, "  MPIGO_FABRIC_RMA  = %s (windows' puts and gets through the fabric: auto where it reaches memory directly (RDMA; UCX's shared memory), 1 always, 0 never)\n", envOr("MPIGO_FABRIC_RMA", "auto"))
 	fmt.Fprintf(stdout, "  MPIGO_VERBOSE     = %s (1: each process says which transport reaches each peer; mpigo run --verbose)\n", envOr("MPIGO_VERBOSE", "0"))
 	fmt.Fprintf(stdout, "  MPIGO_NAMESERVER  = %s (the name server of PublishName and LookupName, as mpigo nameserver prints it; unset: mpigo run's)\n", nameServerShown())

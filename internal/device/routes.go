@@ -57,8 +57,8 @@ type NetConfig struct {
 	// processes of one node too, instead of shared memory: for tests and
 	// measurements on one machine.
 	FabricLocal bool
-	// NoGather (MPIGO_FABRIC_GATHER=0) sends every small frame over UCX
-	// alone, at once (ucx.Config.NoGather).
+	// NoGather (MPIGO_FABRIC_GATHER=0) sends every small frame over a
+	// fabric alone, at once (ucx.Config.NoGather, ofi.Config.NoGather).
 	NoGather bool
 	// Verbose (MPIGO_VERBOSE=1, mpigo run --verbose): each process says
 	// which transport reaches each peer of its ranks.
@@ -205,7 +205,7 @@ func (ln *LocalNet) Routes(d *Device) (RouteFunc, error) {
 				return nil, fmt.Errorf("rank %d has no ofi endpoint", peer)
 			}
 			return ofis[peer].Address(), nil
-		}}, ln.prog)
+		}, NoGather: ln.cfg.NoGather}, ln.prog)
 		if err != nil {
 			return nil, &Error{Class: ClassOther, Msg: "ofi transport", Cause: err}
 		}
@@ -454,7 +454,7 @@ func (ln *LaunchedNet) Routes(d *Device) (RouteFunc, error) {
 		}
 		fabErr = err
 	case "ofi":
-		t, err := d.startOFI(ofi.Config{Size: info.Size, Addrs: ln.fabAddrs.address, Spin: fabSpin}, ln.prog)
+		t, err := d.startOFI(ofi.Config{Size: info.Size, Addrs: ln.fabAddrs.address, Spin: fabSpin, NoGather: ln.cfg.NoGather}, ln.prog)
 		if err == nil {
 			err = info.KV.Put(ofiKey(r), hex.EncodeToString(t.Address()))
 			fab = t

@@ -64,6 +64,8 @@ type Gather struct {
 	epoch  uint64
 	has    []bool // per peer: frames gathered, not sent yet
 	peers  []int  // the peers with frames gathered
+	// flushing is the list of peers a flush goes through (the last one's).
+	flushing []int
 	// last is when the last frame was gathered; pauseUntil, if set,
 	// when gathering resumes after a slow flush.
 	last, pauseUntil time.Time
@@ -150,11 +152,15 @@ func (g *Gather) Flush(send func(peer int)) bool {
 		g.pauseUntil = now.Add(min(GatherPause*now.Sub(g.last), GatherPauseMax))
 		g.SlowFlushes.Add(1)
 	}
-	for _, p := range g.peers {
-		g.has[p] = false
-		send(p)
+	// send may drop other peers' frames (a peer that failed meanwhile):
+	// the list is taken first, and a peer dropped is skipped.
+	g.peers, g.flushing = g.flushing[:0], g.peers
+	for _, p := range g.flushing {
+		if g.has[p] {
+			g.has[p] = false
+			send(p)
+		}
 	}
-	g.peers = g.peers[:0]
 	return true
 }
 

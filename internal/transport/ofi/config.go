@@ -68,6 +68,9 @@ type Config struct {
 	// event before it sleeps; 0 means the default (50 µs), negative means
 	// sleep at once.
 	Spin int64
+	// NoGather sends every frame alone: no small frame waits for the
+	// next step to go with others (fabric.Gather).
+	NoGather bool
 	// NoRMA sends large frames in pieces even where the provider has
 	// remote reads: for tests of the path of providers without them.
 	NoRMA bool

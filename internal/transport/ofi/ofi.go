@@ -533,6 +533,7 @@ const (
 	kPing                // keep-alive of a sender that waits for FIN
 	kFrameTok            // a frame whose header names a region (id: its token), and where to read it
 	kDone                // the reader is done with the region of token id (in sequence)
+	kGather              // frames gathered (fabric.Gather), one after the other
 )
 
 // regionSize is the size of a region's description after a kFrameTok's
@@ -583,7 +584,20 @@ type item struct {
 	left int        // reads under way (kRTS)
 	roff int        // bytes whose read is posted (kRTS)
 	rts  rtsRequest // kRTS: where to read
+	// gathered: pay holds frames gathered by the peer (kGather), each
+	// with its header; hdr is unused.
+	gathered bool
 }
+
+// A gatherBuf is the frames gathered for one peer (fabric.Gather): n
+// bytes after b's prefix, count frames.
+type gatherBuf struct {
+	b        *C.mg_buf
+	n, count int
+}
+
+// A gathered message fits a posted receive buffer.
+var _ [bufSize - prefixSize - fabric.GatherCap]struct{}
 
 type rtsRequest struct {
 	id, raddr, key uint64
@@ -724,11 +738,17 @@ type Transport struct {
 	readPeer map[*item]int
 	needEP   []int
 	failed   []error
-	nfailed  int              // peers in failed
-	fails    []fabric.Failure // to report
-	rts      map[uint64]*rtsWait
-	nextID   uint64
-	inflight int
+	nfailed  int // peers in failed
+	// Gathering (fabric.Gather; nil with Config.NoGather): the policy and,
+	// per peer, the frames gathered and not sent yet.
+	gp   *fabric.Gather
+	gath []gatherBuf
+	// gatheredIn counts the messages of gathered frames received.
+	gatheredIn atomic.Uint64
+	fails      []fabric.Failure // to report
+	rts        map[uint64]*rtsWait
+	nextID     uint64
+	inflight   int
 
 	// The single-copy road (transport.RegionReader).
 	regions     map[uint64]*region   // exported, by token
@@ -783,6 +803,9 @@ func New(cfg Config) (*Transport, error) {
 		regions: map[uint64]*region{}, remotes: make([]map[uint64]remote, cfg.Size), rreads: map[*regionRead]bool{},
 		regionStall: make([]stallWatch, cfg.Size),
 		rma:         u.rma != 0, writes: u.writes != 0, raw: u.raw != 0, prov: C.GoString(C.mg_prov(u)) + "/" + C.GoString(C.mg_dom(u))}
+	if !cfg.NoGather {
+		t.gp, t.gath = fabric.NewGather(cfg.Size), make([]gatherBuf, cfg.Size)
+	}
 	t.addr = C.GoBytes(unsafe.Pointer(&u.name[0]), C.int(u.namelen))
 	t.noPings = strings.HasPrefix(t.prov, "shm/")
 	t.inject = min(int(u.inject), bufSize)
@@ -1129,6 +1152,11 @@ func (t *Transport) sendInject(peer int, f wire.Frame) error {
 		t.wmu.Unlock()
 		return err
 	}
+	if t.gp != nil {
+		if gathered, err := t.gatherSmall(f, peer, n); gathered {
+			return err
+		}
+	}
 	d := unsafe.Pointer(t.u.scratch)
 	p := &t.peers[peer]
 	putPrefix(d, kFrame, p.seqOut, 0)
@@ -1157,6 +1185,11 @@ func (t *Transport) sendInline(peer int, f wire.Frame) error {
 	if err := t.check(peer); err != nil {
 		t.wmu.Unlock()
 		return err
+	}
+	if t.gp != nil {
+		if gathered, err := t.gatherSmall(f, peer, n); gathered {
+			return err
+		}
 	}
 	b := t.sendBufFor(m)
 	if b == nil {
@@ -1190,6 +1223,7 @@ func (t *Transport) sendRTS(peer int, f wire.Frame) error {
 		t.wmu.Unlock()
 		return err
 	}
+	t.flushPeer(peer)
 	// The request is injected where it fits (it does over every provider
 	// of this machine), else it goes from a send buffer.
 	var b *C.mg_buf
@@ -1319,6 +1353,7 @@ func (t *Transport) sendPieces(peer int, f wire.Frame) error {
 	if err := t.check(peer); err != nil {
 		return err
 	}
+	t.flushPeer(peer)
 	p := &t.peers[peer]
 	for off := -1; off < n; {
 		var b *C.mg_buf
@@ -1387,6 +1422,7 @@ func (t *Transport) markFailed(peer int, err error) bool {
 	}
 	t.failed[peer] = err
 	t.nfailed++
+	t.dropGathered(peer)
 	for id, w := range t.rts {
 		if w.peer == peer {
 			t.endRTS(id, err)
@@ -1582,6 +1618,13 @@ func (t *Transport) arrive(peer int, a arrival) {
 		it := &item{done: true, pool: a.buf, pay: unsafe.Add(d, prefixSize+wire.HeaderSize), n: a.n - prefixSize - wire.HeaderSize}
 		copy(it.hdr[:], unsafe.Slice((*byte)(unsafe.Add(d, prefixSize)), wire.HeaderSize))
 		queue(it)
+	case kGather:
+		if a.n < prefixSize+2*wire.HeaderSize {
+			bad(fmt.Sprintf("a message of gathered frames of %d bytes", a.n))
+			return
+		}
+		// Split when delivered (SplitGathered checks it whole first).
+		queue(&item{done: true, gathered: true, pool: a.buf, pay: unsafe.Add(d, prefixSize), n: a.n - prefixSize})
 	case kRTS:
 		if a.n != rtsSize {
 			bad(fmt.Sprintf("a rendezvous request of %d bytes", a.n))
@@ -1737,13 +1780,19 @@ func (t *Transport) Moved() uint64 { return t.moved.Load() }
 
 // step polls the queue once, retries what the provider had no room for,
 // and delivers the frames that are complete. The caller holds t.dmu.
-func (t *Transport) step() bool {
+func (t *Transport) step(wait bool) bool {
 	var ready []*item
 	var readyPeer []int
 	t.wmu.Lock()
 	if t.closed {
 		t.wmu.Unlock()
 		return false
+	}
+	if t.gp != nil {
+		t.flushGathered()
+		if wait {
+			t.gp.Waited()
+		}
 	}
 	got := t.poll()
 	if len(t.repost) > 0 {
@@ -1829,6 +1878,19 @@ func (t *Transport) release(it *item) {
 }
 
 func (t *Transport) deliver(peer int, it *item) {
+	if it.gathered {
+		err := fabric.SplitGathered(unsafe.Slice((*byte)(it.pay), it.n), func(h wire.Header, p []byte) {
+			t.handle(peer, h, p)
+		})
+		if err != nil {
+			t.wmu.Lock()
+			t.fail(peer, fmt.Errorf("ofi: receiving from rank %d: %w", peer, err))
+			t.wmu.Unlock()
+			return
+		}
+		t.gatheredIn.Add(1)
+		return
+	}
 	h, n, err := wire.Unmarshal(it.hdr[:])
 	if err == nil && n != it.n {
 		err = fmt.Errorf("a frame header that says %d bytes of payload for %d", n, it.n)
@@ -1839,14 +1901,19 @@ func (t *Transport) deliver(peer int, it *item) {
 		t.wmu.Unlock()
 		return
 	}
+	var pay []byte
+	if it.n > 0 {
+		pay = unsafe.Slice((*byte)(it.pay), it.n)
+	}
+	t.handle(peer, h, pay)
+}
+
+// handle gives the handler a frame of peer.
+func (t *Transport) handle(peer int, h wire.Header, pay []byte) {
 	if t.nExported.Load() > 0 && h.AnswersRTS() {
 		t.wmu.Lock()
 		t.releaseAnswered(peer, h.SendID, h.Context)
 		t.wmu.Unlock()
-	}
-	var pay []byte
-	if it.n > 0 {
-		pay = unsafe.Slice((*byte)(it.pay), it.n)
 	}
 	t.cfg.Handler(wire.Frame{Header: h, From: peer, To: t.cfg.Rank, Payload: pay})
 }
@@ -1902,7 +1969,7 @@ func (t *Transport) run() {
 			return false
 		}
 		defer t.dmu.Unlock()
-		return t.step()
+		return t.step(false)
 	}, t.sleep)
 }
 
@@ -1942,7 +2009,7 @@ func (t *Transport) Poll() bool {
 	if !t.dmu.TryLock() {
 		return false
 	}
-	got := t.step()
+	got := t.step(true)
 	t.dmu.Unlock()
 	return got
 }
@@ -1985,6 +2052,16 @@ func (t *Transport) Close() error {
 	defer t.dmu.Unlock()
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
+	// Frames gathered and not sent yet go now, and have a moment to
+	// leave before the endpoint closes.
+	if t.flushGathered() {
+		for end := time.Now().Add(100 * time.Millisecond); t.inflight > 0 && time.Now().Before(end); {
+			t.poll()
+		}
+	}
+	for p := range t.gath {
+		t.dropGathered(p)
+	}
 	t.closed = true
 	// No region survives the transport: exported ones are released, and
 	// the destinations of reads under way lose their registrations (their
@@ -2200,6 +2277,7 @@ func (t *Transport) sendTokenRTS(peer int, f wire.Frame) error {
 		}
 		return t.sendInline(peer, f)
 	}
+	t.flushPeer(peer)
 	r.sent, r.sendID, r.context = true, f.SendID, f.Context
 	t.regionBusy = time.Now()
 	var b *C.mg_buf
@@ -2238,6 +2316,7 @@ func (t *Transport) sendDone(peer int, tok uint64) {
 	if t.closed || t.failed[peer] != nil || !t.peers[peer].hasAddr {
 		return
 	}
+	t.flushPeer(peer)
 	p := &t.peers[peer]
 	var err error
 	if prefixSize <= t.inject {
@@ -2523,6 +2602,8 @@ func unregister(mr unsafe.Pointer) { C.mg_unreg((*C.struct_fid_mr)(mr)) }
 // counts those that were); t.wmu is held.
 func (t *Transport) postRMA(rr *regionRead, write bool, base uintptr, n int, raddr, key uint64, runs []transport.Run) error {
 	peer := rr.peer
+	// A window's operation comes after the frames sent before it.
+	t.flushPeer(peer)
 	w := C.int(0)
 	if write {
 		w = 1
@@ -2587,6 +2668,7 @@ func (t *Transport) endRMA(rr *regionRead) {
 // once. t.wmu is held.
 func (t *Transport) postCopied(rr *regionRead, src []byte, raddr, key uint64) error {
 	peer := rr.peer
+	t.flushPeer(peer)
 	b := C.mg_alloc(C.size_t(len(src)))
 	if b == nil {
 		return errors.New("ofi: out of memory")
@@ -2607,4 +2689,105 @@ func (t *Transport) postCopied(rr *regionRead, src []byte, raddr, key uint64) er
 	rr.left++
 	t.ops[unsafe.Pointer(b)] = &op{kind: opRegion, peer: peer, rr: rr, extra: true}
 	return nil
+}
+
+// The gathering of small frames (fabric.Gather): the frames gathered for
+// a peer wait in a send buffer, after its prefix, and go as one message of
+// kind kGather at the next step, when the buffer is full, or before any
+// other message of the sequence to that peer.
+
+// gatherSmall gathers f, with its payload of n bytes, for peer if it is
+// small and the policy takes it, and reports whether it did; if so it has
+// released t.wmu. If not, frames gathered for peer go first, and the
+// caller sends f alone. t.wmu is held.
+func (t *Transport) gatherSmall(f wire.Frame, peer, n int) (bool, error) {
+	if !fabric.Small(wire.HeaderSize+n) || !t.gp.Take(peer) {
+		t.flushPeer(peer)
+		return false, nil
+	}
+	first, err := t.gather(f, peer, n)
+	t.wmu.Unlock()
+	if first {
+		// The progress goroutine sends them at its next step, which
+		// must come soon even if the program makes no MPI call for a
+		// while: from a nap or a sleep too.
+		t.loop.Kick()
+	} else {
+		t.loop.Nudge()
+	}
+	return true, err
+}
+
+// gather adds f, with its payload of n bytes, to the frames gathered for
+// peer, sending those first if f does not fit, and reports whether it is
+// the first frame gathered since the last flush. t.wmu is held.
+func (t *Transport) gather(f wire.Frame, peer, n int) (bool, error) {
+	g := &t.gath[peer]
+	if g.n+wire.HeaderSize+n > fabric.GatherCap {
+		t.flushPeer(peer)
+	}
+	if g.b == nil {
+		if g.b = t.sendBufFor(prefixSize + fabric.GatherCap); g.b == nil {
+			return false, fmt.Errorf("ofi: sending to rank %d: out of memory", peer)
+		}
+	}
+	b := unsafe.Slice((*byte)(unsafe.Add(data(g.b), prefixSize)), fabric.GatherCap)[g.n:]
+	f.Header.Marshal(b, n)
+	copy(b[wire.HeaderSize:], f.Payload)
+	g.n += wire.HeaderSize + n
+	g.count++
+	return t.gp.Added(peer), nil
+}
+
+// flushGathered sends the frames gathered for every peer and reports
+// whether there were any; t.wmu is held.
+func (t *Transport) flushGathered() bool {
+	return t.gp != nil && t.gp.Flush(t.sendGathered)
+}
+
+// flushPeer sends the frames gathered for peer, if any, so that a message
+// sent otherwise comes after them; t.wmu is held.
+func (t *Transport) flushPeer(peer int) {
+	if t.gp != nil && t.gp.Drop(peer) {
+		t.sendGathered(peer)
+	}
+}
+
+// sendGathered sends the frames gathered for peer as one message (a lone
+// frame as itself); a failure fails the peer, and the next step reports
+// it (the frames' Sends had returned). t.wmu is held.
+func (t *Transport) sendGathered(peer int) {
+	g := &t.gath[peer]
+	b, n, count := g.b, g.n, g.count
+	*g = gatherBuf{}
+	if b == nil {
+		return
+	}
+	if n == 0 || t.check(peer) != nil {
+		t.dropSend(b)
+		return
+	}
+	kind := kGather
+	if count == 1 {
+		kind = kFrame
+	}
+	p := &t.peers[peer]
+	putPrefix(data(b), kind, p.seqOut, 0)
+	p.seqOut++
+	if err := t.sendBuf(peer, b, prefixSize+n); err != nil {
+		t.fail(peer, fmt.Errorf("ofi: sending %d frames gathered to rank %d: %w", count, peer, err))
+	}
+}
+
+// dropGathered gives back what was gathered for peer, whose frames will
+// not go (it failed, or the transport closed); t.wmu is held.
+func (t *Transport) dropGathered(peer int) {
+	if t.gp == nil {
+		return
+	}
+	if b := t.gath[peer].b; b != nil {
+		t.dropSend(b)
+	}
+	t.gath[peer] = gatherBuf{}
+	t.gp.Drop(peer)
 }

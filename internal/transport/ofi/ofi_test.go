@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mpigo/mpi/internal/transport/fabric"
 	"github.com/mpigo/mpi/internal/wire"
 )
 
@@ -73,18 +74,25 @@ func need(t *testing.T) {
 // group makes n endpoints in this process that know each other's
 // addresses.
 func group(t testing.TB, n int, prov string, noRMA, localMR bool) ([]*Transport, []*got) {
+	return groupWith(t, n, prov, func(c *Config) { c.NoRMA, c.LocalMR = noRMA, localMR })
+}
+
+// groupWith is group with each endpoint's Config changed by set.
+func groupWith(t testing.TB, n int, prov string, set func(*Config)) ([]*Transport, []*got) {
 	ts := make([]*Transport, n)
 	gs := make([]*got, n)
 	for r := range ts {
 		g := &got{}
 		gs[r] = g
-		tr, err := New(Config{Rank: r, Size: n, Handler: g.handler, NoRMA: noRMA, LocalMR: localMR, Provider: prov,
+		cfg := Config{Rank: r, Size: n, Handler: g.handler, Provider: prov,
 			Addrs: func(peer int) ([]byte, error) { return ts[peer].Address(), nil },
 			OnPeerError: func(peer int, err error) {
 				g.mu.Lock()
 				g.fails = append(g.fails, fmt.Errorf("peer %d: %w", peer, err))
 				g.mu.Unlock()
-			}})
+			}}
+		set(&cfg)
+		tr, err := New(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,6 +171,55 @@ func TestFramesInOrder(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A burst of small frames to one peer, with nothing stepping the
+// sender's endpoint in between but its progress goroutine, goes gathered
+// (fewer messages than frames) and arrives whole and in order, among
+// frames too large to gather; with NoGather every frame goes alone.
+func TestSmallFramesGathered(t *testing.T) {
+	sizes := []int{0, 8, 100, fabric.GatherFrame - wire.HeaderSize, fabric.GatherFrame - wire.HeaderSize + 1, 3000, inlineMax + 1, 8, 1}
+	for _, prov := range []string{"tcp;ofi_rxm", "shm"} {
+		for _, off := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/NoGather=%v", prov, off), func(t *testing.T) {
+				need(t)
+				ts, gs := groupWith(t, 2, prov, func(c *Config) { c.NoGather = off })
+				const n = 400
+				for i := range n {
+					// The mark keeps the sender's progress goroutine
+					// napping, as while a wait polls.
+					ts[0].MarkWait()
+					m := sizes[i%len(sizes)]
+					f := wire.Frame{Header: wire.Header{Kind: wire.Eager, Tag: int32(i), Size: int64(m)}, From: 0, To: 1, Payload: payload(0, i, m)}
+					if err := ts[0].Send(f); err != nil {
+						t.Fatal(i, err)
+					}
+				}
+				ts[0].EndWait()
+				for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+					if k, _ := gs[1].count(); k >= n {
+						break
+					}
+				}
+				gs[1].mu.Lock()
+				defer gs[1].mu.Unlock()
+				if len(gs[1].frames) != n || len(gs[1].fails) > 0 {
+					t.Fatalf("got %d frames of %d, failures %v", len(gs[1].frames), n, gs[1].fails)
+				}
+				for i, f := range gs[1].frames {
+					m := sizes[i%len(sizes)]
+					if int(f.Tag) != i || !bytes.Equal(f.Payload, payload(0, i, m)) {
+						t.Fatalf("frame %d: tag %d, %d bytes (want %d)", i, f.Tag, len(f.Payload), m)
+					}
+				}
+				in := ts[1].gatheredIn.Load()
+				t.Logf("%d frames came in %d messages of gathered frames", n, in)
+				if (in == 0) != off {
+					t.Fatalf("%d messages of gathered frames with NoGather %v", in, off)
+				}
+			})
+		}
 	}
 }
 
