@@ -58,8 +58,9 @@ const (
 // held; SlowFlushes may be read at any time.
 type Gather struct {
 	// soloAt is, per peer, the wait epoch of the last small frame sent
-	// to it alone; epoch counts the steps of the program's waits: a
-	// frame is gathered only if another went alone since the last one.
+	// to it alone (0: none since a frame came from it); epoch counts the
+	// steps of the program's waits: a frame is gathered only if another
+	// went alone since the last wait's step or frame from the peer.
 	soloAt []uint64
 	epoch  uint64
 	has    []bool // per peer: frames gathered, not sent yet
@@ -71,8 +72,9 @@ type Gather struct {
 	last, pauseUntil time.Time
 	// now is the clock (tests set it).
 	now func() time.Time
-	// SlowFlushes counts the flushes that paused gathering.
-	SlowFlushes atomic.Uint64
+	// SlowFlushes counts the flushes that paused gathering, Frames the
+	// frames gathered.
+	SlowFlushes, Frames atomic.Uint64
 }
 
 // NewGather returns the policy for a job of size ranks.
@@ -86,7 +88,8 @@ func Small(n int) bool { return n <= GatherFrame }
 
 // Take reports whether a small frame to peer is gathered: it is if frames
 // are gathered for peer already, or if the last small frame to peer went
-// alone with no wait's step since and gathering is not paused. If it is
+// alone with no wait's step and no frame from peer since, and gathering
+// is not paused. If it is
 // not, it goes alone, and Take notes that.
 func (g *Gather) Take(peer int) bool {
 	if g.has[peer] {
@@ -123,12 +126,20 @@ func (g *Gather) Added(peer int) (first bool) {
 		g.peers = append(g.peers, peer)
 	}
 	g.last = g.now()
+	g.Frames.Add(1)
 	return first
 }
 
 // Waited notes a step of a wait: the program's next small frame to each
 // peer goes alone (it may be the reply the wait was for).
 func (g *Gather) Waited() { g.epoch++ }
+
+// Heard notes a frame received from peer: the program's next small frame
+// to peer goes alone, since it may answer this one. A wait that finds its
+// message already received (the progress goroutine took it) makes no
+// step of its own, so Waited alone would have the reply of a ping-pong
+// gathered, and sent only when the goroutine next steps.
+func (g *Gather) Heard(peer int) { g.soloAt[peer] = 0 }
 
 // Has reports whether frames are gathered for peer.
 func (g *Gather) Has(peer int) bool { return g.has[peer] }

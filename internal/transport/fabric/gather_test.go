@@ -143,6 +143,17 @@ func TestGatherPolicy(t *testing.T) {
 	if !take(1) {
 		t.Fatal("the second frame after a wait's step went alone")
 	}
+	g.Flush(func(int) {})
+	// A frame from peer 1: the next to it goes alone (a reply); to peer
+	// 2, which was not heard, it is gathered.
+	take(2)
+	g.Heard(1)
+	if take(1) {
+		t.Fatal("the first frame after one from the peer was gathered")
+	}
+	if !take(1) || !take(2) {
+		t.Fatal("not gathered: the second frame after one from the peer, or to a peer not heard")
+	}
 	// A flush 2 GatherIdle after the last frame pauses gathering for 100
 	// times that.
 	clock = clock.Add(2 * GatherIdle)

@@ -1603,6 +1603,9 @@ func (t *Transport) complete(ctx unsafe.Pointer, n int, tag uint64) {
 func (t *Transport) arrive(peer int, a arrival) {
 	p := &t.peers[peer]
 	p.next++
+	if t.gp != nil && a.kind != kDone && a.kind != kPiece {
+		t.gp.Heard(peer) // a frame: the next to peer may answer it
+	}
 	d := data(a.buf)
 	bad := func(why string) {
 		t.post(a.buf)

@@ -665,7 +665,12 @@ func New(cfg Config) (*Transport, error) {
 		t.gp, t.gath = fabric.NewGather(cfg.Size), make([]gatherBuf, cfg.Size)
 	}
 	t.receivedFn = t.received
-	t.takeFn = func(_ int, r *recvReq) { t.ready = append(t.ready, r) }
+	t.takeFn = func(peer int, r *recvReq) {
+		t.ready = append(t.ready, r)
+		if t.gp != nil {
+			t.gp.Heard(peer) // under wmu (step)
+		}
+	}
 	t.addr = C.GoBytes(unsafe.Pointer(u.addr), C.int(u.addrlen))
 	t.reach = memoryReach(resourceTransports(t.ctxInfo()))
 	t.loop = fabric.NewLoop(fabric.SpinFor(cfg.Spin), func() { C.mg_wake(t.u) })

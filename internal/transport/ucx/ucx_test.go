@@ -627,3 +627,26 @@ func TestSlowFlushPausesGathering(t *testing.T) {
 		}
 	}
 }
+
+// A reply goes alone: a frame sent to a peer after one came from it is
+// not gathered, though no wait of the sender's stepped in between (the
+// progress goroutine took the peer's frame), so a ping-pong's latency is
+// that of frames sent alone.
+func TestReplyGoesAlone(t *testing.T) {
+	t.Setenv("UCX_TLS", "tcp")
+	need(t)
+	ts, gs := group(t, 2)
+	for i := range 50 {
+		for _, from := range []int{0, 1} {
+			to := 1 - from
+			f := wire.Frame{Header: wire.Header{Kind: wire.Eager, Tag: int32(i), Size: 8}, From: from, To: to, Payload: payload(from, i, 8)}
+			if err := ts[from].Send(f); err != nil {
+				t.Fatal(err)
+			}
+			gs[to].await(t, i+1)
+		}
+	}
+	if n := ts[0].gp.Frames.Load() + ts[1].gp.Frames.Load(); n != 0 {
+		t.Fatalf("%d replies gathered", n)
+	}
+}
