@@ -180,11 +180,14 @@ func TestFramesInOrder(t *testing.T) {
 // frames too large to gather; with NoGather every frame goes alone.
 func TestSmallFramesGathered(t *testing.T) {
 	sizes := []int{0, 8, 100, fabric.GatherFrame - wire.HeaderSize, fabric.GatherFrame - wire.HeaderSize + 1, 3000, inlineMax + 1, 8, 1}
-	for _, prov := range []string{"tcp;ofi_rxm", "shm"} {
+	for _, s := range []struct {
+		prov  string
+		local bool
+	}{{"tcp;ofi_rxm", false}, {"shm", false}, {"tcp;ofi_rxm", true}} {
 		for _, off := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/NoGather=%v", prov, off), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/LocalMR=%v/NoGather=%v", s.prov, s.local, off), func(t *testing.T) {
 				need(t)
-				ts, gs := groupWith(t, 2, prov, func(c *Config) { c.NoGather = off })
+				ts, gs := groupWith(t, 2, s.prov, func(c *Config) { c.NoGather, c.LocalMR = off, s.local })
 				const n = 400
 				for i := range n {
 					// The mark keeps the sender's progress goroutine
