@@ -148,10 +148,11 @@ func (g *Gather) Has(peer int) bool { return g.has[peer] }
 func (g *Gather) Any() bool { return len(g.peers) > 0 }
 
 // Flush calls send for each peer with frames gathered, which must send
-// them, and reports whether there were any. A flush that finds the last
-// frame gathered older than GatherIdle pauses gathering.
+// them, and reports whether there were any (none if g is nil: gathering
+// is off). A flush that finds the last frame gathered older than
+// GatherIdle pauses gathering.
 func (g *Gather) Flush(send func(peer int)) bool {
-	if len(g.peers) == 0 {
+	if g == nil || len(g.peers) == 0 {
 		return false
 	}
 	if now := g.now(); now.Sub(g.last) > GatherIdle {
@@ -185,6 +186,22 @@ func (g *Gather) Drop(peer int) bool {
 	g.has[peer] = false
 	g.peers = slices.DeleteFunc(g.peers, func(p int) bool { return p == peer })
 	return true
+}
+
+// FlushPeer calls send for peer if frames are gathered for it, before
+// anything else goes to peer, so that it comes after them; g may be nil.
+func (g *Gather) FlushPeer(peer int, send func(peer int)) {
+	if g != nil && g.Drop(peer) {
+		send(peer)
+	}
+}
+
+// PutFrame writes f, with its payload of n bytes, at the start of b, a
+// transport's buffer of gathered frames, and returns the bytes written.
+func PutFrame(b []byte, f wire.Frame, n int) int {
+	f.Header.Marshal(b, n)
+	copy(b[wire.HeaderSize:], f.Payload)
+	return wire.HeaderSize + n
 }
 
 // SplitGathered calls fn with each frame of b, a message of gathered

@@ -1717,27 +1717,18 @@ func (t *Transport) gather(f wire.Frame, peer, n int) (bool, error) {
 			return false, fmt.Errorf("ucx: sending to rank %d: out of memory", peer)
 		}
 	}
-	b := unsafe.Slice((*byte)(unsafe.Pointer(&g.sb.hdr[0])), fabric.GatherCap)[g.n:]
-	f.Header.Marshal(b, n)
-	copy(b[wire.HeaderSize:], f.Payload)
-	g.n += wire.HeaderSize + n
+	g.n += fabric.PutFrame(unsafe.Slice((*byte)(unsafe.Pointer(&g.sb.hdr[0])), fabric.GatherCap)[g.n:], f, n)
 	g.count++
 	return t.gp.Added(peer), nil
 }
 
 // flushGathered sends the frames gathered for every peer and reports
 // whether there were any; t.wmu is held.
-func (t *Transport) flushGathered() bool {
-	return t.gp != nil && t.gp.Flush(t.sendGathered)
-}
+func (t *Transport) flushGathered() bool { return t.gp.Flush(t.sendGathered) }
 
-// flushPeer sends the frames gathered for peer, if any, so that a frame
-// sent otherwise comes after them; t.wmu is held.
-func (t *Transport) flushPeer(peer int) {
-	if t.gp != nil && t.gp.Drop(peer) {
-		t.sendGathered(peer)
-	}
-}
+// flushPeer sends the frames gathered for peer, if any, so that what goes
+// to peer otherwise comes after them; t.wmu is held.
+func (t *Transport) flushPeer(peer int) { t.gp.FlushPeer(peer, t.sendGathered) }
 
 // sendGathered sends the frames gathered for peer as one message (a lone
 // frame as itself); a send left pending ends as any other, with nobody
