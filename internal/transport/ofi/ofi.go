@@ -1983,6 +1983,13 @@ func (t *Transport) run() {
 func (t *Transport) sleep() {
 	t.wmu.Lock()
 	closed := t.closed
+	if !closed {
+		// Frames gathered after the loop's last step go now: the kick
+		// of the first of them wakes only a loop already marked
+		// asleep, and one that came between the step and the mark
+		// would leave them waiting out the whole sleep.
+		t.flushGathered()
+	}
 	ms := 100
 	if t.pending() {
 		ms = 1

@@ -709,3 +709,44 @@ func TestReplyGoesAlone(t *testing.T) {
 		t.Fatalf("%d replies gathered", n)
 	}
 }
+
+// The progress goroutine's sleep first sends the frames gathered since
+// its last step: a kick that came before the loop marked itself asleep
+// woke nothing, and the frames would otherwise wait out the sleep.
+func TestSleepSendsGathered(t *testing.T) {
+	need(t)
+	ts, gs := group(t, 2, "tcp;ofi_rxm", false, false)
+	f := func(i int) wire.Frame {
+		return wire.Frame{Header: wire.Header{Kind: wire.Eager, Tag: int32(i), Size: 8}, From: 0, To: 1, Payload: payload(0, i, 8)}
+	}
+	if err := ts[0].Send(f(0)); err != nil { // the endpoint, alone
+		t.Fatal(err)
+	}
+	// The loop cannot step while the test holds dmu.
+	ts[0].dmu.Lock()
+	ts[0].wmu.Lock()
+	ts[0].gp.Take(1) // as if a frame went alone, if the last did not
+	if !ts[0].gp.Take(1) {
+		t.Fatal("a frame after one alone was not gathered")
+	}
+	if _, err := ts[0].gather(f(1), 1, 8); err != nil {
+		t.Fatal(err)
+	}
+	ts[0].wmu.Unlock()
+	ts[0].sleep()
+	ts[0].wmu.Lock()
+	left := ts[0].gp.Any()
+	ts[0].wmu.Unlock()
+	ts[0].dmu.Unlock()
+	if left {
+		t.Fatal("frames still gathered after the loop's sleep")
+	}
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if n, _ := gs[1].count(); n >= 2 {
+			break
+		}
+	}
+	if n, fails := gs[1].count(); n != 2 || fails > 0 {
+		t.Fatalf("got %d frames of 2, %d failures", n, fails)
+	}
+}
