@@ -388,6 +388,8 @@ type lowCall struct {
 	op     *ReduceOp
 	opk    byte
 	elem   byte
+	ae     *Datatype // the predefined datatype of the target's elements (accumulate kinds), or nil
+	noAtom bool      // never through the fabric's atomics (the misaligned part of a call, rma_atomic.go)
 	f      func(in, inout []byte)
 
 	// A target of the other byte order (hetero_rma.go): the datatypes
@@ -483,6 +485,7 @@ func (w *Window[T]) lowOp(c *lowCall, op *ReduceOp, tdt *Datatype) error {
 	}
 	c.op = op
 	e := elemType(tdt)
+	c.ae = e
 	c.elem = noElem
 	for i, p := range predefinedWithOps {
 		if p == e {
@@ -524,6 +527,9 @@ func (w *Window[T]) lowOp(c *lowCall, op *ReduceOp, tdt *Datatype) error {
 func (w *Window[T]) run(c *lowCall, async bool) (*Request, error) {
 	if c.d.bytes() == 0 {
 		return nil, nil
+	}
+	if ok, err := w.lowAtomic(c); ok { // rma_atomic.go
+		return nil, err
 	}
 	if m := w.directView(c.target, int64(c.disp)*int64(w.esize), &c.d); m != nil {
 		buf, origin, ok := m.view(int64(c.disp)*int64(w.esize), &c.d, w.esize)
@@ -1007,7 +1013,7 @@ func (w *Window[T]) CompareAndSwapBuf(origin, compare, result []byte, dt *Dataty
 	copy(in, compare[:n])
 	copy(in[n:], origin[:n])
 	out := make([]byte, n)
-	c := &lowCall{name: name, target: target, disp: disp, kind: reqCasV, d: d, in: in, out: out,
+	c := &lowCall{name: name, target: target, disp: disp, kind: reqCasV, d: d, in: in, out: out, ae: dt,
 		done: func() { copy(result, out) }}
 	if err := w.mixLow(c, dt, dt, dt); err != nil { // hetero_rma.go
 		return err

@@ -40,9 +40,15 @@ const (
 
 // fabWin is a window's road through the fabric.
 type fabWin struct {
-	x    transport.Exposure // this rank's part; nil: not exposed
-	rm   []transport.Remote // per target: its part, reached through the fabric; nil: by message
-	pend []atomic.Bool      // per target: a Put not flushed yet
+	tr   transport.RemoteMemory // the transport x is exposed through
+	x    transport.Exposure     // this rank's part; nil: not exposed
+	rm   []transport.Remote     // per target: its part, reached through the fabric; nil: by message
+	pend []atomic.Bool          // per target: a Put not flushed yet
+
+	// The fabric's atomics (rma_atomic.go): this rank's own part
+	// through the fabric, and nil atom unless the window takes them.
+	selfRm transport.Remote
+	atom   *atomicWin
 }
 
 // exposeFabric exposes this rank's part of w through the first transport
@@ -62,7 +68,7 @@ func (w *Window[T]) exposeFabric() []byte {
 			if err != nil {
 				return nil // by message
 			}
-			w.fab = &fabWin{x: x}
+			w.fab = &fabWin{tr: tr, x: x}
 			return x.Key()
 		}
 	}
@@ -206,6 +212,9 @@ func (w *Window[T]) closeFabric() {
 		if rm != nil {
 			rm.Close()
 		}
+	}
+	if w.fab.selfRm != nil {
+		w.fab.selfRm.Close()
 	}
 	if w.fab.x != nil {
 		w.fab.x.Close()

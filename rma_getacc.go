@@ -58,6 +58,9 @@ func (w *Window[T]) GetAccumulate(vals, result []T, target, disp int, op Op[T]) 
 	if len(vals) == 0 {
 		return nil
 	}
+	if ok, err := w.typedAtomic("GetAccumulate", target, disp, atomName(op), false, vals, result); ok { // rma_atomic.go
+		return err
+	}
 	if m := w.direct(target, disp, len(vals)); m != nil {
 		span, err := w.span("GetAccumulate", m, target, disp, len(vals))
 		if err != nil {

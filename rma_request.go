@@ -111,6 +111,9 @@ func (w *Window[T]) byMessage(op string, target, disp, n int) bool {
 	if w.remote(target) != nil && (op == "Rput" || op == "Rget") {
 		return false // through the fabric, complete on return (rma_fabric.go)
 	}
+	if w.atomicsTo(target) != nil {
+		return false // accumulates may take the fabric's atomics, complete on return (rma_atomic.go)
+	}
 	if w.dynamic {
 		return disp >= 0
 	}

@@ -305,6 +305,13 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 			return fail(err)
 		}
 		w.openFabric(keys) // rma_fabric.go
+		if err := w.decideAtomics(d); err != nil { // rma_atomic.go
+			unregister(p.job, d.ctx)
+			if segName != "" {
+				removeSegment(segName)
+			}
+			return fail(err)
+		}
 	}
 	_, w.ops = cachedOp[T](kSum)
 	if !w.ops {
@@ -635,6 +642,9 @@ func (w *Window[T]) Accumulate(vals []T, target, disp int, op Op[T]) (err error)
 	if len(vals) == 0 {
 		return nil
 	}
+	if ok, err := w.typedAtomic("Accumulate", target, disp, atomName(op), false, vals, nil); ok { // rma_atomic.go
+		return err
+	}
 	if m := w.direct(target, disp, len(vals)); m != nil {
 		span, err := w.span("Accumulate", m, target, disp, len(vals))
 		if err != nil {
@@ -665,6 +675,9 @@ func (w *Window[T]) FetchAndOp(v T, target, disp int, op Op[T]) (_ T, err error)
 	var old T
 	if null, err := w.accCheck("FetchAndOp", target, disp, 1, op); null || err != nil {
 		return old, err
+	}
+	if o, ok, err := w.typedAtomic1("FetchAndOp", target, disp, atomName(op), false, v, v); ok { // rma_atomic.go
+		return o, err
 	}
 	if m := w.direct(target, disp, 1); m != nil {
 		span, err := w.span("FetchAndOp", m, target, disp, 1)
@@ -707,6 +720,9 @@ func (w *Window[T]) CompareAndSwap(compare, swap T, target, disp int) (_ T, err 
 	var old T
 	if null, err := w.check("CompareAndSwap", target, disp, 1); null || err != nil {
 		return old, err
+	}
+	if o, ok, err := w.typedAtomic1("CompareAndSwap", target, disp, "", true, compare, swap); ok { // rma_atomic.go
+		return o, err
 	}
 	if m := w.direct(target, disp, 1); m != nil {
 		span, err := w.span("CompareAndSwap", m, target, disp, 1)

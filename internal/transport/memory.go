@@ -75,6 +75,48 @@ type Remote interface {
 	Close() error
 }
 
+// Atomics is implemented by a Remote whose transport applies integer
+// operations atomically in the peer's memory (UCX's atomics: the device's
+// own on an RDMA device, else UCX's in the peer's worker progress). An
+// operation through it is atomic with respect to the others through the
+// same transport on the same memory, not with respect to the peer's own
+// loads and stores: every origin of a window, the target included, must
+// use it for an element if any does.
+type Atomics interface {
+	// AtomicOK reports whether an integer of size bytes (4 or 8) at
+	// byte off of the peer's memory can be reached atomically: it lies
+	// inside, at an address that is a multiple of size.
+	AtomicOK(off, size int) bool
+	// Atomics applies op to each integer of size bytes at as[i].Off,
+	// with operand as[i].V (for AtomicCswap: the new value, replacing
+	// the old one if it equals as[i].Cmp), all under way at once, and
+	// returns when every one is applied in the peer's memory, as[i].Old
+	// holding the integer's value before. Integers are in the machine's
+	// byte order, in the low size bytes of the uint64s.
+	Atomics(op AtomicOp, size int, as []Atomic) error
+}
+
+// AtomicOp is an integer operation of Atomics.
+type AtomicOp uint8
+
+// The integer operations of Atomics: two's complement addition, bitwise
+// and, or and exclusive or, swap, and compare-and-swap.
+const (
+	AtomicAdd AtomicOp = iota
+	AtomicAnd
+	AtomicOr
+	AtomicXor
+	AtomicSwap
+	AtomicCswap
+)
+
+// Atomic is one integer of an Atomics call.
+type Atomic struct {
+	Off    int    // byte offset in the peer's memory
+	V, Cmp uint64 // operand; for AtomicCswap the new value and the one compared
+	Old    uint64 // the integer's value before
+}
+
 // Run is a run of bytes of a peer's exposed memory: Len bytes at Off.
 type Run struct{ Off, Len int }
 

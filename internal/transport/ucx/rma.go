@@ -336,3 +336,160 @@ func (t *Transport) releaseMemory() {
 	}
 	clear(t.exposed)
 }
+
+// AtomicOK reports whether an integer of size bytes at off of the peer's
+// memory can be reached atomically: inside it, at an address that is a
+// multiple of size (transport.Atomics).
+func (r *remote) AtomicOK(off, size int) bool {
+	return (size == 4 || size == 8) && off >= 0 && off <= r.n-size && (r.addr+uint64(off))%uint64(size) == 0
+}
+
+// Atomics applies op to the integers of as through UCX's atomic
+// operations, all under way before it waits for them (transport.Atomics).
+// Each fetches the integer's value before, so that its completion means
+// it is applied in the peer's memory.
+func (r *remote) Atomics(op transport.AtomicOp, size int, as []transport.Atomic) error {
+	const what = "applying an atomic operation in"
+	if op > transport.AtomicCswap {
+		return fmt.Errorf("ucx: %s rank %d: unknown operation %d", what, r.peer, op)
+	}
+	for _, a := range as {
+		if !r.AtomicOK(a.Off, size) {
+			return fmt.Errorf("ucx: %s rank %d: %d bytes at %d are not an aligned integer of the %d bytes it exposed", what, r.peer, size, a.Off, r.n)
+		}
+	}
+	if len(as) == 0 {
+		return nil
+	}
+	if r.peer == r.t.cfg.Rank && (op == transport.AtomicAnd || op == transport.AtomicOr || op == transport.AtomicXor) {
+		return r.bitwiseByCswap(op, size, as)
+	}
+	// Per integer its operand, then its result, in memory pinned until
+	// UCX is done. A compare-and-swap's operand is the value compared,
+	// and the new value is in the result's place on entry (UCX's
+	// UCP_ATOMIC_OP_CSWAP).
+	buf := make([]uint64, 2*len(as))
+	for i, a := range as {
+		if op == transport.AtomicCswap {
+			putInt(&buf[2*i], size, a.Cmp)
+			putInt(&buf[2*i+1], size, a.V)
+		} else {
+			putInt(&buf[2*i], size, a.V)
+		}
+	}
+	h := new(pinHold)
+	h.pin.Pin(&buf[0])
+	base := uintptr(unsafe.Pointer(&buf[0]))
+	t := r.t
+	t.wmu.Lock()
+	if err := t.rmaCheck(r.peer, 0, what, r.rkey); err != nil {
+		t.wmu.Unlock()
+		h.pin.Unpin()
+		return err
+	}
+	t.flushPeer(r.peer) // frames sent before go before
+	var reqs []*sendReq
+	var err error
+	for i, a := range as {
+		var req unsafe.Pointer
+		req, err = t.amo(r.peer, op, size, base+uintptr(16*i), base+uintptr(16*i+8), r.addr+uint64(a.Off), r.rkey)
+		if err != nil {
+			err = fmt.Errorf("ucx: %s rank %d: %w", what, r.peer, err)
+			break
+		}
+		if req != nil {
+			s := &sendReq{req: req, peer: r.peer, done: make(chan error, 1), what: what}
+			t.sends = append(t.sends, s)
+			reqs = append(reqs, s)
+		}
+	}
+	t.wmu.Unlock()
+	t.loop.Nudge()
+	for _, s := range reqs {
+		if e := t.awaitSend(s); e != nil && err == nil {
+			err = e
+		}
+	}
+	t.settle(h, reqs...)
+	if err != nil {
+		return err
+	}
+	for i := range as {
+		as[i].Old = getInt(&buf[2*i+1], size)
+	}
+	return nil
+}
+
+// bitwiseByCswap applies a bitwise and, or or exclusive or to the
+// integers of as by compare-and-swap until each holds: UCX 1.13's self
+// transport (a rank's endpoint to itself over shared memory) applies
+// these operations with the integer's own value as the operand (found by
+// memtest.ExerciseAtomics: an or of 0x3c into 0xf0 left 0xf0). Its add
+// and compare-and-swap are right, and atomic with the peers' operations.
+func (r *remote) bitwiseByCswap(op transport.AtomicOp, size int, as []transport.Atomic) error {
+	cur := make([]transport.Atomic, len(as))
+	for i, a := range as {
+		cur[i] = transport.Atomic{Off: a.Off} // adds 0: reads
+	}
+	if err := r.Atomics(transport.AtomicAdd, size, cur); err != nil {
+		return err
+	}
+	mask := ^uint64(0)
+	if size == 4 {
+		mask = 1<<32 - 1
+	}
+	left := make([]int, len(as)) // the integers not applied yet
+	for i := range left {
+		left[i] = i
+	}
+	for len(left) > 0 {
+		try := make([]transport.Atomic, len(left))
+		for j, i := range left {
+			old := cur[i].Old
+			v := old
+			switch op {
+			case transport.AtomicAnd:
+				v &= as[i].V
+			case transport.AtomicOr:
+				v |= as[i].V
+			default:
+				v ^= as[i].V
+			}
+			try[j] = transport.Atomic{Off: as[i].Off, Cmp: old, V: v & mask}
+		}
+		if err := r.Atomics(transport.AtomicCswap, size, try); err != nil {
+			return err
+		}
+		next := left[:0]
+		for j, i := range left {
+			if try[j].Old == try[j].Cmp {
+				as[i].Old = try[j].Cmp
+				continue
+			}
+			cur[i].Old = try[j].Old
+			next = append(next, i)
+		}
+		left = next
+	}
+	return nil
+}
+
+// putInt stores v's low size bytes (4 or 8) at the start of *p, as an
+// integer of that size in the machine's byte order.
+func putInt(p *uint64, size int, v uint64) {
+	if size == 4 {
+		*(*uint32)(unsafe.Pointer(p)) = uint32(v)
+		return
+	}
+	*p = v
+}
+
+// getInt loads the integer of size bytes (4 or 8) at the start of *p.
+func getInt(p *uint64, size int) uint64 {
+	if size == 4 {
+		return uint64(*(*uint32)(unsafe.Pointer(p)))
+	}
+	return *p
+}
+
+var _ transport.Atomics = (*remote)(nil)

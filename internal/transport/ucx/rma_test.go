@@ -89,6 +89,9 @@ func TestRemoteMemoryPeerKilled(t *testing.T) {
 			if err := r.Put(0, []byte{1}); !errors.Is(err, transport.ErrPeerLost) {
 				t.Errorf("a put to the killed peer: %v, want transport.ErrPeerLost", err)
 			}
+			if err := r.(transport.Atomics).Atomics(transport.AtomicAdd, 8, []transport.Atomic{{V: 1}}); !errors.Is(err, transport.ErrPeerLost) {
+				t.Errorf("an atomic add to the killed peer: %v, want transport.ErrPeerLost", err)
+			}
 			closeAbandoned(t, tr, tls)
 		})
 	}
@@ -132,5 +135,22 @@ func closeAbandoned(t *testing.T, tr *Transport, tls string) {
 	}
 	if len(tr.abandoned) != 0 {
 		t.Errorf("after Close: %d requests abandoned still held", len(tr.abandoned))
+	}
+}
+
+// Atomic operations in a rank's exposed memory, from its peer and from
+// itself through an endpoint to itself (memtest.ExerciseAtomics), over
+// each set of UCX transports.
+func TestRemoteAtomics(t *testing.T) {
+	for _, tls := range tlsSets {
+		t.Run(strings.ReplaceAll(tls, ",", "+"), func(t *testing.T) {
+			t.Setenv("UCX_TLS", tls)
+			need(t)
+			ts, _ := group(t, 2)
+			memtest.ExerciseAtomics(t, ts[1], []transport.RemoteMemory{ts[0], ts[1]}, 1)
+			for _, tr := range ts {
+				tr.Close()
+			}
+		})
 	}
 }

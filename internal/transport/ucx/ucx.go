@@ -111,7 +111,7 @@ static int mg_init(mg_ucx **out, int n, const char **what) {
 	ucp_params_t p;
 	memset(&p, 0, sizeof p);
 	p.field_mask = UCP_PARAM_FIELD_FEATURES;
-	p.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP | UCP_FEATURE_RMA;
+	p.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP | UCP_FEATURE_RMA | UCP_FEATURE_AMO32 | UCP_FEATURE_AMO64;
 	st = ucp_init(&p, cfg, &u->ctx);
 	ucp_config_release(cfg);
 	if (st != UCS_OK) { u->ctx = NULL; *what = "ucp_init"; mg_free_u(u); return st; }
@@ -390,6 +390,30 @@ static int mg_rma(uintptr_t up, int peer, int op, uintptr_t buf, size_t len, uin
 	case 1: r = ucp_get_nbx(u->eps[peer], (void *)buf, len, raddr, (ucp_rkey_h)rkey, &p); break;
 	default: r = ucp_ep_flush_nbx(u->eps[peer], &p);
 	}
+	if (r == NULL) return 0;
+	if (UCS_PTR_IS_ERR(r)) return UCS_PTR_STATUS(r);
+	u->sreq = r;
+	return 1;
+}
+
+// mg_amo starts an atomic operation (op: add, and, or, xor, swap,
+// compare-and-swap, in transport.AtomicOp's order) on the size-byte
+// integer at raddr of peer's memory, its operand at val, the integer's
+// value before written at res (for a compare-and-swap val holds the value
+// compared and res the new value on entry): 0 done, 1 under way (u->sreq), or a negative
+// ucs_status_t. Every one fetches, so that its completion means it is
+// applied in the peer's memory.
+static int mg_amo(uintptr_t up, int peer, int op, size_t size, uintptr_t val, uintptr_t res, uint64_t raddr, uintptr_t rkey) {
+	mg_ucx *u = (mg_ucx *)up;
+	if (peer < 0 || peer >= u->n || !u->eps[peer]) return UCS_ERR_NOT_CONNECTED;
+	static const ucp_atomic_op_t ops[] = {UCP_ATOMIC_OP_ADD, UCP_ATOMIC_OP_AND, UCP_ATOMIC_OP_OR, UCP_ATOMIC_OP_XOR, UCP_ATOMIC_OP_SWAP, UCP_ATOMIC_OP_CSWAP};
+	if (op < 0 || op > 5 || (size != 4 && size != 8)) return UCS_ERR_INVALID_PARAM;
+	ucp_request_param_t p;
+	memset(&p, 0, sizeof p);
+	p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
+	p.datatype = ucp_dt_make_contig(size);
+	p.reply_buffer = (void *)res;
+	void *r = ucp_atomic_op_nbx(u->eps[peer], ops[op], (void *)val, 1, raddr, (ucp_rkey_h)rkey, &p);
 	if (r == NULL) return 0;
 	if (UCS_PTR_IS_ERR(r)) return UCS_PTR_STATUS(r);
 	u->sreq = r;
@@ -973,6 +997,20 @@ func (t *Transport) freeKey(rkey uintptr) { C.mg_rkey_free(C.uintptr_t(rkey)) }
 // way; t.wmu is held.
 func (t *Transport) rma(peer, op int, p uintptr, n int, raddr uint64, rkey uintptr) (unsafe.Pointer, error) {
 	switch st := C.mg_rma(t.up, C.int(peer), C.int(op), C.uintptr_t(p), C.size_t(n), C.uint64_t(raddr), C.uintptr_t(rkey)); {
+	case st < 0:
+		return nil, status(st)
+	case st == 1:
+		return t.u.sreq, nil
+	}
+	return nil, nil
+}
+
+// amo starts an atomic operation (transport.AtomicOp op) on the
+// size-byte integer at raddr of peer's memory, its operand at val and its
+// result at res (both pinned by the caller), and returns its request if it
+// is under way; t.wmu is held.
+func (t *Transport) amo(peer int, op transport.AtomicOp, size int, val, res uintptr, raddr uint64, rkey uintptr) (unsafe.Pointer, error) {
+	switch st := C.mg_amo(t.up, C.int(peer), C.int(op), C.size_t(size), C.uintptr_t(val), C.uintptr_t(res), C.uint64_t(raddr), C.uintptr_t(rkey)); {
 	case st < 0:
 		return nil, status(st)
 	case st == 1:
