@@ -304,7 +304,7 @@ func newWindow[T any](c *Comm, op string, n int, local []T, alloc bool, dynamic 
 			}
 			return fail(err)
 		}
-		w.openFabric(keys) // rma_fabric.go
+		w.openFabric(keys)                         // rma_fabric.go
 		if err := w.decideAtomics(d); err != nil { // rma_atomic.go
 			unregister(p.job, d.ctx)
 			if segName != "" {
