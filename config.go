@@ -178,7 +178,10 @@ type Config struct {
 	fabricLocal  bool
 	fabricGather string
 	fabricRMA    int8 // MPIGO_FABRIC_RMA: rmaAuto, rmaOff (0), rmaAlways (1)
-	verbose      bool
+	// fabricAtomics is MPIGO_FABRIC_ATOMICS=1: windows may take the
+	// fabric's atomics (rma_atomic.go).
+	fabricAtomics bool
+	verbose       bool
 	// parentPort is MPIGO_PARENT_PORT: the port of the job that spawned
 	// this one, which its world connects to before the program runs
 	// (spawn.go); universe (MPIGO_UNIVERSE_SIZE) and appNum
@@ -263,6 +266,10 @@ func DefaultConfig() Config {
 		c.fabricRMA = rmaOff
 	case "1", "on":
 		c.fabricRMA = rmaAlways
+	}
+	switch getenv("MPIGO_FABRIC_ATOMICS") {
+	case "1", "on":
+		c.fabricAtomics = true
 	}
 	c.verbose = getenv("MPIGO_VERBOSE") == "1"
 	c.parentPort = getenv("MPIGO_PARENT_PORT")

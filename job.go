@@ -44,6 +44,9 @@ type job struct {
 	// fabricRMA: when windows reach a target through the fabric's remote
 	// memory access (MPIGO_FABRIC_RMA; rma_fabric.go).
 	fabricRMA int8
+	// fabricAtomics: windows may take the fabric's atomics for their
+	// accumulates on integers (MPIGO_FABRIC_ATOMICS; rma_atomic.go).
+	fabricAtomics bool
 
 	// apps are the sizes of the job's MPMD groups, in rank order (the
 	// process sets mpigo://app/<i>: session.go); nil: one group.

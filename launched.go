@@ -22,6 +22,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 	j := newJob(info.Size, false)
 	j.hangKeep = cfg.hangKeep
 	j.fabricRMA = cfg.fabricRMA
+	j.fabricAtomics = cfg.fabricAtomics
 	j.apps = info.Apps
 	j.linkAddr, j.boot, j.universe = info.Addr, info, info.Size
 	launchAddr.Store(info.Addr)

@@ -17,8 +17,9 @@ import (
 // message to the target's runtime (on an RDMA device, without its CPU).
 // Everything else travels by message as before: accumulates (their
 // atomicity is the target's, element by element, whichever origin they
-// come from), locks, epochs and their notices; so do target layouts of
-// many small runs (fabRuns). What ends an epoch first
+// come from; those on integers may take the fabric's atomics instead,
+// rma_atomic.go), locks, epochs and their notices; so do target layouts
+// of many small runs (fabRuns). What ends an epoch first
 // completes the fabric's puts (Flush, Unlock, Fence, Complete, Free), and
 // only then sends its message or meets, so the target sees them when the
 // epoch's end says it should. Dynamic windows, targets of another byte

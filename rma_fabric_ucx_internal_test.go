@@ -107,8 +107,9 @@ func BenchmarkFabricRuns(b *testing.B) {
 	}
 }
 
-// Windows over UCX take its atomic operations when every member reaches
-// every other's part through it (rma_atomic.go): fetch-and-adds from
+// Windows over UCX take its atomic operations, with
+// MPIGO_FABRIC_ATOMICS=1, when every member reaches every other's part
+// through it (rma_atomic.go): fetch-and-adds from
 // every rank, the target's own included, hand out every ticket once; a
 // compare-and-swap loop, accumulates with MPI_SUM, MPI_BOR, MPI_REPLACE
 // and reads with MPI_NO_OP, typed and low-level, leave exact results;
@@ -120,18 +121,20 @@ func BenchmarkFabricRuns(b *testing.B) {
 // took.
 func TestFabricAtomics(t *testing.T) {
 	for _, tc := range []struct {
-		tls  string
-		mode int8
-		fab  bool
+		tls       string
+		mode      int8
+		atom, fab bool
 	}{
-		{"tcp", rmaAlways, true},
-		{"tcp", rmaOff, false},
-		{"tcp", rmaAuto, false},
-		{"posix,cma,self", rmaAuto, true},
+		{"tcp", rmaAlways, true, true},
+		{"tcp", rmaOff, true, false},
+		{"tcp", rmaAuto, true, false},
+		{"posix,cma,self", rmaAuto, true, true},
+		{"posix,cma,self", rmaAuto, false, false}, // MPIGO_FABRIC_ATOMICS unset
 	} {
-		t.Run(fmt.Sprintf("%s/%d", tc.tls, tc.mode), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%d/%v", tc.tls, tc.mode, tc.atom), func(t *testing.T) {
 			cfg := ucxConfig(t, tc.tls)
 			cfg.fabricRMA = tc.mode
+			cfg.fabricAtomics = tc.atom
 			if err := RunConfig(3, cfg, fabricAtomicsJob(tc.fab)); err != nil {
 				t.Fatal(err)
 			}

@@ -100,6 +100,7 @@ func runLocal(n int, cfg Config, f func(world *Comm) error) error {
 	}
 	j.hangKeep = cfg.hangKeep
 	j.fabricRMA = cfg.fabricRMA
+	j.fabricAtomics = cfg.fabricAtomics
 	j.family, j.hangAfter = cfg.family, cfg.HangReport
 	if j.family == nil {
 		j.family = new(device.Family)

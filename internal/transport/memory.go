@@ -27,7 +27,8 @@ type Segments interface {
 // memory without the peer's runtime taking part (RDMA where the device
 // has it; UCX emulates it over its other transports, in its own progress
 // of the peer's worker): a window's Put and Get towards such a peer go
-// through it, and the rest (accumulates, locks, epochs) by messages.
+// through it, accumulates on integers too where its Remote has Atomics,
+// and the rest (other accumulates, locks, epochs) by messages.
 type RemoteMemory interface {
 	// DirectMemory reports whether the transport reaches peer's memory
 	// without a software protocol over a socket in between (an RDMA
