@@ -390,7 +390,27 @@ func (r *remote) Atomics(op transport.AtomicOp, size int, as []transport.Atomic)
 	t.flushPeer(r.peer) // frames sent before go before
 	var reqs []*sendReq
 	var err error
-	for i, a := range as {
+	post := as // one request each
+	if len(as) > 1 {
+		// One crossing into C for them all, released at once, and a
+		// flush of the endpoint to wait for instead of a request each.
+		raddrs := make([]uint64, len(as))
+		for i, a := range as {
+			raddrs[i] = r.addr + uint64(a.Off)
+		}
+		var req unsafe.Pointer
+		req, err = t.amoN(r.peer, op, size, base, raddrs, r.rkey)
+		if err != nil {
+			err = fmt.Errorf("ucx: %s rank %d: %w", what, r.peer, err)
+		}
+		if req != nil {
+			s := &sendReq{req: req, peer: r.peer, done: make(chan error, 1), what: what}
+			t.sends = append(t.sends, s)
+			reqs = append(reqs, s)
+		}
+		post = nil
+	}
+	for i, a := range post {
 		var req unsafe.Pointer
 		req, err = t.amo(r.peer, op, size, base+uintptr(16*i), base+uintptr(16*i+8), r.addr+uint64(a.Off), r.rkey)
 		if err != nil {

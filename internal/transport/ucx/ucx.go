@@ -420,6 +420,24 @@ static int mg_amo(uintptr_t up, int peer, int op, size_t size, uintptr_t val, ui
 	return 1;
 }
 
+// mg_amo_n starts n atomic operations as mg_amo does, integer i at
+// raddrs[i] with its operand and result at buf + 16*i and + 16*i + 8,
+// releasing each request at once, and then a flush of the endpoint,
+// whose completion means every one is applied and its result written: 0
+// done, 1 under way (u->sreq, the flush), or a negative ucs_status_t
+// (*posted operations started before it).
+static int mg_amo_n(uintptr_t up, int peer, int op, size_t size, int n, uintptr_t buf, const uint64_t *raddrs, uintptr_t rkey, int *posted) {
+	mg_ucx *u = (mg_ucx *)up;
+	*posted = 0;
+	for (int i = 0; i < n; i++) {
+		int st = mg_amo(up, peer, op, size, buf + 16 * (uintptr_t)i, buf + 16 * (uintptr_t)i + 8, raddrs[i], rkey);
+		if (st < 0) return st;
+		if (st == 1) ucp_request_free(u->sreq);
+		(*posted)++;
+	}
+	return mg_rma(up, peer, 2, 0, 0, 0, 0);
+}
+
 static unsigned mg_progress(mg_ucx *u) { return ucp_worker_progress(u->w); }
 
 static int mg_arm(mg_ucx *u) { return ucp_worker_arm(u->w); }
@@ -1012,6 +1030,28 @@ func (t *Transport) rma(peer, op int, p uintptr, n int, raddr uint64, rkey uintp
 func (t *Transport) amo(peer int, op transport.AtomicOp, size int, val, res uintptr, raddr uint64, rkey uintptr) (unsafe.Pointer, error) {
 	switch st := C.mg_amo(t.up, C.int(peer), C.int(op), C.size_t(size), C.uintptr_t(val), C.uintptr_t(res), C.uint64_t(raddr), C.uintptr_t(rkey)); {
 	case st < 0:
+		return nil, status(st)
+	case st == 1:
+		return t.u.sreq, nil
+	}
+	return nil, nil
+}
+
+// amoN starts atomic operations (op) on the size-byte integers at raddrs
+// of peer's memory, integer i's operand at buf+16*i and its result at
+// buf+16*i+8 (pinned by the caller), and then a flush of the endpoint,
+// and returns the flush's request if it is under way: when it ends,
+// every one is applied and its result written. t.wmu is held.
+func (t *Transport) amoN(peer int, op transport.AtomicOp, size int, buf uintptr, raddrs []uint64, rkey uintptr) (unsafe.Pointer, error) {
+	var posted C.int
+	switch st := C.mg_amo_n(t.up, C.int(peer), C.int(op), C.size_t(size), C.int(len(raddrs)), C.uintptr_t(buf), (*C.uint64_t)(unsafe.Pointer(&raddrs[0])), C.uintptr_t(rkey), &posted); {
+	case st < 0:
+		if posted > 0 {
+			// Some are under way: wait for them before the buffer goes.
+			if req, err := t.rma(peer, 2, 0, 0, 0, 0); err == nil && req != nil {
+				return req, status(st)
+			}
+		}
 		return nil, status(st)
 	case st == 1:
 		return t.u.sreq, nil

@@ -109,18 +109,26 @@ func ExerciseAtomics(t *testing.T, owner transport.RemoteMemory, origins []trans
 			t.Errorf("origin %d: op %d of %d bytes changed bytes beside the integer: % x", o, c.op, c.size, b)
 		}
 	}
-	// Several integers in one call.
-	clear(b)
-	many := make([]transport.Atomic, 16)
-	for i := range many {
-		many[i] = transport.Atomic{Off: 4 * i, V: uint64(i + 1)}
-	}
-	if err := a.Atomics(transport.AtomicAdd, 4, many); err != nil {
-		t.Fatal(err)
-	}
-	for i := range many {
-		if v := ne.Uint32(b[4*i:]); v != uint32(i+1) || many[i].Old != 0 {
-			t.Errorf("integer %d of one call: %d (old %d), want %d", i, v, many[i].Old, i+1)
+	// Several integers in one call, from every origin: each one's value
+	// before comes back.
+	for o, a := range as {
+		many := make([]transport.Atomic, 16)
+		for i := range many {
+			ne.PutUint32(b[4*i:], uint32(100+i))
+			many[i] = transport.Atomic{Off: 4 * i, V: uint64(i + 1)}
+		}
+		if err := a.Atomics(transport.AtomicAdd, 4, many); err != nil {
+			t.Fatal(err)
+		}
+		for i := range many {
+			if v := ne.Uint32(b[4*i:]); v != uint32(100+2*i+1) || many[i].Old != uint64(100+i) {
+				t.Errorf("origin %d: integer %d of one call: %d (old %d), want %d (old %d)", o, i, v, many[i].Old, 100+2*i+1, 100+i)
+			}
+		}
+		x := []transport.Atomic{{Off: 0, V: 1}, {Off: 8, V: 2}}
+		o0, o1 := ne.Uint64(b), ne.Uint64(b[8:]) // the adds' results
+		if err := a.Atomics(transport.AtomicOr, 8, x); err != nil || ne.Uint64(b) != o0|1 || ne.Uint64(b[8:]) != o1|2 || x[0].Old != o0 || x[1].Old != o1 {
+			t.Errorf("origin %d: an or of two 8-byte integers: %v, old %#x, %#x", o, err, x[0].Old, x[1].Old)
 		}
 	}
 	// Fetch-and-adds from every origin at once: every ticket once.
