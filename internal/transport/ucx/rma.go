@@ -221,6 +221,13 @@ func (r *remote) runs(kind int, what string, runs []transport.Run, b []byte) err
 			reqs = append(reqs, s)
 		}
 	}
+	return t.awaitPosted(h, reqs, err)
+}
+
+// awaitPosted releases t.wmu, which the caller holds, and waits for the
+// operations reqs it posted (their memory pinned by h), and returns the
+// first error of err and theirs.
+func (t *Transport) awaitPosted(h *pinHold, reqs []*sendReq, err error) error {
 	t.wmu.Unlock()
 	t.loop.Nudge()
 	for _, s := range reqs {
@@ -315,9 +322,15 @@ func (t *Transport) rmaPost(peer, op int, what string, p uintptr, n int, raddr u
 	if req == nil {
 		return nil, nil
 	}
+	return t.track(req, peer, what), nil
+}
+
+// track returns a one-sided operation's request, under way towards peer,
+// to wait for as a send is (awaitSend); t.wmu is held.
+func (t *Transport) track(req unsafe.Pointer, peer int, what string) *sendReq {
 	s := &sendReq{req: req, peer: peer, done: make(chan error, 1), what: what}
 	t.sends = append(t.sends, s)
-	return s, nil
+	return s
 }
 
 // releaseMemory ends every exposure and destroys every unpacked key
@@ -404,9 +417,7 @@ func (r *remote) Atomics(op transport.AtomicOp, size int, as []transport.Atomic)
 			err = fmt.Errorf("ucx: %s rank %d: %w", what, r.peer, err)
 		}
 		if req != nil {
-			s := &sendReq{req: req, peer: r.peer, done: make(chan error, 1), what: what}
-			t.sends = append(t.sends, s)
-			reqs = append(reqs, s)
+			reqs = append(reqs, t.track(req, r.peer, what))
 		}
 		post = nil
 	}
@@ -418,20 +429,10 @@ func (r *remote) Atomics(op transport.AtomicOp, size int, as []transport.Atomic)
 			break
 		}
 		if req != nil {
-			s := &sendReq{req: req, peer: r.peer, done: make(chan error, 1), what: what}
-			t.sends = append(t.sends, s)
-			reqs = append(reqs, s)
+			reqs = append(reqs, t.track(req, r.peer, what))
 		}
 	}
-	t.wmu.Unlock()
-	t.loop.Nudge()
-	for _, s := range reqs {
-		if e := t.awaitSend(s); e != nil && err == nil {
-			err = e
-		}
-	}
-	t.settle(h, reqs...)
-	if err != nil {
+	if err := t.awaitPosted(h, reqs, err); err != nil {
 		return err
 	}
 	for i := range as {

@@ -1516,8 +1516,16 @@ func (t *Transport) awaitSend(s *sendReq) error {
 			t.dmu.Unlock()
 		} else {
 			t.progressSends()
+			if runtime.GOMAXPROCS(0) < 2 {
+				// The progress goroutine holds dmu and may wait
+				// for this processor. With more than one it has
+				// its own: a yield would cost a caller from C
+				// (on a thread of its own, locked) a hand-off
+				// of its processor each time (perf: 20% of an
+				// MPI_Fetch_and_op loop in goschedImpl).
+				runtime.Gosched()
+			}
 		}
-		runtime.Gosched()
 	}
 	return fabric.Await(s.done, &t.dmu, func(stuck bool) {
 		if stuck {
