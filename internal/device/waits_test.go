@@ -12,12 +12,16 @@ import (
 )
 
 // parkOne starts a wait on a request nothing completes and returns when
-// it has parked; the channel gets the wait's error.
+// it has parked, listed too (a park marks the rank parked before it takes
+// the lock to list the wait: a test that read Counts as soon as
+// AnyParked held saw 0 parked on a loaded machine); the channel gets the
+// wait's error.
 func parkOne(t *testing.T, d *Device, r *engine.Request) chan error {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- d.WaitRefIn(r, nil).Err }()
-	for deadline := time.Now().Add(5 * time.Second); !d.Blk.AnyParked(); {
+	listed := func() bool { n, _ := d.Blk.Counts(); return n > 0 }
+	for deadline := time.Now().Add(5 * time.Second); !d.Blk.AnyParked() || !listed(); {
 		if time.Now().After(deadline) {
 			t.Fatal("the wait did not park")
 		}
