@@ -1498,6 +1498,7 @@ func (t *Transport) checkSends() bool {
 // worker and checks the sends itself, without delivering.
 func (t *Transport) awaitSend(s *sendReq) error {
 	var t0 time.Time
+	one := runtime.GOMAXPROCS(0) < 2 // read once: it takes the scheduler's lock
 	for i := 0; ; i++ {
 		select {
 		case err := <-s.done:
@@ -1516,7 +1517,7 @@ func (t *Transport) awaitSend(s *sendReq) error {
 			t.dmu.Unlock()
 		} else {
 			t.progressSends()
-			if runtime.GOMAXPROCS(0) < 2 {
+			if one {
 				// The progress goroutine holds dmu and may wait
 				// for this processor. With more than one it has
 				// its own: a yield would cost a caller from C
