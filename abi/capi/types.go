@@ -28,6 +28,10 @@ var (
 	typeHandles   sync.Map // *mpi.Datatype -> uintptr
 	userTypes     = &table[*mpi.Datatype]{kind: kindType}
 	predefTypesMu sync.Once
+	// predefBase maps each predefined handle's datatype to the mpigo
+	// datatype it duplicates (predefined in win.go); written once, by
+	// setupTypes.
+	predefBase = map[*mpi.Datatype]*mpi.Datatype{}
 )
 
 func intOfSize(n uintptr, signed bool) *mpi.Datatype {
@@ -170,6 +174,7 @@ func registerPredef(ps []predef, pair bool) {
 			t = d
 		}
 		predefTypes[p.h] = t
+		predefBase[t] = p.t
 		typeHandles.Store(t, p.h)
 		if p.t != t {
 			if _, ok := basicHandles.Load(p.t); !ok || canonicalHandle[p.h] {

@@ -686,10 +686,15 @@ func implRget_accumulate_c(origin unsafe.Pointer, ocount int64, otype uintptr, r
 	return getAccumulate("MPI_Rget_accumulate_c", origin, int(ocount), otype, result, int(rcount), rtype, rank, disp, int(tcount), ttype, op, win, request, true)
 }
 
-// predefined returns mpigo's own datatype behind a predefined handle's:
+// predefined returns mpigo's own datatype behind a predefined handle's
+// (or a duplicate of one, up to four deep):
 // types.go gives each handle a duplicate, which the Go layer's
 // fetch-and-op and compare-and-swap would take for a derived datatype.
 func predefined(t *mpi.Datatype) *mpi.Datatype {
+	predefTypesMu.Do(setupTypes)
+	if b := predefBase[t]; b != nil {
+		return b // a predefined handle's: no Envelope and Contents, which allocate
+	}
 	for range 4 {
 		if c, _, _, _ := t.Envelope(); c != mpi.CombinerDup {
 			break

@@ -39,6 +39,17 @@ func SpinFor(spin int64) time.Duration {
 	return 0
 }
 
+// OneProc reports whether the process runs Go code on one processor
+// (GOMAXPROCS 1). A wait that polls its library on the caller's goroutine
+// must then yield now and then: the progress goroutine, or a handler's,
+// may need that very processor. With more it must not: a call from C (the
+// ABI library) runs on a goroutine locked to the program's thread, where
+// each runtime.Gosched hands the processor to another thread and takes it
+// back, microseconds and two futex calls (an MPI_Fetch_and_op loop over
+// UCX spent 20% of its time there). Read it once per wait: it takes the
+// scheduler's lock.
+func OneProc() bool { return runtime.GOMAXPROCS(0) < 2 }
+
 // CheckFrame says why f cannot go over transport name ("ucx", "ofi") of a
 // job of size ranks: no such rank, or a payload larger than a frame's.
 func CheckFrame(name string, f wire.Frame, size int) error {

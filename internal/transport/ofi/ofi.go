@@ -492,6 +492,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/mpigo/mpi/internal/hint"
 	"github.com/mpigo/mpi/internal/transport"
 	"github.com/mpigo/mpi/internal/transport/fabric"
 	"github.com/mpigo/mpi/internal/wire"
@@ -1302,6 +1303,7 @@ func (t *Transport) await(w *rtsWait, peer int) error {
 	// not always woken by it (over tcp;ofi_rxm a 64 KiB eager frame took
 	// 730-790 µs one way; 54-85 µs with this spin).
 	start := time.Now()
+	one := fabric.OneProc()
 	for i := 1; ; i++ {
 		select {
 		case err := <-w.done:
@@ -1316,7 +1318,7 @@ func (t *Transport) await(w *rtsWait, peer int) error {
 		if i%64 == 0 && time.Since(start) >= keepAlive {
 			break
 		}
-		runtime.Gosched()
+		yieldIf(one)
 	}
 	last := time.Now()
 	var stall stallWatch // keep-alives the provider refuses (peerGone)
@@ -1340,6 +1342,18 @@ func (t *Transport) await(w *rtsWait, peer int) error {
 		t.wmu.Unlock()
 		t.loop.Nudge()
 	})
+}
+
+// yieldIf is the pause of a wait that polls the queue on the caller's
+// goroutine: a yield of the processor with one (the progress goroutine
+// may need it), else a hint to the core only, since a yield would hand a
+// C caller's processor to another thread and back (fabric.OneProc).
+func yieldIf(one bool) {
+	if one {
+		runtime.Gosched()
+	} else {
+		hint.Pause()
+	}
 }
 
 // sendPieces sends a frame too large for one message, without remote
@@ -2537,6 +2551,7 @@ func (t *Transport) finishReads() []func() {
 // way readDrain after the peer failed.
 func (t *Transport) awaitRegion(peer int, rr *regionRead) bool {
 	last := time.Now()
+	one := fabric.OneProc()
 	var stall stallWatch
 	var failedAt time.Time
 	for spin := 1; ; spin++ {
@@ -2551,7 +2566,7 @@ func (t *Transport) awaitRegion(peer int, rr *regionRead) bool {
 		if spin%64 != 0 && t.failed[peer] == nil {
 			// The clock is read every 64 polls only.
 			t.wmu.Unlock()
-			runtime.Gosched()
+			yieldIf(one)
 			continue
 		}
 		now := time.Now()
@@ -2573,7 +2588,7 @@ func (t *Transport) awaitRegion(peer int, rr *regionRead) bool {
 			}
 		}
 		t.wmu.Unlock()
-		runtime.Gosched()
+		yieldIf(one)
 	}
 }
 

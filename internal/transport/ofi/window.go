@@ -41,6 +41,7 @@ import (
 	"unsafe"
 
 	"github.com/mpigo/mpi/internal/transport"
+	"github.com/mpigo/mpi/internal/transport/fabric"
 )
 
 // winKeySize is the length of a window key: address, length and the
@@ -226,9 +227,10 @@ func (r *winRemote) Put(off int, src []byte) error {
 		return r.op(true, off, src)
 	}
 	t, peer := r.t, r.peer
+	one := false // GOMAXPROCS 1 (fabric.OneProc), read if a wait comes
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
-	for {
+	for i := 0; ; i++ {
 		if r.closed {
 			return fmt.Errorf("ofi: writing into the window memory of rank %d: its remote memory was closed", peer)
 		}
@@ -241,7 +243,10 @@ func (r *winRemote) Put(off int, src []byte) error {
 		// Too many under way: progress until some complete.
 		t.poll()
 		t.wmu.Unlock()
-		runtime.Gosched()
+		if i == 0 {
+			one = fabric.OneProc()
+		}
+		yieldIf(one)
 		t.wmu.Lock()
 	}
 	b := r.batch

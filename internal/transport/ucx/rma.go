@@ -229,7 +229,8 @@ func (r *remote) runs(kind int, what string, runs []transport.Run, b []byte) err
 // first error of err and theirs.
 func (t *Transport) awaitPosted(h *pinHold, reqs []*sendReq, err error) error {
 	t.wmu.Unlock()
-	t.loop.Nudge()
+	// No nudge of the progress goroutine: the waits poll the worker
+	// themselves (awaitSend).
 	for _, s := range reqs {
 		if e := t.awaitSend(s); e != nil && err == nil {
 			err = e
@@ -287,8 +288,7 @@ func (t *Transport) rmaWait(peer, op int, what string, h *pinHold, p uintptr, n 
 	}
 	t.wmu.Unlock()
 	if err == nil && s != nil {
-		t.loop.Nudge()
-		err = t.awaitSend(s)
+		err = t.awaitSend(s) // it polls the worker itself: no nudge
 	}
 	if h != nil {
 		t.settle(h, s)
