@@ -36,6 +36,18 @@ import (
 // says otherwise (MPIGO_SHM_SPIN in a launched job).
 const DefaultPollTime = 50 * time.Microsecond
 
+// LockedPollTime is the poll time of waits on locked goroutines (a C
+// program's calls, SetLockedCallers) on a node with a core per rank,
+// unless the job says otherwise. A park there is no goroutine switch but
+// a hand-over of the thread's processor, a wake-up of another thread and
+// back; and with the processor more such a program gets, its peer's
+// waits passed 50 µs often enough (a core taken a moment by a transport's
+// goroutine) to chain parks and wake-ups: the 8-byte ping-pong from C
+// over UCX's shared memory took 2.2-2.7 µs, 1.6-1.7 with 1 ms, and over
+// mpigo's shared memory 0.54-0.87 against 0.52-0.69, five alternating
+// rounds each (docs/abi.md). Open MPI's waits poll without end.
+const LockedPollTime = time.Millisecond
+
 // A Source is a transport that delivers only when polled.
 type Source = transport.Polled
 
@@ -45,6 +57,8 @@ type Progress struct {
 	mu       sync.Mutex                // serializes Add and Remove
 	sources  atomic.Pointer[sourceSet] // replaced, never changed in place
 	pollTime atomic.Int64              // time.Duration
+	// pollSet: SetPollTime was called (the job chose the poll time).
+	pollSet atomic.Bool
 	// oversubscribed: the node runs more ranks than it has cores, so a
 	// waiter that finds nothing gives its core away (sched_yield) instead
 	// of spinning on it.
@@ -110,11 +124,15 @@ func SetLockedCallers() { lockedCallers.Store(true) }
 // calls come from threads of a foreign program (the C ABI).
 func LockedCallers() bool { return lockedCallers.Load() }
 
-// New returns a Progress with no sources that polls DefaultPollTime.
+// New returns a Progress with no sources that polls DefaultPollTime, or
+// LockedPollTime after SetLockedCallers.
 func New() *Progress {
 	p := &Progress{}
 	p.pollTime.Store(int64(DefaultPollTime))
 	p.locked.Store(lockedCallers.Load())
+	if p.locked.Load() {
+		p.pollTime.Store(int64(LockedPollTime))
+	}
 	p.runq.s[0].Name = runnableMetric
 	return p
 }
@@ -159,7 +177,10 @@ func (p *Progress) LockedCallers() bool { return p.locked.Load() }
 
 // SetPollTime sets how long a wait polls before it parks (0 or less: it
 // parks at once). Call it before the job's ranks start.
-func (p *Progress) SetPollTime(d time.Duration) { p.pollTime.Store(int64(d)) }
+func (p *Progress) SetPollTime(d time.Duration) {
+	p.pollTime.Store(int64(d))
+	p.pollSet.Store(true)
+}
 
 // SetSpin says whether a wait with no transport to poll (goroutine ranks)
 // watches its request for the poll time before it parks, instead of
@@ -174,7 +195,16 @@ func (p *Progress) Spins() bool { return p.spin.Load() }
 func (p *Progress) PollTime() time.Duration { return time.Duration(p.pollTime.Load()) }
 
 // SetOversubscribed says whether the node runs more ranks than cores.
-func (p *Progress) SetOversubscribed(v bool) { p.oversubscribed.Store(v) }
+// On an oversubscribed node, the waits of locked goroutines poll for
+// DefaultPollTime, not LockedPollTime, unless the job set a poll time: a
+// core there is better given up by parking than by a millisecond of
+// yields.
+func (p *Progress) SetOversubscribed(v bool) {
+	p.oversubscribed.Store(v)
+	if v && p.locked.Load() && !p.pollSet.Load() {
+		p.pollTime.Store(int64(DefaultPollTime))
+	}
+}
 
 // Oversubscribed reports what SetOversubscribed said.
 func (p *Progress) Oversubscribed() bool { return p.oversubscribed.Load() }

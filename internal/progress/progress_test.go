@@ -539,3 +539,33 @@ func TestWaitsInARowYield(t *testing.T) {
 		}
 	}
 }
+
+// The waits of a C program's threads (SetLockedCallers) poll for
+// LockedPollTime by default, where a park costs a hand-over of the
+// thread's processor; on an oversubscribed node for DefaultPollTime; and
+// for what the job set (MPIGO_SHM_SPIN) whatever the node. Other waits
+// poll for DefaultPollTime.
+func TestLockedPollTime(t *testing.T) {
+	defer lockedCallers.Store(lockedCallers.Load())
+	for _, tt := range []struct {
+		locked, set, oversubscribed bool
+		want                        time.Duration
+	}{
+		{false, false, false, DefaultPollTime},
+		{false, false, true, DefaultPollTime},
+		{true, false, false, LockedPollTime},
+		{true, false, true, DefaultPollTime},
+		{true, true, false, 3 * time.Microsecond},
+		{true, true, true, 3 * time.Microsecond},
+	} {
+		lockedCallers.Store(tt.locked)
+		p := New()
+		if tt.set {
+			p.SetPollTime(3 * time.Microsecond)
+		}
+		p.SetOversubscribed(tt.oversubscribed)
+		if got := p.PollTime(); got != tt.want {
+			t.Errorf("locked %v, poll time set %v, oversubscribed %v: poll time %v, want %v", tt.locked, tt.set, tt.oversubscribed, got, tt.want)
+		}
+	}
+}
