@@ -92,7 +92,7 @@ func netConfig(cfg Config) device.NetConfig {
 		Transport: cfg.Transport, TCPProtect: cfg.TCPProtect, TCPSockBuf: cfg.TCPSockBuf,
 		NoDirectRead: cfg.NoDirectRead, ShmNoCMA: cfg.shmNoCMA, ShmDir: cfg.shmDir,
 		ShmSpin: cfg.shmSpin, ShmSpinSet: cfg.shmSpinSet, Gateways: cfg.gateways,
-		Fabric: cfg.fabric, FabricLocal: cfg.fabricLocal, NoGather: cfg.fabricGather == "0", Verbose: cfg.verbose,
+		Fabric: cfg.fabric, FabricLocal: cfg.fabricLocal, FabricAtomics: cfg.fabricAtomics, NoGather: cfg.fabricGather == "0", Verbose: cfg.verbose,
 	}
 }
 

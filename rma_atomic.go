@@ -9,7 +9,8 @@ import (
 )
 
 // Atomics through the fabric (transport.Atomics: UCX's atomic operations,
-// the device's own on an RDMA device). An accumulate-family call on
+// the device's own on an RDMA device, or libfabric's, fi_fetch_atomic and
+// fi_compare_atomic, where the provider has them). An accumulate-family call on
 // integers of 4 or 8 bytes with MPI_SUM, MPI_BAND, MPI_BOR, MPI_BXOR,
 // MPI_REPLACE or MPI_NO_OP, and a compare-and-swap of such an integer,
 // can then be applied in the target's memory by the fabric, without a

@@ -169,3 +169,136 @@ func stridedRMA(w *Window[int64], disp, count, blocklen, stride int, val func(in
 	}
 	return nil
 }
+
+func fabricAtomicsJob(fab bool) func(c *Comm) error {
+	const per = 50
+	return func(c *Comm) error {
+		me, n := c.Rank(), c.Size()
+		w, err := NewWindow[int64](c, 16)
+		if err != nil {
+			return err
+		}
+		if got := w.atomicsTo(0) != nil; got != fab {
+			return fmt.Errorf("rank %d: the fabric's atomics taken: %v, want %v", me, got, fab)
+		}
+		wb, err := NewWindow[byte](c, 64)
+		if err != nil {
+			return err
+		}
+		if err := w.LockAll(); err != nil {
+			return err
+		}
+		if err := wb.LockAll(); err != nil {
+			return err
+		}
+		tickets := make([]int64, 0, per)
+		for range per {
+			v, err := w.FetchAndOp(1, 0, 0, Sum[int64]())
+			if err != nil {
+				return err
+			}
+			tickets = append(tickets, v)
+			if err := w.Accumulate([]int64{int64(me + 1), 1 << me}, 0, 1, Sum[int64]()); err != nil {
+				return err
+			}
+			// An increment by compare-and-swap.
+			for {
+				cur, err := w.FetchAndOp(0, 0, 3, NoOp[int64]())
+				if err != nil {
+					return err
+				}
+				old, err := w.CompareAndSwap(cur, cur+1, 0, 3)
+				if err != nil {
+					return err
+				}
+				if old == cur {
+					break
+				}
+			}
+		}
+		if err := w.Accumulate([]int64{100 + int64(me)}, 0, 4, Max[int64]()); err != nil {
+			return err
+		}
+		if err := w.AccumulateBuf(int64Bytes(1<<me), 1, Int64, 0, 5, 1, Int64, OpBor); err != nil {
+			return err
+		}
+		old := make([]byte, 8)
+		if err := w.FetchAndOpBuf(int64Bytes(int64(me)), old, Int64, 0, 6, OpReplace); err != nil {
+			return err
+		}
+		// Integers at bytes 8 and 13 of rank 0's byte window, one call:
+		// the first aligned, the second not.
+		two, err := NewHindexedBlock(1, []int{0, 5}, Int32)
+		if err != nil {
+			return err
+		}
+		if err := two.Commit(); err != nil {
+			return err
+		}
+		res := make([]byte, 8)
+		if err := wb.GetAccumulateBuf(int32Bytes(1, 10), 2, Int32, res, 2, Int32, 0, 8, 1, two, OpSum); err != nil {
+			return err
+		}
+		if err := w.UnlockAll(); err != nil {
+			return err
+		}
+		if err := wb.UnlockAll(); err != nil {
+			return err
+		}
+		all, err := Gather(c, tickets, 0)
+		if err != nil {
+			return err
+		}
+		if err := Barrier(c); err != nil {
+			return err
+		}
+		if me == 0 {
+			w.synced()
+			wb.synced()
+			seen := make([]bool, n*per)
+			for _, ts := range all {
+				for _, v := range ts {
+					if v < 0 || v >= int64(len(seen)) || seen[v] {
+						return fmt.Errorf("ticket %d handed out twice or out of range", v)
+					}
+					seen[v] = true
+				}
+			}
+			l := w.Local()
+			want := []int64{int64(n * per), per * int64(n*(n+1)/2), per * int64(1<<n-1), int64(n * per), 100 + int64(n-1), 1<<n - 1}
+			for i, v := range want {
+				if l[i] != v {
+					return fmt.Errorf("element %d: %d, want %d (all %v)", i, l[i], v, l[:8])
+				}
+			}
+			if l[6] < 0 || l[6] >= int64(n) {
+				return fmt.Errorf("element 6 after the replaces: %d", l[6])
+			}
+			b := wb.Local()
+			if a, o := int32At(b[8:]), int32At(b[13:]); a != int32(n) || o != int32(10*n) {
+				return fmt.Errorf("byte window: aligned integer %d, misaligned %d; want %d, %d", a, o, n, 10*n)
+			}
+			// Each rank's fetch-and-adds, accumulates and reads: by
+			// message unless through the fabric.
+			if a := w.applied.Load(); fab != (a < uint64(n*per)) {
+				return fmt.Errorf("the target's server applied %d requests (through the fabric: %v)", a, fab)
+			}
+		}
+		if err := wb.Free(); err != nil {
+			return err
+		}
+		return w.Free()
+	}
+}
+
+func int64Bytes(v int64) []byte { return binary.NativeEndian.AppendUint64(nil, uint64(v)) }
+
+func int32Bytes(vs ...int32) []byte {
+	var b []byte
+	for _, v := range vs {
+		b = binary.NativeEndian.AppendUint32(b, uint32(v))
+	}
+	return b
+}
+
+func int32At(b []byte) int32 { return int32(binary.NativeEndian.Uint32(b)) }

@@ -38,3 +38,36 @@ func TestFabricRMAOFI(t *testing.T) {
 		})
 	}
 }
+
+// Windows over libfabric take the provider's atomic operations with
+// MPIGO_FABRIC_ATOMICS=1 where they take its writes and reads
+// (fabricAtomicsJob, as over UCX in TestFabricAtomics): with
+// MPIGO_FABRIC_RMA=1 over tcp and shm, not by message (0), not by
+// default over either (no RDMA device here), and not without
+// MPIGO_FABRIC_ATOMICS. Run this with each FI_PROVIDER.
+func TestFabricAtomicsOFI(t *testing.T) {
+	prov := os.Getenv("FI_PROVIDER")
+	for _, tc := range []struct {
+		name      string
+		mode      int8
+		atom, fab bool
+	}{
+		{"always", rmaAlways, true, true},
+		{"off", rmaOff, true, false},
+		{"auto", rmaAuto, true, false},
+		{"unasked", rmaAlways, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.mode == rmaAuto && prov != "shm" && !strings.Contains(prov, "tcp") {
+				t.Skipf("FI_PROVIDER=%q: the default road depends on the provider libfabric picks", prov)
+			}
+			cfg := DefaultConfig()
+			cfg.Transport = "ofi"
+			cfg.fabricRMA = tc.mode
+			cfg.fabricAtomics = tc.atom
+			if err := RunConfig(3, cfg, fabricAtomicsJob(tc.fab)); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -224,7 +224,7 @@ func info(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  MPIGO_FABRIC_LOCAL = %s (1: the fabric also between processes of one node, for tests and measurements)\n", envOr("MPIGO_FABRIC_LOCAL", "0"))
 	fmt.Fprintf(stdout, "  MPIGO_FABRIC_GATHER = %s (over UCX and libfabric, a burst's small messages to one peer go as one at the next poll; 0: each alone, at once)\n", envOr("MPIGO_FABRIC_GATHER", "1"))
 	fmt.Fprintf(stdout, "  MPIGO_FABRIC_RMA  = %s (windows' puts and gets through the fabric: auto where it reaches memory directly (RDMA; UCX's shared memory), 1 always, 0 never)\n", envOr("MPIGO_FABRIC_RMA", "auto"))
-	fmt.Fprintf(stdout, "  MPIGO_FABRIC_ATOMICS = %s (1: windows reached through UCX apply accumulates on integers with its atomics; for accumulates of one or a few elements)\n", envOr("MPIGO_FABRIC_ATOMICS", "0"))
+	fmt.Fprintf(stdout, "  MPIGO_FABRIC_ATOMICS = %s (1: windows reached through UCX or libfabric apply accumulates on integers with the fabric's atomics; for accumulates of one or a few elements)\n", envOr("MPIGO_FABRIC_ATOMICS", "0"))
 	fmt.Fprintf(stdout, "  MPIGO_VERBOSE     = %s (1: each process says which transport reaches each peer; mpigo run --verbose)\n", envOr("MPIGO_VERBOSE", "0"))
 	fmt.Fprintf(stdout, "  MPIGO_NAMESERVER  = %s (the name server of PublishName and LookupName, as mpigo nameserver prints it; unset: mpigo run's)\n", nameServerShown())
 	fmt.Fprintf(stdout, "  MPIGO_PARENT_PORT = set by mpigo run in a spawned job: the port of the job that spawned it (docs/spawn.md)\n")

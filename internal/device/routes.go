@@ -57,6 +57,10 @@ type NetConfig struct {
 	// processes of one node too, instead of shared memory: for tests and
 	// measurements on one machine.
 	FabricLocal bool
+	// FabricAtomics (MPIGO_FABRIC_ATOMICS=1): windows may take the
+	// fabric's atomic operations, so libfabric's provider is asked for
+	// them (ofi.Config.Atomics; UCX's worker has them always).
+	FabricAtomics bool
 	// NoGather (MPIGO_FABRIC_GATHER=0) sends every small frame over a
 	// fabric alone, at once (ucx.Config.NoGather, ofi.Config.NoGather).
 	NoGather bool
@@ -205,7 +209,7 @@ func (ln *LocalNet) Routes(d *Device) (RouteFunc, error) {
 				return nil, fmt.Errorf("rank %d has no ofi endpoint", peer)
 			}
 			return ofis[peer].Address(), nil
-		}, NoGather: ln.cfg.NoGather}, ln.prog)
+		}, NoGather: ln.cfg.NoGather, Atomics: ln.cfg.FabricAtomics}, ln.prog)
 		if err != nil {
 			return nil, &Error{Class: ClassOther, Msg: "ofi transport", Cause: err}
 		}
@@ -454,7 +458,7 @@ func (ln *LaunchedNet) Routes(d *Device) (RouteFunc, error) {
 		}
 		fabErr = err
 	case "ofi":
-		t, err := d.startOFI(ofi.Config{Size: info.Size, Addrs: ln.fabAddrs.address, Spin: fabSpin, NoGather: ln.cfg.NoGather}, ln.prog)
+		t, err := d.startOFI(ofi.Config{Size: info.Size, Addrs: ln.fabAddrs.address, Spin: fabSpin, NoGather: ln.cfg.NoGather, Atomics: ln.cfg.FabricAtomics}, ln.prog)
 		if err == nil {
 			err = info.KV.Put(ofiKey(r), hex.EncodeToString(t.Address()))
 			fab = t

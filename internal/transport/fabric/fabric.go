@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/mpigo/mpi/internal/wire"
 )
@@ -322,4 +323,23 @@ func Await(done <-chan error, dmu *sync.Mutex, tick func(stuck bool)) error {
 			tick(stuck)
 		}
 	}
+}
+
+// PutInt stores v's low size bytes (4 or 8) at the start of *p, as an
+// integer of that size in the machine's byte order: an operand of a
+// fabric's atomic operation (transport.Atomics).
+func PutInt(p *uint64, size int, v uint64) {
+	if size == 4 {
+		*(*uint32)(unsafe.Pointer(p)) = uint32(v)
+		return
+	}
+	*p = v
+}
+
+// GetInt loads the integer of size bytes (4 or 8) at the start of *p.
+func GetInt(p *uint64, size int) uint64 {
+	if size == 4 {
+		return uint64(*(*uint32)(unsafe.Pointer(p)))
+	}
+	return *p
 }

@@ -84,6 +84,12 @@ type Config struct {
 	// FI_MR_LOCAL mode of verbs, EFA and others, which the transport
 	// follows whenever the provider sets it): for tests of that path.
 	LocalMR bool
+	// Atomics asks the provider for atomic operations (FI_ATOMIC) as
+	// well as remote reads and writes, for windows that apply
+	// accumulates on integers with them (MPIGO_FABRIC_ATOMICS=1). Only
+	// the provider libfabric chose is asked; one that refuses serves the
+	// windows without them.
+	Atomics bool
 }
 
 // ErrNotBuilt is the error of New and Available in a build without cgo and

@@ -10,6 +10,7 @@ package ofi
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_tagged.h>
 #include <rdma/fi_rma.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_errno.h>
 #include <fcntl.h>
@@ -42,6 +43,7 @@ typedef struct {
 	struct fid_ep *ep;
 	int rma, virt, mrep, provkey;
 	int writes; // remote writes too (a window's puts)
+	int atomics; // atomic operations on 4- and 8-byte integers (a window's accumulates; mg_atomics_valid)
 	int raw;    // a read is ordered after the writes before it to its target (FI_ORDER_RAW)
 	int manual; // the provider moves data only while its endpoint is progressed (FI_PROGRESS_MANUAL)
 	int local; // register buffers for local access (FI_MR_LOCAL)
@@ -64,8 +66,9 @@ static struct fi_info *mg_hints(int rma, size_t inject) {
 	struct fi_info *h = fi_allocinfo();
 	if (!h) return NULL;
 	// rma: 0 none, 1 remote reads (the single copy of large messages),
-	// 2 reads and writes (a window's gets and puts too).
-	h->caps = FI_TAGGED | (rma ? (FI_RMA | FI_READ | FI_REMOTE_READ) : 0) | (rma > 1 ? (FI_WRITE | FI_REMOTE_WRITE) : 0);
+	// 2 reads and writes (a window's gets and puts too), 3 atomics as
+	// well (a window's accumulates).
+	h->caps = FI_TAGGED | (rma ? (FI_RMA | FI_READ | FI_REMOTE_READ) : 0) | (rma > 1 ? (FI_WRITE | FI_REMOTE_WRITE) : 0) | (rma > 2 ? FI_ATOMIC : 0);
 	h->mode = FI_CONTEXT | FI_CONTEXT2;
 	h->ep_attr->type = FI_EP_RDM;
 	h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
@@ -135,6 +138,43 @@ static void mg_inject_more(int rma, struct fi_info **info) {
 	fi_freeinfo(l);
 }
 
+// mg_atomic_caps asks the provider of *info, which has remote reads and
+// writes, again with atomics as well (FI_ATOMIC), keeping its fabric,
+// domain and inject size; it reports whether the provider took them.
+// Only the provider libfabric chose is asked: asking for atomics from
+// the start could turn its choice to another.
+static int mg_atomic_caps(struct fi_info **info) {
+	struct fi_info *i = *info;
+	struct fi_info *l = mg_again(3, i->tx_attr->inject_size, i);
+	if (!l) return 0;
+	if ((l->caps & FI_ATOMIC) == 0 || l->tx_attr->inject_size < i->tx_attr->inject_size) {
+		fi_freeinfo(l);
+		return 0;
+	}
+	fi_freeinfo(i);
+	*info = l;
+	return 1;
+}
+
+// mg_atomics_valid reports whether the endpoint applies every operation
+// a window's accumulates take to unsigned integers of 4 and 8 bytes,
+// with the value before: add, and, or, exclusive or, swap and
+// compare-and-swap.
+static int mg_atomics_valid(mg_ofi *u) {
+	enum fi_datatype dts[2] = {FI_UINT32, FI_UINT64};
+	enum fi_op ops[5] = {FI_SUM, FI_BAND, FI_BOR, FI_BXOR, FI_ATOMIC_WRITE};
+	size_t count;
+	for (int d = 0; d < 2; d++) {
+		for (int o = 0; o < 5; o++) {
+			count = 0;
+			if (fi_fetch_atomicvalid(u->ep, dts[d], ops[o], &count) != 0 || count < 1) return 0;
+		}
+		count = 0;
+		if (fi_compare_atomicvalid(u->ep, dts[d], FI_CSWAP, &count) != 0 || count < 1) return 0;
+	}
+	return 1;
+}
+
 static void mg_free(mg_ofi *u) {
 	if (u->ep) fi_close(&u->ep->fid);
 	if (u->slabmr) fi_close(&u->slabmr->fid);
@@ -152,7 +192,7 @@ static void mg_free(mg_ofi *u) {
 
 // mg_init opens the endpoint of a rank. It returns 0 or a negative fi
 // error; *what names the step that failed.
-static int mg_init(mg_ofi **out, int norma, int local, const char *prov, const char **what) {
+static int mg_init(mg_ofi **out, int norma, int local, int atomics, const char *prov, const char **what) {
 	mg_ofi *u = calloc(1, sizeof *u);
 	if (!u) { *what = "calloc"; return -FI_ENOMEM; }
 	u->wake[0] = u->wake[1] = -1;
@@ -166,6 +206,7 @@ static int mg_init(mg_ofi **out, int norma, int local, const char *prov, const c
 	if (st != 0) st = mg_getinfo(0, prov, &u->info);
 	if (st != 0) { u->info = NULL; *what = "fi_getinfo (FI_EP_RDM, FI_TAGGED)"; mg_free(u); return st; }
 	mg_inject_more(u->rma, &u->info);
+	if (atomics && u->rma > 1 && mg_atomic_caps(&u->info)) u->rma = 3;
 	struct fi_info *i = u->info;
 	u->writes = u->rma > 1;
 	u->raw = mg_ordered(u->rma, i);
@@ -198,6 +239,7 @@ static int mg_init(mg_ofi **out, int norma, int local, const char *prov, const c
 	if ((st = fi_enable(u->ep)) != 0) { *what = "fi_enable"; mg_free(u); return st; }
 	u->namelen = sizeof u->name;
 	if ((st = fi_getname(&u->ep->fid, u->name, &u->namelen)) != 0) { *what = "fi_getname"; mg_free(u); return st; }
+	u->atomics = u->rma > 2 && mg_atomics_valid(u);
 	*out = u;
 	return 0;
 }
@@ -344,11 +386,31 @@ static int mg_reg(mg_ofi *u, uintptr_t buf, size_t len, int write, struct fid_mr
 static void mg_unreg(struct fid_mr *mr) { fi_close(&mr->fid); }
 
 // mg_reg_local registers len bytes at buf for local access by reads
-// into them (and, if write, by writes from them) (FI_MR_LOCAL
-// providers). It returns 0 or a negative fi error.
+// into them (write 0), by writes from them (1), or both (2: an atomic
+// operation's operands and results) (FI_MR_LOCAL providers). It returns
+// 0 or a negative fi error.
 static int mg_reg_local(mg_ofi *u, uintptr_t buf, size_t len, int write, struct fid_mr **mr) {
 	u->nreg++;
-	return mg_mr(u, buf, len, write ? FI_WRITE : FI_READ, mr);
+	return mg_mr(u, buf, len, write == 2 ? (FI_READ | FI_WRITE) : write ? FI_WRITE : FI_READ, mr);
+}
+
+// mg_amo posts one atomic operation on the unsigned integer of size
+// bytes (4 or 8) at raddr of to: op 0-4 (add, and, or, exclusive or,
+// swap) with the operand at opnd, or 5, a compare-and-swap of the value
+// at cmp for the one at opnd; the integer's value before goes to res.
+// The three lie in memory of the caller's, registered as lmr where the
+// provider wants local buffers registered (else lmr is NULL); ctx is the
+// operation's context. Its completion comes once the value before is in
+// res, so the operation is applied in the peer's memory.
+static ssize_t mg_amo(mg_ofi *u, int op, int size, uintptr_t opnd, uintptr_t cmp, uintptr_t res, struct fid_mr *lmr, fi_addr_t to, uint64_t raddr, uint64_t key, mg_buf *ctx) {
+	static const enum fi_op ops[5] = {FI_SUM, FI_BAND, FI_BOR, FI_BXOR, FI_ATOMIC_WRITE};
+	enum fi_datatype dt = size == 4 ? FI_UINT32 : FI_UINT64;
+	void *desc = lmr ? fi_mr_desc(lmr) : NULL;
+	if (op == 5) {
+		return fi_compare_atomic(u->ep, (void *)opnd, 1, desc, (void *)cmp, desc, (void *)res, desc, to, raddr, key, dt, FI_CSWAP, ctx);
+	}
+	if (op < 0 || op > 4) return -FI_EINVAL;
+	return fi_fetch_atomic(u->ep, (void *)opnd, 1, desc, (void *)res, desc, to, raddr, key, dt, ops[op], ctx);
 }
 
 // mg_rread reads len bytes at raddr of from straight into dst, memory
@@ -452,8 +514,9 @@ static void mg_done(mg_ofi *u) { mg_free(u); }
 
 // mg_describe lists the providers libfabric offers for our hints, in its
 // order of preference (the first is the one a rank takes), in a malloc'd
-// string; *rma says whether the first has remote reads.
-static char *mg_describe(int *status) {
+// string; *atomics says whether the first has atomic operations too
+// when asked (Config.Atomics).
+static char *mg_describe(int *status, int *atomics) {
 	struct fi_info *l = NULL;
 	int rma = 1;
 	int st = mg_getinfo(1, NULL, &l);
@@ -470,6 +533,9 @@ static char *mg_describe(int *status) {
 		len = strlen(s);
 	}
 	if (!rma) strcat(s, " (no remote reads: large messages go in pieces)");
+	struct fi_info *a = rma ? mg_again(3, 0, l) : NULL;
+	*atomics = a && (a->caps & FI_ATOMIC) != 0;
+	if (a) fi_freeinfo(a);
 	fi_freeinfo(l);
 	*status = 0;
 	return s;
@@ -554,8 +620,8 @@ func fiErr(st C.int) error {
 func Available() (string, error) {
 	v := C.fi_version()
 	ver := fmt.Sprintf("libfabric %d.%d", v>>16, v&0xffff)
-	var st C.int
-	s := C.mg_describe(&st)
+	var st, atomics C.int
+	s := C.mg_describe(&st, &atomics)
 	if s == nil {
 		return "", fmt.Errorf("%s: no provider with reliable datagram endpoints and tagged messages: %w (fi_info lists them; FI_PROVIDER narrows them)", ver, fiErr(st))
 	}
@@ -568,6 +634,9 @@ func Available() (string, error) {
 	windows := "windows by message (MPIGO_FABRIC_RMA=1: through its writes and reads)"
 	if directProvider(first) {
 		windows = "windows through its writes and reads"
+	}
+	if atomics != 0 {
+		windows += ", and its atomics for accumulates on integers with MPIGO_FABRIC_ATOMICS=1"
 	}
 	return ver + ": " + first + " (libfabric's first choice, taken; FI_PROVIDER names another; " + windows + ")" + rest, nil
 }
@@ -714,7 +783,10 @@ type Transport struct {
 	prov   string
 	rma    bool
 	writes bool // remote writes too (RemoteMemory)
-	raw    bool // reads ordered after the writes before them (a window's Flush reads)
+	// atomics: the provider applies a window's integer operations
+	// (transport.Atomics; asked for with Config.Atomics).
+	atomics bool
+	raw     bool // reads ordered after the writes before them (a window's Flush reads)
 	// noPings: no keep-alives (shm). They tell nothing there (the
 	// provider reports no dead peer: the job tells the transport,
 	// LosePeer), and an inject into the queue of a peer killed while it
@@ -795,7 +867,11 @@ func New(cfg Config) (*Transport, error) {
 		prov = C.CString(cfg.Provider)
 		defer C.free(unsafe.Pointer(prov))
 	}
-	if st := C.mg_init(&u, C.int(norma), C.int(local), prov, &what); st != 0 {
+	atomics := 0
+	if cfg.Atomics {
+		atomics = 1
+	}
+	if st := C.mg_init(&u, C.int(norma), C.int(local), C.int(atomics), prov, &what); st != 0 {
 		return nil, fmt.Errorf("ofi: %s: %w (fi_info lists the providers; FI_PROVIDER chooses one)", C.GoString(what), fiErr(st))
 	}
 	t := &Transport{cfg: cfg, u: u, up: C.uintptr_t(uintptr(unsafe.Pointer(u))), peers: make([]peerIn, cfg.Size), ops: map[unsafe.Pointer]*op{},
@@ -803,7 +879,7 @@ func New(cfg Config) (*Transport, error) {
 		failed: make([]error, cfg.Size), rts: map[uint64]*rtsWait{}, readPeer: map[*item]int{}, stop: make(chan struct{}),
 		regions: map[uint64]*region{}, remotes: make([]map[uint64]remote, cfg.Size), rreads: map[*regionRead]bool{},
 		regionStall: make([]stallWatch, cfg.Size),
-		rma:         u.rma != 0, writes: u.writes != 0, raw: u.raw != 0, prov: C.GoString(C.mg_prov(u)) + "/" + C.GoString(C.mg_dom(u))}
+		rma:         u.rma != 0, writes: u.writes != 0, atomics: u.atomics != 0, raw: u.raw != 0, prov: C.GoString(C.mg_prov(u)) + "/" + C.GoString(C.mg_dom(u))}
 	if !cfg.NoGather {
 		t.gp, t.gath = fabric.NewGather(cfg.Size), make([]gatherBuf, cfg.Size)
 	}
@@ -2671,6 +2747,45 @@ func (t *Transport) postRMA(rr *regionRead, write bool, base uintptr, n int, rad
 			t.ops[unsafe.Pointer(ctx)] = &op{kind: opRegion, peer: peer, rr: rr, extra: true}
 		}
 		pos += run.Len
+	}
+	return nil
+}
+
+// postAtomics posts aop on the integers of size bytes at as[i].Off from
+// raddr of rr's peer, one atomic operation each (each completing rr's
+// operation once, opRegion). The operands, values compared and results
+// are at base, three uint64s an integer in that order, in memory pinned
+// by the caller, registered for local access first where the provider
+// wants that. It returns why not all could be posted (rr.left counts
+// those that were); t.wmu is held.
+func (t *Transport) postAtomics(rr *regionRead, aop transport.AtomicOp, size int, base uintptr, as []transport.Atomic, raddr, key uint64) error {
+	peer := rr.peer
+	// A window's operation comes after the frames sent before it.
+	t.flushPeer(peer)
+	if t.u.local != 0 {
+		if st := C.mg_reg_local(t.u, C.uintptr_t(base), C.size_t(24*len(as)), 2, &rr.lmr); st != 0 {
+			rr.lmr = nil
+			return fmt.Errorf("ofi: registering %d bytes for %s rank %d: %w", 24*len(as), rr.doing(), peer, fiErr(st))
+		}
+		t.liveRegs++
+	}
+	addr := t.peers[peer].addr
+	for i, a := range as {
+		ctx := C.mg_alloc(0)
+		if ctx == nil {
+			return errors.New("ofi: out of memory")
+		}
+		p := base + uintptr(24*i)
+		ra := C.uint64_t(raddr + uint64(a.Off))
+		err := t.retry(peer, func() C.ssize_t {
+			return C.mg_amo(t.u, C.int(aop), C.int(size), C.uintptr_t(p), C.uintptr_t(p+8), C.uintptr_t(p+16), rr.lmr, addr, ra, C.uint64_t(key), ctx)
+		})
+		if err != nil {
+			C.mg_release(ctx)
+			return fmt.Errorf("ofi: %s rank %d: %w", rr.doing(), peer, err)
+		}
+		rr.left++
+		t.ops[unsafe.Pointer(ctx)] = &op{kind: opRegion, peer: peer, rr: rr, extra: true}
 	}
 	return nil
 }

@@ -44,9 +44,11 @@ import (
 	"github.com/mpigo/mpi/internal/transport/fabric"
 )
 
-// winKeySize is the length of a window key: address, length and the
-// registration's key, 8 bytes each, little-endian.
-const winKeySize = 24
+// winKeySize is the length of a window key: address, length, the
+// registration's key and the memory's own address (for the alignment of
+// atomic operations where the provider names memory by offsets), 8 bytes
+// each, little-endian.
+const winKeySize = 32
 
 // exposure is this rank's memory exposed to its peers' puts and gets.
 type exposure struct {
@@ -61,6 +63,7 @@ type winRemote struct {
 	t          *Transport
 	peer       int
 	raddr, key uint64
+	base       uint64 // the memory's own address in the peer
 	n          int
 	closed     bool        // guarded by t.wmu
 	unflushed  atomic.Bool // a Put since the last Flush (FI_ORDER_RAW)
@@ -134,6 +137,7 @@ func (t *Transport) ExposeMemory(b []byte) (transport.Exposure, error) {
 	binary.LittleEndian.PutUint64(e.key, raddr)
 	binary.LittleEndian.PutUint64(e.key[8:], uint64(len(b)))
 	binary.LittleEndian.PutUint64(e.key[16:], key)
+	binary.LittleEndian.PutUint64(e.key[24:], uint64(addr))
 	if t.exposed == nil {
 		t.exposed = map[*exposure]bool{}
 	}
@@ -165,17 +169,19 @@ func (e *exposure) release() {
 }
 
 // parseWinKey reads a key of ExposeMemory: the address the peer names
-// its memory by, its length and the registration's key.
-func parseWinKey(key []byte) (raddr uint64, n int, mrkey uint64, err error) {
+// its memory by, its length, the registration's key and the memory's
+// own address.
+func parseWinKey(key []byte) (raddr uint64, n int, mrkey, base uint64, err error) {
 	if len(key) != winKeySize {
-		return 0, 0, 0, fmt.Errorf("a key of %d bytes, want %d", len(key), winKeySize)
+		return 0, 0, 0, 0, fmt.Errorf("a key of %d bytes, want %d", len(key), winKeySize)
 	}
 	raddr = binary.LittleEndian.Uint64(key)
 	l := binary.LittleEndian.Uint64(key[8:])
-	if l == 0 || l > 1<<62 || raddr+l < raddr {
-		return 0, 0, 0, fmt.Errorf("a key for %d bytes at %#x", l, raddr)
+	base = binary.LittleEndian.Uint64(key[24:])
+	if l == 0 || l > 1<<62 || raddr+l < raddr || base == 0 || base+l < base {
+		return 0, 0, 0, 0, fmt.Errorf("a key for %d bytes at %#x (%#x)", l, raddr, base)
 	}
-	return raddr, int(l), binary.LittleEndian.Uint64(key[16:]), nil
+	return raddr, int(l), binary.LittleEndian.Uint64(key[16:]), base, nil
 }
 
 // OpenRemote reads the key peer exposed its memory with
@@ -187,7 +193,7 @@ func (t *Transport) OpenRemote(peer int, key []byte) (transport.Remote, error) {
 	if !t.Writes() {
 		return nil, fmt.Errorf("ofi: provider %s has no remote writes", t.prov)
 	}
-	raddr, n, mrkey, err := parseWinKey(key)
+	raddr, n, mrkey, base, err := parseWinKey(key)
 	if err != nil {
 		return nil, fmt.Errorf("ofi: rank %d's memory: %w", peer, err)
 	}
@@ -199,8 +205,73 @@ func (t *Transport) OpenRemote(peer int, key []byte) (transport.Remote, error) {
 	if err := t.check(peer); err != nil {
 		return nil, t.lost(peer, err)
 	}
-	return &winRemote{t: t, peer: peer, raddr: raddr, key: mrkey, n: n}, nil
+	r := &winRemote{t: t, peer: peer, raddr: raddr, key: mrkey, base: base, n: n}
+	if t.atomics {
+		return atomRemote{r}, nil
+	}
+	return r, nil
 }
+
+// Atomics reports whether the provider applies a window's integer
+// operations (transport.Atomics): Config.Atomics asked for them, and the
+// provider took them for every operation on integers of 4 and 8 bytes.
+func (t *Transport) Atomics() bool { return t.atomics }
+
+// atomRemote is a peer's exposed memory reached through a provider with
+// atomic operations (transport.Atomics); a provider without them gives a
+// winRemote alone, which a window then does not take for accumulates.
+type atomRemote struct{ *winRemote }
+
+// AtomicOK reports whether an integer of size bytes at off of the peer's
+// memory can be reached atomically: inside it, at an address that is a
+// multiple of size (transport.Atomics).
+func (r atomRemote) AtomicOK(off, size int) bool {
+	return (size == 4 || size == 8) && off >= 0 && off <= r.n-size && (r.base+uint64(off))%uint64(size) == 0
+}
+
+// Atomics applies op to the integers of as with the provider's atomic
+// operations (fi_fetch_atomic, fi_compare_atomic), all under way before
+// it waits for them as a window's reads are waited for (awaitRegion).
+// Each fetches the integer's value before, so that its completion means
+// it is applied in the peer's memory (transport.Atomics).
+func (r atomRemote) Atomics(op transport.AtomicOp, size int, as []transport.Atomic) error {
+	const what = "applying an atomic operation in the window memory of"
+	peer := r.peer
+	if op > transport.AtomicCswap {
+		return fmt.Errorf("ofi: %s rank %d: unknown operation %d", what, peer, op)
+	}
+	for _, a := range as {
+		if !r.AtomicOK(a.Off, size) {
+			return fmt.Errorf("ofi: %s rank %d: %d bytes at %d are not an aligned integer of the %d bytes it exposed", what, peer, size, a.Off, r.n)
+		}
+	}
+	if len(as) == 0 {
+		return nil
+	}
+	// Per integer its operand, the value compared and its value before,
+	// in memory pinned until the provider is done with it.
+	buf := make([]uint64, 3*len(as))
+	for i, a := range as {
+		if op == transport.AtomicCswap {
+			fabric.PutInt(&buf[3*i], size, a.V)
+			fabric.PutInt(&buf[3*i+1], size, a.Cmp)
+		} else {
+			fabric.PutInt(&buf[3*i], size, a.V)
+		}
+	}
+	err := r.run(what, unsafe.Pointer(&buf[0]), func(rr *regionRead) error {
+		return r.t.postAtomics(rr, op, size, uintptr(unsafe.Pointer(&buf[0])), as, r.raddr, r.key)
+	})
+	if err != nil {
+		return err
+	}
+	for i := range as {
+		as[i].Old = fabric.GetInt(&buf[3*i+2], size)
+	}
+	return nil
+}
+
+var _ transport.Atomics = atomRemote{}
 
 // lost returns err, the reason nothing may go to peer, marked as the
 // peer's loss if the transport holds it failed; t.wmu is held.
@@ -376,6 +447,17 @@ func (r *winRemote) opRuns(write bool, runs []transport.Run, b []byte) error {
 	if write {
 		what = "writing into the window memory of"
 	}
+	return r.run(what, unsafe.Pointer(&b[0]), func(rr *regionRead) error {
+		return r.t.postRMA(rr, write, uintptr(unsafe.Pointer(&b[0])), len(b), r.raddr, r.key, runs)
+	})
+}
+
+// run has post put operations on the peer's memory under way, with t.wmu
+// held, under a regionRead that pins the memory at p they read from and
+// write into, and waits for them as a region's reads are waited for
+// (awaitRegion: keep-alives, and an end when the peer is gone). what
+// names the operations in errors (doing).
+func (r *winRemote) run(what string, p unsafe.Pointer, post func(rr *regionRead) error) error {
 	t, peer := r.t, r.peer
 	t.wmu.Lock()
 	if r.closed {
@@ -388,23 +470,24 @@ func (r *winRemote) opRuns(write bool, runs []transport.Run, b []byte) error {
 		return err
 	}
 	rr := &regionRead{peer: peer, what: what}
-	rr.pin.Pin(&b[0])
+	rr.pin.Pin(p)
 	t.rreads[rr] = true
-	err := t.postRMA(rr, write, uintptr(unsafe.Pointer(&b[0])), len(b), r.raddr, r.key, runs)
-	if err != nil && rr.err == nil {
+	if err := post(rr); err != nil && rr.err == nil {
 		rr.err = err
 	}
 	t.wmu.Unlock()
 	if !t.awaitRegion(peer, rr) {
-		// The provider kept the operations after the peer failed: b stays
-		// pinned and registered until Close has closed the endpoint.
+		// The provider kept the operations after the peer failed: the
+		// memory stays pinned and registered until Close has closed the
+		// endpoint.
 		err := t.lost(peer, rr.err)
 		t.wmu.Unlock()
 		return err
 	}
-	// t.wmu is held, and nothing of the provider's touches b any more.
+	// t.wmu is held, and nothing of the provider's touches the memory
+	// any more.
 	t.endRMA(rr)
-	err = t.lost(peer, rr.err)
+	err := t.lost(peer, rr.err)
 	t.wmu.Unlock()
 	return err
 }

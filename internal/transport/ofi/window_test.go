@@ -53,7 +53,7 @@ func TestRemoteMemory(t *testing.T) {
 			if s.localMR && ts[0].localRegs() == 0 {
 				t.Error("FI_MR_LOCAL: no source or destination was registered")
 			}
-			for _, key := range [][]byte{nil, e.Key()[:23], append(bytes.Clone(e.Key()[:8]), make([]byte, 16)...)} {
+			for _, key := range [][]byte{nil, e.Key()[:23], e.Key()[:24], append(bytes.Clone(e.Key()[:8]), make([]byte, 24)...), append(bytes.Clone(e.Key()[:24]), make([]byte, 8)...)} {
 				if _, err := ts[0].OpenRemote(1, key); err == nil {
 					t.Errorf("OpenRemote of a bad key %x: no error", key)
 				}
@@ -73,8 +73,52 @@ func TestRemoteMemory(t *testing.T) {
 	}
 }
 
-// parseWinKey refuses keys that are not one of ExposeMemory's, whatever
-// the bytes.
+// Atomic operations in a rank's exposed memory, from its peer and from
+// itself through its endpoint to itself (memtest.ExerciseAtomics), over
+// every provider with remote writes, with its buffers registered for
+// local access too (FI_MR_LOCAL); none asked for, none given; and no
+// local registration left behind.
+func TestRemoteAtomics(t *testing.T) {
+	need(t)
+	for _, s := range setups {
+		if s.noRMA {
+			continue
+		}
+		t.Run(s.name, func(t *testing.T) {
+			ts, _ := groupWith(t, 2, s.prov, func(c *Config) { c.LocalMR, c.Atomics = s.localMR, true })
+			if !ts[0].Atomics() {
+				t.Skipf("provider %s took no atomics", ts[0].Provider())
+			}
+			memtest.ExerciseAtomics(t, ts[1], []transport.RemoteMemory{ts[0], ts[1]}, 1)
+			if _, live, _ := ts[0].regionStats(); live != 0 {
+				t.Errorf("%d local registrations left after the operations", live)
+			}
+			if s.localMR && ts[0].localRegs() == 0 {
+				t.Error("FI_MR_LOCAL: no operand or result was registered")
+			}
+		})
+	}
+	t.Run("not-asked", func(t *testing.T) {
+		ts, _ := group(t, 2, "tcp;ofi_rxm", false, false)
+		if ts[0].Atomics() {
+			t.Error("atomics without Config.Atomics")
+		}
+		e, err := ts[1].ExposeMemory(make([]byte, 64))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		r, err := ts[0].OpenRemote(1, e.Key())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if _, ok := r.(transport.Atomics); ok {
+			t.Error("a remote with atomics from a transport without them")
+		}
+	})
+}
+
 func TestDirectProvider(t *testing.T) {
 	for prov, want := range map[string]bool{
 		"verbs;ofi_rxm/mlx5_0": true, "efa/rdmap0s6-rdm": true, "cxi/cxi0": true, "psm3/ib0": true,
@@ -87,12 +131,14 @@ func TestDirectProvider(t *testing.T) {
 	}
 }
 
+// parseWinKey refuses keys that are not one of ExposeMemory's, whatever
+// the bytes.
 func FuzzParseWinKey(f *testing.F) {
 	f.Add(make([]byte, winKeySize))
 	f.Add([]byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, key []byte) {
-		raddr, n, _, err := parseWinKey(key)
-		if err == nil && (n <= 0 || raddr+uint64(n) < raddr || len(key) != winKeySize) {
+		raddr, n, _, base, err := parseWinKey(key)
+		if err == nil && (n <= 0 || raddr+uint64(n) < raddr || base == 0 || base+uint64(n) < base || len(key) != winKeySize) {
 			t.Fatalf("key %x: %d bytes at %#x accepted", key, n, raddr)
 		}
 	})
@@ -105,7 +151,8 @@ func TestExposeHelper(t *testing.T) {
 		t.Skip("helper process only")
 	}
 	var peer []byte
-	tr, err := New(Config{Rank: 1, Size: 2, Handler: func(wire.Frame) {}, Addrs: func(int) ([]byte, error) { return peer, nil }})
+	tr, err := New(Config{Rank: 1, Size: 2, Handler: func(wire.Frame) {}, Addrs: func(int) ([]byte, error) { return peer, nil },
+		Atomics: os.Getenv("MPIGO_TEST_OFI_ATOMICS") == "1"})
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(1)
@@ -123,27 +170,44 @@ func TestExposeHelper(t *testing.T) {
 }
 
 // A peer killed while this rank reads its memory (tcp) or puts into it
-// (shm) ends the operation with an error that says the peer is lost
-// (transport.ErrPeerLost), promptly, and later ones fail the same way.
-// Over tcp the transport finds the death itself and reports it; over shm
-// the provider says nothing of a dead peer, and the job tells the
-// transport (LosePeer, as the runtime does when the launcher or another
-// transport learns of it): the wait ends then.
+// (shm), or applies atomic operations to it (both), ends the operation
+// with an error that says the peer is lost (transport.ErrPeerLost),
+// promptly, and later ones fail the same way. Over tcp the transport
+// finds the death itself and reports it; over shm the provider says
+// nothing of a dead peer, and the job tells the transport (LosePeer, as
+// the runtime does when the launcher or another transport learns of
+// it): the wait ends then.
 func TestRemoteMemoryPeerKilled(t *testing.T) {
 	need(t)
-	for _, prov := range []string{"tcp;ofi_rxm", "shm"} {
-		t.Run(prov, func(t *testing.T) {
-			cmd, in, lines, addr := startHelper(t, "TestExposeHelper", "MPIGO_TEST_OFI_EXPOSE=1", "FI_PROVIDER="+prov)
+	for _, c := range []struct {
+		prov    string
+		atomics bool
+	}{{"tcp;ofi_rxm", false}, {"shm", false}, {"tcp;ofi_rxm", true}, {"shm", true}} {
+		prov := c.prov
+		name := prov
+		if c.atomics {
+			name += "/atomics"
+		}
+		t.Run(name, func(t *testing.T) {
+			atomics := "MPIGO_TEST_OFI_ATOMICS=0"
+			if c.atomics {
+				atomics = "MPIGO_TEST_OFI_ATOMICS=1"
+			}
+			cmd, in, lines, addr := startHelper(t, "TestExposeHelper", "MPIGO_TEST_OFI_EXPOSE=1", "FI_PROVIDER="+prov, atomics)
 			failed := make(chan error, 4)
 			tr, err := New(Config{Rank: 0, Size: 2, Handler: func(wire.Frame) {}, Provider: prov,
 				Addrs:       func(int) ([]byte, error) { return addr, nil },
-				OnPeerError: func(peer int, err error) { failed <- fmt.Errorf("peer %d: %w", peer, err) }})
+				OnPeerError: func(peer int, err error) { failed <- fmt.Errorf("peer %d: %w", peer, err) },
+				Atomics:     c.atomics})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer tr.Close()
 			if !tr.Writes() {
 				t.Skip("no remote writes")
+			}
+			if c.atomics && !tr.Atomics() {
+				t.Skip("no atomics")
 			}
 			fmt.Fprintln(in, hex.EncodeToString(tr.Address()))
 			line, err := lines.ReadString('\n')
@@ -162,9 +226,15 @@ func TestRemoteMemoryPeerKilled(t *testing.T) {
 			}
 			done := make(chan error, 1)
 			go func() {
+				as := make([]transport.Atomic, 4096)
+				for i := range as {
+					as[i] = transport.Atomic{Off: 8 * i, V: 1}
+				}
 				for {
 					var err error
-					if prov == "shm" {
+					if c.atomics {
+						err = r.(transport.Atomics).Atomics(transport.AtomicAdd, 8, as)
+					} else if prov == "shm" {
 						// A delivered put waits for the target's provider.
 						if err = r.Put(0, make([]byte, 1<<20)); err == nil {
 							err = r.Flush()

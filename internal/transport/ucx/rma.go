@@ -25,6 +25,7 @@ import (
 	"unsafe"
 
 	"github.com/mpigo/mpi/internal/transport"
+	"github.com/mpigo/mpi/internal/transport/fabric"
 )
 
 type exposure struct {
@@ -384,10 +385,10 @@ func (r *remote) Atomics(op transport.AtomicOp, size int, as []transport.Atomic)
 	buf := make([]uint64, 2*len(as))
 	for i, a := range as {
 		if op == transport.AtomicCswap {
-			putInt(&buf[2*i], size, a.Cmp)
-			putInt(&buf[2*i+1], size, a.V)
+			fabric.PutInt(&buf[2*i], size, a.Cmp)
+			fabric.PutInt(&buf[2*i+1], size, a.V)
 		} else {
-			putInt(&buf[2*i], size, a.V)
+			fabric.PutInt(&buf[2*i], size, a.V)
 		}
 	}
 	h := new(pinHold)
@@ -436,7 +437,7 @@ func (r *remote) Atomics(op transport.AtomicOp, size int, as []transport.Atomic)
 		return err
 	}
 	for i := range as {
-		as[i].Old = getInt(&buf[2*i+1], size)
+		as[i].Old = fabric.GetInt(&buf[2*i+1], size)
 	}
 	return nil
 }
@@ -493,24 +494,6 @@ func (r *remote) bitwiseByCswap(op transport.AtomicOp, size int, as []transport.
 		left = next
 	}
 	return nil
-}
-
-// putInt stores v's low size bytes (4 or 8) at the start of *p, as an
-// integer of that size in the machine's byte order.
-func putInt(p *uint64, size int, v uint64) {
-	if size == 4 {
-		*(*uint32)(unsafe.Pointer(p)) = uint32(v)
-		return
-	}
-	*p = v
-}
-
-// getInt loads the integer of size bytes (4 or 8) at the start of *p.
-func getInt(p *uint64, size int) uint64 {
-	if size == 4 {
-		return uint64(*(*uint32)(unsafe.Pointer(p)))
-	}
-	return *p
 }
 
 var _ transport.Atomics = (*remote)(nil)
