@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"testing"
 	"time"
 )
 
@@ -302,3 +303,45 @@ func int32Bytes(vs ...int32) []byte {
 }
 
 func int32At(b []byte) int32 { return int32(binary.NativeEndian.Uint32(b)) }
+
+// benchFetchAndOp times a low-level FetchAndOpBuf and Flush of an int64
+// from rank 0 to rank 1's window, in a job of two goroutine ranks of cfg.
+func benchFetchAndOp(b *testing.B, cfg Config) {
+	b.ReportAllocs()
+	err := RunConfig(2, cfg, func(c *Comm) error {
+		w, err := NewWindow[int64](c, 8)
+		if err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			if err := w.Lock(1, false); err != nil {
+				return err
+			}
+			one, res := make([]byte, 8), make([]byte, 8)
+			binary.LittleEndian.PutUint64(one, 1)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := w.FetchAndOpBuf(one, res, Int64, 1, 0, OpSum); err != nil {
+					return err
+				}
+				if err := w.Flush(1); err != nil {
+					return err
+				}
+			}
+			b.StopTimer()
+			if got := binary.LittleEndian.Uint64(res); got != uint64(b.N-1) {
+				return fmt.Errorf("the last fetch-and-op saw %d, want %d", got, b.N-1)
+			}
+			if err := w.Unlock(1); err != nil {
+				return err
+			}
+		}
+		if err := Barrier(c); err != nil {
+			return err
+		}
+		return w.Free()
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}

@@ -71,3 +71,15 @@ func TestFabricAtomicsOFI(t *testing.T) {
 		})
 	}
 }
+
+// The cost of a low-level FetchAndOpBuf and Flush of an int64 through
+// the provider's atomics (with MPIGO_FABRIC_RMA=1: neither tcp nor shm
+// reaches memory directly), between two goroutine ranks, and its
+// allocations; FI_PROVIDER chooses the provider.
+func BenchmarkFabricFetchAndOpOFI(b *testing.B) {
+	cfg := DefaultConfig()
+	cfg.Transport = "ofi"
+	cfg.fabricRMA = rmaAlways
+	cfg.fabricAtomics = true
+	benchFetchAndOp(b, cfg)
+}

@@ -3,7 +3,6 @@
 package mpi
 
 import (
-	"encoding/binary"
 	"fmt"
 	"testing"
 )
@@ -148,41 +147,5 @@ func TestFabricAtomics(t *testing.T) {
 func BenchmarkFabricFetchAndOp(b *testing.B) {
 	cfg := ucxConfig(b, "posix,cma,self")
 	cfg.fabricAtomics = true
-	b.ReportAllocs()
-	err := RunConfig(2, cfg, func(c *Comm) error {
-		w, err := NewWindow[int64](c, 8)
-		if err != nil {
-			return err
-		}
-		if c.Rank() == 0 {
-			if err := w.Lock(1, false); err != nil {
-				return err
-			}
-			one, res := make([]byte, 8), make([]byte, 8)
-			binary.LittleEndian.PutUint64(one, 1)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if err := w.FetchAndOpBuf(one, res, Int64, 1, 0, OpSum); err != nil {
-					return err
-				}
-				if err := w.Flush(1); err != nil {
-					return err
-				}
-			}
-			b.StopTimer()
-			if got := binary.LittleEndian.Uint64(res); got != uint64(b.N-1) {
-				return fmt.Errorf("the last fetch-and-op saw %d, want %d", got, b.N-1)
-			}
-			if err := w.Unlock(1); err != nil {
-				return err
-			}
-		}
-		if err := Barrier(c); err != nil {
-			return err
-		}
-		return w.Free()
-	})
-	if err != nil {
-		b.Fatal(err)
-	}
+	benchFetchAndOp(b, cfg)
 }
