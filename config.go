@@ -172,6 +172,12 @@ type Config struct {
 	// launcher as under Run).
 	hangKeep bool
 	shmDir   string // MPIGO_SHM_DIR: where shared-memory inboxes and segments live ("": the platform's)
+	// asyncProgress is MPIGO_ASYNC_PROGRESS=1 (mpigo run
+	// --async-progress): a launched process takes one Go processor more
+	// than its share of the node's cores, so that the library's
+	// goroutines serve its peers while its ranks compute
+	// (device.ShareCores).
+	asyncProgress bool
 	// MPIGO_FABRIC, MPIGO_FABRIC_LOCAL, MPIGO_FABRIC_GATHER, MPIGO_VERBOSE:
 	// docs/fabric.md.
 	fabric       string
@@ -258,6 +264,13 @@ func DefaultConfig() Config {
 	c.shmNoCMA = !shmCMA(getenv("MPIGO_SHM_CMA"))
 	c.traceDir = getenv("MPIGO_TRACE_DIR")
 	c.shmDir = getenv("MPIGO_SHM_DIR")
+	switch v := getenv("MPIGO_ASYNC_PROGRESS"); v {
+	case "", "0", "off", "false", "no":
+	case "1", "on", "true", "yes":
+		c.asyncProgress = true
+	default:
+		fmt.Fprintf(stderr, "mpigo: MPIGO_ASYNC_PROGRESS=%q: want 1 or 0; using 0\n", v)
+	}
 	c.fabric = getenv("MPIGO_FABRIC")
 	c.fabricLocal = getenv("MPIGO_FABRIC_LOCAL") == "1"
 	c.fabricGather = getenv("MPIGO_FABRIC_GATHER")

@@ -52,7 +52,7 @@ func runLaunched(info *boot.Info, cfg Config, f func(*Comm) error) error {
 		}
 	}()
 	base, k := info.Rank, info.RanksHere
-	device.ShareCores(base, k, info.LocalSize, info.LocalRank == 0, gomaxprocsSet(), func(w string) { fmt.Fprint(stderr, w) })
+	device.ShareCores(base, k, info.LocalSize, info.LocalRank == 0, gomaxprocsSet(), cfg.asyncProgress, func(w string) { fmt.Fprint(stderr, w) })
 	if err := device.WatchLauncher(info, cfg.shmDir, func(w string) { fmt.Fprint(stderr, w) }); err != nil {
 		return err
 	}

@@ -62,6 +62,7 @@ type runConfig struct {
 	transport    string
 	fabric       string // --fabric: MPIGO_FABRIC
 	verbose      bool   // --verbose: MPIGO_VERBOSE=1
+	async        bool   // --async-progress: MPIGO_ASYNC_PROGRESS=1
 	insecure     bool
 	hosts        []hostSlots
 	groups       []runGroup
@@ -118,6 +119,7 @@ func runFlags(cfg *runConfig, g *runGroup, n *int, stderr io.Writer) *flag.FlagS
 		fs.Bool("oversubscribe", false, "accepted for mpirun's sake: mpigo always allows more ranks than cores (waiting ranks sleep)")
 		fs.StringVar(&cfg.fabric, "fabric", "", "the network library between nodes: ucx, ofi (libfabric), or off for tcp (sets MPIGO_FABRIC; default: ucx if mpigo was built with -tags mpigo_ucx, else ofi with -tags mpigo_ofi; docs/fabric.md)")
 		fs.BoolVar(&cfg.verbose, "verbose", false, "each process says which transport reaches each peer of its ranks (shm, ucx, ofi, tcp...) on standard error (sets MPIGO_VERBOSE=1)")
+		fs.BoolVar(&cfg.async, "async-progress", false, "give each process one Go processor more than its share of the node's cores, so that it serves its peers (one-sided windows, large messages) while its ranks compute; costs latency over tcp (sets MPIGO_ASYNC_PROGRESS=1; docs/performance.md)")
 		fs.StringVar(&cfg.transport, "transport", "", "force the transport between processes of one node: shm (the default) or tcp (sets MPIGO_TRANSPORT)")
 		fs.Var(envList{flag: "x", vals: &cfg.env, warn: &cfg.envWarn}, "x", "`VAR[=VALUE]` in the environment of every rank, also on remote hosts; VAR alone passes on this shell's value (Open MPI's -x)")
 		fs.Var(envList{flag: "genv", vals: &cfg.env}, "genv", "`VAR=VALUE` (or -genv VAR VALUE) in the environment of every rank, also on remote hosts (Hydra's -genv)")
@@ -812,6 +814,9 @@ func launch(cfg *runConfig, runDir string, stdout, stderr io.Writer) int {
 			}
 			if cfg.verbose {
 				env = append(env, "MPIGO_VERBOSE=1")
+			}
+			if cfg.async {
+				env = append(env, "MPIGO_ASYNC_PROGRESS=1")
 			}
 			if cfg.insecure {
 				env = append(env, "MPIGO_TCP_PROTECT=off")

@@ -106,6 +106,39 @@ func TestRunBuildsPackage(t *testing.T) {
 	}
 }
 
+// Each rank process gets its share of the node's cores as Go processors,
+// and one more with --async-progress (MPIGO_ASYNC_PROGRESS=1), so that
+// the library's goroutines serve its peers while its ranks compute.
+func TestRunAsyncProgress(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	if _, set := os.LookupEnv("GOMAXPROCS"); set {
+		t.Skip("GOMAXPROCS is set here, and the ranks would keep it")
+	}
+	prog := filepath.Join(t.TempDir(), "procsprog")
+	if out, err := exec.Command("go", "build", "-o", prog, "./testdata/procsprog").CombinedOutput(); err != nil {
+		t.Fatalf("building procsprog: %v\n%s", err, out)
+	}
+	share := max(1, runtime.NumCPU()/2)
+	for _, tc := range []struct {
+		args  []string
+		procs int
+	}{
+		{nil, share},
+		{[]string{"--async-progress"}, share + 1},
+	} {
+		out, errs, code := runJob(t, append(append(tc.args, "-n", "2"), prog)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errs)
+		}
+		want := []string{fmt.Sprintf("rank 0 procs %d", tc.procs), fmt.Sprintf("rank 1 procs %d", tc.procs)}
+		if got := sortedLines(out); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%v: got %q, want %q", tc.args, got, want)
+		}
+	}
+}
+
 func TestRunUsage(t *testing.T) {
 	tests := []struct {
 		args []string

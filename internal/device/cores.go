@@ -20,11 +20,23 @@ import (
 // latency (docs/performance.md, "Why the code is as it is"). A GOMAXPROCS
 // set above the share under a real-time policy gets a warning, from the
 // node's first process only (first) rather than from every rank, through warn.
-func ShareCores(rank, here, total int, first, gomaxprocsSet bool, warn func(string)) {
+//
+// async (MPIGO_ASYNC_PROGRESS=1) adds a processor, so that the library's
+// goroutines (a window's server, the transports' readers and progress)
+// run while the ranks compute instead of waiting for Go to preempt them
+// (docs/performance.md, "Asynchronous progress"). Under a real-time
+// policy it is not added, with a warning: real-time threads that never
+// block would keep a core from Go's runtime threads.
+func ShareCores(rank, here, total int, first, gomaxprocsSet, async bool, warn func(string)) {
 	if total < 1 {
 		return
 	}
-	share := coreShare(runtime.NumCPU(), here, total, progress.LockedCallers())
+	rt := realtime()
+	async, w := asyncUnderRealtime(rank, async, rt)
+	if w != "" && first {
+		warn(w)
+	}
+	share := coreShare(runtime.NumCPU(), here, total, progress.LockedCallers() || async)
 	if !gomaxprocsSet {
 		runtime.GOMAXPROCS(share)
 		return
@@ -32,27 +44,40 @@ func ShareCores(rank, here, total int, first, gomaxprocsSet bool, warn func(stri
 	if !first {
 		return
 	}
-	if w := realtimeWarning(rank, runtime.GOMAXPROCS(0), share, realtime()); w != "" {
+	if w := realtimeWarning(rank, runtime.GOMAXPROCS(0), share, rt); w != "" {
 		warn(w)
 	}
 }
 
 // coreShare is the number of processors (GOMAXPROCS) of a process that
 // hosts here of the total ranks of a node of cpus cores: its share of
-// the cores, at least one. A program on the standard ABI (foreign) calls
-// in from a thread of its own, which keeps a processor while it runs C
-// between its calls (the runtime counts it in a system call until its
-// monitor takes the processor back, after up to 10 ms): it gets one
-// more, so that the library's goroutines (a window's server, the
-// transports' readers) run meanwhile. With one processor per process,
+// the cores, at least one; one more with extra, for a program on the
+// standard ABI or one that asked for asynchronous progress. A program
+// on the standard ABI calls in from a thread of its own, which keeps a
+// processor while it runs C between its calls (the runtime counts it
+// in a system call until its monitor takes the processor back, after up
+// to 10 ms): the processor more lets the library's goroutines (a
+// window's server, the transports' readers) run meanwhile. With one
+// processor per process,
 // MPICH's rma/linked_list_bench_lock_excl took 55 s over tcp, 1.7 s with
 // two (Open MPI: 0.3 s).
-func coreShare(cpus, here, total int, foreign bool) int {
+func coreShare(cpus, here, total int, extra bool) int {
 	share := max(1, cpus*here/total)
-	if foreign {
+	if extra {
 		share++
 	}
 	return share
+}
+
+// asyncUnderRealtime reports whether a rank process that asked for
+// asynchronous progress (async) gets it under a real-time scheduling
+// policy or not (rt), and the warning for rank when it does not.
+func asyncUnderRealtime(rank int, async, rt bool) (bool, string) {
+	if !async || !rt {
+		return async, ""
+	}
+	return false, fmt.Sprintf("mpigo: warning: rank %d runs under a real-time scheduling policy (chrt): MPIGO_ASYNC_PROGRESS is ignored, "+
+		"since a processor more than its cores could leave Go's runtime threads waiting for a CPU forever; run at normal priority to use it.\n", rank)
 }
 
 // realtimeWarning is the warning for a rank process that runs under a

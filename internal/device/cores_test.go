@@ -2,13 +2,14 @@ package device
 
 import "testing"
 
-// A process's share of its node's cores: at least one; one more for a
-// program on the standard ABI, whose own thread keeps a processor while
-// it runs C between its calls.
+// A process's share of its node's cores: at least one; one more (extra)
+// for a program on the standard ABI, whose own thread keeps a processor
+// while it runs C between its calls, or for one that asked for
+// asynchronous progress.
 func TestCoreShare(t *testing.T) {
 	for _, tc := range []struct {
 		cpus, here, total int
-		foreign           bool
+		extra             bool
 		want              int
 	}{
 		{2, 1, 2, false, 1},
@@ -19,8 +20,8 @@ func TestCoreShare(t *testing.T) {
 		{16, 2, 4, true, 9},
 		{4, 1, 1, false, 4},
 	} {
-		if got := coreShare(tc.cpus, tc.here, tc.total, tc.foreign); got != tc.want {
-			t.Errorf("coreShare(%d cores, %d of %d ranks, foreign %v) = %d, want %d", tc.cpus, tc.here, tc.total, tc.foreign, got, tc.want)
+		if got := coreShare(tc.cpus, tc.here, tc.total, tc.extra); got != tc.want {
+			t.Errorf("coreShare(%d cores, %d of %d ranks, extra %v) = %d, want %d", tc.cpus, tc.here, tc.total, tc.extra, got, tc.want)
 		}
 	}
 }

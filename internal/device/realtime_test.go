@@ -63,3 +63,24 @@ func TestRealtimeAgreesWithProc(t *testing.T) {
 	}
 	t.Skip("/proc/self/sched has no policy line")
 }
+
+// Asynchronous progress is not given under a real-time policy, with a
+// warning naming the rank and the variable; otherwise as asked, silently.
+func TestAsyncUnderRealtime(t *testing.T) {
+	for _, tc := range []struct{ async, rt, want bool }{
+		{false, false, false},
+		{true, false, true},
+		{false, true, false},
+		{true, true, false},
+	} {
+		got, w := asyncUnderRealtime(5, tc.async, tc.rt)
+		if got != tc.want {
+			t.Errorf("async %v, real-time %v: %v, want %v", tc.async, tc.rt, got, tc.want)
+		}
+		if warned := tc.async && tc.rt; (w != "") != warned {
+			t.Errorf("async %v, real-time %v: warning %q, want one: %v", tc.async, tc.rt, w, warned)
+		} else if warned && (!strings.Contains(w, "rank 5") || !strings.Contains(w, "MPIGO_ASYNC_PROGRESS is ignored")) {
+			t.Errorf("warning %q names neither the rank nor the variable", w)
+		}
+	}
+}
