@@ -118,6 +118,28 @@ type Atomic struct {
 	Old    uint64 // the integer's value before
 }
 
+// AlignedInt reports whether an integer of size bytes (4 or 8) at byte
+// off of remote memory of n bytes at address base lies inside it, at an
+// address that is a multiple of size: what Atomics.AtomicOK asks.
+func AlignedInt(base uint64, n, off, size int) bool {
+	return (size == 4 || size == 8) && off >= 0 && off <= n-size && (base+uint64(off))%uint64(size) == 0
+}
+
+// CheckAtomics says why an Atomics call on a of op on the integers of
+// size bytes of as cannot be made on remote memory of n bytes: an
+// unknown operation, or an integer a cannot reach (AtomicOK).
+func CheckAtomics(a Atomics, op AtomicOp, size, n int, as []Atomic) error {
+	if op > AtomicCswap {
+		return fmt.Errorf("unknown operation %d", op)
+	}
+	for _, x := range as {
+		if !a.AtomicOK(x.Off, size) {
+			return fmt.Errorf("%d bytes at %d are not an aligned integer of the %d bytes it exposed", size, x.Off, n)
+		}
+	}
+	return nil
+}
+
 // Run is a run of bytes of a peer's exposed memory: Len bytes at Off.
 type Run struct{ Off, Len int }
 

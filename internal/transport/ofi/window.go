@@ -226,7 +226,7 @@ type atomRemote struct{ *winRemote }
 // memory can be reached atomically: inside it, at an address that is a
 // multiple of size (transport.Atomics).
 func (r atomRemote) AtomicOK(off, size int) bool {
-	return (size == 4 || size == 8) && off >= 0 && off <= r.n-size && (r.base+uint64(off))%uint64(size) == 0
+	return transport.AlignedInt(r.base, r.n, off, size)
 }
 
 // Atomics applies op to the integers of as with the provider's atomic
@@ -236,14 +236,8 @@ func (r atomRemote) AtomicOK(off, size int) bool {
 // it is applied in the peer's memory (transport.Atomics).
 func (r atomRemote) Atomics(op transport.AtomicOp, size int, as []transport.Atomic) error {
 	const what = "applying an atomic operation in the window memory of"
-	peer := r.peer
-	if op > transport.AtomicCswap {
-		return fmt.Errorf("ofi: %s rank %d: unknown operation %d", what, peer, op)
-	}
-	for _, a := range as {
-		if !r.AtomicOK(a.Off, size) {
-			return fmt.Errorf("ofi: %s rank %d: %d bytes at %d are not an aligned integer of the %d bytes it exposed", what, peer, size, a.Off, r.n)
-		}
+	if err := transport.CheckAtomics(r, op, size, r.n, as); err != nil {
+		return fmt.Errorf("ofi: %s rank %d: %w", what, r.peer, err)
 	}
 	if len(as) == 0 {
 		return nil

@@ -355,7 +355,7 @@ func (t *Transport) releaseMemory() {
 // memory can be reached atomically: inside it, at an address that is a
 // multiple of size (transport.Atomics).
 func (r *remote) AtomicOK(off, size int) bool {
-	return (size == 4 || size == 8) && off >= 0 && off <= r.n-size && (r.addr+uint64(off))%uint64(size) == 0
+	return transport.AlignedInt(r.addr, r.n, off, size)
 }
 
 // Atomics applies op to the integers of as through UCX's atomic
@@ -364,13 +364,8 @@ func (r *remote) AtomicOK(off, size int) bool {
 // it is applied in the peer's memory.
 func (r *remote) Atomics(op transport.AtomicOp, size int, as []transport.Atomic) error {
 	const what = "applying an atomic operation in"
-	if op > transport.AtomicCswap {
-		return fmt.Errorf("ucx: %s rank %d: unknown operation %d", what, r.peer, op)
-	}
-	for _, a := range as {
-		if !r.AtomicOK(a.Off, size) {
-			return fmt.Errorf("ucx: %s rank %d: %d bytes at %d are not an aligned integer of the %d bytes it exposed", what, r.peer, size, a.Off, r.n)
-		}
+	if err := transport.CheckAtomics(r, op, size, r.n, as); err != nil {
+		return fmt.Errorf("ucx: %s rank %d: %w", what, r.peer, err)
 	}
 	if len(as) == 0 {
 		return nil
