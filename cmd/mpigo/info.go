@@ -231,6 +231,7 @@ func info(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "  MPIGO_UNIVERSE_SIZE = set by mpigo run: the slots of its hosts, MPI_UNIVERSE_SIZE (default: the job's size)\n")
 	fmt.Fprintf(stdout, "  MPIGO_APPNUM      = set by mpigo run: the rank's MPMD group, MPI_APPNUM\n")
 	fmt.Fprintf(stdout, "  MPIGO_SPIN        = %v (a waiting goroutine rank of mpi.Run watches this long before it parks, when each rank has a processor; 0: only in collectives that meet in memory, for 50us; off: never)\n", cfg.Spin)
+	fmt.Fprintf(stdout, "  MPIGO_ASYNC_PROGRESS = %s (1: each rank process takes a Go processor more than its share of the cores, to serve its peers while its ranks compute; mpigo run --async-progress; docs/performance.md)\n", envOr("MPIGO_ASYNC_PROGRESS", "0"))
 	fmt.Fprintf(stdout, "  MPIGO_NP          = ranks a program started without a launcher runs as goroutines (default 1)\n")
 	fmt.Fprintf(stdout, "  MPIGO_RANKS_PER_NODE = %d (goroutine ranks of mpi.Run grouped into pretend nodes of this size, to test node-aware collectives; 0: one node)\n", cfg.RanksPerNode)
 	fmt.Fprintf(stdout, "  MPIGO_PMI_TIMEOUT = wait for a PMI launcher's reply (default 60s; a fence 10m)\n")
