@@ -100,6 +100,7 @@ type Loop struct {
 
 	sleeping atomic.Bool // in the library's sleep: a sender must Wake it
 	waiting  atomic.Bool // a goroutine polls in a wait (MarkWait)
+	naps     atomic.Uint64
 	napWake  chan struct{}
 }
 
@@ -131,7 +132,9 @@ func (l *Loop) Run(stop <-chan struct{}, step func() bool, sleep func()) {
 		}
 		if l.waiting.Load() {
 			// Forget the mark: a waiter still polling after the nap will
-			// have marked again.
+			// have marked again. Counted first, so that a mark seen gone
+			// is a nap counted (Naps).
+			l.naps.Add(1)
 			l.waiting.Store(false)
 			nap.Reset(WaiterNap)
 			select {
@@ -182,6 +185,11 @@ func (l *Loop) MarkWait() {
 		l.waiting.Store(true)
 	}
 }
+
+// Naps returns how many times the loop took a waiter's mark off to nap.
+// A mark that MarkWait put and Waiting no longer sees was taken by a nap,
+// which this counted before the mark went.
+func (l *Loop) Naps() uint64 { return l.naps.Load() }
 
 // Waiting reports whether a waiter's mark is on the loop (MarkWait).
 func (l *Loop) Waiting() bool { return l.waiting.Load() }

@@ -183,6 +183,14 @@ func TestLoopNapsForWaiters(t *testing.T) {
 	if n := sleeps.Load(); n != 0 {
 		t.Errorf("the loop slept in the library %d times while a waiter polled", n)
 	}
+	// Every step but the last took a mark off to nap, and counted it
+	// (the loop goes on meanwhile: steps before and after).
+	before := uint64(steps.Load())
+	n := l.Naps()
+	after := uint64(steps.Load())
+	if n+1 < before || n > after || n == 0 {
+		t.Errorf("%d naps counted for %d-%d steps, each marked before it", n, before, after)
+	}
 	marking.Store(false)
 	l.EndWait()
 	deadline := time.Now().Add(5 * time.Second)
