@@ -812,6 +812,9 @@ type Transport struct {
 	needEP   []int
 	failed   []error
 	nfailed  int // peers in failed
+	// lostPeer holds, per peer, the loss LosePeer was told of, for a loop
+	// that holds t.wmu meanwhile (retry) to see without the lock.
+	lostPeer []atomic.Pointer[error]
 	// Gathering (fabric.Gather; nil with Config.NoGather): the policy and,
 	// per peer, the frames gathered and not sent yet.
 	gp   *fabric.Gather
@@ -876,7 +879,7 @@ func New(cfg Config) (*Transport, error) {
 	}
 	t := &Transport{cfg: cfg, u: u, up: C.uintptr_t(uintptr(unsafe.Pointer(u))), peers: make([]peerIn, cfg.Size), ops: map[unsafe.Pointer]*op{},
 		outq: fabric.NewQueues[*item](cfg.Size), slabOps: map[*C.mg_buf]*op{},
-		failed: make([]error, cfg.Size), rts: map[uint64]*rtsWait{}, readPeer: map[*item]int{}, stop: make(chan struct{}),
+		failed: make([]error, cfg.Size), lostPeer: make([]atomic.Pointer[error], cfg.Size), rts: map[uint64]*rtsWait{}, readPeer: map[*item]int{}, stop: make(chan struct{}),
 		regions: map[uint64]*region{}, remotes: make([]map[uint64]remote, cfg.Size), rreads: map[*regionRead]bool{},
 		regionStall: make([]stallWatch, cfg.Size),
 		rma:         u.rma != 0, writes: u.writes != 0, atomics: u.atomics != 0, raw: u.raw != 0, prov: C.GoString(C.mg_prov(u)) + "/" + C.GoString(C.mg_dom(u))}
@@ -1040,6 +1043,13 @@ func (t *Transport) retry(peer int, send func() C.ssize_t) error {
 		}
 		if err := t.failed[peer]; err != nil {
 			return err
+		}
+		if e := t.lostPeer[peer].Load(); e != nil {
+			// The job lost the peer (LosePeer, which waits for the lock
+			// this loop holds): a provider that reports nothing of a dead
+			// peer (shm) would have no room for it for ever.
+			t.markFailed(peer, *e)
+			return t.failed[peer]
 		}
 	}
 }
@@ -1497,10 +1507,17 @@ func (t *Transport) fail(peer int, err error) {
 // peer (shm), a window's put or a read from it waits for ever otherwise.
 // It reports nothing back.
 func (t *Transport) LosePeer(peer int, err error) {
+	if peer < 0 || peer >= t.cfg.Size {
+		return
+	}
+	lerr := transport.PeerLost(fmt.Errorf("ofi: rank %d lost rank %d: %w", t.cfg.Rank, peer, err))
+	// First where a loop that holds the lock waiting for the provider's
+	// room sees it (retry), else the lock could wait for ever.
+	t.lostPeer[peer].CompareAndSwap(nil, &lerr)
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
 	if !t.closed {
-		t.markFailed(peer, transport.PeerLost(fmt.Errorf("ofi: rank %d lost rank %d: %w", t.cfg.Rank, peer, err)))
+		t.markFailed(peer, lerr)
 	}
 }
 
