@@ -18,6 +18,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -209,7 +210,7 @@ func (ln *LocalNet) Routes(d *Device) (RouteFunc, error) {
 				return nil, fmt.Errorf("rank %d has no ofi endpoint", peer)
 			}
 			return ofis[peer].Address(), nil
-		}, NoGather: ln.cfg.NoGather, Atomics: ln.cfg.FabricAtomics}, ln.prog)
+		}, NoGather: ln.cfg.NoGather, Atomics: ln.cfg.FabricAtomics, ShmName: ofiShmName(ln.jobID, r)}, ln.prog)
 		if err != nil {
 			return nil, &Error{Class: ClassOther, Msg: "ofi transport", Cause: err}
 		}
@@ -458,7 +459,8 @@ func (ln *LaunchedNet) Routes(d *Device) (RouteFunc, error) {
 		}
 		fabErr = err
 	case "ofi":
-		t, err := d.startOFI(ofi.Config{Size: info.Size, Addrs: ln.fabAddrs.address, Spin: fabSpin, NoGather: ln.cfg.NoGather, Atomics: ln.cfg.FabricAtomics}, ln.prog)
+		t, err := d.startOFI(ofi.Config{Size: info.Size, Addrs: ln.fabAddrs.address, Spin: fabSpin, NoGather: ln.cfg.NoGather, Atomics: ln.cfg.FabricAtomics,
+			ShmName: ofiShmName(info.JobID, r)}, ln.prog)
 		if err == nil {
 			err = info.KV.Put(ofiKey(r), hex.EncodeToString(t.Address()))
 			fab = t
@@ -576,6 +578,14 @@ func (d *Device) startUCX(cfg ucx.Config, prog *progress.Progress) (*ucx.Transpo
 	d.Hooks.AddCloser(func() error { prog.Remove(t); return nil })
 	prog.Add(t)
 	return t, nil
+}
+
+// ofiShmName names rank's endpoint of libfabric's shm provider after the
+// job, as the rank's inbox is named (shm.Name): no file a killed process
+// left can take it, and the launcher's removal of the job's files
+// (shm.RemoveJob, in the default directory) takes it too.
+func ofiShmName(jobID uint64, rank int) string {
+	return filepath.Base(shm.Name("", jobID, rank)) + "-ofi"
 }
 
 // startOFI starts d's libfabric endpoint: cfg gives the job's size and

@@ -90,6 +90,14 @@ type Config struct {
 	// the provider libfabric chose is asked; one that refuses serves the
 	// windows without them.
 	Atomics bool
+	// ShmName, if set, names the endpoint of the shm provider: the file
+	// it makes in /dev/shm. The provider's own name is the process ID's,
+	// which a later process with the same ID cannot take while the file
+	// of a killed one is left (fi_enable fails, "Device or resource
+	// busy"); the device gives the job's name (mpigo-<job>-<rank>-ofi),
+	// which the launcher removes with the job's other files. Other
+	// providers ignore it.
+	ShmName string
 }
 
 // ErrNotBuilt is the error of New and Available in a build without cgo and

@@ -192,7 +192,7 @@ static void mg_free(mg_ofi *u) {
 
 // mg_init opens the endpoint of a rank. It returns 0 or a negative fi
 // error; *what names the step that failed.
-static int mg_init(mg_ofi **out, int norma, int local, int atomics, const char *prov, const char **what) {
+static int mg_init(mg_ofi **out, int norma, int local, int atomics, const char *prov, const char *shmname, const char **what) {
 	mg_ofi *u = calloc(1, sizeof *u);
 	if (!u) { *what = "calloc"; return -FI_ENOMEM; }
 	u->wake[0] = u->wake[1] = -1;
@@ -236,6 +236,10 @@ static int mg_init(mg_ofi **out, int norma, int local, int atomics, const char *
 	if ((st = fi_endpoint(u->dom, i, &u->ep, NULL)) != 0) { u->ep = NULL; *what = "fi_endpoint"; mg_free(u); return st; }
 	if ((st = fi_ep_bind(u->ep, &u->av->fid, 0)) != 0) { *what = "fi_ep_bind (address vector)"; mg_free(u); return st; }
 	if ((st = fi_ep_bind(u->ep, &u->cq->fid, FI_TRANSMIT | FI_RECV)) != 0) { *what = "fi_ep_bind (completion queue)"; mg_free(u); return st; }
+	if (shmname && i->fabric_attr->prov_name && strcmp(i->fabric_attr->prov_name, "shm") == 0 &&
+	    (st = fi_setname(&u->ep->fid, (void *)shmname, strlen(shmname) + 1)) != 0) {
+		*what = "fi_setname"; mg_free(u); return st;
+	}
 	if ((st = fi_enable(u->ep)) != 0) { *what = "fi_enable"; mg_free(u); return st; }
 	u->namelen = sizeof u->name;
 	if ((st = fi_getname(&u->ep->fid, u->name, &u->namelen)) != 0) { *what = "fi_getname"; mg_free(u); return st; }
@@ -815,6 +819,8 @@ type Transport struct {
 	// lostPeer holds, per peer, the loss LosePeer was told of, for a loop
 	// that holds t.wmu meanwhile (retry) to see without the lock.
 	lostPeer []atomic.Pointer[error]
+	// full counts the times the provider had no room for a send (retry).
+	full atomic.Int64
 	// Gathering (fabric.Gather; nil with Config.NoGather): the policy and,
 	// per peer, the frames gathered and not sent yet.
 	gp   *fabric.Gather
@@ -874,7 +880,12 @@ func New(cfg Config) (*Transport, error) {
 	if cfg.Atomics {
 		atomics = 1
 	}
-	if st := C.mg_init(&u, C.int(norma), C.int(local), C.int(atomics), prov, &what); st != 0 {
+	var shmName *C.char
+	if cfg.ShmName != "" {
+		shmName = C.CString(cfg.ShmName)
+		defer C.free(unsafe.Pointer(shmName))
+	}
+	if st := C.mg_init(&u, C.int(norma), C.int(local), C.int(atomics), prov, shmName, &what); st != 0 {
 		return nil, fmt.Errorf("ofi: %s: %w (fi_info lists the providers; FI_PROVIDER chooses one)", C.GoString(what), fiErr(st))
 	}
 	t := &Transport{cfg: cfg, u: u, up: C.uintptr_t(uintptr(unsafe.Pointer(u))), peers: make([]peerIn, cfg.Size), ops: map[unsafe.Pointer]*op{},
@@ -1037,6 +1048,7 @@ func (t *Transport) retry(peer int, send func() C.ssize_t) error {
 			return fmt.Errorf("ofi: sending to rank %d: %w", peer, fiErr(C.int(st)))
 		}
 		// The provider makes room as its queue progresses.
+		t.full.Add(1)
 		t.poll()
 		if stall.due() && t.peerGone(peer) {
 			t.fail(peer, fmt.Errorf("ofi: rank %d is gone: the provider could not send to it for %v, and its address refuses connections", peer, stall.since()))

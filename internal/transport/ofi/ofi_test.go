@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -398,7 +399,8 @@ func TestHelperPeer(t *testing.T) {
 	}
 	var peer []byte
 	tr, err := New(Config{Rank: 1, Size: 2, Handler: func(wire.Frame) {},
-		Addrs: func(int) ([]byte, error) { return peer, nil }})
+		ShmName: os.Getenv("MPIGO_TEST_OFI_SHMNAME"),
+		Addrs:   func(int) ([]byte, error) { return peer, nil }})
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(1)
@@ -594,14 +596,21 @@ func TestSockAddr(t *testing.T) {
 func startHelper(t *testing.T, run string, env ...string) (*exec.Cmd, io.WriteCloser, *bufio.Reader, []byte) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^"+run+"$")
-	cmd.Env = append(os.Environ(), env...)
+	// Over shm, the helper's endpoint file is named here, to be removed
+	// when t ends: the provider leaves it when the helper is killed.
+	shmName := fmt.Sprintf("mpigo-%d%d-1-ofi", os.Getpid(), time.Now().UnixNano())
+	cmd.Env = append(append(os.Environ(), env...), "MPIGO_TEST_OFI_SHMNAME="+shmName)
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill() })
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		os.Remove("/dev/shm/" + shmName)
+	})
 	lines := bufio.NewReader(out)
 	line, err := lines.ReadString('\n')
 	if err != nil {
@@ -751,5 +760,48 @@ func TestSleepSendsGathered(t *testing.T) {
 	}
 	if n, fails := gs[1].count(); n != 2 || fails > 0 {
 		t.Fatalf("got %d frames of 2, %d failures", n, fails)
+	}
+}
+
+// The shm provider's endpoint takes the name it is given (Config.ShmName),
+// so that a file a killed process left under the provider's own name (the
+// process ID's) does not stop it: fi_enable fails on such a file ("Device
+// or resource busy") once a later process has the dead one's ID. Closed,
+// the endpoint removes its file.
+func TestShmName(t *testing.T) {
+	need(t)
+	stale := fmt.Sprintf("/dev/shm/%d:0:0", os.Getpid())
+	if f, err := os.OpenFile(stale, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		// As a process with this ID that was killed left it.
+		f.Truncate(16 << 20)
+		f.Close()
+		t.Cleanup(func() { os.Remove(stale) })
+	}
+	base := fmt.Sprintf("mpigo-%d%d", os.Getpid(), time.Now().UnixNano())
+	names := []string{base + "-0-ofi", base + "-1-ofi"}
+	ts, gs := groupWith(t, 2, "shm", func(c *Config) { c.ShmName = names[c.Rank] })
+	for _, name := range names {
+		if _, err := os.Stat("/dev/shm/" + name); err != nil {
+			t.Errorf("the endpoint's file: %v", err)
+		}
+	}
+	if err := ts[0].Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: 5}, From: 0, To: 1, Payload: []byte("hello")}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if n, _ := gs[1].count(); n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the frame did not arrive within 10 s")
+		}
+	}
+	for r, tr := range ts {
+		if err := tr.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat("/dev/shm/" + names[r]); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("rank %d's file after Close: %v", r, err)
+		}
 	}
 }

@@ -426,7 +426,8 @@ func TestRegionHelper(t *testing.T) {
 	}
 	var peer []byte
 	g := &got{}
-	tr, err := New(Config{Rank: 1, Size: 2, Handler: g.handler, Addrs: func(int) ([]byte, error) { return peer, nil }})
+	tr, err := New(Config{Rank: 1, Size: 2, Handler: g.handler, Addrs: func(int) ([]byte, error) { return peer, nil },
+		ShmName: os.Getenv("MPIGO_TEST_OFI_SHMNAME")})
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(1)

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -152,6 +153,7 @@ func TestExposeHelper(t *testing.T) {
 	}
 	var peer []byte
 	tr, err := New(Config{Rank: 1, Size: 2, Handler: func(wire.Frame) {}, Addrs: func(int) ([]byte, error) { return peer, nil },
+		ShmName: os.Getenv("MPIGO_TEST_OFI_SHMNAME"),
 		Atomics: os.Getenv("MPIGO_TEST_OFI_ATOMICS") == "1"})
 	if err != nil {
 		fmt.Println("ERR", err)
@@ -334,6 +336,101 @@ func BenchmarkRemoteMemory(b *testing.B) {
 						}
 					}
 				})
+			}
+		})
+	}
+}
+
+// A send or atomic that waits for the provider's room (retry) ends when
+// the job loses the peer. The helper is stopped first, so that its
+// provider takes nothing more and the queue fills for certain (over shm,
+// whose provider says nothing of a dead peer, only LosePeer ends the
+// wait); then it is killed and the job told.
+func TestFullQueuePeerLost(t *testing.T) {
+	need(t)
+	for _, what := range []string{"sends", "atomics"} {
+		t.Run(what, func(t *testing.T) {
+			const prov = "shm"
+			atomics := what == "atomics"
+			cmd, in, lines, addr := startHelper(t, "TestExposeHelper", "MPIGO_TEST_OFI_EXPOSE=1", "FI_PROVIDER="+prov,
+				fmt.Sprintf("MPIGO_TEST_OFI_ATOMICS=%d", map[bool]int{false: 0, true: 1}[atomics]))
+			tr, err := New(Config{Rank: 0, Size: 2, Handler: func(wire.Frame) {}, Provider: prov,
+				Addrs:   func(int) ([]byte, error) { return addr, nil },
+				Atomics: atomics, NoGather: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tr.Close()
+			if atomics && !tr.Atomics() {
+				t.Skip("no atomics")
+			}
+			fmt.Fprintln(in, hex.EncodeToString(tr.Address()))
+			line, err := lines.ReadString('\n')
+			key, kerr := hex.DecodeString(strings.TrimSpace(line))
+			if err != nil || kerr != nil {
+				t.Fatalf("helper said %q (%v)", line, err)
+			}
+			r, err := tr.OpenRemote(1, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Get(0, make([]byte, 8)); err != nil { // the helper answers
+				t.Fatal(err)
+			}
+			if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() {
+				as := make([]transport.Atomic, 64)
+				for i := range as {
+					as[i] = transport.Atomic{Off: 8 * i, V: 1}
+				}
+				msg := make([]byte, 64)
+				for {
+					var err error
+					if atomics {
+						err = r.(transport.Atomics).Atomics(transport.AtomicAdd, 8, as)
+					} else {
+						err = tr.Send(wire.Frame{Header: wire.Header{Kind: wire.Eager, Size: int64(len(msg))}, From: 0, To: 1, Payload: msg})
+					}
+					if err != nil {
+						done <- err
+						return
+					}
+				}
+			}()
+			// Sends: until the sender is seen spinning for room, holding
+			// the lock LosePeer takes (retry). Atomics: until the queue
+			// was full once; they then wait for their completions, which
+			// only the peer's provider gives.
+			for deadline, last := time.Now().Add(10*time.Second), int64(0); ; time.Sleep(20 * time.Millisecond) {
+				n := tr.full.Load()
+				if n > 0 && (atomics || last > 0 && n > last) {
+					break
+				}
+				last = n
+				if time.Now().After(deadline) {
+					t.Fatal("the stopped helper's queue did not fill within 10 s")
+				}
+				select {
+				case err := <-done:
+					t.Fatalf("the %s to a stopped helper ended: %v", what, err)
+				default:
+				}
+			}
+			cmd.Process.Kill()
+			cmd.Wait()
+			lost := time.Now()
+			tr.LosePeer(1, errors.New("the launcher says it died"))
+			select {
+			case err := <-done:
+				if !errors.Is(err, transport.ErrPeerLost) {
+					t.Fatalf("the %s waiting for room: %v, want transport.ErrPeerLost", what, err)
+				}
+				t.Logf("ended %v after LosePeer (the provider had no room %d times): %v", time.Since(lost), tr.full.Load(), err)
+			case <-time.After(5 * time.Second):
+				t.Fatalf("the %s waiting for the provider's room did not end within 5 s of LosePeer", what)
 			}
 		})
 	}
