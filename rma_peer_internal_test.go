@@ -27,7 +27,11 @@ func sharedArenaJob(t *testing.T, n int, f func(c *Comm) error) {
 		}
 		return p, p.segmentsFor(1)
 	}
-	defer func() { arenaState.arena, arenaOf = oldArena, oldOf }()
+	defer func() {
+		// The chunks' files go as they go when a launched rank ends.
+		removeArenaFiles()
+		arenaState.arena, arenaOf = oldArena, oldOf
+	}()
 	cfg := DefaultConfig()
 	cfg.Transport = "shm"
 	err := RunConfig(n, cfg, func(c *Comm) error {
