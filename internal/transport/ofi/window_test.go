@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -171,6 +172,46 @@ func TestExposeHelper(t *testing.T) {
 	select {}
 }
 
+// exposedPeer starts TestExposeHelper over provider prov (its endpoint
+// asking for atomic operations if atomics), makes this rank's endpoint
+// (rank 0, its Config changed by set), opens the helper's memory and
+// reads 8 bytes of it, which the helper's provider serves from its
+// progress goroutine. It skips t where the provider has no remote writes,
+// or no atomics when they are asked for.
+func exposedPeer(t *testing.T, prov string, atomics bool, set func(*Config)) (*exec.Cmd, *Transport, transport.Remote) {
+	t.Helper()
+	cmd, in, lines, addr := startHelper(t, "TestExposeHelper", "MPIGO_TEST_OFI_EXPOSE=1", "FI_PROVIDER="+prov,
+		fmt.Sprintf("MPIGO_TEST_OFI_ATOMICS=%d", map[bool]int{false: 0, true: 1}[atomics]))
+	cfg := Config{Rank: 0, Size: 2, Handler: func(wire.Frame) {}, Provider: prov,
+		Addrs: func(int) ([]byte, error) { return addr, nil }, Atomics: atomics}
+	set(&cfg)
+	tr, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	if !tr.Writes() {
+		t.Skip("no remote writes")
+	}
+	if atomics && !tr.Atomics() {
+		t.Skip("no atomics")
+	}
+	fmt.Fprintln(in, hex.EncodeToString(tr.Address()))
+	line, err := lines.ReadString('\n')
+	key, kerr := hex.DecodeString(strings.TrimSpace(line))
+	if err != nil || kerr != nil {
+		t.Fatalf("helper said %q (%v)", line, err)
+	}
+	r, err := tr.OpenRemote(1, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Get(0, make([]byte, 8)); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, tr, r
+}
+
 // A peer killed while this rank reads its memory (tcp) or puts into it
 // (shm), or applies atomic operations to it (both), ends the operation
 // with an error that says the peer is lost (transport.ErrPeerLost),
@@ -191,41 +232,10 @@ func TestRemoteMemoryPeerKilled(t *testing.T) {
 			name += "/atomics"
 		}
 		t.Run(name, func(t *testing.T) {
-			atomics := "MPIGO_TEST_OFI_ATOMICS=0"
-			if c.atomics {
-				atomics = "MPIGO_TEST_OFI_ATOMICS=1"
-			}
-			cmd, in, lines, addr := startHelper(t, "TestExposeHelper", "MPIGO_TEST_OFI_EXPOSE=1", "FI_PROVIDER="+prov, atomics)
 			failed := make(chan error, 4)
-			tr, err := New(Config{Rank: 0, Size: 2, Handler: func(wire.Frame) {}, Provider: prov,
-				Addrs:       func(int) ([]byte, error) { return addr, nil },
-				OnPeerError: func(peer int, err error) { failed <- fmt.Errorf("peer %d: %w", peer, err) },
-				Atomics:     c.atomics})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tr.Close()
-			if !tr.Writes() {
-				t.Skip("no remote writes")
-			}
-			if c.atomics && !tr.Atomics() {
-				t.Skip("no atomics")
-			}
-			fmt.Fprintln(in, hex.EncodeToString(tr.Address()))
-			line, err := lines.ReadString('\n')
-			key, kerr := hex.DecodeString(strings.TrimSpace(line))
-			if err != nil || kerr != nil {
-				t.Fatalf("helper said %q (%v)", line, err)
-			}
-			r, err := tr.OpenRemote(1, key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// A small get first: the helper's provider serves it from
-			// its progress goroutine.
-			if err := r.Get(0, make([]byte, 8)); err != nil {
-				t.Fatal(err)
-			}
+			cmd, tr, r := exposedPeer(t, prov, c.atomics, func(cfg *Config) {
+				cfg.OnPeerError = func(peer int, err error) { failed <- fmt.Errorf("peer %d: %w", peer, err) }
+			})
 			done := make(chan error, 1)
 			go func() {
 				as := make([]transport.Atomic, 4096)
@@ -352,31 +362,7 @@ func TestFullQueuePeerLost(t *testing.T) {
 		t.Run(what, func(t *testing.T) {
 			const prov = "shm"
 			atomics := what == "atomics"
-			cmd, in, lines, addr := startHelper(t, "TestExposeHelper", "MPIGO_TEST_OFI_EXPOSE=1", "FI_PROVIDER="+prov,
-				fmt.Sprintf("MPIGO_TEST_OFI_ATOMICS=%d", map[bool]int{false: 0, true: 1}[atomics]))
-			tr, err := New(Config{Rank: 0, Size: 2, Handler: func(wire.Frame) {}, Provider: prov,
-				Addrs:   func(int) ([]byte, error) { return addr, nil },
-				Atomics: atomics, NoGather: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tr.Close()
-			if atomics && !tr.Atomics() {
-				t.Skip("no atomics")
-			}
-			fmt.Fprintln(in, hex.EncodeToString(tr.Address()))
-			line, err := lines.ReadString('\n')
-			key, kerr := hex.DecodeString(strings.TrimSpace(line))
-			if err != nil || kerr != nil {
-				t.Fatalf("helper said %q (%v)", line, err)
-			}
-			r, err := tr.OpenRemote(1, key)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := r.Get(0, make([]byte, 8)); err != nil { // the helper answers
-				t.Fatal(err)
-			}
+			cmd, tr, r := exposedPeer(t, prov, atomics, func(cfg *Config) { cfg.NoGather = true })
 			if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 				t.Fatal(err)
 			}
