@@ -174,6 +174,7 @@ func (w *Window[T]) serve() {
 		if b[0] == reqStop && st.Source == w.c.rank {
 			return
 		}
+		w.served.Add(1)
 		if b[0] == reqBatch {
 			w.serveBatch(st.Source, b)
 			continue

@@ -115,7 +115,13 @@ func (w *Window[T]) byMessage(op string, target, disp, n int) bool {
 		return false // accumulates may take the fabric's atomics, complete on return (rma_atomic.go)
 	}
 	if w.dynamic {
-		return disp >= 0
+		if disp < 0 {
+			return false
+		}
+	} else if disp < 0 || disp > w.sizes[target] || n > w.sizes[target]-disp {
+		return false
 	}
-	return disp >= 0 && disp <= w.sizes[target] && n <= w.sizes[target]-disp
+	// The request goes after the lock the epoch deferred; a lock that
+	// cannot be taken is the synchronous call's error to report.
+	return !w.deferred[target].Load() || w.takeDeferred(op, target) == nil
 }

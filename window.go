@@ -79,6 +79,12 @@ type Window[T any] struct {
 	pend    []atomic.Int32   // per target: message operations not yet flushed
 	q       []rmaq           // per target: small requests not sent yet (rma_msg.go)
 	bg      []sync.WaitGroup // per target: request-form operations still at work (rma_buf.go)
+	// Per target reached by message: a shared lock (Lock, LockAll) not
+	// asked for yet (deferred), taken at the epoch's first operation
+	// towards the target under deferMu, or never (takeDeferred).
+	deferred []atomic.Bool
+	deferMu  []sync.Mutex
+	served   atomic.Int64 // requests this rank's server received
 
 	mu      sync.Mutex
 	fence   bool
@@ -337,6 +343,8 @@ func (w *Window[T]) targets(size int) {
 	w.peers = make([]*peerWin, size)
 	w.pend = make([]atomic.Int32, size)
 	w.bg = make([]sync.WaitGroup, size)
+	w.deferred = make([]atomic.Bool, size)
+	w.deferMu = make([]sync.Mutex, size)
 	w.q = make([]rmaq, size)
 	w.locks = make([]int8, size)
 	w.started = make([]bool, size)
@@ -525,6 +533,11 @@ func (w *Window[T]) check(op string, target, disp, n int) (bool, error) {
 	}
 	if !w.access[target].Load() {
 		return false, w.errorf(op, ErrRMASync, target, "no access epoch towards target %d (call Fence, Lock or LockAll first)", target)
+	}
+	if w.deferred[target].Load() {
+		if err := w.takeDeferred(op, target); err != nil {
+			return false, err
+		}
 	}
 	if !w.issued.Load() {
 		w.issued.Store(true) // for FenceAssert(ModeNoPrecede)
@@ -1085,12 +1098,36 @@ func (w *Window[T]) acquire(op string, target int, exclusive bool) error {
 		}
 		return nil
 	}
-	k := reqLockS
-	if exclusive {
-		k = reqLockX
+	if !exclusive {
+		// MPI lets a lock wait for the epoch's first operation: a shared
+		// lock by message is asked for then (takeDeferred), and an epoch
+		// with no operation towards the target sends it nothing. An
+		// exclusive lock is taken now: programs use it as a mutex.
+		if err := w.giveUp(target)(); err != nil && target != w.c.rank {
+			return w.failed(op, target, fmt.Errorf("%w: %w", ErrProcFailed, err))
+		}
+		w.deferred[target].Store(true)
+		return nil
 	}
-	_, err := w.call(op, target, k, 0, 0, 0, nil)
+	_, err := w.call(op, target, reqLockX, 0, 0, 0, nil)
 	return err
+}
+
+// takeDeferred takes the shared lock of target that Lock or LockAll
+// deferred, before the epoch's first operation towards it (op). Callers
+// of one epoch that race take it once.
+func (w *Window[T]) takeDeferred(op string, target int) error {
+	mu := &w.deferMu[target]
+	mu.Lock()
+	defer mu.Unlock()
+	if !w.deferred[target].Load() {
+		return nil
+	}
+	if _, err := w.call(op, target, reqLockS, 0, 0, 0, nil); err != nil {
+		return err
+	}
+	w.deferred[target].Store(false)
+	return nil
 }
 
 // release completes the operations towards target and drops its lock.
@@ -1109,6 +1146,10 @@ func (w *Window[T]) release(op string, target int, exclusive bool) error {
 		}
 		rma.Unlock(m.lock, exclusive)
 		return err
+	}
+	if w.deferred[target].Swap(false) {
+		// Never taken: no operation went to target in the epoch.
+		return nil
 	}
 	w.bg[target].Wait()
 	k := reqUnlockS
