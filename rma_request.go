@@ -123,5 +123,5 @@ func (w *Window[T]) byMessage(op string, target, disp, n int) bool {
 	}
 	// The request goes after the lock the epoch deferred; a lock that
 	// cannot be taken is the synchronous call's error to report.
-	return !w.deferred[target].Load() || w.takeDeferred(op, target) == nil
+	return w.takeDeferred(op, target) == nil
 }

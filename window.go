@@ -534,10 +534,8 @@ func (w *Window[T]) check(op string, target, disp, n int) (bool, error) {
 	if !w.access[target].Load() {
 		return false, w.errorf(op, ErrRMASync, target, "no access epoch towards target %d (call Fence, Lock or LockAll first)", target)
 	}
-	if w.deferred[target].Load() {
-		if err := w.takeDeferred(op, target); err != nil {
-			return false, err
-		}
+	if err := w.takeDeferred(op, target); err != nil {
+		return false, err
 	}
 	if !w.issued.Load() {
 		w.issued.Store(true) // for FenceAssert(ModeNoPrecede)
@@ -1114,9 +1112,13 @@ func (w *Window[T]) acquire(op string, target int, exclusive bool) error {
 }
 
 // takeDeferred takes the shared lock of target that Lock or LockAll
-// deferred, before the epoch's first operation towards it (op). Callers
-// of one epoch that race take it once.
+// deferred, if any, before the epoch's first operation towards it (op):
+// one atomic load when there is none. Callers of one epoch that race take
+// it once.
 func (w *Window[T]) takeDeferred(op string, target int) error {
+	if !w.deferred[target].Load() {
+		return nil
+	}
 	mu := &w.deferMu[target]
 	mu.Lock()
 	defer mu.Unlock()
